@@ -1,0 +1,41 @@
+//! IR expressions printed as C, over the symbol and param names in scope in the kernel.
+
+use ima_dsl::ir::{BinOp, Expr, Kernel};
+
+pub fn c_expr(k: &Kernel, e: &Expr) -> String {
+    match e {
+        Expr::Const(v) => v.to_string(),
+        Expr::Sym(s) => k.symbols[*s].name.clone(),
+        Expr::Param(p) => format!("I({})", k.params[*p].name),
+        Expr::Neg(a) => format!("(-{})", c_expr(k, a)),
+        Expr::Not(a) => format!("(!{})", c_expr(k, a)),
+        Expr::Bin(op, a, b) => {
+            let (a, b) = (c_expr(k, a), c_expr(k, b));
+            match op {
+                BinOp::CeilDiv => format!("(({a} + {b} - 1) / {b})"),
+                BinOp::Min => format!("min({a}, {b})"),
+                BinOp::Max => format!("max({a}, {b})"),
+                _ => format!("({a} {} {b})", c_op(*op)),
+            }
+        }
+    }
+}
+
+fn c_op(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Rem => "%",
+        BinOp::Eq => "==",
+        BinOp::Ne => "!=",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        BinOp::And => "&&",
+        BinOp::Or => "||",
+        BinOp::CeilDiv | BinOp::Min | BinOp::Max => unreachable!("printed as calls"),
+    }
+}

@@ -1,0 +1,252 @@
+//! IR to Rust: one typed launch stub per kernel, and its contract as a static descriptor
+//! that the runtime's one checker interprets.
+
+use crate::signature;
+use askama::Template;
+use ima_dsl::ir::{self, BinOp, DType, Expr, Role};
+
+/// The Rust type of one element, as the runtime names it.
+pub fn rust_type(d: DType) -> &'static str {
+    match d {
+        DType::F16 => "ima::half::f16",
+        DType::BF16 => "ima::half::bf16",
+        DType::F32 => "f32",
+        DType::F64 => "f64",
+        DType::I8 => "i8",
+        DType::U8 => "u8",
+        DType::I16 => "i16",
+        DType::U16 => "u16",
+        DType::I32 => "i32",
+        DType::U32 => "u32",
+        DType::I64 => "i64",
+        DType::U64 => "u64",
+        DType::E4M3 => "ima::F8E4M3",
+        DType::E5M2 => "ima::F8E5M2",
+    }
+}
+
+/// The runtime's `DType` variant.
+fn dtype_variant(d: DType) -> &'static str {
+    match d {
+        DType::F16 => "F16",
+        DType::BF16 => "BF16",
+        DType::F32 => "F32",
+        DType::F64 => "F64",
+        DType::I8 => "I8",
+        DType::U8 => "U8",
+        DType::I16 => "I16",
+        DType::U16 => "U16",
+        DType::I32 => "I32",
+        DType::U32 => "U32",
+        DType::I64 => "I64",
+        DType::U64 => "U64",
+        DType::E4M3 => "E4M3",
+        DType::E5M2 => "E5M2",
+    }
+}
+
+#[derive(Template)]
+#[template(path = "module.rs", escape = "none")]
+struct ModuleRs {
+    version: &'static str,
+    spec: String,
+    cu_file: String,
+    kernels: Vec<KernelRs>,
+}
+
+struct KernelRs {
+    name: String,
+    type_name: String,
+    contract_name: String,
+    signature: String,
+    location: String,
+    docs: Vec<String>,
+    arg_docs: Vec<String>,
+    stub_params: Vec<String>,
+    kernel_args: String,
+    scalars: String,
+    symbols: Vec<SymbolRs>,
+    args: Vec<ArgRs>,
+    params: Vec<ParamRs>,
+    constraints: Vec<ExtentRs>,
+    launch_arg: usize,
+    block: u32,
+}
+
+struct SymbolRs {
+    name: String,
+    arg: usize,
+    dim: usize,
+}
+
+struct ArgRs {
+    name: String,
+    role: &'static str,
+    dtype: &'static str,
+    dims: Vec<ExtentRs>,
+    stored: String,
+    strided: bool,
+    align: u64,
+}
+
+struct ExtentRs {
+    text: String,
+    expr: String,
+}
+
+struct ParamRs {
+    name: String,
+    dtype: &'static str,
+}
+
+/// Renders the Rust module for a spec whose CUDA C sits beside it as `cu_file`.
+pub fn generate(m: &ir::Module, cu_file: &str) -> String {
+    ModuleRs {
+        version: crate::VERSION,
+        spec: m.file.clone(),
+        cu_file: cu_file.to_string(),
+        kernels: m.kernels.iter().map(|k| kernel(m, k)).collect(),
+    }
+    .render()
+    .expect("the module template renders from plain strings")
+}
+
+fn camel_case(name: &str) -> String {
+    name.split('_')
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_ascii_uppercase()).into_iter().chain(c).collect::<String>()
+        })
+        .collect()
+}
+
+fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
+    let mut stub_params = Vec::new();
+    let mut arg_docs = Vec::new();
+    let mut kernel_args = Vec::new();
+    for a in &k.args {
+        let ty = rust_type(a.dtype);
+        let dims: Vec<&str> = a.physical_dims().map(|d| d.text.as_str()).collect();
+        let (borrow, ctor) = if a.role == Role::In { ("&", "read") } else { ("&mut ", "write") };
+        stub_params.push(format!("{}: {borrow}ima::Tensor<{ty}>", a.name));
+        kernel_args.push(format!("ima::KernelArg::{ctor}({})", a.name));
+        let mut doc = format!("`{}`: {} `[{}]`", a.name, a.dtype.name(), dims.join(", "));
+        if a.is_permuted() {
+            let logical: Vec<&str> = a.dims.iter().map(|d| d.text.as_str()).collect();
+            doc.push_str(&format!(" in memory, read as `[{}]`", logical.join(", ")));
+        }
+        doc.push_str(if a.strided { ", any strides" } else { ", contiguous" });
+        if a.align > a.dtype.size() {
+            doc.push_str(&format!(", {}-byte aligned", a.align));
+        }
+        arg_docs.push(doc);
+    }
+    let mut scalars = Vec::new();
+    for p in &k.params {
+        stub_params.push(format!("{}: {}", p.name, rust_type(p.dtype)));
+        scalars.push(format!("ima::Scalar::{}({})", dtype_variant(p.dtype), p.name));
+        arg_docs.push(format!("`{}`: {}", p.name, p.dtype.name()));
+    }
+    KernelRs {
+        name: k.name.clone(),
+        type_name: camel_case(&k.name),
+        contract_name: k.name.to_ascii_uppercase(),
+        signature: signature(k),
+        location: format!("{}:{}", m.file, k.line),
+        docs: k.docs.clone(),
+        arg_docs,
+        stub_params,
+        kernel_args: kernel_args.join(", "),
+        scalars: scalars.join(", "),
+        symbols: k
+            .symbols
+            .iter()
+            .map(|s| SymbolRs {
+                name: s.name.clone(),
+                arg: s.arg,
+                dim: s.dim,
+            })
+            .collect(),
+        args: k
+            .args
+            .iter()
+            .map(|a| ArgRs {
+                name: a.name.clone(),
+                role: match a.role {
+                    Role::In => "In",
+                    Role::Out => "Out",
+                    Role::InOut => "InOut",
+                },
+                dtype: dtype_variant(a.dtype),
+                dims: a
+                    .dims
+                    .iter()
+                    .map(|d| ExtentRs {
+                        text: d.text.clone(),
+                        expr: rust_expr(&d.expr),
+                    })
+                    .collect(),
+                stored: a.stored.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
+                strided: a.strided,
+                align: a.align,
+            })
+            .collect(),
+        params: k
+            .params
+            .iter()
+            .map(|p| ParamRs {
+                name: p.name.clone(),
+                dtype: dtype_variant(p.dtype),
+            })
+            .collect(),
+        constraints: k
+            .constraints
+            .iter()
+            .map(|c| ExtentRs {
+                text: c.text.clone(),
+                expr: rust_expr(&c.expr),
+            })
+            .collect(),
+        launch_arg: k.launch.arg,
+        block: k.block,
+    }
+}
+
+/// An expression as a `ima::Expr` constant.
+fn rust_expr(e: &Expr) -> String {
+    match e {
+        Expr::Const(v) => format!("ima::Expr::Const({v})"),
+        Expr::Sym(s) => format!("ima::Expr::Sym({s})"),
+        Expr::Param(p) => format!("ima::Expr::Param({p})"),
+        Expr::Neg(a) => format!("ima::Expr::Neg(&{})", rust_expr(a)),
+        Expr::Not(a) => format!("ima::Expr::Not(&{})", rust_expr(a)),
+        Expr::Bin(op, a, b) => format!(
+            "ima::Expr::Bin(ima::BinOp::{}, &{}, &{})",
+            bin_op(*op),
+            rust_expr(a),
+            rust_expr(b)
+        ),
+    }
+}
+
+fn bin_op(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "Add",
+        BinOp::Sub => "Sub",
+        BinOp::Mul => "Mul",
+        BinOp::Div => "Div",
+        BinOp::Rem => "Rem",
+        BinOp::CeilDiv => "CeilDiv",
+        BinOp::Min => "Min",
+        BinOp::Max => "Max",
+        BinOp::Eq => "Eq",
+        BinOp::Ne => "Ne",
+        BinOp::Lt => "Lt",
+        BinOp::Le => "Le",
+        BinOp::Gt => "Gt",
+        BinOp::Ge => "Ge",
+        BinOp::And => "And",
+        BinOp::Or => "Or",
+    }
+}

@@ -1,0 +1,226 @@
+//! The syntax tree of a `.ima` file, as written, with a span on every node.
+
+/// A byte range in the source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        Span { start, end }
+    }
+
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct File {
+    pub items: Vec<Item>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    Const(ConstDecl),
+    Kernel(Kernel),
+}
+
+/// `const G = 128`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConstDecl {
+    pub docs: Vec<String>,
+    pub name: Ident,
+    pub value: Expr,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kernel {
+    pub docs: Vec<String>,
+    pub name: Ident,
+    pub constraints: Vec<Expr>,
+    /// Members in source order.
+    pub members: Vec<Member>,
+    /// From `kernel` to the closing brace.
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Member {
+    Tensor(TensorArg),
+    Param(Param),
+    Launch(Launch),
+    Body(Body),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    In,
+    Out,
+    InOut,
+}
+
+impl Role {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Role::In => "in",
+            Role::Out => "out",
+            Role::InOut => "inout",
+        }
+    }
+}
+
+/// `in q: f16[B, H, S, D] stored [B, S, H, D] align(16)`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorArg {
+    pub docs: Vec<String>,
+    pub role: Role,
+    pub name: Ident,
+    pub dtype: Ident,
+    pub extents: Vec<Expr>,
+    pub stored: Option<Vec<Ident>>,
+    pub strided: Option<Span>,
+    pub align: Option<(u64, Span)>,
+    pub span: Span,
+}
+
+/// `param scale: f32`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    pub docs: Vec<String>,
+    pub name: Ident,
+    pub dtype: Ident,
+    pub span: Span,
+}
+
+/// `launch over o[b, h, i, j]`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub arg: Ident,
+    pub indices: Vec<Ident>,
+    pub span: Span,
+}
+
+/// `body { ... }`: CUDA C, verbatim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Body {
+    pub text: String,
+    /// The text between the braces.
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Or => "||",
+            BinOp::And => "&&",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+        }
+    }
+
+    /// Binding strength, higher binds tighter.
+    pub fn precedence(self) -> u8 {
+        match self {
+            BinOp::Or => 1,
+            BinOp::And => 2,
+            BinOp::Eq | BinOp::Ne => 3,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 4,
+            BinOp::Add | BinOp::Sub => 5,
+            BinOp::Mul | BinOp::Div | BinOp::Rem => 6,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExprKind {
+    Int(i64),
+    Name(String),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    /// `ceil(K / G)`, `min(a, b)`, `max(a, b)`.
+    Call(Ident, Vec<Expr>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+/// Prints an expression in canonical form: single spaces around binary operators and
+/// parentheses only where precedence needs them.
+impl std::fmt::Display for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn operand(f: &mut std::fmt::Formatter<'_>, e: &Expr, min: u8) -> std::fmt::Result {
+            match &e.kind {
+                ExprKind::Bin(op, ..) if op.precedence() < min => write!(f, "({e})"),
+                _ => write!(f, "{e}"),
+            }
+        }
+        match &self.kind {
+            ExprKind::Int(v) => write!(f, "{v}"),
+            ExprKind::Name(n) => f.write_str(n),
+            ExprKind::Neg(e) => {
+                f.write_str("-")?;
+                operand(f, e, u8::MAX)
+            }
+            ExprKind::Not(e) => {
+                f.write_str("!")?;
+                operand(f, e, u8::MAX)
+            }
+            ExprKind::Bin(op, a, b) => {
+                // Left-associative: the right operand needs parentheses at equal precedence.
+                operand(f, a, op.precedence())?;
+                write!(f, " {} ", op.symbol())?;
+                operand(f, b, op.precedence() + 1)
+            }
+            ExprKind::Call(name, args) => {
+                write!(f, "{}(", name.name)?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}

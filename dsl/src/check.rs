@@ -1,0 +1,692 @@
+//! Syntax tree to IR: resolves names, binds symbols, folds constants, and reports every
+//! error in the file with a span and a help line.
+
+use crate::ast::{self, ExprKind, Member, Role, Span};
+use crate::diag::{Diagnostic, Source};
+use crate::dtype::DType;
+use crate::ir;
+use crate::reserved::reserved;
+use std::collections::HashMap;
+
+/// Threads per block of every `launch over` kernel.
+const BLOCK: u32 = 256;
+
+pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let mut consts: HashMap<String, (i64, Span)> = HashMap::new();
+    let mut kernel_names: HashMap<String, Span> = HashMap::new();
+    let mut kernels = Vec::new();
+    for item in &file.items {
+        match item {
+            ast::Item::Const(c) => {
+                let scope = Scope::consts_only(&consts);
+                let value = scope
+                    .int_expr(&c.value, &mut diags)
+                    .and_then(|e| fold(&e, &c.value, &mut diags));
+                if let Some(prev) = consts.get(&c.name.name) {
+                    diags.push(duplicate("constant", &c.name, prev.1));
+                } else if let Some(v) = value {
+                    consts.insert(c.name.name.clone(), (v, c.name.span));
+                }
+            }
+            ast::Item::Kernel(k) => {
+                if let Some(&prev) = kernel_names.get(&k.name.name) {
+                    diags.push(duplicate("kernel", &k.name, prev));
+                } else {
+                    kernel_names.insert(k.name.name.clone(), k.name.span);
+                }
+                if let Some(kernel) = KernelChecker::new(k, &consts, source, &mut diags).run() {
+                    kernels.push(kernel);
+                }
+            }
+        }
+    }
+    if diags.is_empty() {
+        Ok(ir::Module {
+            file: source.name.clone(),
+            kernels,
+        })
+    } else {
+        Err(diags)
+    }
+}
+
+fn duplicate(what: &str, name: &ast::Ident, first: Span) -> Diagnostic {
+    Diagnostic::error(
+        format!("duplicate {what} `{}`", name.name),
+        name.span,
+        "declared again here",
+    )
+    .with_related(first, "first declared here")
+    .with_help(format!("rename one of the two `{}`", name.name))
+}
+
+fn check_reserved(name: &ast::Ident, diags: &mut Vec<Diagnostic>) {
+    if let Some(why) = reserved(&name.name) {
+        diags.push(
+            Diagnostic::error(
+                format!("`{}` is a reserved name", name.name),
+                name.span,
+                "reserved",
+            )
+            .with_help(format!("rename it: {why}")),
+        );
+    }
+}
+
+/// Evaluates a constant expression (one with no symbols or params).
+fn fold(e: &ir::Expr, at: &ast::Expr, diags: &mut Vec<Diagnostic>) -> Option<i64> {
+    let v = eval_const(e);
+    if v.is_none() {
+        diags.push(Diagnostic::error(
+            "constant expression overflows or divides by zero",
+            at.span,
+            "cannot be evaluated",
+        ));
+    }
+    v
+}
+
+fn eval_const(e: &ir::Expr) -> Option<i64> {
+    use ir::BinOp::*;
+    Some(match e {
+        ir::Expr::Const(v) => *v,
+        ir::Expr::Sym(_) | ir::Expr::Param(_) => return None,
+        ir::Expr::Neg(a) => eval_const(a)?.checked_neg()?,
+        ir::Expr::Not(a) => (eval_const(a)? == 0) as i64,
+        ir::Expr::Bin(op, a, b) => {
+            let (a, b) = (eval_const(a)?, eval_const(b)?);
+            match op {
+                Add => a.checked_add(b)?,
+                Sub => a.checked_sub(b)?,
+                Mul => a.checked_mul(b)?,
+                Div => a.checked_div(b)?,
+                Rem => a.checked_rem(b)?,
+                CeilDiv if b > 0 => a.checked_add(b - 1)?.div_euclid(b),
+                CeilDiv => return None,
+                Min => a.min(b),
+                Max => a.max(b),
+                Eq => (a == b) as i64,
+                Ne => (a != b) as i64,
+                Lt => (a < b) as i64,
+                Le => (a <= b) as i64,
+                Gt => (a > b) as i64,
+                Ge => (a >= b) as i64,
+                And => (a != 0 && b != 0) as i64,
+                Or => (a != 0 || b != 0) as i64,
+            }
+        }
+    })
+}
+
+/// Whether an expression is a number or a truth value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    Int,
+    Bool,
+}
+
+impl Ty {
+    fn name(self) -> &'static str {
+        match self {
+            Ty::Int => "an integer",
+            Ty::Bool => "a condition",
+        }
+    }
+}
+
+/// What a name in an expression can refer to.
+struct Scope<'a> {
+    consts: &'a HashMap<String, (i64, Span)>,
+    symbols: HashMap<&'a str, usize>,
+    params: HashMap<&'a str, (usize, DType)>,
+    /// Symbols that appear bare only in outputs: named in the error for them.
+    output_only: HashMap<&'a str, &'a str>,
+}
+
+impl<'a> Scope<'a> {
+    fn consts_only(consts: &'a HashMap<String, (i64, Span)>) -> Self {
+        Scope {
+            consts,
+            symbols: HashMap::new(),
+            params: HashMap::new(),
+            output_only: HashMap::new(),
+        }
+    }
+
+    /// Resolves an expression that must be an integer.
+    fn int_expr(&self, e: &ast::Expr, diags: &mut Vec<Diagnostic>) -> Option<ir::Expr> {
+        self.typed(e, Ty::Int, diags)
+    }
+
+    /// Resolves an expression that must be a condition.
+    fn bool_expr(&self, e: &ast::Expr, diags: &mut Vec<Diagnostic>) -> Option<ir::Expr> {
+        self.typed(e, Ty::Bool, diags)
+    }
+
+    fn typed(&self, e: &ast::Expr, want: Ty, diags: &mut Vec<Diagnostic>) -> Option<ir::Expr> {
+        let (ir, ty) = self.resolve(e, diags)?;
+        if ty == want {
+            Some(ir)
+        } else {
+            let help = match want {
+                Ty::Bool => "write a comparison, e.g. `D % 8 == 0`",
+                Ty::Int => "a comparison yields a truth value, not a number",
+            };
+            diags.push(
+                Diagnostic::error(
+                    format!("type mismatch: expected {}, found {}", want.name(), ty.name()),
+                    e.span,
+                    format!("this is {}", ty.name()),
+                )
+                .with_help(help),
+            );
+            None
+        }
+    }
+
+    fn resolve(&self, e: &ast::Expr, diags: &mut Vec<Diagnostic>) -> Option<(ir::Expr, Ty)> {
+        use ast::BinOp as A;
+        use ir::BinOp as B;
+        match &e.kind {
+            ExprKind::Int(v) => Some((ir::Expr::Const(*v), Ty::Int)),
+            ExprKind::Name(n) => self.name(n, e.span, diags).map(|x| (x, Ty::Int)),
+            ExprKind::Neg(a) => Some((ir::Expr::Neg(Box::new(self.int_expr(a, diags)?)), Ty::Int)),
+            ExprKind::Not(a) => Some((ir::Expr::Not(Box::new(self.bool_expr(a, diags)?)), Ty::Bool)),
+            ExprKind::Bin(op, a, b) => {
+                let (op, operand, result) = match op {
+                    A::Add => (B::Add, Ty::Int, Ty::Int),
+                    A::Sub => (B::Sub, Ty::Int, Ty::Int),
+                    A::Mul => (B::Mul, Ty::Int, Ty::Int),
+                    A::Div => (B::Div, Ty::Int, Ty::Int),
+                    A::Rem => (B::Rem, Ty::Int, Ty::Int),
+                    A::Eq => (B::Eq, Ty::Int, Ty::Bool),
+                    A::Ne => (B::Ne, Ty::Int, Ty::Bool),
+                    A::Lt => (B::Lt, Ty::Int, Ty::Bool),
+                    A::Le => (B::Le, Ty::Int, Ty::Bool),
+                    A::Gt => (B::Gt, Ty::Int, Ty::Bool),
+                    A::Ge => (B::Ge, Ty::Int, Ty::Bool),
+                    A::And => (B::And, Ty::Bool, Ty::Bool),
+                    A::Or => (B::Or, Ty::Bool, Ty::Bool),
+                };
+                // Resolve both sides before giving up, so both sides' errors are reported.
+                let a = self.typed(a, operand, diags);
+                let b = self.typed(b, operand, diags);
+                Some((ir::Expr::Bin(op, Box::new(a?), Box::new(b?)), result))
+            }
+            ExprKind::Call(f, args) => self.call(f, args, e.span, diags).map(|x| (x, Ty::Int)),
+        }
+    }
+
+    fn call(
+        &self,
+        f: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Option<ir::Expr> {
+        match (f.name.as_str(), args) {
+            ("ceil", [arg]) => match &arg.kind {
+                ExprKind::Bin(ast::BinOp::Div, a, b) => Some(ir::Expr::Bin(
+                    ir::BinOp::CeilDiv,
+                    Box::new(self.int_expr(a, diags)?),
+                    Box::new(self.int_expr(b, diags)?),
+                )),
+                _ => {
+                    diags.push(
+                        Diagnostic::error("`ceil` takes a division", arg.span, "not a division")
+                            .with_help("write `ceil(K / G)`: extents are integers, rounded up"),
+                    );
+                    None
+                }
+            },
+            ("min" | "max", [a, b]) => {
+                let op = if f.name == "min" { ir::BinOp::Min } else { ir::BinOp::Max };
+                let a = self.int_expr(a, diags);
+                let b = self.int_expr(b, diags);
+                Some(ir::Expr::Bin(op, Box::new(a?), Box::new(b?)))
+            }
+            ("ceil" | "min" | "max", _) => {
+                let want = if f.name == "ceil" { 1 } else { 2 };
+                diags.push(Diagnostic::error(
+                    format!("`{}` takes {want} argument(s), found {}", f.name, args.len()),
+                    span,
+                    "wrong number of arguments",
+                ));
+                None
+            }
+            _ => {
+                diags.push(
+                    Diagnostic::error(format!("unknown function `{}`", f.name), f.span, "unknown")
+                        .with_help("extents and constraints may call `ceil(a / b)`, `min(a, b)` and `max(a, b)`"),
+                );
+                None
+            }
+        }
+    }
+
+    fn name(&self, n: &str, span: Span, diags: &mut Vec<Diagnostic>) -> Option<ir::Expr> {
+        if let Some(&(v, _)) = self.consts.get(n) {
+            return Some(ir::Expr::Const(v));
+        }
+        if let Some(&s) = self.symbols.get(n) {
+            return Some(ir::Expr::Sym(s));
+        }
+        if let Some(&(p, dtype)) = self.params.get(n) {
+            if dtype.is_integer() {
+                return Some(ir::Expr::Param(p));
+            }
+            diags.push(
+                Diagnostic::error(
+                    format!("type mismatch: param `{n}` is {}, not an integer", dtype.name()),
+                    span,
+                    "not an integer",
+                )
+                .with_help("only integer params may appear in extents and constraints"),
+            );
+            return None;
+        }
+        let d = if let Some(out) = self.output_only.get(n) {
+            Diagnostic::error(
+                format!("symbol `{n}` is bound by no input"),
+                span,
+                format!("only the output `{out}` carries `{n}`"),
+            )
+            .with_help(format!(
+                "an output's shape must follow from the inputs: add an input with a dimension `{n}`, or an integer `param {n}: i64`"
+            ))
+        } else {
+            Diagnostic::error(format!("unknown symbol `{n}`"), span, "not declared")
+                .with_help(format!(
+                    "bind `{n}` by using it as a dimension of an input, or declare `const {n} = ...` or `param {n}: i32`"
+                ))
+        };
+        diags.push(d);
+        None
+    }
+}
+
+struct KernelChecker<'a> {
+    k: &'a ast::Kernel,
+    consts: &'a HashMap<String, (i64, Span)>,
+    source: &'a Source,
+    diags: &'a mut Vec<Diagnostic>,
+}
+
+impl<'a> KernelChecker<'a> {
+    fn new(
+        k: &'a ast::Kernel,
+        consts: &'a HashMap<String, (i64, Span)>,
+        source: &'a Source,
+        diags: &'a mut Vec<Diagnostic>,
+    ) -> Self {
+        KernelChecker {
+            k,
+            consts,
+            source,
+            diags,
+        }
+    }
+
+    fn error(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn run(mut self) -> Option<ir::Kernel> {
+        let k = self.k;
+        let errors_before = self.diags.len();
+        check_reserved(&k.name, self.diags);
+
+        let tensors: Vec<&ast::TensorArg> = k
+            .members
+            .iter()
+            .filter_map(|m| if let Member::Tensor(t) = m { Some(t) } else { None })
+            .collect();
+        let params: Vec<&ast::Param> = k
+            .members
+            .iter()
+            .filter_map(|m| if let Member::Param(p) = m { Some(p) } else { None })
+            .collect();
+        let launch = self.single(|m| if let Member::Launch(l) = m { Some(l) } else { None }, "launch");
+        let body = self.single(|m| if let Member::Body(b) = m { Some(b) } else { None }, "body");
+
+        // Argument and param names share one namespace: the stub's parameter list.
+        let mut names: HashMap<&str, Span> = HashMap::new();
+        for ident in tensors.iter().map(|t| &t.name).chain(params.iter().map(|p| &p.name)) {
+            check_reserved(ident, self.diags);
+            if let Some(&first) = names.get(ident.name.as_str()) {
+                self.error(duplicate("argument", ident, first));
+            } else {
+                names.insert(&ident.name, ident.span);
+            }
+        }
+
+        let ir_params = self.params(&params);
+        let scope_params = params
+            .iter()
+            .zip(&ir_params)
+            .enumerate()
+            .filter_map(|(i, (p, ir))| Some((p.name.name.as_str(), (i, ir.as_ref()?.dtype))))
+            .collect();
+
+        // Bind each symbol from the first input dimension that is exactly that symbol.
+        let mut symbols: Vec<ir::Symbol> = Vec::new();
+        let mut symbol_spans: HashMap<&str, Span> = HashMap::new();
+        let mut symbol_ids: HashMap<&str, usize> = HashMap::new();
+        let mut output_only: HashMap<&str, &str> = HashMap::new();
+        for (a, t) in tensors.iter().enumerate() {
+            for (d, e) in t.extents.iter().enumerate() {
+                let ExprKind::Name(n) = &e.kind else { continue };
+                if self.consts.contains_key(n) || names.contains_key(n.as_str()) {
+                    continue;
+                }
+                if t.role == Role::Out {
+                    output_only.entry(n).or_insert(&t.name.name);
+                } else if !symbol_ids.contains_key(n.as_str()) {
+                    symbol_ids.insert(n, symbols.len());
+                    symbol_spans.insert(n, e.span);
+                    symbols.push(ir::Symbol {
+                        name: n.clone(),
+                        arg: a,
+                        dim: d,
+                    });
+                }
+            }
+        }
+        output_only.retain(|n, _| !symbol_ids.contains_key(n));
+        for s in &symbols {
+            let ident = ast::Ident {
+                name: s.name.clone(),
+                span: symbol_spans[s.name.as_str()],
+            };
+            check_reserved(&ident, self.diags);
+        }
+        let scope = Scope {
+            consts: self.consts,
+            symbols: symbol_ids,
+            params: scope_params,
+            output_only,
+        };
+
+        let args: Vec<Option<ir::TensorArg>> =
+            tensors.iter().map(|t| self.tensor(t, &scope)).collect();
+        let constraints: Vec<Option<ir::Constraint>> = k
+            .constraints
+            .iter()
+            .map(|c| {
+                let expr = scope.bool_expr(c, self.diags)?;
+                Some(ir::Constraint {
+                    text: c.to_string(),
+                    expr,
+                })
+            })
+            .collect();
+        let launch = launch.and_then(|l| self.launch(l, &tensors, &scope, &names));
+        let body = body.map(|b| ir::Body {
+            text: b.text.clone(),
+            line: self.source.line_col(b.span.start).0,
+        });
+
+        if self.diags.len() > errors_before {
+            return None;
+        }
+        Some(ir::Kernel {
+            name: k.name.name.clone(),
+            docs: k.docs.clone(),
+            line: self.source.line_col(k.name.span.start).0,
+            symbols,
+            args: args.into_iter().collect::<Option<_>>()?,
+            params: ir_params.into_iter().collect::<Option<_>>()?,
+            constraints: constraints.into_iter().collect::<Option<_>>()?,
+            launch: launch?,
+            body: body?,
+            block: BLOCK,
+        })
+    }
+
+    /// The one member of a kind that a kernel must have exactly once.
+    fn single<T>(&mut self, pick: impl Fn(&'a Member) -> Option<&'a T>, what: &str) -> Option<&'a T> {
+        let k = self.k;
+        let found: Vec<&T> = k.members.iter().filter_map(pick).collect();
+        match found.as_slice() {
+            [one] => Some(one),
+            [] => {
+                let example = match what {
+                    "launch" => "add `launch over OUT[i, j]`, naming an output and one index per dimension",
+                    _ => "add `body { ... }` with the kernel's CUDA C",
+                };
+                self.error(
+                    Diagnostic::error(
+                        format!("kernel `{}` has no `{what}`", k.name.name),
+                        k.name.span,
+                        format!("needs a `{what}`"),
+                    )
+                    .with_help(example),
+                );
+                None
+            }
+            [_, ..] => {
+                self.error(
+                    Diagnostic::error(
+                        format!("kernel `{}` has {} `{what}`s", k.name.name, found.len()),
+                        k.name.span,
+                        format!("needs exactly one `{what}`"),
+                    )
+                    .with_help(format!("keep one `{what}`")),
+                );
+                None
+            }
+        }
+    }
+
+    fn dtype(&mut self, ident: &ast::Ident) -> Option<DType> {
+        let d = DType::parse(&ident.name);
+        if d.is_none() {
+            let all: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
+            self.error(
+                Diagnostic::error(format!("unknown element type `{}`", ident.name), ident.span, "unknown type")
+                    .with_help(format!("use one of {}", all.join(", "))),
+            );
+        }
+        d
+    }
+
+    fn params(&mut self, params: &[&ast::Param]) -> Vec<Option<ir::Param>> {
+        params
+            .iter()
+            .map(|p| {
+                let dtype = self.dtype(&p.dtype)?;
+                if matches!(dtype, DType::F16 | DType::BF16 | DType::E4M3 | DType::E5M2 | DType::I8 | DType::U8 | DType::I16 | DType::U16) {
+                    self.error(
+                        Diagnostic::error(
+                            format!("param `{}` cannot be {}", p.name.name, dtype.name()),
+                            p.dtype.span,
+                            "not a scalar param type",
+                        )
+                        .with_help("pass scalars as f32, f64, i32, u32, i64 or u64 and convert in the body"),
+                    );
+                    return None;
+                }
+                Some(ir::Param {
+                    name: p.name.name.clone(),
+                    docs: p.docs.clone(),
+                    dtype,
+                })
+            })
+            .collect()
+    }
+
+    fn tensor(&mut self, t: &ast::TensorArg, scope: &Scope) -> Option<ir::TensorArg> {
+        let dtype = self.dtype(&t.dtype);
+        if t.extents.is_empty() {
+            self.error(Diagnostic::error(
+                format!("argument `{}` has no dimensions", t.name.name),
+                t.name.span,
+                "rank 0",
+            ).with_help("use a `param` for a scalar"));
+        }
+        let dims: Vec<Option<ir::Extent>> = t
+            .extents
+            .iter()
+            .map(|e| {
+                Some(ir::Extent {
+                    text: e.to_string(),
+                    expr: scope.int_expr(e, self.diags)?,
+                })
+            })
+            .collect();
+        let stored = match &t.stored {
+            None => Some((0..t.extents.len()).collect()),
+            Some(order) => self.stored(t, order),
+        };
+        let align = match (t.align, dtype) {
+            (None, Some(d)) => Some(d.size()),
+            (Some((n, span)), Some(d)) => {
+                if !n.is_power_of_two() {
+                    self.error(
+                        Diagnostic::error(format!("`align({n})` is not a power of two"), span, "not a power of two")
+                            .with_help(format!("use align({})", n.next_power_of_two())),
+                    );
+                    None
+                } else if n < d.size() {
+                    self.error(
+                        Diagnostic::error(
+                            format!("`align({n})` is below the size of {} ({} bytes)", d.name(), d.size()),
+                            span,
+                            "smaller than one element",
+                        )
+                        .with_help(format!("every {} pointer is already {}-byte aligned: use align({}) or more, or drop it", d.name(), d.size(), d.size())),
+                    );
+                    None
+                } else {
+                    Some(n)
+                }
+            }
+            (_, None) => None,
+        };
+        Some(ir::TensorArg {
+            name: t.name.name.clone(),
+            docs: t.docs.clone(),
+            role: t.role,
+            dtype: dtype?,
+            dims: dims.into_iter().collect::<Option<_>>()?,
+            stored: stored?,
+            strided: t.strided.is_some(),
+            align: align?,
+        })
+    }
+
+    /// `stored [B, S, H, D]` names the logical dimensions in memory order.
+    fn stored(&mut self, t: &ast::TensorArg, order: &[ast::Ident]) -> Option<Vec<usize>> {
+        let logical: Vec<String> = t.extents.iter().map(|e| e.to_string()).collect();
+        let span = Span::new(order[0].span.start, order[order.len() - 1].span.end);
+        let mut perm = Vec::new();
+        for ident in order {
+            let Some(l) = logical.iter().position(|n| *n == ident.name) else {
+                self.error(
+                    Diagnostic::error(
+                        format!("`stored` names `{}`, which is no dimension of `{}`", ident.name, t.name.name),
+                        ident.span,
+                        "not a logical dimension",
+                    )
+                    .with_help(format!("list the logical dimensions [{}] in memory order", logical.join(", "))),
+                );
+                return None;
+            };
+            if perm.contains(&l) {
+                self.error(Diagnostic::error(
+                    format!("`stored` names `{}` twice", ident.name),
+                    ident.span,
+                    "repeated",
+                ).with_help("`stored` is a permutation of the logical dimensions"));
+                return None;
+            }
+            perm.push(l);
+        }
+        if perm.len() != logical.len() {
+            self.error(
+                Diagnostic::error(
+                    format!("`stored` has {} dimensions, `{}` has {}", perm.len(), t.name.name, logical.len()),
+                    span,
+                    "not a permutation",
+                )
+                .with_help(format!("list all of [{}] in memory order", logical.join(", "))),
+            );
+            return None;
+        }
+        let mut seen_dup = logical.clone();
+        seen_dup.sort();
+        seen_dup.dedup();
+        if seen_dup.len() != logical.len() {
+            self.error(
+                Diagnostic::error(
+                    format!("`stored` is ambiguous: `{}` has repeated dimensions", t.name.name),
+                    span,
+                    "ambiguous",
+                )
+                .with_help("give repeated dimensions their own symbols and constrain them equal"),
+            );
+            return None;
+        }
+        Some(perm)
+    }
+
+    fn launch(
+        &mut self,
+        l: &ast::Launch,
+        tensors: &[&ast::TensorArg],
+        scope: &Scope,
+        names: &HashMap<&str, Span>,
+    ) -> Option<ir::Launch> {
+        let Some(arg) = tensors.iter().position(|t| t.name.name == l.arg.name) else {
+            self.error(
+                Diagnostic::error(format!("`launch over` names `{}`, which is no argument", l.arg.name), l.arg.span, "unknown argument")
+                    .with_help("name an `out` or `inout` tensor of this kernel"),
+            );
+            return None;
+        };
+        let t = tensors[arg];
+        if t.role == Role::In {
+            self.error(
+                Diagnostic::error(format!("`launch over` an input: `{}` is `in`", l.arg.name), l.arg.span, "an input")
+                    .with_related(t.name.span, "declared `in` here")
+                    .with_help("launch over the output each thread writes, or declare it `inout`"),
+            );
+            return None;
+        }
+        if l.indices.len() != t.extents.len() {
+            self.error(
+                Diagnostic::error(
+                    format!("`launch over {}` gives {} indices; `{}` has {} dimensions", l.arg.name, l.indices.len(), l.arg.name, t.extents.len()),
+                    l.span,
+                    "wrong number of indices",
+                )
+                .with_help("name one index per dimension"),
+            );
+            return None;
+        }
+        let mut seen: HashMap<&str, Span> = HashMap::new();
+        for i in &l.indices {
+            check_reserved(i, self.diags);
+            if let Some(&first) = seen.get(i.name.as_str()) {
+                self.error(duplicate("index", i, first));
+            } else if let Some(&arg) = names.get(i.name.as_str()) {
+                self.error(
+                    Diagnostic::error(format!("index `{}` shadows the argument `{}`", i.name, i.name), i.span, "shadows an argument")
+                        .with_related(arg, "argument declared here")
+                        .with_help("give the index another name"),
+                );
+            } else if scope.symbols.contains_key(i.name.as_str()) || self.consts.contains_key(&i.name) {
+                self.error(
+                    Diagnostic::error(format!("index `{}` shadows the symbol `{}`", i.name, i.name), i.span, "shadows a symbol")
+                        .with_help("indices are usually lower case, symbols upper case"),
+                );
+            }
+            seen.insert(&i.name, i.span);
+        }
+        Some(ir::Launch {
+            arg,
+            indices: l.indices.iter().map(|i| i.name.clone()).collect(),
+        })
+    }
+}

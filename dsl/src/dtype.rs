@@ -1,0 +1,86 @@
+//! Element types of the spec language.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DType {
+    F16,
+    BF16,
+    F32,
+    F64,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    /// fp8 storage types.
+    E4M3,
+    E5M2,
+}
+
+impl DType {
+    pub const ALL: [DType; 14] = [
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+        DType::I8,
+        DType::U8,
+        DType::I16,
+        DType::U16,
+        DType::I32,
+        DType::U32,
+        DType::I64,
+        DType::U64,
+        DType::E4M3,
+        DType::E5M2,
+    ];
+
+    pub fn parse(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::I8 => "i8",
+            DType::U8 => "u8",
+            DType::I16 => "i16",
+            DType::U16 => "u16",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::I64 => "i64",
+            DType::U64 => "u64",
+            DType::E4M3 => "e4m3",
+            DType::E5M2 => "e5m2",
+        }
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> u64 {
+        match self {
+            DType::I8 | DType::U8 | DType::E4M3 | DType::E5M2 => 1,
+            DType::F16 | DType::BF16 | DType::I16 | DType::U16 => 2,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F64 | DType::I64 | DType::U64 => 8,
+        }
+    }
+
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            DType::I8
+                | DType::U8
+                | DType::I16
+                | DType::U16
+                | DType::I32
+                | DType::U32
+                | DType::I64
+                | DType::U64
+        )
+    }
+}

@@ -1,0 +1,18 @@
+//! The `.ima` kernel-spec language: grammar, syntax tree with spans, checker, IR and
+//! diagnostics. It knows nothing of CUDA or Rust output; `ima-codegen` reads the IR.
+
+pub mod ast;
+mod check;
+pub mod diag;
+pub mod dtype;
+pub mod ir;
+mod reserved;
+pub mod syntax;
+
+pub use diag::{Diagnostic, Source};
+
+/// Parses and checks one spec file.
+pub fn compile(source: &Source) -> Result<ir::Module, Vec<Diagnostic>> {
+    let file = syntax::parse(&source.text)?;
+    check::check(&file, source)
+}

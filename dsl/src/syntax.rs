@@ -1,0 +1,349 @@
+//! Text to syntax tree: the pest grammar (`ima.pest`) and the walk over its pairs.
+
+use crate::ast::*;
+use crate::diag::Diagnostic;
+use pest::Parser;
+use pest::iterators::{Pair, Pairs};
+use pest::pratt_parser::{Assoc, Op, PrattParser};
+use std::sync::LazyLock;
+
+#[derive(pest_derive::Parser)]
+#[grammar = "ima.pest"]
+struct ImaParser;
+
+/// Parses a whole file. A syntax error stops the parse, so it is reported alone.
+pub fn parse(text: &str) -> Result<File, Vec<Diagnostic>> {
+    let mut pairs = ImaParser::parse(Rule::file, text).map_err(|e| vec![syntax_error(e)])?;
+    let file = pairs.next().expect("the file rule always yields one pair");
+    let mut diags = Vec::new();
+    let mut items = Vec::new();
+    for pair in file.into_inner() {
+        match pair.as_rule() {
+            Rule::const_decl => items.push(Item::Const(const_decl(pair, &mut diags))),
+            Rule::kernel => items.push(Item::Kernel(kernel(pair, &mut diags))),
+            Rule::EOI => {}
+            r => unreachable!("grammar yields no {r:?} at file level"),
+        }
+    }
+    if diags.is_empty() { Ok(File { items }) } else { Err(diags) }
+}
+
+fn syntax_error(e: pest::error::Error<Rule>) -> Diagnostic {
+    let e = e.renamed_rules(rule_name);
+    let span = match e.location {
+        pest::error::InputLocation::Pos(p) => Span::new(p, p),
+        pest::error::InputLocation::Span((a, b)) => Span::new(a, b),
+    };
+    let message = e.variant.message().into_owned();
+    Diagnostic::error(format!("syntax error: {message}"), span, message)
+}
+
+/// How a grammar rule reads in an "expected ..." message.
+fn rule_name(rule: &Rule) -> String {
+    match rule {
+        Rule::EOI => "end of file",
+        Rule::kernel | Rule::kw_kernel => "`kernel`",
+        Rule::const_decl | Rule::kw_const => "`const`",
+        Rule::where_clause | Rule::kw_where => "`where`",
+        Rule::tensor_arg | Rule::role => "an argument (`in`, `out` or `inout`)",
+        Rule::param | Rule::kw_param => "`param`",
+        Rule::launch | Rule::kw_launch => "`launch`",
+        Rule::kw_over => "`over`",
+        Rule::body => "`body { ... }`",
+        Rule::body_text => "a body with balanced braces",
+        Rule::stored | Rule::kw_stored => "`stored [...]`",
+        Rule::strided => "`strided`",
+        Rule::align | Rule::kw_align => "`align(N)`",
+        Rule::doc => "a doc comment",
+        Rule::dtype => "an element type",
+        Rule::extents | Rule::expr => "an expression",
+        Rule::ident => "a name",
+        Rule::int => "an integer",
+        Rule::call => "a call",
+        Rule::or => "`||`",
+        Rule::and => "`&&`",
+        Rule::eq => "`==`",
+        Rule::ne => "`!=`",
+        Rule::le => "`<=`",
+        Rule::ge => "`>=`",
+        Rule::lt => "`<`",
+        Rule::gt => "`>`",
+        Rule::add => "`+`",
+        Rule::sub => "`-`",
+        Rule::mul => "`*`",
+        Rule::div => "`/`",
+        Rule::rem => "`%`",
+        Rule::neg => "`-`",
+        Rule::not => "`!`",
+        other => return format!("{other:?}"),
+    }
+    .to_string()
+}
+
+fn span(pair: &Pair<Rule>) -> Span {
+    let s = pair.as_span();
+    Span::new(s.start(), s.end())
+}
+
+fn ident(pair: Pair<Rule>) -> Ident {
+    Ident {
+        name: pair.as_str().to_string(),
+        span: span(&pair),
+    }
+}
+
+/// The pairs inside `pair`, without keyword tokens.
+fn children(pair: Pair<Rule>) -> impl Iterator<Item = Pair<Rule>> {
+    pair.into_inner().filter(|p| {
+        !matches!(
+            p.as_rule(),
+            Rule::kw_const
+                | Rule::kw_kernel
+                | Rule::kw_where
+                | Rule::kw_stored
+                | Rule::kw_align
+                | Rule::kw_param
+                | Rule::kw_launch
+                | Rule::kw_over
+        )
+    })
+}
+
+fn doc_text(pair: &Pair<Rule>) -> String {
+    let text = pair.as_str().trim_start_matches("///");
+    text.strip_prefix(' ').unwrap_or(text).trim_end().to_string()
+}
+
+fn const_decl(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> ConstDecl {
+    let sp = span(&pair);
+    let mut docs = Vec::new();
+    let mut name = None;
+    let mut value = None;
+    for p in children(pair) {
+        match p.as_rule() {
+            Rule::doc => docs.push(doc_text(&p)),
+            Rule::ident => name = Some(ident(p)),
+            Rule::expr => value = Some(expr(p, diags)),
+            r => unreachable!("const has no {r:?}"),
+        }
+    }
+    ConstDecl {
+        docs,
+        name: name.expect("grammar: const has a name"),
+        value: value.expect("grammar: const has a value"),
+        span: sp,
+    }
+}
+
+fn kernel(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Kernel {
+    let sp = span(&pair);
+    let mut docs = Vec::new();
+    let mut name = None;
+    let mut constraints = Vec::new();
+    let mut members = Vec::new();
+    for p in children(pair) {
+        match p.as_rule() {
+            Rule::doc => docs.push(doc_text(&p)),
+            Rule::ident => name = Some(ident(p)),
+            Rule::where_clause => {
+                constraints.extend(children(p).map(|e| expr(e, diags)));
+            }
+            Rule::tensor_arg => members.push(Member::Tensor(tensor_arg(p, diags))),
+            Rule::param => members.push(Member::Param(param(p))),
+            Rule::launch => members.push(Member::Launch(launch(p))),
+            Rule::body => members.push(Member::Body(body(p))),
+            r => unreachable!("kernel has no {r:?}"),
+        }
+    }
+    Kernel {
+        docs,
+        name: name.expect("grammar: kernel has a name"),
+        constraints,
+        members,
+        span: sp,
+    }
+}
+
+fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
+    let sp = span(&pair);
+    let mut docs = Vec::new();
+    let mut role = None;
+    let mut name = None;
+    let mut dtype = None;
+    let mut extents = Vec::new();
+    let mut stored = None;
+    let mut strided = None;
+    let mut align = None;
+    for p in children(pair) {
+        match p.as_rule() {
+            Rule::doc => docs.push(doc_text(&p)),
+            Rule::role => {
+                role = Some(match p.as_str() {
+                    "in" => Role::In,
+                    "out" => Role::Out,
+                    _ => Role::InOut,
+                })
+            }
+            Rule::ident => name = Some(ident(p)),
+            Rule::dtype => dtype = Some(ident(p)),
+            Rule::extents => extents = children(p).map(|e| expr(e, diags)).collect(),
+            Rule::stored => stored = Some(children(p).map(ident).collect()),
+            Rule::strided => strided = Some(span(&p)),
+            Rule::align => {
+                let n = children(p).next().expect("grammar: align has a number");
+                align = Some((int_value(&n, diags) as u64, span(&n)));
+            }
+            r => unreachable!("tensor argument has no {r:?}"),
+        }
+    }
+    TensorArg {
+        docs,
+        role: role.expect("grammar: argument has a role"),
+        name: name.expect("grammar: argument has a name"),
+        dtype: dtype.expect("grammar: argument has a type"),
+        extents,
+        stored,
+        strided,
+        align,
+        span: sp,
+    }
+}
+
+fn param(pair: Pair<Rule>) -> Param {
+    let sp = span(&pair);
+    let mut docs = Vec::new();
+    let mut idents = Vec::new();
+    for p in children(pair) {
+        match p.as_rule() {
+            Rule::doc => docs.push(doc_text(&p)),
+            Rule::ident | Rule::dtype => idents.push(ident(p)),
+            r => unreachable!("param has no {r:?}"),
+        }
+    }
+    let [name, dtype] = <[Ident; 2]>::try_from(idents).expect("grammar: param has name and type");
+    Param {
+        docs,
+        name,
+        dtype,
+        span: sp,
+    }
+}
+
+fn launch(pair: Pair<Rule>) -> Launch {
+    let sp = span(&pair);
+    let mut idents = children(pair).map(ident);
+    let arg = idents.next().expect("grammar: launch names an argument");
+    Launch {
+        arg,
+        indices: idents.collect(),
+        span: sp,
+    }
+}
+
+fn body(pair: Pair<Rule>) -> Body {
+    let text = pair
+        .into_inner()
+        .find(|p| p.as_rule() == Rule::body_text)
+        .expect("grammar: body has text");
+    Body {
+        text: text.as_str().to_string(),
+        span: span(&text),
+    }
+}
+
+fn int_value(pair: &Pair<Rule>, diags: &mut Vec<Diagnostic>) -> i64 {
+    pair.as_str().parse().unwrap_or_else(|_| {
+        diags.push(
+            Diagnostic::error("integer too large", span(pair), "does not fit in 64 bits")
+                .with_help(format!("integers in specs are at most {}", i64::MAX)),
+        );
+        0
+    })
+}
+
+static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
+    PrattParser::new()
+        .op(Op::infix(Rule::or, Assoc::Left))
+        .op(Op::infix(Rule::and, Assoc::Left))
+        .op(Op::infix(Rule::eq, Assoc::Left) | Op::infix(Rule::ne, Assoc::Left))
+        .op(Op::infix(Rule::lt, Assoc::Left)
+            | Op::infix(Rule::le, Assoc::Left)
+            | Op::infix(Rule::gt, Assoc::Left)
+            | Op::infix(Rule::ge, Assoc::Left))
+        .op(Op::infix(Rule::add, Assoc::Left) | Op::infix(Rule::sub, Assoc::Left))
+        .op(Op::infix(Rule::mul, Assoc::Left)
+            | Op::infix(Rule::div, Assoc::Left)
+            | Op::infix(Rule::rem, Assoc::Left))
+        .op(Op::prefix(Rule::neg) | Op::prefix(Rule::not))
+});
+
+fn expr(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Expr {
+    expr_pairs(pair.into_inner(), diags)
+}
+
+fn expr_pairs(pairs: Pairs<Rule>, diags: &mut Vec<Diagnostic>) -> Expr {
+    PRATT
+        .map_primary(|p| match p.as_rule() {
+            Rule::int => Expr {
+                kind: ExprKind::Int(int_value(&p, diags)),
+                span: span(&p),
+            },
+            Rule::ident => Expr {
+                kind: ExprKind::Name(p.as_str().to_string()),
+                span: span(&p),
+            },
+            Rule::paren => {
+                let sp = span(&p);
+                let inner = p.into_inner().next().expect("grammar: parentheses hold an expression");
+                // Keep the parentheses in the span, so messages underline what was written.
+                Expr {
+                    span: sp,
+                    ..expr(inner, diags)
+                }
+            }
+            Rule::call => {
+                let sp = span(&p);
+                let mut inner = p.into_inner();
+                let name = ident(inner.next().expect("grammar: call has a name"));
+                let args = inner
+                    .map(|a| expr_pairs(a.into_inner(), diags))
+                    .collect();
+                Expr {
+                    kind: ExprKind::Call(name, args),
+                    span: sp,
+                }
+            }
+            r => unreachable!("expression primary has no {r:?}"),
+        })
+        .map_prefix(|op, rhs| {
+            let sp = Span::new(span(&op).start, rhs.span.end);
+            let kind = match op.as_rule() {
+                Rule::neg => ExprKind::Neg(Box::new(rhs)),
+                _ => ExprKind::Not(Box::new(rhs)),
+            };
+            Expr { kind, span: sp }
+        })
+        .map_infix(|lhs, op, rhs| {
+            let op = match op.as_rule() {
+                Rule::or => BinOp::Or,
+                Rule::and => BinOp::And,
+                Rule::eq => BinOp::Eq,
+                Rule::ne => BinOp::Ne,
+                Rule::lt => BinOp::Lt,
+                Rule::le => BinOp::Le,
+                Rule::gt => BinOp::Gt,
+                Rule::ge => BinOp::Ge,
+                Rule::add => BinOp::Add,
+                Rule::sub => BinOp::Sub,
+                Rule::mul => BinOp::Mul,
+                Rule::div => BinOp::Div,
+                _ => BinOp::Rem,
+            };
+            let sp = Span::new(lhs.span.start, rhs.span.end);
+            Expr {
+                kind: ExprKind::Bin(op, Box::new(lhs), Box::new(rhs)),
+                span: sp,
+            }
+        })
+        .parse(pairs)
+}
