@@ -1,0 +1,128 @@
+//! CUDA C to PTX through NVRTC, keeping the compiler's log.
+//!
+//! cudarc's `compile_ptx_with_opts` drops the log on success, but NVRTC warnings matter
+//! (CI fails on them), so this drives NVRTC's calls directly and returns the log with the
+//! PTX. It also refuses, as errors, the inputs on which cudarc would panic (a NUL byte in
+//! the source or the file name).
+
+use std::ffi::{CString, c_char};
+
+use cudarc::nvrtc::{result, sys};
+
+use crate::error::Error;
+use crate::locate::nvrtc;
+
+/// PTX and whatever NVRTC said while producing it (empty when it said nothing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compiled {
+    pub ptx: String,
+    pub log: String,
+}
+
+/// Owns an NVRTC program so every exit path destroys it.
+struct Program(sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by `create_program`, destroyed only here. A failure to free
+        // compiler memory is not worth reporting over the compile result.
+        let _ = unsafe { result::destroy_program(self.0) };
+    }
+}
+
+/// Text of a NUL-terminated buffer from NVRTC.
+fn text(buf: &[c_char]) -> String {
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// NVRTC version, `(major, minor)`.
+pub fn nvrtc_version() -> Result<(i32, i32), Error> {
+    nvrtc()?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: two valid out-pointers; the library was loaded by `nvrtc()`.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| Error::Nvrtc {
+            file: String::new(),
+            log: format!("nvrtcVersion: {e}"),
+        })?;
+    Ok((major, minor))
+}
+
+/// Compiles `source` (named `file` in messages) for `arch` (`sm_90`), with the CUDA
+/// headers on the include path, C++17 and line info for profilers and sanitizers.
+pub fn compile_ptx(source: &str, file: &str, arch: &str) -> Result<Compiled, Error> {
+    let fail = |log: String| Error::Nvrtc {
+        file: file.to_string(),
+        log,
+    };
+    if !arch.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(fail(format!("invalid GPU architecture {arch:?}")));
+    }
+    let root = nvrtc()?;
+    let include = root.include.to_str().ok_or_else(|| {
+        fail(format!(
+            "the include path {} is not UTF-8",
+            root.include.display()
+        ))
+    })?;
+    let nul = |what: &'static str| {
+        move |e: std::ffi::NulError| {
+            fail(format!(
+                "the {what} contains a NUL byte at offset {}",
+                e.nul_position()
+            ))
+        }
+    };
+    let src = CString::new(source).map_err(nul("source"))?;
+    let name = CString::new(file).map_err(nul("file name"))?;
+    let options = [
+        format!("--gpu-architecture={arch}"),
+        format!("--include-path={include}"),
+        "-std=c++17".to_string(),
+        "-lineinfo".to_string(),
+    ];
+
+    let prog = Program(
+        result::create_program(&src, Some(&name))
+            .map_err(|e| fail(format!("nvrtcCreateProgram: {e}")))?,
+    );
+    // SAFETY: `prog` is a live program; `src` and `name` outlive it.
+    let compiled = unsafe { result::compile_program(prog.0, &options) };
+    // SAFETY: as above.
+    let log = unsafe { result::get_program_log(prog.0) }
+        .map(|l| text(&l).trim().to_string())
+        .map_err(|e| fail(format!("nvrtcGetProgramLog: {e}")))?;
+    if let Err(e) = compiled {
+        let log = if e.0 == sys::nvrtcResult::NVRTC_ERROR_COMPILATION {
+            log
+        } else {
+            format!("nvrtcCompileProgram: {e}\n{log}")
+        };
+        return Err(fail(log));
+    }
+    // SAFETY: as above, after a successful compile.
+    let ptx = unsafe { result::get_ptx(prog.0) }.map_err(|e| fail(format!("nvrtcGetPTX: {e}")))?;
+    Ok(Compiled {
+        ptx: text(&ptx),
+        log,
+    })
+}
+
+/// [`compile_ptx`], treating any NVRTC output (warnings) as an error.
+pub fn compile_ptx_checked(source: &str, file: &str, arch: &str) -> Result<String, Error> {
+    let Compiled { ptx, log } = compile_ptx(source, file, arch)?;
+    if log.is_empty() {
+        Ok(ptx)
+    } else {
+        Err(Error::NvrtcWarnings {
+            file: file.to_string(),
+            log,
+        })
+    }
+}

@@ -1,0 +1,332 @@
+//! A kernel's contract as data.
+//!
+//! The code generator writes one `static KernelContract` per kernel; the runtime's one
+//! checker ([`crate::check`]) interprets it before every launch. Keeping the contract as
+//! data (rather than as generated `if`s) keeps every check in one place, shared by the
+//! generated crates, the proc macro and `imac fuzz`.
+//!
+//! # Kernel parameter order (the ABI between codegen and runtime)
+//!
+//! Every generated entry point takes, in this order:
+//! 1. for each tensor argument, in declaration order: its data pointer (already offset to
+//!    the view's first element), then one stride per *logical* dimension, in elements;
+//! 2. the value of each symbol, in [`KernelContract::symbols`] order;
+//! 3. each scalar param, in declaration order, with its own C type.
+//!
+//! Strides and symbol values have the entry point's index type: `int` for the 32-bit entry
+//! point, `long long` for the 64-bit one.
+
+/// Element types, as spelled in specs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DType {
+    F16,
+    BF16,
+    F32,
+    F64,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    E4M3,
+    E5M2,
+}
+
+impl DType {
+    /// Size of one element in bytes.
+    pub const fn size(self) -> usize {
+        match self {
+            DType::I8 | DType::U8 | DType::E4M3 | DType::E5M2 => 1,
+            DType::F16 | DType::BF16 | DType::I16 | DType::U16 => 2,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F64 | DType::I64 | DType::U64 => 8,
+        }
+    }
+
+    /// The spelling used in specs and messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::I8 => "i8",
+            DType::U8 => "u8",
+            DType::I16 => "i16",
+            DType::U16 => "u16",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::I64 => "i64",
+            DType::U64 => "u64",
+            DType::E4M3 => "e4m3",
+            DType::E5M2 => "e5m2",
+        }
+    }
+
+    /// Integer types can appear in constraints.
+    pub const fn is_integer(self) -> bool {
+        matches!(
+            self,
+            DType::I8
+                | DType::U8
+                | DType::I16
+                | DType::U16
+                | DType::I32
+                | DType::U32
+                | DType::I64
+                | DType::U64
+        )
+    }
+}
+
+impl std::fmt::Display for DType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Binary operators of contract expressions. Comparisons and logic yield 0 or 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// Integer division, rounding toward zero (as in C).
+    Div,
+    Rem,
+    /// `ceil(a / b)`.
+    CeilDiv,
+    Min,
+    Max,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+/// An integer expression over symbols and integer params.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expr {
+    Const(i64),
+    /// Index into [`KernelContract::symbols`].
+    Sym(usize),
+    /// Index into [`KernelContract::params`]; only integer params.
+    Param(usize),
+    Neg(&'static Expr),
+    Not(&'static Expr),
+    Bin(BinOp, &'static Expr, &'static Expr),
+}
+
+/// What failed while evaluating an [`Expr`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalError {
+    DivByZero,
+    Overflow,
+    /// A param that is not an integer was used as one.
+    NotInteger(usize),
+}
+
+impl Expr {
+    /// Evaluates with checked arithmetic.
+    pub fn eval(&self, symbols: &[i64], params: &[Scalar]) -> Result<i64, EvalError> {
+        use BinOp::*;
+        Ok(match *self {
+            Expr::Const(v) => v,
+            Expr::Sym(i) => symbols[i],
+            Expr::Param(i) => params[i].as_i64().ok_or(EvalError::NotInteger(i))?,
+            Expr::Neg(e) => e
+                .eval(symbols, params)?
+                .checked_neg()
+                .ok_or(EvalError::Overflow)?,
+            Expr::Not(e) => (e.eval(symbols, params)? == 0) as i64,
+            Expr::Bin(op, a, b) => {
+                let a = a.eval(symbols, params)?;
+                // `&&` and `||` short-circuit so that `N > 0 && K / N == 2` cannot divide by 0.
+                match op {
+                    And if a == 0 => return Ok(0),
+                    Or if a != 0 => return Ok(1),
+                    _ => {}
+                }
+                let b = b.eval(symbols, params)?;
+                let ov = EvalError::Overflow;
+                match op {
+                    Add => a.checked_add(b).ok_or(ov)?,
+                    Sub => a.checked_sub(b).ok_or(ov)?,
+                    Mul => a.checked_mul(b).ok_or(ov)?,
+                    Div | Rem | CeilDiv if b == 0 => return Err(EvalError::DivByZero),
+                    Div => a.checked_div(b).ok_or(ov)?,
+                    Rem => a.checked_rem(b).ok_or(ov)?,
+                    CeilDiv => a.checked_add(b - 1).ok_or(ov)?.div_euclid(b),
+                    Min => a.min(b),
+                    Max => a.max(b),
+                    Eq => (a == b) as i64,
+                    Ne => (a != b) as i64,
+                    Lt => (a < b) as i64,
+                    Le => (a <= b) as i64,
+                    Gt => (a > b) as i64,
+                    Ge => (a >= b) as i64,
+                    And | Or => (b != 0) as i64,
+                }
+            }
+        })
+    }
+}
+
+/// A scalar param's value at launch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    F32(f32),
+    F64(f64),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+}
+
+impl Scalar {
+    pub fn dtype(self) -> DType {
+        match self {
+            Scalar::F32(_) => DType::F32,
+            Scalar::F64(_) => DType::F64,
+            Scalar::I32(_) => DType::I32,
+            Scalar::U32(_) => DType::U32,
+            Scalar::I64(_) => DType::I64,
+            Scalar::U64(_) => DType::U64,
+        }
+    }
+
+    /// The value as an integer, for constraints; `None` for floats and u64 past i64.
+    pub fn as_i64(self) -> Option<i64> {
+        match self {
+            Scalar::I32(v) => Some(v.into()),
+            Scalar::U32(v) => Some(v.into()),
+            Scalar::I64(v) => Some(v),
+            Scalar::U64(v) => i64::try_from(v).ok(),
+            Scalar::F32(_) | Scalar::F64(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scalar::F32(v) => write!(f, "{v}"),
+            Scalar::F64(v) => write!(f, "{v}"),
+            Scalar::I32(v) => write!(f, "{v}"),
+            Scalar::U32(v) => write!(f, "{v}"),
+            Scalar::I64(v) => write!(f, "{v}"),
+            Scalar::U64(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// Where a symbol takes its value at launch: a dimension of an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Binding {
+    /// Index into [`KernelContract::args`].
+    pub arg: usize,
+    /// Logical dimension of that argument.
+    pub dim: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Symbol {
+    pub name: &'static str,
+    pub bound_by: Binding,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    In,
+    Out,
+    InOut,
+}
+
+impl Role {
+    pub fn writes(self) -> bool {
+        matches!(self, Role::Out | Role::InOut)
+    }
+}
+
+/// One logical dimension of a tensor argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extent {
+    /// The extent as written in the spec (`D`, `S + 1`, `ceil(K / G)`).
+    pub text: &'static str,
+    pub expr: Expr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TensorArg {
+    pub name: &'static str,
+    pub role: Role,
+    pub dtype: DType,
+    /// Logical dimensions, in the order the body indexes them.
+    pub dims: &'static [Extent],
+    /// Physical order: `stored[p]` is the logical dimension held at physical position `p`.
+    /// The tensor a caller passes has its shape in physical order. Identity when the spec
+    /// has no `stored`.
+    pub stored: &'static [usize],
+    /// `strided`: any strides are accepted; otherwise contiguous in physical order.
+    pub strided: bool,
+    /// Required alignment of the data pointer, in bytes.
+    pub align: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    pub name: &'static str,
+    pub dtype: DType,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Constraint {
+    /// As written in the spec, e.g. `D % 8 == 0`.
+    pub text: &'static str,
+    pub expr: Expr,
+}
+
+/// What to do when the launch domain has no elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmptyPolicy {
+    /// Return [`crate::Launched::Skipped`] without launching.
+    Skip,
+    /// Refuse with [`crate::Violation::Empty`].
+    Refuse,
+}
+
+/// How the grid covers the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Launch {
+    /// One thread per element of `args[arg]`'s logical domain, grid-stride.
+    Over { arg: usize },
+}
+
+/// Everything the runtime needs to check and launch one kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelContract {
+    pub name: &'static str,
+    /// `attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`.
+    pub signature: &'static str,
+    /// `specs/attn.ima:3`, where the kernel is declared.
+    pub location: &'static str,
+    pub symbols: &'static [Symbol],
+    pub args: &'static [TensorArg],
+    pub params: &'static [Param],
+    pub constraints: &'static [Constraint],
+    pub launch: Launch,
+    pub empty: EmptyPolicy,
+    /// Threads per block the entry points are compiled for (`__launch_bounds__`).
+    pub block: u32,
+    /// Entry point with 32-bit indices.
+    pub entry_i32: &'static str,
+    /// Entry point with 64-bit indices.
+    pub entry_i64: &'static str,
+}

@@ -1,0 +1,386 @@
+//! Real launches, on a GPU: `cargo test -p ima-runtime --test gpu -- --ignored`.
+//!
+//! The kernel is hand-written in the ABI of `contract.rs` (what codegen emits), so these
+//! tests pin the runtime's half of that ABI: argument order, logical strides under
+//! `stored`, index width, stream-ordered borrows.
+
+use std::sync::Arc;
+
+use ima_runtime::cudarc::driver::{CudaContext, CudaStream};
+use ima_runtime::half::f16;
+use ima_runtime::{
+    BinOp, Binding, Constraint, DType, EmptyPolicy, Error, Expr, Extent, IndexWidth, Kernel,
+    KernelArg, KernelContract, Launch, Launched, Module, Param, Role, Scalar, Symbol, Tensor,
+    TensorArg, Violation,
+};
+
+const fn ext(text: &'static str, expr: Expr) -> Extent {
+    Extent { text, expr }
+}
+const B: Expr = Expr::Sym(0);
+const H: Expr = Expr::Sym(1);
+const S: Expr = Expr::Sym(2);
+const D: Expr = Expr::Sym(3);
+const T: Expr = Expr::Sym(4);
+
+static ATTN: KernelContract = KernelContract {
+    name: "attn_scores",
+    signature: "attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
+    location: "specs/attn.ima:3",
+    symbols: &[
+        Symbol {
+            name: "B",
+            bound_by: Binding { arg: 0, dim: 0 },
+        },
+        Symbol {
+            name: "H",
+            bound_by: Binding { arg: 0, dim: 1 },
+        },
+        Symbol {
+            name: "S",
+            bound_by: Binding { arg: 0, dim: 2 },
+        },
+        Symbol {
+            name: "D",
+            bound_by: Binding { arg: 0, dim: 3 },
+        },
+        Symbol {
+            name: "T",
+            bound_by: Binding { arg: 1, dim: 2 },
+        },
+    ],
+    args: &[
+        TensorArg {
+            name: "q",
+            role: Role::In,
+            dtype: DType::F16,
+            dims: &[ext("B", B), ext("H", H), ext("S", S), ext("D", D)],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+        },
+        TensorArg {
+            name: "k",
+            role: Role::In,
+            dtype: DType::F16,
+            dims: &[ext("B", B), ext("H", H), ext("T", T), ext("D", D)],
+            stored: &[0, 2, 1, 3],
+            strided: false,
+            align: 16,
+        },
+        TensorArg {
+            name: "o",
+            role: Role::Out,
+            dtype: DType::F32,
+            dims: &[ext("B", B), ext("H", H), ext("S", S), ext("T", T)],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 4,
+        },
+    ],
+    params: &[Param {
+        name: "scale",
+        dtype: DType::F32,
+    }],
+    constraints: &[Constraint {
+        text: "D % 8 == 0",
+        expr: Expr::Bin(
+            BinOp::Eq,
+            &Expr::Bin(BinOp::Rem, &D, &Expr::Const(8)),
+            &Expr::Const(0),
+        ),
+    }],
+    launch: Launch::Over { arg: 2 },
+    empty: EmptyPolicy::Skip,
+    block: 256,
+    entry_i32: "attn_scores_i32",
+    entry_i64: "attn_scores_i64",
+};
+
+/// What codegen would emit for `ATTN`, by hand.
+const SOURCE: &str = r#"
+#include <cuda_fp16.h>
+template <typename I>
+__device__ void attn(const __half* q, I q0, I q1, I q2, I q3,
+                     const __half* k, I k0, I k1, I k2, I k3,
+                     float* o, I o0, I o1, I o2, I o3,
+                     I B, I H, I S, I D, I T, float scale) {
+    I n = B * H * S * T;
+    for (I idx = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; idx < n;
+         idx += (I)gridDim.x * (I)blockDim.x) {
+        I j = idx % T, r = idx / T;
+        I i = r % S; r /= S;
+        I h = r % H, b = r / H;
+        float acc = 0.f;
+        for (I d = 0; d < D; ++d)
+            acc += __half2float(q[b * q0 + h * q1 + i * q2 + d * q3]) *
+                   __half2float(k[b * k0 + h * k1 + j * k2 + d * k3]);
+        o[b * o0 + h * o1 + i * o2 + j * o3] = acc * scale;
+    }
+}
+#define ARGS(I) const __half* q, I q0, I q1, I q2, I q3, const __half* k, I k0, I k1, I k2, \
+    I k3, float* o, I o0, I o1, I o2, I o3, I B, I H, I S, I D, I T, float scale
+#define CALL q, q0, q1, q2, q3, k, k0, k1, k2, k3, o, o0, o1, o2, o3, B, H, S, D, T, scale
+extern "C" __global__ void __launch_bounds__(256) attn_scores_i32(ARGS(int)) { attn<int>(CALL); }
+extern "C" __global__ void __launch_bounds__(256) attn_scores_i64(ARGS(long long)) {
+    attn<long long>(CALL);
+}
+"#;
+
+fn setup() -> (Arc<CudaStream>, Kernel) {
+    let ctx = CudaContext::new(0).unwrap_or_else(|e| panic!("{e}"));
+    let stream = ctx.default_stream();
+    let module = Module::compile(&ctx, "specs/attn.ima", SOURCE).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(module.log(), "");
+    let kernel = module.kernel(&ATTN).unwrap_or_else(|e| panic!("{e}"));
+    (stream, kernel)
+}
+
+fn values(n: usize, seed: usize) -> Vec<f16> {
+    (0..n)
+        .map(|i| f16::from_f32(((i * 7 + seed) % 13) as f32 / 8.0 - 0.75))
+        .collect()
+}
+
+/// The reference on the host, with k given physically as `[B, T, H, D]`.
+#[allow(clippy::too_many_arguments)]
+fn reference(
+    q: &[f16],
+    k: &[f16],
+    b: usize,
+    h: usize,
+    s: usize,
+    t: usize,
+    d: usize,
+    scale: f32,
+) -> Vec<f32> {
+    let mut o = vec![0f32; b * h * s * t];
+    for bi in 0..b {
+        for hi in 0..h {
+            for i in 0..s {
+                for j in 0..t {
+                    let acc: f32 = (0..d)
+                        .map(|x| {
+                            q[((bi * h + hi) * s + i) * d + x].to_f32()
+                                * k[((bi * t + j) * h + hi) * d + x].to_f32()
+                        })
+                        .sum();
+                    o[((bi * h + hi) * s + i) * t + j] = acc * scale;
+                }
+            }
+        }
+    }
+    o
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn launches_and_matches_the_reference() {
+    let (stream, kernel) = setup();
+    let (b, h, s, t, d) = (2, 3, 17, 29, 16);
+    let (qh, kh) = (values(b * h * s * d, 1), values(b * t * h * d, 5));
+    let q = Tensor::from_host(&stream, &qh, &[b, h, s, d]).unwrap();
+    let k = Tensor::from_host(&stream, &kh, &[b, t, h, d]).unwrap();
+    let mut o = Tensor::<f32>::zeros(&stream, &[b, h, s, t]).unwrap();
+    let launched = kernel
+        .launch(
+            &stream,
+            &mut [
+                KernelArg::read(&q),
+                KernelArg::read(&k),
+                KernelArg::write(&mut o),
+            ],
+            &[Scalar::F32(0.5)],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        launched,
+        Launched::Done {
+            grid: 12,
+            block: 256,
+            index: IndexWidth::I32
+        }
+    );
+    let got = o.to_host(&stream).unwrap();
+    let want = reference(&qh, &kh, b, h, s, t, d, 0.5);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!((g - w).abs() < 1e-3, "o[{i}] = {g}, expected {w}");
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn refuses_before_launching() {
+    let (stream, kernel) = setup();
+    let q = Tensor::<f16>::zeros(&stream, &[1, 2, 4, 64]).unwrap();
+    let k = Tensor::<f16>::zeros(&stream, &[1, 8, 2, 32]).unwrap();
+    let mut o = Tensor::<f32>::zeros(&stream, &[1, 2, 4, 8]).unwrap();
+    let e = kernel
+        .launch(
+            &stream,
+            &mut [
+                KernelArg::read(&q),
+                KernelArg::read(&k),
+                KernelArg::write(&mut o),
+            ],
+            &[Scalar::F32(1.0)],
+        )
+        .unwrap_err();
+    let Error::Launch(launch) = &e else {
+        panic!("{e}")
+    };
+    assert!(matches!(
+        launch.violations[..],
+        [Violation::Dim {
+            arg: "k",
+            position: 3,
+            ..
+        }]
+    ));
+    assert!(
+        e.to_string()
+            .ends_with("argument k: shape[3] is 32, expected D = 64 (bound by q.shape[3])"),
+        "{e}"
+    );
+
+    // A transposed view of q is not contiguous.
+    let qt = Tensor::<f16>::zeros(&stream, &[1, 2, 64, 4])
+        .unwrap()
+        .permute(&[0, 1, 3, 2])
+        .unwrap();
+    let k = Tensor::<f16>::zeros(&stream, &[1, 8, 2, 64]).unwrap();
+    let e = kernel
+        .launch(
+            &stream,
+            &mut [
+                KernelArg::read(&qt),
+                KernelArg::read(&k),
+                KernelArg::write(&mut o),
+            ],
+            &[Scalar::F32(1.0)],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("argument q: not contiguous"), "{e}");
+
+    // An output passed read-only.
+    let q = Tensor::<f16>::zeros(&stream, &[1, 2, 4, 64]).unwrap();
+    let e = kernel
+        .launch(
+            &stream,
+            &mut [
+                KernelArg::read(&q),
+                KernelArg::read(&k),
+                KernelArg::read(&o),
+            ],
+            &[Scalar::F32(1.0)],
+        )
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("argument o: the kernel writes it, but it was passed read-only"),
+        "{e}"
+    );
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn empty_domain_is_skipped_and_sync_mode_runs() {
+    let (stream, kernel) = setup();
+    let q = Tensor::<f16>::zeros(&stream, &[1, 2, 0, 8]).unwrap();
+    let k = Tensor::<f16>::zeros(&stream, &[1, 3, 2, 8]).unwrap();
+    let mut o = Tensor::<f32>::zeros(&stream, &[1, 2, 0, 3]).unwrap();
+    let mut args = [
+        KernelArg::read(&q),
+        KernelArg::read(&k),
+        KernelArg::write(&mut o),
+    ];
+    assert_eq!(
+        kernel
+            .launch(&stream, &mut args, &[Scalar::F32(1.0)])
+            .unwrap(),
+        Launched::Skipped
+    );
+
+    kernel.set_sync(true);
+    let q = Tensor::full(&stream, f16::from_f32(1.0), &[1, 2, 3, 8]).unwrap();
+    let mut o = Tensor::<f32>::zeros(&stream, &[1, 2, 3, 3]).unwrap();
+    let mut args = [
+        KernelArg::read(&q),
+        KernelArg::read(&k),
+        KernelArg::write(&mut o),
+    ];
+    let done = kernel
+        .launch(&stream, &mut args, &[Scalar::F32(1.0)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(done, Launched::Done { grid: 1, .. }));
+    assert_eq!(o.to_host(&stream).unwrap(), vec![0.0; 18]);
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn views_gather_in_logical_order() {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let data: Vec<i32> = (0..24).collect();
+    let t = Tensor::from_host(&stream, &data, &[2, 3, 4]).unwrap();
+    assert_eq!(t.strides(), [12, 4, 1]);
+    let p = t.permute(&[2, 0, 1]).unwrap();
+    assert_eq!((p.shape(), p.strides()), (&[4, 2, 3][..], &[1, 12, 4][..]));
+    let host = p.to_host(&stream).unwrap();
+    assert_eq!(&host[..6], [0, 4, 8, 12, 16, 20]);
+    // A reversed view of the first row, through a negative stride.
+    let r = p.with_layout(&[4], &[-1], 3).unwrap();
+    assert_eq!(r.to_host(&stream).unwrap(), [3, 2, 1, 0]);
+    let meta = r.meta();
+    assert_eq!(
+        (meta.dtype, meta.buffer_len, meta.device.ordinal),
+        (DType::I32, 24, 0)
+    );
+    // Views outside the buffer are refused.
+    let e = r.with_layout(&[4], &[-1], 2).unwrap_err();
+    assert!(e.to_string().contains("reaches outside its buffer"), "{e}");
+    let e = Tensor::from_host(&stream, &data, &[5, 5]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::HostLen {
+                expected: 25,
+                actual: 24,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+#[ignore = "needs a GPU (and 8 GiB of its memory)"]
+fn past_two_billion_elements_uses_64_bit_indices() {
+    let (stream, kernel) = setup();
+    let (s, t, d) = (1 << 16, 1 << 15, 8);
+    let one = f16::from_f32(1.0);
+    let q = Tensor::full(&stream, one, &[1, 1, s, d]).unwrap();
+    let k = Tensor::full(&stream, one, &[1, t, 1, d]).unwrap();
+    let mut o = Tensor::<f32>::zeros(&stream, &[1, 1, s, t]).unwrap();
+    let mut args = [
+        KernelArg::read(&q),
+        KernelArg::read(&k),
+        KernelArg::write(&mut o),
+    ];
+    let done = kernel
+        .launch(&stream, &mut args, &[Scalar::F32(0.5)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        done,
+        Launched::Done {
+            grid: 65536,
+            block: 256,
+            index: IndexWidth::I64
+        }
+    );
+    let n = s * t;
+    for range in [0..1024, n - 1024..n] {
+        let part = stream.clone_dtoh(&o.slice().slice(range)).unwrap();
+        assert!(part.iter().all(|&x| x == 4.0), "{:?}", &part[..8]);
+    }
+}

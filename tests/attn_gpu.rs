@@ -1,0 +1,89 @@
+//! attn_scores end to end on a GPU, through the committed generated stub: a ragged shape
+//! against an f64 reference, and a wrong argument refused before any launch.
+
+#[allow(dead_code)]
+mod attn {
+    include!("out/specs/attn.rs");
+}
+
+use ima::cudarc::driver::CudaContext;
+use ima::half::f16;
+use ima::{Error, Launched, Tensor, Violation};
+
+/// Deterministic values in [-1, 1), exactly representable in f16.
+fn data(n: usize, seed: u64) -> Vec<f16> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            f16::from_f32(((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0)
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn attn_scores_matches_f64_reference_on_a_ragged_shape() {
+    let (b, h, s, t, d) = (2, 3, 77, 45, 64);
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = attn::Kernels::load(&ctx).unwrap();
+
+    let qh = data(b * h * s * d, 1);
+    let kh = data(b * h * t * d, 2);
+    let q = Tensor::from_host(&stream, &qh, &[b, h, s, d]).unwrap();
+    let k = Tensor::from_host(&stream, &kh, &[b, h, t, d]).unwrap();
+    let mut o = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
+    let scale = 0.125f32;
+
+    let launched = kernels.attn_scores.launch(&stream, &q, &k, &mut o, scale).unwrap();
+    assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+    let out = o.to_host(&stream).unwrap();
+
+    let mut worst = 0f64;
+    for (idx, &got) in out.iter().enumerate() {
+        let (jj, rest) = (idx % t, idx / t);
+        let (ii, rest) = (rest % s, rest / s);
+        let (hh, bb) = (rest % h, rest / h);
+        let mut acc = 0f64;
+        for dd in 0..d {
+            let qv = f64::from(qh[((bb * h + hh) * s + ii) * d + dd]);
+            let kv = f64::from(kh[((bb * h + hh) * t + jj) * d + dd]);
+            acc += qv * kv;
+        }
+        let want = acc * f64::from(scale);
+        assert!(got.is_finite(), "o[{bb},{hh},{ii},{jj}] was not written: {got}");
+        let rel = (f64::from(got) - want).abs() / want.abs().max(1e-2);
+        worst = worst.max(rel);
+        assert!(rel < 1e-3, "o[{bb},{hh},{ii},{jj}] = {got}, expected {want}");
+    }
+    println!("attn_scores [2,3,77,45,64]: worst relative error {worst:.2e}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn attn_scores_refuses_a_wrong_t_before_launching() {
+    let (b, h, s, t, d) = (2, 3, 77, 45, 64);
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = attn::Kernels::load(&ctx).unwrap();
+
+    let q = Tensor::from_host(&stream, &data(b * h * s * d, 1), &[b, h, s, d]).unwrap();
+    // k carries T = 44, the output T = 45: the output would be read past k's end.
+    let k = Tensor::from_host(&stream, &data(b * h * (t - 1) * d, 2), &[b, h, t - 1, d]).unwrap();
+    let mut o = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
+
+    let err = kernels.attn_scores.launch(&stream, &q, &k, &mut o, 1.0).unwrap_err();
+    let Error::Launch(launch) = &err else { panic!("expected a launch error, got {err}") };
+    assert!(
+        launch.violations.iter().any(|v| matches!(v, Violation::Dim { arg: "o", position: 3, expected: 44, actual: 45, .. })),
+        "{err}"
+    );
+    let message = err.to_string();
+    assert!(message.starts_with("attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D]"), "{message}");
+    assert!(message.contains("bound by k.shape[2]"), "{message}");
+    println!("{message}");
+
+    let out = o.to_host(&stream).unwrap();
+    assert!(out.iter().all(|v| v.is_nan()), "the kernel ran: the output changed");
+}

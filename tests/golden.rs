@@ -1,0 +1,81 @@
+//! Snapshot tests of everything imac generates, naga-style: each input spec sits beside its
+//! committed outputs, and any difference fails. `IMA_BLESS=1 cargo test --test golden`
+//! rewrites the outputs; review the diff before committing it.
+//!
+//! - `specs/NAME.ima` → `tests/out/specs/NAME.cu` and `NAME.rs`;
+//! - `tests/in/NAME.ima` → `tests/out/NAME.cu` and `NAME.rs`, or `NAME.err` (the rendered
+//!   diagnostics) when the spec has errors.
+
+use ima_dsl::Source;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn specs_in(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+        .unwrap_or_else(|e| panic!("cannot read {dir}: {e}"))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ima"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The outputs of one spec: (file name, contents).
+fn outputs(spec: &Path) -> Vec<(String, String)> {
+    let rel = spec.strip_prefix(root()).unwrap().display().to_string();
+    let stem = ima_codegen::stem(&rel).to_string();
+    let source = Source::new(&rel, std::fs::read_to_string(spec).unwrap());
+    match ima_dsl::compile(&source) {
+        Ok(m) => {
+            let cu = format!("{stem}.cu");
+            vec![
+                (cu.clone(), ima_codegen::cuda::generate(&m, &cu)),
+                (format!("{stem}.rs"), ima_codegen::rust::generate(&m, &cu)),
+            ]
+        }
+        Err(diags) => vec![(format!("{stem}.err"), source.render(&diags))],
+    }
+}
+
+fn compare(spec_dir: &str, out_dir: &str) {
+    let bless = std::env::var_os("IMA_BLESS").is_some();
+    let mut failures = Vec::new();
+    for spec in specs_in(spec_dir) {
+        for (name, actual) in outputs(&spec) {
+            let path = root().join(out_dir).join(&name);
+            if bless {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &actual).unwrap();
+                continue;
+            }
+            let expected = std::fs::read_to_string(&path).unwrap_or_default();
+            if expected != actual {
+                let diff = similar::TextDiff::from_lines(&expected, &actual);
+                failures.push(format!(
+                    "{} differs from what imac generates for {}:\n{}",
+                    path.display(),
+                    spec.display(),
+                    diff.unified_diff().header("committed", "generated")
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\n(run with IMA_BLESS=1 to accept the new output)",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn specs_generate_their_committed_outputs() {
+    compare("specs", "tests/out/specs");
+}
+
+#[test]
+fn test_inputs_generate_their_committed_outputs() {
+    compare("tests/in", "tests/out");
+}
