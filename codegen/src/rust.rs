@@ -50,7 +50,9 @@ fn dtype_variant(d: DType) -> &'static str {
 struct ModuleRs {
     version: &'static str,
     spec: String,
-    cu_file: String,
+    runtime: String,
+    /// A Rust expression of type `&str`.
+    cuda_source: String,
     kernels: Vec<KernelRs>,
 }
 
@@ -99,12 +101,43 @@ struct ParamRs {
     dtype: &'static str,
 }
 
-/// Renders the Rust module for a spec whose CUDA C sits beside it as `cu_file`.
-pub fn generate(m: &ir::Module, cu_file: &str) -> String {
+/// Where the stubs find the CUDA C.
+pub enum CudaSource<'a> {
+    /// A file beside the module, read with `include_str!` (generated crates).
+    File(&'a str),
+    /// The source itself, as a string literal (the proc macro).
+    Inline(&'a str),
+}
+
+/// How the generated module reaches its dependencies.
+pub struct RustOptions<'a> {
+    pub cuda: CudaSource<'a>,
+    /// Path of the runtime crate: `ima_runtime` in generated crates, `::ima` (which
+    /// re-exports it) in the proc macro's expansion.
+    pub runtime: &'a str,
+}
+
+impl<'a> RustOptions<'a> {
+    /// For a generated crate, with the CUDA C in `cu_file` beside lib.rs.
+    pub fn for_crate(cu_file: &'a str) -> Self {
+        RustOptions {
+            cuda: CudaSource::File(cu_file),
+            runtime: "ima_runtime",
+        }
+    }
+}
+
+/// Renders the Rust module body for a spec.
+pub fn generate(m: &ir::Module, options: RustOptions) -> String {
+    let RustOptions { cuda, runtime } = options;
     ModuleRs {
         version: crate::VERSION,
         spec: m.file.clone(),
-        cu_file: cu_file.to_string(),
+        runtime: runtime.to_string(),
+        cuda_source: match cuda {
+            CudaSource::File(name) => format!("include_str!({name:?})"),
+            CudaSource::Inline(text) => format!("{text:?}"),
+        },
         kernels: m.kernels.iter().map(|k| kernel(m, k)).collect(),
     }
     .render()

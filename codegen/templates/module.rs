@@ -6,11 +6,11 @@
 // This file is a module body: the generated crate's lib.rs and the `#[ima_kernel]` macro
 // wrap it.
 
-use ima_runtime as ima;
+use {{ runtime }} as ima;
 use std::sync::Arc;
 
 /// The CUDA C generated from `{{ spec }}`.
-pub const CUDA_SOURCE: &str = include_str!("{{ cu_file }}");
+pub const CUDA_SOURCE: &str = {{ cuda_source }};
 
 /// The spec this module was generated from.
 pub const SPEC_FILE: &str = "{{ spec }}";
