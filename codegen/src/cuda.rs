@@ -42,7 +42,14 @@ struct ModuleCu {
     version: &'static str,
     spec: String,
     includes: Vec<&'static str>,
+    consts: Vec<ConstCu>,
     kernels: Vec<KernelCu>,
+}
+
+struct ConstCu {
+    name: String,
+    c_type: &'static str,
+    value: i64,
 }
 
 struct KernelCu {
@@ -50,6 +57,8 @@ struct KernelCu {
     signature: String,
     docs: Vec<String>,
     args: Vec<ArgCu>,
+    shared: Vec<SharedCu>,
+    launch: LaunchCu,
     body_params: String,
     body_line: usize,
     body: String,
@@ -57,8 +66,33 @@ struct KernelCu {
     domain: String,
     decode: Vec<Decode>,
     body_args: String,
-    block: u32,
+    threads: u32,
     entries: Vec<Entry>,
+}
+
+/// How `run` covers the domain.
+enum LaunchCu {
+    /// Every thread runs the body once; the body indexes by hand.
+    Grid,
+    /// A loop over the domain, starting at `first` and advancing by `step`.
+    Loop {
+        first: &'static str,
+        step: &'static str,
+        /// `__syncthreads()` after each iteration, so shared memory can be reused.
+        sync: bool,
+    },
+}
+
+struct SharedCu {
+    name: String,
+    dtype: &'static str,
+    c_type: &'static str,
+    dims: String,
+    dim_fields: String,
+    dim_values: String,
+    index_params: String,
+    offset: String,
+    bytes: String,
 }
 
 struct ArgCu {
@@ -103,6 +137,15 @@ pub fn generate(m: &ir::Module, cu_file: &str) -> String {
         version: crate::VERSION,
         spec: m.file.clone(),
         includes,
+        consts: m
+            .consts
+            .iter()
+            .map(|(name, value)| ConstCu {
+                name: name.clone(),
+                c_type: if i32::try_from(*value).is_ok() { "int" } else { "long long" },
+                value: *value,
+            })
+            .collect(),
         kernels: m.kernels.iter().map(kernel).collect(),
     }
     .render()
@@ -129,26 +172,45 @@ fn resume_lines(text: &str, cu_file: &str) -> String {
 fn kernel(k: &ir::Kernel) -> KernelCu {
     let args: Vec<ArgCu> = k.args.iter().map(arg).collect();
     let symbols: Vec<&str> = k.symbols.iter().map(|s| s.name.as_str()).collect();
-    let launch = &k.args[k.launch.arg];
 
-    // run()'s parameters: accessors, symbols, params.
+    // run()'s parameters: accessors, symbols, params. body() also gets the shared arrays
+    // and the launch indices.
     let mut run_params: Vec<String> = k.args.iter().map(|a| format!("const {}_t<I> {}", a.name, a.name)).collect();
     run_params.extend(symbols.iter().map(|s| format!("const I {s}")));
     run_params.extend(k.params.iter().map(|p| format!("const {} {}", c_type(p.dtype), p.name)));
     let mut body_params = run_params.clone();
-    body_params.extend(k.launch.indices.iter().map(|i| format!("const I {i}")));
+    body_params.extend(k.shared.iter().map(|a| format!("const {}_t<I> {}", a.name, a.name)));
+    body_params.extend(k.launch.indices().iter().map(|i| format!("const I {i}")));
 
-    let mut run_names: Vec<String> = k.args.iter().map(|a| a.name.clone()).collect();
-    run_names.extend(symbols.iter().map(|s| s.to_string()));
-    run_names.extend(k.params.iter().map(|p| p.name.clone()));
-    let mut body_names = run_names.clone();
-    body_names.extend(k.launch.indices.iter().cloned());
+    let mut body_names: Vec<String> = k.args.iter().map(|a| a.name.clone()).collect();
+    body_names.extend(symbols.iter().map(|s| s.to_string()));
+    body_names.extend(k.params.iter().map(|p| p.name.clone()));
+    body_names.extend(k.shared.iter().map(|a| a.name.clone()));
+    body_names.extend(k.launch.indices().iter().cloned());
 
-    let extents: Vec<String> = launch.dims.iter().map(|d| c_expr(k, &d.expr)).collect();
+    let (launch, extents) = match &k.launch {
+        ir::Launch::Grid { .. } => (LaunchCu::Grid, Vec::new()),
+        ir::Launch::Threads { arg, .. } => (
+            LaunchCu::Loop {
+                first: "I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x)",
+                step: "I(gridDim.x) * I(blockDim.x)",
+                sync: false,
+            },
+            k.args[*arg].dims.iter().map(|d| c_expr(k, &d.expr)).collect(),
+        ),
+        ir::Launch::Blocks { arg, indices } => (
+            LaunchCu::Loop {
+                first: "I(blockIdx.x)",
+                step: "I(gridDim.x)",
+                sync: !k.shared.is_empty(),
+            },
+            k.args[*arg].dims[..indices.len()].iter().map(|d| c_expr(k, &d.expr)).collect::<Vec<_>>(),
+        ),
+    };
     let domain = if extents.is_empty() { "1".to_string() } else { extents.join(" * ") };
     let decode = k
         .launch
-        .indices
+        .indices()
         .iter()
         .zip(&extents)
         .enumerate()
@@ -174,6 +236,8 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         signature: signature(k),
         docs: k.docs.clone(),
         args,
+        shared: k.shared.iter().map(|a| shared(k, a)).collect(),
+        launch,
         body_params: body_params.join(",\n    "),
         body_line: k.body.line,
         body: k.body.text.clone(),
@@ -181,8 +245,27 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         domain,
         decode,
         body_args: body_names.join(", "),
-        block: k.block,
+        threads: k.threads_per_block(),
         entries,
+    }
+}
+
+fn shared(k: &ir::Kernel, a: &ir::SharedArray) -> SharedCu {
+    let rank = a.dims.len();
+    let extents: Vec<String> = a.dims.iter().map(|d| c_expr(k, &d.expr)).collect();
+    // Row-major, Horner form: ((i0 * d1 + i1) * d2 + i2).
+    let offset = (1..rank).fold("i0".to_string(), |acc, d| format!("({acc}) * d{d} + i{d}"));
+    let ty = c_type(a.dtype);
+    SharedCu {
+        name: a.name.clone(),
+        dtype: a.dtype.name(),
+        c_type: ty,
+        dims: a.dims.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(", "),
+        dim_fields: (0..rank).map(|d| format!("d{d}")).collect::<Vec<_>>().join(", "),
+        dim_values: extents.join(", "),
+        index_params: (0..rank).map(|d| format!("I i{d}")).collect::<Vec<_>>().join(", "),
+        offset: offset.replace("(i0)", "i0"),
+        bytes: format!("{} * I(sizeof({ty}))", extents.join(" * ")),
     }
 }
 

@@ -71,8 +71,18 @@ struct KernelRs {
     args: Vec<ArgRs>,
     params: Vec<ParamRs>,
     constraints: Vec<ExtentRs>,
-    launch_arg: usize,
-    block: u32,
+    shared: Vec<SharedRs>,
+    /// A `ima::Launch` expression.
+    launch: String,
+    empty: &'static str,
+    /// `[x, y, z]`.
+    block: String,
+}
+
+struct SharedRs {
+    name: String,
+    dtype: &'static str,
+    dims: Vec<ExtentRs>,
 }
 
 struct SymbolRs {
@@ -212,14 +222,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                     Role::InOut => "InOut",
                 },
                 dtype: dtype_variant(a.dtype),
-                dims: a
-                    .dims
-                    .iter()
-                    .map(|d| ExtentRs {
-                        text: d.text.clone(),
-                        expr: rust_expr(&d.expr),
-                    })
-                    .collect(),
+                dims: a.dims.iter().map(extent).collect(),
                 stored: a.stored.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
                 strided: a.strided,
                 align: a.align,
@@ -241,8 +244,37 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 expr: rust_expr(&c.expr),
             })
             .collect(),
-        launch_arg: k.launch.arg,
-        block: k.block,
+        shared: k
+            .shared
+            .iter()
+            .map(|a| SharedRs {
+                name: a.name.clone(),
+                dtype: dtype_variant(a.dtype),
+                dims: a.dims.iter().map(extent).collect(),
+            })
+            .collect(),
+        launch: match &k.launch {
+            ir::Launch::Threads { arg, .. } => format!("ima::Launch::Threads {{ arg: {arg} }}"),
+            ir::Launch::Blocks { arg, indices } => {
+                format!("ima::Launch::Blocks {{ arg: {arg}, outer: {} }}", indices.len())
+            }
+            ir::Launch::Grid { grid } => format!(
+                "ima::Launch::Grid {{ dims: &[{}] }}",
+                grid.iter().map(rust_expr).collect::<Vec<_>>().join(", ")
+            ),
+        },
+        empty: match k.empty {
+            ir::EmptyPolicy::Skip => "Skip",
+            ir::EmptyPolicy::Refuse => "Refuse",
+        },
+        block: format!("{:?}", k.block),
+    }
+}
+
+fn extent(d: &ir::Extent) -> ExtentRs {
+    ExtentRs {
+        text: d.text.clone(),
+        expr: rust_expr(&d.expr),
     }
 }
 

@@ -14,6 +14,9 @@
 // {{ line }}
 {%- endfor %}
 namespace ima_{{ k.name }} {
+{% for c in consts %}
+[[maybe_unused]] constexpr {{ c.c_type }} {{ c.name }} = {{ c.value }};
+{%- endfor %}
 {% for a in k.args %}
 // {{ a.role }} {{ a.name }}: {{ a.dtype }}[{{ a.dims }}]{{ a.layout_note }}
 template <typename I>
@@ -21,6 +24,17 @@ struct {{ a.name }}_t {
     {{ a.pointee }}* __restrict__ p;
     I {{ a.stride_fields }};
     __device__ __forceinline__ {{ a.element_ref }} operator()({{ a.index_params }}) const {
+        return p[{{ a.offset }}];
+    }
+};
+{% endfor %}
+{%- for a in k.shared %}
+// shared {{ a.name }}: {{ a.dtype }}[{{ a.dims }}], row-major in dynamic shared memory
+template <typename I>
+struct {{ a.name }}_t {
+    {{ a.c_type }}* p;
+    I {{ a.dim_fields }};
+    __device__ __forceinline__ {{ a.c_type }}& operator()({{ a.index_params }}) const {
         return p[{{ a.offset }}];
     }
 };
@@ -36,9 +50,23 @@ __device__ __forceinline__ void body(
 template <typename I>
 __device__ __forceinline__ void run(
     {{ k.run_params }}) {
+{%- if !k.shared.is_empty() %}
+    // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
+    extern __shared__ __align__(16) unsigned char ima_smem[];
+    I ima_smem_off = 0;
+{%- for a in k.shared %}
+    const {{ a.name }}_t<I> {{ a.name }}{reinterpret_cast<{{ a.c_type }}*>(ima_smem + ima_smem_off), {{ a.dim_values }}};
+{%- if !loop.last %}
+    ima_smem_off += ({{ a.bytes }} + 15) / 16 * 16;
+{%- endif %}
+{%- endfor %}
+{%- endif %}
+{%- match k.launch %}
+{%- when LaunchCu::Grid %}
+    body<I>({{ k.body_args }});
+{%- when LaunchCu::Loop with { first, step, sync } %}
     const I ima_n = {{ k.domain }};
-    const I ima_step = I(gridDim.x) * I(blockDim.x);
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += ima_step) {
+    for (I ima_idx = {{ first }}; ima_idx < ima_n; ima_idx += {{ step }}) {
         I ima_rest = ima_idx;
 {%- for d in k.decode %}
         const I {{ d.index }} = {{ d.value }};
@@ -47,12 +75,17 @@ __device__ __forceinline__ void run(
 {%- endif %}
 {%- endfor %}
         body<I>({{ k.body_args }});
+{%- if sync %}
+        // The next row reuses shared memory: let every thread finish this one first.
+        __syncthreads();
+{%- endif %}
     }
+{%- endmatch %}
 }
 
 }  // namespace ima_{{ k.name }}
 {% for e in k.entries %}
-extern "C" __global__ void __launch_bounds__({{ k.block }}) {{ k.name }}_{{ e.suffix }}(
+extern "C" __global__ void __launch_bounds__({{ k.threads }}) {{ k.name }}_{{ e.suffix }}(
     {{ e.params }}) {
     using namespace ima_{{ k.name }};
     run<{{ e.index_type }}>({{ e.run_args }});

@@ -109,8 +109,21 @@ pub static {{ k.contract_name }}: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "{{ c.text }}", expr: {{ c.expr }} },
 {%- endfor %}
     ],
-    launch: ima::Launch::Over { arg: {{ k.launch_arg }} },
-    empty: ima::EmptyPolicy::Skip,
+    shared: &[
+{%- for a in k.shared %}
+        ima::SharedArray {
+            name: "{{ a.name }}",
+            dtype: ima::DType::{{ a.dtype }},
+            dims: &[
+{%- for d in a.dims %}
+                ima::Extent { text: "{{ d.text }}", expr: {{ d.expr }} },
+{%- endfor %}
+            ],
+        },
+{%- endfor %}
+    ],
+    launch: {{ k.launch }},
+    empty: ima::EmptyPolicy::{{ k.empty }},
     block: {{ k.block }},
     entry_i32: "{{ k.name }}_i32",
     entry_i64: "{{ k.name }}_i64",

@@ -58,8 +58,17 @@ pub struct Kernel {
 pub enum Member {
     Tensor(TensorArg),
     Param(Param),
+    Shared(Shared),
+    Empty(EmptyPolicy, Span),
     Launch(Launch),
     Body(Body),
+}
+
+/// What a launch over an empty domain does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmptyPolicy {
+    Skip,
+    Refuse,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +99,33 @@ pub struct TensorArg {
     pub stored: Option<Vec<Ident>>,
     pub strided: Option<Span>,
     pub align: Option<(u64, Span)>,
+    pub quant: Option<Quant>,
+    pub span: Span,
+}
+
+/// `gptq(group = 128, zeros = plain)`: how a quantized tensor is stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quant {
+    /// `gptq`, `awq` or `int8`.
+    pub kind: Ident,
+    pub options: Vec<QuantOption>,
+    pub span: Span,
+}
+
+/// `group = 128`, or a flag such as `sym`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuantOption {
+    pub name: Ident,
+    pub value: Option<Expr>,
+}
+
+/// `shared tile: f32[BLOCK, D]`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shared {
+    pub docs: Vec<String>,
+    pub name: Ident,
+    pub dtype: Ident,
+    pub extents: Vec<Expr>,
     pub span: Span,
 }
 
@@ -102,12 +138,30 @@ pub struct Param {
     pub span: Span,
 }
 
-/// `launch over o[b, h, i, j]`
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {
-    pub arg: Ident,
-    pub indices: Vec<Ident>,
+    pub kind: LaunchKind,
+    /// `threads N`: threads per block.
+    pub threads: Option<(u64, Span)>,
     pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchKind {
+    /// `launch over o[b, h, i, j]` (a thread per element), or with `blocks`,
+    /// `launch blocks over y[row, _]` (a block per index tuple; `_` marks the inner
+    /// dimensions the block's threads stride over).
+    Over {
+        blocks: bool,
+        arg: Ident,
+        /// `None` for `_`.
+        indices: Vec<Option<Ident>>,
+    },
+    /// `launch grid(X, Y) block(256)`: the body indexes by hand; only accessors guard.
+    Grid {
+        grid: Vec<Expr>,
+        block: Vec<(u64, Span)>,
+    },
 }
 
 /// `body { ... }`: CUDA C, verbatim.

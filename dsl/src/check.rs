@@ -4,18 +4,36 @@
 use crate::ast::{self, ExprKind, Member, Role, Span};
 use crate::diag::{Diagnostic, Source};
 use crate::dtype::DType;
+use crate::facts::{Knowledge, Var};
 use crate::ir;
 use crate::reserved::reserved;
 use std::collections::HashMap;
 
-/// Threads per block of every `launch over` kernel.
-const BLOCK: u32 = 256;
+/// The most dynamic shared memory one block may use on sm_90 (H100, H200): 227 KiB.
+const MAX_SHARED_BYTES: u64 = 227 * 1024;
+
+fn symbols_in(e: &ir::Expr) -> Vec<usize> {
+    match e {
+        ir::Expr::Sym(s) => vec![*s],
+        ir::Expr::Const(_) | ir::Expr::Param(_) => Vec::new(),
+        ir::Expr::Neg(a) | ir::Expr::Not(a) => symbols_in(a),
+        ir::Expr::Bin(_, a, b) => {
+            let mut v = symbols_in(a);
+            v.extend(symbols_in(b));
+            v
+        }
+    }
+}
+
+/// Threads per block when the spec does not say `threads N`.
+const DEFAULT_BLOCK: u32 = 256;
 
 pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut consts: HashMap<String, (i64, Span)> = HashMap::new();
     let mut kernel_names: HashMap<String, Span> = HashMap::new();
     let mut kernels = Vec::new();
+    let mut const_order = Vec::new();
     for item in &file.items {
         match item {
             ast::Item::Const(c) => {
@@ -26,7 +44,9 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
                 if let Some(prev) = consts.get(&c.name.name) {
                     diags.push(duplicate("constant", &c.name, prev.1));
                 } else if let Some(v) = value {
+                    check_reserved(&c.name, &mut diags);
                     consts.insert(c.name.name.clone(), (v, c.name.span));
+                    const_order.push((c.name.name.clone(), v));
                 }
             }
             ast::Item::Kernel(k) => {
@@ -44,6 +64,7 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
     if diags.is_empty() {
         Ok(ir::Module {
             file: source.name.clone(),
+            consts: const_order,
             kernels,
         })
     } else {
@@ -351,7 +372,7 @@ impl<'a> KernelChecker<'a> {
         let body = self.single(|m| if let Member::Body(b) = m { Some(b) } else { None }, "body");
 
         // Argument and param names share one namespace: the stub's parameter list.
-        let mut names: HashMap<&str, Span> = HashMap::new();
+        let mut names: HashMap<&'a str, Span> = HashMap::new();
         for ident in tensors.iter().map(|t| &t.name).chain(params.iter().map(|p| &p.name)) {
             check_reserved(ident, self.diags);
             if let Some(&first) = names.get(ident.name.as_str()) {
@@ -427,6 +448,54 @@ impl<'a> KernelChecker<'a> {
             line: self.source.line_col(b.span.start).0,
         });
 
+        let shared: Vec<Option<ir::SharedArray>> = k
+            .members
+            .iter()
+            .filter_map(|m| if let Member::Shared(sh) = m { Some(sh) } else { None })
+            .map(|sh| {
+                check_reserved(&sh.name, self.diags);
+                if let Some(&first) = names.get(sh.name.name.as_str()) {
+                    self.error(duplicate("name", &sh.name, first));
+                }
+                names.insert(&sh.name.name, sh.name.span);
+                let dtype = self.dtype(&sh.dtype);
+                let dims: Vec<Option<ir::Extent>> = sh
+                    .extents
+                    .iter()
+                    .map(|e| {
+                        Some(ir::Extent {
+                            text: e.to_string(),
+                            expr: scope.int_expr(e, self.diags)?,
+                        })
+                    })
+                    .collect();
+                Some(ir::SharedArray {
+                    name: sh.name.name.clone(),
+                    docs: sh.docs.clone(),
+                    dtype: dtype?,
+                    dims: dims.into_iter().collect::<Option<_>>()?,
+                })
+            })
+            .collect();
+        let empty = match self.all(|m| if let Member::Empty(p, sp) = m { Some((*p, *sp)) } else { None }).as_slice() {
+            [] => ir::EmptyPolicy::Skip,
+            [(p, _)] => *p,
+            [_, (_, span), ..] => {
+                self.error(Diagnostic::error("a second `empty` policy", *span, "given twice").with_help("keep one"));
+                ir::EmptyPolicy::Skip
+            }
+        };
+
+        if self.diags.len() > errors_before {
+            return None;
+        }
+        let launch = launch?;
+        let constraints: Vec<ir::Constraint> = constraints.into_iter().collect::<Option<_>>()?;
+        let args: Vec<ir::TensorArg> = args.into_iter().collect::<Option<_>>()?;
+        let shared: Vec<ir::SharedArray> = shared.into_iter().collect::<Option<_>>()?;
+        let knowledge = self.constraint_facts(&constraints, symbols.len(), params.len(), &symbols);
+        self.vector_alignment(&tensors, &args, &knowledge, &symbols);
+        self.shared_fits(&shared, &knowledge, &symbols);
         if self.diags.len() > errors_before {
             return None;
         }
@@ -435,13 +504,162 @@ impl<'a> KernelChecker<'a> {
             docs: k.docs.clone(),
             line: self.source.line_col(k.name.span.start).0,
             symbols,
-            args: args.into_iter().collect::<Option<_>>()?,
+            args,
             params: ir_params.into_iter().collect::<Option<_>>()?,
-            constraints: constraints.into_iter().collect::<Option<_>>()?,
-            launch: launch?,
+            constraints,
+            shared,
+            empty,
+            launch: launch.0,
+            block: launch.1,
             body: body?,
-            block: BLOCK,
         })
+    }
+
+    /// Learns the constraints one by one, reporting each that can never hold: constant
+    /// and false, or contradicting the ones before it.
+    fn constraint_facts(
+        &mut self,
+        constraints: &[ir::Constraint],
+        symbols: usize,
+        params: usize,
+        symbol_names: &[ir::Symbol],
+    ) -> Knowledge {
+        let mut learned: Vec<&ir::Expr> = Vec::new();
+        for (c, ast) in constraints.iter().zip(&self.k.constraints) {
+            learned.push(&c.expr);
+            if let Some(v) = eval_const(&c.expr) {
+                if v == 0 {
+                    self.error(
+                        Diagnostic::error(format!("constraint `{}` never holds", c.text), ast.span, "always false")
+                            .with_help("remove it, or fix the constant"),
+                    );
+                }
+                continue;
+            }
+            let k = Knowledge::from_constraints(symbols, params, &learned);
+            let vars = (0..symbols).map(Var::Sym).chain((0..params).map(Var::Param));
+            for v in vars {
+                let f = k.facts(v);
+                let name = match v {
+                    Var::Sym(s) => symbol_names[s].name.as_str(),
+                    Var::Param(p) => self.param_name(p),
+                };
+                let empty_range = matches!((f.lo, f.hi), (Some(lo), Some(hi)) if lo > hi);
+                let bad_multiple = match (f.lo, f.hi) {
+                    (Some(lo), Some(hi)) if lo == hi => f.multiple_of.iter().find(|&&m| lo % m != 0).copied(),
+                    _ => None,
+                };
+                if empty_range || bad_multiple.is_some() {
+                    let why = if let Some(m) = bad_multiple {
+                        format!("`{name}` = {} is no multiple of {m}", f.lo.unwrap_or_default())
+                    } else {
+                        format!("no `{name}` is at least {} and at most {}", f.lo.unwrap_or_default(), f.hi.unwrap_or_default())
+                    };
+                    self.error(
+                        Diagnostic::error(format!("constraints on `{name}` can never hold together"), ast.span, why)
+                            .with_help("every launch would be refused: loosen or remove one of the constraints"),
+                    );
+                    break;
+                }
+            }
+        }
+        Knowledge::from_constraints(symbols, params, &learned)
+    }
+
+    fn param_name(&self, index: usize) -> &'a str {
+        let k = self.k;
+        k.members
+            .iter()
+            .filter_map(|m| if let Member::Param(p) = m { Some(p.name.name.as_str()) } else { None })
+            .nth(index)
+            .expect("a resolved param index")
+    }
+
+    /// `align(16)` on f16 data promises 8-element vector access along the innermost
+    /// physical dimension, which holds only if its extent is a multiple of 8.
+    fn vector_alignment(&mut self, tensors: &[&ast::TensorArg], args: &[ir::TensorArg], k: &Knowledge, symbols: &[ir::Symbol]) {
+        for (t, a) in tensors.iter().zip(args) {
+            let Some((_, span)) = t.align else { continue };
+            let width = (a.align / a.dtype.size()) as i64;
+            if width <= 1 {
+                continue;
+            }
+            let Some(inner) = a.physical_dims().last() else { continue };
+            let ok = match &inner.expr {
+                ir::Expr::Const(c) => c % width == 0,
+                ir::Expr::Sym(s) => k.facts(Var::Sym(*s)).is_multiple_of(width),
+                ir::Expr::Param(p) => k.facts(Var::Param(*p)).is_multiple_of(width),
+                _ => false,
+            };
+            if !ok {
+                let help = match &inner.expr {
+                    ir::Expr::Sym(s) => format!("add `where {} % {width} == 0`", symbols[*s].name),
+                    _ => format!("make the innermost extent a symbol constrained to a multiple of {width}"),
+                };
+                self.error(
+                    Diagnostic::error(
+                        format!(
+                            "`align({})` on `{}` promises {width}-element vectors, but its inner extent `{}` is not constrained to a multiple of {width}",
+                            a.align, a.name, inner.text
+                        ),
+                        span,
+                        format!("{width} × {} = {} bytes", a.dtype.name(), a.align),
+                    )
+                    .with_help(help),
+                );
+            }
+        }
+    }
+
+    /// Shared memory must fit the device at the largest sizes the constraints allow.
+    fn shared_fits(&mut self, shared: &[ir::SharedArray], k: &Knowledge, symbols: &[ir::Symbol]) {
+        let decls: Vec<&ast::Shared> = self.all(|m| if let Member::Shared(sh) = m { Some(sh) } else { None });
+        let mut total: u64 = 0;
+        for (a, decl) in shared.iter().zip(decls) {
+            let mut elems: u64 = 1;
+            for d in &a.dims {
+                match k.upper(&d.expr) {
+                    Some(hi) => elems = elems.saturating_mul(hi.max(0) as u64),
+                    None => {
+                        let unbounded: Vec<String> = symbols_in(&d.expr)
+                            .into_iter()
+                            .filter(|&s| k.facts(Var::Sym(s)).hi.is_none())
+                            .map(|s| symbols[s].name.clone())
+                            .collect();
+                        let help = match unbounded.first() {
+                            Some(n) => format!("bound it: add e.g. `where {n} <= 256`"),
+                            None => "use extents the constraints bound from above".to_string(),
+                        };
+                        self.error(
+                            Diagnostic::error(
+                                format!("nothing bounds the size of shared `{}`: extent `{}` has no upper limit", a.name, d.text),
+                                decl.span,
+                                "unbounded shared memory",
+                            )
+                            .with_help(help),
+                        );
+                        return;
+                    }
+                }
+            }
+            let bytes = elems.saturating_mul(a.dtype.size());
+            total = total.saturating_add(bytes.div_ceil(16).saturating_mul(16));
+            if total > MAX_SHARED_BYTES {
+                self.error(
+                    Diagnostic::error(
+                        format!("shared memory can reach {total} bytes, past the {MAX_SHARED_BYTES} bytes a block may use"),
+                        decl.span,
+                        format!("`{}` alone can take {bytes} bytes", a.name),
+                    )
+                    .with_help("tighten the `where` bounds on its extents, or tile the work"),
+                );
+                return;
+            }
+        }
+    }
+
+    fn all<T>(&self, pick: impl Fn(&'a Member) -> Option<T>) -> Vec<T> {
+        self.k.members.iter().filter_map(pick).collect()
     }
 
     /// The one member of a kind that a kernel must have exactly once.
@@ -637,10 +855,74 @@ impl<'a> KernelChecker<'a> {
         tensors: &[&ast::TensorArg],
         scope: &Scope,
         names: &HashMap<&str, Span>,
-    ) -> Option<ir::Launch> {
-        let Some(arg) = tensors.iter().position(|t| t.name.name == l.arg.name) else {
+    ) -> Option<(ir::Launch, [u32; 3])> {
+        let threads = match l.threads {
+            None => None,
+            Some((n, span)) if (1..=1024).contains(&n) => Some((n as u32, span)),
+            Some((n, span)) => {
+                self.error(
+                    Diagnostic::error(format!("{n} threads per block"), span, "must be 1 to 1024")
+                        .with_help("CUDA blocks hold at most 1024 threads; 128 or 256 suit most kernels"),
+                );
+                return None;
+            }
+        };
+        match &l.kind {
+            ast::LaunchKind::Over { blocks, arg, indices } => {
+                let block = [threads.map_or(DEFAULT_BLOCK, |t| t.0), 1, 1];
+                let (arg, indices) = self.launch_over(*blocks, arg, indices, l.span, tensors, scope, names)?;
+                let launch = if *blocks {
+                    ir::Launch::Blocks { arg, indices }
+                } else {
+                    ir::Launch::Threads { arg, indices }
+                };
+                Some((launch, block))
+            }
+            ast::LaunchKind::Grid { grid, block } => {
+                if let Some((_, span)) = threads {
+                    self.error(
+                        Diagnostic::error("`threads` with a raw `grid`", span, "the block is already given")
+                            .with_help("set the block's size in `block(...)`"),
+                    );
+                    return None;
+                }
+                let grid: Vec<ir::Expr> = grid.iter().map(|e| scope.int_expr(e, self.diags)).collect::<Vec<_>>().into_iter().collect::<Option<_>>()?;
+                let mut dims = [1u32; 3];
+                for (d, &(n, span)) in block.iter().enumerate() {
+                    if !(1..=1024).contains(&n) {
+                        self.error(Diagnostic::error(format!("block dimension {n}"), span, "must be 1 to 1024"));
+                        return None;
+                    }
+                    dims[d] = n as u32;
+                }
+                let total: u64 = dims.iter().map(|&d| u64::from(d)).product();
+                if total > 1024 {
+                    let span = Span::new(block[0].1.start, block[block.len() - 1].1.end);
+                    self.error(
+                        Diagnostic::error(format!("a block of {total} threads"), span, "more than 1024 threads")
+                            .with_help("CUDA blocks hold at most 1024 threads"),
+                    );
+                    return None;
+                }
+                Some((ir::Launch::Grid { grid }, dims))
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn launch_over(
+        &mut self,
+        blocks: bool,
+        arg_name: &ast::Ident,
+        indices: &[Option<ast::Ident>],
+        span: Span,
+        tensors: &[&ast::TensorArg],
+        scope: &Scope,
+        names: &HashMap<&str, Span>,
+    ) -> Option<(usize, Vec<String>)> {
+        let Some(arg) = tensors.iter().position(|t| t.name.name == arg_name.name) else {
             self.error(
-                Diagnostic::error(format!("`launch over` names `{}`, which is no argument", l.arg.name), l.arg.span, "unknown argument")
+                Diagnostic::error(format!("`launch over` names `{}`, which is no argument", arg_name.name), arg_name.span, "unknown argument")
                     .with_help("name an `out` or `inout` tensor of this kernel"),
             );
             return None;
@@ -648,25 +930,43 @@ impl<'a> KernelChecker<'a> {
         let t = tensors[arg];
         if t.role == Role::In {
             self.error(
-                Diagnostic::error(format!("`launch over` an input: `{}` is `in`", l.arg.name), l.arg.span, "an input")
+                Diagnostic::error(format!("`launch over` an input: `{}` is `in`", arg_name.name), arg_name.span, "an input")
                     .with_related(t.name.span, "declared `in` here")
                     .with_help("launch over the output each thread writes, or declare it `inout`"),
             );
             return None;
         }
-        if l.indices.len() != t.extents.len() {
+        if indices.len() != t.extents.len() {
             self.error(
                 Diagnostic::error(
-                    format!("`launch over {}` gives {} indices; `{}` has {} dimensions", l.arg.name, l.indices.len(), l.arg.name, t.extents.len()),
-                    l.span,
+                    format!("`launch over {}` gives {} indices; `{}` has {} dimensions", arg_name.name, indices.len(), arg_name.name, t.extents.len()),
+                    span,
                     "wrong number of indices",
                 )
                 .with_help("name one index per dimension"),
             );
             return None;
         }
+        // Named indices first, then `_`s: a thread per element has no `_`; a block per
+        // tuple has at least one, and only at the end.
+        let named = indices.iter().take_while(|i| i.is_some()).count();
+        let holes_at_end = indices[named..].iter().all(|i| i.is_none());
+        if !blocks && named < indices.len() {
+            self.error(
+                Diagnostic::error("`_` in a thread-per-element launch", span, "every dimension needs an index")
+                    .with_help("name every index, or write `launch blocks over ...` for a block per row"),
+            );
+            return None;
+        }
+        if blocks && (named == indices.len() || !holes_at_end) {
+            self.error(
+                Diagnostic::error("`launch blocks over` needs `_` for its inner dimensions", span, "no `_` at the end")
+                    .with_help("name the outer indices and mark the dimensions the block's threads cover with `_`, e.g. `launch blocks over y[row, _]`"),
+            );
+            return None;
+        }
         let mut seen: HashMap<&str, Span> = HashMap::new();
-        for i in &l.indices {
+        for i in indices.iter().flatten() {
             check_reserved(i, self.diags);
             if let Some(&first) = seen.get(i.name.as_str()) {
                 self.error(duplicate("index", i, first));
@@ -684,9 +984,6 @@ impl<'a> KernelChecker<'a> {
             }
             seen.insert(&i.name, i.span);
         }
-        Some(ir::Launch {
-            arg,
-            indices: l.indices.iter().map(|i| i.name.clone()).collect(),
-        })
+        Some((arg, indices.iter().flatten().map(|i| i.name.clone()).collect()))
     }
 }

@@ -8,6 +8,8 @@ pub use crate::dtype::DType;
 pub struct Module {
     /// The spec file, as named on the command line.
     pub file: String,
+    /// Named constants (`const G = 128`), in declaration order; bodies may use them.
+    pub consts: Vec<(String, i64)>,
     pub kernels: Vec<Kernel>,
 }
 
@@ -21,10 +23,29 @@ pub struct Kernel {
     pub args: Vec<TensorArg>,
     pub params: Vec<Param>,
     pub constraints: Vec<Constraint>,
+    pub shared: Vec<SharedArray>,
+    pub empty: EmptyPolicy,
     pub launch: Launch,
     pub body: Body,
-    /// Threads per block.
-    pub block: u32,
+    /// Threads per block (x, y, z).
+    pub block: [u32; 3],
+}
+
+impl Kernel {
+    pub fn threads_per_block(&self) -> u32 {
+        self.block.iter().product()
+    }
+}
+
+pub use crate::ast::EmptyPolicy;
+
+/// `shared tile: f32[BLOCK, D]`: a dynamic shared-memory array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedArray {
+    pub name: String,
+    pub docs: Vec<String>,
+    pub dtype: DType,
+    pub dims: Vec<Extent>,
 }
 
 /// A symbol such as `D`, with the input dimension its value is read from at launch.
@@ -86,12 +107,34 @@ pub struct Constraint {
     pub expr: Expr,
 }
 
-/// One thread per element of `args[arg]`'s logical domain.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Launch {
-    pub arg: usize,
-    /// Index names bound in the body, one per logical dimension of `arg`.
-    pub indices: Vec<String>,
+pub enum Launch {
+    /// One thread per element of `args[arg]`'s logical domain; `indices` names each
+    /// logical dimension's index in the body.
+    Threads { arg: usize, indices: Vec<String> },
+    /// One block per tuple of `args[arg]`'s first `indices.len()` logical dimensions; the
+    /// block's threads stride over the remaining (inner) dimensions themselves.
+    Blocks { arg: usize, indices: Vec<String> },
+    /// A raw grid, sized by expressions over symbols; the body indexes by hand.
+    Grid { grid: Vec<Expr> },
+}
+
+impl Launch {
+    /// The argument whose domain the launch covers, for `Threads` and `Blocks`.
+    pub fn domain_arg(&self) -> Option<usize> {
+        match self {
+            Launch::Threads { arg, .. } | Launch::Blocks { arg, .. } => Some(*arg),
+            Launch::Grid { .. } => None,
+        }
+    }
+
+    /// Index names the body sees.
+    pub fn indices(&self) -> &[String] {
+        match self {
+            Launch::Threads { indices, .. } | Launch::Blocks { indices, .. } => indices,
+            Launch::Grid { .. } => &[],
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

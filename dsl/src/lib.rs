@@ -5,6 +5,7 @@ pub mod ast;
 mod check;
 pub mod diag;
 pub mod dtype;
+mod facts;
 pub mod ir;
 mod reserved;
 pub mod syntax;

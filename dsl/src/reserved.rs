@@ -17,8 +17,11 @@ const RUST: &[&str] = &[
     "as", "async", "await", "crate", "dyn", "fn", "impl", "in", "let", "loop", "match", "mod",
     "move", "mut", "pub", "ref", "self", "Self", "super", "trait", "type", "unsafe", "use",
     "where", "yield", "abstract", "become", "box", "final", "macro", "override", "priv",
-    "typeof", "unsized", "gen", "stream",
+    "typeof", "unsized", "gen",
 ];
+
+/// Parameter names of every generated launch stub.
+const STUB: &[&str] = &["stream"];
 
 /// Why `name` is reserved, or `None` when it is free.
 pub fn reserved(name: &str) -> Option<&'static str> {
@@ -26,6 +29,8 @@ pub fn reserved(name: &str) -> Option<&'static str> {
         Some("names starting with `ima_` or `__` belong to the generated code")
     } else if CUDA_CPP.contains(&name) {
         Some("it is a keyword or built-in name in CUDA C++")
+    } else if STUB.contains(&name) {
+        Some("every launch stub already has a parameter of that name")
     } else if RUST.contains(&name) {
         Some("it is a keyword in Rust, where it names a launch-stub argument")
     } else {

@@ -13,7 +13,7 @@ struct ImaParser;
 
 /// Parses a whole file. A syntax error stops the parse, so it is reported alone.
 pub fn parse(text: &str) -> Result<File, Vec<Diagnostic>> {
-    let mut pairs = ImaParser::parse(Rule::file, text).map_err(|e| vec![syntax_error(e)])?;
+    let mut pairs = ImaParser::parse(Rule::file, text).map_err(|e| vec![syntax_error(e, text)])?;
     let file = pairs.next().expect("the file rule always yields one pair");
     let mut diags = Vec::new();
     let mut items = Vec::new();
@@ -28,14 +28,19 @@ pub fn parse(text: &str) -> Result<File, Vec<Diagnostic>> {
     if diags.is_empty() { Ok(File { items }) } else { Err(diags) }
 }
 
-fn syntax_error(e: pest::error::Error<Rule>) -> Diagnostic {
+fn syntax_error(e: pest::error::Error<Rule>, text: &str) -> Diagnostic {
     let e = e.renamed_rules(rule_name);
     let span = match e.location {
         pest::error::InputLocation::Pos(p) => Span::new(p, p),
         pest::error::InputLocation::Span((a, b)) => Span::new(a, b),
     };
     let message = e.variant.message().into_owned();
-    Diagnostic::error(format!("syntax error: {message}"), span, message)
+    let d = Diagnostic::error(format!("syntax error: {message}"), span, message);
+    if text[span.start.min(text.len())..].trim().is_empty() {
+        d.with_help("the file ends inside a block: a `{` (of a kernel or a body) has no matching `}`")
+    } else {
+        d
+    }
 }
 
 /// How a grammar rule reads in an "expected ..." message.
@@ -48,6 +53,18 @@ fn rule_name(rule: &Rule) -> String {
         Rule::tensor_arg | Rule::role => "an argument (`in`, `out` or `inout`)",
         Rule::param | Rule::kw_param => "`param`",
         Rule::launch | Rule::kw_launch => "`launch`",
+        Rule::launch_over | Rule::blocks => "`over` or `blocks over`",
+        Rule::launch_grid | Rule::kw_grid => "`grid(...)`",
+        Rule::kw_block => "`block(...)`",
+        Rule::threads | Rule::kw_threads => "`threads N`",
+        Rule::launch_index => "an index name or `_`",
+        Rule::hole => "`_`",
+        Rule::shared | Rule::kw_shared => "`shared`",
+        Rule::empty | Rule::kw_empty => "`empty skip` or `empty refuse`",
+        Rule::empty_policy => "`skip` or `refuse`",
+        Rule::quant | Rule::quant_kind => "a quantization format (`gptq`, `awq`, `int8`)",
+        Rule::quant_opt => "a format option",
+        Rule::paren => "`(`",
         Rule::kw_over => "`over`",
         Rule::body => "`body { ... }`",
         Rule::body_text => "a body with balanced braces",
@@ -105,6 +122,11 @@ fn children(pair: Pair<Rule>) -> impl Iterator<Item = Pair<Rule>> {
                 | Rule::kw_param
                 | Rule::kw_launch
                 | Rule::kw_over
+                | Rule::kw_shared
+                | Rule::kw_empty
+                | Rule::kw_grid
+                | Rule::kw_block
+                | Rule::kw_threads
         )
     })
 }
@@ -150,7 +172,16 @@ fn kernel(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Kernel {
             }
             Rule::tensor_arg => members.push(Member::Tensor(tensor_arg(p, diags))),
             Rule::param => members.push(Member::Param(param(p))),
-            Rule::launch => members.push(Member::Launch(launch(p))),
+            Rule::shared => members.push(Member::Shared(shared(p, diags))),
+            Rule::empty => {
+                let sp = span(&p);
+                let policy = match children(p).next().map(|x| x.as_str()) {
+                    Some("refuse") => EmptyPolicy::Refuse,
+                    _ => EmptyPolicy::Skip,
+                };
+                members.push(Member::Empty(policy, sp));
+            }
+            Rule::launch => members.push(Member::Launch(launch(p, diags))),
             Rule::body => members.push(Member::Body(body(p))),
             r => unreachable!("kernel has no {r:?}"),
         }
@@ -174,6 +205,7 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
     let mut stored = None;
     let mut strided = None;
     let mut align = None;
+    let mut quant = None;
     for p in children(pair) {
         match p.as_rule() {
             Rule::doc => docs.push(doc_text(&p)),
@@ -193,6 +225,7 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
                 let n = children(p).next().expect("grammar: align has a number");
                 align = Some((int_value(&n, diags) as u64, span(&n)));
             }
+            Rule::quant => quant = Some(quant_format(p, diags)),
             r => unreachable!("tensor argument has no {r:?}"),
         }
     }
@@ -205,6 +238,51 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
         stored,
         strided,
         align,
+        quant,
+        span: sp,
+    }
+}
+
+fn quant_format(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Quant {
+    let sp = span(&pair);
+    let mut inner = pair.into_inner();
+    let kind = ident(inner.next().expect("grammar: quant has a kind"));
+    let options = inner
+        .map(|opt| {
+            let mut parts = opt.into_inner();
+            QuantOption {
+                name: ident(parts.next().expect("grammar: option has a name")),
+                value: parts.next().map(|e| expr(e, diags)),
+            }
+        })
+        .collect();
+    Quant {
+        kind,
+        options,
+        span: sp,
+    }
+}
+
+fn shared(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Shared {
+    let sp = span(&pair);
+    let mut docs = Vec::new();
+    let mut name = None;
+    let mut dtype = None;
+    let mut extents = Vec::new();
+    for p in children(pair) {
+        match p.as_rule() {
+            Rule::doc => docs.push(doc_text(&p)),
+            Rule::ident => name = Some(ident(p)),
+            Rule::dtype => dtype = Some(ident(p)),
+            Rule::extents => extents = children(p).map(|e| expr(e, diags)).collect(),
+            r => unreachable!("shared has no {r:?}"),
+        }
+    }
+    Shared {
+        docs,
+        name: name.expect("grammar: shared has a name"),
+        dtype: dtype.expect("grammar: shared has a type"),
+        extents,
         span: sp,
     }
 }
@@ -229,13 +307,55 @@ fn param(pair: Pair<Rule>) -> Param {
     }
 }
 
-fn launch(pair: Pair<Rule>) -> Launch {
+fn launch(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Launch {
     let sp = span(&pair);
-    let mut idents = children(pair).map(ident);
-    let arg = idents.next().expect("grammar: launch names an argument");
+    let mut kind = None;
+    let mut threads = None;
+    for p in children(pair) {
+        match p.as_rule() {
+            Rule::launch_over => {
+                let mut blocks = false;
+                let mut arg = None;
+                let mut indices = Vec::new();
+                for q in children(p) {
+                    match q.as_rule() {
+                        Rule::blocks => blocks = true,
+                        Rule::ident => arg = Some(ident(q)),
+                        Rule::launch_index => {
+                            let i = q.into_inner().next().expect("grammar: index or `_`");
+                            indices.push((i.as_rule() == Rule::ident).then(|| ident(i)));
+                        }
+                        r => unreachable!("launch over has no {r:?}"),
+                    }
+                }
+                kind = Some(LaunchKind::Over {
+                    blocks,
+                    arg: arg.expect("grammar: launch names an argument"),
+                    indices,
+                });
+            }
+            Rule::launch_grid => {
+                let mut grid = Vec::new();
+                let mut block = Vec::new();
+                for q in children(p) {
+                    match q.as_rule() {
+                        Rule::expr => grid.push(expr(q, diags)),
+                        Rule::int => block.push((int_value(&q, diags) as u64, span(&q))),
+                        r => unreachable!("launch grid has no {r:?}"),
+                    }
+                }
+                kind = Some(LaunchKind::Grid { grid, block });
+            }
+            Rule::threads => {
+                let n = children(p).next().expect("grammar: threads has a number");
+                threads = Some((int_value(&n, diags) as u64, span(&n)));
+            }
+            r => unreachable!("launch has no {r:?}"),
+        }
+    }
     Launch {
-        arg,
-        indices: idents.collect(),
+        kind: kind.expect("grammar: launch has a form"),
+        threads,
         span: sp,
     }
 }
