@@ -6,7 +6,7 @@ pub fn c_expr(k: &Kernel, e: &Expr) -> String {
     match e {
         Expr::Const(v) => v.to_string(),
         Expr::Sym(s) => k.symbols[*s].name.clone(),
-        Expr::Param(p) => format!("I({})", k.params[*p].name),
+        Expr::Param(p) => k.params[*p].name.clone(),
         Expr::Neg(a) => format!("(-{})", c_expr(k, a)),
         Expr::Not(a) => format!("(!{})", c_expr(k, a)),
         Expr::Bin(op, a, b) => {

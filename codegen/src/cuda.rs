@@ -2,6 +2,7 @@
 //! guarded grid-stride loop that decodes the launch indices, and two entry points per
 //! kernel (32-bit and 64-bit indices).
 
+use crate::abi::{ArgKind, contract_args, contract_index};
 use crate::c_expr::c_expr;
 use crate::signature;
 use askama::Template;
@@ -70,6 +71,58 @@ struct KernelCu {
     entries: Vec<Entry>,
 }
 
+enum ArgCu {
+    Plain(PlainCu),
+    Quant(QuantCu),
+}
+
+/// The accessor of a plain tensor argument.
+struct PlainCu {
+    role: &'static str,
+    name: String,
+    /// Contract index, for checked-mode reports.
+    arg: usize,
+    write: u8,
+    rank: usize,
+    dtype: &'static str,
+    dims: String,
+    layout_note: String,
+    pointee: String,
+    stride_fields: String,
+    extent_fields: String,
+    element_ref: String,
+    /// What a refused access yields.
+    refused: String,
+    index_params: String,
+    indices: String,
+    extents: String,
+    offset: String,
+}
+
+/// The accessor of a quantized argument.
+struct QuantCu {
+    name: String,
+    arg: usize,
+    summary: String,
+    buffers: String,
+    parts: Vec<QuantPartCu>,
+    bits: u32,
+    g_idx: bool,
+    g_idx_arg: usize,
+    to_float: &'static str,
+    raw: String,
+    zero: String,
+    zero_at_g: String,
+    word_doc: &'static str,
+    word8: String,
+}
+
+struct QuantPartCu {
+    part: &'static str,
+    c_type: &'static str,
+    rank: usize,
+}
+
 /// How `run` covers the domain.
 enum LaunchCu {
     /// Every thread runs the body once; the body indexes by hand.
@@ -85,27 +138,19 @@ enum LaunchCu {
 
 struct SharedCu {
     name: String,
+    /// `-1 - n` for the n-th shared array, in checked-mode reports.
+    arg: i64,
+    rank: usize,
     dtype: &'static str,
     c_type: &'static str,
     dims: String,
     dim_fields: String,
+    dim_list: String,
     dim_values: String,
     index_params: String,
+    indices: String,
     offset: String,
     bytes: String,
-}
-
-struct ArgCu {
-    role: &'static str,
-    name: String,
-    dtype: &'static str,
-    dims: String,
-    layout_note: String,
-    pointee: String,
-    stride_fields: String,
-    element_ref: String,
-    index_params: String,
-    offset: String,
 }
 
 /// One step of turning the linear thread index into the launch indices.
@@ -119,16 +164,17 @@ struct Decode {
 struct Entry {
     suffix: &'static str,
     index_type: &'static str,
+    checked: bool,
     params: String,
     run_args: String,
 }
 
-/// Renders the CUDA C for every kernel of a module.
+/// Renders the CUDA C for every kernel of a module, as the file `cu_file`.
 pub fn generate(m: &ir::Module, cu_file: &str) -> String {
     let mut includes: Vec<&'static str> = m
         .kernels
         .iter()
-        .flat_map(|k| k.args.iter().map(|a| a.dtype))
+        .flat_map(|k| k.args.iter().map(|a| a.dtype).chain(k.shared.iter().map(|s| s.dtype)))
         .filter_map(header)
         .collect();
     includes.sort();
@@ -169,24 +215,40 @@ fn resume_lines(text: &str, cu_file: &str) -> String {
         .collect()
 }
 
+fn list<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
+    items.into_iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+}
+
 fn kernel(k: &ir::Kernel) -> KernelCu {
-    let args: Vec<ArgCu> = k.args.iter().map(arg).collect();
+    let index = contract_index(k);
+    let args: Vec<ArgCu> = k.args.iter().zip(&index).map(|(a, &i)| arg(a, i)).collect();
     let symbols: Vec<&str> = k.symbols.iter().map(|s| s.name.as_str()).collect();
 
-    // run()'s parameters: accessors, symbols, params. body() also gets the shared arrays
-    // and the launch indices.
-    let mut run_params: Vec<String> = k.args.iter().map(|a| format!("const {}_t<I> {}", a.name, a.name)).collect();
-    run_params.extend(symbols.iter().map(|s| format!("const I {s}")));
-    run_params.extend(k.params.iter().map(|p| format!("const {} {}", c_type(p.dtype), p.name)));
-    let mut body_params = run_params.clone();
-    body_params.extend(k.shared.iter().map(|a| format!("const {}_t<I> {}", a.name, a.name)));
+    // run()'s parameters: accessors, symbols, params, the record. body() gets the
+    // accessors, symbols, params, shared arrays and launch indices.
+    let accessors: Vec<String> = k.args.iter().map(|a| format!("const {}_t<I, C> {}", a.name, a.name)).collect();
+    let values: Vec<String> = symbols
+        .iter()
+        .map(|s| format!("const I {s}"))
+        .chain(k.params.iter().map(|p| format!("const {} {}", c_type(p.dtype), p.name)))
+        .collect();
+    let mut run_params = accessors.clone();
+    run_params.extend(values.iter().cloned());
+    run_params.push("ImaRecord* const ima_record".into());
+    let mut body_params = accessors;
+    body_params.extend(values);
+    body_params.extend(k.shared.iter().map(|a| format!("const {}_t<I, C> {}", a.name, a.name)));
     body_params.extend(k.launch.indices().iter().map(|i| format!("const I {i}")));
 
-    let mut body_names: Vec<String> = k.args.iter().map(|a| a.name.clone()).collect();
-    body_names.extend(symbols.iter().map(|s| s.to_string()));
-    body_names.extend(k.params.iter().map(|p| p.name.clone()));
-    body_names.extend(k.shared.iter().map(|a| a.name.clone()));
-    body_names.extend(k.launch.indices().iter().cloned());
+    let body_args: Vec<String> = k
+        .args
+        .iter()
+        .map(|a| a.name.clone())
+        .chain(symbols.iter().map(|s| s.to_string()))
+        .chain(k.params.iter().map(|p| p.name.clone()))
+        .chain(k.shared.iter().map(|a| a.name.clone()))
+        .chain(k.launch.indices().iter().cloned())
+        .collect();
 
     let (launch, extents) = match &k.launch {
         ir::Launch::Grid { .. } => (LaunchCu::Grid, Vec::new()),
@@ -226,9 +288,9 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         })
         .collect();
 
-    let entries = [("i32", "int"), ("i64", "long long")]
+    let entries = [("i32", "int", false), ("i64", "long long", false), ("i32_checked", "int", true), ("i64_checked", "long long", true)]
         .into_iter()
-        .map(|(suffix, index_type)| entry(k, suffix, index_type))
+        .map(|(suffix, index_type, checked)| entry(k, suffix, index_type, checked))
         .collect();
 
     KernelCu {
@@ -236,7 +298,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         signature: signature(k),
         docs: k.docs.clone(),
         args,
-        shared: k.shared.iter().map(|a| shared(k, a)).collect(),
+        shared: k.shared.iter().enumerate().map(|(i, a)| shared(k, i, a)).collect(),
         launch,
         body_params: body_params.join(",\n    "),
         body_line: k.body.line,
@@ -244,13 +306,13 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         run_params: run_params.join(",\n    "),
         domain,
         decode,
-        body_args: body_names.join(", "),
+        body_args: body_args.join(", "),
         threads: k.threads_per_block(),
         entries,
     }
 }
 
-fn shared(k: &ir::Kernel, a: &ir::SharedArray) -> SharedCu {
+fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
     let rank = a.dims.len();
     let extents: Vec<String> = a.dims.iter().map(|d| c_expr(k, &d.expr)).collect();
     // Row-major, Horner form: ((i0 * d1 + i1) * d2 + i2).
@@ -258,57 +320,186 @@ fn shared(k: &ir::Kernel, a: &ir::SharedArray) -> SharedCu {
     let ty = c_type(a.dtype);
     SharedCu {
         name: a.name.clone(),
+        arg: -1 - i as i64,
+        rank,
         dtype: a.dtype.name(),
         c_type: ty,
-        dims: a.dims.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(", "),
-        dim_fields: (0..rank).map(|d| format!("d{d}")).collect::<Vec<_>>().join(", "),
+        dims: list(a.dims.iter().map(|d| &d.text)),
+        dim_fields: list((0..rank).map(|d| format!("d{d}"))),
+        dim_list: list((0..rank).map(|d| format!("d{d}"))),
         dim_values: extents.join(", "),
-        index_params: (0..rank).map(|d| format!("I i{d}")).collect::<Vec<_>>().join(", "),
+        index_params: list((0..rank).map(|d| format!("I i{d}"))),
+        indices: list((0..rank).map(|d| format!("i{d}"))),
         offset: offset.replace("(i0)", "i0"),
         bytes: format!("{} * I(sizeof({ty}))", extents.join(" * ")),
     }
 }
 
-fn arg(a: &ir::TensorArg) -> ArgCu {
+fn arg(a: &ir::TensorArg, index: usize) -> ArgCu {
+    match &a.quant {
+        None => ArgCu::Plain(plain(a, index)),
+        Some(q) => ArgCu::Quant(quant(a, q, index)),
+    }
+}
+
+fn plain(a: &ir::TensorArg, index: usize) -> PlainCu {
     let ty = c_type(a.dtype);
     let writes = a.role != Role::In;
     let rank = a.rank();
-    let dims: Vec<&str> = a.dims.iter().map(|d| d.text.as_str()).collect();
     let layout_note = if a.is_permuted() {
-        let phys: Vec<&str> = a.physical_dims().map(|d| d.text.as_str()).collect();
-        format!(", stored [{}]", phys.join(", "))
+        format!(", stored [{}]", list(a.physical_dims().map(|d| &d.text)))
     } else {
         String::new()
     };
-    ArgCu {
+    PlainCu {
         role: match a.role {
             Role::In => "in",
             Role::Out => "out",
             Role::InOut => "inout",
         },
         name: a.name.clone(),
+        arg: index,
+        write: u8::from(writes),
+        rank,
         dtype: a.dtype.name(),
-        dims: dims.join(", "),
+        dims: list(a.dims.iter().map(|d| &d.text)),
         layout_note: if a.strided { format!("{layout_note}, strided") } else { layout_note },
         pointee: if writes { ty.to_string() } else { format!("const {ty}") },
-        stride_fields: (0..rank).map(|d| format!("s{d}")).collect::<Vec<_>>().join(", "),
-        // Inputs read by value through the read-only path; outputs hand out a reference.
+        stride_fields: list((0..rank).map(|d| format!("s{d}"))),
+        extent_fields: list((0..rank).map(|d| format!("e{d}"))),
+        // Inputs read by value; outputs hand out a reference.
         element_ref: if writes { format!("{ty}&") } else { ty.to_string() },
-        index_params: (0..rank).map(|d| format!("I i{d}")).collect::<Vec<_>>().join(", "),
+        refused: if writes { format!("ima_sink<{ty}>()") } else { format!("{ty}()") },
+        index_params: list((0..rank).map(|d| format!("I i{d}"))),
+        indices: list((0..rank).map(|d| format!("i{d}"))),
+        extents: list((0..rank).map(|d| format!("e{d}"))),
         offset: (0..rank).map(|d| format!("i{d} * s{d}")).collect::<Vec<_>>().join(" + "),
     }
 }
 
-fn entry(k: &ir::Kernel, suffix: &'static str, index_type: &'static str) -> Entry {
+/// AWQ's nibble of column `n % 8` in its word: the inverse of the pack order
+/// [0, 2, 4, 6, 1, 3, 5, 7], i.e. [0, 4, 1, 5, 2, 6, 3, 7].
+const AWQ_SHIFT: &str = "4 * ((n % 8) / 2 + (n % 8) % 2 * 4)";
+
+fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
+    let buffers = q.buffers(&a.dims[0], &a.dims[1], a.dtype);
+    let g_idx_arg = index + 1 + buffers.iter().position(|b| b.part == "g_idx").unwrap_or(0);
+    let to_float = if a.dtype == DType::BF16 { "__bfloat162float" } else { "__half2float" };
+    let (bits, raw, zero_of, summary, word_doc, word8) = match q.format {
+        ir::QuantFormat::Gptq { zeros, g_idx } => {
+            let zero_of = move |g: &str| match zeros {
+                ir::Zeros::MinusOne => format!("(((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)"),
+                ir::Zeros::Plain => format!("((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) & 0xF)"),
+                ir::Zeros::Symmetric => "8".to_string(),
+            };
+            let zero_desc = match zeros {
+                ir::Zeros::MinusOne => "zeros stored minus one",
+                ir::Zeros::Plain => "zeros stored plain",
+                ir::Zeros::Symmetric => "symmetric",
+            };
+            let word8 = format!(
+                "        const unsigned int word = qweight[(k / 8) * qweight_s0 + n * qweight_s1];\n\
+                 #pragma unroll\n\
+                 \x20       for (int j = 0; j < 8; ++j) {{\n\
+                 \x20           const I kk = k / 8 * 8 + j;\n\
+                 \x20           if (kk >= K) {{ out[j] = 0.f; continue; }}\n\
+                 \x20           const I g = group(kk);\n\
+                 \x20           out[j] = float(int((word >> (4 * j)) & 0xF) - {}) * {to_float}(scales[g * scales_s0 + n * scales_s1]);\n\
+                 \x20       }}",
+                zero_of("g")
+            );
+            (
+                4,
+                "(qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF".to_string(),
+                Box::new(zero_of) as Box<dyn Fn(&str) -> String>,
+                format!("q4 GPTQ, packed along K, {zero_desc}{}", if g_idx { ", act-order g_idx" } else { "" }),
+                "rows 8*(k/8) to 8*(k/8)+7 of column n",
+                word8,
+            )
+        }
+        ir::QuantFormat::Awq => {
+            let zero_of = |g: &str| format!("((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> ({AWQ_SHIFT})) & 0xF)");
+            let word8 = format!(
+                "        const unsigned int word = qweight[k * qweight_s0 + (n / 8) * qweight_s1];\n\
+                 \x20       const I g = group(k);\n\
+                 \x20       const unsigned int zword = qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1];\n\
+                 #pragma unroll\n\
+                 \x20       for (int j = 0; j < 8; ++j) {{\n\
+                 \x20           const I nn = n / 8 * 8 + j;\n\
+                 \x20           if (nn >= N) {{ out[j] = 0.f; continue; }}\n\
+                 \x20           const int shift = 4 * (j / 2 + j % 2 * 4);\n\
+                 \x20           out[j] = float(int((word >> shift) & 0xF) - int((zword >> shift) & 0xF)) * {to_float}(scales[g * scales_s0 + nn * scales_s1]);\n\
+                 \x20       }}"
+            );
+            (
+                4,
+                format!("(qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> ({AWQ_SHIFT})) & 0xF"),
+                Box::new(zero_of) as Box<dyn Fn(&str) -> String>,
+                "q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7]".to_string(),
+                "columns 8*(n/8) to 8*(n/8)+7 of row k",
+                word8,
+            )
+        }
+        ir::QuantFormat::Int8 => (
+            8,
+            "int(qweight[k * qweight_s0 + n * qweight_s1])".to_string(),
+            Box::new(|_: &str| "0".to_string()) as Box<dyn Fn(&str) -> String>,
+            "q8, symmetric".to_string(),
+            "",
+            String::new(),
+        ),
+    };
+    QuantCu {
+        name: a.name.clone(),
+        arg: index,
+        summary: format!("q{bits}[{}] {} with group {}", list(a.dims.iter().map(|d| &d.text)), summary, q.group.text),
+        buffers: list(buffers.iter().map(|b| format!("{} {}[{}]", b.part, b.dtype.name(), list(b.dims.iter().map(|d| &d.text))))),
+        parts: buffers
+            .iter()
+            .map(|b| QuantPartCu {
+                part: b.part,
+                c_type: c_type(b.dtype),
+                rank: b.dims.len(),
+            })
+            .collect(),
+        bits,
+        g_idx: matches!(q.format, ir::QuantFormat::Gptq { g_idx: true, .. }),
+        g_idx_arg,
+        to_float,
+        raw,
+        zero: zero_of("group(k)"),
+        zero_at_g: zero_of("g"),
+        word_doc,
+        word8,
+    }
+}
+
+fn entry(k: &ir::Kernel, suffix: &'static str, index_type: &'static str, checked: bool) -> Entry {
     let mut params = Vec::new();
     let mut run_args = Vec::new();
+    let contract = contract_args(k);
+    let record = if checked { "ima_record" } else { "nullptr" };
     for a in &k.args {
-        let ty = c_type(a.dtype);
-        let pointee = if a.role == Role::In { format!("const {ty}") } else { ty.to_string() };
-        params.push(format!("{pointee}* __restrict__ {}", a.name));
-        let strides: Vec<String> = (0..a.rank()).map(|d| format!("{}_s{d}", a.name)).collect();
-        params.extend(strides.iter().map(|s| format!("{index_type} {s}")));
-        run_args.push(format!("{}_t<{index_type}>{{{}, {}}}", a.name, a.name, strides.join(", ")));
+        let buffers: Vec<_> = contract.iter().filter(|c| std::ptr::eq(c.ir, a) && c.kind == ArgKind::Buffer).collect();
+        let mut fields = Vec::new();
+        for b in &buffers {
+            let ty = c_type(b.dtype);
+            let pointee = if b.role() == Role::In { format!("const {ty}") } else { ty.to_string() };
+            params.push(format!("{pointee}* __restrict__ {}", b.ident));
+            fields.push(b.ident.clone());
+            for d in 0..b.dims.len() {
+                params.push(format!("{index_type} {}_s{d}", b.ident));
+                fields.push(format!("{}_s{d}", b.ident));
+            }
+        }
+        // Logical extents (plain) or K, N, G (quantized), then the record.
+        let logical: Vec<String> = match &a.quant {
+            None => a.dims.iter().map(|d| c_expr(k, &d.expr)).collect(),
+            Some(q) => a.dims.iter().chain([&q.group]).map(|d| c_expr(k, &d.expr)).collect(),
+        };
+        fields.extend(logical);
+        fields.push(record.to_string());
+        run_args.push(format!("{}_t<{index_type}, {checked}>{{{}}}", a.name, fields.join(", ")));
     }
     for s in &k.symbols {
         params.push(format!("{index_type} {}", s.name));
@@ -318,9 +509,14 @@ fn entry(k: &ir::Kernel, suffix: &'static str, index_type: &'static str) -> Entr
         params.push(format!("{} {}", c_type(p.dtype), p.name));
         run_args.push(p.name.clone());
     }
+    if checked {
+        params.push("ImaRecord* ima_record".to_string());
+    }
+    run_args.push(record.to_string());
     Entry {
         suffix,
         index_type,
+        checked,
         params: params.join(",\n    "),
         run_args: run_args.join(",\n        "),
     }

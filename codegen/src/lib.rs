@@ -1,6 +1,7 @@
 //! imac's back ends: the checked IR to CUDA C and to Rust launch stubs, through askama
 //! templates (`codegen/templates/`), and the generated crate around them.
 
+mod abi;
 mod c_expr;
 pub mod cuda;
 pub mod package;

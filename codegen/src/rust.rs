@@ -1,6 +1,7 @@
 //! IR to Rust: one typed launch stub per kernel, and its contract as a static descriptor
 //! that the runtime's one checker interprets.
 
+use crate::abi::{ArgKind, contract_args, contract_index};
 use crate::signature;
 use askama::Template;
 use ima_dsl::ir::{self, BinOp, DType, Expr, Role};
@@ -65,7 +66,10 @@ struct KernelRs {
     docs: Vec<String>,
     arg_docs: Vec<String>,
     stub_params: Vec<String>,
-    kernel_args: String,
+    /// The stub's argument array, or `None` when a quantized argument needs `arg_pushes`.
+    kernel_args: Option<String>,
+    /// Statements building the argument Vec.
+    arg_pushes: Vec<String>,
     scalars: String,
     symbols: Vec<SymbolRs>,
     args: Vec<ArgRs>,
@@ -165,15 +169,27 @@ fn camel_case(name: &str) -> String {
 }
 
 fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
+    let index = contract_index(k);
     let mut stub_params = Vec::new();
     let mut arg_docs = Vec::new();
+    // Plain stubs pass a fixed array of arguments; a quantized argument expands into a
+    // run-time list of its buffers, so those stubs build a Vec.
     let mut kernel_args = Vec::new();
     for a in &k.args {
-        let ty = rust_type(a.dtype);
         let dims: Vec<&str> = a.physical_dims().map(|d| d.text.as_str()).collect();
+        if let Some(q) = &a.quant {
+            let scales = rust_type(a.dtype);
+            stub_params.push(format!("{}: &ima::QuantTensor<{scales}>", a.name));
+            kernel_args.push(KernelArgRs::Quant(format!("{}.kernel_args({})?", a.name, quant_format(q))));
+            let buffers = q.buffers(&a.dims[0], &a.dims[1], a.dtype);
+            let parts: Vec<String> = buffers.iter().map(|b| format!("{} `[{}]`", b.part, b.dims.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(", "))).collect();
+            arg_docs.push(format!("`{}`: q `[{}]`, group `{}`: {}", a.name, dims.join(", "), q.group.text, parts.join(", ")));
+            continue;
+        }
+        let ty = rust_type(a.dtype);
         let (borrow, ctor) = if a.role == Role::In { ("&", "read") } else { ("&mut ", "write") };
         stub_params.push(format!("{}: {borrow}ima::Tensor<{ty}>", a.name));
-        kernel_args.push(format!("ima::KernelArg::{ctor}({})", a.name));
+        kernel_args.push(KernelArgRs::One(format!("ima::KernelArg::{ctor}({})", a.name)));
         let mut doc = format!("`{}`: {} `[{}]`", a.name, a.dtype.name(), dims.join(", "));
         if a.is_permuted() {
             let logical: Vec<&str> = a.dims.iter().map(|d| d.text.as_str()).collect();
@@ -191,6 +207,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         scalars.push(format!("ima::Scalar::{}({})", dtype_variant(p.dtype), p.name));
         arg_docs.push(format!("`{}`: {}", p.name, p.dtype.name()));
     }
+    let quantized = kernel_args.iter().any(|a| matches!(a, KernelArgRs::Quant(_)));
     KernelRs {
         name: k.name.clone(),
         type_name: camel_case(&k.name),
@@ -200,32 +217,37 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         docs: k.docs.clone(),
         arg_docs,
         stub_params,
-        kernel_args: kernel_args.join(", "),
+        kernel_args: if quantized { None } else { Some(kernel_args.iter().map(KernelArgRs::expr).collect::<Vec<_>>().join(", ")) },
+        arg_pushes: kernel_args.iter().map(KernelArgRs::push).collect(),
         scalars: scalars.join(", "),
         symbols: k
             .symbols
             .iter()
             .map(|s| SymbolRs {
                 name: s.name.clone(),
-                arg: s.arg,
+                arg: index[s.arg],
                 dim: s.dim,
             })
             .collect(),
-        args: k
-            .args
+        args: contract_args(k)
             .iter()
             .map(|a| ArgRs {
                 name: a.name.clone(),
-                role: match a.role {
-                    Role::In => "In",
-                    Role::Out => "Out",
-                    Role::InOut => "InOut",
+                role: match (a.kind, a.role()) {
+                    (ArgKind::Logical, _) => "Logical",
+                    (_, Role::In) => "In",
+                    (_, Role::Out) => "Out",
+                    (_, Role::InOut) => "InOut",
                 },
                 dtype: dtype_variant(a.dtype),
                 dims: a.dims.iter().map(extent).collect(),
-                stored: a.stored.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
-                strided: a.strided,
-                align: a.align,
+                stored: if a.is_quant_buffer() {
+                    (0..a.dims.len()).map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+                } else {
+                    a.ir.stored.iter().chain(if a.kind == ArgKind::Logical { Some(&2) } else { None }).map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+                },
+                strided: a.ir.strided || a.kind == ArgKind::Logical,
+                align: if a.is_quant_buffer() || a.kind == ArgKind::Logical { a.dtype.size() } else { a.ir.align },
             })
             .collect(),
         params: k
@@ -254,9 +276,9 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
             })
             .collect(),
         launch: match &k.launch {
-            ir::Launch::Threads { arg, .. } => format!("ima::Launch::Threads {{ arg: {arg} }}"),
+            ir::Launch::Threads { arg, .. } => format!("ima::Launch::Threads {{ arg: {} }}", index[*arg]),
             ir::Launch::Blocks { arg, indices } => {
-                format!("ima::Launch::Blocks {{ arg: {arg}, outer: {} }}", indices.len())
+                format!("ima::Launch::Blocks {{ arg: {}, outer: {} }}", index[*arg], indices.len())
             }
             ir::Launch::Grid { grid } => format!(
                 "ima::Launch::Grid {{ dims: &[{}] }}",
@@ -275,6 +297,46 @@ fn extent(d: &ir::Extent) -> ExtentRs {
     ExtentRs {
         text: d.text.clone(),
         expr: rust_expr(&d.expr),
+    }
+}
+
+/// How a stub hands one spec argument to the runtime.
+enum KernelArgRs {
+    /// One `ima::KernelArg` expression.
+    One(String),
+    /// An expression yielding the argument list of a quantized tensor (`Result<Vec<_>>`).
+    Quant(String),
+}
+
+impl KernelArgRs {
+    fn expr(&self) -> String {
+        match self {
+            KernelArgRs::One(e) | KernelArgRs::Quant(e) => e.clone(),
+        }
+    }
+
+    /// The statement adding it to a Vec named `args`.
+    fn push(&self) -> String {
+        match self {
+            KernelArgRs::One(e) => format!("args.push({e});"),
+            KernelArgRs::Quant(e) => format!("args.extend({e});"),
+        }
+    }
+}
+
+/// The runtime's description of a quantized format, for `QuantTensor::kernel_args`.
+fn quant_format(q: &ir::Quant) -> String {
+    match q.format {
+        ir::QuantFormat::Gptq { zeros, g_idx } => {
+            let zeros = match zeros {
+                ir::Zeros::MinusOne => "MinusOne",
+                ir::Zeros::Plain => "Plain",
+                ir::Zeros::Symmetric => "Symmetric",
+            };
+            format!("ima::QuantFormat::Gptq(ima::ZeroStyle::{zeros}), {g_idx}")
+        }
+        ir::QuantFormat::Awq => "ima::QuantFormat::Awq, false".into(),
+        ir::QuantFormat::Int8 => "ima::QuantFormat::Int8, false".into(),
     }
 }
 

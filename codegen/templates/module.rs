@@ -64,11 +64,16 @@ impl {{ k.type_name }} {
         {{ p }},
 {%- endfor %}
     ) -> Result<ima::Launched, ima::Error> {
-        self.kernel.launch(
-            stream,
-            &mut [{{ k.kernel_args }}],
-            &[{{ k.scalars }}],
-        )
+{%- match k.kernel_args %}
+{%- when Some(args) %}
+        self.kernel.launch(stream, &mut [{{ args }}], &[{{ k.scalars }}])
+{%- when None %}
+        let mut args = Vec::new();
+{%- for push in k.arg_pushes %}
+        {{ push }}
+{%- endfor %}
+        self.kernel.launch(stream, &mut args, &[{{ k.scalars }}])
+{%- endmatch %}
     }
 }
 

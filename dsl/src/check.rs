@@ -414,6 +414,17 @@ impl<'a> KernelChecker<'a> {
                 }
             }
         }
+        // A quantized argument's group size, when a bare symbol, is bound from it too: its
+        // logical shape is [K, N] with the group as a third extent.
+        for (a, t) in tensors.iter().enumerate() {
+            let group = t.quant.iter().flat_map(|q| &q.options).find(|o| o.name.name == "group");
+            let Some(ast::Expr { kind: ExprKind::Name(n), span }) = group.and_then(|o| o.value.as_ref()) else { continue };
+            if !self.consts.contains_key(n) && !names.contains_key(n.as_str()) && !symbol_ids.contains_key(n.as_str()) {
+                symbol_ids.insert(n, symbols.len());
+                symbol_spans.insert(n, *span);
+                symbols.push(ir::Symbol { name: n.clone(), arg: a, dim: 2 });
+            }
+        }
         output_only.retain(|n, _| !symbol_ids.contains_key(n));
         for s in &symbols {
             let ident = ast::Ident {
@@ -735,7 +746,32 @@ impl<'a> KernelChecker<'a> {
     }
 
     fn tensor(&mut self, t: &ast::TensorArg, scope: &Scope) -> Option<ir::TensorArg> {
-        let dtype = self.dtype(&t.dtype);
+        let bits = match t.dtype.name.as_str() {
+            "q4" => Some(4),
+            "q8" => Some(8),
+            _ => None,
+        };
+        let (dtype, quant) = match (bits, &t.quant) {
+            (None, None) => (self.dtype(&t.dtype), None),
+            (Some(bits), Some(q)) => match self.quant(t, bits, q, scope) {
+                Some((quant, scales)) => (Some(scales), Some(quant)),
+                None => (None, None),
+            },
+            (Some(_), None) => {
+                self.error(
+                    Diagnostic::error(format!("`{}` needs a quantization format", t.dtype.name), t.dtype.span, "no format")
+                        .with_help("add one, e.g. `gptq(group = 128)`, `awq(group = 128)` or, for q8, `int8(group = 128)`"),
+                );
+                (None, None)
+            }
+            (None, Some(q)) => {
+                self.error(
+                    Diagnostic::error(format!("`{}(...)` on a `{}` tensor", q.kind.name, t.dtype.name), q.kind.span, "not a quantized type")
+                        .with_help("quantization formats apply to `q4` (gptq, awq) and `q8` (int8) tensors"),
+                );
+                (None, None)
+            }
+        };
         if t.extents.is_empty() {
             self.error(Diagnostic::error(
                 format!("argument `{}` has no dimensions", t.name.name),
@@ -791,7 +827,92 @@ impl<'a> KernelChecker<'a> {
             stored: stored?,
             strided: t.strided.is_some(),
             align: align?,
+            quant,
         })
+    }
+
+    /// Reads a quantization format's options; returns it with the scales' type.
+    fn quant(&mut self, t: &ast::TensorArg, bits: u32, q: &ast::Quant, scope: &Scope) -> Option<(ir::Quant, DType)> {
+        let errors_before = self.diags.len();
+        let format_bits = if q.kind.name == "int8" { 8 } else { 4 };
+        if bits != format_bits {
+            self.error(
+                Diagnostic::error(format!("`{}` stores {format_bits}-bit values, but `{}` is `q{bits}`", q.kind.name, t.name.name), q.kind.span, "wrong width")
+                    .with_help(if bits == 4 { "use `gptq(...)` or `awq(...)` for q4" } else { "use `int8(...)` for q8" }),
+            );
+        }
+        if t.extents.len() != 2 {
+            self.error(
+                Diagnostic::error(format!("quantized `{}` has {} dimensions", t.name.name, t.extents.len()), t.name.span, "must be [K, N]")
+                    .with_help("quantized weights are matrices: `q4[K, N]`, grouped along K"),
+            );
+        }
+        if t.role != Role::In {
+            self.error(Diagnostic::error(format!("quantized `{}` is not `in`", t.name.name), t.name.span, "read-only").with_help("kernels read quantized weights; write dequantized values to a plain output"));
+        }
+        if let Some(span) = t.stored.as_ref().map(|s| s[0].span).or(t.strided).or(t.align.map(|a| a.1)) {
+            self.error(Diagnostic::error("layout attributes on a quantized tensor", span, "not allowed here").with_help("the format fixes every buffer's layout"));
+        }
+        let mut group = None;
+        let mut zeros = ir::Zeros::MinusOne;
+        let mut g_idx = false;
+        let mut scales = DType::F16;
+        let allowed: &[&str] = match q.kind.name.as_str() {
+            "gptq" => &["group", "zeros", "sym", "g_idx", "scales"],
+            _ => &["group", "scales"],
+        };
+        for opt in &q.options {
+            let name = opt.name.name.as_str();
+            if !allowed.contains(&name) {
+                self.error(
+                    Diagnostic::error(format!("`{}` has no option `{name}`", q.kind.name), opt.name.span, "unknown option")
+                        .with_help(format!("options of `{}`: {}", q.kind.name, allowed.join(", "))),
+                );
+                continue;
+            }
+            let word = match &opt.value {
+                Some(ast::Expr { kind: ExprKind::Name(w), .. }) => Some(w.as_str()),
+                _ => None,
+            };
+            match (name, &opt.value) {
+                ("group", Some(e)) => {
+                    group = scope.int_expr(e, self.diags).map(|expr| ir::Extent { text: e.to_string(), expr });
+                }
+                ("zeros", Some(_)) if word == Some("plain") => zeros = ir::Zeros::Plain,
+                ("zeros", Some(_)) if word == Some("minus_one") => zeros = ir::Zeros::MinusOne,
+                ("scales", Some(_)) if word == Some("f16") => scales = DType::F16,
+                ("scales", Some(_)) if word == Some("bf16") => scales = DType::BF16,
+                ("sym", None) => zeros = ir::Zeros::Symmetric,
+                ("g_idx", None) => g_idx = true,
+                _ => {
+                    let expected = match name {
+                        "group" => "`group = 128` (a constant, a symbol, or K)",
+                        "zeros" => "`zeros = plain` or `zeros = minus_one`",
+                        "scales" => "`scales = f16` or `scales = bf16`",
+                        _ => "a flag without a value",
+                    };
+                    self.error(
+                        Diagnostic::error(format!("bad value for `{name}`"), opt.name.span, "unexpected value")
+                            .with_help(format!("write {expected}")),
+                    );
+                }
+            }
+        }
+        if group.is_none() && self.diags.len() == errors_before {
+            self.error(
+                Diagnostic::error(format!("`{}` needs a group size", q.kind.name), q.span, "no `group`")
+                    .with_help(format!("add `group = 128` (or a symbol, or `{}` for one group)", t.extents.first().map_or("K".into(), |e| e.to_string()))),
+            );
+        }
+        if self.diags.len() > errors_before {
+            return None;
+        }
+        let format = match q.kind.name.as_str() {
+            "gptq" => ir::QuantFormat::Gptq { zeros, g_idx },
+            "awq" => ir::QuantFormat::Awq,
+            _ => ir::QuantFormat::Int8,
+        };
+        Some((ir::Quant { format, group: group? }, scales))
     }
 
     /// `stored [B, S, H, D]` names the logical dimensions in memory order.

@@ -70,6 +70,98 @@ pub struct TensorArg {
     pub strided: bool,
     /// Alignment of the data pointer in bytes.
     pub align: u64,
+    /// For a quantized argument (`q4[K, N] gptq(...)`): its format. `dims` are then the
+    /// logical `[K, N]`, `dtype` is the scales' type, and the data lives in the buffers of
+    /// [`Quant::buffers`].
+    pub quant: Option<Quant>,
+}
+
+/// A quantized weight's storage, as declared: `gptq(group = 128, zeros = plain)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quant {
+    pub format: QuantFormat,
+    /// Rows of K per group: a constant, a symbol, or K itself.
+    pub group: Extent,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuantFormat {
+    /// 4-bit, packed along K (8 per i32 word), zeros packed along N.
+    Gptq { zeros: Zeros, g_idx: bool },
+    /// 4-bit, packed along N with the interleave [0,2,4,6,1,3,5,7]; zeros likewise, plain.
+    Awq,
+    /// 8-bit signed, one per i8, symmetric.
+    Int8,
+}
+
+/// How GPTQ stores its zero points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zeros {
+    /// Classic GPTQ: stored as zero - 1 (mod 16).
+    MinusOne,
+    /// Stored as they are.
+    Plain,
+    /// Symmetric: no zeros buffer; the zero is 8.
+    Symmetric,
+}
+
+/// One real buffer behind a quantized argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuantBuffer {
+    /// `qweight`, `qzeros`, `scales` or `g_idx`.
+    pub part: &'static str,
+    pub dtype: DType,
+    pub dims: Vec<Extent>,
+}
+
+impl Quant {
+    /// The buffers a quantized `[K, N]` argument expands into, with their padded shapes.
+    /// `k` and `n` are the argument's logical extents, `scales` the scales' type.
+    pub fn buffers(&self, k: &Extent, n: &Extent, scales: DType) -> Vec<QuantBuffer> {
+        let ceil = |a: &Extent, b: &Extent| Extent {
+            text: format!("ceil({} / {})", paren(&a.text), paren(&b.text)),
+            expr: Expr::Bin(BinOp::CeilDiv, Box::new(a.expr.clone()), Box::new(b.expr.clone())),
+        };
+        let eight = Extent {
+            text: "8".into(),
+            expr: Expr::Const(8),
+        };
+        let groups = ceil(k, &self.group);
+        let packed_n = ceil(n, &eight);
+        let buffer = |part, dtype, dims| QuantBuffer { part, dtype, dims };
+        let mut out = Vec::new();
+        match self.format {
+            QuantFormat::Gptq { zeros, g_idx } => {
+                out.push(buffer("qweight", DType::I32, vec![ceil(k, &eight), n.clone()]));
+                if zeros != Zeros::Symmetric {
+                    out.push(buffer("qzeros", DType::I32, vec![groups.clone(), packed_n]));
+                }
+                out.push(buffer("scales", scales, vec![groups, n.clone()]));
+                if g_idx {
+                    out.push(buffer("g_idx", DType::I32, vec![k.clone()]));
+                }
+            }
+            QuantFormat::Awq => {
+                out.push(buffer("qweight", DType::I32, vec![k.clone(), packed_n.clone()]));
+                out.push(buffer("qzeros", DType::I32, vec![groups.clone(), packed_n]));
+                out.push(buffer("scales", scales, vec![groups, n.clone()]));
+            }
+            QuantFormat::Int8 => {
+                out.push(buffer("qweight", DType::I8, vec![k.clone(), n.clone()]));
+                out.push(buffer("scales", scales, vec![groups, n.clone()]));
+            }
+        }
+        out
+    }
+}
+
+/// Parenthesises a compound extent inside a larger one: `ceil((S + 1) / 8)`.
+fn paren(text: &str) -> String {
+    if text.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        text.to_string()
+    } else {
+        format!("({text})")
+    }
 }
 
 impl TensorArg {

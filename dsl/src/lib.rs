@@ -6,6 +6,7 @@ mod check;
 pub mod diag;
 pub mod dtype;
 mod facts;
+pub mod fmt;
 pub mod ir;
 mod reserved;
 pub mod syntax;

@@ -18,6 +18,8 @@ pub const SPEC_FILE: &str = "specs/attn.ima";
 /// Every kernel of `specs/attn.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub attn_scores: AttnScores,
+    pub softmax_rows: SoftmaxRows,
+    pub attn_pv: AttnPv,
 }
 
 impl Kernels {
@@ -28,6 +30,12 @@ impl Kernels {
             attn_scores: AttnScores {
                 kernel: module.kernel(&ATTN_SCORES)?,
             },
+            softmax_rows: SoftmaxRows {
+                kernel: module.kernel(&SOFTMAX_ROWS)?,
+            },
+            attn_pv: AttnPv {
+                kernel: module.kernel(&ATTN_PV)?,
+            },
         })
     }
 }
@@ -36,7 +44,7 @@ impl Kernels {
 ///
 /// Attention scores: o = q · kᵀ · scale, one thread per score.
 ///
-/// Declared at `specs/attn.ima:2`.
+/// Declared at `specs/attn.ima:4`.
 pub struct AttnScores {
     kernel: ima::Kernel,
 }
@@ -60,11 +68,7 @@ impl AttnScores {
         o: &mut ima::Tensor<f32>,
         scale: f32,
     ) -> Result<ima::Launched, ima::Error> {
-        self.kernel.launch(
-            stream,
-            &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)],
-            &[ima::Scalar::F32(scale)],
-        )
+        self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
     }
 }
 
@@ -72,7 +76,7 @@ impl AttnScores {
 pub static ATTN_SCORES: ima::KernelContract = ima::KernelContract {
     name: "attn_scores",
     signature: "attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/attn.ima:2",
+    location: "specs/attn.ima:4",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -131,9 +135,199 @@ pub static ATTN_SCORES: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "D % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(3), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "D <= 256", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(3), &ima::Expr::Const(256)) },
     ],
-    launch: ima::Launch::Over { arg: 2 },
+    shared: &[
+    ],
+    launch: ima::Launch::Threads { arg: 2 },
     empty: ima::EmptyPolicy::Skip,
-    block: 256,
+    block: [256, 1, 1],
     entry_i32: "attn_scores_i32",
     entry_i64: "attn_scores_i64",
+};
+
+/// `softmax_rows(s: f32[B,H,S,T], p: f16[B,H,S,T])`
+///
+/// Softmax along each row of scores, a block per row.
+///
+/// Declared at `specs/attn.ima:23`.
+pub struct SoftmaxRows {
+    kernel: ima::Kernel,
+}
+
+impl SoftmaxRows {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &SOFTMAX_ROWS;
+
+    /// Checks every argument against the contract, then launches on `stream`.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    /// - `s`: f32 `[B, H, S, T]`, contiguous
+    /// - `p`: f16 `[B, H, S, T]`, contiguous
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        s: &ima::Tensor<f32>,
+        p: &mut ima::Tensor<ima::half::f16>,
+    ) -> Result<ima::Launched, ima::Error> {
+        self.kernel.launch(stream, &mut [ima::KernelArg::read(s), ima::KernelArg::write(p)], &[])
+    }
+}
+
+/// The contract of `softmax_rows`.
+pub static SOFTMAX_ROWS: ima::KernelContract = ima::KernelContract {
+    name: "softmax_rows",
+    signature: "softmax_rows(s: f32[B,H,S,T], p: f16[B,H,S,T])",
+    location: "specs/attn.ima:23",
+    symbols: &[
+        ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "S", bound_by: ima::Binding { arg: 0, dim: 2 } },
+        ima::Symbol { name: "T", bound_by: ima::Binding { arg: 0, dim: 3 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "s",
+            role: ima::Role::In,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "S", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "T", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 4,
+        },
+        ima::TensorArg {
+            name: "p",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "S", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "T", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 2,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+    ],
+    shared: &[
+        ima::SharedArray {
+            name: "red",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+            ],
+        },
+    ],
+    launch: ima::Launch::Blocks { arg: 1, outer: 3 },
+    empty: ima::EmptyPolicy::Skip,
+    block: [256, 1, 1],
+    entry_i32: "softmax_rows_i32",
+    entry_i64: "softmax_rows_i64",
+};
+
+/// `attn_pv(p: f16[B,H,S,T], v: f16[B,H,T,D], o: f32[B,H,S,D])`
+///
+/// o = p · v: attention output, one thread per element.
+///
+/// Declared at `specs/attn.ima:56`.
+pub struct AttnPv {
+    kernel: ima::Kernel,
+}
+
+impl AttnPv {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &ATTN_PV;
+
+    /// Checks every argument against the contract, then launches on `stream`.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    /// - `p`: f16 `[B, H, S, T]`, contiguous
+    /// - `v`: f16 `[B, H, T, D]`, contiguous
+    /// - `o`: f32 `[B, H, S, D]`, contiguous
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        p: &ima::Tensor<ima::half::f16>,
+        v: &ima::Tensor<ima::half::f16>,
+        o: &mut ima::Tensor<f32>,
+    ) -> Result<ima::Launched, ima::Error> {
+        self.kernel.launch(stream, &mut [ima::KernelArg::read(p), ima::KernelArg::read(v), ima::KernelArg::write(o)], &[])
+    }
+}
+
+/// The contract of `attn_pv`.
+pub static ATTN_PV: ima::KernelContract = ima::KernelContract {
+    name: "attn_pv",
+    signature: "attn_pv(p: f16[B,H,S,T], v: f16[B,H,T,D], o: f32[B,H,S,D])",
+    location: "specs/attn.ima:56",
+    symbols: &[
+        ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "S", bound_by: ima::Binding { arg: 0, dim: 2 } },
+        ima::Symbol { name: "T", bound_by: ima::Binding { arg: 0, dim: 3 } },
+        ima::Symbol { name: "D", bound_by: ima::Binding { arg: 1, dim: 3 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "p",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "S", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "T", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 2,
+        },
+        ima::TensorArg {
+            name: "v",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "T", expr: ima::Expr::Sym(3) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(4) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 2,
+        },
+        ima::TensorArg {
+            name: "o",
+            role: ima::Role::Out,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "S", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(4) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 4,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+    ],
+    shared: &[
+    ],
+    launch: ima::Launch::Threads { arg: 2 },
+    empty: ima::EmptyPolicy::Skip,
+    block: [256, 1, 1],
+    entry_i32: "attn_pv_i32",
+    entry_i64: "attn_pv_i64",
 };

@@ -1,0 +1,90 @@
+//! The contract's argument list, shared by both back ends: a plain tensor is one contract
+//! argument; a quantized one is a logical `[K, N, G]` argument (shape only, never passed
+//! to the kernel) followed by its real buffers. The runtime's checker and the kernel's
+//! parameter list both follow this order, and checked-mode reports name arguments by
+//! their index in it.
+
+use ima_dsl::ir::{self, DType, Extent, Role};
+
+pub struct ContractArg<'a> {
+    /// `q`, or `w.qzeros` for a quantized argument's buffer.
+    pub name: String,
+    /// C identifier: `q`, `w_qzeros`.
+    pub ident: String,
+    pub ir: &'a ir::TensorArg,
+    pub kind: ArgKind,
+    pub dtype: DType,
+    pub dims: Vec<Extent>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A buffer the kernel reads or writes.
+    Buffer,
+    /// The logical shape of a quantized argument: checked and bound, never passed.
+    Logical,
+}
+
+impl ContractArg<'_> {
+    pub fn role(&self) -> Role {
+        self.ir.role
+    }
+
+    /// One of a quantized argument's real buffers, whose layout the format fixes.
+    pub fn is_quant_buffer(&self) -> bool {
+        self.ir.quant.is_some() && self.kind == ArgKind::Buffer
+    }
+}
+
+/// Every contract argument of a kernel, in order.
+pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
+    let mut out = Vec::new();
+    for a in &k.args {
+        match &a.quant {
+            None => out.push(ContractArg {
+                name: a.name.clone(),
+                ident: a.name.clone(),
+                ir: a,
+                kind: ArgKind::Buffer,
+                dtype: a.dtype,
+                dims: a.dims.clone(),
+            }),
+            Some(q) => {
+                let mut logical = a.dims.clone();
+                logical.push(q.group.clone());
+                out.push(ContractArg {
+                    name: a.name.clone(),
+                    ident: a.name.clone(),
+                    ir: a,
+                    kind: ArgKind::Logical,
+                    dtype: a.dtype,
+                    dims: logical,
+                });
+                for b in q.buffers(&a.dims[0], &a.dims[1], a.dtype) {
+                    out.push(ContractArg {
+                        name: format!("{}.{}", a.name, b.part),
+                        ident: format!("{}_{}", a.name, b.part),
+                        ir: a,
+                        kind: ArgKind::Buffer,
+                        dtype: b.dtype,
+                        dims: b.dims,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The contract index of each IR argument (its logical argument, for a quantized one).
+pub fn contract_index(k: &ir::Kernel) -> Vec<usize> {
+    let mut next = 0;
+    k.args
+        .iter()
+        .map(|a| {
+            let index = next;
+            next += 1 + a.quant.as_ref().map_or(0, |q| q.buffers(&a.dims[0], &a.dims[1], a.dtype).len());
+            index
+        })
+        .collect()
+}
