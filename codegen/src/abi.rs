@@ -83,7 +83,10 @@ pub fn contract_index(k: &ir::Kernel) -> Vec<usize> {
         .iter()
         .map(|a| {
             let index = next;
-            next += 1 + a.quant.as_ref().map_or(0, |q| q.buffers(&a.dims[0], &a.dims[1], a.dtype).len());
+            next += 1 + a
+                .quant
+                .as_ref()
+                .map_or(0, |q| q.buffers(&a.dims[0], &a.dims[1], a.dtype).len());
             index
         })
         .collect()

@@ -174,7 +174,12 @@ pub fn generate(m: &ir::Module, cu_file: &str) -> String {
     let mut includes: Vec<&'static str> = m
         .kernels
         .iter()
-        .flat_map(|k| k.args.iter().map(|a| a.dtype).chain(k.shared.iter().map(|s| s.dtype)))
+        .flat_map(|k| {
+            k.args
+                .iter()
+                .map(|a| a.dtype)
+                .chain(k.shared.iter().map(|s| s.dtype))
+        })
         .filter_map(header)
         .collect();
     includes.sort();
@@ -188,7 +193,11 @@ pub fn generate(m: &ir::Module, cu_file: &str) -> String {
             .iter()
             .map(|(name, value)| ConstCu {
                 name: name.clone(),
-                c_type: if i32::try_from(*value).is_ok() { "int" } else { "long long" },
+                c_type: if i32::try_from(*value).is_ok() {
+                    "int"
+                } else {
+                    "long long"
+                },
                 value: *value,
             })
             .collect(),
@@ -216,7 +225,11 @@ fn resume_lines(text: &str, cu_file: &str) -> String {
 }
 
 fn list<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
-    items.into_iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+    items
+        .into_iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn kernel(k: &ir::Kernel) -> KernelCu {
@@ -226,18 +239,30 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
 
     // run()'s parameters: accessors, symbols, params, the record. body() gets the
     // accessors, symbols, params, shared arrays and launch indices.
-    let accessors: Vec<String> = k.args.iter().map(|a| format!("const {}_t<I, C> {}", a.name, a.name)).collect();
+    let accessors: Vec<String> = k
+        .args
+        .iter()
+        .map(|a| format!("const {}_t<I, C> {}", a.name, a.name))
+        .collect();
     let values: Vec<String> = symbols
         .iter()
         .map(|s| format!("const I {s}"))
-        .chain(k.params.iter().map(|p| format!("const {} {}", c_type(p.dtype), p.name)))
+        .chain(
+            k.params
+                .iter()
+                .map(|p| format!("const {} {}", c_type(p.dtype), p.name)),
+        )
         .collect();
     let mut run_params = accessors.clone();
     run_params.extend(values.iter().cloned());
     run_params.push("ImaRecord* const ima_record".into());
     let mut body_params = accessors;
     body_params.extend(values);
-    body_params.extend(k.shared.iter().map(|a| format!("const {}_t<I, C> {}", a.name, a.name)));
+    body_params.extend(
+        k.shared
+            .iter()
+            .map(|a| format!("const {}_t<I, C> {}", a.name, a.name)),
+    );
     body_params.extend(k.launch.indices().iter().map(|i| format!("const I {i}")));
 
     let body_args: Vec<String> = k
@@ -258,7 +283,11 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
                 step: "I(gridDim.x) * I(blockDim.x)",
                 sync: false,
             },
-            k.args[*arg].dims.iter().map(|d| c_expr(k, &d.expr)).collect(),
+            k.args[*arg]
+                .dims
+                .iter()
+                .map(|d| c_expr(k, &d.expr))
+                .collect(),
         ),
         ir::Launch::Blocks { arg, indices } => (
             LaunchCu::Loop {
@@ -266,10 +295,17 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
                 step: "I(gridDim.x)",
                 sync: !k.shared.is_empty(),
             },
-            k.args[*arg].dims[..indices.len()].iter().map(|d| c_expr(k, &d.expr)).collect::<Vec<_>>(),
+            k.args[*arg].dims[..indices.len()]
+                .iter()
+                .map(|d| c_expr(k, &d.expr))
+                .collect::<Vec<_>>(),
         ),
     };
-    let domain = if extents.is_empty() { "1".to_string() } else { extents.join(" * ") };
+    let domain = if extents.is_empty() {
+        "1".to_string()
+    } else {
+        extents.join(" * ")
+    };
     let decode = k
         .launch
         .indices()
@@ -281,24 +317,38 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
             let first = d == 0;
             Decode {
                 index: index.clone(),
-                value: if first { "ima_rest".to_string() } else { format!("ima_rest % {extent}") },
+                value: if first {
+                    "ima_rest".to_string()
+                } else {
+                    format!("ima_rest % {extent}")
+                },
                 extent: extent.clone(),
                 last: first,
             }
         })
         .collect();
 
-    let entries = [("i32", "int", false), ("i64", "long long", false), ("i32_checked", "int", true), ("i64_checked", "long long", true)]
-        .into_iter()
-        .map(|(suffix, index_type, checked)| entry(k, suffix, index_type, checked))
-        .collect();
+    let entries = [
+        ("i32", "int", false),
+        ("i64", "long long", false),
+        ("i32_checked", "int", true),
+        ("i64_checked", "long long", true),
+    ]
+    .into_iter()
+    .map(|(suffix, index_type, checked)| entry(k, suffix, index_type, checked))
+    .collect();
 
     KernelCu {
         name: k.name.clone(),
         signature: signature(k),
         docs: k.docs.clone(),
         args,
-        shared: k.shared.iter().enumerate().map(|(i, a)| shared(k, i, a)).collect(),
+        shared: k
+            .shared
+            .iter()
+            .enumerate()
+            .map(|(i, a)| shared(k, i, a))
+            .collect(),
         launch,
         body_params: body_params.join(",\n    "),
         body_line: k.body.line,
@@ -363,17 +413,36 @@ fn plain(a: &ir::TensorArg, index: usize) -> PlainCu {
         rank,
         dtype: a.dtype.name(),
         dims: list(a.dims.iter().map(|d| &d.text)),
-        layout_note: if a.strided { format!("{layout_note}, strided") } else { layout_note },
-        pointee: if writes { ty.to_string() } else { format!("const {ty}") },
+        layout_note: if a.strided {
+            format!("{layout_note}, strided")
+        } else {
+            layout_note
+        },
+        pointee: if writes {
+            ty.to_string()
+        } else {
+            format!("const {ty}")
+        },
         stride_fields: list((0..rank).map(|d| format!("s{d}"))),
         extent_fields: list((0..rank).map(|d| format!("e{d}"))),
         // Inputs read by value; outputs hand out a reference.
-        element_ref: if writes { format!("{ty}&") } else { ty.to_string() },
-        refused: if writes { format!("ima_sink<{ty}>()") } else { format!("{ty}()") },
+        element_ref: if writes {
+            format!("{ty}&")
+        } else {
+            ty.to_string()
+        },
+        refused: if writes {
+            format!("ima_sink<{ty}>()")
+        } else {
+            format!("{ty}()")
+        },
         index_params: list((0..rank).map(|d| format!("I i{d}"))),
         indices: list((0..rank).map(|d| format!("i{d}"))),
         extents: list((0..rank).map(|d| format!("e{d}"))),
-        offset: (0..rank).map(|d| format!("i{d} * s{d}")).collect::<Vec<_>>().join(" + "),
+        offset: (0..rank)
+            .map(|d| format!("i{d} * s{d}"))
+            .collect::<Vec<_>>()
+            .join(" + "),
     }
 }
 
@@ -384,12 +453,20 @@ const AWQ_SHIFT: &str = "4 * ((n % 8) / 2 + (n % 8) % 2 * 4)";
 fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
     let buffers = q.buffers(&a.dims[0], &a.dims[1], a.dtype);
     let g_idx_arg = index + 1 + buffers.iter().position(|b| b.part == "g_idx").unwrap_or(0);
-    let to_float = if a.dtype == DType::BF16 { "__bfloat162float" } else { "__half2float" };
+    let to_float = if a.dtype == DType::BF16 {
+        "__bfloat162float"
+    } else {
+        "__half2float"
+    };
     let (bits, raw, zero_of, summary, word_doc, word8) = match q.format {
         ir::QuantFormat::Gptq { zeros, g_idx } => {
             let zero_of = move |g: &str| match zeros {
-                ir::Zeros::MinusOne => format!("(((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)"),
-                ir::Zeros::Plain => format!("((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) & 0xF)"),
+                ir::Zeros::MinusOne => format!(
+                    "(((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)"
+                ),
+                ir::Zeros::Plain => format!(
+                    "((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) & 0xF)"
+                ),
                 ir::Zeros::Symmetric => "8".to_string(),
             };
             let zero_desc = match zeros {
@@ -410,15 +487,21 @@ fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
             );
             (
                 4,
-                "(qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF".to_string(),
+                "(qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF"
+                    .to_string(),
                 Box::new(zero_of) as Box<dyn Fn(&str) -> String>,
-                format!("q4 GPTQ, packed along K, {zero_desc}{}", if g_idx { ", act-order g_idx" } else { "" }),
+                format!(
+                    "q4 GPTQ, packed along K, {zero_desc}{}",
+                    if g_idx { ", act-order g_idx" } else { "" }
+                ),
                 "rows 8*(k/8) to 8*(k/8)+7 of column n",
                 word8,
             )
         }
         ir::QuantFormat::Awq => {
-            let zero_of = |g: &str| format!("((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> ({AWQ_SHIFT})) & 0xF)");
+            let zero_of = |g: &str| {
+                format!("((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> ({AWQ_SHIFT})) & 0xF)")
+            };
             let word8 = format!(
                 "        const unsigned int word = qweight[k * qweight_s0 + (n / 8) * qweight_s1];\n\
                  \x20       const I g = group(k);\n\
@@ -452,8 +535,20 @@ fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
     QuantCu {
         name: a.name.clone(),
         arg: index,
-        summary: format!("q{bits}[{}] {} with group {}", list(a.dims.iter().map(|d| &d.text)), summary, q.group.text),
-        buffers: list(buffers.iter().map(|b| format!("{} {}[{}]", b.part, b.dtype.name(), list(b.dims.iter().map(|d| &d.text))))),
+        summary: format!(
+            "q{bits}[{}] {} with group {}",
+            list(a.dims.iter().map(|d| &d.text)),
+            summary,
+            q.group.text
+        ),
+        buffers: list(buffers.iter().map(|b| {
+            format!(
+                "{} {}[{}]",
+                b.part,
+                b.dtype.name(),
+                list(b.dims.iter().map(|d| &d.text))
+            )
+        })),
         parts: buffers
             .iter()
             .map(|b| QuantPartCu {
@@ -480,11 +575,18 @@ fn entry(k: &ir::Kernel, suffix: &'static str, index_type: &'static str, checked
     let contract = contract_args(k);
     let record = if checked { "ima_record" } else { "nullptr" };
     for a in &k.args {
-        let buffers: Vec<_> = contract.iter().filter(|c| std::ptr::eq(c.ir, a) && c.kind == ArgKind::Buffer).collect();
+        let buffers: Vec<_> = contract
+            .iter()
+            .filter(|c| std::ptr::eq(c.ir, a) && c.kind == ArgKind::Buffer)
+            .collect();
         let mut fields = Vec::new();
         for b in &buffers {
             let ty = c_type(b.dtype);
-            let pointee = if b.role() == Role::In { format!("const {ty}") } else { ty.to_string() };
+            let pointee = if b.role() == Role::In {
+                format!("const {ty}")
+            } else {
+                ty.to_string()
+            };
             params.push(format!("{pointee}* __restrict__ {}", b.ident));
             fields.push(b.ident.clone());
             for d in 0..b.dims.len() {
@@ -495,11 +597,20 @@ fn entry(k: &ir::Kernel, suffix: &'static str, index_type: &'static str, checked
         // Logical extents (plain) or K, N, G (quantized), then the record.
         let logical: Vec<String> = match &a.quant {
             None => a.dims.iter().map(|d| c_expr(k, &d.expr)).collect(),
-            Some(q) => a.dims.iter().chain([&q.group]).map(|d| c_expr(k, &d.expr)).collect(),
+            Some(q) => a
+                .dims
+                .iter()
+                .chain([&q.group])
+                .map(|d| c_expr(k, &d.expr))
+                .collect(),
         };
         fields.extend(logical);
         fields.push(record.to_string());
-        run_args.push(format!("{}_t<{index_type}, {checked}>{{{}}}", a.name, fields.join(", ")));
+        run_args.push(format!(
+            "{}_t<{index_type}, {checked}>{{{}}}",
+            a.name,
+            fields.join(", ")
+        ));
     }
     for s in &k.symbols {
         params.push(format!("{index_type} {}", s.name));

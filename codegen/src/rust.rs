@@ -163,7 +163,11 @@ fn camel_case(name: &str) -> String {
         .filter(|w| !w.is_empty())
         .map(|w| {
             let mut c = w.chars();
-            c.next().map(|f| f.to_ascii_uppercase()).into_iter().chain(c).collect::<String>()
+            c.next()
+                .map(|f| f.to_ascii_uppercase())
+                .into_iter()
+                .chain(c)
+                .collect::<String>()
         })
         .collect()
 }
@@ -180,22 +184,56 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         if let Some(q) = &a.quant {
             let scales = rust_type(a.dtype);
             stub_params.push(format!("{}: &ima::QuantTensor<{scales}>", a.name));
-            kernel_args.push(KernelArgRs::Quant(format!("{}.kernel_args({})?", a.name, quant_format(q))));
+            kernel_args.push(KernelArgRs::Quant(format!(
+                "{}.kernel_args({})?",
+                a.name,
+                quant_format(q)
+            )));
             let buffers = q.buffers(&a.dims[0], &a.dims[1], a.dtype);
-            let parts: Vec<String> = buffers.iter().map(|b| format!("{} `[{}]`", b.part, b.dims.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(", "))).collect();
-            arg_docs.push(format!("`{}`: q `[{}]`, group `{}`: {}", a.name, dims.join(", "), q.group.text, parts.join(", ")));
+            let parts: Vec<String> = buffers
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{} `[{}]`",
+                        b.part,
+                        b.dims
+                            .iter()
+                            .map(|d| d.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+                .collect();
+            arg_docs.push(format!(
+                "`{}`: q `[{}]`, group `{}`: {}",
+                a.name,
+                dims.join(", "),
+                q.group.text,
+                parts.join(", ")
+            ));
             continue;
         }
         let ty = rust_type(a.dtype);
-        let (borrow, ctor) = if a.role == Role::In { ("&", "read") } else { ("&mut ", "write") };
+        let (borrow, ctor) = if a.role == Role::In {
+            ("&", "read")
+        } else {
+            ("&mut ", "write")
+        };
         stub_params.push(format!("{}: {borrow}ima::Tensor<{ty}>", a.name));
-        kernel_args.push(KernelArgRs::One(format!("ima::KernelArg::{ctor}({})", a.name)));
+        kernel_args.push(KernelArgRs::One(format!(
+            "ima::KernelArg::{ctor}({})",
+            a.name
+        )));
         let mut doc = format!("`{}`: {} `[{}]`", a.name, a.dtype.name(), dims.join(", "));
         if a.is_permuted() {
             let logical: Vec<&str> = a.dims.iter().map(|d| d.text.as_str()).collect();
             doc.push_str(&format!(" in memory, read as `[{}]`", logical.join(", ")));
         }
-        doc.push_str(if a.strided { ", any strides" } else { ", contiguous" });
+        doc.push_str(if a.strided {
+            ", any strides"
+        } else {
+            ", contiguous"
+        });
         if a.align > a.dtype.size() {
             doc.push_str(&format!(", {}-byte aligned", a.align));
         }
@@ -204,10 +242,16 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
     let mut scalars = Vec::new();
     for p in &k.params {
         stub_params.push(format!("{}: {}", p.name, rust_type(p.dtype)));
-        scalars.push(format!("ima::Scalar::{}({})", dtype_variant(p.dtype), p.name));
+        scalars.push(format!(
+            "ima::Scalar::{}({})",
+            dtype_variant(p.dtype),
+            p.name
+        ));
         arg_docs.push(format!("`{}`: {}", p.name, p.dtype.name()));
     }
-    let quantized = kernel_args.iter().any(|a| matches!(a, KernelArgRs::Quant(_)));
+    let quantized = kernel_args
+        .iter()
+        .any(|a| matches!(a, KernelArgRs::Quant(_)));
     KernelRs {
         name: k.name.clone(),
         type_name: camel_case(&k.name),
@@ -217,7 +261,17 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         docs: k.docs.clone(),
         arg_docs,
         stub_params,
-        kernel_args: if quantized { None } else { Some(kernel_args.iter().map(KernelArgRs::expr).collect::<Vec<_>>().join(", ")) },
+        kernel_args: if quantized {
+            None
+        } else {
+            Some(
+                kernel_args
+                    .iter()
+                    .map(KernelArgRs::expr)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )
+        },
         arg_pushes: kernel_args.iter().map(KernelArgRs::push).collect(),
         scalars: scalars.join(", "),
         symbols: k
@@ -242,12 +296,28 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 dtype: dtype_variant(a.dtype),
                 dims: a.dims.iter().map(extent).collect(),
                 stored: if a.is_quant_buffer() {
-                    (0..a.dims.len()).map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+                    (0..a.dims.len())
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 } else {
-                    a.ir.stored.iter().chain(if a.kind == ArgKind::Logical { Some(&2) } else { None }).map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+                    a.ir.stored
+                        .iter()
+                        .chain(if a.kind == ArgKind::Logical {
+                            Some(&2)
+                        } else {
+                            None
+                        })
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 },
                 strided: a.ir.strided || a.kind == ArgKind::Logical,
-                align: if a.is_quant_buffer() || a.kind == ArgKind::Logical { a.dtype.size() } else { a.ir.align },
+                align: if a.is_quant_buffer() || a.kind == ArgKind::Logical {
+                    a.dtype.size()
+                } else {
+                    a.ir.align
+                },
             })
             .collect(),
         params: k
@@ -276,9 +346,15 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
             })
             .collect(),
         launch: match &k.launch {
-            ir::Launch::Threads { arg, .. } => format!("ima::Launch::Threads {{ arg: {} }}", index[*arg]),
+            ir::Launch::Threads { arg, .. } => {
+                format!("ima::Launch::Threads {{ arg: {} }}", index[*arg])
+            }
             ir::Launch::Blocks { arg, indices } => {
-                format!("ima::Launch::Blocks {{ arg: {}, outer: {} }}", index[*arg], indices.len())
+                format!(
+                    "ima::Launch::Blocks {{ arg: {}, outer: {} }}",
+                    index[*arg],
+                    indices.len()
+                )
             }
             ir::Launch::Grid { grid } => format!(
                 "ima::Launch::Grid {{ dims: &[{}] }}",

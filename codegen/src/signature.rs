@@ -7,6 +7,13 @@ pub fn signature(k: &ir::Kernel) -> String {
         let dims: Vec<&str> = a.dims.iter().map(|d| d.text.as_str()).collect();
         format!("{}: {}[{}]", a.name, a.dtype.name(), dims.join(","))
     });
-    let params = k.params.iter().map(|p| format!("{}: {}", p.name, p.dtype.name()));
-    format!("{}({})", k.name, args.chain(params).collect::<Vec<_>>().join(", "))
+    let params = k
+        .params
+        .iter()
+        .map(|p| format!("{}: {}", p.name, p.dtype.name()));
+    format!(
+        "{}({})",
+        k.name,
+        args.chain(params).collect::<Vec<_>>().join(", ")
+    )
 }

@@ -196,7 +196,11 @@ impl<'a> Scope<'a> {
             };
             diags.push(
                 Diagnostic::error(
-                    format!("type mismatch: expected {}, found {}", want.name(), ty.name()),
+                    format!(
+                        "type mismatch: expected {}, found {}",
+                        want.name(),
+                        ty.name()
+                    ),
                     e.span,
                     format!("this is {}", ty.name()),
                 )
@@ -213,7 +217,9 @@ impl<'a> Scope<'a> {
             ExprKind::Int(v) => Some((ir::Expr::Const(*v), Ty::Int)),
             ExprKind::Name(n) => self.name(n, e.span, diags).map(|x| (x, Ty::Int)),
             ExprKind::Neg(a) => Some((ir::Expr::Neg(Box::new(self.int_expr(a, diags)?)), Ty::Int)),
-            ExprKind::Not(a) => Some((ir::Expr::Not(Box::new(self.bool_expr(a, diags)?)), Ty::Bool)),
+            ExprKind::Not(a) => {
+                Some((ir::Expr::Not(Box::new(self.bool_expr(a, diags)?)), Ty::Bool))
+            }
             ExprKind::Bin(op, a, b) => {
                 let (op, operand, result) = match op {
                     A::Add => (B::Add, Ty::Int, Ty::Int),
@@ -262,7 +268,11 @@ impl<'a> Scope<'a> {
                 }
             },
             ("min" | "max", [a, b]) => {
-                let op = if f.name == "min" { ir::BinOp::Min } else { ir::BinOp::Max };
+                let op = if f.name == "min" {
+                    ir::BinOp::Min
+                } else {
+                    ir::BinOp::Max
+                };
                 let a = self.int_expr(a, diags);
                 let b = self.int_expr(b, diags);
                 Some(ir::Expr::Bin(op, Box::new(a?), Box::new(b?)))
@@ -270,7 +280,11 @@ impl<'a> Scope<'a> {
             ("ceil" | "min" | "max", _) => {
                 let want = if f.name == "ceil" { 1 } else { 2 };
                 diags.push(Diagnostic::error(
-                    format!("`{}` takes {want} argument(s), found {}", f.name, args.len()),
+                    format!(
+                        "`{}` takes {want} argument(s), found {}",
+                        f.name,
+                        args.len()
+                    ),
                     span,
                     "wrong number of arguments",
                 ));
@@ -299,7 +313,10 @@ impl<'a> Scope<'a> {
             }
             diags.push(
                 Diagnostic::error(
-                    format!("type mismatch: param `{n}` is {}, not an integer", dtype.name()),
+                    format!(
+                        "type mismatch: param `{n}` is {}, not an integer",
+                        dtype.name()
+                    ),
                     span,
                     "not an integer",
                 )
@@ -361,19 +378,53 @@ impl<'a> KernelChecker<'a> {
         let tensors: Vec<&ast::TensorArg> = k
             .members
             .iter()
-            .filter_map(|m| if let Member::Tensor(t) = m { Some(t) } else { None })
+            .filter_map(|m| {
+                if let Member::Tensor(t) = m {
+                    Some(t)
+                } else {
+                    None
+                }
+            })
             .collect();
         let params: Vec<&ast::Param> = k
             .members
             .iter()
-            .filter_map(|m| if let Member::Param(p) = m { Some(p) } else { None })
+            .filter_map(|m| {
+                if let Member::Param(p) = m {
+                    Some(p)
+                } else {
+                    None
+                }
+            })
             .collect();
-        let launch = self.single(|m| if let Member::Launch(l) = m { Some(l) } else { None }, "launch");
-        let body = self.single(|m| if let Member::Body(b) = m { Some(b) } else { None }, "body");
+        let launch = self.single(
+            |m| {
+                if let Member::Launch(l) = m {
+                    Some(l)
+                } else {
+                    None
+                }
+            },
+            "launch",
+        );
+        let body = self.single(
+            |m| {
+                if let Member::Body(b) = m {
+                    Some(b)
+                } else {
+                    None
+                }
+            },
+            "body",
+        );
 
         // Argument and param names share one namespace: the stub's parameter list.
         let mut names: HashMap<&'a str, Span> = HashMap::new();
-        for ident in tensors.iter().map(|t| &t.name).chain(params.iter().map(|p| &p.name)) {
+        for ident in tensors
+            .iter()
+            .map(|t| &t.name)
+            .chain(params.iter().map(|p| &p.name))
+        {
             check_reserved(ident, self.diags);
             if let Some(&first) = names.get(ident.name.as_str()) {
                 self.error(duplicate("argument", ident, first));
@@ -417,12 +468,29 @@ impl<'a> KernelChecker<'a> {
         // A quantized argument's group size, when a bare symbol, is bound from it too: its
         // logical shape is [K, N] with the group as a third extent.
         for (a, t) in tensors.iter().enumerate() {
-            let group = t.quant.iter().flat_map(|q| &q.options).find(|o| o.name.name == "group");
-            let Some(ast::Expr { kind: ExprKind::Name(n), span }) = group.and_then(|o| o.value.as_ref()) else { continue };
-            if !self.consts.contains_key(n) && !names.contains_key(n.as_str()) && !symbol_ids.contains_key(n.as_str()) {
+            let group = t
+                .quant
+                .iter()
+                .flat_map(|q| &q.options)
+                .find(|o| o.name.name == "group");
+            let Some(ast::Expr {
+                kind: ExprKind::Name(n),
+                span,
+            }) = group.and_then(|o| o.value.as_ref())
+            else {
+                continue;
+            };
+            if !self.consts.contains_key(n)
+                && !names.contains_key(n.as_str())
+                && !symbol_ids.contains_key(n.as_str())
+            {
                 symbol_ids.insert(n, symbols.len());
                 symbol_spans.insert(n, *span);
-                symbols.push(ir::Symbol { name: n.clone(), arg: a, dim: 2 });
+                symbols.push(ir::Symbol {
+                    name: n.clone(),
+                    arg: a,
+                    dim: 2,
+                });
             }
         }
         output_only.retain(|n, _| !symbol_ids.contains_key(n));
@@ -462,7 +530,13 @@ impl<'a> KernelChecker<'a> {
         let shared: Vec<Option<ir::SharedArray>> = k
             .members
             .iter()
-            .filter_map(|m| if let Member::Shared(sh) = m { Some(sh) } else { None })
+            .filter_map(|m| {
+                if let Member::Shared(sh) = m {
+                    Some(sh)
+                } else {
+                    None
+                }
+            })
             .map(|sh| {
                 check_reserved(&sh.name, self.diags);
                 if let Some(&first) = names.get(sh.name.name.as_str()) {
@@ -488,11 +562,23 @@ impl<'a> KernelChecker<'a> {
                 })
             })
             .collect();
-        let empty = match self.all(|m| if let Member::Empty(p, sp) = m { Some((*p, *sp)) } else { None }).as_slice() {
+        let empty = match self
+            .all(|m| {
+                if let Member::Empty(p, sp) = m {
+                    Some((*p, *sp))
+                } else {
+                    None
+                }
+            })
+            .as_slice()
+        {
             [] => ir::EmptyPolicy::Skip,
             [(p, _)] => *p,
             [_, (_, span), ..] => {
-                self.error(Diagnostic::error("a second `empty` policy", *span, "given twice").with_help("keep one"));
+                self.error(
+                    Diagnostic::error("a second `empty` policy", *span, "given twice")
+                        .with_help("keep one"),
+                );
                 ir::EmptyPolicy::Skip
             }
         };
@@ -541,14 +627,20 @@ impl<'a> KernelChecker<'a> {
             if let Some(v) = eval_const(&c.expr) {
                 if v == 0 {
                     self.error(
-                        Diagnostic::error(format!("constraint `{}` never holds", c.text), ast.span, "always false")
-                            .with_help("remove it, or fix the constant"),
+                        Diagnostic::error(
+                            format!("constraint `{}` never holds", c.text),
+                            ast.span,
+                            "always false",
+                        )
+                        .with_help("remove it, or fix the constant"),
                     );
                 }
                 continue;
             }
             let k = Knowledge::from_constraints(symbols, params, &learned);
-            let vars = (0..symbols).map(Var::Sym).chain((0..params).map(Var::Param));
+            let vars = (0..symbols)
+                .map(Var::Sym)
+                .chain((0..params).map(Var::Param));
             for v in vars {
                 let f = k.facts(v);
                 let name = match v {
@@ -557,14 +649,23 @@ impl<'a> KernelChecker<'a> {
                 };
                 let empty_range = matches!((f.lo, f.hi), (Some(lo), Some(hi)) if lo > hi);
                 let bad_multiple = match (f.lo, f.hi) {
-                    (Some(lo), Some(hi)) if lo == hi => f.multiple_of.iter().find(|&&m| lo % m != 0).copied(),
+                    (Some(lo), Some(hi)) if lo == hi => {
+                        f.multiple_of.iter().find(|&&m| lo % m != 0).copied()
+                    }
                     _ => None,
                 };
                 if empty_range || bad_multiple.is_some() {
                     let why = if let Some(m) = bad_multiple {
-                        format!("`{name}` = {} is no multiple of {m}", f.lo.unwrap_or_default())
+                        format!(
+                            "`{name}` = {} is no multiple of {m}",
+                            f.lo.unwrap_or_default()
+                        )
                     } else {
-                        format!("no `{name}` is at least {} and at most {}", f.lo.unwrap_or_default(), f.hi.unwrap_or_default())
+                        format!(
+                            "no `{name}` is at least {} and at most {}",
+                            f.lo.unwrap_or_default(),
+                            f.hi.unwrap_or_default()
+                        )
                     };
                     self.error(
                         Diagnostic::error(format!("constraints on `{name}` can never hold together"), ast.span, why)
@@ -581,21 +682,35 @@ impl<'a> KernelChecker<'a> {
         let k = self.k;
         k.members
             .iter()
-            .filter_map(|m| if let Member::Param(p) = m { Some(p.name.name.as_str()) } else { None })
+            .filter_map(|m| {
+                if let Member::Param(p) = m {
+                    Some(p.name.name.as_str())
+                } else {
+                    None
+                }
+            })
             .nth(index)
             .expect("a resolved param index")
     }
 
     /// `align(16)` on f16 data promises 8-element vector access along the innermost
     /// physical dimension, which holds only if its extent is a multiple of 8.
-    fn vector_alignment(&mut self, tensors: &[&ast::TensorArg], args: &[ir::TensorArg], k: &Knowledge, symbols: &[ir::Symbol]) {
+    fn vector_alignment(
+        &mut self,
+        tensors: &[&ast::TensorArg],
+        args: &[ir::TensorArg],
+        k: &Knowledge,
+        symbols: &[ir::Symbol],
+    ) {
         for (t, a) in tensors.iter().zip(args) {
             let Some((_, span)) = t.align else { continue };
             let width = (a.align / a.dtype.size()) as i64;
             if width <= 1 {
                 continue;
             }
-            let Some(inner) = a.physical_dims().last() else { continue };
+            let Some(inner) = a.physical_dims().last() else {
+                continue;
+            };
             let ok = match &inner.expr {
                 ir::Expr::Const(c) => c % width == 0,
                 ir::Expr::Sym(s) => k.facts(Var::Sym(*s)).is_multiple_of(width),
@@ -605,7 +720,9 @@ impl<'a> KernelChecker<'a> {
             if !ok {
                 let help = match &inner.expr {
                     ir::Expr::Sym(s) => format!("add `where {} % {width} == 0`", symbols[*s].name),
-                    _ => format!("make the innermost extent a symbol constrained to a multiple of {width}"),
+                    _ => format!(
+                        "make the innermost extent a symbol constrained to a multiple of {width}"
+                    ),
                 };
                 self.error(
                     Diagnostic::error(
@@ -624,7 +741,13 @@ impl<'a> KernelChecker<'a> {
 
     /// Shared memory must fit the device at the largest sizes the constraints allow.
     fn shared_fits(&mut self, shared: &[ir::SharedArray], k: &Knowledge, symbols: &[ir::Symbol]) {
-        let decls: Vec<&ast::Shared> = self.all(|m| if let Member::Shared(sh) = m { Some(sh) } else { None });
+        let decls: Vec<&ast::Shared> = self.all(|m| {
+            if let Member::Shared(sh) = m {
+                Some(sh)
+            } else {
+                None
+            }
+        });
         let mut total: u64 = 0;
         for (a, decl) in shared.iter().zip(decls) {
             let mut elems: u64 = 1;
@@ -674,14 +797,20 @@ impl<'a> KernelChecker<'a> {
     }
 
     /// The one member of a kind that a kernel must have exactly once.
-    fn single<T>(&mut self, pick: impl Fn(&'a Member) -> Option<&'a T>, what: &str) -> Option<&'a T> {
+    fn single<T>(
+        &mut self,
+        pick: impl Fn(&'a Member) -> Option<&'a T>,
+        what: &str,
+    ) -> Option<&'a T> {
         let k = self.k;
         let found: Vec<&T> = k.members.iter().filter_map(pick).collect();
         match found.as_slice() {
             [one] => Some(one),
             [] => {
                 let example = match what {
-                    "launch" => "add `launch over OUT[i, j]`, naming an output and one index per dimension",
+                    "launch" => {
+                        "add `launch over OUT[i, j]`, naming an output and one index per dimension"
+                    }
                     _ => "add `body { ... }` with the kernel's CUDA C",
                 };
                 self.error(
@@ -713,8 +842,12 @@ impl<'a> KernelChecker<'a> {
         if d.is_none() {
             let all: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
             self.error(
-                Diagnostic::error(format!("unknown element type `{}`", ident.name), ident.span, "unknown type")
-                    .with_help(format!("use one of {}", all.join(", "))),
+                Diagnostic::error(
+                    format!("unknown element type `{}`", ident.name),
+                    ident.span,
+                    "unknown type",
+                )
+                .with_help(format!("use one of {}", all.join(", "))),
             );
         }
         d
@@ -766,18 +899,27 @@ impl<'a> KernelChecker<'a> {
             }
             (None, Some(q)) => {
                 self.error(
-                    Diagnostic::error(format!("`{}(...)` on a `{}` tensor", q.kind.name, t.dtype.name), q.kind.span, "not a quantized type")
-                        .with_help("quantization formats apply to `q4` (gptq, awq) and `q8` (int8) tensors"),
+                    Diagnostic::error(
+                        format!("`{}(...)` on a `{}` tensor", q.kind.name, t.dtype.name),
+                        q.kind.span,
+                        "not a quantized type",
+                    )
+                    .with_help(
+                        "quantization formats apply to `q4` (gptq, awq) and `q8` (int8) tensors",
+                    ),
                 );
                 (None, None)
             }
         };
         if t.extents.is_empty() {
-            self.error(Diagnostic::error(
-                format!("argument `{}` has no dimensions", t.name.name),
-                t.name.span,
-                "rank 0",
-            ).with_help("use a `param` for a scalar"));
+            self.error(
+                Diagnostic::error(
+                    format!("argument `{}` has no dimensions", t.name.name),
+                    t.name.span,
+                    "rank 0",
+                )
+                .with_help("use a `param` for a scalar"),
+            );
         }
         let dims: Vec<Option<ir::Extent>> = t
             .extents
@@ -798,8 +940,12 @@ impl<'a> KernelChecker<'a> {
             (Some((n, span)), Some(d)) => {
                 if !n.is_power_of_two() {
                     self.error(
-                        Diagnostic::error(format!("`align({n})` is not a power of two"), span, "not a power of two")
-                            .with_help(format!("use align({})", n.next_power_of_two())),
+                        Diagnostic::error(
+                            format!("`align({n})` is not a power of two"),
+                            span,
+                            "not a power of two",
+                        )
+                        .with_help(format!("use align({})", n.next_power_of_two())),
                     );
                     None
                 } else if n < d.size() {
@@ -832,26 +978,73 @@ impl<'a> KernelChecker<'a> {
     }
 
     /// Reads a quantization format's options; returns it with the scales' type.
-    fn quant(&mut self, t: &ast::TensorArg, bits: u32, q: &ast::Quant, scope: &Scope) -> Option<(ir::Quant, DType)> {
+    fn quant(
+        &mut self,
+        t: &ast::TensorArg,
+        bits: u32,
+        q: &ast::Quant,
+        scope: &Scope,
+    ) -> Option<(ir::Quant, DType)> {
         let errors_before = self.diags.len();
         let format_bits = if q.kind.name == "int8" { 8 } else { 4 };
         if bits != format_bits {
             self.error(
-                Diagnostic::error(format!("`{}` stores {format_bits}-bit values, but `{}` is `q{bits}`", q.kind.name, t.name.name), q.kind.span, "wrong width")
-                    .with_help(if bits == 4 { "use `gptq(...)` or `awq(...)` for q4" } else { "use `int8(...)` for q8" }),
+                Diagnostic::error(
+                    format!(
+                        "`{}` stores {format_bits}-bit values, but `{}` is `q{bits}`",
+                        q.kind.name, t.name.name
+                    ),
+                    q.kind.span,
+                    "wrong width",
+                )
+                .with_help(if bits == 4 {
+                    "use `gptq(...)` or `awq(...)` for q4"
+                } else {
+                    "use `int8(...)` for q8"
+                }),
             );
         }
         if t.extents.len() != 2 {
             self.error(
-                Diagnostic::error(format!("quantized `{}` has {} dimensions", t.name.name, t.extents.len()), t.name.span, "must be [K, N]")
-                    .with_help("quantized weights are matrices: `q4[K, N]`, grouped along K"),
+                Diagnostic::error(
+                    format!(
+                        "quantized `{}` has {} dimensions",
+                        t.name.name,
+                        t.extents.len()
+                    ),
+                    t.name.span,
+                    "must be [K, N]",
+                )
+                .with_help("quantized weights are matrices: `q4[K, N]`, grouped along K"),
             );
         }
         if t.role != Role::In {
-            self.error(Diagnostic::error(format!("quantized `{}` is not `in`", t.name.name), t.name.span, "read-only").with_help("kernels read quantized weights; write dequantized values to a plain output"));
+            self.error(
+                Diagnostic::error(
+                    format!("quantized `{}` is not `in`", t.name.name),
+                    t.name.span,
+                    "read-only",
+                )
+                .with_help(
+                    "kernels read quantized weights; write dequantized values to a plain output",
+                ),
+            );
         }
-        if let Some(span) = t.stored.as_ref().map(|s| s[0].span).or(t.strided).or(t.align.map(|a| a.1)) {
-            self.error(Diagnostic::error("layout attributes on a quantized tensor", span, "not allowed here").with_help("the format fixes every buffer's layout"));
+        if let Some(span) = t
+            .stored
+            .as_ref()
+            .map(|s| s[0].span)
+            .or(t.strided)
+            .or(t.align.map(|a| a.1))
+        {
+            self.error(
+                Diagnostic::error(
+                    "layout attributes on a quantized tensor",
+                    span,
+                    "not allowed here",
+                )
+                .with_help("the format fixes every buffer's layout"),
+            );
         }
         let mut group = None;
         let mut zeros = ir::Zeros::MinusOne;
@@ -865,18 +1058,32 @@ impl<'a> KernelChecker<'a> {
             let name = opt.name.name.as_str();
             if !allowed.contains(&name) {
                 self.error(
-                    Diagnostic::error(format!("`{}` has no option `{name}`", q.kind.name), opt.name.span, "unknown option")
-                        .with_help(format!("options of `{}`: {}", q.kind.name, allowed.join(", "))),
+                    Diagnostic::error(
+                        format!("`{}` has no option `{name}`", q.kind.name),
+                        opt.name.span,
+                        "unknown option",
+                    )
+                    .with_help(format!(
+                        "options of `{}`: {}",
+                        q.kind.name,
+                        allowed.join(", ")
+                    )),
                 );
                 continue;
             }
             let word = match &opt.value {
-                Some(ast::Expr { kind: ExprKind::Name(w), .. }) => Some(w.as_str()),
+                Some(ast::Expr {
+                    kind: ExprKind::Name(w),
+                    ..
+                }) => Some(w.as_str()),
                 _ => None,
             };
             match (name, &opt.value) {
                 ("group", Some(e)) => {
-                    group = scope.int_expr(e, self.diags).map(|expr| ir::Extent { text: e.to_string(), expr });
+                    group = scope.int_expr(e, self.diags).map(|expr| ir::Extent {
+                        text: e.to_string(),
+                        expr,
+                    });
                 }
                 ("zeros", Some(_)) if word == Some("plain") => zeros = ir::Zeros::Plain,
                 ("zeros", Some(_)) if word == Some("minus_one") => zeros = ir::Zeros::MinusOne,
@@ -892,16 +1099,27 @@ impl<'a> KernelChecker<'a> {
                         _ => "a flag without a value",
                     };
                     self.error(
-                        Diagnostic::error(format!("bad value for `{name}`"), opt.name.span, "unexpected value")
-                            .with_help(format!("write {expected}")),
+                        Diagnostic::error(
+                            format!("bad value for `{name}`"),
+                            opt.name.span,
+                            "unexpected value",
+                        )
+                        .with_help(format!("write {expected}")),
                     );
                 }
             }
         }
         if group.is_none() && self.diags.len() == errors_before {
             self.error(
-                Diagnostic::error(format!("`{}` needs a group size", q.kind.name), q.span, "no `group`")
-                    .with_help(format!("add `group = 128` (or a symbol, or `{}` for one group)", t.extents.first().map_or("K".into(), |e| e.to_string()))),
+                Diagnostic::error(
+                    format!("`{}` needs a group size", q.kind.name),
+                    q.span,
+                    "no `group`",
+                )
+                .with_help(format!(
+                    "add `group = 128` (or a symbol, or `{}` for one group)",
+                    t.extents.first().map_or("K".into(), |e| e.to_string())
+                )),
             );
         }
         if self.diags.len() > errors_before {
@@ -912,7 +1130,13 @@ impl<'a> KernelChecker<'a> {
             "awq" => ir::QuantFormat::Awq,
             _ => ir::QuantFormat::Int8,
         };
-        Some((ir::Quant { format, group: group? }, scales))
+        Some((
+            ir::Quant {
+                format,
+                group: group?,
+            },
+            scales,
+        ))
     }
 
     /// `stored [B, S, H, D]` names the logical dimensions in memory order.
@@ -924,20 +1148,29 @@ impl<'a> KernelChecker<'a> {
             let Some(l) = logical.iter().position(|n| *n == ident.name) else {
                 self.error(
                     Diagnostic::error(
-                        format!("`stored` names `{}`, which is no dimension of `{}`", ident.name, t.name.name),
+                        format!(
+                            "`stored` names `{}`, which is no dimension of `{}`",
+                            ident.name, t.name.name
+                        ),
                         ident.span,
                         "not a logical dimension",
                     )
-                    .with_help(format!("list the logical dimensions [{}] in memory order", logical.join(", "))),
+                    .with_help(format!(
+                        "list the logical dimensions [{}] in memory order",
+                        logical.join(", ")
+                    )),
                 );
                 return None;
             };
             if perm.contains(&l) {
-                self.error(Diagnostic::error(
-                    format!("`stored` names `{}` twice", ident.name),
-                    ident.span,
-                    "repeated",
-                ).with_help("`stored` is a permutation of the logical dimensions"));
+                self.error(
+                    Diagnostic::error(
+                        format!("`stored` names `{}` twice", ident.name),
+                        ident.span,
+                        "repeated",
+                    )
+                    .with_help("`stored` is a permutation of the logical dimensions"),
+                );
                 return None;
             }
             perm.push(l);
@@ -945,11 +1178,19 @@ impl<'a> KernelChecker<'a> {
         if perm.len() != logical.len() {
             self.error(
                 Diagnostic::error(
-                    format!("`stored` has {} dimensions, `{}` has {}", perm.len(), t.name.name, logical.len()),
+                    format!(
+                        "`stored` has {} dimensions, `{}` has {}",
+                        perm.len(),
+                        t.name.name,
+                        logical.len()
+                    ),
                     span,
                     "not a permutation",
                 )
-                .with_help(format!("list all of [{}] in memory order", logical.join(", "))),
+                .with_help(format!(
+                    "list all of [{}] in memory order",
+                    logical.join(", ")
+                )),
             );
             return None;
         }
@@ -959,7 +1200,10 @@ impl<'a> KernelChecker<'a> {
         if seen_dup.len() != logical.len() {
             self.error(
                 Diagnostic::error(
-                    format!("`stored` is ambiguous: `{}` has repeated dimensions", t.name.name),
+                    format!(
+                        "`stored` is ambiguous: `{}` has repeated dimensions",
+                        t.name.name
+                    ),
                     span,
                     "ambiguous",
                 )
@@ -983,15 +1227,22 @@ impl<'a> KernelChecker<'a> {
             Some((n, span)) => {
                 self.error(
                     Diagnostic::error(format!("{n} threads per block"), span, "must be 1 to 1024")
-                        .with_help("CUDA blocks hold at most 1024 threads; 128 or 256 suit most kernels"),
+                        .with_help(
+                            "CUDA blocks hold at most 1024 threads; 128 or 256 suit most kernels",
+                        ),
                 );
                 return None;
             }
         };
         match &l.kind {
-            ast::LaunchKind::Over { blocks, arg, indices } => {
+            ast::LaunchKind::Over {
+                blocks,
+                arg,
+                indices,
+            } => {
                 let block = [threads.map_or(DEFAULT_BLOCK, |t| t.0), 1, 1];
-                let (arg, indices) = self.launch_over(*blocks, arg, indices, l.span, tensors, scope, names)?;
+                let (arg, indices) =
+                    self.launch_over(*blocks, arg, indices, l.span, tensors, scope, names)?;
                 let launch = if *blocks {
                     ir::Launch::Blocks { arg, indices }
                 } else {
@@ -1002,16 +1253,29 @@ impl<'a> KernelChecker<'a> {
             ast::LaunchKind::Grid { grid, block } => {
                 if let Some((_, span)) = threads {
                     self.error(
-                        Diagnostic::error("`threads` with a raw `grid`", span, "the block is already given")
-                            .with_help("set the block's size in `block(...)`"),
+                        Diagnostic::error(
+                            "`threads` with a raw `grid`",
+                            span,
+                            "the block is already given",
+                        )
+                        .with_help("set the block's size in `block(...)`"),
                     );
                     return None;
                 }
-                let grid: Vec<ir::Expr> = grid.iter().map(|e| scope.int_expr(e, self.diags)).collect::<Vec<_>>().into_iter().collect::<Option<_>>()?;
+                let grid: Vec<ir::Expr> = grid
+                    .iter()
+                    .map(|e| scope.int_expr(e, self.diags))
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .collect::<Option<_>>()?;
                 let mut dims = [1u32; 3];
                 for (d, &(n, span)) in block.iter().enumerate() {
                     if !(1..=1024).contains(&n) {
-                        self.error(Diagnostic::error(format!("block dimension {n}"), span, "must be 1 to 1024"));
+                        self.error(Diagnostic::error(
+                            format!("block dimension {n}"),
+                            span,
+                            "must be 1 to 1024",
+                        ));
                         return None;
                     }
                     dims[d] = n as u32;
@@ -1020,8 +1284,12 @@ impl<'a> KernelChecker<'a> {
                 if total > 1024 {
                     let span = Span::new(block[0].1.start, block[block.len() - 1].1.end);
                     self.error(
-                        Diagnostic::error(format!("a block of {total} threads"), span, "more than 1024 threads")
-                            .with_help("CUDA blocks hold at most 1024 threads"),
+                        Diagnostic::error(
+                            format!("a block of {total} threads"),
+                            span,
+                            "more than 1024 threads",
+                        )
+                        .with_help("CUDA blocks hold at most 1024 threads"),
                     );
                     return None;
                 }
@@ -1043,24 +1311,41 @@ impl<'a> KernelChecker<'a> {
     ) -> Option<(usize, Vec<String>)> {
         let Some(arg) = tensors.iter().position(|t| t.name.name == arg_name.name) else {
             self.error(
-                Diagnostic::error(format!("`launch over` names `{}`, which is no argument", arg_name.name), arg_name.span, "unknown argument")
-                    .with_help("name an `out` or `inout` tensor of this kernel"),
+                Diagnostic::error(
+                    format!(
+                        "`launch over` names `{}`, which is no argument",
+                        arg_name.name
+                    ),
+                    arg_name.span,
+                    "unknown argument",
+                )
+                .with_help("name an `out` or `inout` tensor of this kernel"),
             );
             return None;
         };
         let t = tensors[arg];
         if t.role == Role::In {
             self.error(
-                Diagnostic::error(format!("`launch over` an input: `{}` is `in`", arg_name.name), arg_name.span, "an input")
-                    .with_related(t.name.span, "declared `in` here")
-                    .with_help("launch over the output each thread writes, or declare it `inout`"),
+                Diagnostic::error(
+                    format!("`launch over` an input: `{}` is `in`", arg_name.name),
+                    arg_name.span,
+                    "an input",
+                )
+                .with_related(t.name.span, "declared `in` here")
+                .with_help("launch over the output each thread writes, or declare it `inout`"),
             );
             return None;
         }
         if indices.len() != t.extents.len() {
             self.error(
                 Diagnostic::error(
-                    format!("`launch over {}` gives {} indices; `{}` has {} dimensions", arg_name.name, indices.len(), arg_name.name, t.extents.len()),
+                    format!(
+                        "`launch over {}` gives {} indices; `{}` has {} dimensions",
+                        arg_name.name,
+                        indices.len(),
+                        arg_name.name,
+                        t.extents.len()
+                    ),
                     span,
                     "wrong number of indices",
                 )
@@ -1074,8 +1359,14 @@ impl<'a> KernelChecker<'a> {
         let holes_at_end = indices[named..].iter().all(|i| i.is_none());
         if !blocks && named < indices.len() {
             self.error(
-                Diagnostic::error("`_` in a thread-per-element launch", span, "every dimension needs an index")
-                    .with_help("name every index, or write `launch blocks over ...` for a block per row"),
+                Diagnostic::error(
+                    "`_` in a thread-per-element launch",
+                    span,
+                    "every dimension needs an index",
+                )
+                .with_help(
+                    "name every index, or write `launch blocks over ...` for a block per row",
+                ),
             );
             return None;
         }
@@ -1093,18 +1384,31 @@ impl<'a> KernelChecker<'a> {
                 self.error(duplicate("index", i, first));
             } else if let Some(&arg) = names.get(i.name.as_str()) {
                 self.error(
-                    Diagnostic::error(format!("index `{}` shadows the argument `{}`", i.name, i.name), i.span, "shadows an argument")
-                        .with_related(arg, "argument declared here")
-                        .with_help("give the index another name"),
+                    Diagnostic::error(
+                        format!("index `{}` shadows the argument `{}`", i.name, i.name),
+                        i.span,
+                        "shadows an argument",
+                    )
+                    .with_related(arg, "argument declared here")
+                    .with_help("give the index another name"),
                 );
-            } else if scope.symbols.contains_key(i.name.as_str()) || self.consts.contains_key(&i.name) {
+            } else if scope.symbols.contains_key(i.name.as_str())
+                || self.consts.contains_key(&i.name)
+            {
                 self.error(
-                    Diagnostic::error(format!("index `{}` shadows the symbol `{}`", i.name, i.name), i.span, "shadows a symbol")
-                        .with_help("indices are usually lower case, symbols upper case"),
+                    Diagnostic::error(
+                        format!("index `{}` shadows the symbol `{}`", i.name, i.name),
+                        i.span,
+                        "shadows a symbol",
+                    )
+                    .with_help("indices are usually lower case, symbols upper case"),
                 );
             }
             seen.insert(&i.name, i.span);
         }
-        Some((arg, indices.iter().flatten().map(|i| i.name.clone()).collect()))
+        Some((
+            arg,
+            indices.iter().flatten().map(|i| i.name.clone()).collect(),
+        ))
     }
 }

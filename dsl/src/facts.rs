@@ -134,24 +134,41 @@ impl Knowledge {
             Expr::Bin(op, a, b) => {
                 let (alo, ahi) = self.range(a);
                 let (blo, bhi) = self.range(b);
-                let both = |x: Option<i64>, y: Option<i64>, f: fn(i64, i64) -> Option<i64>| x.zip(y).and_then(|(x, y)| f(x, y));
+                let both = |x: Option<i64>, y: Option<i64>, f: fn(i64, i64) -> Option<i64>| {
+                    x.zip(y).and_then(|(x, y)| f(x, y))
+                };
                 let nonneg = alo.is_some_and(|v| v >= 0) && blo.is_some_and(|v| v >= 0);
                 match op {
-                    BinOp::Add => (both(alo, blo, i64::checked_add), both(ahi, bhi, i64::checked_add)),
-                    BinOp::Sub => (both(alo, bhi, i64::checked_sub), both(ahi, blo, i64::checked_sub)),
-                    BinOp::Mul if nonneg => (both(alo, blo, i64::checked_mul), both(ahi, bhi, i64::checked_mul)),
-                    BinOp::Div if nonneg && blo.is_some_and(|v| v > 0) => {
-                        (both(alo, bhi, i64::checked_div), both(ahi, blo, i64::checked_div))
-                    }
+                    BinOp::Add => (
+                        both(alo, blo, i64::checked_add),
+                        both(ahi, bhi, i64::checked_add),
+                    ),
+                    BinOp::Sub => (
+                        both(alo, bhi, i64::checked_sub),
+                        both(ahi, blo, i64::checked_sub),
+                    ),
+                    BinOp::Mul if nonneg => (
+                        both(alo, blo, i64::checked_mul),
+                        both(ahi, bhi, i64::checked_mul),
+                    ),
+                    BinOp::Div if nonneg && blo.is_some_and(|v| v > 0) => (
+                        both(alo, bhi, i64::checked_div),
+                        both(ahi, blo, i64::checked_div),
+                    ),
                     BinOp::CeilDiv if nonneg && blo.is_some_and(|v| v > 0) => (
                         both(alo, bhi, |x, y| Some((x + y - 1) / y)),
                         both(ahi, blo, |x, y| Some(x.checked_add(y - 1)? / y)),
                     ),
-                    BinOp::Rem if nonneg && bhi.is_some() => (Some(0), bhi.map(|v| v - 1).zip(ahi).map(|(x, y)| x.min(y))),
-                    BinOp::Min => (both(alo, blo, |x, y| Some(x.min(y))), match (ahi, bhi) {
-                        (Some(x), Some(y)) => Some(x.min(y)),
-                        (x, y) => x.or(y),
-                    }),
+                    BinOp::Rem if nonneg && bhi.is_some() => {
+                        (Some(0), bhi.map(|v| v - 1).zip(ahi).map(|(x, y)| x.min(y)))
+                    }
+                    BinOp::Min => (
+                        both(alo, blo, |x, y| Some(x.min(y))),
+                        match (ahi, bhi) {
+                            (Some(x), Some(y)) => Some(x.min(y)),
+                            (x, y) => x.or(y),
+                        },
+                    ),
                     BinOp::Max => (alo.max(blo), both(ahi, bhi, |x, y| Some(x.max(y)))),
                     _ => (None, None),
                 }

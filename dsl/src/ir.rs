@@ -120,7 +120,11 @@ impl Quant {
     pub fn buffers(&self, k: &Extent, n: &Extent, scales: DType) -> Vec<QuantBuffer> {
         let ceil = |a: &Extent, b: &Extent| Extent {
             text: format!("ceil({} / {})", paren(&a.text), paren(&b.text)),
-            expr: Expr::Bin(BinOp::CeilDiv, Box::new(a.expr.clone()), Box::new(b.expr.clone())),
+            expr: Expr::Bin(
+                BinOp::CeilDiv,
+                Box::new(a.expr.clone()),
+                Box::new(b.expr.clone()),
+            ),
         };
         let eight = Extent {
             text: "8".into(),
@@ -132,7 +136,11 @@ impl Quant {
         let mut out = Vec::new();
         match self.format {
             QuantFormat::Gptq { zeros, g_idx } => {
-                out.push(buffer("qweight", DType::I32, vec![ceil(k, &eight), n.clone()]));
+                out.push(buffer(
+                    "qweight",
+                    DType::I32,
+                    vec![ceil(k, &eight), n.clone()],
+                ));
                 if zeros != Zeros::Symmetric {
                     out.push(buffer("qzeros", DType::I32, vec![groups.clone(), packed_n]));
                 }
@@ -142,7 +150,11 @@ impl Quant {
                 }
             }
             QuantFormat::Awq => {
-                out.push(buffer("qweight", DType::I32, vec![k.clone(), packed_n.clone()]));
+                out.push(buffer(
+                    "qweight",
+                    DType::I32,
+                    vec![k.clone(), packed_n.clone()],
+                ));
                 out.push(buffer("qzeros", DType::I32, vec![groups.clone(), packed_n]));
                 out.push(buffer("scales", scales, vec![groups, n.clone()]));
             }

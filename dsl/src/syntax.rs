@@ -25,7 +25,11 @@ pub fn parse(text: &str) -> Result<File, Vec<Diagnostic>> {
             r => unreachable!("grammar yields no {r:?} at file level"),
         }
     }
-    if diags.is_empty() { Ok(File { items }) } else { Err(diags) }
+    if diags.is_empty() {
+        Ok(File { items })
+    } else {
+        Err(diags)
+    }
 }
 
 fn syntax_error(e: pest::error::Error<Rule>, text: &str) -> Diagnostic {
@@ -37,7 +41,9 @@ fn syntax_error(e: pest::error::Error<Rule>, text: &str) -> Diagnostic {
     let message = e.variant.message().into_owned();
     let d = Diagnostic::error(format!("syntax error: {message}"), span, message);
     if text[span.start.min(text.len())..].trim().is_empty() {
-        d.with_help("the file ends inside a block: a `{` (of a kernel or a body) has no matching `}`")
+        d.with_help(
+            "the file ends inside a block: a `{` (of a kernel or a body) has no matching `}`",
+        )
     } else {
         d
     }
@@ -133,7 +139,10 @@ fn children(pair: Pair<Rule>) -> impl Iterator<Item = Pair<Rule>> {
 
 fn doc_text(pair: &Pair<Rule>) -> String {
     let text = pair.as_str().trim_start_matches("///");
-    text.strip_prefix(' ').unwrap_or(text).trim_end().to_string()
+    text.strip_prefix(' ')
+        .unwrap_or(text)
+        .trim_end()
+        .to_string()
 }
 
 fn const_decl(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> ConstDecl {
@@ -414,7 +423,10 @@ fn expr_pairs(pairs: Pairs<Rule>, diags: &mut Vec<Diagnostic>) -> Expr {
             },
             Rule::paren => {
                 let sp = span(&p);
-                let inner = p.into_inner().next().expect("grammar: parentheses hold an expression");
+                let inner = p
+                    .into_inner()
+                    .next()
+                    .expect("grammar: parentheses hold an expression");
                 // Keep the parentheses in the span, so messages underline what was written.
                 Expr {
                     span: sp,
@@ -425,9 +437,7 @@ fn expr_pairs(pairs: Pairs<Rule>, diags: &mut Vec<Diagnostic>) -> Expr {
                 let sp = span(&p);
                 let mut inner = p.into_inner();
                 let name = ident(inner.next().expect("grammar: call has a name"));
-                let args = inner
-                    .map(|a| expr_pairs(a.into_inner(), diags))
-                    .collect();
+                let args = inner.map(|a| expr_pairs(a.into_inner(), diags)).collect();
                 Expr {
                     kind: ExprKind::Call(name, args),
                     span: sp,
