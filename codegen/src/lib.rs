@@ -4,9 +4,14 @@
 mod abi;
 mod c_expr;
 pub mod cuda;
+pub mod explain;
 pub mod package;
+pub mod ptx;
+mod readme;
 pub mod rust;
 mod signature;
+pub mod stamp;
+pub mod vendored;
 
 pub use signature::signature;
 

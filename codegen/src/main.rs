@@ -1,13 +1,19 @@
 //! `imac`: the kernel-spec compiler's command line.
 
 use clap::{Parser, Subcommand};
-use ima_codegen::package::{self, RuntimeDep};
+use ima_codegen::package::{self, CrateOptions, RuntimeDep};
+use ima_codegen::ptx::{self, PtxError};
+use ima_codegen::vendored;
 use ima_dsl::{Source, ir};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "imac", version, about = "Compiles .ima kernel specs to guarded CUDA C and checking Rust launch stubs")]
+#[command(
+    name = "imac",
+    version,
+    about = "Compiles .ima kernel specs to guarded CUDA C and checking Rust launch stubs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -15,12 +21,16 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Compile a spec into a Rust crate holding its CUDA C and launch stubs.
+    /// Compile a spec into a Rust crate holding its CUDA C, launch stubs and PTX.
     Compile {
         spec: PathBuf,
         /// Directory of the generated crate.
         #[arg(short, long)]
         out: PathBuf,
+        /// Architectures to ship PTX for (`sm_90,sm_80`), when NVRTC is there; a device
+        /// none of them fits compiles the CUDA C when it loads the kernels.
+        #[arg(long, value_delimiter = ',')]
+        arch: Vec<String>,
         /// Path of the ima-runtime crate the generated crate depends on.
         #[arg(long, conflicts_with = "runtime_version")]
         runtime_path: Option<String>,
@@ -30,17 +40,21 @@ enum Command {
     },
     /// Check specs and report every error; exit status 1 on any.
     Check {
+        /// Check the crate generated into DIR against the one spec given instead: exit
+        /// status 1 when it has drifted from it.
+        #[arg(long, value_name = "DIR")]
+        vendored: Option<PathBuf>,
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
+    let ok = match Cli::parse().command {
         Command::Compile {
             spec,
             out,
+            arch,
             runtime_path,
             runtime_version,
         } => {
@@ -49,32 +63,108 @@ fn main() -> ExitCode {
                 (_, Some(v)) => RuntimeDep::Version(v),
                 _ => RuntimeDep::local(),
             };
-            let Some(module) = load(&spec) else { return ExitCode::FAILURE };
-            let files = package::crate_files(&module, &runtime);
-            if let Err(e) = package::write_crate(&out, &files) {
-                eprintln!("error: cannot write {}: {e}", out.display());
-                return ExitCode::FAILURE;
-            }
-            for f in &files {
-                println!("wrote {}", out.join(&f.path).display());
-            }
-            ExitCode::SUCCESS
+            compile(&spec, &out, runtime, &arch)
         }
-        Command::Check { files } => {
-            let mut ok = true;
-            for f in &files {
-                match load(f) {
-                    Some(m) => println!("{}: {} kernel(s) ok", f.display(), m.kernels.len()),
-                    None => ok = false,
-                }
+        Command::Check {
+            vendored: Some(dir),
+            files,
+        } => match files.as_slice() {
+            [spec] => check_vendored(&dir, spec),
+            _ => {
+                eprintln!("error: check --vendored takes one spec, the crate's");
+                false
             }
-            if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
-        }
+        },
+        Command::Check {
+            vendored: None,
+            files,
+        } => files.iter().fold(true, |ok, f| match load(f) {
+            Some((m, _)) => {
+                println!("{}: {} kernel(s) ok", f.display(), m.kernels.len());
+                ok
+            }
+            None => false,
+        }),
+    };
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 
-/// Reads, parses and checks a spec, printing its diagnostics on failure.
-fn load(path: &Path) -> Option<ir::Module> {
+fn compile(spec: &Path, out: &Path, runtime: RuntimeDep, archs: &[String]) -> bool {
+    let Some((module, text)) = load(spec) else {
+        return false;
+    };
+    let cu_file = format!("{}.cu", ima_codegen::stem(&module.file));
+    let cuda = ima_codegen::cuda::generate(&module, &cu_file);
+    let ptx = match ptx::compile(&cuda, &cu_file, archs) {
+        Ok(ptx) => ptx,
+        Err(PtxError::Unavailable(e)) => {
+            eprintln!("note: no PTX shipped; the crate compiles its CUDA C when it loads: {e}");
+            Vec::new()
+        }
+        Err(PtxError::Failed(e)) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    };
+    for p in ptx.iter().filter(|p| !p.log.is_empty()) {
+        eprintln!(
+            "warning: NVRTC, compiling {cu_file} for {}:\n{}",
+            p.arch, p.log
+        );
+    }
+    let options = CrateOptions {
+        runtime,
+        archs: ptx.iter().map(|p| p.arch.clone()).collect(),
+    };
+    let mut files = package::crate_files(&module, &text, &options);
+    files.extend(package::ptx_files(&ptx));
+    if let Err(e) = package::write_crate(out, &files) {
+        eprintln!("error: cannot write {}: {e}", out.display());
+        return false;
+    }
+    for f in &files {
+        println!("wrote {}", out.join(&f.path).display());
+    }
+    true
+}
+
+fn check_vendored(dir: &Path, spec: &Path) -> bool {
+    let Some((module, text)) = load(spec) else {
+        return false;
+    };
+    let report = match vendored::check(dir, &module, &text) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!(
+                "error: {} is not a crate imac generated: {e}",
+                dir.display()
+            );
+            return false;
+        }
+    };
+    if report.drifts.is_empty() {
+        println!("{}: up to date with {}", dir.display(), spec.display());
+        return true;
+    }
+    eprintln!(
+        "error: {} has drifted from {}:",
+        dir.display(),
+        spec.display()
+    );
+    for d in &report.drifts {
+        eprintln!("  - {d}");
+    }
+    eprintln!("regenerate it with: {}", report.regenerate(dir));
+    false
+}
+
+/// Reads, parses and checks a spec, printing its diagnostics on failure; the module and
+/// the spec's text.
+fn load(path: &Path) -> Option<(ir::Module, String)> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -84,7 +174,7 @@ fn load(path: &Path) -> Option<ir::Module> {
     };
     let source = Source::new(path.display().to_string(), text);
     match ima_dsl::compile(&source) {
-        Ok(m) => Some(m),
+        Ok(m) => Some((m, source.text)),
         Err(diags) => {
             let mut stderr = codespan_reporting::term::termcolor::StandardStream::stderr(
                 codespan_reporting::term::termcolor::ColorChoice::Auto,

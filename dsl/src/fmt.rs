@@ -22,7 +22,13 @@ pub fn format(text: &str) -> Result<String, Vec<Diagnostic>> {
     let file = syntax::parse(text)?;
     let bodies: Vec<Range<usize>> = kernels(&file)
         .flat_map(|k| &k.members)
-        .filter_map(|m| if let Member::Body(b) = m { Some(b.span.range()) } else { None })
+        .filter_map(|m| {
+            if let Member::Body(b) = m {
+                Some(b.span.range())
+            } else {
+                None
+            }
+        })
         .collect();
     let all = comments::scan(text, &bodies);
 
@@ -36,20 +42,40 @@ pub fn format(text: &str) -> Result<String, Vec<Diagnostic>> {
         })
         .collect();
     let inside = |c: &Comment, r: &Range<usize>| r.start <= c.start && c.start < r.end;
-    let top: Vec<Comment> = all.iter().filter(|c| !inner.iter().any(|r| inside(c, r))).copied().collect();
-    let ranges: Vec<Range<usize>> = file.items.iter().map(|i| code(text, &all, item_span(i).range())).collect();
+    let top: Vec<Comment> = all
+        .iter()
+        .filter(|c| !inner.iter().any(|r| inside(c, r)))
+        .copied()
+        .collect();
+    let ranges: Vec<Range<usize>> = file
+        .items
+        .iter()
+        .map(|i| code(text, &all, item_span(i).range()))
+        .collect();
     let level = Level::place(text, &top, &ranges, None);
-    Ok(level.print(text, &ranges, "", true, |i| match &file.items[i] {
-        Item::Const(c) => const_decl(c),
-        Item::Kernel(k) => {
-            let mine: Vec<Comment> = all.iter().filter(|c| inside(c, &inner[i])).copied().collect();
-            kernel(text, k, inner[i].start, &mine)
-        }
-    }))
+    Ok(
+        level.print(text, &ranges, "", true, |i| match &file.items[i] {
+            Item::Const(c) => const_decl(c),
+            Item::Kernel(k) => {
+                let mine: Vec<Comment> = all
+                    .iter()
+                    .filter(|c| inside(c, &inner[i]))
+                    .copied()
+                    .collect();
+                kernel(text, k, inner[i].start, &mine)
+            }
+        }),
+    )
 }
 
 fn kernels(file: &File) -> impl Iterator<Item = &Kernel> {
-    file.items.iter().filter_map(|i| if let Item::Kernel(k) = i { Some(k) } else { None })
+    file.items.iter().filter_map(|i| {
+        if let Item::Kernel(k) = i {
+            Some(k)
+        } else {
+            None
+        }
+    })
 }
 
 fn item_span(item: &Item) -> Span {
@@ -64,7 +90,9 @@ fn item_span(item: &Item) -> Span {
 fn code(text: &str, comments: &[Comment], r: Range<usize>) -> Range<usize> {
     let mut end = r.end;
     loop {
-        end = text.get(r.start..end).map_or(r.start, |s| r.start + s.trim_end().len());
+        end = text
+            .get(r.start..end)
+            .map_or(r.start, |s| r.start + s.trim_end().len());
         match comments.iter().find(|c| c.end == end && c.start >= r.start) {
             Some(c) => end = c.start,
             None => return r.start..end,
@@ -78,7 +106,11 @@ fn header_brace(text: &str, k: &Kernel, comments: &[Comment]) -> usize {
     let from = k.constraints.last().map_or(k.name.span.end, |c| c.span.end);
     let in_comment = |p: usize| comments.iter().any(|c| c.start <= p && p < c.end);
     text.get(from..)
-        .and_then(|rest| rest.match_indices('{').map(|(n, _)| from + n).find(|&p| !in_comment(p)))
+        .and_then(|rest| {
+            rest.match_indices('{')
+                .map(|(n, _)| from + n)
+                .find(|&p| !in_comment(p))
+        })
         .unwrap_or(from)
 }
 
@@ -97,7 +129,12 @@ struct Level {
 impl Level {
     /// `elements` are the source ranges of the level's elements, in order; `opener` is
     /// where the line that opens the level ends in the source, if there is one.
-    fn place(text: &str, comments: &[Comment], elements: &[Range<usize>], opener: Option<usize>) -> Level {
+    fn place(
+        text: &str,
+        comments: &[Comment],
+        elements: &[Range<usize>],
+        opener: Option<usize>,
+    ) -> Level {
         let n = elements.len();
         let mut level = Level {
             lead: vec![Vec::new(); n],
@@ -111,8 +148,13 @@ impl Level {
                 level.lead[next].push(c);
                 continue;
             }
-            let prev_end = if next == 0 { opener } else { Some(elements[next - 1].end) };
-            let same_line = prev_end.is_some_and(|p| text.get(p..c.start).is_some_and(|s| !s.contains('\n')));
+            let prev_end = if next == 0 {
+                opener
+            } else {
+                Some(elements[next - 1].end)
+            };
+            let same_line =
+                prev_end.is_some_and(|p| text.get(p..c.start).is_some_and(|s| !s.contains('\n')));
             match (same_line, next) {
                 (true, 0) => level.opener_trail.push(c),
                 (true, _) => level.trail[next - 1].push(c),
@@ -138,7 +180,9 @@ impl Level {
         let mut prev: Option<(usize, bool)> = None;
         let separate = |out: &mut String, prev: Option<(usize, bool)>, start: usize| {
             if let Some((end, was_element)) = prev {
-                let blank_in_source = text.get(end..start).is_some_and(|s| s.matches('\n').count() >= 2);
+                let blank_in_source = text
+                    .get(end..start)
+                    .is_some_and(|s| s.matches('\n').count() >= 2);
                 if (was_element && blank_after_element) || blank_in_source {
                     out.push('\n');
                 }
@@ -174,9 +218,10 @@ fn lines<'c>(text: &str, comments: &'c [Comment]) -> Vec<&'c [Comment]> {
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..=comments.len() {
-        let new_line = comments
-            .get(i)
-            .is_none_or(|c| text.get(comments[i - 1].end..c.start).is_none_or(|s| s.contains('\n')));
+        let new_line = comments.get(i).is_none_or(|c| {
+            text.get(comments[i - 1].end..c.start)
+                .is_none_or(|s| s.contains('\n'))
+        });
         if new_line {
             out.push(&comments[start..i]);
             start = i;
@@ -186,21 +231,39 @@ fn lines<'c>(text: &str, comments: &'c [Comment]) -> Vec<&'c [Comment]> {
 }
 
 fn joined(text: &str, comments: &[Comment]) -> String {
-    comments.iter().map(|c| c.text(text)).collect::<Vec<_>>().join(" ")
+    comments
+        .iter()
+        .map(|c| c.text(text))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn trailing(text: &str, comments: &[Comment]) -> String {
-    if comments.is_empty() { String::new() } else { format!(" {}", joined(text, comments)) }
+    if comments.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", joined(text, comments))
+    }
 }
 
 fn docs(indent: &str, docs: &[String]) -> String {
     docs.iter()
-        .map(|d| if d.is_empty() { format!("{indent}///\n") } else { format!("{indent}/// {d}\n") })
+        .map(|d| {
+            if d.is_empty() {
+                format!("{indent}///\n")
+            } else {
+                format!("{indent}/// {d}\n")
+            }
+        })
         .collect()
 }
 
 fn list<T: ToString>(items: &[T]) -> String {
-    items.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn const_decl(c: &ConstDecl) -> String {
@@ -218,17 +281,29 @@ fn kernel(text: &str, k: &Kernel, open: usize, comments: &[Comment]) -> String {
         out.push_str(&list(&k.constraints));
     }
     out.push_str(" {");
-    let ranges: Vec<Range<usize>> = k.members.iter().map(|m| code(text, comments, member_range(text, m))).collect();
+    let ranges: Vec<Range<usize>> = k
+        .members
+        .iter()
+        .map(|m| code(text, comments, member_range(text, m)))
+        .collect();
     let level = Level::place(text, comments, &ranges, Some(open));
     out.push_str(&trailing(text, &level.opener_trail));
     out.push('\n');
     let role_width = k
         .members
         .iter()
-        .filter_map(|m| if let Member::Tensor(t) = m { Some(t.role.keyword().len()) } else { None })
+        .filter_map(|m| {
+            if let Member::Tensor(t) = m {
+                Some(t.role.keyword().len())
+            } else {
+                None
+            }
+        })
         .max()
         .unwrap_or(0);
-    out.push_str(&level.print(text, &ranges, INDENT, false, |i| member(&k.members[i], role_width)));
+    out.push_str(&level.print(text, &ranges, INDENT, false, |i| {
+        member(&k.members[i], role_width)
+    }));
     out.push('}');
     out
 }
@@ -243,7 +318,9 @@ fn member_range(text: &str, m: &Member) -> Range<usize> {
         Member::Launch(l) => l.span.range(),
         Member::Body(b) => {
             let brace = b.span.start.saturating_sub(1);
-            let keyword = text.get(..brace).map_or(0, |s| s.trim_end().len().saturating_sub("body".len()));
+            let keyword = text
+                .get(..brace)
+                .map_or(0, |s| s.trim_end().len().saturating_sub("body".len()));
             keyword..b.span.end + 1
         }
     }
@@ -252,7 +329,12 @@ fn member_range(text: &str, m: &Member) -> Range<usize> {
 fn member(m: &Member, role_width: usize) -> String {
     match m {
         Member::Tensor(t) => format!("{}{INDENT}{}", docs(INDENT, &t.docs), tensor(t, role_width)),
-        Member::Param(p) => format!("{}{INDENT}param {}: {}", docs(INDENT, &p.docs), p.name.name, p.dtype.name),
+        Member::Param(p) => format!(
+            "{}{INDENT}param {}: {}",
+            docs(INDENT, &p.docs),
+            p.name.name,
+            p.dtype.name
+        ),
         Member::Shared(s) => format!(
             "{}{INDENT}shared {}: {}[{}]",
             docs(INDENT, &s.docs),
@@ -301,8 +383,15 @@ fn tensor(t: &TensorArg, role_width: usize) -> String {
 
 fn launch(l: &Launch) -> String {
     let mut s = match &l.kind {
-        LaunchKind::Over { blocks, arg, indices } => {
-            let indices: Vec<&str> = indices.iter().map(|i| i.as_ref().map_or("_", |i| i.name.as_str())).collect();
+        LaunchKind::Over {
+            blocks,
+            arg,
+            indices,
+        } => {
+            let indices: Vec<&str> = indices
+                .iter()
+                .map(|i| i.as_ref().map_or("_", |i| i.name.as_str()))
+                .collect();
             let blocks = if *blocks { "blocks " } else { "" };
             format!("{blocks}over {}[{}]", arg.name, indices.join(", "))
         }

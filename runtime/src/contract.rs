@@ -247,6 +247,10 @@ pub enum Role {
     In,
     Out,
     InOut,
+    /// The logical `[K, N, G]` shape of a quantized argument: it binds and is checked like
+    /// a tensor's shape, but has no memory and is never passed to the kernel. Its buffers
+    /// follow it as arguments of their own.
+    Logical,
 }
 
 impl Role {
@@ -306,8 +310,26 @@ pub enum EmptyPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Launch {
     /// One thread per element of `args[arg]`'s logical domain, grid-stride.
-    Over { arg: usize },
+    Threads { arg: usize },
+    /// One block per tuple of the first `outer` logical dimensions of `args[arg]`,
+    /// block-stride; the block's threads cover the inner dimensions themselves.
+    Blocks { arg: usize, outer: usize },
+    /// A raw grid: one to three extents over symbols and params, (x, y, z).
+    Grid { dims: &'static [Expr] },
 }
+
+/// `shared tile: f32[BLOCK, D]`: a dynamic shared-memory array. Arrays are laid out in
+/// declaration order, each starting at a multiple of [`SHARED_ALIGN`] bytes; the kernel
+/// computes the same offsets from the symbols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedArray {
+    pub name: &'static str,
+    pub dtype: DType,
+    pub dims: &'static [Extent],
+}
+
+/// Alignment of each shared-memory array's start, in bytes (a 16-byte vector load's).
+pub const SHARED_ALIGN: usize = 16;
 
 /// Everything the runtime needs to check and launch one kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -321,10 +343,11 @@ pub struct KernelContract {
     pub args: &'static [TensorArg],
     pub params: &'static [Param],
     pub constraints: &'static [Constraint],
+    pub shared: &'static [SharedArray],
     pub launch: Launch,
     pub empty: EmptyPolicy,
-    /// Threads per block the entry points are compiled for (`__launch_bounds__`).
-    pub block: u32,
+    /// Threads per block (x, y, z); their product is the entry points' `__launch_bounds__`.
+    pub block: [u32; 3],
     /// Entry point with 32-bit indices.
     pub entry_i32: &'static str,
     /// Entry point with 64-bit indices.

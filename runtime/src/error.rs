@@ -48,18 +48,24 @@ pub enum Error {
     #[error("cannot load {}: {message}", .path.display())]
     LibraryLoad { path: PathBuf, message: String },
 
-    /// The driver cannot load PTX this new: NVRTC is newer than the driver.
-    #[error(
-        "the CUDA driver (version {}.{}) is older than the NVRTC that compiled {file} ({}) \
-         and cannot load its PTX; update the driver or compile with an NVRTC no newer than it",
-        .driver.0, .driver.1,
-        .nvrtc.map_or("version unknown".to_string(), |(a, b)| format!("version {a}.{b}"))
-    )]
+    /// The driver cannot load PTX this new: NVRTC (or whatever made the PTX) is newer than
+    /// the driver.
+    #[error("{}", ptx_too_new(file, *driver, *nvrtc, nvrtc_path.as_deref()))]
     PtxTooNew {
         file: String,
+        /// The CUDA version the driver supports.
         driver: (i32, i32),
+        /// NVRTC's version, when NVRTC made the PTX here.
         nvrtc: Option<(i32, i32)>,
+        nvrtc_path: Option<PathBuf>,
     },
+
+    /// The dynamic loader finds no CUDA driver library.
+    #[error(
+        "no CUDA driver: the dynamic loader finds no libcuda.so; install the NVIDIA driver, \
+         or add the folder holding libcuda.so to LD_LIBRARY_PATH"
+    )]
+    NoDriver,
 
     /// A kernel's entry point is missing from its module, or cannot be used.
     #[error("kernel {kernel}: entry point {entry} of {file}: {reason}")]
@@ -73,6 +79,17 @@ pub enum Error {
     /// Data for a tensor does not match its shape.
     #[error("host data has {actual} elements, but shape {shape:?} needs {expected}")]
     HostLen {
+        shape: Vec<usize>,
+        expected: usize,
+        actual: usize,
+    },
+
+    /// Bytes for an untyped tensor do not match its dtype and shape.
+    #[error(
+        "host data has {actual} bytes, but {dtype} elements of shape {shape:?} need {expected}"
+    )]
+    HostBytes {
+        dtype: crate::contract::DType,
         shape: Vec<usize>,
         expected: usize,
         actual: usize,
@@ -100,9 +117,48 @@ pub enum Error {
         error: DriverError,
     },
 
+    /// Checked mode caught an out-of-bounds access; it was skipped, and the context is
+    /// healthy.
+    #[error("{0}")]
+    OutOfBounds(Box<crate::checked::OutOfBounds>),
+
+    /// Checked mode is on, but the module has no `_checked` entry points for this kernel
+    /// (a hand-written module, not one imac generated).
+    #[error("{kernel}: checked mode is on, but the module has no checked entry points for it")]
+    NoCheckedVariant { kernel: &'static str },
+
     /// A value the checker guaranteed did not hold: a bug in imac.
     #[error("internal error (a bug in imac): {0}")]
     Internal(String),
+
+    /// Quantized-weight buffers that describe no valid weight.
+    #[error(transparent)]
+    Quant(#[from] crate::quant::QuantError),
+}
+
+/// Which of the two to change, with both versions.
+fn ptx_too_new(
+    file: &str,
+    (dmaj, dmin): (i32, i32),
+    nvrtc: Option<(i32, i32)>,
+    path: Option<&std::path::Path>,
+) -> String {
+    match nvrtc {
+        Some((nmaj, nmin)) => {
+            let at = path.map_or(String::new(), |p| format!(" at {}", p.display()));
+            format!(
+                "the CUDA driver supports CUDA {dmaj}.{dmin}, older than NVRTC {nmaj}.{nmin}{at}, \
+                 so it cannot load the PTX of {file}; update the NVIDIA driver to one for CUDA \
+                 {nmaj}.{nmin} or newer, or set IMA_CUDA_ROOT to a CUDA toolkit no newer than \
+                 {dmaj}.{dmin}"
+            )
+        }
+        None => format!(
+            "the CUDA driver supports CUDA {dmaj}.{dmin} and cannot load the PTX of {file}, \
+             which a newer CUDA compiled; update the NVIDIA driver, or recompile with a CUDA \
+             toolkit no newer than {dmaj}.{dmin}"
+        ),
+    }
 }
 
 impl Error {

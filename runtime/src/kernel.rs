@@ -1,80 +1,65 @@
 //! Checked launches of one kernel.
 //!
-//! [`Kernel::launch`] runs [`check`] on the arguments, then passes them in the ABI order of
-//! [`crate::contract`]. Each buffer is borrowed through cudarc's `DevicePtr`/`DevicePtrMut`
-//! for the launch: the stream first waits for the buffer's pending writes (and, for an
-//! output, reads), and the guards, dropped only after the launch is enqueued, record the
-//! kernel's read or write. A buffer dropped later waits for those events, so it cannot be
-//! freed or overwritten while the kernel still uses it.
+//! [`Kernel::launch`] runs [`check()`] on the arguments, then passes them in the ABI order of
+//! [`crate::contract`], with the grid, block and dynamic shared memory of the [`Plan`].
+//!
+//! # Lifetimes: why no buffer is freed while a kernel uses it
+//!
+//! A launch is asynchronous: `launch` returns once the kernel is *enqueued*, and the
+//! kernel runs later. Two mechanisms together keep every argument alive and ordered:
+//!
+//! 1. **The borrow, for the call.** The stub takes `&Tensor` for inputs and `&mut Tensor`
+//!    for outputs ([`KernelArg`]), so while `launch` runs, no argument can be dropped,
+//!    moved, or passed as an output elsewhere, and an output cannot also be an input
+//!    (the borrow checker refuses `&t` and `&mut t` together).
+//! 2. **cudarc's events, after it.** Each buffer is read through
+//!    `DevicePtr::device_ptr` (inputs) or `DevicePtrMut::device_ptr_mut` (outputs) on the
+//!    launch stream: the stream first waits on the buffer's last write event (and, for an
+//!    output, its last read), and the returned guards, dropped only after the launch is
+//!    enqueued, record the kernel as the buffer's latest read or write. When the buffer
+//!    is dropped, its free is ordered after those events (`cuMemFreeAsync` on its own
+//!    stream, which first waits on them), so the memory is released only after the
+//!    kernel finishes, and a launch on another stream that reads the result waits for it.
+//!
+//! cudarc records and waits on these events only while the context manages stream
+//! synchronisation: event tracking on (the default) and more than one stream created
+//! (`CudaContext::new_stream`). With only the default stream there is nothing to order:
+//! the stream runs its work in order, and frees are enqueued on it. Code that turns
+//! event tracking off (`disable_event_tracking`) takes over this duty.
+//!
+//! # Sync mode
+//!
+//! With [`Kernel::set_sync`] (or `IMA_SYNC=1`), every launch synchronises its stream and
+//! turns any CUDA error into [`Error::KernelFault`] naming this kernel and its argument
+//! shapes. A fault poisons the CUDA context for the rest of the process; sync mode makes
+//! it point at the right kernel. (An error left by earlier work that was not launched in
+//! sync mode is reported by the next synchronising launch.)
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
 use cudarc::driver::{
-    CudaFunction, CudaModule, CudaStream, DevicePtr, DevicePtrMut, LaunchArgs, LaunchConfig,
-    PushKernelArg, SyncOnDrop, sys::CUdeviceptr,
+    CudaFunction, CudaModule, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg,
 };
 
-use crate::check::{DeviceId, IndexWidth, TensorMeta, check};
+use crate::arg::KernelArg;
+use crate::checked::ViolationRecord;
+use crate::check::{IndexWidth, Plan, TensorMeta, check};
 use crate::contract::{KernelContract, Scalar};
+use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
-use crate::tensor::{Element, Tensor};
 use crate::violation::{LaunchError, Violation};
 
-/// A tensor whatever its element type: what a launch needs of it.
-pub trait DeviceTensor {
-    fn meta(&self) -> TensorMeta<'_>;
-    /// The buffer's device address for reading on `stream`; keep the guard until the
-    /// launch is enqueued.
-    fn read_ptr<'a>(&'a self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>);
-    /// The buffer's device address for writing on `stream`; keep the guard until the
-    /// launch is enqueued.
-    fn write_ptr<'a>(&'a mut self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>);
-}
-
-impl<T: Element> DeviceTensor for Tensor<T> {
-    fn meta(&self) -> TensorMeta<'_> {
-        Tensor::meta(self)
-    }
-
-    fn read_ptr<'a>(&'a self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
-        self.slice().device_ptr(stream)
-    }
-
-    fn write_ptr<'a>(&'a mut self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
-        self.slice_mut().device_ptr_mut(stream)
-    }
-}
-
-/// One tensor argument of a launch, borrowed as the kernel uses it.
-pub enum KernelArg<'a> {
-    Read(&'a dyn DeviceTensor),
-    Write(&'a mut dyn DeviceTensor),
-}
-
-impl<'a> KernelArg<'a> {
-    pub fn read<T: Element>(t: &'a Tensor<T>) -> Self {
-        KernelArg::Read(t)
-    }
-
-    pub fn write<T: Element>(t: &'a mut Tensor<T>) -> Self {
-        KernelArg::Write(t)
-    }
-
-    fn meta(&self) -> TensorMeta<'_> {
-        match self {
-            KernelArg::Read(t) => t.meta(),
-            KernelArg::Write(t) => t.meta(),
-        }
-    }
-}
+/// Dynamic shared memory every function may use without opting in.
+const SHARED_DEFAULT: u32 = 48 * 1024;
 
 /// What a launch did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Launched {
     Done {
-        grid: u32,
-        block: u32,
+        grid: [u32; 3],
+        block: [u32; 3],
         index: IndexWidth,
     },
     /// The launch domain was empty and the contract says skip.
@@ -87,13 +72,60 @@ fn sync_from_env() -> bool {
     *SYNC.get_or_init(|| std::env::var_os("IMA_SYNC").is_some_and(|v| v == "1"))
 }
 
+/// `IMA_CHECKED=1`, read once per process.
+fn checked_from_env() -> bool {
+    static CHECKED: OnceLock<bool> = OnceLock::new();
+    *CHECKED.get_or_init(|| std::env::var_os("IMA_CHECKED").is_some_and(|v| v == "1"))
+}
+
+/// Entry-point names outlive the module; a kernel's two checked names are leaked once at load.
+fn leak(name: String) -> &'static str {
+    Box::leak(name.into_boxed_str())
+}
+
+/// One entry point, with the dynamic shared memory it is currently allowed.
+#[derive(Debug)]
+struct Entry {
+    func: CudaFunction,
+    shared: AtomicU32,
+}
+
+impl Entry {
+    /// Raises the function's dynamic shared memory limit to at least `bytes` (once per
+    /// new maximum; the limit only grows).
+    fn allow_shared(&self, bytes: u32, kernel: &'static str) -> Result<(), Error> {
+        if bytes <= self.shared.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let value = i32::try_from(bytes)
+            .map_err(|_| Error::Internal(format!("{kernel}: {bytes} bytes of shared memory")))?;
+        self.func
+            .set_attribute(
+                FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                value,
+            )
+            .map_err(Error::driver(format!(
+                "allowing {kernel} {bytes} bytes of dynamic shared memory"
+            )))?;
+        self.shared.fetch_max(bytes, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 /// A kernel of a loaded module, with its contract and both entry points.
 #[derive(Debug)]
 pub struct Kernel {
     contract: &'static KernelContract,
-    entry_i32: CudaFunction,
-    entry_i64: CudaFunction,
+    /// Where the module was loaded: launches must be on a stream of this context.
+    device: DeviceId,
+    /// The device's limits, with `shared_bytes` less the entry points' static shared memory.
+    limits: DeviceLimits,
+    entry_i32: Entry,
+    entry_i64: Entry,
+    /// `NAME_i32_checked` and `NAME_i64_checked`, where the module has them.
+    checked_entries: Option<(Entry, Entry)>,
     sync: AtomicBool,
+    checked: AtomicBool,
 }
 
 impl Kernel {
@@ -101,8 +133,12 @@ impl Kernel {
         module: &Arc<CudaModule>,
         file: &str,
         contract: &'static KernelContract,
+        device: DeviceId,
+        limits: DeviceLimits,
     ) -> Result<Kernel, Error> {
-        let entry = |name: &'static str| {
+        let threads: u64 = contract.block.iter().map(|&b| u64::from(b)).product();
+        let mut static_shared = 0u32;
+        let mut entry = |name: &'static str| {
             let fail = |reason: String| Error::Entry {
                 kernel: contract.name,
                 entry: name,
@@ -112,30 +148,74 @@ impl Kernel {
             if name.contains('\0') {
                 return Err(fail("the name contains a NUL byte".into()));
             }
-            let f = module
+            let func = module
                 .load_function(name)
                 .map_err(|e| fail(format!("not loaded: {e}")))?;
-            let max = f
+            let max = func
                 .max_threads_per_block()
                 .map_err(|e| fail(format!("{e}")))?;
-            if i64::from(max) < i64::from(contract.block) {
+            if i64::from(max) < threads as i64 {
                 return Err(fail(format!(
-                    "runs at most {max} threads per block, but the contract launches {}",
+                    "runs at most {max} threads per block, but the contract launches {:?}",
                     contract.block
                 )));
             }
-            Ok(f)
+            if contract.block.iter().zip(limits.block).any(|(&b, l)| b > l) {
+                return Err(fail(format!(
+                    "the block {:?} exceeds the device's {:?}",
+                    contract.block, limits.block
+                )));
+            }
+            let used = func.shared_size_bytes().map_err(|e| fail(format!("{e}")))?;
+            static_shared = static_shared.max(u32::try_from(used).unwrap_or(0));
+            Ok(Entry {
+                func,
+                shared: AtomicU32::new(SHARED_DEFAULT),
+            })
+        };
+        let (entry_i32, entry_i64) = (entry(contract.entry_i32)?, entry(contract.entry_i64)?);
+        // Generated modules have checked twins of both entry points; hand-written ones may not.
+        let checked_names = (
+            leak(format!("{}_checked", contract.entry_i32)),
+            leak(format!("{}_checked", contract.entry_i64)),
+        );
+        let checked_entries = match (
+            module.load_function(checked_names.0),
+            module.load_function(checked_names.1),
+        ) {
+            (Ok(_), Ok(_)) => Some((entry(checked_names.0)?, entry(checked_names.1)?)),
+            _ => None,
         };
         Ok(Kernel {
             contract,
-            entry_i32: entry(contract.entry_i32)?,
-            entry_i64: entry(contract.entry_i64)?,
+            device,
+            limits: DeviceLimits {
+                shared_bytes: limits.shared_bytes.saturating_sub(static_shared),
+                ..limits
+            },
+            entry_i32,
+            entry_i64,
+            checked_entries,
             sync: AtomicBool::new(sync_from_env()),
+            checked: AtomicBool::new(checked_from_env()),
         })
     }
 
     pub fn contract(&self) -> &'static KernelContract {
         self.contract
+    }
+
+    /// The limits launches are checked against: the device's, with the dynamic shared
+    /// memory left beside the kernel's static shared memory.
+    pub fn limits(&self) -> &DeviceLimits {
+        &self.limits
+    }
+
+    /// Checked mode: launch the bounds-checked variant, which records the first
+    /// out-of-bounds access (and counts all of them) instead of performing it; the launch
+    /// then synchronises and returns [`Error::OutOfBounds`]. Also on when `IMA_CHECKED=1`.
+    pub fn set_checked(&self, on: bool) {
+        self.checked.store(on, Ordering::Relaxed);
     }
 
     /// Sync mode: synchronise after every launch and report any CUDA error as this
@@ -146,6 +226,7 @@ impl Kernel {
 
     /// Checks the arguments against the contract and, if they pass, launches on `stream`.
     /// `args` are the tensor arguments in declaration order, `params` the scalar params.
+    /// See the module documentation for how the arguments stay alive.
     pub fn launch(
         &self,
         stream: &Arc<CudaStream>,
@@ -156,22 +237,7 @@ impl Kernel {
         let sync = self.sync.load(Ordering::Relaxed);
         let (plan, offsets, shapes) = {
             let metas: Vec<TensorMeta<'_>> = args.iter().map(KernelArg::meta).collect();
-            let mut access: Vec<Violation> = c
-                .args
-                .iter()
-                .zip(args.iter())
-                .filter(|(a, k)| a.role.writes() && matches!(k, KernelArg::Read(_)))
-                .map(|(a, _)| Violation::Access { arg: a.name })
-                .collect();
-            let plan = match check(c, DeviceId::of(stream.context()), &metas, params) {
-                Ok(plan) if access.is_empty() => plan,
-                Ok(_) => return Err(LaunchError::new(c, access).into()),
-                Err(mut e) => {
-                    access.append(&mut e.violations);
-                    e.violations = access;
-                    return Err(e.into());
-                }
-            };
+            let plan = self.check(stream, args, &metas, params)?;
             let offsets: Vec<u64> = metas
                 .iter()
                 .map(|m| (m.offset * m.dtype.size()) as u64)
@@ -186,6 +252,19 @@ impl Kernel {
         if plan.skip {
             return Ok(Launched::Skipped);
         }
+        let checked = self.checked.load(Ordering::Relaxed);
+        let entry = match (plan.index, checked) {
+            (IndexWidth::I32, false) => &self.entry_i32,
+            (IndexWidth::I64, false) => &self.entry_i64,
+            (width, true) => {
+                let entries = self.checked_entries.as_ref().ok_or(Error::NoCheckedVariant { kernel: c.name })?;
+                match width {
+                    IndexWidth::I32 => &entries.0,
+                    IndexWidth::I64 => &entries.1,
+                }
+            }
+        };
+        entry.allow_shared(plan.shared_bytes, c.name)?;
 
         // Every value the kernel receives lives in these vectors, made before the builder
         // borrows them and never touched while it does.
@@ -205,23 +284,37 @@ impl Kernel {
                 .map_err(|_| Error::Internal(format!("{}: a 32-bit index overflowed", c.name)))?,
         };
         let mut guards = Vec::with_capacity(args.len());
+        // `None` for a logical argument, which the kernel does not receive.
         let mut pointers = Vec::with_capacity(args.len());
         for (arg, offset) in args.iter_mut().zip(&offsets) {
             let (ptr, guard) = match arg {
                 KernelArg::Read(t) => t.read_ptr(stream),
                 KernelArg::Write(t) => t.write_ptr(stream),
+                KernelArg::Logical(_) => {
+                    pointers.push(None);
+                    continue;
+                }
             };
-            pointers.push(ptr + offset);
+            pointers.push(Some(ptr + offset));
             guards.push(guard);
         }
-
-        let func = match plan.index {
-            IndexWidth::I32 => &self.entry_i32,
-            IndexWidth::I64 => &self.entry_i64,
+        // A fresh zeroed record per checked launch: concurrent launches never share one.
+        let record = if checked {
+            let record = stream
+                .alloc_zeros::<u8>(ViolationRecord::BYTES)
+                .map_err(Error::driver(format!("allocating {}'s violation record", c.name)))?;
+            Some(record)
+        } else {
+            None
         };
-        let mut builder = stream.launch_builder(func);
+
+        let mut builder = stream.launch_builder(&entry.func);
         let mut k = 0..wide.len();
         for (ptr, strides) in pointers.iter().zip(&plan.strides) {
+            let Some(ptr) = ptr else {
+                k.by_ref().take(strides.len()).for_each(drop);
+                continue;
+            };
             builder.arg(ptr);
             for i in k.by_ref().take(strides.len()) {
                 push_index(&mut builder, plan.index, &narrow, &wide, i);
@@ -240,14 +333,20 @@ impl Kernel {
                 Scalar::U64(v) => builder.arg(v),
             };
         }
+        if let Some(record) = &record {
+            builder.arg(record);
+        }
+        let [gx, gy, gz] = plan.grid;
+        let [bx, by, bz] = plan.block;
         let config = LaunchConfig {
-            grid_dim: (plan.grid, 1, 1),
-            block_dim: (plan.block, 1, 1),
-            shared_mem_bytes: 0,
+            grid_dim: (gx, gy, gz),
+            block_dim: (bx, by, bz),
+            shared_mem_bytes: plan.shared_bytes,
         };
         // SAFETY: `check` verified every argument against the contract the entry points
         // were generated from, and the values are pushed in its ABI order.
         let launched = unsafe { builder.launch(config) };
+        // Records the kernel's reads and writes on each buffer (see the module docs).
         drop(guards);
         let fault = |error| Error::KernelFault {
             kernel: c.name,
@@ -263,11 +362,55 @@ impl Kernel {
             stream.synchronize().map_err(fault)?;
             stream.context().check_err().map_err(fault)?;
         }
+        if let Some(record) = record {
+            let bytes = stream
+                .clone_dtoh(&record)
+                .map_err(Error::driver(format!("reading {}'s violation record", c.name)))?;
+            if let Some(found) = ViolationRecord::parse(&bytes) {
+                return Err(Error::OutOfBounds(Box::new(found.describe(c))));
+            }
+        }
         Ok(Launched::Done {
             grid: plan.grid,
             block: plan.block,
             index: plan.index,
         })
+    }
+
+    /// The checks of one launch: the stream's context, outputs passed writable, and
+    /// [`check()`]; every violation together.
+    fn check(
+        &self,
+        stream: &CudaStream,
+        args: &[KernelArg<'_>],
+        metas: &[TensorMeta<'_>],
+        params: &[Scalar],
+    ) -> Result<Plan, LaunchError> {
+        let c = self.contract;
+        let device = DeviceId::of(stream.context());
+        let mut early = Vec::new();
+        if device != self.device {
+            early.push(Violation::Stream {
+                kernel: self.device,
+                stream: device,
+            });
+        }
+        early.extend(
+            c.args
+                .iter()
+                .zip(args)
+                .filter(|(a, k)| a.role.writes() && k.is_read_only())
+                .map(|(a, _)| Violation::Access { arg: a.name }),
+        );
+        match check(c, device, &self.limits, metas, params) {
+            Ok(plan) if early.is_empty() => Ok(plan),
+            Ok(_) => Err(LaunchError::new(c, early)),
+            Err(mut e) => {
+                early.append(&mut e.violations);
+                e.violations = early;
+                Err(e)
+            }
+        }
     }
 }
 

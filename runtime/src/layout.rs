@@ -1,7 +1,7 @@
 //! The element range a strided view can reach.
 //!
 //! One computation, shared by [`crate::Tensor::with_layout`] (which refuses a bad view when
-//! it is made) and [`crate::check`] (which refuses it again at launch, since a
+//! it is made) and [`crate::check()`] (which refuses it again at launch, since a
 //! [`crate::TensorMeta`] can come from anywhere). It works in `i128` with checked
 //! arithmetic, so no shape or stride a caller can write overflows silently.
 

@@ -2,33 +2,52 @@
 //! module loading and checked kernel launches.
 //!
 //! Generated launch stubs hold a `static` [`KernelContract`] per kernel and call
-//! [`Kernel::launch`], which runs [`check`] on every argument before anything reaches the
+//! [`Kernel::launch`], which runs [`check()`] on every argument before anything reaches the
 //! GPU. The runtime knows nothing of the spec language: a vendored crate needs only this
 //! crate and cudarc.
 
+mod arg;
 pub mod check;
+pub mod checked;
 pub mod compile;
 pub mod contract;
+pub mod device;
+pub mod doctor;
+mod dyn_tensor;
 pub mod error;
 pub mod kernel;
 mod layout;
 pub mod locate;
 pub mod module;
 pub mod tensor;
+pub mod version;
+mod view;
 pub mod violation;
 
 pub use cudarc;
 pub use half;
 
-pub use check::{DeviceId, GRID_THREADS, IndexWidth, Plan, TensorMeta, check};
+pub use arg::{DeviceTensor, KernelArg, LogicalShape};
+pub use check::{GRID_THREADS, IndexWidth, Plan, TensorMeta, check};
+pub use checked::{Access, OutOfBounds};
 pub use compile::{Compiled, compile_ptx, compile_ptx_checked, nvrtc_version};
 pub use contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EvalError, Expr, Extent, KernelContract,
-    Launch, Param, Role, Scalar, Symbol, TensorArg,
+    Launch, Param, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg,
 };
+pub use device::{DeviceId, DeviceLimits};
+pub use dyn_tensor::DynTensor;
 pub use error::Error;
-pub use kernel::{DeviceTensor, Kernel, KernelArg, Launched};
+pub use kernel::{Kernel, Launched};
 pub use locate::{CudaRoot, candidate_roots, find_root, nvrtc};
 pub use module::Module;
 pub use tensor::{Element, Tensor};
-pub use violation::{Bound, LaunchError, StrideFault, Violation};
+pub use version::{driver_present, driver_version};
+pub use violation::{Bound, LaunchError, SharedUse, StrideFault, Violation};
+
+pub mod quant;
+pub use quant::{
+    BufferShape, HostQWeight, QWeight, QuantError, QuantFormat, QuantHost, QuantScale, QuantSpec,
+    QuantTensor, ZeroStyle, dequant_reference, quantize_awq, quantize_gptq, quantize_int8,
+    validate_g_idx,
+};

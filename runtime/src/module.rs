@@ -7,47 +7,66 @@ use cudarc::nvrtc::Ptx;
 
 use crate::compile::{compile_ptx, nvrtc_version};
 use crate::contract::KernelContract;
+use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
 use crate::kernel::Kernel;
+use crate::version::{check_driver_loads_nvrtc, driver_version};
 
-/// A module loaded into one context, with the name of the file it came from for messages.
+/// A module loaded into one context, with the name of the file it came from for messages
+/// and the limits of its device, read once here for every launch's checks.
 #[derive(Debug)]
 pub struct Module {
     file: String,
     module: Arc<CudaModule>,
+    device: DeviceId,
+    limits: DeviceLimits,
     log: String,
 }
 
 impl Module {
     /// Compiles `source` with NVRTC for `ctx`'s device (`sm_XY` from its compute
-    /// capability) and loads it.
+    /// capability) and loads it. Refuses first, with both versions, when NVRTC is newer
+    /// than the driver ([`Error::PtxTooNew`]).
     pub fn compile(ctx: &Arc<CudaContext>, file: &str, source: &str) -> Result<Module, Error> {
+        check_driver_loads_nvrtc(file)?;
         let (major, minor) = ctx
             .compute_capability()
             .map_err(Error::driver("reading the device's compute capability"))?;
         let compiled = compile_ptx(source, file, &format!("sm_{major}{minor}"))?;
-        let mut module = Self::load_ptx(ctx, file, &compiled.ptx)?;
+        let mut module = Self::load(ctx, file, &compiled.ptx, nvrtc_version().ok())?;
         module.log = compiled.log;
         Ok(module)
     }
 
     /// Loads PTX compiled earlier (shipped in a generated crate, or cached).
     pub fn load_ptx(ctx: &Arc<CudaContext>, file: &str, ptx: &str) -> Result<Module, Error> {
+        Self::load(ctx, file, ptx, None)
+    }
+
+    /// Loads `ptx`, made by NVRTC `nvrtc` when known.
+    fn load(
+        ctx: &Arc<CudaContext>,
+        file: &str,
+        ptx: &str,
+        nvrtc: Option<(i32, i32)>,
+    ) -> Result<Module, Error> {
         // PTX is text, and a NUL ends it as it would in C (cudarc would panic on one).
         let ptx = ptx.split('\0').next().unwrap_or_default();
         let module = ctx
             .load_module(Ptx::from_src(ptx))
-            .map_err(|e| load_error(e, file))?;
+            .map_err(|e| load_error(e, file, nvrtc))?;
         Ok(Module {
             file: file.to_string(),
             module,
+            device: DeviceId::of(ctx),
+            limits: DeviceLimits::of(ctx)?,
             log: String::new(),
         })
     }
 
     /// The kernel of `contract`, with both of its entry points.
     pub fn kernel(&self, contract: &'static KernelContract) -> Result<Kernel, Error> {
-        Kernel::load(&self.module, &self.file, contract)
+        Kernel::load(&self.module, &self.file, contract, self.device, self.limits)
     }
 
     /// What NVRTC said while compiling (empty when loaded from PTX, or when it said nothing).
@@ -58,23 +77,23 @@ impl Module {
     pub fn file(&self) -> &str {
         &self.file
     }
+
+    /// The limits of the module's device, which every launch is checked against.
+    pub fn limits(&self) -> &DeviceLimits {
+        &self.limits
+    }
 }
 
-/// An unsupported PTX version means NVRTC is newer than the driver: say so with both
+/// An unsupported PTX version means the PTX is newer than the driver: say so with both
 /// versions instead of the driver's bare error code.
-fn load_error(e: DriverError, file: &str) -> Error {
+fn load_error(e: DriverError, file: &str, nvrtc: Option<(i32, i32)>) -> Error {
     if e.0 != sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION {
         return Error::driver(format!("loading the module of {file}"))(e);
     }
-    let mut version = 0;
-    // SAFETY: one valid out-pointer; the driver library is loaded (a context exists).
-    let driver = match unsafe { sys::cuDriverGetVersion(&mut version) }.result() {
-        Ok(()) => (version / 1000, version % 1000 / 10),
-        Err(_) => (0, 0),
-    };
     Error::PtxTooNew {
         file: file.to_string(),
-        driver,
-        nvrtc: nvrtc_version().ok(),
+        driver: driver_version().unwrap_or((0, 0)),
+        nvrtc,
+        nvrtc_path: nvrtc.and_then(|_| crate::locate::nvrtc().ok().map(|r| r.nvrtc.clone())),
     }
 }

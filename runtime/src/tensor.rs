@@ -2,16 +2,18 @@
 //!
 //! A [`Tensor`] always owns device memory, so a host pointer cannot reach a kernel. Its
 //! view is checked when it is made ([`Tensor::with_layout`]) and checked again at every
-//! launch ([`crate::check`]), because the checker trusts no metadata it did not compute.
+//! launch ([`crate::check()`]), because the checker trusts no metadata it did not compute.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
 
-use crate::check::{DeviceId, TensorMeta};
+use crate::check::TensorMeta;
 use crate::contract::DType;
+use crate::device::DeviceId;
 use crate::error::Error;
 use crate::layout;
+use crate::view::View;
 
 /// An element type a kernel can take, with its spec dtype.
 pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + Default + 'static {
@@ -36,9 +38,7 @@ pub struct Tensor<T> {
     /// Device address of `buf`, read once: it never changes, and reading it again would
     /// need a stream and record a stream-ordering event.
     base_ptr: u64,
-    shape: Vec<usize>,
-    strides: Vec<isize>,
-    offset: usize,
+    view: View,
 }
 
 impl<T: Element> Tensor<T> {
@@ -83,25 +83,16 @@ impl<T: Element> Tensor<T> {
 
     /// Wraps an existing buffer as a contiguous row-major tensor over its first elements.
     pub fn from_slice(buf: CudaSlice<T>, shape: &[usize]) -> Result<Self, Error> {
-        let strides = layout::contiguous_strides(shape).ok_or_else(|| Error::Layout {
-            reason: "the strides overflow".into(),
-            shape: shape.to_vec(),
-            strides: vec![],
-            offset: 0,
-            buffer_len: buf.len(),
-        })?;
+        let view = View::contiguous(shape, buf.len())?;
         let base_ptr = {
             let (ptr, _record) = buf.device_ptr(buf.stream());
             ptr
         };
-        let t = Tensor {
+        Ok(Tensor {
             buf,
             base_ptr,
-            shape: vec![],
-            strides: vec![],
-            offset: 0,
-        };
-        t.with_layout(shape, &strides, 0)
+            view,
+        })
     }
 
     /// The same buffer seen through another view. Refuses a view that reaches outside the
@@ -112,53 +103,14 @@ impl<T: Element> Tensor<T> {
         strides: &[isize],
         offset: usize,
     ) -> Result<Self, Error> {
-        let bad = |reason: &str| Error::Layout {
-            reason: reason.into(),
-            shape: shape.to_vec(),
-            strides: strides.to_vec(),
-            offset,
-            buffer_len: self.buf.len(),
-        };
-        if shape.len() != strides.len() {
-            return Err(bad("shape and strides differ in length"));
-        }
-        if layout::numel(shape).is_none() {
-            return Err(bad("the element count overflows"));
-        }
-        if offset > self.buf.len() || !layout::fits(shape, strides, offset, self.buf.len()) {
-            return Err(bad("the view reaches outside its buffer"));
-        }
-        Ok(Tensor {
-            shape: shape.to_vec(),
-            strides: strides.to_vec(),
-            offset,
-            ..self
-        })
+        let view = View::new(shape, strides, offset, self.buf.len())?;
+        Ok(Tensor { view, ..self })
     }
 
     /// Reorders the dimensions: dimension `i` of the result is dimension `perm[i]` of `self`.
     pub fn permute(self, perm: &[usize]) -> Result<Self, Error> {
-        let mut seen = vec![false; self.shape.len()];
-        let valid = perm.len() == self.shape.len()
-            && perm
-                .iter()
-                .all(|&d| d < seen.len() && !std::mem::replace(&mut seen[d], true));
-        if !valid {
-            return Err(Error::Layout {
-                reason: format!(
-                    "{perm:?} is not a permutation of {} dimensions",
-                    self.shape.len()
-                ),
-                shape: self.shape,
-                strides: self.strides,
-                offset: self.offset,
-                buffer_len: self.buf.len(),
-            });
-        }
-        let shape: Vec<usize> = perm.iter().map(|&d| self.shape[d]).collect();
-        let strides: Vec<isize> = perm.iter().map(|&d| self.strides[d]).collect();
-        let offset = self.offset;
-        self.with_layout(&shape, &strides, offset)
+        let view = self.view.permute(perm, self.buf.len())?;
+        Ok(Tensor { view, ..self })
     }
 
     /// Copies the view to the host, in logical row-major order.
@@ -167,55 +119,26 @@ impl<T: Element> Tensor<T> {
             "copying a {} tensor to the host",
             T::DTYPE
         )))?;
-        let n = self.numel();
-        let mut out = Vec::with_capacity(n);
-        let mut index = vec![0usize; self.shape.len()];
-        for _ in 0..n {
-            let at = index
-                .iter()
-                .zip(&self.strides)
-                .try_fold(self.offset as i128, |acc, (&i, &s)| {
-                    acc.checked_add(i as i128 * s as i128)
-                });
-            let value = at
-                .and_then(|at| usize::try_from(at).ok())
-                .and_then(|at| all.get(at));
-            let Some(&value) = value else {
-                return Err(Error::Internal(
-                    "a checked view reached outside its buffer".into(),
-                ));
-            };
-            out.push(value);
-            // Advance the row-major multi-index.
-            for (i, &extent) in index.iter_mut().zip(&self.shape).rev() {
-                *i += 1;
-                if *i < extent {
-                    break;
-                }
-                *i = 0;
-            }
-        }
-        Ok(out)
+        self.view.gather(&all, 1)
     }
 
     pub fn shape(&self) -> &[usize] {
-        &self.shape
+        &self.view.shape
     }
 
     /// In elements.
     pub fn strides(&self) -> &[isize] {
-        &self.strides
+        &self.view.strides
     }
 
     /// Elements from the buffer's start to the view's first element.
     pub fn offset(&self) -> usize {
-        self.offset
+        self.view.offset
     }
 
     /// Elements in the view (the buffer may hold more).
     pub fn numel(&self) -> usize {
-        // `with_layout` refuses shapes whose element count overflows.
-        layout::numel(&self.shape).unwrap_or(usize::MAX)
+        self.view.numel()
     }
 
     /// The underlying buffer.
@@ -228,13 +151,18 @@ impl<T: Element> Tensor<T> {
         &mut self.buf
     }
 
+    /// The underlying buffer, giving up the view.
+    pub fn into_slice(self) -> CudaSlice<T> {
+        self.buf
+    }
+
     /// What the checker sees of this tensor.
     pub fn meta(&self) -> TensorMeta<'_> {
         TensorMeta {
             dtype: T::DTYPE,
-            shape: &self.shape,
-            strides: &self.strides,
-            offset: self.offset,
+            shape: &self.view.shape,
+            strides: &self.view.strides,
+            offset: self.view.offset,
             buffer_len: self.buf.len(),
             base_ptr: self.base_ptr,
             device: DeviceId::of(self.buf.context()),
@@ -242,7 +170,7 @@ impl<T: Element> Tensor<T> {
     }
 }
 
-fn checked_numel(shape: &[usize]) -> Result<usize, Error> {
+pub(crate) fn checked_numel(shape: &[usize]) -> Result<usize, Error> {
     layout::numel(shape).ok_or_else(|| Error::Layout {
         reason: "the element count overflows".into(),
         shape: shape.to_vec(),

@@ -8,8 +8,8 @@
 
 use std::fmt;
 
-use crate::check::DeviceId;
 use crate::contract::{DType, EvalError, KernelContract};
+use crate::device::DeviceId;
 
 /// Where a symbol used in an expected extent took its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,18 @@ pub enum StrideFault {
     /// An output whose elements alias each other (a zero or overlapping stride): two
     /// threads would write the same element.
     SelfOverlap,
+}
+
+/// One array of a launch's dynamic shared memory, for [`Violation::SharedMemory`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedUse {
+    pub name: &'static str,
+    pub dtype: DType,
+    /// Its extents at this launch.
+    pub dims: Vec<i64>,
+    /// Where it starts, in bytes from the start of the block's shared memory.
+    pub offset: u64,
+    pub bytes: u64,
 }
 
 /// One failed check. See the module documentation.
@@ -99,6 +111,9 @@ pub enum Violation {
         expected: DeviceId,
         actual: DeviceId,
     },
+    /// The launch stream is on another device or context than the one the kernel was
+    /// loaded into.
+    Stream { kernel: DeviceId, stream: DeviceId },
     Stride {
         arg: &'static str,
         shape: Vec<usize>,
@@ -144,6 +159,24 @@ pub enum Violation {
     TooLarge {
         arg: &'static str,
         shape: Vec<usize>,
+    },
+    /// A raw launch grid (x, y, z as evaluated) outside the device's limits: each
+    /// extent must lie in `0..=limit` (0 makes the launch empty).
+    Grid { grid: Vec<i64>, limit: [u32; 3] },
+    /// The launch needs more dynamic shared memory than one block may have.
+    SharedMemory {
+        bytes: u64,
+        limit: u32,
+        /// Every array, in layout order.
+        arrays: Vec<SharedUse>,
+    },
+    /// An extent that must not be negative evaluated to a negative value.
+    Negative {
+        /// `shared tile: dims[1]`.
+        site: String,
+        text: &'static str,
+        value: i64,
+        values: Vec<(&'static str, String)>,
     },
 }
 
@@ -274,6 +307,10 @@ impl fmt::Display for Violation {
                 f,
                 "argument {arg}: on {actual}, but the launch stream is on {expected}"
             ),
+            Violation::Stream { kernel, stream } => write!(
+                f,
+                "the launch stream is on {stream}, but the kernel was loaded on {kernel}"
+            ),
             Violation::Stride {
                 arg,
                 shape,
@@ -354,6 +391,57 @@ impl fmt::Display for Violation {
                 "launch domain {arg} (shape {}) has more elements than a 64-bit index holds",
                 list(shape)
             ),
+            Violation::Grid { grid, limit } => {
+                let axes: Vec<String> = ["x", "y", "z"]
+                    .iter()
+                    .zip(limit)
+                    .take(grid.len())
+                    .map(|(axis, l)| format!("{axis} 0..={l}"))
+                    .collect();
+                write!(
+                    f,
+                    "launch grid {} is outside the device's limits ({})",
+                    list(grid),
+                    axes.join(", ")
+                )
+            }
+            Violation::SharedMemory {
+                bytes,
+                limit,
+                arrays,
+            } => {
+                let parts: Vec<String> = arrays
+                    .iter()
+                    .map(|a| {
+                        format!(
+                            "{}: {}{} = {} bytes at offset {}",
+                            a.name,
+                            a.dtype,
+                            list(&a.dims),
+                            a.bytes,
+                            a.offset
+                        )
+                    })
+                    .collect();
+                write!(
+                    f,
+                    "dynamic shared memory of {bytes} bytes exceeds the {limit} bytes a block \
+                     may have on this device ({})",
+                    parts.join("; ")
+                )
+            }
+            Violation::Negative {
+                site,
+                text,
+                value,
+                values: v,
+            } => {
+                write!(f, "{site}: {text} = {value} is negative")?;
+                if !v.is_empty() {
+                    write!(f, " ({})", values(v))?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -1,153 +1,27 @@
 //! The checker against a hand-written contract equal to what codegen emits for
-//! `attn_scores` (with `k` stored `[B, T, H, D]`): one test per violation class, the
-//! messages, index-width selection, and a property test over random shapes.
+//! `attn_scores` (with `k` stored `[B, T, H, D]`): one test per argument violation class,
+//! the messages, index-width selection, and a property test over random shapes and single
+//! mutations. The launch forms are in `check_launch.rs`.
 
+#[path = "common/attn.rs"]
+mod attn;
+#[path = "common/fake.rs"]
+mod fake;
+
+use attn::ATTN;
+use fake::{Fake, refused, run, spread};
 use ima_runtime::{
-    BinOp, Binding, Constraint, DType, DeviceId, EmptyPolicy, EvalError, Expr, Extent,
-    GRID_THREADS, IndexWidth, KernelContract, Launch, Param, Plan, Role, Scalar, StrideFault,
-    Symbol, TensorArg, TensorMeta, Violation, check,
+    BinOp, Binding, DType, DeviceId, EmptyPolicy, EvalError, Expr, Extent, GRID_THREADS,
+    IndexWidth, KernelContract, Launch, Param, Role, Scalar, StrideFault, Symbol, TensorArg,
+    Violation,
 };
 use proptest::prelude::*;
-
-const B: Expr = Expr::Sym(0);
-const H: Expr = Expr::Sym(1);
-const S: Expr = Expr::Sym(2);
-const D: Expr = Expr::Sym(3);
-const T: Expr = Expr::Sym(4);
 
 const fn ext(text: &'static str, expr: Expr) -> Extent {
     Extent { text, expr }
 }
 
-static ATTN: KernelContract = KernelContract {
-    name: "attn_scores",
-    signature: "attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/attn.ima:3",
-    symbols: &[
-        Symbol {
-            name: "B",
-            bound_by: Binding { arg: 0, dim: 0 },
-        },
-        Symbol {
-            name: "H",
-            bound_by: Binding { arg: 0, dim: 1 },
-        },
-        Symbol {
-            name: "S",
-            bound_by: Binding { arg: 0, dim: 2 },
-        },
-        Symbol {
-            name: "D",
-            bound_by: Binding { arg: 0, dim: 3 },
-        },
-        Symbol {
-            name: "T",
-            bound_by: Binding { arg: 1, dim: 2 },
-        },
-    ],
-    args: &[
-        TensorArg {
-            name: "q",
-            role: Role::In,
-            dtype: DType::F16,
-            dims: &[ext("B", B), ext("H", H), ext("S", S), ext("D", D)],
-            stored: &[0, 1, 2, 3],
-            strided: false,
-            align: 16,
-        },
-        TensorArg {
-            name: "k",
-            role: Role::In,
-            dtype: DType::F16,
-            dims: &[ext("B", B), ext("H", H), ext("T", T), ext("D", D)],
-            stored: &[0, 2, 1, 3],
-            strided: false,
-            align: 16,
-        },
-        TensorArg {
-            name: "o",
-            role: Role::Out,
-            dtype: DType::F32,
-            dims: &[ext("B", B), ext("H", H), ext("S", S), ext("T", T)],
-            stored: &[0, 1, 2, 3],
-            strided: false,
-            align: 4,
-        },
-    ],
-    params: &[Param {
-        name: "scale",
-        dtype: DType::F32,
-    }],
-    constraints: &[
-        Constraint {
-            text: "D % 8 == 0",
-            expr: Expr::Bin(
-                BinOp::Eq,
-                &Expr::Bin(BinOp::Rem, &D, &Expr::Const(8)),
-                &Expr::Const(0),
-            ),
-        },
-        Constraint {
-            text: "D <= 256",
-            expr: Expr::Bin(BinOp::Le, &D, &Expr::Const(256)),
-        },
-    ],
-    launch: Launch::Over { arg: 2 },
-    empty: EmptyPolicy::Skip,
-    block: 256,
-    entry_i32: "attn_scores_i32",
-    entry_i64: "attn_scores_i64",
-};
-
-const DEV: DeviceId = DeviceId {
-    ordinal: 0,
-    context: 0xc0,
-};
 const SCALE: [Scalar; 1] = [Scalar::F32(0.125)];
-
-/// An owned stand-in for a device tensor.
-#[derive(Clone, Debug)]
-struct Fake {
-    dtype: DType,
-    shape: Vec<usize>,
-    strides: Vec<isize>,
-    offset: usize,
-    buffer_len: usize,
-    base_ptr: u64,
-    device: DeviceId,
-}
-
-impl Fake {
-    fn new(dtype: DType, shape: &[usize], base_ptr: u64) -> Fake {
-        let mut strides = vec![0isize; shape.len()];
-        let mut acc = 1isize;
-        for (s, &n) in strides.iter_mut().zip(shape).rev() {
-            *s = acc;
-            acc *= n.max(1) as isize;
-        }
-        Fake {
-            dtype,
-            shape: shape.to_vec(),
-            strides,
-            offset: 0,
-            buffer_len: shape.iter().product::<usize>().max(1),
-            base_ptr,
-            device: DEV,
-        }
-    }
-
-    fn meta(&self) -> TensorMeta<'_> {
-        TensorMeta {
-            dtype: self.dtype,
-            shape: &self.shape,
-            strides: &self.strides,
-            offset: self.offset,
-            buffer_len: self.buffer_len,
-            base_ptr: self.base_ptr,
-            device: self.device,
-        }
-    }
-}
 
 /// q, k (physical `[B, T, H, D]`) and o for the given sizes, far apart in memory.
 fn attn_args(b: usize, h: usize, s: usize, t: usize, d: usize) -> Vec<Fake> {
@@ -156,19 +30,6 @@ fn attn_args(b: usize, h: usize, s: usize, t: usize, d: usize) -> Vec<Fake> {
         Fake::new(DType::F16, &[b, t, h, d], 0x2_0000_0000),
         Fake::new(DType::F32, &[b, h, s, t], 0x3_0000_0000),
     ]
-}
-
-fn run(c: &KernelContract, args: &[Fake], params: &[Scalar]) -> Result<Plan, Vec<Violation>> {
-    let metas: Vec<TensorMeta<'_>> = args.iter().map(Fake::meta).collect();
-    check(c, DEV, &metas, params).map_err(|e| e.violations)
-}
-
-fn refused(c: &KernelContract, args: &[Fake], params: &[Scalar]) -> String {
-    let metas: Vec<TensorMeta<'_>> = args.iter().map(Fake::meta).collect();
-    match check(c, DEV, &metas, params) {
-        Ok(plan) => panic!("accepted: {plan:?}"),
-        Err(e) => e.to_string(),
-    }
 }
 
 #[test]
@@ -184,8 +45,8 @@ fn valid_launch_gives_the_abi_plan() {
     assert_eq!(plan.strides[2], [4 * 16 * 24, 16 * 24, 24, 1]);
     assert_eq!(plan.pointers, [0x1_0000_0000, 0x2_0000_0000, 0x3_0000_0000]);
     assert_eq!(
-        (plan.grid, plan.block),
-        ((2 * 4 * 16 * 24u32).div_ceil(256), 256)
+        (plan.grid, plan.block, plan.shared_bytes),
+        ([(2 * 4 * 16 * 24u32).div_ceil(256), 1, 1], [256, 1, 1], 0)
     );
 }
 
@@ -341,9 +202,10 @@ static DEQUANT: KernelContract = KernelContract {
         dtype: DType::I32,
     }],
     constraints: &[],
-    launch: Launch::Over { arg: 0 },
+    shared: &[],
+    launch: Launch::Threads { arg: 0 },
     empty: EmptyPolicy::Refuse,
-    block: 128,
+    block: [128, 1, 1],
     entry_i32: "dequant_i32",
     entry_i64: "dequant_i64",
 };
@@ -592,7 +454,7 @@ fn overlap_of_an_output_with_an_input() {
 fn empty_domain_skips_or_refuses() {
     let plan = run(&ATTN, &attn_args(2, 4, 0, 8, 16), &SCALE).unwrap();
     assert!(plan.skip);
-    assert_eq!((plan.numel, plan.grid), (0, 0));
+    assert_eq!((plan.numel, plan.grid), (0, [0, 0, 0]));
 
     let v = run(&DEQUANT, &dequant_args(0, 16, 0), &[Scalar::I32(128)]).unwrap_err();
     assert_eq!(
@@ -631,9 +493,10 @@ fn malformed_contract_is_refused_not_a_panic() {
         args: &BAD_ARGS,
         params: &[],
         constraints: &[],
-        launch: Launch::Over { arg: 5 },
+        shared: &[],
+        launch: Launch::Threads { arg: 5 },
         empty: EmptyPolicy::Skip,
-        block: 0,
+        block: [0, 1, 1],
         entry_i32: "bad_i32",
         entry_i64: "bad_i64",
     };
@@ -668,14 +531,6 @@ fn every_violation_is_collected() {
         "{v:?}"
     );
     assert_eq!(v.len(), 4);
-}
-
-/// Places fake buffers 2^44 bytes apart, room for any shape below.
-fn spread(mut args: Vec<Fake>) -> Vec<Fake> {
-    for (i, a) in args.iter_mut().enumerate() {
-        a.base_ptr = (i as u64 + 1) << 44;
-    }
-    args
 }
 
 /// Big fake shapes: nothing is allocated, so 64-bit cases cost nothing.
@@ -715,14 +570,33 @@ fn index_width() {
     // The grid never exceeds GRID_THREADS threads.
     let plan = run(&ATTN, &spread(attn_args(64, 64, 1024, 1024, 8)), &SCALE).unwrap();
     assert_eq!(plan.index, IndexWidth::I64);
-    assert_eq!(plan.grid as u64 * plan.block as u64, GRID_THREADS);
+    assert_eq!(plan.grid[0] as u64 * plan.block[0] as u64, GRID_THREADS);
+}
+
+/// One mutation of an argument that satisfied the contract.
+#[derive(Debug, Clone, Copy)]
+enum Mutation {
+    /// A dimension grows or shrinks.
+    Dim,
+    /// A stride of a dimension of extent > 1 changes.
+    Stride,
+    /// The view moves inside a buffer that does not grow: it reaches past the end.
+    Offset,
+    /// The view moves by a few elements inside a buffer that grows to hold it.
+    Misalign,
+    /// The tensor is on another device.
+    Device,
 }
 
 proptest! {
     #[test]
-    fn valid_shapes_pass_and_one_wrong_dim_fails(
+    fn valid_shapes_pass_and_one_mutation_fails_with_its_variant(
         b in 1usize..4, h in 1usize..6, s in 1usize..40, t in 1usize..40, d8 in 1usize..32,
         which in 0usize..3, dim in 0usize..4, delta in 1usize..5, grow in any::<bool>(),
+        mutation in prop_oneof![
+            Just(Mutation::Dim), Just(Mutation::Stride), Just(Mutation::Offset),
+            Just(Mutation::Misalign), Just(Mutation::Device),
+        ],
     ) {
         let d = d8 * 8;
         let args = attn_args(b, h, s, t, d);
@@ -730,15 +604,66 @@ proptest! {
         prop_assert_eq!(plan.symbols, vec![b as i64, h as i64, s as i64, d as i64, t as i64]);
         prop_assert_eq!(plan.numel, (b * h * s * t) as u64);
 
-        let mut shape = args[which].shape.clone();
-        shape[dim] = if grow || shape[dim] <= delta { shape[dim] + delta } else { shape[dim] - delta };
         let mut bad = args.clone();
-        bad[which] = Fake::new(bad[which].dtype, &shape, bad[which].base_ptr);
-        let v = run(&ATTN, &bad, &SCALE).unwrap_err();
-        prop_assert!(v.iter().any(|v| matches!(v, Violation::Dim { .. })), "{:?}", v);
-        prop_assert!(
-            v.iter().all(|v| matches!(v, Violation::Dim { .. } | Violation::Constraint { .. })),
-            "{:?}", v
-        );
+        let name = ATTN.args[which].name;
+        let a = &mut bad[which];
+        let v = match mutation {
+            Mutation::Dim => {
+                let mut shape = a.shape.clone();
+                shape[dim] = if grow || shape[dim] <= delta {
+                    shape[dim] + delta
+                } else {
+                    shape[dim] - delta
+                };
+                *a = Fake::new(a.dtype, &shape, a.base_ptr);
+                let v = run(&ATTN, &bad, &SCALE).unwrap_err();
+                prop_assert!(v.iter().any(|v| matches!(v, Violation::Dim { .. })), "{:?}", v);
+                prop_assert!(
+                    v.iter().all(|v| matches!(v, Violation::Dim { .. } | Violation::Constraint { .. })),
+                    "{:?}", v
+                );
+                return Ok(());
+            }
+            Mutation::Stride => {
+                // The last dimension (D or T) has extent > 1 whenever it is D; pick the
+                // first dimension of extent > 1 from `dim` on, wrapping around.
+                let Some(p) = (0..4).map(|i| (dim + i) % 4).find(|&p| a.shape[p] > 1) else {
+                    return Ok(());
+                };
+                a.strides[p] += delta as isize;
+                run(&ATTN, &bad, &SCALE).unwrap_err()
+            }
+            Mutation::Offset => {
+                a.offset += delta;
+                run(&ATTN, &bad, &SCALE).unwrap_err()
+            }
+            Mutation::Misalign => {
+                a.offset += delta;
+                a.buffer_len += delta;
+                let misaligned = !(delta * a.dtype.size()).is_multiple_of(ATTN.args[which].align);
+                let result = run(&ATTN, &bad, &SCALE);
+                if !misaligned {
+                    prop_assert!(result.is_ok(), "{:?}", result);
+                    return Ok(());
+                }
+                result.unwrap_err()
+            }
+            Mutation::Device => {
+                a.device = DeviceId { ordinal: 1, context: 0xc1 };
+                run(&ATTN, &bad, &SCALE).unwrap_err()
+            }
+        };
+        let fits = |v: &Violation| match (mutation, v) {
+            (Mutation::Stride, Violation::Stride { arg, fault: StrideFault::NotContiguous { .. }, .. })
+            | (Mutation::Stride | Mutation::Offset, Violation::OutOfBuffer { arg, .. })
+            | (Mutation::Misalign, Violation::Align { arg, .. })
+            | (Mutation::Device, Violation::Device { arg, .. }) => *arg == name,
+            _ => false,
+        };
+        prop_assert!(!v.is_empty() && v.iter().all(fits), "{:?}: {:?}", mutation, v);
+        if matches!(mutation, Mutation::Stride) {
+            let is_stride = |v: &Violation| matches!(v, Violation::Stride { .. });
+            prop_assert!(v.iter().any(is_stride), "{:?}", v);
+        }
     }
 }

@@ -4,97 +4,16 @@
 //! tests pin the runtime's half of that ABI: argument order, logical strides under
 //! `stored`, index width, stream-ordered borrows.
 
+#[path = "common/attn.rs"]
+mod attn;
+
 use std::sync::Arc;
 
+use attn::ATTN;
 use ima_runtime::cudarc::driver::{CudaContext, CudaStream};
 use ima_runtime::half::f16;
 use ima_runtime::{
-    BinOp, Binding, Constraint, DType, EmptyPolicy, Error, Expr, Extent, IndexWidth, Kernel,
-    KernelArg, KernelContract, Launch, Launched, Module, Param, Role, Scalar, Symbol, Tensor,
-    TensorArg, Violation,
-};
-
-const fn ext(text: &'static str, expr: Expr) -> Extent {
-    Extent { text, expr }
-}
-const B: Expr = Expr::Sym(0);
-const H: Expr = Expr::Sym(1);
-const S: Expr = Expr::Sym(2);
-const D: Expr = Expr::Sym(3);
-const T: Expr = Expr::Sym(4);
-
-static ATTN: KernelContract = KernelContract {
-    name: "attn_scores",
-    signature: "attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/attn.ima:3",
-    symbols: &[
-        Symbol {
-            name: "B",
-            bound_by: Binding { arg: 0, dim: 0 },
-        },
-        Symbol {
-            name: "H",
-            bound_by: Binding { arg: 0, dim: 1 },
-        },
-        Symbol {
-            name: "S",
-            bound_by: Binding { arg: 0, dim: 2 },
-        },
-        Symbol {
-            name: "D",
-            bound_by: Binding { arg: 0, dim: 3 },
-        },
-        Symbol {
-            name: "T",
-            bound_by: Binding { arg: 1, dim: 2 },
-        },
-    ],
-    args: &[
-        TensorArg {
-            name: "q",
-            role: Role::In,
-            dtype: DType::F16,
-            dims: &[ext("B", B), ext("H", H), ext("S", S), ext("D", D)],
-            stored: &[0, 1, 2, 3],
-            strided: false,
-            align: 16,
-        },
-        TensorArg {
-            name: "k",
-            role: Role::In,
-            dtype: DType::F16,
-            dims: &[ext("B", B), ext("H", H), ext("T", T), ext("D", D)],
-            stored: &[0, 2, 1, 3],
-            strided: false,
-            align: 16,
-        },
-        TensorArg {
-            name: "o",
-            role: Role::Out,
-            dtype: DType::F32,
-            dims: &[ext("B", B), ext("H", H), ext("S", S), ext("T", T)],
-            stored: &[0, 1, 2, 3],
-            strided: false,
-            align: 4,
-        },
-    ],
-    params: &[Param {
-        name: "scale",
-        dtype: DType::F32,
-    }],
-    constraints: &[Constraint {
-        text: "D % 8 == 0",
-        expr: Expr::Bin(
-            BinOp::Eq,
-            &Expr::Bin(BinOp::Rem, &D, &Expr::Const(8)),
-            &Expr::Const(0),
-        ),
-    }],
-    launch: Launch::Over { arg: 2 },
-    empty: EmptyPolicy::Skip,
-    block: 256,
-    entry_i32: "attn_scores_i32",
-    entry_i64: "attn_scores_i64",
+    DType, Error, IndexWidth, Kernel, KernelArg, Launched, Module, Scalar, Tensor, Violation,
 };
 
 /// What codegen would emit for `ATTN`, by hand.
@@ -196,8 +115,8 @@ fn launches_and_matches_the_reference() {
     assert_eq!(
         launched,
         Launched::Done {
-            grid: 12,
-            block: 256,
+            grid: [12, 1, 1],
+            block: [256, 1, 1],
             index: IndexWidth::I32
         }
     );
@@ -312,7 +231,13 @@ fn empty_domain_is_skipped_and_sync_mode_runs() {
     let done = kernel
         .launch(&stream, &mut args, &[Scalar::F32(1.0)])
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(matches!(done, Launched::Done { grid: 1, .. }));
+    assert!(matches!(
+        done,
+        Launched::Done {
+            grid: [1, 1, 1],
+            ..
+        }
+    ));
     assert_eq!(o.to_host(&stream).unwrap(), vec![0.0; 18]);
 }
 
@@ -373,8 +298,8 @@ fn past_two_billion_elements_uses_64_bit_indices() {
     assert_eq!(
         done,
         Launched::Done {
-            grid: 65536,
-            block: 256,
+            grid: [65536, 1, 1],
+            block: [256, 1, 1],
             index: IndexWidth::I64
         }
     );

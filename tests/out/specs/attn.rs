@@ -23,6 +23,22 @@ pub struct Kernels {
 }
 
 impl Kernels {
+    /// Checked mode for every kernel: each access is bounds-checked and the first
+    /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).
+    pub fn set_checked(&self, on: bool) {
+        self.attn_scores.kernel.set_checked(on);
+        self.softmax_rows.kernel.set_checked(on);
+        self.attn_pv.kernel.set_checked(on);
+    }
+
+    /// Sync mode for every kernel: synchronise after each launch and attribute any CUDA
+    /// error to it (also on with `IMA_SYNC=1`).
+    pub fn set_sync(&self, on: bool) {
+        self.attn_scores.kernel.set_sync(on);
+        self.softmax_rows.kernel.set_sync(on);
+        self.attn_pv.kernel.set_sync(on);
+    }
+
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
     pub fn load(ctx: &Arc<ima::cudarc::driver::CudaContext>) -> Result<Self, ima::Error> {
         let module = ima::Module::compile(ctx, SPEC_FILE, CUDA_SOURCE)?;
@@ -52,6 +68,11 @@ pub struct AttnScores {
 impl AttnScores {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &ATTN_SCORES;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
 
     /// Checks every argument against the contract, then launches on `stream`.
     ///
@@ -157,6 +178,11 @@ impl SoftmaxRows {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &SOFTMAX_ROWS;
 
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
     /// Checks every argument against the contract, then launches on `stream`.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
@@ -245,6 +271,11 @@ pub struct AttnPv {
 impl AttnPv {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &ATTN_PV;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
 
     /// Checks every argument against the contract, then launches on `stream`.
     ///

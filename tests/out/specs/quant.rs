@@ -26,6 +26,28 @@ pub struct Kernels {
 }
 
 impl Kernels {
+    /// Checked mode for every kernel: each access is bounds-checked and the first
+    /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).
+    pub fn set_checked(&self, on: bool) {
+        self.gptq_dequant.kernel.set_checked(on);
+        self.gptq_act_order_dequant.kernel.set_checked(on);
+        self.awq_dequant.kernel.set_checked(on);
+        self.int8_dequant.kernel.set_checked(on);
+        self.gptq_gemv.kernel.set_checked(on);
+        self.awq_gemv.kernel.set_checked(on);
+    }
+
+    /// Sync mode for every kernel: synchronise after each launch and attribute any CUDA
+    /// error to it (also on with `IMA_SYNC=1`).
+    pub fn set_sync(&self, on: bool) {
+        self.gptq_dequant.kernel.set_sync(on);
+        self.gptq_act_order_dequant.kernel.set_sync(on);
+        self.awq_dequant.kernel.set_sync(on);
+        self.int8_dequant.kernel.set_sync(on);
+        self.gptq_gemv.kernel.set_sync(on);
+        self.awq_gemv.kernel.set_sync(on);
+    }
+
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
     pub fn load(ctx: &Arc<ima::cudarc::driver::CudaContext>) -> Result<Self, ima::Error> {
         let module = ima::Module::compile(ctx, SPEC_FILE, CUDA_SOURCE)?;
@@ -64,6 +86,11 @@ pub struct GptqDequant {
 impl GptqDequant {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &GPTQ_DEQUANT;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
 
     /// Checks every argument against the contract, then launches on `stream`.
     ///
@@ -181,6 +208,11 @@ pub struct GptqActOrderDequant {
 impl GptqActOrderDequant {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &GPTQ_ACT_ORDER_DEQUANT;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
 
     /// Checks every argument against the contract, then launches on `stream`.
     ///
@@ -310,6 +342,11 @@ impl AwqDequant {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &AWQ_DEQUANT;
 
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
     /// Checks every argument against the contract, then launches on `stream`.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
@@ -427,6 +464,11 @@ impl Int8Dequant {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &INT8_DEQUANT;
 
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
     /// Checks every argument against the contract, then launches on `stream`.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
@@ -531,6 +573,11 @@ pub struct GptqGemv {
 impl GptqGemv {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &GPTQ_GEMV;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
 
     /// Checks every argument against the contract, then launches on `stream`.
     ///
@@ -665,6 +712,11 @@ pub struct AwqGemv {
 impl AwqGemv {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &AWQ_GEMV;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
 
     /// Checks every argument against the contract, then launches on `stream`.
     ///

@@ -22,6 +22,20 @@ pub struct Kernels {
 }
 
 impl Kernels {
+    /// Checked mode for every kernel: each access is bounds-checked and the first
+    /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).
+    pub fn set_checked(&self, on: bool) {
+        self.transpose.kernel.set_checked(on);
+        self.transpose_tiled.kernel.set_checked(on);
+    }
+
+    /// Sync mode for every kernel: synchronise after each launch and attribute any CUDA
+    /// error to it (also on with `IMA_SYNC=1`).
+    pub fn set_sync(&self, on: bool) {
+        self.transpose.kernel.set_sync(on);
+        self.transpose_tiled.kernel.set_sync(on);
+    }
+
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
     pub fn load(ctx: &Arc<ima::cudarc::driver::CudaContext>) -> Result<Self, ima::Error> {
         let module = ima::Module::compile(ctx, SPEC_FILE, CUDA_SOURCE)?;
@@ -48,6 +62,11 @@ pub struct Transpose {
 impl Transpose {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &TRANSPOSE;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
 
     /// Checks every argument against the contract, then launches on `stream`.
     ///
@@ -126,6 +145,11 @@ pub struct TransposeTiled {
 impl TransposeTiled {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &TRANSPOSE_TILED;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
 
     /// Checks every argument against the contract, then launches on `stream`.
     ///

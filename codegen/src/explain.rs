@@ -1,0 +1,504 @@
+//! `imac explain`: each kernel's contract, as the launch stub checks it and the generated
+//! CUDA C relies on it: arguments with their logical and physical shapes, element sizes,
+//! alignment and layout; where each symbol is read from; the constraints; shared memory;
+//! the launch domain, the empty-domain policy and the guards.
+
+mod table;
+
+use crate::signature;
+use ima_dsl::ir::{self, BinOp, EmptyPolicy, Expr, Extent, Kernel, Launch};
+use table::table;
+
+/// The contract of every kernel of `m`, or of the one named `kernel`.
+pub fn explain(m: &ir::Module, kernel: Option<&str>) -> Result<String, String> {
+    let kernels: Vec<&Kernel> = m
+        .kernels
+        .iter()
+        .filter(|k| kernel.is_none_or(|n| k.name == n))
+        .collect();
+    if let (Some(name), []) = (kernel, kernels.as_slice()) {
+        let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
+        return Err(format!(
+            "{} has no kernel `{name}`; its kernels: {}",
+            m.file,
+            names.join(", ")
+        ));
+    }
+    let mut out = String::new();
+    if !m.consts.is_empty() {
+        let consts: Vec<String> = m.consts.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+        out.push_str(&format!("constants: {}\n\n", consts.join(", ")));
+    }
+    let contracts: Vec<String> = kernels.iter().map(|k| contract(&m.file, k)).collect();
+    out.push_str(&contracts.join("\n"));
+    Ok(out)
+}
+
+fn contract(file: &str, k: &Kernel) -> String {
+    let mut out = format!("kernel {}  ({file}:{})\n", signature(k), k.line);
+    for d in &k.docs {
+        out.push_str(&format!("  /// {d}\n"));
+    }
+    out.push_str("\n  arguments\n");
+    out.push_str(&table(
+        "    ",
+        &[
+            "name", "role", "logical", "physical", "dtype", "bytes", "align", "layout",
+        ],
+        &k.args.iter().flat_map(argument_rows).collect::<Vec<_>>(),
+    ));
+    if !k.params.is_empty() {
+        out.push_str("\n  params\n");
+        let rows: Vec<Vec<String>> = k
+            .params
+            .iter()
+            .map(|p| vec![p.name.clone(), p.dtype.name().to_string()])
+            .collect();
+        out.push_str(&table("    ", &["name", "dtype"], &rows));
+    }
+    if !k.symbols.is_empty() {
+        out.push_str(
+            "\n  symbols (read from the arguments at launch, checked in every other use)\n",
+        );
+        let rows: Vec<Vec<String>> = k
+            .symbols
+            .iter()
+            .map(|s| vec![s.name.clone(), bound_from(k, s)])
+            .collect();
+        out.push_str(&table("    ", &["name", "bound from"], &rows));
+    }
+    out.push_str("\n  constraints (checked before every launch)\n");
+    if k.constraints.is_empty() {
+        out.push_str("    none\n");
+    }
+    for c in &k.constraints {
+        out.push_str(&format!("    {}\n", c.text));
+    }
+    if !k.shared.is_empty() {
+        out.push_str("\n  shared memory (dynamic; each array starts at a 16-byte boundary)\n");
+        let rows: Vec<Vec<String>> = k.shared.iter().map(shared_row).collect();
+        out.push_str(&table("    ", &["name", "dtype", "shape", "bytes"], &rows));
+    }
+    out.push_str("\n  launch\n");
+    out.push_str(&table("    ", &[], &launch_rows(k)));
+    out
+}
+
+fn dims(extents: &[&Extent]) -> String {
+    let texts: Vec<&str> = extents.iter().map(|e| e.text.as_str()).collect();
+    format!("[{}]", texts.join(", "))
+}
+
+/// One row per argument; a quantized one adds a row per buffer it expands into.
+fn argument_rows(a: &ir::TensorArg) -> Vec<Vec<String>> {
+    let logical: Vec<&Extent> = a.dims.iter().collect();
+    let row = |name: String, physical: String, dtype: ir::DType, layout: &str| {
+        vec![
+            name,
+            a.role.keyword().to_string(),
+            dims(&logical),
+            physical,
+            dtype.name().to_string(),
+            dtype.size().to_string(),
+            a.align.to_string(),
+            layout.to_string(),
+        ]
+    };
+    let layout = match (a.strided, a.is_permuted()) {
+        (true, _) => "strided (any strides)",
+        (false, true) => "contiguous, permuted",
+        (false, false) => "contiguous",
+    };
+    match (&a.quant, logical.as_slice()) {
+        (Some(q), [k, n]) => {
+            let (dtype, bytes) = if q.format == ir::QuantFormat::Int8 {
+                ("q8", "1")
+            } else {
+                ("q4", "1/2")
+            };
+            let mut rows = vec![vec![
+                a.name.clone(),
+                a.role.keyword().to_string(),
+                dims(&logical),
+                quant_name(q),
+                dtype.to_string(),
+                bytes.to_string(),
+                String::new(),
+                "packed buffers:".to_string(),
+            ]];
+            for b in q.buffers(k, n, a.dtype) {
+                let mut r = row(
+                    format!("  {}", b.part),
+                    dims(&b.dims.iter().collect::<Vec<_>>()),
+                    b.dtype,
+                    "contiguous",
+                );
+                r[1].clear();
+                r[2].clear();
+                // Each buffer is aligned to its own element.
+                r[6] = b.dtype.size().to_string();
+                rows.push(r);
+            }
+            rows
+        }
+        _ => vec![row(
+            a.name.clone(),
+            dims(&a.physical_dims().collect::<Vec<_>>()),
+            a.dtype,
+            layout,
+        )],
+    }
+}
+
+fn quant_name(q: &ir::Quant) -> String {
+    let format = match q.format {
+        ir::QuantFormat::Gptq { zeros, g_idx } => {
+            let zeros = match zeros {
+                ir::Zeros::MinusOne => "zeros - 1",
+                ir::Zeros::Plain => "plain zeros",
+                ir::Zeros::Symmetric => "symmetric",
+            };
+            format!("gptq ({zeros}{})", if g_idx { ", g_idx" } else { "" })
+        }
+        ir::QuantFormat::Awq => "awq".to_string(),
+        ir::QuantFormat::Int8 => "int8".to_string(),
+    };
+    format!("{format}, group {}", q.group.text)
+}
+
+/// `q.shape[3]`, in the caller's (physical) order, naming the logical dimension when the
+/// two differ.
+fn bound_from(k: &Kernel, s: &ir::Symbol) -> String {
+    let Some(a) = k.args.get(s.arg) else {
+        return String::new();
+    };
+    match a.stored.iter().position(|&l| l == s.dim) {
+        Some(p) if p == s.dim => format!("{}.shape[{p}]", a.name),
+        Some(p) => format!("{}.shape[{p}] (logical dimension {})", a.name, s.dim),
+        None if a.quant.is_some() => format!("{}'s group size", a.name),
+        None => format!("{}, dimension {}", a.name, s.dim),
+    }
+}
+
+fn shared_row(s: &ir::SharedArray) -> Vec<String> {
+    let mut factors: Vec<String> = s.dims.iter().map(|d| paren(&d.text)).collect();
+    factors.push(s.dtype.size().to_string());
+    let mut bytes = factors.join(" * ");
+    let value = s.dims.iter().try_fold(s.dtype.size() as i64, |acc, d| {
+        acc.checked_mul(constant(&d.expr)?)
+    });
+    if let Some(v) = value {
+        bytes.push_str(&format!(" = {v}"));
+    }
+    vec![
+        s.name.clone(),
+        s.dtype.name().to_string(),
+        dims(&s.dims.iter().collect::<Vec<_>>()),
+        bytes,
+    ]
+}
+
+fn launch_rows(k: &Kernel) -> Vec<Vec<String>> {
+    let threads = k.threads_per_block();
+    let row = |what: &str, text: String| vec![what.to_string(), text];
+    let mut rows = Vec::new();
+    // The domain argument and its first `n` extents, as factors.
+    let domain = |n: usize| -> (String, Vec<String>) {
+        let a = k.launch.domain_arg().and_then(|i| k.args.get(i));
+        let extents = a
+            .iter()
+            .flat_map(|a| a.dims.iter().take(n))
+            .map(|d| paren(&d.text))
+            .collect();
+        (a.map_or_else(String::new, |a| a.name.clone()), extents)
+    };
+    match &k.launch {
+        Launch::Threads { indices, .. } => {
+            let (name, extents) = domain(indices.len());
+            let n = extents.join(" * ");
+            rows.push(row(
+                "domain",
+                format!(
+                    "threads over {name}[{}] = {n} threads, {threads} per block",
+                    extents.join(", ")
+                ),
+            ));
+            rows.push(row(
+                "indices",
+                format!("{} from idx, the last fastest", indices.join(", ")),
+            ));
+            rows.push(row(
+                "guard",
+                format!("grid-stride loop: idx < {n}, idx += gridDim.x * blockDim.x"),
+            ));
+        }
+        Launch::Blocks { indices, .. } => {
+            let (name, extents) = domain(indices.len());
+            let (_, all) = domain(usize::MAX);
+            let inner = all.get(indices.len()..).unwrap_or_default();
+            let n = if extents.is_empty() {
+                "1".to_string()
+            } else {
+                extents.join(" * ")
+            };
+            rows.push(row(
+                "domain",
+                format!(
+                    "blocks over {name}[{}] = {n} blocks of {threads} threads",
+                    extents.join(", ")
+                ),
+            ));
+            if !inner.is_empty() {
+                rows.push(row(
+                    "threads",
+                    format!("stride over [{}] in the body", inner.join(", ")),
+                ));
+            }
+            rows.push(row(
+                "indices",
+                format!(
+                    "{} from the block's idx, the last fastest",
+                    indices.join(", ")
+                ),
+            ));
+            let sync = if k.shared.is_empty() {
+                ""
+            } else {
+                ", __syncthreads() between rows"
+            };
+            rows.push(row(
+                "guard",
+                format!("block-stride loop: idx < {n}, idx += gridDim.x{sync}"),
+            ));
+        }
+        Launch::Grid { grid } => {
+            let grid: Vec<String> = grid.iter().map(|e| expr(k, e)).collect();
+            let block: Vec<String> = k
+                .block
+                .iter()
+                .take(block_rank(k))
+                .map(|b| b.to_string())
+                .collect();
+            rows.push(row(
+                "domain",
+                format!(
+                    "raw grid({}) block({}) = {threads} threads per block",
+                    grid.join(", "),
+                    block.join(", ")
+                ),
+            ));
+            rows.push(row(
+                "guard",
+                "none: the body guards its own indices; checked mode's accessors check every index"
+                    .into(),
+            ));
+        }
+    }
+    rows.push(row(
+        "empty",
+        match k.empty {
+            EmptyPolicy::Skip => "skip: a launch over no elements returns without launching".into(),
+            EmptyPolicy::Refuse => "refuse: a launch over no elements is an error".into(),
+        },
+    ));
+    let n = &k.name;
+    rows.push(row(
+        "entries",
+        format!("{n}_i32 while every index fits in 32 bits, else {n}_i64"),
+    ));
+    rows.push(row(
+        "checked",
+        format!("{n}_i32_checked, {n}_i64_checked: accessors check every index"),
+    ));
+    rows
+}
+
+/// How many of `block`'s sizes were given: trailing 1s are defaults.
+fn block_rank(k: &Kernel) -> usize {
+    k.block.iter().rposition(|&b| b != 1).map_or(1, |p| p + 1)
+}
+
+/// Wraps a compound extent in parentheses for use as a factor.
+fn paren(text: &str) -> String {
+    if text.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        text.to_string()
+    } else {
+        format!("({text})")
+    }
+}
+
+/// The value of an expression with no symbols or params.
+fn constant(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Const(v) => Some(*v),
+        Expr::Neg(a) => constant(a)?.checked_neg(),
+        Expr::Bin(op, a, b) => {
+            let (a, b) = (constant(a)?, constant(b)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div => a.checked_div(b),
+                BinOp::Rem => a.checked_rem(b),
+                BinOp::CeilDiv if b > 0 => Some(a.checked_add(b - 1)?.div_euclid(b)),
+                BinOp::Min => Some(a.min(b)),
+                BinOp::Max => Some(a.max(b)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// An IR expression in spec syntax, over the kernel's symbol and param names.
+fn expr(k: &Kernel, e: &Expr) -> String {
+    fn prec(op: BinOp) -> u8 {
+        match op {
+            BinOp::Or => 1,
+            BinOp::And => 2,
+            BinOp::Eq | BinOp::Ne => 3,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 4,
+            BinOp::Add | BinOp::Sub => 5,
+            BinOp::Mul | BinOp::Div | BinOp::Rem => 6,
+            BinOp::CeilDiv | BinOp::Min | BinOp::Max => 8,
+        }
+    }
+    fn go(k: &Kernel, e: &Expr, min: u8) -> String {
+        let (text, p) = match e {
+            Expr::Const(v) => (v.to_string(), 8),
+            Expr::Sym(s) => (k.symbols.get(*s).map_or("?".into(), |s| s.name.clone()), 8),
+            Expr::Param(p) => (k.params.get(*p).map_or("?".into(), |p| p.name.clone()), 8),
+            Expr::Neg(a) => (format!("-{}", go(k, a, 7)), 7),
+            Expr::Not(a) => (format!("!{}", go(k, a, 7)), 7),
+            Expr::Bin(op @ (BinOp::CeilDiv | BinOp::Min | BinOp::Max), a, b) => {
+                let between = if *op == BinOp::CeilDiv { " / " } else { ", " };
+                (
+                    format!("{}({}{between}{})", symbol(*op), go(k, a, 0), go(k, b, 0)),
+                    8,
+                )
+            }
+            Expr::Bin(op, a, b) => {
+                let p = prec(*op);
+                (
+                    format!("{} {} {}", go(k, a, p), symbol(*op), go(k, b, p + 1)),
+                    p,
+                )
+            }
+        };
+        if p < min { format!("({text})") } else { text }
+    }
+    go(k, e, 0)
+}
+
+fn symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Rem => "%",
+        BinOp::Eq => "==",
+        BinOp::Ne => "!=",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        BinOp::And => "&&",
+        BinOp::Or => "||",
+        BinOp::CeilDiv => "ceil",
+        BinOp::Min => "min",
+        BinOp::Max => "max",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::explain;
+    use ima_dsl::{Source, compile, ir};
+
+    fn module(text: &str) -> ir::Module {
+        let source = Source::new("t.ima", text);
+        compile(&source).unwrap_or_else(|d| panic!("{}", source.render(&d)))
+    }
+
+    const SPEC: &str = "const T = 32
+/// Rotates.
+kernel rope where D % 8 == 0 {
+    in  x: f16[B, H, S, D] stored [B, S, H, D] align(16)
+    in  w: q4[K, N] gptq(group = 128, sym)
+    out y: f16[B, H, S, D] strided
+    shared tile: f32[T, T + 1]
+    launch blocks over y[b, h, s, _] threads 128
+    body { }
+}
+kernel raw {
+    in  x: f32[N, M]
+    launch grid(ceil(N / T), M) block(32, 8)
+    empty refuse
+    body { }
+}
+";
+
+    #[test]
+    fn tells_the_whole_contract() {
+        // Lines compare word by word: column widths depend on the other rows.
+        let text = explain(&module(SPEC), Some("rope")).unwrap();
+        for line in [
+            "kernel rope(",
+            "  /// Rotates.",
+            "    x        in    [B, H, S, D]  [B, S, H, D]                f16    2      16     contiguous, permuted",
+            "    w        in    [K, N]        gptq (symmetric), group 128  q4     1/2           packed buffers:",
+            "      qweight                    [ceil(K / 8), N]            i32    4      4      contiguous",
+            "    y        out   [B, H, S, D]  [B, H, S, D]                f16    2      2      strided (any strides)",
+            "    H     x.shape[2] (logical dimension 1)",
+            "    D % 8 == 0",
+            "    tile  f32    [T, T + 1]  T * (T + 1) * 4 = 4224",
+            "    domain   blocks over y[B, H, S] = B * H * S blocks of 128 threads",
+            "    threads  stride over [D] in the body",
+            "    empty    skip: a launch over no elements returns without launching",
+        ] {
+            let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                text.lines().any(|l| words(l).starts_with(&words(line))),
+                "no line `{line}` in:\n{text}"
+            );
+        }
+        assert!(!text.contains("kernel raw"));
+    }
+
+    #[test]
+    fn tells_a_raw_grid() {
+        let text = explain(&module(SPEC), Some("raw")).unwrap();
+        assert!(
+            text.contains(
+                "domain   raw grid(ceil(N / 32), M) block(32, 8) = 256 threads per block"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("guard    none: the body guards its own indices"),
+            "{text}"
+        );
+        assert!(text.contains("empty    refuse"), "{text}");
+    }
+
+    #[test]
+    fn names_the_kernels_when_one_is_missing() {
+        let err = explain(&module(SPEC), Some("nope")).unwrap_err();
+        assert_eq!(err, "t.ima has no kernel `nope`; its kernels: rope, raw");
+    }
+
+    #[test]
+    fn explains_every_committed_spec() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../specs");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let m = module(&std::fs::read_to_string(&path).unwrap());
+            let text = explain(&m, None).unwrap();
+            assert_eq!(
+                text.matches("\nkernel ").count() + usize::from(text.starts_with("kernel ")),
+                m.kernels.len()
+            );
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! `imac.stamp`: what generated a crate (imac's version, the spec and its hash, the
+//! options), so that `imac check --vendored` can tell when a copy has drifted.
+//!
+//! The file is a few `key = "value"` lines, valid TOML, written and read here.
+
+use crate::package::RuntimeDep;
+
+/// The stamp's file name, at the generated crate's root.
+pub const FILE: &str = "imac.stamp";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    pub imac: String,
+    /// The spec as named on the command line.
+    pub spec: String,
+    pub spec_hash: String,
+    pub runtime: RuntimeDep,
+    /// Architectures whose PTX the crate carries.
+    pub archs: Vec<String>,
+}
+
+/// FNV-1a, 64 bits: stable across platforms and Rust versions, unlike std's hashers.
+pub fn hash(text: &str) -> String {
+    let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("fnv1a64:{h:016x}")
+}
+
+impl Stamp {
+    pub fn render(&self) -> String {
+        let (runtime_key, runtime) = match &self.runtime {
+            RuntimeDep::Path(p) => ("runtime-path", p),
+            RuntimeDep::Version(v) => ("runtime-version", v),
+        };
+        format!(
+            "# Written by imac: what generated this crate. `imac check --vendored DIR SPEC`\n\
+             # compares it, and the crate's files, with the spec.\n\
+             imac = {:?}\n\
+             spec = {:?}\n\
+             spec-hash = {:?}\n\
+             {runtime_key} = {runtime:?}\n\
+             arch = {:?}\n",
+            self.imac,
+            self.spec,
+            self.spec_hash,
+            self.archs.join(","),
+        )
+    }
+
+    /// Reads a stamp that [`Stamp::render`] wrote.
+    pub fn parse(text: &str) -> Result<Stamp, String> {
+        let mut values = std::collections::HashMap::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (key, value) = line
+                .split_once(" = ")
+                .and_then(|(k, v)| Some((k, unquote(v)?)))
+                .ok_or_else(|| format!("line {}: expected `key = \"value\"`", n + 1))?;
+            values.insert(key, value);
+        }
+        let mut take = |key: &str| values.remove(key).ok_or_else(|| format!("no `{key}`"));
+        let runtime = match (take("runtime-path"), take("runtime-version")) {
+            (Ok(p), _) => RuntimeDep::Path(p),
+            (_, Ok(v)) => RuntimeDep::Version(v),
+            _ => return Err("no `runtime-path` or `runtime-version`".into()),
+        };
+        Ok(Stamp {
+            imac: take("imac")?,
+            spec: take("spec")?,
+            spec_hash: take("spec-hash")?,
+            runtime,
+            archs: take("arch")?
+                .split(',')
+                .filter(|a| !a.is_empty())
+                .map(str::to_string)
+                .collect(),
+        })
+    }
+}
+
+/// The string of a `"..."` literal as `{:?}` writes it, for the escapes a path or a version
+/// can hold (`\\`, `\"`); `None` for anything else.
+fn unquote(literal: &str) -> Option<String> {
+    let inner = literal.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next()? {
+                c @ ('\\' | '"') => out.push(c),
+                _ => return None,
+            },
+            '"' => return None,
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rendered_stamp_parses_back() {
+        let stamp = Stamp {
+            imac: "0.1.0".into(),
+            spec: r#"specs/a "b"\c.ima"#.into(),
+            spec_hash: hash("kernel"),
+            runtime: RuntimeDep::Path("../../runtime".into()),
+            archs: vec!["sm_80".into(), "sm_90".into()],
+        };
+        assert_eq!(Stamp::parse(&stamp.render()), Ok(stamp));
+    }
+
+    #[test]
+    fn a_stamp_missing_a_key_is_an_error() {
+        let err = Stamp::parse("imac = \"0.1.0\"\nruntime-version = \"0.1\"\n").unwrap_err();
+        assert_eq!(err, "no `spec`");
+    }
+}

@@ -1,0 +1,1157 @@
+//! The benchmark suite (issue 8): every example kernel three ways, side by side in one
+//! process, on the same device buffers:
+//!
+//! - **imac release**: the generated launch stub (all host-side checks, then the release
+//!   entry point);
+//! - **imac checked**: the same stub with checked mode on (`Kernel::set_checked(true)`,
+//!   the switch `IMA_CHECKED=1` also turns on at load): every accessor bounds-checked;
+//! - **CUDA twin**: the same body written by hand in CUDA C with fixed row-major index
+//!   arithmetic and no accessor checks (only the usual `idx < n` test), compiled with the
+//!   same NVRTC and launched with raw cudarc, one thread per element (one block per row
+//!   for RMSNorm).
+//!
+//! Time is the median (and minimum) over `--iters` launches, each bracketed by its own
+//! pair of CUDA events after `--warmup` launches; bandwidth is the bytes the kernel must
+//! move (every input read once, every output written once) over that time. Every
+//! variant's output is compared with the twin's, and the twins of the ragged dequant
+//! shapes with the runtime's host reference (`dequant_reference`).
+//!
+//! The launch rate (a stub's checks plus launch against a raw cudarc launch) is
+//! runtime/examples/launch_overhead.rs; bench/run-on-device.sh runs both.
+//!
+//! ```text
+//! bench [--out PATH] [--tsv PATH] [--iters N] [--warmup N]
+//!       [--only CASE,...] [--variants release,checked,twin]
+//! ```
+//! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
+//! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
+//! attn_scores, rms_norm, rope.
+
+use std::error::Error;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ima::cudarc::driver::sys::CUevent_flags;
+use ima::cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+use ima::cudarc::nvrtc::Ptx;
+use ima::half::{bf16, f16};
+use ima::{
+    HostQWeight, Launched, QWeight, QuantFormat, QuantHost, QuantSpec, QuantTensor, Tensor,
+    ZeroStyle, dequant_reference,
+};
+
+type Res<T> = Result<T, Box<dyn Error>>;
+
+/// Gives the bench the stub's kernel, to switch checked mode on (the field is private to
+/// the stub's module, so the accessor is defined inside it).
+macro_rules! stubs {
+    ($name:ident, $file:literal, $($kernel:ident),*) => {
+        #[allow(dead_code, clippy::all)]
+        mod $name {
+            include!($file);
+            $(impl $kernel {
+                pub fn kernel_mut(&mut self) -> &mut ima::Kernel {
+                    &mut self.kernel
+                }
+            })*
+        }
+    };
+}
+
+stubs!(attn, "../tests/out/specs/attn.rs", AttnScores);
+stubs!(
+    quant,
+    "../tests/out/specs/quant.rs",
+    GptqDequant,
+    AwqDequant,
+    GptqGemv
+);
+stubs!(rmsnorm, "../tests/out/specs/rmsnorm.rs", RmsNorm);
+stubs!(rope, "../tests/out/specs/rope.rs", Rope);
+
+/// Hand-written twins of the spec bodies (no accessors, no checks), plus device-side fill
+/// and compare helpers, so that no large buffer crosses PCIe.
+const TWINS: &str = r#"
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+__device__ __forceinline__ unsigned int bench_hash(unsigned long long i, unsigned int seed) {
+    unsigned long long x = i * 0x9E3779B97F4A7C15ull + (unsigned long long)(seed + 1) * 0xD1B54A32D192ED03ull;
+    x ^= x >> 31; x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27; x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return (unsigned int)(x >> 32);
+}
+__device__ __forceinline__ float bench_unif(unsigned long long i, unsigned int seed, float lo, float hi) {
+    return lo + (hi - lo) * float(bench_hash(i, seed) >> 8) * (1.0f / 16777216.0f);
+}
+
+#define FILL(NAME, T, CONV)                                                                     \
+extern "C" __global__ void NAME(T* p, long long n, unsigned int seed, float lo, float hi) {    \
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;                \
+         i += (long long)gridDim.x * blockDim.x) p[i] = CONV(bench_unif(i, seed, lo, hi));     \
+}
+FILL(fill_f16, __half, __float2half_rn)
+FILL(fill_bf16, __nv_bfloat16, __float2bfloat16_rn)
+FILL(fill_f32, float, )
+extern "C" __global__ void fill_bits(int* p, long long n, unsigned int seed, float, float) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) p[i] = (int)bench_hash(i, seed);
+}
+
+// Counts elements with |a - b| > atol + rtol * |b| (NaN counts) and the largest finite |a - b|.
+#define COMPARE(NAME, T, CONV)                                                                  \
+extern "C" __global__ void NAME(const T* a, const T* b, long long n, float rtol, float atol,   \
+                                unsigned long long* bad, unsigned int* max_bits) {             \
+    unsigned long long nbad = 0; float worst = 0.f;                                            \
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;                \
+         i += (long long)gridDim.x * blockDim.x) {                                             \
+        const float x = CONV(a[i]), y = CONV(b[i]), d = fabsf(x - y);                          \
+        if (!(d <= atol + rtol * fabsf(y))) ++nbad;                                            \
+        if (d == d && d != __int_as_float(0x7f800000)) worst = fmaxf(worst, d);                \
+    }                                                                                          \
+    if (nbad) atomicAdd(bad, nbad);                                                            \
+    atomicMax(max_bits, __float_as_uint(worst));                                               \
+}
+COMPARE(compare_f16, __half, __half2float)
+COMPARE(compare_bf16, __nv_bfloat16, __bfloat162float)
+COMPARE(compare_f32, float, )
+
+// gptq_dequant: qweight [ceil(K/8), N] along K, qzeros [ceil(K/G), ceil(N/8)] stored minus one.
+extern "C" __global__ void __launch_bounds__(256) twin_gptq_dequant(
+        const int* __restrict__ qweight, const int* __restrict__ qzeros,
+        const __half* __restrict__ scales, __half* __restrict__ y, int K, int N, int G) {
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= K * N) return;
+    const int k = idx / N, n = idx % N, g = k / G;
+    const int q = (qweight[(k / 8) * N + n] >> (4 * (k % 8))) & 0xF;
+    const int z = ((qzeros[g * ((N + 7) / 8) + n / 8] >> (4 * (n % 8))) + 1) & 0xF;
+    y[idx] = __float2half_rn(float(q - z) * __half2float(scales[g * N + n]));
+}
+
+// awq_dequant: qweight [K, ceil(N/8)] along N with the interleave [0, 2, 4, 6, 1, 3, 5, 7].
+extern "C" __global__ void __launch_bounds__(256) twin_awq_dequant(
+        const int* __restrict__ qweight, const int* __restrict__ qzeros,
+        const __half* __restrict__ scales, __half* __restrict__ y, int K, int N, int G) {
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= K * N) return;
+    const int k = idx / N, n = idx % N, g = k / G, words = (N + 7) / 8;
+    const int shift = 4 * ((n % 8) / 2 + (n % 8) % 2 * 4);
+    const int q = (qweight[k * words + n / 8] >> shift) & 0xF;
+    const int z = (qzeros[g * words + n / 8] >> shift) & 0xF;
+    y[idx] = __float2half_rn(float(q - z) * __half2float(scales[g * N + n]));
+}
+
+// gptq_gemv: y[m, n] = sum_k x[m, k] * W[k, n], one thread per output, a packed word at a time.
+extern "C" __global__ void __launch_bounds__(256) twin_gptq_gemv(
+        const __half* __restrict__ x, const int* __restrict__ qweight,
+        const int* __restrict__ qzeros, const __half* __restrict__ scales,
+        __half* __restrict__ y, int M, int K, int N, int G) {
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= M * N) return;
+    const int m = idx / N, n = idx % N, words = (N + 7) / 8;
+    float acc = 0.f;
+    for (int k8 = 0; k8 < K; k8 += 8) {
+        const unsigned int word = qweight[(k8 / 8) * N + n];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const int kk = k8 + j;
+            if (kk < K) {
+                const int g = kk / G;
+                const int z = ((qzeros[g * words + n / 8] >> (4 * (n % 8))) + 1) & 0xF;
+                const float v = float(int((word >> (4 * j)) & 0xF) - z) * __half2float(scales[g * N + n]);
+                acc += __half2float(x[m * K + kk]) * v;
+            }
+        }
+    }
+    y[idx] = __float2half(acc);
+}
+
+// attn_scores: o[b, h, i, j] = q[b, h, i, :] . k[b, h, j, :] * scale.
+extern "C" __global__ void __launch_bounds__(256) twin_attn_scores(
+        const __half* __restrict__ q, const __half* __restrict__ k, float* __restrict__ o,
+        int B, int H, int S, int T, int D, float scale) {
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= B * H * S * T) return;
+    const int j = idx % T, rest = idx / T, i = rest % S, bh = rest / S;
+    const __half* qr = q + ((long long)bh * S + i) * D;
+    const __half* kr = k + ((long long)bh * T + j) * D;
+    float acc = 0.f;
+    for (int d = 0; d < D; ++d) acc += __half2float(qr[d]) * __half2float(kr[d]);
+    o[idx] = acc * scale;
+}
+
+// rms_norm: a block of 256 threads per row.
+extern "C" __global__ void __launch_bounds__(256) twin_rms_norm(
+        const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w,
+        __nv_bfloat16* __restrict__ y, int N, int D, float eps) {
+    __shared__ float red[32];
+    const int row = blockIdx.x;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    const __nv_bfloat16* xr = x + (long long)row * D;
+    __nv_bfloat16* yr = y + (long long)row * D;
+    float ss = 0.f;
+    for (int d = threadIdx.x; d < D; d += blockDim.x) {
+        const float v = __bfloat162float(xr[d]);
+        ss += v * v;
+    }
+    for (int o = 16; o > 0; o /= 2) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    if (lane == 0) red[warp] = ss;
+    __syncthreads();
+    ss = 0.f;
+    for (int i = 0; i < warps; ++i) ss += red[i];
+    const float inv = rsqrtf(ss / float(D) + eps);
+    for (int d = threadIdx.x; d < D; d += blockDim.x) {
+        yr[d] = __float2bfloat16(__bfloat162float(xr[d]) * inv * __bfloat162float(w[d]));
+    }
+}
+
+// rope: x and y stored [B, S, H, D], walked in the logical order [B, H, S, D] as imac does.
+extern "C" __global__ void __launch_bounds__(256) twin_rope(
+        const __half* __restrict__ x, const float* __restrict__ cos_tab,
+        const float* __restrict__ sin_tab, __half* __restrict__ y, int B, int H, int S, int D) {
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= B * H * S * D) return;
+    int rest = idx;
+    const int d = rest % D; rest /= D;
+    const int s = rest % S; rest /= S;
+    const int h = rest % H; const int b = rest / H;
+    const int p = d / 2;
+    const float c = cos_tab[s * (D / 2) + p], sn = sin_tab[s * (D / 2) + p];
+    const long long row = (((long long)b * S + s) * H + h) * D;
+    const float x0 = __half2float(x[row + 2 * p]), x1 = __half2float(x[row + 2 * p + 1]);
+    y[row + d] = __float2half(d % 2 == 0 ? x0 * c - x1 * sn : x1 * c + x0 * sn);
+}
+"#;
+
+// ----------------------------------------------------------------------------------------
+// Options
+
+struct Opts {
+    out: Option<PathBuf>,
+    tsv: Option<PathBuf>,
+    iters: usize,
+    warmup: usize,
+    only: Option<Vec<String>>,
+    variants: Vec<String>,
+}
+
+const CASES: &[&str] = &[
+    "gptq_dequant",
+    "gptq_dequant_ragged",
+    "awq_dequant",
+    "awq_dequant_ragged",
+    "gptq_gemv",
+    "attn_scores",
+    "rms_norm",
+    "rope",
+];
+
+impl Opts {
+    fn parse() -> Res<Opts> {
+        let env_out = std::env::var_os("OUT").map(PathBuf::from);
+        let mut o = Opts {
+            out: env_out.as_ref().map(|d| d.join("bench.md")),
+            tsv: env_out.as_ref().map(|d| d.join("bench.tsv")),
+            iters: 50,
+            warmup: 5,
+            only: None,
+            variants: vec!["release".into(), "checked".into(), "twin".into()],
+        };
+        let mut args = std::env::args().skip(1);
+        while let Some(a) = args.next() {
+            let mut value = || args.next().ok_or_else(|| format!("{a} needs a value"));
+            match a.as_str() {
+                "--out" => o.out = Some(PathBuf::from(value()?)),
+                "--tsv" => o.tsv = Some(PathBuf::from(value()?)),
+                "--iters" => o.iters = value()?.parse()?,
+                "--warmup" => o.warmup = value()?.parse()?,
+                "--only" => o.only = Some(value()?.split(',').map(str::to_string).collect()),
+                "--variants" => o.variants = value()?.split(',').map(str::to_string).collect(),
+                "-h" | "--help" => {
+                    println!(
+                        "bench [--out PATH] [--tsv PATH] [--iters N] [--warmup N] \
+                         [--only CASE,...] [--variants release,checked,twin]\ncases: {}",
+                        CASES.join(", ")
+                    );
+                    std::process::exit(0);
+                }
+                _ => return Err(format!("unknown argument {a} (try --help)").into()),
+            }
+        }
+        if o.iters == 0 {
+            return Err("--iters must be at least 1".into());
+        }
+        for c in o.only.iter().flatten() {
+            if !CASES.contains(&c.as_str()) {
+                return Err(format!("unknown case {c}; cases: {}", CASES.join(", ")).into());
+            }
+        }
+        for v in &o.variants {
+            if !["release", "checked", "twin"].contains(&v.as_str()) {
+                return Err(format!("unknown variant {v}").into());
+            }
+        }
+        Ok(o)
+    }
+
+    fn wants(&self, case: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|o| o.iter().any(|c| c == case))
+    }
+
+    fn variant(&self, v: &str) -> bool {
+        self.variants.iter().any(|x| x == v)
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// Timing and reporting
+
+#[derive(Clone, Copy)]
+struct Stats {
+    median_us: f64,
+    min_us: f64,
+}
+
+struct Row {
+    kernel: String,
+    shape: String,
+    variant: &'static str,
+    bytes: f64,
+    stats: Result<Stats, String>,
+    output: String,
+}
+
+struct Bench {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    aux: Arc<CudaModule>,
+    opts: Opts,
+    rows: Vec<Row>,
+    notes: Vec<String>,
+}
+
+/// Launch configuration of the twins: one thread per element, blocks of 256.
+fn per_element(n: usize) -> Res<LaunchConfig> {
+    let blocks = u32::try_from(n.div_ceil(256)).map_err(|_| "grid too large")?;
+    Ok(LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
+/// Launch configuration of the fill and compare helpers: grid-stride.
+fn grid_stride(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(256).clamp(1, 8192) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn i32_of(n: usize) -> Res<i32> {
+    Ok(i32::try_from(n).map_err(|_| format!("{n} does not fit the twins' 32-bit indices"))?)
+}
+
+fn bytes_of<T: ima::Element>(t: &Tensor<T>) -> f64 {
+    (t.numel() * T::DTYPE.size()) as f64
+}
+
+fn quant_bytes(w: &QuantTensor<f16>) -> f64 {
+    w.expected_shapes()
+        .iter()
+        .map(|b| (b.numel() * b.dtype.size()) as f64)
+        .sum()
+}
+
+fn done(l: Launched) -> Res<()> {
+    match l {
+        Launched::Done { .. } => Ok(()),
+        Launched::Skipped => Err("the stub skipped the launch".into()),
+    }
+}
+
+impl Bench {
+    fn func(&self, name: &str) -> Res<CudaFunction> {
+        Ok(self.aux.load_function(name)?)
+    }
+
+    /// Median and minimum of `iters` launches of `f(i)`, each between two events, after
+    /// `warmup` launches; then one more launch with `i = 0`, so that each variant's
+    /// output holds the result for the same inputs.
+    fn time(&self, f: &mut dyn FnMut(usize) -> Res<()>) -> Res<Stats> {
+        for i in 0..self.opts.warmup {
+            f(i)?;
+        }
+        self.stream.synchronize()?;
+        let mut events = Vec::with_capacity(self.opts.iters);
+        for i in 0..self.opts.iters {
+            let start = self
+                .stream
+                .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            f(self.opts.warmup + i)?;
+            let end = self
+                .stream
+                .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            events.push((start, end));
+        }
+        self.stream.synchronize()?;
+        let mut us = events
+            .iter()
+            .map(|(a, b)| a.elapsed_ms(b).map(|ms| f64::from(ms) * 1e3))
+            .collect::<Result<Vec<_>, _>>()?;
+        us.sort_by(f64::total_cmp);
+        f(0)?;
+        self.stream.synchronize()?;
+        Ok(Stats {
+            median_us: us[us.len() / 2],
+            min_us: us[0],
+        })
+    }
+
+    fn row(
+        &mut self,
+        kernel: &str,
+        shape: &str,
+        variant: &'static str,
+        bytes: f64,
+        stats: Res<Stats>,
+    ) {
+        let stats = stats.map_err(|e| e.to_string());
+        if let Err(e) = &stats {
+            eprintln!("{kernel} {shape} {variant}: {e}");
+        }
+        self.rows.push(Row {
+            kernel: kernel.into(),
+            shape: shape.into(),
+            variant,
+            bytes,
+            stats,
+            output: String::new(),
+        });
+    }
+
+    /// Sets the output column of the last row of `kernel`/`shape`/`variant`.
+    fn output(&mut self, kernel: &str, shape: &str, variant: &str, text: String) {
+        if let Some(r) = self
+            .rows
+            .iter_mut()
+            .rev()
+            .find(|r| r.kernel == kernel && r.shape == shape && r.variant == variant)
+        {
+            r.output = text;
+        }
+    }
+
+    fn fill<T>(&self, func: &str, buf: &mut CudaSlice<T>, seed: u32, lo: f32, hi: f32) -> Res<()> {
+        let f = self.func(func)?;
+        let n = buf.len() as i64;
+        let cfg = grid_stride(buf.len());
+        let mut b = self.stream.launch_builder(&f);
+        b.arg(&mut *buf).arg(&n).arg(&seed).arg(&lo).arg(&hi);
+        // SAFETY: the fill kernels take (T*, long long, unsigned, float, float) and write
+        // elements 0..n of `buf`, which holds n elements of the type the kernel writes.
+        unsafe { b.launch(cfg) }?;
+        Ok(())
+    }
+
+    /// `(elements out of tolerance, largest |a - b|)`.
+    fn compare<T>(
+        &self,
+        func: &str,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        rtol: f32,
+        atol: f32,
+    ) -> Res<(u64, f32)> {
+        if a.len() != b.len() {
+            return Err(format!("comparing {} with {} elements", a.len(), b.len()).into());
+        }
+        let f = self.func(func)?;
+        let mut bad = self.stream.alloc_zeros::<u64>(1)?;
+        let mut worst = self.stream.alloc_zeros::<u32>(1)?;
+        let n = a.len() as i64;
+        let mut l = self.stream.launch_builder(&f);
+        l.arg(a)
+            .arg(b)
+            .arg(&n)
+            .arg(&rtol)
+            .arg(&atol)
+            .arg(&mut bad)
+            .arg(&mut worst);
+        // SAFETY: the compare kernels read n elements of a and b (same length, the type
+        // the kernel reads) and update one u64 and one u32.
+        unsafe { l.launch(grid_stride(a.len())) }?;
+        let bad = self.stream.clone_dtoh(&bad)?[0];
+        let worst = f32::from_bits(self.stream.clone_dtoh(&worst)?[0]);
+        Ok((bad, worst))
+    }
+
+    /// The output column: how `a` compares with `b` (`what` names `b`).
+    fn verdict<T>(
+        &self,
+        func: &str,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        tol: (f32, f32),
+        what: &str,
+    ) -> String {
+        match self.compare(func, a, b, tol.0, tol.1) {
+            Ok((0, 0.0)) => format!("= {what} (exact)"),
+            Ok((0, w)) => format!("= {what} (max abs diff {w:.1e})"),
+            Ok((bad, w)) => format!(
+                "**MISMATCH** vs {what}: {bad} of {} (max abs diff {w:.3e})",
+                a.len()
+            ),
+            Err(e) => format!("compare failed: {e}"),
+        }
+    }
+
+    fn markdown(&self) -> String {
+        let mut s = String::new();
+        let name = self.ctx.name().unwrap_or_else(|e| format!("? ({e})"));
+        let cc = self
+            .ctx
+            .compute_capability()
+            .map(|(a, b)| format!("sm_{a}{b}"))
+            .unwrap_or_default();
+        let _ = writeln!(s, "### imac kernels vs hand-written CUDA twins\n");
+        let _ = writeln!(
+            s,
+            "GPU: {name} ({cc}). Median (and minimum) of {} launches after {} warm-up \
+             launches, each between two CUDA events. TB/s = bytes that must be moved \
+             (inputs read once, outputs written once) / median time. \"x twin\" = time / \
+             the twin's time. The output column compares each variant's output with the \
+             twin's, and the twin of a ragged dequant with the runtime's host reference.\n",
+            self.opts.iters, self.opts.warmup
+        );
+        let _ = writeln!(
+            s,
+            "| kernel | shape | variant | µs (median) | µs (min) | TB/s | x twin | output |"
+        );
+        let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---|");
+        for r in &self.rows {
+            let twin = self
+                .rows
+                .iter()
+                .find(|t| t.kernel == r.kernel && t.shape == r.shape && t.variant == "CUDA twin")
+                .and_then(|t| t.stats.as_ref().ok().copied());
+            match &r.stats {
+                Ok(st) => {
+                    let ratio = twin
+                        .map(|t| format!("{:.2}", st.median_us / t.median_us))
+                        .unwrap_or_else(|| "-".into());
+                    let _ = writeln!(
+                        s,
+                        "| {} | {} | {} | {:.1} | {:.1} | {:.2} | {} | {} |",
+                        r.kernel,
+                        r.shape,
+                        r.variant,
+                        st.median_us,
+                        st.min_us,
+                        r.bytes / (st.median_us * 1e-6) / 1e12,
+                        ratio,
+                        r.output
+                    );
+                }
+                Err(e) => {
+                    let _ = writeln!(
+                        s,
+                        "| {} | {} | {} | - | - | - | - | error: {} |",
+                        r.kernel,
+                        r.shape,
+                        r.variant,
+                        e.replace('|', "/").replace('\n', " ")
+                    );
+                }
+            }
+        }
+        if !self.notes.is_empty() {
+            s.push('\n');
+            for n in &self.notes {
+                let _ = writeln!(s, "{n}");
+            }
+        }
+        s
+    }
+
+    fn tsv(&self) -> String {
+        let mut s = String::from("kernel\tshape\tvariant\tmedian_us\tmin_us\ttbps\n");
+        for r in &self.rows {
+            if let Ok(st) = &r.stats {
+                let _ = writeln!(
+                    s,
+                    "{}\t{}\t{}\t{:.3}\t{:.3}\t{:.4}",
+                    r.kernel,
+                    r.shape,
+                    r.variant,
+                    st.median_us,
+                    st.min_us,
+                    r.bytes / (st.median_us * 1e-6) / 1e12
+                );
+            }
+        }
+        s
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// Cases
+
+const RELEASE: &str = "imac release";
+const CHECKED: &str = "imac checked";
+const TWIN: &str = "CUDA twin";
+
+/// Both stub sets: the second with checked mode on.
+struct Stubs<K> {
+    release: K,
+    checked: K,
+}
+
+fn mb(bytes: f64) -> String {
+    format!("{:.0} MB", bytes / 1e6)
+}
+
+/// A random quantized weight made on the device: random words and zeros, scales in
+/// [0.001, 0.02).
+fn random_quant(
+    b: &Bench,
+    format: QuantFormat,
+    k: usize,
+    n: usize,
+    g: usize,
+    seed: u32,
+) -> Res<QuantTensor<f16>> {
+    let spec = QuantSpec::new(format, k, n, g)?;
+    let mut qweight = Tensor::<i32>::zeros(&b.stream, &spec.qweight_shape().shape)?;
+    b.fill("fill_bits", qweight.slice_mut(), seed, 0.0, 0.0)?;
+    let qzeros = match spec.qzeros_shape() {
+        Some(shape) => {
+            let mut z = Tensor::<i32>::zeros(&b.stream, &shape.shape)?;
+            b.fill("fill_bits", z.slice_mut(), seed + 1, 0.0, 0.0)?;
+            Some(z)
+        }
+        None => None,
+    };
+    let mut scales = Tensor::<f16>::zeros(&b.stream, &spec.scales_shape(ima::DType::F16).shape)?;
+    b.fill("fill_f16", scales.slice_mut(), seed + 2, 0.001, 0.02)?;
+    Ok(QuantTensor::from_parts(
+        spec,
+        QWeight::Packed(qweight),
+        qzeros,
+        scales,
+        None,
+    ))
+}
+
+fn packed(w: &QuantTensor<f16>) -> Res<(&CudaSlice<i32>, &CudaSlice<i32>, &CudaSlice<f16>)> {
+    let q = w.qweight().as_packed().ok_or("not a packed weight")?;
+    let z = w.qzeros().ok_or("no qzeros")?;
+    Ok((q.slice(), z.slice(), w.scales().slice()))
+}
+
+/// The runtime's host reference of `w`, on the device.
+fn reference(b: &Bench, w: &QuantTensor<f16>) -> Res<Tensor<f16>> {
+    let q = w
+        .qweight()
+        .as_packed()
+        .ok_or("not a packed weight")?
+        .to_host(&b.stream)?;
+    let z = w.qzeros().ok_or("no qzeros")?.to_host(&b.stream)?;
+    let s = w.scales().to_host(&b.stream)?;
+    let host = QuantHost::new(w.spec(), HostQWeight::Packed(q), Some(z), s, None)?;
+    Ok(Tensor::from_host(
+        &b.stream,
+        &dequant_reference(&host),
+        &[w.k(), w.n()],
+    )?)
+}
+
+fn dequant(b: &mut Bench, stubs: &Stubs<quant::Kernels>, awq: bool, ragged: bool) -> Res<()> {
+    let (k, n, g) = if ragged {
+        (5000, 4096, 128)
+    } else {
+        (28672, 8192, 128)
+    };
+    let (format, kernel, twin) = if awq {
+        (QuantFormat::Awq, "awq_dequant", "twin_awq_dequant")
+    } else {
+        (
+            QuantFormat::Gptq(ZeroStyle::MinusOne),
+            "gptq_dequant",
+            "twin_gptq_dequant",
+        )
+    };
+    let w = random_quant(b, format, k, n, g, if awq { 20 } else { 10 })?;
+    let mut y_rel = Tensor::<f16>::zeros(&b.stream, &[k, n])?;
+    let mut y_chk = Tensor::<f16>::zeros(&b.stream, &[k, n])?;
+    let mut y_twin = Tensor::<f16>::zeros(&b.stream, &[k, n])?;
+    let bytes = quant_bytes(&w) + bytes_of(&y_rel);
+    let shape = format!("K={k} N={n} G={g} ({})", mb(bytes));
+    let launch = |s: &quant::Kernels, y: &mut Tensor<f16>| -> Res<()> {
+        if awq {
+            done(s.awq_dequant.launch(&b.stream, &w, y)?)
+        } else {
+            done(s.gptq_dequant.launch(&b.stream, &w, y)?)
+        }
+    };
+    let release = b
+        .opts
+        .variant("release")
+        .then(|| b.time(&mut |_| launch(&stubs.release, &mut y_rel)));
+    let checked = b
+        .opts
+        .variant("checked")
+        .then(|| b.time(&mut |_| launch(&stubs.checked, &mut y_chk)));
+    let twin_stats = if b.opts.variant("twin") {
+        let f = b.func(twin)?;
+        let (qw, qz, sc) = packed(&w)?;
+        let (ki, ni, gi) = (i32_of(k)?, i32_of(n)?, i32_of(g)?);
+        i32_of(k * n)?;
+        let cfg = per_element(k * n)?;
+        Some(b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&f);
+            l.arg(qw)
+                .arg(qz)
+                .arg(sc)
+                .arg(y_twin.slice_mut())
+                .arg(&ki)
+                .arg(&ni)
+                .arg(&gi);
+            // SAFETY: the twin reads the padded buffers of a K x N weight and writes K*N
+            // outputs, with K*N below 2^31; the shapes come from the same spec.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        }))
+    } else {
+        None
+    };
+    let tol = (0.0, 0.0);
+    if let Some(s) = release {
+        b.row(kernel, &shape, RELEASE, bytes, s);
+    }
+    if let Some(s) = checked {
+        b.row(kernel, &shape, CHECKED, bytes, s);
+    }
+    if let Some(s) = twin_stats {
+        b.row(kernel, &shape, TWIN, bytes, s);
+        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk)] {
+            let text = b.verdict("compare_f16", y.slice(), y_twin.slice(), tol, "twin");
+            b.output(kernel, &shape, v, text);
+        }
+        if ragged {
+            let text = match reference(b, &w) {
+                Ok(r) => b.verdict(
+                    "compare_f16",
+                    y_twin.slice(),
+                    r.slice(),
+                    tol,
+                    "host reference",
+                ),
+                Err(e) => format!("host reference failed: {e}"),
+            };
+            b.output(kernel, &shape, TWIN, text);
+        }
+    }
+    Ok(())
+}
+
+fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
+    let (m, k, n, g) = (1, 8192, 28672, 128);
+    // Enough weight sets that no launch finds its weight in the 60 MB L2.
+    const SETS: usize = 4;
+    let ws = (0..SETS)
+        .map(|i| {
+            random_quant(
+                b,
+                QuantFormat::Gptq(ZeroStyle::MinusOne),
+                k,
+                n,
+                g,
+                30 + 3 * i as u32,
+            )
+        })
+        .collect::<Res<Vec<_>>>()?;
+    let mut x = Tensor::<f16>::zeros(&b.stream, &[m, k])?;
+    b.fill("fill_f16", x.slice_mut(), 40, -1.0, 1.0)?;
+    let mut y_rel = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
+    let mut y_chk = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
+    let mut y_twin = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
+    let bytes = quant_bytes(&ws[0]) + bytes_of(&x) + bytes_of(&y_rel);
+    let shape = format!(
+        "M={m} K={k} N={n} G={g} ({}, {SETS} weight sets)",
+        mb(bytes)
+    );
+    let kernel = "gptq_gemv";
+    let release = b.opts.variant("release").then(|| {
+        b.time(&mut |i| {
+            done(
+                stubs
+                    .release
+                    .gptq_gemv
+                    .launch(&b.stream, &x, &ws[i % SETS], &mut y_rel)?,
+            )
+        })
+    });
+    let checked = b.opts.variant("checked").then(|| {
+        b.time(&mut |i| {
+            done(
+                stubs
+                    .checked
+                    .gptq_gemv
+                    .launch(&b.stream, &x, &ws[i % SETS], &mut y_chk)?,
+            )
+        })
+    });
+    let twin = if b.opts.variant("twin") {
+        let f = b.func("twin_gptq_gemv")?;
+        let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
+        let cfg = per_element(m * n)?;
+        let sets = ws.iter().map(packed).collect::<Res<Vec<_>>>()?;
+        Some(b.time(&mut |i| {
+            let (qw, qz, sc) = sets[i % SETS];
+            let mut l = b.stream.launch_builder(&f);
+            l.arg(x.slice())
+                .arg(qw)
+                .arg(qz)
+                .arg(sc)
+                .arg(y_twin.slice_mut());
+            l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
+            // SAFETY: x is [M, K], the weight K x N (padded buffers of its spec), y [M, N].
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        }))
+    } else {
+        None
+    };
+    if let Some(s) = release {
+        b.row(kernel, &shape, RELEASE, bytes, s);
+    }
+    if let Some(s) = checked {
+        b.row(kernel, &shape, CHECKED, bytes, s);
+    }
+    if let Some(s) = twin {
+        b.row(kernel, &shape, TWIN, bytes, s);
+        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk)] {
+            let text = b.verdict(
+                "compare_f16",
+                y.slice(),
+                y_twin.slice(),
+                (1e-2, 1e-2),
+                "twin",
+            );
+            b.output(kernel, &shape, v, text);
+        }
+    }
+    Ok(())
+}
+
+fn attn_scores(b: &mut Bench, stubs: &Stubs<attn::Kernels>) -> Res<()> {
+    let (bb, h, s, t, d) = (8, 16, 512, 512, 64);
+    let scale = 1.0 / (d as f32).sqrt();
+    let mut q = Tensor::<f16>::zeros(&b.stream, &[bb, h, s, d])?;
+    let mut k = Tensor::<f16>::zeros(&b.stream, &[bb, h, t, d])?;
+    b.fill("fill_f16", q.slice_mut(), 50, -1.0, 1.0)?;
+    b.fill("fill_f16", k.slice_mut(), 51, -1.0, 1.0)?;
+    let mut o_rel = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
+    let mut o_chk = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
+    let mut o_twin = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
+    let bytes = bytes_of(&q) + bytes_of(&k) + bytes_of(&o_rel);
+    let shape = format!("B={bb} H={h} S={s} T={t} D={d} ({})", mb(bytes));
+    let kernel = "attn_scores";
+    let release = b.opts.variant("release").then(|| {
+        b.time(&mut |_| {
+            done(
+                stubs
+                    .release
+                    .attn_scores
+                    .launch(&b.stream, &q, &k, &mut o_rel, scale)?,
+            )
+        })
+    });
+    let checked = b.opts.variant("checked").then(|| {
+        b.time(&mut |_| {
+            done(
+                stubs
+                    .checked
+                    .attn_scores
+                    .launch(&b.stream, &q, &k, &mut o_chk, scale)?,
+            )
+        })
+    });
+    let twin = if b.opts.variant("twin") {
+        let f = b.func("twin_attn_scores")?;
+        let (bi, hi, si, ti, di) = (i32_of(bb)?, i32_of(h)?, i32_of(s)?, i32_of(t)?, i32_of(d)?);
+        i32_of(bb * h * s * t)?;
+        let cfg = per_element(bb * h * s * t)?;
+        Some(b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&f);
+            l.arg(q.slice()).arg(k.slice()).arg(o_twin.slice_mut());
+            l.arg(&bi).arg(&hi).arg(&si).arg(&ti).arg(&di).arg(&scale);
+            // SAFETY: q [B, H, S, D], k [B, H, T, D], o [B, H, S, T], all contiguous.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        }))
+    } else {
+        None
+    };
+    if let Some(st) = release {
+        b.row(kernel, &shape, RELEASE, bytes, st);
+    }
+    if let Some(st) = checked {
+        b.row(kernel, &shape, CHECKED, bytes, st);
+    }
+    if let Some(st) = twin {
+        b.row(kernel, &shape, TWIN, bytes, st);
+        for (v, o) in [(RELEASE, &o_rel), (CHECKED, &o_chk)] {
+            let text = b.verdict(
+                "compare_f32",
+                o.slice(),
+                o_twin.slice(),
+                (1e-4, 1e-4),
+                "twin",
+            );
+            b.output(kernel, &shape, v, text);
+        }
+    }
+    Ok(())
+}
+
+fn rms_norm(b: &mut Bench, stubs: &Stubs<rmsnorm::Kernels>) -> Res<()> {
+    let (n, d) = (16384, 8192);
+    let eps = 1e-6f32;
+    let mut x = Tensor::<bf16>::zeros(&b.stream, &[n, d])?;
+    let mut w = Tensor::<bf16>::zeros(&b.stream, &[d])?;
+    b.fill("fill_bf16", x.slice_mut(), 60, -2.0, 2.0)?;
+    b.fill("fill_bf16", w.slice_mut(), 61, 0.5, 1.5)?;
+    let mut y_rel = Tensor::<bf16>::zeros(&b.stream, &[n, d])?;
+    let mut y_chk = Tensor::<bf16>::zeros(&b.stream, &[n, d])?;
+    let mut y_twin = Tensor::<bf16>::zeros(&b.stream, &[n, d])?;
+    let bytes = bytes_of(&x) + bytes_of(&w) + bytes_of(&y_rel);
+    let shape = format!("[{n}, {d}] bf16 ({})", mb(bytes));
+    let kernel = "rms_norm";
+    let release = b.opts.variant("release").then(|| {
+        b.time(&mut |_| {
+            done(
+                stubs
+                    .release
+                    .rms_norm
+                    .launch(&b.stream, &x, &w, &mut y_rel, eps)?,
+            )
+        })
+    });
+    let checked = b.opts.variant("checked").then(|| {
+        b.time(&mut |_| {
+            done(
+                stubs
+                    .checked
+                    .rms_norm
+                    .launch(&b.stream, &x, &w, &mut y_chk, eps)?,
+            )
+        })
+    });
+    let twin = if b.opts.variant("twin") {
+        let f = b.func("twin_rms_norm")?;
+        let (ni, di) = (i32_of(n)?, i32_of(d)?);
+        let cfg = LaunchConfig {
+            grid_dim: (n as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        Some(b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&f);
+            l.arg(x.slice()).arg(w.slice()).arg(y_twin.slice_mut());
+            l.arg(&ni).arg(&di).arg(&eps);
+            // SAFETY: x and y are [N, D], w is [D], contiguous; a block per row.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        }))
+    } else {
+        None
+    };
+    if let Some(st) = release {
+        b.row(kernel, &shape, RELEASE, bytes, st);
+    }
+    if let Some(st) = checked {
+        b.row(kernel, &shape, CHECKED, bytes, st);
+    }
+    if let Some(st) = twin {
+        b.row(kernel, &shape, TWIN, bytes, st);
+        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk)] {
+            let text = b.verdict(
+                "compare_bf16",
+                y.slice(),
+                y_twin.slice(),
+                (1e-2, 1e-3),
+                "twin",
+            );
+            b.output(kernel, &shape, v, text);
+        }
+    }
+    Ok(())
+}
+
+fn rope(b: &mut Bench, stubs: &Stubs<rope::Kernels>) -> Res<()> {
+    let (bb, s, h, d) = (8, 2048, 32, 128);
+    // Stored [B, S, H, D]; the kernel reads it as [B, H, S, D].
+    let stored = |t: Tensor<f16>| t.permute(&[0, 2, 1, 3]);
+    let mut x = Tensor::<f16>::zeros(&b.stream, &[bb, s, h, d])?;
+    b.fill("fill_f16", x.slice_mut(), 70, -1.0, 1.0)?;
+    let x = stored(x)?;
+    let mut cos_tab = Tensor::<f32>::zeros(&b.stream, &[s, d / 2])?;
+    let mut sin_tab = Tensor::<f32>::zeros(&b.stream, &[s, d / 2])?;
+    b.fill("fill_f32", cos_tab.slice_mut(), 71, -1.0, 1.0)?;
+    b.fill("fill_f32", sin_tab.slice_mut(), 72, -1.0, 1.0)?;
+    let mut y_rel = stored(Tensor::<f16>::zeros(&b.stream, &[bb, s, h, d])?)?;
+    let mut y_chk = stored(Tensor::<f16>::zeros(&b.stream, &[bb, s, h, d])?)?;
+    let mut y_twin = Tensor::<f16>::zeros(&b.stream, &[bb, s, h, d])?;
+    let bytes = bytes_of(&x) + bytes_of(&cos_tab) + bytes_of(&sin_tab) + bytes_of(&y_rel);
+    let shape = format!(
+        "B={bb} S={s} H={h} D={d} f16, stored [B,S,H,D] ({})",
+        mb(bytes)
+    );
+    let kernel = "rope";
+    let release = b.opts.variant("release").then(|| {
+        b.time(&mut |_| {
+            done(
+                stubs
+                    .release
+                    .rope
+                    .launch(&b.stream, &x, &cos_tab, &sin_tab, &mut y_rel)?,
+            )
+        })
+    });
+    let checked = b.opts.variant("checked").then(|| {
+        b.time(&mut |_| {
+            done(
+                stubs
+                    .checked
+                    .rope
+                    .launch(&b.stream, &x, &cos_tab, &sin_tab, &mut y_chk)?,
+            )
+        })
+    });
+    let twin = if b.opts.variant("twin") {
+        let f = b.func("twin_rope")?;
+        let (bi, hi, si, di) = (i32_of(bb)?, i32_of(h)?, i32_of(s)?, i32_of(d)?);
+        i32_of(bb * h * s * d)?;
+        let cfg = per_element(bb * h * s * d)?;
+        Some(b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&f);
+            l.arg(x.slice())
+                .arg(cos_tab.slice())
+                .arg(sin_tab.slice())
+                .arg(y_twin.slice_mut());
+            l.arg(&bi).arg(&hi).arg(&si).arg(&di);
+            // SAFETY: x and y are contiguous [B, S, H, D] buffers, the tables [S, D/2].
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        }))
+    } else {
+        None
+    };
+    if let Some(st) = release {
+        b.row(kernel, &shape, RELEASE, bytes, st);
+    }
+    if let Some(st) = checked {
+        b.row(kernel, &shape, CHECKED, bytes, st);
+    }
+    if let Some(st) = twin {
+        b.row(kernel, &shape, TWIN, bytes, st);
+        // Same physical layout: compare the buffers.
+        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk)] {
+            let text = b.verdict(
+                "compare_f16",
+                y.slice(),
+                y_twin.slice(),
+                (1e-3, 1e-3),
+                "twin",
+            );
+            b.output(kernel, &shape, v, text);
+        }
+    }
+    Ok(())
+}
+
+fn main() -> Res<()> {
+    let opts = Opts::parse()?;
+    let ctx = CudaContext::new(0)?;
+    let stream = ctx.new_stream()?;
+    let (major, minor) = ctx.compute_capability()?;
+    let compiled = ima::compile_ptx(TWINS, "bench_twins.cu", &format!("sm_{major}{minor}"))?;
+    if !compiled.log.is_empty() {
+        eprintln!("NVRTC on the twins:\n{}", compiled.log);
+    }
+    let aux = ctx.load_module(Ptx::from_src(compiled.ptx))?;
+    let mut b = Bench {
+        ctx: ctx.clone(),
+        stream,
+        aux,
+        opts,
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    let started = Instant::now();
+
+    let wants = |c: &[&str], b: &Bench| c.iter().any(|c| b.opts.wants(c));
+    macro_rules! stubs_of {
+        ($m:ident, $($field:ident),*) => {{
+            let release = $m::Kernels::load(&ctx)?;
+            let mut checked = $m::Kernels::load(&ctx)?;
+            $(checked.$field.kernel_mut().set_checked(true);)*
+            Stubs { release, checked }
+        }};
+    }
+    macro_rules! case {
+        ($name:literal, $e:expr) => {
+            if b.opts.wants($name) {
+                let t = Instant::now();
+                if let Err(e) = $e {
+                    eprintln!("{}: {e}", $name);
+                    b.notes.push(format!("- {}: failed: {e}", $name));
+                }
+                eprintln!("{}: {:.1} s", $name, t.elapsed().as_secs_f64());
+            }
+        };
+    }
+    if wants(&CASES[..5], &b) {
+        let stubs = stubs_of!(quant, gptq_dequant, awq_dequant, gptq_gemv);
+        case!("gptq_dequant", dequant(&mut b, &stubs, false, false));
+        case!("gptq_dequant_ragged", dequant(&mut b, &stubs, false, true));
+        case!("awq_dequant", dequant(&mut b, &stubs, true, false));
+        case!("awq_dequant_ragged", dequant(&mut b, &stubs, true, true));
+        case!("gptq_gemv", gemv(&mut b, &stubs));
+    }
+    if b.opts.wants("attn_scores") {
+        let stubs = stubs_of!(attn, attn_scores);
+        case!("attn_scores", attn_scores(&mut b, &stubs));
+    }
+    if b.opts.wants("rms_norm") {
+        let stubs = stubs_of!(rmsnorm, rms_norm);
+        case!("rms_norm", rms_norm(&mut b, &stubs));
+    }
+    if b.opts.wants("rope") {
+        let stubs = stubs_of!(rope, rope);
+        case!("rope", rope(&mut b, &stubs));
+    }
+    let mut md = b.markdown();
+    let _ = writeln!(md, "\n(bench ran {:.1} s)", started.elapsed().as_secs_f64());
+    print!("{md}");
+    if let Some(p) = &b.opts.out {
+        std::fs::write(p, &md).map_err(|e| format!("writing {}: {e}", p.display()))?;
+        eprintln!("wrote {}", p.display());
+    }
+    if let Some(p) = &b.opts.tsv {
+        std::fs::write(p, b.tsv()).map_err(|e| format!("writing {}: {e}", p.display()))?;
+    }
+    // The context is poisoned after a fault; say so through the exit status.
+    ctx.check_err()?;
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! Checked mode's report: the device-side record a checked entry point fills on its
+//! first out-of-bounds access, and the [`OutOfBounds`] error made from it.
+//!
+//! The record's layout is `ImaRecord` in every generated CUDA file
+//! (codegen/templates/module.cu): keep the two in step.
+
+use std::fmt;
+
+use crate::contract::KernelContract;
+
+/// The record as the kernel leaves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ViolationRecord {
+    count: u32,
+    arg: i32,
+    write: bool,
+    kind: i32,
+    dim: usize,
+    index: Vec<i64>,
+    extent: Vec<i64>,
+    block: [u32; 3],
+    thread: [u32; 3],
+}
+
+/// What a record says went wrong.
+const OUT_OF_BOUNDS: i32 = 0;
+const BAD_GROUP_INDEX: i32 = 1;
+const MAX_RANK: usize = 8;
+
+impl ViolationRecord {
+    /// count, claimed, arg, write, kind, rank, dim, pad; index[8], extent[8]; block, thread.
+    pub(crate) const BYTES: usize = 8 * 4 + 2 * MAX_RANK * 8 + 6 * 4;
+
+    /// The record, or `None` when the launch made no violation.
+    pub(crate) fn parse(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() < Self::BYTES {
+            return None;
+        }
+        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
+        let i32_at = |i: usize| u32_at(i) as i32;
+        let i64_at = |i: usize| i64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+        let count = u32_at(0);
+        if count == 0 {
+            return None;
+        }
+        let rank = (i32_at(20).clamp(0, MAX_RANK as i32)) as usize;
+        let longs = 32;
+        Some(ViolationRecord {
+            count,
+            arg: i32_at(8),
+            write: i32_at(12) != 0,
+            kind: i32_at(16),
+            dim: i32_at(24).max(0) as usize,
+            index: (0..rank).map(|d| i64_at(longs + 8 * d)).collect(),
+            extent: (0..rank).map(|d| i64_at(longs + 8 * (MAX_RANK + d))).collect(),
+            block: [0, 1, 2].map(|d| u32_at(longs + 16 * MAX_RANK + 4 * d)),
+            thread: [0, 1, 2].map(|d| u32_at(longs + 16 * MAX_RANK + 12 + 4 * d)),
+        })
+    }
+
+    /// Names the argument and dimensions from the contract.
+    pub(crate) fn describe(&self, c: &KernelContract) -> OutOfBounds {
+        // Arguments by contract index; shared arrays as -1 - n.
+        let (what, dims): (String, Vec<&'static str>) = if self.arg >= 0 {
+            match c.args.get(self.arg as usize) {
+                Some(a) if self.kind == BAD_GROUP_INDEX => (a.name.to_string(), vec!["k"]),
+                Some(a) => (a.name.to_string(), a.dims.iter().map(|d| d.text).collect()),
+                None => (format!("argument #{}", self.arg), Vec::new()),
+            }
+        } else {
+            match c.shared.get((-1 - self.arg) as usize) {
+                Some(s) => (format!("shared {}", s.name), s.dims.iter().map(|d| d.text).collect()),
+                None => (format!("shared array #{}", -1 - self.arg), Vec::new()),
+            }
+        };
+        OutOfBounds {
+            kernel: c.name,
+            signature: c.signature,
+            arg: what,
+            access: match (self.kind, self.write) {
+                (BAD_GROUP_INDEX, _) => Access::GroupIndex,
+                (OUT_OF_BOUNDS, true) => Access::Write,
+                _ => Access::Read,
+            },
+            dims: (0..self.index.len())
+                .map(|d| dims.get(d).copied().unwrap_or("?"))
+                .collect(),
+            index: self.index.clone(),
+            extent: self.extent.clone(),
+            failed_dim: self.dim,
+            block: self.block,
+            thread: self.thread,
+            count: self.count,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    /// An act-order `g_idx` value outside `0..groups`.
+    GroupIndex,
+}
+
+/// The first out-of-bounds access of a checked launch, and how many there were. The
+/// access was skipped (a read gave 0), so the CUDA context is healthy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutOfBounds {
+    pub kernel: &'static str,
+    pub signature: &'static str,
+    /// `k`, `w.g_idx` or `shared tile`.
+    pub arg: String,
+    pub access: Access,
+    /// Each dimension's extent as the spec writes it (`T`, `ceil(K / G)`).
+    pub dims: Vec<&'static str>,
+    pub index: Vec<i64>,
+    pub extent: Vec<i64>,
+    /// The first dimension out of range.
+    pub failed_dim: usize,
+    pub block: [u32; 3],
+    pub thread: [u32; 3],
+    /// Every violation of the launch, counted.
+    pub count: u32,
+}
+
+impl fmt::Display for OutOfBounds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = self.failed_dim;
+        let (dim, i, e) = (
+            self.dims.get(d).copied().unwrap_or("?"),
+            self.index.get(d).copied().unwrap_or_default(),
+            self.extent.get(d).copied().unwrap_or_default(),
+        );
+        match self.access {
+            Access::GroupIndex => write!(
+                f,
+                "{}: g_idx of {} at row k = {i} names a group outside 0..{e}",
+                self.kernel, self.arg
+            )?,
+            access => {
+                let verb = if access == Access::Write { "write" } else { "read" };
+                let at: Vec<String> = self
+                    .dims
+                    .iter()
+                    .zip(&self.index)
+                    .map(|(n, i)| format!("{n}:{i}"))
+                    .collect();
+                let why = if i < 0 { format!("{i} < 0") } else { format!("{i} >= {dim} = {e}") };
+                write!(
+                    f,
+                    "{}: out-of-bounds {verb} of {}[{}]: index {d} is {why}",
+                    self.kernel,
+                    self.arg,
+                    at.join(", ")
+                )?;
+            }
+        }
+        let [bx, by, bz] = self.block;
+        let [tx, ty, tz] = self.thread;
+        write!(
+            f,
+            " (block ({bx},{by},{bz}), thread ({tx},{ty},{tz})); 1 of {} violation{}\n  in {}",
+            self.count,
+            if self.count == 1 { "" } else { "s" },
+            self.signature
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(count: u32, arg: i32, write: i32, kind: i32, index: &[i64], extent: &[i64], dim: i32) -> Vec<u8> {
+        let mut b = vec![0u8; ViolationRecord::BYTES];
+        let put32 = |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        put32(&mut b, 0, count);
+        put32(&mut b, 4, 1);
+        put32(&mut b, 8, arg as u32);
+        put32(&mut b, 12, write as u32);
+        put32(&mut b, 16, kind as u32);
+        put32(&mut b, 20, index.len() as u32);
+        put32(&mut b, 24, dim as u32);
+        for (d, (&i, &e)) in index.iter().zip(extent).enumerate() {
+            b[32 + 8 * d..40 + 8 * d].copy_from_slice(&i.to_le_bytes());
+            b[96 + 8 * d..104 + 8 * d].copy_from_slice(&e.to_le_bytes());
+        }
+        put32(&mut b, 160, 3);
+        put32(&mut b, 172, 17);
+        b
+    }
+
+    #[test]
+    fn an_empty_record_means_no_violation() {
+        assert_eq!(ViolationRecord::parse(&vec![0; ViolationRecord::BYTES]), None);
+    }
+
+    #[test]
+    fn a_record_names_the_kernel_argument_dimension_and_thread() {
+        let bytes = record(212, 1, 0, OUT_OF_BOUNDS, &[1, 0, 45, 0], &[2, 3, 45, 64], 2);
+        let r = ViolationRecord::parse(&bytes).unwrap();
+        assert_eq!((r.count, r.arg, r.dim, r.block, r.thread), (212, 1, 2, [3, 0, 0], [17, 0, 0]));
+        assert_eq!(r.index, vec![1, 0, 45, 0]);
+        assert_eq!(r.extent, vec![2, 3, 45, 64]);
+    }
+}

@@ -1,0 +1,76 @@
+//! The device a launch runs on: which one it is, and the limits the checker holds a
+//! launch to.
+//!
+//! [`DeviceLimits`] is read from the driver once, when a module is loaded, and passed to
+//! the pure [`crate::check()`], which therefore needs no GPU to be tested.
+
+use std::fmt;
+
+use cudarc::driver::CudaContext;
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+
+use crate::error::Error;
+
+/// A device as the driver names it: the ordinal and the context handle (`CUcontext` as
+/// an integer). Two tensors on one GPU but in different contexts cannot share pointers,
+/// so both are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DeviceId {
+    pub ordinal: usize,
+    pub context: usize,
+}
+
+impl DeviceId {
+    /// The device and context of `ctx` (a stream's, or a buffer's).
+    pub fn of(ctx: &CudaContext) -> Self {
+        DeviceId {
+            ordinal: ctx.ordinal(),
+            context: ctx.cu_ctx() as usize,
+        }
+    }
+}
+
+impl fmt::Display for DeviceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "device {} (context {:#x})", self.ordinal, self.context)
+    }
+}
+
+/// What one device allows a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DeviceLimits {
+    /// Most blocks along each grid dimension (x, y, z).
+    pub grid: [u32; 3],
+    /// Most threads along each block dimension (x, y, z).
+    pub block: [u32; 3],
+    /// Most dynamic shared memory one block may use, in bytes: the device's opt-in
+    /// maximum (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`), less the static
+    /// shared memory of the kernel when a [`crate::Kernel`] holds it.
+    pub shared_bytes: u32,
+}
+
+impl DeviceLimits {
+    /// The limits of `ctx`'s device.
+    pub fn of(ctx: &CudaContext) -> Result<Self, Error> {
+        let read = |attr: Attr| -> Result<u32, Error> {
+            let value = ctx
+                .attribute(attr)
+                .map_err(Error::driver(format!("reading the device's {attr:?}")))?;
+            // The driver never reports a negative limit; treat one as no room at all.
+            Ok(u32::try_from(value).unwrap_or(0))
+        };
+        Ok(DeviceLimits {
+            grid: [
+                read(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+                read(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+                read(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+            ],
+            block: [
+                read(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+                read(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+                read(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+            ],
+            shared_bytes: read(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+        })
+    }
+}

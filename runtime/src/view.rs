@@ -1,0 +1,169 @@
+//! The view of a buffer a tensor presents (shape, strides, offset), checked when it is made.
+//!
+//! Shared by [`crate::Tensor`] and [`crate::DynTensor`]: both refuse a view that reaches
+//! outside its buffer, and both copy to the host in logical row-major order.
+
+use crate::error::Error;
+use crate::layout;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct View {
+    pub shape: Vec<usize>,
+    /// In elements.
+    pub strides: Vec<isize>,
+    /// Elements from the buffer's start to the view's first element.
+    pub offset: usize,
+}
+
+impl View {
+    /// A view of `buffer_len` elements; refuses one that reaches outside the buffer
+    /// (negative strides are fine while nothing falls before its start).
+    pub fn new(
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+        buffer_len: usize,
+    ) -> Result<View, Error> {
+        let bad = |reason: &str| Error::Layout {
+            reason: reason.into(),
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+            offset,
+            buffer_len,
+        };
+        if shape.len() != strides.len() {
+            return Err(bad("shape and strides differ in length"));
+        }
+        if layout::numel(shape).is_none() {
+            return Err(bad("the element count overflows"));
+        }
+        if offset > buffer_len || !layout::fits(shape, strides, offset, buffer_len) {
+            return Err(bad("the view reaches outside its buffer"));
+        }
+        Ok(View {
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+            offset,
+        })
+    }
+
+    /// The row-major contiguous view of `shape` at the buffer's start.
+    pub fn contiguous(shape: &[usize], buffer_len: usize) -> Result<View, Error> {
+        let strides = layout::contiguous_strides(shape).ok_or_else(|| Error::Layout {
+            reason: "the strides overflow".into(),
+            shape: shape.to_vec(),
+            strides: vec![],
+            offset: 0,
+            buffer_len,
+        })?;
+        View::new(shape, &strides, 0, buffer_len)
+    }
+
+    /// Dimension `i` of the result is dimension `perm[i]` of `self`.
+    pub fn permute(&self, perm: &[usize], buffer_len: usize) -> Result<View, Error> {
+        let mut seen = vec![false; self.shape.len()];
+        let valid = perm.len() == self.shape.len()
+            && perm
+                .iter()
+                .all(|&d| d < seen.len() && !std::mem::replace(&mut seen[d], true));
+        if !valid {
+            return Err(Error::Layout {
+                reason: format!(
+                    "{perm:?} is not a permutation of {} dimensions",
+                    self.shape.len()
+                ),
+                shape: self.shape.clone(),
+                strides: self.strides.clone(),
+                offset: self.offset,
+                buffer_len,
+            });
+        }
+        let shape: Vec<usize> = perm.iter().map(|&d| self.shape[d]).collect();
+        let strides: Vec<isize> = perm.iter().map(|&d| self.strides[d]).collect();
+        View::new(&shape, &strides, self.offset, buffer_len)
+    }
+
+    /// Elements in the view (its buffer may hold more).
+    pub fn numel(&self) -> usize {
+        // `new` refuses shapes whose element count overflows.
+        layout::numel(&self.shape).unwrap_or(usize::MAX)
+    }
+
+    /// The view's elements of `buffer` (the whole buffer, `size` items per element), in
+    /// logical row-major order.
+    pub fn gather<T: Copy>(&self, buffer: &[T], size: usize) -> Result<Vec<T>, Error> {
+        let n = self.numel();
+        let mut out = Vec::with_capacity(n.saturating_mul(size));
+        let mut index = vec![0usize; self.shape.len()];
+        for _ in 0..n {
+            let at = index
+                .iter()
+                .zip(&self.strides)
+                .try_fold(self.offset as i128, |acc, (&i, &s)| {
+                    acc.checked_add(i as i128 * s as i128)
+                });
+            let element = at.and_then(|at| usize::try_from(at).ok()).and_then(|at| {
+                buffer.get(at.checked_mul(size)?..at.checked_add(1)?.checked_mul(size)?)
+            });
+            let Some(element) = element else {
+                return Err(Error::Internal(
+                    "a checked view reached outside its buffer".into(),
+                ));
+            };
+            out.extend_from_slice(element);
+            // Advance the row-major multi-index.
+            for (i, &extent) in index.iter_mut().zip(&self.shape).rev() {
+                *i += 1;
+                if *i < extent {
+                    break;
+                }
+                *i = 0;
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gathers_whole_elements_in_logical_order() {
+        // A 2 x 3 buffer of 2-byte elements, seen transposed.
+        let bytes: Vec<u8> = (0..12).collect();
+        let v = View::contiguous(&[2, 3], 6)
+            .unwrap()
+            .permute(&[1, 0], 6)
+            .unwrap();
+        assert_eq!(
+            (v.shape.as_slice(), v.strides.as_slice()),
+            (&[3, 2][..], &[1, 3][..])
+        );
+        assert_eq!(
+            v.gather(&bytes, 2).unwrap(),
+            [0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11]
+        );
+        // A reversed view through a negative stride, one item per element.
+        let r = View::new(&[3], &[-1], 2, 6).unwrap();
+        assert_eq!(
+            r.gather(&[10, 11, 12, 13, 14, 15], 1).unwrap(),
+            [12, 11, 10]
+        );
+    }
+
+    #[test]
+    fn refuses_views_outside_the_buffer() {
+        assert!(View::new(&[3], &[-1], 1, 6).is_err());
+        assert!(View::new(&[2, 3], &[3], 0, 6).is_err());
+        assert!(View::new(&[7], &[1], 0, 6).is_err());
+        assert!(
+            View::contiguous(&[2, 3], 6)
+                .unwrap()
+                .permute(&[0, 0], 6)
+                .is_err()
+        );
+        // An empty view fits anywhere.
+        assert_eq!(View::new(&[0, 4], &[4, 1], 6, 6).unwrap().numel(), 0);
+    }
+}

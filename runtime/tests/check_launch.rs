@@ -1,0 +1,301 @@
+//! The checker on the launch forms: a block per outer tuple (`Launch::Blocks`), raw grids
+//! held to the device's limits (`Launch::Grid`), dynamic shared memory, and malformed
+//! launch forms, against hand-written contracts.
+
+#[path = "common/fake.rs"]
+mod fake;
+
+use fake::{Fake, LIMITS, refused, run, spread};
+use ima_runtime::{
+    BinOp, Binding, DType, EmptyPolicy, EvalError, Expr, Extent, GRID_THREADS, KernelContract,
+    Launch, Param, Plan, Role, Scalar, SharedArray, SharedUse, Symbol, TensorArg, Violation,
+};
+
+const fn ext(text: &'static str, expr: Expr) -> Extent {
+    Extent { text, expr }
+}
+
+/// `rows(x: f32[R, N], y: f32[R], extra: i32)`, a block per row, with shared
+/// `idx: u8[N]` and `tile: f32[N + extra]`.
+static ROWS: KernelContract = KernelContract {
+    name: "rows",
+    signature: "rows(x: f32[R, N], y: f32[R], extra: i32)",
+    location: "specs/rows.ima:1",
+    symbols: &[
+        Symbol {
+            name: "R",
+            bound_by: Binding { arg: 0, dim: 0 },
+        },
+        Symbol {
+            name: "N",
+            bound_by: Binding { arg: 0, dim: 1 },
+        },
+    ],
+    args: &[
+        TensorArg {
+            name: "x",
+            role: Role::In,
+            dtype: DType::F32,
+            dims: &[ext("R", Expr::Sym(0)), ext("N", Expr::Sym(1))],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+        },
+        TensorArg {
+            name: "y",
+            role: Role::Out,
+            dtype: DType::F32,
+            dims: &[ext("R", Expr::Sym(0))],
+            stored: &[0],
+            strided: false,
+            align: 4,
+        },
+    ],
+    params: &[Param {
+        name: "extra",
+        dtype: DType::I32,
+    }],
+    constraints: &[],
+    shared: &[
+        SharedArray {
+            name: "idx",
+            dtype: DType::U8,
+            dims: &[ext("N", Expr::Sym(1))],
+        },
+        SharedArray {
+            name: "tile",
+            dtype: DType::F32,
+            dims: &[ext(
+                "N + extra",
+                Expr::Bin(BinOp::Add, &Expr::Sym(1), &Expr::Param(0)),
+            )],
+        },
+    ],
+    launch: Launch::Blocks { arg: 0, outer: 1 },
+    empty: EmptyPolicy::Skip,
+    block: [128, 1, 1],
+    entry_i32: "rows_i32",
+    entry_i64: "rows_i64",
+};
+
+fn rows_args(r: usize, n: usize) -> Vec<Fake> {
+    spread(vec![
+        Fake::new(DType::F32, &[r, n], 0),
+        Fake::new(DType::F32, &[r], 0),
+    ])
+}
+
+#[test]
+fn blocks_launch_one_block_per_outer_tuple() {
+    let plan = run(&ROWS, &rows_args(300, 5), &[Scalar::I32(0)]).unwrap();
+    assert_eq!((plan.grid, plan.block), ([300, 1, 1], [128, 1, 1]));
+    assert_eq!(plan.numel, 1500);
+    // idx: 5 bytes at 0; tile: 20 bytes at the next multiple of 16.
+    assert_eq!(plan.shared_bytes, 16 + 20);
+
+    // Block-stride: the grid stops at GRID_THREADS threads.
+    let plan = run(&ROWS, &rows_args(1 << 20, 1), &[Scalar::I32(0)]).unwrap();
+    assert_eq!(plan.grid, [(GRID_THREADS / 128) as u32, 1, 1]);
+
+    // An empty inner dimension empties the domain.
+    let plan = run(&ROWS, &rows_args(4, 0), &[Scalar::I32(0)]).unwrap();
+    assert!(plan.skip);
+    assert_eq!(plan.grid, [0, 0, 0]);
+}
+
+#[test]
+fn shared_memory_over_the_limit() {
+    let n = 50_000;
+    let v = run(&ROWS, &rows_args(2, n), &[Scalar::I32(0)]).unwrap_err();
+    let tile_at = (n as u64).next_multiple_of(16);
+    assert_eq!(
+        v,
+        [Violation::SharedMemory {
+            bytes: tile_at + 4 * n as u64,
+            limit: LIMITS.shared_bytes,
+            arrays: vec![
+                SharedUse {
+                    name: "idx",
+                    dtype: DType::U8,
+                    dims: vec![n as i64],
+                    offset: 0,
+                    bytes: n as u64,
+                },
+                SharedUse {
+                    name: "tile",
+                    dtype: DType::F32,
+                    dims: vec![n as i64],
+                    offset: tile_at,
+                    bytes: 4 * n as u64,
+                },
+            ],
+        }]
+    );
+    let msg = refused(&ROWS, &rows_args(2, n), &[Scalar::I32(0)]);
+    assert!(
+        msg.ends_with(
+            "dynamic shared memory of 250000 bytes exceeds the 232448 bytes a block may have \
+             on this device (idx: u8[50000] = 50000 bytes at offset 0; tile: f32[50000] = \
+             200000 bytes at offset 50000)"
+        ),
+        "{msg}"
+    );
+    // Just under the limit passes: 16 + 4 * (n + extra) bytes.
+    let extra = (LIMITS.shared_bytes as i32 - 16) / 4 - 2;
+    let plan = run(&ROWS, &rows_args(2, 2), &[Scalar::I32(extra)]).unwrap();
+    assert_eq!(plan.shared_bytes, LIMITS.shared_bytes);
+}
+
+#[test]
+fn negative_shared_extent() {
+    let v = run(&ROWS, &rows_args(2, 4), &[Scalar::I32(-8)]).unwrap_err();
+    assert!(
+        matches!(v[..], [Violation::Negative { value: -4, .. }]),
+        "{v:?}"
+    );
+    assert!(
+        refused(&ROWS, &rows_args(2, 4), &[Scalar::I32(-8)])
+            .ends_with("shared tile: dims[0]: N + extra = -4 is negative (N = 4, extra = -8)")
+    );
+}
+
+/// `fill(y: f32[N], per: i32, gy: i32)` on a raw grid `(ceil(N / per), gy)` of 32 x 4
+/// blocks, refusing empty launches.
+static FILL: KernelContract = KernelContract {
+    name: "fill",
+    signature: "fill(y: f32[N], per: i32, gy: i32)",
+    location: "specs/fill.ima:1",
+    symbols: &[Symbol {
+        name: "N",
+        bound_by: Binding { arg: 0, dim: 0 },
+    }],
+    args: &[TensorArg {
+        name: "y",
+        role: Role::Out,
+        dtype: DType::F32,
+        dims: &[ext("N", Expr::Sym(0))],
+        stored: &[0],
+        strided: false,
+        align: 4,
+    }],
+    params: &[
+        Param {
+            name: "per",
+            dtype: DType::I32,
+        },
+        Param {
+            name: "gy",
+            dtype: DType::I32,
+        },
+    ],
+    constraints: &[],
+    shared: &[],
+    launch: Launch::Grid {
+        dims: &[
+            Expr::Bin(BinOp::CeilDiv, &Expr::Sym(0), &Expr::Param(0)),
+            Expr::Param(1),
+        ],
+    },
+    empty: EmptyPolicy::Refuse,
+    block: [32, 4, 1],
+    entry_i32: "fill_i32",
+    entry_i64: "fill_i64",
+};
+
+fn fill(n: usize, per: i32, gy: i32) -> Result<Plan, Vec<Violation>> {
+    run(
+        &FILL,
+        &[Fake::new(DType::F32, &[n], 0x1000)],
+        &[Scalar::I32(per), Scalar::I32(gy)],
+    )
+}
+
+#[test]
+fn raw_grid_is_evaluated_and_held_to_the_device() {
+    let plan = fill(1000, 128, 3).unwrap();
+    assert_eq!((plan.grid, plan.block), ([8, 3, 1], [32, 4, 1]));
+    assert_eq!(plan.numel, 8 * 3 * 128);
+
+    assert_eq!(
+        fill(1000, 128, 70_000).unwrap_err(),
+        [Violation::Grid {
+            grid: vec![8, 70_000],
+            limit: LIMITS.grid
+        }]
+    );
+    let msg = refused(
+        &FILL,
+        &[Fake::new(DType::F32, &[1000], 0x1000)],
+        &[Scalar::I32(128), Scalar::I32(70_000)],
+    );
+    assert!(
+        msg.ends_with(
+            "launch grid [8, 70000] is outside the device's limits (x 0..=2147483647, y 0..=65535)"
+        ),
+        "{msg}"
+    );
+    assert!(matches!(
+        fill(1000, 128, -1).unwrap_err()[..],
+        [Violation::Grid { .. }]
+    ));
+    assert_eq!(
+        fill(1000, 128, 0).unwrap_err(),
+        [Violation::Empty {
+            arg: "grid",
+            shape: vec![8, 0]
+        }]
+    );
+    assert!(
+        matches!(
+            fill(1000, 0, 1).unwrap_err()[..],
+            [Violation::Eval {
+                text: "x",
+                error: EvalError::DivByZero,
+                ..
+            }]
+        ),
+        "{:?}",
+        fill(1000, 0, 1)
+    );
+}
+
+#[test]
+fn malformed_launch_forms_are_contract_faults() {
+    let bad = |launch, block| KernelContract {
+        launch,
+        block,
+        ..FILL
+    };
+    let cases = [
+        bad(Launch::Threads { arg: 1 }, [32, 1, 1]),
+        bad(Launch::Blocks { arg: 0, outer: 2 }, [32, 1, 1]),
+        bad(Launch::Grid { dims: &[] }, [32, 1, 1]),
+        bad(
+            Launch::Grid {
+                dims: &[Expr::Const(1); 4],
+            },
+            [32, 1, 1],
+        ),
+        bad(
+            Launch::Grid {
+                dims: &[Expr::Param(9)],
+            },
+            [32, 1, 1],
+        ),
+        bad(Launch::Threads { arg: 0 }, [64, 64, 1]),
+        bad(Launch::Threads { arg: 0 }, [32, 0, 1]),
+    ];
+    for c in &cases {
+        let v = run(
+            c,
+            &[Fake::new(DType::F32, &[8], 0x1000)],
+            &[Scalar::I32(1), Scalar::I32(1)],
+        )
+        .unwrap_err();
+        assert!(
+            matches!(v[..], [Violation::Contract { .. }]),
+            "{:?}: {v:?}",
+            c.launch
+        );
+    }
+}

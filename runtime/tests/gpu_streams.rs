@@ -1,0 +1,190 @@
+//! Lifetimes across streams, on a GPU (see `kernel.rs`, "Lifetimes"):
+//! `cargo test -p ima-runtime --test gpu_streams -- --ignored`, and under
+//! `compute-sanitizer` to show that no buffer is used after it is freed.
+
+use std::sync::Arc;
+
+use ima_runtime::cudarc::driver::{CudaContext, CudaStream};
+use ima_runtime::{
+    Binding, DType, EmptyPolicy, Expr, Extent, Kernel, KernelArg, KernelContract, Launch, Module,
+    Param, Role, Scalar, Symbol, Tensor, TensorArg,
+};
+
+const N_EXTENT: Extent = Extent {
+    text: "N",
+    expr: Expr::Sym(0),
+};
+const N_SYMBOL: Symbol = Symbol {
+    name: "N",
+    bound_by: Binding { arg: 0, dim: 0 },
+};
+
+const fn vector(name: &'static str, role: Role) -> TensorArg {
+    TensorArg {
+        name,
+        role,
+        dtype: DType::F32,
+        dims: &[N_EXTENT],
+        stored: &[0],
+        strided: false,
+        align: 4,
+    }
+}
+
+/// `spin(y: f32[N], value: f32, cycles: i64)`: each thread busy-waits `cycles` clocks,
+/// then writes `value`.
+static SPIN: KernelContract = KernelContract {
+    name: "spin",
+    signature: "spin(y: f32[N], value: f32, cycles: i64)",
+    location: "tests/gpu_streams.rs:1",
+    symbols: &[N_SYMBOL],
+    args: &[vector("y", Role::Out)],
+    params: &[
+        Param {
+            name: "value",
+            dtype: DType::F32,
+        },
+        Param {
+            name: "cycles",
+            dtype: DType::I64,
+        },
+    ],
+    constraints: &[],
+    shared: &[],
+    launch: Launch::Threads { arg: 0 },
+    empty: EmptyPolicy::Skip,
+    block: [128, 1, 1],
+    entry_i32: "spin_i32",
+    entry_i64: "spin_i64",
+};
+
+/// `copy(x: f32[N], z: f32[N])`.
+static COPY: KernelContract = KernelContract {
+    name: "copy",
+    signature: "copy(x: f32[N], z: f32[N])",
+    location: "tests/gpu_streams.rs:2",
+    symbols: &[N_SYMBOL],
+    args: &[vector("x", Role::In), vector("z", Role::Out)],
+    params: &[],
+    constraints: &[],
+    shared: &[],
+    launch: Launch::Threads { arg: 1 },
+    empty: EmptyPolicy::Skip,
+    block: [128, 1, 1],
+    entry_i32: "copy_i32",
+    entry_i64: "copy_i64",
+};
+
+const SOURCE: &str = r#"
+template <typename I>
+__device__ void spin(float* y, I y0, I N, float value, long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+    for (I i = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; i < N;
+         i += (I)gridDim.x * (I)blockDim.x)
+        y[i * y0] = value;
+}
+extern "C" __global__ void __launch_bounds__(128)
+spin_i32(float* y, int y0, int N, float value, long long cycles) {
+    spin<int>(y, y0, N, value, cycles);
+}
+extern "C" __global__ void __launch_bounds__(128)
+spin_i64(float* y, long long y0, long long N, float value, long long cycles) {
+    spin<long long>(y, y0, N, value, cycles);
+}
+
+template <typename I>
+__device__ void copy(const float* x, I x0, float* z, I z0, I N) {
+    for (I i = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; i < N;
+         i += (I)gridDim.x * (I)blockDim.x)
+        z[i * z0] = x[i * x0];
+}
+extern "C" __global__ void __launch_bounds__(128)
+copy_i32(const float* x, int x0, float* z, int z0, int N) { copy<int>(x, x0, z, z0, N); }
+extern "C" __global__ void __launch_bounds__(128)
+copy_i64(const float* x, long long x0, float* z, long long z0, long long N) {
+    copy<long long>(x, x0, z, z0, N);
+}
+"#;
+
+/// About 0.1 s on a 2 GHz GPU: long enough that an unordered reader would run first.
+const CYCLES: i64 = 200_000_000;
+
+/// No GPU needed: the kernels compile cleanly.
+#[test]
+fn the_stream_kernels_compile() {
+    let ptx = ima_runtime::compile_ptx_checked(SOURCE, "tests/gpu_streams.rs", "sm_90")
+        .unwrap_or_else(|e| panic!("{e}"));
+    for entry in ["spin_i32", "spin_i64", "copy_i32", "copy_i64"] {
+        assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
+    }
+}
+
+fn setup() -> (Arc<CudaContext>, Kernel, Kernel) {
+    let ctx = CudaContext::new(0).unwrap_or_else(|e| panic!("{e}"));
+    let module =
+        Module::compile(&ctx, "tests/gpu_streams.rs", SOURCE).unwrap_or_else(|e| panic!("{e}"));
+    let spin = module.kernel(&SPIN).unwrap_or_else(|e| panic!("{e}"));
+    let copy = module.kernel(&COPY).unwrap_or_else(|e| panic!("{e}"));
+    (ctx, spin, copy)
+}
+
+fn spin(kernel: &Kernel, stream: &Arc<CudaStream>, y: &mut Tensor<f32>, value: f32) {
+    kernel
+        .launch(
+            stream,
+            &mut [KernelArg::write(y)],
+            &[Scalar::F32(value), Scalar::I64(CYCLES)],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_reader_on_another_stream_waits_for_the_writer() {
+    let (ctx, spin_k, copy_k) = setup();
+    // Two streams put the context in multi-stream mode: cudarc's events are live.
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    assert!(ctx.is_managing_stream_synchronization());
+    let n = 4096;
+    let mut y = Tensor::<f32>::zeros(&a, &[n]).unwrap();
+    let mut z = Tensor::<f32>::zeros(&b, &[n]).unwrap();
+    a.synchronize().unwrap();
+    b.synchronize().unwrap();
+
+    spin(&spin_k, &a, &mut y, 7.0);
+    // Enqueued at once on b; without the event wait it would copy zeros.
+    copy_k
+        .launch(
+            &b,
+            &mut [KernelArg::read(&y), KernelArg::write(&mut z)],
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(z.to_host(&b).unwrap(), vec![7.0; n]);
+    ctx.check_err().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_tensor_dropped_right_after_its_launch_outlives_the_kernel() {
+    let (ctx, spin_k, _) = setup();
+
+    // Default stream only: the free is enqueued behind the kernel on the same stream.
+    let stream = ctx.default_stream();
+    let mut y = Tensor::<f32>::zeros(&stream, &[1 << 16]).unwrap();
+    spin(&spin_k, &stream, &mut y, 1.0);
+    drop(y);
+    stream.synchronize().unwrap();
+    ctx.check_err().unwrap();
+
+    // Allocated on stream b, written on stream a, dropped at once: the free on b waits
+    // for a's write event.
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let mut y = Tensor::<f32>::zeros(&b, &[1 << 16]).unwrap();
+    spin(&spin_k, &a, &mut y, 2.0);
+    drop(y);
+    a.synchronize().unwrap();
+    b.synchronize().unwrap();
+    ctx.check_err().unwrap();
+}

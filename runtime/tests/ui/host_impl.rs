@@ -1,0 +1,22 @@
+//! A host buffer cannot pose as a device tensor: the trait is sealed.
+
+use ima_runtime::cudarc::driver::{CudaStream, SyncOnDrop, sys::CUdeviceptr};
+use ima_runtime::{DeviceTensor, TensorMeta};
+
+struct Host(Vec<f32>);
+
+impl DeviceTensor for Host {
+    fn meta(&self) -> TensorMeta<'_> {
+        unimplemented!()
+    }
+    fn read_ptr<'a>(&'a self, _: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+        unimplemented!()
+    }
+    fn write_ptr<'a>(&'a mut self, _: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+        unimplemented!()
+    }
+}
+
+fn main() {
+    let _ = Host(vec![]).0;
+}

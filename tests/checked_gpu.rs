@@ -1,0 +1,168 @@
+//! Checked mode on a GPU: planted bugs (tests/in/planted_bugs.ima) are reported with the
+//! kernel, argument, dimension, index and extent; the process and its context stay
+//! healthy, so a correct kernel runs right after; and with no violation, checked outputs
+//! equal release outputs.
+
+#[allow(dead_code)]
+mod planted {
+    include!("out/planted_bugs.rs");
+}
+#[allow(dead_code)]
+mod attn {
+    include!("out/specs/attn.rs");
+}
+#[allow(dead_code)]
+mod transpose {
+    include!("out/specs/transpose.rs");
+}
+
+use ima::cudarc::driver::{CudaContext, CudaStream};
+use ima::half::f16;
+use ima::{Access, Error, OutOfBounds, Tensor};
+use std::sync::Arc;
+
+fn data(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn halves(n: usize, seed: u64) -> Vec<f16> {
+    data(n, seed).into_iter().map(f16::from_f32).collect()
+}
+
+fn setup() -> (Arc<CudaContext>, Arc<CudaStream>) {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    (ctx, stream)
+}
+
+fn report(result: Result<ima::Launched, Error>) -> OutOfBounds {
+    match result {
+        Err(Error::OutOfBounds(r)) => *r,
+        other => panic!("expected an out-of-bounds report, got {other:?}"),
+    }
+}
+
+/// After a report, a correct kernel in the same context gives correct results.
+fn context_still_healthy(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) {
+    let kernels = transpose::Kernels::load(ctx).unwrap();
+    let (m, n) = (33, 17);
+    let xh = data(m * n, 99);
+    let x = Tensor::from_host(stream, &xh, &[m, n]).unwrap();
+    let mut y = Tensor::full(stream, f32::NAN, &[n, m]).unwrap();
+    kernels.transpose.launch(stream, &x, &mut y).unwrap();
+    let got = y.to_host(stream).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            assert_eq!(got[j * m + i], xh[i * n + j]);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn an_off_by_one_loop_bound_is_reported_at_its_first_bad_read() {
+    let (ctx, stream) = setup();
+    let kernels = planted::Kernels::load(&ctx).unwrap();
+    kernels.set_checked(true);
+    let (b, h, s, t, d) = (2, 3, 7, 5, 64);
+    let q = Tensor::from_host(&stream, &halves(b * h * s * d, 1), &[b, h, s, d]).unwrap();
+    let k = Tensor::from_host(&stream, &halves(b * h * t * d, 2), &[b, h, t, d]).unwrap();
+    let mut o = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
+    let r = report(kernels.scores_off_by_one.launch(&stream, &q, &k, &mut o));
+    println!("{r}");
+    assert_eq!(r.kernel, "scores_off_by_one");
+    assert_eq!(r.access, Access::Read);
+    assert!(r.arg == "q" || r.arg == "k", "{r}");
+    assert_eq!((r.failed_dim, r.index[3], r.extent[3], r.dims[3]), (3, 64, 64, "D"), "{r}");
+    // Every thread reads q and k once past the end.
+    assert_eq!(r.count as usize, 2 * b * h * s * t, "{r}");
+    assert!(r.to_string().contains("index 3 is 64 >= D = 64"), "{r}");
+    context_still_healthy(&ctx, &stream);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn swapped_indices_are_reported() {
+    let (ctx, stream) = setup();
+    let kernels = planted::Kernels::load(&ctx).unwrap();
+    kernels.set_checked(true);
+    let (m, n) = (45, 20);
+    let x = Tensor::from_host(&stream, &data(m * n, 3), &[m, n]).unwrap();
+    let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
+    let r = report(kernels.transpose_swapped.launch(&stream, &x, &mut y));
+    println!("{r}");
+    assert_eq!((r.kernel, r.arg.as_str(), r.access), ("transpose_swapped", "x", Access::Read));
+    // x(j, i) with j < N = 20 and i < M = 45: only column indices past N fail.
+    assert_eq!((r.failed_dim, r.dims[1], r.extent[1]), (1, "N", 20), "{r}");
+    assert!(r.index[1] >= 20, "{r}");
+    assert_eq!(r.count as usize, n * (m - n), "{r}");
+    context_still_healthy(&ctx, &stream);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_shared_memory_overrun_is_reported() {
+    let (ctx, stream) = setup();
+    let kernels = planted::Kernels::load(&ctx).unwrap();
+    kernels.set_checked(true);
+    let (r_, c) = (5, 100);
+    let x = Tensor::from_host(&stream, &data(r_ * c, 4), &[r_, c]).unwrap();
+    let mut s = Tensor::full(&stream, f32::NAN, &[r_, 1]).unwrap();
+    let r = report(kernels.shared_overrun.launch(&stream, &x, &mut s));
+    println!("{r}");
+    assert_eq!((r.arg.as_str(), r.access, r.extent[0]), ("shared red", Access::Write, 32), "{r}");
+    assert!(r.index[0] >= 32, "{r}");
+    // Threads 32..63 of each of the 5 blocks write past the end.
+    assert_eq!(r.count, 5 * 32, "{r}");
+    context_still_healthy(&ctx, &stream);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_wrong_group_index_is_reported() {
+    let (ctx, stream) = setup();
+    let kernels = planted::Kernels::load(&ctx).unwrap();
+    kernels.set_checked(true);
+    let (k, n, g) = (300, 16, 128);
+    let host = ima::quantize_gptq::<f16>(&data(k * n, 5), k, n, g, ima::ZeroStyle::MinusOne, None).unwrap();
+    let w = ima::QuantTensor::upload(&stream, &host).unwrap();
+    let mut y = Tensor::full(&stream, f16::NAN, &[k, n]).unwrap();
+    let r = report(kernels.dequant_wrong_group.launch(&stream, &w, &mut y));
+    println!("{r}");
+    assert_eq!((r.arg.as_str(), r.failed_dim, r.dims[0], r.extent[0]), ("w", 0, "K", 300), "{r}");
+    assert!(r.index[0] >= 300, "{r}");
+    // Rows 172..299 look 128 rows down, past K.
+    assert_eq!(r.count as usize, (k - (k - g)) * n, "{r}");
+    context_still_healthy(&ctx, &stream);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn checked_outputs_equal_release_outputs() {
+    let (ctx, stream) = setup();
+    let kernels = attn::Kernels::load(&ctx).unwrap();
+    let (b, h, s, t, d) = (2, 3, 77, 45, 64);
+    let q = Tensor::from_host(&stream, &halves(b * h * s * d, 6), &[b, h, s, d]).unwrap();
+    let k = Tensor::from_host(&stream, &halves(b * h * t * d, 7), &[b, h, t, d]).unwrap();
+    let mut release = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
+    let mut checked = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
+    let mut p_release = Tensor::full(&stream, f16::NAN, &[b, h, s, t]).unwrap();
+    let mut p_checked = Tensor::full(&stream, f16::NAN, &[b, h, s, t]).unwrap();
+
+    kernels.attn_scores.launch(&stream, &q, &k, &mut release, 0.125).unwrap();
+    kernels.softmax_rows.launch(&stream, &release, &mut p_release).unwrap();
+    kernels.set_checked(true);
+    kernels.attn_scores.launch(&stream, &q, &k, &mut checked, 0.125).unwrap();
+    kernels.softmax_rows.launch(&stream, &checked, &mut p_checked).unwrap();
+
+    let (a, c) = (release.to_host(&stream).unwrap(), checked.to_host(&stream).unwrap());
+    assert!(a.iter().zip(&c).all(|(x, y)| x.to_bits() == y.to_bits()), "scores differ");
+    let (a, c) = (p_release.to_host(&stream).unwrap(), p_checked.to_host(&stream).unwrap());
+    assert!(a.iter().zip(&c).all(|(x, y)| x.to_bits() == y.to_bits()), "probabilities differ");
+}

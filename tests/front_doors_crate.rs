@@ -1,0 +1,64 @@
+//! `imac compile`'s crate builds on its own, copied out of the workspace: `cargo build
+//! --offline` and `cargo doc` (warnings denied) in a temporary folder, with the PTX that
+//! NVRTC compiled for sm_90 embedded. Needs NVRTC, as `tests/nvrtc.rs` does.
+
+use ima_codegen::package::{self, CrateOptions, RuntimeDep};
+use ima_dsl::Source;
+use std::path::Path;
+use std::process::Command;
+
+fn cargo(dir: &Path, args: &[&str]) {
+    // Dependencies are built once, beside the workspace's own, not once per temp folder.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../front-doors");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(args)
+        .args(["--offline", "-j2"])
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .output()
+        .expect("running cargo");
+    assert!(
+        output.status.success(),
+        "cargo {args:?} failed in {}:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn generated_crate_builds_offline_outside_the_workspace() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("specs/attn.ima")).unwrap();
+    let module = ima_dsl::compile(&Source::new("specs/attn.ima", text.clone())).unwrap();
+    let cuda = ima_codegen::cuda::generate(&module, "attn.cu");
+    let ptx = ima_codegen::ptx::compile(&cuda, "attn.cu", &["sm_90".into()])
+        .unwrap_or_else(|e| panic!("NVRTC: {e:?}"));
+    let options = CrateOptions {
+        runtime: RuntimeDep::Path(root.join("runtime").display().to_string()),
+        archs: vec!["sm_90".into()],
+    };
+    let mut files = package::crate_files(&module, &text, &options);
+    files.extend(package::ptx_files(&ptx));
+
+    let dir = tempfile::tempdir().unwrap();
+    package::write_crate(dir.path(), &files).unwrap();
+    cargo(dir.path(), &["build"]);
+    cargo(dir.path(), &["doc", "--no-deps"]);
+
+    let stubs = std::fs::read_to_string(dir.path().join("src/stubs.rs")).unwrap();
+    let readme = std::fs::read_to_string(dir.path().join("README.md")).unwrap();
+    for kernel in &module.kernels {
+        assert!(
+            readme.contains(&format!("### `{}`", kernel.name)),
+            "README lacks {}",
+            kernel.name
+        );
+        assert!(
+            stubs.contains(&format!("/// `{}", ima_codegen::signature(kernel))),
+            "no rustdoc on {}",
+            kernel.name
+        );
+    }
+}
