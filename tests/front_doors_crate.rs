@@ -29,6 +29,11 @@ fn cargo(dir: &Path, args: &[&str]) {
 
 #[test]
 fn generated_crate_builds_offline_outside_the_workspace() {
+    if std::env::var_os("IMA_GPU").is_some() {
+        // `.gpu/on-device` sets IMA_GPU; that machine has no Rust toolchain. CI runs this.
+        eprintln!("not run on the GPU machine: this test drives cargo, which it lacks");
+        return;
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("specs/attn.ima")).unwrap();
     let module = ima_dsl::compile(&Source::new("specs/attn.ima", text.clone())).unwrap();

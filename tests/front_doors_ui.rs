@@ -25,6 +25,11 @@ fn stage_specs() -> std::io::Result<()> {
 
 #[test]
 fn ima_kernel_reports_spec_errors_as_rust_errors() {
+    if std::env::var_os("IMA_GPU").is_some() {
+        // `.gpu/on-device` sets IMA_GPU; that machine has no Rust toolchain. CI runs this.
+        eprintln!("not run on the GPU machine: this test drives cargo, which it lacks");
+        return;
+    }
     stage_specs().expect("staging the UI cases' specs");
     trybuild::TestCases::new().compile_fail("tests/ui/*.rs");
 }

@@ -242,7 +242,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
     let accessors: Vec<String> = k
         .args
         .iter()
-        .map(|a| format!("const {}_t<I, C> {}", a.name, a.name))
+        .map(|a| format!("const {}_t<I, IMA_CHECKED> {}", a.name, a.name))
         .collect();
     let values: Vec<String> = symbols
         .iter()
@@ -261,7 +261,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
     body_params.extend(
         k.shared
             .iter()
-            .map(|a| format!("const {}_t<I, C> {}", a.name, a.name)),
+            .map(|a| format!("const {}_t<I, IMA_CHECKED> {}", a.name, a.name)),
     );
     body_params.extend(k.launch.indices().iter().map(|i| format!("const I {i}")));
 

@@ -92,14 +92,14 @@ namespace ima_{{ k.name }} {
 {%- match a %}
 {%- when ArgCu::Plain with (p) %}
 // {{ p.role }} {{ p.name }}: {{ p.dtype }}[{{ p.dims }}]{{ p.layout_note }}
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct {{ p.name }}_t {
     {{ p.pointee }}* __restrict__ p;
     I {{ p.stride_fields }};
     I {{ p.extent_fields }};
     ImaRecord* rec;
     __device__ __forceinline__ {{ p.element_ref }} operator()({{ p.index_params }}) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, {{ p.write }}, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return {{ p.refused }};
         }
         return p[{{ p.offset }}];
@@ -108,7 +108,7 @@ struct {{ p.name }}_t {
 {%- when ArgCu::Quant with (q) %}
 // in {{ q.name }}: {{ q.summary }}
 // Buffers: {{ q.buffers }}.
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct {{ q.name }}_t {
 {%- for b in q.parts %}
     const {{ b.c_type }}* __restrict__ {{ b.part }};
@@ -121,7 +121,7 @@ struct {{ q.name }}_t {
     __device__ __forceinline__ I group(I k) const {
 {%- if q.g_idx %}
         const I g = g_idx[k * g_idx_s0];
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             const I groups = (K + G - 1) / G;
             if (!(g >= 0 && g < groups)) {
                 const I i[1] = {k}, e[1] = {groups};
@@ -135,13 +135,13 @@ struct {{ q.name }}_t {
 {%- endif %}
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
-        if constexpr (C) return ima_in_bounds<I, 2>(rec, {{ q.arg }}, 0, {k, n}, {K, N});
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, {{ q.arg }}, 0, {k, n}, {K, N});
         return true;
     }
     // The stored {{ q.bits }}-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return {{ q.raw }};
+        return ({{ q.raw }});
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
@@ -157,7 +157,7 @@ struct {{ q.name }}_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         const I g = group(k);
-        return float({{ q.raw }} - {{ q.zero_at_g }}) * {{ q.to_float }}(scales[g * scales_s0 + n * scales_s1]);
+        return float(({{ q.raw }}) - {{ q.zero_at_g }}) * {{ q.to_float }}(scales[g * scales_s0 + n * scales_s1]);
     }
 {%- if q.bits == 4 %}
     // The 8 dequantized values of one packed word: {{ q.word_doc }}. Pad nibbles past
@@ -176,20 +176,20 @@ struct {{ q.name }}_t {
 {% endfor %}
 {%- for a in k.shared %}
 // shared {{ a.name }}: {{ a.dtype }}[{{ a.dims }}], row-major in dynamic shared memory
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct {{ a.name }}_t {
     {{ a.c_type }}* p;
     I {{ a.dim_fields }};
     ImaRecord* rec;
     __device__ __forceinline__ {{ a.c_type }}& operator()({{ a.index_params }}) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, {{ a.rank }}>(rec, {{ a.arg }}, 1, {{ "{" }}{{ a.indices }}{{ "}" }}, {{ "{" }}{{ a.dim_list }}{{ "}" }})) return ima_sink<{{ a.c_type }}>();
         }
         return p[{{ a.offset }}];
     }
 };
 {% endfor %}
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
     {{ k.body_params }}) {
 #line {{ k.body_line }} "{{ spec }}"
@@ -197,7 +197,7 @@ __device__ __forceinline__ void body(
 // ima:resume-line
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     {{ k.run_params }}) {
 {%- if !k.shared.is_empty() %}
@@ -205,7 +205,7 @@ __device__ __forceinline__ void run(
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
 {%- for a in k.shared %}
-    const {{ a.name }}_t<I, C> {{ a.name }}{reinterpret_cast<{{ a.c_type }}*>(ima_smem + ima_smem_off), {{ a.dim_values }}, ima_record};
+    const {{ a.name }}_t<I, IMA_CHECKED> {{ a.name }}{reinterpret_cast<{{ a.c_type }}*>(ima_smem + ima_smem_off), {{ a.dim_values }}, ima_record};
 {%- if !loop.last %}
     ima_smem_off += ({{ a.bytes }} + 15) / 16 * 16;
 {%- endif %}
@@ -213,7 +213,7 @@ __device__ __forceinline__ void run(
 {%- endif %}
 {%- match k.launch %}
 {%- when LaunchCu::Grid %}
-    body<I, C>({{ k.body_args }});
+    body<I, IMA_CHECKED>({{ k.body_args }});
 {%- when LaunchCu::Loop with { first, step, sync } %}
     const I ima_n = {{ k.domain }};
     for (I ima_idx = {{ first }}; ima_idx < ima_n; ima_idx += {{ step }}) {
@@ -224,7 +224,7 @@ __device__ __forceinline__ void run(
         ima_rest /= {{ d.extent }};
 {%- endif %}
 {%- endfor %}
-        body<I, C>({{ k.body_args }});
+        body<I, IMA_CHECKED>({{ k.body_args }});
 {%- if sync %}
         // The next row reuses shared memory: let every thread finish this one first.
         __syncthreads();

@@ -94,12 +94,17 @@ const RUST: &[&str] = &[
 /// Parameter names of every generated launch stub.
 const STUB: &[&str] = &["stream"];
 
+/// Names the generated CUDA gives bodies: `I`, the index type.
+const BODY: &[&str] = &["I"];
+
 /// Why `name` is reserved, or `None` when it is free.
 pub fn reserved(name: &str) -> Option<&'static str> {
     if name.starts_with("ima_") || name.starts_with("__") {
         Some("names starting with `ima_` or `__` belong to the generated code")
     } else if CUDA_CPP.contains(&name) {
         Some("it is a keyword or built-in name in CUDA C++")
+    } else if BODY.contains(&name) {
+        Some("`I` is the index type (int or long long) inside bodies")
     } else if STUB.contains(&name) {
         Some("every launch stub already has a parameter of that name")
     } else if RUST.contains(&name) {

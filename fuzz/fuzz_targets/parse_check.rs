@@ -8,13 +8,19 @@ use ima_dsl::{Source, fmt};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     if let Ok(module) = ima_dsl::compile(&Source::new("fuzz.ima", text)) {
         let _ = ima_codegen::explain::explain(&module, None);
     }
     if let Ok(once) = fmt::format(text) {
         let twice = fmt::format(&once).expect("formatted text parses");
         assert_eq!(twice, once, "fmt is not idempotent");
-        assert_eq!(once.matches('@').count(), text.matches('@').count(), "fmt lost a comment");
+        assert_eq!(
+            once.matches('@').count(),
+            text.matches('@').count(),
+            "fmt lost a comment"
+        );
     }
 });

@@ -85,14 +85,14 @@ namespace ima_row_sums {
 [[maybe_unused]] constexpr int W = 4;
 
 // in x: f32[N, D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return float();
         }
         return p[i0 * s0 + i1 * s1];
@@ -100,14 +100,14 @@ struct x_t {
 };
 
 // out s: f32[N, 1]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct s_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1];
@@ -115,26 +115,26 @@ struct s_t {
 };
 
 // shared part: f32[W * 8], row-major in dynamic shared memory
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_sink<float>();
         }
         return p[i0];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const x_t<I, C> x,
-    const s_t<I, C> s,
+    const x_t<I, IMA_CHECKED> x,
+    const s_t<I, IMA_CHECKED> s,
     const I N,
     const I D,
-    const part_t<I, C> part,
+    const part_t<I, IMA_CHECKED> part,
     const I n) {
 #line 9 "tests/in/launch_forms.ima"
 
@@ -148,22 +148,22 @@ __device__ __forceinline__ void body(
 #line 149 "launch_forms.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const x_t<I, C> x,
-    const s_t<I, C> s,
+    const x_t<I, IMA_CHECKED> x,
+    const s_t<I, IMA_CHECKED> s,
     const I N,
     const I D,
     ImaRecord* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, C> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), (4 * 8), ima_record};
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), (4 * 8), ima_record};
     const I ima_n = N;
     for (I ima_idx = I(blockIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x)) {
         I ima_rest = ima_idx;
         const I n = ima_rest;
-        body<I, C>(x, s, N, D, part, n);
+        body<I, IMA_CHECKED>(x, s, N, D, part, n);
         // The next row reuses shared memory: let every thread finish this one first.
         __syncthreads();
     }
@@ -248,14 +248,14 @@ namespace ima_fill {
 [[maybe_unused]] constexpr int W = 4;
 
 // in src: f32[N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct src_t {
     const float* __restrict__ p;
     I s0;
     I e0;
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return float();
         }
         return p[i0 * s0];
@@ -263,24 +263,24 @@ struct src_t {
 };
 
 // inout y: f32[N, M], strided
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const src_t<I, C> src,
-    const y_t<I, C> y,
+    const src_t<I, IMA_CHECKED> src,
+    const y_t<I, IMA_CHECKED> y,
     const I N,
     const I M) {
 #line 24 "tests/in/launch_forms.ima"
@@ -291,14 +291,14 @@ __device__ __forceinline__ void body(
 #line 292 "launch_forms.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const src_t<I, C> src,
-    const y_t<I, C> y,
+    const src_t<I, IMA_CHECKED> src,
+    const y_t<I, IMA_CHECKED> y,
     const I N,
     const I M,
     ImaRecord* const ima_record) {
-    body<I, C>(src, y, N, M);
+    body<I, IMA_CHECKED>(src, y, N, M);
 }
 
 }  // namespace ima_fill

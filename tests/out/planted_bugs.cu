@@ -85,14 +85,14 @@ namespace ima_scores_off_by_one {
 
 
 // in q: f16[B, H, S, D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
@@ -100,14 +100,14 @@ struct q_t {
 };
 
 // in k: f16[B, H, T, D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
@@ -115,25 +115,25 @@ struct k_t {
 };
 
 // out o: f32[B, H, S, T]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const q_t<I, C> q,
-    const k_t<I, C> k,
-    const o_t<I, C> o,
+    const q_t<I, IMA_CHECKED> q,
+    const k_t<I, IMA_CHECKED> k,
+    const o_t<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -152,11 +152,11 @@ __device__ __forceinline__ void body(
 #line 153 "planted_bugs.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const q_t<I, C> q,
-    const k_t<I, C> k,
-    const o_t<I, C> o,
+    const q_t<I, IMA_CHECKED> q,
+    const k_t<I, IMA_CHECKED> k,
+    const o_t<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -173,7 +173,7 @@ __device__ __forceinline__ void run(
         const I h = ima_rest % H;
         ima_rest /= H;
         const I b = ima_rest;
-        body<I, C>(q, k, o, B, H, S, D, T, b, h, i, j);
+        body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, b, h, i, j);
     }
 }
 
@@ -320,14 +320,14 @@ namespace ima_transpose_swapped {
 
 
 // in x: f32[M, N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return float();
         }
         return p[i0 * s0 + i1 * s1];
@@ -335,24 +335,24 @@ struct x_t {
 };
 
 // out y: f32[N, M]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const x_t<I, C> x,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I N,
     const I j,
@@ -362,10 +362,10 @@ __device__ __forceinline__ void body(
 #line 363 "planted_bugs.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const x_t<I, C> x,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I N,
     ImaRecord* const ima_record) {
@@ -375,7 +375,7 @@ __device__ __forceinline__ void run(
         const I i = ima_rest % M;
         ima_rest /= M;
         const I j = ima_rest;
-        body<I, C>(x, y, M, N, j, i);
+        body<I, IMA_CHECKED>(x, y, M, N, j, i);
     }
 }
 
@@ -458,14 +458,14 @@ namespace ima_shared_overrun {
 
 
 // in x: f32[R, C]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return float();
         }
         return p[i0 * s0 + i1 * s1];
@@ -473,14 +473,14 @@ struct x_t {
 };
 
 // out s: f32[R, 1]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct s_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1];
@@ -488,26 +488,26 @@ struct s_t {
 };
 
 // shared red: f32[32], row-major in dynamic shared memory
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct red_t {
     float* p;
     I d0;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_sink<float>();
         }
         return p[i0];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const x_t<I, C> x,
-    const s_t<I, C> s,
+    const x_t<I, IMA_CHECKED> x,
+    const s_t<I, IMA_CHECKED> s,
     const I R,
     const I C,
-    const red_t<I, C> red,
+    const red_t<I, IMA_CHECKED> red,
     const I r) {
 #line 31 "tests/in/planted_bugs.ima"
 
@@ -524,22 +524,22 @@ __device__ __forceinline__ void body(
 #line 525 "planted_bugs.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const x_t<I, C> x,
-    const s_t<I, C> s,
+    const x_t<I, IMA_CHECKED> x,
+    const s_t<I, IMA_CHECKED> s,
     const I R,
     const I C,
     ImaRecord* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const red_t<I, C> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_record};
+    const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_record};
     const I ima_n = R;
     for (I ima_idx = I(blockIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x)) {
         I ima_rest = ima_idx;
         const I r = ima_rest;
-        body<I, C>(x, s, R, C, red, r);
+        body<I, IMA_CHECKED>(x, s, R, C, red, r);
         // The next row reuses shared memory: let every thread finish this one first.
         __syncthreads();
     }
@@ -625,7 +625,7 @@ namespace ima_dequant_wrong_group {
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct w_t {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
@@ -641,13 +641,13 @@ struct w_t {
         return k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
-        if constexpr (C) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return (qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF;
+        return ((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
@@ -663,7 +663,7 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         const I g = group(k);
-        return float((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return float(((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF) - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n. Pad nibbles past
     // the edge give 0 and are never read as data.
@@ -685,24 +685,24 @@ struct w_t {
 };
 
 // out y: f16[K, N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -713,10 +713,10 @@ __device__ __forceinline__ void body(
 #line 714 "planted_bugs.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -727,7 +727,7 @@ __device__ __forceinline__ void run(
         const I n = ima_rest % N;
         ima_rest /= N;
         const I k = ima_rest;
-        body<I, C>(w, y, K, N, G, k, n);
+        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
     }
 }
 

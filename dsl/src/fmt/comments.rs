@@ -84,7 +84,10 @@ mod tests {
         let s = "body { // inside\n } // outside";
         let open = s.find('{').unwrap() + 1;
         let close = s.rfind('}').unwrap();
-        assert_eq!(texts(s, std::slice::from_ref(&(open..close))), ["// outside"]);
+        assert_eq!(
+            texts(s, std::slice::from_ref(&(open..close))),
+            ["// outside"]
+        );
     }
 
     #[test]

@@ -85,14 +85,14 @@ namespace ima_attn_scores {
 
 
 // in q: f16[B, H, S, D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
@@ -100,14 +100,14 @@ struct q_t {
 };
 
 // in k: f16[B, H, T, D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
@@ -115,25 +115,25 @@ struct k_t {
 };
 
 // out o: f32[B, H, S, T]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const q_t<I, C> q,
-    const k_t<I, C> k,
-    const o_t<I, C> o,
+    const q_t<I, IMA_CHECKED> q,
+    const k_t<I, IMA_CHECKED> k,
+    const o_t<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -155,11 +155,11 @@ __device__ __forceinline__ void body(
 #line 156 "attn.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const q_t<I, C> q,
-    const k_t<I, C> k,
-    const o_t<I, C> o,
+    const q_t<I, IMA_CHECKED> q,
+    const k_t<I, IMA_CHECKED> k,
+    const o_t<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -177,7 +177,7 @@ __device__ __forceinline__ void run(
         const I h = ima_rest % H;
         ima_rest /= H;
         const I b = ima_rest;
-        body<I, C>(q, k, o, B, H, S, D, T, scale, b, h, i, j);
+        body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, b, h, i, j);
     }
 }
 
@@ -332,14 +332,14 @@ namespace ima_softmax_rows {
 
 
 // in s: f32[B, H, S, T]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct s_t {
     const float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return float();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
@@ -347,14 +347,14 @@ struct s_t {
 };
 
 // out p: f16[B, H, S, T]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct p_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
@@ -362,28 +362,28 @@ struct p_t {
 };
 
 // shared red: f32[32], row-major in dynamic shared memory
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct red_t {
     float* p;
     I d0;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_sink<float>();
         }
         return p[i0];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const s_t<I, C> s,
-    const p_t<I, C> p,
+    const s_t<I, IMA_CHECKED> s,
+    const p_t<I, IMA_CHECKED> p,
     const I B,
     const I H,
     const I S,
     const I T,
-    const red_t<I, C> red,
+    const red_t<I, IMA_CHECKED> red,
     const I b,
     const I h,
     const I i) {
@@ -415,10 +415,10 @@ __device__ __forceinline__ void body(
 #line 416 "attn.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const s_t<I, C> s,
-    const p_t<I, C> p,
+    const s_t<I, IMA_CHECKED> s,
+    const p_t<I, IMA_CHECKED> p,
     const I B,
     const I H,
     const I S,
@@ -427,7 +427,7 @@ __device__ __forceinline__ void run(
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const red_t<I, C> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_record};
+    const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_record};
     const I ima_n = B * H * S;
     for (I ima_idx = I(blockIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x)) {
         I ima_rest = ima_idx;
@@ -436,7 +436,7 @@ __device__ __forceinline__ void run(
         const I h = ima_rest % H;
         ima_rest /= H;
         const I b = ima_rest;
-        body<I, C>(s, p, B, H, S, T, red, b, h, i);
+        body<I, IMA_CHECKED>(s, p, B, H, S, T, red, b, h, i);
         // The next row reuses shared memory: let every thread finish this one first.
         __syncthreads();
     }
@@ -553,14 +553,14 @@ namespace ima_attn_pv {
 
 
 // in p: f16[B, H, S, T]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct p_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
@@ -568,14 +568,14 @@ struct p_t {
 };
 
 // in v: f16[B, H, T, D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct v_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
@@ -583,25 +583,25 @@ struct v_t {
 };
 
 // out o: f32[B, H, S, D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const p_t<I, C> p,
-    const v_t<I, C> v,
-    const o_t<I, C> o,
+    const p_t<I, IMA_CHECKED> p,
+    const v_t<I, IMA_CHECKED> v,
+    const o_t<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -620,11 +620,11 @@ __device__ __forceinline__ void body(
 #line 621 "attn.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const p_t<I, C> p,
-    const v_t<I, C> v,
-    const o_t<I, C> o,
+    const p_t<I, IMA_CHECKED> p,
+    const v_t<I, IMA_CHECKED> v,
+    const o_t<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -641,7 +641,7 @@ __device__ __forceinline__ void run(
         const I h = ima_rest % H;
         ima_rest /= H;
         const I b = ima_rest;
-        body<I, C>(p, v, o, B, H, S, T, D, b, h, i, d);
+        body<I, IMA_CHECKED>(p, v, o, B, H, S, T, D, b, h, i, d);
     }
 }
 

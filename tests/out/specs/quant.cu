@@ -86,7 +86,7 @@ namespace ima_gptq_dequant {
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct w_t {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
@@ -102,13 +102,13 @@ struct w_t {
         return k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
-        if constexpr (C) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return (qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF;
+        return ((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
@@ -124,7 +124,7 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         const I g = group(k);
-        return float((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return float(((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF) - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n. Pad nibbles past
     // the edge give 0 and are never read as data.
@@ -146,24 +146,24 @@ struct w_t {
 };
 
 // out y: f16[K, N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -174,10 +174,10 @@ __device__ __forceinline__ void body(
 #line 175 "quant.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -188,7 +188,7 @@ __device__ __forceinline__ void run(
         const I n = ima_rest % N;
         ima_rest /= N;
         const I k = ima_rest;
-        body<I, C>(w, y, K, N, G, k, n);
+        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
     }
 }
 
@@ -304,7 +304,7 @@ namespace ima_gptq_act_order_dequant {
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored plain, act-order g_idx with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N], g_idx i32[K].
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct w_t {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
@@ -320,7 +320,7 @@ struct w_t {
     // Group of row k, from g_idx (range-checked in checked mode).
     __device__ __forceinline__ I group(I k) const {
         const I g = g_idx[k * g_idx_s0];
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             const I groups = (K + G - 1) / G;
             if (!(g >= 0 && g < groups)) {
                 const I i[1] = {k}, e[1] = {groups};
@@ -331,13 +331,13 @@ struct w_t {
         return g;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
-        if constexpr (C) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return (qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF;
+        return ((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
@@ -353,7 +353,7 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         const I g = group(k);
-        return float((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF - ((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return float(((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF) - ((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n. Pad nibbles past
     // the edge give 0 and are never read as data.
@@ -375,24 +375,24 @@ struct w_t {
 };
 
 // out y: f16[K, N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -403,10 +403,10 @@ __device__ __forceinline__ void body(
 #line 404 "quant.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -417,7 +417,7 @@ __device__ __forceinline__ void run(
         const I n = ima_rest % N;
         ima_rest /= N;
         const I k = ima_rest;
-        body<I, C>(w, y, K, N, G, k, n);
+        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
     }
 }
 
@@ -541,7 +541,7 @@ namespace ima_awq_dequant {
 
 // in w: q4[K, N] q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7] with group G
 // Buffers: qweight i32[K, ceil(N / 8)], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct w_t {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
@@ -557,13 +557,13 @@ struct w_t {
         return k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
-        if constexpr (C) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return (qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF;
+        return ((qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
@@ -579,7 +579,7 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         const I g = group(k);
-        return float((qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF - ((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return float(((qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF) - ((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
     }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
     // the edge give 0 and are never read as data.
@@ -603,24 +603,24 @@ struct w_t {
 };
 
 // out y: f16[K, N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -631,10 +631,10 @@ __device__ __forceinline__ void body(
 #line 632 "quant.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -645,7 +645,7 @@ __device__ __forceinline__ void run(
         const I n = ima_rest % N;
         ima_rest /= N;
         const I k = ima_rest;
-        body<I, C>(w, y, K, N, G, k, n);
+        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
     }
 }
 
@@ -761,7 +761,7 @@ namespace ima_int8_dequant {
 
 // in w: q8[K, N] q8, symmetric with group G
 // Buffers: qweight i8[K, N], scales f16[ceil(K / G), N].
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct w_t {
     const signed char* __restrict__ qweight;
     I qweight_s0, qweight_s1;
@@ -775,13 +775,13 @@ struct w_t {
         return k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
-        if constexpr (C) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
     // The stored 8-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return int(qweight[k * qweight_s0 + n * qweight_s1]);
+        return (int(qweight[k * qweight_s0 + n * qweight_s1]));
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
@@ -797,29 +797,29 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         const I g = group(k);
-        return float(int(qweight[k * qweight_s0 + n * qweight_s1]) - 0) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return float((int(qweight[k * qweight_s0 + n * qweight_s1])) - 0) * __half2float(scales[g * scales_s0 + n * scales_s1]);
     }
 };
 
 // out y: f16[K, N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -830,10 +830,10 @@ __device__ __forceinline__ void body(
 #line 831 "quant.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -844,7 +844,7 @@ __device__ __forceinline__ void run(
         const I n = ima_rest % N;
         ima_rest /= N;
         const I k = ima_rest;
-        body<I, C>(w, y, K, N, G, k, n);
+        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
     }
 }
 
@@ -947,14 +947,14 @@ namespace ima_gptq_gemv {
 
 
 // in x: f16[M, K]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return __half();
         }
         return p[i0 * s0 + i1 * s1];
@@ -963,7 +963,7 @@ struct x_t {
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct w_t {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
@@ -979,13 +979,13 @@ struct w_t {
         return k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
-        if constexpr (C) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
         return true;
     }
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return (qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF;
+        return ((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
@@ -1001,7 +1001,7 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         const I g = group(k);
-        return float((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return float(((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF) - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n. Pad nibbles past
     // the edge give 0 and are never read as data.
@@ -1023,25 +1023,25 @@ struct w_t {
 };
 
 // out y: f16[M, N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const x_t<I, C> x,
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -1064,11 +1064,11 @@ __device__ __forceinline__ void body(
 #line 1065 "quant.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const x_t<I, C> x,
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -1080,7 +1080,7 @@ __device__ __forceinline__ void run(
         const I n = ima_rest % N;
         ima_rest /= N;
         const I m = ima_rest;
-        body<I, C>(x, w, y, M, K, N, G, m, n);
+        body<I, IMA_CHECKED>(x, w, y, M, K, N, G, m, n);
     }
 }
 
@@ -1219,14 +1219,14 @@ namespace ima_awq_gemv {
 
 
 // in x: f16[M, K]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return __half();
         }
         return p[i0 * s0 + i1 * s1];
@@ -1235,7 +1235,7 @@ struct x_t {
 
 // in w: q4[K, N] q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7] with group G
 // Buffers: qweight i32[K, ceil(N / 8)], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct w_t {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
@@ -1251,13 +1251,13 @@ struct w_t {
         return k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
-        if constexpr (C) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
         return true;
     }
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return (qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF;
+        return ((qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
@@ -1273,7 +1273,7 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         const I g = group(k);
-        return float((qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF - ((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return float(((qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF) - ((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
     }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
     // the edge give 0 and are never read as data.
@@ -1297,25 +1297,25 @@ struct w_t {
 };
 
 // out y: f16[M, N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const x_t<I, C> x,
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -1331,11 +1331,11 @@ __device__ __forceinline__ void body(
 #line 1332 "quant.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const x_t<I, C> x,
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -1347,7 +1347,7 @@ __device__ __forceinline__ void run(
         const I n = ima_rest % N;
         ima_rest /= N;
         const I m = ima_rest;
-        body<I, C>(x, w, y, M, K, N, G, m, n);
+        body<I, IMA_CHECKED>(x, w, y, M, K, N, G, m, n);
     }
 }
 

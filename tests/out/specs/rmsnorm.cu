@@ -85,14 +85,14 @@ namespace ima_rms_norm {
 
 
 // in x: bf16[N, D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct x_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return __nv_bfloat16();
         }
         return p[i0 * s0 + i1 * s1];
@@ -100,14 +100,14 @@ struct x_t {
 };
 
 // in w: bf16[D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct w_t {
     const __nv_bfloat16* __restrict__ p;
     I s0;
     I e0;
     ImaRecord* rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return __nv_bfloat16();
         }
         return p[i0 * s0];
@@ -115,14 +115,14 @@ struct w_t {
 };
 
 // out y: bf16[N, D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
         }
         return p[i0 * s0 + i1 * s1];
@@ -130,28 +130,28 @@ struct y_t {
 };
 
 // shared red: f32[32], row-major in dynamic shared memory
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct red_t {
     float* p;
     I d0;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_sink<float>();
         }
         return p[i0];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const x_t<I, C> x,
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I N,
     const I D,
     const float eps,
-    const red_t<I, C> red,
+    const red_t<I, IMA_CHECKED> red,
     const I row) {
 #line 11 "specs/rmsnorm.ima"
 
@@ -174,11 +174,11 @@ __device__ __forceinline__ void body(
 #line 175 "rmsnorm.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const x_t<I, C> x,
-    const w_t<I, C> w,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
     const I N,
     const I D,
     const float eps,
@@ -186,12 +186,12 @@ __device__ __forceinline__ void run(
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const red_t<I, C> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_record};
+    const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_record};
     const I ima_n = N;
     for (I ima_idx = I(blockIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x)) {
         I ima_rest = ima_idx;
         const I row = ima_rest;
-        body<I, C>(x, w, y, N, D, eps, red, row);
+        body<I, IMA_CHECKED>(x, w, y, N, D, eps, red, row);
         // The next row reuses shared memory: let every thread finish this one first.
         __syncthreads();
     }

@@ -86,14 +86,14 @@ namespace ima_rope {
 
 
 // in x: f16[B, H, S, D], stored [B, S, H, D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct x_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
@@ -101,14 +101,14 @@ struct x_t {
 };
 
 // in cos_tab: f32[S, D / 2]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct cos_tab_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return float();
         }
         return p[i0 * s0 + i1 * s1];
@@ -116,14 +116,14 @@ struct cos_tab_t {
 };
 
 // in sin_tab: f32[S, D / 2]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct sin_tab_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return float();
         }
         return p[i0 * s0 + i1 * s1];
@@ -131,26 +131,26 @@ struct sin_tab_t {
 };
 
 // out y: f16[B, H, S, D], stored [B, S, H, D]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
     ImaRecord* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 3, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const x_t<I, C> x,
-    const cos_tab_t<I, C> cos_tab,
-    const sin_tab_t<I, C> sin_tab,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const cos_tab_t<I, IMA_CHECKED> cos_tab,
+    const sin_tab_t<I, IMA_CHECKED> sin_tab,
+    const y_t<I, IMA_CHECKED> y,
     const I B,
     const I H,
     const I S,
@@ -169,12 +169,12 @@ __device__ __forceinline__ void body(
 #line 170 "rope.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const x_t<I, C> x,
-    const cos_tab_t<I, C> cos_tab,
-    const sin_tab_t<I, C> sin_tab,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const cos_tab_t<I, IMA_CHECKED> cos_tab,
+    const sin_tab_t<I, IMA_CHECKED> sin_tab,
+    const y_t<I, IMA_CHECKED> y,
     const I B,
     const I H,
     const I S,
@@ -190,7 +190,7 @@ __device__ __forceinline__ void run(
         const I h = ima_rest % H;
         ima_rest /= H;
         const I b = ima_rest;
-        body<I, C>(x, cos_tab, sin_tab, y, B, H, S, D, b, h, s, d);
+        body<I, IMA_CHECKED>(x, cos_tab, sin_tab, y, B, H, S, D, b, h, s, d);
     }
 }
 

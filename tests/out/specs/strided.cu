@@ -85,14 +85,14 @@ namespace ima_affine_view {
 
 
 // in x: f32[M, N], strided
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return float();
         }
         return p[i0 * s0 + i1 * s1];
@@ -100,24 +100,24 @@ struct x_t {
 };
 
 // out y: f32[M, N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const x_t<I, C> x,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I N,
     const float a,
@@ -129,10 +129,10 @@ __device__ __forceinline__ void body(
 #line 130 "strided.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const x_t<I, C> x,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I N,
     const float a,
@@ -144,7 +144,7 @@ __device__ __forceinline__ void run(
         const I j = ima_rest % N;
         ima_rest /= N;
         const I i = ima_rest;
-        body<I, C>(x, y, M, N, a, b, i, j);
+        body<I, IMA_CHECKED>(x, y, M, N, a, b, i, j);
     }
 }
 

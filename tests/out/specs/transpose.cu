@@ -85,14 +85,14 @@ namespace ima_transpose {
 [[maybe_unused]] constexpr int TILE = 32;
 
 // in x: f32[M, N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return float();
         }
         return p[i0 * s0 + i1 * s1];
@@ -100,24 +100,24 @@ struct x_t {
 };
 
 // out y: f32[N, M]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const x_t<I, C> x,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I N,
     const I j,
@@ -127,10 +127,10 @@ __device__ __forceinline__ void body(
 #line 128 "transpose.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const x_t<I, C> x,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I N,
     ImaRecord* const ima_record) {
@@ -140,7 +140,7 @@ __device__ __forceinline__ void run(
         const I i = ima_rest % M;
         ima_rest /= M;
         const I j = ima_rest;
-        body<I, C>(x, y, M, N, j, i);
+        body<I, IMA_CHECKED>(x, y, M, N, j, i);
     }
 }
 
@@ -225,14 +225,14 @@ namespace ima_transpose_tiled {
 [[maybe_unused]] constexpr int TILE = 32;
 
 // in x: f32[M, N]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return float();
         }
         return p[i0 * s0 + i1 * s1];
@@ -240,14 +240,14 @@ struct x_t {
 };
 
 // out y: f32[N, M]
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct y_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1];
@@ -255,26 +255,26 @@ struct y_t {
 };
 
 // shared tile: f32[TILE, TILE + 1], row-major in dynamic shared memory
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 struct tile_t {
     float* p;
     I d0, d1;
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
-        if constexpr (C) {
+        if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, -1, 1, {i0, i1}, {d0, d1})) return ima_sink<float>();
         }
         return p[i0 * d1 + i1];
     }
 };
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
-    const x_t<I, C> x,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I N,
-    const tile_t<I, C> tile) {
+    const tile_t<I, IMA_CHECKED> tile) {
 #line 19 "specs/transpose.ima"
 
         const I col = blockIdx.x * TILE + threadIdx.x;
@@ -292,18 +292,18 @@ __device__ __forceinline__ void body(
 #line 293 "transpose.cu"
 }
 
-template <typename I, bool C>
+template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
-    const x_t<I, C> x,
-    const y_t<I, C> y,
+    const x_t<I, IMA_CHECKED> x,
+    const y_t<I, IMA_CHECKED> y,
     const I M,
     const I N,
     ImaRecord* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const tile_t<I, C> tile{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, (32 + 1), ima_record};
-    body<I, C>(x, y, M, N, tile);
+    const tile_t<I, IMA_CHECKED> tile{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, (32 + 1), ima_record};
+    body<I, IMA_CHECKED>(x, y, M, N, tile);
 }
 
 }  // namespace ima_transpose_tiled
