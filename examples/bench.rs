@@ -1081,6 +1081,12 @@ fn rope(b: &mut Bench, stubs: &Stubs<rope::Kernels>) -> Res<()> {
 }
 
 fn main() -> Res<()> {
+    // `.gpu/on-device test` runs every staged binary with the test harness's flags;
+    // a benchmark is run on purpose instead (bench/run-on-device.sh).
+    if std::env::args().any(|a| a == "--include-ignored") {
+        println!("a benchmark, not a test: run it through bench/run-on-device.sh");
+        return Ok(());
+    }
     let opts = Opts::parse()?;
     let ctx = CudaContext::new(0)?;
     let stream = ctx.new_stream()?;

@@ -47,6 +47,25 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Print each kernel's contract: arguments, shapes, symbols, constraints, shared
+    /// memory, launch domain, empty policy and guards.
+    Explain {
+        file: PathBuf,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+    },
+    /// Rewrite specs in canonical layout, keeping comments and bodies as they are.
+    Fmt {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Write nothing; list the files that are not formatted and exit 1 if any.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Report the driver, CUDA and NVRTC versions, the headers, the GPUs and
+    /// compute-sanitizer, and say plainly what does not fit.
+    Doctor,
 }
 
 fn main() -> ExitCode {
@@ -85,6 +104,25 @@ fn main() -> ExitCode {
             }
             None => false,
         }),
+        Command::Explain { file, kernel } => match load(&file) {
+            None => false,
+            Some((m, _)) => match ima_codegen::explain::explain(&m, kernel.as_deref()) {
+                Ok(text) => {
+                    print!("{text}");
+                    true
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    false
+                }
+            },
+        },
+        Command::Fmt { files, check } => files.iter().fold(true, |ok, f| fmt_file(f, check) && ok),
+        Command::Doctor => {
+            let report = ima_runtime::doctor::report();
+            println!("{report}");
+            report.fits()
+        }
     };
     if ok {
         ExitCode::SUCCESS
@@ -182,6 +220,42 @@ fn load(path: &Path) -> Option<(ir::Module, String)> {
             source.emit(&mut stderr, &diags);
             eprintln!("error: {} error(s) in {}", diags.len(), path.display());
             None
+        }
+    }
+}
+
+/// Formats one spec in place, or with `check` only reports whether it is formatted.
+fn fmt_file(path: &Path, check: bool) -> bool {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", path.display());
+            return false;
+        }
+    };
+    match ima_dsl::fmt::format(&text) {
+        Ok(formatted) if formatted == text => true,
+        Ok(_) if check => {
+            println!("{}: not formatted", path.display());
+            false
+        }
+        Ok(formatted) => match std::fs::write(path, formatted) {
+            Ok(()) => {
+                println!("formatted {}", path.display());
+                true
+            }
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                false
+            }
+        },
+        Err(diags) => {
+            let source = Source::new(path.display().to_string(), text);
+            let mut stderr = codespan_reporting::term::termcolor::StandardStream::stderr(
+                codespan_reporting::term::termcolor::ColorChoice::Auto,
+            );
+            source.emit(&mut stderr, &diags);
+            false
         }
     }
 }

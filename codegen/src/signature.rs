@@ -5,7 +5,12 @@ use ima_dsl::ir;
 pub fn signature(k: &ir::Kernel) -> String {
     let args = k.args.iter().map(|a| {
         let dims: Vec<&str> = a.dims.iter().map(|d| d.text.as_str()).collect();
-        format!("{}: {}[{}]", a.name, a.dtype.name(), dims.join(","))
+        let dtype = match &a.quant {
+            Some(q) if q.format == ir::QuantFormat::Int8 => "q8",
+            Some(_) => "q4",
+            None => a.dtype.name(),
+        };
+        format!("{}: {dtype}[{}]", a.name, dims.join(","))
     });
     let params = k
         .params

@@ -133,6 +133,12 @@ fn rate(launches: u32, took: Duration) -> String {
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
+    // `.gpu/on-device test` runs every staged binary with the test harness's flags;
+    // a benchmark is run on purpose instead (bench/run-on-device.sh).
+    if std::env::args().any(|a| a == "--include-ignored") {
+        println!("a benchmark, not a test: run it through bench/run-on-device.sh");
+        return Ok(());
+    }
     let launches: u32 = match std::env::args().nth(1) {
         Some(n) => n.parse()?,
         None => 100_000,

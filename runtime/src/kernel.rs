@@ -135,6 +135,7 @@ impl Kernel {
         contract: &'static KernelContract,
         device: DeviceId,
         limits: DeviceLimits,
+        has_checked: bool,
     ) -> Result<Kernel, Error> {
         let threads: u64 = contract.block.iter().map(|&b| u64::from(b)).product();
         let mut static_shared = 0u32;
@@ -175,16 +176,12 @@ impl Kernel {
         };
         let (entry_i32, entry_i64) = (entry(contract.entry_i32)?, entry(contract.entry_i64)?);
         // Generated modules have checked twins of both entry points; hand-written ones may not.
-        let checked_names = (
-            leak(format!("{}_checked", contract.entry_i32)),
-            leak(format!("{}_checked", contract.entry_i64)),
-        );
-        let checked_entries = match (
-            module.load_function(checked_names.0),
-            module.load_function(checked_names.1),
-        ) {
-            (Ok(_), Ok(_)) => Some((entry(checked_names.0)?, entry(checked_names.1)?)),
-            _ => None,
+        let checked_entries = if has_checked {
+            let i32_checked = leak(format!("{}_checked", contract.entry_i32));
+            let i64_checked = leak(format!("{}_checked", contract.entry_i64));
+            Some((entry(i32_checked)?, entry(i64_checked)?))
+        } else {
+            None
         };
         Ok(Kernel {
             contract,

@@ -21,6 +21,9 @@ pub struct Module {
     device: DeviceId,
     limits: DeviceLimits,
     log: String,
+    /// The PTX's entry points, so that optional ones are looked up only where they exist
+    /// (a failed lookup is a CUDA API error that compute-sanitizer reports).
+    entries: Vec<String>,
 }
 
 impl Module {
@@ -61,12 +64,16 @@ impl Module {
             device: DeviceId::of(ctx),
             limits: DeviceLimits::of(ctx)?,
             log: String::new(),
+            entries: ptx_entries(ptx),
         })
     }
 
     /// The kernel of `contract`, with both of its entry points.
     pub fn kernel(&self, contract: &'static KernelContract) -> Result<Kernel, Error> {
-        Kernel::load(&self.module, &self.file, contract, self.device, self.limits)
+        let checked = [contract.entry_i32, contract.entry_i64]
+            .iter()
+            .all(|e| self.entries.iter().any(|x| *x == format!("{e}_checked")));
+        Kernel::load(&self.module, &self.file, contract, self.device, self.limits, checked)
     }
 
     /// What NVRTC said while compiling (empty when loaded from PTX, or when it said nothing).
@@ -82,6 +89,14 @@ impl Module {
     pub fn limits(&self) -> &DeviceLimits {
         &self.limits
     }
+}
+
+/// The names of a PTX module's kernels: `.entry NAME(` lines.
+fn ptx_entries(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter_map(|l| l.trim_start().split_once(".entry ").map(|(_, rest)| rest))
+        .map(|rest| rest.split(['(', ' ']).next().unwrap_or_default().to_string())
+        .collect()
 }
 
 /// An unsupported PTX version means the PTX is newer than the driver: say so with both

@@ -618,7 +618,7 @@ extern "C" __global__ void __launch_bounds__(64) shared_overrun_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
-// dequant_wrong_group(w: f16[K,N], y: f16[K,N])
+// dequant_wrong_group(w: q4[K,N], y: f16[K,N])
 // Dequant that takes the scale one group too far down.
 namespace ima_dequant_wrong_group {
 

@@ -335,7 +335,7 @@ pub static SHARED_OVERRUN: ima::KernelContract = ima::KernelContract {
     entry_i64: "shared_overrun_i64",
 };
 
-/// `dequant_wrong_group(w: f16[K,N], y: f16[K,N])`
+/// `dequant_wrong_group(w: q4[K,N], y: f16[K,N])`
 ///
 /// Dequant that takes the scale one group too far down.
 ///
@@ -374,7 +374,7 @@ impl DequantWrongGroup {
 /// The contract of `dequant_wrong_group`.
 pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
     name: "dequant_wrong_group",
-    signature: "dequant_wrong_group(w: f16[K,N], y: f16[K,N])",
+    signature: "dequant_wrong_group(w: q4[K,N], y: f16[K,N])",
     location: "tests/in/planted_bugs.ima:45",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },

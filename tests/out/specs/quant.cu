@@ -79,7 +79,7 @@ __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, 
 #endif  // IMA_PRELUDE
 
 // ---------------------------------------------------------------------------------------
-// gptq_dequant(w: f16[K,N], y: f16[K,N])
+// gptq_dequant(w: q4[K,N], y: f16[K,N])
 // GPTQ int4 to f16, one thread per weight.
 namespace ima_gptq_dequant {
 
@@ -297,7 +297,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_dequant_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
-// gptq_act_order_dequant(w: f16[K,N], y: f16[K,N])
+// gptq_act_order_dequant(w: q4[K,N], y: f16[K,N])
 // GPTQ int4 with act-order (g_idx) and zeros stored plain.
 namespace ima_gptq_act_order_dequant {
 
@@ -534,7 +534,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_act_order_dequant_i64_che
 }
 
 // ---------------------------------------------------------------------------------------
-// awq_dequant(w: f16[K,N], y: f16[K,N])
+// awq_dequant(w: q4[K,N], y: f16[K,N])
 // AWQ int4 to f16, one thread per weight.
 namespace ima_awq_dequant {
 
@@ -754,7 +754,7 @@ extern "C" __global__ void __launch_bounds__(256) awq_dequant_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
-// int8_dequant(w: f16[K,N], y: f16[K,N])
+// int8_dequant(w: q8[K,N], y: f16[K,N])
 // int8 with per-group scales to f16.
 namespace ima_int8_dequant {
 
@@ -941,7 +941,7 @@ extern "C" __global__ void __launch_bounds__(256) int8_dequant_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
-// gptq_gemv(x: f16[M,K], w: f16[K,N], y: f16[M,N])
+// gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4.
 namespace ima_gptq_gemv {
 
@@ -1213,7 +1213,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_gemv_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
-// awq_gemv(x: f16[M,K], w: f16[K,N], y: f16[M,N])
+// awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 namespace ima_awq_gemv {
 

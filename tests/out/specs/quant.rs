@@ -74,7 +74,7 @@ impl Kernels {
     }
 }
 
-/// `gptq_dequant(w: f16[K,N], y: f16[K,N])`
+/// `gptq_dequant(w: q4[K,N], y: f16[K,N])`
 ///
 /// GPTQ int4 to f16, one thread per weight.
 ///
@@ -113,7 +113,7 @@ impl GptqDequant {
 /// The contract of `gptq_dequant`.
 pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "gptq_dequant",
-    signature: "gptq_dequant(w: f16[K,N], y: f16[K,N])",
+    signature: "gptq_dequant(w: q4[K,N], y: f16[K,N])",
     location: "specs/quant.ima:5",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
@@ -196,7 +196,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     entry_i64: "gptq_dequant_i64",
 };
 
-/// `gptq_act_order_dequant(w: f16[K,N], y: f16[K,N])`
+/// `gptq_act_order_dequant(w: q4[K,N], y: f16[K,N])`
 ///
 /// GPTQ int4 with act-order (g_idx) and zeros stored plain.
 ///
@@ -235,7 +235,7 @@ impl GptqActOrderDequant {
 /// The contract of `gptq_act_order_dequant`.
 pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "gptq_act_order_dequant",
-    signature: "gptq_act_order_dequant(w: f16[K,N], y: f16[K,N])",
+    signature: "gptq_act_order_dequant(w: q4[K,N], y: f16[K,N])",
     location: "specs/quant.ima:13",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
@@ -329,7 +329,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
     entry_i64: "gptq_act_order_dequant_i64",
 };
 
-/// `awq_dequant(w: f16[K,N], y: f16[K,N])`
+/// `awq_dequant(w: q4[K,N], y: f16[K,N])`
 ///
 /// AWQ int4 to f16, one thread per weight.
 ///
@@ -368,7 +368,7 @@ impl AwqDequant {
 /// The contract of `awq_dequant`.
 pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "awq_dequant",
-    signature: "awq_dequant(w: f16[K,N], y: f16[K,N])",
+    signature: "awq_dequant(w: q4[K,N], y: f16[K,N])",
     location: "specs/quant.ima:21",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
@@ -451,7 +451,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     entry_i64: "awq_dequant_i64",
 };
 
-/// `int8_dequant(w: f16[K,N], y: f16[K,N])`
+/// `int8_dequant(w: q8[K,N], y: f16[K,N])`
 ///
 /// int8 with per-group scales to f16.
 ///
@@ -490,7 +490,7 @@ impl Int8Dequant {
 /// The contract of `int8_dequant`.
 pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "int8_dequant",
-    signature: "int8_dequant(w: f16[K,N], y: f16[K,N])",
+    signature: "int8_dequant(w: q8[K,N], y: f16[K,N])",
     location: "specs/quant.ima:29",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
@@ -561,7 +561,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
     entry_i64: "int8_dequant_i64",
 };
 
-/// `gptq_gemv(x: f16[M,K], w: f16[K,N], y: f16[M,N])`
+/// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4.
 ///
@@ -603,7 +603,7 @@ impl GptqGemv {
 /// The contract of `gptq_gemv`.
 pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv",
-    signature: "gptq_gemv(x: f16[M,K], w: f16[K,N], y: f16[M,N])",
+    signature: "gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
     location: "specs/quant.ima:37",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
@@ -700,7 +700,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     entry_i64: "gptq_gemv_i64",
 };
 
-/// `awq_gemv(x: f16[M,K], w: f16[K,N], y: f16[M,N])`
+/// `awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
@@ -742,7 +742,7 @@ impl AwqGemv {
 /// The contract of `awq_gemv`.
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
-    signature: "awq_gemv(x: f16[M,K], w: f16[K,N], y: f16[M,N])",
+    signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
     location: "specs/quant.ima:57",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
