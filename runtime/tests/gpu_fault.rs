@@ -70,8 +70,9 @@ fn the_fault_kernel_compiles() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sync_mode_names_the_faulting_kernel() {
-    if std::env::var_os("CUDA_INJECTION64_PATH").is_some() {
-        // compute-sanitizer injects itself through this variable; the fault this test
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    if maps.contains("sanitizer") {
+        // compute-sanitizer injects its libraries into the process; the fault this test
         // provokes on purpose would be (rightly) reported as a memcheck error there.
         eprintln!("not run under compute-sanitizer: this test faults on purpose");
         return;
