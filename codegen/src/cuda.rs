@@ -97,6 +97,9 @@ struct PlainCu {
     indices: String,
     extents: String,
     offset: String,
+    c_type: &'static str,
+    /// Elements per 16-byte vector access, or 0 where the spec does not allow them.
+    vec: u64,
 }
 
 /// The accessor of a quantized argument.
@@ -443,6 +446,21 @@ fn plain(a: &ir::TensorArg, index: usize) -> PlainCu {
             .map(|d| format!("i{d} * s{d}"))
             .collect::<Vec<_>>()
             .join(" + "),
+        c_type: ty,
+        vec: vector_width(a),
+    }
+}
+
+/// Elements per 16-byte access along the last logical dimension, when the spec makes
+/// such accesses safe: `align(16)` (which the checker proved to go with an inner extent
+/// that is a multiple of the width), contiguous, and the last logical dimension also the
+/// last in memory (unit stride).
+fn vector_width(a: &ir::TensorArg) -> u64 {
+    let last_is_innermost = a.stored.last() == Some(&(a.rank() - 1));
+    if a.align >= 16 && !a.strided && last_is_innermost && a.dtype.size() < 16 {
+        16 / a.dtype.size()
+    } else {
+        0
     }
 }
 
@@ -474,8 +492,27 @@ fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
                 ir::Zeros::Plain => "zeros stored plain",
                 ir::Zeros::Symmetric => "symmetric",
             };
+            // Without act-order, the 8 rows of a word usually share one group: then its
+            // scale and zero are loaded once, and no row divides by G.
+            let shared_group = if g_idx {
+                String::new()
+            } else {
+                format!(
+                    "        const I k0 = k / 8 * 8;\n\
+                     \x20       const I g0 = k0 / G;\n\
+                     \x20       if (k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G) {{\n\
+                     \x20           const float s = {to_float}(scales[g0 * scales_s0 + n * scales_s1]);\n\
+                     \x20           const int z = {};\n\
+                     #pragma unroll\n\
+                     \x20           for (int j = 0; j < 8; ++j) out[j] = float(int((word >> (4 * j)) & 0xF) - z) * s;\n\
+                     \x20           return;\n\
+                     \x20       }}\n",
+                    zero_of("g0")
+                )
+            };
             let word8 = format!(
                 "        const unsigned int word = qweight[(k / 8) * qweight_s0 + n * qweight_s1];\n\
+                 {shared_group}\
                  #pragma unroll\n\
                  \x20       for (int j = 0; j < 8; ++j) {{\n\
                  \x20           const I kk = k / 8 * 8 + j;\n\

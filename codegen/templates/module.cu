@@ -34,7 +34,7 @@ struct ImaRecord {
     unsigned int thread[3];
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1 };
+enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
 
 // Counts a violation and, for the launch's first, fills the record. Inlined, so the
 // checked variants keep their indices in registers.
@@ -77,6 +77,27 @@ __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, 
     ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
     return false;
 }
+// W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
+template <typename T, int W>
+struct __align__(16) ImaVec {
+    T v[W];
+};
+
+// A vector access covers indices last .. last + W - 1 of the last dimension, and must
+// start at a multiple of W.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+                                                  const I (&extent)[R]) {
+    I end[R];
+#pragma unroll
+    for (int d = 0; d < R; ++d) end[d] = index[d];
+    end[R - 1] = index[R - 1] + (W - 1);
+    if (index[R - 1] % W != 0) {
+        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
+        return false;
+    }
+    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
+}
 #endif  // IMA_PRELUDE
 {% for k in kernels %}
 // ---------------------------------------------------------------------------------------
@@ -104,6 +125,25 @@ struct {{ p.name }}_t {
         }
         return p[{{ p.offset }}];
     }
+{%- if p.vec > 0 %}
+    // {{ p.vec }} consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of {{ p.vec }} (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<{{ p.c_type }}, {{ p.vec }}> load{{ p.vec }}({{ p.index_params }}) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, {{ p.rank }}, {{ p.vec }}>(rec, {{ p.arg }}, 0, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<{{ p.c_type }}, {{ p.vec }}>*>(&p[{{ p.offset }}]);
+    }
+{%- if p.write == 1 %}
+    __device__ __forceinline__ void store{{ p.vec }}({{ p.index_params }}, const ImaVec<{{ p.c_type }}, {{ p.vec }}>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, {{ p.rank }}, {{ p.vec }}>(rec, {{ p.arg }}, 1, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return;
+        }
+        *reinterpret_cast<ImaVec<{{ p.c_type }}, {{ p.vec }}>*>(&p[{{ p.offset }}]) = v;
+    }
+{%- endif %}
+{%- endif %}
 };
 {%- when ArgCu::Quant with (q) %}
 // in {{ q.name }}: {{ q.summary }}
@@ -235,7 +275,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_{{ k.name }}
 {% for e in k.entries %}
-extern "C" __global__ void __launch_bounds__({{ k.threads }}) {{ k.name }}_{{ e.suffix }}(
+extern "C" __global__ void __launch_bounds__({{ k.threads }}, 1) {{ k.name }}_{{ e.suffix }}(
     {{ e.params }}) {
     using namespace ima_{{ k.name }};
     run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});

@@ -25,6 +25,7 @@ pub(crate) struct ViolationRecord {
 /// What a record says went wrong.
 const OUT_OF_BOUNDS: i32 = 0;
 const BAD_GROUP_INDEX: i32 = 1;
+const MISALIGNED_VECTOR: i32 = 2;
 const MAX_RANK: usize = 8;
 
 impl ViolationRecord {
@@ -79,6 +80,7 @@ impl ViolationRecord {
             arg: what,
             access: match (self.kind, self.write) {
                 (BAD_GROUP_INDEX, _) => Access::GroupIndex,
+                (MISALIGNED_VECTOR, _) => Access::MisalignedVector,
                 (OUT_OF_BOUNDS, true) => Access::Write,
                 _ => Access::Read,
             },
@@ -101,6 +103,9 @@ pub enum Access {
     Write,
     /// An act-order `g_idx` value outside `0..groups`.
     GroupIndex,
+    /// A 16-byte vector access (`load8`, `store8`) whose last index is no multiple of its
+    /// width.
+    MisalignedVector,
 }
 
 /// The first out-of-bounds access of a checked launch, and how many there were. The
@@ -137,6 +142,13 @@ impl fmt::Display for OutOfBounds {
                 f,
                 "{}: g_idx of {} at row k = {i} names a group outside 0..{e}",
                 self.kernel, self.arg
+            )?,
+            Access::MisalignedVector => write!(
+                f,
+                "{}: misaligned vector access of {}: the last index {} is no multiple of the vector width",
+                self.kernel,
+                self.arg,
+                self.index.last().copied().unwrap_or_default()
             )?,
             access => {
                 let verb = if access == Access::Write { "write" } else { "read" };

@@ -70,14 +70,14 @@ fn the_fault_kernel_compiles() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sync_mode_names_the_faulting_kernel() {
+    let ctx = CudaContext::new(0).unwrap_or_else(|e| panic!("{e}"));
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     if maps.contains("sanitizer") {
-        // compute-sanitizer injects its libraries into the process; the fault this test
+        // compute-sanitizer injects its libraries into the process (by the time the context exists); the fault this test
         // provokes on purpose would be (rightly) reported as a memcheck error there.
         eprintln!("not run under compute-sanitizer: this test faults on purpose");
         return;
     }
-    let ctx = CudaContext::new(0).unwrap_or_else(|e| panic!("{e}"));
     let stream = ctx.default_stream();
     let module =
         Module::compile(&ctx, "tests/gpu_fault.rs", SOURCE).unwrap_or_else(|e| panic!("{e}"));

@@ -33,7 +33,7 @@ struct ImaRecord {
     unsigned int thread[3];
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1 };
+enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
 
 // Counts a violation and, for the launch's first, fills the record. Inlined, so the
 // checked variants keep their indices in registers.
@@ -75,6 +75,27 @@ __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, 
     if (bad < 0) return true;
     ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
     return false;
+}
+// W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
+template <typename T, int W>
+struct __align__(16) ImaVec {
+    T v[W];
+};
+
+// A vector access covers indices last .. last + W - 1 of the last dimension, and must
+// start at a multiple of W.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+                                                  const I (&extent)[R]) {
+    I end[R];
+#pragma unroll
+    for (int d = 0; d < R; ++d) end[d] = index[d];
+    end[R - 1] = index[R - 1] + (W - 1);
+    if (index[R - 1] % W != 0) {
+        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
+        return false;
+    }
+    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
 }
 #endif  // IMA_PRELUDE
 
@@ -149,7 +170,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 153 "planted_bugs.cu"
+#line 174 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -179,7 +200,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_scores_off_by_one
 
-extern "C" __global__ void __launch_bounds__(256) scores_off_by_one_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32(
     const __half* __restrict__ q,
     int q_s0,
     int q_s1,
@@ -212,7 +233,7 @@ extern "C" __global__ void __launch_bounds__(256) scores_off_by_one_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) scores_off_by_one_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64(
     const __half* __restrict__ q,
     long long q_s0,
     long long q_s1,
@@ -245,7 +266,7 @@ extern "C" __global__ void __launch_bounds__(256) scores_off_by_one_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) scores_off_by_one_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_checked(
     const __half* __restrict__ q,
     int q_s0,
     int q_s1,
@@ -279,7 +300,7 @@ extern "C" __global__ void __launch_bounds__(256) scores_off_by_one_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) scores_off_by_one_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_checked(
     const __half* __restrict__ q,
     long long q_s0,
     long long q_s1,
@@ -359,7 +380,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 363 "planted_bugs.cu"
+#line 384 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -381,7 +402,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_transpose_swapped
 
-extern "C" __global__ void __launch_bounds__(256) transpose_swapped_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32(
     const float* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -398,7 +419,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose_swapped_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) transpose_swapped_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64(
     const float* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -415,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose_swapped_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) transpose_swapped_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_checked(
     const float* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -433,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose_swapped_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) transpose_swapped_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_checked(
     const float* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -521,7 +542,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 525 "planted_bugs.cu"
+#line 546 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -547,7 +568,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_shared_overrun
 
-extern "C" __global__ void __launch_bounds__(64) shared_overrun_i32(
+extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32(
     const float* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -564,7 +585,7 @@ extern "C" __global__ void __launch_bounds__(64) shared_overrun_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(64) shared_overrun_i64(
+extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64(
     const float* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -581,7 +602,7 @@ extern "C" __global__ void __launch_bounds__(64) shared_overrun_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(64) shared_overrun_i32_checked(
+extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
     const float* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -599,7 +620,7 @@ extern "C" __global__ void __launch_bounds__(64) shared_overrun_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(64) shared_overrun_i64_checked(
+extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
     const float* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -674,6 +695,15 @@ struct w_t {
             return;
         }
         const unsigned int word = qweight[(k / 8) * qweight_s0 + n * qweight_s1];
+        const I k0 = k / 8 * 8;
+        const I g0 = k0 / G;
+        if (k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G) {
+            const float s = __half2float(scales[g0 * scales_s0 + n * scales_s1]);
+            const int z = (((qzeros[g0 * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) out[j] = float(int((word >> (4 * j)) & 0xF) - z) * s;
+            return;
+        }
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
             const I kk = k / 8 * 8 + j;
@@ -710,7 +740,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 714 "planted_bugs.cu"
+#line 744 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -733,7 +763,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_dequant_wrong_group
 
-extern "C" __global__ void __launch_bounds__(256) dequant_wrong_group_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32(
     const int* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -758,7 +788,7 @@ extern "C" __global__ void __launch_bounds__(256) dequant_wrong_group_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) dequant_wrong_group_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64(
     const int* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,
@@ -783,7 +813,7 @@ extern "C" __global__ void __launch_bounds__(256) dequant_wrong_group_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) dequant_wrong_group_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_checked(
     const int* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -809,7 +839,7 @@ extern "C" __global__ void __launch_bounds__(256) dequant_wrong_group_i32_checke
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) dequant_wrong_group_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_checked(
     const int* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,

@@ -33,7 +33,7 @@ struct ImaRecord {
     unsigned int thread[3];
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1 };
+enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
 
 // Counts a violation and, for the launch's first, fills the record. Inlined, so the
 // checked variants keep their indices in registers.
@@ -76,11 +76,33 @@ __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, 
     ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
     return false;
 }
+// W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
+template <typename T, int W>
+struct __align__(16) ImaVec {
+    T v[W];
+};
+
+// A vector access covers indices last .. last + W - 1 of the last dimension, and must
+// start at a multiple of W.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+                                                  const I (&extent)[R]) {
+    I end[R];
+#pragma unroll
+    for (int d = 0; d < R; ++d) end[d] = index[d];
+    end[R - 1] = index[R - 1] + (W - 1);
+    if (index[R - 1] % W != 0) {
+        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
+        return false;
+    }
+    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
+}
 #endif  // IMA_PRELUDE
 
 // ---------------------------------------------------------------------------------------
 // gptq_dequant(w: q4[K,N], y: f16[K,N])
-// GPTQ int4 to f16, one thread per weight.
+// GPTQ int4 to f16: a thread per packed word (8 rows of one column), so that the word
+// loads and the row stores both coalesce along N. A raw grid: the body guards itself.
 namespace ima_gptq_dequant {
 
 
@@ -135,6 +157,15 @@ struct w_t {
             return;
         }
         const unsigned int word = qweight[(k / 8) * qweight_s0 + n * qweight_s1];
+        const I k0 = k / 8 * 8;
+        const I g0 = k0 / G;
+        if (k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G) {
+            const float s = __half2float(scales[g0 * scales_s0 + n * scales_s1]);
+            const int z = (((qzeros[g0 * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) out[j] = float(int((word >> (4 * j)) & 0xF) - z) * s;
+            return;
+        }
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
             const I kk = k / 8 * 8 + j;
@@ -166,12 +197,21 @@ __device__ __forceinline__ void body(
     const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
-    const I G,
-    const I k,
-    const I n) {
-#line 9 "specs/quant.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 175 "quant.cu"
+    const I G) {
+#line 10 "specs/quant.ima"
+
+        const I n = I(blockIdx.x) * 256 + threadIdx.x;
+        if (n >= N) return;
+        for (I k8 = I(blockIdx.y) * 8; k8 < K; k8 += I(gridDim.y) * 8) {
+            float v[8];
+            w.dequant8(k8, n, v);
+            #pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                if (k8 + j < K) y(k8 + j, n) = __float2half_rn(v[j]);
+            }
+        }
+    
+#line 215 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -182,19 +222,12 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     ImaRecord* const ima_record) {
-    const I ima_n = K * N;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I n = ima_rest % N;
-        ima_rest /= N;
-        const I k = ima_rest;
-        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
-    }
+    body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
 }  // namespace ima_gptq_dequant
 
-extern "C" __global__ void __launch_bounds__(256) gptq_dequant_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_i32(
     const int* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -219,7 +252,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_dequant_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gptq_dequant_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_i64(
     const int* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,
@@ -244,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_dequant_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gptq_dequant_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_i32_checked(
     const int* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -270,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_dequant_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gptq_dequant_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_i64_checked(
     const int* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,
@@ -398,9 +431,9 @@ __device__ __forceinline__ void body(
     const I G,
     const I k,
     const I n) {
-#line 17 "specs/quant.ima"
+#line 29 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 404 "quant.cu"
+#line 437 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -423,7 +456,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_gptq_act_order_dequant
 
-extern "C" __global__ void __launch_bounds__(256) gptq_act_order_dequant_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32(
     const int* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -450,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_act_order_dequant_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gptq_act_order_dequant_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64(
     const int* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,
@@ -477,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_act_order_dequant_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gptq_act_order_dequant_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_checked(
     const int* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -505,7 +538,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_act_order_dequant_i32_che
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gptq_act_order_dequant_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_checked(
     const int* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,
@@ -535,7 +568,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_act_order_dequant_i64_che
 
 // ---------------------------------------------------------------------------------------
 // awq_dequant(w: q4[K,N], y: f16[K,N])
-// AWQ int4 to f16, one thread per weight.
+// AWQ int4 to f16: a thread per packed word (8 columns of one row).
 namespace ima_awq_dequant {
 
 
@@ -623,12 +656,21 @@ __device__ __forceinline__ void body(
     const y_t<I, IMA_CHECKED> y,
     const I K,
     const I N,
-    const I G,
-    const I k,
-    const I n) {
-#line 25 "specs/quant.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 632 "quant.cu"
+    const I G) {
+#line 37 "specs/quant.ima"
+
+        const I n8 = (I(blockIdx.x) * 256 + threadIdx.x) * 8;
+        if (n8 >= N) return;
+        for (I k = blockIdx.y; k < K; k += gridDim.y) {
+            float v[8];
+            w.dequant8(k, n8, v);
+            #pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                if (n8 + j < N) y(k, n8 + j) = __float2half_rn(v[j]);
+            }
+        }
+    
+#line 674 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -639,19 +681,12 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     ImaRecord* const ima_record) {
-    const I ima_n = K * N;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I n = ima_rest % N;
-        ima_rest /= N;
-        const I k = ima_rest;
-        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
-    }
+    body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
 }  // namespace ima_awq_dequant
 
-extern "C" __global__ void __launch_bounds__(256) awq_dequant_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_i32(
     const int* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -676,7 +711,7 @@ extern "C" __global__ void __launch_bounds__(256) awq_dequant_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) awq_dequant_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_i64(
     const int* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,
@@ -701,7 +736,7 @@ extern "C" __global__ void __launch_bounds__(256) awq_dequant_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) awq_dequant_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_i32_checked(
     const int* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -727,7 +762,7 @@ extern "C" __global__ void __launch_bounds__(256) awq_dequant_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) awq_dequant_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_i64_checked(
     const int* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,
@@ -825,9 +860,9 @@ __device__ __forceinline__ void body(
     const I G,
     const I k,
     const I n) {
-#line 33 "specs/quant.ima"
+#line 56 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 831 "quant.cu"
+#line 866 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -850,7 +885,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_int8_dequant
 
-extern "C" __global__ void __launch_bounds__(256) int8_dequant_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32(
     const signed char* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -872,7 +907,7 @@ extern "C" __global__ void __launch_bounds__(256) int8_dequant_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) int8_dequant_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64(
     const signed char* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,
@@ -894,7 +929,7 @@ extern "C" __global__ void __launch_bounds__(256) int8_dequant_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) int8_dequant_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32_checked(
     const signed char* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -917,7 +952,7 @@ extern "C" __global__ void __launch_bounds__(256) int8_dequant_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) int8_dequant_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
     const signed char* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,
@@ -942,7 +977,9 @@ extern "C" __global__ void __launch_bounds__(256) int8_dequant_i64_checked(
 
 // ---------------------------------------------------------------------------------------
 // gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
-// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4.
+// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns
+// with 8 slices of K; each thread accumulates its slice a packed word at a time, then the
+// slices are summed through shared memory.
 namespace ima_gptq_gemv {
 
 
@@ -1012,6 +1049,15 @@ struct w_t {
             return;
         }
         const unsigned int word = qweight[(k / 8) * qweight_s0 + n * qweight_s1];
+        const I k0 = k / 8 * 8;
+        const I g0 = k0 / G;
+        if (k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G) {
+            const float s = __half2float(scales[g0 * scales_s0 + n * scales_s1]);
+            const int z = (((qzeros[g0 * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) out[j] = float(int((word >> (4 * j)) & 0xF) - z) * s;
+            return;
+        }
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
             const I kk = k / 8 * 8 + j;
@@ -1037,6 +1083,20 @@ struct y_t {
     }
 };
 
+// shared part: f32[8, 8, 32], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct part_t {
+    float* p;
+    I d0, d1, d2;
+    ImaRecord* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_sink<float>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+};
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
     const x_t<I, IMA_CHECKED> x,
@@ -1046,22 +1106,42 @@ __device__ __forceinline__ void body(
     const I K,
     const I N,
     const I G,
-    const I m,
-    const I n) {
-#line 42 "specs/quant.ima"
+    const part_t<I, IMA_CHECKED> part) {
+#line 69 "specs/quant.ima"
 
-        float acc = 0.f;
-        for (I k8 = 0; k8 < K; k8 += 8) {
-            float v[8];
-            w.dequant8(k8, n, v);
-            #pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                if (k8 + j < K) acc += __half2float(x(m, k8 + j)) * v[j];
+        const I n = I(blockIdx.x) * 32 + threadIdx.x;
+        float acc[8];
+        #pragma unroll
+        for (int m = 0; m < 8; ++m) acc[m] = 0.f;
+        if (n < N) {
+            for (I k8 = I(threadIdx.y) * 8; k8 < K; k8 += 64) {
+                float v[8];
+                w.dequant8(k8, n, v);
+                #pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    if (k8 + j >= K) break;
+                    #pragma unroll
+                    for (int m = 0; m < 8; ++m) {
+                        if (m < M) acc[m] += __half2float(x(m, k8 + j)) * v[j];
+                    }
+                }
             }
         }
-        y(m, n) = __float2half(acc);
+        #pragma unroll
+        for (int m = 0; m < 8; ++m) {
+            if (m < M) part(threadIdx.y, m, threadIdx.x) = acc[m];
+        }
+        __syncthreads();
+        if (threadIdx.y == 0 && n < N) {
+            for (I m = 0; m < M; ++m) {
+                float sum = 0.f;
+                #pragma unroll
+                for (int s = 0; s < 8; ++s) sum += part(s, m, threadIdx.x);
+                y(m, n) = __float2half(sum);
+            }
+        }
     
-#line 1065 "quant.cu"
+#line 1145 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1074,19 +1154,16 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     ImaRecord* const ima_record) {
-    const I ima_n = M * N;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I n = ima_rest % N;
-        ima_rest /= N;
-        const I m = ima_rest;
-        body<I, IMA_CHECKED>(x, w, y, M, K, N, G, m, n);
-    }
+    // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
+    extern __shared__ __align__(16) unsigned char ima_smem[];
+    I ima_smem_off = 0;
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 32, ima_record};
+    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, part);
 }
 
 }  // namespace ima_gptq_gemv
 
-extern "C" __global__ void __launch_bounds__(256) gptq_gemv_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_gemv_i32(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -1117,7 +1194,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_gemv_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gptq_gemv_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_gemv_i64(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -1148,7 +1225,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_gemv_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gptq_gemv_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_gemv_i32_checked(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -1180,7 +1257,7 @@ extern "C" __global__ void __launch_bounds__(256) gptq_gemv_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gptq_gemv_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_gemv_i64_checked(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -1322,13 +1399,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 62 "specs/quant.ima"
+#line 110 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 1332 "quant.cu"
+#line 1409 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1353,7 +1430,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_awq_gemv
 
-extern "C" __global__ void __launch_bounds__(256) awq_gemv_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -1384,7 +1461,7 @@ extern "C" __global__ void __launch_bounds__(256) awq_gemv_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) awq_gemv_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -1415,7 +1492,7 @@ extern "C" __global__ void __launch_bounds__(256) awq_gemv_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) awq_gemv_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32_checked(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -1447,7 +1524,7 @@ extern "C" __global__ void __launch_bounds__(256) awq_gemv_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) awq_gemv_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64_checked(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,

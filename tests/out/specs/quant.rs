@@ -76,9 +76,11 @@ impl Kernels {
 
 /// `gptq_dequant(w: q4[K,N], y: f16[K,N])`
 ///
-/// GPTQ int4 to f16, one thread per weight.
+/// GPTQ int4 to f16: a thread per packed word (8 rows of one column), so that the word
 ///
-/// Declared at `specs/quant.ima:5`.
+/// loads and the row stores both coalesce along N. A raw grid: the body guards itself.
+///
+/// Declared at `specs/quant.ima:6`.
 pub struct GptqDequant {
     kernel: ima::Kernel,
 }
@@ -114,7 +116,7 @@ impl GptqDequant {
 pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "gptq_dequant",
     signature: "gptq_dequant(w: q4[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:5",
+    location: "specs/quant.ima:6",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -189,7 +191,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Threads { arg: 4 },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(256)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)), &ima::Expr::Const(65535))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     entry_i32: "gptq_dequant_i32",
@@ -200,7 +202,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
 ///
 /// GPTQ int4 with act-order (g_idx) and zeros stored plain.
 ///
-/// Declared at `specs/quant.ima:13`.
+/// Declared at `specs/quant.ima:25`.
 pub struct GptqActOrderDequant {
     kernel: ima::Kernel,
 }
@@ -236,7 +238,7 @@ impl GptqActOrderDequant {
 pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "gptq_act_order_dequant",
     signature: "gptq_act_order_dequant(w: q4[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:13",
+    location: "specs/quant.ima:25",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -331,9 +333,9 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
 
 /// `awq_dequant(w: q4[K,N], y: f16[K,N])`
 ///
-/// AWQ int4 to f16, one thread per weight.
+/// AWQ int4 to f16: a thread per packed word (8 columns of one row).
 ///
-/// Declared at `specs/quant.ima:21`.
+/// Declared at `specs/quant.ima:33`.
 pub struct AwqDequant {
     kernel: ima::Kernel,
 }
@@ -369,7 +371,7 @@ impl AwqDequant {
 pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "awq_dequant",
     signature: "awq_dequant(w: q4[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:21",
+    location: "specs/quant.ima:33",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -444,7 +446,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Threads { arg: 4 },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Sym(0), &ima::Expr::Const(65535))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     entry_i32: "awq_dequant_i32",
@@ -455,7 +457,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
 ///
 /// int8 with per-group scales to f16.
 ///
-/// Declared at `specs/quant.ima:29`.
+/// Declared at `specs/quant.ima:52`.
 pub struct Int8Dequant {
     kernel: ima::Kernel,
 }
@@ -491,7 +493,7 @@ impl Int8Dequant {
 pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "int8_dequant",
     signature: "int8_dequant(w: q8[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:29",
+    location: "specs/quant.ima:52",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -563,9 +565,13 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 
 /// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`
 ///
-/// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4.
+/// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns
 ///
-/// Declared at `specs/quant.ima:37`.
+/// with 8 slices of K; each thread accumulates its slice a packed word at a time, then the
+///
+/// slices are summed through shared memory.
+///
+/// Declared at `specs/quant.ima:62`.
 pub struct GptqGemv {
     kernel: ima::Kernel,
 }
@@ -604,7 +610,7 @@ impl GptqGemv {
 pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv",
     signature: "gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:37",
+    location: "specs/quant.ima:62",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -689,13 +695,22 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     params: &[
     ],
     constraints: &[
-        ima::Constraint { text: "M <= 16", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(16)) },
+        ima::Constraint { text: "M <= 8", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(8)) },
     ],
     shared: &[
+        ima::SharedArray {
+            name: "part",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+            ],
+        },
     ],
-    launch: ima::Launch::Threads { arg: 5 },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))] },
     empty: ima::EmptyPolicy::Skip,
-    block: [256, 1, 1],
+    block: [32, 8, 1],
     entry_i32: "gptq_gemv_i32",
     entry_i64: "gptq_gemv_i64",
 };
@@ -704,7 +719,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:57`.
+/// Declared at `specs/quant.ima:105`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -743,7 +758,7 @@ impl AwqGemv {
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:57",
+    location: "specs/quant.ima:105",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },

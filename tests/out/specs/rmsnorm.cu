@@ -33,7 +33,7 @@ struct ImaRecord {
     unsigned int thread[3];
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1 };
+enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
 
 // Counts a violation and, for the launch's first, fills the record. Inlined, so the
 // checked variants keep their indices in registers.
@@ -76,11 +76,33 @@ __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, 
     ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
     return false;
 }
+// W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
+template <typename T, int W>
+struct __align__(16) ImaVec {
+    T v[W];
+};
+
+// A vector access covers indices last .. last + W - 1 of the last dimension, and must
+// start at a multiple of W.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+                                                  const I (&extent)[R]) {
+    I end[R];
+#pragma unroll
+    for (int d = 0; d < R; ++d) end[d] = index[d];
+    end[R - 1] = index[R - 1] + (W - 1);
+    if (index[R - 1] % W != 0) {
+        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
+        return false;
+    }
+    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
+}
 #endif  // IMA_PRELUDE
 
 // ---------------------------------------------------------------------------------------
 // rms_norm(x: bf16[N,D], w: bf16[D], y: bf16[N,D], eps: f32)
 // RMSNorm over the last dimension: y = x / sqrt(mean(x²) + eps) · w, a block per row.
+// align(16) with `D % 8 == 0` gives every bf16 argument 16-byte accessors (load8, store8).
 namespace ima_rms_norm {
 
 
@@ -97,6 +119,15 @@ struct x_t {
         }
         return p[i0 * s0 + i1 * s1];
     }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__nv_bfloat16, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1 * s1]);
+    }
 };
 
 // in w: bf16[D]
@@ -112,6 +143,15 @@ struct w_t {
         }
         return p[i0 * s0];
     }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__nv_bfloat16, 8> load8(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 8>(rec, 1, 0, {i0}, {e0})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0]);
+    }
 };
 
 // out y: bf16[N, D]
@@ -126,6 +166,21 @@ struct y_t {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
         }
         return p[i0 * s0 + i1 * s1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__nv_bfloat16, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1 * s1]);
+    }
+    __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__nv_bfloat16, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1 * s1]) = v;
     }
 };
 
@@ -153,13 +208,17 @@ __device__ __forceinline__ void body(
     const float eps,
     const red_t<I, IMA_CHECKED> red,
     const I row) {
-#line 11 "specs/rmsnorm.ima"
+#line 12 "specs/rmsnorm.ima"
 
         const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
         float ss = 0.f;
-        for (I d = threadIdx.x; d < D; d += blockDim.x) {
-            const float v = __bfloat162float(x(row, d));
-            ss += v * v;
+        for (I d = threadIdx.x * 8; d < D; d += blockDim.x * 8) {
+            const auto v = x.load8(row, d);
+            #pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const float f = __bfloat162float(v.v[j]);
+                ss += f * f;
+            }
         }
         for (int o = 16; o > 0; o /= 2) ss += __shfl_xor_sync(0xffffffffu, ss, o);
         if (lane == 0) red(warp) = ss;
@@ -167,11 +226,18 @@ __device__ __forceinline__ void body(
         ss = 0.f;
         for (int i = 0; i < warps; ++i) ss += red(i);
         const float inv = rsqrtf(ss / float(D) + eps);
-        for (I d = threadIdx.x; d < D; d += blockDim.x) {
-            y(row, d) = __float2bfloat16(__bfloat162float(x(row, d)) * inv * __bfloat162float(w(d)));
+        for (I d = threadIdx.x * 8; d < D; d += blockDim.x * 8) {
+            const auto v = x.load8(row, d);
+            const auto g = w.load8(d);
+            ImaVec<__nv_bfloat16, 8> out;
+            #pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                out.v[j] = __float2bfloat16(__bfloat162float(v.v[j]) * inv * __bfloat162float(g.v[j]));
+            }
+            y.store8(row, d, out);
         }
     
-#line 175 "rmsnorm.cu"
+#line 241 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -199,7 +265,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_rms_norm
 
-extern "C" __global__ void __launch_bounds__(256) rms_norm_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) rms_norm_i32(
     const __nv_bfloat16* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -221,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(256) rms_norm_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) rms_norm_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) rms_norm_i64(
     const __nv_bfloat16* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -243,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(256) rms_norm_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) rms_norm_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) rms_norm_i32_checked(
     const __nv_bfloat16* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -266,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(256) rms_norm_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) rms_norm_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) rms_norm_i64_checked(
     const __nv_bfloat16* __restrict__ x,
     long long x_s0,
     long long x_s1,

@@ -33,7 +33,7 @@ struct ImaRecord {
     unsigned int thread[3];
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1 };
+enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
 
 // Counts a violation and, for the launch's first, fills the record. Inlined, so the
 // checked variants keep their indices in registers.
@@ -75,6 +75,27 @@ __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, 
     if (bad < 0) return true;
     ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
     return false;
+}
+// W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
+template <typename T, int W>
+struct __align__(16) ImaVec {
+    T v[W];
+};
+
+// A vector access covers indices last .. last + W - 1 of the last dimension, and must
+// start at a multiple of W.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+                                                  const I (&extent)[R]) {
+    I end[R];
+#pragma unroll
+    for (int d = 0; d < R; ++d) end[d] = index[d];
+    end[R - 1] = index[R - 1] + (W - 1);
+    if (index[R - 1] % W != 0) {
+        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
+        return false;
+    }
+    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
 }
 #endif  // IMA_PRELUDE
 
@@ -166,7 +187,7 @@ __device__ __forceinline__ void body(
         const float x0 = __half2float(x(b, h, s, 2 * p)), x1 = __half2float(x(b, h, s, 2 * p + 1));
         y(b, h, s, d) = __float2half(d % 2 == 0 ? x0 * c - x1 * sn : x1 * c + x0 * sn);
     
-#line 170 "rope.cu"
+#line 191 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -196,7 +217,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_rope
 
-extern "C" __global__ void __launch_bounds__(256) rope_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -229,7 +250,7 @@ extern "C" __global__ void __launch_bounds__(256) rope_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) rope_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) rope_i64(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -262,7 +283,7 @@ extern "C" __global__ void __launch_bounds__(256) rope_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) rope_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) rope_i32_checked(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -296,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(256) rope_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) rope_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) rope_i64_checked(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,

@@ -32,7 +32,7 @@ struct ImaRecord {
     unsigned int thread[3];
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1 };
+enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
 
 // Counts a violation and, for the launch's first, fills the record. Inlined, so the
 // checked variants keep their indices in registers.
@@ -74,6 +74,27 @@ __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, 
     if (bad < 0) return true;
     ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
     return false;
+}
+// W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
+template <typename T, int W>
+struct __align__(16) ImaVec {
+    T v[W];
+};
+
+// A vector access covers indices last .. last + W - 1 of the last dimension, and must
+// start at a multiple of W.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+                                                  const I (&extent)[R]) {
+    I end[R];
+#pragma unroll
+    for (int d = 0; d < R; ++d) end[d] = index[d];
+    end[R - 1] = index[R - 1] + (W - 1);
+    if (index[R - 1] % W != 0) {
+        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
+        return false;
+    }
+    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
 }
 #endif  // IMA_PRELUDE
 
@@ -124,7 +145,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 8 "specs/transpose.ima"
  y(j, i) = x(i, j); 
-#line 128 "transpose.cu"
+#line 149 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -146,7 +167,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_transpose
 
-extern "C" __global__ void __launch_bounds__(256) transpose_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32(
     const float* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -163,7 +184,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) transpose_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64(
     const float* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -180,7 +201,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) transpose_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32_checked(
     const float* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -198,7 +219,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) transpose_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64_checked(
     const float* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -289,7 +310,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 293 "transpose.cu"
+#line 314 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -308,7 +329,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_transpose_tiled
 
-extern "C" __global__ void __launch_bounds__(256) transpose_tiled_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32(
     const float* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -325,7 +346,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose_tiled_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) transpose_tiled_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64(
     const float* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -342,7 +363,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose_tiled_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) transpose_tiled_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32_checked(
     const float* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -360,7 +381,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose_tiled_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) transpose_tiled_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64_checked(
     const float* __restrict__ x,
     long long x_s0,
     long long x_s1,
