@@ -15,7 +15,9 @@ fn data(n: usize, seed: u64) -> Vec<f16> {
     let mut s = seed;
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             f16::from_f32(((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0)
         })
         .collect()
@@ -36,7 +38,10 @@ fn attn_scores_matches_f64_reference_on_a_ragged_shape() {
     let mut o = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
     let scale = 0.125f32;
 
-    let launched = kernels.attn_scores.launch(&stream, &q, &k, &mut o, scale).unwrap();
+    let launched = kernels
+        .attn_scores
+        .launch(&stream, &q, &k, &mut o, scale)
+        .unwrap();
     assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
     let out = o.to_host(&stream).unwrap();
 
@@ -52,10 +57,16 @@ fn attn_scores_matches_f64_reference_on_a_ragged_shape() {
             acc += qv * kv;
         }
         let want = acc * f64::from(scale);
-        assert!(got.is_finite(), "o[{bb},{hh},{ii},{jj}] was not written: {got}");
+        assert!(
+            got.is_finite(),
+            "o[{bb},{hh},{ii},{jj}] was not written: {got}"
+        );
         let rel = (f64::from(got) - want).abs() / want.abs().max(1e-2);
         worst = worst.max(rel);
-        assert!(rel < 1e-3, "o[{bb},{hh},{ii},{jj}] = {got}, expected {want}");
+        assert!(
+            rel < 1e-3,
+            "o[{bb},{hh},{ii},{jj}] = {got}, expected {want}"
+        );
     }
     println!("attn_scores [2,3,77,45,64]: worst relative error {worst:.2e}");
 }
@@ -73,17 +84,37 @@ fn attn_scores_refuses_a_wrong_t_before_launching() {
     let k = Tensor::from_host(&stream, &data(b * h * (t - 1) * d, 2), &[b, h, t - 1, d]).unwrap();
     let mut o = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
 
-    let err = kernels.attn_scores.launch(&stream, &q, &k, &mut o, 1.0).unwrap_err();
-    let Error::Launch(launch) = &err else { panic!("expected a launch error, got {err}") };
+    let err = kernels
+        .attn_scores
+        .launch(&stream, &q, &k, &mut o, 1.0)
+        .unwrap_err();
+    let Error::Launch(launch) = &err else {
+        panic!("expected a launch error, got {err}")
+    };
     assert!(
-        launch.violations.iter().any(|v| matches!(v, Violation::Dim { arg: "o", position: 3, expected: 44, actual: 45, .. })),
+        launch.violations.iter().any(|v| matches!(
+            v,
+            Violation::Dim {
+                arg: "o",
+                position: 3,
+                expected: 44,
+                actual: 45,
+                ..
+            }
+        )),
         "{err}"
     );
     let message = err.to_string();
-    assert!(message.starts_with("attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D]"), "{message}");
+    assert!(
+        message.starts_with("attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D]"),
+        "{message}"
+    );
     assert!(message.contains("bound by k.shape[2]"), "{message}");
     println!("{message}");
 
     let out = o.to_host(&stream).unwrap();
-    assert!(out.iter().all(|v| v.is_nan()), "the kernel ran: the output changed");
+    assert!(
+        out.iter().all(|v| v.is_nan()),
+        "the kernel ran: the output changed"
+    );
 }

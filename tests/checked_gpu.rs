@@ -25,7 +25,9 @@ fn data(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed;
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         })
         .collect()
@@ -79,7 +81,11 @@ fn an_off_by_one_loop_bound_is_reported_at_its_first_bad_read() {
     assert_eq!(r.kernel, "scores_off_by_one");
     assert_eq!(r.access, Access::Read);
     assert!(r.arg == "q" || r.arg == "k", "{r}");
-    assert_eq!((r.failed_dim, r.index[3], r.extent[3], r.dims[3]), (3, 64, 64, "D"), "{r}");
+    assert_eq!(
+        (r.failed_dim, r.index[3], r.extent[3], r.dims[3]),
+        (3, 64, 64, "D"),
+        "{r}"
+    );
     // Every thread reads q and k once past the end.
     assert_eq!(r.count as usize, 2 * b * h * s * t, "{r}");
     assert!(r.to_string().contains("index 3 is 64 >= D = 64"), "{r}");
@@ -97,7 +103,10 @@ fn swapped_indices_are_reported() {
     let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
     let r = report(kernels.transpose_swapped.launch(&stream, &x, &mut y));
     println!("{r}");
-    assert_eq!((r.kernel, r.arg.as_str(), r.access), ("transpose_swapped", "x", Access::Read));
+    assert_eq!(
+        (r.kernel, r.arg.as_str(), r.access),
+        ("transpose_swapped", "x", Access::Read)
+    );
     // x(j, i) with j < N = 20 and i < M = 45: only column indices past N fail.
     assert_eq!((r.failed_dim, r.dims[1], r.extent[1]), (1, "N", 20), "{r}");
     assert!(r.index[1] >= 20, "{r}");
@@ -116,7 +125,11 @@ fn a_shared_memory_overrun_is_reported() {
     let mut s = Tensor::full(&stream, f32::NAN, &[r_, 1]).unwrap();
     let r = report(kernels.shared_overrun.launch(&stream, &x, &mut s));
     println!("{r}");
-    assert_eq!((r.arg.as_str(), r.access, r.extent[0]), ("shared red", Access::Write, 32), "{r}");
+    assert_eq!(
+        (r.arg.as_str(), r.access, r.extent[0]),
+        ("shared red", Access::Write, 32),
+        "{r}"
+    );
     assert!(r.index[0] >= 32, "{r}");
     // Threads 32..63 of each of the 5 blocks write past the end.
     assert_eq!(r.count, 5 * 32, "{r}");
@@ -130,12 +143,17 @@ fn a_wrong_group_index_is_reported() {
     let kernels = planted::Kernels::load(&ctx).unwrap();
     kernels.set_checked(true);
     let (k, n, g) = (300, 16, 128);
-    let host = ima::quantize_gptq::<f16>(&data(k * n, 5), k, n, g, ima::ZeroStyle::MinusOne, None).unwrap();
+    let host = ima::quantize_gptq::<f16>(&data(k * n, 5), k, n, g, ima::ZeroStyle::MinusOne, None)
+        .unwrap();
     let w = ima::QuantTensor::upload(&stream, &host).unwrap();
     let mut y = Tensor::full(&stream, f16::NAN, &[k, n]).unwrap();
     let r = report(kernels.dequant_wrong_group.launch(&stream, &w, &mut y));
     println!("{r}");
-    assert_eq!((r.arg.as_str(), r.failed_dim, r.dims[0], r.extent[0]), ("w", 0, "K", 300), "{r}");
+    assert_eq!(
+        (r.arg.as_str(), r.failed_dim, r.dims[0], r.extent[0]),
+        ("w", 0, "K", 300),
+        "{r}"
+    );
     assert!(r.index[0] >= 300, "{r}");
     // Rows 172..299 look 128 rows down, past K.
     assert_eq!(r.count as usize, (k - (k - g)) * n, "{r}");
@@ -155,14 +173,38 @@ fn checked_outputs_equal_release_outputs() {
     let mut p_release = Tensor::full(&stream, f16::NAN, &[b, h, s, t]).unwrap();
     let mut p_checked = Tensor::full(&stream, f16::NAN, &[b, h, s, t]).unwrap();
 
-    kernels.attn_scores.launch(&stream, &q, &k, &mut release, 0.125).unwrap();
-    kernels.softmax_rows.launch(&stream, &release, &mut p_release).unwrap();
+    kernels
+        .attn_scores
+        .launch(&stream, &q, &k, &mut release, 0.125)
+        .unwrap();
+    kernels
+        .softmax_rows
+        .launch(&stream, &release, &mut p_release)
+        .unwrap();
     kernels.set_checked(true);
-    kernels.attn_scores.launch(&stream, &q, &k, &mut checked, 0.125).unwrap();
-    kernels.softmax_rows.launch(&stream, &checked, &mut p_checked).unwrap();
+    kernels
+        .attn_scores
+        .launch(&stream, &q, &k, &mut checked, 0.125)
+        .unwrap();
+    kernels
+        .softmax_rows
+        .launch(&stream, &checked, &mut p_checked)
+        .unwrap();
 
-    let (a, c) = (release.to_host(&stream).unwrap(), checked.to_host(&stream).unwrap());
-    assert!(a.iter().zip(&c).all(|(x, y)| x.to_bits() == y.to_bits()), "scores differ");
-    let (a, c) = (p_release.to_host(&stream).unwrap(), p_checked.to_host(&stream).unwrap());
-    assert!(a.iter().zip(&c).all(|(x, y)| x.to_bits() == y.to_bits()), "probabilities differ");
+    let (a, c) = (
+        release.to_host(&stream).unwrap(),
+        checked.to_host(&stream).unwrap(),
+    );
+    assert!(
+        a.iter().zip(&c).all(|(x, y)| x.to_bits() == y.to_bits()),
+        "scores differ"
+    );
+    let (a, c) = (
+        p_release.to_host(&stream).unwrap(),
+        p_checked.to_host(&stream).unwrap(),
+    );
+    assert!(
+        a.iter().zip(&c).all(|(x, y)| x.to_bits() == y.to_bits()),
+        "probabilities differ"
+    );
 }

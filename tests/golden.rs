@@ -33,7 +33,10 @@ fn outputs(spec: &Path) -> Vec<(String, String)> {
             let cu = format!("{stem}.cu");
             vec![
                 (cu.clone(), ima_codegen::cuda::generate(&m, &cu)),
-                (format!("{stem}.rs"), ima_codegen::rust::generate(&m, ima_codegen::rust::RustOptions::for_crate(&cu))),
+                (
+                    format!("{stem}.rs"),
+                    ima_codegen::rust::generate(&m, ima_codegen::rust::RustOptions::for_crate(&cu)),
+                ),
             ]
         }
         Err(diags) => vec![(format!("{stem}.err"), source.render(&diags))],

@@ -20,14 +20,21 @@ fn generated_cuda(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn every_generated_kernel_compiles_for_sm_90_without_warnings() {
     let mut files = Vec::new();
-    generated_cuda(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/out"), &mut files);
+    generated_cuda(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/out"),
+        &mut files,
+    );
     assert!(!files.is_empty(), "no generated CUDA under tests/out");
     let mut failures = Vec::new();
     for f in &files {
         let source = std::fs::read_to_string(f).unwrap();
         let name = f.file_name().unwrap().to_string_lossy();
         match ima::compile_ptx_checked(&source, &name, "sm_90") {
-            Ok(ptx) => assert!(ptx.contains(".entry"), "{}: PTX without entry points", f.display()),
+            Ok(ptx) => assert!(
+                ptx.contains(".entry"),
+                "{}: PTX without entry points",
+                f.display()
+            ),
             Err(e) => failures.push(format!("{}:\n{e}", f.display())),
         }
     }

@@ -21,7 +21,9 @@ fn weights(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed;
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         })
         .collect()
@@ -57,7 +59,14 @@ fn assert_bit_exact(
     let got = y.to_host(stream).unwrap();
     let want = dequant_reference(host);
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_eq!(g.to_bits(), w.to_bits(), "K={k} N={n} G={}: y[{}, {}] = {g}, reference {w}", host.group(), i / n, i % n);
+        assert_eq!(
+            g.to_bits(),
+            w.to_bits(),
+            "K={k} N={n} G={}: y[{}, {}] = {g}, reference {w}",
+            host.group(),
+            i / n,
+            i % n
+        );
     }
 }
 
@@ -66,8 +75,11 @@ fn assert_bit_exact(
 fn gptq_dequant_is_bit_exact_on_aligned_and_ragged_shapes() {
     let (_ctx, stream, kernels) = setup();
     for (k, n, g) in SHAPES {
-        let host = quantize_gptq::<f16>(&weights(k * n, 7), k, n, g, ZeroStyle::MinusOne, None).unwrap();
-        assert_bit_exact(&stream, &host, |w, y| kernels.gptq_dequant.launch(&stream, w, y));
+        let host =
+            quantize_gptq::<f16>(&weights(k * n, 7), k, n, g, ZeroStyle::MinusOne, None).unwrap();
+        assert_bit_exact(&stream, &host, |w, y| {
+            kernels.gptq_dequant.launch(&stream, w, y)
+        });
     }
 }
 
@@ -79,8 +91,12 @@ fn gptq_act_order_dequant_is_bit_exact() {
         let groups = k.div_ceil(g);
         // A permuted group assignment, as act-order checkpoints have.
         let g_idx: Vec<i32> = (0..k).map(|r| ((r * 7 + 3) % groups) as i32).collect();
-        let host = quantize_gptq::<f16>(&weights(k * n, 11), k, n, g, ZeroStyle::Plain, Some(&g_idx)).unwrap();
-        assert_bit_exact(&stream, &host, |w, y| kernels.gptq_act_order_dequant.launch(&stream, w, y));
+        let host =
+            quantize_gptq::<f16>(&weights(k * n, 11), k, n, g, ZeroStyle::Plain, Some(&g_idx))
+                .unwrap();
+        assert_bit_exact(&stream, &host, |w, y| {
+            kernels.gptq_act_order_dequant.launch(&stream, w, y)
+        });
     }
 }
 
@@ -90,7 +106,9 @@ fn awq_dequant_is_bit_exact_on_aligned_and_ragged_shapes() {
     let (_ctx, stream, kernels) = setup();
     for (k, n, g) in SHAPES {
         let host = quantize_awq::<f16>(&weights(k * n, 13), k, n, g).unwrap();
-        assert_bit_exact(&stream, &host, |w, y| kernels.awq_dequant.launch(&stream, w, y));
+        assert_bit_exact(&stream, &host, |w, y| {
+            kernels.awq_dequant.launch(&stream, w, y)
+        });
     }
 }
 
@@ -100,7 +118,9 @@ fn int8_dequant_is_bit_exact_on_aligned_and_ragged_shapes() {
     let (_ctx, stream, kernels) = setup();
     for (k, n, g) in SHAPES {
         let host = quantize_int8::<f16>(&weights(k * n, 17), k, n, g).unwrap();
-        assert_bit_exact(&stream, &host, |w, y| kernels.int8_dequant.launch(&stream, w, y));
+        assert_bit_exact(&stream, &host, |w, y| {
+            kernels.int8_dequant.launch(&stream, w, y)
+        });
     }
 }
 
@@ -121,7 +141,10 @@ fn gemv_reference(x: &[f16], w: &[f16], m: usize, k: usize, n: usize) -> Vec<f64
 fn assert_close(got: &[f16], want: &[f64], what: &str) {
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let g = f64::from(*g);
-        assert!((g - w).abs() <= 1e-2 * w.abs() + 1e-2, "{what}: y[{i}] = {g}, expected {w}");
+        assert!(
+            (g - w).abs() <= 1e-2 * w.abs() + 1e-2,
+            "{what}: y[{i}] = {g}, expected {w}"
+        );
     }
 }
 
@@ -130,10 +153,14 @@ fn assert_close(got: &[f16], want: &[f64], what: &str) {
 fn gemvs_match_an_f64_reference() {
     let (_ctx, stream, kernels) = setup();
     for (m, k, n, g) in [(1, 256, 64, 128), (3, 300, 45, 128), (8, 77, 13, 32)] {
-        let xh: Vec<f16> = weights(m * k, 3).iter().map(|&v| f16::from_f32(v)).collect();
+        let xh: Vec<f16> = weights(m * k, 3)
+            .iter()
+            .map(|&v| f16::from_f32(v))
+            .collect();
         let x = Tensor::from_host(&stream, &xh, &[m, k]).unwrap();
 
-        let host = quantize_gptq::<f16>(&weights(k * n, 5), k, n, g, ZeroStyle::MinusOne, None).unwrap();
+        let host =
+            quantize_gptq::<f16>(&weights(k * n, 5), k, n, g, ZeroStyle::MinusOne, None).unwrap();
         let w = QuantTensor::upload(&stream, &host).unwrap();
         let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
         kernels.gptq_gemv.launch(&stream, &x, &w, &mut y).unwrap();
@@ -154,23 +181,46 @@ fn gemvs_match_an_f64_reference() {
 fn a_wrong_sized_qzeros_is_refused_with_the_derived_shape() {
     let (_ctx, stream, kernels) = setup();
     let (k, n, g) = (5000, 4096, 128);
-    let host = quantize_gptq::<f16>(&weights(k * n, 1), k, n, g, ZeroStyle::MinusOne, None).unwrap();
+    let host =
+        quantize_gptq::<f16>(&weights(k * n, 1), k, n, g, ZeroStyle::MinusOne, None).unwrap();
     let good = QuantTensor::upload(&stream, &host).unwrap();
     let (spec, qweight, _, scales, g_idx) = good.into_parts();
     // 39 groups of zeros, where ceil(5000 / 128) = 40 are needed.
     let short = Tensor::from_host(&stream, &vec![0i32; 39 * 512], &[39, 512]).unwrap();
     let w = QuantTensor::from_parts(spec, qweight, Some(short), scales, g_idx);
     let mut y = Tensor::full(&stream, f16::NAN, &[k, n]).unwrap();
-    let err = kernels.gptq_dequant.launch(&stream, &w, &mut y).unwrap_err();
-    let Error::Launch(e) = &err else { panic!("expected a launch error, got {err}") };
+    let err = kernels
+        .gptq_dequant
+        .launch(&stream, &w, &mut y)
+        .unwrap_err();
+    let Error::Launch(e) = &err else {
+        panic!("expected a launch error, got {err}")
+    };
     assert!(
-        e.violations.iter().any(|v| matches!(v, Violation::Dim { arg: "w.qzeros", position: 0, expected: 40, actual: 39, .. })),
+        e.violations.iter().any(|v| matches!(
+            v,
+            Violation::Dim {
+                arg: "w.qzeros",
+                position: 0,
+                expected: 40,
+                actual: 39,
+                ..
+            }
+        )),
         "{err}"
     );
     let message = err.to_string();
-    assert!(message.contains("ceil(K / G)") && message.contains("K = 5000") && message.contains("G = 128"), "{message}");
+    assert!(
+        message.contains("ceil(K / G)")
+            && message.contains("K = 5000")
+            && message.contains("G = 128"),
+        "{message}"
+    );
     println!("{message}");
-    assert!(y.to_host(&stream).unwrap().iter().all(|v| v.is_nan()), "the kernel ran");
+    assert!(
+        y.to_host(&stream).unwrap().iter().all(|v| v.is_nan()),
+        "the kernel ran"
+    );
 }
 
 #[test]
@@ -180,8 +230,14 @@ fn a_weight_of_another_format_is_refused() {
     let host = quantize_awq::<f16>(&weights(64 * 16, 1), 64, 16, 32).unwrap();
     let w = QuantTensor::upload(&stream, &host).unwrap();
     let mut y = Tensor::full(&stream, f16::NAN, &[64, 16]).unwrap();
-    let err = kernels.gptq_dequant.launch(&stream, &w, &mut y).unwrap_err();
-    assert!(matches!(err, Error::Quant(QuantError::FormatMismatch { .. })), "{err}");
+    let err = kernels
+        .gptq_dequant
+        .launch(&stream, &w, &mut y)
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Quant(QuantError::FormatMismatch { .. })),
+        "{err}"
+    );
 }
 
 #[test]
@@ -191,7 +247,8 @@ fn an_out_of_range_g_idx_is_caught_by_validation_and_by_checked_mode() {
     let (k, n, g) = (64, 16, 16);
     let groups = k / g;
     let mut g_idx: Vec<i32> = (0..k).map(|r| (r / g) as i32).collect();
-    let host = quantize_gptq::<f16>(&weights(k * n, 2), k, n, g, ZeroStyle::Plain, Some(&g_idx)).unwrap();
+    let host =
+        quantize_gptq::<f16>(&weights(k * n, 2), k, n, g, ZeroStyle::Plain, Some(&g_idx)).unwrap();
     g_idx[37] = groups as i32; // one past the last group
     assert!(ima::validate_g_idx(&g_idx, k, g).is_err());
 
@@ -201,9 +258,21 @@ fn an_out_of_range_g_idx_is_caught_by_validation_and_by_checked_mode() {
     let w = QuantTensor::from_parts(spec, qweight, qzeros, scales, Some(bad));
     let mut y = Tensor::full(&stream, f16::NAN, &[k, n]).unwrap();
     kernels.gptq_act_order_dequant.kernel().set_checked(true);
-    let err = kernels.gptq_act_order_dequant.launch(&stream, &w, &mut y).unwrap_err();
-    let Error::OutOfBounds(report) = &err else { panic!("expected an out-of-bounds report, got {err}") };
-    assert_eq!((report.arg.as_str(), report.access, report.index.as_slice()), ("w.g_idx", ima::Access::GroupIndex, &[37i64][..]), "{err}");
-    assert_eq!(report.count, n as u32, "every column of row 37 reads the bad group");
+    let err = kernels
+        .gptq_act_order_dequant
+        .launch(&stream, &w, &mut y)
+        .unwrap_err();
+    let Error::OutOfBounds(report) = &err else {
+        panic!("expected an out-of-bounds report, got {err}")
+    };
+    assert_eq!(
+        (report.arg.as_str(), report.access, report.index.as_slice()),
+        ("w.g_idx", ima::Access::GroupIndex, &[37i64][..]),
+        "{err}"
+    );
+    assert_eq!(
+        report.count, n as u32,
+        "every column of row 37 reads the bad group"
+    );
     println!("{err}");
 }

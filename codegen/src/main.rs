@@ -63,6 +63,26 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Launch every kernel of a spec in checked mode at edge-case and random shapes and
+    /// layouts (GPU); exit status 1 on any finding. `--seed S --cases N` replays a run.
+    Fuzz {
+        spec: PathBuf,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Cases per kernel: the edge cases first, then random ones.
+        #[arg(long, default_value_t = 256)]
+        cases: usize,
+        /// The seed (printed at the start and with every finding); from the clock if absent.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Bytes of all tensors of one case together.
+        #[arg(long, default_value_t = 256 << 20)]
+        max_bytes: u64,
+        /// Mutate one dimension, stride or dtype per case; every one must be refused.
+        #[arg(long)]
+        negative: bool,
+    },
     /// Report the driver, CUDA and NVRTC versions, the headers, the GPUs and
     /// compute-sanitizer, and say plainly what does not fit.
     Doctor,
@@ -117,7 +137,31 @@ fn main() -> ExitCode {
                 }
             },
         },
-        Command::Fmt { files, check } => files.iter().fold(true, |ok, f| fmt_file(f, check) && ok),
+        // Every file is formatted, not only those before the first failure.
+        Command::Fmt { files, check } => {
+            let results: Vec<bool> = files.iter().map(|f| fmt_file(f, check)).collect();
+            results.iter().all(|&ok| ok)
+        }
+        Command::Fuzz {
+            spec,
+            kernel,
+            cases,
+            seed,
+            max_bytes,
+            negative,
+        } => load(&spec).is_some_and(|(m, _)| {
+            let cuda = ima_codegen::cuda::generate(&m, &format!("{}.cu", ima_codegen::stem(&m.file)));
+            let opts = ima_fuzz::Options {
+                kernel,
+                cases,
+                seed,
+                max_bytes,
+                negative,
+                progress: true,
+                device: 0,
+            };
+            ima_fuzz::run(&m, &cuda, &opts)
+        }),
         Command::Doctor => {
             let report = ima_runtime::doctor::report();
             println!("{report}");

@@ -53,7 +53,9 @@ impl ViolationRecord {
             kind: i32_at(16),
             dim: i32_at(24).max(0) as usize,
             index: (0..rank).map(|d| i64_at(longs + 8 * d)).collect(),
-            extent: (0..rank).map(|d| i64_at(longs + 8 * (MAX_RANK + d))).collect(),
+            extent: (0..rank)
+                .map(|d| i64_at(longs + 8 * (MAX_RANK + d)))
+                .collect(),
             block: [0, 1, 2].map(|d| u32_at(longs + 16 * MAX_RANK + 4 * d)),
             thread: [0, 1, 2].map(|d| u32_at(longs + 16 * MAX_RANK + 12 + 4 * d)),
         })
@@ -70,7 +72,10 @@ impl ViolationRecord {
             }
         } else {
             match c.shared.get((-1 - self.arg) as usize) {
-                Some(s) => (format!("shared {}", s.name), s.dims.iter().map(|d| d.text).collect()),
+                Some(s) => (
+                    format!("shared {}", s.name),
+                    s.dims.iter().map(|d| d.text).collect(),
+                ),
                 None => (format!("shared array #{}", -1 - self.arg), Vec::new()),
             }
         };
@@ -151,14 +156,22 @@ impl fmt::Display for OutOfBounds {
                 self.index.last().copied().unwrap_or_default()
             )?,
             access => {
-                let verb = if access == Access::Write { "write" } else { "read" };
+                let verb = if access == Access::Write {
+                    "write"
+                } else {
+                    "read"
+                };
                 let at: Vec<String> = self
                     .dims
                     .iter()
                     .zip(&self.index)
                     .map(|(n, i)| format!("{n}:{i}"))
                     .collect();
-                let why = if i < 0 { format!("{i} < 0") } else { format!("{i} >= {dim} = {e}") };
+                let why = if i < 0 {
+                    format!("{i} < 0")
+                } else {
+                    format!("{i} >= {dim} = {e}")
+                };
                 write!(
                     f,
                     "{}: out-of-bounds {verb} of {}[{}]: index {d} is {why}",
@@ -184,9 +197,18 @@ impl fmt::Display for OutOfBounds {
 mod tests {
     use super::*;
 
-    fn record(count: u32, arg: i32, write: i32, kind: i32, index: &[i64], extent: &[i64], dim: i32) -> Vec<u8> {
+    fn record(
+        count: u32,
+        arg: i32,
+        write: i32,
+        kind: i32,
+        index: &[i64],
+        extent: &[i64],
+        dim: i32,
+    ) -> Vec<u8> {
         let mut b = vec![0u8; ViolationRecord::BYTES];
-        let put32 = |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        let put32 =
+            |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
         put32(&mut b, 0, count);
         put32(&mut b, 4, 1);
         put32(&mut b, 8, arg as u32);
@@ -205,14 +227,20 @@ mod tests {
 
     #[test]
     fn an_empty_record_means_no_violation() {
-        assert_eq!(ViolationRecord::parse(&vec![0; ViolationRecord::BYTES]), None);
+        assert_eq!(
+            ViolationRecord::parse(&[0; ViolationRecord::BYTES]),
+            None
+        );
     }
 
     #[test]
     fn a_record_names_the_kernel_argument_dimension_and_thread() {
         let bytes = record(212, 1, 0, OUT_OF_BOUNDS, &[1, 0, 45, 0], &[2, 3, 45, 64], 2);
         let r = ViolationRecord::parse(&bytes).unwrap();
-        assert_eq!((r.count, r.arg, r.dim, r.block, r.thread), (212, 1, 2, [3, 0, 0], [17, 0, 0]));
+        assert_eq!(
+            (r.count, r.arg, r.dim, r.block, r.thread),
+            (212, 1, 2, [3, 0, 0], [17, 0, 0])
+        );
         assert_eq!(r.index, vec![1, 0, 45, 0]);
         assert_eq!(r.extent, vec![2, 3, 45, 64]);
     }

@@ -44,8 +44,8 @@ use cudarc::driver::{
 };
 
 use crate::arg::KernelArg;
-use crate::checked::ViolationRecord;
 use crate::check::{IndexWidth, Plan, TensorMeta, check};
+use crate::checked::ViolationRecord;
 use crate::contract::{KernelContract, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
@@ -254,7 +254,10 @@ impl Kernel {
             (IndexWidth::I32, false) => &self.entry_i32,
             (IndexWidth::I64, false) => &self.entry_i64,
             (width, true) => {
-                let entries = self.checked_entries.as_ref().ok_or(Error::NoCheckedVariant { kernel: c.name })?;
+                let entries = self
+                    .checked_entries
+                    .as_ref()
+                    .ok_or(Error::NoCheckedVariant { kernel: c.name })?;
                 match width {
                     IndexWidth::I32 => &entries.0,
                     IndexWidth::I64 => &entries.1,
@@ -297,9 +300,13 @@ impl Kernel {
         }
         // A fresh zeroed record per checked launch: concurrent launches never share one.
         let record = if checked {
-            let record = stream
-                .alloc_zeros::<u8>(ViolationRecord::BYTES)
-                .map_err(Error::driver(format!("allocating {}'s violation record", c.name)))?;
+            let record =
+                stream
+                    .alloc_zeros::<u8>(ViolationRecord::BYTES)
+                    .map_err(Error::driver(format!(
+                        "allocating {}'s violation record",
+                        c.name
+                    )))?;
             Some(record)
         } else {
             None
@@ -360,9 +367,10 @@ impl Kernel {
             stream.context().check_err().map_err(fault)?;
         }
         if let Some(record) = record {
-            let bytes = stream
-                .clone_dtoh(&record)
-                .map_err(Error::driver(format!("reading {}'s violation record", c.name)))?;
+            let bytes = stream.clone_dtoh(&record).map_err(Error::driver(format!(
+                "reading {}'s violation record",
+                c.name
+            )))?;
             if let Some(found) = ViolationRecord::parse(&bytes) {
                 return Err(Error::OutOfBounds(Box::new(found.describe(c))));
             }

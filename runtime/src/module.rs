@@ -73,7 +73,14 @@ impl Module {
         let checked = [contract.entry_i32, contract.entry_i64]
             .iter()
             .all(|e| self.entries.iter().any(|x| *x == format!("{e}_checked")));
-        Kernel::load(&self.module, &self.file, contract, self.device, self.limits, checked)
+        Kernel::load(
+            &self.module,
+            &self.file,
+            contract,
+            self.device,
+            self.limits,
+            checked,
+        )
     }
 
     /// What NVRTC said while compiling (empty when loaded from PTX, or when it said nothing).
@@ -95,7 +102,12 @@ impl Module {
 fn ptx_entries(ptx: &str) -> Vec<String> {
     ptx.lines()
         .filter_map(|l| l.trim_start().split_once(".entry ").map(|(_, rest)| rest))
-        .map(|rest| rest.split(['(', ' ']).next().unwrap_or_default().to_string())
+        .map(|rest| {
+            rest.split(['(', ' '])
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        })
         .collect()
 }
 

@@ -13,7 +13,11 @@ impl<S: QuantScale> QuantTensor<S> {
     /// The arguments a generated stub passes for this weight, where the kernel declares
     /// `format` (with act-order `g_idx` or not). A weight of another format is refused
     /// here; the buffers' shapes, dtypes and devices are checked at launch.
-    pub fn kernel_args(&self, format: QuantFormat, g_idx: bool) -> Result<Vec<KernelArg<'_>>, Error> {
+    pub fn kernel_args(
+        &self,
+        format: QuantFormat,
+        g_idx: bool,
+    ) -> Result<Vec<KernelArg<'_>>, Error> {
         if self.format() != format || self.g_idx().is_some() != g_idx {
             return Err(QuantError::FormatMismatch {
                 expected: format,
