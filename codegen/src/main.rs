@@ -150,7 +150,8 @@ fn main() -> ExitCode {
             max_bytes,
             negative,
         } => load(&spec).is_some_and(|(m, _)| {
-            let cuda = ima_codegen::cuda::generate(&m, &format!("{}.cu", ima_codegen::stem(&m.file)));
+            let cuda =
+                ima_codegen::cuda::generate(&m, &format!("{}.cu", ima_codegen::stem(&m.file)));
             let opts = ima_fuzz::Options {
                 kernel,
                 cases,

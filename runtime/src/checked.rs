@@ -227,10 +227,7 @@ mod tests {
 
     #[test]
     fn an_empty_record_means_no_violation() {
-        assert_eq!(
-            ViolationRecord::parse(&[0; ViolationRecord::BYTES]),
-            None
-        );
+        assert_eq!(ViolationRecord::parse(&[0; ViolationRecord::BYTES]), None);
     }
 
     #[test]
