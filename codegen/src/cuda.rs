@@ -434,10 +434,11 @@ fn plain(a: &ir::TensorArg, index: usize) -> PlainCu {
         } else {
             ty.to_string()
         },
+        // A read gives the zero value (`{}` also suits multi-word types such as `signed char`).
         refused: if writes {
             format!("ima_sink<{ty}>()")
         } else {
-            format!("{ty}()")
+            "{}".to_string()
         },
         index_params: list((0..rank).map(|d| format!("I i{d}"))),
         indices: list((0..rank).map(|d| format!("i{d}"))),

@@ -25,6 +25,7 @@ mod view;
 pub mod violation;
 
 pub use cudarc;
+pub use float8::{F8E4M3, F8E5M2};
 pub use half;
 
 pub use arg::{DeviceTensor, KernelArg, LogicalShape};

@@ -29,6 +29,7 @@ macro_rules! element {
 element! {
     f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16,
     i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64,
+    float8::F8E4M3 => E4M3, float8::F8E5M2 => E5M2,
 }
 
 /// A strided view of a device buffer of `T`.

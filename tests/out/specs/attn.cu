@@ -114,7 +114,7 @@ struct q_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
+            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
@@ -129,7 +129,7 @@ struct k_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
+            if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
@@ -361,7 +361,7 @@ struct s_t {
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return float();
+            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
@@ -582,7 +582,7 @@ struct p_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
+            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
@@ -597,7 +597,7 @@ struct v_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
+            if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }

@@ -992,7 +992,7 @@ struct x_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return __half();
+            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
         return p[i0 * s0 + i1 * s1];
     }
@@ -1304,7 +1304,7 @@ struct x_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return __half();
+            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
         return p[i0 * s0 + i1 * s1];
     }

@@ -115,7 +115,7 @@ struct x_t {
     ImaRecord* rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return __nv_bfloat16();
+            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
         return p[i0 * s0 + i1 * s1];
     }
@@ -139,7 +139,7 @@ struct w_t {
     ImaRecord* rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return __nv_bfloat16();
+            if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
         }
         return p[i0 * s0];
     }

@@ -115,7 +115,7 @@ struct x_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
+            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
@@ -130,7 +130,7 @@ struct cos_tab_t {
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return float();
+            if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
         }
         return p[i0 * s0 + i1 * s1];
     }
@@ -145,7 +145,7 @@ struct sin_tab_t {
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return float();
+            if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
         }
         return p[i0 * s0 + i1 * s1];
     }

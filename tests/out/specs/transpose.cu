@@ -114,7 +114,7 @@ struct x_t {
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return float();
+            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
         return p[i0 * s0 + i1 * s1];
     }
@@ -254,7 +254,7 @@ struct x_t {
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return float();
+            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
         return p[i0 * s0 + i1 * s1];
     }

@@ -33,7 +33,7 @@ struct ImaRecord {
     unsigned int thread[3];
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1 };
+enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
 
 // Counts a violation and, for the launch's first, fills the record. Inlined, so the
 // checked variants keep their indices in registers.
@@ -76,6 +76,27 @@ __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, 
     ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
     return false;
 }
+// W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
+template <typename T, int W>
+struct __align__(16) ImaVec {
+    T v[W];
+};
+
+// A vector access covers indices last .. last + W - 1 of the last dimension, and must
+// start at a multiple of W.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+                                                  const I (&extent)[R]) {
+    I end[R];
+#pragma unroll
+    for (int d = 0; d < R; ++d) end[d] = index[d];
+    end[R - 1] = index[R - 1] + (W - 1);
+    if (index[R - 1] % W != 0) {
+        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
+        return false;
+    }
+    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
+}
 #endif  // IMA_PRELUDE
 
 // ---------------------------------------------------------------------------------------
@@ -93,7 +114,7 @@ struct q_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
+            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
@@ -108,7 +129,7 @@ struct k_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
+            if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
@@ -152,7 +173,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 156 "attn.cu"
+#line 177 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -183,7 +204,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_attn_scores
 
-extern "C" __global__ void __launch_bounds__(256) attn_scores_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32(
     const __half* __restrict__ q,
     int q_s0,
     int q_s1,
@@ -218,7 +239,7 @@ extern "C" __global__ void __launch_bounds__(256) attn_scores_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) attn_scores_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64(
     const __half* __restrict__ q,
     long long q_s0,
     long long q_s1,
@@ -253,7 +274,7 @@ extern "C" __global__ void __launch_bounds__(256) attn_scores_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) attn_scores_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32_checked(
     const __half* __restrict__ q,
     int q_s0,
     int q_s1,
@@ -289,7 +310,7 @@ extern "C" __global__ void __launch_bounds__(256) attn_scores_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) attn_scores_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64_checked(
     const __half* __restrict__ q,
     long long q_s0,
     long long q_s1,
@@ -340,7 +361,7 @@ struct s_t {
     ImaRecord* rec;
     __device__ __forceinline__ float operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return float();
+            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
@@ -412,7 +433,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 416 "attn.cu"
+#line 437 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -444,7 +465,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_softmax_rows
 
-extern "C" __global__ void __launch_bounds__(256) softmax_rows_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32(
     const float* __restrict__ s,
     int s_s0,
     int s_s1,
@@ -469,7 +490,7 @@ extern "C" __global__ void __launch_bounds__(256) softmax_rows_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) softmax_rows_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64(
     const float* __restrict__ s,
     long long s_s0,
     long long s_s1,
@@ -494,7 +515,7 @@ extern "C" __global__ void __launch_bounds__(256) softmax_rows_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) softmax_rows_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32_checked(
     const float* __restrict__ s,
     int s_s0,
     int s_s1,
@@ -520,7 +541,7 @@ extern "C" __global__ void __launch_bounds__(256) softmax_rows_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) softmax_rows_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64_checked(
     const float* __restrict__ s,
     long long s_s0,
     long long s_s1,
@@ -561,7 +582,7 @@ struct p_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
+            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
@@ -576,7 +597,7 @@ struct v_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return __half();
+            if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
     }
@@ -617,7 +638,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 621 "attn.cu"
+#line 642 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -647,7 +668,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_attn_pv
 
-extern "C" __global__ void __launch_bounds__(256) attn_pv_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32(
     const __half* __restrict__ p,
     int p_s0,
     int p_s1,
@@ -680,7 +701,7 @@ extern "C" __global__ void __launch_bounds__(256) attn_pv_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) attn_pv_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64(
     const __half* __restrict__ p,
     long long p_s0,
     long long p_s1,
@@ -713,7 +734,7 @@ extern "C" __global__ void __launch_bounds__(256) attn_pv_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256) attn_pv_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32_checked(
     const __half* __restrict__ p,
     int p_s0,
     int p_s1,
@@ -747,7 +768,7 @@ extern "C" __global__ void __launch_bounds__(256) attn_pv_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256) attn_pv_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64_checked(
     const __half* __restrict__ p,
     long long p_s0,
     long long p_s1,

@@ -1,0 +1,139 @@
+//! Every element type of the spec language, through generated stubs, on a GPU.
+
+#[allow(dead_code)]
+mod types {
+    include!("out/element_types.rs");
+}
+
+use ima::cudarc::driver::CudaContext;
+use ima::half::{bf16, f16};
+use ima::{F8E4M3, F8E5M2, Tensor};
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fp8_inputs_widen_exactly() {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = types::Kernels::load(&ctx).unwrap();
+    let values = [0.0f32, 1.0, -2.5, 0.125, 448.0, -0.0625, 3.0];
+    let a: Vec<F8E4M3> = values.iter().map(|&v| F8E4M3::from_f32(v)).collect();
+    let b: Vec<F8E5M2> = values.iter().map(|&v| F8E5M2::from_f32(v / 2.0)).collect();
+    let n = values.len();
+    let at = Tensor::from_host(&stream, &a, &[n]).unwrap();
+    let bt = Tensor::from_host(&stream, &b, &[n]).unwrap();
+    let mut y = Tensor::full(&stream, f32::NAN, &[n]).unwrap();
+    kernels.widen_fp8.launch(&stream, &at, &bt, &mut y).unwrap();
+    let got = y.to_host(&stream).unwrap();
+    for i in 0..n {
+        assert_eq!(got[i], a[i].to_f32() + b[i].to_f32(), "element {i}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_other_element_type_reads_back_exactly() {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = types::Kernels::load(&ctx).unwrap();
+    let n = 37;
+    let up = |i: usize| i as f64;
+    let t = |v: Vec<_>| v;
+    let a = Tensor::from_host(
+        &stream,
+        &t((0..n).map(|i| -(i as i8)).collect::<Vec<i8>>()),
+        &[n],
+    )
+    .unwrap();
+    let b =
+        Tensor::from_host(&stream, &(0..n).map(|i| i as u8).collect::<Vec<u8>>(), &[n]).unwrap();
+    let c = Tensor::from_host(
+        &stream,
+        &(0..n).map(|i| -300 * i as i16).collect::<Vec<i16>>(),
+        &[n],
+    )
+    .unwrap();
+    let d = Tensor::from_host(
+        &stream,
+        &(0..n).map(|i| 1000 * i as u16).collect::<Vec<u16>>(),
+        &[n],
+    )
+    .unwrap();
+    let e = Tensor::from_host(
+        &stream,
+        &(0..n).map(|i| -70000 * i as i32).collect::<Vec<i32>>(),
+        &[n],
+    )
+    .unwrap();
+    let f = Tensor::from_host(
+        &stream,
+        &(0..n).map(|i| 90000 * i as u32).collect::<Vec<u32>>(),
+        &[n],
+    )
+    .unwrap();
+    let g = Tensor::from_host(
+        &stream,
+        &(0..n)
+            .map(|i| -(1i64 << 40) * i as i64)
+            .collect::<Vec<i64>>(),
+        &[n],
+    )
+    .unwrap();
+    let h = Tensor::from_host(
+        &stream,
+        &(0..n)
+            .map(|i| (1u64 << 41) * i as u64)
+            .collect::<Vec<u64>>(),
+        &[n],
+    )
+    .unwrap();
+    let p = Tensor::from_host(
+        &stream,
+        &(0..n)
+            .map(|i| f16::from_f64(up(i) / 4.0))
+            .collect::<Vec<f16>>(),
+        &[n],
+    )
+    .unwrap();
+    let q = Tensor::from_host(
+        &stream,
+        &(0..n)
+            .map(|i| bf16::from_f64(up(i) * 2.0))
+            .collect::<Vec<bf16>>(),
+        &[n],
+    )
+    .unwrap();
+    let r = Tensor::from_host(
+        &stream,
+        &(0..n).map(|i| up(i) as f32 * 0.5).collect::<Vec<f32>>(),
+        &[n],
+    )
+    .unwrap();
+    let s = Tensor::from_host(
+        &stream,
+        &(0..n).map(|i| up(i) * 1e-3).collect::<Vec<f64>>(),
+        &[n],
+    )
+    .unwrap();
+    let mut y = Tensor::full(&stream, f64::NAN, &[n]).unwrap();
+    kernels
+        .sum_all
+        .launch(
+            &stream, &a, &b, &c, &d, &e, &f, &g, &h, &p, &q, &r, &s, &mut y,
+        )
+        .unwrap();
+    let got = y.to_host(&stream).unwrap();
+    for (i, &v) in got.iter().enumerate() {
+        let x = i as f64;
+        let want = -x + x - 300.0 * x + 1000.0 * x - 70000.0 * x + 90000.0 * x
+            - (1u64 << 40) as f64 * x
+            + (1u64 << 41) as f64 * x
+            + x / 4.0
+            + x * 2.0
+            + x * 0.5
+            + x * 1e-3;
+        assert!(
+            (v - want).abs() <= 1e-9 * want.abs().max(1.0),
+            "element {i}: {v}, expected {want}"
+        );
+    }
+}
