@@ -293,7 +293,8 @@ mod tests {
     }
 
     fn built(file: &str) -> Vec<&'static KernelContract> {
-        let text = std::fs::read_to_string(format!("../{file}")).expect("the spec");
+        let text = std::fs::read_to_string(format!("{}/../{file}", env!("CARGO_MANIFEST_DIR")))
+            .expect("the spec");
         build_all(&load(file, &text).expect("the spec compiles"))
     }
 
@@ -388,16 +389,17 @@ mod tests {
 
     #[test]
     fn every_example_spec_is_covered() {
-        let mut specs: Vec<String> = std::fs::read_dir("../specs")
-            .expect("specs/")
-            .map(|e| {
-                e.expect("an entry")
-                    .file_name()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .filter(|n| n.ends_with(".ima"))
-            .collect();
+        let mut specs: Vec<String> =
+            std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs"))
+                .expect("specs/")
+                .map(|e| {
+                    e.expect("an entry")
+                        .file_name()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .filter(|n| n.ends_with(".ima"))
+                .collect();
         specs.sort();
         assert_eq!(
             specs,

@@ -7,7 +7,8 @@ use ima_fuzz::{Finding, Kind, Options, fuzz};
 const SEED: u64 = 0x1ca_f00d;
 
 fn load(file: &str) -> (ir::Module, String) {
-    let text = std::fs::read_to_string(format!("../{file}")).expect("the spec");
+    let text = std::fs::read_to_string(format!("{}/../{file}", env!("CARGO_MANIFEST_DIR")))
+        .expect("the spec");
     let m = ima_fuzz::contract::load(file, &text).expect("the spec compiles");
     let cu_file = format!("{}.cu", ima_codegen::stem(file));
     let cuda = ima_codegen::cuda::generate(&m, &cu_file);
@@ -15,11 +16,12 @@ fn load(file: &str) -> (ir::Module, String) {
 }
 
 fn example_specs() -> Vec<String> {
-    let mut files: Vec<String> = std::fs::read_dir("../specs")
-        .expect("specs/")
-        .map(|e| format!("specs/{}", e.unwrap().file_name().to_string_lossy()))
-        .filter(|n| n.ends_with(".ima"))
-        .collect();
+    let mut files: Vec<String> =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs"))
+            .expect("specs/")
+            .map(|e| format!("specs/{}", e.unwrap().file_name().to_string_lossy()))
+            .filter(|n| n.ends_with(".ima"))
+            .collect();
     files.sort();
     files
 }

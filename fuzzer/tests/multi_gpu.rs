@@ -13,7 +13,8 @@ fn a_tensor_on_another_gpu_is_refused_with_violation_device() {
         return;
     }
     let file = "specs/transpose.ima";
-    let text = std::fs::read_to_string(format!("../{file}")).unwrap();
+    let text =
+        std::fs::read_to_string(format!("{}/../{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let m = contract::load(file, &text).unwrap();
     let cuda = ima_codegen::cuda::generate(&m, "transpose.cu");
     let c = contract::build_all(&m)

@@ -8,17 +8,19 @@ use ima_fuzz::tensors::{Layout, physical_shape, plan_layout};
 use ima_runtime::{Expr, KernelContract, Role};
 
 fn all_contracts() -> Vec<&'static KernelContract> {
-    let mut files: Vec<String> = std::fs::read_dir("../specs")
-        .expect("specs/")
-        .map(|e| format!("specs/{}", e.unwrap().file_name().to_string_lossy()))
-        .filter(|n| n.ends_with(".ima"))
-        .collect();
+    let mut files: Vec<String> =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../specs"))
+            .expect("specs/")
+            .map(|e| format!("specs/{}", e.unwrap().file_name().to_string_lossy()))
+            .filter(|n| n.ends_with(".ima"))
+            .collect();
     files.sort();
     files.push("tests/in/planted_bugs.ima".into());
     files
         .iter()
         .flat_map(|f| {
-            let text = std::fs::read_to_string(format!("../{f}")).unwrap();
+            let text =
+                std::fs::read_to_string(format!("{}/../{f}", env!("CARGO_MANIFEST_DIR"))).unwrap();
             contract::build_all(&contract::load(f, &text).unwrap())
         })
         .collect()

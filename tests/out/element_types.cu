@@ -118,7 +118,7 @@ struct a_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -133,7 +133,7 @@ struct b_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -148,7 +148,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 1, {i0}, {e0})) return ima_sink<float>();
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -264,7 +264,7 @@ struct a_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -279,7 +279,7 @@ struct b_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -294,7 +294,7 @@ struct c_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -309,7 +309,7 @@ struct d_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 3, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -324,7 +324,7 @@ struct e_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 4, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -339,7 +339,7 @@ struct f_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 5, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -354,7 +354,7 @@ struct g_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 6, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -369,7 +369,7 @@ struct h_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 7, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -384,7 +384,7 @@ struct p_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 8, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -399,7 +399,7 @@ struct q_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 9, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -414,7 +414,7 @@ struct r_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 10, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -429,7 +429,7 @@ struct s_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 11, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 
@@ -444,7 +444,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 12, 1, {i0}, {e0})) return ima_sink<double>();
         }
-        return p[i0 * s0];
+        return p[i0];
     }
 };
 

@@ -116,7 +116,7 @@ struct q_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
 };
 
@@ -131,7 +131,7 @@ struct k_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
 };
 
@@ -146,7 +146,7 @@ struct o_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
         }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
 };
 
@@ -363,7 +363,7 @@ struct s_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
 };
 
@@ -378,7 +378,7 @@ struct p_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
         }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
 };
 
@@ -584,7 +584,7 @@ struct p_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
 };
 
@@ -599,7 +599,7 @@ struct v_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
 };
 
@@ -614,7 +614,7 @@ struct o_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
         }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
 };
 

@@ -187,7 +187,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -418,7 +418,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -646,7 +646,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -847,7 +847,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -994,7 +994,7 @@ struct x_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -1079,7 +1079,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -1306,7 +1306,7 @@ struct x_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -1384,7 +1384,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 

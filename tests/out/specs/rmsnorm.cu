@@ -117,7 +117,7 @@ struct x_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -126,7 +126,7 @@ struct x_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
-        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1 * s1]);
+        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
     }
 };
 
@@ -141,7 +141,7 @@ struct w_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
         }
-        return p[i0 * s0];
+        return p[i0];
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -150,7 +150,7 @@ struct w_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 1, 8>(rec, 1, 0, {i0}, {e0})) return {};
         }
-        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0]);
+        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0]);
     }
 };
 
@@ -165,7 +165,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -174,13 +174,13 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
         }
-        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1 * s1]);
+        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
     }
     __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__nv_bfloat16, 8>& v) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 1, {i0, i1}, {e0, e1})) return;
         }
-        *reinterpret_cast<ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1 * s1]) = v;
+        *reinterpret_cast<ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]) = v;
     }
 };
 

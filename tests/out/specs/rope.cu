@@ -117,7 +117,7 @@ struct x_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
 };
 
@@ -132,7 +132,7 @@ struct cos_tab_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -147,7 +147,7 @@ struct sin_tab_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -162,7 +162,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 3, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
         }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
 };
 

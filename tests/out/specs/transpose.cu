@@ -116,7 +116,7 @@ struct x_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -131,7 +131,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -256,7 +256,7 @@ struct x_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
@@ -271,7 +271,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
-        return p[i0 * s0 + i1 * s1];
+        return p[i0 * s0 + i1];
     }
 };
 
