@@ -2,10 +2,9 @@
 //! guarded grid-stride loop that decodes the launch indices, and two entry points per
 //! kernel (32-bit and 64-bit indices).
 
-use crate::abi::{ArgKind, contract_args, contract_index};
 use crate::c_expr::c_expr;
-use crate::signature;
 use askama::Template;
+use ima_dsl::abi::{ArgKind, contract_args, contract_index};
 use ima_dsl::ir::{self, DType, Role};
 
 /// The C type that holds one element.
@@ -343,7 +342,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
 
     KernelCu {
         name: k.name.clone(),
-        signature: signature(k),
+        signature: k.signature(),
         docs: k.docs.clone(),
         args,
         shared: k
@@ -462,7 +461,11 @@ fn plain(a: &ir::TensorArg, index: usize) -> PlainCu {
 /// checker guarantees its stride is 1 (or that it has extent 1, where the index is 0), so
 /// the accessor adds its index instead of multiplying by a stride it knows.
 fn unit_stride_dim(a: &ir::TensorArg) -> Option<usize> {
-    if a.strided { None } else { a.stored.last().copied() }
+    if a.strided {
+        None
+    } else {
+        a.stored.last().copied()
+    }
 }
 
 /// Elements per 16-byte access along the last logical dimension, when the spec makes

@@ -5,7 +5,6 @@
 
 mod table;
 
-use crate::signature;
 use ima_dsl::ir::{self, BinOp, EmptyPolicy, Expr, Extent, Kernel, Launch};
 use table::table;
 
@@ -35,7 +34,7 @@ pub fn explain(m: &ir::Module, kernel: Option<&str>) -> Result<String, String> {
 }
 
 fn contract(file: &str, k: &Kernel) -> String {
-    let mut out = format!("kernel {}  ({file}:{})\n", signature(k), k.line);
+    let mut out = format!("kernel {}  ({file}:{})\n", k.signature(), k.line);
     for d in &k.docs {
         out.push_str(&format!("  /// {d}\n"));
     }

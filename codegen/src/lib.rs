@@ -1,7 +1,6 @@
 //! imac's back ends: the checked IR to CUDA C and to Rust launch stubs, through askama
 //! templates (`codegen/templates/`), and the generated crate around them.
 
-mod abi;
 mod c_expr;
 pub mod cuda;
 pub mod explain;
@@ -9,11 +8,8 @@ pub mod package;
 pub mod ptx;
 mod readme;
 pub mod rust;
-mod signature;
 pub mod stamp;
 pub mod vendored;
-
-pub use signature::signature;
 
 /// The version stamped into generated files.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

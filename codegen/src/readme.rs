@@ -52,7 +52,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelDoc {
     KernelDoc {
         name: k.name.clone(),
         docs: k.docs.clone(),
-        signature: crate::signature(k),
+        signature: k.signature(),
         location: format!("{}:{}", m.file, k.line),
         constraints: k
             .constraints

@@ -1,9 +1,8 @@
 //! IR to Rust: one typed launch stub per kernel, and its contract as a static descriptor
 //! that the runtime's one checker interprets.
 
-use crate::abi::{ArgKind, contract_args, contract_index};
-use crate::signature;
 use askama::Template;
+use ima_dsl::abi::{ArgKind, contract_args, contract_index};
 use ima_dsl::ir::{self, BinOp, DType, Expr, Role};
 
 /// The Rust type of one element, as the runtime names it.
@@ -256,7 +255,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         name: k.name.clone(),
         type_name: camel_case(&k.name),
         contract_name: k.name.to_ascii_uppercase(),
-        signature: signature(k),
+        signature: k.signature(),
         location: format!("{}:{}", m.file, k.line),
         docs: k.docs.clone(),
         arg_docs,
@@ -295,29 +294,14 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 },
                 dtype: dtype_variant(a.dtype),
                 dims: a.dims.iter().map(extent).collect(),
-                stored: if a.is_quant_buffer() {
-                    (0..a.dims.len())
-                        .map(|d| d.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                } else {
-                    a.ir.stored
-                        .iter()
-                        .chain(if a.kind == ArgKind::Logical {
-                            Some(&2)
-                        } else {
-                            None
-                        })
-                        .map(|d| d.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                },
-                strided: a.ir.strided || a.kind == ArgKind::Logical,
-                align: if a.is_quant_buffer() || a.kind == ArgKind::Logical {
-                    a.dtype.size()
-                } else {
-                    a.ir.align
-                },
+                stored: a
+                    .stored
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                strided: a.strided,
+                align: a.align,
             })
             .collect(),
         params: k

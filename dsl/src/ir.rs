@@ -35,6 +35,29 @@ impl Kernel {
     pub fn threads_per_block(&self) -> u32 {
         self.block.iter().product()
     }
+
+    /// `attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`: how
+    /// messages and docs name a kernel.
+    pub fn signature(&self) -> String {
+        let args = self.args.iter().map(|a| {
+            let dims: Vec<&str> = a.dims.iter().map(|d| d.text.as_str()).collect();
+            let dtype = match &a.quant {
+                Some(q) if q.format == QuantFormat::Int8 => "q8",
+                Some(_) => "q4",
+                None => a.dtype.name(),
+            };
+            format!("{}: {dtype}[{}]", a.name, dims.join(","))
+        });
+        let params = self
+            .params
+            .iter()
+            .map(|p| format!("{}: {}", p.name, p.dtype.name()));
+        format!(
+            "{}({})",
+            self.name,
+            args.chain(params).collect::<Vec<_>>().join(", ")
+        )
+    }
 }
 
 pub use crate::ast::EmptyPolicy;

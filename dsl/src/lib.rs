@@ -1,6 +1,7 @@
 //! The `.ima` kernel-spec language: grammar, syntax tree with spans, checker, IR and
 //! diagnostics. It knows nothing of CUDA or Rust output; `ima-codegen` reads the IR.
 
+pub mod abi;
 pub mod ast;
 mod check;
 pub mod diag;

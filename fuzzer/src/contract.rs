@@ -9,6 +9,7 @@
 //! below holds it equal, field by field, to every contract the generator wrote for
 //! `specs/*.ima` and `tests/in/planted_bugs.ima`.
 
+use ima_dsl::abi::{ArgKind, contract_args};
 use ima_dsl::ir::{self, Role as IrRole};
 use ima_runtime::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, Expr, Extent, KernelContract, Launch, Param,
@@ -90,67 +91,25 @@ fn extents(dims: &[ir::Extent]) -> &'static [Extent] {
     leak(dims.iter().map(extent).collect())
 }
 
-/// The contract index of each IR argument (its logical argument, for a quantized one).
-pub fn contract_index(k: &ir::Kernel) -> Vec<usize> {
-    let mut next = 0;
-    k.args
-        .iter()
-        .map(|a| {
-            let index = next;
-            next += 1 + a
-                .quant
-                .as_ref()
-                .map_or(0, |q| q.buffers(&a.dims[0], &a.dims[1], a.dtype).len());
-            index
+pub use ima_dsl::abi::contract_index;
+
+/// Every contract argument of `k`, in ABI order (`ima_dsl::abi`, as the generated stubs).
+fn args(k: &ir::Kernel) -> Vec<TensorArg> {
+    contract_args(k)
+        .into_iter()
+        .map(|a| TensorArg {
+            name: leak_str(a.name.clone()),
+            role: match a.kind {
+                ArgKind::Logical => Role::Logical,
+                ArgKind::Buffer => role(a.role()),
+            },
+            dtype: dtype(a.dtype),
+            dims: extents(&a.dims),
+            stored: leak(a.stored.clone()),
+            strided: a.strided,
+            align: a.align as usize,
         })
         .collect()
-}
-
-/// Every contract argument of `k`, in ABI order (see `ima_codegen::abi`).
-fn args(k: &ir::Kernel) -> Vec<TensorArg> {
-    let mut out = Vec::new();
-    for a in &k.args {
-        let name = leak_str(a.name.clone());
-        let Some(q) = &a.quant else {
-            out.push(TensorArg {
-                name,
-                role: role(a.role),
-                dtype: dtype(a.dtype),
-                dims: extents(&a.dims),
-                stored: leak(a.stored.clone()),
-                strided: a.strided,
-                align: a.align as usize,
-            });
-            continue;
-        };
-        // The logical [K, N, G]: bound and checked, never passed; any "strides".
-        let mut logical: Vec<ir::Extent> = a.dims.clone();
-        logical.push(q.group.clone());
-        let mut stored = a.stored.clone();
-        stored.push(2);
-        out.push(TensorArg {
-            name,
-            role: Role::Logical,
-            dtype: dtype(a.dtype),
-            dims: extents(&logical),
-            stored: leak(stored),
-            strided: true,
-            align: dtype(a.dtype).size(),
-        });
-        // Its buffers: contiguous, in their own order, aligned to their element.
-        for b in q.buffers(&a.dims[0], &a.dims[1], a.dtype) {
-            out.push(TensorArg {
-                name: leak_str(format!("{}.{}", a.name, b.part)),
-                role: role(a.role),
-                dtype: dtype(b.dtype),
-                dims: extents(&b.dims),
-                stored: leak((0..b.dims.len()).collect()),
-                strided: false,
-                align: dtype(b.dtype).size(),
-            });
-        }
-    }
-    out
 }
 
 fn role(r: IrRole) -> Role {
@@ -161,34 +120,12 @@ fn role(r: IrRole) -> Role {
     }
 }
 
-/// `attn_scores(q: f16[B,H,S,D], ...)`, as `ima_codegen::signature` writes it.
-pub fn signature(k: &ir::Kernel) -> String {
-    let args = k.args.iter().map(|a| {
-        let dims: Vec<&str> = a.dims.iter().map(|d| d.text.as_str()).collect();
-        let dtype = match &a.quant {
-            Some(q) if q.format == ir::QuantFormat::Int8 => "q8",
-            Some(_) => "q4",
-            None => a.dtype.name(),
-        };
-        format!("{}: {dtype}[{}]", a.name, dims.join(","))
-    });
-    let params = k
-        .params
-        .iter()
-        .map(|p| format!("{}: {}", p.name, p.dtype.name()));
-    format!(
-        "{}({})",
-        k.name,
-        args.chain(params).collect::<Vec<_>>().join(", ")
-    )
-}
-
 /// The contract of kernel `k` of module `m`, as the generated stub holds it.
 pub fn build(m: &ir::Module, k: &ir::Kernel) -> &'static KernelContract {
     let index = contract_index(k);
     let contract = KernelContract {
         name: leak_str(k.name.clone()),
-        signature: leak_str(signature(k)),
+        signature: leak_str(k.signature()),
         location: leak_str(format!("{}:{}", m.file, k.line)),
         symbols: leak(
             k.symbols

@@ -4,7 +4,7 @@
 //! parameter list both follow this order, and checked-mode reports name arguments by
 //! their index in it.
 
-use ima_dsl::ir::{self, DType, Extent, Role};
+use crate::ir::{self, DType, Extent, Role};
 
 pub struct ContractArg<'a> {
     /// `q`, or `w.qzeros` for a quantized argument's buffer.
@@ -15,6 +15,12 @@ pub struct ContractArg<'a> {
     pub kind: ArgKind,
     pub dtype: DType,
     pub dims: Vec<Extent>,
+    /// `stored[p]` is the logical dimension at physical position `p`.
+    pub stored: Vec<usize>,
+    /// Any strides accepted (a logical argument has no memory, so it takes any).
+    pub strided: bool,
+    /// Alignment of the data pointer in bytes.
+    pub align: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,11 +34,6 @@ pub enum ArgKind {
 impl ContractArg<'_> {
     pub fn role(&self) -> Role {
         self.ir.role
-    }
-
-    /// One of a quantized argument's real buffers, whose layout the format fixes.
-    pub fn is_quant_buffer(&self) -> bool {
-        self.ir.quant.is_some() && self.kind == ArgKind::Buffer
     }
 }
 
@@ -48,6 +49,9 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                 kind: ArgKind::Buffer,
                 dtype: a.dtype,
                 dims: a.dims.clone(),
+                stored: a.stored.clone(),
+                strided: a.strided,
+                align: a.align,
             }),
             Some(q) => {
                 let mut logical = a.dims.clone();
@@ -58,7 +62,10 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                     ir: a,
                     kind: ArgKind::Logical,
                     dtype: a.dtype,
+                    stored: (0..logical.len()).collect(),
                     dims: logical,
+                    strided: true,
+                    align: a.dtype.size(),
                 });
                 for b in q.buffers(&a.dims[0], &a.dims[1], a.dtype) {
                     out.push(ContractArg {
@@ -67,7 +74,10 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                         ir: a,
                         kind: ArgKind::Buffer,
                         dtype: b.dtype,
+                        stored: (0..b.dims.len()).collect(),
                         dims: b.dims,
+                        strided: false,
+                        align: b.dtype.size(),
                     });
                 }
             }
