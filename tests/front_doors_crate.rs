@@ -61,7 +61,7 @@ fn generated_crate_builds_offline_outside_the_workspace() {
             kernel.name
         );
         assert!(
-            stubs.contains(&format!("/// `{}", ima_codegen::signature(kernel))),
+            stubs.contains(&format!("/// `{}", kernel.signature())),
             "no rustdoc on {}",
             kernel.name
         );

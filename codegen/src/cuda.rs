@@ -77,6 +77,7 @@ enum ArgCu {
 
 /// The accessor of a plain tensor argument.
 struct PlainCu {
+    docs: Vec<String>,
     role: &'static str,
     name: String,
     /// Contract index, for checked-mode reports.
@@ -103,6 +104,7 @@ struct PlainCu {
 
 /// The accessor of a quantized argument.
 struct QuantCu {
+    docs: Vec<String>,
     name: String,
     arg: usize,
     summary: String,
@@ -139,6 +141,7 @@ enum LaunchCu {
 }
 
 struct SharedCu {
+    docs: Vec<String>,
     name: String,
     /// `-1 - n` for the n-th shared array, in checked-mode reports.
     arg: i64,
@@ -371,6 +374,7 @@ fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
     let offset = (1..rank).fold("i0".to_string(), |acc, d| format!("({acc}) * d{d} + i{d}"));
     let ty = c_type(a.dtype);
     SharedCu {
+        docs: a.docs.clone(),
         name: a.name.clone(),
         arg: -1 - i as i64,
         rank,
@@ -404,6 +408,7 @@ fn plain(a: &ir::TensorArg, index: usize) -> PlainCu {
         String::new()
     };
     PlainCu {
+        docs: a.docs.clone(),
         role: match a.role {
             Role::In => "in",
             Role::Out => "out",
@@ -587,6 +592,7 @@ fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
         ),
     };
     QuantCu {
+        docs: a.docs.clone(),
         name: a.name.clone(),
         arg: index,
         summary: format!(

@@ -157,6 +157,15 @@ pub fn generate(m: &ir::Module, options: RustOptions) -> String {
     .expect("the module template renders from plain strings")
 }
 
+/// An argument's line in a stub's docs, followed by the spec's doc comment for it.
+fn with_docs(line: String, docs: &[String]) -> String {
+    if docs.is_empty() {
+        line
+    } else {
+        format!("{line}: {}", docs.join(" "))
+    }
+}
+
 fn camel_case(name: &str) -> String {
     name.split('_')
         .filter(|w| !w.is_empty())
@@ -203,12 +212,15 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                     )
                 })
                 .collect();
-            arg_docs.push(format!(
-                "`{}`: q `[{}]`, group `{}`: {}",
-                a.name,
-                dims.join(", "),
-                q.group.text,
-                parts.join(", ")
+            arg_docs.push(with_docs(
+                format!(
+                    "`{}`: q `[{}]`, group `{}`: {}",
+                    a.name,
+                    dims.join(", "),
+                    q.group.text,
+                    parts.join(", ")
+                ),
+                &a.docs,
             ));
             continue;
         }
@@ -236,7 +248,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         if a.align > a.dtype.size() {
             doc.push_str(&format!(", {}-byte aligned", a.align));
         }
-        arg_docs.push(doc);
+        arg_docs.push(with_docs(doc, &a.docs));
     }
     let mut scalars = Vec::new();
     for p in &k.params {
@@ -246,7 +258,10 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
             dtype_variant(p.dtype),
             p.name
         ));
-        arg_docs.push(format!("`{}`: {}", p.name, p.dtype.name()));
+        arg_docs.push(with_docs(
+            format!("`{}`: {}", p.name, p.dtype.name()),
+            &p.docs,
+        ));
     }
     let quantized = kernel_args
         .iter()

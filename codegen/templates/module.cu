@@ -112,6 +112,9 @@ namespace ima_{{ k.name }} {
 {% for a in k.args %}
 {%- match a %}
 {%- when ArgCu::Plain with (p) %}
+{%- for line in p.docs %}
+// {{ line }}
+{%- endfor %}
 // {{ p.role }} {{ p.name }}: {{ p.dtype }}[{{ p.dims }}]{{ p.layout_note }}
 template <typename I, bool IMA_CHECKED>
 struct {{ p.name }}_t {
@@ -146,6 +149,9 @@ struct {{ p.name }}_t {
 {%- endif %}
 };
 {%- when ArgCu::Quant with (q) %}
+{%- for line in q.docs %}
+// {{ line }}
+{%- endfor %}
 // in {{ q.name }}: {{ q.summary }}
 // Buffers: {{ q.buffers }}.
 template <typename I, bool IMA_CHECKED>
@@ -215,6 +221,9 @@ struct {{ q.name }}_t {
 {%- endmatch %}
 {% endfor %}
 {%- for a in k.shared %}
+{%- for line in a.docs %}
+// {{ line }}
+{%- endfor %}
 // shared {{ a.name }}: {{ a.dtype }}[{{ a.dims }}], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct {{ a.name }}_t {

@@ -105,6 +105,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
 namespace ima_attn_scores {
 
 
+// Queries.
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
 struct q_t {
@@ -120,6 +121,7 @@ struct q_t {
     }
 };
 
+// Keys.
 // in k: f16[B, H, T, D]
 template <typename I, bool IMA_CHECKED>
 struct k_t {
@@ -173,7 +175,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 177 "attn.cu"
+#line 179 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -382,6 +384,7 @@ struct p_t {
     }
 };
 
+// One partial result per warp.
 // shared red: f32[32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct red_t {
@@ -433,7 +436,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 437 "attn.cu"
+#line 440 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -638,7 +641,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 642 "attn.cu"
+#line 645 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -77,10 +77,10 @@ impl AttnScores {
     /// Checks every argument against the contract, then launches on `stream`.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `q`: f16 `[B, H, S, D]`, contiguous
-    /// - `k`: f16 `[B, H, T, D]`, contiguous
+    /// - `q`: f16 `[B, H, S, D]`, contiguous: Queries.
+    /// - `k`: f16 `[B, H, T, D]`, contiguous: Keys.
     /// - `o`: f32 `[B, H, S, T]`, contiguous
-    /// - `scale`: f32
+    /// - `scale`: f32: Softmax scale, usually 1/sqrt(D).
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,

@@ -1083,6 +1083,7 @@ struct y_t {
     }
 };
 
+// Partial sums: [slice, row of x, column].
 // shared part: f32[8, 8, 32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
@@ -1141,7 +1142,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1145 "quant.cu"
+#line 1146 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1405,7 +1406,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 1409 "quant.cu"
+#line 1410 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

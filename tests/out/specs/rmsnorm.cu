@@ -130,6 +130,7 @@ struct x_t {
     }
 };
 
+// Per-channel weight.
 // in w: bf16[D]
 template <typename I, bool IMA_CHECKED>
 struct w_t {
@@ -184,6 +185,7 @@ struct y_t {
     }
 };
 
+// One partial sum per warp.
 // shared red: f32[32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct red_t {
@@ -237,7 +239,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 241 "rmsnorm.cu"
+#line 243 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

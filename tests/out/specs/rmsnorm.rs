@@ -68,7 +68,7 @@ impl RmsNorm {
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     /// - `x`: bf16 `[N, D]`, contiguous, 16-byte aligned
-    /// - `w`: bf16 `[D]`, contiguous, 16-byte aligned
+    /// - `w`: bf16 `[D]`, contiguous, 16-byte aligned: Per-channel weight.
     /// - `y`: bf16 `[N, D]`, contiguous, 16-byte aligned
     /// - `eps`: f32
     pub fn launch(

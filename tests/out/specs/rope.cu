@@ -121,6 +121,7 @@ struct x_t {
     }
 };
 
+// cos and sin of each position's angle, per pair.
 // in cos_tab: f32[S, D / 2]
 template <typename I, bool IMA_CHECKED>
 struct cos_tab_t {
@@ -187,7 +188,7 @@ __device__ __forceinline__ void body(
         const float x0 = __half2float(x(b, h, s, 2 * p)), x1 = __half2float(x(b, h, s, 2 * p + 1));
         y(b, h, s, d) = __float2half(d % 2 == 0 ? x0 * c - x1 * sn : x1 * c + x0 * sn);
     
-#line 191 "rope.cu"
+#line 192 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -68,7 +68,7 @@ impl Rope {
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     /// - `x`: f16 `[B, S, H, D]` in memory, read as `[B, H, S, D]`, contiguous
-    /// - `cos_tab`: f32 `[S, D / 2]`, contiguous
+    /// - `cos_tab`: f32 `[S, D / 2]`, contiguous: cos and sin of each position's angle, per pair.
     /// - `sin_tab`: f32 `[S, D / 2]`, contiguous
     /// - `y`: f16 `[B, S, H, D]` in memory, read as `[B, H, S, D]`, contiguous
     pub fn launch(

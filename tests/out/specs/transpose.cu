@@ -275,6 +275,7 @@ struct y_t {
     }
 };
 
+// One column of padding avoids shared-memory bank conflicts.
 // shared tile: f32[TILE, TILE + 1], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct tile_t {
@@ -310,7 +311,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 314 "transpose.cu"
+#line 315 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
