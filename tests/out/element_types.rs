@@ -74,6 +74,8 @@ impl WidenFp8 {
     /// - `a`: e4m3 `[N]`, contiguous
     /// - `b`: e5m2 `[N]`, contiguous
     /// - `y`: f32 `[N]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
@@ -175,6 +177,8 @@ impl SumAll {
     /// - `r`: f32 `[N]`, contiguous
     /// - `s`: f64 `[N]`, contiguous
     /// - `y`: f64 `[N]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,

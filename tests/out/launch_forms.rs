@@ -73,6 +73,8 @@ impl RowSums {
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     /// - `x`: f32 `[N, D]`, contiguous
     /// - `s`: f32 `[N, 1]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
@@ -160,6 +162,8 @@ impl Fill {
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     /// - `src`: f32 `[N]`, contiguous
     /// - `y`: f32 `[N, M]`, any strides
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,

@@ -86,6 +86,8 @@ impl ScoresOffByOne {
     /// - `q`: f16 `[B, H, S, D]`, contiguous
     /// - `k`: f16 `[B, H, T, D]`, contiguous
     /// - `o`: f32 `[B, H, S, T]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
@@ -189,6 +191,8 @@ impl TransposeSwapped {
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     /// - `x`: f32 `[M, N]`, contiguous
     /// - `y`: f32 `[N, M]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
@@ -270,6 +274,8 @@ impl SharedOverrun {
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     /// - `x`: f32 `[R, C]`, contiguous
     /// - `s`: f32 `[R, 1]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
@@ -358,6 +364,8 @@ impl DequantWrongGroup {
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     /// - `y`: f16 `[K, N]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,

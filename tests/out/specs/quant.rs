@@ -99,6 +99,8 @@ impl GptqDequant {
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     /// - `y`: f16 `[K, N]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
@@ -221,6 +223,8 @@ impl GptqActOrderDequant {
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`, g_idx `[K]`
     /// - `y`: f16 `[K, N]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
@@ -354,6 +358,8 @@ impl AwqDequant {
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     /// - `w`: q `[K, N]`, group `G`: qweight `[K, ceil(N / 8)]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     /// - `y`: f16 `[K, N]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
@@ -476,6 +482,8 @@ impl Int8Dequant {
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     /// - `w`: q `[K, N]`, group `G`: qweight `[K, N]`, scales `[ceil(K / G), N]`
     /// - `y`: f16 `[K, N]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
@@ -591,6 +599,8 @@ impl GptqGemv {
     /// - `x`: f16 `[M, K]`, contiguous
     /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     /// - `y`: f16 `[M, N]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
@@ -739,6 +749,8 @@ impl AwqGemv {
     /// - `x`: f16 `[M, K]`, contiguous
     /// - `w`: q `[K, N]`, group `G`: qweight `[K, ceil(N / 8)]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     /// - `y`: f16 `[M, N]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
