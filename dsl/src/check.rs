@@ -375,28 +375,14 @@ impl<'a> KernelChecker<'a> {
         let errors_before = self.diags.len();
         check_reserved(&k.name, self.diags);
 
-        let tensors: Vec<&ast::TensorArg> = k
-            .members
-            .iter()
-            .filter_map(|m| {
-                if let Member::Tensor(t) = m {
-                    Some(t)
-                } else {
-                    None
-                }
-            })
-            .collect();
-        let params: Vec<&ast::Param> = k
-            .members
-            .iter()
-            .filter_map(|m| {
-                if let Member::Param(p) = m {
-                    Some(p)
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let tensors: Vec<&ast::TensorArg> = self.all(|m| match m {
+            Member::Tensor(t) => Some(t),
+            _ => None,
+        });
+        let params: Vec<&ast::Param> = self.all(|m| match m {
+            Member::Param(p) => Some(p),
+            _ => None,
+        });
         let launch = self.single(
             |m| {
                 if let Member::Launch(l) = m {
@@ -527,16 +513,12 @@ impl<'a> KernelChecker<'a> {
             line: self.source.line_col(b.span.start).0,
         });
 
-        let shared: Vec<Option<ir::SharedArray>> = k
-            .members
-            .iter()
-            .filter_map(|m| {
-                if let Member::Shared(sh) = m {
-                    Some(sh)
-                } else {
-                    None
-                }
-            })
+        let shared_decls: Vec<&ast::Shared> = self.all(|m| match m {
+            Member::Shared(sh) => Some(sh),
+            _ => None,
+        });
+        let shared: Vec<Option<ir::SharedArray>> = shared_decls
+            .into_iter()
             .map(|sh| {
                 check_reserved(&sh.name, self.diags);
                 if let Some(&first) = names.get(sh.name.name.as_str()) {
@@ -679,18 +661,11 @@ impl<'a> KernelChecker<'a> {
     }
 
     fn param_name(&self, index: usize) -> &'a str {
-        let k = self.k;
-        k.members
-            .iter()
-            .filter_map(|m| {
-                if let Member::Param(p) = m {
-                    Some(p.name.name.as_str())
-                } else {
-                    None
-                }
-            })
-            .nth(index)
-            .expect("a resolved param index")
+        let params = self.all(|m| match m {
+            Member::Param(p) => Some(p.name.name.as_str()),
+            _ => None,
+        });
+        params[index]
     }
 
     /// `align(16)` on f16 data promises 8-element vector access along the innermost
@@ -792,6 +767,7 @@ impl<'a> KernelChecker<'a> {
         }
     }
 
+    /// The members of one kind, in source order.
     fn all<T>(&self, pick: impl Fn(&'a Member) -> Option<T>) -> Vec<T> {
         self.k.members.iter().filter_map(pick).collect()
     }
