@@ -15,27 +15,8 @@ pub fn c_expr(k: &Kernel, e: &Expr) -> String {
                 BinOp::CeilDiv => format!("(({a} + {b} - 1) / {b})"),
                 BinOp::Min => format!("min({a}, {b})"),
                 BinOp::Max => format!("max({a}, {b})"),
-                _ => format!("({a} {} {b})", c_op(*op)),
+                _ => format!("({a} {} {b})", op.symbol()),
             }
         }
-    }
-}
-
-fn c_op(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Rem => "%",
-        BinOp::Eq => "==",
-        BinOp::Ne => "!=",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        BinOp::And => "&&",
-        BinOp::Or => "||",
-        BinOp::CeilDiv | BinOp::Min | BinOp::Max => unreachable!("printed as calls"),
     }
 }

@@ -372,14 +372,14 @@ fn expr(k: &Kernel, e: &Expr) -> String {
             Expr::Bin(op @ (BinOp::CeilDiv | BinOp::Min | BinOp::Max), a, b) => {
                 let between = if *op == BinOp::CeilDiv { " / " } else { ", " };
                 (
-                    format!("{}({}{between}{})", symbol(*op), go(k, a, 0), go(k, b, 0)),
+                    format!("{}({}{between}{})", op.symbol(), go(k, a, 0), go(k, b, 0)),
                     8,
                 )
             }
             Expr::Bin(op, a, b) => {
                 let p = prec(*op);
                 (
-                    format!("{} {} {}", go(k, a, p), symbol(*op), go(k, b, p + 1)),
+                    format!("{} {} {}", go(k, a, p), op.symbol(), go(k, b, p + 1)),
                     p,
                 )
             }
@@ -387,27 +387,6 @@ fn expr(k: &Kernel, e: &Expr) -> String {
         if p < min { format!("({text})") } else { text }
     }
     go(k, e, 0)
-}
-
-fn symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Rem => "%",
-        BinOp::Eq => "==",
-        BinOp::Ne => "!=",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        BinOp::And => "&&",
-        BinOp::Or => "||",
-        BinOp::CeilDiv => "ceil",
-        BinOp::Min => "min",
-        BinOp::Max => "max",
-    }
 }
 
 #[cfg(test)]

@@ -291,6 +291,31 @@ pub enum BinOp {
     Or,
 }
 
+impl BinOp {
+    /// The operator as specs (and C) write it; the function name for the three that are
+    /// calls (`ceil`, `min`, `max`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+            BinOp::CeilDiv => "ceil",
+            BinOp::Min => "min",
+            BinOp::Max => "max",
+        }
+    }
+}
+
 /// An integer expression over symbols and integer params.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expr {
