@@ -6,21 +6,16 @@ mod attn {
     include!("out/specs/attn.rs");
 }
 
+mod common;
+
+use common::lcg;
 use ima::cudarc::driver::CudaContext;
 use ima::half::f16;
 use ima::{Error, Launched, Tensor, Violation};
 
 /// Deterministic values in [-1, 1), exactly representable in f16.
 fn data(n: usize, seed: u64) -> Vec<f16> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            f16::from_f32(((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0)
-        })
-        .collect()
+    lcg(seed).take(n).map(f16::from_f32).collect()
 }
 
 #[test]

@@ -16,21 +16,16 @@ mod transpose {
     include!("out/specs/transpose.rs");
 }
 
+mod common;
+
+use common::lcg;
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::f16;
 use ima::{Access, Error, OutOfBounds, Tensor};
 use std::sync::Arc;
 
 fn data(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
+    lcg(seed).take(n).collect()
 }
 
 fn halves(n: usize, seed: u64) -> Vec<f16> {

@@ -2,21 +2,10 @@
 //! `tests/fmt/in/NAME.ima` formats to `tests/fmt/out/NAME.ima`. `IMA_BLESS=1 cargo test
 //! --test fmt_golden` rewrites the outputs; review the diff before committing it.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn specs_in(dir: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
-        .unwrap_or_else(|e| panic!("cannot read {dir}: {e}"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "ima"))
-        .collect();
-    v.sort();
-    v
-}
+use common::{root, specs_in};
+use std::path::Path;
 
 fn format(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();

@@ -7,21 +7,10 @@
 //!   diagnostics) when the spec has errors.
 
 use ima_dsl::Source;
-use std::path::{Path, PathBuf};
+mod common;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn specs_in(dir: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
-        .unwrap_or_else(|e| panic!("cannot read {dir}: {e}"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "ima"))
-        .collect();
-    v.sort();
-    v
-}
+use common::{root, specs_in};
+use std::path::Path;
 
 /// The outputs of one spec: (file name, contents).
 fn outputs(spec: &Path) -> Vec<(String, String)> {

@@ -8,6 +8,9 @@ mod quant {
     include!("out/specs/quant.rs");
 }
 
+mod common;
+
+use common::lcg;
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::f16;
 use ima::{
@@ -18,15 +21,7 @@ use std::sync::Arc;
 
 /// Deterministic weights in [-1, 1).
 fn weights(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
+    lcg(seed).take(n).collect()
 }
 
 /// (K, N, G): aligned; K no multiple of G; K no multiple of 8; neither; N ragged; G = K.

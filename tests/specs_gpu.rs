@@ -36,6 +36,9 @@ mod strided_spec {
     include!("out/specs/strided.rs");
 }
 
+mod common;
+
+use common::lcg;
 use std::sync::Arc;
 
 use ima::cudarc::driver::{CudaContext, CudaStream};
@@ -49,17 +52,6 @@ fn gpu() -> (Arc<CudaContext>, Arc<CudaStream>) {
     let ctx = CudaContext::new(0).expect("a CUDA device");
     let stream = ctx.new_stream().expect("a CUDA stream");
     (ctx, stream)
-}
-
-/// Deterministic pseudo-random values in [-1, 1) (an LCG, as in `attn_gpu.rs`).
-fn lcg(seed: u64) -> impl Iterator<Item = f32> {
-    let mut s = seed;
-    std::iter::repeat_with(move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    })
 }
 
 fn f32s(n: usize, seed: u64) -> Vec<f32> {

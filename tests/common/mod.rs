@@ -1,0 +1,35 @@
+//! Helpers shared by the integration tests (`mod common;` in each).
+
+// Each test binary compiles this module for itself and uses only part of it.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The workspace root, where specs/ and tests/ live.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The `.ima` files of a folder of the workspace, sorted.
+pub fn specs_in(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+        .unwrap_or_else(|e| panic!("cannot read {dir}: {e}"))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ima"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Deterministic pseudo-random values in [-1, 1) from a 64-bit LCG: the same seed gives
+/// the same values in every test. With 24 bits of mantissa they round to f16 and bf16
+/// without surprises, and the references read the rounded values back.
+pub fn lcg(seed: u64) -> impl Iterator<Item = f32> {
+    let mut s = seed;
+    std::iter::repeat_with(move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    })
+}
