@@ -4,7 +4,7 @@
 
 use crate::c_expr::c_expr;
 use askama::Template;
-use ima_dsl::abi::{ArgKind, contract_args, contract_index};
+use ima_dsl::abi::{ArgKind, ContractArg, contract_args, contract_index};
 use ima_dsl::ir::{self, DType, Role};
 
 /// The C type that holds one element.
@@ -333,6 +333,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         })
         .collect();
 
+    let contract = contract_args(k);
     let entries = [
         ("i32", "int", false),
         ("i64", "long long", false),
@@ -340,7 +341,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         ("i64_checked", "long long", true),
     ]
     .into_iter()
-    .map(|(suffix, index_type, checked)| entry(k, suffix, index_type, checked))
+    .map(|(suffix, index_type, checked)| entry(k, &contract, suffix, index_type, checked))
     .collect();
 
     KernelCu {
@@ -629,10 +630,15 @@ fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
     }
 }
 
-fn entry(k: &ir::Kernel, suffix: &'static str, index_type: &'static str, checked: bool) -> Entry {
+fn entry(
+    k: &ir::Kernel,
+    contract: &[ContractArg<'_>],
+    suffix: &'static str,
+    index_type: &'static str,
+    checked: bool,
+) -> Entry {
     let mut params = Vec::new();
     let mut run_args = Vec::new();
-    let contract = contract_args(k);
     let record = if checked { "ima_record" } else { "nullptr" };
     for a in &k.args {
         let buffers: Vec<_> = contract
