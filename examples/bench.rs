@@ -128,115 +128,177 @@ COMPARE(compare_f32, float, )
 // shape included (grid, block, dynamic shared bytes, __launch_bounds__(256, 1)), with the
 // accessors written out as fixed row-major pointer arithmetic on 32-bit indices.
 
-// GPTQ dequant8: the 8 rows of packed word (k/8, n); qweight [ceil(K/8), N] along K,
-// qzeros [ceil(K/G), ceil(N/8)] stored minus one, scales [ceil(K/G), N].
-__device__ __forceinline__ void twin_gptq_dequant8(
+// 2^23 + v as a float: the difference of two is the exact difference of the integers.
+__device__ __forceinline__ float twin_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
+
+// Element (k, n) of a GPTQ weight (zeros stored minus one), for tiles at an edge.
+__device__ __forceinline__ float twin_gptq_at(
         const int* __restrict__ qweight, const int* __restrict__ qzeros,
-        const __half* __restrict__ scales, int k, int n, int K, int N, int G, float (&out)[8]) {
-    const int words = (N + 7) / 8;
-    const unsigned int word = qweight[(k / 8) * N + n];
-    const int k0 = k / 8 * 8;
+        const __half* __restrict__ scales, int k, int n, int N, int G) {
+    const int g = k / G;
+    const int q = (qweight[(k / 8) * N + n] >> (4 * (k % 8))) & 0xF;
+    const int z = ((qzeros[g * (N / 8) + n / 8] >> (4 * (n % 8))) + 1) & 0xF;
+    return float(q - z) * __half2float(scales[g * N + n]);
+}
+
+// Element (k, n) of an AWQ weight (interleave [0, 2, 4, 6, 1, 3, 5, 7], zeros plain).
+__device__ __forceinline__ float twin_awq_at(
+        const int* __restrict__ qweight, const int* __restrict__ qzeros,
+        const __half* __restrict__ scales, int k, int n, int N, int G) {
+    const int g = k / G, col = n % 8, shift = 4 * (col / 2 + col % 2 * 4);
+    const int q = (qweight[k * (N / 8) + n / 8] >> shift) & 0xF;
+    const int z = (qzeros[g * (N / 8) + n / 8] >> shift) & 0xF;
+    return float(q - z) * __half2float(scales[g * N + n]);
+}
+
+// C scales from 16-byte-aligned rows (C = 4 or 8).
+template <int C>
+__device__ __forceinline__ void twin_scales(const __half* __restrict__ p, float (&s)[C]) {
+    __half h[C];
+    if constexpr (C == 8) {
+        const int4 v = __ldg(reinterpret_cast<const int4*>(p));
+        memcpy(h, &v, 16);
+    } else {
+        const int2 v = __ldg(reinterpret_cast<const int2*>(p));
+        memcpy(h, &v, 8);
+    }
+#pragma unroll
+    for (int c = 0; c < C; ++c) s[c] = __half2float(h[c]);
+}
+
+// A GPTQ tile: rows k0..k0+7 (k0 % 8 == 0) by columns n..n+C-1 (n % C == 0, N % 8 == 0).
+template <int C>
+__device__ __forceinline__ void twin_gptq_tile(
+        const int* __restrict__ qweight, const int* __restrict__ qzeros,
+        const __half* __restrict__ scales, int k0, int n, int K, int N, int G, float (&out)[8][C]) {
     const int g0 = k0 / G;
     if (k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G) {
-        const float s = __half2float(scales[g0 * N + n]);
-        const int z = (((qzeros[g0 * words + n / 8] >> (4 * (n % 8))) + 1) & 0xF);
+        float s[C], z[C];
+        twin_scales<C>(&scales[g0 * N + n], s);
+        const unsigned int zw = qzeros[g0 * (N / 8) + n / 8];
+        const int col0 = C == 8 ? 0 : n % 8;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) out[j] = float(int((word >> (4 * j)) & 0xF) - z) * s;
+        for (int c = 0; c < C; ++c) z[c] = twin_biased(((zw >> (4 * (col0 + c))) + 1) & 0xF);
+        unsigned int w[C];
+#pragma unroll
+        for (int i = 0; i < C / 4; ++i) {
+            const int4 v = __ldg(reinterpret_cast<const int4*>(&qweight[(k0 / 8) * N + n]) + i);
+            memcpy(&w[4 * i], &v, 16);
+        }
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[r][c] = (twin_biased((w[c] >> (4 * r)) & 0xF) - z[c]) * s[c];
         return;
     }
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-        const int kk = k / 8 * 8 + j;
-        if (kk >= K) { out[j] = 0.f; continue; }
-        const int g = kk / G;
-        out[j] = float(int((word >> (4 * j)) & 0xF) - (((qzeros[g * words + n / 8] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * N + n]);
-    }
+    for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+            out[r][c] = k0 + r < K ? twin_gptq_at(qweight, qzeros, scales, k0 + r, n + c, N, G) : 0.f;
 }
 
-// gptq_dequant: grid(ceil(N / 256), min(ceil(K / 8), 65535)) block(256), a thread per
-// packed word (8 rows of one column).
-extern "C" __global__ void __launch_bounds__(256, 1) twin_gptq_dequant(
+// An AWQ tile: rows k0..k0+7 by the 8 columns of packed word n / 8 (n % 8 == 0).
+__device__ __forceinline__ void twin_awq_tile(
         const int* __restrict__ qweight, const int* __restrict__ qzeros,
-        const __half* __restrict__ scales, __half* __restrict__ y, int K, int N, int G) {
-    const int n = int(blockIdx.x) * 256 + threadIdx.x;
-    if (n >= N) return;
-    for (int k8 = int(blockIdx.y) * 8; k8 < K; k8 += int(gridDim.y) * 8) {
-        float v[8];
-        twin_gptq_dequant8(qweight, qzeros, scales, k8, n, K, N, G, v);
+        const __half* __restrict__ scales, int k0, int n, int K, int N, int G, float (&out)[8][8]) {
+    const int g0 = k0 / G;
+    if (k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G) {
+        float s[8], z[8];
+        twin_scales<8>(&scales[g0 * N + n], s);
+        const unsigned int zw = qzeros[g0 * (N / 8) + n / 8];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            if (k8 + j < K) y[(k8 + j) * N + n] = __float2half_rn(v[j]);
+        for (int c = 0; c < 8; ++c) z[c] = twin_biased((zw >> (4 * (c / 2 + c % 2 * 4))) & 0xF);
+#pragma unroll
+        for (int r = 0; r < 8; ++r) {
+            const unsigned int w = qweight[(k0 + r) * (N / 8) + n / 8];
+#pragma unroll
+            for (int c = 0; c < 8; ++c) out[r][c] = (twin_biased((w >> (4 * (c / 2 + c % 2 * 4))) & 0xF) - z[c]) * s[c];
         }
+        return;
     }
+#pragma unroll
+    for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int c = 0; c < 8; ++c)
+            out[r][c] = k0 + r < K ? twin_awq_at(qweight, qzeros, scales, k0 + r, n + c, N, G) : 0.f;
 }
 
-// awq_dequant: grid(ceil(N / 2048), min(K, 65535)) block(256), a thread per packed word
-// (8 columns of one row); qweight [K, ceil(N/8)] along N with the interleave
-// [0, 2, 4, 6, 1, 3, 5, 7], qzeros [ceil(K/G), ceil(N/8)] plain, scales [ceil(K/G), N].
-extern "C" __global__ void __launch_bounds__(256, 1) twin_awq_dequant(
-        const int* __restrict__ qweight, const int* __restrict__ qzeros,
-        const __half* __restrict__ scales, __half* __restrict__ y, int K, int N, int G) {
-    const int words = (N + 7) / 8;
-    const int n8 = (int(blockIdx.x) * 256 + threadIdx.x) * 8;
-    if (n8 >= N) return;
-    for (int k = blockIdx.y; k < K; k += gridDim.y) {
-        float v[8];
-        const unsigned int word = qweight[k * words + n8 / 8];
-        const int g = k / G;
-        const unsigned int zword = qzeros[g * words + n8 / 8];
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const int nn = n8 / 8 * 8 + j;
-            if (nn >= N) { v[j] = 0.f; continue; }
-            const int shift = 4 * (j / 2 + j % 2 * 4);
-            v[j] = float(int((word >> shift) & 0xF) - int((zword >> shift) & 0xF)) * __half2float(scales[g * N + nn]);
-        }
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            if (n8 + j < N) y[k * N + n8 + j] = __float2half_rn(v[j]);
-        }
-    }
-}
+struct __align__(16) TwinHalf8 {
+    __half v[8];
+};
 
-// gptq_gemv (M <= 8): grid(ceil(N / 32)) block(32, 8), 8192 bytes of dynamic shared
-// memory for part[8][8][32] (slice, row of x, column). Each thread accumulates its slice
-// of K a packed word at a time; the slices are summed through shared memory.
+// gptq_dequant and awq_dequant (N % 8 == 0): grid(ceil(N / 2048), min(ceil(K / 8), 65535))
+// block(256), a thread per 8 x 8 tile, each row of it one 16-byte store.
+#define TWIN_DEQUANT(NAME, TILE)                                                                \
+extern "C" __global__ void __launch_bounds__(256, 1) NAME(                                     \
+        const int* __restrict__ qweight, const int* __restrict__ qzeros,                       \
+        const __half* __restrict__ scales, __half* __restrict__ y, int K, int N, int G) {      \
+    const int n = (int(blockIdx.x) * 256 + threadIdx.x) * 8;                                   \
+    if (n >= N) return;                                                                        \
+    for (int k8 = int(blockIdx.y) * 8; k8 < K; k8 += int(gridDim.y) * 8) {                     \
+        float v[8][8];                                                                         \
+        TILE(qweight, qzeros, scales, k8, n, K, N, G, v);                                      \
+        _Pragma("unroll")                                                                      \
+        for (int r = 0; r < 8; ++r) {                                                          \
+            if (k8 + r >= K) break;                                                            \
+            TwinHalf8 row;                                                                     \
+            _Pragma("unroll")                                                                  \
+            for (int c = 0; c < 8; ++c) row.v[c] = __float2half_rn(v[r][c]);                   \
+            *reinterpret_cast<TwinHalf8*>(&y[(k8 + r) * N + n]) = row;                         \
+        }                                                                                      \
+    }                                                                                          \
+}
+TWIN_DEQUANT(twin_gptq_dequant, twin_gptq_tile<8>)
+TWIN_DEQUANT(twin_awq_dequant, twin_awq_tile)
+
+// gptq_gemv (M <= 8, K % 8 == 0, N % 8 == 0): grid(ceil(N / 32)) block(8, 32), 32 KiB of
+// dynamic shared memory for part[32][8][32] (slice of K, row of x, column). Each thread
+// takes 4 columns and every 32nd packed row; the slices meet in shared memory.
 extern "C" __global__ void __launch_bounds__(256, 1) twin_gptq_gemv(
         const __half* __restrict__ x, const int* __restrict__ qweight,
         const int* __restrict__ qzeros, const __half* __restrict__ scales,
         __half* __restrict__ y, int M, int K, int N, int G) {
     extern __shared__ __align__(16) unsigned char twin_smem[];
     float* part = reinterpret_cast<float*>(twin_smem);
-    const int n = int(blockIdx.x) * 32 + threadIdx.x;
-    float acc[8];
+    const int n = int(blockIdx.x) * 32 + threadIdx.x * 4;
+    float acc[8][4];
 #pragma unroll
-    for (int m = 0; m < 8; ++m) acc[m] = 0.f;
+    for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
     if (n < N) {
-        for (int k8 = int(threadIdx.y) * 8; k8 < K; k8 += 64) {
-            float v[8];
-            twin_gptq_dequant8(qweight, qzeros, scales, k8, n, K, N, G, v);
+#pragma unroll 4
+        for (int k8 = int(threadIdx.y) * 8; k8 < K; k8 += 256) {
+            float v[8][4];
+            twin_gptq_tile<4>(qweight, qzeros, scales, k8, n, K, N, G, v);
 #pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                if (k8 + j >= K) break;
+            for (int m = 0; m < 8; ++m) {
+                if (m >= M) break;
+                const TwinHalf8 xs = *reinterpret_cast<const TwinHalf8*>(&x[m * K + k8]);
 #pragma unroll
-                for (int m = 0; m < 8; ++m) {
-                    if (m < M) acc[m] += __half2float(x[m * K + k8 + j]) * v[j];
+                for (int r = 0; r < 8; ++r) {
+                    const float xr = __half2float(xs.v[r]);
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) acc[m][c] += xr * v[r][c];
                 }
             }
         }
     }
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
-        if (m < M) part[(threadIdx.y * 8 + m) * 32 + threadIdx.x] = acc[m];
+        if (m >= M) break;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) part[(threadIdx.y * 8 + m) * 32 + threadIdx.x * 4 + c] = acc[m][c];
     }
     __syncthreads();
-    if (threadIdx.y == 0 && n < N) {
-        for (int m = 0; m < M; ++m) {
-            float sum = 0.f;
+    const int t = threadIdx.y * 8 + threadIdx.x;
+    const int m = t / 32, col = int(blockIdx.x) * 32 + t % 32;
+    if (m < M && col < N) {
+        float sum = 0.f;
 #pragma unroll
-            for (int s = 0; s < 8; ++s) sum += part[(s * 8 + m) * 32 + threadIdx.x];
-            y[m * N + n] = __float2half(sum);
-        }
+        for (int s = 0; s < 32; ++s) sum += part[(s * 8 + m) * 32 + t % 32];
+        y[m * N + col] = __float2half(sum);
     }
 }
 
@@ -799,14 +861,9 @@ fn dequant(b: &mut Bench, stubs: &Stubs<quant::Kernels>, awq: bool, ragged: bool
         let (qw, qz, sc) = packed(&w)?;
         let (ki, ni, gi) = (i32_of(k)?, i32_of(n)?, i32_of(g)?);
         i32_of(k * n)?;
-        // The spec's raw grids: gptq `grid(ceil(N / 256), min(ceil(K / 8), 65535))`, a
-        // thread per packed word of 8 rows; awq `grid(ceil(N / 2048), min(K, 65535))`, a
-        // thread per packed word of 8 columns; both `block(256)`.
-        let (gx, gy) = if awq {
-            (n.div_ceil(2048), k.min(65535))
-        } else {
-            (n.div_ceil(256), k.div_ceil(8).min(65535))
-        };
+        // The specs' raw grid, `grid(ceil(N / 2048), min(ceil(K / 8), 65535)) block(256)`:
+        // a thread per 8 x 8 tile.
+        let (gx, gy) = (n.div_ceil(2048), k.div_ceil(8).min(65535));
         let cfg = LaunchConfig {
             grid_dim: (u32::try_from(gx)?, u32::try_from(gy)?, 1),
             block_dim: (256, 1, 1),
@@ -915,12 +972,15 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
         }
         i32_of(m * k)?;
         i32_of(k.div_ceil(8) * n)?;
-        // The spec's `grid(ceil(N / 32)) block(32, 8)`, with its shared `part: f32[8, 8, 32]`
+        if k % 8 != 0 || n % 8 != 0 {
+            return Err("the gptq_gemv twin needs K and N multiples of 8".into());
+        }
+        // The spec's `grid(ceil(N / 32)) block(8, 32)`, with its shared `part: f32[32, 8, 32]`
         // in dynamic shared memory, as the runtime sizes it.
         let cfg = LaunchConfig {
             grid_dim: (u32::try_from(n.div_ceil(32))?, 1, 1),
-            block_dim: (32, 8, 1),
-            shared_mem_bytes: (8 * 8 * 32 * std::mem::size_of::<f32>()) as u32,
+            block_dim: (8, 32, 1),
+            shared_mem_bytes: (32 * 8 * 32 * std::mem::size_of::<f32>()) as u32,
         };
         let sets = ws.iter().map(packed).collect::<Res<Vec<_>>>()?;
         Some(b.time(&mut |i| {
@@ -933,7 +993,7 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
                 .arg(y_twin.slice_mut());
             l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
             // SAFETY: x is [M, K] with M <= 8, the weight K x N (padded buffers of its
-            // spec), y [M, N], all contiguous with 32-bit offsets; 8 KiB of shared memory.
+            // spec), y [M, N], all contiguous with 32-bit offsets; 32 KiB of shared memory.
             unsafe { l.launch(cfg) }?;
             Ok(())
         }))

@@ -37,6 +37,12 @@ fn compare(spec_dir: &str, out_dir: &str) {
     let mut failures = Vec::new();
     for spec in specs_in(spec_dir) {
         for (name, actual) in outputs(&spec) {
+            // An example spec must compile: its snapshot is never a diagnostic.
+            assert!(
+                !(out_dir == "tests/out/specs" && name.ends_with(".err")),
+                "{} has errors:\n{actual}",
+                spec.display()
+            );
             let path = root().join(out_dir).join(&name);
             if bless {
                 std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -65,17 +65,59 @@ fn assert_bit_exact(
     }
 }
 
+/// The tiled kernels' shapes (`N % 8 == 0`): aligned; K no multiple of G; K no multiple
+/// of 8 with G no multiple of 8 (tiles that span two groups); G = K; one tile.
+const TILED_SHAPES: [(usize, usize, usize); 6] = [
+    (256, 64, 128),
+    (300, 64, 128),
+    (132, 40, 64),
+    (77, 48, 12),
+    (50, 24, 50),
+    (8, 8, 8),
+];
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gptq_dequant_is_bit_exact_on_aligned_and_ragged_shapes() {
     let (_ctx, stream, kernels) = setup();
-    for (k, n, g) in SHAPES {
+    for (k, n, g) in TILED_SHAPES {
         let host =
             quantize_gptq::<f16>(&weights(k * n, 7), k, n, g, ZeroStyle::MinusOne, None).unwrap();
         assert_bit_exact(&stream, &host, |w, y| {
             kernels.gptq_dequant.launch(&stream, w, y)
         });
     }
+    for (k, n, g) in SHAPES {
+        let host =
+            quantize_gptq::<f16>(&weights(k * n, 8), k, n, g, ZeroStyle::MinusOne, None).unwrap();
+        assert_bit_exact(&stream, &host, |w, y| {
+            kernels.gptq_dequant_any_n.launch(&stream, w, y)
+        });
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_tiled_dequant_refuses_n_that_is_no_multiple_of_8() {
+    let (_ctx, stream, kernels) = setup();
+    let (k, n, g) = (64, 45, 32);
+    let host =
+        quantize_gptq::<f16>(&weights(k * n, 4), k, n, g, ZeroStyle::MinusOne, None).unwrap();
+    let w = QuantTensor::upload(&stream, &host).unwrap();
+    let mut y = Tensor::full(&stream, f16::NAN, &[k, n]).unwrap();
+    let err = kernels
+        .gptq_dequant
+        .launch(&stream, &w, &mut y)
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("N % 8 == 0") && message.contains("N = 45"),
+        "{message}"
+    );
+    assert!(
+        y.to_host(&stream).unwrap().iter().all(|v| v.is_nan()),
+        "the kernel ran"
+    );
 }
 
 #[test]
@@ -99,10 +141,16 @@ fn gptq_act_order_dequant_is_bit_exact() {
 #[ignore = "needs a CUDA GPU"]
 fn awq_dequant_is_bit_exact_on_aligned_and_ragged_shapes() {
     let (_ctx, stream, kernels) = setup();
-    for (k, n, g) in SHAPES {
+    for (k, n, g) in TILED_SHAPES {
         let host = quantize_awq::<f16>(&weights(k * n, 13), k, n, g).unwrap();
         assert_bit_exact(&stream, &host, |w, y| {
             kernels.awq_dequant.launch(&stream, w, y)
+        });
+    }
+    for (k, n, g) in SHAPES {
+        let host = quantize_awq::<f16>(&weights(k * n, 14), k, n, g).unwrap();
+        assert_bit_exact(&stream, &host, |w, y| {
+            kernels.awq_dequant_any_n.launch(&stream, w, y)
         });
     }
 }
@@ -147,7 +195,13 @@ fn assert_close(got: &[f16], want: &[f64], what: &str) {
 #[ignore = "needs a CUDA GPU"]
 fn gemvs_match_an_f64_reference() {
     let (_ctx, stream, kernels) = setup();
-    for (m, k, n, g) in [(1, 256, 64, 128), (3, 300, 45, 128), (8, 77, 13, 32)] {
+    // gptq_gemv needs K and N multiples of 8: its last shape is awq_gemv's alone.
+    for (m, k, n, g) in [
+        (1, 256, 64, 128),
+        (3, 296, 40, 128),
+        (8, 1048, 72, 24),
+        (8, 77, 13, 32),
+    ] {
         let xh: Vec<f16> = weights(m * k, 3)
             .iter()
             .map(|&v| f16::from_f32(v))
@@ -158,9 +212,13 @@ fn gemvs_match_an_f64_reference() {
             quantize_gptq::<f16>(&weights(k * n, 5), k, n, g, ZeroStyle::MinusOne, None).unwrap();
         let w = QuantTensor::upload(&stream, &host).unwrap();
         let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
-        kernels.gptq_gemv.launch(&stream, &x, &w, &mut y).unwrap();
-        let want = gemv_reference(&xh, &dequant_reference(&host), m, k, n);
-        assert_close(&y.to_host(&stream).unwrap(), &want, "gptq_gemv");
+        if k % 8 == 0 && n % 8 == 0 {
+            kernels.gptq_gemv.launch(&stream, &x, &w, &mut y).unwrap();
+            let want = gemv_reference(&xh, &dequant_reference(&host), m, k, n);
+            assert_close(&y.to_host(&stream).unwrap(), &want, "gptq_gemv");
+        } else {
+            assert!(kernels.gptq_gemv.launch(&stream, &x, &w, &mut y).is_err());
+        }
 
         let host = quantize_awq::<f16>(&weights(k * n, 9), k, n, g).unwrap();
         let w = QuantTensor::upload(&stream, &host).unwrap();

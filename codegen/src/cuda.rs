@@ -6,6 +6,9 @@ use crate::c_expr::c_expr;
 use askama::Template;
 use ima_dsl::abi::{ArgKind, ContractArg, contract_args, contract_index};
 use ima_dsl::ir::{self, DType, Role};
+use quant::{QuantCu, quant};
+
+mod quant;
 
 /// The C type that holds one element.
 pub fn c_type(d: DType) -> &'static str {
@@ -100,31 +103,6 @@ struct PlainCu {
     c_type: &'static str,
     /// Elements per 16-byte vector access, or 0 where the spec does not allow them.
     vec: u64,
-}
-
-/// The accessor of a quantized argument.
-struct QuantCu {
-    docs: Vec<String>,
-    name: String,
-    arg: usize,
-    summary: String,
-    buffers: String,
-    parts: Vec<QuantPartCu>,
-    bits: u32,
-    g_idx: bool,
-    g_idx_arg: usize,
-    to_float: &'static str,
-    raw: String,
-    zero: String,
-    zero_at_g: String,
-    word_doc: &'static str,
-    word8: String,
-}
-
-struct QuantPartCu {
-    part: &'static str,
-    c_type: &'static str,
-    rank: usize,
 }
 
 /// How `run` covers the domain.
@@ -484,149 +462,6 @@ fn vector_width(a: &ir::TensorArg) -> u64 {
         16 / a.dtype.size()
     } else {
         0
-    }
-}
-
-/// AWQ's nibble of column `n % 8` in its word: the inverse of the pack order
-/// [0, 2, 4, 6, 1, 3, 5, 7], i.e. [0, 4, 1, 5, 2, 6, 3, 7].
-const AWQ_SHIFT: &str = "4 * ((n % 8) / 2 + (n % 8) % 2 * 4)";
-
-fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
-    let buffers = q.buffers(&a.dims[0], &a.dims[1], a.dtype);
-    let g_idx_arg = index + 1 + buffers.iter().position(|b| b.part == "g_idx").unwrap_or(0);
-    let to_float = if a.dtype == DType::BF16 {
-        "__bfloat162float"
-    } else {
-        "__half2float"
-    };
-    let (bits, raw, zero_of, summary, word_doc, word8) = match q.format {
-        ir::QuantFormat::Gptq { zeros, g_idx } => {
-            let zero_of = move |g: &str| match zeros {
-                ir::Zeros::MinusOne => format!(
-                    "(((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)"
-                ),
-                ir::Zeros::Plain => format!(
-                    "((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) & 0xF)"
-                ),
-                ir::Zeros::Symmetric => "8".to_string(),
-            };
-            let zero_desc = match zeros {
-                ir::Zeros::MinusOne => "zeros stored minus one",
-                ir::Zeros::Plain => "zeros stored plain",
-                ir::Zeros::Symmetric => "symmetric",
-            };
-            // Without act-order, the 8 rows of a word usually share one group: then its
-            // scale and zero are loaded once, and no row divides by G.
-            let shared_group = if g_idx {
-                String::new()
-            } else {
-                format!(
-                    "        const I k0 = k / 8 * 8;\n\
-                     \x20       const I g0 = k0 / G;\n\
-                     \x20       if (k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G) {{\n\
-                     \x20           const float s = {to_float}(scales[g0 * scales_s0 + n * scales_s1]);\n\
-                     \x20           const int z = {};\n\
-                     #pragma unroll\n\
-                     \x20           for (int j = 0; j < 8; ++j) out[j] = float(int((word >> (4 * j)) & 0xF) - z) * s;\n\
-                     \x20           return;\n\
-                     \x20       }}\n",
-                    zero_of("g0")
-                )
-            };
-            let word8 = format!(
-                "        const unsigned int word = qweight[(k / 8) * qweight_s0 + n * qweight_s1];\n\
-                 {shared_group}\
-                 #pragma unroll\n\
-                 \x20       for (int j = 0; j < 8; ++j) {{\n\
-                 \x20           const I kk = k / 8 * 8 + j;\n\
-                 \x20           if (kk >= K) {{ out[j] = 0.f; continue; }}\n\
-                 \x20           const I g = group(kk);\n\
-                 \x20           out[j] = float(int((word >> (4 * j)) & 0xF) - {}) * {to_float}(scales[g * scales_s0 + n * scales_s1]);\n\
-                 \x20       }}",
-                zero_of("g")
-            );
-            (
-                4,
-                "(qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF"
-                    .to_string(),
-                Box::new(zero_of) as Box<dyn Fn(&str) -> String>,
-                format!(
-                    "q4 GPTQ, packed along K, {zero_desc}{}",
-                    if g_idx { ", act-order g_idx" } else { "" }
-                ),
-                "rows 8*(k/8) to 8*(k/8)+7 of column n",
-                word8,
-            )
-        }
-        ir::QuantFormat::Awq => {
-            let zero_of = |g: &str| {
-                format!("((qzeros[{g} * qzeros_s0 + (n / 8) * qzeros_s1] >> ({AWQ_SHIFT})) & 0xF)")
-            };
-            let word8 = format!(
-                "        const unsigned int word = qweight[k * qweight_s0 + (n / 8) * qweight_s1];\n\
-                 \x20       const I g = group(k);\n\
-                 \x20       const unsigned int zword = qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1];\n\
-                 #pragma unroll\n\
-                 \x20       for (int j = 0; j < 8; ++j) {{\n\
-                 \x20           const I nn = n / 8 * 8 + j;\n\
-                 \x20           if (nn >= N) {{ out[j] = 0.f; continue; }}\n\
-                 \x20           const int shift = 4 * (j / 2 + j % 2 * 4);\n\
-                 \x20           out[j] = float(int((word >> shift) & 0xF) - int((zword >> shift) & 0xF)) * {to_float}(scales[g * scales_s0 + nn * scales_s1]);\n\
-                 \x20       }}"
-            );
-            (
-                4,
-                format!("(qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> ({AWQ_SHIFT})) & 0xF"),
-                Box::new(zero_of) as Box<dyn Fn(&str) -> String>,
-                "q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7]".to_string(),
-                "columns 8*(n/8) to 8*(n/8)+7 of row k",
-                word8,
-            )
-        }
-        ir::QuantFormat::Int8 => (
-            8,
-            "int(qweight[k * qweight_s0 + n * qweight_s1])".to_string(),
-            Box::new(|_: &str| "0".to_string()) as Box<dyn Fn(&str) -> String>,
-            "q8, symmetric".to_string(),
-            "",
-            String::new(),
-        ),
-    };
-    QuantCu {
-        docs: a.docs.clone(),
-        name: a.name.clone(),
-        arg: index,
-        summary: format!(
-            "q{bits}[{}] {} with group {}",
-            list(a.dims.iter().map(|d| &d.text)),
-            summary,
-            q.group.text
-        ),
-        buffers: list(buffers.iter().map(|b| {
-            format!(
-                "{} {}[{}]",
-                b.part,
-                b.dtype.name(),
-                list(b.dims.iter().map(|d| &d.text))
-            )
-        })),
-        parts: buffers
-            .iter()
-            .map(|b| QuantPartCu {
-                part: b.part,
-                c_type: c_type(b.dtype),
-                rank: b.dims.len(),
-            })
-            .collect(),
-        bits,
-        g_idx: matches!(q.format, ir::QuantFormat::Gptq { g_idx: true, .. }),
-        g_idx_arg,
-        to_float,
-        raw,
-        zero: zero_of("group(k)"),
-        zero_at_g: zero_of("g"),
-        word_doc,
-        word8,
     }
 }
 

@@ -83,6 +83,34 @@ struct __align__(16) ImaVec {
     T v[W];
 };
 
+// C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
+// (the caller guarantees p is aligned to the whole row, up to 16 bytes).
+template <bool VEC, typename T, int C>
+__device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
+    constexpr int BYTES = int(sizeof(T)) * C;
+    if constexpr (VEC && BYTES % 16 == 0) {
+#pragma unroll
+        for (int i = 0; i < BYTES / 16; ++i) {
+            const int4 v = __ldg(reinterpret_cast<const int4*>(p) + i);
+            memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
+        }
+    } else if constexpr (VEC && BYTES == 8) {
+        const int2 v = __ldg(reinterpret_cast<const int2*>(p));
+        memcpy(out, &v, 8);
+    } else if constexpr (VEC && BYTES == 4) {
+        const int v = __ldg(reinterpret_cast<const int*>(p));
+        memcpy(out, &v, 4);
+    } else {
+#pragma unroll
+        for (int i = 0; i < C; ++i) out[i] = p[i];
+    }
+}
+
+// 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
+// the exact difference of the integers, without an integer-to-float conversion.
+__device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
+__device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -162,11 +190,18 @@ struct {{ q.name }}_t {
 {%- endfor %}
     I K, N, G;
     ImaRecord* rec;
+{%- if q.vec %}
+    // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
+    // in vectors.
+    static constexpr bool VEC = true;
+{%- else %}
+    static constexpr bool VEC = false;
+{%- endif %}
 
     // Group of row k{% if q.g_idx %}, from g_idx (range-checked in checked mode){% endif %}.
     __device__ __forceinline__ I group(I k) const {
 {%- if q.g_idx %}
-        const I g = g_idx[k * g_idx_s0];
+        const I g = g_idx[k];
         if constexpr (IMA_CHECKED) {
             const I groups = (K + G - 1) / G;
             if (!(g >= 0 && g < groups)) {
@@ -184,28 +219,114 @@ struct {{ q.name }}_t {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, {{ q.arg }}, 0, {k, n}, {K, N});
         return true;
     }
+{%- if q.bits == 4 && !q.along_k %}
+    // Where column n % 8 sits in a word packed along N.
+    static __device__ __forceinline__ int ima_shift(I col) { return int({{ q.shift_of_column }}); }
+{%- endif %}
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return {{ q.raw }}; }
+{%- if q.has_zeros %}
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+{%- endif %}
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return {{ q.zero_in_word }}; }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in({% if q.has_zeros %}ima_zero_word(g, n){% else %}0u{% endif %}, n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return {{ q.to_float }}(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
     // The stored {{ q.bits }}-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return ({{ q.raw }});
+        return ima_raw(k, n);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return {{ q.zero }};
+        return ima_zero(group(k), n);
     }
     // The scale of (k, n).
     __device__ __forceinline__ float scale(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        return {{ q.to_float }}(scales[group(k) * scales_s0 + n * scales_s1]);
+        return ima_scale(group(k), n);
     }
     // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        const I g = group(k);
-        return float(({{ q.raw }}) - {{ q.zero_at_g }}) * {{ q.to_float }}(scales[g * scales_s0 + n * scales_s1]);
+        return ima_dequant(k, n);
     }
 {%- if q.bits == 4 %}
+
+    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
+    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
+    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
+    // a group and the tile is whole, each word, scale and zero is loaded once{% if q.vec %}, in
+    // vectors{% endif %}.
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        if constexpr (IMA_CHECKED) {
+            if (!ima_tile_ok<C>(k, n)) {
+#pragma unroll
+                for (int r = 0; r < 8; ++r)
+#pragma unroll
+                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
+                return;
+            }
+        }
+        const I k0 = k / 8 * 8;
+{%- if !q.g_idx %}
+        const I g0 = k0 / G;
+        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
+            {{ q.scale_type }} s[C];
+            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
+{%- if q.has_zeros %}
+            const unsigned int zw = ima_zero_word(g0, n);
+{%- endif %}
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : n % 8;
+            float scale[C], zero[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                scale[c] = {{ q.to_float }}(s[c]);
+                zero[c] = ima_biased(ima_zero_in({% if q.has_zeros %}zw{% else %}0u{% endif %}, col0 + c));
+            }
+{%- if q.along_k %}
+            unsigned int w[C];
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8) * qweight_s0 + n]), w);
+#pragma unroll
+            for (int r = 0; r < 8; ++r)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
+{%- else %}
+#pragma unroll
+            for (int r = 0; r < 8; ++r) {
+                const unsigned int w = qweight[(k0 + r) * qweight_s0 + n / 8];
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
+            }
+{%- endif %}
+            return;
+        }
+{%- endif %}
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+    }
+{%- if q.along_k %}
+    // The 8 dequantized values of one packed word: {{ q.word_doc }}: a tile one
+    // column wide.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+{%- else %}
     // The 8 dequantized values of one packed word: {{ q.word_doc }}. Pad nibbles past
     // the edge give 0 and are never read as data.
     __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
@@ -214,7 +335,25 @@ struct {{ q.name }}_t {
             for (int j = 0; j < 8; ++j) out[j] = 0.f;
             return;
         }
-{{ q.word8 }}
+        const I n0 = n / 8 * 8;
+        const I g = group(k);
+        const unsigned int w = qweight[k * qweight_s0 + n / 8];
+        const unsigned int zw = ima_zero_word(g, n0);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            out[j] = n0 + j < N ? float(int((w >> ima_shift(j)) & 0xF) - ima_zero_in(zw, j)) * ima_scale(g, n0 + j) : 0.f;
+        }
+    }
+{%- endif %}
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, {{ q.arg }}, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
     }
 {%- endif %}
 };

@@ -77,13 +77,28 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                         stored: (0..b.dims.len()).collect(),
                         dims: b.dims,
                         strided: false,
-                        align: b.dtype.size(),
+                        align: buffer_align(a, b.part, b.dtype),
                     });
                 }
             }
         }
     }
     out
+}
+
+/// `align(16)` on a quantized argument holds for the buffers its tiles read in vectors:
+/// 4-bit qweight and scales. (The checker makes `N` a multiple of 8, so every row of them
+/// starts aligned too.)
+fn buffer_align(a: &ir::TensorArg, part: &str, dtype: DType) -> u64 {
+    let four_bit = a
+        .quant
+        .as_ref()
+        .is_some_and(|q| q.format != ir::QuantFormat::Int8);
+    if part == "scales" || (part == "qweight" && four_bit) {
+        a.align.max(dtype.size())
+    } else {
+        dtype.size()
+    }
 }
 
 /// The contract index of each IR argument (its logical argument, for a quantized one).

@@ -1006,13 +1006,23 @@ impl<'a> KernelChecker<'a> {
                 ),
             );
         }
-        if let Some(span) = t
-            .stored
-            .as_ref()
-            .map(|s| s[0].span)
-            .or(t.strided)
-            .or(t.align.map(|a| a.1))
-        {
+        // align(16) is the one layout promise a 4-bit format can use: its tiles then read
+        // qweight and scales in 16-byte vectors.
+        let align_span = t
+            .align
+            .filter(|&(n, _)| !(n == 16 && format_bits == 4))
+            .map(|a| a.1);
+        if let Some(span) = align_span {
+            self.error(
+                Diagnostic::error(
+                    format!("`align` on quantized `{}` other than align(16) on a 4-bit format", t.name.name),
+                    span,
+                    "not allowed here",
+                )
+                .with_help("align(16) on a q4 `gptq` or `awq` argument (with N a multiple of 8) makes its tiles load 16 bytes at a time; no other alignment applies"),
+            );
+        }
+        if let Some(span) = t.stored.as_ref().map(|s| s[0].span).or(t.strided) {
             self.error(
                 Diagnostic::error(
                     "layout attributes on a quantized tensor",

@@ -82,6 +82,34 @@ struct __align__(16) ImaVec {
     T v[W];
 };
 
+// C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
+// (the caller guarantees p is aligned to the whole row, up to 16 bytes).
+template <bool VEC, typename T, int C>
+__device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
+    constexpr int BYTES = int(sizeof(T)) * C;
+    if constexpr (VEC && BYTES % 16 == 0) {
+#pragma unroll
+        for (int i = 0; i < BYTES / 16; ++i) {
+            const int4 v = __ldg(reinterpret_cast<const int4*>(p) + i);
+            memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
+        }
+    } else if constexpr (VEC && BYTES == 8) {
+        const int2 v = __ldg(reinterpret_cast<const int2*>(p));
+        memcpy(out, &v, 8);
+    } else if constexpr (VEC && BYTES == 4) {
+        const int v = __ldg(reinterpret_cast<const int*>(p));
+        memcpy(out, &v, 4);
+    } else {
+#pragma unroll
+        for (int i = 0; i < C; ++i) out[i] = p[i];
+    }
+}
+
+// 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
+// the exact difference of the integers, without an integer-to-float conversion.
+__device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
+__device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -170,7 +198,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 174 "planted_bugs.cu"
+#line 202 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -380,7 +408,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 384 "planted_bugs.cu"
+#line 412 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -542,7 +570,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 546 "planted_bugs.cu"
+#line 574 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -656,6 +684,7 @@ struct w_t {
     I scales_s0, scales_s1;
     I K, N, G;
     ImaRecord* rec;
+    static constexpr bool VEC = false;
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
@@ -665,52 +694,100 @@ struct w_t {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw >> (4 * (n % 8))) + 1) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return ((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF);
+        return ima_raw(k, n);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return (((qzeros[group(k) * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF);
+        return ima_zero(group(k), n);
     }
     // The scale of (k, n).
     __device__ __forceinline__ float scale(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        return __half2float(scales[group(k) * scales_s0 + n * scales_s1]);
+        return ima_scale(group(k), n);
     }
     // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        const I g = group(k);
-        return float(((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF) - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return ima_dequant(k, n);
     }
-    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n. Pad nibbles past
-    // the edge give 0 and are never read as data.
-    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
-        if (!ok(k, n)) {
+
+    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
+    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
+    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
+    // a group and the tile is whole, each word, scale and zero is loaded once.
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        if constexpr (IMA_CHECKED) {
+            if (!ima_tile_ok<C>(k, n)) {
 #pragma unroll
-            for (int j = 0; j < 8; ++j) out[j] = 0.f;
-            return;
+                for (int r = 0; r < 8; ++r)
+#pragma unroll
+                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
+                return;
+            }
         }
-        const unsigned int word = qweight[(k / 8) * qweight_s0 + n * qweight_s1];
         const I k0 = k / 8 * 8;
         const I g0 = k0 / G;
-        if (k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G) {
-            const float s = __half2float(scales[g0 * scales_s0 + n * scales_s1]);
-            const int z = (((qzeros[g0 * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF);
+        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
+            __half s[C];
+            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
+            const unsigned int zw = ima_zero_word(g0, n);
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : n % 8;
+            float scale[C], zero[C];
 #pragma unroll
-            for (int j = 0; j < 8; ++j) out[j] = float(int((word >> (4 * j)) & 0xF) - z) * s;
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(s[c]);
+                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+            }
+            unsigned int w[C];
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8) * qweight_s0 + n]), w);
+#pragma unroll
+            for (int r = 0; r < 8; ++r)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
             return;
         }
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const I kk = k / 8 * 8 + j;
-            if (kk >= K) { out[j] = 0.f; continue; }
-            const I g = group(kk);
-            out[j] = float(int((word >> (4 * j)) & 0xF) - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
-        }
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+    }
+    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
+    // column wide.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
     }
 };
 
@@ -740,7 +817,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 744 "planted_bugs.cu"
+#line 821 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

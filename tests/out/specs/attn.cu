@@ -82,6 +82,34 @@ struct __align__(16) ImaVec {
     T v[W];
 };
 
+// C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
+// (the caller guarantees p is aligned to the whole row, up to 16 bytes).
+template <bool VEC, typename T, int C>
+__device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
+    constexpr int BYTES = int(sizeof(T)) * C;
+    if constexpr (VEC && BYTES % 16 == 0) {
+#pragma unroll
+        for (int i = 0; i < BYTES / 16; ++i) {
+            const int4 v = __ldg(reinterpret_cast<const int4*>(p) + i);
+            memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
+        }
+    } else if constexpr (VEC && BYTES == 8) {
+        const int2 v = __ldg(reinterpret_cast<const int2*>(p));
+        memcpy(out, &v, 8);
+    } else if constexpr (VEC && BYTES == 4) {
+        const int v = __ldg(reinterpret_cast<const int*>(p));
+        memcpy(out, &v, 4);
+    } else {
+#pragma unroll
+        for (int i = 0; i < C; ++i) out[i] = p[i];
+    }
+}
+
+// 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
+// the exact difference of the integers, without an integer-to-float conversion.
+__device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
+__device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -175,7 +203,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 179 "attn.cu"
+#line 207 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -436,7 +464,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 440 "attn.cu"
+#line 468 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -641,7 +669,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 645 "attn.cu"
+#line 673 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -82,6 +82,34 @@ struct __align__(16) ImaVec {
     T v[W];
 };
 
+// C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
+// (the caller guarantees p is aligned to the whole row, up to 16 bytes).
+template <bool VEC, typename T, int C>
+__device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
+    constexpr int BYTES = int(sizeof(T)) * C;
+    if constexpr (VEC && BYTES % 16 == 0) {
+#pragma unroll
+        for (int i = 0; i < BYTES / 16; ++i) {
+            const int4 v = __ldg(reinterpret_cast<const int4*>(p) + i);
+            memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
+        }
+    } else if constexpr (VEC && BYTES == 8) {
+        const int2 v = __ldg(reinterpret_cast<const int2*>(p));
+        memcpy(out, &v, 8);
+    } else if constexpr (VEC && BYTES == 4) {
+        const int v = __ldg(reinterpret_cast<const int*>(p));
+        memcpy(out, &v, 4);
+    } else {
+#pragma unroll
+        for (int i = 0; i < C; ++i) out[i] = p[i];
+    }
+}
+
+// 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
+// the exact difference of the integers, without an integer-to-float conversion.
+__device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
+__device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -101,8 +129,10 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
 
 // ---------------------------------------------------------------------------------------
 // gptq_dequant(w: q4[K,N], y: f16[K,N])
-// GPTQ int4 to f16: a thread per packed word (8 rows of one column), so that the word
-// loads and the row stores both coalesce along N. A raw grid: the body guards itself.
+// GPTQ int4 to f16: a thread per 8 x 8 tile (one packed word of 8 rows in each of 8
+// columns). align(16) lets the tile read its 8 words and 8 scales in 16-byte vectors, and
+// each of its 8 rows leaves as one 16-byte store; a warp covers 256 columns, so loads and
+// stores coalesce along N. A raw grid: the body guards itself.
 namespace ima_gptq_dequant {
 
 
@@ -118,6 +148,9 @@ struct w_t {
     I scales_s0, scales_s1;
     I K, N, G;
     ImaRecord* rec;
+    // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
+    // in vectors.
+    static constexpr bool VEC = true;
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
@@ -127,52 +160,101 @@ struct w_t {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw >> (4 * (n % 8))) + 1) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return ((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF);
+        return ima_raw(k, n);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return (((qzeros[group(k) * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF);
+        return ima_zero(group(k), n);
     }
     // The scale of (k, n).
     __device__ __forceinline__ float scale(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        return __half2float(scales[group(k) * scales_s0 + n * scales_s1]);
+        return ima_scale(group(k), n);
     }
     // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        const I g = group(k);
-        return float(((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF) - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return ima_dequant(k, n);
     }
-    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n. Pad nibbles past
-    // the edge give 0 and are never read as data.
-    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
-        if (!ok(k, n)) {
+
+    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
+    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
+    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
+    // a group and the tile is whole, each word, scale and zero is loaded once, in
+    // vectors.
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        if constexpr (IMA_CHECKED) {
+            if (!ima_tile_ok<C>(k, n)) {
 #pragma unroll
-            for (int j = 0; j < 8; ++j) out[j] = 0.f;
-            return;
+                for (int r = 0; r < 8; ++r)
+#pragma unroll
+                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
+                return;
+            }
         }
-        const unsigned int word = qweight[(k / 8) * qweight_s0 + n * qweight_s1];
         const I k0 = k / 8 * 8;
         const I g0 = k0 / G;
-        if (k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G) {
-            const float s = __half2float(scales[g0 * scales_s0 + n * scales_s1]);
-            const int z = (((qzeros[g0 * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF);
+        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
+            __half s[C];
+            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
+            const unsigned int zw = ima_zero_word(g0, n);
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : n % 8;
+            float scale[C], zero[C];
 #pragma unroll
-            for (int j = 0; j < 8; ++j) out[j] = float(int((word >> (4 * j)) & 0xF) - z) * s;
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(s[c]);
+                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+            }
+            unsigned int w[C];
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8) * qweight_s0 + n]), w);
+#pragma unroll
+            for (int r = 0; r < 8; ++r)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
             return;
         }
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const I kk = k / 8 * 8 + j;
-            if (kk >= K) { out[j] = 0.f; continue; }
-            const I g = group(kk);
-            out[j] = float(int((word >> (4 * j)) & 0xF) - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
-        }
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+    }
+    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
+    // column wide.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
     }
 };
 
@@ -189,6 +271,21 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 4, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 4, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1]) = v;
+    }
 };
 
 template <typename I, bool IMA_CHECKED>
@@ -198,20 +295,24 @@ __device__ __forceinline__ void body(
     const I K,
     const I N,
     const I G) {
-#line 10 "specs/quant.ima"
+#line 12 "specs/quant.ima"
 
-        const I n = I(blockIdx.x) * 256 + threadIdx.x;
+        const I n = (I(blockIdx.x) * 256 + threadIdx.x) * 8;
         if (n >= N) return;
         for (I k8 = I(blockIdx.y) * 8; k8 < K; k8 += I(gridDim.y) * 8) {
-            float v[8];
-            w.dequant8(k8, n, v);
+            float v[8][8];
+            w.dequant_tile(k8, n, v);
             #pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                if (k8 + j < K) y(k8 + j, n) = __float2half_rn(v[j]);
+            for (int r = 0; r < 8; ++r) {
+                if (k8 + r >= K) break;
+                ImaVec<__half, 8> row;
+                #pragma unroll
+                for (int c = 0; c < 8; ++c) row.v[c] = __float2half_rn(v[r][c]);
+                y.store8(k8 + r, n, row);
             }
         }
     
-#line 215 "quant.cu"
+#line 316 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -330,6 +431,282 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
+// gptq_dequant_any_n(w: q4[K,N], y: f16[K,N])
+// GPTQ int4 to f16 for any N, a thread per element: the padded last word along N too.
+namespace ima_gptq_dequant_any_n {
+
+
+// in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
+// Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
+template <typename I, bool IMA_CHECKED>
+struct w_t {
+    const int* __restrict__ qweight;
+    I qweight_s0, qweight_s1;
+    const int* __restrict__ qzeros;
+    I qzeros_s0, qzeros_s1;
+    const __half* __restrict__ scales;
+    I scales_s0, scales_s1;
+    I K, N, G;
+    ImaRecord* rec;
+    static constexpr bool VEC = false;
+
+    // Group of row k.
+    __device__ __forceinline__ I group(I k) const {
+        return k / G;
+    }
+    __device__ __forceinline__ bool ok(I k, I n) const {
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
+        return true;
+    }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw >> (4 * (n % 8))) + 1) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
+    // The stored 4-bit value of (k, n).
+    __device__ __forceinline__ int raw(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_raw(k, n);
+    }
+    // The zero point of (k, n).
+    __device__ __forceinline__ int zero(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_zero(group(k), n);
+    }
+    // The scale of (k, n).
+    __device__ __forceinline__ float scale(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_scale(group(k), n);
+    }
+    // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
+    __device__ __forceinline__ float dequant(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_dequant(k, n);
+    }
+
+    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
+    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
+    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
+    // a group and the tile is whole, each word, scale and zero is loaded once.
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        if constexpr (IMA_CHECKED) {
+            if (!ima_tile_ok<C>(k, n)) {
+#pragma unroll
+                for (int r = 0; r < 8; ++r)
+#pragma unroll
+                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
+                return;
+            }
+        }
+        const I k0 = k / 8 * 8;
+        const I g0 = k0 / G;
+        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
+            __half s[C];
+            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
+            const unsigned int zw = ima_zero_word(g0, n);
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : n % 8;
+            float scale[C], zero[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(s[c]);
+                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+            }
+            unsigned int w[C];
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8) * qweight_s0 + n]), w);
+#pragma unroll
+            for (int r = 0; r < 8; ++r)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
+            return;
+        }
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+    }
+    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
+    // column wide.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
+    }
+};
+
+// out y: f16[K, N]
+template <typename I, bool IMA_CHECKED>
+struct y_t {
+    __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    ImaRecord* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1];
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I K,
+    const I N,
+    const I G,
+    const I k,
+    const I n) {
+#line 35 "specs/quant.ima"
+ y(k, n) = __float2half_rn(w.dequant(k, n)); 
+#line 585 "quant.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I K,
+    const I N,
+    const I G,
+    ImaRecord* const ima_record) {
+    const I ima_n = K * N;
+    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
+        I ima_rest = ima_idx;
+        const I n = ima_rest % N;
+        ima_rest /= N;
+        const I k = ima_rest;
+        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
+    }
+}
+
+}  // namespace ima_gptq_dequant_any_n
+
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32(
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int K,
+    int N,
+    int G) {
+    using namespace ima_gptq_dequant_any_n;
+    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+        K,
+        N,
+        G,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64(
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long K,
+    long long N,
+    long long G) {
+    using namespace ima_gptq_dequant_any_n;
+    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+        K,
+        N,
+        G,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32_checked(
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int K,
+    int N,
+    int G,
+    ImaRecord* ima_record) {
+    using namespace ima_gptq_dequant_any_n;
+    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+        K,
+        N,
+        G,
+        ima_record);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_checked(
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long K,
+    long long N,
+    long long G,
+    ImaRecord* ima_record) {
+    using namespace ima_gptq_dequant_any_n;
+    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+        K,
+        N,
+        G,
+        ima_record);
+}
+
+// ---------------------------------------------------------------------------------------
 // gptq_act_order_dequant(w: q4[K,N], y: f16[K,N])
 // GPTQ int4 with act-order (g_idx) and zeros stored plain.
 namespace ima_gptq_act_order_dequant {
@@ -349,10 +726,11 @@ struct w_t {
     I g_idx_s0;
     I K, N, G;
     ImaRecord* rec;
+    static constexpr bool VEC = false;
 
     // Group of row k, from g_idx (range-checked in checked mode).
     __device__ __forceinline__ I group(I k) const {
-        const I g = g_idx[k * g_idx_s0];
+        const I g = g_idx[k];
         if constexpr (IMA_CHECKED) {
             const I groups = (K + G - 1) / G;
             if (!(g >= 0 && g < groups)) {
@@ -367,43 +745,79 @@ struct w_t {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int((zw >> (4 * (n % 8))) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return ((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF);
+        return ima_raw(k, n);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return ((qzeros[group(k) * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) & 0xF);
+        return ima_zero(group(k), n);
     }
     // The scale of (k, n).
     __device__ __forceinline__ float scale(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        return __half2float(scales[group(k) * scales_s0 + n * scales_s1]);
+        return ima_scale(group(k), n);
     }
     // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        const I g = group(k);
-        return float(((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF) - ((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return ima_dequant(k, n);
     }
-    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n. Pad nibbles past
-    // the edge give 0 and are never read as data.
+
+    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
+    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
+    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
+    // a group and the tile is whole, each word, scale and zero is loaded once.
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        if constexpr (IMA_CHECKED) {
+            if (!ima_tile_ok<C>(k, n)) {
+#pragma unroll
+                for (int r = 0; r < 8; ++r)
+#pragma unroll
+                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
+                return;
+            }
+        }
+        const I k0 = k / 8 * 8;
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+    }
+    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
+    // column wide.
     __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
-        if (!ok(k, n)) {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
 #pragma unroll
-            for (int j = 0; j < 8; ++j) out[j] = 0.f;
-            return;
-        }
-        const unsigned int word = qweight[(k / 8) * qweight_s0 + n * qweight_s1];
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const I kk = k / 8 * 8 + j;
-            if (kk >= K) { out[j] = 0.f; continue; }
-            const I g = group(kk);
-            out[j] = float(int((word >> (4 * j)) & 0xF) - ((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
-        }
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
     }
 };
 
@@ -431,9 +845,9 @@ __device__ __forceinline__ void body(
     const I G,
     const I k,
     const I n) {
-#line 29 "specs/quant.ima"
+#line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 437 "quant.cu"
+#line 851 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -568,7 +982,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
 
 // ---------------------------------------------------------------------------------------
 // awq_dequant(w: q4[K,N], y: f16[K,N])
-// AWQ int4 to f16: a thread per packed word (8 columns of one row).
+// AWQ int4 to f16: the same 8 x 8 tiles, here 8 packed words down K, each holding 8
+// columns of one row.
 namespace ima_awq_dequant {
 
 
@@ -584,6 +999,9 @@ struct w_t {
     I scales_s0, scales_s1;
     I K, N, G;
     ImaRecord* rec;
+    // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
+    // in vectors.
+    static constexpr bool VEC = true;
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
@@ -593,26 +1011,85 @@ struct w_t {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
+    // Where column n % 8 sits in a word packed along N.
+    static __device__ __forceinline__ int ima_shift(I col) { return int(4 * (col / 2 + col % 2 * 4)); }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[k * qweight_s0 + n / 8] >> ima_shift(n % 8)) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int((zw >> ima_shift(n % 8)) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return ((qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF);
+        return ima_raw(k, n);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return ((qzeros[group(k) * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF);
+        return ima_zero(group(k), n);
     }
     // The scale of (k, n).
     __device__ __forceinline__ float scale(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        return __half2float(scales[group(k) * scales_s0 + n * scales_s1]);
+        return ima_scale(group(k), n);
     }
     // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        const I g = group(k);
-        return float(((qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF) - ((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return ima_dequant(k, n);
+    }
+
+    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
+    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
+    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
+    // a group and the tile is whole, each word, scale and zero is loaded once, in
+    // vectors.
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        if constexpr (IMA_CHECKED) {
+            if (!ima_tile_ok<C>(k, n)) {
+#pragma unroll
+                for (int r = 0; r < 8; ++r)
+#pragma unroll
+                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
+                return;
+            }
+        }
+        const I k0 = k / 8 * 8;
+        const I g0 = k0 / G;
+        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
+            __half s[C];
+            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
+            const unsigned int zw = ima_zero_word(g0, n);
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : n % 8;
+            float scale[C], zero[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(s[c]);
+                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+            }
+#pragma unroll
+            for (int r = 0; r < 8; ++r) {
+                const unsigned int w = qweight[(k0 + r) * qweight_s0 + n / 8];
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
+            }
+            return;
+        }
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
     }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
     // the edge give 0 and are never read as data.
@@ -622,16 +1099,24 @@ struct w_t {
             for (int j = 0; j < 8; ++j) out[j] = 0.f;
             return;
         }
-        const unsigned int word = qweight[k * qweight_s0 + (n / 8) * qweight_s1];
+        const I n0 = n / 8 * 8;
         const I g = group(k);
-        const unsigned int zword = qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1];
+        const unsigned int w = qweight[k * qweight_s0 + n / 8];
+        const unsigned int zw = ima_zero_word(g, n0);
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
-            const I nn = n / 8 * 8 + j;
-            if (nn >= N) { out[j] = 0.f; continue; }
-            const int shift = 4 * (j / 2 + j % 2 * 4);
-            out[j] = float(int((word >> shift) & 0xF) - int((zword >> shift) & 0xF)) * __half2float(scales[g * scales_s0 + nn * scales_s1]);
+            out[j] = n0 + j < N ? float(int((w >> ima_shift(j)) & 0xF) - ima_zero_in(zw, j)) * ima_scale(g, n0 + j) : 0.f;
         }
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
     }
 };
 
@@ -648,6 +1133,21 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 4, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 4, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1]) = v;
+    }
 };
 
 template <typename I, bool IMA_CHECKED>
@@ -657,20 +1157,24 @@ __device__ __forceinline__ void body(
     const I K,
     const I N,
     const I G) {
-#line 37 "specs/quant.ima"
+#line 52 "specs/quant.ima"
 
-        const I n8 = (I(blockIdx.x) * 256 + threadIdx.x) * 8;
-        if (n8 >= N) return;
-        for (I k = blockIdx.y; k < K; k += gridDim.y) {
-            float v[8];
-            w.dequant8(k, n8, v);
+        const I n = (I(blockIdx.x) * 256 + threadIdx.x) * 8;
+        if (n >= N) return;
+        for (I k8 = I(blockIdx.y) * 8; k8 < K; k8 += I(gridDim.y) * 8) {
+            float v[8][8];
+            w.dequant_tile(k8, n, v);
             #pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                if (n8 + j < N) y(k, n8 + j) = __float2half_rn(v[j]);
+            for (int r = 0; r < 8; ++r) {
+                if (k8 + r >= K) break;
+                ImaVec<__half, 8> row;
+                #pragma unroll
+                for (int c = 0; c < 8; ++c) row.v[c] = __float2half_rn(v[r][c]);
+                y.store8(k8 + r, n, row);
             }
         }
     
-#line 674 "quant.cu"
+#line 1178 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -789,6 +1293,295 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
+// awq_dequant_any_n(w: q4[K,N], y: f16[K,N])
+// AWQ int4 to f16 for any N, a thread per packed word (8 columns of one row).
+namespace ima_awq_dequant_any_n {
+
+
+// in w: q4[K, N] q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7] with group G
+// Buffers: qweight i32[K, ceil(N / 8)], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
+template <typename I, bool IMA_CHECKED>
+struct w_t {
+    const int* __restrict__ qweight;
+    I qweight_s0, qweight_s1;
+    const int* __restrict__ qzeros;
+    I qzeros_s0, qzeros_s1;
+    const __half* __restrict__ scales;
+    I scales_s0, scales_s1;
+    I K, N, G;
+    ImaRecord* rec;
+    static constexpr bool VEC = false;
+
+    // Group of row k.
+    __device__ __forceinline__ I group(I k) const {
+        return k / G;
+    }
+    __device__ __forceinline__ bool ok(I k, I n) const {
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
+        return true;
+    }
+    // Where column n % 8 sits in a word packed along N.
+    static __device__ __forceinline__ int ima_shift(I col) { return int(4 * (col / 2 + col % 2 * 4)); }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[k * qweight_s0 + n / 8] >> ima_shift(n % 8)) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int((zw >> ima_shift(n % 8)) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
+    // The stored 4-bit value of (k, n).
+    __device__ __forceinline__ int raw(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_raw(k, n);
+    }
+    // The zero point of (k, n).
+    __device__ __forceinline__ int zero(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_zero(group(k), n);
+    }
+    // The scale of (k, n).
+    __device__ __forceinline__ float scale(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_scale(group(k), n);
+    }
+    // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
+    __device__ __forceinline__ float dequant(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_dequant(k, n);
+    }
+
+    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
+    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
+    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
+    // a group and the tile is whole, each word, scale and zero is loaded once.
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        if constexpr (IMA_CHECKED) {
+            if (!ima_tile_ok<C>(k, n)) {
+#pragma unroll
+                for (int r = 0; r < 8; ++r)
+#pragma unroll
+                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
+                return;
+            }
+        }
+        const I k0 = k / 8 * 8;
+        const I g0 = k0 / G;
+        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
+            __half s[C];
+            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
+            const unsigned int zw = ima_zero_word(g0, n);
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : n % 8;
+            float scale[C], zero[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(s[c]);
+                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+            }
+#pragma unroll
+            for (int r = 0; r < 8; ++r) {
+                const unsigned int w = qweight[(k0 + r) * qweight_s0 + n / 8];
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
+            }
+            return;
+        }
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+    }
+    // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
+    // the edge give 0 and are never read as data.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        if (!ok(k, n)) {
+#pragma unroll
+            for (int j = 0; j < 8; ++j) out[j] = 0.f;
+            return;
+        }
+        const I n0 = n / 8 * 8;
+        const I g = group(k);
+        const unsigned int w = qweight[k * qweight_s0 + n / 8];
+        const unsigned int zw = ima_zero_word(g, n0);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            out[j] = n0 + j < N ? float(int((w >> ima_shift(j)) & 0xF) - ima_zero_in(zw, j)) * ima_scale(g, n0 + j) : 0.f;
+        }
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
+    }
+};
+
+// out y: f16[K, N]
+template <typename I, bool IMA_CHECKED>
+struct y_t {
+    __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    ImaRecord* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1];
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I K,
+    const I N,
+    const I G) {
+#line 75 "specs/quant.ima"
+
+        const I n8 = (I(blockIdx.x) * 256 + threadIdx.x) * 8;
+        if (n8 >= N) return;
+        for (I k = blockIdx.y; k < K; k += gridDim.y) {
+            float v[8];
+            w.dequant8(k, n8, v);
+            #pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                if (n8 + j < N) y(k, n8 + j) = __float2half_rn(v[j]);
+            }
+        }
+    
+#line 1467 "quant.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I K,
+    const I N,
+    const I G,
+    ImaRecord* const ima_record) {
+    body<I, IMA_CHECKED>(w, y, K, N, G);
+}
+
+}  // namespace ima_awq_dequant_any_n
+
+extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32(
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int K,
+    int N,
+    int G) {
+    using namespace ima_awq_dequant_any_n;
+    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+        K,
+        N,
+        G,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64(
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long K,
+    long long N,
+    long long G) {
+    using namespace ima_awq_dequant_any_n;
+    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+        K,
+        N,
+        G,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32_checked(
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int K,
+    int N,
+    int G,
+    ImaRecord* ima_record) {
+    using namespace ima_awq_dequant_any_n;
+    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+        K,
+        N,
+        G,
+        ima_record);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_checked(
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long K,
+    long long N,
+    long long G,
+    ImaRecord* ima_record) {
+    using namespace ima_awq_dequant_any_n;
+    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+        K,
+        N,
+        G,
+        ima_record);
+}
+
+// ---------------------------------------------------------------------------------------
 // int8_dequant(w: q8[K,N], y: f16[K,N])
 // int8 with per-group scales to f16.
 namespace ima_int8_dequant {
@@ -804,6 +1597,7 @@ struct w_t {
     I scales_s0, scales_s1;
     I K, N, G;
     ImaRecord* rec;
+    static constexpr bool VEC = false;
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
@@ -813,26 +1607,37 @@ struct w_t {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int(qweight[k * qweight_s0 + n]); }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return 0; }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(0u, n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
     // The stored 8-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return (int(qweight[k * qweight_s0 + n * qweight_s1]));
+        return ima_raw(k, n);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return 0;
+        return ima_zero(group(k), n);
     }
     // The scale of (k, n).
     __device__ __forceinline__ float scale(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        return __half2float(scales[group(k) * scales_s0 + n * scales_s1]);
+        return ima_scale(group(k), n);
     }
     // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        const I g = group(k);
-        return float((int(qweight[k * qweight_s0 + n * qweight_s1])) - 0) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return ima_dequant(k, n);
     }
 };
 
@@ -860,9 +1665,9 @@ __device__ __forceinline__ void body(
     const I G,
     const I k,
     const I n) {
-#line 56 "specs/quant.ima"
+#line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 866 "quant.cu"
+#line 1671 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -977,9 +1782,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
 
 // ---------------------------------------------------------------------------------------
 // gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
-// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns
-// with 8 slices of K; each thread accumulates its slice a packed word at a time, then the
-// slices are summed through shared memory.
+// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns: 8
+// threads across take 4 columns each (one 16-byte load of qweight per 8 rows), 32 threads
+// down split K between them; the 32 partial sums of each output meet in shared memory.
 namespace ima_gptq_gemv {
 
 
@@ -996,6 +1801,15 @@ struct x_t {
         }
         return p[i0 * s0 + i1];
     }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
 };
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
@@ -1010,6 +1824,9 @@ struct w_t {
     I scales_s0, scales_s1;
     I K, N, G;
     ImaRecord* rec;
+    // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
+    // in vectors.
+    static constexpr bool VEC = true;
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
@@ -1019,52 +1836,101 @@ struct w_t {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
         return true;
     }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw >> (4 * (n % 8))) + 1) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return ((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF);
+        return ima_raw(k, n);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return (((qzeros[group(k) * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF);
+        return ima_zero(group(k), n);
     }
     // The scale of (k, n).
     __device__ __forceinline__ float scale(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        return __half2float(scales[group(k) * scales_s0 + n * scales_s1]);
+        return ima_scale(group(k), n);
     }
     // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        const I g = group(k);
-        return float(((qweight[(k / 8) * qweight_s0 + n * qweight_s1] >> (4 * (k % 8))) & 0xF) - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return ima_dequant(k, n);
     }
-    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n. Pad nibbles past
-    // the edge give 0 and are never read as data.
-    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
-        if (!ok(k, n)) {
+
+    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
+    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
+    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
+    // a group and the tile is whole, each word, scale and zero is loaded once, in
+    // vectors.
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        if constexpr (IMA_CHECKED) {
+            if (!ima_tile_ok<C>(k, n)) {
 #pragma unroll
-            for (int j = 0; j < 8; ++j) out[j] = 0.f;
-            return;
+                for (int r = 0; r < 8; ++r)
+#pragma unroll
+                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
+                return;
+            }
         }
-        const unsigned int word = qweight[(k / 8) * qweight_s0 + n * qweight_s1];
         const I k0 = k / 8 * 8;
         const I g0 = k0 / G;
-        if (k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G) {
-            const float s = __half2float(scales[g0 * scales_s0 + n * scales_s1]);
-            const int z = (((qzeros[g0 * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF);
+        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
+            __half s[C];
+            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
+            const unsigned int zw = ima_zero_word(g0, n);
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : n % 8;
+            float scale[C], zero[C];
 #pragma unroll
-            for (int j = 0; j < 8; ++j) out[j] = float(int((word >> (4 * j)) & 0xF) - z) * s;
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(s[c]);
+                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+            }
+            unsigned int w[C];
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8) * qweight_s0 + n]), w);
+#pragma unroll
+            for (int r = 0; r < 8; ++r)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
             return;
         }
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const I kk = k / 8 * 8 + j;
-            if (kk >= K) { out[j] = 0.f; continue; }
-            const I g = group(kk);
-            out[j] = float(int((word >> (4 * j)) & 0xF) - (((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * (n % 8))) + 1) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
-        }
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+    }
+    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
+    // column wide.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
     }
 };
 
@@ -1083,8 +1949,8 @@ struct y_t {
     }
 };
 
-// Partial sums: [slice, row of x, column].
-// shared part: f32[8, 8, 32], row-major in dynamic shared memory
+// Partial sums: [slice of K, row of x, column].
+// shared part: f32[32, 8, 32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
@@ -1108,41 +1974,49 @@ __device__ __forceinline__ void body(
     const I N,
     const I G,
     const part_t<I, IMA_CHECKED> part) {
-#line 69 "specs/quant.ima"
+#line 107 "specs/quant.ima"
 
-        const I n = I(blockIdx.x) * 32 + threadIdx.x;
-        float acc[8];
+        const I n = I(blockIdx.x) * 32 + threadIdx.x * 4;
+        float acc[8][4];
         #pragma unroll
-        for (int m = 0; m < 8; ++m) acc[m] = 0.f;
+        for (int m = 0; m < 8; ++m)
+            #pragma unroll
+            for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
         if (n < N) {
-            for (I k8 = I(threadIdx.y) * 8; k8 < K; k8 += 64) {
-                float v[8];
-                w.dequant8(k8, n, v);
+            #pragma unroll 4
+            for (I k8 = I(threadIdx.y) * 8; k8 < K; k8 += 256) {
+                float v[8][4];
+                w.dequant_tile(k8, n, v);
                 #pragma unroll
-                for (int j = 0; j < 8; ++j) {
-                    if (k8 + j >= K) break;
+                for (int m = 0; m < 8; ++m) {
+                    if (m >= M) break;
+                    const auto xs = x.load8(m, k8);
                     #pragma unroll
-                    for (int m = 0; m < 8; ++m) {
-                        if (m < M) acc[m] += __half2float(x(m, k8 + j)) * v[j];
+                    for (int r = 0; r < 8; ++r) {
+                        const float xr = __half2float(xs.v[r]);
+                        #pragma unroll
+                        for (int c = 0; c < 4; ++c) acc[m][c] += xr * v[r][c];
                     }
                 }
             }
         }
         #pragma unroll
         for (int m = 0; m < 8; ++m) {
-            if (m < M) part(threadIdx.y, m, threadIdx.x) = acc[m];
+            if (m >= M) break;
+            #pragma unroll
+            for (int c = 0; c < 4; ++c) part(threadIdx.y, m, threadIdx.x * 4 + c) = acc[m][c];
         }
         __syncthreads();
-        if (threadIdx.y == 0 && n < N) {
-            for (I m = 0; m < M; ++m) {
-                float sum = 0.f;
-                #pragma unroll
-                for (int s = 0; s < 8; ++s) sum += part(s, m, threadIdx.x);
-                y(m, n) = __float2half(sum);
-            }
+        const I t = threadIdx.y * 8 + threadIdx.x;
+        const I m = t / 32, col = I(blockIdx.x) * 32 + t % 32;
+        if (m < M && col < N) {
+            float sum = 0.f;
+            #pragma unroll
+            for (int s = 0; s < 32; ++s) sum += part(s, m, t % 32);
+            y(m, col) = __float2half(sum);
         }
     
-#line 1146 "quant.cu"
+#line 2020 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1158,7 +2032,7 @@ __device__ __forceinline__ void run(
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 32, ima_record};
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, 8, 32, ima_record};
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, part);
 }
 
@@ -1323,6 +2197,7 @@ struct w_t {
     I scales_s0, scales_s1;
     I K, N, G;
     ImaRecord* rec;
+    static constexpr bool VEC = false;
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
@@ -1332,26 +2207,84 @@ struct w_t {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
         return true;
     }
+    // Where column n % 8 sits in a word packed along N.
+    static __device__ __forceinline__ int ima_shift(I col) { return int(4 * (col / 2 + col % 2 * 4)); }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[k * qweight_s0 + n / 8] >> ima_shift(n % 8)) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int((zw >> ima_shift(n % 8)) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
     // The stored 4-bit value of (k, n).
     __device__ __forceinline__ int raw(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return ((qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF);
+        return ima_raw(k, n);
     }
     // The zero point of (k, n).
     __device__ __forceinline__ int zero(I k, I n) const {
         if (!ok(k, n)) return 0;
-        return ((qzeros[group(k) * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF);
+        return ima_zero(group(k), n);
     }
     // The scale of (k, n).
     __device__ __forceinline__ float scale(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        return __half2float(scales[group(k) * scales_s0 + n * scales_s1]);
+        return ima_scale(group(k), n);
     }
     // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
-        const I g = group(k);
-        return float(((qweight[k * qweight_s0 + (n / 8) * qweight_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF) - ((qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1] >> (4 * ((n % 8) / 2 + (n % 8) % 2 * 4))) & 0xF)) * __half2float(scales[g * scales_s0 + n * scales_s1]);
+        return ima_dequant(k, n);
+    }
+
+    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
+    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
+    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
+    // a group and the tile is whole, each word, scale and zero is loaded once.
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        if constexpr (IMA_CHECKED) {
+            if (!ima_tile_ok<C>(k, n)) {
+#pragma unroll
+                for (int r = 0; r < 8; ++r)
+#pragma unroll
+                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
+                return;
+            }
+        }
+        const I k0 = k / 8 * 8;
+        const I g0 = k0 / G;
+        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
+            __half s[C];
+            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
+            const unsigned int zw = ima_zero_word(g0, n);
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : n % 8;
+            float scale[C], zero[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(s[c]);
+                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+            }
+#pragma unroll
+            for (int r = 0; r < 8; ++r) {
+                const unsigned int w = qweight[(k0 + r) * qweight_s0 + n / 8];
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
+            }
+            return;
+        }
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
     }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
     // the edge give 0 and are never read as data.
@@ -1361,16 +2294,24 @@ struct w_t {
             for (int j = 0; j < 8; ++j) out[j] = 0.f;
             return;
         }
-        const unsigned int word = qweight[k * qweight_s0 + (n / 8) * qweight_s1];
+        const I n0 = n / 8 * 8;
         const I g = group(k);
-        const unsigned int zword = qzeros[g * qzeros_s0 + (n / 8) * qzeros_s1];
+        const unsigned int w = qweight[k * qweight_s0 + n / 8];
+        const unsigned int zw = ima_zero_word(g, n0);
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
-            const I nn = n / 8 * 8 + j;
-            if (nn >= N) { out[j] = 0.f; continue; }
-            const int shift = 4 * (j / 2 + j % 2 * 4);
-            out[j] = float(int((word >> shift) & 0xF) - int((zword >> shift) & 0xF)) * __half2float(scales[g * scales_s0 + nn * scales_s1]);
+            out[j] = n0 + j < N ? float(int((w >> ima_shift(j)) & 0xF) - ima_zero_in(zw, j)) * ima_scale(g, n0 + j) : 0.f;
         }
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
     }
 };
 
@@ -1400,13 +2341,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 110 "specs/quant.ima"
+#line 156 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 1410 "quant.cu"
+#line 2351 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

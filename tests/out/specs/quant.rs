@@ -18,8 +18,10 @@ pub const SPEC_FILE: &str = "specs/quant.ima";
 /// Every kernel of `specs/quant.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub gptq_dequant: GptqDequant,
+    pub gptq_dequant_any_n: GptqDequantAnyN,
     pub gptq_act_order_dequant: GptqActOrderDequant,
     pub awq_dequant: AwqDequant,
+    pub awq_dequant_any_n: AwqDequantAnyN,
     pub int8_dequant: Int8Dequant,
     pub gptq_gemv: GptqGemv,
     pub awq_gemv: AwqGemv,
@@ -30,8 +32,10 @@ impl Kernels {
     /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).
     pub fn set_checked(&self, on: bool) {
         self.gptq_dequant.kernel.set_checked(on);
+        self.gptq_dequant_any_n.kernel.set_checked(on);
         self.gptq_act_order_dequant.kernel.set_checked(on);
         self.awq_dequant.kernel.set_checked(on);
+        self.awq_dequant_any_n.kernel.set_checked(on);
         self.int8_dequant.kernel.set_checked(on);
         self.gptq_gemv.kernel.set_checked(on);
         self.awq_gemv.kernel.set_checked(on);
@@ -41,8 +45,10 @@ impl Kernels {
     /// error to it (also on with `IMA_SYNC=1`).
     pub fn set_sync(&self, on: bool) {
         self.gptq_dequant.kernel.set_sync(on);
+        self.gptq_dequant_any_n.kernel.set_sync(on);
         self.gptq_act_order_dequant.kernel.set_sync(on);
         self.awq_dequant.kernel.set_sync(on);
+        self.awq_dequant_any_n.kernel.set_sync(on);
         self.int8_dequant.kernel.set_sync(on);
         self.gptq_gemv.kernel.set_sync(on);
         self.awq_gemv.kernel.set_sync(on);
@@ -55,11 +61,17 @@ impl Kernels {
             gptq_dequant: GptqDequant {
                 kernel: module.kernel(&GPTQ_DEQUANT)?,
             },
+            gptq_dequant_any_n: GptqDequantAnyN {
+                kernel: module.kernel(&GPTQ_DEQUANT_ANY_N)?,
+            },
             gptq_act_order_dequant: GptqActOrderDequant {
                 kernel: module.kernel(&GPTQ_ACT_ORDER_DEQUANT)?,
             },
             awq_dequant: AwqDequant {
                 kernel: module.kernel(&AWQ_DEQUANT)?,
+            },
+            awq_dequant_any_n: AwqDequantAnyN {
+                kernel: module.kernel(&AWQ_DEQUANT_ANY_N)?,
             },
             int8_dequant: Int8Dequant {
                 kernel: module.kernel(&INT8_DEQUANT)?,
@@ -76,11 +88,15 @@ impl Kernels {
 
 /// `gptq_dequant(w: q4[K,N], y: f16[K,N])`
 ///
-/// GPTQ int4 to f16: a thread per packed word (8 rows of one column), so that the word
+/// GPTQ int4 to f16: a thread per 8 x 8 tile (one packed word of 8 rows in each of 8
 ///
-/// loads and the row stores both coalesce along N. A raw grid: the body guards itself.
+/// columns). align(16) lets the tile read its 8 words and 8 scales in 16-byte vectors, and
 ///
-/// Declared at `specs/quant.ima:6`.
+/// each of its 8 rows leaves as one 16-byte store; a warp covers 256 columns, so loads and
+///
+/// stores coalesce along N. A raw grid: the body guards itself.
+///
+/// Declared at `specs/quant.ima:8`.
 pub struct GptqDequant {
     kernel: ima::Kernel,
 }
@@ -88,6 +104,131 @@ pub struct GptqDequant {
 impl GptqDequant {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &GPTQ_DEQUANT;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    /// - `y`: f16 `[K, N]`, contiguous, 16-byte aligned
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        w: &ima::QuantTensor<ima::half::f16>,
+        y: &mut ima::Tensor<ima::half::f16>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let mut args = Vec::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.launch(stream, &mut args, &[])
+    }
+}
+
+/// The contract of `gptq_dequant`.
+pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
+    name: "gptq_dequant",
+    signature: "gptq_dequant(w: q4[K,N], y: f16[K,N])",
+    location: "specs/quant.ima:8",
+    symbols: &[
+        ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "G", bound_by: ima::Binding { arg: 0, dim: 2 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "w",
+            role: ima::Role::Logical,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "G", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1, 2],
+            strided: true,
+            align: 2,
+        },
+        ima::TensorArg {
+            name: "w.qweight",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+        },
+        ima::TensorArg {
+            name: "w.qzeros",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) },
+                ima::Extent { text: "ceil(N / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(8)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+        },
+        ima::TensorArg {
+            name: "w.scales",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+        },
+        ima::TensorArg {
+            name: "y",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+        ima::Constraint { text: "N % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+    ],
+    shared: &[
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)), &ima::Expr::Const(65535))] },
+    empty: ima::EmptyPolicy::Skip,
+    block: [256, 1, 1],
+    entry_i32: "gptq_dequant_i32",
+    entry_i64: "gptq_dequant_i64",
+};
+
+/// `gptq_dequant_any_n(w: q4[K,N], y: f16[K,N])`
+///
+/// GPTQ int4 to f16 for any N, a thread per element: the padded last word along N too.
+///
+/// Declared at `specs/quant.ima:31`.
+pub struct GptqDequantAnyN {
+    kernel: ima::Kernel,
+}
+
+impl GptqDequantAnyN {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &GPTQ_DEQUANT_ANY_N;
 
     /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
     pub fn kernel(&self) -> &ima::Kernel {
@@ -114,11 +255,11 @@ impl GptqDequant {
     }
 }
 
-/// The contract of `gptq_dequant`.
-pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
-    name: "gptq_dequant",
-    signature: "gptq_dequant(w: q4[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:6",
+/// The contract of `gptq_dequant_any_n`.
+pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
+    name: "gptq_dequant_any_n",
+    signature: "gptq_dequant_any_n(w: q4[K,N], y: f16[K,N])",
+    location: "specs/quant.ima:31",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -193,18 +334,18 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(256)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)), &ima::Expr::Const(65535))] },
+    launch: ima::Launch::Threads { arg: 4 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
-    entry_i32: "gptq_dequant_i32",
-    entry_i64: "gptq_dequant_i64",
+    entry_i32: "gptq_dequant_any_n_i32",
+    entry_i64: "gptq_dequant_any_n_i64",
 };
 
 /// `gptq_act_order_dequant(w: q4[K,N], y: f16[K,N])`
 ///
 /// GPTQ int4 with act-order (g_idx) and zeros stored plain.
 ///
-/// Declared at `specs/quant.ima:25`.
+/// Declared at `specs/quant.ima:39`.
 pub struct GptqActOrderDequant {
     kernel: ima::Kernel,
 }
@@ -242,7 +383,7 @@ impl GptqActOrderDequant {
 pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "gptq_act_order_dequant",
     signature: "gptq_act_order_dequant(w: q4[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:25",
+    location: "specs/quant.ima:39",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -337,9 +478,11 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
 
 /// `awq_dequant(w: q4[K,N], y: f16[K,N])`
 ///
-/// AWQ int4 to f16: a thread per packed word (8 columns of one row).
+/// AWQ int4 to f16: the same 8 x 8 tiles, here 8 packed words down K, each holding 8
 ///
-/// Declared at `specs/quant.ima:33`.
+/// columns of one row.
+///
+/// Declared at `specs/quant.ima:48`.
 pub struct AwqDequant {
     kernel: ima::Kernel,
 }
@@ -347,6 +490,131 @@ pub struct AwqDequant {
 impl AwqDequant {
     /// The contract every launch is checked against.
     pub const CONTRACT: &'static ima::KernelContract = &AWQ_DEQUANT;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    /// - `w`: q `[K, N]`, group `G`: qweight `[K, ceil(N / 8)]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    /// - `y`: f16 `[K, N]`, contiguous, 16-byte aligned
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        w: &ima::QuantTensor<ima::half::f16>,
+        y: &mut ima::Tensor<ima::half::f16>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let mut args = Vec::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.launch(stream, &mut args, &[])
+    }
+}
+
+/// The contract of `awq_dequant`.
+pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
+    name: "awq_dequant",
+    signature: "awq_dequant(w: q4[K,N], y: f16[K,N])",
+    location: "specs/quant.ima:48",
+    symbols: &[
+        ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "G", bound_by: ima::Binding { arg: 0, dim: 2 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "w",
+            role: ima::Role::Logical,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "G", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1, 2],
+            strided: true,
+            align: 2,
+        },
+        ima::TensorArg {
+            name: "w.qweight",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "ceil(N / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(8)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+        },
+        ima::TensorArg {
+            name: "w.qzeros",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) },
+                ima::Extent { text: "ceil(N / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(8)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+        },
+        ima::TensorArg {
+            name: "w.scales",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+        },
+        ima::TensorArg {
+            name: "y",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+        ima::Constraint { text: "N % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+    ],
+    shared: &[
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)), &ima::Expr::Const(65535))] },
+    empty: ima::EmptyPolicy::Skip,
+    block: [256, 1, 1],
+    entry_i32: "awq_dequant_i32",
+    entry_i64: "awq_dequant_i64",
+};
+
+/// `awq_dequant_any_n(w: q4[K,N], y: f16[K,N])`
+///
+/// AWQ int4 to f16 for any N, a thread per packed word (8 columns of one row).
+///
+/// Declared at `specs/quant.ima:71`.
+pub struct AwqDequantAnyN {
+    kernel: ima::Kernel,
+}
+
+impl AwqDequantAnyN {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &AWQ_DEQUANT_ANY_N;
 
     /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
     pub fn kernel(&self) -> &ima::Kernel {
@@ -373,11 +641,11 @@ impl AwqDequant {
     }
 }
 
-/// The contract of `awq_dequant`.
-pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
-    name: "awq_dequant",
-    signature: "awq_dequant(w: q4[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:33",
+/// The contract of `awq_dequant_any_n`.
+pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
+    name: "awq_dequant_any_n",
+    signature: "awq_dequant_any_n(w: q4[K,N], y: f16[K,N])",
+    location: "specs/quant.ima:71",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -455,15 +723,15 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Sym(0), &ima::Expr::Const(65535))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
-    entry_i32: "awq_dequant_i32",
-    entry_i64: "awq_dequant_i64",
+    entry_i32: "awq_dequant_any_n_i32",
+    entry_i64: "awq_dequant_any_n_i64",
 };
 
 /// `int8_dequant(w: q8[K,N], y: f16[K,N])`
 ///
 /// int8 with per-group scales to f16.
 ///
-/// Declared at `specs/quant.ima:52`.
+/// Declared at `specs/quant.ima:90`.
 pub struct Int8Dequant {
     kernel: ima::Kernel,
 }
@@ -501,7 +769,7 @@ impl Int8Dequant {
 pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "int8_dequant",
     signature: "int8_dequant(w: q8[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:52",
+    location: "specs/quant.ima:90",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -573,13 +841,13 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 
 /// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`
 ///
-/// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns
+/// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns: 8
 ///
-/// with 8 slices of K; each thread accumulates its slice a packed word at a time, then the
+/// threads across take 4 columns each (one 16-byte load of qweight per 8 rows), 32 threads
 ///
-/// slices are summed through shared memory.
+/// down split K between them; the 32 partial sums of each output meet in shared memory.
 ///
-/// Declared at `specs/quant.ima:62`.
+/// Declared at `specs/quant.ima:100`.
 pub struct GptqGemv {
     kernel: ima::Kernel,
 }
@@ -596,7 +864,7 @@ impl GptqGemv {
     /// Checks every argument against the contract, then launches on `stream`.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f16 `[M, K]`, contiguous
+    /// - `x`: f16 `[M, K]`, contiguous, 16-byte aligned
     /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     /// - `y`: f16 `[M, N]`, contiguous
     // One stub parameter per spec argument, however many the spec declares.
@@ -620,7 +888,7 @@ impl GptqGemv {
 pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv",
     signature: "gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:62",
+    location: "specs/quant.ima:100",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -638,7 +906,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
-            align: 2,
+            align: 16,
         },
         ima::TensorArg {
             name: "w",
@@ -663,7 +931,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
-            align: 4,
+            align: 16,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -687,7 +955,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
-            align: 2,
+            align: 16,
         },
         ima::TensorArg {
             name: "y",
@@ -706,13 +974,15 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     ],
     constraints: &[
         ima::Constraint { text: "M <= 8", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(8)) },
+        ima::Constraint { text: "K % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "N % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
     ],
     shared: &[
         ima::SharedArray {
             name: "part",
             dtype: ima::DType::F32,
             dims: &[
-                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
             ],
@@ -720,7 +990,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))] },
     empty: ima::EmptyPolicy::Skip,
-    block: [32, 8, 1],
+    block: [8, 32, 1],
     entry_i32: "gptq_gemv_i32",
     entry_i64: "gptq_gemv_i64",
 };
@@ -729,7 +999,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:105`.
+/// Declared at `specs/quant.ima:151`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -770,7 +1040,7 @@ impl AwqGemv {
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:105",
+    location: "specs/quant.ima:151",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
