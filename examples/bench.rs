@@ -166,36 +166,75 @@ __device__ __forceinline__ void twin_scales(const __half* __restrict__ p, float 
     for (int c = 0; c < C; ++c) s[c] = __half2float(h[c]);
 }
 
-// A GPTQ tile: rows k0..k0+7 (k0 % 8 == 0) by columns n..n+C-1 (n % C == 0, N % 8 == 0).
+// A GPTQ tile: rows k0..k0+7 (k0 % 8 == 0) by columns n..n+C-1 (n % C == 0, N % 8 == 0),
+// loaded branch-free (a tile that is not whole loads the first tile instead), then decoded.
 template <int C>
-__device__ __forceinline__ void twin_gptq_tile(
+struct TwinTile {
+    int k0, n;
+    bool whole;
+    unsigned int w[C];
+    __half s[C];
+    unsigned int zw;
+};
+
+template <int C>
+__device__ __forceinline__ TwinTile<C> twin_gptq_load(
         const int* __restrict__ qweight, const int* __restrict__ qzeros,
-        const __half* __restrict__ scales, int k0, int n, int K, int N, int G, float (&out)[8][C]) {
+        const __half* __restrict__ scales, int k0, int n, int K, int N, int G) {
+    TwinTile<C> t;
+    t.k0 = k0;
+    t.n = n;
     const int g0 = k0 / G;
-    if (k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G) {
+    t.whole = k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G;
+    const int lk = t.whole ? k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0;
+    if constexpr (C == 8) {
+        const int4 v = __ldg(reinterpret_cast<const int4*>(&scales[lg * N + ln]));
+        memcpy(t.s, &v, 16);
+    } else {
+        const int2 v = __ldg(reinterpret_cast<const int2*>(&scales[lg * N + ln]));
+        memcpy(t.s, &v, 8);
+    }
+    t.zw = qzeros[lg * (N / 8) + ln / 8];
+#pragma unroll
+    for (int i = 0; i < C / 4; ++i) {
+        const int4 v = __ldg(reinterpret_cast<const int4*>(&qweight[(lk / 8) * N + ln]) + i);
+        memcpy(&t.w[4 * i], &v, 16);
+    }
+    return t;
+}
+
+template <int C>
+__device__ __forceinline__ void twin_gptq_decode(
+        const int* __restrict__ qweight, const int* __restrict__ qzeros,
+        const __half* __restrict__ scales, const TwinTile<C>& t, int K, int N, int G,
+        float (&out)[8][C]) {
+    if (t.whole) {
+        const int col0 = C == 8 ? 0 : t.n % 8;
         float s[C], z[C];
-        twin_scales<C>(&scales[g0 * N + n], s);
-        const unsigned int zw = qzeros[g0 * (N / 8) + n / 8];
-        const int col0 = C == 8 ? 0 : n % 8;
 #pragma unroll
-        for (int c = 0; c < C; ++c) z[c] = twin_biased(((zw >> (4 * (col0 + c))) + 1) & 0xF);
-        unsigned int w[C];
-#pragma unroll
-        for (int i = 0; i < C / 4; ++i) {
-            const int4 v = __ldg(reinterpret_cast<const int4*>(&qweight[(k0 / 8) * N + n]) + i);
-            memcpy(&w[4 * i], &v, 16);
+        for (int c = 0; c < C; ++c) {
+            s[c] = __half2float(t.s[c]);
+            z[c] = twin_biased(((t.zw >> (4 * (col0 + c))) + 1) & 0xF);
         }
 #pragma unroll
         for (int r = 0; r < 8; ++r)
 #pragma unroll
-            for (int c = 0; c < C; ++c) out[r][c] = (twin_biased((w[c] >> (4 * r)) & 0xF) - z[c]) * s[c];
+            for (int c = 0; c < C; ++c) out[r][c] = (twin_biased((t.w[c] >> (4 * r)) & 0xF) - z[c]) * s[c];
         return;
     }
 #pragma unroll
     for (int r = 0; r < 8; ++r)
 #pragma unroll
         for (int c = 0; c < C; ++c)
-            out[r][c] = k0 + r < K ? twin_gptq_at(qweight, qzeros, scales, k0 + r, n + c, N, G) : 0.f;
+            out[r][c] = t.k0 + r < K ? twin_gptq_at(qweight, qzeros, scales, t.k0 + r, t.n + c, N, G) : 0.f;
+}
+
+template <int C>
+__device__ __forceinline__ void twin_gptq_tile(
+        const int* __restrict__ qweight, const int* __restrict__ qzeros,
+        const __half* __restrict__ scales, int k0, int n, int K, int N, int G, float (&out)[8][C]) {
+    twin_gptq_decode<C>(qweight, qzeros, scales,
+                        twin_gptq_load<C>(qweight, qzeros, scales, k0, n, K, N, G), K, N, G, out);
 }
 
 // An AWQ tile: rows k0..k0+7 by the 8 columns of packed word n / 8 (n % 8 == 0).
@@ -254,7 +293,52 @@ TWIN_DEQUANT(twin_awq_dequant, twin_awq_tile)
 
 // gptq_gemv (M <= 8, K % 8 == 0, N % 8 == 0): grid(ceil(N / 32)) block(8, 32), 32 KiB of
 // dynamic shared memory for part[32][8][32] (slice of K, row of x, column). Each thread
-// takes 4 columns and every 32nd packed row; the slices meet in shared memory.
+// takes 4 columns and every 256th packed row, four tiles' loads in flight at a time; the
+// slices meet in shared memory. MR: rows of x held in registers (1, or 8 for M > 1).
+template <int MR>
+__device__ __forceinline__ void twin_gemv_accumulate(
+        const __half* __restrict__ x, const int* __restrict__ qweight,
+        const int* __restrict__ qzeros, const __half* __restrict__ scales,
+        float* part, int n, int M, int K, int N, int G) {
+    float acc[MR][4];
+#pragma unroll
+    for (int m = 0; m < MR; ++m)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
+    if (n < N) {
+        for (int k8 = int(threadIdx.y) * 8; k8 < K; k8 += 4 * 256) {
+            TwinTile<4> tiles[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u)
+                tiles[u] = twin_gptq_load<4>(qweight, qzeros, scales,
+                                             k8 + u * 256 < K ? k8 + u * 256 : k8, n, K, N, G);
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                if (k8 + u * 256 >= K) break;
+                float v[8][4];
+                twin_gptq_decode<4>(qweight, qzeros, scales, tiles[u], K, N, G, v);
+#pragma unroll
+                for (int m = 0; m < MR; ++m) {
+                    if (m >= M) break;
+                    const TwinHalf8 xs = *reinterpret_cast<const TwinHalf8*>(&x[m * K + k8 + u * 256]);
+#pragma unroll
+                    for (int r = 0; r < 8; ++r) {
+                        const float xr = __half2float(xs.v[r]);
+#pragma unroll
+                        for (int c = 0; c < 4; ++c) acc[m][c] += xr * v[r][c];
+                    }
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < MR; ++m) {
+        if (m >= M) break;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) part[(threadIdx.y * 8 + m) * 32 + threadIdx.x * 4 + c] = acc[m][c];
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(256, 1) twin_gptq_gemv(
         const __half* __restrict__ x, const int* __restrict__ qweight,
         const int* __restrict__ qzeros, const __half* __restrict__ scales,
@@ -262,34 +346,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) twin_gptq_gemv(
     extern __shared__ __align__(16) unsigned char twin_smem[];
     float* part = reinterpret_cast<float*>(twin_smem);
     const int n = int(blockIdx.x) * 32 + threadIdx.x * 4;
-    float acc[8][4];
-#pragma unroll
-    for (int m = 0; m < 8; ++m)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
-    if (n < N) {
-#pragma unroll 4
-        for (int k8 = int(threadIdx.y) * 8; k8 < K; k8 += 256) {
-            float v[8][4];
-            twin_gptq_tile<4>(qweight, qzeros, scales, k8, n, K, N, G, v);
-#pragma unroll
-            for (int m = 0; m < 8; ++m) {
-                if (m >= M) break;
-                const TwinHalf8 xs = *reinterpret_cast<const TwinHalf8*>(&x[m * K + k8]);
-#pragma unroll
-                for (int r = 0; r < 8; ++r) {
-                    const float xr = __half2float(xs.v[r]);
-#pragma unroll
-                    for (int c = 0; c < 4; ++c) acc[m][c] += xr * v[r][c];
-                }
-            }
-        }
-    }
-#pragma unroll
-    for (int m = 0; m < 8; ++m) {
-        if (m >= M) break;
-#pragma unroll
-        for (int c = 0; c < 4; ++c) part[(threadIdx.y * 8 + m) * 32 + threadIdx.x * 4 + c] = acc[m][c];
+    if (M == 1) {
+        twin_gemv_accumulate<1>(x, qweight, qzeros, scales, part, n, M, K, N, G);
+    } else {
+        twin_gemv_accumulate<8>(x, qweight, qzeros, scales, part, n, M, K, N, G);
     }
     __syncthreads();
     const int t = threadIdx.y * 8 + threadIdx.x;

@@ -106,6 +106,13 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     }
 }
 
+// A compile-time integer as a value: a tile's width (`w.load_tile(k, n, ImaConst<4>{})`),
+// or a count a body dispatches on (`decltype(tag)::value` in a generic lambda).
+template <int V>
+struct ImaConst {
+    static constexpr int value = V;
+};
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -260,62 +267,109 @@ struct {{ q.name }}_t {
     }
 {%- if q.bits == 4 %}
 
-    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
-    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
-    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
-    // a group and the tile is whole, each word, scale and zero is loaded once{% if q.vec %}, in
-    // vectors{% endif %}.
+    // An 8-row tile: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with C 1, 2, 4 or 8
+    // and n a multiple of C. `load_tile(k, n, ImaConst<C>{})` loads its packed words,
+    // scales and zero point; `dequant_tile(tile, out)` decodes them, so a loop can have
+    // several tiles' loads in flight before it decodes the first. `dequant_tile(k, n, out)`
+    // does both. Entries past K or N (the padding of the last word, a partial last tile)
+    // give 0 and are never read as data.
     template <int C>
-    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+    struct Tile {
+        I k0, n;
+        // Inside K and N, with its 8 rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[{% if q.along_k %}C{% else %}8{% endif %}];
+        {{ q.scale_type }} s[C];
+        unsigned int zw;
+    };
+
+    template <int C>
+    __device__ __forceinline__ Tile<C> load_tile(I k, I n, ImaConst<C>) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
-        if constexpr (IMA_CHECKED) {
-            if (!ima_tile_ok<C>(k, n)) {
-#pragma unroll
-                for (int r = 0; r < 8; ++r)
-#pragma unroll
-                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
-                return;
-            }
-        }
-        const I k0 = k / 8 * 8;
-{%- if !q.g_idx %}
-        const I g0 = k0 / G;
-        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
-            {{ q.scale_type }} s[C];
-            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
-{%- if q.has_zeros %}
-            const unsigned int zw = ima_zero_word(g0, n);
+        Tile<C> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+{%- if q.g_idx %}
+        // Act-order: each row has a group of its own.
+        t.whole = false;
+        return t;
+{%- else %}
+        const I g0 = t.k0 / G;
+        t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
+{%- if q.vec %}
+        // A tile that is not whole loads the first tile instead (with N a multiple of 8, it
+        // exists), so that the loads need no branch.
+        const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0;
+{%- else %}
+        if (!t.whole) return t;
+        const I lk = t.k0, ln = n, lg = g0;
 {%- endif %}
+        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
+{%- if q.has_zeros %}
+        t.zw = ima_zero_word(lg, ln);
+{%- else %}
+        t.zw = 0;
+{%- endif %}
+{%- if q.along_k %}
+        ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8) * qweight_s0 + ln]), t.w);
+{%- else %}
+#pragma unroll
+        for (int r = 0; r < 8; ++r) t.w[r] = qweight[(t.whole ? lk + r : 0) * qweight_s0 + ln / 8];
+{%- endif %}
+        return t;
+{%- endif %}
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C>& t, float (&out)[8][C]) const {
+        if (t.whole) {
             // Within one word, column n + c is column (n % 8) + c: constant for a full word.
-            const I col0 = C == 8 ? 0 : n % 8;
+            const I col0 = C == 8 ? 0 : t.n % 8;
             float scale[C], zero[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
-                scale[c] = {{ q.to_float }}(s[c]);
-                zero[c] = ima_biased(ima_zero_in({% if q.has_zeros %}zw{% else %}0u{% endif %}, col0 + c));
+                scale[c] = {{ q.to_float }}(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
             }
-{%- if q.along_k %}
-            unsigned int w[C];
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8) * qweight_s0 + n]), w);
 #pragma unroll
             for (int r = 0; r < 8; ++r)
 #pragma unroll
-                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
+{%- if q.along_k %}
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((t.w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
 {%- else %}
-#pragma unroll
-            for (int r = 0; r < 8; ++r) {
-                const unsigned int w = qweight[(k0 + r) * qweight_s0 + n / 8];
-#pragma unroll
-                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
-            }
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((t.w[r] >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
 {%- endif %}
             return;
         }
-{%- endif %}
+        float edge[8][C];
+        ima_dequant_edge(*this, t.k0, t.n, t.refused, edge);
 #pragma unroll
         for (int r = 0; r < 8; ++r)
 #pragma unroll
-            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+            for (int c = 0; c < C; ++c) out[r][c] = edge[r][c];
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const {{ q.name }}_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
 {%- if q.along_k %}
     // The 8 dequantized values of one packed word: {{ q.word_doc }}: a tile one

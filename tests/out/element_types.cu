@@ -107,6 +107,13 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     }
 }
 
+// A compile-time integer as a value: a tile's width (`w.load_tile(k, n, ImaConst<4>{})`),
+// or a count a body dispatches on (`decltype(tag)::value` in a generic lambda).
+template <int V>
+struct ImaConst {
+    static constexpr int value = V;
+};
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -189,7 +196,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 193 "element_types.cu"
+#line 200 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -499,7 +506,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 503 "element_types.cu"
+#line 510 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

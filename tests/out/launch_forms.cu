@@ -104,6 +104,13 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     }
 }
 
+// A compile-time integer as a value: a tile's width (`w.load_tile(k, n, ImaConst<4>{})`),
+// or a count a body dispatches on (`decltype(tag)::value` in a generic lambda).
+template <int V>
+struct ImaConst {
+    static constexpr int value = V;
+};
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -194,7 +201,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 198 "launch_forms.cu"
+#line 205 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -337,7 +344,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 341 "launch_forms.cu"
+#line 348 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -105,6 +105,13 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     }
 }
 
+// A compile-time integer as a value: a tile's width (`w.load_tile(k, n, ImaConst<4>{})`),
+// or a count a body dispatches on (`decltype(tag)::value` in a generic lambda).
+template <int V>
+struct ImaConst {
+    static constexpr int value = V;
+};
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -194,49 +201,85 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
-    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
-    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
-    // a group and the tile is whole, each word, scale and zero is loaded once, in
-    // vectors.
+    // An 8-row tile: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with C 1, 2, 4 or 8
+    // and n a multiple of C. `load_tile(k, n, ImaConst<C>{})` loads its packed words,
+    // scales and zero point; `dequant_tile(tile, out)` decodes them, so a loop can have
+    // several tiles' loads in flight before it decodes the first. `dequant_tile(k, n, out)`
+    // does both. Entries past K or N (the padding of the last word, a partial last tile)
+    // give 0 and are never read as data.
     template <int C>
-    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+    struct Tile {
+        I k0, n;
+        // Inside K and N, with its 8 rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[C];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C>
+    __device__ __forceinline__ Tile<C> load_tile(I k, I n, ImaConst<C>) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
-        if constexpr (IMA_CHECKED) {
-            if (!ima_tile_ok<C>(k, n)) {
-#pragma unroll
-                for (int r = 0; r < 8; ++r)
-#pragma unroll
-                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
-                return;
-            }
-        }
-        const I k0 = k / 8 * 8;
-        const I g0 = k0 / G;
-        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
-            __half s[C];
-            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
-            const unsigned int zw = ima_zero_word(g0, n);
+        Tile<C> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = t.k0 / G;
+        t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
+        // A tile that is not whole loads the first tile instead (with N a multiple of 8, it
+        // exists), so that the loads need no branch.
+        const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0;
+        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
+        t.zw = ima_zero_word(lg, ln);
+        ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8) * qweight_s0 + ln]), t.w);
+        return t;
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C>& t, float (&out)[8][C]) const {
+        if (t.whole) {
             // Within one word, column n + c is column (n % 8) + c: constant for a full word.
-            const I col0 = C == 8 ? 0 : n % 8;
+            const I col0 = C == 8 ? 0 : t.n % 8;
             float scale[C], zero[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
-                scale[c] = __half2float(s[c]);
-                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
             }
-            unsigned int w[C];
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8) * qweight_s0 + n]), w);
 #pragma unroll
             for (int r = 0; r < 8; ++r)
 #pragma unroll
-                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((t.w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
             return;
         }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.k0, t.n, t.refused, edge);
 #pragma unroll
         for (int r = 0; r < 8; ++r)
 #pragma unroll
-            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+            for (int c = 0; c < C; ++c) out[r][c] = edge[r][c];
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
     // column wide.
@@ -312,7 +355,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 316 "quant.cu"
+#line 359 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -492,48 +535,84 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
-    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
-    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
-    // a group and the tile is whole, each word, scale and zero is loaded once.
+    // An 8-row tile: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with C 1, 2, 4 or 8
+    // and n a multiple of C. `load_tile(k, n, ImaConst<C>{})` loads its packed words,
+    // scales and zero point; `dequant_tile(tile, out)` decodes them, so a loop can have
+    // several tiles' loads in flight before it decodes the first. `dequant_tile(k, n, out)`
+    // does both. Entries past K or N (the padding of the last word, a partial last tile)
+    // give 0 and are never read as data.
     template <int C>
-    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+    struct Tile {
+        I k0, n;
+        // Inside K and N, with its 8 rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[C];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C>
+    __device__ __forceinline__ Tile<C> load_tile(I k, I n, ImaConst<C>) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
-        if constexpr (IMA_CHECKED) {
-            if (!ima_tile_ok<C>(k, n)) {
-#pragma unroll
-                for (int r = 0; r < 8; ++r)
-#pragma unroll
-                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
-                return;
-            }
-        }
-        const I k0 = k / 8 * 8;
-        const I g0 = k0 / G;
-        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
-            __half s[C];
-            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
-            const unsigned int zw = ima_zero_word(g0, n);
+        Tile<C> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = t.k0 / G;
+        t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
+        if (!t.whole) return t;
+        const I lk = t.k0, ln = n, lg = g0;
+        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
+        t.zw = ima_zero_word(lg, ln);
+        ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8) * qweight_s0 + ln]), t.w);
+        return t;
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C>& t, float (&out)[8][C]) const {
+        if (t.whole) {
             // Within one word, column n + c is column (n % 8) + c: constant for a full word.
-            const I col0 = C == 8 ? 0 : n % 8;
+            const I col0 = C == 8 ? 0 : t.n % 8;
             float scale[C], zero[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
-                scale[c] = __half2float(s[c]);
-                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
             }
-            unsigned int w[C];
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8) * qweight_s0 + n]), w);
 #pragma unroll
             for (int r = 0; r < 8; ++r)
 #pragma unroll
-                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((t.w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
             return;
         }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.k0, t.n, t.refused, edge);
 #pragma unroll
         for (int r = 0; r < 8; ++r)
 #pragma unroll
-            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+            for (int c = 0; c < C; ++c) out[r][c] = edge[r][c];
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
     // column wide.
@@ -581,7 +660,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 35 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 585 "quant.cu"
+#line 664 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -779,27 +858,79 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
-    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
-    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
-    // a group and the tile is whole, each word, scale and zero is loaded once.
+    // An 8-row tile: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with C 1, 2, 4 or 8
+    // and n a multiple of C. `load_tile(k, n, ImaConst<C>{})` loads its packed words,
+    // scales and zero point; `dequant_tile(tile, out)` decodes them, so a loop can have
+    // several tiles' loads in flight before it decodes the first. `dequant_tile(k, n, out)`
+    // does both. Entries past K or N (the padding of the last word, a partial last tile)
+    // give 0 and are never read as data.
     template <int C>
-    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+    struct Tile {
+        I k0, n;
+        // Inside K and N, with its 8 rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[C];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C>
+    __device__ __forceinline__ Tile<C> load_tile(I k, I n, ImaConst<C>) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
-        if constexpr (IMA_CHECKED) {
-            if (!ima_tile_ok<C>(k, n)) {
+        Tile<C> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        // Act-order: each row has a group of its own.
+        t.whole = false;
+        return t;
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C>& t, float (&out)[8][C]) const {
+        if (t.whole) {
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            float scale[C], zero[C];
 #pragma unroll
-                for (int r = 0; r < 8; ++r)
-#pragma unroll
-                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
-                return;
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
             }
+#pragma unroll
+            for (int r = 0; r < 8; ++r)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((t.w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
+            return;
         }
-        const I k0 = k / 8 * 8;
+        float edge[8][C];
+        ima_dequant_edge(*this, t.k0, t.n, t.refused, edge);
 #pragma unroll
         for (int r = 0; r < 8; ++r)
 #pragma unroll
-            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+            for (int c = 0; c < C; ++c) out[r][c] = edge[r][c];
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
     // column wide.
@@ -847,7 +978,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 851 "quant.cu"
+#line 982 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1047,49 +1178,86 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
-    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
-    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
-    // a group and the tile is whole, each word, scale and zero is loaded once, in
-    // vectors.
+    // An 8-row tile: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with C 1, 2, 4 or 8
+    // and n a multiple of C. `load_tile(k, n, ImaConst<C>{})` loads its packed words,
+    // scales and zero point; `dequant_tile(tile, out)` decodes them, so a loop can have
+    // several tiles' loads in flight before it decodes the first. `dequant_tile(k, n, out)`
+    // does both. Entries past K or N (the padding of the last word, a partial last tile)
+    // give 0 and are never read as data.
     template <int C>
-    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+    struct Tile {
+        I k0, n;
+        // Inside K and N, with its 8 rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[8];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C>
+    __device__ __forceinline__ Tile<C> load_tile(I k, I n, ImaConst<C>) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
-        if constexpr (IMA_CHECKED) {
-            if (!ima_tile_ok<C>(k, n)) {
+        Tile<C> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = t.k0 / G;
+        t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
+        // A tile that is not whole loads the first tile instead (with N a multiple of 8, it
+        // exists), so that the loads need no branch.
+        const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0;
+        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
+        t.zw = ima_zero_word(lg, ln);
 #pragma unroll
-                for (int r = 0; r < 8; ++r)
-#pragma unroll
-                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
-                return;
-            }
-        }
-        const I k0 = k / 8 * 8;
-        const I g0 = k0 / G;
-        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
-            __half s[C];
-            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
-            const unsigned int zw = ima_zero_word(g0, n);
+        for (int r = 0; r < 8; ++r) t.w[r] = qweight[(t.whole ? lk + r : 0) * qweight_s0 + ln / 8];
+        return t;
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C>& t, float (&out)[8][C]) const {
+        if (t.whole) {
             // Within one word, column n + c is column (n % 8) + c: constant for a full word.
-            const I col0 = C == 8 ? 0 : n % 8;
+            const I col0 = C == 8 ? 0 : t.n % 8;
             float scale[C], zero[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
-                scale[c] = __half2float(s[c]);
-                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
             }
 #pragma unroll
-            for (int r = 0; r < 8; ++r) {
-                const unsigned int w = qweight[(k0 + r) * qweight_s0 + n / 8];
+            for (int r = 0; r < 8; ++r)
 #pragma unroll
-                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
-            }
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((t.w[r] >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
             return;
         }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.k0, t.n, t.refused, edge);
 #pragma unroll
         for (int r = 0; r < 8; ++r)
 #pragma unroll
-            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+            for (int c = 0; c < C; ++c) out[r][c] = edge[r][c];
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
     // the edge give 0 and are never read as data.
@@ -1174,7 +1342,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1178 "quant.cu"
+#line 1346 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1356,48 +1524,85 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
-    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
-    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
-    // a group and the tile is whole, each word, scale and zero is loaded once.
+    // An 8-row tile: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with C 1, 2, 4 or 8
+    // and n a multiple of C. `load_tile(k, n, ImaConst<C>{})` loads its packed words,
+    // scales and zero point; `dequant_tile(tile, out)` decodes them, so a loop can have
+    // several tiles' loads in flight before it decodes the first. `dequant_tile(k, n, out)`
+    // does both. Entries past K or N (the padding of the last word, a partial last tile)
+    // give 0 and are never read as data.
     template <int C>
-    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+    struct Tile {
+        I k0, n;
+        // Inside K and N, with its 8 rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[8];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C>
+    __device__ __forceinline__ Tile<C> load_tile(I k, I n, ImaConst<C>) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
-        if constexpr (IMA_CHECKED) {
-            if (!ima_tile_ok<C>(k, n)) {
+        Tile<C> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = t.k0 / G;
+        t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
+        if (!t.whole) return t;
+        const I lk = t.k0, ln = n, lg = g0;
+        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
+        t.zw = ima_zero_word(lg, ln);
 #pragma unroll
-                for (int r = 0; r < 8; ++r)
-#pragma unroll
-                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
-                return;
-            }
-        }
-        const I k0 = k / 8 * 8;
-        const I g0 = k0 / G;
-        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
-            __half s[C];
-            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
-            const unsigned int zw = ima_zero_word(g0, n);
+        for (int r = 0; r < 8; ++r) t.w[r] = qweight[(t.whole ? lk + r : 0) * qweight_s0 + ln / 8];
+        return t;
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C>& t, float (&out)[8][C]) const {
+        if (t.whole) {
             // Within one word, column n + c is column (n % 8) + c: constant for a full word.
-            const I col0 = C == 8 ? 0 : n % 8;
+            const I col0 = C == 8 ? 0 : t.n % 8;
             float scale[C], zero[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
-                scale[c] = __half2float(s[c]);
-                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
             }
 #pragma unroll
-            for (int r = 0; r < 8; ++r) {
-                const unsigned int w = qweight[(k0 + r) * qweight_s0 + n / 8];
+            for (int r = 0; r < 8; ++r)
 #pragma unroll
-                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
-            }
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((t.w[r] >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
             return;
         }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.k0, t.n, t.refused, edge);
 #pragma unroll
         for (int r = 0; r < 8; ++r)
 #pragma unroll
-            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+            for (int c = 0; c < C; ++c) out[r][c] = edge[r][c];
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
     // the edge give 0 and are never read as data.
@@ -1463,7 +1668,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1467 "quant.cu"
+#line 1672 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1667,7 +1872,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1671 "quant.cu"
+#line 1876 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1784,7 +1989,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
 // gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns: 8
 // threads across take 4 columns each (one 16-byte load of qweight per 8 rows), 32 threads
-// down split K between them; the 32 partial sums of each output meet in shared memory.
+// down split K between them, each with four tiles' loads in flight; the 32 partial sums
+// of each output meet in shared memory.
 namespace ima_gptq_gemv {
 
 
@@ -1870,49 +2076,85 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
-    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
-    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
-    // a group and the tile is whole, each word, scale and zero is loaded once, in
-    // vectors.
+    // An 8-row tile: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with C 1, 2, 4 or 8
+    // and n a multiple of C. `load_tile(k, n, ImaConst<C>{})` loads its packed words,
+    // scales and zero point; `dequant_tile(tile, out)` decodes them, so a loop can have
+    // several tiles' loads in flight before it decodes the first. `dequant_tile(k, n, out)`
+    // does both. Entries past K or N (the padding of the last word, a partial last tile)
+    // give 0 and are never read as data.
     template <int C>
-    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+    struct Tile {
+        I k0, n;
+        // Inside K and N, with its 8 rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[C];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C>
+    __device__ __forceinline__ Tile<C> load_tile(I k, I n, ImaConst<C>) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
-        if constexpr (IMA_CHECKED) {
-            if (!ima_tile_ok<C>(k, n)) {
-#pragma unroll
-                for (int r = 0; r < 8; ++r)
-#pragma unroll
-                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
-                return;
-            }
-        }
-        const I k0 = k / 8 * 8;
-        const I g0 = k0 / G;
-        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
-            __half s[C];
-            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
-            const unsigned int zw = ima_zero_word(g0, n);
+        Tile<C> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = t.k0 / G;
+        t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
+        // A tile that is not whole loads the first tile instead (with N a multiple of 8, it
+        // exists), so that the loads need no branch.
+        const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0;
+        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
+        t.zw = ima_zero_word(lg, ln);
+        ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8) * qweight_s0 + ln]), t.w);
+        return t;
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C>& t, float (&out)[8][C]) const {
+        if (t.whole) {
             // Within one word, column n + c is column (n % 8) + c: constant for a full word.
-            const I col0 = C == 8 ? 0 : n % 8;
+            const I col0 = C == 8 ? 0 : t.n % 8;
             float scale[C], zero[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
-                scale[c] = __half2float(s[c]);
-                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
             }
-            unsigned int w[C];
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8) * qweight_s0 + n]), w);
 #pragma unroll
             for (int r = 0; r < 8; ++r)
 #pragma unroll
-                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((t.w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
             return;
         }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.k0, t.n, t.refused, edge);
 #pragma unroll
         for (int r = 0; r < 8; ++r)
 #pragma unroll
-            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+            for (int c = 0; c < C; ++c) out[r][c] = edge[r][c];
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
     // column wide.
@@ -1974,37 +2216,58 @@ __device__ __forceinline__ void body(
     const I N,
     const I G,
     const part_t<I, IMA_CHECKED> part) {
-#line 107 "specs/quant.ima"
+#line 108 "specs/quant.ima"
 
         const I n = I(blockIdx.x) * 32 + threadIdx.x * 4;
-        float acc[8][4];
-        #pragma unroll
-        for (int m = 0; m < 8; ++m)
+        // Rows of x as a compile-time count (1, the common decode step, or up to 8), so
+        // that M = 1 keeps 4 accumulators in registers instead of 32.
+        auto accumulate = [&](auto rows) {
+            constexpr int MR = decltype(rows)::value;
+            float acc[MR][4];
             #pragma unroll
-            for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
-        if (n < N) {
-            #pragma unroll 4
-            for (I k8 = I(threadIdx.y) * 8; k8 < K; k8 += 256) {
-                float v[8][4];
-                w.dequant_tile(k8, n, v);
+            for (int m = 0; m < MR; ++m)
                 #pragma unroll
-                for (int m = 0; m < 8; ++m) {
-                    if (m >= M) break;
-                    const auto xs = x.load8(m, k8);
+                for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
+            if (n < N) {
+                // Each thread takes every 256th packed row of K, four at a time: the four
+                // tiles' loads are all in flight before the first is decoded.
+                for (I k8 = I(threadIdx.y) * 8; k8 < K; k8 += 4 * 256) {
+                    decltype(w.load_tile(k8, n, ImaConst<4>{})) tiles[4];
                     #pragma unroll
-                    for (int r = 0; r < 8; ++r) {
-                        const float xr = __half2float(xs.v[r]);
+                    for (int u = 0; u < 4; ++u) {
+                        // Past K, a tile reloads the first one and is not used.
+                        tiles[u] = w.load_tile(k8 + u * 256 < K ? k8 + u * 256 : k8, n, ImaConst<4>{});
+                    }
+                    #pragma unroll
+                    for (int u = 0; u < 4; ++u) {
+                        if (k8 + u * 256 >= K) break;
+                        float v[8][4];
+                        w.dequant_tile(tiles[u], v);
                         #pragma unroll
-                        for (int c = 0; c < 4; ++c) acc[m][c] += xr * v[r][c];
+                        for (int m = 0; m < MR; ++m) {
+                            if (m >= M) break;
+                            const auto xs = x.load8(m, k8 + u * 256);
+                            #pragma unroll
+                            for (int r = 0; r < 8; ++r) {
+                                const float xr = __half2float(xs.v[r]);
+                                #pragma unroll
+                                for (int c = 0; c < 4; ++c) acc[m][c] += xr * v[r][c];
+                            }
+                        }
                     }
                 }
             }
-        }
-        #pragma unroll
-        for (int m = 0; m < 8; ++m) {
-            if (m >= M) break;
             #pragma unroll
-            for (int c = 0; c < 4; ++c) part(threadIdx.y, m, threadIdx.x * 4 + c) = acc[m][c];
+            for (int m = 0; m < MR; ++m) {
+                if (m >= M) break;
+                #pragma unroll
+                for (int c = 0; c < 4; ++c) part(threadIdx.y, m, threadIdx.x * 4 + c) = acc[m][c];
+            }
+        };
+        if (M == 1) {
+            accumulate(ImaConst<1>{});
+        } else {
+            accumulate(ImaConst<8>{});
         }
         __syncthreads();
         const I t = threadIdx.y * 8 + threadIdx.x;
@@ -2016,7 +2279,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 2020 "quant.cu"
+#line 2283 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2243,48 +2506,85 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // An 8-row tile, dequantized: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with
-    // C 1, 2, 4 or 8 and n a multiple of C. Entries past K or N (the padding of the last
-    // word, a partial last tile) give 0 and are never read as data. Where the 8 rows share
-    // a group and the tile is whole, each word, scale and zero is loaded once.
+    // An 8-row tile: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with C 1, 2, 4 or 8
+    // and n a multiple of C. `load_tile(k, n, ImaConst<C>{})` loads its packed words,
+    // scales and zero point; `dequant_tile(tile, out)` decodes them, so a loop can have
+    // several tiles' loads in flight before it decodes the first. `dequant_tile(k, n, out)`
+    // does both. Entries past K or N (the padding of the last word, a partial last tile)
+    // give 0 and are never read as data.
     template <int C>
-    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+    struct Tile {
+        I k0, n;
+        // Inside K and N, with its 8 rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[8];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C>
+    __device__ __forceinline__ Tile<C> load_tile(I k, I n, ImaConst<C>) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
-        if constexpr (IMA_CHECKED) {
-            if (!ima_tile_ok<C>(k, n)) {
+        Tile<C> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = t.k0 / G;
+        t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
+        if (!t.whole) return t;
+        const I lk = t.k0, ln = n, lg = g0;
+        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
+        t.zw = ima_zero_word(lg, ln);
 #pragma unroll
-                for (int r = 0; r < 8; ++r)
-#pragma unroll
-                    for (int c = 0; c < C; ++c) out[r][c] = 0.f;
-                return;
-            }
-        }
-        const I k0 = k / 8 * 8;
-        const I g0 = k0 / G;
-        if (k0 + 8 <= K && n + C <= N && k0 + 8 <= (g0 + 1) * G) {
-            __half s[C];
-            ima_load_row<VEC>(&scales[g0 * scales_s0 + n], s);
-            const unsigned int zw = ima_zero_word(g0, n);
+        for (int r = 0; r < 8; ++r) t.w[r] = qweight[(t.whole ? lk + r : 0) * qweight_s0 + ln / 8];
+        return t;
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C>& t, float (&out)[8][C]) const {
+        if (t.whole) {
             // Within one word, column n + c is column (n % 8) + c: constant for a full word.
-            const I col0 = C == 8 ? 0 : n % 8;
+            const I col0 = C == 8 ? 0 : t.n % 8;
             float scale[C], zero[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
-                scale[c] = __half2float(s[c]);
-                zero[c] = ima_biased(ima_zero_in(zw, col0 + c));
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
             }
 #pragma unroll
-            for (int r = 0; r < 8; ++r) {
-                const unsigned int w = qweight[(k0 + r) * qweight_s0 + n / 8];
+            for (int r = 0; r < 8; ++r)
 #pragma unroll
-                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((w >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
-            }
+                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((t.w[r] >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
             return;
         }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.k0, t.n, t.refused, edge);
 #pragma unroll
         for (int r = 0; r < 8; ++r)
 #pragma unroll
-            for (int c = 0; c < C; ++c) out[r][c] = k0 + r < K && n + c < N ? ima_dequant(k0 + r, n + c) : 0.f;
+            for (int c = 0; c < C; ++c) out[r][c] = edge[r][c];
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
     // the edge give 0 and are never read as data.
@@ -2341,13 +2641,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 156 "specs/quant.ima"
+#line 178 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 2351 "quant.cu"
+#line 2651 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

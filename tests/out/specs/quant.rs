@@ -845,9 +845,11 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 ///
 /// threads across take 4 columns each (one 16-byte load of qweight per 8 rows), 32 threads
 ///
-/// down split K between them; the 32 partial sums of each output meet in shared memory.
+/// down split K between them, each with four tiles' loads in flight; the 32 partial sums
 ///
-/// Declared at `specs/quant.ima:100`.
+/// of each output meet in shared memory.
+///
+/// Declared at `specs/quant.ima:101`.
 pub struct GptqGemv {
     kernel: ima::Kernel,
 }
@@ -888,7 +890,7 @@ impl GptqGemv {
 pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv",
     signature: "gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:100",
+    location: "specs/quant.ima:101",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -999,7 +1001,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:151`.
+/// Declared at `specs/quant.ima:173`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -1040,7 +1042,7 @@ impl AwqGemv {
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:151",
+    location: "specs/quant.ima:173",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },

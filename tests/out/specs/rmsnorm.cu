@@ -105,6 +105,13 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     }
 }
 
+// A compile-time integer as a value: a tile's width (`w.load_tile(k, n, ImaConst<4>{})`),
+// or a count a body dispatches on (`decltype(tag)::value` in a generic lambda).
+template <int V>
+struct ImaConst {
+    static constexpr int value = V;
+};
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -267,7 +274,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 271 "rmsnorm.cu"
+#line 278 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -104,6 +104,13 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     }
 }
 
+// A compile-time integer as a value: a tile's width (`w.load_tile(k, n, ImaConst<4>{})`),
+// or a count a body dispatches on (`decltype(tag)::value` in a generic lambda).
+template <int V>
+struct ImaConst {
+    static constexpr int value = V;
+};
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -173,7 +180,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 8 "specs/transpose.ima"
  y(j, i) = x(i, j); 
-#line 177 "transpose.cu"
+#line 184 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -339,7 +346,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 343 "transpose.cu"
+#line 350 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
