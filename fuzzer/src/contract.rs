@@ -288,8 +288,10 @@ mod tests {
             "specs/quant.ima",
             &[
                 quant::GptqDequant::CONTRACT,
+                quant::GptqDequantAnyN::CONTRACT,
                 quant::GptqActOrderDequant::CONTRACT,
                 quant::AwqDequant::CONTRACT,
+                quant::AwqDequantAnyN::CONTRACT,
                 quant::Int8Dequant::CONTRACT,
                 quant::GptqGemv::CONTRACT,
                 quant::AwqGemv::CONTRACT,

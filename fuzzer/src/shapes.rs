@@ -199,6 +199,17 @@ fn structure(
     params: &[Scalar],
     budget: u64,
 ) -> Result<(), Reject> {
+    extents(c, symbols, params)?;
+    for k in c.constraints {
+        if !matches!(eval(&k.expr, symbols, params), Some(v) if v != 0) {
+            return Err(Reject::Constraint(k.text));
+        }
+    }
+    limits(c, cfg, symbols, params, budget)
+}
+
+/// Every extent is at least 1.
+fn extents(c: &KernelContract, symbols: &[i64], params: &[Scalar]) -> Result<(), Reject> {
     for a in c.args {
         for d in a.dims {
             match eval(&d.expr, symbols, params) {
@@ -207,11 +218,17 @@ fn structure(
             }
         }
     }
-    for k in c.constraints {
-        if !matches!(eval(&k.expr, symbols, params), Some(v) if v != 0) {
-            return Err(Reject::Constraint(k.text));
-        }
-    }
+    Ok(())
+}
+
+/// The grid, shared memory and bytes fit: the limits that only grow with each symbol.
+fn limits(
+    c: &KernelContract,
+    cfg: &Config,
+    symbols: &[i64],
+    params: &[Scalar],
+    budget: u64,
+) -> Result<(), Reject> {
     if let Launch::Grid { dims } = c.launch {
         for (e, &limit) in dims.iter().zip(&cfg.limits.grid) {
             match eval(e, symbols, params) {
@@ -364,13 +381,10 @@ pub fn max_value(
     let mut a = others.to_vec();
     let hi = ceiling(c, cfg, s);
     // Bytes, grid and shared memory grow with each symbol: the largest value that fits
-    // them, by bisection.
+    // them, by bisection. The constraints are not monotonic (`K % 8 == 0`), so they wait.
     let fits = |v: i64, a: &mut Vec<i64>| {
         a[s] = v;
-        match structure(c, cfg, a, params, cfg.max_bytes) {
-            Ok(()) | Err(Reject::Constraint(_)) => true,
-            Err(_) => false,
-        }
+        extents(c, a, params).is_ok() && limits(c, cfg, a, params, cfg.max_bytes).is_ok()
     };
     // From the given value up (an extent such as `D / 2` may be 0 below it).
     let lo = others[s].max(1);

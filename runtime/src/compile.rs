@@ -86,6 +86,9 @@ pub fn compile_ptx(source: &str, file: &str, arch: &str) -> Result<Compiled, Err
         format!("--include-path={include}"),
         "-std=c++17".to_string(),
         "-lineinfo".to_string(),
+        // Everything imac compiles runs on the device: a lambda or helper in a body is
+        // device code, as nvcc already treats a lambda inside a device function.
+        "-default-device".to_string(),
     ];
 
     let prog = Program(
