@@ -166,6 +166,10 @@ __device__ __forceinline__ void twin_scales(const __half* __restrict__ p, float 
     for (int c = 0; c < C; ++c) s[c] = __half2float(h[c]);
 }
 
+struct __align__(16) TwinHalf8 {
+    __half v[8];
+};
+
 // A GPTQ tile: rows k0..k0+7 (k0 % 8 == 0) by columns n..n+C-1 (n % C == 0, N % 8 == 0),
 // loaded branch-free (a tile that is not whole loads the first tile instead), then decoded.
 template <int C>
@@ -229,6 +233,43 @@ __device__ __forceinline__ void twin_gptq_decode(
             out[r][c] = t.k0 + r < K ? twin_gptq_at(qweight, qzeros, scales, t.k0 + r, t.n + c, N, G) : 0.f;
 }
 
+// acc[c] += the tile's column c dotted with x's 8 rows: a whole tile in half2 arithmetic on
+// (q - z), exact in f16, with the scale applied in f32; any other tile in f32.
+template <int C>
+__device__ __forceinline__ void twin_gptq_dot(
+        const int* __restrict__ qweight, const int* __restrict__ qzeros,
+        const __half* __restrict__ scales, const TwinTile<C>& t, const TwinHalf8& x,
+        int K, int N, int G, float (&acc)[C]) {
+    if (t.whole) {
+        __half2 xp[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) xp[j] = __halves2half2(x.v[j], x.v[j + 4]);
+        const int col0 = C == 8 ? 0 : t.n % 8;
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            const int z = ((t.zw >> (4 * (col0 + c))) + 1) & 0xF;
+            const __half2 bias = __half2half2(__ushort_as_half((unsigned short)(0x6400 | z)));
+            __half2 sum = __float2half2_rn(0.f);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const unsigned int bits = ((t.w[c] >> (4 * j)) & 0x000F000Fu) | 0x64006400u;
+                __half2 q;
+                memcpy(&q, &bits, 4);
+                sum = __hfma2(__hsub2(q, bias), xp[j], sum);
+            }
+            const float2 f = __half22float2(sum);
+            acc[c] += (f.x + f.y) * __half2float(t.s[c]);
+        }
+        return;
+    }
+    float v[8][C];
+    twin_gptq_decode<C>(qweight, qzeros, scales, t, K, N, G, v);
+#pragma unroll
+    for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[r]) * v[r][c];
+}
+
 template <int C>
 __device__ __forceinline__ void twin_gptq_tile(
         const int* __restrict__ qweight, const int* __restrict__ qzeros,
@@ -263,10 +304,6 @@ __device__ __forceinline__ void twin_awq_tile(
             out[r][c] = k0 + r < K ? twin_awq_at(qweight, qzeros, scales, k0 + r, n + c, N, G) : 0.f;
 }
 
-struct __align__(16) TwinHalf8 {
-    __half v[8];
-};
-
 // gptq_dequant and awq_dequant (N % 8 == 0): grid(ceil(N / 2048), min(ceil(K / 8), 65535))
 // block(256), a thread per 8 x 8 tile, each row of it one 16-byte store.
 #define TWIN_DEQUANT(NAME, TILE)                                                                \
@@ -293,8 +330,9 @@ TWIN_DEQUANT(twin_awq_dequant, twin_awq_tile)
 
 // gptq_gemv (M <= 8, K % 8 == 0, N % 8 == 0): grid(ceil(N / 32)) block(8, 32), 32 KiB of
 // dynamic shared memory for part[32][8][32] (slice of K, row of x, column). Each thread
-// takes 4 columns and every 256th packed row, four tiles' loads in flight at a time; the
-// slices meet in shared memory. MR: rows of x held in registers (1, or 8 for M > 1).
+// takes 4 columns and every 256th packed row, U tiles' loads in flight at a time, and
+// dots each with x in half2 arithmetic; the slices meet in shared memory. MR: rows of x
+// held in registers (1, or 8 for M > 1).
 template <int MR>
 __device__ __forceinline__ void twin_gemv_accumulate(
         const __half* __restrict__ x, const int* __restrict__ qweight,
@@ -306,27 +344,21 @@ __device__ __forceinline__ void twin_gemv_accumulate(
 #pragma unroll
         for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
     if (n < N) {
-        for (int k8 = int(threadIdx.y) * 8; k8 < K; k8 += 4 * 256) {
-            TwinTile<4> tiles[4];
+        constexpr int U = MR == 1 ? 4 : 2;
+        for (int k8 = int(threadIdx.y) * 8; k8 < K; k8 += U * 256) {
+            TwinTile<4> tiles[U];
 #pragma unroll
-            for (int u = 0; u < 4; ++u)
+            for (int u = 0; u < U; ++u)
                 tiles[u] = twin_gptq_load<4>(qweight, qzeros, scales,
                                              k8 + u * 256 < K ? k8 + u * 256 : k8, n, K, N, G);
 #pragma unroll
-            for (int u = 0; u < 4; ++u) {
+            for (int u = 0; u < U; ++u) {
                 if (k8 + u * 256 >= K) break;
-                float v[8][4];
-                twin_gptq_decode<4>(qweight, qzeros, scales, tiles[u], K, N, G, v);
 #pragma unroll
                 for (int m = 0; m < MR; ++m) {
                     if (m >= M) break;
                     const TwinHalf8 xs = *reinterpret_cast<const TwinHalf8*>(&x[m * K + k8 + u * 256]);
-#pragma unroll
-                    for (int r = 0; r < 8; ++r) {
-                        const float xr = __half2float(xs.v[r]);
-#pragma unroll
-                        for (int c = 0; c < 4; ++c) acc[m][c] += xr * v[r][c];
-                    }
+                    twin_gptq_dot<4>(qweight, qzeros, scales, tiles[u], xs, K, N, G, acc[m]);
                 }
             }
         }

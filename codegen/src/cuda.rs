@@ -165,6 +165,15 @@ pub fn generate(m: &ir::Module, cu_file: &str) -> String {
         })
         .filter_map(header)
         .collect();
+    // A 4-bit accessor's `dot_tile` works in f16 whatever its scales' type.
+    let four_bit = m.kernels.iter().flat_map(|k| &k.args).any(|a| {
+        a.quant
+            .as_ref()
+            .is_some_and(|q| q.format != ir::QuantFormat::Int8)
+    });
+    if four_bit {
+        includes.push("cuda_fp16.h");
+    }
     includes.sort();
     includes.dedup();
     ModuleCu {

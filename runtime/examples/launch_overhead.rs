@@ -3,6 +3,11 @@
 //!
 //! `cargo run --release -p ima-runtime --example launch_overhead [-- LAUNCHES]`
 //! (default 100000). Without a GPU it measures the checks only. Prints a markdown table.
+//!
+//! The `check` rows time the public [`check`], which also builds the `Plan`'s vectors;
+//! `Kernel::launch` runs the same checks without them. For that path, with heap
+//! allocations counted, and without a GPU:
+//! `cargo test --release -p ima-runtime --lib check_cost -- --ignored --nocapture`.
 
 #[path = "../tests/common/attn.rs"]
 mod attn;

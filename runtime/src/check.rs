@@ -6,7 +6,14 @@
 //! stubs, the proc macro and `imac fuzz`. It collects every violation rather than stopping
 //! at the first, and on success returns the [`Plan`]: what the launch passes to the
 //! kernel, in the ABI of [`crate::contract`], and the grid it launches.
+//!
+//! [`crate::Kernel::launch`] runs these checks at every launch, so a launch that passes
+//! them allocates nothing for a contract of a few arguments: the launch takes the plan
+//! with its values in place, and only [`check()`] copies it into a [`Plan`]'s vectors.
+//! Messages and other diagnostics are built only for a violation.
 
+#[cfg(test)]
+mod cost;
 mod domain;
 mod faults;
 mod memory;
@@ -15,10 +22,12 @@ mod values;
 
 pub use domain::GRID_THREADS;
 
+use crate::capacity::{ARGS, VALUES};
 use crate::contract::{EmptyPolicy, EvalError, KernelContract, Role, Scalar, TensorArg};
 use crate::device::{DeviceId, DeviceLimits};
-use crate::layout;
+use crate::layout::{self, Reach};
 use crate::violation::{Bound, LaunchError, Violation};
+use smallvec::SmallVec;
 use values::{Env, mentions, physical};
 
 /// What the checker needs to know about one tensor argument.
@@ -71,6 +80,50 @@ pub struct Plan {
     pub shared_bytes: u32,
 }
 
+/// A launch that passed [`check()`], as [`crate::Kernel::launch`] uses it: the [`Plan`],
+/// with its index values in place rather than in vectors.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    pub skip: bool,
+    pub numel: u64,
+    pub index: IndexWidth,
+    /// What the kernel's strides and symbols are computed from: each argument's logical
+    /// strides ([`Plan::strides`]) in argument order, then the symbol values
+    /// ([`Plan::symbols`]). In the ABI order, except that a logical argument's strides,
+    /// which the kernel does not receive, are here too.
+    pub values: SmallVec<[i64; VALUES]>,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+}
+
+impl Checked {
+    /// The [`Plan`] of the launch of `c` with `args`.
+    fn plan(&self, c: &KernelContract, args: &[TensorMeta<'_>]) -> Plan {
+        let mut values = self.values.iter().copied();
+        let strides = c
+            .args
+            .iter()
+            .map(|a| values.by_ref().take(a.dims.len()).collect())
+            .collect();
+        Plan {
+            skip: self.skip,
+            symbols: values.collect(),
+            numel: self.numel,
+            index: self.index,
+            strides,
+            // Checked: every view lies inside its buffer, so its address fits a u64.
+            pointers: args
+                .iter()
+                .map(|m| memory::view_address(m) as u64)
+                .collect(),
+            grid: self.grid,
+            block: self.block,
+            shared_bytes: self.shared_bytes,
+        }
+    }
+}
+
 const I32_LIMIT: i128 = i32::MAX as i128;
 
 /// Checks a launch of `contract` on `device` (whose limits are `limits`) with tensor
@@ -82,8 +135,32 @@ pub fn check(
     args: &[TensorMeta<'_>],
     params: &[Scalar],
 ) -> Result<Plan, LaunchError> {
+    check_launch(contract, false, device, limits, args, params).map(|c| c.plan(contract, args))
+}
+
+/// Whether `c` is consistent in itself: [`check()`] reports a [`Violation::Contract`] for
+/// each inconsistency. A [`crate::Kernel`] asks once, at load, rather than at every launch.
+pub(crate) fn is_sound(c: &KernelContract) -> bool {
+    faults::contract_faults(c).is_empty()
+}
+
+/// [`check()`], returning the plan as a [`Checked`]: with no heap allocation when the
+/// launch passes and the contract is small. `sound`: [`is_sound`] already holds for
+/// `contract`, which is then not checked again.
+pub(crate) fn check_launch(
+    contract: &KernelContract,
+    sound: bool,
+    device: DeviceId,
+    limits: &DeviceLimits,
+    args: &[TensorMeta<'_>],
+    params: &[Scalar],
+) -> Result<Checked, LaunchError> {
     let fail = |v| Err(LaunchError::new(contract, v));
-    let mut v = faults::contract_faults(contract);
+    let mut v = if sound {
+        Vec::new()
+    } else {
+        faults::contract_faults(contract)
+    };
     if args.len() != contract.args.len() {
         v.push(Violation::ArgCount {
             what: "tensor arguments",
@@ -113,9 +190,11 @@ pub fn check(
         }
     }
 
-    // Per argument: dtype, rank, device. Only arguments of the right rank go further.
-    let mut ranked = vec![false; args.len()];
-    for (i, (a, m)) in contract.args.iter().zip(args).enumerate() {
+    // Per argument: dtype, rank, device. Only arguments of the right rank go further, with
+    // the element range they reach, found once for the several checks that use it.
+    let mut ranked: SmallVec<[bool; ARGS]> = SmallVec::new();
+    let mut reaches: SmallVec<[Option<Reach>; ARGS]> = SmallVec::new();
+    for (a, m) in contract.args.iter().zip(args) {
         if m.dtype != a.dtype {
             v.push(Violation::DType {
                 arg: a.name,
@@ -123,7 +202,8 @@ pub fn check(
                 actual: m.dtype,
             });
         }
-        if m.shape.len() != a.dims.len() || m.strides.len() != m.shape.len() {
+        let rank_ok = m.shape.len() == a.dims.len() && m.strides.len() == m.shape.len();
+        if !rank_ok {
             v.push(Violation::Rank {
                 arg: a.name,
                 declared: declared(a),
@@ -131,9 +211,9 @@ pub fn check(
                 actual: m.shape.len(),
                 strides: m.strides.len(),
             });
-        } else {
-            ranked[i] = true;
         }
+        ranked.push(rank_ok);
+        reaches.push(rank_ok.then(|| layout::reach(m.shape, m.strides)).flatten());
         if m.device != device {
             v.push(Violation::Device {
                 arg: a.name,
@@ -143,16 +223,16 @@ pub fn check(
         }
     }
 
-    let env = Env::new(bind_symbols(contract, args, &ranked, &mut v), params);
+    let env = bind_symbols(contract, args, &ranked, params, &mut v);
     check_dims(contract, args, &ranked, &env, &mut v);
     check_constraints(contract, &env, &mut v);
-    for (i, (a, m)) in contract.args.iter().zip(args).enumerate() {
+    for (((a, m), &ok), &reach) in contract.args.iter().zip(args).zip(&*ranked).zip(&*reaches) {
         // A logical argument has a shape and nothing else to check.
-        if ranked[i] && a.role != Role::Logical {
-            memory::check_layout(a, m, &mut v);
+        if ok && a.role != Role::Logical {
+            memory::check_layout(a, m, reach, &mut v);
         }
     }
-    memory::check_overlap(contract, args, &ranked, &mut v);
+    memory::check_overlap(contract, args, &ranked, &reaches, &mut v);
 
     let domain = domain::domain(contract, args, &ranked, &env, limits, &mut v);
     let shared_bytes = shared::shared_bytes(contract, &env, limits.shared_bytes, &mut v);
@@ -164,7 +244,7 @@ pub fn check(
             EmptyPolicy::Skip => skip = true,
             EmptyPolicy::Refuse => v.push(Violation::Empty {
                 arg: d.name,
-                shape: d.shape.clone(),
+                shape: d.shape.to_vec(),
             }),
         }
     }
@@ -172,11 +252,8 @@ pub fn check(
     if !v.is_empty() {
         return fail(v);
     }
-    let (Some(symbols), Some(domain), Some(shared_bytes)) = (
-        env.symbols.into_iter().collect::<Option<Vec<i64>>>(),
-        domain,
-        shared_bytes,
-    ) else {
+    let (Some(symbols), Some(domain), Some(shared_bytes)) = (env.values(), domain, shared_bytes)
+    else {
         // Every way a symbol, the domain or the shared size stays unknown reports a
         // violation first.
         return fail(vec![Violation::Contract {
@@ -187,6 +264,7 @@ pub fn check(
     Ok(plan(
         contract,
         args,
+        &reaches,
         symbols,
         domain.numel,
         grid,
@@ -200,35 +278,36 @@ fn declared(a: &TensorArg) -> String {
     format!("{}[{}]", a.dtype, dims.join(", "))
 }
 
-/// Each symbol's value: the caller's extent at the physical position holding the binding
-/// dimension. `None` where the binding argument's rank is wrong (already reported).
-fn bind_symbols(
+/// Binds each symbol to the caller's extent at the physical position holding the binding
+/// dimension; unbound where the binding argument's rank is wrong (already reported).
+fn bind_symbols<'a>(
     c: &KernelContract,
     args: &[TensorMeta<'_>],
     ranked: &[bool],
+    params: &'a [Scalar],
     v: &mut Vec<Violation>,
-) -> Vec<Option<i64>> {
-    c.symbols
-        .iter()
-        .map(|s| {
-            let b = s.bound_by;
-            if !ranked[b.arg] {
-                return None;
-            }
-            let a = &c.args[b.arg];
-            let p = physical(a, b.dim);
-            let value = i64::try_from(args[b.arg].shape[p]).ok();
-            if value.is_none() {
-                v.push(Violation::Eval {
-                    site: format!("argument {}: shape[{p}]", a.name),
-                    text: s.name,
-                    error: EvalError::Overflow,
-                    values: vec![],
-                });
-            }
-            value
-        })
-        .collect()
+) -> Env<'a> {
+    let mut env = Env::new(params);
+    for s in c.symbols {
+        let b = s.bound_by;
+        if !ranked[b.arg] {
+            env.push(None);
+            continue;
+        }
+        let a = &c.args[b.arg];
+        let p = physical(a, b.dim);
+        let value = i64::try_from(args[b.arg].shape[p]).ok();
+        if value.is_none() {
+            v.push(Violation::Eval {
+                site: format!("argument {}: shape[{p}]", a.name),
+                text: s.name,
+                error: EvalError::Overflow,
+                values: vec![],
+            });
+        }
+        env.push(value);
+    }
+    env
 }
 
 fn check_dims(
@@ -262,7 +341,7 @@ fn check_dims(
                             let by = &c.args[sym.bound_by.arg];
                             Some(Bound {
                                 symbol: sym.name,
-                                value: env.symbols[s]?,
+                                value: env.symbol(s)?,
                                 arg: by.name,
                                 position: physical(by, sym.bound_by.dim),
                             })
@@ -308,54 +387,50 @@ fn check_constraints(c: &KernelContract, env: &Env<'_>, v: &mut Vec<Violation>) 
 fn plan(
     c: &KernelContract,
     args: &[TensorMeta<'_>],
-    symbols: Vec<i64>,
+    reaches: &[Option<Reach>],
+    symbols: &[i64],
     numel: u64,
     grid: [u32; 3],
     shared_bytes: u32,
-) -> Plan {
-    let strides: Vec<Vec<i64>> = c
-        .args
-        .iter()
-        .zip(args)
-        .map(|(a, m)| {
-            let empty = m.shape.contains(&0);
-            let mut logical = vec![0i64; a.dims.len()];
-            for (p, &l) in a.stored.iter().enumerate() {
-                if !empty && m.shape[p] > 1 {
-                    logical[l] = m.strides[p] as i64;
-                }
-            }
-            logical
-        })
-        .collect();
-    // Checked: every view lies inside its buffer, so its address fits a u64.
-    let pointers = args
-        .iter()
-        .map(|m| memory::view_address(m) as u64)
-        .collect();
+) -> Checked {
+    let mut values = SmallVec::new();
+    for (a, m) in c.args.iter().zip(args) {
+        push_logical_strides(a, m, &mut values);
+    }
+    values.extend(symbols.iter().copied());
 
     let small = |x: i128| x.abs() <= I32_LIMIT;
     let fits_i32 = numel as i128 + GRID_THREADS as i128 <= I32_LIMIT
-        && symbols.iter().all(|&s| small(s as i128))
-        && strides.iter().flatten().all(|&s| small(s as i128))
-        && args.iter().all(|m| {
+        && values.iter().all(|&s| small(s as i128))
+        && args.iter().zip(reaches).all(|(m, reach)| {
             m.shape.iter().all(|&n| small(n as i128))
-                && layout::reach(m.shape, m.strides).is_none_or(|r| small(r.lo) && small(r.hi))
+                && reach.is_none_or(|r| small(r.lo) && small(r.hi))
         });
     let index = if fits_i32 {
         IndexWidth::I32
     } else {
         IndexWidth::I64
     };
-    Plan {
+    Checked {
         skip: grid.contains(&0),
-        symbols,
         numel,
         index,
-        strides,
-        pointers,
+        values,
         grid,
         block: c.block,
         shared_bytes,
+    }
+}
+
+/// Appends one stride per logical dimension of `a` (see [`Plan::strides`]).
+fn push_logical_strides(a: &TensorArg, m: &TensorMeta<'_>, values: &mut SmallVec<[i64; VALUES]>) {
+    let start = values.len();
+    values.extend(std::iter::repeat_n(0, a.dims.len()));
+    let logical = &mut values[start..];
+    let empty = m.shape.contains(&0);
+    for (p, &l) in a.stored.iter().enumerate() {
+        if !empty && m.shape[p] > 1 {
+            logical[l] = m.strides[p] as i64;
+        }
     }
 }

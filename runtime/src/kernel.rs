@@ -1,7 +1,8 @@
 //! Checked launches of one kernel.
 //!
-//! [`Kernel::launch`] runs [`check()`] on the arguments, then passes them in the ABI order of
-//! [`crate::contract`], with the grid, block and dynamic shared memory of the [`Plan`].
+//! [`Kernel::launch`] runs [`check()`](crate::check()) on the arguments, then passes them in
+//! the ABI order of [`crate::contract`], with the grid, block and dynamic shared memory of
+//! the [`Plan`](crate::Plan).
 //!
 //! # Lifetimes: why no buffer is freed while a kernel uses it
 //!
@@ -36,20 +37,23 @@
 //! sync mode is reported by the next synchronising launch.)
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
 use cudarc::driver::{
-    CudaFunction, CudaModule, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchArgs, LaunchConfig,
+    PinnedHostSlice, PushKernelArg, SyncOnDrop,
 };
 
 use crate::arg::KernelArg;
-use crate::check::{IndexWidth, Plan, TensorMeta, check};
+use crate::capacity::{ARGS, VALUES};
+use crate::check::{Checked, IndexWidth, TensorMeta, check_launch, is_sound};
 use crate::checked::ViolationRecord;
 use crate::contract::{KernelContract, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
 use crate::violation::{LaunchError, Violation};
+use smallvec::SmallVec;
 
 /// Dynamic shared memory every function may use without opting in.
 const SHARED_DEFAULT: u32 = 48 * 1024;
@@ -124,6 +128,11 @@ pub struct Kernel {
     entry_i64: Entry,
     /// `NAME_i32_checked` and `NAME_i64_checked`, where the module has them.
     checked_entries: Option<(Entry, Entry)>,
+    /// The contract is consistent in itself ([`is_sound`]): launches need not check it
+    /// again. (One that is not is refused at every launch, with what is wrong with it.)
+    sound: bool,
+    /// Zeroed violation records for checked launches, reused.
+    records: Mutex<Vec<Record>>,
     sync: AtomicBool,
     checked: AtomicBool,
 }
@@ -193,6 +202,8 @@ impl Kernel {
             entry_i32,
             entry_i64,
             checked_entries,
+            sound: is_sound(contract),
+            records: Mutex::new(Vec::new()),
             sync: AtomicBool::new(sync_from_env()),
             checked: AtomicBool::new(checked_from_env()),
         })
@@ -224,6 +235,10 @@ impl Kernel {
     /// Checks the arguments against the contract and, if they pass, launches on `stream`.
     /// `args` are the tensor arguments in declaration order, `params` the scalar params.
     /// See the module documentation for how the arguments stay alive.
+    ///
+    /// Outside checked and sync modes, a launch that passes its checks makes no heap
+    /// allocation of its own for a contract of up to 8 tensor arguments with 32 strides and
+    /// symbols in all (cudarc's launch builder makes its usual ones).
     pub fn launch(
         &self,
         stream: &Arc<CudaStream>,
@@ -233,9 +248,12 @@ impl Kernel {
         let c = self.contract;
         let sync = self.sync.load(Ordering::Relaxed);
         let (plan, offsets, shapes) = {
-            let metas: Vec<TensorMeta<'_>> = args.iter().map(KernelArg::meta).collect();
+            let metas: SmallVec<[TensorMeta<'_>; ARGS]> =
+                args.iter().map(KernelArg::meta).collect();
             let plan = self.check(stream, args, &metas, params)?;
-            let offsets: Vec<u64> = metas
+            // Bytes from each buffer's start to its view; the metas borrow the arguments,
+            // which must be free to borrow mutably below.
+            let offsets: SmallVec<[u64; ARGS]> = metas
                 .iter()
                 .map(|m| (m.offset * m.dtype.size()) as u64)
                 .collect();
@@ -266,27 +284,21 @@ impl Kernel {
         };
         entry.allow_shared(plan.shared_bytes, c.name)?;
 
-        // Every value the kernel receives lives in these vectors, made before the builder
-        // borrows them and never touched while it does.
-        let wide: Vec<i64> = plan
-            .strides
-            .iter()
-            .flatten()
-            .chain(&plan.symbols)
-            .copied()
-            .collect();
-        let narrow: Vec<i32> = match plan.index {
-            IndexWidth::I64 => Vec::new(),
-            IndexWidth::I32 => wide
+        // Every value the kernel receives lives in `plan`, `narrow`, `pointers` and
+        // `params`, made before the builder borrows them and never touched while it does.
+        let narrow: SmallVec<[i32; VALUES]> = match plan.index {
+            IndexWidth::I64 => SmallVec::new(),
+            IndexWidth::I32 => plan
+                .values
                 .iter()
                 .map(|&x| i32::try_from(x))
                 .collect::<Result<_, _>>()
                 .map_err(|_| Error::Internal(format!("{}: a 32-bit index overflowed", c.name)))?,
         };
-        let mut guards = Vec::with_capacity(args.len());
+        let mut guards: SmallVec<[SyncOnDrop<'_>; ARGS]> = SmallVec::new();
         // `None` for a logical argument, which the kernel does not receive.
-        let mut pointers = Vec::with_capacity(args.len());
-        for (arg, offset) in args.iter_mut().zip(&offsets) {
+        let mut pointers: SmallVec<[Option<u64>; ARGS]> = SmallVec::new();
+        for (arg, offset) in args.iter_mut().zip(offsets.iter()) {
             let (ptr, guard) = match arg {
                 KernelArg::Read(t) => t.read_ptr(stream),
                 KernelArg::Write(t) => t.write_ptr(stream),
@@ -298,34 +310,29 @@ impl Kernel {
             pointers.push(Some(ptr + offset));
             guards.push(guard);
         }
-        // A fresh zeroed record per checked launch: concurrent launches never share one.
+        // A zeroed record of this launch's own: concurrent launches never share one.
         let record = if checked {
-            let record =
-                stream
-                    .alloc_zeros::<u8>(ViolationRecord::BYTES)
-                    .map_err(Error::driver(format!(
-                        "allocating {}'s violation record",
-                        c.name
-                    )))?;
-            Some(record)
+            Some(self.take_record(stream)?)
         } else {
             None
         };
 
         let mut builder = stream.launch_builder(&entry.func);
-        let mut k = 0..wide.len();
-        for (ptr, strides) in pointers.iter().zip(&plan.strides) {
+        // Positions in `plan.values`: each argument's strides, then the symbols.
+        let mut k = 0..plan.values.len();
+        for (ptr, a) in pointers.iter().zip(c.args) {
+            let strides = k.by_ref().take(a.dims.len());
             let Some(ptr) = ptr else {
-                k.by_ref().take(strides.len()).for_each(drop);
+                strides.for_each(drop);
                 continue;
             };
             builder.arg(ptr);
-            for i in k.by_ref().take(strides.len()) {
-                push_index(&mut builder, plan.index, &narrow, &wide, i);
+            for i in strides {
+                push_index(&mut builder, plan.index, &narrow, &plan.values, i);
             }
         }
         for i in k {
-            push_index(&mut builder, plan.index, &narrow, &wide, i);
+            push_index(&mut builder, plan.index, &narrow, &plan.values, i);
         }
         for p in params {
             match p {
@@ -338,7 +345,7 @@ impl Kernel {
             };
         }
         if let Some(record) = &record {
-            builder.arg(record);
+            builder.arg(&record.device);
         }
         let [gx, gy, gz] = plan.grid;
         let [bx, by, bz] = plan.block;
@@ -366,12 +373,13 @@ impl Kernel {
             stream.synchronize().map_err(fault)?;
             stream.context().check_err().map_err(fault)?;
         }
-        if let Some(record) = record {
-            let bytes = stream.clone_dtoh(&record).map_err(Error::driver(format!(
+        if let Some(mut record) = record {
+            let found = record.read(stream).map_err(Error::driver(format!(
                 "reading {}'s violation record",
                 c.name
             )))?;
-            if let Some(found) = ViolationRecord::parse(&bytes) {
+            self.give_back(record);
+            if let Some(found) = found {
                 return Err(Error::OutOfBounds(Box::new(found.describe(c))));
             }
         }
@@ -382,17 +390,38 @@ impl Kernel {
         })
     }
 
+    /// A zeroed violation record from the pool, or a new one.
+    fn take_record(&self, stream: &Arc<CudaStream>) -> Result<Record, Error> {
+        let pooled = self.records.lock().map(|mut pool| pool.pop());
+        if let Ok(Some(record)) = pooled {
+            return Ok(record);
+        }
+        Record::new(stream).map_err(Error::driver(format!(
+            "allocating {}'s violation record",
+            self.contract.name
+        )))
+    }
+
+    /// Returns a record, zeroed, to the pool.
+    fn give_back(&self, record: Record) {
+        if let Ok(mut pool) = self.records.lock() {
+            pool.push(record);
+        }
+    }
+
     /// The checks of one launch: the stream's context, outputs passed writable, and
-    /// [`check()`]; every violation together.
+    /// [`check()`](crate::check()); every violation together.
     fn check(
         &self,
         stream: &CudaStream,
         args: &[KernelArg<'_>],
         metas: &[TensorMeta<'_>],
         params: &[Scalar],
-    ) -> Result<Plan, LaunchError> {
+    ) -> Result<Checked, LaunchError> {
         let c = self.contract;
+        // Two fields of the context: no driver call.
         let device = DeviceId::of(stream.context());
+        // Empty, and so not allocated, unless a check fails.
         let mut early = Vec::new();
         if device != self.device {
             early.push(Violation::Stream {
@@ -407,7 +436,7 @@ impl Kernel {
                 .filter(|(a, k)| a.role.writes() && k.is_read_only())
                 .map(|(a, _)| Violation::Access { arg: a.name }),
         );
-        match check(c, device, &self.limits, metas, params) {
+        match check_launch(c, self.sound, device, &self.limits, metas, params) {
             Ok(plan) if early.is_empty() => Ok(plan),
             Ok(_) => Err(LaunchError::new(c, early)),
             Err(mut e) => {
@@ -446,4 +475,34 @@ fn describe(c: &KernelContract, metas: &[TensorMeta<'_>], params: &[Scalar]) -> 
         .zip(params)
         .map(|(p, v)| format!("{} = {v}", p.name));
     tensors.chain(scalars).collect::<Vec<_>>().join(", ")
+}
+
+/// A checked launch's violation record, and pinned host memory to read it into. It is
+/// kept zeroed between launches: a clean launch leaves it as it was, and one that found a
+/// violation zeroes it again, so a checked launch costs one small copy and no memset.
+#[derive(Debug)]
+struct Record {
+    device: CudaSlice<u8>,
+    host: PinnedHostSlice<u8>,
+}
+
+impl Record {
+    fn new(stream: &Arc<CudaStream>) -> Result<Record, DriverError> {
+        Ok(Record {
+            device: stream.alloc_zeros::<u8>(ViolationRecord::BYTES)?,
+            // SAFETY: every byte is written by the copy in `read` before it is read.
+            host: unsafe { stream.context().alloc_pinned::<u8>(ViolationRecord::BYTES) }?,
+        })
+    }
+
+    /// Copies the record back (waiting for the launch) and parses it; a violation is
+    /// cleared on the device, so the record can be reused.
+    fn read(&mut self, stream: &Arc<CudaStream>) -> Result<Option<ViolationRecord>, DriverError> {
+        stream.memcpy_dtoh(&self.device, &mut self.host)?;
+        let found = ViolationRecord::parse(self.host.as_slice()?);
+        if found.is_some() {
+            stream.memset_zeros(&mut self.device)?;
+        }
+        Ok(found)
+    }
 }

@@ -50,10 +50,33 @@ pub(crate) fn contiguous_strides(shape: &[usize]) -> Option<Vec<isize>> {
     Some(strides)
 }
 
+/// The outermost position (of extent > 1) whose stride differs from the row-major
+/// contiguous one, with that expected stride; `None` when there is none, or when the
+/// contiguous strides overflow (as [`contiguous_strides`] is then `None`). Computes what
+/// comparing with [`contiguous_strides`] would, without building them: the checker asks
+/// this of every contiguous argument at every launch.
+pub(crate) fn first_non_contiguous(shape: &[usize], strides: &[isize]) -> Option<(usize, isize)> {
+    let mut found = None;
+    let mut acc: isize = 1;
+    // Innermost first, as the strides are built; the last mismatch found is the outermost.
+    for (p, (&n, &stride)) in shape.iter().zip(strides).enumerate().rev() {
+        if n > 1 && stride != acc {
+            found = Some((p, acc));
+        }
+        acc = acc.checked_mul(isize::try_from(n.max(1)).ok()?)?;
+    }
+    found
+}
+
 /// Whether a view at `offset` stays inside a buffer of `buffer_len` elements: no negative
 /// reach below the buffer's start, nothing at or past its end.
 pub(crate) fn fits(shape: &[usize], strides: &[isize], offset: usize, buffer_len: usize) -> bool {
-    match reach(shape, strides) {
+    reach_fits(reach(shape, strides), offset, buffer_len)
+}
+
+/// [`fits`], given the view's [`reach`].
+pub(crate) fn reach_fits(reach: Option<Reach>, offset: usize, buffer_len: usize) -> bool {
+    match reach {
         None => true,
         Some(r) => {
             let first = (offset as i128).saturating_add(r.lo);
@@ -85,6 +108,30 @@ mod tests {
         assert!(!fits(&[2, 3], &[-3, 1], 0, 6));
         assert!(fits(&[2, 3], &[-3, 1], 3, 6));
         assert!(fits(&[0, 3], &[3, 1], 100, 0));
+    }
+
+    #[test]
+    fn first_non_contiguous_agrees_with_contiguous_strides() {
+        let shapes: [&[usize]; 5] = [&[2, 3, 4], &[1, 5], &[3, 1, 0], &[], &[usize::MAX, 4]];
+        let strides: [&[isize]; 4] = [&[12, 4, 1], &[1, 4, 12], &[5, 0, 1], &[-12, 4, 1]];
+        for shape in shapes {
+            for strides in strides
+                .iter()
+                .map(|s| &s[s.len().saturating_sub(shape.len())..])
+            {
+                let expected = contiguous_strides(shape).and_then(|c| {
+                    (0..shape.len())
+                        .find(|&p| shape[p] > 1 && strides[p] != c[p])
+                        .map(|p| (p, c[p]))
+                });
+                assert_eq!(
+                    first_non_contiguous(shape, strides),
+                    expected,
+                    "{shape:?} {strides:?}"
+                );
+            }
+        }
+        assert_eq!(first_non_contiguous(&[2, 3, 4], &[1, 4, 1]), Some((0, 12)));
     }
 
     #[test]

@@ -6,7 +6,13 @@
 //! GPU. The runtime knows nothing of the spec language: a vendored crate needs only this
 //! crate and cudarc.
 
+// Lets unit tests share the integration tests' contracts (`tests/common`), which name
+// the crate as users do.
+#[cfg(test)]
+extern crate self as ima_runtime;
+
 mod arg;
+mod capacity;
 pub mod check;
 pub mod checked;
 pub mod compile;

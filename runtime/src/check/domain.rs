@@ -3,10 +3,12 @@
 
 use super::TensorMeta;
 use super::values::{Env, physical};
+use crate::capacity::DIMS;
 use crate::contract::{KernelContract, Launch};
 use crate::device::DeviceLimits;
 use crate::layout;
 use crate::violation::Violation;
+use smallvec::SmallVec;
 
 /// Threads one grid may have. The kernels are grid-stride (or block-stride) loops that
 /// compute `idx + gridDim.x * blockDim.x` in the entry point's index type, so a 32-bit
@@ -17,12 +19,12 @@ use crate::violation::Violation;
 pub const GRID_THREADS: u64 = 1 << 24;
 
 /// The launch domain of one launch.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub(super) struct Domain {
     /// What [`Violation::Empty`] names: the domain argument, or `grid`.
     pub name: &'static str,
     /// Its shape (physical order), or the grid's extents.
-    pub shape: Vec<usize>,
+    pub shape: SmallVec<[usize; DIMS]>,
     /// Elements of the domain argument, or threads of a raw grid (saturating).
     pub numel: u64,
     /// Blocks along x, y, z; 0 somewhere when the domain is empty.
@@ -73,13 +75,13 @@ pub(super) fn domain(
             };
             Domain {
                 name: a.name,
-                shape: shape.to_vec(),
+                shape: shape.iter().copied().collect(),
                 numel,
                 grid: [x, 1, 1],
             }
         }
         Launch::Grid { dims } => {
-            let mut extents = Vec::with_capacity(dims.len());
+            let mut extents: SmallVec<[i64; 3]> = SmallVec::new();
             for (axis, e) in ["x", "y", "z"].into_iter().zip(dims) {
                 match env.eval(e)? {
                     Ok(n) => extents.push(n),
@@ -100,13 +102,13 @@ pub(super) fn domain(
                 .any(|(&n, limit)| n < 0 || n > i64::from(limit));
             if outside {
                 v.push(Violation::Grid {
-                    grid: extents,
+                    grid: extents.to_vec(),
                     limit: limits.grid,
                 });
                 return None;
             }
             let mut grid = [1u32; 3];
-            for (g, &n) in grid.iter_mut().zip(&extents) {
+            for (g, &n) in grid.iter_mut().zip(extents.iter()) {
                 *g = n as u32; // within the device's u32 limit, checked above
             }
             let blocks: u128 = grid.iter().map(|&g| u128::from(g)).product();

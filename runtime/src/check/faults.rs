@@ -12,12 +12,7 @@ pub(super) fn contract_faults(c: &KernelContract) -> Vec<Violation> {
     let mut faults = Vec::new();
     let mut fault = |what: String| faults.push(Violation::Contract { what });
     for a in c.args {
-        let mut seen = vec![false; a.dims.len()];
-        let permutation = a.stored.len() == a.dims.len()
-            && a.stored
-                .iter()
-                .all(|&l| l < seen.len() && !std::mem::replace(&mut seen[l], true));
-        if !permutation {
+        if !is_permutation(a.stored, a.dims.len()) {
             fault(format!(
                 "argument {}: stored order {:?} is not a permutation",
                 a.name, a.stored
@@ -80,6 +75,16 @@ pub(super) fn contract_faults(c: &KernelContract) -> Vec<Violation> {
         ));
     }
     faults
+}
+
+/// Whether `stored` holds each of `0..rank` exactly once. Quadratic, but ranks are small,
+/// and it allocates nothing: this runs at every launch.
+fn is_permutation(stored: &[usize], rank: usize) -> bool {
+    stored.len() == rank
+        && stored
+            .iter()
+            .enumerate()
+            .all(|(p, &l)| l < rank && !stored[..p].contains(&l))
 }
 
 fn expr_fault(e: &Expr, c: &KernelContract) -> Option<String> {

@@ -2,28 +2,33 @@
 //! alignment of the data pointer, and outputs that share bytes with other arguments.
 
 use super::TensorMeta;
+use crate::capacity::DIMS;
 use crate::contract::{KernelContract, TensorArg};
-use crate::layout;
+use crate::layout::{self, Reach};
 use crate::violation::{StrideFault, Violation};
+use smallvec::SmallVec;
 
-/// Strides, buffer bounds and alignment of one argument of the right rank.
-pub(super) fn check_layout(a: &TensorArg, m: &TensorMeta<'_>, v: &mut Vec<Violation>) {
+/// Strides, buffer bounds and alignment of one argument of the right rank, whose reach is
+/// `reach` ([`layout::reach`]).
+pub(super) fn check_layout(
+    a: &TensorArg,
+    m: &TensorMeta<'_>,
+    reach: Option<Reach>,
+    v: &mut Vec<Violation>,
+) {
     let stride_fault = |fault| Violation::Stride {
         arg: a.name,
         shape: m.shape.to_vec(),
         strides: m.strides.to_vec(),
         fault,
     };
-    let reach = layout::reach(m.shape, m.strides);
     if reach.is_some() {
         if !a.strided
-            && let Some(expected) = layout::contiguous_strides(m.shape)
-            && let Some(p) =
-                (0..m.shape.len()).find(|&p| m.shape[p] > 1 && m.strides[p] != expected[p])
+            && let Some((p, expected)) = layout::first_non_contiguous(m.shape, m.strides)
         {
             v.push(stride_fault(StrideFault::NotContiguous {
                 position: p,
-                expected: expected[p],
+                expected,
                 actual: m.strides[p],
             }));
         }
@@ -31,10 +36,9 @@ pub(super) fn check_layout(a: &TensorArg, m: &TensorMeta<'_>, v: &mut Vec<Violat
             v.push(stride_fault(StrideFault::SelfOverlap));
         }
     }
-    let inside =
-        m.offset <= m.buffer_len && layout::fits(m.shape, m.strides, m.offset, m.buffer_len);
+    let inside = m.offset <= m.buffer_len && layout::reach_fits(reach, m.offset, m.buffer_len);
     if !inside {
-        let r = reach.unwrap_or(layout::Reach { lo: 0, hi: 0 });
+        let r = reach.unwrap_or(Reach { lo: 0, hi: 0 });
         v.push(Violation::OutOfBuffer {
             arg: a.name,
             offset: m.offset,
@@ -46,7 +50,7 @@ pub(super) fn check_layout(a: &TensorArg, m: &TensorMeta<'_>, v: &mut Vec<Violat
         });
     } else if a.align > 1 {
         let address = view_address(m);
-        if !address.is_multiple_of(a.align as u128) {
+        if !aligned(address, a.align) {
             v.push(Violation::Align {
                 arg: a.name,
                 align: a.align,
@@ -54,6 +58,16 @@ pub(super) fn check_layout(a: &TensorArg, m: &TensorMeta<'_>, v: &mut Vec<Violat
                 offset: m.offset,
             });
         }
+    }
+}
+
+/// Whether `address` is a multiple of `align`; a mask for the usual power of two, since
+/// a 128-bit division is a library call and this runs for every argument of every launch.
+fn aligned(address: u128, align: usize) -> bool {
+    if align.is_power_of_two() {
+        address & (align as u128 - 1) == 0
+    } else {
+        address.is_multiple_of(align as u128)
     }
 }
 
@@ -66,7 +80,8 @@ pub(super) fn view_address(m: &TensorMeta<'_>) -> u128 {
 /// A sufficient test that distinct indices reach distinct elements: sorted by stride,
 /// each stride exceeds everything the smaller dimensions reach.
 fn non_overlapping(shape: &[usize], strides: &[isize]) -> bool {
-    let mut dims: Vec<(i128, i128)> = shape
+    // (|stride|, extent) of each dimension that moves; ranks are small.
+    let mut dims: SmallVec<[(i128, i128); DIMS]> = shape
         .iter()
         .zip(strides)
         .filter(|(n, _)| **n > 1)
@@ -74,7 +89,7 @@ fn non_overlapping(shape: &[usize], strides: &[isize]) -> bool {
         .collect();
     dims.sort_unstable();
     let mut reached: i128 = 0;
-    for (stride, n) in dims {
+    for &(stride, n) in dims.iter() {
         if stride <= reached {
             return false;
         }
@@ -83,9 +98,9 @@ fn non_overlapping(shape: &[usize], strides: &[isize]) -> bool {
     true
 }
 
-/// Byte range `[lo, hi)` a view can touch, `None` when it has no elements.
-fn byte_range(m: &TensorMeta<'_>) -> Option<(u128, u128)> {
-    let r = layout::reach(m.shape, m.strides)?;
+/// Byte range `[lo, hi)` a view of reach `reach` can touch, `None` when it has no elements.
+fn byte_range(m: &TensorMeta<'_>, reach: Option<Reach>) -> Option<(u128, u128)> {
+    let r = reach?;
     let size = m.dtype.size() as i128;
     let start = view_address(m) as i128;
     let lo = start.saturating_add(r.lo.saturating_mul(size));
@@ -99,30 +114,24 @@ pub(super) fn check_overlap(
     c: &KernelContract,
     args: &[TensorMeta<'_>],
     ranked: &[bool],
+    reaches: &[Option<Reach>],
     v: &mut Vec<Violation>,
 ) {
-    let ranges: Vec<Option<(u128, u128)>> = args
-        .iter()
-        .zip(ranked)
-        .zip(c.args)
-        .map(|((m, &ok), a)| {
-            if ok && a.role != crate::contract::Role::Logical {
-                byte_range(m)
-            } else {
-                None
-            }
-        })
-        .collect();
+    // Computed where needed rather than stored: a handful of arguments, cheap arithmetic.
+    let range_of = |i: usize| {
+        let memory = ranked[i] && c.args[i].role != crate::contract::Role::Logical;
+        memory.then(|| byte_range(&args[i], reaches[i])).flatten()
+    };
     for (w, a) in c.args.iter().enumerate() {
-        let Some(range) = ranges[w].filter(|_| a.role.writes()) else {
+        let Some(range) = a.role.writes().then(|| range_of(w)).flatten() else {
             continue;
         };
         for (o, other) in c.args.iter().enumerate() {
-            let Some(other_range) = ranges[o] else {
+            let counted = o == w || (other.role.writes() && o < w);
+            let Some(other_range) = (!counted).then(|| range_of(o)).flatten() else {
                 continue;
             };
-            let counted = o == w || (other.role.writes() && o < w);
-            if !counted && range.0 < other_range.1 && other_range.0 < range.1 {
+            if range.0 < other_range.1 && other_range.0 < range.1 {
                 let clip = |r: (u128, u128)| (r.0 as u64, r.1.min(u64::MAX as u128) as u64);
                 v.push(Violation::Overlap {
                     arg: a.name,

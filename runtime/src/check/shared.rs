@@ -1,8 +1,10 @@
 //! Dynamic shared memory: the bytes a launch needs, laid out as the kernel lays them out.
 
 use super::values::Env;
-use crate::contract::{KernelContract, SHARED_ALIGN};
+use crate::capacity::VALUES;
+use crate::contract::{KernelContract, SHARED_ALIGN, SharedArray};
 use crate::violation::{SharedUse, Violation};
+use smallvec::SmallVec;
 
 /// Bytes of dynamic shared memory the launch needs: the arrays in declaration order, each
 /// starting at a multiple of [`SHARED_ALIGN`]. `None` when an extent cannot be evaluated
@@ -13,11 +15,13 @@ pub(super) fn shared_bytes(
     limit: u32,
     v: &mut Vec<Violation>,
 ) -> Option<u32> {
-    let mut arrays = Vec::with_capacity(c.shared.len());
-    let mut end: u128 = 0;
+    if c.shared.is_empty() {
+        return Some(0);
+    }
+    // Every array's extents, concatenated in declaration order.
+    let mut extents: SmallVec<[i64; VALUES]> = SmallVec::new();
     let mut fine = true;
     for s in c.shared {
-        let mut dims = Vec::with_capacity(s.dims.len());
         for (i, d) in s.dims.iter().enumerate() {
             let values = || env.values_of(&d.expr, c);
             match env.eval(&d.expr) {
@@ -41,39 +45,70 @@ pub(super) fn shared_bytes(
                         values: values(),
                     });
                 }
-                Some(Ok(n)) => dims.push(n),
+                Some(Ok(n)) => extents.push(n),
             }
         }
-        if !fine {
-            continue;
-        }
-        // Each factor is below 2^63, and the products saturate long before u128 would.
-        let bytes = dims.iter().fold(s.dtype.size() as u128, |acc, &n| {
-            acc.saturating_mul(n as u128)
-        });
-        let offset = end
-            .checked_next_multiple_of(SHARED_ALIGN as u128)
-            .unwrap_or(u128::MAX);
-        end = offset.saturating_add(bytes);
-        let clip = |x: u128| x.min(u128::from(u64::MAX)) as u64;
-        arrays.push(SharedUse {
-            name: s.name,
-            dtype: s.dtype,
-            dims,
-            offset: clip(offset),
-            bytes: clip(bytes),
-        });
     }
     if !fine {
         return None;
     }
+    let end = placements(c, &extents)
+        .last()
+        .map_or(0, |p| p.offset.saturating_add(p.bytes));
     if end > u128::from(limit) {
+        // Only a refused launch lists the arrays.
+        let clip = |x: u128| x.min(u128::from(u64::MAX)) as u64;
+        let arrays = placements(c, &extents)
+            .map(|p| SharedUse {
+                name: p.array.name,
+                dtype: p.array.dtype,
+                dims: p.dims.to_vec(),
+                offset: clip(p.offset),
+                bytes: clip(p.bytes),
+            })
+            .collect();
         v.push(Violation::SharedMemory {
-            bytes: end.min(u128::from(u64::MAX)) as u64,
+            bytes: clip(end),
             limit,
             arrays,
         });
         return None;
     }
     Some(end as u32)
+}
+
+/// Where one array lies in the block's shared memory, in bytes.
+struct Placement<'a> {
+    array: &'a SharedArray,
+    dims: &'a [i64],
+    offset: u128,
+    bytes: u128,
+}
+
+/// Each array's place, in declaration order, from `extents`: every array's (non-negative)
+/// extents, concatenated.
+fn placements<'a>(
+    c: &'a KernelContract,
+    extents: &'a [i64],
+) -> impl Iterator<Item = Placement<'a>> {
+    let mut rest = extents;
+    let mut end: u128 = 0;
+    c.shared.iter().map(move |array| {
+        let (dims, tail) = rest.split_at(array.dims.len());
+        rest = tail;
+        // Each factor is below 2^63, and the products saturate long before u128 would.
+        let bytes = dims.iter().fold(array.dtype.size() as u128, |acc, &n| {
+            acc.saturating_mul(n as u128)
+        });
+        let offset = end
+            .checked_next_multiple_of(SHARED_ALIGN as u128)
+            .unwrap_or(u128::MAX);
+        end = offset.saturating_add(bytes);
+        Placement {
+            array,
+            dims,
+            offset,
+            bytes,
+        }
+    })
 }

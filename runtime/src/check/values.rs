@@ -1,7 +1,9 @@
 //! Evaluating contract expressions against the symbols bound so far, and naming the values
 //! they used in messages.
 
+use crate::capacity::SYMBOLS;
 use crate::contract::{EvalError, Expr, KernelContract, Scalar, TensorArg};
+use smallvec::SmallVec;
 
 /// Symbols and params an expression mentions, each once, in first-use order.
 pub(super) fn mentions(e: &Expr, syms: &mut Vec<usize>, params: &mut Vec<usize>) {
@@ -20,33 +22,56 @@ pub(super) fn mentions(e: &Expr, syms: &mut Vec<usize>, params: &mut Vec<usize>)
 
 /// What expressions are evaluated against: the symbols bound so far and the params.
 pub(super) struct Env<'a> {
-    /// `None` where the binding argument was refused (already reported).
-    pub symbols: Vec<Option<i64>>,
-    /// `symbols` with 0 for the unbound, for [`Expr::eval`]; read only for bound symbols.
-    filled: Vec<i64>,
+    /// Each symbol's value, in [`KernelContract::symbols`] order, for [`Expr::eval`];
+    /// 0 for an unbound symbol, and then read only by [`Env::symbol`], which says so.
+    filled: SmallVec<[i64; SYMBOLS]>,
+    /// Whether each symbol is bound: not where its binding argument was refused (already
+    /// reported).
+    bound: SmallVec<[bool; SYMBOLS]>,
+    /// Every symbol is bound, as at any launch that passes: no expression need be
+    /// searched for unbound symbols before it is evaluated.
+    all_bound: bool,
     pub params: &'a [Scalar],
 }
 
 impl<'a> Env<'a> {
-    pub fn new(symbols: Vec<Option<i64>>, params: &'a [Scalar]) -> Self {
-        let filled = symbols.iter().map(|s| s.unwrap_or(0)).collect();
+    /// No symbols yet.
+    pub fn new(params: &'a [Scalar]) -> Self {
         Env {
-            symbols,
-            filled,
+            filled: SmallVec::new(),
+            bound: SmallVec::new(),
+            all_bound: true,
             params,
         }
+    }
+
+    /// Binds the next symbol to `value`; `None` leaves it unbound.
+    pub fn push(&mut self, value: Option<i64>) {
+        self.filled.push(value.unwrap_or(0));
+        self.bound.push(value.is_some());
+        self.all_bound &= value.is_some();
+    }
+
+    /// Symbol `i`'s value, `None` if it is unbound.
+    pub fn symbol(&self, i: usize) -> Option<i64> {
+        self.bound[i].then(|| self.filled[i])
+    }
+
+    /// Every symbol's value, in [`KernelContract::symbols`] order; `None` if one is unbound.
+    pub fn values(&self) -> Option<&[i64]> {
+        self.all_bound.then_some(&self.filled)
     }
 
     /// Evaluates `e` if every symbol it mentions is bound; `None` otherwise (the reason is
     /// already reported).
     pub fn eval(&self, e: &Expr) -> Option<Result<i64, EvalError>> {
-        self.bound(e).then(|| e.eval(&self.filled, self.params))
+        (self.all_bound || self.bound(e)).then(|| e.eval(&self.filled, self.params))
     }
 
     fn bound(&self, e: &Expr) -> bool {
         match *e {
             Expr::Const(_) | Expr::Param(_) => true,
-            Expr::Sym(i) => self.symbols[i].is_some(),
+            Expr::Sym(i) => self.bound[i],
             Expr::Neg(a) | Expr::Not(a) => self.bound(a),
             Expr::Bin(_, a, b) => self.bound(a) && self.bound(b),
         }
@@ -58,7 +83,7 @@ impl<'a> Env<'a> {
         mentions(e, &mut syms, &mut ps);
         let s = syms
             .into_iter()
-            .filter_map(|i| Some((c.symbols[i].name, self.symbols[i]?.to_string())));
+            .filter_map(|i| Some((c.symbols[i].name, self.symbol(i)?.to_string())));
         let p = ps
             .into_iter()
             .map(|i| (c.params[i].name, self.params[i].to_string()));

@@ -281,6 +281,48 @@ struct w_t {
     __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
         dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
+
+    // acc[c] += the sum over the tile's 8 rows r of w(row r, column n + c) * x.v[r], where x
+    // holds those rows of an f16 activation: the inner step of a GEMV. A whole tile
+    // multiplies (q - z), exact in f16, by x in half2 arithmetic (4 products summed per
+    // lane) and scales the sum in f32: about 2 instructions a weight instead of 6. Other
+    // tiles dequantize in f32.
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    template <int C>
+    __device__ __forceinline__ void dot_tile(const Tile<C>& t, const ImaVec<__half, 8>& x, float (&acc)[C]) const {
+        if (t.whole) {
+            // x as (row j, row j + 4) pairs: the two nibbles a 0x000F000F mask takes from a word.
+            __half2 xp[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) xp[j] = __halves2half2(x.v[j], x.v[j + 4]);
+            const I col0 = C == 8 ? 0 : t.n % 8;
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                // 0x6400 is 1024 in f16, where the spacing is 1: 0x6400 | v is 1024 + v.
+                const __half2 bias = __half2half2(__ushort_as_half((unsigned short)(0x6400 | ima_zero_in(t.zw, col0 + c))));
+                __half2 sum = __float2half2_rn(0.f);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const __half2 q = ima_as_half2(((t.w[c] >> (4 * j)) & 0x000F000Fu) | 0x64006400u);
+                    sum = __hfma2(__hsub2(q, bias), xp[j], sum);
+                }
+                const float2 f = __half22float2(sum);
+                acc[c] += (f.x + f.y) * __half2float(t.s[c]);
+            }
+            return;
+        }
+        float v[8][C];
+        dequant_tile(t, v);
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[r]) * v[r][c];
+    }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
     // column wide.
     __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
@@ -355,7 +397,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 359 "quant.cu"
+#line 401 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -614,6 +656,48 @@ struct w_t {
     __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
         dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
+
+    // acc[c] += the sum over the tile's 8 rows r of w(row r, column n + c) * x.v[r], where x
+    // holds those rows of an f16 activation: the inner step of a GEMV. A whole tile
+    // multiplies (q - z), exact in f16, by x in half2 arithmetic (4 products summed per
+    // lane) and scales the sum in f32: about 2 instructions a weight instead of 6. Other
+    // tiles dequantize in f32.
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    template <int C>
+    __device__ __forceinline__ void dot_tile(const Tile<C>& t, const ImaVec<__half, 8>& x, float (&acc)[C]) const {
+        if (t.whole) {
+            // x as (row j, row j + 4) pairs: the two nibbles a 0x000F000F mask takes from a word.
+            __half2 xp[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) xp[j] = __halves2half2(x.v[j], x.v[j + 4]);
+            const I col0 = C == 8 ? 0 : t.n % 8;
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                // 0x6400 is 1024 in f16, where the spacing is 1: 0x6400 | v is 1024 + v.
+                const __half2 bias = __half2half2(__ushort_as_half((unsigned short)(0x6400 | ima_zero_in(t.zw, col0 + c))));
+                __half2 sum = __float2half2_rn(0.f);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const __half2 q = ima_as_half2(((t.w[c] >> (4 * j)) & 0x000F000Fu) | 0x64006400u);
+                    sum = __hfma2(__hsub2(q, bias), xp[j], sum);
+                }
+                const float2 f = __half22float2(sum);
+                acc[c] += (f.x + f.y) * __half2float(t.s[c]);
+            }
+            return;
+        }
+        float v[8][C];
+        dequant_tile(t, v);
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[r]) * v[r][c];
+    }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
     // column wide.
     __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
@@ -660,7 +744,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 35 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 664 "quant.cu"
+#line 748 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -932,6 +1016,48 @@ struct w_t {
     __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
         dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
+
+    // acc[c] += the sum over the tile's 8 rows r of w(row r, column n + c) * x.v[r], where x
+    // holds those rows of an f16 activation: the inner step of a GEMV. A whole tile
+    // multiplies (q - z), exact in f16, by x in half2 arithmetic (4 products summed per
+    // lane) and scales the sum in f32: about 2 instructions a weight instead of 6. Other
+    // tiles dequantize in f32.
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    template <int C>
+    __device__ __forceinline__ void dot_tile(const Tile<C>& t, const ImaVec<__half, 8>& x, float (&acc)[C]) const {
+        if (t.whole) {
+            // x as (row j, row j + 4) pairs: the two nibbles a 0x000F000F mask takes from a word.
+            __half2 xp[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) xp[j] = __halves2half2(x.v[j], x.v[j + 4]);
+            const I col0 = C == 8 ? 0 : t.n % 8;
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                // 0x6400 is 1024 in f16, where the spacing is 1: 0x6400 | v is 1024 + v.
+                const __half2 bias = __half2half2(__ushort_as_half((unsigned short)(0x6400 | ima_zero_in(t.zw, col0 + c))));
+                __half2 sum = __float2half2_rn(0.f);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const __half2 q = ima_as_half2(((t.w[c] >> (4 * j)) & 0x000F000Fu) | 0x64006400u);
+                    sum = __hfma2(__hsub2(q, bias), xp[j], sum);
+                }
+                const float2 f = __half22float2(sum);
+                acc[c] += (f.x + f.y) * __half2float(t.s[c]);
+            }
+            return;
+        }
+        float v[8][C];
+        dequant_tile(t, v);
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[r]) * v[r][c];
+    }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
     // column wide.
     __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
@@ -978,7 +1104,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 982 "quant.cu"
+#line 1108 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1259,6 +1385,24 @@ struct w_t {
     __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
         dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
+
+    // acc[c] += the sum over the tile's 8 rows r of w(row r, column n + c) * x.v[r], where x
+    // holds those rows of an f16 activation: the inner step of a GEMV.
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    template <int C>
+    __device__ __forceinline__ void dot_tile(const Tile<C>& t, const ImaVec<__half, 8>& x, float (&acc)[C]) const {
+        float v[8][C];
+        dequant_tile(t, v);
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[r]) * v[r][c];
+    }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
     // the edge give 0 and are never read as data.
     __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
@@ -1342,7 +1486,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1346 "quant.cu"
+#line 1490 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1604,6 +1748,24 @@ struct w_t {
     __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
         dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
+
+    // acc[c] += the sum over the tile's 8 rows r of w(row r, column n + c) * x.v[r], where x
+    // holds those rows of an f16 activation: the inner step of a GEMV.
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    template <int C>
+    __device__ __forceinline__ void dot_tile(const Tile<C>& t, const ImaVec<__half, 8>& x, float (&acc)[C]) const {
+        float v[8][C];
+        dequant_tile(t, v);
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[r]) * v[r][c];
+    }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
     // the edge give 0 and are never read as data.
     __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
@@ -1668,7 +1830,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1672 "quant.cu"
+#line 1834 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1872,7 +2034,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1876 "quant.cu"
+#line 2038 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2156,6 +2318,48 @@ struct w_t {
     __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
         dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
+
+    // acc[c] += the sum over the tile's 8 rows r of w(row r, column n + c) * x.v[r], where x
+    // holds those rows of an f16 activation: the inner step of a GEMV. A whole tile
+    // multiplies (q - z), exact in f16, by x in half2 arithmetic (4 products summed per
+    // lane) and scales the sum in f32: about 2 instructions a weight instead of 6. Other
+    // tiles dequantize in f32.
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    template <int C>
+    __device__ __forceinline__ void dot_tile(const Tile<C>& t, const ImaVec<__half, 8>& x, float (&acc)[C]) const {
+        if (t.whole) {
+            // x as (row j, row j + 4) pairs: the two nibbles a 0x000F000F mask takes from a word.
+            __half2 xp[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) xp[j] = __halves2half2(x.v[j], x.v[j + 4]);
+            const I col0 = C == 8 ? 0 : t.n % 8;
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                // 0x6400 is 1024 in f16, where the spacing is 1: 0x6400 | v is 1024 + v.
+                const __half2 bias = __half2half2(__ushort_as_half((unsigned short)(0x6400 | ima_zero_in(t.zw, col0 + c))));
+                __half2 sum = __float2half2_rn(0.f);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const __half2 q = ima_as_half2(((t.w[c] >> (4 * j)) & 0x000F000Fu) | 0x64006400u);
+                    sum = __hfma2(__hsub2(q, bias), xp[j], sum);
+                }
+                const float2 f = __half22float2(sum);
+                acc[c] += (f.x + f.y) * __half2float(t.s[c]);
+            }
+            return;
+        }
+        float v[8][C];
+        dequant_tile(t, v);
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[r]) * v[r][c];
+    }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
     // column wide.
     __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
@@ -2229,30 +2433,24 @@ __device__ __forceinline__ void body(
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
             if (n < N) {
-                // Each thread takes every 256th packed row of K, four at a time: the four
-                // tiles' loads are all in flight before the first is decoded.
-                for (I k8 = I(threadIdx.y) * 8; k8 < K; k8 += 4 * 256) {
-                    decltype(w.load_tile(k8, n, ImaConst<4>{})) tiles[4];
+                // Each thread takes every 256th packed row of K, U at a time: their loads
+                // are all in flight before the first tile is decoded. More rows of x
+                // leave registers for fewer.
+                constexpr int U = MR == 1 ? 4 : 2;
+                for (I k8 = I(threadIdx.y) * 8; k8 < K; k8 += U * 256) {
+                    decltype(w.load_tile(k8, n, ImaConst<4>{})) tiles[U];
                     #pragma unroll
-                    for (int u = 0; u < 4; ++u) {
+                    for (int u = 0; u < U; ++u) {
                         // Past K, a tile reloads the first one and is not used.
                         tiles[u] = w.load_tile(k8 + u * 256 < K ? k8 + u * 256 : k8, n, ImaConst<4>{});
                     }
                     #pragma unroll
-                    for (int u = 0; u < 4; ++u) {
+                    for (int u = 0; u < U; ++u) {
                         if (k8 + u * 256 >= K) break;
-                        float v[8][4];
-                        w.dequant_tile(tiles[u], v);
                         #pragma unroll
                         for (int m = 0; m < MR; ++m) {
                             if (m >= M) break;
-                            const auto xs = x.load8(m, k8 + u * 256);
-                            #pragma unroll
-                            for (int r = 0; r < 8; ++r) {
-                                const float xr = __half2float(xs.v[r]);
-                                #pragma unroll
-                                for (int c = 0; c < 4; ++c) acc[m][c] += xr * v[r][c];
-                            }
+                            w.dot_tile(tiles[u], x.load8(m, k8 + u * 256), acc[m]);
                         }
                     }
                 }
@@ -2279,7 +2477,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 2283 "quant.cu"
+#line 2481 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2586,6 +2784,24 @@ struct w_t {
     __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
         dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
+
+    // acc[c] += the sum over the tile's 8 rows r of w(row r, column n + c) * x.v[r], where x
+    // holds those rows of an f16 activation: the inner step of a GEMV.
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    template <int C>
+    __device__ __forceinline__ void dot_tile(const Tile<C>& t, const ImaVec<__half, 8>& x, float (&acc)[C]) const {
+        float v[8][C];
+        dequant_tile(t, v);
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[r]) * v[r][c];
+    }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
     // the edge give 0 and are never read as data.
     __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
@@ -2641,13 +2857,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 178 "specs/quant.ima"
+#line 172 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 2651 "quant.cu"
+#line 2867 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

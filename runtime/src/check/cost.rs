@@ -1,0 +1,246 @@
+//! What the checks cost per launch, on the CPU: nanoseconds and heap allocations per call,
+//! for a 1-tensor kernel and the attn_scores contract (3 tensors of rank 4, 2 constraints),
+//! of [`check_launch`] (what `Kernel::launch` runs) and of [`check()`] (which also builds
+//! the [`super::Plan`]'s vectors).
+//!
+//! `cargo test --release -p ima-runtime --lib check_cost -- --ignored --nocapture`
+//!
+//! A test (not ignored) holds the launch path to no allocation at all.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::hint::black_box;
+use std::time::Instant;
+
+#[path = "../../tests/common/attn.rs"]
+mod attn;
+
+use super::{TensorMeta, check, check_launch};
+use crate::contract::{
+    DType, EmptyPolicy, Expr, Extent, KernelContract, Launch, Role, Scalar, Symbol, TensorArg,
+};
+use crate::device::{DeviceId, DeviceLimits};
+
+/// Counts this thread's heap allocations (tests run on several threads at once).
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards every call to the system allocator unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        unsafe { System.realloc(ptr, layout, size) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// Heap allocations `f` makes on this thread.
+fn allocations<R>(f: impl FnOnce() -> R) -> u64 {
+    let before = ALLOCATIONS.with(Cell::get);
+    black_box(f());
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+/// `touch(y: f32[N])`, as in `examples/launch_overhead.rs`.
+static TOUCH: KernelContract = KernelContract {
+    name: "touch",
+    signature: "touch(y: f32[N])",
+    location: "check/cost.rs",
+    symbols: &[Symbol {
+        name: "N",
+        bound_by: crate::contract::Binding { arg: 0, dim: 0 },
+    }],
+    args: &[TensorArg {
+        name: "y",
+        role: Role::Out,
+        dtype: DType::F32,
+        dims: &[Extent {
+            text: "N",
+            expr: Expr::Sym(0),
+        }],
+        stored: &[0],
+        strided: false,
+        align: 4,
+    }],
+    params: &[],
+    constraints: &[],
+    shared: &[],
+    launch: Launch::Threads { arg: 0 },
+    empty: EmptyPolicy::Skip,
+    block: [256, 1, 1],
+    entry_i32: "touch_i32",
+    entry_i64: "touch_i64",
+};
+
+const LIMITS: DeviceLimits = DeviceLimits {
+    grid: [i32::MAX as u32, 65535, 65535],
+    block: [1024, 1024, 64],
+    shared_bytes: 227 * 1024,
+};
+
+const DEVICE: DeviceId = DeviceId {
+    ordinal: 0,
+    context: 1,
+};
+
+/// One launch's arguments: contiguous tensors of `shapes`, far apart in memory.
+struct Case {
+    contract: &'static KernelContract,
+    dtypes: Vec<DType>,
+    shapes: Vec<Vec<usize>>,
+    strides: Vec<Vec<isize>>,
+    params: Vec<Scalar>,
+}
+
+impl Case {
+    fn new(
+        contract: &'static KernelContract,
+        tensors: &[(DType, &[usize])],
+        params: &[Scalar],
+    ) -> Self {
+        let strides = tensors
+            .iter()
+            .map(|(_, shape)| {
+                let mut s = vec![1isize; shape.len()];
+                for i in (0..shape.len().saturating_sub(1)).rev() {
+                    s[i] = s[i + 1] * shape[i + 1] as isize;
+                }
+                s
+            })
+            .collect();
+        Case {
+            contract,
+            dtypes: tensors.iter().map(|t| t.0).collect(),
+            shapes: tensors.iter().map(|t| t.1.to_vec()).collect(),
+            strides,
+            params: params.to_vec(),
+        }
+    }
+
+    fn touch() -> Self {
+        Case::new(&TOUCH, &[(DType::F32, &[256])], &[])
+    }
+
+    fn attn() -> Self {
+        Case::new(
+            &attn::ATTN,
+            &[
+                (DType::F16, &[2, 8, 128, 64]),
+                (DType::F16, &[2, 96, 8, 64]),
+                (DType::F32, &[2, 8, 128, 96]),
+            ],
+            &[Scalar::F32(0.125)],
+        )
+    }
+
+    fn metas(&self) -> Vec<TensorMeta<'_>> {
+        (0..self.shapes.len())
+            .map(|i| TensorMeta {
+                dtype: self.dtypes[i],
+                shape: &self.shapes[i],
+                strides: &self.strides[i],
+                offset: 0,
+                buffer_len: self.shapes[i].iter().product(),
+                base_ptr: (i as u64 + 1) << 40,
+                device: DEVICE,
+            })
+            .collect()
+    }
+}
+
+/// Calls per timed round: `IMA_BENCH_CALLS`, or 200,000. A few thousand are enough under
+/// `valgrind --tool=callgrind --dump-before='*cost::row*'`, which counts the instructions
+/// of each case exactly (this machine's timings are noisy; instruction counts are not).
+fn calls() -> u32 {
+    std::env::var("IMA_BENCH_CALLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200_000)
+}
+
+/// Nanoseconds per call of `f`: the best of several rounds, since other work on the
+/// machine only ever adds time.
+fn nanos<R>(mut f: impl FnMut() -> R) -> f64 {
+    let calls = calls();
+    (0..7)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..calls {
+                black_box(f());
+            }
+            start.elapsed().as_nanos() as f64 / f64::from(calls)
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn cases() -> [(&'static str, Case); 2] {
+    [("touch", Case::touch()), ("attn_scores", Case::attn())]
+}
+
+#[test]
+fn launch_checks_allocate_nothing() {
+    for (name, case) in cases() {
+        let metas = case.metas();
+        let run = || check_launch(case.contract, true, DEVICE, &LIMITS, &metas, &case.params);
+        run().expect("the case passes the checks");
+        assert_eq!(allocations(run), 0, "{name}");
+    }
+}
+
+#[test]
+#[ignore = "a benchmark: run it in release with --nocapture"]
+fn check_cost() {
+    println!("| case | `check_launch` ns | allocations | `check` ns | allocations |");
+    println!("|---|---|---|---|---|");
+    for (name, case) in cases() {
+        row(name, &case);
+    }
+}
+
+/// One case's row of the table. Not inlined, so that a profiler sees each case apart.
+#[inline(never)]
+fn row(name: &str, case: &Case) {
+    let metas = case.metas();
+    // As `Kernel::launch` calls it: the kernel found its contract sound at load.
+    let launch = || {
+        check_launch(
+            black_box(case.contract),
+            true,
+            DEVICE,
+            &LIMITS,
+            black_box(&metas),
+            &case.params,
+        )
+    };
+    let plan = || {
+        check(
+            black_box(case.contract),
+            DEVICE,
+            &LIMITS,
+            black_box(&metas),
+            &case.params,
+        )
+    };
+    plan().expect("the case passes the checks");
+    println!(
+        "| {name} | {:.0} | {} | {:.0} | {} |",
+        nanos(launch),
+        allocations(launch),
+        nanos(plan),
+        allocations(plan)
+    );
+}
