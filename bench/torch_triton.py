@@ -269,12 +269,20 @@ def bench_rope(args):
 
 
 def bench_copy(args):
-    # The roofline: a device-to-device copy of the dequant output's size.
-    src = torch.empty(28672 * 8192, dtype=torch.float16, device=DEV)
-    dst = torch.empty_like(src)
-    b = nbytes(src, dst)
-    row("copy (roofline)", f"{src.numel()} f16 ({mb(b)} read + written)", "Tensor.copy_", b,
-        lambda: dst.copy_(src), args)
+    # The roofline: a device-to-device copy moving as many bytes as each dequant shape
+    # (the large one, 592 MB, and the ragged one, 52 MB), and the large dequant output's
+    # size (940 MB). A small copy does not reach a large one's bandwidth: the ragged
+    # dequant is measured against the copy of its own size.
+    for label, elems in [
+        ("as many bytes as the large dequant", (28672 * 8192 * 5 // 4) // 2),
+        ("as many bytes as the ragged dequant", (5000 * 4096 * 5 // 4) // 2),
+        ("the large dequant's output", 28672 * 8192),
+    ]:
+        src = torch.empty(elems, dtype=torch.float16, device=DEV)
+        dst = torch.empty_like(src)
+        b = nbytes(src, dst)
+        row("copy (roofline)", f"{src.numel()} f16 ({mb(b)} read + written: {label})",
+            "Tensor.copy_", b, lambda: dst.copy_(src), args)
 
 
 CASES = {

@@ -188,7 +188,7 @@ __device__ __forceinline__ TwinTile<C> twin_gptq_load(
     TwinTile<C> t;
     t.k0 = k0;
     t.n = n;
-    const int g0 = k0 / G;
+    const int g0 = (G & (G - 1)) == 0 ? k0 >> (__ffs(G) - 1) : k0 / G;
     t.whole = k0 + 8 <= K && k0 + 8 <= (g0 + 1) * G;
     const int lk = t.whole ? k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0;
     if constexpr (C == 8) {
@@ -344,7 +344,7 @@ __device__ __forceinline__ void twin_gemv_accumulate(
 #pragma unroll
         for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
     if (n < N) {
-        constexpr int U = MR == 1 ? 4 : 2;
+        constexpr int U = MR == 1 ? 8 : 2;
         for (int k8 = int(threadIdx.y) * 8; k8 < K; k8 += U * 256) {
             TwinTile<4> tiles[U];
 #pragma unroll

@@ -113,6 +113,10 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
+// log2 of a power of two.
+__device__ __forceinline__ int ima_log2(int v) { return __ffs(v) - 1; }
+__device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -219,8 +223,12 @@ struct {{ q.name }}_t {
         }
         return g;
 {%- else %}
-        return k / G;
+        return ima_group_of(k);
 {%- endif %}
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, {{ q.arg }}, 0, {k, n}, {K, N});
@@ -299,7 +307,7 @@ struct {{ q.name }}_t {
         t.whole = false;
         return t;
 {%- else %}
-        const I g0 = t.k0 / G;
+        const I g0 = ima_group_of(t.k0);
         t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
 {%- if q.vec %}
         // A tile that is not whole loads the first tile instead (with N a multiple of 8, it

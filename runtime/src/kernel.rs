@@ -490,8 +490,14 @@ impl Record {
     fn new(stream: &Arc<CudaStream>) -> Result<Record, DriverError> {
         Ok(Record {
             device: stream.alloc_zeros::<u8>(ViolationRecord::BYTES)?,
+            // Plain (cached) pinned memory: cudarc's default, write-combined memory, takes
+            // an uncached bus read for every byte the host parses.
             // SAFETY: every byte is written by the copy in `read` before it is read.
-            host: unsafe { stream.context().alloc_pinned::<u8>(ViolationRecord::BYTES) }?,
+            host: unsafe {
+                stream
+                    .context()
+                    .alloc_pinned_with_flags::<u8>(ViolationRecord::BYTES, 0)
+            }?,
         })
     }
 

@@ -111,6 +111,10 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
+// log2 of a power of two.
+__device__ __forceinline__ int ima_log2(int v) { return __ffs(v) - 1; }
+__device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -201,7 +205,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 205 "launch_forms.cu"
+#line 209 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -344,7 +348,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 348 "launch_forms.cu"
+#line 352 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

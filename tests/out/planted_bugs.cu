@@ -112,6 +112,10 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
+// log2 of a power of two.
+__device__ __forceinline__ int ima_log2(int v) { return __ffs(v) - 1; }
+__device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -205,7 +209,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 209 "planted_bugs.cu"
+#line 213 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -415,7 +419,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 419 "planted_bugs.cu"
+#line 423 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -577,7 +581,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 581 "planted_bugs.cu"
+#line 585 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -695,7 +699,11 @@ struct w_t {
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
-        return k / G;
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
@@ -762,7 +770,7 @@ struct w_t {
         t.n = n;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
-        const I g0 = t.k0 / G;
+        const I g0 = ima_group_of(t.k0);
         t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0;
@@ -902,7 +910,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 906 "planted_bugs.cu"
+#line 914 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

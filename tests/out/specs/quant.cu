@@ -112,6 +112,10 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
+// log2 of a power of two.
+__device__ __forceinline__ int ima_log2(int v) { return __ffs(v) - 1; }
+__device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -161,7 +165,11 @@ struct w_t {
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
-        return k / G;
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
@@ -228,7 +236,7 @@ struct w_t {
         t.n = n;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
-        const I g0 = t.k0 / G;
+        const I g0 = ima_group_of(t.k0);
         t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
         // A tile that is not whole loads the first tile instead (with N a multiple of 8, it
         // exists), so that the loads need no branch.
@@ -397,7 +405,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 401 "quant.cu"
+#line 409 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -537,7 +545,11 @@ struct w_t {
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
-        return k / G;
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
@@ -604,7 +616,7 @@ struct w_t {
         t.n = n;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
-        const I g0 = t.k0 / G;
+        const I g0 = ima_group_of(t.k0);
         t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0;
@@ -744,7 +756,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 35 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 748 "quant.cu"
+#line 760 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -903,6 +915,10 @@ struct w_t {
             }
         }
         return g;
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
@@ -1104,7 +1120,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1108 "quant.cu"
+#line 1124 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1262,7 +1278,11 @@ struct w_t {
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
-        return k / G;
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
@@ -1331,7 +1351,7 @@ struct w_t {
         t.n = n;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
-        const I g0 = t.k0 / G;
+        const I g0 = ima_group_of(t.k0);
         t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
         // A tile that is not whole loads the first tile instead (with N a multiple of 8, it
         // exists), so that the loads need no branch.
@@ -1486,7 +1506,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1490 "quant.cu"
+#line 1510 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1626,7 +1646,11 @@ struct w_t {
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
-        return k / G;
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
@@ -1695,7 +1719,7 @@ struct w_t {
         t.n = n;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
-        const I g0 = t.k0 / G;
+        const I g0 = ima_group_of(t.k0);
         t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0;
@@ -1830,7 +1854,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1834 "quant.cu"
+#line 1858 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1968,7 +1992,11 @@ struct w_t {
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
-        return k / G;
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
@@ -2034,7 +2062,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2038 "quant.cu"
+#line 2066 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2198,7 +2226,11 @@ struct w_t {
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
-        return k / G;
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
@@ -2265,7 +2297,7 @@ struct w_t {
         t.n = n;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
-        const I g0 = t.k0 / G;
+        const I g0 = ima_group_of(t.k0);
         t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
         // A tile that is not whole loads the first tile instead (with N a multiple of 8, it
         // exists), so that the loads need no branch.
@@ -2436,7 +2468,7 @@ __device__ __forceinline__ void body(
                 // Each thread takes every 256th packed row of K, U at a time: their loads
                 // are all in flight before the first tile is decoded. More rows of x
                 // leave registers for fewer.
-                constexpr int U = MR == 1 ? 4 : 2;
+                constexpr int U = MR == 1 ? 8 : 2;
                 for (I k8 = I(threadIdx.y) * 8; k8 < K; k8 += U * 256) {
                     decltype(w.load_tile(k8, n, ImaConst<4>{})) tiles[U];
                     #pragma unroll
@@ -2477,7 +2509,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 2481 "quant.cu"
+#line 2513 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2662,7 +2694,11 @@ struct w_t {
 
     // Group of row k.
     __device__ __forceinline__ I group(I k) const {
-        return k / G;
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
     }
     __device__ __forceinline__ bool ok(I k, I n) const {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
@@ -2731,7 +2767,7 @@ struct w_t {
         t.n = n;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
-        const I g0 = t.k0 / G;
+        const I g0 = ima_group_of(t.k0);
         t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0;
@@ -2863,7 +2899,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 2867 "quant.cu"
+#line 2903 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

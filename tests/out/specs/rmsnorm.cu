@@ -112,6 +112,10 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
+// log2 of a power of two.
+__device__ __forceinline__ int ima_log2(int v) { return __ffs(v) - 1; }
+__device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -274,7 +278,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 278 "rmsnorm.cu"
+#line 282 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

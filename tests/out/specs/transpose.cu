@@ -111,6 +111,10 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
+// log2 of a power of two.
+__device__ __forceinline__ int ima_log2(int v) { return __ffs(v) - 1; }
+__device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
+
 // 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
 // the exact difference of the integers, without an integer-to-float conversion.
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
@@ -180,7 +184,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 8 "specs/transpose.ima"
  y(j, i) = x(i, j); 
-#line 184 "transpose.cu"
+#line 188 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -346,7 +350,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 350 "transpose.cu"
+#line 354 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
