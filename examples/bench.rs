@@ -330,8 +330,8 @@ TWIN_DEQUANT(twin_awq_dequant, twin_awq_tile)
 
 // gptq_gemv (M <= 8, K % 8 == 0, N % 8 == 0): grid(ceil(N / 32)) block(8, 32), 32 KiB of
 // dynamic shared memory for part[32][8][32] (slice of K, row of x, column). Each thread
-// takes 4 columns and every 256th packed row, U tiles' loads in flight at a time, and
-// dots each with x in half2 arithmetic; the slices meet in shared memory. MR: rows of x
+// takes 4 columns and every 256th packed row, U tiles at a time, loading the next U while
+// it dots these with x in half2 arithmetic; the slices meet in shared memory. MR: rows of x
 // held in registers (1, or 8 for M > 1).
 template <int MR>
 __device__ __forceinline__ void twin_gemv_accumulate(
@@ -344,13 +344,19 @@ __device__ __forceinline__ void twin_gemv_accumulate(
 #pragma unroll
         for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
     if (n < N) {
-        constexpr int U = MR == 1 ? 8 : 2;
-        for (int k8 = int(threadIdx.y) * 8; k8 < K; k8 += U * 256) {
-            TwinTile<4> tiles[U];
+        constexpr int U = MR == 1 ? 4 : 2;
+        TwinTile<4> tiles[U], next[U];
+        const int first = int(threadIdx.y) * 8;
+        auto load = [&](TwinTile<4> (&into)[U], int k8) {
 #pragma unroll
-            for (int u = 0; u < U; ++u)
-                tiles[u] = twin_gptq_load<4>(qweight, qzeros, scales,
-                                             k8 + u * 256 < K ? k8 + u * 256 : k8, n, K, N, G);
+            for (int u = 0; u < U; ++u) {
+                const int k = k8 + u * 256;
+                into[u] = twin_gptq_load<4>(qweight, qzeros, scales, k < K ? k : first, n, K, N, G);
+            }
+        };
+        load(tiles, first);
+        for (int k8 = first; k8 < K; k8 += U * 256) {
+            load(next, k8 + U * 256);
 #pragma unroll
             for (int u = 0; u < U; ++u) {
                 if (k8 + u * 256 >= K) break;
@@ -361,6 +367,8 @@ __device__ __forceinline__ void twin_gemv_accumulate(
                     twin_gptq_dot<4>(qweight, qzeros, scales, tiles[u], xs, K, N, G, acc[m]);
                 }
             }
+#pragma unroll
+            for (int u = 0; u < U; ++u) tiles[u] = next[u];
         }
     }
 #pragma unroll

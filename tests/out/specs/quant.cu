@@ -2179,8 +2179,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
 // gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns: 8
 // threads across take 4 columns each (one 16-byte load of qweight per 8 rows), 32 threads
-// down split K between them, each with four tiles' loads in flight; the 32 partial sums
-// of each output meet in shared memory.
+// down split K between them, each loading its next tiles while it decodes the last; the
+// 32 partial sums of each output meet in shared memory.
 namespace ima_gptq_gemv {
 
 
@@ -2465,17 +2465,24 @@ __device__ __forceinline__ void body(
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
             if (n < N) {
-                // Each thread takes every 256th packed row of K, U at a time: their loads
-                // are all in flight before the first tile is decoded. More rows of x
-                // leave registers for fewer.
-                constexpr int U = MR == 1 ? 8 : 2;
-                for (I k8 = I(threadIdx.y) * 8; k8 < K; k8 += U * 256) {
-                    decltype(w.load_tile(k8, n, ImaConst<4>{})) tiles[U];
+                // Each thread takes every 256th packed row of K, U tiles at a time, and
+                // loads the next U while it decodes these: loads are always in flight.
+                // More rows of x leave registers for fewer.
+                constexpr int U = MR == 1 ? 4 : 2;
+                using Tile = decltype(w.load_tile(n, n, ImaConst<4>{}));
+                Tile tiles[U], next[U];
+                // Past K, a tile reloads the first one and is not used.
+                const I first = I(threadIdx.y) * 8;
+                auto load = [&](Tile (&into)[U], I k8) {
                     #pragma unroll
                     for (int u = 0; u < U; ++u) {
-                        // Past K, a tile reloads the first one and is not used.
-                        tiles[u] = w.load_tile(k8 + u * 256 < K ? k8 + u * 256 : k8, n, ImaConst<4>{});
+                        const I k = k8 + u * 256;
+                        into[u] = w.load_tile(k < K ? k : first, n, ImaConst<4>{});
                     }
+                };
+                load(tiles, first);
+                for (I k8 = first; k8 < K; k8 += U * 256) {
+                    load(next, k8 + U * 256);
                     #pragma unroll
                     for (int u = 0; u < U; ++u) {
                         if (k8 + u * 256 >= K) break;
@@ -2485,6 +2492,8 @@ __device__ __forceinline__ void body(
                             w.dot_tile(tiles[u], x.load8(m, k8 + u * 256), acc[m]);
                         }
                     }
+                    #pragma unroll
+                    for (int u = 0; u < U; ++u) tiles[u] = next[u];
                 }
             }
             #pragma unroll
@@ -2509,7 +2518,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 2513 "quant.cu"
+#line 2522 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2893,13 +2902,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 172 "specs/quant.ima"
+#line 181 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 2903 "quant.cu"
+#line 2912 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
