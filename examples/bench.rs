@@ -333,7 +333,7 @@ TWIN_DEQUANT(twin_awq_dequant, twin_awq_tile)
 // takes 4 columns and every 256th packed row, U tiles at a time, loading the next U while
 // it dots these with x in half2 arithmetic; the slices meet in shared memory. MR: rows of x
 // held in registers (1, or 8 for M > 1).
-template <int MR>
+template <int MR, int U = (MR == 1 ? 4 : 2), bool PIPE = true>
 __device__ __forceinline__ void twin_gemv_accumulate(
         const __half* __restrict__ x, const int* __restrict__ qweight,
         const int* __restrict__ qzeros, const __half* __restrict__ scales,
@@ -344,7 +344,6 @@ __device__ __forceinline__ void twin_gemv_accumulate(
 #pragma unroll
         for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
     if (n < N) {
-        constexpr int U = MR == 1 ? 4 : 2;
         TwinTile<4> tiles[U], next[U];
         const int first = int(threadIdx.y) * 8;
         auto load = [&](TwinTile<4> (&into)[U], int k8) {
@@ -354,9 +353,9 @@ __device__ __forceinline__ void twin_gemv_accumulate(
                 into[u] = twin_gptq_load<4>(qweight, qzeros, scales, k < K ? k : first, n, K, N, G);
             }
         };
-        load(tiles, first);
+        if (PIPE) load(tiles, first);
         for (int k8 = first; k8 < K; k8 += U * 256) {
-            load(next, k8 + U * 256);
+            load(PIPE ? next : tiles, PIPE ? k8 + U * 256 : k8);
 #pragma unroll
             for (int u = 0; u < U; ++u) {
                 if (k8 + u * 256 >= K) break;
@@ -367,8 +366,10 @@ __device__ __forceinline__ void twin_gemv_accumulate(
                     twin_gptq_dot<4>(qweight, qzeros, scales, tiles[u], xs, K, N, G, acc[m]);
                 }
             }
+            if (PIPE) {
 #pragma unroll
-            for (int u = 0; u < U; ++u) tiles[u] = next[u];
+                for (int u = 0; u < U; ++u) tiles[u] = next[u];
+            }
         }
     }
 #pragma unroll
@@ -401,6 +402,39 @@ extern "C" __global__ void __launch_bounds__(256, 1) twin_gptq_gemv(
         y[m * N + col] = __float2half(sum);
     }
 }
+
+// Variants of twin_gptq_gemv for `bench --variants explore`: U tiles at a time, loaded
+// ahead (PIPE) or not, under __launch_bounds__(256, MB).
+#define TWIN_GEMV_VARIANT(NAME, MB, U, PIPE)                                                    \
+extern "C" __global__ void __launch_bounds__(256, MB) NAME(                                    \
+        const __half* __restrict__ x, const int* __restrict__ qweight,                         \
+        const int* __restrict__ qzeros, const __half* __restrict__ scales,                     \
+        __half* __restrict__ y, int M, int K, int N, int G) {                                  \
+    extern __shared__ __align__(16) unsigned char twin_smem[];                                 \
+    float* part = reinterpret_cast<float*>(twin_smem);                                         \
+    const int n = int(blockIdx.x) * 32 + threadIdx.x * 4;                                      \
+    if (M == 1) {                                                                              \
+        twin_gemv_accumulate<1, U, PIPE>(x, qweight, qzeros, scales, part, n, M, K, N, G);     \
+    } else {                                                                                   \
+        twin_gemv_accumulate<8, 2, PIPE>(x, qweight, qzeros, scales, part, n, M, K, N, G);     \
+    }                                                                                          \
+    __syncthreads();                                                                           \
+    const int t = threadIdx.y * 8 + threadIdx.x;                                               \
+    const int m = t / 32, col = int(blockIdx.x) * 32 + t % 32;                                 \
+    if (m < M && col < N) {                                                                    \
+        float sum = 0.f;                                                                       \
+        for (int s = 0; s < 32; ++s) sum += part[(s * 8 + m) * 32 + t % 32];                   \
+        y[m * N + col] = __float2half(sum);                                                    \
+    }                                                                                          \
+}
+TWIN_GEMV_VARIANT(explore_gemv_u4_pipe_mb2, 2, 4, true)
+TWIN_GEMV_VARIANT(explore_gemv_u2_pipe_mb2, 2, 2, true)
+TWIN_GEMV_VARIANT(explore_gemv_u2_pipe_mb3, 3, 2, true)
+TWIN_GEMV_VARIANT(explore_gemv_u8_mb1, 1, 8, false)
+TWIN_GEMV_VARIANT(explore_gemv_u4_mb2, 2, 4, false)
+TWIN_GEMV_VARIANT(explore_gemv_u8_mb2, 2, 8, false)
+TWIN_GEMV_VARIANT(explore_gemv_u2_mb3, 3, 2, false)
+TWIN_GEMV_VARIANT(explore_gemv_u2_pipe_mb4, 4, 2, true)
 
 // attn_scores: o[b, h, i, j] = q[b, h, i, :] . k[b, h, j, :] * scale.
 extern "C" __global__ void __launch_bounds__(256) twin_attn_scores(
@@ -1017,6 +1051,18 @@ fn dequant(b: &mut Bench, stubs: &Stubs<quant::Kernels>, awq: bool, ragged: bool
     Ok(())
 }
 
+/// The variants of the GEMV twin that `--variants explore` times.
+const EXPLORE_GEMV: &[&str] = &[
+    "explore_gemv_u4_pipe_mb2",
+    "explore_gemv_u2_pipe_mb2",
+    "explore_gemv_u2_pipe_mb3",
+    "explore_gemv_u8_mb1",
+    "explore_gemv_u4_mb2",
+    "explore_gemv_u8_mb2",
+    "explore_gemv_u2_mb3",
+    "explore_gemv_u2_pipe_mb4",
+];
+
 fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
     let (m, k, n, g) = (1, 8192, 28672, 128);
     // Enough weight sets that no launch finds its weight in the 60 MB L2.
@@ -1064,8 +1110,10 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
             )
         })
     });
-    let twin = if b.opts.variant("twin") {
-        let f = b.func("twin_gptq_gemv")?;
+    // Hand-written kernels of the spec's launch shape: the twin, and with `--variants
+    // explore` variants of it (tiles in flight, loads ahead, __launch_bounds__).
+    let mut time_twin = |name: &str| -> Res<Stats> {
+        let f = b.func(name)?;
         let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
         if m > 8 {
             return Err("the gptq_gemv twin holds at most 8 rows of x (M <= 8)".into());
@@ -1083,7 +1131,7 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
             shared_mem_bytes: (32 * 8 * 32 * std::mem::size_of::<f32>()) as u32,
         };
         let sets = ws.iter().map(packed).collect::<Res<Vec<_>>>()?;
-        Some(b.time(&mut |i| {
+        b.time(&mut |i| {
             let (qw, qz, sc) = sets[i % SETS];
             let mut l = b.stream.launch_builder(&f);
             l.arg(x.slice())
@@ -1096,10 +1144,24 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
             // spec), y [M, N], all contiguous with 32-bit offsets; 32 KiB of shared memory.
             unsafe { l.launch(cfg) }?;
             Ok(())
-        }))
+        })
+    };
+    let explored = if b.opts.variant("explore") {
+        EXPLORE_GEMV
+            .iter()
+            .map(|name| (*name, time_twin(name)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let twin = if b.opts.variant("twin") {
+        Some(time_twin("twin_gptq_gemv"))
     } else {
         None
     };
+    for (name, s) in explored {
+        b.row(kernel, &shape, name, bytes, s);
+    }
     if let Some(s) = release {
         b.row(kernel, &shape, RELEASE, bytes, s);
     }
