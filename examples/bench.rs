@@ -24,7 +24,7 @@
 //!
 //! ```text
 //! bench [--out PATH] [--tsv PATH] [--iters N] [--warmup N]
-//!       [--only CASE,...] [--variants release,checked,twin]
+//!       [--only CASE,...] [--variants release,checked,twin,explore]
 //! ```
 //! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
@@ -554,7 +554,7 @@ impl Opts {
                 "-h" | "--help" => {
                     println!(
                         "bench [--out PATH] [--tsv PATH] [--iters N] [--warmup N] \
-                         [--only CASE,...] [--variants release,checked,twin]\ncases: {}",
+                         [--only CASE,...] [--variants release,checked,twin,explore]\ncases: {}",
                         CASES.join(", ")
                     );
                     std::process::exit(0);
@@ -571,7 +571,7 @@ impl Opts {
             }
         }
         for v in &o.variants {
-            if !["release", "checked", "twin"].contains(&v.as_str()) {
+            if !["release", "checked", "twin", "explore"].contains(&v.as_str()) {
                 return Err(format!("unknown variant {v}").into());
             }
         }

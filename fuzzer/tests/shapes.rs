@@ -320,4 +320,3 @@ fn the_checker_passes_every_case_and_refuses_every_mutation() {
         }
     }
 }
-
