@@ -328,12 +328,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) NAME(                      
 TWIN_DEQUANT(twin_gptq_dequant, twin_gptq_tile<8>)
 TWIN_DEQUANT(twin_awq_dequant, twin_awq_tile)
 
-// gptq_gemv (M <= 8, K % 8 == 0, N % 8 == 0): grid(ceil(N / 32)) block(8, 32), 32 KiB of
+// gptq_gemv (M <= 8, K % 8 == 0, N % 8 == 0): grid(ceil(N / 32)) block(8, 32) under
+// __launch_bounds__(256, 2) (the spec's `min_blocks 2`), 32 KiB of
 // dynamic shared memory for part[32][8][32] (slice of K, row of x, column). Each thread
-// takes 4 columns and every 256th packed row, U tiles at a time, loading the next U while
-// it dots these with x in half2 arithmetic; the slices meet in shared memory. MR: rows of x
-// held in registers (1, or 8 for M > 1).
-template <int MR, int U = (MR == 1 ? 4 : 2), bool PIPE = true>
+// takes 4 columns and every 256th packed row, U tiles at a time (with PIPE, loading the
+// next U while it decodes these), and dots them with x in half2 arithmetic; the slices
+// meet in shared memory. MR: rows of x held in registers (1, or 8 for M > 1).
+template <int MR, int U, bool PIPE>
 __device__ __forceinline__ void twin_gemv_accumulate(
         const __half* __restrict__ x, const int* __restrict__ qweight,
         const int* __restrict__ qzeros, const __half* __restrict__ scales,
@@ -380,7 +381,7 @@ __device__ __forceinline__ void twin_gemv_accumulate(
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) twin_gptq_gemv(
+extern "C" __global__ void __launch_bounds__(256, 2) twin_gptq_gemv(
         const __half* __restrict__ x, const int* __restrict__ qweight,
         const int* __restrict__ qzeros, const __half* __restrict__ scales,
         __half* __restrict__ y, int M, int K, int N, int G) {
@@ -388,9 +389,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) twin_gptq_gemv(
     float* part = reinterpret_cast<float*>(twin_smem);
     const int n = int(blockIdx.x) * 32 + threadIdx.x * 4;
     if (M == 1) {
-        twin_gemv_accumulate<1>(x, qweight, qzeros, scales, part, n, M, K, N, G);
+        twin_gemv_accumulate<1, 8, false>(x, qweight, qzeros, scales, part, n, M, K, N, G);
     } else {
-        twin_gemv_accumulate<8>(x, qweight, qzeros, scales, part, n, M, K, N, G);
+        twin_gemv_accumulate<8, 1, false>(x, qweight, qzeros, scales, part, n, M, K, N, G);
     }
     __syncthreads();
     const int t = threadIdx.y * 8 + threadIdx.x;

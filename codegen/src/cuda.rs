@@ -70,6 +70,7 @@ struct KernelCu {
     decode: Vec<Decode>,
     body_args: String,
     threads: u32,
+    min_blocks: u32,
     entries: Vec<Entry>,
 }
 
@@ -351,6 +352,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         decode,
         body_args: body_args.join(", "),
         threads: k.threads_per_block(),
+        min_blocks: k.min_blocks,
         entries,
     }
 }

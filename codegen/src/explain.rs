@@ -293,6 +293,15 @@ fn launch_rows(k: &Kernel) -> Vec<Vec<String>> {
             ));
         }
     }
+    if k.min_blocks > 1 {
+        rows.push(row(
+            "occupancy",
+            format!(
+                "min_blocks {}: __launch_bounds__({threads}, {}) caps registers so that {} blocks share an SM",
+                k.min_blocks, k.min_blocks, k.min_blocks
+            ),
+        ));
+    }
     rows.push(row(
         "empty",
         match k.empty {

@@ -529,7 +529,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_{{ k.name }}
 {% for e in k.entries %}
-extern "C" __global__ void __launch_bounds__({{ k.threads }}, 1) {{ k.name }}_{{ e.suffix }}(
+extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}) {{ k.name }}_{{ e.suffix }}(
     {{ e.params }}) {
     using namespace ima_{{ k.name }};
     run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});

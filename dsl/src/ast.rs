@@ -143,6 +143,8 @@ pub struct Launch {
     pub kind: LaunchKind,
     /// `threads N`: threads per block.
     pub threads: Option<(u64, Span)>,
+    /// `min_blocks N`: blocks each SM must hold at once (`__launch_bounds__`).
+    pub min_blocks: Option<(u64, Span)>,
     pub span: Span,
 }
 

@@ -590,6 +590,7 @@ impl<'a> KernelChecker<'a> {
             empty,
             launch: launch.0,
             block: launch.1,
+            min_blocks: launch.2,
             body: body?,
         })
     }
@@ -1200,7 +1201,42 @@ impl<'a> KernelChecker<'a> {
         Some(perm)
     }
 
+    /// The launch's shape, block and `min_blocks`.
     fn launch(
+        &mut self,
+        l: &ast::Launch,
+        tensors: &[&ast::TensorArg],
+        scope: &Scope,
+        names: &HashMap<&str, Span>,
+    ) -> Option<(ir::Launch, [u32; 3], u32)> {
+        let (launch, block) = self.launch_shape(l, tensors, scope, names)?;
+        let Some((n, span)) = l.min_blocks else {
+            return Some((launch, block, 1));
+        };
+        // sm_90 holds at most 2048 threads and 32 blocks per SM.
+        let threads: u64 = block.iter().map(|&b| u64::from(b)).product();
+        if n == 0 || n > 32 || n * threads > 2048 {
+            self.error(
+                Diagnostic::error(
+                    format!("`min_blocks {n}` with blocks of {threads} threads"),
+                    span,
+                    if n == 0 {
+                        "at least 1"
+                    } else {
+                        "no SM holds that many"
+                    },
+                )
+                .with_help(format!(
+                    "an SM holds at most 32 blocks and 2048 threads: use 1 to {}",
+                    (2048 / threads).min(32)
+                )),
+            );
+            return None;
+        }
+        Some((launch, block, n as u32))
+    }
+
+    fn launch_shape(
         &mut self,
         l: &ast::Launch,
         tensors: &[&ast::TensorArg],

@@ -403,6 +403,9 @@ fn launch(l: &Launch) -> String {
     if let Some((n, _)) = l.threads {
         s.push_str(&format!(" threads {n}"));
     }
+    if let Some((n, _)) = l.min_blocks {
+        s.push_str(&format!(" min_blocks {n}"));
+    }
     s
 }
 
@@ -416,8 +419,8 @@ mod tests {
 
     #[test]
     fn lays_out_members_and_keeps_the_body() {
-        let messy = "kernel  k where D%8==0,(D<=256) {in x:f32[N,D]align(16)  stored[D,N]\n inout y : f32[N,D]\nlaunch over y[i,_] threads 64 body {  a;\n  b; }}";
-        let want = "kernel k where D % 8 == 0, D <= 256 {\n    in    x: f32[N, D] stored [D, N] align(16)\n    inout y: f32[N, D]\n    launch over y[i, _] threads 64\n    body {  a;\n  b; }\n}\n";
+        let messy = "kernel  k where D%8==0,(D<=256) {in x:f32[N,D]align(16)  stored[D,N]\n inout y : f32[N,D]\nlaunch over y[i,_] threads 64   min_blocks  2 body {  a;\n  b; }}";
+        let want = "kernel k where D % 8 == 0, D <= 256 {\n    in    x: f32[N, D] stored [D, N] align(16)\n    inout y: f32[N, D]\n    launch over y[i, _] threads 64 min_blocks 2\n    body {  a;\n  b; }\n}\n";
         assert_eq!(fmt(messy), want);
         assert_eq!(fmt(want), want);
     }

@@ -29,6 +29,9 @@ pub struct Kernel {
     pub body: Body,
     /// Threads per block (x, y, z).
     pub block: [u32; 3],
+    /// Blocks each SM must hold at once: `__launch_bounds__`' second argument, which caps
+    /// the registers per thread. 1 unless the spec says `min_blocks N`.
+    pub min_blocks: u32,
 }
 
 impl Kernel {

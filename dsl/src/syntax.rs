@@ -63,6 +63,7 @@ fn rule_name(rule: &Rule) -> String {
         Rule::launch_grid | Rule::kw_grid => "`grid(...)`",
         Rule::kw_block => "`block(...)`",
         Rule::threads | Rule::kw_threads => "`threads N`",
+        Rule::min_blocks | Rule::kw_min_blocks => "`min_blocks N`",
         Rule::launch_index => "an index name or `_`",
         Rule::hole => "`_`",
         Rule::shared | Rule::kw_shared => "`shared`",
@@ -133,6 +134,7 @@ fn children(pair: Pair<Rule>) -> impl Iterator<Item = Pair<Rule>> {
                 | Rule::kw_grid
                 | Rule::kw_block
                 | Rule::kw_threads
+                | Rule::kw_min_blocks
         )
     })
 }
@@ -320,6 +322,7 @@ fn launch(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Launch {
     let sp = span(&pair);
     let mut kind = None;
     let mut threads = None;
+    let mut min_blocks = None;
     for p in children(pair) {
         match p.as_rule() {
             Rule::launch_over => {
@@ -359,12 +362,19 @@ fn launch(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Launch {
                 let n = children(p).next().expect("grammar: threads has a number");
                 threads = Some((int_value(&n, diags) as u64, span(&n)));
             }
+            Rule::min_blocks => {
+                let n = children(p)
+                    .next()
+                    .expect("grammar: min_blocks has a number");
+                min_blocks = Some((int_value(&n, diags) as u64, span(&n)));
+            }
             r => unreachable!("launch has no {r:?}"),
         }
     }
     Launch {
         kind: kind.expect("grammar: launch has a form"),
         threads,
+        min_blocks,
         span: sp,
     }
 }

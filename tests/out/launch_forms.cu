@@ -363,7 +363,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_fill
 
-extern "C" __global__ void __launch_bounds__(256, 1) fill_i32(
+extern "C" __global__ void __launch_bounds__(256, 4) fill_i32(
     const float* __restrict__ src,
     int src_s0,
     float* __restrict__ y,
@@ -379,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fill_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) fill_i64(
+extern "C" __global__ void __launch_bounds__(256, 4) fill_i64(
     const float* __restrict__ src,
     long long src_s0,
     float* __restrict__ y,
@@ -395,7 +395,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fill_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) fill_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 4) fill_i32_checked(
     const float* __restrict__ src,
     int src_s0,
     float* __restrict__ y,
@@ -412,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fill_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) fill_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 4) fill_i64_checked(
     const float* __restrict__ src,
     long long src_s0,
     float* __restrict__ y,

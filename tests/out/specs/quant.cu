@@ -2179,8 +2179,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
 // gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns: 8
 // threads across take 4 columns each (one 16-byte load of qweight per 8 rows), 32 threads
-// down split K between them, each loading its next tiles while it decodes the last; the
-// 32 partial sums of each output meet in shared memory.
+// down split K between them, each with 8 tiles' loads in flight; the 32 partial sums of
+// each output meet in shared memory. `min_blocks 2` keeps two blocks on each SM.
 namespace ima_gptq_gemv {
 
 
@@ -2465,24 +2465,19 @@ __device__ __forceinline__ void body(
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
             if (n < N) {
-                // Each thread takes every 256th packed row of K, U tiles at a time, and
-                // loads the next U while it decodes these: loads are always in flight.
-                // More rows of x leave registers for fewer.
-                constexpr int U = MR == 1 ? 4 : 2;
-                using Tile = decltype(w.load_tile(n, n, ImaConst<4>{}));
-                Tile tiles[U], next[U];
-                // Past K, a tile reloads the first one and is not used.
-                const I first = I(threadIdx.y) * 8;
-                auto load = [&](Tile (&into)[U], I k8) {
+                // Each thread takes every 256th packed row of K, U tiles at a time: their
+                // loads are all in flight before the first is decoded. (Loading the next
+                // U while decoding these measured slower: it costs registers, and with
+                // them the second block on each SM.) More rows of x leave registers for
+                // fewer tiles.
+                constexpr int U = MR == 1 ? 8 : 1;
+                for (I k8 = I(threadIdx.y) * 8; k8 < K; k8 += U * 256) {
+                    decltype(w.load_tile(k8, n, ImaConst<4>{})) tiles[U];
                     #pragma unroll
                     for (int u = 0; u < U; ++u) {
-                        const I k = k8 + u * 256;
-                        into[u] = w.load_tile(k < K ? k : first, n, ImaConst<4>{});
+                        // Past K, a tile reloads the first one and is not used.
+                        tiles[u] = w.load_tile(k8 + u * 256 < K ? k8 + u * 256 : k8, n, ImaConst<4>{});
                     }
-                };
-                load(tiles, first);
-                for (I k8 = first; k8 < K; k8 += U * 256) {
-                    load(next, k8 + U * 256);
                     #pragma unroll
                     for (int u = 0; u < U; ++u) {
                         if (k8 + u * 256 >= K) break;
@@ -2492,8 +2487,6 @@ __device__ __forceinline__ void body(
                             w.dot_tile(tiles[u], x.load8(m, k8 + u * 256), acc[m]);
                         }
                     }
-                    #pragma unroll
-                    for (int u = 0; u < U; ++u) tiles[u] = next[u];
                 }
             }
             #pragma unroll
@@ -2518,7 +2511,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 2522 "quant.cu"
+#line 2515 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2540,7 +2533,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_gptq_gemv
 
-extern "C" __global__ void __launch_bounds__(256, 1) gptq_gemv_i32(
+extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -2571,7 +2564,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_gemv_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) gptq_gemv_i64(
+extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -2602,7 +2595,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_gemv_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) gptq_gemv_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -2634,7 +2627,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_gemv_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) gptq_gemv_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -2902,13 +2895,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 181 "specs/quant.ima"
+#line 174 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 2912 "quant.cu"
+#line 2905 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

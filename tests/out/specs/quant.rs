@@ -845,9 +845,9 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 ///
 /// threads across take 4 columns each (one 16-byte load of qweight per 8 rows), 32 threads
 ///
-/// down split K between them, each loading its next tiles while it decodes the last; the
+/// down split K between them, each with 8 tiles' loads in flight; the 32 partial sums of
 ///
-/// 32 partial sums of each output meet in shared memory.
+/// each output meet in shared memory. `min_blocks 2` keeps two blocks on each SM.
 ///
 /// Declared at `specs/quant.ima:101`.
 pub struct GptqGemv {
@@ -1001,7 +1001,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:176`.
+/// Declared at `specs/quant.ima:169`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -1042,7 +1042,7 @@ impl AwqGemv {
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:176",
+    location: "specs/quant.ima:169",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
