@@ -209,18 +209,34 @@ fn main() -> Result<(), Box<dyn Error>> {
         // Warm up both paths (module load, first-launch costs).
         checked_launches(1000)?;
         raw_launches(1000)?;
-        let raw_time = raw_launches(launches)?;
-        let checked_time = checked_launches(launches)?;
+        // Rounds alternate between the two, so that a noisy host slows both alike; each
+        // side reports its median round.
+        const ROUNDS: u32 = 11;
+        let per_round = (launches / ROUNDS).max(1);
+        let (mut raw_rounds, mut checked_rounds) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            raw_rounds.push(raw_launches(per_round)?);
+            checked_rounds.push(checked_launches(per_round)?);
+        }
+        let median = |mut v: Vec<Duration>| {
+            v.sort();
+            v[v.len() / 2]
+        };
+        let (raw_time, checked_time) = (median(raw_rounds), median(checked_rounds));
         rows.push((
-            format!("raw cudarc `launch_builder`, {launches} launches"),
-            rate(launches, raw_time),
+            format!("raw cudarc `launch_builder`, median of {ROUNDS} rounds of {per_round}"),
+            rate(per_round, raw_time),
         ));
         rows.push((
-            format!("`Kernel::launch` (checked), {launches} launches"),
-            rate(launches, checked_time),
+            format!("`Kernel::launch` (checked), median of {ROUNDS} rounds of {per_round}"),
+            rate(per_round, checked_time),
         ));
-        let extra = (checked_time.as_secs_f64() - raw_time.as_secs_f64()) / f64::from(launches);
+        let extra = (checked_time.as_secs_f64() - raw_time.as_secs_f64()) / f64::from(per_round);
         rows.push(("added per launch".into(), format!("{:.2} µs", extra * 1e6)));
+        rows.push((
+            "launch rate, imac / raw".into(),
+            format!("{:.2}", raw_time.as_secs_f64() / checked_time.as_secs_f64()),
+        ));
         rows.push(("GPU".into(), ctx.name()?));
     } else {
         rows.push((
