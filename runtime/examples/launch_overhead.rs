@@ -11,6 +11,8 @@
 
 #[path = "../tests/common/attn.rs"]
 mod attn;
+#[path = "../tests/common/touch.rs"]
+mod touch;
 
 use std::error::Error;
 use std::hint::black_box;
@@ -19,40 +21,8 @@ use std::time::{Duration, Instant};
 use ima_runtime::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use ima_runtime::cudarc::nvrtc::Ptx;
 use ima_runtime::{
-    Binding, DType, DeviceId, DeviceLimits, EmptyPolicy, Expr, Extent, KernelArg, KernelContract,
-    Launch, Module, Role, Scalar, Symbol, Tensor, TensorArg, TensorMeta, check, compile_ptx,
-    driver_present,
-};
-
-/// `touch(y: f32[N])`: `y[i] = 1`.
-static TOUCH: KernelContract = KernelContract {
-    name: "touch",
-    signature: "touch(y: f32[N])",
-    location: "examples/launch_overhead.rs:1",
-    symbols: &[Symbol {
-        name: "N",
-        bound_by: Binding { arg: 0, dim: 0 },
-    }],
-    args: &[TensorArg {
-        name: "y",
-        role: Role::Out,
-        dtype: DType::F32,
-        dims: &[Extent {
-            text: "N",
-            expr: Expr::Sym(0),
-        }],
-        stored: &[0],
-        strided: false,
-        align: 4,
-    }],
-    params: &[],
-    constraints: &[],
-    shared: &[],
-    launch: Launch::Threads { arg: 0 },
-    empty: EmptyPolicy::Skip,
-    block: [256, 1, 1],
-    entry_i32: "touch_i32",
-    entry_i64: "touch_i64",
+    DType, DeviceId, DeviceLimits, KernelArg, KernelContract, Module, Scalar, Tensor, TensorMeta,
+    check, compile_ptx, driver_present,
 };
 
 const SOURCE: &str = r#"
@@ -161,7 +131,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         "`check`, attn_scores (3 tensors of rank 4, 2 constraints)".into(),
         format!("{attn:.0} ns"),
     ));
-    let touch = check_ns(&TOUCH, &[DType::F32], &[&[N]], &[], 1_000_000)?;
+    let touch = check_ns(&touch::TOUCH, &[DType::F32], &[&[N]], &[], 1_000_000)?;
     rows.push((
         "`check`, touch (1 tensor of rank 1)".into(),
         format!("{touch:.0} ns"),
@@ -171,7 +141,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     if gpu {
         let ctx = CudaContext::new(0)?;
         let stream = ctx.default_stream();
-        let kernel = Module::compile(&ctx, "launch_overhead.cu", SOURCE)?.kernel(&TOUCH)?;
+        let kernel = Module::compile(&ctx, "launch_overhead.cu", SOURCE)?.kernel(&touch::TOUCH)?;
         let (major, minor) = ctx.compute_capability()?;
         let ptx = compile_ptx(SOURCE, "launch_overhead.cu", &format!("sm_{major}{minor}"))?;
         let raw = ctx

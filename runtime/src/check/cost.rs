@@ -14,11 +14,11 @@ use std::time::Instant;
 
 #[path = "../../tests/common/attn.rs"]
 mod attn;
+#[path = "../../tests/common/touch.rs"]
+mod touch;
 
 use super::{TensorMeta, check, check_launch};
-use crate::contract::{
-    DType, EmptyPolicy, Expr, Extent, KernelContract, Launch, Role, Scalar, Symbol, TensorArg,
-};
+use crate::contract::{DType, KernelContract, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
 
 /// Counts this thread's heap allocations (tests run on several threads at once).
@@ -54,37 +54,6 @@ fn allocations<R>(f: impl FnOnce() -> R) -> u64 {
     black_box(f());
     ALLOCATIONS.with(Cell::get) - before
 }
-
-/// `touch(y: f32[N])`, as in `examples/launch_overhead.rs`.
-static TOUCH: KernelContract = KernelContract {
-    name: "touch",
-    signature: "touch(y: f32[N])",
-    location: "check/cost.rs",
-    symbols: &[Symbol {
-        name: "N",
-        bound_by: crate::contract::Binding { arg: 0, dim: 0 },
-    }],
-    args: &[TensorArg {
-        name: "y",
-        role: Role::Out,
-        dtype: DType::F32,
-        dims: &[Extent {
-            text: "N",
-            expr: Expr::Sym(0),
-        }],
-        stored: &[0],
-        strided: false,
-        align: 4,
-    }],
-    params: &[],
-    constraints: &[],
-    shared: &[],
-    launch: Launch::Threads { arg: 0 },
-    empty: EmptyPolicy::Skip,
-    block: [256, 1, 1],
-    entry_i32: "touch_i32",
-    entry_i64: "touch_i64",
-};
 
 const LIMITS: DeviceLimits = DeviceLimits {
     grid: [i32::MAX as u32, 65535, 65535],
@@ -132,7 +101,7 @@ impl Case {
     }
 
     fn touch() -> Self {
-        Case::new(&TOUCH, &[(DType::F32, &[256])], &[])
+        Case::new(&touch::TOUCH, &[(DType::F32, &[256])], &[])
     }
 
     fn attn() -> Self {
