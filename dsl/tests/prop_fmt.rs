@@ -343,6 +343,10 @@ impl Gen {
             self.tok("threads");
             self.one_of(&["128", "0", "4096"]);
         }
+        if self.rng.chance(20) {
+            self.tok("min_blocks");
+            self.one_of(&["2", "0", "64"]);
+        }
     }
 
     fn body(&mut self) {
@@ -439,6 +443,7 @@ const INSERTS: &[&str] = &[
     "grid",
     "block",
     "threads",
+    "min_blocks",
     "body",
     "stored",
     "strided",
