@@ -520,8 +520,9 @@ __device__ __forceinline__ void run(
 {%- endfor %}
         body<I, IMA_CHECKED>({{ k.body_args }});
 {%- if sync %}
-        // The next row reuses shared memory: let every thread finish this one first.
-        __syncthreads();
+        // The next row reuses shared memory: let every thread finish this one first. (The
+        // test is the same for the whole block; after its last row a block just exits.)
+        if (ima_idx + {{ step }} < ima_n) __syncthreads();
 {%- endif %}
     }
 {%- endmatch %}

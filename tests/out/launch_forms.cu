@@ -224,8 +224,9 @@ __device__ __forceinline__ void run(
         I ima_rest = ima_idx;
         const I n = ima_rest;
         body<I, IMA_CHECKED>(x, s, N, D, part, n);
-        // The next row reuses shared memory: let every thread finish this one first.
-        __syncthreads();
+        // The next row reuses shared memory: let every thread finish this one first. (The
+        // test is the same for the whole block; after its last row a block just exits.)
+        if (ima_idx + I(gridDim.x) < ima_n) __syncthreads();
     }
 }
 
@@ -348,7 +349,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 352 "launch_forms.cu"
+#line 353 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -299,8 +299,9 @@ __device__ __forceinline__ void run(
         I ima_rest = ima_idx;
         const I row = ima_rest;
         body<I, IMA_CHECKED>(x, w, y, N, D, eps, red, row);
-        // The next row reuses shared memory: let every thread finish this one first.
-        __syncthreads();
+        // The next row reuses shared memory: let every thread finish this one first. (The
+        // test is the same for the whole block; after its last row a block just exits.)
+        if (ima_idx + I(gridDim.x) < ima_n) __syncthreads();
     }
 }
 

@@ -500,8 +500,9 @@ __device__ __forceinline__ void run(
         ima_rest /= H;
         const I b = ima_rest;
         body<I, IMA_CHECKED>(s, p, B, H, S, T, red, b, h, i);
-        // The next row reuses shared memory: let every thread finish this one first.
-        __syncthreads();
+        // The next row reuses shared memory: let every thread finish this one first. (The
+        // test is the same for the whole block; after its last row a block just exits.)
+        if (ima_idx + I(gridDim.x) < ima_n) __syncthreads();
     }
 }
 
@@ -680,7 +681,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 684 "attn.cu"
+#line 685 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
