@@ -154,14 +154,47 @@ pub fn ptx_files(ptx: &[Ptx]) -> Vec<GeneratedFile> {
         .collect()
 }
 
-/// Writes the crate under `dir`.
+/// Writes the crate under `dir`, leaving files that already hold their contents untouched:
+/// their modification times stay, so cargo does not rebuild a vendored crate that a
+/// recompile left as it was.
 pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
     for f in files {
         let path = dir.join(&f.path);
+        if std::fs::read(&path).is_ok_and(|old| old == f.contents.as_bytes()) {
+            continue;
+        }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
         std::fs::write(path, &f.contents)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{GeneratedFile, write_crate};
+
+    #[test]
+    fn an_unchanged_file_keeps_its_modification_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |contents: &str| GeneratedFile {
+            path: "src/lib.rs".into(),
+            contents: contents.into(),
+        };
+        let path = dir.path().join("src/lib.rs");
+        write_crate(dir.path(), &[file("a")]).unwrap();
+        let old = std::time::SystemTime::UNIX_EPOCH;
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        write_crate(dir.path(), &[file("a")]).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), old);
+        write_crate(dir.path(), &[file("b")]).unwrap();
+        assert_ne!(std::fs::metadata(&path).unwrap().modified().unwrap(), old);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "b");
+    }
 }
