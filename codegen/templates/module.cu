@@ -235,8 +235,9 @@ struct {{ q.name }}_t {
         return true;
     }
 {%- if q.bits == 4 && !q.along_k %}
-    // Where column n % 8 sits in a word packed along N.
-    static __device__ __forceinline__ int ima_shift(I col) { return int({{ q.shift_of_column }}); }
+    // Where column n % 8 sits in a word packed along N (AWQ): the inverse of the pack
+    // order [0, 2, 4, 6, 1, 3, 5, 7], i.e. nibble [0, 4, 1, 5, 2, 6, 3, 7].
+    static __device__ __forceinline__ int ima_shift(I col) { return int(4 * (col / 2 + col % 2 * 4)); }
 {%- endif %}
     // Unchecked parts, for (k, n) already known to be in bounds.
     __device__ __forceinline__ int ima_raw(I k, I n) const { return {{ q.raw }}; }

@@ -64,11 +64,7 @@ impl Config {
     /// The limits of current NVIDIA GPUs (an H100's or H200's), for generating cases
     /// without one.
     pub fn typical_limits() -> DeviceLimits {
-        DeviceLimits {
-            grid: [i32::MAX as u32, 65535, 65535],
-            block: [1024, 1024, 64],
-            shared_bytes: 227 * 1024,
-        }
+        DeviceLimits::SM_90
     }
 }
 

@@ -44,12 +44,6 @@ touch_i64(float* y, long long y0, long long N) {
 /// Elements of the trivial kernel's tensor: one block.
 const N: usize = 256;
 
-const LIMITS: DeviceLimits = DeviceLimits {
-    grid: [i32::MAX as u32, 65535, 65535],
-    block: [1024, 1024, 64],
-    shared_bytes: 227 * 1024,
-};
-
 const DEVICE: DeviceId = DeviceId {
     ordinal: 0,
     context: 1,
@@ -88,13 +82,13 @@ fn check_ns(
             device: DEVICE,
         })
         .collect();
-    check(contract, DEVICE, &LIMITS, &metas, params)?;
+    check(contract, DEVICE, &DeviceLimits::SM_90, &metas, params)?;
     let start = Instant::now();
     for _ in 0..iterations {
         black_box(check(
             black_box(contract),
             DEVICE,
-            &LIMITS,
+            &DeviceLimits::SM_90,
             black_box(&metas),
             params,
         ))?;

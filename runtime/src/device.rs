@@ -50,6 +50,14 @@ pub struct DeviceLimits {
 }
 
 impl DeviceLimits {
+    /// An H100's or H200's limits (sm_90), for checking and generating launches without
+    /// a GPU.
+    pub const SM_90: DeviceLimits = DeviceLimits {
+        grid: [i32::MAX as u32, 65535, 65535],
+        block: [1024, 1024, 64],
+        shared_bytes: 227 * 1024,
+    };
+
     /// The limits of `ctx`'s device.
     pub fn of(ctx: &CudaContext) -> Result<Self, Error> {
         let read = |attr: Attr| -> Result<u32, Error> {

@@ -30,8 +30,6 @@ pub(super) struct QuantCu {
     pub raw: String,
     /// Column `n`'s zero point within its qzeros word `zw`.
     pub zero_in_word: String,
-    /// Column `n`'s nibble of a packed word along N (AWQ), as a shift.
-    pub shift_of_column: &'static str,
     pub word_doc: &'static str,
 }
 
@@ -40,10 +38,6 @@ pub(super) struct QuantPartCu {
     pub c_type: &'static str,
     pub rank: usize,
 }
-
-/// AWQ's nibble of column `col` in its word: the inverse of the pack order
-/// [0, 2, 4, 6, 1, 3, 5, 7], i.e. [0, 4, 1, 5, 2, 6, 3, 7].
-const AWQ_SHIFT: &str = "4 * (col / 2 + col % 2 * 4)";
 
 pub(super) fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
     let buffers = q.buffers(&a.dims[0], &a.dims[1], a.dtype);
@@ -128,7 +122,6 @@ pub(super) fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
         vec: a.align >= 16,
         raw: raw.to_string(),
         zero_in_word: zero_in_word.to_string(),
-        shift_of_column: AWQ_SHIFT,
         word_doc,
     }
 }

@@ -55,12 +55,6 @@ fn allocations<R>(f: impl FnOnce() -> R) -> u64 {
     ALLOCATIONS.with(Cell::get) - before
 }
 
-const LIMITS: DeviceLimits = DeviceLimits {
-    grid: [i32::MAX as u32, 65535, 65535],
-    block: [1024, 1024, 64],
-    shared_bytes: 227 * 1024,
-};
-
 const DEVICE: DeviceId = DeviceId {
     ordinal: 0,
     context: 1,
@@ -164,7 +158,16 @@ fn cases() -> [(&'static str, Case); 2] {
 fn launch_checks_allocate_nothing() {
     for (name, case) in cases() {
         let metas = case.metas();
-        let run = || check_launch(case.contract, true, DEVICE, &LIMITS, &metas, &case.params);
+        let run = || {
+            check_launch(
+                case.contract,
+                true,
+                DEVICE,
+                &DeviceLimits::SM_90,
+                &metas,
+                &case.params,
+            )
+        };
         run().expect("the case passes the checks");
         assert_eq!(allocations(run), 0, "{name}");
     }
@@ -190,7 +193,7 @@ fn row(name: &str, case: &Case) {
             black_box(case.contract),
             true,
             DEVICE,
-            &LIMITS,
+            &DeviceLimits::SM_90,
             black_box(&metas),
             &case.params,
         )
@@ -199,7 +202,7 @@ fn row(name: &str, case: &Case) {
         check(
             black_box(case.contract),
             DEVICE,
-            &LIMITS,
+            &DeviceLimits::SM_90,
             black_box(&metas),
             &case.params,
         )

@@ -6,11 +6,7 @@ use ima_runtime::{
 };
 
 /// An H100/H200's limits.
-pub const LIMITS: DeviceLimits = DeviceLimits {
-    grid: [i32::MAX as u32, 65535, 65535],
-    block: [1024, 1024, 64],
-    shared_bytes: 227 * 1024,
-};
+pub const LIMITS: DeviceLimits = DeviceLimits::SM_90;
 
 /// The device every fake tensor and launch is on.
 const DEV: DeviceId = DeviceId {

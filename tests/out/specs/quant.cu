@@ -1288,7 +1288,8 @@ struct w_t {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
-    // Where column n % 8 sits in a word packed along N.
+    // Where column n % 8 sits in a word packed along N (AWQ): the inverse of the pack
+    // order [0, 2, 4, 6, 1, 3, 5, 7], i.e. nibble [0, 4, 1, 5, 2, 6, 3, 7].
     static __device__ __forceinline__ int ima_shift(I col) { return int(4 * (col / 2 + col % 2 * 4)); }
     // Unchecked parts, for (k, n) already known to be in bounds.
     __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[k * qweight_s0 + n / 8] >> ima_shift(n % 8)) & 0xF); }
@@ -1506,7 +1507,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1510 "quant.cu"
+#line 1511 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1656,7 +1657,8 @@ struct w_t {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
         return true;
     }
-    // Where column n % 8 sits in a word packed along N.
+    // Where column n % 8 sits in a word packed along N (AWQ): the inverse of the pack
+    // order [0, 2, 4, 6, 1, 3, 5, 7], i.e. nibble [0, 4, 1, 5, 2, 6, 3, 7].
     static __device__ __forceinline__ int ima_shift(I col) { return int(4 * (col / 2 + col % 2 * 4)); }
     // Unchecked parts, for (k, n) already known to be in bounds.
     __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[k * qweight_s0 + n / 8] >> ima_shift(n % 8)) & 0xF); }
@@ -1854,7 +1856,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1858 "quant.cu"
+#line 1860 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2062,7 +2064,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2066 "quant.cu"
+#line 2068 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2511,7 +2513,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 2515 "quant.cu"
+#line 2517 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2706,7 +2708,8 @@ struct w_t {
         if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
         return true;
     }
-    // Where column n % 8 sits in a word packed along N.
+    // Where column n % 8 sits in a word packed along N (AWQ): the inverse of the pack
+    // order [0, 2, 4, 6, 1, 3, 5, 7], i.e. nibble [0, 4, 1, 5, 2, 6, 3, 7].
     static __device__ __forceinline__ int ima_shift(I col) { return int(4 * (col / 2 + col % 2 * 4)); }
     // Unchecked parts, for (k, n) already known to be in bounds.
     __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[k * qweight_s0 + n / 8] >> ima_shift(n % 8)) & 0xF); }
@@ -2901,7 +2904,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 2905 "quant.cu"
+#line 2908 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
