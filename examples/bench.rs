@@ -233,6 +233,32 @@ __device__ __forceinline__ void twin_gptq_decode(
             out[r][c] = t.k0 + r < K ? twin_gptq_at(qweight, qzeros, scales, t.k0 + r, t.n + c, N, G) : 0.f;
 }
 
+template <int C>
+struct TwinSum {
+    float v[C];
+};
+
+// An edge tile's column sums, in f32, out of line (as the spec's accessor does).
+template <int C>
+__device__ __noinline__ TwinSum<C> twin_gptq_dot_edge(
+        const int* __restrict__ qweight, const int* __restrict__ qzeros,
+        const __half* __restrict__ scales, int k0, int n, const TwinHalf8 x, int K, int N, int G) {
+    float v[8][C];
+#pragma unroll
+    for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+            v[r][c] = k0 + r < K ? twin_gptq_at(qweight, qzeros, scales, k0 + r, n + c, N, G) : 0.f;
+    TwinSum<C> sum;
+#pragma unroll
+    for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
+#pragma unroll
+    for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int c = 0; c < C; ++c) sum.v[c] += __half2float(x.v[r]) * v[r][c];
+    return sum;
+}
+
 // acc[c] += the tile's column c dotted with x's 8 rows: a whole tile in half2 arithmetic on
 // (q - z), exact in f16, with the scale applied in f32; any other tile in f32.
 template <int C>
@@ -262,12 +288,9 @@ __device__ __forceinline__ void twin_gptq_dot(
         }
         return;
     }
-    float v[8][C];
-    twin_gptq_decode<C>(qweight, qzeros, scales, t, K, N, G, v);
+    const TwinSum<C> edge = twin_gptq_dot_edge<C>(qweight, qzeros, scales, t.k0, t.n, x, K, N, G);
 #pragma unroll
-    for (int r = 0; r < 8; ++r)
-#pragma unroll
-        for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[r]) * v[r][c];
+    for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
 }
 
 template <int C>
@@ -328,60 +351,142 @@ extern "C" __global__ void __launch_bounds__(256, 1) NAME(                      
 TWIN_DEQUANT(twin_gptq_dequant, twin_gptq_tile<8>)
 TWIN_DEQUANT(twin_awq_dequant, twin_awq_tile)
 
-// gptq_gemv (M <= 8, K % 8 == 0, N % 8 == 0): grid(ceil(N / 32)) block(8, 32) under
-// __launch_bounds__(256, 2) (the spec's `min_blocks 2`), 32 KiB of
-// dynamic shared memory for part[32][8][32] (slice of K, row of x, column). Each thread
-// takes 4 columns and every 256th packed row, U tiles at a time (with PIPE, loading the
-// next U while it decodes these), and dots them with x in half2 arithmetic; the slices
-// meet in shared memory. MR: rows of x held in registers (1, or 8 for M > 1).
-template <int MR, int U, bool PIPE>
-__device__ __forceinline__ void twin_gemv_accumulate(
+// The GEMV's tiles, as the spec's accessor decodes them: a word's 8 nibbles become 4 half2
+// (q - z) pairs, masks 0x000F000F and 0x00F000F0 or'ed into 1024.0 (the second holds
+// 1024 + 16q, scaled by 1/16 in the same FMA that takes the zero off), then a shift by 8
+// for the other four. Exact, as (q - z) is in f16.
+__device__ __forceinline__ __half2 twin_h2(unsigned int bits) {
+    __half2 h;
+    memcpy(&h, &bits, 4);
+    return h;
+}
+
+// (a & mask) | 0x64006400 in one LOP3: written in C, ptxas splits it in two (one
+// immediate an instruction).
+template <unsigned int MASK>
+__device__ __forceinline__ unsigned int twin_lop3(unsigned int a) {
+    unsigned int r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(MASK), "r"(0x64006400u));
+    return r;
+}
+
+// sum + word w's (q - z) times x pairs xp (lo: 1024 + z, hi: -(64 + z)), as the accessor's
+// `ima_dot_word`.
+__device__ __forceinline__ __half2 twin_dot_word_h(unsigned int w, __half2 lo, __half2 hi,
+                                                   const __half2* xp, __half2 sum) {
+    const __half2 sixteenth = __float2half2_rn(0.0625f);
+    const unsigned int w8 = w >> 8;
+    sum = __hfma2(__hsub2(twin_h2(twin_lop3<0x000F000Fu>(w)), lo), xp[0], sum);
+    sum = __hfma2(__hfma2(twin_h2(twin_lop3<0x00F000F0u>(w)), sixteenth, hi), xp[1], sum);
+    sum = __hfma2(__hsub2(twin_h2(twin_lop3<0x000F000Fu>(w8)), lo), xp[2], sum);
+    sum = __hfma2(__hfma2(twin_h2(twin_lop3<0x00F000F0u>(w8)), sixteenth, hi), xp[3], sum);
+    return sum;
+}
+
+template <int R>
+struct TwinBatch {
+    uint4 w[R];
+    uint2 s;
+    unsigned int zw;
+};
+
+// M = 1: every slices-th tile of R packed rows (8R rows of K, one group when G % 8R == 0),
+// one scale and zero load per tile, the R rows' weights loaded before the first is used,
+// H packed rows summed in half2 before each conversion to f32. Rows past the tiles go 8 at
+// a time.
+template <int R, int H>
+__device__ __forceinline__ void twin_gemv_tiles(
         const __half* __restrict__ x, const int* __restrict__ qweight,
         const int* __restrict__ qzeros, const __half* __restrict__ scales,
-        float* part, int n, int M, int K, int N, int G) {
+        float (&acc)[4], int n, int K, int N, int G, int slice, int slices) {
+    const bool batched = G % (8 * R) == 0;
+    const int nb = batched ? K / (8 * R) : 0;
+    for (int b = slice; b < nb; b += slices) {
+        const int k0 = b * 8 * R, g = k0 / G;
+        TwinBatch<R> t;
+        const uint4* p = reinterpret_cast<const uint4*>(&qweight[(k0 / 8) * N + n]);
+#pragma unroll
+        for (int r = 0; r < R; ++r) t.w[r] = __ldg(p + r * (N / 4));
+        t.s = __ldg(reinterpret_cast<const uint2*>(&scales[g * N + n]));
+        t.zw = __ldg(&qzeros[g * (N / 8) + n / 8]);
+        __half sh[4];
+        memcpy(sh, &t.s, 8);
+        __half2 lo[4], hi[4];
+#pragma unroll
+        for (int col = 0; col < 4; ++col) {
+            const unsigned int z = ((t.zw >> (4 * (n % 8 + col))) + 1) & 0xF;
+            lo[col] = __half2half2(__ushort_as_half((unsigned short)(0x6400 | z)));
+            hi[col] = __hneg2(__hmul2(__half2half2(__ushort_as_half((unsigned short)(0x6400 | (z << 4)))),
+                                      __float2half2_rn(0.0625f)));
+        }
+        float part[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int r0 = 0; r0 < R; r0 += H) {
+            __half2 sum[4];
+#pragma unroll
+            for (int col = 0; col < 4; ++col) sum[col] = __float2half2_rn(0.f);
+#pragma unroll
+            for (int r = r0; r < r0 + H; ++r) {
+                const uint4 xv = __ldg(reinterpret_cast<const uint4*>(&x[k0 + 8 * r]));
+                const unsigned int pv[4] = {__byte_perm(xv.x, xv.z, 0x5410), __byte_perm(xv.x, xv.z, 0x7632),
+                                            __byte_perm(xv.y, xv.w, 0x5410), __byte_perm(xv.y, xv.w, 0x7632)};
+                __half2 xp[4];
+                memcpy(xp, pv, 16);
+                const unsigned int w[4] = {t.w[r].x, t.w[r].y, t.w[r].z, t.w[r].w};
+#pragma unroll
+                for (int col = 0; col < 4; ++col) sum[col] = twin_dot_word_h(w[col], lo[col], hi[col], xp, sum[col]);
+            }
+#pragma unroll
+            for (int col = 0; col < 4; ++col) {
+                const float2 f = __half22float2(sum[col]);
+                part[col] += f.x + f.y;
+            }
+        }
+#pragma unroll
+        for (int col = 0; col < 4; ++col) acc[col] += part[col] * __half2float(sh[col]);
+    }
+    for (int k8 = nb * 8 * R + slice * 8; k8 < K; k8 += slices * 8) {
+        const TwinHalf8 xs = *reinterpret_cast<const TwinHalf8*>(&x[k8]);
+        twin_gptq_dot<4>(qweight, qzeros, scales, twin_gptq_load<4>(qweight, qzeros, scales, k8, n, K, N, G),
+                         xs, K, N, G, acc);
+    }
+}
+
+// Rows m0 .. m0 + MR - 1 of x (M > 1): every 256th 8-row tile, each dotted with every row.
+template <int MR>
+__device__ __forceinline__ void twin_gemv_rows(
+        const __half* __restrict__ x, const int* __restrict__ qweight,
+        const int* __restrict__ qzeros, const __half* __restrict__ scales,
+        float* part, int n, int m0, int M, int K, int N, int G) {
     float acc[MR][4];
 #pragma unroll
     for (int m = 0; m < MR; ++m)
 #pragma unroll
         for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
     if (n < N) {
-        TwinTile<4> tiles[U], next[U];
-        const int first = int(threadIdx.y) * 8;
-        auto load = [&](TwinTile<4> (&into)[U], int k8) {
+        for (int k8 = int(threadIdx.y) * 8; k8 < K; k8 += 256) {
+            const TwinTile<4> t = twin_gptq_load<4>(qweight, qzeros, scales, k8, n, K, N, G);
 #pragma unroll
-            for (int u = 0; u < U; ++u) {
-                const int k = k8 + u * 256;
-                into[u] = twin_gptq_load<4>(qweight, qzeros, scales, k < K ? k : first, n, K, N, G);
-            }
-        };
-        if (PIPE) load(tiles, first);
-        for (int k8 = first; k8 < K; k8 += U * 256) {
-            load(PIPE ? next : tiles, PIPE ? k8 + U * 256 : k8);
-#pragma unroll
-            for (int u = 0; u < U; ++u) {
-                if (k8 + u * 256 >= K) break;
-#pragma unroll
-                for (int m = 0; m < MR; ++m) {
-                    if (m >= M) break;
-                    const TwinHalf8 xs = *reinterpret_cast<const TwinHalf8*>(&x[m * K + k8 + u * 256]);
-                    twin_gptq_dot<4>(qweight, qzeros, scales, tiles[u], xs, K, N, G, acc[m]);
-                }
-            }
-            if (PIPE) {
-#pragma unroll
-                for (int u = 0; u < U; ++u) tiles[u] = next[u];
+            for (int m = 0; m < MR; ++m) {
+                if (m0 + m >= M) break;
+                const TwinHalf8 xs = *reinterpret_cast<const TwinHalf8*>(&x[(m0 + m) * K + k8]);
+                twin_gptq_dot<4>(qweight, qzeros, scales, t, xs, K, N, G, acc[m]);
             }
         }
     }
 #pragma unroll
     for (int m = 0; m < MR; ++m) {
-        if (m >= M) break;
+        if (m0 + m >= M) break;
 #pragma unroll
-        for (int c = 0; c < 4; ++c) part[(threadIdx.y * 8 + m) * 32 + threadIdx.x * 4 + c] = acc[m][c];
+        for (int c = 0; c < 4; ++c) part[(threadIdx.y * 8 + m0 + m) * 32 + threadIdx.x * 4 + c] = acc[m][c];
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) twin_gptq_gemv(
+// gptq_gemv (M <= 8, K % 8 == 0, N % 8 == 0): grid(ceil(N / 32)) block(8, 32) under
+// __launch_bounds__(256, 3) (the spec's `min_blocks 3`), 32 KiB of dynamic shared memory
+// for part[32][8][32] (slice of K, row of x, column). Each thread takes 4 columns; for M = 1
+// every 32nd tile of 4 packed rows (twin_gemv_tiles), for M > 1 rows of x 4 at a time.
+extern "C" __global__ void __launch_bounds__(256, 3) twin_gptq_gemv(
         const __half* __restrict__ x, const int* __restrict__ qweight,
         const int* __restrict__ qzeros, const __half* __restrict__ scales,
         __half* __restrict__ y, int M, int K, int N, int G) {
@@ -389,9 +494,12 @@ extern "C" __global__ void __launch_bounds__(256, 2) twin_gptq_gemv(
     float* part = reinterpret_cast<float*>(twin_smem);
     const int n = int(blockIdx.x) * 32 + threadIdx.x * 4;
     if (M == 1) {
-        twin_gemv_accumulate<1, 8, false>(x, qweight, qzeros, scales, part, n, M, K, N, G);
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        if (n < N) twin_gemv_tiles<4, 2>(x, qweight, qzeros, scales, acc, n, K, N, G, threadIdx.y, 32);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) part[threadIdx.y * 8 * 32 + threadIdx.x * 4 + c] = acc[c];
     } else {
-        twin_gemv_accumulate<8, 1, false>(x, qweight, qzeros, scales, part, n, M, K, N, G);
+        for (int m0 = 0; m0 < M; m0 += 4) twin_gemv_rows<4>(x, qweight, qzeros, scales, part, n, m0, M, K, N, G);
     }
     __syncthreads();
     const int t = threadIdx.y * 8 + threadIdx.x;
@@ -404,38 +512,40 @@ extern "C" __global__ void __launch_bounds__(256, 2) twin_gptq_gemv(
     }
 }
 
-// Variants of twin_gptq_gemv for `bench --variants explore`: U tiles at a time, loaded
-// ahead (PIPE) or not, under __launch_bounds__(256, MB).
-#define TWIN_GEMV_VARIANT(NAME, MB, U, PIPE)                                                    \
-extern "C" __global__ void __launch_bounds__(256, MB) NAME(                                    \
+// Variants of twin_gptq_gemv for `bench --variants explore` (M = 1 only): TY slices of K
+// (block (8, TY)), R packed rows a tile, H rows summed in half2, __launch_bounds__(8 TY, MB).
+#define TWIN_GEMV_LOP(NAME, MB, TY, R, H)                                                       \
+extern "C" __global__ void __launch_bounds__(8 * TY, MB) NAME(                                 \
         const __half* __restrict__ x, const int* __restrict__ qweight,                         \
         const int* __restrict__ qzeros, const __half* __restrict__ scales,                     \
         __half* __restrict__ y, int M, int K, int N, int G) {                                  \
     extern __shared__ __align__(16) unsigned char twin_smem[];                                 \
     float* part = reinterpret_cast<float*>(twin_smem);                                         \
     const int n = int(blockIdx.x) * 32 + threadIdx.x * 4;                                      \
-    if (M == 1) {                                                                              \
-        twin_gemv_accumulate<1, U, PIPE>(x, qweight, qzeros, scales, part, n, M, K, N, G);     \
-    } else {                                                                                   \
-        twin_gemv_accumulate<8, 2, PIPE>(x, qweight, qzeros, scales, part, n, M, K, N, G);     \
-    }                                                                                          \
+    if (M != 1) __trap();                                                                      \
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};                                                       \
+    if (n < N) twin_gemv_tiles<R, H>(x, qweight, qzeros, scales, acc, n, K, N, G, threadIdx.y, TY); \
+    _Pragma("unroll")                                                                          \
+    for (int c = 0; c < 4; ++c) part[threadIdx.y * 8 * 32 + threadIdx.x * 4 + c] = acc[c];     \
     __syncthreads();                                                                           \
-    const int t = threadIdx.y * 8 + threadIdx.x;                                               \
-    const int m = t / 32, col = int(blockIdx.x) * 32 + t % 32;                                 \
-    if (m < M && col < N) {                                                                    \
+    for (int t = threadIdx.y * 8 + threadIdx.x; t < M * 32; t += 8 * TY) {                     \
+        const int m = t / 32, col = int(blockIdx.x) * 32 + t % 32;                             \
+        if (col >= N) continue;                                                                \
         float sum = 0.f;                                                                       \
-        for (int s = 0; s < 32; ++s) sum += part[(s * 8 + m) * 32 + t % 32];                   \
+        for (int s = 0; s < TY; ++s) sum += part[(s * 8 + m) * 32 + t % 32];                   \
         y[m * N + col] = __float2half(sum);                                                    \
     }                                                                                          \
 }
-TWIN_GEMV_VARIANT(explore_gemv_u4_pipe_mb2, 2, 4, true)
-TWIN_GEMV_VARIANT(explore_gemv_u2_pipe_mb2, 2, 2, true)
-TWIN_GEMV_VARIANT(explore_gemv_u2_pipe_mb3, 3, 2, true)
-TWIN_GEMV_VARIANT(explore_gemv_u8_mb1, 1, 8, false)
-TWIN_GEMV_VARIANT(explore_gemv_u4_mb2, 2, 4, false)
-TWIN_GEMV_VARIANT(explore_gemv_u8_mb2, 2, 8, false)
-TWIN_GEMV_VARIANT(explore_gemv_u2_mb3, 3, 2, false)
-TWIN_GEMV_VARIANT(explore_gemv_u2_pipe_mb4, 4, 2, true)
+TWIN_GEMV_LOP(explore_gemv_r8_ty32_mb2_h1, 2, 32, 8, 1)
+TWIN_GEMV_LOP(explore_gemv_r8_ty32_mb2_h2, 2, 32, 8, 2)
+TWIN_GEMV_LOP(explore_gemv_r16_ty32_mb2_h2, 2, 32, 16, 2)
+TWIN_GEMV_LOP(explore_gemv_r8_ty16_mb4_h2, 4, 16, 8, 2)
+TWIN_GEMV_LOP(explore_gemv_r4_ty32_mb2_h2, 2, 32, 4, 2)
+TWIN_GEMV_LOP(explore_gemv_r4_ty32_mb3_h2, 3, 32, 4, 2)
+TWIN_GEMV_LOP(explore_gemv_r2_ty32_mb3_h2, 3, 32, 2, 2)
+TWIN_GEMV_LOP(explore_gemv_r8_ty32_mb3_h2, 3, 32, 8, 2)
+TWIN_GEMV_LOP(explore_gemv_r4_ty32_mb4_h2, 4, 32, 4, 2)
+TWIN_GEMV_LOP(explore_gemv_r4_ty16_mb6_h2, 6, 16, 4, 2)
 
 // attn_scores: o[b, h, i, j] = q[b, h, i, :] . k[b, h, j, :] * scale.
 extern "C" __global__ void __launch_bounds__(256) twin_attn_scores(
@@ -1052,16 +1162,19 @@ fn dequant(b: &mut Bench, stubs: &Stubs<quant::Kernels>, awq: bool, ragged: bool
     Ok(())
 }
 
-/// The variants of the GEMV twin that `--variants explore` times.
-const EXPLORE_GEMV: &[&str] = &[
-    "explore_gemv_u4_pipe_mb2",
-    "explore_gemv_u2_pipe_mb2",
-    "explore_gemv_u2_pipe_mb3",
-    "explore_gemv_u8_mb1",
-    "explore_gemv_u4_mb2",
-    "explore_gemv_u8_mb2",
-    "explore_gemv_u2_mb3",
-    "explore_gemv_u2_pipe_mb4",
+/// The variants of the GEMV twin that `--variants explore` times: name, and slices of K
+/// (the block's y extent).
+const EXPLORE_GEMV: &[(&str, u32)] = &[
+    ("explore_gemv_r8_ty32_mb2_h1", 32),
+    ("explore_gemv_r8_ty32_mb2_h2", 32),
+    ("explore_gemv_r16_ty32_mb2_h2", 32),
+    ("explore_gemv_r8_ty16_mb4_h2", 16),
+    ("explore_gemv_r4_ty32_mb2_h2", 32),
+    ("explore_gemv_r4_ty32_mb3_h2", 32),
+    ("explore_gemv_r2_ty32_mb3_h2", 32),
+    ("explore_gemv_r8_ty32_mb3_h2", 32),
+    ("explore_gemv_r4_ty32_mb4_h2", 32),
+    ("explore_gemv_r4_ty16_mb6_h2", 16),
 ];
 
 fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
@@ -1113,7 +1226,7 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
     });
     // Hand-written kernels of the spec's launch shape: the twin, and with `--variants
     // explore` variants of it (tiles in flight, loads ahead, __launch_bounds__).
-    let mut time_twin = |name: &str| -> Res<Stats> {
+    let time_twin = |name: &str, slices: u32, y: &mut Tensor<f16>| -> Res<Stats> {
         let f = b.func(name)?;
         let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
         if m > 8 {
@@ -1128,18 +1241,14 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
         // in dynamic shared memory, as the runtime sizes it.
         let cfg = LaunchConfig {
             grid_dim: (u32::try_from(n.div_ceil(32))?, 1, 1),
-            block_dim: (8, 32, 1),
-            shared_mem_bytes: (32 * 8 * 32 * std::mem::size_of::<f32>()) as u32,
+            block_dim: (8, slices, 1),
+            shared_mem_bytes: slices * (8 * 32 * std::mem::size_of::<f32>()) as u32,
         };
         let sets = ws.iter().map(packed).collect::<Res<Vec<_>>>()?;
         b.time(&mut |i| {
             let (qw, qz, sc) = sets[i % SETS];
             let mut l = b.stream.launch_builder(&f);
-            l.arg(x.slice())
-                .arg(qw)
-                .arg(qz)
-                .arg(sc)
-                .arg(y_twin.slice_mut());
+            l.arg(x.slice()).arg(qw).arg(qz).arg(sc).arg(y.slice_mut());
             l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
             // SAFETY: x is [M, K] with M <= 8, the weight K x N (padded buffers of its
             // spec), y [M, N], all contiguous with 32-bit offsets; 32 KiB of shared memory.
@@ -1147,21 +1256,38 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
             Ok(())
         })
     };
-    let explored = if b.opts.variant("explore") {
+    let twin = if b.opts.variant("twin") {
+        Some(time_twin("twin_gptq_gemv", 32, &mut y_twin))
+    } else {
+        None
+    };
+    // Each variant's output, compared with the twin's when it ran.
+    let explored: Vec<(&str, Res<Stats>, Option<String>)> = if b.opts.variant("explore") {
+        let mut y = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
         EXPLORE_GEMV
             .iter()
-            .map(|name| (*name, time_twin(name)))
+            .map(|&(name, slices)| {
+                let s = time_twin(name, slices, &mut y);
+                let text = twin.is_some().then(|| {
+                    b.verdict(
+                        "compare_f16",
+                        y.slice(),
+                        y_twin.slice(),
+                        (1e-2, 1e-2),
+                        "twin",
+                    )
+                });
+                (name, s, text)
+            })
             .collect()
     } else {
         Vec::new()
     };
-    let twin = if b.opts.variant("twin") {
-        Some(time_twin("twin_gptq_gemv"))
-    } else {
-        None
-    };
-    for (name, s) in explored {
+    for (name, s, text) in explored {
         b.row(kernel, &shape, name, bytes, s);
+        if let Some(text) = text {
+            b.output(kernel, &shape, name, text);
+        }
     }
     if let Some(s) = release {
         b.row(kernel, &shape, RELEASE, bytes, s);

@@ -64,16 +64,26 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
-// Checks indices against extents; on failure reports and returns false.
+// 0 <= i < e, for an extent e >= 0: one unsigned comparison.
+__device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
+__device__ __forceinline__ bool ima_below(long long i, long long e) {
+    return (unsigned long long)i < (unsigned long long)e;
+}
+
+// Checks indices against extents; on failure reports and returns false. The test is one
+// comparison a dimension and one branch; which dimension failed is found after it.
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    int bad = -1;
+    bool ok = true;
 #pragma unroll
-    for (int d = 0; d < R; ++d) {
-        if (bad < 0 && !(index[d] >= 0 && index[d] < extent[d])) bad = d;
+    for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
+    if (ok) return true;
+    int bad = 0;
+#pragma unroll
+    for (int d = R - 1; d >= 0; --d) {
+        if (!ima_below(index[d], extent[d])) bad = d;
     }
-    if (bad < 0) return true;
     ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
     return false;
 }
@@ -127,6 +137,11 @@ __device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
+    // The common case in one branch: aligned, first and last element inside.
+    bool ok = index[R - 1] % W == 0 && ima_below(index[R - 1] + (W - 1), extent[R - 1]);
+#pragma unroll
+    for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
+    if (ok) return true;
     I end[R];
 #pragma unroll
     for (int d = 0; d < R; ++d) end[d] = index[d];
@@ -276,29 +291,32 @@ struct {{ q.name }}_t {
     }
 {%- if q.bits == 4 %}
 
-    // An 8-row tile: rows 8*(k/8) to 8*(k/8)+7 by columns n to n+C-1, with C 1, 2, 4 or 8
-    // and n a multiple of C. `load_tile(k, n, ImaConst<C>{})` loads its packed words,
-    // scales and zero point; `dequant_tile(tile, out)` decodes them, so a loop can have
-    // several tiles' loads in flight before it decodes the first. `dequant_tile(k, n, out)`
-    // does both. Entries past K or N (the padding of the last word, a partial last tile)
-    // give 0 and are never read as data.
-    template <int C>
+    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
+    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
+    // loads its packed words, and, when all its rows are in one group, that group's
+    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
+    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
+    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
+    // or N (the padding of the last word, a partial last tile) give 0 and are never read
+    // as data.
+    template <int C, int R>
     struct Tile {
         I k0, n;
-        // Inside K and N, with its 8 rows in one group: decoded from the loaded words.
+        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
         bool refused;
-        unsigned int w[{% if q.along_k %}C{% else %}8{% endif %}];
+        unsigned int w[R][{% if q.along_k %}C{% else %}8{% endif %}];
         {{ q.scale_type }} s[C];
         unsigned int zw;
     };
 
-    template <int C>
-    __device__ __forceinline__ Tile<C> load_tile(I k, I n, ImaConst<C>) const {
+    template <int C, int R = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
-        Tile<C> t;
+        static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
         t.refused = false;
@@ -309,14 +327,14 @@ struct {{ q.name }}_t {
         return t;
 {%- else %}
         const I g0 = ima_group_of(t.k0);
-        t.whole = !t.refused && t.k0 + 8 <= K && n + C <= N && t.k0 + 8 <= (g0 + 1) * G;
+        t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
 {%- if q.vec %}
-        // A tile that is not whole loads the first tile instead (with N a multiple of 8, it
-        // exists), so that the loads need no branch.
-        const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0;
+        // A tile that is not whole loads the first packed row instead, R times (with N a
+        // multiple of 8, it exists), so that the loads need no branch.
+        const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
 {%- else %}
         if (!t.whole) return t;
-        const I lk = t.k0, ln = n, lg = g0;
+        const I lk = t.k0, ln = n, lg = g0, lr = 1;
 {%- endif %}
         ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
 {%- if q.has_zeros %}
@@ -324,18 +342,22 @@ struct {{ q.name }}_t {
 {%- else %}
         t.zw = 0;
 {%- endif %}
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
 {%- if q.along_k %}
-        ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8) * qweight_s0 + ln]), t.w);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8 + r * lr) * qweight_s0 + ln]), t.w[r]);
 {%- else %}
 #pragma unroll
-        for (int r = 0; r < 8; ++r) t.w[r] = qweight[(t.whole ? lk + r : 0) * qweight_s0 + ln / 8];
+            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(lk + (8 * r + j) * lr) * qweight_s0 + ln / 8];
 {%- endif %}
+        }
         return t;
 {%- endif %}
     }
 
-    template <int C>
-    __device__ __forceinline__ void dequant_tile(const Tile<C>& t, float (&out)[8][C]) const {
+    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
             // Within one word, column n + c is column (n % 8) + c: constant for a full word.
             const I col0 = C == 8 ? 0 : t.n % 8;
@@ -346,21 +368,26 @@ struct {{ q.name }}_t {
                 zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
             }
 #pragma unroll
-            for (int r = 0; r < 8; ++r)
+            for (int j = 0; j < 8; ++j)
 #pragma unroll
 {%- if q.along_k %}
-                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((t.w[c] >> (4 * r)) & 0xF) - zero[c]) * scale[c];
+                for (int c = 0; c < C; ++c) out[j][c] = (ima_biased((t.w[r][c] >> (4 * j)) & 0xF) - zero[c]) * scale[c];
 {%- else %}
-                for (int c = 0; c < C; ++c) out[r][c] = (ima_biased((t.w[r] >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
+                for (int c = 0; c < C; ++c) out[j][c] = (ima_biased((t.w[r][j] >> ima_shift(col0 + c)) & 0xF) - zero[c]) * scale[c];
 {%- endif %}
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
 #pragma unroll
-        for (int r = 0; r < 8; ++r)
+        for (int j = 0; j < 8; ++j)
 #pragma unroll
-            for (int c = 0; c < C; ++c) out[r][c] = edge[r][c];
+            for (int c = 0; c < C; ++c) out[j][c] = edge[j][c];
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, 1>& t, float (&out)[8][C]) const {
+        dequant_tile(t, 0, out);
     }
 
     // A tile at an edge or across groups, element by element. Out of line, so that its
@@ -380,50 +407,148 @@ struct {{ q.name }}_t {
     __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
         dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
     }
+{%- if q.along_k %}
 
-    // acc[c] += the sum over the tile's 8 rows r of w(row r, column n + c) * x.v[r], where x
-    // holds those rows of an f16 activation: the inner step of a GEMV.{% if q.along_k %} A whole tile
-    // multiplies (q - z), exact in f16, by x in half2 arithmetic (4 products summed per
-    // lane) and scales the sum in f32: about 2 instructions a weight instead of 6. Other
-    // tiles dequantize in f32.{% endif %}
     // Two f16 values from their bits, low half first.
     static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
         __half2 h;
         memcpy(&h, &bits, 4);
         return h;
     }
-    template <int C>
-    __device__ __forceinline__ void dot_tile(const Tile<C>& t, const ImaVec<__half, 8>& x, float (&acc)[C]) const {
+    // (a & MASK) | 0x64006400 as one LOP3: written in C, it takes two (one immediate an
+    // instruction).
+    template <unsigned int MASK>
+    static __device__ __forceinline__ __half2 ima_nibbles(unsigned int a) {
+        unsigned int r;
+        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(MASK), "r"(0x64006400u));
+        return ima_as_half2(r);
+    }
+    // sum + the 8 values (q - z) of word w times x, in half2 arithmetic. 0x6400 is 1024 in
+    // f16, where the spacing is 1: the masks give 1024 + q for the low nibble of each byte
+    // pair and 1024 + 16q for the high one, as (row j, row j + 4) pairs; lo holds 1024 + z
+    // and hi -(64 + z), so one subtraction or one FMA by 1/16 leaves q - z, exact in f16.
+    // xp: x as (row j, row j + 4) pairs.
+    static __device__ __forceinline__ __half2 ima_dot_word(unsigned int w, __half2 lo, __half2 hi,
+                                                           const __half2 (&xp)[4], __half2 sum) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w), lo), xp[0], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, hi), xp[1], sum);
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w8), lo), xp[2], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi), xp[3], sum);
+        return sum;
+    }
+{%- endif %}
+
+    // x's rows for `dot_tile`: a function of the packed row, or for a tile of one packed
+    // row the 8 values themselves.
+    template <typename F>
+    static __device__ __forceinline__ auto ima_row8(F& f, int r) -> decltype(f(r)) { return f(r); }
+    static __device__ __forceinline__ ImaVec<__half, 8> ima_row8(const ImaVec<__half, 8>& v, int) { return v; }
+    static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
+    template <typename T>
+    static __device__ ImaConst<0> ima_row8_tag(const T*);
+
+    // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
+    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // one packed row, `x.load8(m, k)` itself).{% if q.along_k %}
+    // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
+    // summing the products of two packed rows (8 products; one row, 4, when R is odd),
+    // then sums in f32 and applies the scale once: about 2.4 instructions a weight
+    // instead of 6. f16 bounds those partial sums: |x| must stay below 65504 / (8 * 15),
+    // about 545. Other tiles dequantize in f32, out of line.{% endif %}
+    template <int C, int R, typename XRow>
+    __device__ __forceinline__ void dot_tile(const Tile<C, R>& t, XRow&& xrow, float (&acc)[C]) const {
+        static_assert(R == 1 || decltype(ima_row8_tag(&xrow))::value == 0,
+                      "a tile of several packed rows takes x as a function of the packed row");
 {%- if q.along_k %}
         if (t.whole) {
-            // x as (row j, row j + 4) pairs: the two nibbles a 0x000F000F mask takes from a word.
-            __half2 xp[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) xp[j] = __halves2half2(x.v[j], x.v[j + 4]);
             const I col0 = C == 8 ? 0 : t.n % 8;
+            __half2 lo[C], hi[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
-                // 0x6400 is 1024 in f16, where the spacing is 1: 0x6400 | v is 1024 + v.
-                const __half2 bias = __half2half2(__ushort_as_half((unsigned short)(0x6400 | ima_zero_in(t.zw, col0 + c))));
-                __half2 sum = __float2half2_rn(0.f);
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const __half2 q = ima_as_half2(((t.w[c] >> (4 * j)) & 0x000F000Fu) | 0x64006400u);
-                    sum = __hfma2(__hsub2(q, bias), xp[j], sum);
-                }
-                const float2 f = __half22float2(sum);
-                acc[c] += (f.x + f.y) * {{ q.to_float }}(t.s[c]);
+                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
+                lo[c] = __half2half2(__ushort_as_half((unsigned short)(0x6400u | z)));
+                // -(1024 + 16z) / 16, exact.
+                hi[c] = __hneg2(__hmul2(__half2half2(__ushort_as_half((unsigned short)(0x6400u | (z << 4)))),
+                                        __float2half2_rn(0.0625f)));
             }
+            float part[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) part[c] = 0.f;
+            constexpr int H = R % 2 == 0 ? 2 : 1;
+#pragma unroll
+            for (int r0 = 0; r0 < R; r0 += H) {
+                __half2 sum[C];
+#pragma unroll
+                for (int c = 0; c < C; ++c) sum[c] = __float2half2_rn(0.f);
+#pragma unroll
+                for (int r = r0; r < r0 + H; ++r) {
+                    const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
+                    // (row j, row j + 4) pairs: one byte permute each.
+                    unsigned int xw[4];
+                    memcpy(xw, &x8, 16);
+                    const unsigned int pw[4] = {__byte_perm(xw[0], xw[2], 0x5410), __byte_perm(xw[0], xw[2], 0x7632),
+                                                __byte_perm(xw[1], xw[3], 0x5410), __byte_perm(xw[1], xw[3], 0x7632)};
+                    __half2 xp[4];
+                    memcpy(xp, pw, 16);
+#pragma unroll
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                }
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    const float2 f = __half22float2(sum[c]);
+                    part[c] += f.x + f.y;
+                }
+            }
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += part[c] * {{ q.to_float }}(t.s[c]);
             return;
         }
-{%- endif %}
-        float v[8][C];
-        dequant_tile(t, v);
+        // Out of line, a packed row at a time, with plain values (no reference to the tile
+        // or to xrow, which would put them in local memory), so that the edge's registers
+        // do not weigh on the loop around.
+#pragma unroll 1
+        for (int r = 0; r < R; ++r) {
+            // Packed rows past K are zeros: their x is not asked for.
+            if (t.k0 + 8 * r >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
-        for (int r = 0; r < 8; ++r)
-#pragma unroll
-            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[r]) * v[r][c];
+            for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
+        }
     }
+    template <int C>
+    struct ImaSum {
+        float v[C];
+    };
+    template <int C>
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const {{ q.name }}_t self, I k0, I n0, bool refused,
+                                                         const ImaVec<__half, 8> x) {
+        float v[8][C];
+        ima_dequant_edge(self, k0, n0, refused, v);
+        ImaSum<C> sum;
+#pragma unroll
+        for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) sum.v[c] += __half2float(x.v[j]) * v[j][c];
+        return sum;
+    }
+{%- else %}
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            float v[8][C];
+            dequant_tile(t, r, v);
+            const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+#pragma unroll
+                for (int c = 0; c < C; ++c) acc[c] += __half2float(x8.v[j]) * v[j][c];
+        }
+    }
+{%- endif %}
 {%- if q.along_k %}
     // The 8 dequantized values of one packed word: {{ q.word_doc }}: a tile one
     // column wide.

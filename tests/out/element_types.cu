@@ -65,16 +65,26 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
-// Checks indices against extents; on failure reports and returns false.
+// 0 <= i < e, for an extent e >= 0: one unsigned comparison.
+__device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
+__device__ __forceinline__ bool ima_below(long long i, long long e) {
+    return (unsigned long long)i < (unsigned long long)e;
+}
+
+// Checks indices against extents; on failure reports and returns false. The test is one
+// comparison a dimension and one branch; which dimension failed is found after it.
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    int bad = -1;
+    bool ok = true;
 #pragma unroll
-    for (int d = 0; d < R; ++d) {
-        if (bad < 0 && !(index[d] >= 0 && index[d] < extent[d])) bad = d;
+    for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
+    if (ok) return true;
+    int bad = 0;
+#pragma unroll
+    for (int d = R - 1; d >= 0; --d) {
+        if (!ima_below(index[d], extent[d])) bad = d;
     }
-    if (bad < 0) return true;
     ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
     return false;
 }
@@ -128,6 +138,11 @@ __device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
+    // The common case in one branch: aligned, first and last element inside.
+    bool ok = index[R - 1] % W == 0 && ima_below(index[R - 1] + (W - 1), extent[R - 1]);
+#pragma unroll
+    for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
+    if (ok) return true;
     I end[R];
 #pragma unroll
     for (int d = 0; d < R; ++d) end[d] = index[d];
@@ -200,7 +215,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 204 "element_types.cu"
+#line 219 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -510,7 +525,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 514 "element_types.cu"
+#line 529 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

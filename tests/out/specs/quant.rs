@@ -843,13 +843,15 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns: 8
 ///
-/// threads across take 4 columns each (one 16-byte load of qweight per 8 rows), 32 threads
+/// threads across take 4 columns each (one 16-byte load of qweight per packed row), 32
 ///
-/// down split K between them, each with 8 tiles' loads in flight; the 32 partial sums of
+/// threads down split K between them, for M = 1 in tiles of 32 rows with all 4 loads in
 ///
-/// each output meet in shared memory. `min_blocks 2` keeps two blocks on each SM.
+/// flight; the 32 partial sums of each output meet in shared memory. `min_blocks 3` keeps
 ///
-/// Declared at `specs/quant.ima:101`.
+/// three blocks on each SM.
+///
+/// Declared at `specs/quant.ima:102`.
 pub struct GptqGemv {
     kernel: ima::Kernel,
 }
@@ -890,7 +892,7 @@ impl GptqGemv {
 pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv",
     signature: "gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:101",
+    location: "specs/quant.ima:102",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1001,7 +1003,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:169`.
+/// Declared at `specs/quant.ima:172`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -1042,7 +1044,7 @@ impl AwqGemv {
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:169",
+    location: "specs/quant.ima:172",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
