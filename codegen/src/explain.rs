@@ -218,8 +218,9 @@ fn launch_rows(k: &Kernel) -> Vec<Vec<String>> {
             rows.push(row(
                 "domain",
                 format!(
-                    "threads over {name}[{}] = {n} threads, {threads} per block",
-                    extents.join(", ")
+                    "threads over {name}[{}] = {n} threads, {}{threads} per block",
+                    extents.join(", "),
+                    if k.block_from_occupancy { "up to " } else { "" }
                 ),
             ));
             rows.push(row(
@@ -292,6 +293,16 @@ fn launch_rows(k: &Kernel) -> Vec<Vec<String>> {
                     .into(),
             ));
         }
+    }
+    if k.block_from_occupancy {
+        rows.push(row(
+            "block",
+            format!(
+                "from the occupancy API when the kernel loads: the size, at most {threads} \
+                 (__launch_bounds__), that keeps the most threads on an SM; `threads N` \
+                 fixes it"
+            ),
+        ));
     }
     if k.min_blocks > 1 {
         rows.push(row(

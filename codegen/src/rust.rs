@@ -80,6 +80,7 @@ struct KernelRs {
     empty: &'static str,
     /// `[x, y, z]`.
     block: String,
+    block_from_occupancy: bool,
 }
 
 struct SharedRs {
@@ -365,6 +366,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
             ir::EmptyPolicy::Refuse => "Refuse",
         },
         block: format!("{:?}", k.block),
+        block_from_occupancy: k.block_from_occupancy,
     }
 }
 

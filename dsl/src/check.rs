@@ -507,6 +507,7 @@ impl<'a> KernelChecker<'a> {
                 })
             })
             .collect();
+        let threads_given = launch.is_some_and(|l| l.threads.is_some());
         let launch = launch.and_then(|l| self.launch(l, &tensors, &scope, &names));
         let body = body.map(|b| ir::Body {
             text: b.text.clone(),
@@ -578,6 +579,8 @@ impl<'a> KernelChecker<'a> {
         if self.diags.len() > errors_before {
             return None;
         }
+        let block_from_occupancy =
+            matches!(launch.0, ir::Launch::Threads { .. }) && !threads_given && shared.is_empty();
         Some(ir::Kernel {
             name: k.name.name.clone(),
             docs: k.docs.clone(),
@@ -590,6 +593,7 @@ impl<'a> KernelChecker<'a> {
             empty,
             launch: launch.0,
             block: launch.1,
+            block_from_occupancy,
             min_blocks: launch.2,
             body: body?,
         })

@@ -29,6 +29,10 @@ pub struct Kernel {
     pub body: Body,
     /// Threads per block (x, y, z).
     pub block: [u32; 3],
+    /// The spec left the block's size open: a `launch over` of threads, without `threads
+    /// N` or shared arrays. The runtime picks it at load with the occupancy API, at most
+    /// `block[0]` (the entry points' `__launch_bounds__`).
+    pub block_from_occupancy: bool,
     /// Blocks each SM must hold at once: `__launch_bounds__`' second argument, which caps
     /// the registers per thread. 1 unless the spec says `min_blocks N`.
     pub min_blocks: u32,

@@ -183,6 +183,7 @@ pub fn build(m: &ir::Module, k: &ir::Kernel) -> &'static KernelContract {
             ir::EmptyPolicy::Refuse => EmptyPolicy::Refuse,
         },
         block: k.block,
+        block_from_occupancy: k.block_from_occupancy,
         entry_i32: leak_str(format!("{}_i32", k.name)),
         entry_i64: leak_str(format!("{}_i64", k.name)),
     };
@@ -255,6 +256,10 @@ mod tests {
         assert_eq!(built.launch, generated.launch, "{name}: launch");
         assert_eq!(built.empty, generated.empty, "{name}: empty");
         assert_eq!(built.block, generated.block, "{name}: block");
+        assert_eq!(
+            built.block_from_occupancy, generated.block_from_occupancy,
+            "{name}: block_from_occupancy"
+        );
         assert_eq!(built.entry_i32, generated.entry_i32, "{name}: entry_i32");
         assert_eq!(built.entry_i64, generated.entry_i64, "{name}: entry_i64");
         assert_eq!(*built, *generated);

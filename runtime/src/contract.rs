@@ -348,6 +348,10 @@ pub struct KernelContract {
     pub empty: EmptyPolicy,
     /// Threads per block (x, y, z); their product is the entry points' `__launch_bounds__`.
     pub block: [u32; 3],
+    /// The spec left the block's size open (a `launch over` of threads without `threads N`
+    /// or shared arrays): a [`crate::Kernel`] picks it at load with the occupancy API, at
+    /// most `block[0]`. [`crate::check()`] plans with `block` itself.
+    pub block_from_occupancy: bool,
     /// Entry point with 32-bit indices.
     pub entry_i32: &'static str,
     /// Entry point with 64-bit indices.

@@ -192,6 +192,16 @@ impl Kernel {
         } else {
             None
         };
+        let contract = if contract.block_from_occupancy {
+            occupancy_block(contract, &entry_i32.func).map_err(|e| Error::Entry {
+                kernel: contract.name,
+                entry: contract.entry_i32,
+                file: file.to_string(),
+                reason: format!("asking the occupancy API for a block size: {e}"),
+            })?
+        } else {
+            contract
+        };
         Ok(Kernel {
             contract,
             device,
@@ -446,6 +456,29 @@ impl Kernel {
             }
         }
     }
+}
+
+/// `c` with the block the occupancy API picks for `func` (the 32-bit release entry point,
+/// which nearly every launch takes): the size, at most `c.block[0]` (every entry point's
+/// `__launch_bounds__`), that keeps the most threads resident on an SM given the
+/// function's registers and static shared memory. Leaked once per load, as the checked
+/// entry points' names are; `c` itself when the pick is `c.block`.
+fn occupancy_block(
+    c: &'static KernelContract,
+    func: &CudaFunction,
+) -> Result<&'static KernelContract, DriverError> {
+    extern "C" fn no_dynamic_shared(_block: std::ffi::c_int) -> usize {
+        0
+    }
+    let (_, size) =
+        func.occupancy_max_potential_block_size(no_dynamic_shared, 0, c.block[0], None)?;
+    if size == 0 || [size, 1, 1] == c.block {
+        return Ok(c);
+    }
+    Ok(Box::leak(Box::new(KernelContract {
+        block: [size.min(c.block[0]), 1, 1],
+        ..*c
+    })))
 }
 
 /// Pushes index value `i` (a stride or a symbol) in the launch's index type.

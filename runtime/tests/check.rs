@@ -206,6 +206,7 @@ static DEQUANT: KernelContract = KernelContract {
     launch: Launch::Threads { arg: 0 },
     empty: EmptyPolicy::Refuse,
     block: [128, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "dequant_i32",
     entry_i64: "dequant_i64",
 };
@@ -497,6 +498,7 @@ fn malformed_contract_is_refused_not_a_panic() {
         launch: Launch::Threads { arg: 5 },
         empty: EmptyPolicy::Skip,
         block: [0, 1, 1],
+        block_from_occupancy: false,
         entry_i32: "bad_i32",
         entry_i64: "bad_i64",
     };

@@ -74,6 +74,7 @@ static ROWS: KernelContract = KernelContract {
     launch: Launch::Blocks { arg: 0, outer: 1 },
     empty: EmptyPolicy::Skip,
     block: [128, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "rows_i32",
     entry_i64: "rows_i64",
 };
@@ -198,6 +199,7 @@ static FILL: KernelContract = KernelContract {
     },
     empty: EmptyPolicy::Refuse,
     block: [32, 4, 1],
+    block_from_occupancy: false,
     entry_i32: "fill_i32",
     entry_i64: "fill_i64",
 };

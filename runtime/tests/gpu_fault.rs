@@ -38,6 +38,7 @@ static FAULT: KernelContract = KernelContract {
     launch: Launch::Threads { arg: 0 },
     empty: EmptyPolicy::Skip,
     block: [32, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "fault_i32",
     entry_i64: "fault_i64",
 };

@@ -67,6 +67,7 @@ static SCALE: KernelContract = KernelContract {
     launch: Launch::Threads { arg: 1 },
     empty: EmptyPolicy::Refuse,
     block: [128, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "scale_i32",
     entry_i64: "scale_i64",
 };
@@ -116,6 +117,7 @@ static ROWSUM: KernelContract = KernelContract {
     launch: Launch::Blocks { arg: 0, outer: 1 },
     empty: EmptyPolicy::Skip,
     block: [128, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "rowsum_i32",
     entry_i64: "rowsum_i64",
 };
@@ -156,6 +158,7 @@ static FILL: KernelContract = KernelContract {
     },
     empty: EmptyPolicy::Skip,
     block: [32, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "fill_i32",
     entry_i64: "fill_i64",
 };

@@ -54,6 +54,7 @@ static SPIN: KernelContract = KernelContract {
     launch: Launch::Threads { arg: 0 },
     empty: EmptyPolicy::Skip,
     block: [128, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "spin_i32",
     entry_i64: "spin_i64",
 };
@@ -71,6 +72,7 @@ static COPY: KernelContract = KernelContract {
     launch: Launch::Threads { arg: 1 },
     empty: EmptyPolicy::Skip,
     block: [128, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "copy_i32",
     entry_i64: "copy_i64",
 };

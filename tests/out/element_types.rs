@@ -139,6 +139,7 @@ pub static WIDEN_FP8: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 2 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "widen_fp8_i32",
     entry_i64: "widen_fp8_i64",
 };
@@ -362,6 +363,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 12 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "sum_all_i32",
     entry_i64: "sum_all_i64",
 };

@@ -137,6 +137,7 @@ pub static ROW_SUMS: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Blocks { arg: 1, outer: 1 },
     empty: ima::EmptyPolicy::Skip,
     block: [128, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "row_sums_i32",
     entry_i64: "row_sums_i64",
 };
@@ -218,6 +219,7 @@ pub static FILL: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(256)), ima::Expr::Sym(1)] },
     empty: ima::EmptyPolicy::Refuse,
     block: [256, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "fill_i32",
     entry_i64: "fill_i64",
 };

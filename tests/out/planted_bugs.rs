@@ -164,6 +164,7 @@ pub static SCORES_OFF_BY_ONE: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 2 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "scores_off_by_one_i32",
     entry_i64: "scores_off_by_one_i64",
 };
@@ -247,6 +248,7 @@ pub static TRANSPOSE_SWAPPED: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 1 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "transpose_swapped_i32",
     entry_i64: "transpose_swapped_i64",
 };
@@ -337,6 +339,7 @@ pub static SHARED_OVERRUN: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Blocks { arg: 1, outer: 1 },
     empty: ima::EmptyPolicy::Skip,
     block: [64, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "shared_overrun_i32",
     entry_i64: "shared_overrun_i64",
 };
@@ -461,6 +464,7 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 4 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "dequant_wrong_group_i32",
     entry_i64: "dequant_wrong_group_i64",
 };

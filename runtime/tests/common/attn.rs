@@ -93,6 +93,7 @@ pub static ATTN: KernelContract = KernelContract {
     launch: Launch::Threads { arg: 2 },
     empty: EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "attn_scores_i32",
     entry_i64: "attn_scores_i64",
 };

@@ -31,6 +31,7 @@ pub static TOUCH: KernelContract = KernelContract {
     launch: Launch::Threads { arg: 0 },
     empty: EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "touch_i32",
     entry_i64: "touch_i64",
 };

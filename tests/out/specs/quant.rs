@@ -213,6 +213,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)), &ima::Expr::Const(65535))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "gptq_dequant_i32",
     entry_i64: "gptq_dequant_i64",
 };
@@ -337,6 +338,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 4 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "gptq_dequant_any_n_i32",
     entry_i64: "gptq_dequant_any_n_i64",
 };
@@ -472,6 +474,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 5 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "gptq_act_order_dequant_i32",
     entry_i64: "gptq_act_order_dequant_i64",
 };
@@ -599,6 +602,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)), &ima::Expr::Const(65535))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "awq_dequant_i32",
     entry_i64: "awq_dequant_i64",
 };
@@ -723,6 +727,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Sym(0), &ima::Expr::Const(65535))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "awq_dequant_any_n_i32",
     entry_i64: "awq_dequant_any_n_i64",
 };
@@ -835,6 +840,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 3 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "int8_dequant_i32",
     entry_i64: "int8_dequant_i64",
 };
@@ -995,6 +1001,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))] },
     empty: ima::EmptyPolicy::Skip,
     block: [8, 32, 1],
+    block_from_occupancy: false,
     entry_i32: "gptq_gemv_i32",
     entry_i64: "gptq_gemv_i64",
 };
@@ -1136,6 +1143,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 5 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "awq_gemv_i32",
     entry_i64: "awq_gemv_i64",
 };

@@ -149,6 +149,7 @@ pub static RMS_NORM: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Blocks { arg: 2, outer: 1 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "rms_norm_i32",
     entry_i64: "rms_norm_i64",
 };

@@ -160,6 +160,7 @@ pub static ROPE: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 3 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "rope_i32",
     entry_i64: "rope_i64",
 };

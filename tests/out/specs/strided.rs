@@ -131,6 +131,7 @@ pub static AFFINE_VIEW: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 1 },
     empty: ima::EmptyPolicy::Refuse,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "affine_view_i32",
     entry_i64: "affine_view_i64",
 };

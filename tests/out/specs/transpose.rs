@@ -129,6 +129,7 @@ pub static TRANSPOSE: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 1 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "transpose_i32",
     entry_i64: "transpose_i64",
 };
@@ -222,6 +223,7 @@ pub static TRANSPOSE_TILED: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(32)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(32))] },
     empty: ima::EmptyPolicy::Skip,
     block: [32, 8, 1],
+    block_from_occupancy: false,
     entry_i32: "transpose_tiled_i32",
     entry_i64: "transpose_tiled_i64",
 };

@@ -163,6 +163,7 @@ pub static ATTN_SCORES: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 2 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "attn_scores_i32",
     entry_i64: "attn_scores_i64",
 };
@@ -259,6 +260,7 @@ pub static SOFTMAX_ROWS: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Blocks { arg: 1, outer: 3 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: false,
     entry_i32: "softmax_rows_i32",
     entry_i64: "softmax_rows_i64",
 };
@@ -365,6 +367,7 @@ pub static ATTN_PV: ima::KernelContract = ima::KernelContract {
     launch: ima::Launch::Threads { arg: 2 },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
+    block_from_occupancy: true,
     entry_i32: "attn_pv_i32",
     entry_i64: "attn_pv_i64",
 };
