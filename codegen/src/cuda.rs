@@ -137,10 +137,10 @@ struct SharedCu {
     bytes: String,
 }
 
-/// One step of turning the linear thread index into the launch indices.
+/// One launch index, innermost first: its extent, and whether it is the outermost (which
+/// takes what is left of the linear index, unwrapped).
 struct Decode {
     index: String,
-    value: String,
     extent: String,
     last: bool,
 }
@@ -306,18 +306,10 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         .zip(&extents)
         .enumerate()
         .rev()
-        .map(|(d, (index, extent))| {
-            let first = d == 0;
-            Decode {
-                index: index.clone(),
-                value: if first {
-                    "ima_rest".to_string()
-                } else {
-                    format!("ima_rest % {extent}")
-                },
-                extent: extent.clone(),
-                last: first,
-            }
+        .map(|(d, (index, extent))| Decode {
+            index: index.clone(),
+            extent: extent.clone(),
+            last: d == 0,
         })
         .collect();
 

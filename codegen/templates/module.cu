@@ -636,20 +636,61 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>({{ k.body_args }});
 {%- when LaunchCu::Loop with { first, step, sync } %}
     const I ima_n = {{ k.domain }};
-    for (I ima_idx = {{ first }}; ima_idx < ima_n; ima_idx += {{ step }}) {
-        I ima_rest = ima_idx;
+    const I ima_step = {{ step }};
+    I ima_idx = {{ first }};
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
 {%- for d in k.decode %}
-        const I {{ d.index }} = {{ d.value }};
 {%- if !d.last %}
-        ima_rest /= {{ d.extent }};
+    const I ima_e_{{ d.index }} = {{ d.extent }};
 {%- endif %}
 {%- endfor %}
+    I ima_rest = ima_idx;
+{%- for d in k.decode %}
+{%- if d.last %}
+    I {{ d.index }} = ima_rest;
+{%- else %}
+    I {{ d.index }} = ima_rest % ima_e_{{ d.index }};
+    ima_rest /= ima_e_{{ d.index }};
+{%- endif %}
+{%- endfor %}
+{%- for d in k.decode %}
+    I ima_s_{{ d.index }} = 0;
+{%- endfor %}
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+{%- for d in k.decode %}
+{%- if d.last %}
+        ima_s_{{ d.index }} = ima_rest;
+{%- else %}
+        ima_s_{{ d.index }} = ima_rest % ima_e_{{ d.index }};
+        ima_rest /= ima_e_{{ d.index }};
+{%- endif %}
+{%- endfor %}
+    }
+    for (;;) {
         body<I, IMA_CHECKED>({{ k.body_args }});
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
 {%- if sync %}
         // The next row reuses shared memory: let every thread finish this one first. (The
         // test is the same for the whole block; after its last row a block just exits.)
-        if (ima_idx + {{ step }} < ima_n) __syncthreads();
+        __syncthreads();
 {%- endif %}
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+{%- for d in k.decode %}
+{%- if d.last %}
+        {{ d.index }} += ima_s_{{ d.index }} + ima_carry;
+{%- else %}
+        {{ d.index }} += ima_s_{{ d.index }} + ima_carry;
+        ima_carry = {{ d.index }} >= ima_e_{{ d.index }} ? 1 : 0;
+        {{ d.index }} -= ima_carry * ima_e_{{ d.index }};
+{%- endif %}
+{%- endfor %}
     }
 {%- endmatch %}
 }

@@ -226,10 +226,27 @@ __device__ __forceinline__ void run(
     const I N,
     ImaRecord* const ima_record) {
     const I ima_n = N;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I i = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    I ima_rest = ima_idx;
+    I i = ima_rest;
+    I ima_s_i = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_i = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(a, b, y, N, i);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        i += ima_s_i + ima_carry;
     }
 }
 
@@ -525,7 +542,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 529 "element_types.cu"
+#line 546 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -546,10 +563,27 @@ __device__ __forceinline__ void run(
     const I N,
     ImaRecord* const ima_record) {
     const I ima_n = N;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I i = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    I ima_rest = ima_idx;
+    I i = ima_rest;
+    I ima_s_i = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_i = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(a, b, c, d, e, f, g, h, p, q, r, s, y, N, i);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        i += ima_s_i + ima_carry;
     }
 }
 

@@ -239,16 +239,54 @@ __device__ __forceinline__ void run(
     const I T,
     ImaRecord* const ima_record) {
     const I ima_n = B * H * S * T;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I j = ima_rest % T;
-        ima_rest /= T;
-        const I i = ima_rest % S;
-        ima_rest /= S;
-        const I h = ima_rest % H;
-        ima_rest /= H;
-        const I b = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_j = T;
+    const I ima_e_i = S;
+    const I ima_e_h = H;
+    I ima_rest = ima_idx;
+    I j = ima_rest % ima_e_j;
+    ima_rest /= ima_e_j;
+    I i = ima_rest % ima_e_i;
+    ima_rest /= ima_e_i;
+    I h = ima_rest % ima_e_h;
+    ima_rest /= ima_e_h;
+    I b = ima_rest;
+    I ima_s_j = 0;
+    I ima_s_i = 0;
+    I ima_s_h = 0;
+    I ima_s_b = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_j = ima_rest % ima_e_j;
+        ima_rest /= ima_e_j;
+        ima_s_i = ima_rest % ima_e_i;
+        ima_rest /= ima_e_i;
+        ima_s_h = ima_rest % ima_e_h;
+        ima_rest /= ima_e_h;
+        ima_s_b = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, b, h, i, j);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        j += ima_s_j + ima_carry;
+        ima_carry = j >= ima_e_j ? 1 : 0;
+        j -= ima_carry * ima_e_j;
+        i += ima_s_i + ima_carry;
+        ima_carry = i >= ima_e_i ? 1 : 0;
+        i -= ima_carry * ima_e_i;
+        h += ima_s_h + ima_carry;
+        ima_carry = h >= ima_e_h ? 1 : 0;
+        h -= ima_carry * ima_e_h;
+        b += ima_s_b + ima_carry;
     }
 }
 
@@ -434,7 +472,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 438 "planted_bugs.cu"
+#line 476 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -445,12 +483,36 @@ __device__ __forceinline__ void run(
     const I N,
     ImaRecord* const ima_record) {
     const I ima_n = N * M;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I i = ima_rest % M;
-        ima_rest /= M;
-        const I j = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_i = M;
+    I ima_rest = ima_idx;
+    I i = ima_rest % ima_e_i;
+    ima_rest /= ima_e_i;
+    I j = ima_rest;
+    I ima_s_i = 0;
+    I ima_s_j = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_i = ima_rest % ima_e_i;
+        ima_rest /= ima_e_i;
+        ima_s_j = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(x, y, M, N, j, i);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        i += ima_s_i + ima_carry;
+        ima_carry = i >= ima_e_i ? 1 : 0;
+        i -= ima_carry * ima_e_i;
+        j += ima_s_j + ima_carry;
     }
 }
 
@@ -596,7 +658,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 600 "planted_bugs.cu"
+#line 662 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -611,13 +673,30 @@ __device__ __forceinline__ void run(
     I ima_smem_off = 0;
     const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_record};
     const I ima_n = R;
-    for (I ima_idx = I(blockIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x)) {
-        I ima_rest = ima_idx;
-        const I r = ima_rest;
+    const I ima_step = I(gridDim.x);
+    I ima_idx = I(blockIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    I ima_rest = ima_idx;
+    I r = ima_rest;
+    I ima_s_r = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_r = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(x, s, R, C, red, r);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
         // The next row reuses shared memory: let every thread finish this one first. (The
         // test is the same for the whole block; after its last row a block just exits.)
-        if (ima_idx + I(gridDim.x) < ima_n) __syncthreads();
+        __syncthreads();
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        r += ima_s_r + ima_carry;
     }
 }
 
@@ -1022,7 +1101,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1026 "planted_bugs.cu"
+#line 1105 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1034,12 +1113,36 @@ __device__ __forceinline__ void run(
     const I G,
     ImaRecord* const ima_record) {
     const I ima_n = K * N;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I n = ima_rest % N;
-        ima_rest /= N;
-        const I k = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_n = N;
+    I ima_rest = ima_idx;
+    I n = ima_rest % ima_e_n;
+    ima_rest /= ima_e_n;
+    I k = ima_rest;
+    I ima_s_n = 0;
+    I ima_s_k = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_n = ima_rest % ima_e_n;
+        ima_rest /= ima_e_n;
+        ima_s_k = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        n += ima_s_n + ima_carry;
+        ima_carry = n >= ima_e_n ? 1 : 0;
+        n -= ima_carry * ima_e_n;
+        k += ima_s_k + ima_carry;
     }
 }
 

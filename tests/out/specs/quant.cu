@@ -975,12 +975,36 @@ __device__ __forceinline__ void run(
     const I G,
     ImaRecord* const ima_record) {
     const I ima_n = K * N;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I n = ima_rest % N;
-        ima_rest /= N;
-        const I k = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_n = N;
+    I ima_rest = ima_idx;
+    I n = ima_rest % ima_e_n;
+    ima_rest /= ima_e_n;
+    I k = ima_rest;
+    I ima_s_n = 0;
+    I ima_s_k = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_n = ima_rest % ima_e_n;
+        ima_rest /= ima_e_n;
+        ima_s_k = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        n += ima_s_n + ima_carry;
+        ima_carry = n >= ima_e_n ? 1 : 0;
+        n -= ima_carry * ima_e_n;
+        k += ima_s_k + ima_carry;
     }
 }
 
@@ -1420,7 +1444,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1424 "quant.cu"
+#line 1448 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1432,12 +1456,36 @@ __device__ __forceinline__ void run(
     const I G,
     ImaRecord* const ima_record) {
     const I ima_n = K * N;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I n = ima_rest % N;
-        ima_rest /= N;
-        const I k = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_n = N;
+    I ima_rest = ima_idx;
+    I n = ima_rest % ima_e_n;
+    ima_rest /= ima_e_n;
+    I k = ima_rest;
+    I ima_s_n = 0;
+    I ima_s_k = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_n = ima_rest % ima_e_n;
+        ima_rest /= ima_e_n;
+        ima_s_k = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        n += ima_s_n + ima_carry;
+        ima_carry = n >= ima_e_n ? 1 : 0;
+        n -= ima_carry * ima_e_n;
+        k += ima_s_k + ima_carry;
     }
 }
 
@@ -1830,7 +1878,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1834 "quant.cu"
+#line 1882 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2202,7 +2250,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2206 "quant.cu"
+#line 2254 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2410,7 +2458,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2414 "quant.cu"
+#line 2462 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2422,12 +2470,36 @@ __device__ __forceinline__ void run(
     const I G,
     ImaRecord* const ima_record) {
     const I ima_n = K * N;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I n = ima_rest % N;
-        ima_rest /= N;
-        const I k = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_n = N;
+    I ima_rest = ima_idx;
+    I n = ima_rest % ima_e_n;
+    ima_rest /= ima_e_n;
+    I k = ima_rest;
+    I ima_s_n = 0;
+    I ima_s_k = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_n = ima_rest % ima_e_n;
+        ima_rest /= ima_e_n;
+        ima_s_k = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        n += ima_s_n + ima_carry;
+        ima_carry = n >= ima_e_n ? 1 : 0;
+        n -= ima_carry * ima_e_n;
+        k += ima_s_k + ima_carry;
     }
 }
 
@@ -2958,7 +3030,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 2962 "quant.cu"
+#line 3034 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3372,7 +3444,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3376 "quant.cu"
+#line 3448 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3386,12 +3458,36 @@ __device__ __forceinline__ void run(
     const I G,
     ImaRecord* const ima_record) {
     const I ima_n = M * N;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I n = ima_rest % N;
-        ima_rest /= N;
-        const I m = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_n = N;
+    I ima_rest = ima_idx;
+    I n = ima_rest % ima_e_n;
+    ima_rest /= ima_e_n;
+    I m = ima_rest;
+    I ima_s_n = 0;
+    I ima_s_m = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_n = ima_rest % ima_e_n;
+        ima_rest /= ima_e_n;
+        ima_s_m = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(x, w, y, M, K, N, G, m, n);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        n += ima_s_n + ima_carry;
+        ima_carry = n >= ima_e_n ? 1 : 0;
+        n -= ima_carry * ima_e_n;
+        m += ima_s_m + ima_carry;
     }
 }
 

@@ -310,13 +310,30 @@ __device__ __forceinline__ void run(
     I ima_smem_off = 0;
     const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_record};
     const I ima_n = N;
-    for (I ima_idx = I(blockIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x)) {
-        I ima_rest = ima_idx;
-        const I row = ima_rest;
+    const I ima_step = I(gridDim.x);
+    I ima_idx = I(blockIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    I ima_rest = ima_idx;
+    I row = ima_rest;
+    I ima_s_row = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_row = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(x, w, y, N, D, eps, red, row);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
         // The next row reuses shared memory: let every thread finish this one first. (The
         // test is the same for the whole block; after its last row a block just exits.)
-        if (ima_idx + I(gridDim.x) < ima_n) __syncthreads();
+        __syncthreads();
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        row += ima_s_row + ima_carry;
     }
 }
 

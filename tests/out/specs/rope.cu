@@ -257,16 +257,54 @@ __device__ __forceinline__ void run(
     const I D,
     ImaRecord* const ima_record) {
     const I ima_n = B * H * S * D;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I d = ima_rest % D;
-        ima_rest /= D;
-        const I s = ima_rest % S;
-        ima_rest /= S;
-        const I h = ima_rest % H;
-        ima_rest /= H;
-        const I b = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_d = D;
+    const I ima_e_s = S;
+    const I ima_e_h = H;
+    I ima_rest = ima_idx;
+    I d = ima_rest % ima_e_d;
+    ima_rest /= ima_e_d;
+    I s = ima_rest % ima_e_s;
+    ima_rest /= ima_e_s;
+    I h = ima_rest % ima_e_h;
+    ima_rest /= ima_e_h;
+    I b = ima_rest;
+    I ima_s_d = 0;
+    I ima_s_s = 0;
+    I ima_s_h = 0;
+    I ima_s_b = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_d = ima_rest % ima_e_d;
+        ima_rest /= ima_e_d;
+        ima_s_s = ima_rest % ima_e_s;
+        ima_rest /= ima_e_s;
+        ima_s_h = ima_rest % ima_e_h;
+        ima_rest /= ima_e_h;
+        ima_s_b = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(x, cos_tab, sin_tab, y, B, H, S, D, b, h, s, d);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        d += ima_s_d + ima_carry;
+        ima_carry = d >= ima_e_d ? 1 : 0;
+        d -= ima_carry * ima_e_d;
+        s += ima_s_s + ima_carry;
+        ima_carry = s >= ima_e_s ? 1 : 0;
+        s -= ima_carry * ima_e_s;
+        h += ima_s_h + ima_carry;
+        ima_carry = h >= ima_e_h ? 1 : 0;
+        h -= ima_carry * ima_e_h;
+        b += ima_s_b + ima_carry;
     }
 }
 

@@ -214,12 +214,36 @@ __device__ __forceinline__ void run(
     const float b,
     ImaRecord* const ima_record) {
     const I ima_n = M * N;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I j = ima_rest % N;
-        ima_rest /= N;
-        const I i = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_j = N;
+    I ima_rest = ima_idx;
+    I j = ima_rest % ima_e_j;
+    ima_rest /= ima_e_j;
+    I i = ima_rest;
+    I ima_s_j = 0;
+    I ima_s_i = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_j = ima_rest % ima_e_j;
+        ima_rest /= ima_e_j;
+        ima_s_i = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(x, y, M, N, a, b, i, j);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        j += ima_s_j + ima_carry;
+        ima_carry = j >= ima_e_j ? 1 : 0;
+        j -= ima_carry * ima_e_j;
+        i += ima_s_i + ima_carry;
     }
 }
 

@@ -210,12 +210,36 @@ __device__ __forceinline__ void run(
     const I N,
     ImaRecord* const ima_record) {
     const I ima_n = N * M;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I i = ima_rest % M;
-        ima_rest /= M;
-        const I j = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_i = M;
+    I ima_rest = ima_idx;
+    I i = ima_rest % ima_e_i;
+    ima_rest /= ima_e_i;
+    I j = ima_rest;
+    I ima_s_i = 0;
+    I ima_s_j = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_i = ima_rest % ima_e_i;
+        ima_rest /= ima_e_i;
+        ima_s_j = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(x, y, M, N, j, i);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        i += ima_s_i + ima_carry;
+        ima_carry = i >= ima_e_i ? 1 : 0;
+        i -= ima_carry * ima_e_i;
+        j += ima_s_j + ima_carry;
     }
 }
 
@@ -365,7 +389,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 369 "transpose.cu"
+#line 393 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -245,16 +245,54 @@ __device__ __forceinline__ void run(
     const float scale,
     ImaRecord* const ima_record) {
     const I ima_n = B * H * S * T;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I j = ima_rest % T;
-        ima_rest /= T;
-        const I i = ima_rest % S;
-        ima_rest /= S;
-        const I h = ima_rest % H;
-        ima_rest /= H;
-        const I b = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_j = T;
+    const I ima_e_i = S;
+    const I ima_e_h = H;
+    I ima_rest = ima_idx;
+    I j = ima_rest % ima_e_j;
+    ima_rest /= ima_e_j;
+    I i = ima_rest % ima_e_i;
+    ima_rest /= ima_e_i;
+    I h = ima_rest % ima_e_h;
+    ima_rest /= ima_e_h;
+    I b = ima_rest;
+    I ima_s_j = 0;
+    I ima_s_i = 0;
+    I ima_s_h = 0;
+    I ima_s_b = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_j = ima_rest % ima_e_j;
+        ima_rest /= ima_e_j;
+        ima_s_i = ima_rest % ima_e_i;
+        ima_rest /= ima_e_i;
+        ima_s_h = ima_rest % ima_e_h;
+        ima_rest /= ima_e_h;
+        ima_s_b = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, b, h, i, j);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        j += ima_s_j + ima_carry;
+        ima_carry = j >= ima_e_j ? 1 : 0;
+        j -= ima_carry * ima_e_j;
+        i += ima_s_i + ima_carry;
+        ima_carry = i >= ima_e_i ? 1 : 0;
+        i -= ima_carry * ima_e_i;
+        h += ima_s_h + ima_carry;
+        ima_carry = h >= ima_e_h ? 1 : 0;
+        h -= ima_carry * ima_e_h;
+        b += ima_s_b + ima_carry;
     }
 }
 
@@ -490,7 +528,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 494 "attn.cu"
+#line 532 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -507,17 +545,48 @@ __device__ __forceinline__ void run(
     I ima_smem_off = 0;
     const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_record};
     const I ima_n = B * H * S;
-    for (I ima_idx = I(blockIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x)) {
-        I ima_rest = ima_idx;
-        const I i = ima_rest % S;
-        ima_rest /= S;
-        const I h = ima_rest % H;
-        ima_rest /= H;
-        const I b = ima_rest;
+    const I ima_step = I(gridDim.x);
+    I ima_idx = I(blockIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_i = S;
+    const I ima_e_h = H;
+    I ima_rest = ima_idx;
+    I i = ima_rest % ima_e_i;
+    ima_rest /= ima_e_i;
+    I h = ima_rest % ima_e_h;
+    ima_rest /= ima_e_h;
+    I b = ima_rest;
+    I ima_s_i = 0;
+    I ima_s_h = 0;
+    I ima_s_b = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_i = ima_rest % ima_e_i;
+        ima_rest /= ima_e_i;
+        ima_s_h = ima_rest % ima_e_h;
+        ima_rest /= ima_e_h;
+        ima_s_b = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(s, p, B, H, S, T, red, b, h, i);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
         // The next row reuses shared memory: let every thread finish this one first. (The
         // test is the same for the whole block; after its last row a block just exits.)
-        if (ima_idx + I(gridDim.x) < ima_n) __syncthreads();
+        __syncthreads();
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        i += ima_s_i + ima_carry;
+        ima_carry = i >= ima_e_i ? 1 : 0;
+        i -= ima_carry * ima_e_i;
+        h += ima_s_h + ima_carry;
+        ima_carry = h >= ima_e_h ? 1 : 0;
+        h -= ima_carry * ima_e_h;
+        b += ima_s_b + ima_carry;
     }
 }
 
@@ -696,7 +765,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 700 "attn.cu"
+#line 769 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -711,16 +780,54 @@ __device__ __forceinline__ void run(
     const I D,
     ImaRecord* const ima_record) {
     const I ima_n = B * H * S * D;
-    for (I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); ima_idx < ima_n; ima_idx += I(gridDim.x) * I(blockDim.x)) {
-        I ima_rest = ima_idx;
-        const I d = ima_rest % D;
-        ima_rest /= D;
-        const I i = ima_rest % S;
-        ima_rest /= S;
-        const I h = ima_rest % H;
-        ima_rest /= H;
-        const I b = ima_rest;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices of the first element, by division. Each later element adds the
+    // step's digits (divided out once, by a thread that has a second element) with
+    // carries: the loop itself divides nothing.
+    const I ima_e_d = D;
+    const I ima_e_i = S;
+    const I ima_e_h = H;
+    I ima_rest = ima_idx;
+    I d = ima_rest % ima_e_d;
+    ima_rest /= ima_e_d;
+    I i = ima_rest % ima_e_i;
+    ima_rest /= ima_e_i;
+    I h = ima_rest % ima_e_h;
+    ima_rest /= ima_e_h;
+    I b = ima_rest;
+    I ima_s_d = 0;
+    I ima_s_i = 0;
+    I ima_s_h = 0;
+    I ima_s_b = 0;
+    if (ima_idx + ima_step < ima_n) {
+        ima_rest = ima_step;
+        ima_s_d = ima_rest % ima_e_d;
+        ima_rest /= ima_e_d;
+        ima_s_i = ima_rest % ima_e_i;
+        ima_rest /= ima_e_i;
+        ima_s_h = ima_rest % ima_e_h;
+        ima_rest /= ima_e_h;
+        ima_s_b = ima_rest;
+    }
+    for (;;) {
         body<I, IMA_CHECKED>(p, v, o, B, H, S, T, D, b, h, i, d);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        // Digit by digit, innermost first: each sum is below twice its extent, so one
+        // subtraction wraps it.
+        I ima_carry = 0;
+        d += ima_s_d + ima_carry;
+        ima_carry = d >= ima_e_d ? 1 : 0;
+        d -= ima_carry * ima_e_d;
+        i += ima_s_i + ima_carry;
+        ima_carry = i >= ima_e_i ? 1 : 0;
+        i -= ima_carry * ima_e_i;
+        h += ima_s_h + ima_carry;
+        ima_carry = h >= ima_e_h ? 1 : 0;
+        h -= ima_carry * ima_e_h;
+        b += ima_s_b + ima_carry;
     }
 }
 
