@@ -33,8 +33,9 @@ kernel planes {
 ";
 
 /// The statements of kernel `name`'s generated `run()`, with the call of the body replaced
-/// by `record(indices)`, barriers counted, and the shared-memory set-up left out.
-fn run_statements(cu: &str, name: &str, indices: &str) -> String {
+/// by `record` of its last `rank` arguments (the launch indices), barriers counted, and the
+/// shared-memory set-up left out.
+fn run_statements(cu: &str, name: &str, rank: usize) -> String {
     let ns = cu.find(&format!("namespace ima_{name} {{")).unwrap();
     let start = ns + cu[ns..].find("void run(").unwrap();
     let start = start + cu[start..].find(") {\n").unwrap() + 4;
@@ -49,7 +50,9 @@ fn run_statements(cu: &str, name: &str, indices: &str) -> String {
         {
             continue;
         }
-        if t.starts_with("body<I, IMA_CHECKED>(") {
+        if let Some(call) = t.strip_prefix("body<I, IMA_CHECKED>(") {
+            let args: Vec<&str> = call.trim_end_matches(");").split(", ").collect();
+            let indices = args[args.len() - rank..].join(", ");
             writeln!(out, "        record({indices});").unwrap();
         } else if t == "__syncthreads();" {
             writeln!(out, "        ++syncs;").unwrap();
@@ -60,10 +63,18 @@ fn run_statements(cu: &str, name: &str, indices: &str) -> String {
     out
 }
 
+/// The prelude's index helpers (`ima_digits`, `ima_add_digits`), as generated.
+fn digit_helpers(cu: &str) -> String {
+    let start = cu.find("// v's digits in the mixed radix").unwrap();
+    let end = start + cu[start..].find("// A vector access").unwrap();
+    cu[start..end].replace("__device__ __forceinline__ ", "")
+}
+
 fn harness(cu: &str) -> String {
-    let walk4 = run_statements(cu, "walk4", "a, b, c, d");
-    let rows = run_statements(cu, "rows", "n");
-    let planes = run_statements(cu, "planes", "p, q");
+    let helpers = digit_helpers(cu);
+    let walk4 = run_statements(cu, "walk4", 4);
+    let rows = run_statements(cu, "rows", 1);
+    let planes = run_statements(cu, "planes", 2);
     format!(
         r#"#include <cstdio>
 #include <cstdlib>
@@ -73,6 +84,7 @@ static Dim3 blockIdx, threadIdx, gridDim, blockDim;
 static std::vector<int> seen;
 static long long outside, syncs;
 
+{helpers}
 template <typename I>
 void walk4(const I A, const I B, const I C, const I D) {{
     auto record = [&](I a, I b, I c, I d) {{
@@ -166,7 +178,14 @@ fn generated_grid_stride_loops_visit_every_element_once() {
     let exe = dir.path().join("loop_decode");
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let built = Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-Wall", "-Werror", "-o"])
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-Wall",
+            "-Wno-unknown-pragmas",
+            "-Werror",
+            "-o",
+        ])
         .arg(&exe)
         .arg(&src)
         .output()

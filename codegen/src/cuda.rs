@@ -67,7 +67,9 @@ struct KernelCu {
     body: String,
     run_params: String,
     domain: String,
-    decode: Vec<Decode>,
+    /// Launch indices a loop decodes (0 for a raw grid), and their extents, innermost first.
+    rank: usize,
+    extents_inner_first: String,
     body_args: String,
     threads: u32,
     min_blocks: u32,
@@ -135,14 +137,6 @@ struct SharedCu {
     indices: String,
     offset: String,
     bytes: String,
-}
-
-/// One launch index, innermost first: its extent, and whether it is the outermost (which
-/// takes what is left of the linear index, unwrapped).
-struct Decode {
-    index: String,
-    extent: String,
-    last: bool,
 }
 
 struct Entry {
@@ -257,6 +251,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
             .map(|a| format!("const {}_t<I, IMA_CHECKED> {}", a.name, a.name)),
     );
     body_params.extend(k.launch.indices().iter().map(|i| format!("const I {i}")));
+    let rank = k.launch.indices().len();
 
     let body_args: Vec<String> = k
         .args
@@ -265,7 +260,8 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         .chain(symbols.iter().map(|s| s.to_string()))
         .chain(k.params.iter().map(|p| p.name.clone()))
         .chain(k.shared.iter().map(|a| a.name.clone()))
-        .chain(k.launch.indices().iter().cloned())
+        // The loop's decoded indices, `ima_i`, hold the innermost first.
+        .chain((0..rank).rev().map(|d| format!("ima_i[{d}]")))
         .collect();
 
     let (launch, extents) = match &k.launch {
@@ -299,19 +295,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
     } else {
         extents.join(" * ")
     };
-    let decode = k
-        .launch
-        .indices()
-        .iter()
-        .zip(&extents)
-        .enumerate()
-        .rev()
-        .map(|(d, (index, extent))| Decode {
-            index: index.clone(),
-            extent: extent.clone(),
-            last: d == 0,
-        })
-        .collect();
+    let extents_inner_first = extents.iter().rev().cloned().collect::<Vec<_>>().join(", ");
 
     let contract = contract_args(k);
     let entries = [
@@ -341,7 +325,8 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         body: k.body.text.clone(),
         run_params: run_params.join(",\n    "),
         domain,
-        decode,
+        rank,
+        extents_inner_first,
         body_args: body_args.join(", "),
         threads: k.threads_per_block(),
         min_blocks: k.min_blocks,

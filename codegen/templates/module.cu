@@ -132,6 +132,32 @@ __device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
 __device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
 
+// v's digits in the mixed radix e, innermost first; the outermost digit takes what is
+// left, unwrapped.
+template <typename I, int R>
+__device__ __forceinline__ void ima_digits(I v, const I (&e)[R], I (&digits)[R]) {
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] = v % e[d];
+        v /= e[d];
+    }
+    digits[R - 1] = v;
+}
+
+// digits += step, digit by digit with carries: each sum is below twice its radix, so one
+// subtraction wraps it. No division.
+template <typename I, int R>
+__device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R], const I (&e)[R]) {
+    I carry = 0;
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] += step[d] + carry;
+        carry = digits[d] >= e[d] ? 1 : 0;
+        digits[d] -= carry * e[d];
+    }
+    digits[R - 1] += step[R - 1] + carry;
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -639,37 +665,15 @@ __device__ __forceinline__ void run(
     const I ima_step = {{ step }};
     I ima_idx = {{ first }};
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-{%- for d in k.decode %}
-{%- if !d.last %}
-    const I ima_e_{{ d.index }} = {{ d.extent }};
+{%- if k.rank > 0 %}
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[{{ k.rank }}] = { {{ k.extents_inner_first }} };
+    I ima_i[{{ k.rank }}], ima_s[{{ k.rank }}] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
 {%- endif %}
-{%- endfor %}
-    I ima_rest = ima_idx;
-{%- for d in k.decode %}
-{%- if d.last %}
-    I {{ d.index }} = ima_rest;
-{%- else %}
-    I {{ d.index }} = ima_rest % ima_e_{{ d.index }};
-    ima_rest /= ima_e_{{ d.index }};
-{%- endif %}
-{%- endfor %}
-{%- for d in k.decode %}
-    I ima_s_{{ d.index }} = 0;
-{%- endfor %}
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-{%- for d in k.decode %}
-{%- if d.last %}
-        ima_s_{{ d.index }} = ima_rest;
-{%- else %}
-        ima_s_{{ d.index }} = ima_rest % ima_e_{{ d.index }};
-        ima_rest /= ima_e_{{ d.index }};
-{%- endif %}
-{%- endfor %}
-    }
     for (;;) {
         body<I, IMA_CHECKED>({{ k.body_args }});
         ima_idx += ima_step;
@@ -679,18 +683,9 @@ __device__ __forceinline__ void run(
         // test is the same for the whole block; after its last row a block just exits.)
         __syncthreads();
 {%- endif %}
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-{%- for d in k.decode %}
-{%- if d.last %}
-        {{ d.index }} += ima_s_{{ d.index }} + ima_carry;
-{%- else %}
-        {{ d.index }} += ima_s_{{ d.index }} + ima_carry;
-        ima_carry = {{ d.index }} >= ima_e_{{ d.index }} ? 1 : 0;
-        {{ d.index }} -= ima_carry * ima_e_{{ d.index }};
+{%- if k.rank > 0 %}
+        ima_add_digits(ima_i, ima_s, ima_e);
 {%- endif %}
-{%- endfor %}
     }
 {%- endmatch %}
 }

@@ -131,6 +131,32 @@ __device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
 __device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
 
+// v's digits in the mixed radix e, innermost first; the outermost digit takes what is
+// left, unwrapped.
+template <typename I, int R>
+__device__ __forceinline__ void ima_digits(I v, const I (&e)[R], I (&digits)[R]) {
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] = v % e[d];
+        v /= e[d];
+    }
+    digits[R - 1] = v;
+}
+
+// digits += step, digit by digit with carries: each sum is below twice its radix, so one
+// subtraction wraps it. No division.
+template <typename I, int R>
+__device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R], const I (&e)[R]) {
+    I carry = 0;
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] += step[d] + carry;
+        carry = digits[d] >= e[d] ? 1 : 0;
+        digits[d] -= carry * e[d];
+    }
+    digits[R - 1] += step[R - 1] + carry;
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -224,7 +250,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 228 "planted_bugs.cu"
+#line 254 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -242,51 +268,18 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_j = T;
-    const I ima_e_i = S;
-    const I ima_e_h = H;
-    I ima_rest = ima_idx;
-    I j = ima_rest % ima_e_j;
-    ima_rest /= ima_e_j;
-    I i = ima_rest % ima_e_i;
-    ima_rest /= ima_e_i;
-    I h = ima_rest % ima_e_h;
-    ima_rest /= ima_e_h;
-    I b = ima_rest;
-    I ima_s_j = 0;
-    I ima_s_i = 0;
-    I ima_s_h = 0;
-    I ima_s_b = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_j = ima_rest % ima_e_j;
-        ima_rest /= ima_e_j;
-        ima_s_i = ima_rest % ima_e_i;
-        ima_rest /= ima_e_i;
-        ima_s_h = ima_rest % ima_e_h;
-        ima_rest /= ima_e_h;
-        ima_s_b = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[4] = { T, S, H, B };
+    I ima_i[4], ima_s[4] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, b, h, i, j);
+        body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        j += ima_s_j + ima_carry;
-        ima_carry = j >= ima_e_j ? 1 : 0;
-        j -= ima_carry * ima_e_j;
-        i += ima_s_i + ima_carry;
-        ima_carry = i >= ima_e_i ? 1 : 0;
-        i -= ima_carry * ima_e_i;
-        h += ima_s_h + ima_carry;
-        ima_carry = h >= ima_e_h ? 1 : 0;
-        h -= ima_carry * ima_e_h;
-        b += ima_s_b + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 
@@ -472,7 +465,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 476 "planted_bugs.cu"
+#line 469 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -486,33 +479,18 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_i = M;
-    I ima_rest = ima_idx;
-    I i = ima_rest % ima_e_i;
-    ima_rest /= ima_e_i;
-    I j = ima_rest;
-    I ima_s_i = 0;
-    I ima_s_j = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_i = ima_rest % ima_e_i;
-        ima_rest /= ima_e_i;
-        ima_s_j = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[2] = { M, N };
+    I ima_i[2], ima_s[2] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(x, y, M, N, j, i);
+        body<I, IMA_CHECKED>(x, y, M, N, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        i += ima_s_i + ima_carry;
-        ima_carry = i >= ima_e_i ? 1 : 0;
-        i -= ima_carry * ima_e_i;
-        j += ima_s_j + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 
@@ -658,7 +636,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 662 "planted_bugs.cu"
+#line 640 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -676,27 +654,21 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x);
     I ima_idx = I(blockIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    I ima_rest = ima_idx;
-    I r = ima_rest;
-    I ima_s_r = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_r = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[1] = { R };
+    I ima_i[1], ima_s[1] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(x, s, R, C, red, r);
+        body<I, IMA_CHECKED>(x, s, R, C, red, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         // The next row reuses shared memory: let every thread finish this one first. (The
         // test is the same for the whole block; after its last row a block just exits.)
         __syncthreads();
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        r += ima_s_r + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 
@@ -1101,7 +1073,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1105 "planted_bugs.cu"
+#line 1077 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1116,33 +1088,18 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_n = N;
-    I ima_rest = ima_idx;
-    I n = ima_rest % ima_e_n;
-    ima_rest /= ima_e_n;
-    I k = ima_rest;
-    I ima_s_n = 0;
-    I ima_s_k = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_n = ima_rest % ima_e_n;
-        ima_rest /= ima_e_n;
-        ima_s_k = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[2] = { N, K };
+    I ima_i[2], ima_s[2] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
+        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        n += ima_s_n + ima_carry;
-        ima_carry = n >= ima_e_n ? 1 : 0;
-        n -= ima_carry * ima_e_n;
-        k += ima_s_k + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 

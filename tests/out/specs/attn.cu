@@ -131,6 +131,32 @@ __device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
 __device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
 
+// v's digits in the mixed radix e, innermost first; the outermost digit takes what is
+// left, unwrapped.
+template <typename I, int R>
+__device__ __forceinline__ void ima_digits(I v, const I (&e)[R], I (&digits)[R]) {
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] = v % e[d];
+        v /= e[d];
+    }
+    digits[R - 1] = v;
+}
+
+// digits += step, digit by digit with carries: each sum is below twice its radix, so one
+// subtraction wraps it. No division.
+template <typename I, int R>
+__device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R], const I (&e)[R]) {
+    I carry = 0;
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] += step[d] + carry;
+        carry = digits[d] >= e[d] ? 1 : 0;
+        digits[d] -= carry * e[d];
+    }
+    digits[R - 1] += step[R - 1] + carry;
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -229,7 +255,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 233 "attn.cu"
+#line 259 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -248,51 +274,18 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_j = T;
-    const I ima_e_i = S;
-    const I ima_e_h = H;
-    I ima_rest = ima_idx;
-    I j = ima_rest % ima_e_j;
-    ima_rest /= ima_e_j;
-    I i = ima_rest % ima_e_i;
-    ima_rest /= ima_e_i;
-    I h = ima_rest % ima_e_h;
-    ima_rest /= ima_e_h;
-    I b = ima_rest;
-    I ima_s_j = 0;
-    I ima_s_i = 0;
-    I ima_s_h = 0;
-    I ima_s_b = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_j = ima_rest % ima_e_j;
-        ima_rest /= ima_e_j;
-        ima_s_i = ima_rest % ima_e_i;
-        ima_rest /= ima_e_i;
-        ima_s_h = ima_rest % ima_e_h;
-        ima_rest /= ima_e_h;
-        ima_s_b = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[4] = { T, S, H, B };
+    I ima_i[4], ima_s[4] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, b, h, i, j);
+        body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        j += ima_s_j + ima_carry;
-        ima_carry = j >= ima_e_j ? 1 : 0;
-        j -= ima_carry * ima_e_j;
-        i += ima_s_i + ima_carry;
-        ima_carry = i >= ima_e_i ? 1 : 0;
-        i -= ima_carry * ima_e_i;
-        h += ima_s_h + ima_carry;
-        ima_carry = h >= ima_e_h ? 1 : 0;
-        h -= ima_carry * ima_e_h;
-        b += ima_s_b + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 
@@ -528,7 +521,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 532 "attn.cu"
+#line 525 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -548,45 +541,21 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x);
     I ima_idx = I(blockIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_i = S;
-    const I ima_e_h = H;
-    I ima_rest = ima_idx;
-    I i = ima_rest % ima_e_i;
-    ima_rest /= ima_e_i;
-    I h = ima_rest % ima_e_h;
-    ima_rest /= ima_e_h;
-    I b = ima_rest;
-    I ima_s_i = 0;
-    I ima_s_h = 0;
-    I ima_s_b = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_i = ima_rest % ima_e_i;
-        ima_rest /= ima_e_i;
-        ima_s_h = ima_rest % ima_e_h;
-        ima_rest /= ima_e_h;
-        ima_s_b = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[3] = { S, H, B };
+    I ima_i[3], ima_s[3] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(s, p, B, H, S, T, red, b, h, i);
+        body<I, IMA_CHECKED>(s, p, B, H, S, T, red, ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         // The next row reuses shared memory: let every thread finish this one first. (The
         // test is the same for the whole block; after its last row a block just exits.)
         __syncthreads();
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        i += ima_s_i + ima_carry;
-        ima_carry = i >= ima_e_i ? 1 : 0;
-        i -= ima_carry * ima_e_i;
-        h += ima_s_h + ima_carry;
-        ima_carry = h >= ima_e_h ? 1 : 0;
-        h -= ima_carry * ima_e_h;
-        b += ima_s_b + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 
@@ -765,7 +734,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 769 "attn.cu"
+#line 738 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -783,51 +752,18 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_d = D;
-    const I ima_e_i = S;
-    const I ima_e_h = H;
-    I ima_rest = ima_idx;
-    I d = ima_rest % ima_e_d;
-    ima_rest /= ima_e_d;
-    I i = ima_rest % ima_e_i;
-    ima_rest /= ima_e_i;
-    I h = ima_rest % ima_e_h;
-    ima_rest /= ima_e_h;
-    I b = ima_rest;
-    I ima_s_d = 0;
-    I ima_s_i = 0;
-    I ima_s_h = 0;
-    I ima_s_b = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_d = ima_rest % ima_e_d;
-        ima_rest /= ima_e_d;
-        ima_s_i = ima_rest % ima_e_i;
-        ima_rest /= ima_e_i;
-        ima_s_h = ima_rest % ima_e_h;
-        ima_rest /= ima_e_h;
-        ima_s_b = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[4] = { D, S, H, B };
+    I ima_i[4], ima_s[4] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(p, v, o, B, H, S, T, D, b, h, i, d);
+        body<I, IMA_CHECKED>(p, v, o, B, H, S, T, D, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        d += ima_s_d + ima_carry;
-        ima_carry = d >= ima_e_d ? 1 : 0;
-        d -= ima_carry * ima_e_d;
-        i += ima_s_i + ima_carry;
-        ima_carry = i >= ima_e_i ? 1 : 0;
-        i -= ima_carry * ima_e_i;
-        h += ima_s_h + ima_carry;
-        ima_carry = h >= ima_e_h ? 1 : 0;
-        h -= ima_carry * ima_e_h;
-        b += ima_s_b + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 

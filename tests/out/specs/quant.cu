@@ -131,6 +131,32 @@ __device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
 __device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
 
+// v's digits in the mixed radix e, innermost first; the outermost digit takes what is
+// left, unwrapped.
+template <typename I, int R>
+__device__ __forceinline__ void ima_digits(I v, const I (&e)[R], I (&digits)[R]) {
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] = v % e[d];
+        v /= e[d];
+    }
+    digits[R - 1] = v;
+}
+
+// digits += step, digit by digit with carries: each sum is below twice its radix, so one
+// subtraction wraps it. No division.
+template <typename I, int R>
+__device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R], const I (&e)[R]) {
+    I carry = 0;
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] += step[d] + carry;
+        carry = digits[d] >= e[d] ? 1 : 0;
+        digits[d] -= carry * e[d];
+    }
+    digits[R - 1] += step[R - 1] + carry;
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -516,7 +542,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 520 "quant.cu"
+#line 546 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -963,7 +989,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 35 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 967 "quant.cu"
+#line 993 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -978,33 +1004,18 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_n = N;
-    I ima_rest = ima_idx;
-    I n = ima_rest % ima_e_n;
-    ima_rest /= ima_e_n;
-    I k = ima_rest;
-    I ima_s_n = 0;
-    I ima_s_k = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_n = ima_rest % ima_e_n;
-        ima_rest /= ima_e_n;
-        ima_s_k = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[2] = { N, K };
+    I ima_i[2], ima_s[2] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
+        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        n += ima_s_n + ima_carry;
-        ima_carry = n >= ima_e_n ? 1 : 0;
-        n -= ima_carry * ima_e_n;
-        k += ima_s_k + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 
@@ -1444,7 +1455,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1448 "quant.cu"
+#line 1459 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1459,33 +1470,18 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_n = N;
-    I ima_rest = ima_idx;
-    I n = ima_rest % ima_e_n;
-    ima_rest /= ima_e_n;
-    I k = ima_rest;
-    I ima_s_n = 0;
-    I ima_s_k = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_n = ima_rest % ima_e_n;
-        ima_rest /= ima_e_n;
-        ima_s_k = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[2] = { N, K };
+    I ima_i[2], ima_s[2] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
+        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        n += ima_s_n + ima_carry;
-        ima_carry = n >= ima_e_n ? 1 : 0;
-        n -= ima_carry * ima_e_n;
-        k += ima_s_k + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 
@@ -1878,7 +1874,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1882 "quant.cu"
+#line 1878 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2250,7 +2246,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2254 "quant.cu"
+#line 2250 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2458,7 +2454,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2462 "quant.cu"
+#line 2458 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2473,33 +2469,18 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_n = N;
-    I ima_rest = ima_idx;
-    I n = ima_rest % ima_e_n;
-    ima_rest /= ima_e_n;
-    I k = ima_rest;
-    I ima_s_n = 0;
-    I ima_s_k = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_n = ima_rest % ima_e_n;
-        ima_rest /= ima_e_n;
-        ima_s_k = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[2] = { N, K };
+    I ima_i[2], ima_s[2] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(w, y, K, N, G, k, n);
+        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        n += ima_s_n + ima_carry;
-        ima_carry = n >= ima_e_n ? 1 : 0;
-        n -= ima_carry * ima_e_n;
-        k += ima_s_k + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 
@@ -3030,7 +3011,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 3034 "quant.cu"
+#line 3015 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3444,7 +3425,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3448 "quant.cu"
+#line 3429 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3461,33 +3442,18 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_n = N;
-    I ima_rest = ima_idx;
-    I n = ima_rest % ima_e_n;
-    ima_rest /= ima_e_n;
-    I m = ima_rest;
-    I ima_s_n = 0;
-    I ima_s_m = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_n = ima_rest % ima_e_n;
-        ima_rest /= ima_e_n;
-        ima_s_m = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[2] = { N, M };
+    I ima_i[2], ima_s[2] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(x, w, y, M, K, N, G, m, n);
+        body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        n += ima_s_n + ima_carry;
-        ima_carry = n >= ima_e_n ? 1 : 0;
-        n -= ima_carry * ima_e_n;
-        m += ima_s_m + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 

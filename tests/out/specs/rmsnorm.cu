@@ -131,6 +131,32 @@ __device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
 __device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
 
+// v's digits in the mixed radix e, innermost first; the outermost digit takes what is
+// left, unwrapped.
+template <typename I, int R>
+__device__ __forceinline__ void ima_digits(I v, const I (&e)[R], I (&digits)[R]) {
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] = v % e[d];
+        v /= e[d];
+    }
+    digits[R - 1] = v;
+}
+
+// digits += step, digit by digit with carries: each sum is below twice its radix, so one
+// subtraction wraps it. No division.
+template <typename I, int R>
+__device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R], const I (&e)[R]) {
+    I carry = 0;
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] += step[d] + carry;
+        carry = digits[d] >= e[d] ? 1 : 0;
+        digits[d] -= carry * e[d];
+    }
+    digits[R - 1] += step[R - 1] + carry;
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -293,7 +319,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 297 "rmsnorm.cu"
+#line 323 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -313,27 +339,21 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x);
     I ima_idx = I(blockIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    I ima_rest = ima_idx;
-    I row = ima_rest;
-    I ima_s_row = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_row = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[1] = { N };
+    I ima_i[1], ima_s[1] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(x, w, y, N, D, eps, red, row);
+        body<I, IMA_CHECKED>(x, w, y, N, D, eps, red, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         // The next row reuses shared memory: let every thread finish this one first. (The
         // test is the same for the whole block; after its last row a block just exits.)
         __syncthreads();
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        row += ima_s_row + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 

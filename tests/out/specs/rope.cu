@@ -131,6 +131,32 @@ __device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
 __device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
 
+// v's digits in the mixed radix e, innermost first; the outermost digit takes what is
+// left, unwrapped.
+template <typename I, int R>
+__device__ __forceinline__ void ima_digits(I v, const I (&e)[R], I (&digits)[R]) {
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] = v % e[d];
+        v /= e[d];
+    }
+    digits[R - 1] = v;
+}
+
+// digits += step, digit by digit with carries: each sum is below twice its radix, so one
+// subtraction wraps it. No division.
+template <typename I, int R>
+__device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R], const I (&e)[R]) {
+    I carry = 0;
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] += step[d] + carry;
+        carry = digits[d] >= e[d] ? 1 : 0;
+        digits[d] -= carry * e[d];
+    }
+    digits[R - 1] += step[R - 1] + carry;
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -242,7 +268,7 @@ __device__ __forceinline__ void body(
         const float x0 = __half2float(x(b, h, s, 2 * p)), x1 = __half2float(x(b, h, s, 2 * p + 1));
         y(b, h, s, d) = __float2half(d % 2 == 0 ? x0 * c - x1 * sn : x1 * c + x0 * sn);
     
-#line 246 "rope.cu"
+#line 272 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -260,51 +286,18 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_d = D;
-    const I ima_e_s = S;
-    const I ima_e_h = H;
-    I ima_rest = ima_idx;
-    I d = ima_rest % ima_e_d;
-    ima_rest /= ima_e_d;
-    I s = ima_rest % ima_e_s;
-    ima_rest /= ima_e_s;
-    I h = ima_rest % ima_e_h;
-    ima_rest /= ima_e_h;
-    I b = ima_rest;
-    I ima_s_d = 0;
-    I ima_s_s = 0;
-    I ima_s_h = 0;
-    I ima_s_b = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_d = ima_rest % ima_e_d;
-        ima_rest /= ima_e_d;
-        ima_s_s = ima_rest % ima_e_s;
-        ima_rest /= ima_e_s;
-        ima_s_h = ima_rest % ima_e_h;
-        ima_rest /= ima_e_h;
-        ima_s_b = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[4] = { D, S, H, B };
+    I ima_i[4], ima_s[4] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(x, cos_tab, sin_tab, y, B, H, S, D, b, h, s, d);
+        body<I, IMA_CHECKED>(x, cos_tab, sin_tab, y, B, H, S, D, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        d += ima_s_d + ima_carry;
-        ima_carry = d >= ima_e_d ? 1 : 0;
-        d -= ima_carry * ima_e_d;
-        s += ima_s_s + ima_carry;
-        ima_carry = s >= ima_e_s ? 1 : 0;
-        s -= ima_carry * ima_e_s;
-        h += ima_s_h + ima_carry;
-        ima_carry = h >= ima_e_h ? 1 : 0;
-        h -= ima_carry * ima_e_h;
-        b += ima_s_b + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 

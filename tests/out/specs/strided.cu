@@ -130,6 +130,32 @@ __device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
 __device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
 __device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
 
+// v's digits in the mixed radix e, innermost first; the outermost digit takes what is
+// left, unwrapped.
+template <typename I, int R>
+__device__ __forceinline__ void ima_digits(I v, const I (&e)[R], I (&digits)[R]) {
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] = v % e[d];
+        v /= e[d];
+    }
+    digits[R - 1] = v;
+}
+
+// digits += step, digit by digit with carries: each sum is below twice its radix, so one
+// subtraction wraps it. No division.
+template <typename I, int R>
+__device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R], const I (&e)[R]) {
+    I carry = 0;
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] += step[d] + carry;
+        carry = digits[d] >= e[d] ? 1 : 0;
+        digits[d] -= carry * e[d];
+    }
+    digits[R - 1] += step[R - 1] + carry;
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -201,7 +227,7 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 11 "specs/strided.ima"
  y(i, j) = a * x(i, j) + b; 
-#line 205 "strided.cu"
+#line 231 "strided.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -217,33 +243,18 @@ __device__ __forceinline__ void run(
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
     if (ima_idx >= ima_n) return;
-    // The launch indices of the first element, by division. Each later element adds the
-    // step's digits (divided out once, by a thread that has a second element) with
-    // carries: the loop itself divides nothing.
-    const I ima_e_j = N;
-    I ima_rest = ima_idx;
-    I j = ima_rest % ima_e_j;
-    ima_rest /= ima_e_j;
-    I i = ima_rest;
-    I ima_s_j = 0;
-    I ima_s_i = 0;
-    if (ima_idx + ima_step < ima_n) {
-        ima_rest = ima_step;
-        ima_s_j = ima_rest % ima_e_j;
-        ima_rest /= ima_e_j;
-        ima_s_i = ima_rest;
-    }
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[2] = { N, M };
+    I ima_i[2], ima_s[2] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
-        body<I, IMA_CHECKED>(x, y, M, N, a, b, i, j);
+        body<I, IMA_CHECKED>(x, y, M, N, a, b, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
-        // Digit by digit, innermost first: each sum is below twice its extent, so one
-        // subtraction wraps it.
-        I ima_carry = 0;
-        j += ima_s_j + ima_carry;
-        ima_carry = j >= ima_e_j ? 1 : 0;
-        j -= ima_carry * ima_e_j;
-        i += ima_s_i + ima_carry;
+        ima_add_digits(ima_i, ima_s, ima_e);
     }
 }
 
