@@ -482,6 +482,65 @@ kernel raw {
     }
 
     #[test]
+    fn says_which_blocks_the_occupancy_api_picks() {
+        // Only a launch over threads that names no size and has no shared arrays.
+        let spec = "
+kernel open {
+    in  x: f32[N]
+    out y: f32[N]
+    launch over y[i]
+    body { y(i) = x(i); }
+}
+kernel sized {
+    in  x: f32[N]
+    out y: f32[N]
+    launch over y[i] threads 128
+    body { y(i) = x(i); }
+}
+kernel rows where D <= 64 {
+    in  x: f32[N, D]
+    out y: f32[N, D]
+    shared row: f32[D]
+    launch blocks over y[n, _]
+    body { }
+}
+kernel staged where N <= 64 {
+    in  x: f32[N]
+    out y: f32[N]
+    shared s: f32[N]
+    launch over y[i]
+    body { }
+}
+";
+        let m = module(spec);
+        let open: Vec<(&str, bool)> = m
+            .kernels
+            .iter()
+            .map(|k| (k.name.as_str(), k.block_from_occupancy))
+            .collect();
+        assert_eq!(
+            open,
+            [
+                ("open", true),
+                ("sized", false),
+                ("rows", false),
+                ("staged", false)
+            ]
+        );
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = words(&explain(&m, Some("open")).unwrap());
+        for line in [
+            "domain threads over y[N] = N threads, up to 256 per block",
+            "block from the occupancy API when the kernel loads",
+        ] {
+            assert!(text.contains(line), "no `{line}` in:\n{text}");
+        }
+        let sized = words(&explain(&m, Some("sized")).unwrap());
+        assert!(sized.contains("N threads, 128 per block"), "{sized}");
+        assert!(!sized.contains("occupancy API"), "{sized}");
+    }
+
+    #[test]
     fn names_the_kernels_when_one_is_missing() {
         let err = explain(&module(SPEC), Some("nope")).unwrap_err();
         assert_eq!(err, "t.ima has no kernel `nope`; its kernels: rope, raw");
