@@ -474,6 +474,14 @@ struct {{ q.name }}_t {
     static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
     template <typename T>
     static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
     // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
@@ -556,10 +564,7 @@ struct {{ q.name }}_t {
         ImaSum<C> sum;
 #pragma unroll
         for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int c = 0; c < C; ++c) sum.v[c] += __half2float(x.v[j]) * v[j][c];
+        ima_dot8(x, v, sum.v);
         return sum;
     }
 {%- else %}
@@ -567,11 +572,7 @@ struct {{ q.name }}_t {
         for (int r = 0; r < R; ++r) {
             float v[8][C];
             dequant_tile(t, r, v);
-            const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
-#pragma unroll
-            for (int j = 0; j < 8; ++j)
-#pragma unroll
-                for (int c = 0; c < C; ++c) acc[c] += __half2float(x8.v[j]) * v[j][c];
+            ima_dot8(ima_row8(xrow, r), v, acc);
         }
     }
 {%- endif %}

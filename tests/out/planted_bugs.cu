@@ -940,6 +940,14 @@ struct w_t {
     static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
     template <typename T>
     static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
     // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
@@ -1021,10 +1029,7 @@ struct w_t {
         ImaSum<C> sum;
 #pragma unroll
         for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int c = 0; c < C; ++c) sum.v[c] += __half2float(x.v[j]) * v[j][c];
+        ima_dot8(x, v, sum.v);
         return sum;
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
@@ -1073,7 +1078,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1077 "planted_bugs.cu"
+#line 1082 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

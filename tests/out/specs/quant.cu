@@ -381,6 +381,14 @@ struct w_t {
     static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
     template <typename T>
     static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
     // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
@@ -462,10 +470,7 @@ struct w_t {
         ImaSum<C> sum;
 #pragma unroll
         for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int c = 0; c < C; ++c) sum.v[c] += __half2float(x.v[j]) * v[j][c];
+        ima_dot8(x, v, sum.v);
         return sum;
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
@@ -542,7 +547,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 546 "quant.cu"
+#line 551 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -856,6 +861,14 @@ struct w_t {
     static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
     template <typename T>
     static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
     // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
@@ -937,10 +950,7 @@ struct w_t {
         ImaSum<C> sum;
 #pragma unroll
         for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int c = 0; c < C; ++c) sum.v[c] += __half2float(x.v[j]) * v[j][c];
+        ima_dot8(x, v, sum.v);
         return sum;
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
@@ -989,7 +999,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 35 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 993 "quant.cu"
+#line 1003 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1322,6 +1332,14 @@ struct w_t {
     static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
     template <typename T>
     static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
     // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
@@ -1403,10 +1421,7 @@ struct w_t {
         ImaSum<C> sum;
 #pragma unroll
         for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int c = 0; c < C; ++c) sum.v[c] += __half2float(x.v[j]) * v[j][c];
+        ima_dot8(x, v, sum.v);
         return sum;
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
@@ -1455,7 +1470,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1459 "quant.cu"
+#line 1474 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1771,6 +1786,14 @@ struct w_t {
     static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
     template <typename T>
     static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
     // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
@@ -1784,11 +1807,7 @@ struct w_t {
         for (int r = 0; r < R; ++r) {
             float v[8][C];
             dequant_tile(t, r, v);
-            const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
-#pragma unroll
-            for (int j = 0; j < 8; ++j)
-#pragma unroll
-                for (int c = 0; c < C; ++c) acc[c] += __half2float(x8.v[j]) * v[j][c];
+            ima_dot8(ima_row8(xrow, r), v, acc);
         }
     }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
@@ -1874,7 +1893,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1878 "quant.cu"
+#line 1897 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2162,6 +2181,14 @@ struct w_t {
     static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
     template <typename T>
     static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
     // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
@@ -2175,11 +2202,7 @@ struct w_t {
         for (int r = 0; r < R; ++r) {
             float v[8][C];
             dequant_tile(t, r, v);
-            const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
-#pragma unroll
-            for (int j = 0; j < 8; ++j)
-#pragma unroll
-                for (int c = 0; c < C; ++c) acc[c] += __half2float(x8.v[j]) * v[j][c];
+            ima_dot8(ima_row8(xrow, r), v, acc);
         }
     }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
@@ -2246,7 +2269,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2250 "quant.cu"
+#line 2273 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2454,7 +2477,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2458 "quant.cu"
+#line 2481 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2803,6 +2826,14 @@ struct w_t {
     static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
     template <typename T>
     static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
     // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
@@ -2884,10 +2915,7 @@ struct w_t {
         ImaSum<C> sum;
 #pragma unroll
         for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int c = 0; c < C; ++c) sum.v[c] += __half2float(x.v[j]) * v[j][c];
+        ima_dot8(x, v, sum.v);
         return sum;
     }
     // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
@@ -3011,7 +3039,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 3015 "quant.cu"
+#line 3043 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3344,6 +3372,14 @@ struct w_t {
     static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
     template <typename T>
     static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
     // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
@@ -3357,11 +3393,7 @@ struct w_t {
         for (int r = 0; r < R; ++r) {
             float v[8][C];
             dequant_tile(t, r, v);
-            const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
-#pragma unroll
-            for (int j = 0; j < 8; ++j)
-#pragma unroll
-                for (int c = 0; c < C; ++c) acc[c] += __half2float(x8.v[j]) * v[j][c];
+            ima_dot8(ima_row8(xrow, r), v, acc);
         }
     }
     // The 8 dequantized values of one packed word: columns 8*(n/8) to 8*(n/8)+7 of row k. Pad nibbles past
@@ -3425,7 +3457,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3429 "quant.cu"
+#line 3461 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
