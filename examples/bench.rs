@@ -207,6 +207,19 @@ __device__ __forceinline__ TwinTile<C> twin_gptq_load(
     return t;
 }
 
+// Rows k0..k0+7 by columns n..n+C-1 element by element (rows past K give 0): a tile at an
+// edge or across groups.
+template <int C>
+__device__ __forceinline__ void twin_gptq_edge(
+        const int* __restrict__ qweight, const int* __restrict__ qzeros,
+        const __half* __restrict__ scales, int k0, int n, int K, int N, int G, float (&out)[8][C]) {
+#pragma unroll
+    for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+            out[r][c] = k0 + r < K ? twin_gptq_at(qweight, qzeros, scales, k0 + r, n + c, N, G) : 0.f;
+}
+
 template <int C>
 __device__ __forceinline__ void twin_gptq_decode(
         const int* __restrict__ qweight, const int* __restrict__ qzeros,
@@ -226,11 +239,7 @@ __device__ __forceinline__ void twin_gptq_decode(
             for (int c = 0; c < C; ++c) out[r][c] = (twin_biased((t.w[c] >> (4 * r)) & 0xF) - z[c]) * s[c];
         return;
     }
-#pragma unroll
-    for (int r = 0; r < 8; ++r)
-#pragma unroll
-        for (int c = 0; c < C; ++c)
-            out[r][c] = t.k0 + r < K ? twin_gptq_at(qweight, qzeros, scales, t.k0 + r, t.n + c, N, G) : 0.f;
+    twin_gptq_edge<C>(qweight, qzeros, scales, t.k0, t.n, K, N, G, out);
 }
 
 template <int C>
@@ -244,11 +253,7 @@ __device__ __noinline__ TwinSum<C> twin_gptq_dot_edge(
         const int* __restrict__ qweight, const int* __restrict__ qzeros,
         const __half* __restrict__ scales, int k0, int n, const TwinHalf8 x, int K, int N, int G) {
     float v[8][C];
-#pragma unroll
-    for (int r = 0; r < 8; ++r)
-#pragma unroll
-        for (int c = 0; c < C; ++c)
-            v[r][c] = k0 + r < K ? twin_gptq_at(qweight, qzeros, scales, k0 + r, n + c, N, G) : 0.f;
+    twin_gptq_edge<C>(qweight, qzeros, scales, k0, n, K, N, G, v);
     TwinSum<C> sum;
 #pragma unroll
     for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
@@ -259,6 +264,58 @@ __device__ __noinline__ TwinSum<C> twin_gptq_dot_edge(
     return sum;
 }
 
+// The GEMV's tiles, as the spec's accessor decodes them: a word's 8 nibbles become 4 half2
+// (q - z) pairs, masks 0x000F000F and 0x00F000F0 or'ed into 1024.0 (the second holds
+// 1024 + 16q, scaled by 1/16 in the same FMA that takes the zero off), then a shift by 8
+// for the other four. Exact, as (q - z) is in f16.
+__device__ __forceinline__ __half2 twin_h2(unsigned int bits) {
+    __half2 h;
+    memcpy(&h, &bits, 4);
+    return h;
+}
+
+// (a & mask) | 0x64006400 in one LOP3: written in C, ptxas splits it in two (one
+// immediate an instruction).
+template <unsigned int MASK>
+__device__ __forceinline__ unsigned int twin_lop3(unsigned int a) {
+    unsigned int r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(MASK), "r"(0x64006400u));
+    return r;
+}
+
+// sum + word w's (q - z) times x pairs xp (lo: 1024 + z, hi: -(64 + z)), as the accessor's
+// `ima_dot_word`.
+__device__ __forceinline__ __half2 twin_dot_word_h(unsigned int w, __half2 lo, __half2 hi,
+                                                   const __half2* xp, __half2 sum) {
+    const __half2 sixteenth = __float2half2_rn(0.0625f);
+    const unsigned int w8 = w >> 8;
+    sum = __hfma2(__hsub2(twin_h2(twin_lop3<0x000F000Fu>(w)), lo), xp[0], sum);
+    sum = __hfma2(__hfma2(twin_h2(twin_lop3<0x00F000F0u>(w)), sixteenth, hi), xp[1], sum);
+    sum = __hfma2(__hsub2(twin_h2(twin_lop3<0x000F000Fu>(w8)), lo), xp[2], sum);
+    sum = __hfma2(__hfma2(twin_h2(twin_lop3<0x00F000F0u>(w8)), sixteenth, hi), xp[3], sum);
+    return sum;
+}
+
+// The zero point of columns col0..col0+C-1 as the pairs twin_dot_word_h takes off:
+// lo = 1024 + z, hi = -(64 + z) (-(1024 + 16z) / 16, exact).
+template <int C>
+__device__ __forceinline__ void twin_zero_pairs(unsigned int zw, int col0, __half2 (&lo)[C], __half2 (&hi)[C]) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        const unsigned int z = ((zw >> (4 * (col0 + c))) + 1) & 0xF;
+        lo[c] = __half2half2(__ushort_as_half((unsigned short)(0x6400 | z)));
+        hi[c] = __hneg2(__hmul2(__half2half2(__ushort_as_half((unsigned short)(0x6400 | (z << 4)))),
+                                __float2half2_rn(0.0625f)));
+    }
+}
+
+// 8 rows of x as (row j, row j + 4) pairs: one byte permute each.
+__device__ __forceinline__ void twin_x_pairs(const uint4& xv, __half2 (&xp)[4]) {
+    const unsigned int pv[4] = {__byte_perm(xv.x, xv.z, 0x5410), __byte_perm(xv.x, xv.z, 0x7632),
+                                __byte_perm(xv.y, xv.w, 0x5410), __byte_perm(xv.y, xv.w, 0x7632)};
+    memcpy(xp, pv, 16);
+}
+
 // acc[c] += the tile's column c dotted with x's 8 rows: a whole tile in half2 arithmetic on
 // (q - z), exact in f16, with the scale applied in f32; any other tile in f32.
 template <int C>
@@ -267,23 +324,14 @@ __device__ __forceinline__ void twin_gptq_dot(
         const __half* __restrict__ scales, const TwinTile<C>& t, const TwinHalf8& x,
         int K, int N, int G, float (&acc)[C]) {
     if (t.whole) {
-        __half2 xp[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) xp[j] = __halves2half2(x.v[j], x.v[j + 4]);
-        const int col0 = C == 8 ? 0 : t.n % 8;
+        uint4 xv;
+        memcpy(&xv, &x, 16);
+        __half2 xp[4], lo[C], hi[C];
+        twin_x_pairs(xv, xp);
+        twin_zero_pairs<C>(t.zw, C == 8 ? 0 : t.n % 8, lo, hi);
 #pragma unroll
         for (int c = 0; c < C; ++c) {
-            const int z = ((t.zw >> (4 * (col0 + c))) + 1) & 0xF;
-            const __half2 bias = __half2half2(__ushort_as_half((unsigned short)(0x6400 | z)));
-            __half2 sum = __float2half2_rn(0.f);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const unsigned int bits = ((t.w[c] >> (4 * j)) & 0x000F000Fu) | 0x64006400u;
-                __half2 q;
-                memcpy(&q, &bits, 4);
-                sum = __hfma2(__hsub2(q, bias), xp[j], sum);
-            }
-            const float2 f = __half22float2(sum);
+            const float2 f = __half22float2(twin_dot_word_h(t.w[c], lo[c], hi[c], xp, __float2half2_rn(0.f)));
             acc[c] += (f.x + f.y) * __half2float(t.s[c]);
         }
         return;
@@ -351,38 +399,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) NAME(                      
 TWIN_DEQUANT(twin_gptq_dequant, twin_gptq_tile<8>)
 TWIN_DEQUANT(twin_awq_dequant, twin_awq_tile)
 
-// The GEMV's tiles, as the spec's accessor decodes them: a word's 8 nibbles become 4 half2
-// (q - z) pairs, masks 0x000F000F and 0x00F000F0 or'ed into 1024.0 (the second holds
-// 1024 + 16q, scaled by 1/16 in the same FMA that takes the zero off), then a shift by 8
-// for the other four. Exact, as (q - z) is in f16.
-__device__ __forceinline__ __half2 twin_h2(unsigned int bits) {
-    __half2 h;
-    memcpy(&h, &bits, 4);
-    return h;
-}
-
-// (a & mask) | 0x64006400 in one LOP3: written in C, ptxas splits it in two (one
-// immediate an instruction).
-template <unsigned int MASK>
-__device__ __forceinline__ unsigned int twin_lop3(unsigned int a) {
-    unsigned int r;
-    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(MASK), "r"(0x64006400u));
-    return r;
-}
-
-// sum + word w's (q - z) times x pairs xp (lo: 1024 + z, hi: -(64 + z)), as the accessor's
-// `ima_dot_word`.
-__device__ __forceinline__ __half2 twin_dot_word_h(unsigned int w, __half2 lo, __half2 hi,
-                                                   const __half2* xp, __half2 sum) {
-    const __half2 sixteenth = __float2half2_rn(0.0625f);
-    const unsigned int w8 = w >> 8;
-    sum = __hfma2(__hsub2(twin_h2(twin_lop3<0x000F000Fu>(w)), lo), xp[0], sum);
-    sum = __hfma2(__hfma2(twin_h2(twin_lop3<0x00F000F0u>(w)), sixteenth, hi), xp[1], sum);
-    sum = __hfma2(__hsub2(twin_h2(twin_lop3<0x000F000Fu>(w8)), lo), xp[2], sum);
-    sum = __hfma2(__hfma2(twin_h2(twin_lop3<0x00F000F0u>(w8)), sixteenth, hi), xp[3], sum);
-    return sum;
-}
-
 template <int R>
 struct TwinBatch {
     uint4 w[R];
@@ -412,13 +428,7 @@ __device__ __forceinline__ void twin_gemv_tiles(
         __half sh[4];
         memcpy(sh, &t.s, 8);
         __half2 lo[4], hi[4];
-#pragma unroll
-        for (int col = 0; col < 4; ++col) {
-            const unsigned int z = ((t.zw >> (4 * (n % 8 + col))) + 1) & 0xF;
-            lo[col] = __half2half2(__ushort_as_half((unsigned short)(0x6400 | z)));
-            hi[col] = __hneg2(__hmul2(__half2half2(__ushort_as_half((unsigned short)(0x6400 | (z << 4)))),
-                                      __float2half2_rn(0.0625f)));
-        }
+        twin_zero_pairs<4>(t.zw, n % 8, lo, hi);
         float part[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
         for (int r0 = 0; r0 < R; r0 += H) {
@@ -427,11 +437,8 @@ __device__ __forceinline__ void twin_gemv_tiles(
             for (int col = 0; col < 4; ++col) sum[col] = __float2half2_rn(0.f);
 #pragma unroll
             for (int r = r0; r < r0 + H; ++r) {
-                const uint4 xv = __ldg(reinterpret_cast<const uint4*>(&x[k0 + 8 * r]));
-                const unsigned int pv[4] = {__byte_perm(xv.x, xv.z, 0x5410), __byte_perm(xv.x, xv.z, 0x7632),
-                                            __byte_perm(xv.y, xv.w, 0x5410), __byte_perm(xv.y, xv.w, 0x7632)};
                 __half2 xp[4];
-                memcpy(xp, pv, 16);
+                twin_x_pairs(__ldg(reinterpret_cast<const uint4*>(&x[k0 + 8 * r])), xp);
                 const unsigned int w[4] = {t.w[r].x, t.w[r].y, t.w[r].z, t.w[r].w};
 #pragma unroll
                 for (int col = 0; col < 4; ++col) sum[col] = twin_dot_word_h(w[col], lo[col], hi[col], xp, sum[col]);
@@ -450,6 +457,19 @@ __device__ __forceinline__ void twin_gemv_tiles(
         twin_gptq_dot<4>(qweight, qzeros, scales, twin_gptq_load<4>(qweight, qzeros, scales, k8, n, K, N, G),
                          xs, K, N, G, acc);
     }
+}
+
+// M = 1 into part[slice][0][column]: every slices-th tile (twin_gemv_tiles), this thread's
+// 4 columns.
+template <int R, int H>
+__device__ __forceinline__ void twin_gemv_one_row(
+        const __half* __restrict__ x, const int* __restrict__ qweight,
+        const int* __restrict__ qzeros, const __half* __restrict__ scales,
+        float* part, int n, int K, int N, int G, int slices) {
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    if (n < N) twin_gemv_tiles<R, H>(x, qweight, qzeros, scales, acc, n, K, N, G, threadIdx.y, slices);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) part[threadIdx.y * 8 * 32 + threadIdx.x * 4 + c] = acc[c];
 }
 
 // Rows m0 .. m0 + MR - 1 of x (M > 1): every 256th 8-row tile, each dotted with every row.
@@ -494,10 +514,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) twin_gptq_gemv(
     float* part = reinterpret_cast<float*>(twin_smem);
     const int n = int(blockIdx.x) * 32 + threadIdx.x * 4;
     if (M == 1) {
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
-        if (n < N) twin_gemv_tiles<4, 2>(x, qweight, qzeros, scales, acc, n, K, N, G, threadIdx.y, 32);
-#pragma unroll
-        for (int c = 0; c < 4; ++c) part[threadIdx.y * 8 * 32 + threadIdx.x * 4 + c] = acc[c];
+        twin_gemv_one_row<4, 2>(x, qweight, qzeros, scales, part, n, K, N, G, 32);
     } else {
         for (int m0 = 0; m0 < M; m0 += 4) twin_gemv_rows<4>(x, qweight, qzeros, scales, part, n, m0, M, K, N, G);
     }
@@ -523,10 +540,7 @@ extern "C" __global__ void __launch_bounds__(8 * TY, MB) NAME(                  
     float* part = reinterpret_cast<float*>(twin_smem);                                         \
     const int n = int(blockIdx.x) * 32 + threadIdx.x * 4;                                      \
     if (M != 1) __trap();                                                                      \
-    float acc[4] = {0.f, 0.f, 0.f, 0.f};                                                       \
-    if (n < N) twin_gemv_tiles<R, H>(x, qweight, qzeros, scales, acc, n, K, N, G, threadIdx.y, TY); \
-    _Pragma("unroll")                                                                          \
-    for (int c = 0; c < 4; ++c) part[threadIdx.y * 8 * 32 + threadIdx.x * 4 + c] = acc[c];     \
+    twin_gemv_one_row<R, H>(x, qweight, qzeros, scales, part, n, K, N, G, TY);                 \
     __syncthreads();                                                                           \
     for (int t = threadIdx.y * 8 + threadIdx.x; t < M * 32; t += 8 * TY) {                     \
         const int m = t / 32, col = int(blockIdx.x) * 32 + t % 32;                             \
