@@ -4,7 +4,10 @@
 //! - **imac release**: the generated launch stub (all host-side checks, then the release
 //!   entry point);
 //! - **imac checked**: the same stub with checked mode on (`Kernel::set_checked(true)`,
-//!   the switch `IMA_CHECKED=1` also turns on at load): every accessor bounds-checked;
+//!   the switch `IMA_CHECKED=1` also turns on at load): every accessor bounds-checked,
+//!   each launch waiting for its kernel to report;
+//! - **imac checked, deferred**: the same in `CheckedMode::Deferred`, where a launch
+//!   returns once enqueued and a violation is reported by a later launch;
 //! - **CUDA twin**: the same body and launch shape written by hand in CUDA C: raw
 //!   pointers, fixed row-major index arithmetic on 32-bit indices, no accessors and no
 //!   checks beyond the body's own tests, compiled with the same NVRTC and launched with
@@ -24,7 +27,7 @@
 //!
 //! ```text
 //! bench [--out PATH] [--tsv PATH] [--iters N] [--warmup N]
-//!       [--only CASE,...] [--variants release,checked,twin,explore]
+//!       [--only CASE,...] [--variants release,checked,deferred,twin,explore]
 //! ```
 //! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
@@ -43,8 +46,8 @@ use ima::cudarc::driver::{
 use ima::cudarc::nvrtc::Ptx;
 use ima::half::{bf16, f16};
 use ima::{
-    HostQWeight, Launched, QWeight, QuantFormat, QuantHost, QuantSpec, QuantTensor, Tensor,
-    ZeroStyle, dequant_reference,
+    CheckedMode, HostQWeight, Launched, QWeight, QuantFormat, QuantHost, QuantSpec, QuantTensor,
+    Tensor, ZeroStyle, dequant_reference,
 };
 
 type Res<T> = Result<T, Box<dyn Error>>;
@@ -664,7 +667,12 @@ impl Opts {
             iters: 50,
             warmup: 5,
             only: None,
-            variants: vec!["release".into(), "checked".into(), "twin".into()],
+            variants: vec![
+                "release".into(),
+                "checked".into(),
+                "deferred".into(),
+                "twin".into(),
+            ],
         };
         let mut args = std::env::args().skip(1);
         while let Some(a) = args.next() {
@@ -679,7 +687,7 @@ impl Opts {
                 "-h" | "--help" => {
                     println!(
                         "bench [--out PATH] [--tsv PATH] [--iters N] [--warmup N] \
-                         [--only CASE,...] [--variants release,checked,twin,explore]\ncases: {}",
+                         [--only CASE,...] [--variants release,checked,deferred,twin,explore]\ncases: {}",
                         CASES.join(", ")
                     );
                     std::process::exit(0);
@@ -696,7 +704,7 @@ impl Opts {
             }
         }
         for v in &o.variants {
-            if !["release", "checked", "twin", "explore"].contains(&v.as_str()) {
+            if !["release", "checked", "deferred", "twin", "explore"].contains(&v.as_str()) {
                 return Err(format!("unknown variant {v}").into());
             }
         }
@@ -819,6 +827,33 @@ impl Bench {
             median_us: us[us.len() / 2],
             min_us: us[0],
         })
+    }
+
+    /// The checked variants asked for, each timed with `f` on the checked stubs: "imac
+    /// checked", each launch waiting for its report, and "imac checked, deferred", which
+    /// reports at a later launch (its report is read after the timing: a violation there
+    /// fails the row).
+    fn time_checked(
+        &self,
+        stubs: &dyn CheckedStubs,
+        f: &mut dyn FnMut(usize) -> Res<()>,
+    ) -> Vec<(&'static str, Res<Stats>)> {
+        let mut timed = Vec::new();
+        if self.opts.variant("checked") {
+            stubs.set_mode(CheckedMode::Wait);
+            timed.push((CHECKED, self.time(f)));
+        }
+        if self.opts.variant("deferred") {
+            stubs.set_mode(CheckedMode::Deferred);
+            let stats = self.time(f);
+            let report = stubs.check_deferred();
+            stubs.set_mode(CheckedMode::Wait);
+            timed.push((
+                DEFERRED,
+                stats.and_then(|s| report.map(|()| s).map_err(Into::into)),
+            ));
+        }
+        timed
     }
 
     fn row(
@@ -1012,7 +1047,28 @@ impl Bench {
 
 const RELEASE: &str = "imac release";
 const CHECKED: &str = "imac checked";
+const DEFERRED: &str = "imac checked, deferred";
 const TWIN: &str = "CUDA twin";
+
+/// A stub set's checked modes, for [`Bench::time_checked`].
+trait CheckedStubs {
+    fn set_mode(&self, mode: CheckedMode);
+    fn check_deferred(&self) -> Result<(), ima::Error>;
+}
+
+macro_rules! checked_stubs {
+    ($($m:ident),*) => {$(
+        impl CheckedStubs for $m::Kernels {
+            fn set_mode(&self, mode: CheckedMode) {
+                self.set_checked_mode(mode);
+            }
+            fn check_deferred(&self) -> Result<(), ima::Error> {
+                $m::Kernels::check_deferred(self)
+            }
+        }
+    )*};
+}
+checked_stubs!(quant, attn, rmsnorm, rope);
 
 /// Both stub sets: the second with checked mode on.
 struct Stubs<K> {
@@ -1111,10 +1167,7 @@ fn dequant(b: &mut Bench, stubs: &Stubs<quant::Kernels>, awq: bool, ragged: bool
         .opts
         .variant("release")
         .then(|| b.time(&mut |_| launch(&stubs.release, &mut y_rel)));
-    let checked = b
-        .opts
-        .variant("checked")
-        .then(|| b.time(&mut |_| launch(&stubs.checked, &mut y_chk)));
+    let checked = b.time_checked(&stubs.checked, &mut |_| launch(&stubs.checked, &mut y_chk));
     let twin_stats = if b.opts.variant("twin") {
         let f = b.func(twin)?;
         let (qw, qz, sc) = packed(&w)?;
@@ -1150,12 +1203,12 @@ fn dequant(b: &mut Bench, stubs: &Stubs<quant::Kernels>, awq: bool, ragged: bool
     if let Some(s) = release {
         b.row(kernel, &shape, RELEASE, bytes, s);
     }
-    if let Some(s) = checked {
-        b.row(kernel, &shape, CHECKED, bytes, s);
+    for (variant, st) in checked {
+        b.row(kernel, &shape, variant, bytes, st);
     }
     if let Some(s) = twin_stats {
         b.row(kernel, &shape, TWIN, bytes, s);
-        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk)] {
+        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk), (DEFERRED, &y_chk)] {
             let text = b.verdict("compare_f16", y.slice(), y_twin.slice(), tol, "twin");
             b.output(kernel, &shape, v, text);
         }
@@ -1228,15 +1281,13 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
             )
         })
     });
-    let checked = b.opts.variant("checked").then(|| {
-        b.time(&mut |i| {
-            done(
-                stubs
-                    .checked
-                    .gptq_gemv
-                    .launch(&b.stream, &x, &ws[i % SETS], &mut y_chk)?,
-            )
-        })
+    let checked = b.time_checked(&stubs.checked, &mut |i| {
+        done(
+            stubs
+                .checked
+                .gptq_gemv
+                .launch(&b.stream, &x, &ws[i % SETS], &mut y_chk)?,
+        )
     });
     // Hand-written kernels of the spec's launch shape: the twin, and with `--variants
     // explore` variants of it (tiles in flight, loads ahead, __launch_bounds__).
@@ -1306,12 +1357,12 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
     if let Some(s) = release {
         b.row(kernel, &shape, RELEASE, bytes, s);
     }
-    if let Some(s) = checked {
-        b.row(kernel, &shape, CHECKED, bytes, s);
+    for (variant, st) in checked {
+        b.row(kernel, &shape, variant, bytes, st);
     }
     if let Some(s) = twin {
         b.row(kernel, &shape, TWIN, bytes, s);
-        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk)] {
+        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk), (DEFERRED, &y_chk)] {
             let text = b.verdict(
                 "compare_f16",
                 y.slice(),
@@ -1348,15 +1399,13 @@ fn attn_scores(b: &mut Bench, stubs: &Stubs<attn::Kernels>) -> Res<()> {
             )
         })
     });
-    let checked = b.opts.variant("checked").then(|| {
-        b.time(&mut |_| {
-            done(
-                stubs
-                    .checked
-                    .attn_scores
-                    .launch(&b.stream, &q, &k, &mut o_chk, scale)?,
-            )
-        })
+    let checked = b.time_checked(&stubs.checked, &mut |_| {
+        done(
+            stubs
+                .checked
+                .attn_scores
+                .launch(&b.stream, &q, &k, &mut o_chk, scale)?,
+        )
     });
     let twin = if b.opts.variant("twin") {
         let f = b.func("twin_attn_scores")?;
@@ -1377,12 +1426,12 @@ fn attn_scores(b: &mut Bench, stubs: &Stubs<attn::Kernels>) -> Res<()> {
     if let Some(st) = release {
         b.row(kernel, &shape, RELEASE, bytes, st);
     }
-    if let Some(st) = checked {
-        b.row(kernel, &shape, CHECKED, bytes, st);
+    for (variant, st) in checked {
+        b.row(kernel, &shape, variant, bytes, st);
     }
     if let Some(st) = twin {
         b.row(kernel, &shape, TWIN, bytes, st);
-        for (v, o) in [(RELEASE, &o_rel), (CHECKED, &o_chk)] {
+        for (v, o) in [(RELEASE, &o_rel), (CHECKED, &o_chk), (DEFERRED, &o_chk)] {
             let text = b.verdict(
                 "compare_f32",
                 o.slice(),
@@ -1419,15 +1468,13 @@ fn rms_norm(b: &mut Bench, stubs: &Stubs<rmsnorm::Kernels>) -> Res<()> {
             )
         })
     });
-    let checked = b.opts.variant("checked").then(|| {
-        b.time(&mut |_| {
-            done(
-                stubs
-                    .checked
-                    .rms_norm
-                    .launch(&b.stream, &x, &w, &mut y_chk, eps)?,
-            )
-        })
+    let checked = b.time_checked(&stubs.checked, &mut |_| {
+        done(
+            stubs
+                .checked
+                .rms_norm
+                .launch(&b.stream, &x, &w, &mut y_chk, eps)?,
+        )
     });
     let twin = if b.opts.variant("twin") {
         let f = b.func("twin_rms_norm")?;
@@ -1460,12 +1507,12 @@ fn rms_norm(b: &mut Bench, stubs: &Stubs<rmsnorm::Kernels>) -> Res<()> {
     if let Some(st) = release {
         b.row(kernel, &shape, RELEASE, bytes, st);
     }
-    if let Some(st) = checked {
-        b.row(kernel, &shape, CHECKED, bytes, st);
+    for (variant, st) in checked {
+        b.row(kernel, &shape, variant, bytes, st);
     }
     if let Some(st) = twin {
         b.row(kernel, &shape, TWIN, bytes, st);
-        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk)] {
+        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk), (DEFERRED, &y_chk)] {
             let text = b.verdict(
                 "compare_bf16",
                 y.slice(),
@@ -1508,15 +1555,13 @@ fn rope(b: &mut Bench, stubs: &Stubs<rope::Kernels>) -> Res<()> {
             )
         })
     });
-    let checked = b.opts.variant("checked").then(|| {
-        b.time(&mut |_| {
-            done(
-                stubs
-                    .checked
-                    .rope
-                    .launch(&b.stream, &x, &cos_tab, &sin_tab, &mut y_chk)?,
-            )
-        })
+    let checked = b.time_checked(&stubs.checked, &mut |_| {
+        done(
+            stubs
+                .checked
+                .rope
+                .launch(&b.stream, &x, &cos_tab, &sin_tab, &mut y_chk)?,
+        )
     });
     let twin = if b.opts.variant("twin") {
         let f = b.func("twin_rope")?;
@@ -1540,13 +1585,13 @@ fn rope(b: &mut Bench, stubs: &Stubs<rope::Kernels>) -> Res<()> {
     if let Some(st) = release {
         b.row(kernel, &shape, RELEASE, bytes, st);
     }
-    if let Some(st) = checked {
-        b.row(kernel, &shape, CHECKED, bytes, st);
+    for (variant, st) in checked {
+        b.row(kernel, &shape, variant, bytes, st);
     }
     if let Some(st) = twin {
         b.row(kernel, &shape, TWIN, bytes, st);
         // Same physical layout: compare the buffers.
-        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk)] {
+        for (v, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk), (DEFERRED, &y_chk)] {
             let text = b.verdict(
                 "compare_f16",
                 y.slice(),

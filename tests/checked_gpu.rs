@@ -203,3 +203,83 @@ fn checked_outputs_equal_release_outputs() {
         "probabilities differ"
     );
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_deferred_violation_is_reported_by_the_next_launch_which_does_not_run() {
+    let (ctx, stream) = setup();
+    let kernels = planted::Kernels::load(&ctx).unwrap();
+    kernels.set_checked_mode(ima::CheckedMode::Deferred);
+    let (m, n) = (45, 20);
+    let x = Tensor::from_host(&stream, &data(m * n, 3), &[m, n]).unwrap();
+    let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
+    // The faulty launch returns once enqueued.
+    kernels
+        .transpose_swapped
+        .launch(&stream, &x, &mut y)
+        .unwrap();
+    stream.synchronize().unwrap();
+    let mut z = Tensor::full(&stream, 7.0f32, &[n, m]).unwrap();
+    let r = report(kernels.transpose_swapped.launch(&stream, &x, &mut z));
+    println!("{r}");
+    assert!(r.deferred, "{r}");
+    assert_eq!(
+        (r.kernel, r.arg.as_str(), r.access, r.failed_dim),
+        ("transpose_swapped", "x", Access::Read, 1)
+    );
+    assert_eq!(r.count as usize, n * (m - n), "{r}");
+    assert!(r.to_string().contains("(deferred)"), "{r}");
+    // The reporting launch did not run.
+    assert!(z.to_host(&stream).unwrap().iter().all(|&v| v == 7.0));
+    // Reported once: the record is clean again, and a clean kernel has nothing to report.
+    kernels.check_deferred().unwrap();
+    context_still_healthy(&ctx, &stream);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn check_deferred_waits_for_the_launches_and_counts_them_all() {
+    let (ctx, stream) = setup();
+    let kernels = planted::Kernels::load(&ctx).unwrap();
+    kernels.set_checked_mode(ima::CheckedMode::Deferred);
+    let (m, n) = (45, 20);
+    let x = Tensor::from_host(&stream, &data(m * n, 3), &[m, n]).unwrap();
+    let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
+    // Enqueued back to back: a later launch may start before the host has seen the first
+    // one's flag, so only the first is sure to be accepted.
+    let mut accepted = 0;
+    for _ in 0..3 {
+        match kernels.transpose_swapped.launch(&stream, &x, &mut y) {
+            Ok(_) => accepted += 1,
+            Err(e) => {
+                let Error::OutOfBounds(r) = e else {
+                    panic!("{e}")
+                };
+                assert!(r.deferred);
+                assert_eq!(r.count as usize, accepted * n * (m - n), "{r}");
+                accepted = 0;
+            }
+        }
+    }
+    let Err(Error::OutOfBounds(r)) = kernels.check_deferred() else {
+        panic!("check_deferred found nothing after {accepted} faulty launches")
+    };
+    assert!(accepted >= 1);
+    assert_eq!(r.count as usize, accepted * n * (m - n), "{r}");
+    kernels.check_deferred().unwrap();
+    // A correct kernel in deferred mode reports nothing and computes the right values.
+    let kernels = transpose::Kernels::load(&ctx).unwrap();
+    kernels.set_checked_mode(ima::CheckedMode::Deferred);
+    let xh = data(m * n, 5);
+    let x = Tensor::from_host(&stream, &xh, &[m, n]).unwrap();
+    let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
+    kernels.transpose.launch(&stream, &x, &mut y).unwrap();
+    kernels.transpose.launch(&stream, &x, &mut y).unwrap();
+    kernels.check_deferred().unwrap();
+    let got = y.to_host(&stream).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            assert_eq!(got[j * m + i], xh[i * n + j]);
+        }
+    }
+}

@@ -29,8 +29,11 @@ const MISALIGNED_VECTOR: i32 = 2;
 const MAX_RANK: usize = 8;
 
 impl ViolationRecord {
-    /// count, claimed, arg, write, kind, rank, dim, pad; index[8], extent[8]; block, thread.
-    pub(crate) const BYTES: usize = 8 * 4 + 2 * MAX_RANK * 8 + 6 * 4;
+    /// count, claimed, arg, write, kind, rank, dim, pad; index[8], extent[8]; block, thread;
+    /// then the device address of the host flag the kernel raises once it has filled it
+    /// (runtime/src/record.rs).
+    pub(crate) const BYTES: usize = Self::FLAG + 8;
+    pub(crate) const FLAG: usize = 8 * 4 + 2 * MAX_RANK * 8 + 6 * 4;
 
     /// The record, or `None` when the launch made no violation.
     pub(crate) fn parse(bytes: &[u8]) -> Option<Self> {
@@ -98,6 +101,7 @@ impl ViolationRecord {
             block: self.block,
             thread: self.thread,
             count: self.count,
+            deferred: false,
         }
     }
 }
@@ -130,8 +134,12 @@ pub struct OutOfBounds {
     pub failed_dim: usize,
     pub block: [u32; 3],
     pub thread: [u32; 3],
-    /// Every violation of the launch, counted.
+    /// Every violation of the launch, counted; of the launches since the last report when
+    /// `deferred`.
     pub count: u32,
+    /// Made by an earlier launch in [`CheckedMode::Deferred`](crate::CheckedMode), and
+    /// reported by a later one or by `check_deferred`.
+    pub deferred: bool,
 }
 
 impl fmt::Display for OutOfBounds {
@@ -185,9 +193,14 @@ impl fmt::Display for OutOfBounds {
         let [tx, ty, tz] = self.thread;
         write!(
             f,
-            " (block ({bx},{by},{bz}), thread ({tx},{ty},{tz})); 1 of {} violation{}\n  in {}",
+            " (block ({bx},{by},{bz}), thread ({tx},{ty},{tz})); 1 of {} violation{}{}\n  in {}",
             self.count,
             if self.count == 1 { "" } else { "s" },
+            if self.deferred {
+                " in the checked launches since the last report (deferred)"
+            } else {
+                ""
+            },
             self.signature
         )
     }

@@ -36,13 +36,13 @@
 //! it point at the right kernel. (An error left by earlier work that was not launched in
 //! sync mode is reported by the next synchronising launch.)
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
 use cudarc::driver::{
-    CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchArgs, LaunchConfig,
-    PushKernelArg, SyncOnDrop,
+    CudaFunction, CudaModule, CudaStream, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
+    SyncOnDrop,
 };
 
 use crate::arg::KernelArg;
@@ -52,6 +52,7 @@ use crate::checked::ViolationRecord;
 use crate::contract::{KernelContract, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
+use crate::record::Record;
 use crate::violation::{LaunchError, Violation};
 use smallvec::SmallVec;
 
@@ -76,10 +77,43 @@ fn sync_from_env() -> bool {
     *SYNC.get_or_init(|| std::env::var_os("IMA_SYNC").is_some_and(|v| v == "1"))
 }
 
-/// `IMA_CHECKED=1`, read once per process.
-fn checked_from_env() -> bool {
-    static CHECKED: OnceLock<bool> = OnceLock::new();
-    *CHECKED.get_or_init(|| std::env::var_os("IMA_CHECKED").is_some_and(|v| v == "1"))
+/// `IMA_CHECKED=1` (or `wait`) and `IMA_CHECKED=deferred`, read once per process.
+fn checked_from_env() -> CheckedMode {
+    static CHECKED: OnceLock<CheckedMode> = OnceLock::new();
+    *CHECKED.get_or_init(|| match std::env::var("IMA_CHECKED").as_deref() {
+        Ok("1" | "wait") => CheckedMode::Wait,
+        Ok("deferred") => CheckedMode::Deferred,
+        _ => CheckedMode::Off,
+    })
+}
+
+/// Whether launches run the bounds-checked entry points, and when a violation is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckedMode {
+    /// The release entry points.
+    Off,
+    /// Checked; each launch waits for its kernel and returns its first violation as
+    /// [`Error::OutOfBounds`]. The usual mode for finding a bug.
+    Wait,
+    /// Checked; launches return once enqueued, and the kernel's first violation is
+    /// returned by its next launch after the faulty one finished (which then does not
+    /// launch), or by [`Kernel::check_deferred`]. Costs no wait on the host, so it can stay
+    /// on in a pipeline: the report is late but still names the kernel, argument and index.
+    Deferred,
+}
+
+impl CheckedMode {
+    fn from_u8(v: u8) -> CheckedMode {
+        match v {
+            1 => CheckedMode::Wait,
+            2 => CheckedMode::Deferred,
+            _ => CheckedMode::Off,
+        }
+    }
+
+    fn as_u8(self) -> u8 {
+        self as u8
+    }
 }
 
 /// Entry-point names outlive the module; a kernel's two checked names are leaked once at load.
@@ -131,10 +165,13 @@ pub struct Kernel {
     /// The contract is consistent in itself ([`is_sound`]): launches need not check it
     /// again. (One that is not is refused at every launch, with what is wrong with it.)
     sound: bool,
-    /// Zeroed violation records for checked launches, reused.
+    /// Clean violation records for launches in [`CheckedMode::Wait`], reused.
     records: Mutex<Vec<Record>>,
+    /// The one record every launch in [`CheckedMode::Deferred`] shares until it reports.
+    deferred: Mutex<Option<Record>>,
     sync: AtomicBool,
-    checked: AtomicBool,
+    /// A [`CheckedMode`].
+    checked: AtomicU8,
 }
 
 impl Kernel {
@@ -214,8 +251,9 @@ impl Kernel {
             checked_entries,
             sound: is_sound(contract),
             records: Mutex::new(Vec::new()),
+            deferred: Mutex::new(None),
             sync: AtomicBool::new(sync_from_env()),
-            checked: AtomicBool::new(checked_from_env()),
+            checked: AtomicU8::new(checked_from_env().as_u8()),
         })
     }
 
@@ -231,9 +269,64 @@ impl Kernel {
 
     /// Checked mode: launch the bounds-checked variant, which records the first
     /// out-of-bounds access (and counts all of them) instead of performing it; the launch
-    /// then synchronises and returns [`Error::OutOfBounds`]. Also on when `IMA_CHECKED=1`.
+    /// then waits for the kernel and returns [`Error::OutOfBounds`]. Also on when
+    /// `IMA_CHECKED=1`. [`CheckedMode::Wait`] or `Off`.
     pub fn set_checked(&self, on: bool) {
-        self.checked.store(on, Ordering::Relaxed);
+        self.set_checked_mode(if on {
+            CheckedMode::Wait
+        } else {
+            CheckedMode::Off
+        });
+    }
+
+    /// Checked mode, with its way of reporting (see [`CheckedMode`]); `IMA_CHECKED=deferred`
+    /// sets [`CheckedMode::Deferred`].
+    pub fn set_checked_mode(&self, mode: CheckedMode) {
+        self.checked.store(mode.as_u8(), Ordering::Relaxed);
+    }
+
+    pub fn checked_mode(&self) -> CheckedMode {
+        CheckedMode::from_u8(self.checked.load(Ordering::Relaxed))
+    }
+
+    /// Waits for this kernel's launches in [`CheckedMode::Deferred`] (synchronising their
+    /// context) and returns the first violation they made since the last report.
+    pub fn check_deferred(&self) -> Result<(), Error> {
+        let mut deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(record) = deferred.as_mut() else {
+            return Ok(());
+        };
+        let c = self.contract;
+        record
+            .stream()
+            .context()
+            .synchronize()
+            .map_err(Error::driver(format!(
+                "waiting for {}'s checked launches",
+                c.name
+            )))?;
+        self.report(record.take(), true)
+    }
+
+    /// A record read back: `Ok` when clean, else the violation it holds.
+    fn report(
+        &self,
+        taken: Result<Option<ViolationRecord>, DriverError>,
+        deferred: bool,
+    ) -> Result<(), Error> {
+        let c = self.contract;
+        let found = taken.map_err(Error::driver(format!(
+            "reading {}'s violation record",
+            c.name
+        )))?;
+        match found {
+            None => Ok(()),
+            Some(found) => {
+                let mut oob = found.describe(c);
+                oob.deferred = deferred;
+                Err(Error::OutOfBounds(Box::new(oob)))
+            }
+        }
     }
 
     /// Sync mode: synchronise after every launch and report any CUDA error as this
@@ -277,7 +370,8 @@ impl Kernel {
         if plan.skip {
             return Ok(Launched::Skipped);
         }
-        let checked = self.checked.load(Ordering::Relaxed);
+        let mode = self.checked_mode();
+        let checked = mode != CheckedMode::Off;
         let entry = match (plan.index, checked) {
             (IndexWidth::I32, false) => &self.entry_i32,
             (IndexWidth::I64, false) => &self.entry_i64,
@@ -320,12 +414,36 @@ impl Kernel {
             pointers.push(Some(ptr + offset));
             guards.push(guard);
         }
-        // A zeroed record of this launch's own: concurrent launches never share one.
-        let record = if checked {
-            Some(self.take_record(stream)?)
-        } else {
-            None
-        };
+        // Waiting, a clean record of this launch's own: concurrent launches never share
+        // one. Deferred, the kernel's shared record, held until the launch is enqueued so
+        // that no report cleans it meanwhile; if an earlier launch filled it, that is
+        // reported instead of launching.
+        let mut own = None;
+        let mut shared = None;
+        match mode {
+            CheckedMode::Off => {}
+            CheckedMode::Wait => own = Some(self.take_record(stream)?),
+            CheckedMode::Deferred => {
+                let mut deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
+                match deferred.as_mut() {
+                    Some(record) if record.raised() => {
+                        record
+                            .stream()
+                            .context()
+                            .synchronize()
+                            .map_err(Error::driver(format!(
+                                "waiting for {}'s checked launches",
+                                c.name
+                            )))?;
+                        self.report(record.take(), true)?;
+                    }
+                    Some(_) => {}
+                    None => *deferred = Some(self.new_record(stream)?),
+                }
+                shared = Some(deferred);
+            }
+        }
+        let record = own.as_ref().or(shared.as_ref().and_then(|d| d.as_ref()));
 
         let mut builder = stream.launch_builder(&entry.func);
         // Positions in `plan.values`: each argument's strides, then the symbols.
@@ -354,8 +472,8 @@ impl Kernel {
                 Scalar::U64(v) => builder.arg(v),
             };
         }
-        if let Some(record) = &record {
-            builder.arg(&record.device);
+        if let Some(record) = record {
+            builder.arg(record.device());
         }
         let [gx, gy, gz] = plan.grid;
         let [bx, by, bz] = plan.block;
@@ -383,15 +501,12 @@ impl Kernel {
             stream.synchronize().map_err(fault)?;
             stream.context().check_err().map_err(fault)?;
         }
-        if let Some(mut record) = record {
-            let found = record.read(stream).map_err(Error::driver(format!(
-                "reading {}'s violation record",
-                c.name
-            )))?;
+        drop(shared);
+        if let Some(mut record) = own {
+            let waited = stream.synchronize();
+            let taken = waited.and_then(|()| record.take());
             self.give_back(record);
-            if let Some(found) = found {
-                return Err(Error::OutOfBounds(Box::new(found.describe(c))));
-            }
+            self.report(taken, false)?;
         }
         Ok(Launched::Done {
             grid: plan.grid,
@@ -400,19 +515,23 @@ impl Kernel {
         })
     }
 
-    /// A zeroed violation record from the pool, or a new one.
+    /// A clean violation record from the pool, or a new one.
     fn take_record(&self, stream: &Arc<CudaStream>) -> Result<Record, Error> {
         let pooled = self.records.lock().map(|mut pool| pool.pop());
         if let Ok(Some(record)) = pooled {
             return Ok(record);
         }
+        self.new_record(stream)
+    }
+
+    fn new_record(&self, stream: &Arc<CudaStream>) -> Result<Record, Error> {
         Record::new(stream).map_err(Error::driver(format!(
             "allocating {}'s violation record",
             self.contract.name
         )))
     }
 
-    /// Returns a record, zeroed, to the pool.
+    /// Returns a record, clean, to the pool.
     fn give_back(&self, record: Record) {
         if let Ok(mut pool) = self.records.lock() {
             pool.push(record);
@@ -508,32 +627,4 @@ fn describe(c: &KernelContract, metas: &[TensorMeta<'_>], params: &[Scalar]) -> 
         .zip(params)
         .map(|(p, v)| format!("{} = {v}", p.name));
     tensors.chain(scalars).collect::<Vec<_>>().join(", ")
-}
-
-/// A checked launch's violation record on the device. It is kept zeroed between launches:
-/// a clean launch leaves it as it was, and one that found a violation zeroes it again, so
-/// a checked launch costs one small copy back and no allocation or memset.
-#[derive(Debug)]
-struct Record {
-    device: CudaSlice<u8>,
-}
-
-impl Record {
-    fn new(stream: &Arc<CudaStream>) -> Result<Record, DriverError> {
-        Ok(Record {
-            device: stream.alloc_zeros::<u8>(ViolationRecord::BYTES)?,
-        })
-    }
-
-    /// Copies the record back (waiting for the launch) and parses it; a violation is
-    /// cleared on the device, so the record can be reused.
-    fn read(&mut self, stream: &Arc<CudaStream>) -> Result<Option<ViolationRecord>, DriverError> {
-        // A copy to pageable memory returns once it is done: measured on the H200, it
-        // waits less than a copy to pinned memory followed by an event wait.
-        let found = ViolationRecord::parse(&stream.clone_dtoh(&self.device)?);
-        if found.is_some() {
-            stream.memset_zeros(&mut self.device)?;
-        }
-        Ok(found)
-    }
 }

@@ -25,6 +25,7 @@ pub mod kernel;
 mod layout;
 pub mod locate;
 pub mod module;
+mod record;
 pub mod tensor;
 pub mod version;
 mod view;
@@ -45,7 +46,7 @@ pub use contract::{
 pub use device::{DeviceId, DeviceLimits};
 pub use dyn_tensor::DynTensor;
 pub use error::Error;
-pub use kernel::{Kernel, Launched};
+pub use kernel::{CheckedMode, Kernel, Launched};
 pub use locate::{CudaRoot, candidate_roots, find_root, nvrtc};
 pub use module::Module;
 pub use tensor::{Element, Tensor};

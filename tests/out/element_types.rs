@@ -29,6 +29,22 @@ impl Kernels {
         self.sum_all.kernel.set_checked(on);
     }
 
+    /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
+    /// reports a violation at the kernel's next launch or at `check_deferred` instead of
+    /// waiting for each launch (also on with `IMA_CHECKED=deferred`).
+    pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
+        self.widen_fp8.kernel.set_checked_mode(mode);
+        self.sum_all.kernel.set_checked_mode(mode);
+    }
+
+    /// Waits for every kernel's deferred checked launches and returns the first violation
+    /// found, kernel by kernel in declaration order.
+    pub fn check_deferred(&self) -> Result<(), ima::Error> {
+        self.widen_fp8.kernel.check_deferred()?;
+        self.sum_all.kernel.check_deferred()?;
+        Ok(())
+    }
+
     /// Sync mode for every kernel: synchronise after each launch and attribute any CUDA
     /// error to it (also on with `IMA_SYNC=1`).
     pub fn set_sync(&self, on: bool) {

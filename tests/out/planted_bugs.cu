@@ -16,8 +16,9 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// The first out-of-bounds access of a checked launch; the runtime zeroes it before the
-// launch and reads it after. Field order is the runtime's `ViolationRecord`.
+// The first out-of-bounds access of a checked launch, in device memory; the runtime
+// hands it over clean and reads it back only when `flag`, in mapped host memory, is
+// raised. Field order is the runtime's `ViolationRecord`.
 struct ImaRecord {
     unsigned int count;
     unsigned int claimed;
@@ -31,6 +32,7 @@ struct ImaRecord {
     long long extent[8];
     unsigned int block[3];
     unsigned int thread[3];
+    unsigned int* flag;
 };
 
 enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
@@ -54,6 +56,9 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     }
     r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
     r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
+    // The record first, then the flag the host reads.
+    __threadfence_system();
+    *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
 // Where a refused write goes: somewhere harmless.
@@ -250,7 +255,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 254 "planted_bugs.cu"
+#line 259 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -465,7 +470,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 469 "planted_bugs.cu"
+#line 474 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -636,7 +641,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 640 "planted_bugs.cu"
+#line 645 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1078,7 +1083,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1082 "planted_bugs.cu"
+#line 1087 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

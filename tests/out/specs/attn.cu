@@ -16,8 +16,9 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// The first out-of-bounds access of a checked launch; the runtime zeroes it before the
-// launch and reads it after. Field order is the runtime's `ViolationRecord`.
+// The first out-of-bounds access of a checked launch, in device memory; the runtime
+// hands it over clean and reads it back only when `flag`, in mapped host memory, is
+// raised. Field order is the runtime's `ViolationRecord`.
 struct ImaRecord {
     unsigned int count;
     unsigned int claimed;
@@ -31,6 +32,7 @@ struct ImaRecord {
     long long extent[8];
     unsigned int block[3];
     unsigned int thread[3];
+    unsigned int* flag;
 };
 
 enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
@@ -54,6 +56,9 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     }
     r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
     r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
+    // The record first, then the flag the host reads.
+    __threadfence_system();
+    *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
 // Where a refused write goes: somewhere harmless.
@@ -255,7 +260,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 259 "attn.cu"
+#line 264 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -521,7 +526,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 525 "attn.cu"
+#line 530 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -734,7 +739,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 738 "attn.cu"
+#line 743 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -16,8 +16,9 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// The first out-of-bounds access of a checked launch; the runtime zeroes it before the
-// launch and reads it after. Field order is the runtime's `ViolationRecord`.
+// The first out-of-bounds access of a checked launch, in device memory; the runtime
+// hands it over clean and reads it back only when `flag`, in mapped host memory, is
+// raised. Field order is the runtime's `ViolationRecord`.
 struct ImaRecord {
     unsigned int count;
     unsigned int claimed;
@@ -31,6 +32,7 @@ struct ImaRecord {
     long long extent[8];
     unsigned int block[3];
     unsigned int thread[3];
+    unsigned int* flag;
 };
 
 enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
@@ -54,6 +56,9 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     }
     r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
     r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
+    // The record first, then the flag the host reads.
+    __threadfence_system();
+    *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
 // Where a refused write goes: somewhere harmless.
@@ -547,7 +552,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 551 "quant.cu"
+#line 556 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -999,7 +1004,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 35 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1003 "quant.cu"
+#line 1008 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1470,7 +1475,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1474 "quant.cu"
+#line 1479 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1893,7 +1898,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1897 "quant.cu"
+#line 1902 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2269,7 +2274,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2273 "quant.cu"
+#line 2278 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2477,7 +2482,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2481 "quant.cu"
+#line 2486 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3039,7 +3044,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 3043 "quant.cu"
+#line 3048 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3457,7 +3462,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3461 "quant.cu"
+#line 3466 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -31,6 +31,24 @@ impl Kernels {
         self.attn_pv.kernel.set_checked(on);
     }
 
+    /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
+    /// reports a violation at the kernel's next launch or at `check_deferred` instead of
+    /// waiting for each launch (also on with `IMA_CHECKED=deferred`).
+    pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
+        self.attn_scores.kernel.set_checked_mode(mode);
+        self.softmax_rows.kernel.set_checked_mode(mode);
+        self.attn_pv.kernel.set_checked_mode(mode);
+    }
+
+    /// Waits for every kernel's deferred checked launches and returns the first violation
+    /// found, kernel by kernel in declaration order.
+    pub fn check_deferred(&self) -> Result<(), ima::Error> {
+        self.attn_scores.kernel.check_deferred()?;
+        self.softmax_rows.kernel.check_deferred()?;
+        self.attn_pv.kernel.check_deferred()?;
+        Ok(())
+    }
+
     /// Sync mode for every kernel: synchronise after each launch and attribute any CUDA
     /// error to it (also on with `IMA_SYNC=1`).
     pub fn set_sync(&self, on: bool) {
