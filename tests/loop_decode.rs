@@ -1,8 +1,9 @@
 //! The grid-stride loops imac generates visit every element of the launch domain exactly
 //! once, whatever the grid: their index decode (division for the first element, then the
 //! step's digits added with carries) is compiled for the host from the generated CUDA C
-//! and run over random shapes and grids, every thread of every block in turn. No GPU
-//! needed: a host C++ compiler (`c++`, or `$CXX`) is.
+//! and run over random shapes and grids, every thread of every block in turn. What the
+//! loops tell the compiler to assume (each launch index below its extent) is checked at
+//! every element. No GPU needed: a host C++ compiler (`c++`, or `$CXX`) is.
 
 use ima_dsl::Source;
 use std::fmt::Write as _;
@@ -63,7 +64,8 @@ fn run_statements(cu: &str, name: &str, rank: usize) -> String {
     out
 }
 
-/// The prelude's index helpers (`ima_digits`, `ima_add_digits`), as generated.
+/// The prelude's index helpers (`ima_digits`, `ima_add_digits`, `ima_assume_below`), as
+/// generated.
 fn digit_helpers(cu: &str) -> String {
     let start = cu.find("// v's digits in the mixed radix").unwrap();
     let end = start + cu[start..].find("// A vector access").unwrap();
@@ -82,7 +84,10 @@ fn harness(cu: &str) -> String {
 struct Dim3 {{ unsigned x, y, z; }};
 static Dim3 blockIdx, threadIdx, gridDim, blockDim;
 static std::vector<int> seen;
-static long long outside, syncs;
+static long long outside, syncs, broken;
+// What the loops assume, counted where it fails.
+#define __builtin_assume(x) do {{ if (!(x)) ++broken; }} while (0)
+static bool ima_below(long long i, long long e) {{ return (unsigned long long)i < (unsigned long long)e; }}
 
 {helpers}
 template <typename I>
@@ -123,6 +128,7 @@ static int check(const char* what, long long n, long long expected_syncs, int tr
             return 1;
         }}
     if (outside) {{ printf("%s (trial %d): %lld indices outside\n", what, trial, outside); return 1; }}
+    if (broken) {{ printf("%s (trial %d): %lld broken assumptions\n", what, trial, broken); return 1; }}
     if (expected_syncs >= 0 && syncs != expected_syncs) {{
         printf("%s (trial %d): %lld barriers, expected %lld\n", what, trial, syncs, expected_syncs);
         return 1;
@@ -137,7 +143,7 @@ int main() {{
         const unsigned blocks = 1 + rand() % 13, threads = 1 + rand() % 300;
         const int A = 1 + rand() % 3, B = 1 + rand() % 5, C = 1 + rand() % 9, D = 1 + rand() % 17;
         const long long n4 = (long long)A * B * C * D;
-        seen.assign(n4, 0); outside = syncs = 0;
+        seen.assign(n4, 0); outside = syncs = broken = 0;
         if (trial % 2) launch(blocks, threads, [&] {{ walk4<int>(A, B, C, D); }});
         else launch(blocks, threads, [&] {{ walk4<long long>(A, B, C, D); }});
         if (check("walk4", n4, -1, trial)) return 1;
@@ -146,7 +152,7 @@ int main() {{
         // A block per row: each thread of a block takes every row its block takes, and
         // between two rows the block meets at a barrier.
         const int N = 1 + rand() % 40;
-        seen.assign(N, 0); outside = syncs = 0;
+        seen.assign(N, 0); outside = syncs = broken = 0;
         launch(blocks, 1, [&] {{ rows<int>(N, 16); }});
         long long barriers = 0;
         for (unsigned b = 0; b < blocks; ++b) {{
@@ -156,7 +162,7 @@ int main() {{
         if (check("rows", N, barriers, trial)) return 1;
 
         const int P = 1 + rand() % 6, Q = 1 + rand() % 7;
-        seen.assign(P * Q, 0); outside = syncs = 0;
+        seen.assign(P * Q, 0); outside = syncs = broken = 0;
         launch(blocks, 1, [&] {{ planes<long long>(P, Q, 3); }});
         if (check("planes", P * Q, 0, trial)) return 1;
     }}

@@ -163,6 +163,15 @@ __device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R
     digits[R - 1] += step[R - 1] + carry;
 }
 
+// Tells the compiler what the loop guarantees, 0 <= digit < extent for every launch index,
+// so that a checked access at the launch indices themselves (y(b, h, s, d) in a launch
+// over y) folds its tests away. In the unsigned form the accessors' tests use.
+template <typename I, int R>
+__device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (&e)[R]) {
+#pragma unroll
+    for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -681,6 +690,9 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
 {%- endif %}
     for (;;) {
+{%- if k.rank > 0 %}
+        ima_assume_below(ima_i, ima_e);
+{%- endif %}
         body<I, IMA_CHECKED>({{ k.body_args }});
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;

@@ -161,6 +161,15 @@ __device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R
     digits[R - 1] += step[R - 1] + carry;
 }
 
+// Tells the compiler what the loop guarantees, 0 <= digit < extent for every launch index,
+// so that a checked access at the launch indices themselves (y(b, h, s, d) in a launch
+// over y) folds its tests away. In the unsigned form the accessors' tests use.
+template <typename I, int R>
+__device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (&e)[R]) {
+#pragma unroll
+    for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -251,7 +260,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 255 "launch_forms.cu"
+#line 264 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -277,6 +286,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(x, s, N, D, part, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
@@ -406,7 +416,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 410 "launch_forms.cu"
+#line 420 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

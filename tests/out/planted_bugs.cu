@@ -162,6 +162,15 @@ __device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R
     digits[R - 1] += step[R - 1] + carry;
 }
 
+// Tells the compiler what the loop guarantees, 0 <= digit < extent for every launch index,
+// so that a checked access at the launch indices themselves (y(b, h, s, d) in a launch
+// over y) folds its tests away. In the unsigned form the accessors' tests use.
+template <typename I, int R>
+__device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (&e)[R]) {
+#pragma unroll
+    for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -255,7 +264,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 259 "planted_bugs.cu"
+#line 268 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -281,6 +290,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
@@ -470,7 +480,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 474 "planted_bugs.cu"
+#line 484 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -492,6 +502,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(x, y, M, N, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
@@ -641,7 +652,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 645 "planted_bugs.cu"
+#line 656 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -667,6 +678,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(x, s, R, C, red, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
@@ -1083,7 +1095,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1087 "planted_bugs.cu"
+#line 1099 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1106,6 +1118,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;

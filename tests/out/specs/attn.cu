@@ -162,6 +162,15 @@ __device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R
     digits[R - 1] += step[R - 1] + carry;
 }
 
+// Tells the compiler what the loop guarantees, 0 <= digit < extent for every launch index,
+// so that a checked access at the launch indices themselves (y(b, h, s, d) in a launch
+// over y) folds its tests away. In the unsigned form the accessors' tests use.
+template <typename I, int R>
+__device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (&e)[R]) {
+#pragma unroll
+    for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -260,7 +269,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 264 "attn.cu"
+#line 273 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -287,6 +296,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
@@ -526,7 +536,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 530 "attn.cu"
+#line 540 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -554,6 +564,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(s, p, B, H, S, T, red, ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
@@ -739,7 +750,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 743 "attn.cu"
+#line 754 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -765,6 +776,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(p, v, o, B, H, S, T, D, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;

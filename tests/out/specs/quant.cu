@@ -162,6 +162,15 @@ __device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R
     digits[R - 1] += step[R - 1] + carry;
 }
 
+// Tells the compiler what the loop guarantees, 0 <= digit < extent for every launch index,
+// so that a checked access at the launch indices themselves (y(b, h, s, d) in a launch
+// over y) folds its tests away. In the unsigned form the accessors' tests use.
+template <typename I, int R>
+__device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (&e)[R]) {
+#pragma unroll
+    for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -552,7 +561,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 556 "quant.cu"
+#line 565 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1004,7 +1013,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 35 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1008 "quant.cu"
+#line 1017 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1027,6 +1036,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
@@ -1475,7 +1485,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1479 "quant.cu"
+#line 1489 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1498,6 +1508,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
@@ -1898,7 +1909,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1902 "quant.cu"
+#line 1913 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2274,7 +2285,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2278 "quant.cu"
+#line 2289 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2482,7 +2493,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2486 "quant.cu"
+#line 2497 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2505,6 +2516,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
@@ -3044,7 +3056,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 3048 "quant.cu"
+#line 3060 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3462,7 +3474,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3466 "quant.cu"
+#line 3478 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3487,6 +3499,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;

@@ -162,6 +162,15 @@ __device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R
     digits[R - 1] += step[R - 1] + carry;
 }
 
+// Tells the compiler what the loop guarantees, 0 <= digit < extent for every launch index,
+// so that a checked access at the launch indices themselves (y(b, h, s, d) in a launch
+// over y) folds its tests away. In the unsigned form the accessors' tests use.
+template <typename I, int R>
+__device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (&e)[R]) {
+#pragma unroll
+    for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -273,7 +282,7 @@ __device__ __forceinline__ void body(
         const float x0 = __half2float(x(b, h, s, 2 * p)), x1 = __half2float(x(b, h, s, 2 * p + 1));
         y(b, h, s, d) = __float2half(d % 2 == 0 ? x0 * c - x1 * sn : x1 * c + x0 * sn);
     
-#line 277 "rope.cu"
+#line 286 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -299,6 +308,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(x, cos_tab, sin_tab, y, B, H, S, D, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;

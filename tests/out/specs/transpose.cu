@@ -161,6 +161,15 @@ __device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R
     digits[R - 1] += step[R - 1] + carry;
 }
 
+// Tells the compiler what the loop guarantees, 0 <= digit < extent for every launch index,
+// so that a checked access at the launch indices themselves (y(b, h, s, d) in a launch
+// over y) folds its tests away. In the unsigned form the accessors' tests use.
+template <typename I, int R>
+__device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (&e)[R]) {
+#pragma unroll
+    for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
+}
+
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
 // start at a multiple of W.
 template <typename I, int R, int W>
@@ -230,7 +239,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 8 "specs/transpose.ima"
  y(j, i) = x(i, j); 
-#line 234 "transpose.cu"
+#line 243 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -252,6 +261,7 @@ __device__ __forceinline__ void run(
     ima_digits(ima_idx, ima_e, ima_i);
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
+        ima_assume_below(ima_i, ima_e);
         body<I, IMA_CHECKED>(x, y, M, N, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
@@ -405,7 +415,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 409 "transpose.cu"
+#line 419 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
