@@ -5,7 +5,9 @@
 //! (default 100000). Without a GPU it measures the checks only. Prints a markdown table.
 //!
 //! The `check` rows time the public [`check`], which also builds the `Plan`'s vectors;
-//! `Kernel::launch` runs the same checks without them. For that path, with heap
+//! `Kernel::launch` runs the same checks without them, and a launch with the same
+//! arguments as the kernel's last one reuses that one's plan (so the main rate measures
+//! repeated launches; a second rate alternates two buffers, checking every launch). For that path, with heap
 //! allocations counted, and without a GPU:
 //! `cargo test --release -p ima-runtime --lib check_cost -- --ignored --nocapture`.
 
@@ -170,6 +172,21 @@ fn main() -> Result<(), Box<dyn Error>> {
             stream.synchronize()?;
             Ok(start.elapsed())
         };
+        // Two buffers in turn: no launch has the arguments of the one before, so each is
+        // checked in full (a repeated launch reuses the last one's plan).
+        let (mut ya, mut yb) = (
+            Tensor::<f32>::zeros(&stream, &[N])?,
+            Tensor::<f32>::zeros(&stream, &[N])?,
+        );
+        let mut alternating_launches = |count: u32| -> Result<Duration, Box<dyn Error>> {
+            let start = Instant::now();
+            for i in 0..count {
+                let y = if i % 2 == 0 { &mut ya } else { &mut yb };
+                kernel.launch(&stream, &mut [KernelArg::write(y)], &[])?;
+            }
+            stream.synchronize()?;
+            Ok(start.elapsed())
+        };
         // Warm up both paths (module load, first-launch costs).
         checked_launches(1000)?;
         raw_launches(1000)?;
@@ -177,16 +194,22 @@ fn main() -> Result<(), Box<dyn Error>> {
         // side reports its median round.
         const ROUNDS: u32 = 11;
         let per_round = (launches / ROUNDS).max(1);
-        let (mut raw_rounds, mut checked_rounds) = (Vec::new(), Vec::new());
+        let (mut raw_rounds, mut checked_rounds, mut alternating_rounds) =
+            (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
             raw_rounds.push(raw_launches(per_round)?);
             checked_rounds.push(checked_launches(per_round)?);
+            alternating_rounds.push(alternating_launches(per_round)?);
         }
         let median = |mut v: Vec<Duration>| {
             v.sort();
             v[v.len() / 2]
         };
-        let (raw_time, checked_time) = (median(raw_rounds), median(checked_rounds));
+        let (raw_time, checked_time, alternating_time) = (
+            median(raw_rounds),
+            median(checked_rounds),
+            median(alternating_rounds),
+        );
         rows.push((
             format!("raw cudarc `launch_builder`, median of {ROUNDS} rounds of {per_round}"),
             rate(per_round, raw_time),
@@ -200,6 +223,19 @@ fn main() -> Result<(), Box<dyn Error>> {
         rows.push((
             "launch rate, imac / raw".into(),
             format!("{:.2}", raw_time.as_secs_f64() / checked_time.as_secs_f64()),
+        ));
+        rows.push((
+            format!(
+                "`Kernel::launch` on two buffers in turn (every launch checked in full), median of {ROUNDS} rounds of {per_round}"
+            ),
+            rate(per_round, alternating_time),
+        ));
+        rows.push((
+            "launch rate on two buffers in turn, imac / raw".into(),
+            format!(
+                "{:.2}",
+                raw_time.as_secs_f64() / alternating_time.as_secs_f64()
+            ),
         ));
         rows.push(("GPU".into(), ctx.name()?));
     } else {

@@ -16,11 +16,13 @@
 mod cost;
 mod domain;
 mod faults;
+mod memo;
 mod memory;
 mod shared;
 mod values;
 
 pub use domain::GRID_THREADS;
+pub(crate) use memo::Memo;
 
 use crate::capacity::{ARGS, VALUES};
 use crate::contract::{EmptyPolicy, EvalError, KernelContract, Role, Scalar, TensorArg};
@@ -82,7 +84,7 @@ pub struct Plan {
 
 /// A launch that passed [`check()`], as [`crate::Kernel::launch`] uses it: the [`Plan`],
 /// with its index values in place rather than in vectors.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Checked {
     pub skip: bool,
     pub numel: u64,

@@ -47,7 +47,7 @@ use cudarc::driver::{
 
 use crate::arg::KernelArg;
 use crate::capacity::{ARGS, VALUES};
-use crate::check::{Checked, IndexWidth, TensorMeta, check_launch, is_sound};
+use crate::check::{Checked, IndexWidth, Memo, TensorMeta, check_launch, is_sound};
 use crate::checked::ViolationRecord;
 use crate::contract::{KernelContract, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
@@ -167,6 +167,9 @@ pub struct Kernel {
     sound: bool,
     /// Clean violation records for launches in [`CheckedMode::Wait`], reused.
     records: Mutex<Vec<Record>>,
+    /// The last launch that passed its checks, whose plan a launch with the same
+    /// arguments reuses.
+    memo: Mutex<Memo>,
     /// The one record every launch in [`CheckedMode::Deferred`] shares until it reports.
     deferred: Mutex<Option<Record>>,
     sync: AtomicBool,
@@ -251,6 +254,7 @@ impl Kernel {
             checked_entries,
             sound: is_sound(contract),
             records: Mutex::new(Vec::new()),
+            memo: Mutex::new(Memo::default()),
             deferred: Mutex::new(None),
             sync: AtomicBool::new(sync_from_env()),
             checked: AtomicU8::new(checked_from_env().as_u8()),
@@ -565,8 +569,18 @@ impl Kernel {
                 .filter(|(a, k)| a.role.writes() && k.is_read_only())
                 .map(|(a, _)| Violation::Access { arg: a.name }),
         );
+        if early.is_empty() {
+            let memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(checked) = memo.recall(device, metas, params) {
+                return Ok(checked.clone());
+            }
+        }
         match check_launch(c, self.sound, device, &self.limits, metas, params) {
-            Ok(plan) if early.is_empty() => Ok(plan),
+            Ok(plan) if early.is_empty() => {
+                let mut memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
+                memo.remember(device, metas, params, &plan);
+                Ok(plan)
+            }
             Ok(_) => Err(LaunchError::new(c, early)),
             Err(mut e) => {
                 early.append(&mut e.violations);

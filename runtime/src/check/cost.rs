@@ -1,7 +1,8 @@
 //! What the checks cost per launch, on the CPU: nanoseconds and heap allocations per call,
 //! for a 1-tensor kernel and the attn_scores contract (3 tensors of rank 4, 2 constraints),
-//! of [`check_launch`] (what `Kernel::launch` runs) and of [`check()`] (which also builds
-//! the [`super::Plan`]'s vectors).
+//! of [`check_launch`] (what `Kernel::launch` runs), of [`check()`] (which also builds
+//! the [`super::Plan`]'s vectors), and of [`Memo::recall`] (what a launch with the last
+//! passing launch's arguments runs instead).
 //!
 //! `cargo test --release -p ima-runtime --lib check_cost -- --ignored --nocapture`
 //!
@@ -17,7 +18,7 @@ mod attn;
 #[path = "../../tests/common/touch.rs"]
 mod touch;
 
-use super::{TensorMeta, check, check_launch};
+use super::{Memo, TensorMeta, check, check_launch};
 use crate::contract::{DType, KernelContract, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
 
@@ -168,16 +169,25 @@ fn launch_checks_allocate_nothing() {
                 &case.params,
             )
         };
-        run().expect("the case passes the checks");
+        let checked = run().expect("the case passes the checks");
         assert_eq!(allocations(run), 0, "{name}");
+        // Remembering a launch and recalling it allocate nothing either.
+        let mut memo = Memo::default();
+        let remember = |memo: &mut Memo| memo.remember(DEVICE, &metas, &case.params, &checked);
+        assert_eq!(allocations(|| remember(&mut memo)), 0, "{name}");
+        let recall = || memo.recall(DEVICE, &metas, &case.params).cloned();
+        assert_eq!(allocations(recall), 0, "{name}");
+        assert!(recall().is_some(), "{name}");
     }
 }
 
 #[test]
 #[ignore = "a benchmark: run it in release with --nocapture"]
 fn check_cost() {
-    println!("| case | `check_launch` ns | allocations | `check` ns | allocations |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "| case | `check_launch` ns | allocations | `check` ns | allocations | repeated launch (`Memo::recall`) ns |"
+    );
+    println!("|---|---|---|---|---|---|");
     for (name, case) in cases() {
         row(name, &case);
     }
@@ -208,11 +218,22 @@ fn row(name: &str, case: &Case) {
         )
     };
     plan().expect("the case passes the checks");
+    let mut memo = Memo::default();
+    let checked = launch().expect("the case passes the checks");
+    memo.remember(DEVICE, &metas, &case.params, &checked);
+    // What a repeated launch runs instead of the checks.
+    let recall = || {
+        black_box(&memo)
+            .recall(DEVICE, black_box(&metas), &case.params)
+            .cloned()
+    };
+    assert!(recall().is_some());
     println!(
-        "| {name} | {:.0} | {} | {:.0} | {} |",
+        "| {name} | {:.0} | {} | {:.0} | {} | {:.0} |",
         nanos(launch),
         allocations(launch),
         nanos(plan),
-        allocations(plan)
+        allocations(plan),
+        nanos(recall)
     );
 }

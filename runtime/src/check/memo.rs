@@ -1,0 +1,259 @@
+//! The last launch of a kernel that passed its checks, and its plan.
+//!
+//! [`check_launch`](super::check_launch) is a function of the contract, the device and its
+//! limits (fixed for a [`crate::Kernel`]), the argument metadata and the params. A launch
+//! whose metadata and params equal the last passing launch's, field for field, passes
+//! again with the same plan, so the kernel takes that plan instead of checking again.
+//! Repeated launches of one shape on the same buffers are the common case (the steps of a
+//! decode loop), and the comparison costs a fraction of the checks. Float params are
+//! compared by their bits.
+
+use smallvec::SmallVec;
+
+use super::{Checked, TensorMeta};
+use crate::capacity::{ARGS, DIMS};
+use crate::contract::{DType, Scalar};
+use crate::device::DeviceId;
+
+/// Params kept inline; a launch with more is still remembered, on the heap.
+const PARAMS: usize = 8;
+
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    last: Option<Remembered>,
+}
+
+#[derive(Debug)]
+struct Remembered {
+    device: DeviceId,
+    metas: SmallVec<[OwnedMeta; ARGS]>,
+    params: SmallVec<[Scalar; PARAMS]>,
+    checked: Checked,
+}
+
+/// A [`TensorMeta`] that owns its shape and strides.
+#[derive(Debug)]
+struct OwnedMeta {
+    dtype: DType,
+    shape: SmallVec<[usize; DIMS]>,
+    strides: SmallVec<[isize; DIMS]>,
+    offset: usize,
+    buffer_len: usize,
+    base_ptr: u64,
+    device: DeviceId,
+}
+
+impl OwnedMeta {
+    fn of(m: &TensorMeta<'_>) -> OwnedMeta {
+        OwnedMeta {
+            dtype: m.dtype,
+            shape: m.shape.iter().copied().collect(),
+            strides: m.strides.iter().copied().collect(),
+            offset: m.offset,
+            buffer_len: m.buffer_len,
+            base_ptr: m.base_ptr,
+            device: m.device,
+        }
+    }
+
+    fn is(&self, m: &TensorMeta<'_>) -> bool {
+        self.dtype == m.dtype
+            && self.offset == m.offset
+            && self.buffer_len == m.buffer_len
+            && self.base_ptr == m.base_ptr
+            && self.device == m.device
+            && *self.shape == *m.shape
+            && *self.strides == *m.strides
+    }
+}
+
+/// Equal values of one type; floats by their bits, so that -0.0 and 0.0, or two NaNs,
+/// are told apart or matched exactly as the kernel would receive them.
+fn same(a: &Scalar, b: &Scalar) -> bool {
+    match (a, b) {
+        (Scalar::F32(x), Scalar::F32(y)) => x.to_bits() == y.to_bits(),
+        (Scalar::F64(x), Scalar::F64(y)) => x.to_bits() == y.to_bits(),
+        (x, y) => x == y,
+    }
+}
+
+impl Memo {
+    /// The plan of the last passing launch, if this one has the same arguments.
+    pub(crate) fn recall(
+        &self,
+        device: DeviceId,
+        metas: &[TensorMeta<'_>],
+        params: &[Scalar],
+    ) -> Option<&Checked> {
+        let last = self.last.as_ref()?;
+        let hit = last.device == device
+            && last.metas.len() == metas.len()
+            && last.metas.iter().zip(metas).all(|(o, m)| o.is(m))
+            && last.params.len() == params.len()
+            && last.params.iter().zip(params).all(|(a, b)| same(a, b));
+        hit.then_some(&last.checked)
+    }
+
+    /// Remembers a launch that passed its checks with `checked`.
+    pub(crate) fn remember(
+        &mut self,
+        device: DeviceId,
+        metas: &[TensorMeta<'_>],
+        params: &[Scalar],
+        checked: &Checked,
+    ) {
+        self.last = Some(Remembered {
+            device,
+            metas: metas.iter().map(OwnedMeta::of).collect(),
+            params: params.iter().copied().collect(),
+            checked: checked.clone(),
+        });
+    }
+}
+
+#[cfg(test)]
+#[path = "../../tests/common/attn.rs"]
+mod attn;
+
+#[cfg(test)]
+mod tests {
+    use super::attn;
+    use super::*;
+    use crate::check::check_launch;
+    use crate::device::DeviceLimits;
+
+    const DEVICE: DeviceId = DeviceId {
+        ordinal: 0,
+        context: 1,
+    };
+
+    /// attn_scores' arguments: q [2, 8, 128, 64], k [2, 96, 8, 64] and o [2, 8, 128, 96],
+    /// contiguous, far apart.
+    struct Args {
+        shapes: Vec<Vec<usize>>,
+        strides: Vec<Vec<isize>>,
+        dtypes: [DType; 3],
+    }
+
+    impl Args {
+        fn new() -> Args {
+            let shapes: Vec<Vec<usize>> =
+                vec![vec![2, 8, 128, 64], vec![2, 96, 8, 64], vec![2, 8, 128, 96]];
+            let strides = shapes
+                .iter()
+                .map(|s| {
+                    let mut st = vec![1isize; 4];
+                    for i in (0..3).rev() {
+                        st[i] = st[i + 1] * s[i + 1] as isize;
+                    }
+                    st
+                })
+                .collect();
+            Args {
+                shapes,
+                strides,
+                dtypes: [DType::F16, DType::F16, DType::F32],
+            }
+        }
+
+        fn metas(&self) -> Vec<TensorMeta<'_>> {
+            (0..3)
+                .map(|i| TensorMeta {
+                    dtype: self.dtypes[i],
+                    shape: &self.shapes[i],
+                    strides: &self.strides[i],
+                    offset: 0,
+                    buffer_len: self.shapes[i].iter().product(),
+                    base_ptr: (i as u64 + 1) << 40,
+                    device: DEVICE,
+                })
+                .collect()
+        }
+    }
+
+    fn checked(metas: &[TensorMeta<'_>], params: &[Scalar]) -> Checked {
+        check_launch(
+            &attn::ATTN,
+            true,
+            DEVICE,
+            &DeviceLimits::SM_90,
+            metas,
+            params,
+        )
+        .expect("the launch passes its checks")
+    }
+
+    #[test]
+    fn the_same_arguments_recall_the_plan() {
+        let args = Args::new();
+        let (metas, params) = (args.metas(), [Scalar::F32(0.125)]);
+        let mut memo = Memo::default();
+        assert!(memo.recall(DEVICE, &metas, &params).is_none());
+        let plan = checked(&metas, &params);
+        memo.remember(DEVICE, &metas, &params, &plan);
+        let recalled = memo.recall(DEVICE, &metas, &params).expect("a hit");
+        assert_eq!(
+            (&recalled.values, recalled.grid, recalled.index),
+            (&plan.values, plan.grid, plan.index)
+        );
+    }
+
+    #[test]
+    fn any_difference_is_a_miss() {
+        let args = Args::new();
+        let (metas, params) = (args.metas(), [Scalar::F32(0.125)]);
+        let mut memo = Memo::default();
+        memo.remember(DEVICE, &metas, &params, &checked(&metas, &params));
+        let other_device = DeviceId {
+            ordinal: 1,
+            context: 2,
+        };
+        assert!(memo.recall(other_device, &metas, &params).is_none());
+        assert!(memo.recall(DEVICE, &metas[..2], &params).is_none());
+        assert!(memo.recall(DEVICE, &metas, &[]).is_none());
+        for p in [Scalar::F32(0.25), Scalar::F32(-0.0), Scalar::F64(0.125)] {
+            assert!(memo.recall(DEVICE, &metas, &[p]).is_none(), "{p:?}");
+        }
+        static SHAPE: [usize; 4] = [2, 8, 128, 65];
+        static STRIDES: [isize; 4] = [8 * 128 * 65, 128 * 65, 65, 1];
+        let changes: [&dyn Fn(&mut TensorMeta<'_>); 8] = [
+            &|m| {
+                m.dtype = if m.dtype == DType::F32 {
+                    DType::F16
+                } else {
+                    DType::F32
+                }
+            },
+            &|m| m.shape = &SHAPE,
+            &|m| m.strides = &STRIDES,
+            &|m| m.offset = 1,
+            &|m| m.buffer_len += 1,
+            &|m| m.base_ptr += 2,
+            &|m| m.device = other_device,
+            &|m| m.shape = &SHAPE[..3],
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            for arg in 0..3 {
+                let mut changed = metas.clone();
+                change(&mut changed[arg]);
+                assert!(
+                    memo.recall(DEVICE, &changed, &params).is_none(),
+                    "change {i} of argument {arg}"
+                );
+            }
+        }
+        assert!(memo.recall(DEVICE, &metas, &params).is_some());
+    }
+
+    #[test]
+    fn a_nan_param_matches_only_its_own_bits() {
+        let args = Args::new();
+        let metas = args.metas();
+        let nan = [Scalar::F32(f32::NAN)];
+        let mut memo = Memo::default();
+        memo.remember(DEVICE, &metas, &nan, &checked(&metas, &nan));
+        assert!(memo.recall(DEVICE, &metas, &nan).is_some());
+        let other_nan = [Scalar::F32(f32::from_bits(f32::NAN.to_bits() ^ 1))];
+        assert!(memo.recall(DEVICE, &metas, &other_nan).is_none());
+    }
+}
