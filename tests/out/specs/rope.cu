@@ -197,6 +197,8 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
 // rope(x: f16[B,H,S,D], cos_tab: f32[S,D / 2], sin_tab: f32[S,D / 2], y: f16[B,H,S,D])
 // Rotary position embedding on q or k held as [B, S, H, D] (as most checkpoints store
 // them) and read as [B, H, S, D]: pairs (2p, 2p+1) rotate by the angle of (s, p).
+// `min_blocks 6` holds the checked variant to the release code's 40 registers (it would
+// take 62, and so 4 blocks of 256 an SM instead of 6), without a spill.
 namespace ima_rope {
 
 
@@ -275,14 +277,14 @@ __device__ __forceinline__ void body(
     const I h,
     const I s,
     const I d) {
-#line 10 "specs/rope.ima"
+#line 12 "specs/rope.ima"
 
         const I p = d / 2;
         const float c = cos_tab(s, p), sn = sin_tab(s, p);
         const float x0 = __half2float(x(b, h, s, 2 * p)), x1 = __half2float(x(b, h, s, 2 * p + 1));
         y(b, h, s, d) = __float2half(d % 2 == 0 ? x0 * c - x1 * sn : x1 * c + x0 * sn);
     
-#line 286 "rope.cu"
+#line 288 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -318,7 +320,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_rope
 
-extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
+extern "C" __global__ void __launch_bounds__(256, 6) rope_i32(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -351,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) rope_i64(
+extern "C" __global__ void __launch_bounds__(256, 6) rope_i64(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -384,7 +386,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) rope_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 6) rope_i32_checked(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -418,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) rope_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 6) rope_i64_checked(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
