@@ -157,6 +157,51 @@ fn a_wrong_group_index_is_reported() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn a_tile_past_the_whole_tiles_is_reported() {
+    let (ctx, stream) = setup();
+    let kernels = planted::Kernels::load(&ctx).unwrap();
+    kernels.set_checked(true);
+    let (k, n, g) = (256, 16, 64);
+    let host = ima::quantize_gptq::<f16>(&data(k * n, 8), k, n, g, ima::ZeroStyle::MinusOne, None)
+        .unwrap();
+    let w = ima::QuantTensor::upload(&stream, &host).unwrap();
+    let mut y = Tensor::full(&stream, f32::NAN, &[n]).unwrap();
+    let r = report(kernels.sum_one_tile_too_many.launch(&stream, &w, &mut y));
+    println!("{r}");
+    assert_eq!(
+        (r.arg.as_str(), r.access),
+        ("w", Access::NotWholeTile),
+        "{r}"
+    );
+    // Tile 8 of 32 rows starts at row 256 = K; one report per block of 4 columns.
+    assert_eq!(
+        (r.index[0], r.extent[0], r.extent[1]),
+        (256, 256, 16),
+        "{r}"
+    );
+    assert_eq!(r.count as usize, n / 4, "{r}");
+    assert!(r.to_string().contains("not one of the whole tiles"), "{r}");
+    // The refused tile decoded to zeros: the sums are those of the K rows.
+    // (The reference is rounded to f16; the kernel sums in f32.)
+    let reference: Vec<f32> = ima::dequant_reference(&host)
+        .iter()
+        .map(|v| v.to_f32())
+        .collect();
+    let got = y.to_host(&stream).unwrap();
+    for c in 0..n {
+        let column = (0..k).map(|row| reference[row * n + c]);
+        let (want, size): (f32, f32) = column.fold((0.0, 0.0), |(s, a), v| (s + v, a + v.abs()));
+        assert!(
+            (got[c] - want).abs() <= 1e-3 * size + 1e-6,
+            "column {c}: {} vs {want}",
+            got[c]
+        );
+    }
+    context_still_healthy(&ctx, &stream);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn checked_outputs_equal_release_outputs() {
     let (ctx, stream) = setup();
     let kernels = attn::Kernels::load(&ctx).unwrap();

@@ -36,7 +36,7 @@ struct ImaRecord {
     unsigned int* flag;
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
+enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2, IMA_NOT_WHOLE_TILE = 3 };
 
 // Counts a violation and, for the launch's first, fills the record. Inlined, so the
 // checked variants keep their indices in registers.
@@ -394,6 +394,59 @@ struct {{ q.name }}_t {
         return t;
 {%- endif %}
     }
+
+{%- if !q.g_idx %}
+
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
+    // mode reports a tile b outside them.
+    template <int C, int R>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
+        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    }
+
+    template <int C, int R>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        Tile<C, R> t;
+        t.k0 = b * 8 * R;
+        t.n = n;
+        t.whole = true;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) {
+            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, {{ q.arg }}, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+                // Decodes to zeros, from no load.
+                t.whole = false;
+                t.refused = true;
+                return t;
+            }
+        }
+        const I g = ima_group_of(t.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+{%- if q.has_zeros %}
+        t.zw = ima_zero_word(g, n);
+{%- else %}
+        t.zw = 0;
+{%- endif %}
+{%- if q.along_k %}
+        const int* const row = &qweight[b * R * qweight_s0 + n];
+{%- endif %}
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+{%- if q.along_k %}
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
+{%- else %}
+#pragma unroll
+            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(t.k0 + 8 * r + j) * qweight_s0 + n / 8];
+{%- endif %}
+        }
+        return t;
+    }
+{%- endif %}
 
     // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
     template <int C, int R>

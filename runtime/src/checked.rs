@@ -26,6 +26,7 @@ pub(crate) struct ViolationRecord {
 const OUT_OF_BOUNDS: i32 = 0;
 const BAD_GROUP_INDEX: i32 = 1;
 const MISALIGNED_VECTOR: i32 = 2;
+const NOT_WHOLE_TILE: i32 = 3;
 const MAX_RANK: usize = 8;
 
 impl ViolationRecord {
@@ -89,6 +90,7 @@ impl ViolationRecord {
             access: match (self.kind, self.write) {
                 (BAD_GROUP_INDEX, _) => Access::GroupIndex,
                 (MISALIGNED_VECTOR, _) => Access::MisalignedVector,
+                (NOT_WHOLE_TILE, _) => Access::NotWholeTile,
                 (OUT_OF_BOUNDS, true) => Access::Write,
                 _ => Access::Read,
             },
@@ -115,6 +117,9 @@ pub enum Access {
     /// A 16-byte vector access (`load8`, `store8`) whose last index is no multiple of its
     /// width.
     MisalignedVector,
+    /// A quantized tile taken as whole (`load_whole_tile`) that is not one of the whole
+    /// tiles: past K or N, or across a group. Its index is the tile's first row and column.
+    NotWholeTile,
 }
 
 /// The first out-of-bounds access of a checked launch, and how many there were. The
@@ -155,6 +160,16 @@ impl fmt::Display for OutOfBounds {
                 f,
                 "{}: g_idx of {} at row k = {i} names a group outside 0..{e}",
                 self.kernel, self.arg
+            )?,
+            Access::NotWholeTile => write!(
+                f,
+                "{}: load_whole_tile of {} at row k = {}, column n = {}: not one of the whole tiles (inside K = {} and N = {}, in one group)",
+                self.kernel,
+                self.arg,
+                self.index.first().copied().unwrap_or_default(),
+                self.index.get(1).copied().unwrap_or_default(),
+                self.extent.first().copied().unwrap_or_default(),
+                self.extent.get(1).copied().unwrap_or_default(),
             )?,
             Access::MisalignedVector => write!(
                 f,

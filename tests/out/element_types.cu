@@ -37,7 +37,7 @@ struct ImaRecord {
     unsigned int* flag;
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
+enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2, IMA_NOT_WHOLE_TILE = 3 };
 
 // Counts a violation and, for the launch's first, fills the record. Inlined, so the
 // checked variants keep their indices in registers.

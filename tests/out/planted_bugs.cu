@@ -35,7 +35,7 @@ struct ImaRecord {
     unsigned int* flag;
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
+enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2, IMA_NOT_WHOLE_TILE = 3 };
 
 // Counts a violation and, for the launch's first, fills the record. Inlined, so the
 // checked variants keep their indices in registers.
@@ -870,6 +870,45 @@ struct w_t {
         return t;
     }
 
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
+    // mode reports a tile b outside them.
+    template <int C, int R>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
+        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    }
+
+    template <int C, int R>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        Tile<C, R> t;
+        t.k0 = b * 8 * R;
+        t.n = n;
+        t.whole = true;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) {
+            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+                // Decodes to zeros, from no load.
+                t.whole = false;
+                t.refused = true;
+                return t;
+            }
+        }
+        const I g = ima_group_of(t.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+        const int* const row = &qweight[b * R * qweight_s0 + n];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
+        }
+        return t;
+    }
+
     // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
@@ -1095,7 +1134,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1099 "planted_bugs.cu"
+#line 1138 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1224,6 +1263,506 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
     using namespace ima_dequant_wrong_group;
     run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+        K,
+        N,
+        G,
+        ima_record);
+}
+
+// ---------------------------------------------------------------------------------------
+// sum_one_tile_too_many(w: q4[K,N], y: f32[N])
+// A column sum over whole tiles of 4 packed rows that counts one tile too many: the last
+// is past K.
+namespace ima_sum_one_tile_too_many {
+
+
+// in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
+// Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
+template <typename I, bool IMA_CHECKED>
+struct w_t {
+    const int* __restrict__ qweight;
+    I qweight_s0, qweight_s1;
+    const int* __restrict__ qzeros;
+    I qzeros_s0, qzeros_s1;
+    const __half* __restrict__ scales;
+    I scales_s0, scales_s1;
+    I K, N, G;
+    ImaRecord* rec;
+    static constexpr bool VEC = false;
+
+    // Group of row k.
+    __device__ __forceinline__ I group(I k) const {
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
+    }
+    __device__ __forceinline__ bool ok(I k, I n) const {
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 0, 0, {k, n}, {K, N});
+        return true;
+    }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw >> (4 * (n % 8))) + 1) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
+    // The stored 4-bit value of (k, n).
+    __device__ __forceinline__ int raw(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_raw(k, n);
+    }
+    // The zero point of (k, n).
+    __device__ __forceinline__ int zero(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_zero(group(k), n);
+    }
+    // The scale of (k, n).
+    __device__ __forceinline__ float scale(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_scale(group(k), n);
+    }
+    // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
+    __device__ __forceinline__ float dequant(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_dequant(k, n);
+    }
+
+    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
+    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
+    // loads its packed words, and, when all its rows are in one group, that group's
+    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
+    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
+    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
+    // or N (the padding of the last word, a partial last tile) give 0 and are never read
+    // as data.
+    template <int C, int R>
+    struct Tile {
+        I k0, n;
+        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[R][C];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C, int R = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        Tile<C, R> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = ima_group_of(t.k0);
+        t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
+        if (!t.whole) return t;
+        const I lk = t.k0, ln = n, lg = g0, lr = 1;
+        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
+        t.zw = ima_zero_word(lg, ln);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8 + r * lr) * qweight_s0 + ln]), t.w[r]);
+        }
+        return t;
+    }
+
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
+    // mode reports a tile b outside them.
+    template <int C, int R>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
+        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    }
+
+    template <int C, int R>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        Tile<C, R> t;
+        t.k0 = b * 8 * R;
+        t.n = n;
+        t.whole = true;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) {
+            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+                // Decodes to zeros, from no load.
+                t.whole = false;
+                t.refused = true;
+                return t;
+            }
+        }
+        const I g = ima_group_of(t.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+        const int* const row = &qweight[b * R * qweight_s0 + n];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
+        }
+        return t;
+    }
+
+    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
+        if (t.whole) {
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            float scale[C], zero[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
+            }
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[j][c] = (ima_biased((t.w[r][c] >> (4 * j)) & 0xF) - zero[c]) * scale[c];
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[j][c] = edge[j][c];
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, 1>& t, float (&out)[8][C]) const {
+        dequant_tile(t, 0, out);
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
+    }
+
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    // (a & MASK) | 0x64006400 as one LOP3: written in C, it takes two (one immediate an
+    // instruction).
+    template <unsigned int MASK>
+    static __device__ __forceinline__ __half2 ima_nibbles(unsigned int a) {
+        unsigned int r;
+        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(MASK), "r"(0x64006400u));
+        return ima_as_half2(r);
+    }
+    // sum + the 8 values (q - z) of word w times x, in half2 arithmetic. 0x6400 is 1024 in
+    // f16, where the spacing is 1: the masks give 1024 + q for the low nibble of each byte
+    // pair and 1024 + 16q for the high one, as (row j, row j + 4) pairs; lo holds 1024 + z
+    // and hi -(64 + z), so one subtraction or one FMA by 1/16 leaves q - z, exact in f16.
+    // xp: x as (row j, row j + 4) pairs.
+    static __device__ __forceinline__ __half2 ima_dot_word(unsigned int w, __half2 lo, __half2 hi,
+                                                           const __half2 (&xp)[4], __half2 sum) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w), lo), xp[0], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, hi), xp[1], sum);
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w8), lo), xp[2], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi), xp[3], sum);
+        return sum;
+    }
+
+    // x's rows for `dot_tile`: a function of the packed row, or for a tile of one packed
+    // row the 8 values themselves.
+    template <typename F>
+    static __device__ __forceinline__ auto ima_row8(F& f, int r) -> decltype(f(r)) { return f(r); }
+    static __device__ __forceinline__ ImaVec<__half, 8> ima_row8(const ImaVec<__half, 8>& v, int) { return v; }
+    static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
+    template <typename T>
+    static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
+
+    // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
+    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // one packed row, `x.load8(m, k)` itself).
+    // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
+    // summing the products of two packed rows (8 products; one row, 4, when R is odd),
+    // then sums in f32 and applies the scale once: about 2.4 instructions a weight
+    // instead of 6. f16 bounds those partial sums: |x| must stay below 65504 / (8 * 15),
+    // about 545. Other tiles dequantize in f32, out of line.
+    template <int C, int R, typename XRow>
+    __device__ __forceinline__ void dot_tile(const Tile<C, R>& t, XRow&& xrow, float (&acc)[C]) const {
+        static_assert(R == 1 || decltype(ima_row8_tag(&xrow))::value == 0,
+                      "a tile of several packed rows takes x as a function of the packed row");
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            __half2 lo[C], hi[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
+                lo[c] = __half2half2(__ushort_as_half((unsigned short)(0x6400u | z)));
+                // -(1024 + 16z) / 16, exact.
+                hi[c] = __hneg2(__hmul2(__half2half2(__ushort_as_half((unsigned short)(0x6400u | (z << 4)))),
+                                        __float2half2_rn(0.0625f)));
+            }
+            float part[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) part[c] = 0.f;
+            constexpr int H = R % 2 == 0 ? 2 : 1;
+#pragma unroll
+            for (int r0 = 0; r0 < R; r0 += H) {
+                __half2 sum[C];
+#pragma unroll
+                for (int c = 0; c < C; ++c) sum[c] = __float2half2_rn(0.f);
+#pragma unroll
+                for (int r = r0; r < r0 + H; ++r) {
+                    const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
+                    // (row j, row j + 4) pairs: one byte permute each.
+                    unsigned int xw[4];
+                    memcpy(xw, &x8, 16);
+                    const unsigned int pw[4] = {__byte_perm(xw[0], xw[2], 0x5410), __byte_perm(xw[0], xw[2], 0x7632),
+                                                __byte_perm(xw[1], xw[3], 0x5410), __byte_perm(xw[1], xw[3], 0x7632)};
+                    __half2 xp[4];
+                    memcpy(xp, pw, 16);
+#pragma unroll
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                }
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    const float2 f = __half22float2(sum[c]);
+                    part[c] += f.x + f.y;
+                }
+            }
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += part[c] * __half2float(t.s[c]);
+            return;
+        }
+        // Out of line, a packed row at a time, with plain values (no reference to the tile
+        // or to xrow, which would put them in local memory), so that the edge's registers
+        // do not weigh on the loop around.
+#pragma unroll 1
+        for (int r = 0; r < R; ++r) {
+            // Packed rows past K are zeros: their x is not asked for.
+            if (t.k0 + 8 * r >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
+        }
+    }
+    template <int C>
+    struct ImaSum {
+        float v[C];
+    };
+    template <int C>
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+                                                         const ImaVec<__half, 8> x) {
+        float v[8][C];
+        ima_dequant_edge(self, k0, n0, refused, v);
+        ImaSum<C> sum;
+#pragma unroll
+        for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
+        ima_dot8(x, v, sum.v);
+        return sum;
+    }
+    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
+    // column wide.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
+    }
+};
+
+// out y: f32[N]
+template <typename I, bool IMA_CHECKED>
+struct y_t {
+    float* __restrict__ p;
+    I s0;
+    I e0;
+    ImaRecord* rec;
+    __device__ __forceinline__ float& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 4, 1, {i0}, {e0})) return ima_sink<float>();
+        }
+        return p[i0];
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I K,
+    const I N,
+    const I G) {
+#line 58 "tests/in/planted_bugs.ima"
+
+        const I n = I(blockIdx.x) * 4;
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        const I tiles = w.whole_tiles(n, ImaConst<4>{}, ImaConst<4>{});
+        for (I b = 0; b <= tiles; ++b) {
+            const auto t = w.load_whole_tile(b, n, ImaConst<4>{}, ImaConst<4>{});
+            float v[8][4];
+            for (int r = 0; r < 4; ++r) {
+                w.dequant_tile(t, r, v);
+                for (int j = 0; j < 8; ++j)
+                    for (int c = 0; c < 4; ++c) acc[c] += v[j][c];
+            }
+        }
+        for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
+    
+#line 1659 "planted_bugs.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I K,
+    const I N,
+    const I G,
+    ImaRecord* const ima_record) {
+    body<I, IMA_CHECKED>(w, y, K, N, G);
+}
+
+}  // namespace ima_sum_one_tile_too_many
+
+extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i32(
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    float* __restrict__ y,
+    int y_s0,
+    int K,
+    int N,
+    int G) {
+    using namespace ima_sum_one_tile_too_many;
+    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        y_t<int, false>{y, y_s0, N, nullptr},
+        K,
+        N,
+        G,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i64(
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    float* __restrict__ y,
+    long long y_s0,
+    long long K,
+    long long N,
+    long long G) {
+    using namespace ima_sum_one_tile_too_many;
+    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        y_t<long long, false>{y, y_s0, N, nullptr},
+        K,
+        N,
+        G,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i32_checked(
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    float* __restrict__ y,
+    int y_s0,
+    int K,
+    int N,
+    int G,
+    ImaRecord* ima_record) {
+    using namespace ima_sum_one_tile_too_many;
+    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        y_t<int, true>{y, y_s0, N, ima_record},
+        K,
+        N,
+        G,
+        ima_record);
+}
+
+extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i64_checked(
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    float* __restrict__ y,
+    long long y_s0,
+    long long K,
+    long long N,
+    long long G,
+    ImaRecord* ima_record) {
+    using namespace ima_sum_one_tile_too_many;
+    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        y_t<long long, true>{y, y_s0, N, ima_record},
         K,
         N,
         G,

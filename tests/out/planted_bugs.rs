@@ -21,6 +21,7 @@ pub struct Kernels {
     pub transpose_swapped: TransposeSwapped,
     pub shared_overrun: SharedOverrun,
     pub dequant_wrong_group: DequantWrongGroup,
+    pub sum_one_tile_too_many: SumOneTileTooMany,
 }
 
 impl Kernels {
@@ -31,6 +32,7 @@ impl Kernels {
         self.transpose_swapped.kernel.set_checked(on);
         self.shared_overrun.kernel.set_checked(on);
         self.dequant_wrong_group.kernel.set_checked(on);
+        self.sum_one_tile_too_many.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -41,6 +43,7 @@ impl Kernels {
         self.transpose_swapped.kernel.set_checked_mode(mode);
         self.shared_overrun.kernel.set_checked_mode(mode);
         self.dequant_wrong_group.kernel.set_checked_mode(mode);
+        self.sum_one_tile_too_many.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -50,6 +53,7 @@ impl Kernels {
         self.transpose_swapped.kernel.check_deferred()?;
         self.shared_overrun.kernel.check_deferred()?;
         self.dequant_wrong_group.kernel.check_deferred()?;
+        self.sum_one_tile_too_many.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -60,6 +64,7 @@ impl Kernels {
         self.transpose_swapped.kernel.set_sync(on);
         self.shared_overrun.kernel.set_sync(on);
         self.dequant_wrong_group.kernel.set_sync(on);
+        self.sum_one_tile_too_many.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -77,6 +82,9 @@ impl Kernels {
             },
             dequant_wrong_group: DequantWrongGroup {
                 kernel: module.kernel(&DEQUANT_WRONG_GROUP)?,
+            },
+            sum_one_tile_too_many: SumOneTileTooMany {
+                kernel: module.kernel(&SUM_ONE_TILE_TOO_MANY)?,
             },
         })
     }
@@ -487,4 +495,131 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: true,
     entry_i32: "dequant_wrong_group_i32",
     entry_i64: "dequant_wrong_group_i64",
+};
+
+/// `sum_one_tile_too_many(w: q4[K,N], y: f32[N])`
+///
+/// A column sum over whole tiles of 4 packed rows that counts one tile too many: the last
+///
+/// is past K.
+///
+/// Declared at `tests/in/planted_bugs.ima:54`.
+pub struct SumOneTileTooMany {
+    kernel: ima::Kernel,
+}
+
+impl SumOneTileTooMany {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &SUM_ONE_TILE_TOO_MANY;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    /// - `y`: f32 `[N]`, contiguous
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        w: &ima::QuantTensor<ima::half::f16>,
+        y: &mut ima::Tensor<f32>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let mut args = Vec::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.launch(stream, &mut args, &[])
+    }
+}
+
+/// The contract of `sum_one_tile_too_many`.
+pub static SUM_ONE_TILE_TOO_MANY: ima::KernelContract = ima::KernelContract {
+    name: "sum_one_tile_too_many",
+    signature: "sum_one_tile_too_many(w: q4[K,N], y: f32[N])",
+    location: "tests/in/planted_bugs.ima:54",
+    symbols: &[
+        ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "G", bound_by: ima::Binding { arg: 0, dim: 2 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "w",
+            role: ima::Role::Logical,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "G", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1, 2],
+            strided: true,
+            align: 2,
+        },
+        ima::TensorArg {
+            name: "w.qweight",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+        },
+        ima::TensorArg {
+            name: "w.qzeros",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) },
+                ima::Extent { text: "ceil(N / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(8)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+        },
+        ima::TensorArg {
+            name: "w.scales",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 2,
+        },
+        ima::TensorArg {
+            name: "y",
+            role: ima::Role::Out,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0],
+            strided: false,
+            align: 4,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+        ima::Constraint { text: "N % 4 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(4)), &ima::Expr::Const(0)) },
+    ],
+    shared: &[
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(4))] },
+    empty: ima::EmptyPolicy::Skip,
+    block: [1, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "sum_one_tile_too_many_i32",
+    entry_i64: "sum_one_tile_too_many_i64",
 };

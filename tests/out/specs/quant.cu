@@ -35,7 +35,7 @@ struct ImaRecord {
     unsigned int* flag;
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2 };
+enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2, IMA_NOT_WHOLE_TILE = 3 };
 
 // Counts a violation and, for the launch's first, fills the record. Inlined, so the
 // checked variants keep their indices in registers.
@@ -308,6 +308,45 @@ struct w_t {
         return t;
     }
 
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
+    // mode reports a tile b outside them.
+    template <int C, int R>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
+        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    }
+
+    template <int C, int R>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        Tile<C, R> t;
+        t.k0 = b * 8 * R;
+        t.n = n;
+        t.whole = true;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) {
+            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+                // Decodes to zeros, from no load.
+                t.whole = false;
+                t.refused = true;
+                return t;
+            }
+        }
+        const I g = ima_group_of(t.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+        const int* const row = &qweight[b * R * qweight_s0 + n];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
+        }
+        return t;
+    }
+
     // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
@@ -561,7 +600,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 565 "quant.cu"
+#line 604 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -784,6 +823,45 @@ struct w_t {
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8 + r * lr) * qweight_s0 + ln]), t.w[r]);
+        }
+        return t;
+    }
+
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
+    // mode reports a tile b outside them.
+    template <int C, int R>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
+        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    }
+
+    template <int C, int R>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        Tile<C, R> t;
+        t.k0 = b * 8 * R;
+        t.n = n;
+        t.whole = true;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) {
+            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+                // Decodes to zeros, from no load.
+                t.whole = false;
+                t.refused = true;
+                return t;
+            }
+        }
+        const I g = ima_group_of(t.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+        const int* const row = &qweight[b * R * qweight_s0 + n];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
         }
         return t;
     }
@@ -1013,7 +1091,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 35 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1017 "quant.cu"
+#line 1095 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1485,7 +1563,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1489 "quant.cu"
+#line 1567 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1745,6 +1823,45 @@ struct w_t {
         return t;
     }
 
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
+    // mode reports a tile b outside them.
+    template <int C, int R>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
+        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    }
+
+    template <int C, int R>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        Tile<C, R> t;
+        t.k0 = b * 8 * R;
+        t.n = n;
+        t.whole = true;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) {
+            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+                // Decodes to zeros, from no load.
+                t.whole = false;
+                t.refused = true;
+                return t;
+            }
+        }
+        const I g = ima_group_of(t.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+#pragma unroll
+            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(t.k0 + 8 * r + j) * qweight_s0 + n / 8];
+        }
+        return t;
+    }
+
     // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
@@ -1909,7 +2026,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1913 "quant.cu"
+#line 2030 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2140,6 +2257,45 @@ struct w_t {
         return t;
     }
 
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
+    // mode reports a tile b outside them.
+    template <int C, int R>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
+        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    }
+
+    template <int C, int R>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        Tile<C, R> t;
+        t.k0 = b * 8 * R;
+        t.n = n;
+        t.whole = true;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) {
+            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+                // Decodes to zeros, from no load.
+                t.whole = false;
+                t.refused = true;
+                return t;
+            }
+        }
+        const I g = ima_group_of(t.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+#pragma unroll
+            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(t.k0 + 8 * r + j) * qweight_s0 + n / 8];
+        }
+        return t;
+    }
+
     // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
@@ -2285,7 +2441,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2289 "quant.cu"
+#line 2445 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2493,7 +2649,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2497 "quant.cu"
+#line 2653 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2756,6 +2912,45 @@ struct w_t {
         return t;
     }
 
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
+    // mode reports a tile b outside them.
+    template <int C, int R>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
+        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    }
+
+    template <int C, int R>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        Tile<C, R> t;
+        t.k0 = b * 8 * R;
+        t.n = n;
+        t.whole = true;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) {
+            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+                // Decodes to zeros, from no load.
+                t.whole = false;
+                t.refused = true;
+                return t;
+            }
+        }
+        const I g = ima_group_of(t.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+        const int* const row = &qweight[b * R * qweight_s0 + n];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
+        }
+        return t;
+    }
+
     // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
@@ -3010,16 +3205,23 @@ __device__ __forceinline__ void body(
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
             if (n < N) {
-                // M = 1: each thread takes every 32nd tile of R packed rows (8R rows of K,
-                // in one group when G % 8R == 0): one scale and zero load per tile, the
-                // weights of all R rows in flight before the first is used. Rows past
-                // those tiles (all of K when G % 8R != 0), and every row for M > 1, go 8
-                // at a time, every 256th.
+                // M = 1: each thread takes every 32nd whole tile of R packed rows (8R rows
+                // of K in one group, when G % 8R == 0): one scale and zero load per tile,
+                // the weights of all R rows in flight before the first is used, no edge
+                // test. Rows past those tiles (all of K when G % 8R != 0), and every row
+                // for M > 1, go 8 at a time, every 256th.
+                // (With 64-bit indices the whole-tile loop's addresses do not fit the 80
+                // registers beside the M > 1 code: those tiles go through load_tile, which
+                // tests each.)
                 constexpr int R = 4;
-                const I tiles = MR == 1 && G % (8 * R) == 0 ? K / (8 * R) : 0;
+                constexpr bool whole = sizeof(I) == 4;
+                const I tiles = MR != 1 ? 0
+                                : whole ? w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{})
+                                        : G % (8 * R) == 0 ? K / (8 * R) : 0;
                 if constexpr (MR == 1) {
                     for (I b = threadIdx.y; b < tiles; b += 32) {
-                        const auto t = w.load_tile(b * 8 * R, n, ImaConst<4>{}, ImaConst<R>{});
+                        const auto t = whole ? w.load_whole_tile(b, n, ImaConst<4>{}, ImaConst<R>{})
+                                             : w.load_tile(b * 8 * R, n, ImaConst<4>{}, ImaConst<R>{});
                         w.dot_tile(t, [&](int r) { return x.load8(0, t.k0 + 8 * r); }, acc[0]);
                     }
                 }
@@ -3056,7 +3258,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 3060 "quant.cu"
+#line 3262 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3332,6 +3534,45 @@ struct w_t {
         return t;
     }
 
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
+    // mode reports a tile b outside them.
+    template <int C, int R>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
+        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    }
+
+    template <int C, int R>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        Tile<C, R> t;
+        t.k0 = b * 8 * R;
+        t.n = n;
+        t.whole = true;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) {
+            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+                // Decodes to zeros, from no load.
+                t.whole = false;
+                t.refused = true;
+                return t;
+            }
+        }
+        const I g = ima_group_of(t.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+#pragma unroll
+            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(t.k0 + 8 * r + j) * qweight_s0 + n / 8];
+        }
+        return t;
+    }
+
     // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
@@ -3468,13 +3709,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 177 "specs/quant.ima"
+#line 184 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3478 "quant.cu"
+#line 3719 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
