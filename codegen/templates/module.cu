@@ -402,7 +402,8 @@ struct {{ q.name }}_t {
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
     // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode reports a tile b outside them.
+    // mode loads through load_tile, reports a tile that is not whole (which release would
+    // decode wrongly, or read out of bounds) and decodes it correctly.
     template <int C, int R>
     __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
         return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
@@ -410,21 +411,22 @@ struct {{ q.name }}_t {
 
     template <int C, int R>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, {{ q.arg }}, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
         t.whole = true;
         t.refused = false;
-        if constexpr (IMA_CHECKED) {
-            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
-                const I i[2] = {t.k0, n}, e[2] = {K, N};
-                ima_report<I, 2>(rec, {{ q.arg }}, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
-                // Decodes to zeros, from no load.
-                t.whole = false;
-                t.refused = true;
-                return t;
-            }
-        }
         const I g = ima_group_of(t.k0);
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
 {%- if q.has_zeros %}

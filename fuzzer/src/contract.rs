@@ -327,7 +327,7 @@ mod tests {
                 planted::TransposeSwapped::CONTRACT,
                 planted::SharedOverrun::CONTRACT,
                 planted::DequantWrongGroup::CONTRACT,
-                planted::SumOneTileTooMany::CONTRACT,
+                planted::SumTilesAcrossGroups::CONTRACT,
             ],
         );
     }

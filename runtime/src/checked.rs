@@ -117,8 +117,8 @@ pub enum Access {
     /// A 16-byte vector access (`load8`, `store8`) whose last index is no multiple of its
     /// width.
     MisalignedVector,
-    /// A quantized tile taken as whole (`load_whole_tile`) that is not one of the whole
-    /// tiles: past K or N, or across a group. Its index is the tile's first row and column.
+    /// A quantized tile taken as whole (`load_whole_tile`) that lies inside K and N but is
+    /// not whole: across a group, or partial. Its index is the tile's first row and column.
     NotWholeTile,
 }
 

@@ -875,7 +875,8 @@ struct w_t {
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
     // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode reports a tile b outside them.
+    // mode loads through load_tile, reports a tile that is not whole (which release would
+    // decode wrongly, or read out of bounds) and decodes it correctly.
     template <int C, int R>
     __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
         return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
@@ -883,21 +884,22 @@ struct w_t {
 
     template <int C, int R>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
         t.whole = true;
         t.refused = false;
-        if constexpr (IMA_CHECKED) {
-            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
-                const I i[2] = {t.k0, n}, e[2] = {K, N};
-                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
-                // Decodes to zeros, from no load.
-                t.whole = false;
-                t.refused = true;
-                return t;
-            }
-        }
         const I g = ima_group_of(t.k0);
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
@@ -1134,7 +1136,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1138 "planted_bugs.cu"
+#line 1140 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1270,10 +1272,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
 }
 
 // ---------------------------------------------------------------------------------------
-// sum_one_tile_too_many(w: q4[K,N], y: f32[N])
-// A column sum over whole tiles of 4 packed rows that counts one tile too many: the last
-// is past K.
-namespace ima_sum_one_tile_too_many {
+// sum_tiles_across_groups(w: q4[K,N], y: f32[N])
+// A column sum over tiles of 4 packed rows (32 rows of K) taken as whole without asking
+// whole_tiles: wrong when G is no multiple of 32, where some tiles cross a group.
+namespace ima_sum_tiles_across_groups {
 
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
@@ -1384,7 +1386,8 @@ struct w_t {
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
     // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode reports a tile b outside them.
+    // mode loads through load_tile, reports a tile that is not whole (which release would
+    // decode wrongly, or read out of bounds) and decodes it correctly.
     template <int C, int R>
     __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
         return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
@@ -1392,21 +1395,22 @@ struct w_t {
 
     template <int C, int R>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
         t.whole = true;
         t.refused = false;
-        if constexpr (IMA_CHECKED) {
-            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
-                const I i[2] = {t.k0, n}, e[2] = {K, N};
-                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
-                // Decodes to zeros, from no load.
-                t.whole = false;
-                t.refused = true;
-                return t;
-            }
-        }
         const I g = ima_group_of(t.k0);
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
@@ -1643,8 +1647,7 @@ __device__ __forceinline__ void body(
 
         const I n = I(blockIdx.x) * 4;
         float acc[4] = {0.f, 0.f, 0.f, 0.f};
-        const I tiles = w.whole_tiles(n, ImaConst<4>{}, ImaConst<4>{});
-        for (I b = 0; b <= tiles; ++b) {
+        for (I b = 0; b < K / 32; ++b) {
             const auto t = w.load_whole_tile(b, n, ImaConst<4>{}, ImaConst<4>{});
             float v[8][4];
             for (int r = 0; r < 4; ++r) {
@@ -1655,7 +1658,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 1659 "planted_bugs.cu"
+#line 1662 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1669,9 +1672,9 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
-}  // namespace ima_sum_one_tile_too_many
+}  // namespace ima_sum_tiles_across_groups
 
-extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i32(
+extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32(
     const int* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -1686,7 +1689,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_sum_one_tile_too_many;
+    using namespace ima_sum_tiles_across_groups;
     run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<int, false>{y, y_s0, N, nullptr},
         K,
@@ -1695,7 +1698,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i64(
+extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64(
     const int* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,
@@ -1710,7 +1713,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_sum_one_tile_too_many;
+    using namespace ima_sum_tiles_across_groups;
     run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<long long, false>{y, y_s0, N, nullptr},
         K,
@@ -1719,7 +1722,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i32_checked(
+extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_checked(
     const int* __restrict__ w_qweight,
     int w_qweight_s0,
     int w_qweight_s1,
@@ -1735,7 +1738,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i32_che
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_sum_one_tile_too_many;
+    using namespace ima_sum_tiles_across_groups;
     run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<int, true>{y, y_s0, N, ima_record},
         K,
@@ -1744,7 +1747,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i32_che
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i64_checked(
+extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_checked(
     const int* __restrict__ w_qweight,
     long long w_qweight_s0,
     long long w_qweight_s1,
@@ -1760,7 +1763,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_one_tile_too_many_i64_che
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_sum_one_tile_too_many;
+    using namespace ima_sum_tiles_across_groups;
     run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, N, ima_record},
         K,

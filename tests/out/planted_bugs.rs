@@ -21,7 +21,7 @@ pub struct Kernels {
     pub transpose_swapped: TransposeSwapped,
     pub shared_overrun: SharedOverrun,
     pub dequant_wrong_group: DequantWrongGroup,
-    pub sum_one_tile_too_many: SumOneTileTooMany,
+    pub sum_tiles_across_groups: SumTilesAcrossGroups,
 }
 
 impl Kernels {
@@ -32,7 +32,7 @@ impl Kernels {
         self.transpose_swapped.kernel.set_checked(on);
         self.shared_overrun.kernel.set_checked(on);
         self.dequant_wrong_group.kernel.set_checked(on);
-        self.sum_one_tile_too_many.kernel.set_checked(on);
+        self.sum_tiles_across_groups.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -43,7 +43,7 @@ impl Kernels {
         self.transpose_swapped.kernel.set_checked_mode(mode);
         self.shared_overrun.kernel.set_checked_mode(mode);
         self.dequant_wrong_group.kernel.set_checked_mode(mode);
-        self.sum_one_tile_too_many.kernel.set_checked_mode(mode);
+        self.sum_tiles_across_groups.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -53,7 +53,7 @@ impl Kernels {
         self.transpose_swapped.kernel.check_deferred()?;
         self.shared_overrun.kernel.check_deferred()?;
         self.dequant_wrong_group.kernel.check_deferred()?;
-        self.sum_one_tile_too_many.kernel.check_deferred()?;
+        self.sum_tiles_across_groups.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -64,7 +64,7 @@ impl Kernels {
         self.transpose_swapped.kernel.set_sync(on);
         self.shared_overrun.kernel.set_sync(on);
         self.dequant_wrong_group.kernel.set_sync(on);
-        self.sum_one_tile_too_many.kernel.set_sync(on);
+        self.sum_tiles_across_groups.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -83,8 +83,8 @@ impl Kernels {
             dequant_wrong_group: DequantWrongGroup {
                 kernel: module.kernel(&DEQUANT_WRONG_GROUP)?,
             },
-            sum_one_tile_too_many: SumOneTileTooMany {
-                kernel: module.kernel(&SUM_ONE_TILE_TOO_MANY)?,
+            sum_tiles_across_groups: SumTilesAcrossGroups {
+                kernel: module.kernel(&SUM_TILES_ACROSS_GROUPS)?,
             },
         })
     }
@@ -497,20 +497,20 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
     entry_i64: "dequant_wrong_group_i64",
 };
 
-/// `sum_one_tile_too_many(w: q4[K,N], y: f32[N])`
+/// `sum_tiles_across_groups(w: q4[K,N], y: f32[N])`
 ///
-/// A column sum over whole tiles of 4 packed rows that counts one tile too many: the last
+/// A column sum over tiles of 4 packed rows (32 rows of K) taken as whole without asking
 ///
-/// is past K.
+/// whole_tiles: wrong when G is no multiple of 32, where some tiles cross a group.
 ///
 /// Declared at `tests/in/planted_bugs.ima:54`.
-pub struct SumOneTileTooMany {
+pub struct SumTilesAcrossGroups {
     kernel: ima::Kernel,
 }
 
-impl SumOneTileTooMany {
+impl SumTilesAcrossGroups {
     /// The contract every launch is checked against.
-    pub const CONTRACT: &'static ima::KernelContract = &SUM_ONE_TILE_TOO_MANY;
+    pub const CONTRACT: &'static ima::KernelContract = &SUM_TILES_ACROSS_GROUPS;
 
     /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
     pub fn kernel(&self) -> &ima::Kernel {
@@ -537,10 +537,10 @@ impl SumOneTileTooMany {
     }
 }
 
-/// The contract of `sum_one_tile_too_many`.
-pub static SUM_ONE_TILE_TOO_MANY: ima::KernelContract = ima::KernelContract {
-    name: "sum_one_tile_too_many",
-    signature: "sum_one_tile_too_many(w: q4[K,N], y: f32[N])",
+/// The contract of `sum_tiles_across_groups`.
+pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
+    name: "sum_tiles_across_groups",
+    signature: "sum_tiles_across_groups(w: q4[K,N], y: f32[N])",
     location: "tests/in/planted_bugs.ima:54",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
@@ -613,6 +613,7 @@ pub static SUM_ONE_TILE_TOO_MANY: ima::KernelContract = ima::KernelContract {
     ],
     constraints: &[
         ima::Constraint { text: "N % 4 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(4)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "K % 32 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(0), &ima::Expr::Const(32)), &ima::Expr::Const(0)) },
     ],
     shared: &[
     ],
@@ -620,6 +621,6 @@ pub static SUM_ONE_TILE_TOO_MANY: ima::KernelContract = ima::KernelContract {
     empty: ima::EmptyPolicy::Skip,
     block: [1, 1, 1],
     block_from_occupancy: false,
-    entry_i32: "sum_one_tile_too_many_i32",
-    entry_i64: "sum_one_tile_too_many_i64",
+    entry_i32: "sum_tiles_across_groups_i32",
+    entry_i64: "sum_tiles_across_groups_i64",
 };

@@ -313,7 +313,8 @@ struct w_t {
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
     // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode reports a tile b outside them.
+    // mode loads through load_tile, reports a tile that is not whole (which release would
+    // decode wrongly, or read out of bounds) and decodes it correctly.
     template <int C, int R>
     __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
         return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
@@ -321,21 +322,22 @@ struct w_t {
 
     template <int C, int R>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
         t.whole = true;
         t.refused = false;
-        if constexpr (IMA_CHECKED) {
-            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
-                const I i[2] = {t.k0, n}, e[2] = {K, N};
-                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
-                // Decodes to zeros, from no load.
-                t.whole = false;
-                t.refused = true;
-                return t;
-            }
-        }
         const I g = ima_group_of(t.k0);
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
@@ -600,7 +602,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 604 "quant.cu"
+#line 606 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -832,7 +834,8 @@ struct w_t {
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
     // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode reports a tile b outside them.
+    // mode loads through load_tile, reports a tile that is not whole (which release would
+    // decode wrongly, or read out of bounds) and decodes it correctly.
     template <int C, int R>
     __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
         return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
@@ -840,21 +843,22 @@ struct w_t {
 
     template <int C, int R>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
         t.whole = true;
         t.refused = false;
-        if constexpr (IMA_CHECKED) {
-            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
-                const I i[2] = {t.k0, n}, e[2] = {K, N};
-                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
-                // Decodes to zeros, from no load.
-                t.whole = false;
-                t.refused = true;
-                return t;
-            }
-        }
         const I g = ima_group_of(t.k0);
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
@@ -1091,7 +1095,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 35 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1095 "quant.cu"
+#line 1099 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1563,7 +1567,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1567 "quant.cu"
+#line 1571 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1828,7 +1832,8 @@ struct w_t {
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
     // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode reports a tile b outside them.
+    // mode loads through load_tile, reports a tile that is not whole (which release would
+    // decode wrongly, or read out of bounds) and decodes it correctly.
     template <int C, int R>
     __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
         return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
@@ -1836,21 +1841,22 @@ struct w_t {
 
     template <int C, int R>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
         t.whole = true;
         t.refused = false;
-        if constexpr (IMA_CHECKED) {
-            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
-                const I i[2] = {t.k0, n}, e[2] = {K, N};
-                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
-                // Decodes to zeros, from no load.
-                t.whole = false;
-                t.refused = true;
-                return t;
-            }
-        }
         const I g = ima_group_of(t.k0);
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
@@ -2026,7 +2032,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2030 "quant.cu"
+#line 2036 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2262,7 +2268,8 @@ struct w_t {
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
     // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode reports a tile b outside them.
+    // mode loads through load_tile, reports a tile that is not whole (which release would
+    // decode wrongly, or read out of bounds) and decodes it correctly.
     template <int C, int R>
     __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
         return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
@@ -2270,21 +2277,22 @@ struct w_t {
 
     template <int C, int R>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
         t.whole = true;
         t.refused = false;
-        if constexpr (IMA_CHECKED) {
-            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
-                const I i[2] = {t.k0, n}, e[2] = {K, N};
-                ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
-                // Decodes to zeros, from no load.
-                t.whole = false;
-                t.refused = true;
-                return t;
-            }
-        }
         const I g = ima_group_of(t.k0);
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
@@ -2441,7 +2449,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2445 "quant.cu"
+#line 2453 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2649,7 +2657,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2653 "quant.cu"
+#line 2661 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2917,7 +2925,8 @@ struct w_t {
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
     // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode reports a tile b outside them.
+    // mode loads through load_tile, reports a tile that is not whole (which release would
+    // decode wrongly, or read out of bounds) and decodes it correctly.
     template <int C, int R>
     __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
         return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
@@ -2925,21 +2934,22 @@ struct w_t {
 
     template <int C, int R>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
         t.whole = true;
         t.refused = false;
-        if constexpr (IMA_CHECKED) {
-            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
-                const I i[2] = {t.k0, n}, e[2] = {K, N};
-                ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
-                // Decodes to zeros, from no load.
-                t.whole = false;
-                t.refused = true;
-                return t;
-            }
-        }
         const I g = ima_group_of(t.k0);
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
@@ -3258,7 +3268,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 3262 "quant.cu"
+#line 3272 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3539,7 +3549,8 @@ struct w_t {
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
     // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode reports a tile b outside them.
+    // mode loads through load_tile, reports a tile that is not whole (which release would
+    // decode wrongly, or read out of bounds) and decodes it correctly.
     template <int C, int R>
     __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
         return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
@@ -3547,21 +3558,22 @@ struct w_t {
 
     template <int C, int R>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
         t.whole = true;
         t.refused = false;
-        if constexpr (IMA_CHECKED) {
-            if (!(b >= 0 && b < whole_tiles(n, ImaConst<C>{}, ImaConst<R>{}))) {
-                const I i[2] = {t.k0, n}, e[2] = {K, N};
-                ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
-                // Decodes to zeros, from no load.
-                t.whole = false;
-                t.refused = true;
-                return t;
-            }
-        }
         const I g = ima_group_of(t.k0);
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
@@ -3715,7 +3727,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3719 "quant.cu"
+#line 3731 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
