@@ -14,11 +14,15 @@
 
 #[cfg(test)]
 mod cost;
+// attn_scores' contract, for the checks' unit tests (cost, memo).
 mod domain;
 mod faults;
 mod memo;
 mod memory;
 mod shared;
+#[cfg(test)]
+#[path = "../tests/common/attn.rs"]
+mod test_attn;
 mod values;
 
 pub use domain::GRID_THREADS;

@@ -13,11 +13,10 @@ use std::cell::Cell;
 use std::hint::black_box;
 use std::time::Instant;
 
-#[path = "../../tests/common/attn.rs"]
-mod attn;
 #[path = "../../tests/common/touch.rs"]
 mod touch;
 
+use super::test_attn as attn;
 use super::{Memo, TensorMeta, check, check_launch};
 use crate::contract::{DType, KernelContract, Scalar};
 use crate::device::{DeviceId, DeviceLimits};

@@ -112,14 +112,10 @@ impl Memo {
 }
 
 #[cfg(test)]
-#[path = "../../tests/common/attn.rs"]
-mod attn;
-
-#[cfg(test)]
 mod tests {
-    use super::attn;
     use super::*;
     use crate::check::check_launch;
+    use crate::check::test_attn as attn;
     use crate::device::DeviceLimits;
 
     const DEVICE: DeviceId = DeviceId {
