@@ -45,6 +45,21 @@ fn report(result: Result<ima::Launched, Error>) -> OutOfBounds {
     }
 }
 
+/// A random K x N weight quantized to GPTQ with groups of `g`, on the host and uploaded.
+fn gptq_weight(
+    stream: &Arc<CudaStream>,
+    k: usize,
+    n: usize,
+    g: usize,
+    seed: u64,
+) -> (ima::QuantHost<f16>, ima::QuantTensor<f16>) {
+    let host =
+        ima::quantize_gptq::<f16>(&data(k * n, seed), k, n, g, ima::ZeroStyle::MinusOne, None)
+            .unwrap();
+    let w = ima::QuantTensor::upload(stream, &host).unwrap();
+    (host, w)
+}
+
 /// After a report, a correct kernel in the same context gives correct results.
 fn context_still_healthy(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) {
     let kernels = transpose::Kernels::load(ctx).unwrap();
@@ -138,9 +153,7 @@ fn a_wrong_group_index_is_reported() {
     let kernels = planted::Kernels::load(&ctx).unwrap();
     kernels.set_checked(true);
     let (k, n, g) = (300, 16, 128);
-    let host = ima::quantize_gptq::<f16>(&data(k * n, 5), k, n, g, ima::ZeroStyle::MinusOne, None)
-        .unwrap();
-    let w = ima::QuantTensor::upload(&stream, &host).unwrap();
+    let (_, w) = gptq_weight(&stream, k, n, g, 5);
     let mut y = Tensor::full(&stream, f16::NAN, &[k, n]).unwrap();
     let r = report(kernels.dequant_wrong_group.launch(&stream, &w, &mut y));
     println!("{r}");
@@ -164,9 +177,7 @@ fn a_tile_across_groups_taken_as_whole_is_reported() {
     // Groups of 48 rows: tiles of 32 rows 1 (32..63), 4 (128..159) and 7 (224..255) cross
     // a group boundary.
     let (k, n, g) = (288, 16, 48);
-    let host = ima::quantize_gptq::<f16>(&data(k * n, 8), k, n, g, ima::ZeroStyle::MinusOne, None)
-        .unwrap();
-    let w = ima::QuantTensor::upload(&stream, &host).unwrap();
+    let (host, w) = gptq_weight(&stream, k, n, g, 8);
     let mut y = Tensor::full(&stream, f32::NAN, &[n]).unwrap();
     let r = report(kernels.sum_tiles_across_groups.launch(&stream, &w, &mut y));
     println!("{r}");

@@ -23,6 +23,8 @@ mod shared;
 #[cfg(test)]
 #[path = "../tests/common/attn.rs"]
 mod test_attn;
+#[cfg(test)]
+mod test_case;
 mod values;
 
 pub use domain::GRID_THREADS;

@@ -297,17 +297,22 @@ impl Kernel {
     /// context) and returns the first violation they made since the last report.
     pub fn check_deferred(&self) -> Result<(), Error> {
         let mut deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(record) = deferred.as_mut() else {
-            return Ok(());
-        };
-        let c = self.contract;
+        match deferred.as_mut() {
+            Some(record) => self.report_deferred(record),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for every launch that shares the deferred `record` (synchronising their
+    /// context), then reports what they found.
+    fn report_deferred(&self, record: &mut Record) -> Result<(), Error> {
         record
             .stream()
             .context()
             .synchronize()
             .map_err(Error::driver(format!(
                 "waiting for {}'s checked launches",
-                c.name
+                self.contract.name
             )))?;
         self.report(record.take(), true)
     }
@@ -430,17 +435,7 @@ impl Kernel {
             CheckedMode::Deferred => {
                 let mut deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
                 match deferred.as_mut() {
-                    Some(record) if record.raised() => {
-                        record
-                            .stream()
-                            .context()
-                            .synchronize()
-                            .map_err(Error::driver(format!(
-                                "waiting for {}'s checked launches",
-                                c.name
-                            )))?;
-                        self.report(record.take(), true)?;
-                    }
+                    Some(record) if record.raised() => self.report_deferred(record)?,
                     Some(_) => {}
                     None => *deferred = Some(self.new_record(stream)?),
                 }

@@ -13,13 +13,9 @@ use std::cell::Cell;
 use std::hint::black_box;
 use std::time::Instant;
 
-#[path = "../../tests/common/touch.rs"]
-mod touch;
-
-use super::test_attn as attn;
-use super::{Memo, TensorMeta, check, check_launch};
-use crate::contract::{DType, KernelContract, Scalar};
-use crate::device::{DeviceId, DeviceLimits};
+use super::test_case::{Case, DEVICE};
+use super::{Memo, check, check_launch};
+use crate::device::DeviceLimits;
 
 /// Counts this thread's heap allocations (tests run on several threads at once).
 struct Counting;
@@ -53,76 +49,6 @@ fn allocations<R>(f: impl FnOnce() -> R) -> u64 {
     let before = ALLOCATIONS.with(Cell::get);
     black_box(f());
     ALLOCATIONS.with(Cell::get) - before
-}
-
-const DEVICE: DeviceId = DeviceId {
-    ordinal: 0,
-    context: 1,
-};
-
-/// One launch's arguments: contiguous tensors of `shapes`, far apart in memory.
-struct Case {
-    contract: &'static KernelContract,
-    dtypes: Vec<DType>,
-    shapes: Vec<Vec<usize>>,
-    strides: Vec<Vec<isize>>,
-    params: Vec<Scalar>,
-}
-
-impl Case {
-    fn new(
-        contract: &'static KernelContract,
-        tensors: &[(DType, &[usize])],
-        params: &[Scalar],
-    ) -> Self {
-        let strides = tensors
-            .iter()
-            .map(|(_, shape)| {
-                let mut s = vec![1isize; shape.len()];
-                for i in (0..shape.len().saturating_sub(1)).rev() {
-                    s[i] = s[i + 1] * shape[i + 1] as isize;
-                }
-                s
-            })
-            .collect();
-        Case {
-            contract,
-            dtypes: tensors.iter().map(|t| t.0).collect(),
-            shapes: tensors.iter().map(|t| t.1.to_vec()).collect(),
-            strides,
-            params: params.to_vec(),
-        }
-    }
-
-    fn touch() -> Self {
-        Case::new(&touch::TOUCH, &[(DType::F32, &[256])], &[])
-    }
-
-    fn attn() -> Self {
-        Case::new(
-            &attn::ATTN,
-            &[
-                (DType::F16, &[2, 8, 128, 64]),
-                (DType::F16, &[2, 96, 8, 64]),
-                (DType::F32, &[2, 8, 128, 96]),
-            ],
-            &[Scalar::F32(0.125)],
-        )
-    }
-
-    fn metas(&self) -> Vec<TensorMeta<'_>> {
-        (0..self.shapes.len())
-            .map(|i| TensorMeta {
-                dtype: self.dtypes[i],
-                shape: &self.shapes[i],
-                strides: &self.strides[i],
-                offset: 0,
-                buffer_len: self.shapes[i].iter().product(),
-                base_ptr: (i as u64 + 1) << 40,
-                device: DEVICE,
-            })
-            .collect()
-    }
 }
 
 /// Calls per timed round: `IMA_BENCH_CALLS`, or 200,000. A few thousand are enough under

@@ -116,56 +116,8 @@ mod tests {
     use super::*;
     use crate::check::check_launch;
     use crate::check::test_attn as attn;
+    use crate::check::test_case::{Case, DEVICE};
     use crate::device::DeviceLimits;
-
-    const DEVICE: DeviceId = DeviceId {
-        ordinal: 0,
-        context: 1,
-    };
-
-    /// attn_scores' arguments: q [2, 8, 128, 64], k [2, 96, 8, 64] and o [2, 8, 128, 96],
-    /// contiguous, far apart.
-    struct Args {
-        shapes: Vec<Vec<usize>>,
-        strides: Vec<Vec<isize>>,
-        dtypes: [DType; 3],
-    }
-
-    impl Args {
-        fn new() -> Args {
-            let shapes: Vec<Vec<usize>> =
-                vec![vec![2, 8, 128, 64], vec![2, 96, 8, 64], vec![2, 8, 128, 96]];
-            let strides = shapes
-                .iter()
-                .map(|s| {
-                    let mut st = vec![1isize; 4];
-                    for i in (0..3).rev() {
-                        st[i] = st[i + 1] * s[i + 1] as isize;
-                    }
-                    st
-                })
-                .collect();
-            Args {
-                shapes,
-                strides,
-                dtypes: [DType::F16, DType::F16, DType::F32],
-            }
-        }
-
-        fn metas(&self) -> Vec<TensorMeta<'_>> {
-            (0..3)
-                .map(|i| TensorMeta {
-                    dtype: self.dtypes[i],
-                    shape: &self.shapes[i],
-                    strides: &self.strides[i],
-                    offset: 0,
-                    buffer_len: self.shapes[i].iter().product(),
-                    base_ptr: (i as u64 + 1) << 40,
-                    device: DEVICE,
-                })
-                .collect()
-        }
-    }
 
     fn checked(metas: &[TensorMeta<'_>], params: &[Scalar]) -> Checked {
         check_launch(
@@ -181,8 +133,8 @@ mod tests {
 
     #[test]
     fn the_same_arguments_recall_the_plan() {
-        let args = Args::new();
-        let (metas, params) = (args.metas(), [Scalar::F32(0.125)]);
+        let case = Case::attn();
+        let (metas, params) = (case.metas(), case.params.clone());
         let mut memo = Memo::default();
         assert!(memo.recall(DEVICE, &metas, &params).is_none());
         let plan = checked(&metas, &params);
@@ -196,8 +148,8 @@ mod tests {
 
     #[test]
     fn any_difference_is_a_miss() {
-        let args = Args::new();
-        let (metas, params) = (args.metas(), [Scalar::F32(0.125)]);
+        let case = Case::attn();
+        let (metas, params) = (case.metas(), case.params.clone());
         let mut memo = Memo::default();
         memo.remember(DEVICE, &metas, &params, &checked(&metas, &params));
         let other_device = DeviceId {
@@ -243,8 +195,8 @@ mod tests {
 
     #[test]
     fn a_nan_param_matches_only_its_own_bits() {
-        let args = Args::new();
-        let metas = args.metas();
+        let case = Case::attn();
+        let metas = case.metas();
         let nan = [Scalar::F32(f32::NAN)];
         let mut memo = Memo::default();
         memo.remember(DEVICE, &metas, &nan, &checked(&metas, &nan));
