@@ -1,12 +1,53 @@
-//! Checked mode's report: the device-side record a checked entry point fills on its
-//! first out-of-bounds access, and the [`OutOfBounds`] error made from it.
+//! Checked mode: when launches are checked and reported ([`CheckedMode`]), the device-side
+//! record a checked entry point fills on its first out-of-bounds access, and the
+//! [`OutOfBounds`] error made from it.
 //!
 //! The record's layout is `ImaRecord` in every generated CUDA file
 //! (codegen/templates/module.cu): keep the two in step.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use crate::contract::KernelContract;
+
+/// Whether launches run the bounds-checked entry points, and when a violation is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckedMode {
+    /// The release entry points.
+    Off,
+    /// Checked; each launch waits for its kernel and returns its first violation as
+    /// [`crate::Error::OutOfBounds`]. The usual mode for finding a bug.
+    Wait,
+    /// Checked; launches return once enqueued, and the kernel's first violation is
+    /// returned by its next launch after the faulty one finished (which then does not
+    /// launch), or by [`crate::Kernel::check_deferred`]. Costs no wait on the host, so it can stay
+    /// on in a pipeline: the report is late but still names the kernel, argument and index.
+    Deferred,
+}
+
+impl CheckedMode {
+    /// `IMA_CHECKED=1` (or `wait`) and `IMA_CHECKED=deferred`, read once per process.
+    pub(crate) fn from_env() -> CheckedMode {
+        static CHECKED: OnceLock<CheckedMode> = OnceLock::new();
+        *CHECKED.get_or_init(|| match std::env::var("IMA_CHECKED").as_deref() {
+            Ok("1" | "wait") => CheckedMode::Wait,
+            Ok("deferred") => CheckedMode::Deferred,
+            _ => CheckedMode::Off,
+        })
+    }
+
+    pub(crate) fn from_u8(v: u8) -> CheckedMode {
+        match v {
+            1 => CheckedMode::Wait,
+            2 => CheckedMode::Deferred,
+            _ => CheckedMode::Off,
+        }
+    }
+
+    pub(crate) fn as_u8(self) -> u8 {
+        self as u8
+    }
+}
 
 /// The record as the kernel leaves it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! A kernel's contract as data.
 //!
 //! The code generator writes one `static KernelContract` per kernel; the runtime's one
-//! checker ([`crate::check`]) interprets it before every launch. Keeping the contract as
+//! checker ([`crate::check()`]) interprets it before every launch. Keeping the contract as
 //! data (rather than as generated `if`s) keeps every check in one place, shared by the
 //! generated crates, the proc macro and `imac fuzz`.
 //!

@@ -48,7 +48,7 @@ use cudarc::driver::{
 use crate::arg::KernelArg;
 use crate::capacity::{ARGS, VALUES};
 use crate::check::{Checked, IndexWidth, Memo, TensorMeta, check_launch, is_sound};
-use crate::checked::ViolationRecord;
+use crate::checked::{CheckedMode, ViolationRecord};
 use crate::contract::{KernelContract, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
@@ -75,45 +75,6 @@ pub enum Launched {
 fn sync_from_env() -> bool {
     static SYNC: OnceLock<bool> = OnceLock::new();
     *SYNC.get_or_init(|| std::env::var_os("IMA_SYNC").is_some_and(|v| v == "1"))
-}
-
-/// `IMA_CHECKED=1` (or `wait`) and `IMA_CHECKED=deferred`, read once per process.
-fn checked_from_env() -> CheckedMode {
-    static CHECKED: OnceLock<CheckedMode> = OnceLock::new();
-    *CHECKED.get_or_init(|| match std::env::var("IMA_CHECKED").as_deref() {
-        Ok("1" | "wait") => CheckedMode::Wait,
-        Ok("deferred") => CheckedMode::Deferred,
-        _ => CheckedMode::Off,
-    })
-}
-
-/// Whether launches run the bounds-checked entry points, and when a violation is reported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckedMode {
-    /// The release entry points.
-    Off,
-    /// Checked; each launch waits for its kernel and returns its first violation as
-    /// [`Error::OutOfBounds`]. The usual mode for finding a bug.
-    Wait,
-    /// Checked; launches return once enqueued, and the kernel's first violation is
-    /// returned by its next launch after the faulty one finished (which then does not
-    /// launch), or by [`Kernel::check_deferred`]. Costs no wait on the host, so it can stay
-    /// on in a pipeline: the report is late but still names the kernel, argument and index.
-    Deferred,
-}
-
-impl CheckedMode {
-    fn from_u8(v: u8) -> CheckedMode {
-        match v {
-            1 => CheckedMode::Wait,
-            2 => CheckedMode::Deferred,
-            _ => CheckedMode::Off,
-        }
-    }
-
-    fn as_u8(self) -> u8 {
-        self as u8
-    }
 }
 
 /// Entry-point names outlive the module; a kernel's two checked names are leaked once at load.
@@ -257,7 +218,7 @@ impl Kernel {
             memo: Mutex::new(Memo::default()),
             deferred: Mutex::new(None),
             sync: AtomicBool::new(sync_from_env()),
-            checked: AtomicU8::new(checked_from_env().as_u8()),
+            checked: AtomicU8::new(CheckedMode::from_env().as_u8()),
         })
     }
 

@@ -37,7 +37,7 @@ pub use half;
 
 pub use arg::{DeviceTensor, KernelArg, LogicalShape};
 pub use check::{GRID_THREADS, IndexWidth, Plan, TensorMeta, check};
-pub use checked::{Access, OutOfBounds};
+pub use checked::{Access, CheckedMode, OutOfBounds};
 pub use compile::{Compiled, compile_ptx, compile_ptx_checked, nvrtc_version};
 pub use contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EvalError, Expr, Extent, KernelContract,
@@ -46,7 +46,7 @@ pub use contract::{
 pub use device::{DeviceId, DeviceLimits};
 pub use dyn_tensor::DynTensor;
 pub use error::Error;
-pub use kernel::{CheckedMode, Kernel, Launched};
+pub use kernel::{Kernel, Launched};
 pub use locate::{CudaRoot, candidate_roots, find_root, nvrtc};
 pub use module::Module;
 pub use tensor::{Element, Tensor};
