@@ -147,9 +147,15 @@ pub fn fuzz(
         seed,
         ..Report::default()
     };
-    let plans: Vec<_> = contracts
+    // Each kernel as it launches: its contract then has the block size the occupancy API
+    // picked, whose edges (block ± 1 elements) the cases probe.
+    let kernels = contracts
         .iter()
-        .map(|c| shapes::cases(c, &cfg, seed, opts.cases))
+        .map(|c| module.kernel(c).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let plans: Vec<_> = kernels
+        .iter()
+        .map(|k| shapes::cases(k.contract(), &cfg, seed, opts.cases))
         .collect();
     let total: usize = plans.iter().map(|p| p.cases.len()).sum();
     let bar = if opts.progress {
@@ -162,9 +168,9 @@ pub fn fuzz(
             .expect("a valid template")
             .progress_chars("=> "),
     );
-    'kernels: for (c, plan) in contracts.iter().zip(plans) {
+    'kernels: for (kernel, plan) in kernels.iter().zip(plans) {
+        let c = kernel.contract();
         report.notes.extend(plan.notes);
-        let kernel = module.kernel(c).map_err(|e| e.to_string())?;
         kernel.set_checked(true);
         bar.set_prefix(c.name);
         for (i, case) in plan.cases.iter().enumerate() {
@@ -179,7 +185,7 @@ pub fn fuzz(
                 message,
                 replay: replay.clone(),
             };
-            let outcome = one_case(&stream, c, &kernel, case, seed, i, opts.negative);
+            let outcome = one_case(&stream, c, kernel, case, seed, i, opts.negative);
             report.cases += 1;
             bar.inc(1);
             let Err((kind, tensors, message)) = outcome else {
