@@ -376,23 +376,30 @@ struct {{ q.name }}_t {
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
 {%- endif %}
-        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+{%- endif %}
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
+    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
 {%- if q.has_zeros %}
-        t.zw = ima_zero_word(lg, ln);
+        t.zw = ima_zero_word(g, n);
 {%- else %}
         t.zw = 0;
 {%- endif %}
 #pragma unroll
         for (int r = 0; r < R; ++r) {
 {%- if q.along_k %}
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8 + r * lr) * qweight_s0 + ln]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
 {%- else %}
 #pragma unroll
-            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(lk + (8 * r + j) * lr) * qweight_s0 + ln / 8];
+            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(k0 + (8 * r + j) * lr) * qweight_s0 + n / 8];
 {%- endif %}
         }
-        return t;
-{%- endif %}
     }
 
 {%- if !q.g_idx %}
@@ -427,25 +434,7 @@ struct {{ q.name }}_t {
         t.n = n;
         t.whole = true;
         t.refused = false;
-        const I g = ima_group_of(t.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-{%- if q.has_zeros %}
-        t.zw = ima_zero_word(g, n);
-{%- else %}
-        t.zw = 0;
-{%- endif %}
-{%- if q.along_k %}
-        const int* const row = &qweight[b * R * qweight_s0 + n];
-{%- endif %}
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-{%- if q.along_k %}
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
-{%- else %}
-#pragma unroll
-            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(t.k0 + 8 * r + j) * qweight_s0 + n / 8];
-{%- endif %}
-        }
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 {%- endif %}

@@ -861,13 +861,20 @@ struct w_t {
         t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
-        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
-        t.zw = ima_zero_word(lg, ln);
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
+    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8 + r * lr) * qweight_s0 + ln]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
         }
-        return t;
     }
 
     // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
@@ -900,14 +907,7 @@ struct w_t {
         t.n = n;
         t.whole = true;
         t.refused = false;
-        const I g = ima_group_of(t.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
-        const int* const row = &qweight[b * R * qweight_s0 + n];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
-        }
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -1372,13 +1372,20 @@ struct w_t {
         t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
-        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
-        t.zw = ima_zero_word(lg, ln);
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
+    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8 + r * lr) * qweight_s0 + ln]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
         }
-        return t;
     }
 
     // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
@@ -1411,14 +1418,7 @@ struct w_t {
         t.n = n;
         t.whole = true;
         t.refused = false;
-        const I g = ima_group_of(t.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
-        const int* const row = &qweight[b * R * qweight_s0 + n];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
-        }
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 

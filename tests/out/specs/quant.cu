@@ -299,13 +299,20 @@ struct w_t {
         // A tile that is not whole loads the first packed row instead, R times (with N a
         // multiple of 8, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
-        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
-        t.zw = ima_zero_word(lg, ln);
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
+    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8 + r * lr) * qweight_s0 + ln]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
         }
-        return t;
     }
 
     // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
@@ -338,14 +345,7 @@ struct w_t {
         t.n = n;
         t.whole = true;
         t.refused = false;
-        const I g = ima_group_of(t.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
-        const int* const row = &qweight[b * R * qweight_s0 + n];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
-        }
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -820,13 +820,20 @@ struct w_t {
         t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
-        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
-        t.zw = ima_zero_word(lg, ln);
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
+    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8 + r * lr) * qweight_s0 + ln]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
         }
-        return t;
     }
 
     // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
@@ -859,14 +866,7 @@ struct w_t {
         t.n = n;
         t.whole = true;
         t.refused = false;
-        const I g = ima_group_of(t.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
-        const int* const row = &qweight[b * R * qweight_s0 + n];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
-        }
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -1342,6 +1342,18 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
+    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+        }
+    }
+
     // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
@@ -1567,7 +1579,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 43 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1571 "quant.cu"
+#line 1583 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1817,14 +1829,21 @@ struct w_t {
         // A tile that is not whole loads the first packed row instead, R times (with N a
         // multiple of 8, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
-        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
-        t.zw = ima_zero_word(lg, ln);
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
+    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
 #pragma unroll
-            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(lk + (8 * r + j) * lr) * qweight_s0 + ln / 8];
+            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(k0 + (8 * r + j) * lr) * qweight_s0 + n / 8];
         }
-        return t;
     }
 
     // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
@@ -1857,14 +1876,7 @@ struct w_t {
         t.n = n;
         t.whole = true;
         t.refused = false;
-        const I g = ima_group_of(t.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-#pragma unroll
-            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(t.k0 + 8 * r + j) * qweight_s0 + n / 8];
-        }
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -2032,7 +2044,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2036 "quant.cu"
+#line 2048 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2253,14 +2265,21 @@ struct w_t {
         t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
-        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
-        t.zw = ima_zero_word(lg, ln);
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
+    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
 #pragma unroll
-            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(lk + (8 * r + j) * lr) * qweight_s0 + ln / 8];
+            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(k0 + (8 * r + j) * lr) * qweight_s0 + n / 8];
         }
-        return t;
     }
 
     // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
@@ -2293,14 +2312,7 @@ struct w_t {
         t.n = n;
         t.whole = true;
         t.refused = false;
-        const I g = ima_group_of(t.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-#pragma unroll
-            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(t.k0 + 8 * r + j) * qweight_s0 + n / 8];
-        }
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -2449,7 +2461,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2453 "quant.cu"
+#line 2465 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2657,7 +2669,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 94 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2661 "quant.cu"
+#line 2673 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2911,13 +2923,20 @@ struct w_t {
         // A tile that is not whole loads the first packed row instead, R times (with N a
         // multiple of 8, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
-        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
-        t.zw = ima_zero_word(lg, ln);
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
+    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(lk / 8 + r * lr) * qweight_s0 + ln]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
         }
-        return t;
     }
 
     // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
@@ -2950,14 +2969,7 @@ struct w_t {
         t.n = n;
         t.whole = true;
         t.refused = false;
-        const I g = ima_group_of(t.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
-        const int* const row = &qweight[b * R * qweight_s0 + n];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(row + r * qweight_s0), t.w[r]);
-        }
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -3268,7 +3280,7 @@ __device__ __forceinline__ void body(
             y(m, col) = __float2half(sum);
         }
     
-#line 3272 "quant.cu"
+#line 3284 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3534,14 +3546,21 @@ struct w_t {
         t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
-        ima_load_row<VEC>(&scales[lg * scales_s0 + ln], t.s);
-        t.zw = ima_zero_word(lg, ln);
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
+    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
 #pragma unroll
-            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(lk + (8 * r + j) * lr) * qweight_s0 + ln / 8];
+            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(k0 + (8 * r + j) * lr) * qweight_s0 + n / 8];
         }
-        return t;
     }
 
     // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
@@ -3574,14 +3593,7 @@ struct w_t {
         t.n = n;
         t.whole = true;
         t.refused = false;
-        const I g = ima_group_of(t.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-#pragma unroll
-            for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(t.k0 + 8 * r + j) * qweight_s0 + n / 8];
-        }
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -3727,7 +3739,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3731 "quant.cu"
+#line 3743 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
