@@ -463,7 +463,8 @@ impl Kernel {
         }
         drop(shared);
         if let Some(mut record) = own {
-            let waited = stream.synchronize();
+            // Sync mode has already waited for the kernel.
+            let waited = if sync { Ok(()) } else { stream.synchronize() };
             let taken = waited.and_then(|()| record.take());
             self.give_back(record);
             self.report(taken, false)?;

@@ -46,7 +46,7 @@ impl Record {
     /// The record, if a launch filled it, which is then made clean again. Only once every
     /// launch using it has finished: the copy back is not ordered after them.
     pub(crate) fn take(&mut self) -> Result<Option<ViolationRecord>, DriverError> {
-        if !self.flag.is_raised() {
+        if !self.raised() {
             return Ok(None);
         }
         let stream = self.device.stream().clone();

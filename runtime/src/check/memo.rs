@@ -56,14 +56,17 @@ impl OwnedMeta {
         }
     }
 
-    fn is(&self, m: &TensorMeta<'_>) -> bool {
-        self.dtype == m.dtype
-            && self.offset == m.offset
-            && self.buffer_len == m.buffer_len
-            && self.base_ptr == m.base_ptr
-            && self.device == m.device
-            && *self.shape == *m.shape
-            && *self.strides == *m.strides
+    /// Borrowed back, for `TensorMeta`'s own equality: every field the checks read.
+    fn meta(&self) -> TensorMeta<'_> {
+        TensorMeta {
+            dtype: self.dtype,
+            shape: &self.shape,
+            strides: &self.strides,
+            offset: self.offset,
+            buffer_len: self.buffer_len,
+            base_ptr: self.base_ptr,
+            device: self.device,
+        }
     }
 }
 
@@ -88,7 +91,7 @@ impl Memo {
         let last = self.last.as_ref()?;
         let hit = last.device == device
             && last.metas.len() == metas.len()
-            && last.metas.iter().zip(metas).all(|(o, m)| o.is(m))
+            && last.metas.iter().zip(metas).all(|(o, m)| o.meta() == *m)
             && last.params.len() == params.len()
             && last.params.iter().zip(params).all(|(a, b)| same(a, b));
         hit.then_some(&last.checked)
