@@ -270,12 +270,14 @@ def bench_rope(args):
 
 def bench_copy(args):
     # The roofline: a device-to-device copy moving as many bytes as each dequant shape
-    # (the large one, 592 MB, and the ragged one, 52 MB), and the large dequant output's
-    # size (940 MB). A small copy does not reach a large one's bandwidth: the ragged
-    # dequant is measured against the copy of its own size.
+    # (the large one, 592 MB, and the ragged one, 52 MB), as the GEMV (122 MB: its weights,
+    # scales and zeros), and the large dequant output's size (940 MB). A small copy does
+    # not reach a large one's bandwidth: the ragged dequant is measured against the copy
+    # of its own size, and the GEMV's row says what a copy of its size reaches.
     for label, elems in [
         ("as many bytes as the large dequant", (28672 * 8192 * 5 // 4) // 2),
         ("as many bytes as the ragged dequant", (5000 * 4096 * 5 // 4) // 2),
+        ("as many bytes as the GEMV", (8192 * 28672 * 33 // 64 + 28672 // 8 * 4 * 64) // 2),
         ("the large dequant's output", 28672 * 8192),
     ]:
         src = torch.empty(elems, dtype=torch.float16, device=DEV)

@@ -306,9 +306,8 @@ __device__ __forceinline__ void twin_zero_pairs(unsigned int zw, int col0, __hal
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         const unsigned int z = ((zw >> (4 * (col0 + c))) + 1) & 0xF;
-        lo[c] = __half2half2(__ushort_as_half((unsigned short)(0x6400 | z)));
-        hi[c] = __hneg2(__hmul2(__half2half2(__ushort_as_half((unsigned short)(0x6400 | (z << 4)))),
-                                __float2half2_rn(0.0625f)));
+        lo[c] = twin_h2(0x64006400u | z | (z << 16));
+        hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
     }
 }
 
@@ -563,6 +562,37 @@ TWIN_GEMV_LOP(explore_gemv_r2_ty32_mb3_h2, 3, 32, 2, 2)
 TWIN_GEMV_LOP(explore_gemv_r8_ty32_mb3_h2, 3, 32, 8, 2)
 TWIN_GEMV_LOP(explore_gemv_r4_ty32_mb4_h2, 4, 32, 4, 2)
 TWIN_GEMV_LOP(explore_gemv_r4_ty16_mb6_h2, 6, 16, 4, 2)
+
+// Wide variants (`--variants explore`): a block covers 4 BX columns (BX threads across,
+// 4 columns each) and 256 / BX slices of K, so that a warp's loads of one packed row are
+// 4 * 32 / ... contiguous: 128 columns (512 bytes) when BX >= 32.
+#define TWIN_GEMV_WIDE(NAME, MB, BX, R)                                                         \
+extern "C" __global__ void __launch_bounds__(256, MB) NAME(                                    \
+        const __half* __restrict__ x, const int* __restrict__ qweight,                         \
+        const int* __restrict__ qzeros, const __half* __restrict__ scales,                     \
+        __half* __restrict__ y, int M, int K, int N, int G) {                                  \
+    extern __shared__ __align__(16) unsigned char twin_smem[];                                 \
+    float* part = reinterpret_cast<float*>(twin_smem);                                         \
+    constexpr int TY = 256 / BX;                                                                \
+    if (M != 1) __trap();                                                                       \
+    const int n = int(blockIdx.x) * 4 * BX + threadIdx.x * 4;                                   \
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};                                                        \
+    if (n < N) twin_gemv_tiles<R, 2>(x, qweight, qzeros, scales, acc, n, K, N, G, threadIdx.y, TY); \
+    _Pragma("unroll") for (int c = 0; c < 4; ++c) part[threadIdx.y * 4 * BX + threadIdx.x * 4 + c] = acc[c]; \
+    __syncthreads();                                                                            \
+    const int t = threadIdx.y * BX + threadIdx.x, col = int(blockIdx.x) * 4 * BX + t;           \
+    if (t < 4 * BX && col < N) {                                                                \
+        float sum = 0.f;                                                                        \
+        for (int s = 0; s < TY; ++s) sum += part[s * 4 * BX + t];                               \
+        y[col] = __float2half(sum);                                                             \
+    }                                                                                           \
+}
+TWIN_GEMV_WIDE(explore_gemv_wide16_r4_mb3, 3, 16, 4)
+TWIN_GEMV_WIDE(explore_gemv_wide32_r4_mb3, 3, 32, 4)
+TWIN_GEMV_WIDE(explore_gemv_wide32_r4_mb2, 2, 32, 4)
+TWIN_GEMV_WIDE(explore_gemv_wide64_r4_mb3, 3, 64, 4)
+TWIN_GEMV_WIDE(explore_gemv_wide32_r8_mb2, 2, 32, 8)
+TWIN_GEMV_WIDE(explore_gemv_wide16_r4_mb4, 4, 16, 4)
 
 // attn_scores: o[b, h, i, j] = q[b, h, i, :] . k[b, h, j, :] * scale.
 extern "C" __global__ void __launch_bounds__(256) twin_attn_scores(
@@ -1229,19 +1259,25 @@ fn dequant(b: &mut Bench, stubs: &Stubs<quant::Kernels>, awq: bool, ragged: bool
     Ok(())
 }
 
-/// The variants of the GEMV twin that `--variants explore` times: name, and slices of K
-/// (the block's y extent).
-const EXPLORE_GEMV: &[(&str, u32)] = &[
-    ("explore_gemv_r8_ty32_mb2_h1", 32),
-    ("explore_gemv_r8_ty32_mb2_h2", 32),
-    ("explore_gemv_r16_ty32_mb2_h2", 32),
-    ("explore_gemv_r8_ty16_mb4_h2", 16),
-    ("explore_gemv_r4_ty32_mb2_h2", 32),
-    ("explore_gemv_r4_ty32_mb3_h2", 32),
-    ("explore_gemv_r2_ty32_mb3_h2", 32),
-    ("explore_gemv_r8_ty32_mb3_h2", 32),
-    ("explore_gemv_r4_ty32_mb4_h2", 32),
-    ("explore_gemv_r4_ty16_mb6_h2", 16),
+/// The variants of the GEMV twin that `--variants explore` times: name, threads across
+/// (the block's x extent, 4 columns each) and slices of K (its y extent).
+const EXPLORE_GEMV: &[(&str, u32, u32)] = &[
+    ("explore_gemv_r8_ty32_mb2_h1", 8, 32),
+    ("explore_gemv_r8_ty32_mb2_h2", 8, 32),
+    ("explore_gemv_r16_ty32_mb2_h2", 8, 32),
+    ("explore_gemv_r8_ty16_mb4_h2", 8, 16),
+    ("explore_gemv_r4_ty32_mb2_h2", 8, 32),
+    ("explore_gemv_r4_ty32_mb3_h2", 8, 32),
+    ("explore_gemv_r2_ty32_mb3_h2", 8, 32),
+    ("explore_gemv_r8_ty32_mb3_h2", 8, 32),
+    ("explore_gemv_r4_ty32_mb4_h2", 8, 32),
+    ("explore_gemv_r4_ty16_mb6_h2", 8, 16),
+    ("explore_gemv_wide16_r4_mb3", 16, 16),
+    ("explore_gemv_wide32_r4_mb3", 32, 8),
+    ("explore_gemv_wide32_r4_mb2", 32, 8),
+    ("explore_gemv_wide64_r4_mb3", 64, 4),
+    ("explore_gemv_wide32_r8_mb2", 32, 8),
+    ("explore_gemv_wide16_r4_mb4", 16, 16),
 ];
 
 fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
@@ -1291,7 +1327,7 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
     });
     // Hand-written kernels of the spec's launch shape: the twin, and with `--variants
     // explore` variants of it (tiles in flight, loads ahead, __launch_bounds__).
-    let time_twin = |name: &str, slices: u32, y: &mut Tensor<f16>| -> Res<Stats> {
+    let time_twin = |name: &str, across: u32, slices: u32, y: &mut Tensor<f16>| -> Res<Stats> {
         let f = b.func(name)?;
         let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
         if m > 8 {
@@ -1302,11 +1338,13 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
         if k % 8 != 0 || n % 8 != 0 {
             return Err("the gptq_gemv twin needs K and N multiples of 8".into());
         }
-        // The spec's `grid(ceil(N / 32)) block(8, 32)`, with its shared `part: f32[32, 8, 32]`
-        // in dynamic shared memory, as the runtime sizes it.
+        // The spec's `grid(ceil(N / 32)) block(8, 32)` (across = 8), with its shared `part:
+        // f32[32, 8, 32]` in dynamic shared memory, as the runtime sizes it; a block covers 4
+        // columns a thread across.
+        let cols = 4 * across as usize;
         let cfg = LaunchConfig {
-            grid_dim: (u32::try_from(n.div_ceil(32))?, 1, 1),
-            block_dim: (8, slices, 1),
+            grid_dim: (u32::try_from(n.div_ceil(cols))?, 1, 1),
+            block_dim: (across, slices, 1),
             shared_mem_bytes: slices * (8 * 32 * std::mem::size_of::<f32>()) as u32,
         };
         let sets = ws.iter().map(packed).collect::<Res<Vec<_>>>()?;
@@ -1322,7 +1360,7 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
         })
     };
     let twin = if b.opts.variant("twin") {
-        Some(time_twin("twin_gptq_gemv", 32, &mut y_twin))
+        Some(time_twin("twin_gptq_gemv", 8, 32, &mut y_twin))
     } else {
         None
     };
@@ -1331,8 +1369,8 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
         let mut y = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
         EXPLORE_GEMV
             .iter()
-            .map(|&(name, slices)| {
-                let s = time_twin(name, slices, &mut y);
+            .map(|&(name, across, slices)| {
+                let s = time_twin(name, across, slices, &mut y);
                 let text = twin.is_some().then(|| {
                     b.verdict(
                         "compare_f16",

@@ -39,11 +39,18 @@ struct ImaRecord {
 
 enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2, IMA_NOT_WHOLE_TILE = 3 };
 
-// Counts a violation and, for the launch's first, fills the record. Inlined, so the
-// checked variants keep their indices in registers.
+// Where a violation was found: the index and the extents it broke, passed by value.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
+struct ImaSite {
+    I index[R], extent[R];
+};
+
+// Counts a violation and, for the launch's first, fills the record. Out of line: a
+// violation is the rare path, and each of a checked kernel's many checks then costs a
+// call, not a copy of this code in its loop.
+template <typename I, int R>
+static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
+                                                    const ImaSite<I, R> site) {
     atomicAdd(&r->count, 1u);
     if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
     r->arg = arg;
@@ -53,14 +60,26 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     r->dim = dim;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = index[d];
-        r->extent[d] = extent[d];
+        r->index[d] = site.index[d];
+        r->extent[d] = site.extent[d];
     }
     r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
     r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
     // The record first, then the flag the host reads.
     __threadfence_system();
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+}
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    ImaSite<I, R> site;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        site.index[d] = index[d];
+        site.extent[d] = extent[d];
+    }
+    ima_fill_record<I, R>(r, arg, write, kind, dim, site);
 }
 
 // Where a refused write goes: somewhere harmless.
@@ -255,7 +274,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 259 "element_types.cu"
+#line 278 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -577,7 +596,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 581 "element_types.cu"
+#line 600 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

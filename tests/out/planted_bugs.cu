@@ -37,11 +37,18 @@ struct ImaRecord {
 
 enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2, IMA_NOT_WHOLE_TILE = 3 };
 
-// Counts a violation and, for the launch's first, fills the record. Inlined, so the
-// checked variants keep their indices in registers.
+// Where a violation was found: the index and the extents it broke, passed by value.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
+struct ImaSite {
+    I index[R], extent[R];
+};
+
+// Counts a violation and, for the launch's first, fills the record. Out of line: a
+// violation is the rare path, and each of a checked kernel's many checks then costs a
+// call, not a copy of this code in its loop.
+template <typename I, int R>
+static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
+                                                    const ImaSite<I, R> site) {
     atomicAdd(&r->count, 1u);
     if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
     r->arg = arg;
@@ -51,14 +58,26 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     r->dim = dim;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = index[d];
-        r->extent[d] = extent[d];
+        r->index[d] = site.index[d];
+        r->extent[d] = site.extent[d];
     }
     r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
     r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
     // The record first, then the flag the host reads.
     __threadfence_system();
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+}
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    ImaSite<I, R> site;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        site.index[d] = index[d];
+        site.extent[d] = extent[d];
+    }
+    ima_fill_record<I, R>(r, arg, write, kind, dim, site);
 }
 
 // Where a refused write goes: somewhere harmless.
@@ -264,7 +283,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 268 "planted_bugs.cu"
+#line 287 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -480,7 +499,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 484 "planted_bugs.cu"
+#line 503 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -652,7 +671,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 656 "planted_bugs.cu"
+#line 675 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1026,10 +1045,9 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = __half2half2(__ushort_as_half((unsigned short)(0x6400u | z)));
-                // -(1024 + 16z) / 16, exact.
-                hi[c] = __hneg2(__hmul2(__half2half2(__ushort_as_half((unsigned short)(0x6400u | (z << 4)))),
-                                        __float2half2_rn(0.0625f)));
+                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
+                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
             float part[C];
 #pragma unroll
@@ -1136,7 +1154,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1140 "planted_bugs.cu"
+#line 1158 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1537,10 +1555,9 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = __half2half2(__ushort_as_half((unsigned short)(0x6400u | z)));
-                // -(1024 + 16z) / 16, exact.
-                hi[c] = __hneg2(__hmul2(__half2half2(__ushort_as_half((unsigned short)(0x6400u | (z << 4)))),
-                                        __float2half2_rn(0.0625f)));
+                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
+                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
             float part[C];
 #pragma unroll
@@ -1658,7 +1675,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 1662 "planted_bugs.cu"
+#line 1679 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -37,11 +37,18 @@ struct ImaRecord {
 
 enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2, IMA_NOT_WHOLE_TILE = 3 };
 
-// Counts a violation and, for the launch's first, fills the record. Inlined, so the
-// checked variants keep their indices in registers.
+// Where a violation was found: the index and the extents it broke, passed by value.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
+struct ImaSite {
+    I index[R], extent[R];
+};
+
+// Counts a violation and, for the launch's first, fills the record. Out of line: a
+// violation is the rare path, and each of a checked kernel's many checks then costs a
+// call, not a copy of this code in its loop.
+template <typename I, int R>
+static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
+                                                    const ImaSite<I, R> site) {
     atomicAdd(&r->count, 1u);
     if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
     r->arg = arg;
@@ -51,14 +58,26 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     r->dim = dim;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = index[d];
-        r->extent[d] = extent[d];
+        r->index[d] = site.index[d];
+        r->extent[d] = site.extent[d];
     }
     r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
     r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
     // The record first, then the flag the host reads.
     __threadfence_system();
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+}
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    ImaSite<I, R> site;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        site.index[d] = index[d];
+        site.extent[d] = extent[d];
+    }
+    ima_fill_record<I, R>(r, arg, write, kind, dim, site);
 }
 
 // Where a refused write goes: somewhere harmless.
@@ -269,7 +288,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 273 "attn.cu"
+#line 292 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -536,7 +555,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 540 "attn.cu"
+#line 559 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -750,7 +769,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 754 "attn.cu"
+#line 773 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
