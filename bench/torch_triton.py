@@ -277,7 +277,7 @@ def bench_copy(args):
     for label, elems in [
         ("as many bytes as the large dequant", (28672 * 8192 * 5 // 4) // 2),
         ("as many bytes as the ragged dequant", (5000 * 4096 * 5 // 4) // 2),
-        ("as many bytes as the GEMV", (8192 * 28672 * 33 // 64 + 28672 // 8 * 4 * 64) // 2),
+        ("as many bytes as the GEMV", (8192 * 28672 * 33 // 64 + 28672 // 8 * 4 * 64) // 4),
         ("the large dequant's output", 28672 * 8192),
     ]:
         src = torch.empty(elems, dtype=torch.float16, device=DEV)

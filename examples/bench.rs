@@ -564,8 +564,8 @@ TWIN_GEMV_LOP(explore_gemv_r4_ty32_mb4_h2, 4, 32, 4, 2)
 TWIN_GEMV_LOP(explore_gemv_r4_ty16_mb6_h2, 6, 16, 4, 2)
 
 // Wide variants (`--variants explore`): a block covers 4 BX columns (BX threads across,
-// 4 columns each) and 256 / BX slices of K, so that a warp's loads of one packed row are
-// 4 * 32 / ... contiguous: 128 columns (512 bytes) when BX >= 32.
+// 4 columns each) and 256 / BX slices of K, so that a warp reads 4 * min(BX, 32) columns
+// of a packed row at once (16 B each thread) instead of the twin's 32.
 #define TWIN_GEMV_WIDE(NAME, MB, BX, R)                                                         \
 extern "C" __global__ void __launch_bounds__(256, MB) NAME(                                    \
         const __half* __restrict__ x, const int* __restrict__ qweight,                         \
@@ -588,9 +588,6 @@ extern "C" __global__ void __launch_bounds__(256, MB) NAME(                     
     }                                                                                           \
 }
 TWIN_GEMV_WIDE(explore_gemv_wide16_r4_mb3, 3, 16, 4)
-TWIN_GEMV_WIDE(explore_gemv_wide32_r4_mb3, 3, 32, 4)
-TWIN_GEMV_WIDE(explore_gemv_wide32_r4_mb2, 2, 32, 4)
-TWIN_GEMV_WIDE(explore_gemv_wide64_r4_mb3, 3, 64, 4)
 TWIN_GEMV_WIDE(explore_gemv_wide32_r8_mb2, 2, 32, 8)
 TWIN_GEMV_WIDE(explore_gemv_wide16_r4_mb4, 4, 16, 4)
 
@@ -1273,9 +1270,6 @@ const EXPLORE_GEMV: &[(&str, u32, u32)] = &[
     ("explore_gemv_r4_ty32_mb4_h2", 8, 32),
     ("explore_gemv_r4_ty16_mb6_h2", 8, 16),
     ("explore_gemv_wide16_r4_mb3", 16, 16),
-    ("explore_gemv_wide32_r4_mb3", 32, 8),
-    ("explore_gemv_wide32_r4_mb2", 32, 8),
-    ("explore_gemv_wide64_r4_mb3", 64, 4),
     ("explore_gemv_wide32_r8_mb2", 32, 8),
     ("explore_gemv_wide16_r4_mb4", 16, 16),
 ];
