@@ -531,65 +531,43 @@ extern "C" __global__ void __launch_bounds__(256, 3) twin_gptq_gemv(
     }
 }
 
-// Variants of twin_gptq_gemv for `bench --variants explore` (M = 1 only): TY slices of K
-// (block (8, TY)), R packed rows a tile, H rows summed in half2, __launch_bounds__(8 TY, MB).
-#define TWIN_GEMV_LOP(NAME, MB, TY, R, H)                                                       \
-extern "C" __global__ void __launch_bounds__(8 * TY, MB) NAME(                                 \
+// Variants of twin_gptq_gemv for `bench --variants explore` (M = 1 only): a block of BX
+// threads across (4 columns each: 4 BX columns, so that a warp reads 4 * min(BX, 32)
+// columns of a packed row at once) by TY slices of K, R packed rows a tile, H rows summed
+// in half2, __launch_bounds__(BX TY, MB). The twin is BX = 8, TY = 32, R = 4, H = 2, MB 3.
+#define TWIN_GEMV_EXPLORE(NAME, MB, BX, TY, R, H)                                               \
+extern "C" __global__ void __launch_bounds__(BX * TY, MB) NAME(                                \
         const __half* __restrict__ x, const int* __restrict__ qweight,                         \
         const int* __restrict__ qzeros, const __half* __restrict__ scales,                     \
         __half* __restrict__ y, int M, int K, int N, int G) {                                  \
     extern __shared__ __align__(16) unsigned char twin_smem[];                                 \
     float* part = reinterpret_cast<float*>(twin_smem);                                         \
-    const int n = int(blockIdx.x) * 32 + threadIdx.x * 4;                                      \
     if (M != 1) __trap();                                                                      \
-    twin_gemv_one_row<R, H>(x, qweight, qzeros, scales, part, n, K, N, G, TY);                 \
+    const int n = int(blockIdx.x) * 4 * BX + threadIdx.x * 4;                                  \
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};                                                       \
+    if (n < N) twin_gemv_tiles<R, H>(x, qweight, qzeros, scales, acc, n, K, N, G, threadIdx.y, TY); \
+    _Pragma("unroll") for (int c = 0; c < 4; ++c) part[threadIdx.y * 4 * BX + threadIdx.x * 4 + c] = acc[c]; \
     __syncthreads();                                                                           \
-    for (int t = threadIdx.y * 8 + threadIdx.x; t < M * 32; t += 8 * TY) {                     \
-        const int m = t / 32, col = int(blockIdx.x) * 32 + t % 32;                             \
-        if (col >= N) continue;                                                                \
+    const int t = threadIdx.y * BX + threadIdx.x, col = int(blockIdx.x) * 4 * BX + t;          \
+    if (t < 4 * BX && col < N) {                                                               \
         float sum = 0.f;                                                                       \
-        for (int s = 0; s < TY; ++s) sum += part[(s * 8 + m) * 32 + t % 32];                   \
-        y[m * N + col] = __float2half(sum);                                                    \
+        for (int s = 0; s < TY; ++s) sum += part[s * 4 * BX + t];                              \
+        y[col] = __float2half(sum);                                                            \
     }                                                                                          \
 }
-TWIN_GEMV_LOP(explore_gemv_r8_ty32_mb2_h1, 2, 32, 8, 1)
-TWIN_GEMV_LOP(explore_gemv_r8_ty32_mb2_h2, 2, 32, 8, 2)
-TWIN_GEMV_LOP(explore_gemv_r16_ty32_mb2_h2, 2, 32, 16, 2)
-TWIN_GEMV_LOP(explore_gemv_r8_ty16_mb4_h2, 4, 16, 8, 2)
-TWIN_GEMV_LOP(explore_gemv_r4_ty32_mb2_h2, 2, 32, 4, 2)
-TWIN_GEMV_LOP(explore_gemv_r4_ty32_mb3_h2, 3, 32, 4, 2)
-TWIN_GEMV_LOP(explore_gemv_r2_ty32_mb3_h2, 3, 32, 2, 2)
-TWIN_GEMV_LOP(explore_gemv_r8_ty32_mb3_h2, 3, 32, 8, 2)
-TWIN_GEMV_LOP(explore_gemv_r4_ty32_mb4_h2, 4, 32, 4, 2)
-TWIN_GEMV_LOP(explore_gemv_r4_ty16_mb6_h2, 6, 16, 4, 2)
-
-// Wide variants (`--variants explore`): a block covers 4 BX columns (BX threads across,
-// 4 columns each) and 256 / BX slices of K, so that a warp reads 4 * min(BX, 32) columns
-// of a packed row at once (16 B each thread) instead of the twin's 32.
-#define TWIN_GEMV_WIDE(NAME, MB, BX, R)                                                         \
-extern "C" __global__ void __launch_bounds__(256, MB) NAME(                                    \
-        const __half* __restrict__ x, const int* __restrict__ qweight,                         \
-        const int* __restrict__ qzeros, const __half* __restrict__ scales,                     \
-        __half* __restrict__ y, int M, int K, int N, int G) {                                  \
-    extern __shared__ __align__(16) unsigned char twin_smem[];                                 \
-    float* part = reinterpret_cast<float*>(twin_smem);                                         \
-    constexpr int TY = 256 / BX;                                                                \
-    if (M != 1) __trap();                                                                       \
-    const int n = int(blockIdx.x) * 4 * BX + threadIdx.x * 4;                                   \
-    float acc[4] = {0.f, 0.f, 0.f, 0.f};                                                        \
-    if (n < N) twin_gemv_tiles<R, 2>(x, qweight, qzeros, scales, acc, n, K, N, G, threadIdx.y, TY); \
-    _Pragma("unroll") for (int c = 0; c < 4; ++c) part[threadIdx.y * 4 * BX + threadIdx.x * 4 + c] = acc[c]; \
-    __syncthreads();                                                                            \
-    const int t = threadIdx.y * BX + threadIdx.x, col = int(blockIdx.x) * 4 * BX + t;           \
-    if (t < 4 * BX && col < N) {                                                                \
-        float sum = 0.f;                                                                        \
-        for (int s = 0; s < TY; ++s) sum += part[s * 4 * BX + t];                               \
-        y[col] = __float2half(sum);                                                             \
-    }                                                                                           \
-}
-TWIN_GEMV_WIDE(explore_gemv_wide16_r4_mb3, 3, 16, 4)
-TWIN_GEMV_WIDE(explore_gemv_wide32_r8_mb2, 2, 32, 8)
-TWIN_GEMV_WIDE(explore_gemv_wide16_r4_mb4, 4, 16, 4)
+TWIN_GEMV_EXPLORE(explore_gemv_r8_ty32_mb2_h1, 2, 8, 32, 8, 1)
+TWIN_GEMV_EXPLORE(explore_gemv_r8_ty32_mb2_h2, 2, 8, 32, 8, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_r16_ty32_mb2_h2, 2, 8, 32, 16, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_r8_ty16_mb4_h2, 4, 8, 16, 8, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_r4_ty32_mb2_h2, 2, 8, 32, 4, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_r4_ty32_mb3_h2, 3, 8, 32, 4, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_r2_ty32_mb3_h2, 3, 8, 32, 2, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_r8_ty32_mb3_h2, 3, 8, 32, 8, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_r4_ty32_mb4_h2, 4, 8, 32, 4, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_r4_ty16_mb6_h2, 6, 8, 16, 4, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_wide16_r4_mb3, 3, 16, 16, 4, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_wide32_r8_mb2, 2, 32, 8, 8, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_wide16_r4_mb4, 4, 16, 16, 4, 2)
 
 // attn_scores: o[b, h, i, j] = q[b, h, i, :] . k[b, h, j, :] * scale.
 extern "C" __global__ void __launch_bounds__(256) twin_attn_scores(
