@@ -412,13 +412,59 @@ struct TwinBatch {
 // one scale and zero load per tile, the R rows' weights loaded before the first is used,
 // H packed rows summed in half2 before each conversion to f32. Rows past the tiles go 8 at
 // a time.
+// acc[col] += tile t (rows k0 .. k0 + 8R - 1 of one group, columns n .. n + 3) dotted with
+// x, H packed rows summed in half2 before each conversion to f32.
+template <int R, int H>
+__device__ __forceinline__ void twin_gemv_batch_dot(const __half* __restrict__ x, const TwinBatch<R>& t,
+                                                    int k0, int n, float (&acc)[4]) {
+    __half sh[4];
+    memcpy(sh, &t.s, 8);
+    __half2 lo[4], hi[4];
+    twin_zero_pairs<4>(t.zw, n % 8, lo, hi);
+    float part[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int r0 = 0; r0 < R; r0 += H) {
+        __half2 sum[4];
+#pragma unroll
+        for (int col = 0; col < 4; ++col) sum[col] = __float2half2_rn(0.f);
+#pragma unroll
+        for (int r = r0; r < r0 + H; ++r) {
+            __half2 xp[4];
+            twin_x_pairs(__ldg(reinterpret_cast<const uint4*>(&x[k0 + 8 * r])), xp);
+            const unsigned int w[4] = {t.w[r].x, t.w[r].y, t.w[r].z, t.w[r].w};
+#pragma unroll
+            for (int col = 0; col < 4; ++col) sum[col] = twin_dot_word_h(w[col], lo[col], hi[col], xp, sum[col]);
+        }
+#pragma unroll
+        for (int col = 0; col < 4; ++col) {
+            const float2 f = __half22float2(sum[col]);
+            part[col] += f.x + f.y;
+        }
+    }
+#pragma unroll
+    for (int col = 0; col < 4; ++col) acc[col] += part[col] * __half2float(sh[col]);
+}
+
+// Rows past the whole tiles of R packed rows, 8 at a time: every slices-th from slice.
+__device__ __forceinline__ void twin_gemv_rest(
+        const __half* __restrict__ x, const int* __restrict__ qweight,
+        const int* __restrict__ qzeros, const __half* __restrict__ scales,
+        float (&acc)[4], int k_from, int n, int K, int N, int G, int slice, int slices) {
+    for (int k8 = k_from + slice * 8; k8 < K; k8 += slices * 8) {
+        const TwinHalf8 xs = *reinterpret_cast<const TwinHalf8*>(&x[k8]);
+        twin_gptq_dot<4>(qweight, qzeros, scales, twin_gptq_load<4>(qweight, qzeros, scales, k8, n, K, N, G),
+                         xs, K, N, G, acc);
+    }
+}
+
+// M = 1: every slices-th tile of R packed rows (8R rows of K, one group when G % 8R == 0),
+// one scale and zero load per tile, the R rows' weights loaded before the first is used.
 template <int R, int H>
 __device__ __forceinline__ void twin_gemv_tiles(
         const __half* __restrict__ x, const int* __restrict__ qweight,
         const int* __restrict__ qzeros, const __half* __restrict__ scales,
         float (&acc)[4], int n, int K, int N, int G, int slice, int slices) {
-    const bool batched = G % (8 * R) == 0;
-    const int nb = batched ? K / (8 * R) : 0;
+    const int nb = G % (8 * R) == 0 ? K / (8 * R) : 0;
     for (int b = slice; b < nb; b += slices) {
         const int k0 = b * 8 * R, g = k0 / G;
         TwinBatch<R> t;
@@ -427,54 +473,13 @@ __device__ __forceinline__ void twin_gemv_tiles(
         for (int r = 0; r < R; ++r) t.w[r] = __ldg(p + r * (N / 4));
         t.s = __ldg(reinterpret_cast<const uint2*>(&scales[g * N + n]));
         t.zw = __ldg(&qzeros[g * (N / 8) + n / 8]);
-        __half sh[4];
-        memcpy(sh, &t.s, 8);
-        __half2 lo[4], hi[4];
-        twin_zero_pairs<4>(t.zw, n % 8, lo, hi);
-        float part[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (int r0 = 0; r0 < R; r0 += H) {
-            __half2 sum[4];
-#pragma unroll
-            for (int col = 0; col < 4; ++col) sum[col] = __float2half2_rn(0.f);
-#pragma unroll
-            for (int r = r0; r < r0 + H; ++r) {
-                __half2 xp[4];
-                twin_x_pairs(__ldg(reinterpret_cast<const uint4*>(&x[k0 + 8 * r])), xp);
-                const unsigned int w[4] = {t.w[r].x, t.w[r].y, t.w[r].z, t.w[r].w};
-#pragma unroll
-                for (int col = 0; col < 4; ++col) sum[col] = twin_dot_word_h(w[col], lo[col], hi[col], xp, sum[col]);
-            }
-#pragma unroll
-            for (int col = 0; col < 4; ++col) {
-                const float2 f = __half22float2(sum[col]);
-                part[col] += f.x + f.y;
-            }
-        }
-#pragma unroll
-        for (int col = 0; col < 4; ++col) acc[col] += part[col] * __half2float(sh[col]);
+        twin_gemv_batch_dot<R, H>(x, t, k0, n, acc);
     }
-    for (int k8 = nb * 8 * R + slice * 8; k8 < K; k8 += slices * 8) {
-        const TwinHalf8 xs = *reinterpret_cast<const TwinHalf8*>(&x[k8]);
-        twin_gptq_dot<4>(qweight, qzeros, scales, twin_gptq_load<4>(qweight, qzeros, scales, k8, n, K, N, G),
-                         xs, K, N, G, acc);
-    }
+    twin_gemv_rest(x, qweight, qzeros, scales, acc, nb * 8 * R, n, K, N, G, slice, slices);
 }
 
-// M = 1 into part[slice][0][column]: every slices-th tile (twin_gemv_tiles), this thread's
-// 4 columns.
-template <int R, int H>
-__device__ __forceinline__ void twin_gemv_one_row(
-        const __half* __restrict__ x, const int* __restrict__ qweight,
-        const int* __restrict__ qzeros, const __half* __restrict__ scales,
-        float* part, int n, int K, int N, int G, int slices) {
-    float acc[4] = {0.f, 0.f, 0.f, 0.f};
-    if (n < N) twin_gemv_tiles<R, H>(x, qweight, qzeros, scales, acc, n, K, N, G, threadIdx.y, slices);
-#pragma unroll
-    for (int c = 0; c < 4; ++c) part[threadIdx.y * 8 * 32 + threadIdx.x * 4 + c] = acc[c];
-}
-
-// Rows m0 .. m0 + MR - 1 of x (M > 1): every 256th 8-row tile, each dotted with every row.
+// Rows m0 .. m0 + MR - 1 of x (M > 1) into part[slice][m][column]: every 64th 8-row
+// tile, each dotted with every row.
 template <int MR>
 __device__ __forceinline__ void twin_gemv_rows(
         const __half* __restrict__ x, const int* __restrict__ qweight,
@@ -486,7 +491,7 @@ __device__ __forceinline__ void twin_gemv_rows(
 #pragma unroll
         for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
     if (n < N) {
-        for (int k8 = int(threadIdx.y) * 8; k8 < K; k8 += 256) {
+        for (int k8 = int(threadIdx.y) * 8; k8 < K; k8 += 64) {
             const TwinTile<4> t = twin_gptq_load<4>(qweight, qzeros, scales, k8, n, K, N, G);
 #pragma unroll
             for (int m = 0; m < MR; ++m) {
@@ -500,41 +505,45 @@ __device__ __forceinline__ void twin_gemv_rows(
     for (int m = 0; m < MR; ++m) {
         if (m0 + m >= M) break;
 #pragma unroll
-        for (int c = 0; c < 4; ++c) part[(threadIdx.y * 8 + m0 + m) * 32 + threadIdx.x * 4 + c] = acc[m][c];
+        for (int c = 0; c < 4; ++c) part[(threadIdx.y * 8 + m0 + m) * 128 + threadIdx.x * 4 + c] = acc[m][c];
     }
 }
 
-// gptq_gemv (M <= 8, K % 8 == 0, N % 8 == 0): grid(ceil(N / 32)) block(8, 32) under
-// __launch_bounds__(256, 3) (the spec's `min_blocks 3`), 32 KiB of dynamic shared memory
-// for part[32][8][32] (slice of K, row of x, column). Each thread takes 4 columns; for M = 1
-// every 32nd tile of 4 packed rows (twin_gemv_tiles), for M > 1 rows of x 4 at a time.
-extern "C" __global__ void __launch_bounds__(256, 3) twin_gptq_gemv(
+// gptq_gemv (M <= 8, K % 8 == 0, N % 8 == 0): grid(ceil(N / 128)) block(32, 8) under
+// __launch_bounds__(256, 2) (the spec's `min_blocks 2`), 32 KiB of dynamic shared memory
+// for part[8][8][128] (slice of K, row of x, column). Each thread takes 4 columns; for M = 1
+// every 8th tile of 8 packed rows (twin_gemv_tiles), for M > 1 rows of x 4 at a time.
+extern "C" __global__ void __launch_bounds__(256, 2) twin_gptq_gemv(
         const __half* __restrict__ x, const int* __restrict__ qweight,
         const int* __restrict__ qzeros, const __half* __restrict__ scales,
         __half* __restrict__ y, int M, int K, int N, int G) {
     extern __shared__ __align__(16) unsigned char twin_smem[];
     float* part = reinterpret_cast<float*>(twin_smem);
-    const int n = int(blockIdx.x) * 32 + threadIdx.x * 4;
+    const int n = int(blockIdx.x) * 128 + threadIdx.x * 4;
     if (M == 1) {
-        twin_gemv_one_row<4, 2>(x, qweight, qzeros, scales, part, n, K, N, G, 32);
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        if (n < N) twin_gemv_tiles<8, 2>(x, qweight, qzeros, scales, acc, n, K, N, G, threadIdx.y, 8);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) part[threadIdx.y * 8 * 128 + threadIdx.x * 4 + c] = acc[c];
     } else {
         for (int m0 = 0; m0 < M; m0 += 4) twin_gemv_rows<4>(x, qweight, qzeros, scales, part, n, m0, M, K, N, G);
     }
     __syncthreads();
-    const int t = threadIdx.y * 8 + threadIdx.x;
-    const int m = t / 32, col = int(blockIdx.x) * 32 + t % 32;
-    if (m < M && col < N) {
-        float sum = 0.f;
+    for (int o = threadIdx.y * 32 + threadIdx.x; o < M * 128; o += 256) {
+        const int m = o / 128, c = o % 128, col = int(blockIdx.x) * 128 + c;
+        if (col < N) {
+            float sum = 0.f;
 #pragma unroll
-        for (int s = 0; s < 32; ++s) sum += part[(s * 8 + m) * 32 + t % 32];
-        y[m * N + col] = __float2half(sum);
+            for (int s = 0; s < 8; ++s) sum += part[(s * 8 + m) * 128 + c];
+            y[m * N + col] = __float2half(sum);
+        }
     }
 }
 
 // Variants of twin_gptq_gemv for `bench --variants explore` (M = 1 only): a block of BX
 // threads across (4 columns each: 4 BX columns, so that a warp reads 4 * min(BX, 32)
 // columns of a packed row at once) by TY slices of K, R packed rows a tile, H rows summed
-// in half2, __launch_bounds__(BX TY, MB). The twin is BX = 8, TY = 32, R = 4, H = 2, MB 3.
+// in half2, __launch_bounds__(BX TY, MB). The twin is BX = 32, TY = 8, R = 8, H = 2, MB 2.
 #define TWIN_GEMV_EXPLORE(NAME, MB, BX, TY, R, H)                                               \
 extern "C" __global__ void __launch_bounds__(BX * TY, MB) NAME(                                \
         const __half* __restrict__ x, const int* __restrict__ qweight,                         \
@@ -555,19 +564,54 @@ extern "C" __global__ void __launch_bounds__(BX * TY, MB) NAME(                 
         y[col] = __float2half(sum);                                                            \
     }                                                                                          \
 }
-TWIN_GEMV_EXPLORE(explore_gemv_r8_ty32_mb2_h1, 2, 8, 32, 8, 1)
-TWIN_GEMV_EXPLORE(explore_gemv_r8_ty32_mb2_h2, 2, 8, 32, 8, 2)
-TWIN_GEMV_EXPLORE(explore_gemv_r16_ty32_mb2_h2, 2, 8, 32, 16, 2)
-TWIN_GEMV_EXPLORE(explore_gemv_r8_ty16_mb4_h2, 4, 8, 16, 8, 2)
-TWIN_GEMV_EXPLORE(explore_gemv_r4_ty32_mb2_h2, 2, 8, 32, 4, 2)
 TWIN_GEMV_EXPLORE(explore_gemv_r4_ty32_mb3_h2, 3, 8, 32, 4, 2)
-TWIN_GEMV_EXPLORE(explore_gemv_r2_ty32_mb3_h2, 3, 8, 32, 2, 2)
-TWIN_GEMV_EXPLORE(explore_gemv_r8_ty32_mb3_h2, 3, 8, 32, 8, 2)
 TWIN_GEMV_EXPLORE(explore_gemv_r4_ty32_mb4_h2, 4, 8, 32, 4, 2)
-TWIN_GEMV_EXPLORE(explore_gemv_r4_ty16_mb6_h2, 6, 8, 16, 4, 2)
-TWIN_GEMV_EXPLORE(explore_gemv_wide16_r4_mb3, 3, 16, 16, 4, 2)
-TWIN_GEMV_EXPLORE(explore_gemv_wide32_r8_mb2, 2, 32, 8, 8, 2)
-TWIN_GEMV_EXPLORE(explore_gemv_wide16_r4_mb4, 4, 16, 16, 4, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_bx32_ty16_r4_mb2, 2, 32, 16, 4, 2)
+TWIN_GEMV_EXPLORE(explore_gemv_bx16_ty8_r8_mb4, 4, 16, 8, 8, 2)
+// Probes of the memory system alone (`--variants explore`; their output is a checksum, not
+// y): the weights, scales and zeros read in the twin's order (block (8, 32), every 32nd
+// tile of 4 packed rows) with no arithmetic but an XOR; and the same qweight bytes read in
+// address order, a block a contiguous stretch. What the GEMV could reach if it cost nothing
+// to compute, in its order and in the best one.
+extern "C" __global__ void __launch_bounds__(256, 3) probe_read_gemv_order(
+        const __half* __restrict__ x, const int* __restrict__ qweight,
+        const int* __restrict__ qzeros, const __half* __restrict__ scales,
+        __half* __restrict__ y, int M, int K, int N, int G) {
+    const int n = int(blockIdx.x) * 32 + threadIdx.x * 4;
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    for (int b = threadIdx.y; b < K / 32; b += 32) {
+        const int k0 = b * 32, g = k0 / G;
+        const uint4* p = reinterpret_cast<const uint4*>(&qweight[(k0 / 8) * N + n]);
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+            const uint4 w = __ldg(p + r * (N / 4));
+            acc.x ^= w.x; acc.y ^= w.y; acc.z ^= w.z; acc.w ^= w.w;
+        }
+        const uint2 sc = __ldg(reinterpret_cast<const uint2*>(&scales[g * N + n]));
+        acc.x ^= sc.x ^ __ldg(&qzeros[g * (N / 8) + n / 8]);
+        acc.y ^= sc.y;
+    }
+    const unsigned int h = acc.x ^ acc.y ^ acc.z ^ acc.w;
+    if (h == 0x12345678u) y[n] = __float2half(1.f);
+}
+extern "C" __global__ void __launch_bounds__(256, 3) probe_read_address_order(
+        const __half* __restrict__ x, const int* __restrict__ qweight,
+        const int* __restrict__ qzeros, const __half* __restrict__ scales,
+        __half* __restrict__ y, int M, int K, int N, int G) {
+    const int vectors = (K / 8) * (N / 4), per_block = vectors / gridDim.x;
+    const uint4* p = reinterpret_cast<const uint4*>(qweight) + blockIdx.x * per_block;
+    const int t = threadIdx.y * 8 + threadIdx.x;
+    uint4 acc = make_uint4(0, 0, 0, 0);
+#pragma unroll 4
+    for (int i = t; i < per_block; i += 256) {
+        const uint4 w = __ldg(p + i);
+        acc.x ^= w.x; acc.y ^= w.y; acc.z ^= w.z; acc.w ^= w.w;
+    }
+    const unsigned int h = acc.x ^ acc.y ^ acc.z ^ acc.w;
+    if (h == 0x12345678u) y[blockIdx.x] = __float2half(1.f);
+}
+
+
 
 // attn_scores: o[b, h, i, j] = q[b, h, i, :] . k[b, h, j, :] * scale.
 extern "C" __global__ void __launch_bounds__(256) twin_attn_scores(
@@ -1235,21 +1279,16 @@ fn dequant(b: &mut Bench, stubs: &Stubs<quant::Kernels>, awq: bool, ragged: bool
 }
 
 /// The variants of the GEMV twin that `--variants explore` times: name, threads across
-/// (the block's x extent, 4 columns each) and slices of K (its y extent).
-const EXPLORE_GEMV: &[(&str, u32, u32)] = &[
-    ("explore_gemv_r8_ty32_mb2_h1", 8, 32),
-    ("explore_gemv_r8_ty32_mb2_h2", 8, 32),
-    ("explore_gemv_r16_ty32_mb2_h2", 8, 32),
-    ("explore_gemv_r8_ty16_mb4_h2", 8, 16),
-    ("explore_gemv_r4_ty32_mb2_h2", 8, 32),
-    ("explore_gemv_r4_ty32_mb3_h2", 8, 32),
-    ("explore_gemv_r2_ty32_mb3_h2", 8, 32),
-    ("explore_gemv_r8_ty32_mb3_h2", 8, 32),
-    ("explore_gemv_r4_ty32_mb4_h2", 8, 32),
-    ("explore_gemv_r4_ty16_mb6_h2", 8, 16),
-    ("explore_gemv_wide16_r4_mb3", 16, 16),
-    ("explore_gemv_wide32_r8_mb2", 32, 8),
-    ("explore_gemv_wide16_r4_mb4", 16, 16),
+/// (the block's x extent, 4 columns each), slices of K (its y extent) and dynamic shared
+/// bytes (0: the spec's `part`, as for the twin; M = 1 variants need one f32 a slice and
+/// column).
+const EXPLORE_GEMV: &[(&str, u32, u32, u32)] = &[
+    ("probe_read_gemv_order", 8, 32, 0),
+    ("probe_read_address_order", 8, 32, 0),
+    ("explore_gemv_r4_ty32_mb3_h2", 8, 32, 32 * 32 * 4),
+    ("explore_gemv_r4_ty32_mb4_h2", 8, 32, 32 * 32 * 4),
+    ("explore_gemv_bx32_ty16_r4_mb2", 32, 16, 16 * 128 * 4),
+    ("explore_gemv_bx16_ty8_r8_mb4", 16, 8, 8 * 64 * 4),
 ];
 
 fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
@@ -1299,40 +1338,46 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
     });
     // Hand-written kernels of the spec's launch shape: the twin, and with `--variants
     // explore` variants of it (tiles in flight, loads ahead, __launch_bounds__).
-    let time_twin = |name: &str, across: u32, slices: u32, y: &mut Tensor<f16>| -> Res<Stats> {
-        let f = b.func(name)?;
-        let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
-        if m > 8 {
-            return Err("the gptq_gemv twin holds at most 8 rows of x (M <= 8)".into());
-        }
-        i32_of(m * k)?;
-        i32_of(k.div_ceil(8) * n)?;
-        if k % 8 != 0 || n % 8 != 0 {
-            return Err("the gptq_gemv twin needs K and N multiples of 8".into());
-        }
-        // The spec's `grid(ceil(N / 32)) block(8, 32)` (across = 8), with its shared `part:
-        // f32[32, 8, 32]` in dynamic shared memory, as the runtime sizes it; a block covers 4
-        // columns a thread across.
-        let cols = 4 * across as usize;
-        let cfg = LaunchConfig {
-            grid_dim: (u32::try_from(n.div_ceil(cols))?, 1, 1),
-            block_dim: (across, slices, 1),
-            shared_mem_bytes: slices * (8 * 32 * std::mem::size_of::<f32>()) as u32,
+    let time_twin =
+        |name: &str, across: u32, slices: u32, shared: u32, y: &mut Tensor<f16>| -> Res<Stats> {
+            let f = b.func(name)?;
+            let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
+            if m > 8 {
+                return Err("the gptq_gemv twin holds at most 8 rows of x (M <= 8)".into());
+            }
+            i32_of(m * k)?;
+            i32_of(k.div_ceil(8) * n)?;
+            if k % 8 != 0 || n % 8 != 0 {
+                return Err("the gptq_gemv twin needs K and N multiples of 8".into());
+            }
+            // The spec's `grid(ceil(N / 128)) block(32, 8)` (across = 32), with its shared
+            // `part: f32[8, 8, 128]` in dynamic shared memory, as the runtime sizes it (a slice
+            // of K, 8 rows of x and the block's columns); a block covers 4 columns a thread
+            // across.
+            let cols = 4 * across as usize;
+            let cfg = LaunchConfig {
+                grid_dim: (u32::try_from(n.div_ceil(cols))?, 1, 1),
+                block_dim: (across, slices, 1),
+                shared_mem_bytes: if shared > 0 {
+                    shared
+                } else {
+                    slices * 8 * cols as u32 * std::mem::size_of::<f32>() as u32
+                },
+            };
+            let sets = ws.iter().map(packed).collect::<Res<Vec<_>>>()?;
+            b.time(&mut |i| {
+                let (qw, qz, sc) = sets[i % SETS];
+                let mut l = b.stream.launch_builder(&f);
+                l.arg(x.slice()).arg(qw).arg(qz).arg(sc).arg(y.slice_mut());
+                l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
+                // SAFETY: x is [M, K] with M <= 8, the weight K x N (padded buffers of its
+                // spec), y [M, N], all contiguous with 32-bit offsets; 32 KiB of shared memory.
+                unsafe { l.launch(cfg) }?;
+                Ok(())
+            })
         };
-        let sets = ws.iter().map(packed).collect::<Res<Vec<_>>>()?;
-        b.time(&mut |i| {
-            let (qw, qz, sc) = sets[i % SETS];
-            let mut l = b.stream.launch_builder(&f);
-            l.arg(x.slice()).arg(qw).arg(qz).arg(sc).arg(y.slice_mut());
-            l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
-            // SAFETY: x is [M, K] with M <= 8, the weight K x N (padded buffers of its
-            // spec), y [M, N], all contiguous with 32-bit offsets; 32 KiB of shared memory.
-            unsafe { l.launch(cfg) }?;
-            Ok(())
-        })
-    };
     let twin = if b.opts.variant("twin") {
-        Some(time_twin("twin_gptq_gemv", 8, 32, &mut y_twin))
+        Some(time_twin("twin_gptq_gemv", 32, 8, 0, &mut y_twin))
     } else {
         None
     };
@@ -1341,9 +1386,9 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
         let mut y = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
         EXPLORE_GEMV
             .iter()
-            .map(|&(name, across, slices)| {
-                let s = time_twin(name, across, slices, &mut y);
-                let text = twin.is_some().then(|| {
+            .map(|&(name, across, slices, shared)| {
+                let s = time_twin(name, across, slices, shared, &mut y);
+                let text = (twin.is_some() && !name.starts_with("probe_")).then(|| {
                     b.verdict(
                         "compare_f16",
                         y.slice(),

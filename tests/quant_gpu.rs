@@ -203,15 +203,17 @@ fn assert_close(got: &[f16], want: &(Vec<f64>, Vec<f64>), normwise: f64, what: &
 fn gemvs_match_an_f64_reference() {
     let (_ctx, stream, kernels) = setup();
     // gptq_gemv needs K and N multiples of 8: the last shape is awq_gemv's alone. For
-    // gptq_gemv at M = 1: 32-row tiles with 8-row ones after them (K = 296), 8-row tiles
-    // only, some across groups (G = 20), and many tiles per thread (K = 4096); for M > 1,
-    // rows 4 at a time, in two passes for M = 5 and 8.
+    // gptq_gemv at M = 1: 64-row tiles with 8-row ones after them (K = 328), 8-row tiles
+    // only, some across groups (G = 20) or in groups too small for a 64-row tile (G = 32),
+    // many tiles per thread and a last block of 8 of its 128 columns (K = 4096, N = 136);
+    // for M > 1, rows 4 at a time, in two passes for M = 5 and 8.
     for (m, k, n, g) in [
         (1, 256, 64, 128),
-        (1, 296, 40, 128),
+        (1, 328, 40, 128),
         (1, 104, 16, 20),
-        (1, 4096, 64, 128),
-        (3, 296, 40, 128),
+        (1, 192, 24, 32),
+        (1, 4096, 136, 128),
+        (3, 328, 40, 128),
         (5, 104, 16, 20),
         (8, 1048, 72, 24),
         (8, 77, 13, 32),

@@ -2810,11 +2810,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
 
 // ---------------------------------------------------------------------------------------
 // gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
-// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns: 8
-// threads across take 4 columns each (one 16-byte load of qweight per packed row), 32
-// threads down split K between them, for M = 1 in tiles of 32 rows with all 4 loads in
-// flight; the 32 partial sums of each output meet in shared memory. `min_blocks 3` keeps
-// three blocks on each SM.
+// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 128 columns:
+// 32 threads across take 4 columns each (one 16-byte load of qweight per packed row, so
+// that a warp reads 512 contiguous bytes of it), 8 threads down split K between them, for
+// M = 1 in tiles of 64 rows with all 8 packed rows' loads in flight; the 8 partial sums of
+// each output meet in shared memory. `min_blocks 2` leaves 128 registers a thread, enough
+// for the M > 1 path and for 64-bit indices.
 namespace ima_gptq_gemv {
 
 
@@ -3203,7 +3204,7 @@ struct y_t {
 };
 
 // Partial sums: [slice of K, row of x, column].
-// shared part: f32[32, 8, 32], row-major in dynamic shared memory
+// shared part: f32[8, 8, 128], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
@@ -3227,13 +3228,11 @@ __device__ __forceinline__ void body(
     const I N,
     const I G,
     const part_t<I, IMA_CHECKED> part) {
-#line 109 "specs/quant.ima"
+#line 110 "specs/quant.ima"
 
-        const I n = I(blockIdx.x) * 32 + threadIdx.x * 4;
+        const I n = I(blockIdx.x) * 128 + threadIdx.x * 4;
         // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode
-        // step, with 4 accumulators in registers; or 4 at a time for M > 1 (two passes
-        // over the weights for M > 4: 32 accumulators would not fit with 3 blocks on
-        // each SM).
+        // step, with 4 accumulators in registers; or 4 at a time for M > 1.
         auto accumulate = [&](auto rows, I m0) {
             constexpr int MR = decltype(rows)::value;
             float acc[MR][4];
@@ -3242,27 +3241,20 @@ __device__ __forceinline__ void body(
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[m][c] = 0.f;
             if (n < N) {
-                // M = 1: each thread takes every 32nd whole tile of R packed rows (8R rows
+                // M = 1: each thread takes every 8th whole tile of R packed rows (8R rows
                 // of K in one group, when G % 8R == 0): one scale and zero load per tile,
                 // the weights of all R rows in flight before the first is used, no edge
                 // test. Rows past those tiles (all of K when G % 8R != 0), and every row
-                // for M > 1, go 8 at a time, every 256th.
-                // (With 64-bit indices the whole-tile loop's addresses do not fit the 80
-                // registers beside the M > 1 code: those tiles go through load_tile, which
-                // tests each.)
-                constexpr int R = 4;
-                constexpr bool whole = sizeof(I) == 4;
-                const I tiles = MR != 1 ? 0
-                                : whole ? w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{})
-                                        : G % (8 * R) == 0 ? K / (8 * R) : 0;
+                // for M > 1, go 8 at a time, every 64th.
+                constexpr int R = 8;
+                const I tiles = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
                 if constexpr (MR == 1) {
-                    for (I b = threadIdx.y; b < tiles; b += 32) {
-                        const auto t = whole ? w.load_whole_tile(b, n, ImaConst<4>{}, ImaConst<R>{})
-                                             : w.load_tile(b * 8 * R, n, ImaConst<4>{}, ImaConst<R>{});
+                    for (I b = threadIdx.y; b < tiles; b += 8) {
+                        const auto t = w.load_whole_tile(b, n, ImaConst<4>{}, ImaConst<R>{});
                         w.dot_tile(t, [&](int r) { return x.load8(0, t.k0 + 8 * r); }, acc[0]);
                     }
                 }
-                for (I k8 = tiles * 8 * R + I(threadIdx.y) * 8; k8 < K; k8 += 256) {
+                for (I k8 = tiles * 8 * R + I(threadIdx.y) * 8; k8 < K; k8 += 64) {
                     const auto t = w.load_tile(k8, n, ImaConst<4>{});
                     #pragma unroll
                     for (int m = 0; m < MR; ++m) {
@@ -3281,21 +3273,21 @@ __device__ __forceinline__ void body(
         if (M == 1) {
             accumulate(ImaConst<1>{}, 0);
         } else {
-            // 64-bit indices take more registers: 2 rows at a time, so that they fit.
-            constexpr int MR = sizeof(I) == 4 ? 4 : 2;
-            for (I m0 = 0; m0 < M; m0 += MR) accumulate(ImaConst<MR>{}, m0);
+            for (I m0 = 0; m0 < M; m0 += 4) accumulate(ImaConst<4>{}, m0);
         }
         __syncthreads();
-        const I t = threadIdx.y * 8 + threadIdx.x;
-        const I m = t / 32, col = I(blockIdx.x) * 32 + t % 32;
-        if (m < M && col < N) {
-            float sum = 0.f;
-            #pragma unroll
-            for (int s = 0; s < 32; ++s) sum += part(s, m, t % 32);
-            y(m, col) = __float2half(sum);
+        // M x 128 sums of 8 slices each, by the block's 256 threads.
+        for (I o = I(threadIdx.y) * 32 + threadIdx.x; o < M * 128; o += 256) {
+            const I m = o / 128, c = o % 128, col = I(blockIdx.x) * 128 + c;
+            if (col < N) {
+                float sum = 0.f;
+                #pragma unroll
+                for (int s = 0; s < 8; ++s) sum += part(s, m, c);
+                y(m, col) = __float2half(sum);
+            }
         }
     
-#line 3299 "quant.cu"
+#line 3291 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3311,13 +3303,13 @@ __device__ __forceinline__ void run(
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, 8, 32, ima_record};
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 128, ima_record};
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, part);
 }
 
 }  // namespace ima_gptq_gemv
 
-extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_i32(
+extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -3348,7 +3340,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_i64(
+extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -3379,7 +3371,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -3411,7 +3403,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -3748,13 +3740,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 184 "specs/quant.ima"
+#line 176 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3758 "quant.cu"
+#line 3750 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

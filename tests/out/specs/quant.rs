@@ -875,17 +875,19 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 
 /// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`
 ///
-/// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 32 columns: 8
+/// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 128 columns:
 ///
-/// threads across take 4 columns each (one 16-byte load of qweight per packed row), 32
+/// 32 threads across take 4 columns each (one 16-byte load of qweight per packed row, so
 ///
-/// threads down split K between them, for M = 1 in tiles of 32 rows with all 4 loads in
+/// that a warp reads 512 contiguous bytes of it), 8 threads down split K between them, for
 ///
-/// flight; the 32 partial sums of each output meet in shared memory. `min_blocks 3` keeps
+/// M = 1 in tiles of 64 rows with all 8 packed rows' loads in flight; the 8 partial sums of
 ///
-/// three blocks on each SM.
+/// each output meet in shared memory. `min_blocks 2` leaves 128 registers a thread, enough
 ///
-/// Declared at `specs/quant.ima:102`.
+/// for the M > 1 path and for 64-bit indices.
+///
+/// Declared at `specs/quant.ima:103`.
 pub struct GptqGemv {
     kernel: ima::Kernel,
 }
@@ -926,7 +928,7 @@ impl GptqGemv {
 pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv",
     signature: "gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:102",
+    location: "specs/quant.ima:103",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1020,15 +1022,15 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             name: "part",
             dtype: ima::DType::F32,
             dims: &[
-                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
-                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "128", expr: ima::Expr::Const(128) },
             ],
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128))] },
     empty: ima::EmptyPolicy::Skip,
-    block: [8, 32, 1],
+    block: [32, 8, 1],
     block_from_occupancy: false,
     entry_i32: "gptq_gemv_i32",
     entry_i64: "gptq_gemv_i64",
@@ -1038,7 +1040,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:179`.
+/// Declared at `specs/quant.ima:171`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -1079,7 +1081,7 @@ impl AwqGemv {
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:179",
+    location: "specs/quant.ima:171",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
