@@ -38,10 +38,21 @@ def mb(b):
     return f"{b / 1e6:.0f} MB"
 
 
+# The timed launches queue behind torch.cuda._sleep (a spin of this many GPU clocks, about
+# 20 ms at the H200's 1.98 GHz), as the bench's do behind bench_hold: they run back to back,
+# and the events time the GPU, not Python's launch path.
+HOLD_CYCLES = 40_000_000
+
+
 def timed(fn, iters, warmup):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
+    held = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    held[0].record()
+    torch.cuda._sleep(HOLD_CYCLES)
+    held[1].record()
+    queueing = time.perf_counter()
     events = []
     for _ in range(iters):
         a = torch.cuda.Event(enable_timing=True)
@@ -50,17 +61,18 @@ def timed(fn, iters, warmup):
         fn()
         b.record()
         events.append((a, b))
+    queueing_ms = (time.perf_counter() - queueing) * 1e3
     torch.cuda.synchronize()
     us = sorted(a.elapsed_time(b) * 1e3 for a, b in events)
-    return us[len(us) // 2], us[0]
+    return us[len(us) // 2], us[0], queueing_ms < held[0].elapsed_time(held[1])
 
 
 def row(kernel, shape, variant, nbytes_, fn, args, output=""):
     try:
-        med, lo = timed(fn, args.iters, args.warmup)
-        ROWS.append((kernel, shape, variant, med, lo, nbytes_ / (med * 1e-6) / 1e12, output))
+        med, lo, queued = timed(fn, args.iters, args.warmup)
+        ROWS.append((kernel, shape, variant, med, lo, nbytes_ / (med * 1e-6) / 1e12, output, queued))
     except Exception as e:  # noqa: BLE001
-        ROWS.append((kernel, shape, variant, None, None, None, f"error: {type(e).__name__}: {e}"))
+        ROWS.append((kernel, shape, variant, None, None, None, f"error: {type(e).__name__}: {e}", True))
         print(f"{kernel} {variant}: {e}", file=sys.stderr)
 
 
@@ -155,13 +167,13 @@ def bench_dequant(args, awq, ragged):
 
     row(kernel, shape, "PyTorch ops", b, torch_fn, args)
     if triton is None:
-        ROWS.append((kernel, shape, "Triton (masked)", None, None, None, f"error: {TRITON_ERROR}"))
+        ROWS.append((kernel, shape, "Triton (masked)", None, None, None, f"error: {TRITON_ERROR}", True))
         return
     y_tri = torch.empty_like(y_torch)
     row(kernel, shape, "Triton (masked)", b,
         lambda: dequant_triton(qweight, qzeros, scales, y_tri, k, n, g, awq), args)
     if ROWS[-1][3] is not None:
-        ROWS[-1] = ROWS[-1][:6] + (same(y_tri, y_torch, "PyTorch ops"),)
+        ROWS[-1] = ROWS[-1][:6] + (same(y_tri, y_torch, "PyTorch ops"),) + ROWS[-1][7:]
 
 
 # ---------------------------------------------------------------------------------------
@@ -198,7 +210,7 @@ def bench_gemv(args):
     except Exception as e:  # noqa: BLE001
         shape = f"M={m} K={k} N={n} G={g}"
         ROWS.append((kernel, shape, "torch._weight_int4pack_mm (bf16 x)", None, None, None,
-                     f"unavailable: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+                     f"unavailable: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", True))
     # Dense bf16 GEMV: the bytes int4 saves.
     dsets = 2  # 470 MB each, far beyond L2
     x = torch.randn(m, k, dtype=torch.bfloat16, device=DEV)
@@ -249,7 +261,7 @@ def bench_rms(args):
         row("rms_norm", shape, "F.rms_norm (no copy)", b,
             lambda: torch.nn.functional.rms_norm(x, (d,), weight=w, eps=1e-6), args)
     else:
-        ROWS.append(("rms_norm", shape, "F.rms_norm", None, None, None, "unavailable in this torch"))
+        ROWS.append(("rms_norm", shape, "F.rms_norm", None, None, None, "unavailable in this torch", True))
 
 
 def bench_rope(args):
@@ -308,14 +320,17 @@ def markdown(args):
         f"GPU: {name}. torch {torch.__version__} (CUDA {torch.version.cuda}), triton {tri}. "
         f"Median (and minimum) of {args.iters} launches after {args.warmup} warm-up launches, "
         "each between two CUDA events (a multi-kernel PyTorch expression counts as one). "
-        "TB/s = bytes that must be moved / median time.\n")
+        "TB/s = bytes that must be moved / median time. The timed launches queue behind a "
+        "spin of the GPU (torch.cuda._sleep, about 20 ms), so that they run back to back; "
+        "† marks a variant that Python could not queue within it: its times include host time.\n")
     out.append("| kernel | shape | variant | µs (median) | µs (min) | TB/s | x twin | output |")
     out.append("|---|---|---|---:|---:|---:|---:|---|")
-    for kernel, shape, variant, med, lo, tbps, output in ROWS:
+    for kernel, shape, variant, med, lo, tbps, output, queued in ROWS:
         if med is None:
             out.append(f"| {kernel} | {shape} | {variant} | - | - | - | - | {output} |")
         else:
-            out.append(f"| {kernel} | {shape} | {variant} | {med:.1f} | {lo:.1f} | {tbps:.2f} | - | {output} |")
+            mark = "" if queued else " †"
+            out.append(f"| {kernel} | {shape} | {variant} | {med:.1f}{mark} | {lo:.1f} | {tbps:.2f} | - | {output} |")
     out.extend(NOTES)
     return "\n".join(out) + "\n"
 

@@ -17,7 +17,10 @@
 //!   rms_norm.
 //!
 //! Time is the median (and minimum) over `--iters` launches, each bracketed by its own
-//! pair of CUDA events after `--warmup` launches; bandwidth is the bytes the kernel must
+//! pair of CUDA events after `--warmup` launches. The timed launches queue behind a kernel
+//! that holds the stream (`bench_hold`) until the host has queued them all, so they run
+//! back to back and a stub's host-side checks never show as GPU idle time (the launch-rate
+//! bench measures those); bandwidth is the bytes the kernel must
 //! move (every input read once, every output written once) over that time. Every
 //! variant's output is compared with the twin's, and the twins of the ragged dequant
 //! shapes with the runtime's host reference (`dequant_reference`).
@@ -101,6 +104,18 @@ extern "C" __global__ void NAME(T* p, long long n, unsigned int seed, float lo, 
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;                \
          i += (long long)gridDim.x * blockDim.x) p[i] = CONV(bench_unif(i, seed, lo, hi));     \
 }
+// Holds its stream for ns nanoseconds of the global timer: the timed launches behind it
+// are all queued before the first of them runs, so that they run back to back and their
+// events time the kernels, never the GPU waiting on the host's launch path.
+extern "C" __global__ void bench_hold(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        __nanosleep(100000);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
+}
+
 FILL(fill_f16, __half, __float2half_rn)
 FILL(fill_bf16, __nv_bfloat16, __float2bfloat16_rn)
 FILL(fill_f32, float, )
@@ -778,7 +793,14 @@ impl Opts {
 struct Stats {
     median_us: f64,
     min_us: f64,
+    /// Whether the host queued every timed launch before the hold kernel let the first
+    /// run; if not, some gaps between them (the host's launch path) are in the times.
+    queued: bool,
 }
+
+/// How long `bench_hold` holds the stream before the timed launches: longer than the host
+/// takes to queue them (100 launches of a stub: about 2 ms).
+const HOLD_MS: f64 = 20.0;
 
 struct Row {
     kernel: String,
@@ -853,6 +875,13 @@ impl Bench {
             f(i)?;
         }
         self.stream.synchronize()?;
+        let hold = self.func("bench_hold")?;
+        let hold_ns = (HOLD_MS * 1e6) as u64;
+        let mut l = self.stream.launch_builder(&hold);
+        l.arg(&hold_ns);
+        // SAFETY: bench_hold takes one u64 and touches no memory.
+        unsafe { l.launch(LaunchConfig::for_num_elems(1)) }?;
+        let queueing = Instant::now();
         let mut events = Vec::with_capacity(self.opts.iters);
         for i in 0..self.opts.iters {
             let start = self
@@ -864,6 +893,7 @@ impl Bench {
                 .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
             events.push((start, end));
         }
+        let queued = queueing.elapsed().as_secs_f64() * 1e3 < HOLD_MS;
         self.stream.synchronize()?;
         let mut us = events
             .iter()
@@ -875,6 +905,7 @@ impl Bench {
         Ok(Stats {
             median_us: us[us.len() / 2],
             min_us: us[0],
+            queued,
         })
     }
 
@@ -1018,7 +1049,12 @@ impl Bench {
              launches, each between two CUDA events. TB/s = bytes that must be moved \
              (inputs read once, outputs written once) / median time. \"x twin\" = time / \
              the twin's time. The output column compares each variant's output with the \
-             twin's, and the twin of a ragged dequant with the runtime's host reference.\n",
+             twin's, and the twin of a ragged dequant with the runtime's host reference. \
+             The timed launches queue behind a {HOLD_MS} ms kernel that holds the stream, \
+             so that they run back to back: the times are the GPU's, and what a launch costs \
+             the host is the launch-rate table's. † marks a variant whose launches the host \
+             could not all queue within the hold (the checked mode that waits on every \
+             launch does not queue by design): its times include host time.\n",
             self.opts.iters, self.opts.warmup
         );
         let _ = writeln!(
@@ -1039,11 +1075,12 @@ impl Bench {
                         .unwrap_or_else(|| "-".into());
                     let _ = writeln!(
                         s,
-                        "| {} | {} | {} | {:.1} | {:.1} | {:.2} | {} | {} |",
+                        "| {} | {} | {} | {:.1}{} | {:.1} | {:.2} | {} | {} |",
                         r.kernel,
                         r.shape,
                         r.variant,
                         st.median_us,
+                        if st.queued { "" } else { " †" },
                         st.min_us,
                         r.bytes / (st.median_us * 1e-6) / 1e12,
                         ratio,
