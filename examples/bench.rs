@@ -226,9 +226,10 @@ __device__ __forceinline__ TwinTile<C> twin_gptq_load(
 }
 
 // Rows k0..k0+7 by columns n..n+C-1 element by element (rows past K give 0): a tile at an
-// edge or across groups.
+// edge or across groups. Out of line, as the accessor's edge path, so that its loads do not
+// set the register budget of the whole kernel.
 template <int C>
-__device__ __forceinline__ void twin_gptq_edge(
+__device__ __noinline__ void twin_gptq_edge(
         const int* __restrict__ qweight, const int* __restrict__ qzeros,
         const __half* __restrict__ scales, int k0, int n, int K, int N, int G, float (&out)[8][C]) {
 #pragma unroll
@@ -366,6 +367,18 @@ __device__ __forceinline__ void twin_gptq_tile(
                         twin_gptq_load<C>(qweight, qzeros, scales, k0, n, K, N, G), K, N, G, out);
 }
 
+// An AWQ tile at an edge or across groups, element by element, out of line (rows past K
+// give 0).
+__device__ __noinline__ void twin_awq_edge(
+        const int* __restrict__ qweight, const int* __restrict__ qzeros,
+        const __half* __restrict__ scales, int k0, int n, int K, int N, int G, float (&out)[8][8]) {
+#pragma unroll 1
+    for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int c = 0; c < 8; ++c)
+            out[r][c] = k0 + r < K ? twin_awq_at(qweight, qzeros, scales, k0 + r, n + c, N, G) : 0.f;
+}
+
 // An AWQ tile: rows k0..k0+7 by the 8 columns of packed word n / 8 (n % 8 == 0).
 __device__ __forceinline__ void twin_awq_tile(
         const int* __restrict__ qweight, const int* __restrict__ qzeros,
@@ -385,17 +398,14 @@ __device__ __forceinline__ void twin_awq_tile(
         }
         return;
     }
-#pragma unroll
-    for (int r = 0; r < 8; ++r)
-#pragma unroll
-        for (int c = 0; c < 8; ++c)
-            out[r][c] = k0 + r < K ? twin_awq_at(qweight, qzeros, scales, k0 + r, n + c, N, G) : 0.f;
+    twin_awq_edge(qweight, qzeros, scales, k0, n, K, N, G, out);
 }
 
 // gptq_dequant and awq_dequant (N % 8 == 0): grid(ceil(N / 2048), min(ceil(K / 8), 65535))
-// block(256), a thread per 8 x 8 tile, each row of it one 16-byte store.
+// block(256) under __launch_bounds__(256, 3) (the spec's `min_blocks 3`), a thread per 8 x 8
+// tile, each row of it one 16-byte store.
 #define TWIN_DEQUANT(NAME, TILE)                                                                \
-extern "C" __global__ void __launch_bounds__(256, 1) NAME(                                     \
+extern "C" __global__ void __launch_bounds__(256, 3) NAME(                                     \
         const int* __restrict__ qweight, const int* __restrict__ qzeros,                       \
         const __half* __restrict__ scales, __half* __restrict__ y, int K, int N, int G) {      \
     const int n = (int(blockIdx.x) * 256 + threadIdx.x) * 8;                                   \

@@ -122,9 +122,11 @@ impl Kernels {
 ///
 /// each of its 8 rows leaves as one 16-byte store; a warp covers 256 columns, so loads and
 ///
-/// stores coalesce along N. A raw grid: the body guards itself.
+/// stores coalesce along N. A raw grid: the body guards itself. `min_blocks 3` fits the
 ///
-/// Declared at `specs/quant.ima:8`.
+/// tile in 80 registers, three blocks on each SM instead of two.
+///
+/// Declared at `specs/quant.ima:9`.
 pub struct GptqDequant {
     kernel: ima::Kernel,
 }
@@ -162,7 +164,7 @@ impl GptqDequant {
 pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "gptq_dequant",
     signature: "gptq_dequant(w: q4[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:8",
+    location: "specs/quant.ima:9",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -250,7 +252,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
 ///
 /// GPTQ int4 to f16 for any N, a thread per element: the padded last word along N too.
 ///
-/// Declared at `specs/quant.ima:31`.
+/// Declared at `specs/quant.ima:32`.
 pub struct GptqDequantAnyN {
     kernel: ima::Kernel,
 }
@@ -288,7 +290,7 @@ impl GptqDequantAnyN {
 pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
     name: "gptq_dequant_any_n",
     signature: "gptq_dequant_any_n(w: q4[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:31",
+    location: "specs/quant.ima:32",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -375,7 +377,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
 ///
 /// GPTQ int4 with act-order (g_idx) and zeros stored plain.
 ///
-/// Declared at `specs/quant.ima:39`.
+/// Declared at `specs/quant.ima:40`.
 pub struct GptqActOrderDequant {
     kernel: ima::Kernel,
 }
@@ -413,7 +415,7 @@ impl GptqActOrderDequant {
 pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "gptq_act_order_dequant",
     signature: "gptq_act_order_dequant(w: q4[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:39",
+    location: "specs/quant.ima:40",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -511,9 +513,9 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
 ///
 /// AWQ int4 to f16: the same 8 x 8 tiles, here 8 packed words down K, each holding 8
 ///
-/// columns of one row.
+/// columns of one row, and the same three blocks on each SM.
 ///
-/// Declared at `specs/quant.ima:48`.
+/// Declared at `specs/quant.ima:49`.
 pub struct AwqDequant {
     kernel: ima::Kernel,
 }
@@ -551,7 +553,7 @@ impl AwqDequant {
 pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "awq_dequant",
     signature: "awq_dequant(w: q4[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:48",
+    location: "specs/quant.ima:49",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -639,7 +641,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
 ///
 /// AWQ int4 to f16 for any N, a thread per packed word (8 columns of one row).
 ///
-/// Declared at `specs/quant.ima:71`.
+/// Declared at `specs/quant.ima:72`.
 pub struct AwqDequantAnyN {
     kernel: ima::Kernel,
 }
@@ -677,7 +679,7 @@ impl AwqDequantAnyN {
 pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
     name: "awq_dequant_any_n",
     signature: "awq_dequant_any_n(w: q4[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:71",
+    location: "specs/quant.ima:72",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -764,7 +766,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
 ///
 /// int8 with per-group scales to f16.
 ///
-/// Declared at `specs/quant.ima:90`.
+/// Declared at `specs/quant.ima:91`.
 pub struct Int8Dequant {
     kernel: ima::Kernel,
 }
@@ -802,7 +804,7 @@ impl Int8Dequant {
 pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
     name: "int8_dequant",
     signature: "int8_dequant(w: q8[K,N], y: f16[K,N])",
-    location: "specs/quant.ima:90",
+    location: "specs/quant.ima:91",
     symbols: &[
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -887,7 +889,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 ///
 /// for the M > 1 path and for 64-bit indices.
 ///
-/// Declared at `specs/quant.ima:103`.
+/// Declared at `specs/quant.ima:104`.
 pub struct GptqGemv {
     kernel: ima::Kernel,
 }
@@ -928,7 +930,7 @@ impl GptqGemv {
 pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv",
     signature: "gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:103",
+    location: "specs/quant.ima:104",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1040,7 +1042,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:171`.
+/// Declared at `specs/quant.ima:172`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -1081,7 +1083,7 @@ impl AwqGemv {
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:171",
+    location: "specs/quant.ima:172",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
