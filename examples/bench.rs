@@ -258,7 +258,14 @@ __device__ __forceinline__ void twin_gptq_decode(
             for (int c = 0; c < C; ++c) out[r][c] = (twin_biased((t.w[c] >> (4 * r)) & 0xF) - z[c]) * s[c];
         return;
     }
-    twin_gptq_edge<C>(qweight, qzeros, scales, t.k0, t.n, K, N, G, out);
+    // Through an array of its own: `out` passed to the call would live in local memory on
+    // the whole-tile path too.
+    float edge[8][C];
+    twin_gptq_edge<C>(qweight, qzeros, scales, t.k0, t.n, K, N, G, edge);
+#pragma unroll
+    for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int c = 0; c < C; ++c) out[r][c] = edge[r][c];
 }
 
 template <int C>
@@ -398,7 +405,12 @@ __device__ __forceinline__ void twin_awq_tile(
         }
         return;
     }
-    twin_awq_edge(qweight, qzeros, scales, k0, n, K, N, G, out);
+    float edge[8][8];
+    twin_awq_edge(qweight, qzeros, scales, k0, n, K, N, G, edge);
+#pragma unroll
+    for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int c = 0; c < 8; ++c) out[r][c] = edge[r][c];
 }
 
 // gptq_dequant and awq_dequant (N % 8 == 0): grid(ceil(N / 2048), min(ceil(K / 8), 65535))
