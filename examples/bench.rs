@@ -12,9 +12,9 @@
 //!   pointers, fixed row-major index arithmetic on 32-bit indices, no accessors and no
 //!   checks beyond the body's own tests, compiled with the same NVRTC and launched with
 //!   raw cudarc in the spec's launch shape: one thread per element for `over` launches
-//!   (attn_scores, rope), the spec's raw grid and block for gptq_dequant, awq_dequant and
-//!   gptq_gemv (with its shared memory), a block of 256 per row with 16-byte vectors for
-//!   rms_norm.
+//!   (attn_scores), the spec's raw grid and block for gptq_dequant, awq_dequant, rope (8
+//!   elements a thread) and gptq_gemv (with its shared memory), a block of 256 per row
+//!   with 16-byte vectors for rms_norm.
 //!
 //! Time is the median (and minimum) over `--iters` launches, each bracketed by its own
 //! pair of CUDA events after `--warmup` launches. The timed launches queue behind a kernel
@@ -703,21 +703,27 @@ extern "C" __global__ void __launch_bounds__(256, 1) twin_rms_norm(
     }
 }
 
-// rope: x and y stored [B, S, H, D], walked in the logical order [B, H, S, D] as imac does.
+// rope: x and y stored [B, S, H, D]; grid(ceil(B * S * H * D / 2048)) block(256), a thread
+// per 8 elements in the stored order, one 16-byte load and store each (D % 8 == 0).
 extern "C" __global__ void __launch_bounds__(256) twin_rope(
         const __half* __restrict__ x, const float* __restrict__ cos_tab,
         const float* __restrict__ sin_tab, __half* __restrict__ y, int B, int H, int S, int D) {
-    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= B * H * S * D) return;
-    int rest = idx;
-    const int d = rest % D; rest /= D;
-    const int s = rest % S; rest /= S;
-    const int h = rest % H; const int b = rest / H;
-    const int p = d / 2;
-    const float c = cos_tab[s * (D / 2) + p], sn = sin_tab[s * (D / 2) + p];
-    const long long row = (((long long)b * S + s) * H + h) * D;
-    const float x0 = __half2float(x[row + 2 * p]), x1 = __half2float(x[row + 2 * p + 1]);
-    y[row + d] = __float2half(d % 2 == 0 ? x0 * c - x1 * sn : x1 * c + x0 * sn);
+    const int t = int(blockIdx.x) * 256 + threadIdx.x;
+    const int d = t % (D / 8) * 8, row = t / (D / 8);
+    const int h = row % H, s = row / H % S, b = row / H / S;
+    if (b >= B) return;
+    const long long at = (((long long)b * S + s) * H + h) * D + d;
+    const TwinHalf8 v = *reinterpret_cast<const TwinHalf8*>(&x[at]);
+    TwinHalf8 out;
+#pragma unroll
+    for (int j = 0; j < 8; j += 2) {
+        const int p = d / 2 + j / 2;
+        const float c = cos_tab[s * (D / 2) + p], sn = sin_tab[s * (D / 2) + p];
+        const float x0 = __half2float(v.v[j]), x1 = __half2float(v.v[j + 1]);
+        out.v[j] = __float2half(x0 * c - x1 * sn);
+        out.v[j + 1] = __float2half(x1 * c + x0 * sn);
+    }
+    *reinterpret_cast<TwinHalf8*>(&y[at]) = out;
 }
 "#;
 
@@ -1681,7 +1687,10 @@ fn rope(b: &mut Bench, stubs: &Stubs<rope::Kernels>) -> Res<()> {
         let f = b.func("twin_rope")?;
         let (bi, hi, si, di) = (i32_of(bb)?, i32_of(h)?, i32_of(s)?, i32_of(d)?);
         i32_of(bb * h * s * d)?;
-        let cfg = per_element(bb * h * s * d)?;
+        if d % 8 != 0 {
+            return Err("the rope twin needs D % 8 == 0".into());
+        }
+        let cfg = per_element((bb * h * s * d).div_ceil(8))?;
         Some(b.time(&mut |_| {
             let mut l = b.stream.launch_builder(&f);
             l.arg(x.slice())
@@ -1689,7 +1698,8 @@ fn rope(b: &mut Bench, stubs: &Stubs<rope::Kernels>) -> Res<()> {
                 .arg(sin_tab.slice())
                 .arg(y_twin.slice_mut());
             l.arg(&bi).arg(&hi).arg(&si).arg(&di);
-            // SAFETY: x and y are contiguous [B, S, H, D] buffers, the tables [S, D/2].
+            // SAFETY: x and y are contiguous [B, S, H, D] buffers (16-byte aligned
+            // allocations, D % 8 == 0), the tables [S, D/2].
             unsafe { l.launch(cfg) }?;
             Ok(())
         }))

@@ -713,8 +713,8 @@ fn rope_refuses_a_wrong_shape_before_launching() {
     });
     assert_untouched(&stream, &y, "y");
 
-    // An odd D breaks `where D % 2 == 0` (the tables match D / 2 = 31).
-    let d3 = 63;
+    // D = 60 breaks `where D % 8 == 0` (the tables match D / 2 = 30).
+    let d3 = 60;
     let x3 = Tensor::from_host(&stream, &f16s(b * s * h * d3, 64), &[b, s, h, d3]).unwrap();
     let (c3, s3) = (f32s(s * (d3 / 2), 65), f32s(s * (d3 / 2), 66));
     let cos3 = Tensor::from_host(&stream, &c3, &[s, d3 / 2]).unwrap();
@@ -724,11 +724,11 @@ fn rope_refuses_a_wrong_shape_before_launching() {
         kernels.rope.launch(&stream, &x3, &cos3, &sin3, &mut y3),
         "rope",
     );
-    expect(&e, "Constraint D % 2 == 0", |v| {
+    expect(&e, "Constraint D % 8 == 0", |v| {
         matches!(
             v,
             Violation::Constraint {
-                text: "D % 2 == 0",
+                text: "D % 8 == 0",
                 ..
             }
         )

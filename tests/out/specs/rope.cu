@@ -215,9 +215,10 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
 // ---------------------------------------------------------------------------------------
 // rope(x: f16[B,H,S,D], cos_tab: f32[S,D / 2], sin_tab: f32[S,D / 2], y: f16[B,H,S,D])
 // Rotary position embedding on q or k held as [B, S, H, D] (as most checkpoints store
-// them) and read as [B, H, S, D]: pairs (2p, 2p+1) rotate by the angle of (s, p).
-// `min_blocks 6` holds the checked variant to the release code's 40 registers (it would
-// take 62, and so 4 blocks of 256 an SM instead of 6), without a spill.
+// them) and read as [B, H, S, D]: pairs (2p, 2p+1) rotate by the angle of (s, p). A thread
+// per 8 elements of a row, taken in the order they lie in memory, so that a warp reads and
+// writes 512 contiguous bytes: one 16-byte load of x and one 16-byte store of y each
+// (`align(16)`, which `D % 8 == 0` allows), 4 pairs. A raw grid: the body guards itself.
 namespace ima_rope {
 
 
@@ -233,6 +234,15 @@ struct x_t {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
 };
 
@@ -280,6 +290,21 @@ struct y_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 3, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    __device__ __forceinline__ void store8(I i0, I i1, I i2, I i3, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 3, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = v;
+    }
 };
 
 template <typename I, bool IMA_CHECKED>
@@ -291,19 +316,27 @@ __device__ __forceinline__ void body(
     const I B,
     const I H,
     const I S,
-    const I D,
-    const I b,
-    const I h,
-    const I s,
-    const I d) {
-#line 12 "specs/rope.ima"
+    const I D) {
+#line 13 "specs/rope.ima"
 
-        const I p = d / 2;
-        const float c = cos_tab(s, p), sn = sin_tab(s, p);
-        const float x0 = __half2float(x(b, h, s, 2 * p)), x1 = __half2float(x(b, h, s, 2 * p + 1));
-        y(b, h, s, d) = __float2half(d % 2 == 0 ? x0 * c - x1 * sn : x1 * c + x0 * sn);
+        // Thread t takes elements 8t .. 8t + 7 of the stored order [B, S, H, D].
+        const I t = I(blockIdx.x) * 256 + threadIdx.x;
+        const I d = t % (D / 8) * 8, row = t / (D / 8);
+        const I h = row % H, s = row / H % S, b = row / H / S;
+        if (b >= B) return;
+        const ImaVec<__half, 8> v = x.load8(b, h, s, d);
+        ImaVec<__half, 8> out;
+        #pragma unroll
+        for (int j = 0; j < 8; j += 2) {
+            const I p = d / 2 + j / 2;
+            const float c = cos_tab(s, p), sn = sin_tab(s, p);
+            const float x0 = __half2float(v.v[j]), x1 = __half2float(v.v[j + 1]);
+            out.v[j] = __float2half(x0 * c - x1 * sn);
+            out.v[j + 1] = __float2half(x1 * c + x0 * sn);
+        }
+        y.store8(b, h, s, d, out);
     
-#line 307 "rope.cu"
+#line 340 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -317,29 +350,12 @@ __device__ __forceinline__ void run(
     const I S,
     const I D,
     ImaRecord* const ima_record) {
-    const I ima_n = B * H * S * D;
-    const I ima_step = I(gridDim.x) * I(blockDim.x);
-    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
-    if (ima_idx >= ima_n) return;
-    // The launch indices, innermost first: the first element's by division; each later
-    // element adds the step's digits (divided out once, by a thread that has a second
-    // element) with carries, so the loop itself divides nothing.
-    const I ima_e[4] = { D, S, H, B };
-    I ima_i[4], ima_s[4] = {};
-    ima_digits(ima_idx, ima_e, ima_i);
-    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
-    for (;;) {
-        ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, cos_tab, sin_tab, y, B, H, S, D, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
-        ima_idx += ima_step;
-        if (ima_idx >= ima_n) break;
-        ima_add_digits(ima_i, ima_s, ima_e);
-    }
+    body<I, IMA_CHECKED>(x, cos_tab, sin_tab, y, B, H, S, D);
 }
 
 }  // namespace ima_rope
 
-extern "C" __global__ void __launch_bounds__(256, 6) rope_i32(
+extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -372,7 +388,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) rope_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 6) rope_i64(
+extern "C" __global__ void __launch_bounds__(256, 1) rope_i64(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -405,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) rope_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 6) rope_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) rope_i32_checked(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -439,7 +455,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) rope_i32_checked(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 6) rope_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 1) rope_i64_checked(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,

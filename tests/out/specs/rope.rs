@@ -62,13 +62,15 @@ impl Kernels {
 ///
 /// Rotary position embedding on q or k held as [B, S, H, D] (as most checkpoints store
 ///
-/// them) and read as [B, H, S, D]: pairs (2p, 2p+1) rotate by the angle of (s, p).
+/// them) and read as [B, H, S, D]: pairs (2p, 2p+1) rotate by the angle of (s, p). A thread
 ///
-/// `min_blocks 6` holds the checked variant to the release code's 40 registers (it would
+/// per 8 elements of a row, taken in the order they lie in memory, so that a warp reads and
 ///
-/// take 62, and so 4 blocks of 256 an SM instead of 6), without a spill.
+/// writes 512 contiguous bytes: one 16-byte load of x and one 16-byte store of y each
 ///
-/// Declared at `specs/rope.ima:5`.
+/// (`align(16)`, which `D % 8 == 0` allows), 4 pairs. A raw grid: the body guards itself.
+///
+/// Declared at `specs/rope.ima:6`.
 pub struct Rope {
     kernel: ima::Kernel,
 }
@@ -85,10 +87,10 @@ impl Rope {
     /// Checks every argument against the contract, then launches on `stream`.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f16 `[B, S, H, D]` in memory, read as `[B, H, S, D]`, contiguous
+    /// - `x`: f16 `[B, S, H, D]` in memory, read as `[B, H, S, D]`, contiguous, 16-byte aligned
     /// - `cos_tab`: f32 `[S, D / 2]`, contiguous: cos and sin of each position's angle, per pair.
     /// - `sin_tab`: f32 `[S, D / 2]`, contiguous
-    /// - `y`: f16 `[B, S, H, D]` in memory, read as `[B, H, S, D]`, contiguous
+    /// - `y`: f16 `[B, S, H, D]` in memory, read as `[B, H, S, D]`, contiguous, 16-byte aligned
     // One stub parameter per spec argument, however many the spec declares.
     #[allow(clippy::too_many_arguments)]
     pub fn launch(
@@ -107,7 +109,7 @@ impl Rope {
 pub static ROPE: ima::KernelContract = ima::KernelContract {
     name: "rope",
     signature: "rope(x: f16[B,H,S,D], cos_tab: f32[S,D / 2], sin_tab: f32[S,D / 2], y: f16[B,H,S,D])",
-    location: "specs/rope.ima:5",
+    location: "specs/rope.ima:6",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -127,7 +129,7 @@ pub static ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 2, 1, 3],
             strided: false,
-            align: 2,
+            align: 16,
         },
         ima::TensorArg {
             name: "cos_tab",
@@ -165,20 +167,20 @@ pub static ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 2, 1, 3],
             strided: false,
-            align: 2,
+            align: 16,
         },
     ],
     params: &[
     ],
     constraints: &[
-        ima::Constraint { text: "D % 2 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(3), &ima::Expr::Const(2)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "D % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(3), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
     ],
     shared: &[
     ],
-    launch: ima::Launch::Threads { arg: 3 },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(2)), &ima::Expr::Sym(1)), &ima::Expr::Sym(3)), &ima::Expr::Const(2048))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
-    block_from_occupancy: true,
+    block_from_occupancy: false,
     entry_i32: "rope_i32",
     entry_i64: "rope_i64",
 };
