@@ -34,7 +34,7 @@
 //! ```
 //! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
-//! attn_scores, rms_norm, rope.
+//! attn_scores, attn_scores_tiled, rms_norm, rope.
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -71,7 +71,12 @@ macro_rules! stubs {
     };
 }
 
-stubs!(attn, "../tests/out/specs/attn.rs", AttnScores);
+stubs!(
+    attn,
+    "../tests/out/specs/attn.rs",
+    AttnScores,
+    AttnScoresTiled
+);
 stubs!(
     quant,
     "../tests/out/specs/quant.rs",
@@ -703,6 +708,75 @@ extern "C" __global__ void __launch_bounds__(256, 1) twin_rms_norm(
     }
 }
 
+// attn_scores_tiled (D % 8 == 0): grid(B * H, ceil(S / 128), ceil(T / 128)) block(256)
+// under __launch_bounds__(256, 2), 32 KiB of dynamic shared memory for qs and ks
+// ([32][128] f32 each): a 128 x 128 tile of o a block, 8 x 8 a thread, D in chunks of 32.
+extern "C" __global__ void __launch_bounds__(256, 2) twin_attn_scores_tiled(
+        const __half* __restrict__ q, const __half* __restrict__ k, float* __restrict__ o,
+        int B, int H, int S, int T, int D, float scale) {
+    extern __shared__ __align__(16) unsigned char twin_smem[];
+    float* qs = reinterpret_cast<float*>(twin_smem);
+    float* ks = qs + 32 * 128;
+    const int bh = blockIdx.x, i0 = blockIdx.y * 128, j0 = blockIdx.z * 128;
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    const __half* qb = q + (long long)bh * S * D;
+    const __half* kb = k + (long long)bh * T * D;
+    float acc[8][8];
+#pragma unroll
+    for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int c = 0; c < 8; ++c) acc[r][c] = 0.f;
+    for (int d0 = 0; d0 < D; d0 += 32) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int row = threadIdx.x / 4 + 64 * e, dd = threadIdx.x % 4 * 8;
+            float qf[8], kf[8];
+#pragma unroll
+            for (int x = 0; x < 8; ++x) qf[x] = kf[x] = 0.f;
+            if (i0 + row < S && d0 + dd < D) {
+                const TwinHalf8 v = *reinterpret_cast<const TwinHalf8*>(&qb[(i0 + row) * D + d0 + dd]);
+#pragma unroll
+                for (int x = 0; x < 8; ++x) qf[x] = __half2float(v.v[x]);
+            }
+            if (j0 + row < T && d0 + dd < D) {
+                const TwinHalf8 v = *reinterpret_cast<const TwinHalf8*>(&kb[(j0 + row) * D + d0 + dd]);
+#pragma unroll
+                for (int x = 0; x < 8; ++x) kf[x] = __half2float(v.v[x]);
+            }
+#pragma unroll
+            for (int x = 0; x < 8; ++x) {
+                qs[(dd + x) * 128 + row] = qf[x];
+                ks[(dd + x) * 128 + row] = kf[x];
+            }
+        }
+        __syncthreads();
+#pragma unroll 4
+        for (int dd = 0; dd < 32; ++dd) {
+            float a[8], bk[8];
+#pragma unroll
+            for (int r = 0; r < 8; ++r) a[r] = qs[dd * 128 + ty + 16 * r];
+#pragma unroll
+            for (int c = 0; c < 8; ++c) bk[c] = ks[dd * 128 + tx + 16 * c];
+#pragma unroll
+            for (int r = 0; r < 8; ++r)
+#pragma unroll
+                for (int c = 0; c < 8; ++c) acc[r][c] = fmaf(a[r], bk[c], acc[r][c]);
+        }
+        __syncthreads();
+    }
+    float* ob = o + (long long)bh * S * T;
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+        const int i = i0 + ty + 16 * r;
+        if (i >= S) break;
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+            const int j = j0 + tx + 16 * c;
+            if (j < T) ob[(long long)i * T + j] = acc[r][c] * scale;
+        }
+    }
+}
+
 // rope: x and y stored [B, S, H, D]; grid(ceil(B * S * H * D / 2048)) block(256), a thread
 // per 8 elements in the stored order, one 16-byte load and store each (D % 8 == 0).
 extern "C" __global__ void __launch_bounds__(256) twin_rope(
@@ -746,6 +820,7 @@ const CASES: &[&str] = &[
     "awq_dequant_ragged",
     "gptq_gemv",
     "attn_scores",
+    "attn_scores_tiled",
     "rms_norm",
     "rope",
 ];
@@ -1496,7 +1571,9 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
     Ok(())
 }
 
-fn attn_scores(b: &mut Bench, stubs: &Stubs<attn::Kernels>) -> Res<()> {
+/// attn_scores, or with `tiled` attn_scores_tiled: the same scores, the second as a tiled
+/// product in shared memory.
+fn attn_scores(b: &mut Bench, stubs: &Stubs<attn::Kernels>, tiled: bool) -> Res<()> {
     let (bb, h, s, t, d) = (8, 16, 512, 512, 64);
     let scale = 1.0 / (d as f32).sqrt();
     let mut q = Tensor::<f16>::zeros(&b.stream, &[bb, h, s, d])?;
@@ -1508,30 +1585,46 @@ fn attn_scores(b: &mut Bench, stubs: &Stubs<attn::Kernels>) -> Res<()> {
     let mut o_twin = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
     let bytes = bytes_of(&q) + bytes_of(&k) + bytes_of(&o_rel);
     let shape = format!("B={bb} H={h} S={s} T={t} D={d} ({})", mb(bytes));
-    let kernel = "attn_scores";
-    let release = b.opts.variant("release").then(|| {
-        b.time(&mut |_| {
-            done(
-                stubs
-                    .release
-                    .attn_scores
-                    .launch(&b.stream, &q, &k, &mut o_rel, scale)?,
-            )
+    let kernel = if tiled {
+        "attn_scores_tiled"
+    } else {
+        "attn_scores"
+    };
+    let launch = |ks: &attn::Kernels, o: &mut Tensor<f32>| -> Res<()> {
+        done(if tiled {
+            ks.attn_scores_tiled.launch(&b.stream, &q, &k, o, scale)?
+        } else {
+            ks.attn_scores.launch(&b.stream, &q, &k, o, scale)?
         })
-    });
-    let checked = b.time_checked(&stubs.checked, &mut |_| {
-        done(
-            stubs
-                .checked
-                .attn_scores
-                .launch(&b.stream, &q, &k, &mut o_chk, scale)?,
-        )
-    });
+    };
+    let release = b
+        .opts
+        .variant("release")
+        .then(|| b.time(&mut |_| launch(&stubs.release, &mut o_rel)));
+    let checked = b.time_checked(&stubs.checked, &mut |_| launch(&stubs.checked, &mut o_chk));
     let twin = if b.opts.variant("twin") {
-        let f = b.func("twin_attn_scores")?;
+        let f = b.func(if tiled {
+            "twin_attn_scores_tiled"
+        } else {
+            "twin_attn_scores"
+        })?;
         let (bi, hi, si, ti, di) = (i32_of(bb)?, i32_of(h)?, i32_of(s)?, i32_of(t)?, i32_of(d)?);
         i32_of(bb * h * s * t)?;
-        let cfg = per_element(bb * h * s * t)?;
+        let cfg = if tiled {
+            // The spec's grid(B * H, ceil(S / 128), ceil(T / 128)) block(256), with its
+            // shared qs and ks (2 x 32 x 128 f32).
+            LaunchConfig {
+                grid_dim: (
+                    u32::try_from(bb * h)?,
+                    u32::try_from(s.div_ceil(128))?,
+                    u32::try_from(t.div_ceil(128))?,
+                ),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 2 * 32 * 128 * 4,
+            }
+        } else {
+            per_element(bb * h * s * t)?
+        };
         Some(b.time(&mut |_| {
             let mut l = b.stream.launch_builder(&f);
             l.arg(q.slice()).arg(k.slice()).arg(o_twin.slice_mut());
@@ -1784,9 +1877,10 @@ fn main() -> Res<()> {
         case!("awq_dequant_ragged", dequant(&mut b, &stubs, true, true));
         case!("gptq_gemv", gemv(&mut b, &stubs));
     }
-    if b.opts.wants("attn_scores") {
-        let stubs = stubs_of!(attn, attn_scores);
-        case!("attn_scores", attn_scores(&mut b, &stubs));
+    if b.opts.wants("attn_scores") || b.opts.wants("attn_scores_tiled") {
+        let stubs = stubs_of!(attn, attn_scores, attn_scores_tiled);
+        case!("attn_scores", attn_scores(&mut b, &stubs, false));
+        case!("attn_scores_tiled", attn_scores(&mut b, &stubs, true));
     }
     if b.opts.wants("rms_norm") {
         let stubs = stubs_of!(rmsnorm, rms_norm);

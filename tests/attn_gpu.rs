@@ -1,5 +1,6 @@
-//! attn_scores end to end on a GPU, through the committed generated stub: a ragged shape
-//! against an f64 reference, and a wrong argument refused before any launch.
+//! attn_scores and attn_scores_tiled end to end on a GPU, through the committed generated
+//! stub: ragged shapes against an f64 reference, and a wrong argument refused before any
+//! launch.
 
 #[allow(dead_code)]
 mod attn {
@@ -21,24 +22,57 @@ fn data(n: usize, seed: u64) -> Vec<f16> {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn attn_scores_matches_f64_reference_on_a_ragged_shape() {
-    let (b, h, s, t, d) = (2, 3, 77, 45, 64);
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.new_stream().unwrap();
     let kernels = attn::Kernels::load(&ctx).unwrap();
+    scores_match_reference(&stream, &kernels, false, [2, 3, 77, 45, 64]);
+}
 
+/// The tiled kernel: one partial tile each way (S = 77, T = 45), several tiles with partial
+/// last ones (S = 200, T = 300), and D of one chunk and a half (40) and of a partial
+/// first chunk (8); in release and in checked mode, where every staged read and write of
+/// its shared tiles is checked and none may be reported.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn attn_scores_tiled_matches_f64_reference_on_ragged_shapes() {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = attn::Kernels::load(&ctx).unwrap();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        for shape in [
+            [2, 3, 77, 45, 64],
+            [1, 2, 200, 300, 40],
+            [1, 1, 130, 129, 8],
+        ] {
+            scores_match_reference(&stream, &kernels, true, shape);
+        }
+    }
+}
+
+fn scores_match_reference(
+    stream: &std::sync::Arc<ima::cudarc::driver::CudaStream>,
+    kernels: &attn::Kernels,
+    tiled: bool,
+    [b, h, s, t, d]: [usize; 5],
+) {
     let qh = data(b * h * s * d, 1);
     let kh = data(b * h * t * d, 2);
-    let q = Tensor::from_host(&stream, &qh, &[b, h, s, d]).unwrap();
-    let k = Tensor::from_host(&stream, &kh, &[b, h, t, d]).unwrap();
-    let mut o = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
+    let q = Tensor::from_host(stream, &qh, &[b, h, s, d]).unwrap();
+    let k = Tensor::from_host(stream, &kh, &[b, h, t, d]).unwrap();
+    let mut o = Tensor::full(stream, f32::NAN, &[b, h, s, t]).unwrap();
     let scale = 0.125f32;
 
-    let launched = kernels
-        .attn_scores
-        .launch(&stream, &q, &k, &mut o, scale)
-        .unwrap();
+    let launched = if tiled {
+        kernels
+            .attn_scores_tiled
+            .launch(stream, &q, &k, &mut o, scale)
+    } else {
+        kernels.attn_scores.launch(stream, &q, &k, &mut o, scale)
+    }
+    .unwrap();
     assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
-    let out = o.to_host(&stream).unwrap();
+    let out = o.to_host(stream).unwrap();
 
     let mut worst = 0f64;
     for (idx, &got) in out.iter().enumerate() {
@@ -63,7 +97,15 @@ fn attn_scores_matches_f64_reference_on_a_ragged_shape() {
             "o[{bb},{hh},{ii},{jj}] = {got}, expected {want}"
         );
     }
-    println!("attn_scores [2,3,77,45,64]: worst relative error {worst:.2e}");
+    let name = if tiled {
+        "attn_scores_tiled"
+    } else {
+        "attn_scores"
+    };
+    println!(
+        "{name} {:?}: worst relative error {worst:.2e}",
+        [b, h, s, t, d]
+    );
 }
 
 #[test]

@@ -938,3 +938,346 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64_checked(
         D,
         ima_record);
 }
+
+// ---------------------------------------------------------------------------------------
+// attn_scores_tiled(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)
+// Attention scores as a tiled product, the same o = q · kᵀ · scale: a block per 128 x 128
+// tile of o for one (b, h), 8 x 8 scores a thread (rows ty + 16r, columns tx + 16c, so
+// that shared reads broadcast or hit 16 consecutive words). D goes in chunks of 32,
+// staged as f32 in shared memory, d-major; q and k come in 16-byte vectors (`align(16)`).
+namespace ima_attn_scores_tiled {
+
+
+// in q: f16[B, H, S, D]
+template <typename I, bool IMA_CHECKED>
+struct q_t {
+    const __half* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    ImaRecord* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+};
+
+// in k: f16[B, H, T, D]
+template <typename I, bool IMA_CHECKED>
+struct k_t {
+    const __half* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    ImaRecord* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+};
+
+// out o: f32[B, H, S, T]
+template <typename I, bool IMA_CHECKED>
+struct o_t {
+    float* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    ImaRecord* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+};
+
+// A chunk of the tile's rows of q, and of k: [d, row].
+// shared qs: f32[32, 128], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct qs_t {
+    float* p;
+    I d0, d1;
+    ImaRecord* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, -1, 1, {i0, i1}, {d0, d1})) return ima_sink<float>();
+        }
+        return p[i0 * d1 + i1];
+    }
+};
+
+// shared ks: f32[32, 128], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct ks_t {
+    float* p;
+    I d0, d1;
+    ImaRecord* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_sink<float>();
+        }
+        return p[i0 * d1 + i1];
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const q_t<I, IMA_CHECKED> q,
+    const k_t<I, IMA_CHECKED> k,
+    const o_t<I, IMA_CHECKED> o,
+    const I B,
+    const I H,
+    const I S,
+    const I D,
+    const I T,
+    const float scale,
+    const qs_t<I, IMA_CHECKED> qs,
+    const ks_t<I, IMA_CHECKED> ks) {
+#line 81 "specs/attn.ima"
+
+        const I b = I(blockIdx.x) / H, h = I(blockIdx.x) % H;
+        const I i0 = I(blockIdx.y) * 128, j0 = I(blockIdx.z) * 128;
+        const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+        float acc[8][8];
+        #pragma unroll
+        for (int r = 0; r < 8; ++r)
+            #pragma unroll
+            for (int c = 0; c < 8; ++c) acc[r][c] = 0.f;
+        for (I d0 = 0; d0 < D; d0 += 32) {
+            // 128 rows by 32 of D of each: a thread takes 8 of a row, twice. Rows past S
+            // or T and columns past D stage zeros.
+            #pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int row = threadIdx.x / 4 + 64 * e, dd = threadIdx.x % 4 * 8;
+                float qf[8], kf[8];
+                #pragma unroll
+                for (int x = 0; x < 8; ++x) qf[x] = kf[x] = 0.f;
+                if (i0 + row < S && d0 + dd < D) {
+                    const ImaVec<__half, 8> v = q.load8(b, h, i0 + row, d0 + dd);
+                    #pragma unroll
+                    for (int x = 0; x < 8; ++x) qf[x] = __half2float(v.v[x]);
+                }
+                if (j0 + row < T && d0 + dd < D) {
+                    const ImaVec<__half, 8> v = k.load8(b, h, j0 + row, d0 + dd);
+                    #pragma unroll
+                    for (int x = 0; x < 8; ++x) kf[x] = __half2float(v.v[x]);
+                }
+                #pragma unroll
+                for (int x = 0; x < 8; ++x) {
+                    qs(dd + x, row) = qf[x];
+                    ks(dd + x, row) = kf[x];
+                }
+            }
+            __syncthreads();
+            #pragma unroll 4
+            for (int dd = 0; dd < 32; ++dd) {
+                float a[8], bk[8];
+                #pragma unroll
+                for (int r = 0; r < 8; ++r) a[r] = qs(dd, ty + 16 * r);
+                #pragma unroll
+                for (int c = 0; c < 8; ++c) bk[c] = ks(dd, tx + 16 * c);
+                #pragma unroll
+                for (int r = 0; r < 8; ++r)
+                    #pragma unroll
+                    for (int c = 0; c < 8; ++c) acc[r][c] = fmaf(a[r], bk[c], acc[r][c]);
+            }
+            __syncthreads();
+        }
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+            const I i = i0 + ty + 16 * r;
+            if (i >= S) break;
+            #pragma unroll
+            for (int c = 0; c < 8; ++c) {
+                const I j = j0 + tx + 16 * c;
+                if (j < T) o(b, h, i, j) = acc[r][c] * scale;
+            }
+        }
+    
+#line 1118 "attn.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const q_t<I, IMA_CHECKED> q,
+    const k_t<I, IMA_CHECKED> k,
+    const o_t<I, IMA_CHECKED> o,
+    const I B,
+    const I H,
+    const I S,
+    const I D,
+    const I T,
+    const float scale,
+    ImaRecord* const ima_record) {
+    // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
+    extern __shared__ __align__(16) unsigned char ima_smem[];
+    I ima_smem_off = 0;
+    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, 128, ima_record};
+    ima_smem_off += (32 * 128 * I(sizeof(float)) + 15) / 16 * 16;
+    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, 128, ima_record};
+    body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
+}
+
+}  // namespace ima_attn_scores_tiled
+
+extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32(
+    const __half* __restrict__ q,
+    int q_s0,
+    int q_s1,
+    int q_s2,
+    int q_s3,
+    const __half* __restrict__ k,
+    int k_s0,
+    int k_s1,
+    int k_s2,
+    int k_s3,
+    float* __restrict__ o,
+    int o_s0,
+    int o_s1,
+    int o_s2,
+    int o_s3,
+    int B,
+    int H,
+    int S,
+    int D,
+    int T,
+    float scale) {
+    using namespace ima_attn_scores_tiled;
+    run<int, false>(q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64(
+    const __half* __restrict__ q,
+    long long q_s0,
+    long long q_s1,
+    long long q_s2,
+    long long q_s3,
+    const __half* __restrict__ k,
+    long long k_s0,
+    long long k_s1,
+    long long k_s2,
+    long long k_s3,
+    float* __restrict__ o,
+    long long o_s0,
+    long long o_s1,
+    long long o_s2,
+    long long o_s3,
+    long long B,
+    long long H,
+    long long S,
+    long long D,
+    long long T,
+    float scale) {
+    using namespace ima_attn_scores_tiled;
+    run<long long, false>(q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32_checked(
+    const __half* __restrict__ q,
+    int q_s0,
+    int q_s1,
+    int q_s2,
+    int q_s3,
+    const __half* __restrict__ k,
+    int k_s0,
+    int k_s1,
+    int k_s2,
+    int k_s3,
+    float* __restrict__ o,
+    int o_s0,
+    int o_s1,
+    int o_s2,
+    int o_s3,
+    int B,
+    int H,
+    int S,
+    int D,
+    int T,
+    float scale,
+    ImaRecord* ima_record) {
+    using namespace ima_attn_scores_tiled;
+    run<int, true>(q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
+        k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
+        o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        ima_record);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64_checked(
+    const __half* __restrict__ q,
+    long long q_s0,
+    long long q_s1,
+    long long q_s2,
+    long long q_s3,
+    const __half* __restrict__ k,
+    long long k_s0,
+    long long k_s1,
+    long long k_s2,
+    long long k_s3,
+    float* __restrict__ o,
+    long long o_s0,
+    long long o_s1,
+    long long o_s2,
+    long long o_s3,
+    long long B,
+    long long H,
+    long long S,
+    long long D,
+    long long T,
+    float scale,
+    ImaRecord* ima_record) {
+    using namespace ima_attn_scores_tiled;
+    run<long long, true>(q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
+        k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
+        o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        ima_record);
+}

@@ -20,6 +20,7 @@ pub struct Kernels {
     pub attn_scores: AttnScores,
     pub softmax_rows: SoftmaxRows,
     pub attn_pv: AttnPv,
+    pub attn_scores_tiled: AttnScoresTiled,
 }
 
 impl Kernels {
@@ -29,6 +30,7 @@ impl Kernels {
         self.attn_scores.kernel.set_checked(on);
         self.softmax_rows.kernel.set_checked(on);
         self.attn_pv.kernel.set_checked(on);
+        self.attn_scores_tiled.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -38,6 +40,7 @@ impl Kernels {
         self.attn_scores.kernel.set_checked_mode(mode);
         self.softmax_rows.kernel.set_checked_mode(mode);
         self.attn_pv.kernel.set_checked_mode(mode);
+        self.attn_scores_tiled.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -46,6 +49,7 @@ impl Kernels {
         self.attn_scores.kernel.check_deferred()?;
         self.softmax_rows.kernel.check_deferred()?;
         self.attn_pv.kernel.check_deferred()?;
+        self.attn_scores_tiled.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -55,6 +59,7 @@ impl Kernels {
         self.attn_scores.kernel.set_sync(on);
         self.softmax_rows.kernel.set_sync(on);
         self.attn_pv.kernel.set_sync(on);
+        self.attn_scores_tiled.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -69,6 +74,9 @@ impl Kernels {
             },
             attn_pv: AttnPv {
                 kernel: module.kernel(&ATTN_PV)?,
+            },
+            attn_scores_tiled: AttnScoresTiled {
+                kernel: module.kernel(&ATTN_SCORES_TILED)?,
             },
         })
     }
@@ -388,4 +396,137 @@ pub static ATTN_PV: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: true,
     entry_i32: "attn_pv_i32",
     entry_i64: "attn_pv_i64",
+};
+
+/// `attn_scores_tiled(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`
+///
+/// Attention scores as a tiled product, the same o = q · kᵀ · scale: a block per 128 x 128
+///
+/// tile of o for one (b, h), 8 x 8 scores a thread (rows ty + 16r, columns tx + 16c, so
+///
+/// that shared reads broadcast or hit 16 consecutive words). D goes in chunks of 32,
+///
+/// staged as f32 in shared memory, d-major; q and k come in 16-byte vectors (`align(16)`).
+///
+/// Declared at `specs/attn.ima:72`.
+pub struct AttnScoresTiled {
+    kernel: ima::Kernel,
+}
+
+impl AttnScoresTiled {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &ATTN_SCORES_TILED;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    /// - `q`: f16 `[B, H, S, D]`, contiguous, 16-byte aligned
+    /// - `k`: f16 `[B, H, T, D]`, contiguous, 16-byte aligned
+    /// - `o`: f32 `[B, H, S, T]`, contiguous
+    /// - `scale`: f32
+    // One stub parameter per spec argument, however many the spec declares.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        q: &ima::Tensor<ima::half::f16>,
+        k: &ima::Tensor<ima::half::f16>,
+        o: &mut ima::Tensor<f32>,
+        scale: f32,
+    ) -> Result<ima::Launched, ima::Error> {
+        self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
+    }
+}
+
+/// The contract of `attn_scores_tiled`.
+pub static ATTN_SCORES_TILED: ima::KernelContract = ima::KernelContract {
+    name: "attn_scores_tiled",
+    signature: "attn_scores_tiled(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
+    location: "specs/attn.ima:72",
+    symbols: &[
+        ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "S", bound_by: ima::Binding { arg: 0, dim: 2 } },
+        ima::Symbol { name: "D", bound_by: ima::Binding { arg: 0, dim: 3 } },
+        ima::Symbol { name: "T", bound_by: ima::Binding { arg: 1, dim: 2 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "q",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "S", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+        },
+        ima::TensorArg {
+            name: "k",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "T", expr: ima::Expr::Sym(4) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+        },
+        ima::TensorArg {
+            name: "o",
+            role: ima::Role::Out,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "S", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "T", expr: ima::Expr::Sym(4) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 4,
+        },
+    ],
+    params: &[
+        ima::Param { name: "scale", dtype: ima::DType::F32 },
+    ],
+    constraints: &[
+        ima::Constraint { text: "D % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(3), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+    ],
+    shared: &[
+        ima::SharedArray {
+            name: "qs",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "128", expr: ima::Expr::Const(128) },
+            ],
+        },
+        ima::SharedArray {
+            name: "ks",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "128", expr: ima::Expr::Const(128) },
+            ],
+        },
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(4), &ima::Expr::Const(128))] },
+    empty: ima::EmptyPolicy::Skip,
+    block: [256, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "attn_scores_tiled_i32",
+    entry_i64: "attn_scores_tiled_i64",
 };
