@@ -750,7 +750,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) twin_attn_scores_tiled(
             }
         }
         __syncthreads();
-#pragma unroll 4
+#pragma unroll
         for (int dd = 0; dd < 32; ++dd) {
             float a[8], bk[8];
 #pragma unroll

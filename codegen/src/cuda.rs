@@ -72,6 +72,8 @@ struct KernelCu {
     extents_inner_first: String,
     body_args: String,
     threads: u32,
+    /// The block's extents, or their bounds when the runtime picks the size.
+    block: [u32; 3],
     min_blocks: u32,
     entries: Vec<Entry>,
 }
@@ -329,6 +331,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         extents_inner_first,
         body_args: body_args.join(", "),
         threads: k.threads_per_block(),
+        block: k.block,
         min_blocks: k.min_blocks,
         entries,
     }

@@ -88,6 +88,15 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
+// The same for a shared array, in shared memory (16 static bytes, in checked entry points
+// only): with the sink in global memory, the reference a checked shared access returns
+// could be either, and every such access became a generic load or store.
+template <typename T>
+__device__ __forceinline__ T& ima_shared_sink() {
+    __shared__ unsigned long long ima_shared_sink_storage[2];
+    return *reinterpret_cast<T*>(ima_shared_sink_storage);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -706,7 +715,7 @@ struct {{ a.name }}_t {
     ImaRecord* rec;
     __device__ __forceinline__ {{ a.c_type }}& operator()({{ a.index_params }}) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, {{ a.rank }}>(rec, {{ a.arg }}, 1, {{ "{" }}{{ a.indices }}{{ "}" }}, {{ "{" }}{{ a.dim_list }}{{ "}" }})) return ima_sink<{{ a.c_type }}>();
+            if (!ima_in_bounds<I, {{ a.rank }}>(rec, {{ a.arg }}, 1, {{ "{" }}{{ a.indices }}{{ "}" }}, {{ "{" }}{{ a.dim_list }}{{ "}" }})) return ima_shared_sink<{{ a.c_type }}>();
         }
         return p[{{ a.offset }}];
     }
@@ -775,6 +784,12 @@ __device__ __forceinline__ void run(
 extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}) {{ k.name }}_{{ e.suffix }}(
     {{ e.params }}) {
     using namespace ima_{{ k.name }};
+    // The block is at most ({{ k.block[0] }}, {{ k.block[1] }}, {{ k.block[2] }}): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < {{ k.block[0] }}u);
+    __builtin_assume(threadIdx.y < {{ k.block[1] }}u);
+    __builtin_assume(threadIdx.z < {{ k.block[2] }}u);
     run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});
 }
 {% endfor %}

@@ -89,6 +89,15 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
+// The same for a shared array, in shared memory (16 static bytes, in checked entry points
+// only): with the sink in global memory, the reference a checked shared access returns
+// could be either, and every such access became a generic load or store.
+template <typename T>
+__device__ __forceinline__ T& ima_shared_sink() {
+    __shared__ unsigned long long ima_shared_sink_storage[2];
+    return *reinterpret_cast<T*>(ima_shared_sink_storage);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -274,7 +283,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 278 "element_types.cu"
+#line 287 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -315,6 +324,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32(
     int y_s0,
     int N) {
     using namespace ima_widen_fp8;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(a_t<int, false>{a, a_s0, N, nullptr},
         b_t<int, false>{b, b_s0, N, nullptr},
         y_t<int, false>{y, y_s0, N, nullptr},
@@ -331,6 +346,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64(
     long long y_s0,
     long long N) {
     using namespace ima_widen_fp8;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(a_t<long long, false>{a, a_s0, N, nullptr},
         b_t<long long, false>{b, b_s0, N, nullptr},
         y_t<long long, false>{y, y_s0, N, nullptr},
@@ -348,6 +369,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
     int N,
     ImaRecord* ima_record) {
     using namespace ima_widen_fp8;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(a_t<int, true>{a, a_s0, N, ima_record},
         b_t<int, true>{b, b_s0, N, ima_record},
         y_t<int, true>{y, y_s0, N, ima_record},
@@ -365,6 +392,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_widen_fp8;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(a_t<long long, true>{a, a_s0, N, ima_record},
         b_t<long long, true>{b, b_s0, N, ima_record},
         y_t<long long, true>{y, y_s0, N, ima_record},
@@ -596,7 +629,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 600 "element_types.cu"
+#line 633 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -667,6 +700,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32(
     int y_s0,
     int N) {
     using namespace ima_sum_all;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(a_t<int, false>{a, a_s0, N, nullptr},
         b_t<int, false>{b, b_s0, N, nullptr},
         c_t<int, false>{c, c_s0, N, nullptr},
@@ -713,6 +752,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64(
     long long y_s0,
     long long N) {
     using namespace ima_sum_all;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(a_t<long long, false>{a, a_s0, N, nullptr},
         b_t<long long, false>{b, b_s0, N, nullptr},
         c_t<long long, false>{c, c_s0, N, nullptr},
@@ -760,6 +805,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
     int N,
     ImaRecord* ima_record) {
     using namespace ima_sum_all;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(a_t<int, true>{a, a_s0, N, ima_record},
         b_t<int, true>{b, b_s0, N, ima_record},
         c_t<int, true>{c, c_s0, N, ima_record},
@@ -807,6 +858,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_sum_all;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(a_t<long long, true>{a, a_s0, N, ima_record},
         b_t<long long, true>{b, b_s0, N, ima_record},
         c_t<long long, true>{c, c_s0, N, ima_record},

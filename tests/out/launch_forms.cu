@@ -86,6 +86,15 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
+// The same for a shared array, in shared memory (16 static bytes, in checked entry points
+// only): with the sink in global memory, the reference a checked shared access returns
+// could be either, and every such access became a generic load or store.
+template <typename T>
+__device__ __forceinline__ T& ima_shared_sink() {
+    __shared__ unsigned long long ima_shared_sink_storage[2];
+    return *reinterpret_cast<T*>(ima_shared_sink_storage);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -256,7 +265,7 @@ struct part_t {
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_sink<float>();
+            if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<float>();
         }
         return p[i0];
     }
@@ -279,7 +288,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 283 "launch_forms.cu"
+#line 292 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -328,6 +337,12 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32(
     int N,
     int D) {
     using namespace ima_row_sums;
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 128u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
         s_t<int, false>{s, s_s0, s_s1, N, 1, nullptr},
         N,
@@ -345,6 +360,12 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64(
     long long N,
     long long D) {
     using namespace ima_row_sums;
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 128u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
         s_t<long long, false>{s, s_s0, s_s1, N, 1, nullptr},
         N,
@@ -363,6 +384,12 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32_checked(
     int D,
     ImaRecord* ima_record) {
     using namespace ima_row_sums;
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 128u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(x_t<int, true>{x, x_s0, x_s1, N, D, ima_record},
         s_t<int, true>{s, s_s0, s_s1, N, 1, ima_record},
         N,
@@ -381,6 +408,12 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64_checked(
     long long D,
     ImaRecord* ima_record) {
     using namespace ima_row_sums;
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 128u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, N, D, ima_record},
         s_t<long long, true>{s, s_s0, s_s1, N, 1, ima_record},
         N,
@@ -435,7 +468,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 439 "launch_forms.cu"
+#line 472 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -459,6 +492,12 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32(
     int N,
     int M) {
     using namespace ima_fill;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(src_t<int, false>{src, src_s0, N, nullptr},
         y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         N,
@@ -475,6 +514,12 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64(
     long long N,
     long long M) {
     using namespace ima_fill;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(src_t<long long, false>{src, src_s0, N, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         N,
@@ -492,6 +537,12 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32_checked(
     int M,
     ImaRecord* ima_record) {
     using namespace ima_fill;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(src_t<int, true>{src, src_s0, N, ima_record},
         y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
         N,
@@ -509,6 +560,12 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64_checked(
     long long M,
     ImaRecord* ima_record) {
     using namespace ima_fill;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(src_t<long long, true>{src, src_s0, N, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
         N,

@@ -87,6 +87,15 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
+// The same for a shared array, in shared memory (16 static bytes, in checked entry points
+// only): with the sink in global memory, the reference a checked shared access returns
+// could be either, and every such access became a generic load or store.
+template <typename T>
+__device__ __forceinline__ T& ima_shared_sink() {
+    __shared__ unsigned long long ima_shared_sink_storage[2];
+    return *reinterpret_cast<T*>(ima_shared_sink_storage);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -283,7 +292,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 287 "planted_bugs.cu"
+#line 296 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -341,6 +350,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32(
     int D,
     int T) {
     using namespace ima_scores_off_by_one;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
         k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
         o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -374,6 +389,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64(
     long long D,
     long long T) {
     using namespace ima_scores_off_by_one;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
         k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
         o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -408,6 +429,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_check
     int T,
     ImaRecord* ima_record) {
     using namespace ima_scores_off_by_one;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
         k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
         o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
@@ -442,6 +469,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_check
     long long T,
     ImaRecord* ima_record) {
     using namespace ima_scores_off_by_one;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
         k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
         o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
@@ -499,7 +532,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 503 "planted_bugs.cu"
+#line 536 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -541,6 +574,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32(
     int M,
     int N) {
     using namespace ima_transpose_swapped;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
         y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
@@ -558,6 +597,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64(
     long long M,
     long long N) {
     using namespace ima_transpose_swapped;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
@@ -576,6 +621,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_check
     int N,
     ImaRecord* ima_record) {
     using namespace ima_transpose_swapped;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
         y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
         M,
@@ -594,6 +645,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_check
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_transpose_swapped;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
         M,
@@ -645,7 +702,7 @@ struct red_t {
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_sink<float>();
+            if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<float>();
         }
         return p[i0];
     }
@@ -671,7 +728,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 675 "planted_bugs.cu"
+#line 732 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -720,6 +777,12 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32(
     int R,
     int C) {
     using namespace ima_shared_overrun;
+    // The block is at most (64, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 64u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(x_t<int, false>{x, x_s0, x_s1, R, C, nullptr},
         s_t<int, false>{s, s_s0, s_s1, R, 1, nullptr},
         R,
@@ -737,6 +800,12 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64(
     long long R,
     long long C) {
     using namespace ima_shared_overrun;
+    // The block is at most (64, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 64u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, R, C, nullptr},
         s_t<long long, false>{s, s_s0, s_s1, R, 1, nullptr},
         R,
@@ -755,6 +824,12 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
     int C,
     ImaRecord* ima_record) {
     using namespace ima_shared_overrun;
+    // The block is at most (64, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 64u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(x_t<int, true>{x, x_s0, x_s1, R, C, ima_record},
         s_t<int, true>{s, s_s0, s_s1, R, 1, ima_record},
         R,
@@ -773,6 +848,12 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
     long long C,
     ImaRecord* ima_record) {
     using namespace ima_shared_overrun;
+    // The block is at most (64, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 64u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, R, C, ima_record},
         s_t<long long, true>{s, s_s0, s_s1, R, 1, ima_record},
         R,
@@ -1154,7 +1235,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1158 "planted_bugs.cu"
+#line 1239 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1204,6 +1285,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32(
     int N,
     int G) {
     using namespace ima_dequant_wrong_group;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -1229,6 +1316,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64(
     long long N,
     long long G) {
     using namespace ima_dequant_wrong_group;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -1255,6 +1348,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_che
     int G,
     ImaRecord* ima_record) {
     using namespace ima_dequant_wrong_group;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -1281,6 +1380,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
     long long G,
     ImaRecord* ima_record) {
     using namespace ima_dequant_wrong_group;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -1675,7 +1780,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 1679 "planted_bugs.cu"
+#line 1784 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1707,6 +1812,12 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32(
     int N,
     int G) {
     using namespace ima_sum_tiles_across_groups;
+    // The block is at most (1, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 1u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<int, false>{y, y_s0, N, nullptr},
         K,
@@ -1731,6 +1842,12 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64(
     long long N,
     long long G) {
     using namespace ima_sum_tiles_across_groups;
+    // The block is at most (1, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 1u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<long long, false>{y, y_s0, N, nullptr},
         K,
@@ -1756,6 +1873,12 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_c
     int G,
     ImaRecord* ima_record) {
     using namespace ima_sum_tiles_across_groups;
+    // The block is at most (1, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 1u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<int, true>{y, y_s0, N, ima_record},
         K,
@@ -1781,6 +1904,12 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_c
     long long G,
     ImaRecord* ima_record) {
     using namespace ima_sum_tiles_across_groups;
+    // The block is at most (1, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 1u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, N, ima_record},
         K,

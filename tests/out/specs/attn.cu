@@ -87,6 +87,15 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
+// The same for a shared array, in shared memory (16 static bytes, in checked entry points
+// only): with the sink in global memory, the reference a checked shared access returns
+// could be either, and every such access became a generic load or store.
+template <typename T>
+__device__ __forceinline__ T& ima_shared_sink() {
+    __shared__ unsigned long long ima_shared_sink_storage[2];
+    return *reinterpret_cast<T*>(ima_shared_sink_storage);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -288,7 +297,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 292 "attn.cu"
+#line 301 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -348,6 +357,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32(
     int T,
     float scale) {
     using namespace ima_attn_scores;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
         k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
         o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -383,6 +398,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64(
     long long T,
     float scale) {
     using namespace ima_attn_scores;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
         k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
         o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -419,6 +440,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32_checked(
     float scale,
     ImaRecord* ima_record) {
     using namespace ima_attn_scores;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
         k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
         o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
@@ -455,6 +482,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64_checked(
     float scale,
     ImaRecord* ima_record) {
     using namespace ima_attn_scores;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
         k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
         o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
@@ -512,7 +545,7 @@ struct red_t {
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_sink<float>();
+            if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<float>();
         }
         return p[i0];
     }
@@ -555,7 +588,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 559 "attn.cu"
+#line 592 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -612,6 +645,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32(
     int S,
     int T) {
     using namespace ima_softmax_rows;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(s_t<int, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, nullptr},
         p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
         B,
@@ -637,6 +676,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64(
     long long S,
     long long T) {
     using namespace ima_softmax_rows;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(s_t<long long, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, nullptr},
         p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
         B,
@@ -663,6 +708,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32_checked(
     int T,
     ImaRecord* ima_record) {
     using namespace ima_softmax_rows;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(s_t<int, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, ima_record},
         p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
         B,
@@ -689,6 +740,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64_checked(
     long long T,
     ImaRecord* ima_record) {
     using namespace ima_softmax_rows;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(s_t<long long, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, ima_record},
         p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
         B,
@@ -769,7 +826,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 773 "attn.cu"
+#line 830 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -827,6 +884,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32(
     int T,
     int D) {
     using namespace ima_attn_pv;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
         v_t<int, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, nullptr},
         o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, nullptr},
@@ -860,6 +923,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64(
     long long T,
     long long D) {
     using namespace ima_attn_pv;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
         v_t<long long, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, nullptr},
         o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, nullptr},
@@ -894,6 +963,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32_checked(
     int D,
     ImaRecord* ima_record) {
     using namespace ima_attn_pv;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
         v_t<int, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, ima_record},
         o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, ima_record},
@@ -928,6 +1003,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64_checked(
     long long D,
     ImaRecord* ima_record) {
     using namespace ima_attn_pv;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
         v_t<long long, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, ima_record},
         o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, ima_record},
@@ -1020,7 +1101,7 @@ struct qs_t {
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, -1, 1, {i0, i1}, {d0, d1})) return ima_sink<float>();
+            if (!ima_in_bounds<I, 2>(rec, -1, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<float>();
         }
         return p[i0 * d1 + i1];
     }
@@ -1034,7 +1115,7 @@ struct ks_t {
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_sink<float>();
+            if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<float>();
         }
         return p[i0 * d1 + i1];
     }
@@ -1089,7 +1170,7 @@ __device__ __forceinline__ void body(
                 }
             }
             __syncthreads();
-            #pragma unroll 4
+            #pragma unroll
             for (int dd = 0; dd < 32; ++dd) {
                 float a[8], bk[8];
                 #pragma unroll
@@ -1114,7 +1195,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1118 "attn.cu"
+#line 1199 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1163,6 +1244,12 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32(
     int T,
     float scale) {
     using namespace ima_attn_scores_tiled;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
         k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
         o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -1198,6 +1285,12 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64(
     long long T,
     float scale) {
     using namespace ima_attn_scores_tiled;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
         k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
         o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -1234,6 +1327,12 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32_check
     float scale,
     ImaRecord* ima_record) {
     using namespace ima_attn_scores_tiled;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
         k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
         o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
@@ -1270,6 +1369,12 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64_check
     float scale,
     ImaRecord* ima_record) {
     using namespace ima_attn_scores_tiled;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
         k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
         o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},

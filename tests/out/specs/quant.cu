@@ -87,6 +87,15 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
+// The same for a shared array, in shared memory (16 static bytes, in checked entry points
+// only): with the sink in global memory, the reference a checked shared access returns
+// could be either, and every such access became a generic load or store.
+template <typename T>
+__device__ __forceinline__ T& ima_shared_sink() {
+    __shared__ unsigned long long ima_shared_sink_storage[2];
+    return *reinterpret_cast<T*>(ima_shared_sink_storage);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -621,7 +630,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 625 "quant.cu"
+#line 634 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -654,6 +663,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32(
     int N,
     int G) {
     using namespace ima_gptq_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -679,6 +694,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64(
     long long N,
     long long G) {
     using namespace ima_gptq_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -705,6 +726,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32_checked(
     int G,
     ImaRecord* ima_record) {
     using namespace ima_gptq_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -731,6 +758,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64_checked(
     long long G,
     ImaRecord* ima_record) {
     using namespace ima_gptq_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -1113,7 +1146,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1117 "quant.cu"
+#line 1150 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1163,6 +1196,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32(
     int N,
     int G) {
     using namespace ima_gptq_dequant_any_n;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -1188,6 +1227,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64(
     long long N,
     long long G) {
     using namespace ima_gptq_dequant_any_n;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -1214,6 +1259,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32_chec
     int G,
     ImaRecord* ima_record) {
     using namespace ima_gptq_dequant_any_n;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -1240,6 +1291,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_chec
     long long G,
     ImaRecord* ima_record) {
     using namespace ima_gptq_dequant_any_n;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -1596,7 +1653,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1600 "quant.cu"
+#line 1657 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1648,6 +1705,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32(
     int N,
     int G) {
     using namespace ima_gptq_act_order_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
         y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -1675,6 +1738,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64(
     long long N,
     long long G) {
     using namespace ima_gptq_act_order_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -1703,6 +1772,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_
     int G,
     ImaRecord* ima_record) {
     using namespace ima_gptq_act_order_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
         y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -1731,6 +1806,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
     long long G,
     ImaRecord* ima_record) {
     using namespace ima_gptq_act_order_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -2061,7 +2142,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2065 "quant.cu"
+#line 2146 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2094,6 +2175,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32(
     int N,
     int G) {
     using namespace ima_awq_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -2119,6 +2206,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64(
     long long N,
     long long G) {
     using namespace ima_awq_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -2145,6 +2238,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32_checked(
     int G,
     ImaRecord* ima_record) {
     using namespace ima_awq_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -2171,6 +2270,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64_checked(
     long long G,
     ImaRecord* ima_record) {
     using namespace ima_awq_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -2478,7 +2583,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2482 "quant.cu"
+#line 2587 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2511,6 +2616,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32(
     int N,
     int G) {
     using namespace ima_awq_dequant_any_n;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -2536,6 +2647,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64(
     long long N,
     long long G) {
     using namespace ima_awq_dequant_any_n;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -2562,6 +2679,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32_check
     int G,
     ImaRecord* ima_record) {
     using namespace ima_awq_dequant_any_n;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -2588,6 +2711,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_check
     long long G,
     ImaRecord* ima_record) {
     using namespace ima_awq_dequant_any_n;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -2686,7 +2815,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2690 "quant.cu"
+#line 2819 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2733,6 +2862,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32(
     int N,
     int G) {
     using namespace ima_int8_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -2755,6 +2890,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64(
     long long N,
     long long G) {
     using namespace ima_int8_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
@@ -2778,6 +2919,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32_checked(
     int G,
     ImaRecord* ima_record) {
     using namespace ima_int8_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -2801,6 +2948,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
     long long G,
     ImaRecord* ima_record) {
     using namespace ima_int8_dequant;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
@@ -3213,7 +3366,7 @@ struct part_t {
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_sink<float>();
+            if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
         }
         return p[(i0 * d1 + i1) * d2 + i2];
     }
@@ -3288,7 +3441,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3292 "quant.cu"
+#line 3445 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3331,6 +3484,12 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     int N,
     int G) {
     using namespace ima_gptq_gemv;
+    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
         w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
@@ -3362,6 +3521,12 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
     long long N,
     long long G) {
     using namespace ima_gptq_gemv;
+    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
         w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
@@ -3394,6 +3559,12 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     int G,
     ImaRecord* ima_record) {
     using namespace ima_gptq_gemv;
+    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
         w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
@@ -3426,6 +3597,12 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     long long G,
     ImaRecord* ima_record) {
     using namespace ima_gptq_gemv;
+    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
         w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
@@ -3747,7 +3924,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3751 "quant.cu"
+#line 3928 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3803,6 +3980,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32(
     int N,
     int G) {
     using namespace ima_awq_gemv;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
         w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
@@ -3834,6 +4017,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64(
     long long N,
     long long G) {
     using namespace ima_awq_gemv;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
         w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
@@ -3866,6 +4055,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32_checked(
     int G,
     ImaRecord* ima_record) {
     using namespace ima_awq_gemv;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
         w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
@@ -3898,6 +4093,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64_checked(
     long long G,
     ImaRecord* ima_record) {
     using namespace ima_awq_gemv;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
         w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},

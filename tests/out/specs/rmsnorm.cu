@@ -87,6 +87,15 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
+// The same for a shared array, in shared memory (16 static bytes, in checked entry points
+// only): with the sink in global memory, the reference a checked shared access returns
+// could be either, and every such access became a generic load or store.
+template <typename T>
+__device__ __forceinline__ T& ima_shared_sink() {
+    __shared__ unsigned long long ima_shared_sink_storage[2];
+    return *reinterpret_cast<T*>(ima_shared_sink_storage);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -309,7 +318,7 @@ struct red_t {
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_sink<float>();
+            if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<float>();
         }
         return p[i0];
     }
@@ -354,7 +363,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 358 "rmsnorm.cu"
+#line 367 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -408,6 +417,12 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32(
     int D,
     float eps) {
     using namespace ima_rms_norm;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
         w_t<int, false>{w, w_s0, D, nullptr},
         y_t<int, false>{y, y_s0, y_s1, N, D, nullptr},
@@ -430,6 +445,12 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64(
     long long D,
     float eps) {
     using namespace ima_rms_norm;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
         w_t<long long, false>{w, w_s0, D, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, N, D, nullptr},
@@ -453,6 +474,12 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32_checked(
     float eps,
     ImaRecord* ima_record) {
     using namespace ima_rms_norm;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(x_t<int, true>{x, x_s0, x_s1, N, D, ima_record},
         w_t<int, true>{w, w_s0, D, ima_record},
         y_t<int, true>{y, y_s0, y_s1, N, D, ima_record},
@@ -476,6 +503,12 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64_checked(
     float eps,
     ImaRecord* ima_record) {
     using namespace ima_rms_norm;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, N, D, ima_record},
         w_t<long long, true>{w, w_s0, D, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, N, D, ima_record},

@@ -87,6 +87,15 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
+// The same for a shared array, in shared memory (16 static bytes, in checked entry points
+// only): with the sink in global memory, the reference a checked shared access returns
+// could be either, and every such access became a generic load or store.
+template <typename T>
+__device__ __forceinline__ T& ima_shared_sink() {
+    __shared__ unsigned long long ima_shared_sink_storage[2];
+    return *reinterpret_cast<T*>(ima_shared_sink_storage);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -336,7 +345,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 340 "rope.cu"
+#line 349 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -377,6 +386,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
     int S,
     int D) {
     using namespace ima_rope;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(x_t<int, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, nullptr},
         cos_tab_t<int, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), nullptr},
         sin_tab_t<int, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), nullptr},
@@ -410,6 +425,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64(
     long long S,
     long long D) {
     using namespace ima_rope;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, nullptr},
         cos_tab_t<long long, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), nullptr},
         sin_tab_t<long long, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), nullptr},
@@ -444,6 +465,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32_checked(
     int D,
     ImaRecord* ima_record) {
     using namespace ima_rope;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(x_t<int, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, ima_record},
         cos_tab_t<int, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), ima_record},
         sin_tab_t<int, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), ima_record},
@@ -478,6 +505,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64_checked(
     long long D,
     ImaRecord* ima_record) {
     using namespace ima_rope;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, ima_record},
         cos_tab_t<long long, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), ima_record},
         sin_tab_t<long long, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), ima_record},

@@ -86,6 +86,15 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
+// The same for a shared array, in shared memory (16 static bytes, in checked entry points
+// only): with the sink in global memory, the reference a checked shared access returns
+// could be either, and every such access became a generic load or store.
+template <typename T>
+__device__ __forceinline__ T& ima_shared_sink() {
+    __shared__ unsigned long long ima_shared_sink_storage[2];
+    return *reinterpret_cast<T*>(ima_shared_sink_storage);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -260,7 +269,7 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 11 "specs/strided.ima"
  y(i, j) = a * x(i, j) + b; 
-#line 264 "strided.cu"
+#line 273 "strided.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -306,6 +315,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32(
     float a,
     float b) {
     using namespace ima_affine_view;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
         y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
@@ -327,6 +342,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64(
     float a,
     float b) {
     using namespace ima_affine_view;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
@@ -349,6 +370,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32_checked(
     float b,
     ImaRecord* ima_record) {
     using namespace ima_affine_view;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
         y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
@@ -371,6 +398,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64_checked(
     float b,
     ImaRecord* ima_record) {
     using namespace ima_affine_view;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
         M,

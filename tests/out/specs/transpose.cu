@@ -86,6 +86,15 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
+// The same for a shared array, in shared memory (16 static bytes, in checked entry points
+// only): with the sink in global memory, the reference a checked shared access returns
+// could be either, and every such access became a generic load or store.
+template <typename T>
+__device__ __forceinline__ T& ima_shared_sink() {
+    __shared__ unsigned long long ima_shared_sink_storage[2];
+    return *reinterpret_cast<T*>(ima_shared_sink_storage);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -258,7 +267,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 8 "specs/transpose.ima"
  y(j, i) = x(i, j); 
-#line 262 "transpose.cu"
+#line 271 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -300,6 +309,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32(
     int M,
     int N) {
     using namespace ima_transpose;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
         y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
@@ -317,6 +332,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64(
     long long M,
     long long N) {
     using namespace ima_transpose;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
@@ -335,6 +356,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32_checked(
     int N,
     ImaRecord* ima_record) {
     using namespace ima_transpose;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
         y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
         M,
@@ -353,6 +380,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64_checked(
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_transpose;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
         M,
@@ -407,7 +440,7 @@ struct tile_t {
     ImaRecord* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, -1, 1, {i0, i1}, {d0, d1})) return ima_sink<float>();
+            if (!ima_in_bounds<I, 2>(rec, -1, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<float>();
         }
         return p[i0 * d1 + i1];
     }
@@ -434,7 +467,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 438 "transpose.cu"
+#line 471 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -463,6 +496,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32(
     int M,
     int N) {
     using namespace ima_transpose_tiled;
+    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
         y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
@@ -480,6 +519,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64(
     long long M,
     long long N) {
     using namespace ima_transpose_tiled;
+    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
         y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
@@ -498,6 +543,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32_checked
     int N,
     ImaRecord* ima_record) {
     using namespace ima_transpose_tiled;
+    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.z < 1u);
     run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
         y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
         M,
@@ -516,6 +567,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64_checked
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_transpose_tiled;
+    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
         y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
         M,

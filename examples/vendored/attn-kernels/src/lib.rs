@@ -14,4 +14,4 @@ pub use stubs::*;
 pub const IMAC_VERSION: &str = "0.1.0";
 
 /// Hash of the spec this crate was generated from, as `imac.stamp` records it.
-pub const SPEC_HASH: &str = "fnv1a64:376a2402973cf706";
+pub const SPEC_HASH: &str = "fnv1a64:9b258cfd51e2747a";
