@@ -283,6 +283,7 @@ mod tests {
                 attn::AttnScores::CONTRACT,
                 attn::SoftmaxRows::CONTRACT,
                 attn::AttnPv::CONTRACT,
+                attn::AttnScoresTiled::CONTRACT,
             ],
         );
     }
