@@ -450,10 +450,6 @@ struct TwinBatch {
     unsigned int zw;
 };
 
-// M = 1: every slices-th tile of R packed rows (8R rows of K, one group when G % 8R == 0),
-// one scale and zero load per tile, the R rows' weights loaded before the first is used,
-// H packed rows summed in half2 before each conversion to f32. Rows past the tiles go 8 at
-// a time.
 // acc[col] += tile t (rows k0 .. k0 + 8R - 1 of one group, columns n .. n + 3) dotted with
 // x, H packed rows summed in half2 before each conversion to f32.
 template <int R, int H>
@@ -501,6 +497,7 @@ __device__ __forceinline__ void twin_gemv_rest(
 
 // M = 1: every slices-th tile of R packed rows (8R rows of K, one group when G % 8R == 0),
 // one scale and zero load per tile, the R rows' weights loaded before the first is used.
+// Rows past the tiles go 8 at a time.
 template <int R, int H>
 __device__ __forceinline__ void twin_gemv_tiles(
         const __half* __restrict__ x, const int* __restrict__ qweight,
@@ -652,7 +649,6 @@ extern "C" __global__ void __launch_bounds__(256, 3) probe_read_address_order(
     const unsigned int h = acc.x ^ acc.y ^ acc.z ^ acc.w;
     if (h == 0x12345678u) y[blockIdx.x] = __float2half(1.f);
 }
-
 
 
 // attn_scores: o[b, h, i, j] = q[b, h, i, :] . k[b, h, j, :] * scale.
@@ -1478,6 +1474,8 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
     });
     // Hand-written kernels of the spec's launch shape: the twin, and with `--variants
     // explore` variants of it (tiles in flight, loads ahead, __launch_bounds__).
+    // The weight sets' buffers, as the twins take them.
+    let sets = ws.iter().map(packed).collect::<Res<Vec<_>>>()?;
     let time_twin =
         |name: &str, across: u32, slices: u32, shared: u32, y: &mut Tensor<f16>| -> Res<Stats> {
             let f = b.func(name)?;
@@ -1504,14 +1502,14 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
                     slices * 8 * cols as u32 * std::mem::size_of::<f32>() as u32
                 },
             };
-            let sets = ws.iter().map(packed).collect::<Res<Vec<_>>>()?;
             b.time(&mut |i| {
                 let (qw, qz, sc) = sets[i % SETS];
                 let mut l = b.stream.launch_builder(&f);
                 l.arg(x.slice()).arg(qw).arg(qz).arg(sc).arg(y.slice_mut());
                 l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
                 // SAFETY: x is [M, K] with M <= 8, the weight K x N (padded buffers of its
-                // spec), y [M, N], all contiguous with 32-bit offsets; 32 KiB of shared memory.
+                // spec), y [M, N], all contiguous with 32-bit offsets; the shared memory the
+                // kernel uses.
                 unsafe { l.launch(cfg) }?;
                 Ok(())
             })

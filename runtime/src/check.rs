@@ -14,12 +14,12 @@
 
 #[cfg(test)]
 mod cost;
-// attn_scores' contract, for the checks' unit tests (cost, memo).
 mod domain;
 mod faults;
 mod memo;
 mod memory;
 mod shared;
+/// attn_scores' contract, for the checks' unit tests (cost, memo).
 #[cfg(test)]
 #[path = "../tests/common/attn.rs"]
 mod test_attn;
