@@ -4,7 +4,7 @@
 
 use crate::c_expr::c_expr;
 use askama::Template;
-use ima_dsl::abi::{ArgKind, ContractArg, contract_args, contract_index};
+use ima_dsl::abi::{ArgKind, ContractArg, contract_args, contract_index, has_value_contracts};
 use ima_dsl::ir::{self, DType, Role};
 use quant::{QuantCu, quant};
 
@@ -108,6 +108,19 @@ struct PlainCu {
     c_type: &'static str,
     /// Elements per 16-byte vector access, or 0 where the spec does not allow them.
     vec: u64,
+    /// The value contract its entries are checked against.
+    values: Option<Box<ValuesCu>>,
+    /// The stride of the last logical dimension, in elements: `1` where it is innermost.
+    last_stride: String,
+}
+
+/// A value contract, as the accessor of its argument checks it.
+struct ValuesCu {
+    text: String,
+    sentinel: Option<i64>,
+    /// The sentinel as a C literal: `-1`, `-4294967296LL`, `(-9223372036854775807 - 1)`.
+    sentinel_text: String,
+    ascending: bool,
 }
 
 /// How `run` covers the domain.
@@ -429,6 +442,30 @@ fn plain(a: &ir::TensorArg, index: usize) -> PlainCu {
             .join(" + "),
         c_type: ty,
         vec: vector_width(a),
+        values: a.values.as_ref().map(|v| {
+            Box::new(ValuesCu {
+                text: v.text.clone(),
+                sentinel: v.sentinel,
+                sentinel_text: v.sentinel.map(c_literal).unwrap_or_default(),
+                ascending: v.ascending,
+            })
+        }),
+        last_stride: if unit_stride_dim(a) == Some(rank - 1) {
+            "1".into()
+        } else {
+            format!("s{}", rank - 1)
+        },
+    }
+}
+
+/// An integer as a C literal of its value: `i64::MIN` has no literal of its own.
+fn c_literal(v: i64) -> String {
+    if v == i64::MIN {
+        format!("({} - 1)", v + 1)
+    } else if i32::try_from(v).is_ok() {
+        v.to_string()
+    } else {
+        format!("{v}LL")
     }
 }
 
@@ -465,7 +502,13 @@ fn entry(
 ) -> Entry {
     let mut params = Vec::new();
     let mut run_args = Vec::new();
-    let record = if checked { "ima_record" } else { "nullptr" };
+    // Value contracts are checked in release too, and report through the record.
+    let takes_record = checked || has_value_contracts(k);
+    let record = if takes_record {
+        "ima_record"
+    } else {
+        "nullptr"
+    };
     for a in &k.args {
         let buffers: Vec<_> = contract
             .iter()
@@ -497,6 +540,10 @@ fn entry(
                 .collect(),
         };
         fields.extend(logical);
+        if let Some(v) = &a.values {
+            fields.push(c_expr(k, &v.lo.expr));
+            fields.push(c_expr(k, &v.hi.expr));
+        }
         fields.push(record.to_string());
         run_args.push(format!(
             "{}_t<{index_type}, {checked}>{{{}}}",
@@ -512,7 +559,7 @@ fn entry(
         params.push(format!("{} {}", c_type(p.dtype), p.name));
         run_args.push(p.name.clone());
     }
-    if checked {
+    if takes_record {
         params.push("ImaRecord* ima_record".to_string());
     }
     run_args.push(record.to_string());

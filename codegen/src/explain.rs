@@ -73,6 +73,21 @@ fn contract(file: &str, k: &Kernel) -> String {
     for c in &k.constraints {
         out.push_str(&format!("    {}\n", c.text));
     }
+    let values: Vec<Vec<String>> = ima_dsl::abi::contract_args(k)
+        .iter()
+        .filter_map(|a| {
+            Some(vec![
+                a.name.clone(),
+                format!("values({})", a.values.as_ref()?.text),
+            ])
+        })
+        .collect();
+    if !values.is_empty() {
+        out.push_str(
+            "\n  value contracts (each entry checked where the kernel reads it, in every mode)\n",
+        );
+        out.push_str(&table("    ", &["argument", "entries"], &values));
+    }
     if !k.shared.is_empty() {
         out.push_str("\n  shared memory (dynamic; each array starts at a 16-byte boundary)\n");
         let rows: Vec<Vec<String>> = k.shared.iter().map(shared_row).collect();

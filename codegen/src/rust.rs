@@ -58,6 +58,8 @@ struct ModuleRs {
 
 struct KernelRs {
     name: String,
+    /// An argument has a value contract: the stub also has `validate`.
+    has_values: bool,
     type_name: String,
     contract_name: String,
     signature: String,
@@ -103,6 +105,8 @@ struct ArgRs {
     stored: String,
     strided: bool,
     align: u64,
+    /// `None`, or `Some(ima::ValueContract { .. })`.
+    values: String,
 }
 
 struct ExtentRs {
@@ -269,6 +273,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         .any(|a| matches!(a, KernelArgRs::Quant(_)));
     KernelRs {
         name: k.name.clone(),
+        has_values: ima_dsl::abi::has_value_contracts(k),
         type_name: camel_case(&k.name),
         contract_name: k.name.to_ascii_uppercase(),
         signature: k.signature(),
@@ -318,6 +323,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                     .join(", "),
                 strided: a.strided,
                 align: a.align,
+                values: a.values.as_ref().map_or("None".into(), value_contract),
             })
             .collect(),
         params: k
@@ -375,6 +381,24 @@ fn extent(d: &ir::Extent) -> ExtentRs {
         text: d.text.clone(),
         expr: rust_expr(&d.expr),
     }
+}
+
+fn value_contract(v: &ir::Values) -> String {
+    let bound = |e: &ir::Extent| {
+        format!(
+            "ima::Extent {{ text: {:?}, expr: {} }}",
+            e.text,
+            rust_expr(&e.expr)
+        )
+    };
+    format!(
+        "Some(ima::ValueContract {{ text: {:?}, lo: {}, hi: {}, sentinel: {:?}, ascending: {} }})",
+        v.text,
+        bound(&v.lo),
+        bound(&v.hi),
+        v.sentinel,
+        v.ascending
+    )
 }
 
 /// How a stub hands one spec argument to the runtime.

@@ -5,7 +5,8 @@
 // (every accessor checks its indices and records the first violation instead of touching
 // memory out of bounds). Parameters, in order: each buffer's data pointer and its strides
 // (elements, logical order), each symbol's value, the scalar params, and, in the checked
-// entry points, the violation record.
+// entry points and in every entry point of a kernel with value contracts, the violation
+// record.
 {% for include in includes %}
 #include <{{ include }}>
 {%- endfor %}
@@ -33,10 +34,25 @@ struct ImaRecord {
     long long extent[8];
     unsigned int block[3];
     unsigned int thread[3];
+    // An entry outside its value contract: its value, and the bounds lo .. hi it broke.
+    long long value;
+    long long lo;
+    long long hi;
     unsigned int* flag;
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2, IMA_NOT_WHOLE_TILE = 3 };
+enum : int {
+    IMA_OUT_OF_BOUNDS = 0,
+    IMA_MISALIGNED_VECTOR = 2,
+    IMA_NOT_WHOLE_TILE = 3,
+    // An entry outside lo .. hi (and not the sentinel).
+    IMA_BAD_VALUE = 4,
+    // An ascending entry below the one before it (lo is that one).
+    IMA_VALUE_ORDER = 5,
+    // An ascending tensor's first entry is not lo, or its last not hi - 1.
+    IMA_VALUE_FIRST = 6,
+    IMA_VALUE_LAST = 7,
+};
 
 // Where a violation was found: the index and the extents it broke, passed by value.
 template <typename I, int R>
@@ -68,6 +84,81 @@ static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int w
     __threadfence_system();
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
+
+// The same for an entry that broke its value contract, with its value and bounds.
+template <typename I, int R>
+static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
+                                                          long long value, long long lo, long long hi) {
+    atomicAdd(&r->count, 1u);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    r->arg = arg;
+    r->write = 0;
+    r->kind = kind;
+    r->rank = R;
+    r->dim = R - 1;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        r->index[d] = site.index[d];
+        r->extent[d] = site.extent[d];
+    }
+    r->value = value;
+    r->lo = lo;
+    r->hi = hi;
+    r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
+    r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
+    __threadfence_system();
+    *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+}
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
+                                                 const I (&extent)[R], long long value, long long lo, long long hi) {
+    ImaSite<I, R> site;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        site.index[d] = index[d];
+        site.extent[d] = extent[d];
+    }
+    ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
+}
+
+// lo <= v < hi, for lo <= hi: one unsigned comparison, in 32 bits when the value and the
+// index type both fit (every 32-bit value compares right: v - lo wraps past hi - lo).
+template <typename T, typename I>
+__device__ __forceinline__ bool ima_value_in(T v, I lo, I hi) {
+    if constexpr (sizeof(T) <= 4 && sizeof(I) <= 4) {
+        return unsigned(v) - unsigned(lo) < unsigned(hi) - unsigned(lo);
+    } else {
+        using U = unsigned long long;
+        return U(v) - U(lo) < U(hi) - U(lo);
+    }
+}
+
+// An entry of an argument whose contract allows a sentinel (`values(0 .. N, or -1)`). The
+// body reaches its value only through `then`, which skips the sentinel, and an entry that
+// broke the contract: `slots(t).then([&](I slot) { ... });`.
+template <typename I>
+class ImaMaybe {
+    I v_;
+    bool some_;
+
+  public:
+    __device__ __forceinline__ ImaMaybe() : v_(0), some_(false) {}
+    __device__ __forceinline__ explicit ImaMaybe(I v) : v_(v), some_(true) {}
+    // Not the sentinel, and inside the contract.
+    __device__ __forceinline__ bool has_value() const { return some_; }
+    template <typename F>
+    __device__ __forceinline__ void then(F&& f) const {
+        if (some_) f(v_);
+    }
+};
+
+// Two neighbouring entries of an ascending tensor (offsets such as cu_seqlens), as the
+// half-open range [begin, end) they bound.
+template <typename I>
+struct ImaSpan {
+    I begin, end;
+};
 
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
@@ -243,6 +334,82 @@ struct {{ p.name }}_t {
     {{ p.pointee }}* __restrict__ p;
     I {{ p.stride_fields }};
     I {{ p.extent_fields }};
+{%- match p.values %}
+{%- when Some with (v) %}
+    // The contract's bounds, lo .. hi.
+    I vlo, vhi;
+    ImaRecord* rec;
+    // The entry at ({{ p.indices }}), checked against `values({{ v.text }})` in every mode.
+{%- if v.sentinel.is_some() %}
+    // The sentinel, and an entry outside the contract (reported), give no value.
+    __device__ __forceinline__ ImaMaybe<I> operator()({{ p.index_params }}) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 0, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return {};
+        }
+        const {{ p.c_type }} v = p[{{ p.offset }}];
+        if (v == static_cast<{{ p.c_type }}>({{ v.sentinel_text }})) return {};
+        if (ima_value_in(v, vlo, vhi)) return ImaMaybe<I>(I(v));
+        const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
+        ima_report_value<I, {{ p.rank }}>(rec, {{ p.arg }}, IMA_BAD_VALUE, i, e, (long long)v, vlo, vhi);
+        return {};
+    }
+{%- else %}
+    // An entry outside the contract is reported and reads as lo, which is inside it.
+    __device__ __forceinline__ I operator()({{ p.index_params }}) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 0, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return vlo;
+        }
+        const {{ p.c_type }} v = p[{{ p.offset }}];
+        if (ima_value_in(v, vlo, vhi)) return I(v);
+        const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
+        ima_report_value<I, {{ p.rank }}>(rec, {{ p.arg }}, IMA_BAD_VALUE, i, e, (long long)v, vlo, vhi);
+        return vlo;
+    }
+{%- endif %}
+{%- if v.ascending %}
+    // Entries j and j + 1 of the last dimension as the range [begin, end) they bound. In
+    // every mode: j + 1 lies inside the dimension, both entries inside lo ..= hi - 1,
+    // begin <= end, the first entry is lo and the last hi - 1. A span that breaks any of
+    // these is reported and empty.
+    __device__ __forceinline__ ImaSpan<I> span({{ p.index_params }}) const {
+        const I j = i{{ p.rank - 1 }};
+        if (!ima_below(j, e{{ p.rank - 1 }} - 1)) {
+            const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
+            ima_report<I, {{ p.rank }}>(rec, {{ p.arg }}, 0, IMA_OUT_OF_BOUNDS, {{ p.rank - 1 }}, i, e);
+            return {vlo, vlo};
+        }
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 0, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return {vlo, vlo};
+        }
+        const {{ p.c_type }}* q = &p[{{ p.offset }}];
+        const {{ p.c_type }} a = q[0], b = q[{{ p.last_stride }}];
+        const bool first = j == 0, last = j + 2 == e{{ p.rank - 1 }};
+        if (ima_value_in(a, vlo, vhi) && ima_value_in(b, vlo, vhi) && a <= b && (!first || a == vlo) &&
+            (!last || b == vhi - 1))
+            return {I(a), I(b)};
+        ima_span_fault(rec, ImaSite<I, {{ p.rank }}>{{ "{{" }}{{ p.indices }}{{ "}, {" }}{{ p.extents }}{{ "}}" }}, vlo, vhi, a, b);
+        return {vlo, vlo};
+    }
+    // Which of span's tests failed, reported: out of line, with plain values, so that the
+    // rare path costs the loop around it no registers or stack.
+    static __device__ __noinline__ void ima_span_fault(ImaRecord* rec, ImaSite<I, {{ p.rank }}> at, I vlo, I vhi,
+                                                       long long a, long long b) {
+        const I j = at.index[{{ p.rank - 1 }}];
+        int kind = IMA_BAD_VALUE;
+        long long value = a, lo = vlo;
+        if (!ima_value_in(a, vlo, vhi)) {
+        } else if (j == 0 && a != vlo) {
+            kind = IMA_VALUE_FIRST;
+        } else {
+            at.index[{{ p.rank - 1 }}] = j + 1;
+            value = b;
+            if (ima_value_in(b, vlo, vhi)) kind = b < a ? IMA_VALUE_ORDER : IMA_VALUE_LAST;
+            if (kind == IMA_VALUE_ORDER) lo = a;
+        }
+        ima_fill_value_record<I, {{ p.rank }}>(rec, {{ p.arg }}, kind, at, value, lo, vhi);
+    }
+{%- endif %}
+{%- when None %}
     ImaRecord* rec;
     __device__ __forceinline__ {{ p.element_ref }} operator()({{ p.index_params }}) const {
         if constexpr (IMA_CHECKED) {
@@ -250,6 +417,7 @@ struct {{ p.name }}_t {
         }
         return p[{{ p.offset }}];
     }
+{%- endmatch %}
 {%- if p.vec > 0 %}
     // {{ p.vec }} consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of {{ p.vec }} (the spec's align(16) and constraints
@@ -292,19 +460,16 @@ struct {{ q.name }}_t {
     static constexpr bool VEC = false;
 {%- endif %}
 
-    // Group of row k{% if q.g_idx %}, from g_idx (range-checked in checked mode){% endif %}.
+    // Group of row k{% if q.g_idx %}, from g_idx: its value contract, 0 .. ceil(K / G), is
+    // checked in every mode; a group outside it is reported and reads as group 0{% endif %}.
     __device__ __forceinline__ I group(I k) const {
 {%- if q.g_idx %}
-        const I g = g_idx[k];
-        if constexpr (IMA_CHECKED) {
-            const I groups = (K + G - 1) / G;
-            if (!(g >= 0 && g < groups)) {
-                const I i[1] = {k}, e[1] = {groups};
-                ima_report<I, 1>(rec, {{ q.g_idx_arg }}, 0, IMA_BAD_GROUP_INDEX, 0, i, e);
-                return 0;
-            }
-        }
-        return g;
+        const int g = g_idx[k];
+        const I groups = (K + G - 1) / G;
+        if (ima_value_in(g, I(0), groups)) return g;
+        const I i[1] = {k}, e[1] = {K};
+        ima_report_value<I, 1>(rec, {{ q.g_idx_arg }}, IMA_BAD_VALUE, i, e, g, 0, groups);
+        return 0;
 {%- else %}
         return ima_group_of(k);
 {%- endif %}

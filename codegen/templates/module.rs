@@ -116,6 +116,32 @@ impl {{ k.type_name }} {
         self.kernel.launch(stream, &mut args, &[{{ k.scalars }}])
 {%- endmatch %}
     }
+{%- if k.has_values %}
+
+    /// Checks the arguments as `launch` does, then copies each argument with a value
+    /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
+    /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
+    /// entry they read anyway, in every mode.)
+    #[allow(clippy::too_many_arguments)]
+    pub fn validate(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+{%- for p in k.stub_params %}
+        {{ p }},
+{%- endfor %}
+    ) -> Result<(), ima::Error> {
+{%- match k.kernel_args %}
+{%- when Some(args) %}
+        self.kernel.validate(stream, &mut [{{ args }}], &[{{ k.scalars }}])
+{%- when None %}
+        let mut args = Vec::new();
+{%- for push in k.arg_pushes %}
+        {{ push }}
+{%- endfor %}
+        self.kernel.validate(stream, &mut args, &[{{ k.scalars }}])
+{%- endmatch %}
+    }
+{%- endif %}
 }
 
 /// The contract of `{{ k.name }}`.
@@ -142,6 +168,7 @@ pub static {{ k.contract_name }}: ima::KernelContract = ima::KernelContract {
             stored: &[{{ a.stored }}],
             strided: {{ a.strided }},
             align: {{ a.align }},
+            values: {{ a.values }},
         },
 {%- endfor %}
     ],

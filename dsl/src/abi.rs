@@ -21,6 +21,8 @@ pub struct ContractArg<'a> {
     pub strided: bool,
     /// Alignment of the data pointer in bytes.
     pub align: u64,
+    /// What its entries may hold: a plain argument's `values(...)`, a `g_idx`'s groups.
+    pub values: Option<ir::Values>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +54,7 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                 stored: a.stored.clone(),
                 strided: a.strided,
                 align: a.align,
+                values: a.values.clone(),
             }),
             Some(q) => {
                 let mut logical = a.dims.clone();
@@ -66,6 +69,7 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                     dims: logical,
                     strided: true,
                     align: a.dtype.size(),
+                    values: None,
                 });
                 for b in q.buffers(&a.dims[0], &a.dims[1], a.dtype) {
                     out.push(ContractArg {
@@ -78,6 +82,7 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                         dims: b.dims,
                         strided: false,
                         align: buffer_align(a, b.part, b.dtype),
+                        values: b.values,
                     });
                 }
             }
@@ -99,6 +104,12 @@ fn buffer_align(a: &ir::TensorArg, part: &str, dtype: DType) -> u64 {
     } else {
         dtype.size()
     }
+}
+
+/// Whether any of the kernel's arguments has a value contract: then every entry point,
+/// release ones too, takes the violation record that reports an entry outside it.
+pub fn has_value_contracts(k: &ir::Kernel) -> bool {
+    contract_args(k).iter().any(|a| a.values.is_some())
 }
 
 /// The contract index of each IR argument (its logical argument, for a quantized one).

@@ -100,7 +100,41 @@ pub struct TensorArg {
     pub strided: Option<Span>,
     pub align: Option<(u64, Span)>,
     pub quant: Option<Quant>,
+    /// Boxed: most arguments have none, and it holds two expressions.
+    pub values: Option<Box<Values>>,
     pub span: Span,
+}
+
+/// `values(0 .. NB, or -1)`: what an integer tensor's entries may hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Values {
+    pub kind: ValuesKind,
+    /// `or -1`: one value besides the range, which the body never sees as an index.
+    pub sentinel: Option<(i64, Span)>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValuesKind {
+    /// `lo .. hi`: lo <= v < hi.
+    Range { lo: Expr, hi: Expr },
+    /// `ascending from first to last`: non-decreasing along the last dimension, the first
+    /// entry `first` and the last `last`.
+    Ascending { first: Expr, last: Expr },
+}
+
+impl std::fmt::Display for Values {
+    /// The canonical form inside `values(...)`: `0 .. NB, or -1`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kind {
+            ValuesKind::Range { lo, hi } => write!(f, "{lo} .. {hi}")?,
+            ValuesKind::Ascending { first, last } => write!(f, "ascending from {first} to {last}")?,
+        }
+        if let Some((v, _)) = self.sentinel {
+            write!(f, ", or {v}")?;
+        }
+        Ok(())
+    }
 }
 
 /// `gptq(group = 128, zeros = plain)`: how a quantized tensor is stored.

@@ -9,6 +9,8 @@ use crate::ir;
 use crate::reserved::reserved;
 use std::collections::HashMap;
 
+mod values;
+
 /// The most dynamic shared memory one block may use on sm_90 (H100, H200): 227 KiB.
 const MAX_SHARED_BYTES: u64 = 227 * 1024;
 
@@ -945,6 +947,7 @@ impl<'a> KernelChecker<'a> {
             }
             (_, None) => None,
         };
+        let values = self.values(t, dtype, scope);
         Some(ir::TensorArg {
             name: t.name.name.clone(),
             docs: t.docs.clone(),
@@ -955,6 +958,7 @@ impl<'a> KernelChecker<'a> {
             strided: t.strided.is_some(),
             align: align?,
             quant,
+            values: values?,
         })
     }
 

@@ -2,7 +2,7 @@
 //!
 //! One blank line between items; members indented four spaces, one a line, roles padded to
 //! the kernel's longest; expressions as [`Expr`]'s `Display` prints them; attributes in the
-//! order `stored`, `strided`, `align`, quantization. Bodies are kept byte for byte. Every
+//! order `stored`, `strided`, `align`, quantization, `values`. Bodies are kept byte for byte. Every
 //! comment is kept: one on a line of its own stays above the member or item that follows it
 //! (single blank lines around it are kept too), one after code stays at the end of that
 //! line, and one inside a member or a kernel's header moves above it.
@@ -377,6 +377,9 @@ fn tensor(t: &TensorArg, role_width: usize) -> String {
             })
             .collect();
         s.push_str(&format!(" {}({})", q.kind.name, options.join(", ")));
+    }
+    if let Some(v) = &t.values {
+        s.push_str(&format!(" values({v})"));
     }
     s
 }

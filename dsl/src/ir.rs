@@ -104,6 +104,39 @@ pub struct TensorArg {
     /// logical `[K, N]`, `dtype` is the scales' type, and the data lives in the buffers of
     /// [`Quant::buffers`].
     pub quant: Option<Quant>,
+    /// `values(...)`: what the entries of an integer argument may hold.
+    pub values: Option<Values>,
+}
+
+/// A value contract: every entry `v` read by the kernel has `lo <= v < hi` or is the
+/// sentinel; with `ascending`, entries are also non-decreasing along the last dimension,
+/// the first is `lo` and the last `hi - 1`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Values {
+    /// As written inside `values(...)`, normalised: `0 .. NB, or -1`.
+    pub text: String,
+    /// Inclusive.
+    pub lo: Extent,
+    /// Exclusive.
+    pub hi: Extent,
+    pub sentinel: Option<i64>,
+    pub ascending: bool,
+}
+
+impl Values {
+    /// `0 .. hi`, as act-order `g_idx` holds group numbers.
+    pub fn below(hi: Extent) -> Values {
+        Values {
+            text: format!("0 .. {}", hi.text),
+            lo: Extent {
+                text: "0".into(),
+                expr: Expr::Const(0),
+            },
+            hi,
+            sentinel: None,
+            ascending: false,
+        }
+    }
 }
 
 /// A quantized weight's storage, as declared: `gptq(group = 128, zeros = plain)`.
@@ -142,6 +175,8 @@ pub struct QuantBuffer {
     pub part: &'static str,
     pub dtype: DType,
     pub dims: Vec<Extent>,
+    /// `g_idx` holds group numbers, `0 .. ceil(K / G)`.
+    pub values: Option<Values>,
 }
 
 impl Quant {
@@ -162,7 +197,12 @@ impl Quant {
         };
         let groups = ceil(k, &self.group);
         let packed_n = ceil(n, &eight);
-        let buffer = |part, dtype, dims| QuantBuffer { part, dtype, dims };
+        let buffer = |part, dtype, dims| QuantBuffer {
+            part,
+            dtype,
+            dims,
+            values: None,
+        };
         let mut out = Vec::new();
         match self.format {
             QuantFormat::Gptq { zeros, g_idx } => {
@@ -174,9 +214,12 @@ impl Quant {
                 if zeros != Zeros::Symmetric {
                     out.push(buffer("qzeros", DType::I32, vec![groups.clone(), packed_n]));
                 }
-                out.push(buffer("scales", scales, vec![groups, n.clone()]));
+                out.push(buffer("scales", scales, vec![groups.clone(), n.clone()]));
                 if g_idx {
-                    out.push(buffer("g_idx", DType::I32, vec![k.clone()]));
+                    out.push(QuantBuffer {
+                        values: Some(Values::below(groups)),
+                        ..buffer("g_idx", DType::I32, vec![k.clone()])
+                    });
                 }
             }
             QuantFormat::Awq => {
@@ -198,7 +241,7 @@ impl Quant {
 }
 
 /// Parenthesises a compound extent inside a larger one: `ceil((S + 1) / 8)`.
-fn paren(text: &str) -> String {
+pub(crate) fn paren(text: &str) -> String {
     if text.chars().all(|c| c.is_alphanumeric() || c == '_') {
         text.to_string()
     } else {

@@ -78,6 +78,13 @@ fn rule_name(rule: &Rule) -> String {
         Rule::stored | Rule::kw_stored => "`stored [...]`",
         Rule::strided => "`strided`",
         Rule::align | Rule::kw_align => "`align(N)`",
+        Rule::values | Rule::kw_values => "`values(...)`",
+        Rule::value_range => "a range `lo .. hi`",
+        Rule::value_order | Rule::kw_ascending => "`ascending from A to B`",
+        Rule::kw_from => "`from`",
+        Rule::kw_to => "`to`",
+        Rule::sentinel | Rule::kw_or => "`or` and a sentinel value",
+        Rule::sentinel_value => "an integer such as -1",
         Rule::doc => "a doc comment",
         Rule::dtype => "an element type",
         Rule::extents | Rule::expr => "an expression",
@@ -135,6 +142,11 @@ fn children(pair: Pair<Rule>) -> impl Iterator<Item = Pair<Rule>> {
                 | Rule::kw_block
                 | Rule::kw_threads
                 | Rule::kw_min_blocks
+                | Rule::kw_values
+                | Rule::kw_ascending
+                | Rule::kw_from
+                | Rule::kw_to
+                | Rule::kw_or
         )
     })
 }
@@ -217,6 +229,7 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
     let mut strided = None;
     let mut align = None;
     let mut quant = None;
+    let mut values = None;
     for p in children(pair) {
         match p.as_rule() {
             Rule::doc => docs.push(doc_text(&p)),
@@ -237,6 +250,7 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
                 align = Some((int_value(&n, diags) as u64, span(&n)));
             }
             Rule::quant => quant = Some(quant_format(p, diags)),
+            Rule::values => values = Some(Box::new(value_contract(p, diags))),
             r => unreachable!("tensor argument has no {r:?}"),
         }
     }
@@ -250,6 +264,44 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
         strided,
         align,
         quant,
+        values,
+        span: sp,
+    }
+}
+
+fn value_contract(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Values {
+    let sp = span(&pair);
+    let mut kind = None;
+    let mut sentinel = None;
+    for p in children(pair) {
+        match p.as_rule() {
+            Rule::value_range | Rule::value_order => {
+                let ascending = p.as_rule() == Rule::value_order;
+                let mut bounds = children(p).map(|e| expr(e, diags));
+                let (a, b) = (
+                    bounds
+                        .next()
+                        .expect("grammar: a value range has two bounds"),
+                    bounds
+                        .next()
+                        .expect("grammar: a value range has two bounds"),
+                );
+                kind = Some(if ascending {
+                    ValuesKind::Ascending { first: a, last: b }
+                } else {
+                    ValuesKind::Range { lo: a, hi: b }
+                });
+            }
+            Rule::sentinel => {
+                let v = children(p).next().expect("grammar: a sentinel has a value");
+                sentinel = Some((int_value(&v, diags), span(&v)));
+            }
+            r => unreachable!("values(...) has no {r:?}"),
+        }
+    }
+    Values {
+        kind: kind.expect("grammar: values(...) has a range or an order"),
+        sentinel,
         span: sp,
     }
 }

@@ -274,7 +274,7 @@ impl Gen {
         self.list(1);
         self.tok("]");
         for _ in 0..self.rng.below(4) {
-            match self.rng.below(4) {
+            match self.rng.below(5) {
                 0 => {
                     self.tok("stored");
                     self.tok("[");
@@ -288,6 +288,26 @@ impl Gen {
                     self.tok("]");
                 }
                 1 => self.tok("strided"),
+                4 => {
+                    self.tok("values");
+                    self.tok("(");
+                    if self.rng.chance(30) {
+                        self.tok("ascending");
+                        self.tok("from");
+                        self.expr(1);
+                        self.tok("to");
+                    } else {
+                        self.expr(1);
+                        self.tok("..");
+                    }
+                    self.expr(1);
+                    if self.rng.chance(40) {
+                        self.tok(",");
+                        self.tok("or");
+                        self.one_of(&["-1", "0", "-2147483648"]);
+                    }
+                    self.tok(")");
+                }
                 2 => {
                     self.tok("align");
                     self.tok("(");
@@ -448,6 +468,9 @@ const INSERTS: &[&str] = &[
     "stored",
     "strided",
     "align",
+    "values",
+    "ascending",
+    "..",
     "gptq",
     "q4",
     "99999999999999999999",

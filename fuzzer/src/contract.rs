@@ -13,7 +13,7 @@ use ima_dsl::abi::{ArgKind, contract_args};
 use ima_dsl::ir::{self, Role as IrRole};
 use ima_runtime::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, Expr, Extent, KernelContract, Launch, Param,
-    Role, SharedArray, Symbol, TensorArg,
+    Role, SharedArray, Symbol, TensorArg, ValueContract,
 };
 
 fn leak<T>(v: Vec<T>) -> &'static [T] {
@@ -108,6 +108,13 @@ fn args(k: &ir::Kernel) -> Vec<TensorArg> {
             stored: leak(a.stored.clone()),
             strided: a.strided,
             align: a.align as usize,
+            values: a.values.as_ref().map(|v| ValueContract {
+                text: leak_str(v.text.clone()),
+                lo: extent(&v.lo),
+                hi: extent(&v.hi),
+                sentinel: v.sentinel,
+                ascending: v.ascending,
+            }),
         })
         .collect()
 }

@@ -5,12 +5,15 @@
 //! passed where a kernel expects device memory, and trying is a compile error
 //! (`tests/ui/host_buffer.rs`).
 
+use std::sync::Arc;
+
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop, sys::CUdeviceptr};
 
 use crate::check::TensorMeta;
 use crate::contract::DType;
 use crate::device::DeviceId;
 use crate::dyn_tensor::DynTensor;
+use crate::error::Error;
 use crate::tensor::{Element, Tensor};
 
 mod sealed {
@@ -27,6 +30,9 @@ pub trait DeviceTensor: sealed::Sealed {
     /// The buffer's device address for writing on `stream`; keep the guard until the
     /// launch is enqueued. `stream` first waits for the buffer's pending reads and writes.
     fn write_ptr<'a>(&'a mut self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>);
+    /// The view's elements as bytes, in row-major order of its shape (for host-side
+    /// validation of value contracts).
+    fn to_host_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error>;
 }
 
 impl<T: Element> sealed::Sealed for Tensor<T> {}
@@ -43,6 +49,16 @@ impl<T: Element> DeviceTensor for Tensor<T> {
     fn write_ptr<'a>(&'a mut self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
         self.slice_mut().device_ptr_mut(stream)
     }
+
+    fn to_host_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error> {
+        let values = self.to_host(stream)?;
+        // SAFETY: every `Element` is a plain number (no padding, no invalid bit patterns
+        // to read as bytes), and the slice covers exactly the vector's initialised values.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(&values[..]))
+        };
+        Ok(bytes.to_vec())
+    }
 }
 
 impl sealed::Sealed for DynTensor {}
@@ -58,6 +74,10 @@ impl DeviceTensor for DynTensor {
 
     fn write_ptr<'a>(&'a mut self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
         self.slice_mut().device_ptr_mut(stream)
+    }
+
+    fn to_host_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error> {
+        self.to_bytes(stream)
     }
 }
 

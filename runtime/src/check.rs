@@ -36,7 +36,8 @@ use crate::device::{DeviceId, DeviceLimits};
 use crate::layout::{self, Reach};
 use crate::violation::{Bound, LaunchError, Violation};
 use smallvec::SmallVec;
-use values::{Env, mentions, physical};
+use values::Env;
+pub(crate) use values::{mentions, physical};
 
 /// What the checker needs to know about one tensor argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! Checked mode: when launches are checked and reported ([`CheckedMode`]), the device-side
-//! record a checked entry point fills on its first out-of-bounds access, and the
-//! [`OutOfBounds`] error made from it.
+//! record a checked entry point fills on its first out-of-bounds access (and every entry
+//! point of a kernel with value contracts on its first bad index value), and the
+//! [`OutOfBounds`] or [`IndexValue`] error made from it.
 //!
 //! The record's layout is `ImaRecord` in every generated CUDA file
 //! (codegen/templates/module.cu): keep the two in step.
@@ -9,6 +10,8 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use crate::contract::KernelContract;
+use crate::error::Error;
+use crate::index_value::{IndexValue, ValueFault};
 
 /// Whether launches run the bounds-checked entry points, and when a violation is reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,21 +64,29 @@ pub(crate) struct ViolationRecord {
     extent: Vec<i64>,
     block: [u32; 3],
     thread: [u32; 3],
+    /// For a value contract's kinds: the entry's value, and the bounds it broke.
+    value: i64,
+    lo: i64,
+    hi: i64,
 }
 
 /// What a record says went wrong.
 const OUT_OF_BOUNDS: i32 = 0;
-const BAD_GROUP_INDEX: i32 = 1;
 const MISALIGNED_VECTOR: i32 = 2;
 const NOT_WHOLE_TILE: i32 = 3;
+const BAD_VALUE: i32 = 4;
+const VALUE_ORDER: i32 = 5;
+const VALUE_FIRST: i32 = 6;
+const VALUE_LAST: i32 = 7;
 const MAX_RANK: usize = 8;
 
 impl ViolationRecord {
     /// count, claimed, arg, write, kind, rank, dim, pad; index[8], extent[8]; block, thread;
-    /// then the device address of the host flag the kernel raises once it has filled it
-    /// (runtime/src/record.rs).
+    /// value, lo, hi; then the device address of the host flag the kernel raises once it
+    /// has filled it (runtime/src/record.rs).
     pub(crate) const BYTES: usize = Self::FLAG + 8;
-    pub(crate) const FLAG: usize = 8 * 4 + 2 * MAX_RANK * 8 + 6 * 4;
+    const VALUE: usize = 8 * 4 + 2 * MAX_RANK * 8 + 6 * 4;
+    pub(crate) const FLAG: usize = Self::VALUE + 3 * 8;
 
     /// The record, or `None` when the launch made no violation.
     pub(crate) fn parse(bytes: &[u8]) -> Option<Self> {
@@ -103,15 +114,51 @@ impl ViolationRecord {
                 .collect(),
             block: [0, 1, 2].map(|d| u32_at(longs + 16 * MAX_RANK + 4 * d)),
             thread: [0, 1, 2].map(|d| u32_at(longs + 16 * MAX_RANK + 12 + 4 * d)),
+            value: i64_at(Self::VALUE),
+            lo: i64_at(Self::VALUE + 8),
+            hi: i64_at(Self::VALUE + 16),
         })
     }
 
+    /// The error the record reports, its names taken from the contract: a bad entry of an
+    /// index tensor, or an out-of-bounds access.
+    pub(crate) fn into_error(self, c: &KernelContract, deferred: bool) -> Error {
+        let fault = match self.kind {
+            BAD_VALUE => ValueFault::Range {
+                lo: self.lo,
+                hi: self.hi,
+            },
+            VALUE_ORDER => ValueFault::Order { previous: self.lo },
+            VALUE_FIRST => ValueFault::First { expected: self.lo },
+            VALUE_LAST => ValueFault::Last {
+                expected: self.hi - 1,
+            },
+            _ => {
+                let mut oob = self.describe(c);
+                oob.deferred = deferred;
+                return Error::OutOfBounds(Box::new(oob));
+            }
+        };
+        match usize::try_from(self.arg).ok().filter(|&a| a < c.args.len()) {
+            Some(arg) => {
+                let mut bad = IndexValue::new(c, arg, self.index, self.value, fault);
+                bad.found_at = Some((self.block, self.thread));
+                bad.count = self.count;
+                bad.deferred = deferred;
+                Error::IndexValue(Box::new(bad))
+            }
+            None => Error::Internal(format!(
+                "{}: a value record names argument #{}",
+                c.name, self.arg
+            )),
+        }
+    }
+
     /// Names the argument and dimensions from the contract.
-    pub(crate) fn describe(&self, c: &KernelContract) -> OutOfBounds {
+    fn describe(&self, c: &KernelContract) -> OutOfBounds {
         // Arguments by contract index; shared arrays as -1 - n.
         let (what, dims): (String, Vec<&'static str>) = if self.arg >= 0 {
             match c.args.get(self.arg as usize) {
-                Some(a) if self.kind == BAD_GROUP_INDEX => (a.name.to_string(), vec!["k"]),
                 Some(a) => (a.name.to_string(), a.dims.iter().map(|d| d.text).collect()),
                 None => (format!("argument #{}", self.arg), Vec::new()),
             }
@@ -129,7 +176,6 @@ impl ViolationRecord {
             signature: c.signature,
             arg: what,
             access: match (self.kind, self.write) {
-                (BAD_GROUP_INDEX, _) => Access::GroupIndex,
                 (MISALIGNED_VECTOR, _) => Access::MisalignedVector,
                 (NOT_WHOLE_TILE, _) => Access::NotWholeTile,
                 (OUT_OF_BOUNDS, true) => Access::Write,
@@ -153,8 +199,6 @@ impl ViolationRecord {
 pub enum Access {
     Read,
     Write,
-    /// An act-order `g_idx` value outside `0..groups`.
-    GroupIndex,
     /// A 16-byte vector access (`load8`, `store8`) whose last index is no multiple of its
     /// width.
     MisalignedVector,
@@ -197,11 +241,6 @@ impl fmt::Display for OutOfBounds {
             self.extent.get(d).copied().unwrap_or_default(),
         );
         match self.access {
-            Access::GroupIndex => write!(
-                f,
-                "{}: g_idx of {} at row k = {i} names a group outside 0..{e}",
-                self.kernel, self.arg
-            )?,
             Access::NotWholeTile => write!(
                 f,
                 "{}: load_whole_tile of {} at row k = {}, column n = {}: not one of the whole tiles (inside K = {} and N = {}, in one group)",

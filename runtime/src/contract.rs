@@ -282,6 +282,24 @@ pub struct TensorArg {
     pub strided: bool,
     /// Required alignment of the data pointer, in bytes.
     pub align: usize,
+    /// What the entries of an integer argument may hold (`values(...)`, an act-order
+    /// `g_idx`'s groups). The kernel checks each entry it reads, in every mode.
+    pub values: Option<ValueContract>,
+}
+
+/// A value contract: every entry `v` the kernel reads has `lo <= v < hi`, or is the
+/// sentinel; with `ascending`, the entries are non-decreasing along the last dimension,
+/// the first is `lo` and the last `hi - 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValueContract {
+    /// As the spec writes it inside `values(...)`: `0 .. NB, or -1`.
+    pub text: &'static str,
+    /// Inclusive.
+    pub lo: Extent,
+    /// Exclusive.
+    pub hi: Extent,
+    pub sentinel: Option<i64>,
+    pub ascending: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -122,6 +122,12 @@ pub enum Error {
     #[error("{0}")]
     OutOfBounds(Box<crate::checked::OutOfBounds>),
 
+    /// An entry of an index tensor breaks its value contract. Found by the kernel that
+    /// read it (in every mode: it was not used as an address, and the context is
+    /// healthy), or by [`crate::validate_values`] on the host.
+    #[error("{0}")]
+    IndexValue(Box<crate::index_value::IndexValue>),
+
     /// Checked mode is on, but the module has no `_checked` entry points for this kernel
     /// (a hand-written module, not one imac generated).
     #[error("{kernel}: checked mode is on, but the module has no checked entry points for it")]

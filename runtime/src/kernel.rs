@@ -131,8 +131,12 @@ pub struct Kernel {
     /// The last launch that passed its checks, whose plan a launch with the same
     /// arguments reuses.
     memo: Mutex<Memo>,
-    /// The one record every launch in [`CheckedMode::Deferred`] shares until it reports.
+    /// The one record every launch in [`CheckedMode::Deferred`] shares until it reports;
+    /// in [`CheckedMode::Off`], that of a kernel with value contracts.
     deferred: Mutex<Option<Record>>,
+    /// An argument has a value contract: every entry point, release ones too, checks the
+    /// entries it reads and reports a bad one through a record.
+    checks_values: bool,
     sync: AtomicBool,
     /// A [`CheckedMode`].
     checked: AtomicU8,
@@ -217,6 +221,7 @@ impl Kernel {
             records: Mutex::new(Vec::new()),
             memo: Mutex::new(Memo::default()),
             deferred: Mutex::new(None),
+            checks_values: contract.args.iter().any(|a| a.values.is_some()),
             sync: AtomicBool::new(sync_from_env()),
             checked: AtomicU8::new(CheckedMode::from_env().as_u8()),
         })
@@ -291,11 +296,7 @@ impl Kernel {
         )))?;
         match found {
             None => Ok(()),
-            Some(found) => {
-                let mut oob = found.describe(c);
-                oob.deferred = deferred;
-                Err(Error::OutOfBounds(Box::new(oob)))
-            }
+            Some(found) => Err(found.into_error(c, deferred)),
         }
     }
 
@@ -387,13 +388,14 @@ impl Kernel {
         // Waiting, a clean record of this launch's own: concurrent launches never share
         // one. Deferred, the kernel's shared record, held until the launch is enqueued so
         // that no report cleans it meanwhile; if an earlier launch filled it, that is
-        // reported instead of launching.
+        // reported instead of launching. Release launches of a kernel with value
+        // contracts report bad entries as deferred ones do.
         let mut own = None;
         let mut shared = None;
         match mode {
-            CheckedMode::Off => {}
+            CheckedMode::Off if !self.checks_values => {}
             CheckedMode::Wait => own = Some(self.take_record(stream)?),
-            CheckedMode::Deferred => {
+            CheckedMode::Deferred | CheckedMode::Off => {
                 let mut deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
                 match deferred.as_mut() {
                     Some(record) if record.raised() => self.report_deferred(record)?,
@@ -460,6 +462,12 @@ impl Kernel {
         if sync {
             stream.synchronize().map_err(fault)?;
             stream.context().check_err().map_err(fault)?;
+            // Sync mode attributes a bad entry to this launch, as it does a fault.
+            if let Some(record) = shared.as_mut().and_then(|d| d.as_mut())
+                && record.raised()
+            {
+                self.report(record.take(), false)?;
+            }
         }
         drop(shared);
         if let Some(mut record) = own {
@@ -474,6 +482,34 @@ impl Kernel {
             block: plan.block,
             index: plan.index,
         })
+    }
+
+    /// Checks the arguments of a launch against the contract, as [`Kernel::launch`] does,
+    /// then copies every argument with a value contract to the host and checks each of
+    /// its entries (and an ascending one's order): the [`Error::IndexValue`] a launch
+    /// would report later, found before any kernel reads the data. Launches nothing;
+    /// waits for the copies.
+    pub fn validate(
+        &self,
+        stream: &Arc<CudaStream>,
+        args: &mut [KernelArg<'_>],
+        params: &[Scalar],
+    ) -> Result<(), Error> {
+        let c = self.contract;
+        let metas: Vec<TensorMeta<'_>> = args.iter().map(KernelArg::meta).collect();
+        let plan = crate::check(c, self.device, &self.limits, &metas, params)?;
+        for (i, (a, arg)) in c.args.iter().zip(args.iter()).enumerate() {
+            let (Some(_), KernelArg::Read(t)) = (a.values, arg) else {
+                continue;
+            };
+            let meta = t.meta();
+            let bytes = t.to_host_bytes(stream)?;
+            let entries = crate::validate::integers(meta.dtype, &bytes).ok_or_else(|| {
+                Error::Internal(format!("{}: {} holds no integers", c.name, a.name))
+            })?;
+            crate::validate_values(c, i, meta.shape, &entries, &plan.symbols, params)?;
+        }
+        Ok(())
     }
 
     /// A clean violation record from the pool, or a new one.

@@ -21,12 +21,14 @@ pub mod device;
 pub mod doctor;
 mod dyn_tensor;
 pub mod error;
+mod index_value;
 pub mod kernel;
 mod layout;
 pub mod locate;
 pub mod module;
 mod record;
 pub mod tensor;
+mod validate;
 pub mod version;
 mod view;
 pub mod violation;
@@ -41,15 +43,17 @@ pub use checked::{Access, CheckedMode, OutOfBounds};
 pub use compile::{Compiled, compile_ptx, compile_ptx_checked, nvrtc_version};
 pub use contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EvalError, Expr, Extent, KernelContract,
-    Launch, Param, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg,
+    Launch, Param, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, ValueContract,
 };
 pub use device::{DeviceId, DeviceLimits};
 pub use dyn_tensor::DynTensor;
 pub use error::Error;
+pub use index_value::{IndexValue, ValueFault};
 pub use kernel::{Kernel, Launched};
 pub use locate::{CudaRoot, candidate_roots, find_root, nvrtc};
 pub use module::Module;
 pub use tensor::{Element, Tensor};
+pub use validate::validate_values;
 pub use version::{driver_present, driver_version};
 pub use violation::{Bound, LaunchError, SharedUse, StrideFault, Violation};
 

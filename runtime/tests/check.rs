@@ -180,6 +180,7 @@ static DEQUANT: KernelContract = KernelContract {
             stored: &[0, 1],
             strided: true,
             align: 2,
+            values: None,
         },
         TensorArg {
             name: "w",
@@ -195,6 +196,7 @@ static DEQUANT: KernelContract = KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[Param {
@@ -482,6 +484,7 @@ fn malformed_contract_is_refused_not_a_panic() {
         stored: &[1],
         strided: false,
         align: 4,
+        values: None,
     }];
     static BAD: KernelContract = KernelContract {
         name: "bad",

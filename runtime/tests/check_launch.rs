@@ -40,6 +40,7 @@ static ROWS: KernelContract = KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         TensorArg {
             name: "y",
@@ -49,6 +50,7 @@ static ROWS: KernelContract = KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[Param {
@@ -178,6 +180,7 @@ static FILL: KernelContract = KernelContract {
         stored: &[0],
         strided: false,
         align: 4,
+        values: None,
     }],
     params: &[
         Param {

@@ -31,6 +31,7 @@ static FAULT: KernelContract = KernelContract {
         stored: &[0],
         strided: false,
         align: 4,
+        values: None,
     }],
     params: &[],
     constraints: &[],

@@ -40,6 +40,7 @@ static SCALE: KernelContract = KernelContract {
             stored: &[0],
             strided: false,
             align: 16,
+            values: None,
         },
         TensorArg {
             name: "y",
@@ -49,6 +50,7 @@ static SCALE: KernelContract = KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[Param {
@@ -96,6 +98,7 @@ static ROWSUM: KernelContract = KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         TensorArg {
             name: "y",
@@ -105,6 +108,7 @@ static ROWSUM: KernelContract = KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[],
@@ -140,6 +144,7 @@ static FILL: KernelContract = KernelContract {
         stored: &[0],
         strided: false,
         align: 4,
+        values: None,
     }],
     params: &[
         Param {

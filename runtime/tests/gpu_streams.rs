@@ -28,6 +28,7 @@ const fn vector(name: &'static str, role: Role) -> TensorArg {
         stored: &[0],
         strided: false,
         align: 4,
+        values: None,
     }
 }
 

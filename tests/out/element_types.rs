@@ -122,6 +122,7 @@ pub static WIDEN_FP8: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 1,
+            values: None,
         },
         ima::TensorArg {
             name: "b",
@@ -133,6 +134,7 @@ pub static WIDEN_FP8: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 1,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -144,6 +146,7 @@ pub static WIDEN_FP8: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[
@@ -236,6 +239,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 1,
+            values: None,
         },
         ima::TensorArg {
             name: "b",
@@ -247,6 +251,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 1,
+            values: None,
         },
         ima::TensorArg {
             name: "c",
@@ -258,6 +263,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "d",
@@ -269,6 +275,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "e",
@@ -280,6 +287,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "f",
@@ -291,6 +299,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "g",
@@ -302,6 +311,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 8,
+            values: None,
         },
         ima::TensorArg {
             name: "h",
@@ -313,6 +323,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 8,
+            values: None,
         },
         ima::TensorArg {
             name: "p",
@@ -324,6 +335,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "q",
@@ -335,6 +347,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "r",
@@ -346,6 +359,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "s",
@@ -357,6 +371,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 8,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -368,6 +383,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 8,
+            values: None,
         },
     ],
     params: &[

@@ -122,6 +122,7 @@ pub static ROW_SUMS: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "s",
@@ -134,6 +135,7 @@ pub static ROW_SUMS: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[
@@ -211,6 +213,7 @@ pub static FILL: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -223,6 +226,7 @@ pub static FILL: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: true,
             align: 4,
+            values: None,
         },
     ],
     params: &[

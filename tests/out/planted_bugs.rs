@@ -153,6 +153,7 @@ pub static SCORES_OFF_BY_ONE: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "k",
@@ -167,6 +168,7 @@ pub static SCORES_OFF_BY_ONE: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "o",
@@ -181,6 +183,7 @@ pub static SCORES_OFF_BY_ONE: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[
@@ -253,6 +256,7 @@ pub static TRANSPOSE_SWAPPED: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -265,6 +269,7 @@ pub static TRANSPOSE_SWAPPED: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[
@@ -337,6 +342,7 @@ pub static SHARED_OVERRUN: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "s",
@@ -349,6 +355,7 @@ pub static SHARED_OVERRUN: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[
@@ -433,6 +440,7 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -445,6 +453,7 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -457,6 +466,7 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -469,6 +479,7 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -481,6 +492,7 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -560,6 +572,7 @@ pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -572,6 +585,7 @@ pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -584,6 +598,7 @@ pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -596,6 +611,7 @@ pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -607,6 +623,7 @@ pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[

@@ -6,7 +6,7 @@ use crate::contract::{EvalError, Expr, KernelContract, Scalar, TensorArg};
 use smallvec::SmallVec;
 
 /// Symbols and params an expression mentions, each once, in first-use order.
-pub(super) fn mentions(e: &Expr, syms: &mut Vec<usize>, params: &mut Vec<usize>) {
+pub(crate) fn mentions(e: &Expr, syms: &mut Vec<usize>, params: &mut Vec<usize>) {
     match *e {
         Expr::Const(_) => {}
         Expr::Sym(i) if !syms.contains(&i) => syms.push(i),
@@ -92,6 +92,6 @@ impl<'a> Env<'a> {
 }
 
 /// The physical position holding logical dimension `dim`.
-pub(super) fn physical(a: &TensorArg, dim: usize) -> usize {
+pub(crate) fn physical(a: &TensorArg, dim: usize) -> usize {
     a.stored.iter().position(|&l| l == dim).unwrap_or(dim)
 }

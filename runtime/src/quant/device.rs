@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::tensor::Tensor;
 
 use super::format::QuantFormat;
+use super::g_idx::validate_g_idx;
 use super::host::{HostQWeight, QuantHost};
 use super::scale::QuantScale;
 use super::spec::{BufferShape, QuantSpec};
@@ -97,10 +98,13 @@ impl<S: QuantScale> QuantTensor<S> {
     }
 
     /// Assembles a quantized weight from tensors made separately, e.g. loaded from a
-    /// checkpoint. **Nothing is validated here**: not the shapes, not the element type of
+    /// checkpoint. Nothing is validated here: not the shapes, not the element type of
     /// `qweight`, not whether qzeros or g_idx belong to the format, not g_idx's values.
     /// The launch checker checks every buffer against the kernel's contract before a
-    /// launch; [`QuantTensor::expected_shapes`] lists what it will expect.
+    /// launch ([`QuantTensor::expected_shapes`] lists what it will expect), and every
+    /// kernel checks each g_idx entry it reads against `0 .. ceil(K / G)`, in release
+    /// mode too: a bad group is reported as [`Error::IndexValue`] and never read.
+    /// [`QuantTensor::validate`] checks g_idx on the host up front.
     pub fn from_parts(
         spec: QuantSpec,
         qweight: QWeight,
@@ -114,6 +118,19 @@ impl<S: QuantScale> QuantTensor<S> {
             qzeros,
             scales,
             g_idx,
+        }
+    }
+
+    /// Checks g_idx's values on the host (a copy of it): one group per row, each in
+    /// `0 .. ceil(K / G)`. The error names the first bad row, its value and the range.
+    pub fn validate(&self, stream: &Arc<CudaStream>) -> Result<(), Error> {
+        match &self.g_idx {
+            Some(g) => Ok(validate_g_idx(
+                &g.to_host(stream)?,
+                self.spec.k(),
+                self.spec.group(),
+            )?),
+            None => Ok(()),
         }
     }
 

@@ -51,6 +51,7 @@ pub static ATTN: KernelContract = KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 16,
+            values: None,
         },
         TensorArg {
             name: "k",
@@ -60,6 +61,7 @@ pub static ATTN: KernelContract = KernelContract {
             stored: &[0, 2, 1, 3],
             strided: false,
             align: 16,
+            values: None,
         },
         TensorArg {
             name: "o",
@@ -69,6 +71,7 @@ pub static ATTN: KernelContract = KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[Param {

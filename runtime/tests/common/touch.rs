@@ -24,6 +24,7 @@ pub static TOUCH: KernelContract = KernelContract {
         stored: &[0],
         strided: false,
         align: 4,
+        values: None,
     }],
     params: &[],
     constraints: &[],

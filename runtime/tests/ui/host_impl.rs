@@ -1,7 +1,8 @@
 //! A host buffer cannot pose as a device tensor: the trait is sealed.
 
 use ima_runtime::cudarc::driver::{CudaStream, SyncOnDrop, sys::CUdeviceptr};
-use ima_runtime::{DeviceTensor, TensorMeta};
+use ima_runtime::{DeviceTensor, Error, TensorMeta};
+use std::sync::Arc;
 
 struct Host(Vec<f32>);
 
@@ -13,6 +14,9 @@ impl DeviceTensor for Host {
         unimplemented!()
     }
     fn write_ptr<'a>(&'a mut self, _: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+        unimplemented!()
+    }
+    fn to_host_bytes(&self, _: &Arc<CudaStream>) -> Result<Vec<u8>, Error> {
         unimplemented!()
     }
 }

@@ -147,6 +147,7 @@ pub static ATTN_SCORES: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "k",
@@ -161,6 +162,7 @@ pub static ATTN_SCORES: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "o",
@@ -175,6 +177,7 @@ pub static ATTN_SCORES: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[
@@ -254,6 +257,7 @@ pub static SOFTMAX_ROWS: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "p",
@@ -268,6 +272,7 @@ pub static SOFTMAX_ROWS: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -354,6 +359,7 @@ pub static ATTN_PV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "v",
@@ -368,6 +374,7 @@ pub static ATTN_PV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "o",
@@ -382,6 +389,7 @@ pub static ATTN_PV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[
@@ -469,6 +477,7 @@ pub static ATTN_SCORES_TILED: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "k",
@@ -483,6 +492,7 @@ pub static ATTN_SCORES_TILED: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "o",
@@ -497,6 +507,7 @@ pub static ATTN_SCORES_TILED: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2, 3],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[

@@ -183,6 +183,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -195,6 +196,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -207,6 +209,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -219,6 +222,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -231,6 +235,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 16,
+            values: None,
         },
     ],
     params: &[
@@ -309,6 +314,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -321,6 +327,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -333,6 +340,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -345,6 +353,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -357,6 +366,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -409,6 +419,23 @@ impl GptqActOrderDequant {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks the arguments as `launch` does, then copies each argument with a value
+    /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
+    /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
+    /// entry they read anyway, in every mode.)
+    #[allow(clippy::too_many_arguments)]
+    pub fn validate(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        w: &ima::QuantTensor<ima::half::f16>,
+        y: &mut ima::Tensor<ima::half::f16>,
+    ) -> Result<(), ima::Error> {
+        let mut args = Vec::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.validate(stream, &mut args, &[])
+    }
 }
 
 /// The contract of `gptq_act_order_dequant`.
@@ -434,6 +461,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -446,6 +474,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -458,6 +487,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -470,6 +500,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -481,6 +512,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) }, sentinel: None, ascending: false }),
         },
         ima::TensorArg {
             name: "y",
@@ -493,6 +525,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -572,6 +605,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -584,6 +618,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -596,6 +631,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -608,6 +644,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -620,6 +657,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 16,
+            values: None,
         },
     ],
     params: &[
@@ -698,6 +736,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -710,6 +749,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -722,6 +762,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -734,6 +775,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -746,6 +788,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -823,6 +866,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -835,6 +879,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 1,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -847,6 +892,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -859,6 +905,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -949,6 +996,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "w",
@@ -962,6 +1010,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -974,6 +1023,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -986,6 +1036,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -998,6 +1049,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -1010,6 +1062,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -1102,6 +1155,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w",
@@ -1115,6 +1169,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -1127,6 +1182,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -1139,6 +1195,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1151,6 +1208,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -1163,6 +1221,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[

@@ -5,7 +5,8 @@
 // (every accessor checks its indices and records the first violation instead of touching
 // memory out of bounds). Parameters, in order: each buffer's data pointer and its strides
 // (elements, logical order), each symbol's value, the scalar params, and, in the checked
-// entry points, the violation record.
+// entry points and in every entry point of a kernel with value contracts, the violation
+// record.
 
 #include <cuda_bf16.h>
 
@@ -32,10 +33,25 @@ struct ImaRecord {
     long long extent[8];
     unsigned int block[3];
     unsigned int thread[3];
+    // An entry outside its value contract: its value, and the bounds lo .. hi it broke.
+    long long value;
+    long long lo;
+    long long hi;
     unsigned int* flag;
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2, IMA_NOT_WHOLE_TILE = 3 };
+enum : int {
+    IMA_OUT_OF_BOUNDS = 0,
+    IMA_MISALIGNED_VECTOR = 2,
+    IMA_NOT_WHOLE_TILE = 3,
+    // An entry outside lo .. hi (and not the sentinel).
+    IMA_BAD_VALUE = 4,
+    // An ascending entry below the one before it (lo is that one).
+    IMA_VALUE_ORDER = 5,
+    // An ascending tensor's first entry is not lo, or its last not hi - 1.
+    IMA_VALUE_FIRST = 6,
+    IMA_VALUE_LAST = 7,
+};
 
 // Where a violation was found: the index and the extents it broke, passed by value.
 template <typename I, int R>
@@ -67,6 +83,81 @@ static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int w
     __threadfence_system();
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
+
+// The same for an entry that broke its value contract, with its value and bounds.
+template <typename I, int R>
+static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
+                                                          long long value, long long lo, long long hi) {
+    atomicAdd(&r->count, 1u);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    r->arg = arg;
+    r->write = 0;
+    r->kind = kind;
+    r->rank = R;
+    r->dim = R - 1;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        r->index[d] = site.index[d];
+        r->extent[d] = site.extent[d];
+    }
+    r->value = value;
+    r->lo = lo;
+    r->hi = hi;
+    r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
+    r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
+    __threadfence_system();
+    *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+}
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
+                                                 const I (&extent)[R], long long value, long long lo, long long hi) {
+    ImaSite<I, R> site;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        site.index[d] = index[d];
+        site.extent[d] = extent[d];
+    }
+    ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
+}
+
+// lo <= v < hi, for lo <= hi: one unsigned comparison, in 32 bits when the value and the
+// index type both fit (every 32-bit value compares right: v - lo wraps past hi - lo).
+template <typename T, typename I>
+__device__ __forceinline__ bool ima_value_in(T v, I lo, I hi) {
+    if constexpr (sizeof(T) <= 4 && sizeof(I) <= 4) {
+        return unsigned(v) - unsigned(lo) < unsigned(hi) - unsigned(lo);
+    } else {
+        using U = unsigned long long;
+        return U(v) - U(lo) < U(hi) - U(lo);
+    }
+}
+
+// An entry of an argument whose contract allows a sentinel (`values(0 .. N, or -1)`). The
+// body reaches its value only through `then`, which skips the sentinel, and an entry that
+// broke the contract: `slots(t).then([&](I slot) { ... });`.
+template <typename I>
+class ImaMaybe {
+    I v_;
+    bool some_;
+
+  public:
+    __device__ __forceinline__ ImaMaybe() : v_(0), some_(false) {}
+    __device__ __forceinline__ explicit ImaMaybe(I v) : v_(v), some_(true) {}
+    // Not the sentinel, and inside the contract.
+    __device__ __forceinline__ bool has_value() const { return some_; }
+    template <typename F>
+    __device__ __forceinline__ void then(F&& f) const {
+        if (some_) f(v_);
+    }
+};
+
+// Two neighbouring entries of an ascending tensor (offsets such as cu_seqlens), as the
+// half-open range [begin, end) they bound.
+template <typename I>
+struct ImaSpan {
+    I begin, end;
+};
 
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
@@ -363,7 +454,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 367 "rmsnorm.cu"
+#line 458 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -124,6 +124,7 @@ pub static RMS_NORM: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "w",
@@ -135,6 +136,7 @@ pub static RMS_NORM: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -147,6 +149,7 @@ pub static RMS_NORM: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 16,
+            values: None,
         },
     ],
     params: &[

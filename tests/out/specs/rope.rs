@@ -130,6 +130,7 @@ pub static ROPE: ima::KernelContract = ima::KernelContract {
             stored: &[0, 2, 1, 3],
             strided: false,
             align: 16,
+            values: None,
         },
         ima::TensorArg {
             name: "cos_tab",
@@ -142,6 +143,7 @@ pub static ROPE: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "sin_tab",
@@ -154,6 +156,7 @@ pub static ROPE: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -168,6 +171,7 @@ pub static ROPE: ima::KernelContract = ima::KernelContract {
             stored: &[0, 2, 1, 3],
             strided: false,
             align: 16,
+            values: None,
         },
     ],
     params: &[

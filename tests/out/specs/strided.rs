@@ -120,6 +120,7 @@ pub static AFFINE_VIEW: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: true,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -132,6 +133,7 @@ pub static AFFINE_VIEW: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[

@@ -122,6 +122,7 @@ pub static TRANSPOSE: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -134,6 +135,7 @@ pub static TRANSPOSE: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[
@@ -208,6 +210,7 @@ pub static TRANSPOSE_TILED: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -220,6 +223,7 @@ pub static TRANSPOSE_TILED: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
     ],
     params: &[
