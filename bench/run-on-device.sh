@@ -10,7 +10,8 @@
 #    timed by the bench's own CUDA events and by the wall clock of the whole process;
 # 3. bench/torch_triton.py: the PyTorch and Triton equivalents;
 # 4. runtime/examples/launch_overhead.rs (200000 launches): the launch rate through the
-#    runtime's checking `Kernel::launch` against raw cudarc launches of the same kernel.
+#    runtime's checking `Kernel::launch` against raw cudarc launches of the same kernel,
+#    with every launch checked in full and with the plan memo (the same buffer again).
 #
 # Writes $OUT/RESULTS.md (OUT defaults to /tmp/ima-bench), plus each step's table and log.
 # Every step has a time limit; together they stay under 8 minutes.

@@ -2,6 +2,7 @@
 //! templates (`codegen/templates/`), and the generated crate around them.
 
 mod c_expr;
+pub mod color;
 pub mod cuda;
 pub mod explain;
 pub mod package;

@@ -1,6 +1,7 @@
 //! `imac`: the kernel-spec compiler's command line.
 
 use clap::{Parser, Subcommand};
+use ima_codegen::color::ColorWhen;
 use ima_codegen::package::{self, CrateOptions, RuntimeDep};
 use ima_codegen::ptx::{self, PtxError};
 use ima_codegen::vendored;
@@ -15,6 +16,9 @@ use std::process::ExitCode;
     about = "Compiles .ima kernel specs to guarded CUDA C and checking Rust launch stubs"
 )]
 struct Cli {
+    /// Colour the diagnostics: `auto` only on a terminal, and not with `NO_COLOR` set.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t)]
+    color: ColorWhen,
     #[command(subcommand)]
     command: Command,
 }
@@ -89,7 +93,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let ok = match Cli::parse().command {
+    let cli = Cli::parse();
+    let color = cli.color;
+    let ok = match cli.command {
         Command::Compile {
             spec,
             out,
@@ -102,13 +108,13 @@ fn main() -> ExitCode {
                 (_, Some(v)) => RuntimeDep::Version(v),
                 _ => RuntimeDep::local(),
             };
-            compile(&spec, &out, runtime, &arch)
+            compile(&spec, &out, runtime, &arch, color)
         }
         Command::Check {
             vendored: Some(dir),
             files,
         } => match files.as_slice() {
-            [spec] => check_vendored(&dir, spec),
+            [spec] => check_vendored(&dir, spec, color),
             _ => {
                 eprintln!("error: check --vendored takes one spec, the crate's");
                 false
@@ -117,14 +123,14 @@ fn main() -> ExitCode {
         Command::Check {
             vendored: None,
             files,
-        } => files.iter().fold(true, |ok, f| match load(f) {
+        } => files.iter().fold(true, |ok, f| match load(f, color) {
             Some((m, _)) => {
                 println!("{}: {} kernel(s) ok", f.display(), m.kernels.len());
                 ok
             }
             None => false,
         }),
-        Command::Explain { file, kernel } => match load(&file) {
+        Command::Explain { file, kernel } => match load(&file, color) {
             None => false,
             Some((m, _)) => match ima_codegen::explain::explain(&m, kernel.as_deref()) {
                 Ok(text) => {
@@ -139,7 +145,7 @@ fn main() -> ExitCode {
         },
         // Every file is formatted, not only those before the first failure.
         Command::Fmt { files, check } => {
-            let results: Vec<bool> = files.iter().map(|f| fmt_file(f, check)).collect();
+            let results: Vec<bool> = files.iter().map(|f| fmt_file(f, check, color)).collect();
             results.iter().all(|&ok| ok)
         }
         Command::Fuzz {
@@ -149,7 +155,7 @@ fn main() -> ExitCode {
             seed,
             max_bytes,
             negative,
-        } => load(&spec).is_some_and(|(m, _)| {
+        } => load(&spec, color).is_some_and(|(m, _)| {
             let cuda =
                 ima_codegen::cuda::generate(&m, &format!("{}.cu", ima_codegen::stem(&m.file)));
             let opts = ima_fuzz::Options {
@@ -165,7 +171,7 @@ fn main() -> ExitCode {
         }),
         Command::Doctor => {
             let report = ima_runtime::doctor::report();
-            println!("{report}");
+            print!("{report}");
             report.fits()
         }
     };
@@ -176,8 +182,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn compile(spec: &Path, out: &Path, runtime: RuntimeDep, archs: &[String]) -> bool {
-    let Some((module, text)) = load(spec) else {
+fn compile(
+    spec: &Path,
+    out: &Path,
+    runtime: RuntimeDep,
+    archs: &[String],
+    color: ColorWhen,
+) -> bool {
+    let Some((module, text)) = load(spec, color) else {
         return false;
     };
     let cu_file = format!("{}.cu", ima_codegen::stem(&module.file));
@@ -215,8 +227,8 @@ fn compile(spec: &Path, out: &Path, runtime: RuntimeDep, archs: &[String]) -> bo
     true
 }
 
-fn check_vendored(dir: &Path, spec: &Path) -> bool {
-    let Some((module, text)) = load(spec) else {
+fn check_vendored(dir: &Path, spec: &Path, color: ColorWhen) -> bool {
+    let Some((module, text)) = load(spec, color) else {
         return false;
     };
     let report = match vendored::check(dir, &module, &text) {
@@ -247,7 +259,7 @@ fn check_vendored(dir: &Path, spec: &Path) -> bool {
 
 /// Reads, parses and checks a spec, printing its diagnostics on failure; the module and
 /// the spec's text.
-fn load(path: &Path) -> Option<(ir::Module, String)> {
+fn load(path: &Path, color: ColorWhen) -> Option<(ir::Module, String)> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -259,10 +271,7 @@ fn load(path: &Path) -> Option<(ir::Module, String)> {
     match ima_dsl::compile(&source) {
         Ok(m) => Some((m, source.text)),
         Err(diags) => {
-            let mut stderr = codespan_reporting::term::termcolor::StandardStream::stderr(
-                codespan_reporting::term::termcolor::ColorChoice::Auto,
-            );
-            source.emit(&mut stderr, &diags);
+            source.emit(&mut color.stderr(), &diags);
             eprintln!("error: {} error(s) in {}", diags.len(), path.display());
             None
         }
@@ -270,7 +279,7 @@ fn load(path: &Path) -> Option<(ir::Module, String)> {
 }
 
 /// Formats one spec in place, or with `check` only reports whether it is formatted.
-fn fmt_file(path: &Path, check: bool) -> bool {
+fn fmt_file(path: &Path, check: bool, color: ColorWhen) -> bool {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -296,10 +305,7 @@ fn fmt_file(path: &Path, check: bool) -> bool {
         },
         Err(diags) => {
             let source = Source::new(path.display().to_string(), text);
-            let mut stderr = codespan_reporting::term::termcolor::StandardStream::stderr(
-                codespan_reporting::term::termcolor::ColorChoice::Auto,
-            );
-            source.emit(&mut stderr, &diags);
+            source.emit(&mut color.stderr(), &diags);
             false
         }
     }

@@ -88,7 +88,7 @@ impl Source {
         out
     }
 
-    /// Renders diagnostics to a terminal stream (coloured where it supports colour).
+    /// Renders diagnostics to a stream, coloured as its `ColorChoice` says.
     pub fn emit(&self, out: &mut dyn termcolor::WriteColor, diagnostics: &[Diagnostic]) {
         let file = SimpleFile::new(&self.name, &self.text);
         let config = term::Config::default();

@@ -2,7 +2,8 @@
 //!
 //! [`report`] probes the driver, the GPUs, NVRTC, the CUDA headers and compute-sanitizer
 //! without ever panicking: with no driver library it makes no driver call at all. The
-//! [`Report`] is plain data; its `Display` is what `imac doctor` prints.
+//! [`Report`] is plain data; its `Display` is what `imac doctor` prints: whole lines, the
+//! last one ended too, so that whatever is printed next starts a line of its own.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -147,11 +148,11 @@ impl fmt::Display for Report {
         }
         let problems = self.problems();
         if problems.is_empty() {
-            write!(f, "everything fits")
+            writeln!(f, "everything fits")
         } else {
-            write!(f, "does not fit:")?;
+            writeln!(f, "does not fit:")?;
             for p in problems {
-                write!(f, "\n  - {p}")?;
+                writeln!(f, "  - {p}")?;
             }
             Ok(())
         }
@@ -280,12 +281,13 @@ mod tests {
             text.contains("NVRTC 13.0 (at /cuda/lib64/libnvrtc.so.13) is newer than the driver"),
             "{text}"
         );
+        assert!(text.ends_with("no newer than 12.9\n"), "{text}");
         assert!(!r.fits());
 
         r.driver_cuda = Ok((13, 0));
         r.sanitizer = Some("/cuda/bin/compute-sanitizer".into());
         assert!(r.fits(), "{r}");
-        assert!(r.to_string().ends_with("everything fits"), "{r}");
+        assert!(r.to_string().ends_with("\neverything fits\n"), "{r}");
 
         r.gpus = Ok(vec![]);
         assert_eq!(r.problems(), ["no GPU: the driver sees no CUDA device"]);

@@ -7,7 +7,7 @@ use ima_runtime::{doctor, driver_present};
 fn reports_this_machine_without_panicking() {
     let report = doctor::report();
     let text = report.to_string();
-    eprintln!("{text}");
+    eprint!("{text}");
     for line in ["driver:", "NVRTC:", "CUDA headers:", "compute-sanitizer:"] {
         assert!(text.contains(line), "{line} missing from:\n{text}");
     }
