@@ -15,5 +15,6 @@ pub mod rng;
 pub mod run;
 pub mod shapes;
 pub mod tensors;
+pub mod values;
 
 pub use run::{Finding, Kind, Options, Report, fresh_seed, fuzz, run};

@@ -6,6 +6,7 @@ use ima_runtime::{DType, KernelContract, Role, StrideFault, TensorArg, Violation
 use crate::rng::Rng;
 use crate::shapes::Case;
 use crate::tensors::{Layout, physical_shape};
+use crate::values::{BadValue, ValuePlan, bad_values};
 
 /// One mutation of one argument (by contract index).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +23,9 @@ pub enum Mutation {
     Align { arg: usize },
     /// Stride 0 at `pos` for a written `strided` argument: its elements alias.
     SelfOverlap { arg: usize, pos: usize },
+    /// One entry of an index tensor outside its value contract: host validation must name
+    /// it, and the kernel must report it or never read it.
+    Value { arg: usize, bad: BadValue },
 }
 
 /// Element types to swap in: another of the same size where there is one.
@@ -62,14 +66,23 @@ impl Mutation {
             | Mutation::DType { arg, .. }
             | Mutation::Stride { arg, .. }
             | Mutation::Align { arg }
-            | Mutation::SelfOverlap { arg, .. } => arg,
+            | Mutation::SelfOverlap { arg, .. }
+            | Mutation::Value { arg, .. } => arg,
+        }
+    }
+
+    /// How this mutation breaks argument `arg`'s entries, if it does.
+    pub fn bad_value(&self, arg: usize) -> Option<BadValue> {
+        match *self {
+            Mutation::Value { arg: a, bad } if a == arg => Some(bad),
+            _ => None,
         }
     }
 
     /// A random mutation that the contract makes wrong for `case`, or `None` when the
     /// kernel offers none (every argument's every dimension binds a symbol, and so on).
     pub fn choose(c: &KernelContract, case: &Case, rng: &mut Rng) -> Option<Mutation> {
-        let mut kinds: Vec<Vec<Mutation>> = vec![Vec::new(); 6];
+        let mut kinds: Vec<Vec<Mutation>> = vec![Vec::new(); 7];
         for (i, a) in c.args.iter().enumerate() {
             let shape = physical_shape(a, case);
             for (p, &l) in a.stored.iter().enumerate() {
@@ -117,6 +130,11 @@ impl Mutation {
             }
             if a.align > a.dtype.size() {
                 kinds[4].push(Mutation::Align { arg: i });
+            }
+            if let Some(v) = ValuePlan::of(a, case) {
+                for bad in bad_values(&v, a.dtype, a.dims.len(), &shape) {
+                    kinds[6].push(Mutation::Value { arg: i, bad });
+                }
             }
         }
         kinds.retain(|k| !k.is_empty());
@@ -207,6 +225,7 @@ impl Mutation {
             Mutation::Stride { pos, .. } => format!("{name}: stride[{pos}] doubled"),
             Mutation::Align { .. } => format!("{name}: misaligned by one element"),
             Mutation::SelfOverlap { pos, .. } => format!("{name}: stride[{pos}] = 0"),
+            Mutation::Value { bad, .. } => format!("{name}: one entry {}", bad.name()),
         }
     }
 }

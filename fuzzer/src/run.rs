@@ -53,6 +53,9 @@ impl Default for Options {
 pub enum Kind {
     /// Checked mode caught an out-of-bounds access: a bug in the kernel.
     OutOfBounds,
+    /// A kernel reported an index value outside its contract in a valid case (a bug in
+    /// the kernel or the fuzzer), or host validation missed a planted one.
+    IndexValue,
     /// The checker refused a case that should pass: a bug in the fuzzer or the checker.
     Refused,
     /// `--negative`: a mutated case launched, or was refused for another reason.
@@ -248,18 +251,42 @@ fn one_case(
     } else {
         None
     };
-    let mut tensors =
-        tensors::build(stream, c, case, &mut rng, mutation.as_ref()).map_err(|e| {
-            let kind = if matches!(e, Error::Driver { .. }) {
-                Kind::Cuda
-            } else {
-                Kind::Setup
-            };
-            (kind, String::new(), format!("building the tensors: {e}"))
-        })?;
+    let built = tensors::build(stream, c, case, &mut rng, mutation.as_ref()).map_err(|e| {
+        let kind = if matches!(e, Error::Driver { .. }) {
+            Kind::Cuda
+        } else {
+            Kind::Setup
+        };
+        (kind, String::new(), format!("building the tensors: {e}"))
+    })?;
+    // No entries keep a value contract in this case (an empty range): nothing to launch.
+    let Some(mut tensors) = built else {
+        return Ok(());
+    };
     let mut described = tensors.describe(c);
     if let Some(m) = &mutation {
         described = format!("mutated {}; {described}", m.describe(c));
+    }
+    if let Some(planted) = tensors.planted.clone() {
+        // Host validation must name the planted entry before any kernel reads it.
+        let validated = {
+            let mut args = tensors.kernel_args(c);
+            kernel.validate(stream, &mut args, &case.params)
+        };
+        let name = c.args[planted.arg].name;
+        match validated {
+            Err(Error::IndexValue(v)) if v.arg == name && v.position == planted.position => {}
+            other => {
+                return Err((
+                    Kind::IndexValue,
+                    described,
+                    format!(
+                        "validate did not name {name}{:?} = {}: {other:?}",
+                        planted.position, planted.value
+                    ),
+                ));
+            }
+        }
     }
     let result = {
         let mut args = tensors.kernel_args(c);
@@ -272,6 +299,18 @@ fn one_case(
             fail(Kind::Cuda, e.to_string())
         }
         (_, Err(Error::OutOfBounds(o))) => fail(Kind::OutOfBounds, o.to_string()),
+        // The kernel read the planted entry and reported it instead of using it.
+        (Some(Mutation::Value { arg, .. }), Err(Error::IndexValue(v)))
+            if v.arg == c.args[*arg].name =>
+        {
+            Ok(())
+        }
+        (_, Err(Error::IndexValue(v))) => fail(Kind::IndexValue, v.to_string()),
+        // The kernel never read the planted entry: nothing to report, nothing touched.
+        (Some(Mutation::Value { .. }), Ok(_)) => match synced {
+            Ok(()) => Ok(()),
+            Err(e) => fail(Kind::Cuda, format!("synchronising: {e}")),
+        },
         (None, Err(Error::Launch(e))) => fail(
             Kind::Refused,
             format!("the checker refused a valid case (a bug in the fuzzer or the checker):\n{e}"),

@@ -5,7 +5,8 @@
 //! out in memory in a random order (a permutation), a slice of a padded buffer (a pitch)
 //! starting at an offset, a reversed dimension (negative stride), and, for an input, a
 //! broadcast dimension (stride 0). A quantized weight's buffers get random words (any
-//! nibble is valid) and random scales, and a `g_idx` random groups in `0..ceil(K/G)`.
+//! nibble is valid) and random scales. An argument with a value contract (a `g_idx`'s
+//! groups too) gets entries that keep it ([`crate::values`]), or one that breaks it.
 
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use ima_runtime::{
 use crate::mutate::Mutation;
 use crate::rng::Rng;
 use crate::shapes::{Case, STRIDED_SLACK, eval};
+use crate::values::{ValuePlan, plant, valid_entries, write_entries};
 
 /// A view of a buffer: what [`DynTensor::with_layout`] takes, and the buffer's length.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,25 +158,20 @@ pub fn plan_layout(a: &TensorArg, shape: &[usize], rng: &mut Rng) -> Layout {
 }
 
 /// `n` random elements of `dtype` as little-endian bytes: floats in [-1, 1), integers of
-/// any bits, or integers in `ints` when given (a `g_idx`'s groups).
-/// Past [`TILE`] elements the first `TILE` repeat: large cases stay quick to make.
-pub fn random_bytes(dtype: DType, n: usize, ints: Option<(i64, i64)>, rng: &mut Rng) -> Vec<u8> {
+/// any bits. Past [`TILE`] elements the first `TILE` repeat: large cases stay quick to make.
+pub fn random_bytes(dtype: DType, n: usize, rng: &mut Rng) -> Vec<u8> {
     let mut out = Vec::with_capacity(n * dtype.size());
     for _ in 0..n.min(TILE) {
         let bits = rng.next_u64();
         let x = (bits >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
-        match (dtype, ints) {
-            (_, Some((lo, hi))) => {
-                let v = rng.range(lo, hi).to_le_bytes();
-                out.extend_from_slice(&v[..dtype.size()]);
-            }
-            (DType::F16, None) => out.extend_from_slice(&f16::from_f32(x).to_le_bytes()),
-            (DType::BF16, None) => out.extend_from_slice(&bf16::from_f32(x).to_le_bytes()),
-            (DType::F32, None) => out.extend_from_slice(&x.to_le_bytes()),
-            (DType::F64, None) => out.extend_from_slice(&f64::from(x).to_le_bytes()),
+        match dtype {
+            DType::F16 => out.extend_from_slice(&f16::from_f32(x).to_le_bytes()),
+            DType::BF16 => out.extend_from_slice(&bf16::from_f32(x).to_le_bytes()),
+            DType::F32 => out.extend_from_slice(&x.to_le_bytes()),
+            DType::F64 => out.extend_from_slice(&f64::from(x).to_le_bytes()),
             // fp8: a small value of either sign (exponent below the bias, no NaN).
-            (DType::E4M3 | DType::E5M2, None) => out.push((bits as u8) & 0b1011_1111),
-            (_, None) => out.extend_from_slice(&bits.to_le_bytes()[..dtype.size()]),
+            DType::E4M3 | DType::E5M2 => out.push((bits as u8) & 0b1011_1111),
+            _ => out.extend_from_slice(&bits.to_le_bytes()[..dtype.size()]),
         }
     }
     let tile = out.len();
@@ -188,6 +185,14 @@ pub fn random_bytes(dtype: DType, n: usize, ints: Option<(i64, i64)>, rng: &mut 
 /// Elements drawn at random per buffer; see [`random_bytes`].
 pub const TILE: usize = 1 << 20;
 
+/// The entry a `--negative` case broke: where (one index per logical dimension) and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planted {
+    pub arg: usize,
+    pub position: Vec<i64>,
+    pub value: i64,
+}
+
 /// One argument of a case: a device tensor with its view, or a quantized weight's shape.
 #[derive(Debug)]
 pub enum Slot {
@@ -199,6 +204,8 @@ pub enum Slot {
 #[derive(Debug)]
 pub struct CaseTensors {
     pub slots: Vec<Slot>,
+    /// The entry a value mutation broke.
+    pub planted: Option<Planted>,
 }
 
 /// What one argument of a case will be, before any memory: see [`plan`].
@@ -206,11 +213,11 @@ pub struct CaseTensors {
 pub enum ArgPlan {
     /// A quantized weight's `[K, N, G]` and scales' dtype (as mutated).
     Logical { shape: [usize; 3], dtype: DType },
-    /// A tensor: its view, dtype, and the range of its values where it is a `g_idx`.
+    /// A tensor: its view, dtype, and its value contract where it has one.
     Tensor {
         layout: Layout,
         dtype: DType,
-        ints: Option<(i64, i64)>,
+        values: Option<ValuePlan>,
     },
 }
 
@@ -222,8 +229,6 @@ pub fn plan(
     rng: &mut Rng,
     mutation: Option<&Mutation>,
 ) -> Vec<ArgPlan> {
-    // The groups of the last quantized weight, for its g_idx.
-    let mut groups: i64 = 1;
     let mut out = Vec::with_capacity(c.args.len());
     for (i, a) in c.args.iter().enumerate() {
         let mutation = mutation.filter(|m| m.arg() == i);
@@ -233,8 +238,6 @@ pub fn plan(
             m.apply_shape(&mut shape, &mut dtype);
         }
         if a.role == Role::Logical {
-            let dims = |l: usize| eval(&a.dims[l].expr, &case.symbols, &case.params).unwrap_or(1);
-            groups = (dims(0) + dims(2) - 1) / dims(2).max(1);
             out.push(ArgPlan::Logical {
                 shape: [shape[0], shape[1], shape[2]],
                 dtype,
@@ -245,27 +248,29 @@ pub fn plan(
             Some(m) => m.layout(a, &shape),
             None => plan_layout(a, &shape, rng),
         };
-        let ints = a.name.ends_with(".g_idx").then(|| (0, groups.max(1) - 1));
         out.push(ArgPlan::Tensor {
             layout,
             dtype,
-            ints,
+            values: ValuePlan::of(a, case),
         });
     }
     out
 }
 
-/// Builds the tensors of `case` on `stream`, with `mutation` applied (negative mode).
+/// Builds the tensors of `case` on `stream`, with `mutation` applied (negative mode);
+/// `None` when the case admits no valid entries for an argument's value contract (an
+/// empty range over a non-empty tensor), so that there is nothing to launch.
 pub fn build(
     stream: &Arc<CudaStream>,
     c: &KernelContract,
     case: &Case,
     rng: &mut Rng,
     mutation: Option<&Mutation>,
-) -> Result<CaseTensors, Error> {
+) -> Result<Option<CaseTensors>, Error> {
     let device = DeviceId::of(stream.context());
     let mut slots = Vec::with_capacity(c.args.len());
-    for p in plan(c, case, rng, mutation) {
+    let mut planted = None;
+    for (i, p) in plan(c, case, rng, mutation).into_iter().enumerate() {
         match p {
             ArgPlan::Logical {
                 shape: [k, n, g],
@@ -274,16 +279,46 @@ pub fn build(
             ArgPlan::Tensor {
                 layout,
                 dtype,
-                ints,
+                values,
             } => {
-                let bytes = random_bytes(dtype, layout.alloc, ints, rng);
+                let mut bytes = random_bytes(dtype, layout.alloc, rng);
+                if let Some(v) = values.filter(|_| dtype.is_integer()) {
+                    let a = &c.args[i];
+                    let last = a.stored.iter().position(|&l| l + 1 == a.dims.len());
+                    let last = last.unwrap_or(0);
+                    let Some(mut entries) = valid_entries(&v, &layout.shape, last, rng) else {
+                        return Ok(None);
+                    };
+                    if let Some(bad) = mutation.and_then(|m| m.bad_value(i)) {
+                        let (at, value) =
+                            plant(bad, &v, dtype, &mut entries, &layout.shape, last, rng);
+                        planted = Some(Planted {
+                            arg: i,
+                            position: logical_position(a, &layout.shape, at),
+                            value,
+                        });
+                    }
+                    write_entries(&mut bytes, dtype, &layout, &entries);
+                }
                 let tensor = DynTensor::from_bytes(stream, dtype, &bytes, &[layout.alloc])?
                     .with_layout(&layout.shape, &layout.strides, layout.offset)?;
                 slots.push(Slot::Tensor { tensor, layout });
             }
         }
     }
-    Ok(CaseTensors { slots })
+    Ok(Some(CaseTensors { slots, planted }))
+}
+
+/// The logical position of row-major index `i` of a view of `shape` (physical order).
+fn logical_position(a: &TensorArg, shape: &[usize], i: usize) -> Vec<i64> {
+    let mut position = vec![0i64; shape.len()];
+    let mut rest = i;
+    for p in (0..shape.len()).rev() {
+        let n = shape[p].max(1);
+        position[a.stored[p]] = (rest % n) as i64;
+        rest /= n;
+    }
+    position
 }
 
 impl CaseTensors {

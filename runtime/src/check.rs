@@ -235,6 +235,7 @@ pub(crate) fn check_launch(
     let env = bind_symbols(contract, args, &ranked, params, &mut v);
     check_dims(contract, args, &ranked, &env, &mut v);
     check_constraints(contract, &env, &mut v);
+    check_value_ranges(contract, args, &ranked, &env, &mut v);
     for (((a, m), &ok), &reach) in contract.args.iter().zip(args).zip(&*ranked).zip(&*reaches) {
         // A logical argument has a shape and nothing else to check.
         if ok && a.role != Role::Logical {
@@ -388,6 +389,34 @@ fn check_constraints(c: &KernelContract, env: &Env<'_>, v: &mut Vec<Violation>) 
             }),
             // Nonzero holds; `None`: a symbol is unbound, already reported.
             _ => {}
+        }
+    }
+}
+
+/// A value contract whose range is empty for this launch admits no entry, and the kernel
+/// would read a refused entry as the range's lower bound, itself outside: refused while
+/// the tensor has entries.
+fn check_value_ranges(
+    c: &KernelContract,
+    args: &[TensorMeta<'_>],
+    ranked: &[bool],
+    env: &Env<'_>,
+    v: &mut Vec<Violation>,
+) {
+    for ((a, m), &ok) in c.args.iter().zip(args).zip(ranked) {
+        let Some(values) = a.values else { continue };
+        if !ok || m.shape.contains(&0) {
+            continue;
+        }
+        if let (Some(Ok(lo)), Some(Ok(hi))) = (env.eval(&values.lo.expr), env.eval(&values.hi.expr))
+            && hi <= lo
+        {
+            v.push(Violation::EmptyValueRange {
+                arg: a.name,
+                contract: values.text,
+                lo,
+                hi,
+            });
         }
     }
 }

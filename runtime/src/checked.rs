@@ -333,6 +333,112 @@ mod tests {
         b
     }
 
+    /// `lookup(table: f16[V, D], ids: i32[T] values(0 .. V))`.
+    static LOOKUP: KernelContract = {
+        use crate::contract::*;
+        const V: Expr = Expr::Sym(0);
+        KernelContract {
+            name: "lookup",
+            signature: "lookup(table: f16[V,D], ids: i32[T])",
+            location: "specs/index.ima:7",
+            symbols: &[
+                Symbol {
+                    name: "V",
+                    bound_by: Binding { arg: 0, dim: 0 },
+                },
+                Symbol {
+                    name: "D",
+                    bound_by: Binding { arg: 0, dim: 1 },
+                },
+                Symbol {
+                    name: "T",
+                    bound_by: Binding { arg: 1, dim: 0 },
+                },
+            ],
+            args: &[
+                TensorArg {
+                    name: "table",
+                    role: Role::In,
+                    dtype: DType::F16,
+                    dims: &[
+                        Extent { text: "V", expr: V },
+                        Extent {
+                            text: "D",
+                            expr: Expr::Sym(1),
+                        },
+                    ],
+                    stored: &[0, 1],
+                    strided: false,
+                    align: 2,
+                    values: None,
+                },
+                TensorArg {
+                    name: "ids",
+                    role: Role::In,
+                    dtype: DType::I32,
+                    dims: &[Extent {
+                        text: "T",
+                        expr: Expr::Sym(2),
+                    }],
+                    stored: &[0],
+                    strided: false,
+                    align: 4,
+                    values: Some(ValueContract {
+                        text: "0 .. V",
+                        lo: Extent {
+                            text: "0",
+                            expr: Expr::Const(0),
+                        },
+                        hi: Extent { text: "V", expr: V },
+                        sentinel: None,
+                        ascending: false,
+                    }),
+                },
+            ],
+            params: &[],
+            constraints: &[],
+            shared: &[],
+            launch: Launch::Grid {
+                dims: &[Expr::Const(1)],
+            },
+            empty: EmptyPolicy::Skip,
+            block: [32, 1, 1],
+            block_from_occupancy: false,
+            entry_i32: "lookup_i32",
+            entry_i64: "lookup_i64",
+        }
+    };
+
+    #[test]
+    fn a_value_record_is_an_index_value_error_with_the_bound_that_was_broken() {
+        let mut bytes = record(3, 1, 0, BAD_VALUE, &[17], &[40], 0);
+        for (at, v) in [(0, 50_000i64), (8, 0), (16, 32_000)] {
+            let at = ViolationRecord::VALUE + at;
+            bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        let r = ViolationRecord::parse(&bytes).unwrap();
+        let Error::IndexValue(v) = r.into_error(&LOOKUP, true) else {
+            panic!("not an IndexValue")
+        };
+        assert_eq!(
+            (v.position.as_slice(), v.value, v.fault, v.count, v.deferred),
+            (
+                &[17i64][..],
+                50_000,
+                ValueFault::Range { lo: 0, hi: 32_000 },
+                3,
+                true
+            )
+        );
+        assert_eq!(
+            v.to_string(),
+            "lookup: ids[17] = 50000, expected < V = 32000 (bound by table.shape[0]); \
+             values(0 .. V) (block (3,0,0), thread (17,0,0)); 1 of 3 bad entries in the \
+             launches since the last report (deferred)\n  in lookup(table: f16[V,D], ids: i32[T]) \
+             at specs/index.ima:7"
+        );
+    }
+
     #[test]
     fn an_empty_record_means_no_violation() {
         assert_eq!(ViolationRecord::parse(&[0; ViolationRecord::BYTES]), None);

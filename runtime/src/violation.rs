@@ -92,6 +92,15 @@ pub enum Violation {
         /// Where each symbol of the extent was bound.
         bound_by: Vec<Bound>,
     },
+    /// An argument with entries whose value contract admits none for this launch
+    /// (`values(0 .. V)` with V = 0).
+    EmptyValueRange {
+        arg: &'static str,
+        /// As the spec writes it: `0 .. V`.
+        contract: &'static str,
+        lo: i64,
+        hi: i64,
+    },
     /// A `where` constraint evaluated to 0.
     Constraint {
         text: &'static str,
@@ -280,6 +289,15 @@ impl fmt::Display for Violation {
                     }
                 }
             }
+            Violation::EmptyValueRange {
+                arg,
+                contract,
+                lo,
+                hi,
+            } => write!(
+                f,
+                "argument {arg}: its entries must lie in values({contract}), which is empty here ({lo} .. {hi})"
+            ),
             Violation::Constraint { text, values: v } => {
                 write!(f, "constraint {text} does not hold")?;
                 if !v.is_empty() {
