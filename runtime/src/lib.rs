@@ -56,6 +56,6 @@ pub use violation::{Bound, LaunchError, SharedUse, StrideFault, Violation};
 pub mod quant;
 pub use quant::{
     BufferShape, HostQWeight, QWeight, QuantError, QuantFormat, QuantHost, QuantScale, QuantSpec,
-    QuantTensor, ZeroStyle, dequant_reference, quantize_awq, quantize_gptq, quantize_int8,
+    QuantTensor, Shaped, ZeroStyle, dequant_reference, quantize_awq, quantize_gptq, quantize_int8,
     validate_g_idx,
 };
