@@ -51,6 +51,8 @@
 //! weight.
 
 mod args;
+mod assemble;
+mod checkpoint;
 mod dequant;
 mod device;
 mod error;
@@ -63,6 +65,9 @@ mod scale;
 mod shaped;
 mod spec;
 
+pub use checkpoint::{
+    Checkpoint, CheckpointError, CheckpointLayer, LeElement, QuantConfig, Scheme,
+};
 pub use dequant::{dequant_reference, dequant_value};
 pub use device::{QWeight, QuantTensor};
 pub use error::QuantError;
