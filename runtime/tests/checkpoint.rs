@@ -195,7 +195,7 @@ fn unaligned_tensor_data_is_copied_and_read_right() {
         );
     }
     let mut header = serde_json::to_string(&header).unwrap();
-    if header.len() % 2 == 0 {
+    if header.len().is_multiple_of(2) {
         header.push(' ');
     }
     let mut file = (header.len() as u64).to_le_bytes().to_vec();

@@ -133,14 +133,14 @@ impl QuantConfig {
 
 fn awq_scheme(keys: &Keys) -> Result<Scheme, CheckpointError> {
     // AutoAWQ's default layout is GEMM; GEMV and the others pack differently.
-    if let Some(version) = keys.string("version")? {
-        if !version.eq_ignore_ascii_case("gemm") {
-            return Err(keys.unsupported(
-                "version",
-                version,
-                &format!("the AWQ {version} layout (imac reads AWQ GEMM)"),
-            ));
-        }
+    if let Some(version) = keys.string("version")?
+        && !version.eq_ignore_ascii_case("gemm")
+    {
+        return Err(keys.unsupported(
+            "version",
+            version,
+            &format!("the AWQ {version} layout (imac reads AWQ GEMM)"),
+        ));
     }
     if keys.bool("zero_point")? == Some(false) {
         return Err(keys.unsupported(
@@ -160,14 +160,10 @@ fn gptq_scheme(keys: &Keys) -> Result<Scheme, CheckpointError> {
             "the Marlin layout (imac reads GPTQ v1 and v2)",
         ));
     }
-    if let Some(pack) = keys.string("pack_dtype")? {
-        if pack != "int32" {
-            return Err(keys.unsupported(
-                "pack_dtype",
-                pack,
-                "packing into other words than int32",
-            ));
-        }
+    if let Some(pack) = keys.string("pack_dtype")?
+        && pack != "int32"
+    {
+        return Err(keys.unsupported("pack_dtype", pack, "packing into other words than int32"));
     }
     // GPTQModel writes `checkpoint_format`; some of its versions and tools `format`.
     let format_key = if keys.map.contains_key("checkpoint_format") {
