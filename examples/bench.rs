@@ -50,7 +50,7 @@ use ima::cudarc::nvrtc::Ptx;
 use ima::half::{bf16, f16};
 use ima::{
     CheckedMode, HostQWeight, Launched, QWeight, QuantFormat, QuantHost, QuantSpec, QuantTensor,
-    Tensor, ZeroStyle, dequant_reference,
+    Shaped, Tensor, ZeroStyle, dequant_reference,
 };
 
 type Res<T> = Result<T, Box<dyn Error>>;
@@ -1305,14 +1305,12 @@ fn packed(w: &QuantTensor<f16>) -> Res<(&CudaSlice<i32>, &CudaSlice<i32>, &CudaS
 
 /// The runtime's host reference of `w`, on the device.
 fn reference(b: &Bench, w: &QuantTensor<f16>) -> Res<Tensor<f16>> {
-    let q = w
-        .qweight()
-        .as_packed()
-        .ok_or("not a packed weight")?
-        .to_host(&b.stream)?;
-    let z = w.qzeros().ok_or("no qzeros")?.to_host(&b.stream)?;
-    let s = w.scales().to_host(&b.stream)?;
-    let host = QuantHost::new(w.spec(), HostQWeight::Packed(q), Some(z), s, None)?;
+    let qt = w.qweight().as_packed().ok_or("not a packed weight")?;
+    let q = Shaped::new(HostQWeight::Packed(qt.to_host(&b.stream)?), qt.shape());
+    let zt = w.qzeros().ok_or("no qzeros")?;
+    let z = Shaped::new(zt.to_host(&b.stream)?, zt.shape());
+    let s = Shaped::new(w.scales().to_host(&b.stream)?, w.scales().shape());
+    let host = QuantHost::new(w.spec(), q, Some(z), s, None)?;
     Ok(Tensor::from_host(
         &b.stream,
         &dequant_reference(&host),

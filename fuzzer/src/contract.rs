@@ -221,6 +221,9 @@ mod tests {
     mod quant {
         include!("../../tests/out/specs/quant.rs");
     }
+    mod checkpoint {
+        include!("../../tests/out/specs/checkpoint.rs");
+    }
     mod rmsnorm {
         include!("../../tests/out/specs/rmsnorm.rs");
     }
@@ -313,6 +316,24 @@ mod tests {
     }
 
     #[test]
+    fn checkpoint_contracts_equal_the_generated_ones() {
+        all_same(
+            "specs/checkpoint.ima",
+            &[
+                checkpoint::GptqV1ActOrderDequant::CONTRACT,
+                checkpoint::GptqV2Dequant::CONTRACT,
+                checkpoint::GptqSymDequant::CONTRACT,
+                checkpoint::GptqSymActOrderDequant::CONTRACT,
+                checkpoint::GptqV1ActOrderGemv::CONTRACT,
+                checkpoint::GptqV2Gemv::CONTRACT,
+                checkpoint::GptqV2ActOrderGemv::CONTRACT,
+                checkpoint::GptqSymGemv::CONTRACT,
+                checkpoint::GptqSymActOrderGemv::CONTRACT,
+            ],
+        );
+    }
+
+    #[test]
     fn rmsnorm_rope_strided_transpose_contracts_equal_the_generated_ones() {
         all_same("specs/rmsnorm.ima", &[rmsnorm::RmsNorm::CONTRACT]);
         all_same("specs/rope.ima", &[rope::Rope::CONTRACT]);
@@ -358,6 +379,7 @@ mod tests {
             specs,
             [
                 "attn.ima",
+                "checkpoint.ima",
                 "quant.ima",
                 "rmsnorm.ima",
                 "rope.ima",

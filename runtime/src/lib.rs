@@ -59,7 +59,7 @@ pub use violation::{Bound, LaunchError, SharedUse, StrideFault, Violation};
 
 pub mod quant;
 pub use quant::{
-    BufferShape, HostQWeight, QWeight, QuantError, QuantFormat, QuantHost, QuantScale, QuantSpec,
-    QuantTensor, ZeroStyle, dequant_reference, quantize_awq, quantize_gptq, quantize_int8,
-    validate_g_idx,
+    BufferShape, Checkpoint, CheckpointError, CheckpointLayer, HostQWeight, QWeight, QuantError,
+    QuantFormat, QuantHost, QuantScale, QuantSpec, QuantTensor, Shaped, ZeroStyle,
+    dequant_reference, quantize_awq, quantize_gptq, quantize_int8, validate_g_idx,
 };

@@ -4,15 +4,37 @@
 
 use ima_runtime::half::{bf16, f16};
 use ima_runtime::quant::{
-    AWQ_ORDER, AWQ_REVERSE, BufferShape, HostQWeight, QuantError, QuantFormat, QuantHost,
-    QuantScale, QuantSpec, SYMMETRIC_ZERO, ZeroStyle, dequant_reference, dequant_value, nibble,
-    pack_awq, pack_awq_zeros, pack_gptq, pack_gptq_zeros, pack_int8, quantize_awq, quantize_gptq,
-    quantize_int8, unpack_awq, unpack_awq_zeros, unpack_gptq, unpack_gptq_zeros, unpack_int8,
-    validate_g_idx,
+    AWQ_ORDER, AWQ_REVERSE, BufferShape, GPTQ_V1_ZERO_OFFSET, HostQWeight, QuantError, QuantFormat,
+    QuantHost, QuantScale, QuantSpec, SYMMETRIC_ZERO, Shaped, ZeroStyle, dequant_reference,
+    dequant_value, nibble, pack_awq, pack_awq_zeros, pack_gptq, pack_gptq_zeros, pack_int8,
+    quantize_awq, quantize_gptq, quantize_int8, unpack_awq, unpack_awq_zeros, unpack_gptq,
+    unpack_gptq_zeros, unpack_int8, validate_g_idx,
 };
 use ima_runtime::{DType, Error};
 use proptest::collection::vec;
 use proptest::prelude::*;
+
+/// `QuantHost::new` with each buffer claiming the spec's padded shape (g_idx: its length),
+/// so that the tests below exercise the other checks.
+fn new_host<S: QuantScale>(
+    spec: QuantSpec,
+    qweight: HostQWeight,
+    qzeros: Option<Vec<i32>>,
+    scales: Vec<S>,
+    g_idx: Option<Vec<i32>>,
+) -> Result<QuantHost<S>, QuantError> {
+    let zeros_shape = spec.qzeros_shape().map_or(vec![0, 0], |s| s.shape);
+    QuantHost::new(
+        spec,
+        Shaped::new(qweight, &spec.qweight_shape().shape),
+        qzeros.map(|z| Shaped::new(z, &zeros_shape)),
+        Shaped::new(scales, &spec.scales_shape(S::DTYPE).shape),
+        g_idx.map(|g| {
+            let len = g.len();
+            Shaped::new(g, &[len])
+        }),
+    )
+}
 
 fn ceil(a: usize, b: usize) -> usize {
     a.div_ceil(b)
@@ -148,7 +170,8 @@ fn awq_word_by_hand() {
 
 #[test]
 fn gptq_zero_word_by_hand() {
-    // Zeros along N, nibble n%8; MinusOne stores z - 1 with a 4-bit wrap.
+    // Zeros along N, nibble n%8; MinusOne stores the whole word minus 0x11111111, so the
+    // real zero 0 at nibble 0 is stored as 15 and borrows from nibble 1 (GPTQModel's v1).
     let z = [0u8, 1, 2, 15];
     assert_eq!(
         pack_gptq_zeros(&z, 1, 4, ZeroStyle::Plain).unwrap(),
@@ -156,7 +179,16 @@ fn gptq_zero_word_by_hand() {
     );
     assert_eq!(
         pack_gptq_zeros(&z, 1, 4, ZeroStyle::MinusOne).unwrap(),
-        vec![0xe10f]
+        vec![0xf210u32.wrapping_sub(0x1111_1111) as i32]
+    );
+    assert_eq!(
+        pack_gptq_zeros(&z, 1, 4, ZeroStyle::MinusOne).unwrap(),
+        vec![0xeeef_e0ffu32 as i32]
+    );
+    // With no zero of 0, the word-wise and per-nibble encodings agree: each nibble z - 1.
+    assert_eq!(
+        pack_gptq_zeros(&[1, 2, 3, 4, 5, 6, 7, 8], 1, 8, ZeroStyle::MinusOne).unwrap(),
+        vec![0x7654_3210]
     );
 }
 
@@ -164,17 +196,33 @@ fn gptq_zero_word_by_hand() {
 // Zero storage
 
 #[test]
-fn minus_one_zero_storage_wraps_and_inverts() {
+fn minus_one_zero_storage_is_word_wise_and_inverts() {
     let s = ZeroStyle::MinusOne;
-    assert_eq!(s.store(0), 15, "real zero 0 is stored as 15");
-    assert_eq!(s.load(15), 0, "stored 15 reads back as real zero 0");
-    assert_eq!(s.store(8), 7);
-    assert_eq!(s.load(7), 8);
-    for z in 0..16u8 {
-        assert_eq!(s.load(s.store(z)), z);
-        assert_eq!(s.store(s.load(z)), z);
-        assert_eq!(ZeroStyle::Plain.store(z), z);
-        assert_eq!(ZeroStyle::Plain.load(z), z);
+    assert_eq!(GPTQ_V1_ZERO_OFFSET, 0x1111_1111);
+    assert_eq!(
+        s.store_word(0x8888_8888),
+        0x7777_7777,
+        "symmetric zeros: 8 stored as 7"
+    );
+    assert_eq!(
+        s.store_word(0),
+        0xeeee_eeef,
+        "real zeros 0 borrow from the nibble above"
+    );
+    assert_eq!(s.load_word(0xeeee_eeef), 0);
+    // Any word of real zeros, with zeros of 0 anywhere, reads back exactly.
+    for real in [
+        0u32,
+        0x1000_0000,
+        0x0000_0001,
+        0x8080_8080,
+        0xffff_ffff,
+        0x0f0f_0f0f,
+    ] {
+        assert_eq!(s.load_word(s.store_word(real)), real);
+        assert_eq!(s.store_word(s.load_word(real)), real);
+        assert_eq!(ZeroStyle::Plain.store_word(real), real);
+        assert_eq!(ZeroStyle::Plain.load_word(real), real);
     }
     // Every real zero, including 0, through the packed buffer and back.
     let zeros: Vec<u8> = (0..16).collect();
@@ -186,15 +234,15 @@ fn minus_one_zero_storage_wraps_and_inverts() {
 
 #[test]
 fn minus_one_zero_zero_through_quantize_and_dequant() {
-    // All weights >= 0: the range starts at 0, so every zero point is 0 (stored 15).
+    // All weights >= 0: the range starts at 0, so every zero point is 0.
     let (k, n, g) = (16, 8, 8);
     let w: Vec<f32> = (0..k * n).map(|i| (i % 13) as f32 * 0.25).collect();
     let h: QuantHost<f16> = quantize_gptq(&w, k, n, g, ZeroStyle::MinusOne, None).unwrap();
     let qz = h.qzeros().unwrap();
     for &word in qz {
         assert_eq!(
-            word, -1,
-            "every stored nibble is 15 (real zero 0): {word:#x}"
+            word as u32, 0xeeee_eeef,
+            "every real zero is 0, stored word-wise as 0 - 0x11111111: {word:#x}"
         );
     }
     let zeros = unpack_gptq_zeros(qz, h.groups(), n, ZeroStyle::MinusOne).unwrap();
@@ -261,17 +309,14 @@ proptest! {
         let words = pack_gptq_zeros(&zeros, groups, n, style).unwrap();
         prop_assert_eq!(words.len(), groups * ceil(n, 8));
         for gg in 0..groups {
-            for nn in 0..ceil(n, 8) * 8 {
-                let word = words[gg * ceil(n, 8) + nn / 8] as u32;
-                let stored = ((word >> (4 * (nn % 8))) & 0xF) as u8;
-                let want = if nn >= n {
-                    0
-                } else if minus_one {
-                    (zeros[gg * n + nn] + 15) % 16
-                } else {
-                    zeros[gg * n + nn]
-                };
-                prop_assert_eq!(stored, want, "group {} col {}", gg, nn);
+            for w in 0..ceil(n, 8) {
+                // The real zeros of the word, plainly packed (pads 0); MinusOne stores
+                // the whole word minus 1 in every nibble.
+                let plain = (0..8)
+                    .filter(|i| w * 8 + i < n)
+                    .fold(0u32, |acc, i| acc | u32::from(zeros[gg * n + w * 8 + i]) << (4 * i));
+                let want = if minus_one { plain.wrapping_sub(0x1111_1111) } else { plain };
+                prop_assert_eq!(words[gg * ceil(n, 8) + w] as u32, want, "group {} word {}", gg, w);
             }
         }
         prop_assert_eq!(unpack_gptq_zeros(&words, groups, n, style).unwrap(), zeros);
@@ -337,7 +382,7 @@ proptest! {
         // Act-order for GPTQ: a valid, non-monotonic group per row.
         let g_idx: Option<Vec<i32>> = matches!(spec_fmt, QuantFormat::Gptq(_))
             .then(|| (0..k).map(|r| ((r * 7 + 3) % groups) as i32).collect());
-        let h = QuantHost::new(spec, HostQWeight::Packed(qweight), qzeros, scales.clone(), g_idx.clone())
+        let h = new_host(spec, HostQWeight::Packed(qweight), qzeros, scales.clone(), g_idx.clone())
             .unwrap();
         let got = dequant_reference(&h);
         prop_assert_eq!(got.len(), k * n);
@@ -486,7 +531,7 @@ fn gptq_dequant_by_hand_with_partial_group_and_g_idx() {
         .collect();
     let spec = QuantSpec::new(QuantFormat::Gptq(ZeroStyle::MinusOne), k, n, g).unwrap();
     let host = |g_idx: Option<Vec<i32>>| {
-        QuantHost::new(
+        new_host(
             spec,
             HostQWeight::Packed(pack_gptq(&q, k, n).unwrap()),
             Some(pack_gptq_zeros(&zeros, 3, n, ZeroStyle::MinusOne).unwrap()),
@@ -713,13 +758,13 @@ fn host_container_refuses_wrong_buffers() {
         )
     };
     let (qw, qz, sc) = good();
-    let h = QuantHost::new(gptq, qw, qz, sc, None).unwrap();
+    let h = new_host(gptq, qw, qz, sc, None).unwrap();
     assert_eq!(h.shapes().len(), 3);
     assert_eq!(h.group_of(11), Some(2));
     assert_eq!(h.group_of(12), None);
 
     let (_, qz, sc) = good();
-    let e = QuantHost::new(gptq, HostQWeight::Packed(vec![0; 21]), qz, sc, None).unwrap_err();
+    let e = new_host(gptq, HostQWeight::Packed(vec![0; 21]), qz, sc, None).unwrap_err();
     assert_eq!(
         e,
         QuantError::BufferLen {
@@ -734,7 +779,7 @@ fn host_container_refuses_wrong_buffers() {
 
     let (_, qz, sc) = good();
     assert!(matches!(
-        QuantHost::new(gptq, HostQWeight::Int8(vec![0; 120]), qz, sc, None),
+        new_host(gptq, HostQWeight::Int8(vec![0; 120]), qz, sc, None),
         Err(QuantError::WeightType {
             expected: DType::I32,
             actual: DType::I8,
@@ -744,7 +789,7 @@ fn host_container_refuses_wrong_buffers() {
 
     let (qw, _, sc) = good();
     assert!(matches!(
-        QuantHost::new(gptq, qw, Some(vec![0; 5]), sc, None),
+        new_host(gptq, qw, Some(vec![0; 5]), sc, None),
         Err(QuantError::BufferLen {
             buffer: "qzeros",
             expected: 6,
@@ -755,13 +800,13 @@ fn host_container_refuses_wrong_buffers() {
 
     let (qw, _, sc) = good();
     assert!(matches!(
-        QuantHost::new(gptq, qw, None, sc, None),
+        new_host(gptq, qw, None, sc, None),
         Err(QuantError::Zeros { expected: true, .. })
     ));
 
     let (qw, qz, _) = good();
     assert!(matches!(
-        QuantHost::new(gptq, qw, qz, vec![f16::ONE; 29], None),
+        new_host(gptq, qw, qz, vec![f16::ONE; 29], None),
         Err(QuantError::BufferLen {
             buffer: "scales",
             expected: 30,
@@ -771,7 +816,7 @@ fn host_container_refuses_wrong_buffers() {
 
     let (qw, qz, sc) = good();
     assert!(matches!(
-        QuantHost::new(
+        new_host(
             gptq,
             qw,
             qz,
@@ -785,7 +830,7 @@ fn host_container_refuses_wrong_buffers() {
     let mut g_idx = vec![0; 12];
     g_idx[7] = 3;
     assert!(matches!(
-        QuantHost::new(gptq, qw, qz, sc, Some(g_idx)),
+        new_host(gptq, qw, qz, sc, Some(g_idx)),
         Err(QuantError::GIdxValue {
             row: 7,
             value: 3,
@@ -797,7 +842,7 @@ fn host_container_refuses_wrong_buffers() {
     let sym = QuantSpec::new(QuantFormat::Gptq(ZeroStyle::Symmetric), k, n, g).unwrap();
     let (qw, qz, sc) = good();
     assert!(matches!(
-        QuantHost::new(sym, qw, qz, sc, None),
+        new_host(sym, qw, qz, sc, None),
         Err(QuantError::Zeros {
             expected: false,
             ..
@@ -807,10 +852,10 @@ fn host_container_refuses_wrong_buffers() {
     let awq = QuantSpec::new(QuantFormat::Awq, k, n, g).unwrap();
     let awq_parts = || (HostQWeight::Packed(vec![0; 24]), Some(vec![0; 6]));
     let (qw, qz) = awq_parts();
-    assert!(QuantHost::new(awq, qw, qz, vec![f16::ONE; 30], None).is_ok());
+    assert!(new_host(awq, qw, qz, vec![f16::ONE; 30], None).is_ok());
     let (qw, qz) = awq_parts();
     assert!(matches!(
-        QuantHost::new(awq, qw, qz, vec![f16::ONE; 30], Some(vec![0; 12])),
+        new_host(awq, qw, qz, vec![f16::ONE; 30], Some(vec![0; 12])),
         Err(QuantError::GIdxUnsupported {
             format: QuantFormat::Awq
         })
@@ -818,7 +863,7 @@ fn host_container_refuses_wrong_buffers() {
 
     let int8 = QuantSpec::new(QuantFormat::Int8, k, n, g).unwrap();
     assert!(
-        QuantHost::new(
+        new_host(
             int8,
             HostQWeight::Int8(vec![0; 120]),
             None,
@@ -828,7 +873,7 @@ fn host_container_refuses_wrong_buffers() {
         .is_ok()
     );
     assert!(matches!(
-        QuantHost::new(
+        new_host(
             int8,
             HostQWeight::Packed(vec![0; 120]),
             None,
@@ -840,4 +885,87 @@ fn host_container_refuses_wrong_buffers() {
             ..
         })
     ));
+}
+
+#[test]
+fn host_container_refuses_a_transposed_buffer_of_the_right_size() {
+    // K = 12, N = 10, G = 4: scales [3, 10]; given as [10, 3] with 30 values.
+    let (k, n, g) = (12, 10, 4);
+    let spec = QuantSpec::new(QuantFormat::Gptq(ZeroStyle::MinusOne), k, n, g).unwrap();
+    let e = QuantHost::new(
+        spec,
+        Shaped::new(HostQWeight::Packed(vec![0; 20]), &[2, 10]),
+        Some(Shaped::new(vec![0; 6], &[3, 2])),
+        Shaped::new(vec![f16::ONE; 30], &[10, 3]),
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        QuantError::BufferShape {
+            buffer: "scales",
+            formula: "[ceil(K/G), N]",
+            expected: vec![3, 10],
+            actual: vec![10, 3],
+        }
+    );
+    assert!(e.to_string().contains("[10, 3]"), "{e}");
+    // qzeros [2, 3] for [3, 2], qweight [10, 2] for [2, 10]: refused alike.
+    let e = QuantHost::new(
+        spec,
+        Shaped::new(HostQWeight::Packed(vec![0; 20]), &[10, 2]),
+        Some(Shaped::new(vec![0; 6], &[3, 2])),
+        Shaped::new(vec![f16::ONE; 30], &[3, 10]),
+        None,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            QuantError::BufferShape {
+                buffer: "qweight",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = QuantHost::new(
+        spec,
+        Shaped::new(HostQWeight::Packed(vec![0; 20]), &[2, 10]),
+        Some(Shaped::new(vec![0; 6], &[2, 3])),
+        Shaped::new(vec![f16::ONE; 30], &[3, 10]),
+        None,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            QuantError::BufferShape {
+                buffer: "qzeros",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // A shape that is right with a length that is not: BufferLen.
+    let e = QuantHost::new(
+        spec,
+        Shaped::new(HostQWeight::Packed(vec![0; 20]), &[2, 10]),
+        Some(Shaped::new(vec![0; 6], &[3, 2])),
+        Shaped::new(vec![f16::ONE; 29], &[3, 10]),
+        None,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            QuantError::BufferLen {
+                buffer: "scales",
+                expected: 30,
+                actual: 29,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }

@@ -50,8 +50,10 @@ pub(super) fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
     let (bits, along_k, raw, zero_in_word, summary, word_doc) = match q.format {
         ir::QuantFormat::Gptq { zeros, g_idx } => {
             let (zero, desc) = match zeros {
+                // GPTQ v1: the whole word plus 1 in every nibble, carries included
+                // (GPTQModel's reading, exact for zeros of 0; docs/quantized.md).
                 ir::Zeros::MinusOne => (
-                    "int(((zw >> (4 * (n % 8))) + 1) & 0xF)",
+                    "int(((zw + 0x11111111u) >> (4 * (n % 8))) & 0xF)",
                     "zeros stored minus one",
                 ),
                 ir::Zeros::Plain => ("int((zw >> (4 * (n % 8))) & 0xF)", "zeros stored plain"),

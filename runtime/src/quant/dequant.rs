@@ -4,7 +4,7 @@ use half::f16;
 
 use super::format::{QuantFormat, SYMMETRIC_ZERO, ZeroStyle};
 use super::host::{HostQWeight, QuantHost};
-use super::pack::{AWQ_REVERSE, IN_ORDER, unpack_cols, unpack_rows};
+use super::pack::{AWQ_REVERSE, IN_ORDER, gptq_real_zero_words, unpack_cols, unpack_rows};
 use super::scale::QuantScale;
 
 /// The dequantized value of one element, bit-exact with the generated GPU accessor:
@@ -43,9 +43,9 @@ pub fn dequant_reference<S: QuantScale>(w: &QuantHost<S>) -> Vec<f16> {
     };
     let zeros: Vec<i32> = match (w.format(), w.qzeros()) {
         (QuantFormat::Gptq(style @ (ZeroStyle::MinusOne | ZeroStyle::Plain)), Some(words)) => {
-            unpack_cols(words, groups, n, &IN_ORDER)
+            unpack_cols(&gptq_real_zero_words(words, style), groups, n, &IN_ORDER)
                 .into_iter()
-                .map(|s| i32::from(style.load(s)))
+                .map(i32::from)
                 .collect()
         }
         (QuantFormat::Awq, Some(words)) => unpack_cols(words, groups, n, &AWQ_REVERSE)

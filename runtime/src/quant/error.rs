@@ -39,6 +39,16 @@ pub enum QuantError {
         actual: usize,
     },
 
+    /// A buffer's shape is not its padded shape (a transposed buffer of the right size
+    /// included).
+    #[error("{buffer} has shape {actual:?}, but its shape {formula} is {expected:?}")]
+    BufferShape {
+        buffer: &'static str,
+        formula: &'static str,
+        expected: Vec<usize>,
+        actual: Vec<usize>,
+    },
+
     /// The packed weight has the wrong element type for the format (i32 words for GPTQ
     /// and AWQ, i8 for int8).
     #[error("format {format} stores qweight as {expected}, but {actual} was given")]

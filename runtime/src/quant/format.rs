@@ -7,37 +7,48 @@ use crate::contract::DType;
 /// How GPTQ stores its per-group zero points.
 ///
 /// Zero points are 4-bit values `0..=15`. The *real* zero `z` of group `g`, column `n` is
-/// what dequantization subtracts; the *stored* nibble is what sits in `qzeros`.
+/// what dequantization subtracts; the *stored* word is what sits in `qzeros`. Columns
+/// `8w..8w+7` share word `w`: with the real zeros packed plainly into a word `r` (column
+/// `n` at nibble `n % 8`), each style says which word is stored for `r`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ZeroStyle {
-    /// Classic GPTQ (AutoGPTQ "v1" checkpoints): `stored = (z - 1) & 0xF`, so
-    /// `z = (stored + 1) & 0xF`. The subtraction wraps in 4 bits: a real zero of 0 is
-    /// stored as 15, and a stored 15 reads back as 0.
+    /// GPTQ "v1", the on-disk format of GPTQModel by default (`checkpoint_format: "gptq"`)
+    /// and of AutoGPTQ: the stored word is `r - 0x11111111` on the whole 32-bit word
+    /// (wrapping), and is read back as `stored + 0x11111111`, carries included. This is
+    /// GPTQModel's own conversion in both directions, so every real zero, 0 included,
+    /// round-trips exactly: a real zero of 0 is stored as 15 and borrows 1 from the nibble
+    /// above, which the carry of the addition gives back.
     ///
-    /// Note: AutoGPTQ's own kernels compute `stored + 1` without the mask, reading a stored
-    /// 15 as 16. imac masks, so every real zero in `0..=15` round-trips exactly; the GPU
-    /// accessor must compute `(stored + 1) & 15`.
+    /// For words with no real zero of 0 this is the classic per-nibble `stored + 1`
+    /// (vLLM's `gptq_gemm`, AutoGPTQ's kernels); they differ only where a zero is 0, which
+    /// those readers cannot express (they read 16). docs/quantized.md compares them.
     MinusOne,
-    /// `stored = z` (AutoGPTQ "v2", GPTQModel).
+    /// `stored = r`: GPTQ "v2" (`checkpoint_format: "gptq_v2"`, GPTQModel's in-memory
+    /// format and an opt-in on-disk one).
     Plain,
     /// No qzeros buffer: the zero point of every group is 8.
     Symmetric,
 }
 
+/// What GPTQ "v1" subtracts from a whole word of real zeros to store it, and adds back
+/// to read it: 1 in every nibble.
+pub const GPTQ_V1_ZERO_OFFSET: u32 = 0x1111_1111;
+
 impl ZeroStyle {
-    /// The nibble stored for real zero `z` (`z` in `0..=15`; higher bits are dropped).
-    pub const fn store(self, z: u8) -> u8 {
+    /// The qzeros word stored for a word `real` of 8 plainly packed real zeros.
+    pub const fn store_word(self, real: u32) -> u32 {
         match self {
-            ZeroStyle::MinusOne => z.wrapping_sub(1) & 0xF,
-            ZeroStyle::Plain | ZeroStyle::Symmetric => z & 0xF,
+            ZeroStyle::MinusOne => real.wrapping_sub(GPTQ_V1_ZERO_OFFSET),
+            ZeroStyle::Plain | ZeroStyle::Symmetric => real,
         }
     }
 
-    /// The real zero for stored nibble `s` (the exact inverse of [`ZeroStyle::store`]).
-    pub const fn load(self, s: u8) -> u8 {
+    /// The 8 plainly packed real zeros of stored word `stored` (the exact inverse of
+    /// [`ZeroStyle::store_word`]).
+    pub const fn load_word(self, stored: u32) -> u32 {
         match self {
-            ZeroStyle::MinusOne => s.wrapping_add(1) & 0xF,
-            ZeroStyle::Plain | ZeroStyle::Symmetric => s & 0xF,
+            ZeroStyle::MinusOne => stored.wrapping_add(GPTQ_V1_ZERO_OFFSET),
+            ZeroStyle::Plain | ZeroStyle::Symmetric => stored,
         }
     }
 }

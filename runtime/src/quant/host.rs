@@ -5,6 +5,7 @@ use crate::contract::DType;
 use super::error::QuantError;
 use super::g_idx::validate_g_idx;
 use super::scale::QuantScale;
+use super::shaped::Shaped;
 use super::spec::{BufferShape, QuantSpec};
 
 /// A packed weight on the host: `i32` words (GPTQ, AWQ) or `i8` values (int8).
@@ -63,42 +64,28 @@ pub struct QuantHost<S> {
     g_idx: Option<Vec<i32>>,
 }
 
-fn check_len(shape: &BufferShape, actual: usize) -> Result<(), QuantError> {
-    let expected = shape.numel();
-    if actual == expected {
-        Ok(())
-    } else {
-        Err(QuantError::BufferLen {
-            buffer: shape.name,
-            formula: shape.formula,
-            shape: shape.shape.clone(),
-            expected,
-            actual,
-        })
-    }
-}
-
 impl<S: QuantScale> QuantHost<S> {
-    /// Checks every buffer against `spec` (element type, padded length, qzeros presence,
-    /// g_idx length and range) and refuses any mismatch.
+    /// Checks every buffer against `spec` (element type, padded 2-D shape, element count,
+    /// qzeros presence, g_idx shape and range) and refuses any mismatch.
     pub fn new(
         spec: QuantSpec,
-        qweight: HostQWeight,
-        qzeros: Option<Vec<i32>>,
-        scales: Vec<S>,
-        g_idx: Option<Vec<i32>>,
+        qweight: Shaped<HostQWeight>,
+        qzeros: Option<Shaped<Vec<i32>>>,
+        scales: Shaped<Vec<S>>,
+        g_idx: Option<Shaped<Vec<i32>>>,
     ) -> Result<Self, QuantError> {
         let format = spec.format();
-        if qweight.dtype() != format.qweight_dtype() {
+        if qweight.data.dtype() != format.qweight_dtype() {
             return Err(QuantError::WeightType {
                 format,
                 expected: format.qweight_dtype(),
-                actual: qweight.dtype(),
+                actual: qweight.data.dtype(),
             });
         }
-        check_len(&spec.qweight_shape(), qweight.len())?;
+        spec.qweight_shape()
+            .check(&qweight.shape, qweight.data.len())?;
         match (spec.qzeros_shape(), &qzeros) {
-            (Some(shape), Some(z)) => check_len(&shape, z.len())?,
+            (Some(shape), Some(z)) => shape.check(&z.shape, z.data.len())?,
             (None, None) => {}
             (expected, _) => {
                 return Err(QuantError::Zeros {
@@ -107,19 +94,30 @@ impl<S: QuantScale> QuantHost<S> {
                 });
             }
         }
-        check_len(&spec.scales_shape(S::DTYPE), scales.len())?;
+        spec.scales_shape(S::DTYPE)
+            .check(&scales.shape, scales.data.len())?;
         if let Some(g_idx) = &g_idx {
             if !format.takes_g_idx() {
                 return Err(QuantError::GIdxUnsupported { format });
             }
-            validate_g_idx(g_idx, spec.k(), spec.group())?;
+            // One entry per row: its length against K is validate_g_idx's GIdxLen.
+            if g_idx.shape != [g_idx.data.len()] {
+                let shape = spec.g_idx_shape();
+                return Err(QuantError::BufferShape {
+                    buffer: shape.name,
+                    formula: shape.formula,
+                    expected: shape.shape,
+                    actual: g_idx.shape.clone(),
+                });
+            }
+            validate_g_idx(&g_idx.data, spec.k(), spec.group())?;
         }
         Ok(QuantHost {
             spec,
-            qweight,
-            qzeros,
-            scales,
-            g_idx,
+            qweight: qweight.data,
+            qzeros: qzeros.map(|z| z.data),
+            scales: scales.data,
+            g_idx: g_idx.map(|g| g.data),
         })
     }
 
@@ -183,7 +181,8 @@ impl<S: QuantScale> QuantHost<S> {
         self.spec.shapes(S::DTYPE, self.g_idx.is_some())
     }
 
-    /// The buffers, in the order of [`QuantHost::new`]'s arguments.
+    /// The buffers (without their shapes, which are [`QuantHost::shapes`]), in the order of
+    /// [`QuantHost::new`]'s arguments.
     #[allow(clippy::type_complexity)]
     pub fn into_parts(
         self,

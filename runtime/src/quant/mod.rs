@@ -27,9 +27,11 @@
 //! [`AWQ_REVERSE`]`[n % 8]` with `AWQ_REVERSE = [0, 4, 1, 5, 2, 6, 3, 7]`.
 //!
 //! 4-bit values `q` are unsigned, `0..=15`. Zero points `z` are `0..=15`:
-//! - GPTQ [`ZeroStyle::MinusOne`] (classic): stored nibble `s = (z - 1) & 0xF`, real zero
-//!   `z = (s + 1) & 0xF`. The wrap is part of the format: real zero 0 is stored as 15, and
-//!   stored 15 reads as 0 (AutoGPTQ's kernels read it as 16; imac does not).
+//! - GPTQ [`ZeroStyle::MinusOne`] ("v1", GPTQModel's and AutoGPTQ's default on disk):
+//!   the word of real zeros minus `0x11111111` on the whole word, wrapping; read as
+//!   `stored + 0x11111111`, carries included, then the nibble. Exact for every real zero,
+//!   0 included (stored 15, borrowing from the nibble above). docs/quantized.md compares
+//!   it with vLLM's per-nibble `stored + 1`.
 //! - GPTQ [`ZeroStyle::Plain`] and AWQ: `s = z`.
 //! - GPTQ [`ZeroStyle::Symmetric`]: no qzeros buffer; `z = 8`.
 //! - int8: no qzeros buffer; `z = 0`.
@@ -49,6 +51,8 @@
 //! weight.
 
 mod args;
+mod assemble;
+mod checkpoint;
 mod dequant;
 mod device;
 mod error;
@@ -58,12 +62,16 @@ mod host;
 mod pack;
 mod quantize;
 mod scale;
+mod shaped;
 mod spec;
 
+pub use checkpoint::{
+    Checkpoint, CheckpointError, CheckpointLayer, LeElement, QuantConfig, Scheme,
+};
 pub use dequant::{dequant_reference, dequant_value};
 pub use device::{QWeight, QuantTensor};
 pub use error::QuantError;
-pub use format::{QuantFormat, SYMMETRIC_ZERO, ZeroStyle};
+pub use format::{GPTQ_V1_ZERO_OFFSET, QuantFormat, SYMMETRIC_ZERO, ZeroStyle};
 pub use g_idx::validate_g_idx;
 pub use host::{HostQWeight, QuantHost};
 pub use pack::{
@@ -72,4 +80,5 @@ pub use pack::{
 };
 pub use quantize::{quantize_awq, quantize_gptq, quantize_int8};
 pub use scale::QuantScale;
+pub use shaped::Shaped;
 pub use spec::{BufferShape, PACK, QuantSpec};

@@ -124,8 +124,11 @@ pub fn unpack_gptq(qweight: &[i32], k: usize, n: usize) -> Result<Vec<u8>, Quant
 }
 
 /// GPTQ qzeros: `zeros` are the real zero points `[groups, N]` in `0..=15`; returns
-/// `[groups, ceil(N/8)]` words where the stored nibble of `(g, n)` (see [`ZeroStyle`]) is
-/// nibble `n % 8` of word `(g, n / 8)`. `Symmetric` has no packed zeros and is an error.
+/// `[groups, ceil(N/8)]` words: the real zero of `(g, n)` is nibble `n % 8` of word
+/// `(g, n / 8)` once the word is read as the style says ([`ZeroStyle::load_word`]).
+/// `MinusOne` stores each whole word minus `0x11111111`, as GPTQModel writes v1 (its pad
+/// nibbles, real zeros 0, are stored as 15). `Symmetric` has no packed zeros and is an
+/// error.
 pub fn pack_gptq_zeros(
     zeros: &[u8],
     groups: usize,
@@ -137,8 +140,19 @@ pub fn pack_gptq_zeros(
     }
     check_len("zeros", "[ceil(K/G), N]", [groups, n], zeros.len())?;
     check_nibbles("zeros", zeros)?;
-    let stored: Vec<u8> = zeros.iter().map(|&z| style.store(z)).collect();
-    Ok(pack_cols(&stored, groups, n, &IN_ORDER))
+    let mut words = pack_cols(zeros, groups, n, &IN_ORDER);
+    for w in &mut words {
+        *w = style.store_word(*w as u32) as i32;
+    }
+    Ok(words)
+}
+
+/// GPTQ qzeros words as plainly packed real zeros ([`ZeroStyle::load_word`] of each).
+pub(super) fn gptq_real_zero_words(qzeros: &[i32], style: ZeroStyle) -> Vec<i32> {
+    qzeros
+        .iter()
+        .map(|&w| style.load_word(w as u32) as i32)
+        .collect()
 }
 
 /// Inverse of [`pack_gptq_zeros`]: `[groups, ceil(N/8)]` words to the real zero points
@@ -158,11 +172,12 @@ pub fn unpack_gptq_zeros(
         [groups, ceil_div(n, PACK)],
         qzeros.len(),
     )?;
-    let mut zeros = unpack_cols(qzeros, groups, n, &IN_ORDER);
-    for z in &mut zeros {
-        *z = style.load(*z);
-    }
-    Ok(zeros)
+    Ok(unpack_cols(
+        &gptq_real_zero_words(qzeros, style),
+        groups,
+        n,
+        &IN_ORDER,
+    ))
 }
 
 /// AWQ qweight: `q` is `[K, N]` in `0..=15`; returns `[K, ceil(N/8)]` words where

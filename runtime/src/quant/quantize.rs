@@ -10,6 +10,7 @@ use super::format::{QuantFormat, SYMMETRIC_ZERO, ZeroStyle};
 use super::host::{HostQWeight, QuantHost};
 use super::pack::{pack_awq, pack_awq_zeros, pack_gptq, pack_gptq_zeros};
 use super::scale::QuantScale;
+use super::shaped::Shaped;
 use super::spec::QuantSpec;
 
 /// Checks the inputs and returns the group of each row.
@@ -176,10 +177,15 @@ pub fn quantize_gptq<S: QuantScale>(
     };
     QuantHost::new(
         spec,
-        HostQWeight::Packed(pack_gptq(&q, k, n)?),
-        qzeros,
-        scales,
-        g_idx.map(<[i32]>::to_vec),
+        Shaped::new(
+            HostQWeight::Packed(pack_gptq(&q, k, n)?),
+            &spec.qweight_shape().shape,
+        ),
+        qzeros
+            .zip(spec.qzeros_shape())
+            .map(|(z, shape)| Shaped::new(z, &shape.shape)),
+        Shaped::new(scales, &spec.scales_shape(S::DTYPE).shape),
+        g_idx.map(|g| Shaped::new(g.to_vec(), &[g.len()])),
     )
 }
 
@@ -193,11 +199,18 @@ pub fn quantize_awq<S: QuantScale>(
 ) -> Result<QuantHost<S>, QuantError> {
     let (spec, group_of) = prepare(QuantFormat::Awq, w, k, n, group, None)?;
     let (q, z, scales) = asymmetric(w, &spec, &group_of)?;
+    let zeros_shape = spec.qzeros_shape().map(|s| s.shape).unwrap_or_default();
     QuantHost::new(
         spec,
-        HostQWeight::Packed(pack_awq(&q, k, n)?),
-        Some(pack_awq_zeros(&z, spec.groups(), n)?),
-        scales,
+        Shaped::new(
+            HostQWeight::Packed(pack_awq(&q, k, n)?),
+            &spec.qweight_shape().shape,
+        ),
+        Some(Shaped::new(
+            pack_awq_zeros(&z, spec.groups(), n)?,
+            &zeros_shape,
+        )),
+        Shaped::new(scales, &spec.scales_shape(S::DTYPE).shape),
         None,
     )
 }
@@ -215,5 +228,11 @@ pub fn quantize_int8<S: QuantScale>(
     let q = quantize_rows(w, n, &group_of, |x, i| {
         (x / scales[i].to_f32()).round().clamp(-128.0, 127.0) as i8
     });
-    QuantHost::new(spec, HostQWeight::Int8(q), None, scales, None)
+    QuantHost::new(
+        spec,
+        Shaped::new(HostQWeight::Int8(q), &spec.qweight_shape().shape),
+        None,
+        Shaped::new(scales, &spec.scales_shape(S::DTYPE).shape),
+        None,
+    )
 }

@@ -39,6 +39,30 @@ impl BufferShape {
     pub fn numel(&self) -> usize {
         self.shape.iter().product()
     }
+
+    /// Checks a buffer that claims shape `shape` and holds `len` elements: the shape must
+    /// be this one exactly (a transposed buffer of the same size is refused), and `len`
+    /// its element count.
+    pub fn check(&self, shape: &[usize], len: usize) -> Result<(), QuantError> {
+        if shape != self.shape.as_slice() {
+            return Err(QuantError::BufferShape {
+                buffer: self.name,
+                formula: self.formula,
+                expected: self.shape.clone(),
+                actual: shape.to_vec(),
+            });
+        }
+        if len != self.numel() {
+            return Err(QuantError::BufferLen {
+                buffer: self.name,
+                formula: self.formula,
+                shape: self.shape.clone(),
+                expected: self.numel(),
+                actual: len,
+            });
+        }
+        Ok(())
+    }
 }
 
 impl QuantSpec {

@@ -353,7 +353,7 @@ struct w_t {
     // Unchecked parts, for (k, n) already known to be in bounds.
     __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
     __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
-    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw >> (4 * (n % 8))) + 1) & 0xF); }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw + 0x11111111u) >> (4 * (n % 8))) & 0xF); }
     __device__ __forceinline__ int ima_zero(I g, I n) const {
         return ima_zero_in(ima_zero_word(g, n), n);
     }
@@ -898,7 +898,7 @@ struct w_t {
     // Unchecked parts, for (k, n) already known to be in bounds.
     __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
     __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
-    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw >> (4 * (n % 8))) + 1) & 0xF); }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw + 0x11111111u) >> (4 * (n % 8))) & 0xF); }
     __device__ __forceinline__ int ima_zero(I g, I n) const {
         return ima_zero_in(ima_zero_word(g, n), n);
     }
@@ -3118,7 +3118,7 @@ struct w_t {
     // Unchecked parts, for (k, n) already known to be in bounds.
     __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
     __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
-    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw >> (4 * (n % 8))) + 1) & 0xF); }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw + 0x11111111u) >> (4 * (n % 8))) & 0xF); }
     __device__ __forceinline__ int ima_zero(I g, I n) const {
         return ima_zero_in(ima_zero_word(g, n), n);
     }
