@@ -5,7 +5,8 @@
 // (every accessor checks its indices and records the first violation instead of touching
 // memory out of bounds). Parameters, in order: each buffer's data pointer and its strides
 // (elements, logical order), each symbol's value, the scalar params, and, in the checked
-// entry points, the violation record.
+// entry points and in every entry point of a kernel with value contracts, the violation
+// record.
 
 #include <cuda_fp16.h>
 
@@ -32,10 +33,25 @@ struct ImaRecord {
     long long extent[8];
     unsigned int block[3];
     unsigned int thread[3];
+    // An entry outside its value contract: its value, and the bounds lo .. hi it broke.
+    long long value;
+    long long lo;
+    long long hi;
     unsigned int* flag;
 };
 
-enum : int { IMA_OUT_OF_BOUNDS = 0, IMA_BAD_GROUP_INDEX = 1, IMA_MISALIGNED_VECTOR = 2, IMA_NOT_WHOLE_TILE = 3 };
+enum : int {
+    IMA_OUT_OF_BOUNDS = 0,
+    IMA_MISALIGNED_VECTOR = 2,
+    IMA_NOT_WHOLE_TILE = 3,
+    // An entry outside lo .. hi (and not the sentinel).
+    IMA_BAD_VALUE = 4,
+    // An ascending entry below the one before it (lo is that one).
+    IMA_VALUE_ORDER = 5,
+    // An ascending tensor's first entry is not lo, or its last not hi - 1.
+    IMA_VALUE_FIRST = 6,
+    IMA_VALUE_LAST = 7,
+};
 
 // Where a violation was found: the index and the extents it broke, passed by value.
 template <typename I, int R>
@@ -67,6 +83,81 @@ static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int w
     __threadfence_system();
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
+
+// The same for an entry that broke its value contract, with its value and bounds.
+template <typename I, int R>
+static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
+                                                          long long value, long long lo, long long hi) {
+    atomicAdd(&r->count, 1u);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    r->arg = arg;
+    r->write = 0;
+    r->kind = kind;
+    r->rank = R;
+    r->dim = R - 1;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        r->index[d] = site.index[d];
+        r->extent[d] = site.extent[d];
+    }
+    r->value = value;
+    r->lo = lo;
+    r->hi = hi;
+    r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
+    r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
+    __threadfence_system();
+    *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+}
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
+                                                 const I (&extent)[R], long long value, long long lo, long long hi) {
+    ImaSite<I, R> site;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        site.index[d] = index[d];
+        site.extent[d] = extent[d];
+    }
+    ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
+}
+
+// lo <= v < hi, for lo <= hi: one unsigned comparison, in 32 bits when the value and the
+// index type both fit (every 32-bit value compares right: v - lo wraps past hi - lo).
+template <typename T, typename I>
+__device__ __forceinline__ bool ima_value_in(T v, I lo, I hi) {
+    if constexpr (sizeof(T) <= 4 && sizeof(I) <= 4) {
+        return unsigned(v) - unsigned(lo) < unsigned(hi) - unsigned(lo);
+    } else {
+        using U = unsigned long long;
+        return U(v) - U(lo) < U(hi) - U(lo);
+    }
+}
+
+// An entry of an argument whose contract allows a sentinel (`values(0 .. N, or -1)`). The
+// body reaches its value only through `then`, which skips the sentinel, and an entry that
+// broke the contract: `slots(t).then([&](I slot) { ... });`.
+template <typename I>
+class ImaMaybe {
+    I v_;
+    bool some_;
+
+  public:
+    __device__ __forceinline__ ImaMaybe() : v_(0), some_(false) {}
+    __device__ __forceinline__ explicit ImaMaybe(I v) : v_(v), some_(true) {}
+    // Not the sentinel, and inside the contract.
+    __device__ __forceinline__ bool has_value() const { return some_; }
+    template <typename F>
+    __device__ __forceinline__ void then(F&& f) const {
+        if (some_) f(v_);
+    }
+};
+
+// Two neighbouring entries of an ascending tensor (offsets such as cu_seqlens), as the
+// half-open range [begin, end) they bound.
+template <typename I>
+struct ImaSpan {
+    I begin, end;
+};
 
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
@@ -243,18 +334,15 @@ struct w_t {
     ImaRecord* rec;
     static constexpr bool VEC = false;
 
-    // Group of row k, from g_idx (range-checked in checked mode).
+    // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
+    // checked in every mode; a group outside it is reported and reads as group 0.
     __device__ __forceinline__ I group(I k) const {
-        const I g = g_idx[k];
-        if constexpr (IMA_CHECKED) {
-            const I groups = (K + G - 1) / G;
-            if (!(g >= 0 && g < groups)) {
-                const I i[1] = {k}, e[1] = {groups};
-                ima_report<I, 1>(rec, 4, 0, IMA_BAD_GROUP_INDEX, 0, i, e);
-                return 0;
-            }
-        }
-        return g;
+        const int g = g_idx[k];
+        const I groups = (K + G - 1) / G;
+        if (ima_value_in(g, I(0), groups)) return g;
+        const I i[1] = {k}, e[1] = {K};
+        ima_report_value<I, 1>(rec, 4, IMA_BAD_VALUE, i, e, g, 0, groups);
+        return 0;
     }
     // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
     __device__ __forceinline__ I ima_group_of(I k) const {
@@ -569,7 +657,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 573 "checkpoint.cu"
+#line 661 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -619,7 +707,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     int y_s1,
     int K,
     int N,
-    int G) {
+    int G,
+    ImaRecord* ima_record) {
     using namespace ima_gptq_v1_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -627,12 +716,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
-        nullptr);
+        ima_record);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i64(
@@ -652,7 +741,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     long long y_s1,
     long long K,
     long long N,
-    long long G) {
+    long long G,
+    ImaRecord* ima_record) {
     using namespace ima_gptq_v1_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -660,12 +750,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
-        nullptr);
+        ima_record);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i32_checked(
@@ -1110,7 +1200,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1114 "checkpoint.cu"
+#line 1204 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1640,7 +1730,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1644 "checkpoint.cu"
+#line 1734 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1807,18 +1897,15 @@ struct w_t {
     ImaRecord* rec;
     static constexpr bool VEC = false;
 
-    // Group of row k, from g_idx (range-checked in checked mode).
+    // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
+    // checked in every mode; a group outside it is reported and reads as group 0.
     __device__ __forceinline__ I group(I k) const {
-        const I g = g_idx[k];
-        if constexpr (IMA_CHECKED) {
-            const I groups = (K + G - 1) / G;
-            if (!(g >= 0 && g < groups)) {
-                const I i[1] = {k}, e[1] = {groups};
-                ima_report<I, 1>(rec, 3, 0, IMA_BAD_GROUP_INDEX, 0, i, e);
-                return 0;
-            }
-        }
-        return g;
+        const int g = g_idx[k];
+        const I groups = (K + G - 1) / G;
+        if (ima_value_in(g, I(0), groups)) return g;
+        const I i[1] = {k}, e[1] = {K};
+        ima_report_value<I, 1>(rec, 3, IMA_BAD_VALUE, i, e, g, 0, groups);
+        return 0;
     }
     // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
     __device__ __forceinline__ I ima_group_of(I k) const {
@@ -2132,7 +2219,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2136 "checkpoint.cu"
+#line 2223 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2179,7 +2266,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     int y_s1,
     int K,
     int N,
-    int G) {
+    int G,
+    ImaRecord* ima_record) {
     using namespace ima_gptq_sym_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -2187,12 +2275,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
-        nullptr);
+        ima_record);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_i64(
@@ -2209,7 +2297,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     long long y_s1,
     long long K,
     long long N,
-    long long G) {
+    long long G,
+    ImaRecord* ima_record) {
     using namespace ima_gptq_sym_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -2217,12 +2306,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
-        nullptr);
+        ima_record);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_i32_checked(
@@ -2324,18 +2413,15 @@ struct w_t {
     ImaRecord* rec;
     static constexpr bool VEC = false;
 
-    // Group of row k, from g_idx (range-checked in checked mode).
+    // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
+    // checked in every mode; a group outside it is reported and reads as group 0.
     __device__ __forceinline__ I group(I k) const {
-        const I g = g_idx[k];
-        if constexpr (IMA_CHECKED) {
-            const I groups = (K + G - 1) / G;
-            if (!(g >= 0 && g < groups)) {
-                const I i[1] = {k}, e[1] = {groups};
-                ima_report<I, 1>(rec, 5, 0, IMA_BAD_GROUP_INDEX, 0, i, e);
-                return 0;
-            }
-        }
-        return g;
+        const int g = g_idx[k];
+        const I groups = (K + G - 1) / G;
+        if (ima_value_in(g, I(0), groups)) return g;
+        const I i[1] = {k}, e[1] = {K};
+        ima_report_value<I, 1>(rec, 5, IMA_BAD_VALUE, i, e, g, 0, groups);
+        return 0;
     }
     // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
     __device__ __forceinline__ I ima_group_of(I k) const {
@@ -2656,7 +2742,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 2660 "checkpoint.cu"
+#line 2746 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2712,7 +2798,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
     int M,
     int K,
     int N,
-    int G) {
+    int G,
+    ImaRecord* ima_record) {
     using namespace ima_gptq_v1_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -2720,14 +2807,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
+        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
         G,
-        nullptr);
+        ima_record);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
@@ -2751,7 +2838,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
     long long M,
     long long K,
     long long N,
-    long long G) {
+    long long G,
+    ImaRecord* ima_record) {
     using namespace ima_gptq_v1_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -2759,14 +2847,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
+        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
         G,
-        nullptr);
+        ima_record);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_checked(
@@ -3244,7 +3332,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3248 "checkpoint.cu"
+#line 3336 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3466,18 +3554,15 @@ struct w_t {
     ImaRecord* rec;
     static constexpr bool VEC = false;
 
-    // Group of row k, from g_idx (range-checked in checked mode).
+    // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
+    // checked in every mode; a group outside it is reported and reads as group 0.
     __device__ __forceinline__ I group(I k) const {
-        const I g = g_idx[k];
-        if constexpr (IMA_CHECKED) {
-            const I groups = (K + G - 1) / G;
-            if (!(g >= 0 && g < groups)) {
-                const I i[1] = {k}, e[1] = {groups};
-                ima_report<I, 1>(rec, 5, 0, IMA_BAD_GROUP_INDEX, 0, i, e);
-                return 0;
-            }
-        }
-        return g;
+        const int g = g_idx[k];
+        const I groups = (K + G - 1) / G;
+        if (ima_value_in(g, I(0), groups)) return g;
+        const I i[1] = {k}, e[1] = {K};
+        ima_report_value<I, 1>(rec, 5, IMA_BAD_VALUE, i, e, g, 0, groups);
+        return 0;
     }
     // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
     __device__ __forceinline__ I ima_group_of(I k) const {
@@ -3798,7 +3883,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3802 "checkpoint.cu"
+#line 3887 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3854,7 +3939,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
     int M,
     int K,
     int N,
-    int G) {
+    int G,
+    ImaRecord* ima_record) {
     using namespace ima_gptq_v2_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -3862,14 +3948,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
+        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
         G,
-        nullptr);
+        ima_record);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
@@ -3893,7 +3979,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
     long long M,
     long long K,
     long long N,
-    long long G) {
+    long long G,
+    ImaRecord* ima_record) {
     using namespace ima_gptq_v2_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -3901,14 +3988,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
+        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
         G,
-        nullptr);
+        ima_record);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_checked(
@@ -4383,7 +4470,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4387 "checkpoint.cu"
+#line 4474 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4591,18 +4678,15 @@ struct w_t {
     ImaRecord* rec;
     static constexpr bool VEC = false;
 
-    // Group of row k, from g_idx (range-checked in checked mode).
+    // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
+    // checked in every mode; a group outside it is reported and reads as group 0.
     __device__ __forceinline__ I group(I k) const {
-        const I g = g_idx[k];
-        if constexpr (IMA_CHECKED) {
-            const I groups = (K + G - 1) / G;
-            if (!(g >= 0 && g < groups)) {
-                const I i[1] = {k}, e[1] = {groups};
-                ima_report<I, 1>(rec, 4, 0, IMA_BAD_GROUP_INDEX, 0, i, e);
-                return 0;
-            }
-        }
-        return g;
+        const int g = g_idx[k];
+        const I groups = (K + G - 1) / G;
+        if (ima_value_in(g, I(0), groups)) return g;
+        const I i[1] = {k}, e[1] = {K};
+        ima_report_value<I, 1>(rec, 4, IMA_BAD_VALUE, i, e, g, 0, groups);
+        return 0;
     }
     // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
     __device__ __forceinline__ I ima_group_of(I k) const {
@@ -4922,7 +5006,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4926 "checkpoint.cu"
+#line 5010 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4975,7 +5059,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     int M,
     int K,
     int N,
-    int G) {
+    int G,
+    ImaRecord* ima_record) {
     using namespace ima_gptq_sym_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -4983,14 +5068,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
+        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
         G,
-        nullptr);
+        ima_record);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64(
@@ -5011,7 +5096,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     long long M,
     long long K,
     long long N,
-    long long G) {
+    long long G,
+    ImaRecord* ima_record) {
     using namespace ima_gptq_sym_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -5019,14 +5105,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
+        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
         G,
-        nullptr);
+        ima_record);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32_checked(

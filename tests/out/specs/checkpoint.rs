@@ -158,6 +158,23 @@ impl GptqV1ActOrderDequant {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks the arguments as `launch` does, then copies each argument with a value
+    /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
+    /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
+    /// entry they read anyway, in every mode.)
+    #[allow(clippy::too_many_arguments)]
+    pub fn validate(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        w: &ima::QuantTensor<ima::half::f16>,
+        y: &mut ima::Tensor<ima::half::f16>,
+    ) -> Result<(), ima::Error> {
+        let mut args = Vec::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.validate(stream, &mut args, &[])
+    }
 }
 
 /// The contract of `gptq_v1_act_order_dequant`.
@@ -183,6 +200,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -195,6 +213,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -207,6 +226,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -219,6 +239,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -230,6 +251,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             stored: &[0],
             strided: false,
             align: 4,
+            values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) }, sentinel: None, ascending: false }),
         },
         ima::TensorArg {
             name: "y",
@@ -242,6 +264,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -319,6 +342,7 @@ pub static GPTQ_V2_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -331,6 +355,7 @@ pub static GPTQ_V2_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -343,6 +368,7 @@ pub static GPTQ_V2_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -355,6 +381,7 @@ pub static GPTQ_V2_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -367,6 +394,7 @@ pub static GPTQ_V2_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -444,6 +472,7 @@ pub static GPTQ_SYM_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -456,6 +485,7 @@ pub static GPTQ_SYM_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -468,6 +498,7 @@ pub static GPTQ_SYM_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -480,6 +511,7 @@ pub static GPTQ_SYM_DEQUANT: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -532,6 +564,23 @@ impl GptqSymActOrderDequant {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks the arguments as `launch` does, then copies each argument with a value
+    /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
+    /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
+    /// entry they read anyway, in every mode.)
+    #[allow(clippy::too_many_arguments)]
+    pub fn validate(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        w: &ima::QuantTensor<ima::half::f16>,
+        y: &mut ima::Tensor<ima::half::f16>,
+    ) -> Result<(), ima::Error> {
+        let mut args = Vec::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.validate(stream, &mut args, &[])
+    }
 }
 
 /// The contract of `gptq_sym_act_order_dequant`.
@@ -557,6 +606,7 @@ pub static GPTQ_SYM_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -569,6 +619,7 @@ pub static GPTQ_SYM_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -581,6 +632,7 @@ pub static GPTQ_SYM_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -592,6 +644,7 @@ pub static GPTQ_SYM_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract
             stored: &[0],
             strided: false,
             align: 4,
+            values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) }, sentinel: None, ascending: false }),
         },
         ima::TensorArg {
             name: "y",
@@ -604,6 +657,7 @@ pub static GPTQ_SYM_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -659,6 +713,25 @@ impl GptqV1ActOrderGemv {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks the arguments as `launch` does, then copies each argument with a value
+    /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
+    /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
+    /// entry they read anyway, in every mode.)
+    #[allow(clippy::too_many_arguments)]
+    pub fn validate(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        x: &ima::Tensor<ima::half::f16>,
+        w: &ima::QuantTensor<ima::half::f16>,
+        y: &mut ima::Tensor<ima::half::f16>,
+    ) -> Result<(), ima::Error> {
+        let mut args = Vec::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.validate(stream, &mut args, &[])
+    }
 }
 
 /// The contract of `gptq_v1_act_order_gemv`.
@@ -684,6 +757,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w",
@@ -697,6 +771,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -709,6 +784,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -721,6 +797,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -733,6 +810,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -744,6 +822,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) }, sentinel: None, ascending: false }),
         },
         ima::TensorArg {
             name: "y",
@@ -756,6 +835,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -837,6 +917,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w",
@@ -850,6 +931,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -862,6 +944,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -874,6 +957,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -886,6 +970,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -898,6 +983,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -954,6 +1040,25 @@ impl GptqV2ActOrderGemv {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks the arguments as `launch` does, then copies each argument with a value
+    /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
+    /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
+    /// entry they read anyway, in every mode.)
+    #[allow(clippy::too_many_arguments)]
+    pub fn validate(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        x: &ima::Tensor<ima::half::f16>,
+        w: &ima::QuantTensor<ima::half::f16>,
+        y: &mut ima::Tensor<ima::half::f16>,
+    ) -> Result<(), ima::Error> {
+        let mut args = Vec::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.validate(stream, &mut args, &[])
+    }
 }
 
 /// The contract of `gptq_v2_act_order_gemv`.
@@ -979,6 +1084,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w",
@@ -992,6 +1098,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -1004,6 +1111,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -1016,6 +1124,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1028,6 +1137,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -1039,6 +1149,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) }, sentinel: None, ascending: false }),
         },
         ima::TensorArg {
             name: "y",
@@ -1051,6 +1162,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -1132,6 +1244,7 @@ pub static GPTQ_SYM_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w",
@@ -1145,6 +1258,7 @@ pub static GPTQ_SYM_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -1157,6 +1271,7 @@ pub static GPTQ_SYM_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1169,6 +1284,7 @@ pub static GPTQ_SYM_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "y",
@@ -1181,6 +1297,7 @@ pub static GPTQ_SYM_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
@@ -1237,6 +1354,25 @@ impl GptqSymActOrderGemv {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks the arguments as `launch` does, then copies each argument with a value
+    /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
+    /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
+    /// entry they read anyway, in every mode.)
+    #[allow(clippy::too_many_arguments)]
+    pub fn validate(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        x: &ima::Tensor<ima::half::f16>,
+        w: &ima::QuantTensor<ima::half::f16>,
+        y: &mut ima::Tensor<ima::half::f16>,
+    ) -> Result<(), ima::Error> {
+        let mut args = Vec::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.validate(stream, &mut args, &[])
+    }
 }
 
 /// The contract of `gptq_sym_act_order_gemv`.
@@ -1262,6 +1398,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w",
@@ -1275,6 +1412,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1, 2],
             strided: true,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -1287,6 +1425,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 4,
+            values: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1299,6 +1438,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -1310,6 +1450,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0],
             strided: false,
             align: 4,
+            values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) }, sentinel: None, ascending: false }),
         },
         ima::TensorArg {
             name: "y",
@@ -1322,6 +1463,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             stored: &[0, 1],
             strided: false,
             align: 2,
+            values: None,
         },
     ],
     params: &[
