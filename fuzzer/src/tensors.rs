@@ -5,7 +5,9 @@
 //! out in memory in a random order (a permutation), a slice of a padded buffer (a pitch)
 //! starting at an offset, a reversed dimension (negative stride), and, for an input, a
 //! broadcast dimension (stride 0). A quantized weight's buffers get random words (any
-//! nibble is valid) and random scales, and a `g_idx` random groups in `0..ceil(K/G)`.
+//! nibble is valid) and random scales. An integer argument with a value contract (a
+//! `g_idx`, `values(0 .. V)`) gets entries that keep it: random ones in its range, now and
+//! then its sentinel, or ascending runs from its first value to its last.
 
 use std::sync::Arc;
 
@@ -155,17 +157,95 @@ pub fn plan_layout(a: &TensorArg, shape: &[usize], rng: &mut Rng) -> Layout {
     layout
 }
 
+/// What the entries of an argument with a value contract hold, under a case's symbols.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ints {
+    /// Inclusive bounds.
+    pub lo: i64,
+    pub hi: i64,
+    pub sentinel: Option<i64>,
+    /// Ascending along this physical dimension, from `lo` to `hi`.
+    pub along: Option<usize>,
+}
+
+impl Ints {
+    /// `a`'s value contract under `case`; `None` when it has none.
+    fn of(a: &TensorArg, case: &Case) -> Option<Ints> {
+        let v = a.values?;
+        let bound = |e: &ima_runtime::Extent| eval(&e.expr, &case.symbols, &case.params);
+        let last = a.dims.len().checked_sub(1)?;
+        Some(Ints {
+            lo: bound(&v.lo)?,
+            hi: bound(&v.hi)? - 1,
+            sentinel: v.sentinel,
+            along: v
+                .ascending
+                .then(|| a.stored.iter().position(|&l| l == last).unwrap_or(last)),
+        })
+    }
+
+    fn entry(&self, rng: &mut Rng) -> i64 {
+        match self.sentinel {
+            Some(s) if rng.chance(0.125) => s,
+            _ => rng.range(self.lo, self.hi),
+        }
+    }
+}
+
+/// The entries of an ascending contract in a contiguous `shape`: along dimension `along`,
+/// each run starts at `lo`, ends at `hi` (a run of one entry holds `lo`) and never
+/// decreases.
+fn ascending_bytes(
+    dtype: DType,
+    shape: &[usize],
+    ints: &Ints,
+    along: usize,
+    rng: &mut Rng,
+) -> Vec<u8> {
+    let n: usize = shape.iter().product();
+    let len = shape[along];
+    let step: usize = shape[along + 1..].iter().product();
+    let mut v = vec![0i64; n];
+    for start in (0..n).filter(|&i| (i / step) % len == 0) {
+        let mut run: Vec<i64> = (0..len).map(|_| rng.range(ints.lo, ints.hi)).collect();
+        run.sort_unstable();
+        run[0] = ints.lo;
+        if len > 1 {
+            run[len - 1] = ints.hi;
+        }
+        for (j, x) in run.into_iter().enumerate() {
+            v[start + j * step] = x;
+        }
+    }
+    v.iter()
+        .flat_map(|x| x.to_le_bytes()[..dtype.size()].to_vec())
+        .collect()
+}
+
+/// The bytes of a buffer of `layout`: random, keeping `ints` where given.
+pub fn buffer_bytes(dtype: DType, layout: &Layout, ints: Option<&Ints>, rng: &mut Rng) -> Vec<u8> {
+    // Ascending runs need the buffer to be the view (no mutated layout), with an element
+    // at least.
+    let contiguous = layout.alloc == layout.shape.iter().product::<usize>();
+    match ints {
+        Some(i @ Ints { along: Some(p), .. }) if contiguous => {
+            ascending_bytes(dtype, &layout.shape, i, *p, rng)
+        }
+        _ => random_bytes(dtype, layout.alloc, ints, rng),
+    }
+}
+
 /// `n` random elements of `dtype` as little-endian bytes: floats in [-1, 1), integers of
-/// any bits, or integers in `ints` when given (a `g_idx`'s groups).
+/// any bits, or entries that keep `ints` when given.
 /// Past [`TILE`] elements the first `TILE` repeat: large cases stay quick to make.
-pub fn random_bytes(dtype: DType, n: usize, ints: Option<(i64, i64)>, rng: &mut Rng) -> Vec<u8> {
+pub fn random_bytes(dtype: DType, n: usize, ints: Option<&Ints>, rng: &mut Rng) -> Vec<u8> {
     let mut out = Vec::with_capacity(n * dtype.size());
     for _ in 0..n.min(TILE) {
         let bits = rng.next_u64();
         let x = (bits >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
         match (dtype, ints) {
-            (_, Some((lo, hi))) => {
-                let v = rng.range(lo, hi).to_le_bytes();
+            (_, Some(ints)) => {
+                let v = ints.entry(rng).to_le_bytes();
                 out.extend_from_slice(&v[..dtype.size()]);
             }
             (DType::F16, None) => out.extend_from_slice(&f16::from_f32(x).to_le_bytes()),
@@ -206,11 +286,11 @@ pub struct CaseTensors {
 pub enum ArgPlan {
     /// A quantized weight's `[K, N, G]` and scales' dtype (as mutated).
     Logical { shape: [usize; 3], dtype: DType },
-    /// A tensor: its view, dtype, and the range of its values where it is a `g_idx`.
+    /// A tensor: its view, dtype, and what its entries hold where it has a value contract.
     Tensor {
         layout: Layout,
         dtype: DType,
-        ints: Option<(i64, i64)>,
+        ints: Option<Ints>,
     },
 }
 
@@ -222,8 +302,6 @@ pub fn plan(
     rng: &mut Rng,
     mutation: Option<&Mutation>,
 ) -> Vec<ArgPlan> {
-    // The groups of the last quantized weight, for its g_idx.
-    let mut groups: i64 = 1;
     let mut out = Vec::with_capacity(c.args.len());
     for (i, a) in c.args.iter().enumerate() {
         let mutation = mutation.filter(|m| m.arg() == i);
@@ -233,19 +311,19 @@ pub fn plan(
             m.apply_shape(&mut shape, &mut dtype);
         }
         if a.role == Role::Logical {
-            let dims = |l: usize| eval(&a.dims[l].expr, &case.symbols, &case.params).unwrap_or(1);
-            groups = (dims(0) + dims(2) - 1) / dims(2).max(1);
             out.push(ArgPlan::Logical {
                 shape: [shape[0], shape[1], shape[2]],
                 dtype,
             });
             continue;
         }
+        let ints = Ints::of(a, case);
         let layout = match mutation {
             Some(m) => m.layout(a, &shape),
+            // Ascending runs are written in a contiguous buffer.
+            None if ints.as_ref().is_some_and(|i| i.along.is_some()) => Layout::contiguous(&shape),
             None => plan_layout(a, &shape, rng),
         };
-        let ints = a.name.ends_with(".g_idx").then(|| (0, groups.max(1) - 1));
         out.push(ArgPlan::Tensor {
             layout,
             dtype,
@@ -276,7 +354,7 @@ pub fn build(
                 dtype,
                 ints,
             } => {
-                let bytes = random_bytes(dtype, layout.alloc, ints, rng);
+                let bytes = buffer_bytes(dtype, &layout, ints.as_ref(), rng);
                 let tensor = DynTensor::from_bytes(stream, dtype, &bytes, &[layout.alloc])?
                     .with_layout(&layout.shape, &layout.strides, layout.offset)?;
                 slots.push(Slot::Tensor { tensor, layout });

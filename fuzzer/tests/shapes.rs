@@ -4,7 +4,7 @@
 use ima_fuzz::contract;
 use ima_fuzz::rng::Rng;
 use ima_fuzz::shapes::{self, Config};
-use ima_fuzz::tensors::{Layout, physical_shape, plan_layout};
+use ima_fuzz::tensors::{ArgPlan, Layout, buffer_bytes, physical_shape, plan, plan_layout};
 use ima_runtime::{Expr, KernelContract, Role};
 
 fn all_contracts() -> Vec<&'static KernelContract> {
@@ -319,4 +319,60 @@ fn the_checker_passes_every_case_and_refuses_every_mutation() {
             }
         }
     }
+}
+
+/// The entries the fuzzer writes into an argument with a value contract keep it, as the
+/// host's `validate_values` sees them: random ones in range (and the sentinel), ascending
+/// runs from the first value to the last.
+#[test]
+fn generated_index_tensors_keep_their_value_contracts() {
+    let cfg = cfg();
+    let mut checked = 0;
+    for c in all_contracts() {
+        let cases = shapes::cases(c, &cfg, 3, 60);
+        for case in &cases.cases {
+            let mut rng = Rng::new(11);
+            for (i, p) in plan(c, case, &mut rng, None).iter().enumerate() {
+                let ArgPlan::Tensor {
+                    layout,
+                    dtype,
+                    ints: ints @ Some(_),
+                } = p
+                else {
+                    continue;
+                };
+                if layout.alloc > 1 << 20 || layout.alloc != layout.shape.iter().product() {
+                    continue;
+                }
+                let bytes = buffer_bytes(*dtype, layout, ints.as_ref(), &mut rng);
+                let size = dtype.size();
+                let entries: Vec<i64> = bytes
+                    .chunks_exact(size)
+                    .map(|b| {
+                        let mut word = [0u8; 8];
+                        word[..size].copy_from_slice(b);
+                        let shift = 64 - 8 * size as u32;
+                        (i64::from_le_bytes(word) << shift) >> shift
+                    })
+                    .collect();
+                let valid = ima_runtime::validate_values(
+                    c,
+                    i,
+                    &layout.shape,
+                    &entries,
+                    &case.symbols,
+                    &case.params,
+                );
+                assert!(
+                    valid.is_ok(),
+                    "{}: {}: {:?}",
+                    c.name,
+                    case.describe(c),
+                    valid
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no argument with a value contract");
 }
