@@ -218,6 +218,9 @@ mod tests {
     mod attn {
         include!("../../tests/out/specs/attn.rs");
     }
+    mod index {
+        include!("../../tests/out/specs/index.rs");
+    }
     mod quant {
         include!("../../tests/out/specs/quant.rs");
     }
@@ -296,6 +299,19 @@ mod tests {
     }
 
     #[test]
+    fn index_contracts_equal_the_generated_ones() {
+        all_same(
+            "specs/index.ima",
+            &[
+                index::Embedding::CONTRACT,
+                index::ReshapeAndCache::CONTRACT,
+                index::MoeRoute::CONTRACT,
+                index::MeanPoolVarlen::CONTRACT,
+            ],
+        );
+    }
+
+    #[test]
     fn quant_contracts_equal_the_generated_ones() {
         all_same(
             "specs/quant.ima",
@@ -358,6 +374,7 @@ mod tests {
             specs,
             [
                 "attn.ima",
+                "index.ima",
                 "quant.ima",
                 "rmsnorm.ima",
                 "rope.ima",
