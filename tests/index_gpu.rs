@@ -871,8 +871,9 @@ fn bad_offsets_are_reported_in_every_mode_and_their_sequences_pool_to_zero() {
         cu
     };
     // (what, offsets, the single bad entry's position and fault; None for random bits).
+    type Planted = Option<(usize, ValueFault)>;
     let mut rng = Ints(600);
-    let cases: Vec<(&str, Vec<i32>, Option<(usize, ValueFault)>)> = vec![
+    let cases: Vec<(&str, Vec<i32>, Planted)> = vec![
         ("one past T", planted(j, t as i32 + 1), Some((j, range))),
         ("negative", planted(j, -1), Some((j, range))),
         ("i32::MAX", planted(j, i32::MAX), Some((j, range))),

@@ -206,7 +206,7 @@ fn ascending_bytes(
     let len = shape[along];
     let step: usize = shape[along + 1..].iter().product();
     let mut v = vec![0i64; n];
-    for start in (0..n).filter(|&i| (i / step) % len == 0) {
+    for start in (0..n).filter(|&i| (i / step).is_multiple_of(len)) {
         let mut run: Vec<i64> = (0..len).map(|_| rng.range(ints.lo, ints.hi)).collect();
         run.sort_unstable();
         run[0] = ints.lo;
