@@ -14,7 +14,8 @@
 //!   raw cudarc in the spec's launch shape: one thread per element for `over` launches
 //!   (attn_scores), the spec's raw grid and block for gptq_dequant, awq_dequant, rope (8
 //!   elements a thread) and gptq_gemv (with its shared memory), a block of 256 per row
-//!   with 16-byte vectors for rms_norm.
+//!   with 16-byte vectors for rms_norm, a thread per 16 bytes of a row for embedding and
+//!   reshape_and_cache.
 //!
 //! Time is the median (and minimum) over `--iters` launches, each bracketed by its own
 //! pair of CUDA events after `--warmup` launches. The timed launches queue behind a kernel
@@ -34,7 +35,10 @@
 //! ```
 //! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
-//! attn_scores, attn_scores_tiled, rms_norm, rope.
+//! attn_scores, attn_scores_tiled, rms_norm, rope, embedding, reshape_and_cache. The last
+//! two take indices from tensors (specs/index.ima): their release variant checks every id
+//! or slot it reads too, their twins (bench/twins/index.cu) check none, and a "device copy"
+//! row moves the same bytes with `cuMemcpyDtoD`, the roofline they aim at.
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -86,6 +90,15 @@ stubs!(
 );
 stubs!(rmsnorm, "../tests/out/specs/rmsnorm.rs", RmsNorm);
 stubs!(rope, "../tests/out/specs/rope.rs", Rope);
+stubs!(
+    index,
+    "../tests/out/specs/index.rs",
+    Embedding,
+    ReshapeAndCache
+);
+
+/// Twins kept in files of their own, each compiled as a module: (file name, source).
+const TWIN_FILES: &[(&str, &str)] = &[("index.cu", include_str!("../bench/twins/index.cu"))];
 
 /// Hand-written twins of the spec bodies (no accessors, no checks), plus device-side fill
 /// and compare helpers, so that no large buffer crosses PCIe.
@@ -819,6 +832,8 @@ const CASES: &[&str] = &[
     "attn_scores_tiled",
     "rms_norm",
     "rope",
+    "embedding",
+    "reshape_and_cache",
 ];
 
 impl Opts {
@@ -914,6 +929,8 @@ struct Bench {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     aux: Arc<CudaModule>,
+    /// The modules of [`TWIN_FILES`].
+    twin_files: Vec<Arc<CudaModule>>,
     opts: Opts,
     rows: Vec<Row>,
     notes: Vec<String>,
@@ -962,8 +979,23 @@ fn done(l: Launched) -> Res<()> {
 }
 
 impl Bench {
+    /// A function of the twins' module, or of one of [`TWIN_FILES`].
     fn func(&self, name: &str) -> Res<CudaFunction> {
-        Ok(self.aux.load_function(name)?)
+        std::iter::once(&self.aux)
+            .chain(&self.twin_files)
+            .find_map(|m| m.load_function(name).ok())
+            .ok_or_else(|| format!("no twin function {name}").into())
+    }
+
+    /// The reference row of a case that moves its bytes once each way: a device-to-device
+    /// copy of `bytes / 2` bytes (read once, written once).
+    fn copy_row(&mut self, kernel: &str, shape: &str, bytes: f64) -> Res<()> {
+        let n = (bytes / 2.0) as usize;
+        let src = self.stream.alloc_zeros::<u8>(n)?;
+        let mut dst = self.stream.alloc_zeros::<u8>(n)?;
+        let stats = self.time(&mut |_| Ok(self.stream.memcpy_dtod(&src, &mut dst)?));
+        self.row(kernel, shape, COPY, (2 * n) as f64, stats);
+        Ok(())
     }
 
     /// Median and minimum of `iters` launches of `f(i)`, each between two events, after
@@ -1234,6 +1266,7 @@ const RELEASE: &str = "imac release";
 const CHECKED: &str = "imac checked";
 const DEFERRED: &str = "imac checked, deferred";
 const TWIN: &str = "CUDA twin";
+const COPY: &str = "device copy";
 
 /// A stub set's checked modes, for [`Bench::time_checked`].
 trait CheckedStubs {
@@ -1253,7 +1286,7 @@ macro_rules! checked_stubs {
         }
     )*};
 }
-checked_stubs!(quant, attn, rmsnorm, rope);
+checked_stubs!(quant, attn, rmsnorm, rope, index);
 
 /// Both stub sets: the second with checked mode on.
 struct Stubs<K> {
@@ -1818,6 +1851,196 @@ fn rope(b: &mut Bench, stubs: &Stubs<rope::Kernels>) -> Res<()> {
     Ok(())
 }
 
+/// Token ids in `0 .. v` into `ids`, by `bench_ids` (bench/twins/index.cu).
+fn fill_ids(b: &Bench, ids: &mut Tensor<i32>, seed: u32, v: usize) -> Res<()> {
+    let f = b.func("bench_ids")?;
+    let (n, v, cfg) = (ids.numel() as i64, i32_of(v)?, grid_stride(ids.numel()));
+    let mut l = b.stream.launch_builder(&f);
+    l.arg(ids.slice_mut()).arg(&n).arg(&seed).arg(&v);
+    // SAFETY: bench_ids takes (int*, long long, unsigned, int) and writes elements 0..n.
+    unsafe { l.launch(cfg) }?;
+    Ok(())
+}
+
+fn embedding(b: &mut Bench, stubs: &Stubs<index::Kernels>) -> Res<()> {
+    // A prefill of 8192 tokens through Llama 3's vocabulary of 128256 rows of 4096.
+    let (t, v, d) = (8192, 128256, 4096);
+    let mut ids = Tensor::<i32>::zeros(&b.stream, &[t])?;
+    fill_ids(b, &mut ids, 80, v)?;
+    let mut table = Tensor::<bf16>::zeros(&b.stream, &[v, d])?;
+    b.fill("fill_bf16", table.slice_mut(), 81, -1.0, 1.0)?;
+    let mut y_rel = Tensor::<bf16>::zeros(&b.stream, &[t, d])?;
+    let mut y_chk = Tensor::<bf16>::zeros(&b.stream, &[t, d])?;
+    let mut y_twin = Tensor::<bf16>::zeros(&b.stream, &[t, d])?;
+    // The ids, the T rows read and the T rows written.
+    let bytes = bytes_of(&ids) + 2.0 * bytes_of(&y_rel);
+    let shape = format!("T={t} V={v} D={d} bf16, i32 ids ({})", mb(bytes));
+    let kernel = "embedding";
+    let release = b.opts.variant("release").then(|| {
+        b.time(&mut |_| {
+            done(
+                stubs
+                    .release
+                    .embedding
+                    .launch(&b.stream, &ids, &table, &mut y_rel)?,
+            )
+        })
+    });
+    let checked = b.time_checked(&stubs.checked, &mut |_| {
+        done(
+            stubs
+                .checked
+                .embedding
+                .launch(&b.stream, &ids, &table, &mut y_chk)?,
+        )
+    });
+    // Release launches report a bad id at the next launch or here; the ids are good.
+    stubs.release.check_deferred()?;
+    let twin = if b.opts.variant("twin") {
+        let f = b.func("twin_embedding")?;
+        let (ti, d8) = (i32_of(t)?, i32_of(d / 8)?);
+        i32_of(v * d)?;
+        let cfg = per_element(t * d / 8)?;
+        Some(b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&f);
+            l.arg(ids.slice())
+                .arg(table.slice())
+                .arg(y_twin.slice_mut());
+            l.arg(&ti).arg(&d8);
+            // SAFETY: ids holds T ids in 0 .. V (bench_ids), table is [V, D] and y [T, D],
+            // contiguous, D % 8 == 0 and V * D below 2^31: every 16-byte access is in
+            // bounds and aligned. A thread per 16 bytes of y.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        }))
+    } else {
+        None
+    };
+    if let Some(st) = release {
+        b.row(kernel, &shape, RELEASE, bytes, st);
+    }
+    for (variant, st) in checked {
+        b.row(kernel, &shape, variant, bytes, st);
+    }
+    if let Some(st) = twin {
+        b.row(kernel, &shape, TWIN, bytes, st);
+        b.copy_row(kernel, &shape, bytes)?;
+        for (variant, y) in [(RELEASE, &y_rel), (CHECKED, &y_chk), (DEFERRED, &y_chk)] {
+            let text = b.verdict(
+                "compare_bf16",
+                y.slice(),
+                y_twin.slice(),
+                (0.0, 0.0),
+                "twin",
+            );
+            b.output(kernel, &shape, variant, text);
+        }
+    }
+    Ok(())
+}
+
+/// The key and value caches of one variant, filled alike so that the variants compare.
+fn caches(b: &Bench, shape: &[usize]) -> Res<(Tensor<f16>, Tensor<f16>)> {
+    let mut k = Tensor::<f16>::zeros(&b.stream, shape)?;
+    let mut v = Tensor::<f16>::zeros(&b.stream, shape)?;
+    b.fill("fill_f16", k.slice_mut(), 92, -1.0, 1.0)?;
+    b.fill("fill_f16", v.slice_mut(), 93, -1.0, 1.0)?;
+    Ok((k, v))
+}
+
+fn reshape_and_cache(b: &mut Bench, stubs: &Stubs<index::Kernels>) -> Res<()> {
+    // A prefill of 16384 tokens into Llama 3 8B's cache layout: 8 KV heads of 128, blocks
+    // of 16 tokens, 4096 blocks.
+    let (t, hkv, d, nb, bs) = (16384, 8, 128, 4096, 16);
+    let mut key = Tensor::<f16>::zeros(&b.stream, &[t, hkv, d])?;
+    let mut value = Tensor::<f16>::zeros(&b.stream, &[t, hkv, d])?;
+    b.fill("fill_f16", key.slice_mut(), 90, -1.0, 1.0)?;
+    b.fill("fill_f16", value.slice_mut(), 91, -1.0, 1.0)?;
+    let mut slots = Tensor::<i64>::zeros(&b.stream, &[t])?;
+    {
+        let f = b.func("bench_slots")?;
+        let (n, nbl, bsl) = (t as i64, nb as i64, bs as i64);
+        let mut l = b.stream.launch_builder(&f);
+        l.arg(slots.slice_mut()).arg(&n).arg(&nbl).arg(&bsl);
+        // SAFETY: bench_slots takes (long long*, long long, long long, long long) and
+        // writes elements 0..n.
+        unsafe { l.launch(grid_stride(t)) }?;
+    }
+    let cache = [nb, bs, hkv, d];
+    let (mut k_rel, mut v_rel) = caches(b, &cache)?;
+    let (mut k_chk, mut v_chk) = caches(b, &cache)?;
+    let (mut k_twin, mut v_twin) = caches(b, &cache)?;
+    // The slots, the key and value rows read and written.
+    let bytes = bytes_of(&slots) + 2.0 * (bytes_of(&key) + bytes_of(&value));
+    let shape = format!(
+        "T={t} HKV={hkv} D={d} f16 into NB={nb} BS={bs}, i64 slots ({})",
+        mb(bytes)
+    );
+    let kernel = "reshape_and_cache";
+    let release = b.opts.variant("release").then(|| {
+        b.time(&mut |_| {
+            done(
+                stubs
+                    .release
+                    .reshape_and_cache
+                    .launch(&b.stream, &key, &value, &slots, &mut k_rel, &mut v_rel)?,
+            )
+        })
+    });
+    let checked = b.time_checked(&stubs.checked, &mut |_| {
+        done(
+            stubs
+                .checked
+                .reshape_and_cache
+                .launch(&b.stream, &key, &value, &slots, &mut k_chk, &mut v_chk)?,
+        )
+    });
+    stubs.release.check_deferred()?;
+    let twin = if b.opts.variant("twin") {
+        let f = b.func("twin_reshape_and_cache")?;
+        let (ti, row8) = (i32_of(t)?, i32_of(hkv * d / 8)?);
+        i32_of(nb * bs * hkv * d)?;
+        let cfg = per_element(t * hkv * d / 8)?;
+        Some(b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&f);
+            l.arg(key.slice()).arg(value.slice()).arg(slots.slice());
+            l.arg(k_twin.slice_mut()).arg(v_twin.slice_mut());
+            l.arg(&ti).arg(&row8);
+            // SAFETY: key and value are [T, HKV, D], the caches [NB, BS, HKV, D],
+            // contiguous, D % 8 == 0 and the caches below 2^31 elements; every slot lies
+            // in 0 .. NB * BS (bench_slots): each 16-byte access is in bounds and aligned.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        }))
+    } else {
+        None
+    };
+    if let Some(st) = release {
+        b.row(kernel, &shape, RELEASE, bytes, st);
+    }
+    for (variant, st) in checked {
+        b.row(kernel, &shape, variant, bytes, st);
+    }
+    if let Some(st) = twin {
+        b.row(kernel, &shape, TWIN, bytes, st);
+        b.copy_row(kernel, &shape, bytes)?;
+        for (variant, k, v) in [
+            (RELEASE, &k_rel, &v_rel),
+            (CHECKED, &k_chk, &v_chk),
+            (DEFERRED, &k_chk, &v_chk),
+        ] {
+            let text = [
+                (k, &k_twin, "twin's k_cache"),
+                (v, &v_twin, "twin's v_cache"),
+            ]
+            .map(|(a, t, what)| b.verdict("compare_f16", a.slice(), t.slice(), (0.0, 0.0), what))
+            .join("; ");
+            b.output(kernel, &shape, variant, text);
+        }
+    }
+    Ok(())
+}
+
 fn main() -> Res<()> {
     // `.gpu/on-device test` runs every staged binary with the test harness's flags;
     // a benchmark is run on purpose instead (bench/run-on-device.sh).
@@ -1834,10 +2057,19 @@ fn main() -> Res<()> {
         eprintln!("NVRTC on the twins:\n{}", compiled.log);
     }
     let aux = ctx.load_module(Ptx::from_src(compiled.ptx))?;
+    let mut twin_files = Vec::new();
+    for (file, source) in TWIN_FILES {
+        let compiled = ima::compile_ptx(source, file, &format!("sm_{major}{minor}"))?;
+        if !compiled.log.is_empty() {
+            eprintln!("NVRTC on bench/twins/{file}:\n{}", compiled.log);
+        }
+        twin_files.push(ctx.load_module(Ptx::from_src(compiled.ptx))?);
+    }
     let mut b = Bench {
         ctx: ctx.clone(),
         stream,
         aux,
+        twin_files,
         opts,
         rows: Vec::new(),
         notes: Vec::new(),
@@ -1885,6 +2117,11 @@ fn main() -> Res<()> {
     if b.opts.wants("rope") {
         let stubs = stubs_of!(rope, rope);
         case!("rope", rope(&mut b, &stubs));
+    }
+    if b.opts.wants("embedding") || b.opts.wants("reshape_and_cache") {
+        let stubs = stubs_of!(index, embedding, reshape_and_cache);
+        case!("embedding", embedding(&mut b, &stubs));
+        case!("reshape_and_cache", reshape_and_cache(&mut b, &stubs));
     }
     let mut md = b.markdown();
     let _ = writeln!(md, "\n(bench ran {:.1} s)", started.elapsed().as_secs_f64());

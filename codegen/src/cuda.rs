@@ -545,8 +545,11 @@ fn entry(
             fields.push(c_expr(k, &v.hi.expr));
         }
         fields.push(record.to_string());
+        // Qualified: the entry point sees the global namespace too, where CUDA's headers
+        // declare POSIX types such as `key_t` and `size_t` (an argument named `key`).
         run_args.push(format!(
-            "{}_t<{index_type}, {checked}>{{{}}}",
+            "ima_{}::{}_t<{index_type}, {checked}>{{{}}}",
+            k.name,
             a.name,
             fields.join(", ")
         ));

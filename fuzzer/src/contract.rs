@@ -218,6 +218,9 @@ mod tests {
     mod attn {
         include!("../../tests/out/specs/attn.rs");
     }
+    mod index {
+        include!("../../tests/out/specs/index.rs");
+    }
     mod quant {
         include!("../../tests/out/specs/quant.rs");
     }
@@ -294,6 +297,19 @@ mod tests {
                 attn::SoftmaxRows::CONTRACT,
                 attn::AttnPv::CONTRACT,
                 attn::AttnScoresTiled::CONTRACT,
+            ],
+        );
+    }
+
+    #[test]
+    fn index_contracts_equal_the_generated_ones() {
+        all_same(
+            "specs/index.ima",
+            &[
+                index::Embedding::CONTRACT,
+                index::ReshapeAndCache::CONTRACT,
+                index::MoeRoute::CONTRACT,
+                index::MeanPoolVarlen::CONTRACT,
             ],
         );
     }
@@ -380,6 +396,7 @@ mod tests {
             [
                 "attn.ima",
                 "checkpoint.ima",
+                "index.ima",
                 "quant.ima",
                 "rmsnorm.ima",
                 "rope.ima",

@@ -4,7 +4,8 @@
 use ima_fuzz::contract;
 use ima_fuzz::rng::Rng;
 use ima_fuzz::shapes::{self, Config};
-use ima_fuzz::tensors::{Layout, physical_shape, plan_layout};
+use ima_fuzz::tensors::{ArgPlan, Layout, physical_shape, plan, plan_layout};
+use ima_fuzz::values::valid_entries;
 use ima_runtime::{Expr, KernelContract, Role};
 
 fn all_contracts() -> Vec<&'static KernelContract> {
@@ -322,4 +323,59 @@ fn the_checker_passes_every_case_and_refuses_every_mutation() {
             }
         }
     }
+}
+
+/// The entries the fuzzer writes into an argument with a value contract keep it, as the
+/// host's `validate_values` sees them: random ones in range (and the sentinel), ascending
+/// runs from the first value to the last.
+#[test]
+fn generated_index_tensors_keep_their_value_contracts() {
+    let cfg = cfg();
+    let mut checked = 0;
+    for c in all_contracts() {
+        let cases = shapes::cases(c, &cfg, 3, 60);
+        for case in &cases.cases {
+            let mut rng = Rng::new(11);
+            for (i, p) in plan(c, case, &mut rng, None).iter().enumerate() {
+                let ArgPlan::Tensor {
+                    layout,
+                    values: Some(v),
+                    ..
+                } = p
+                else {
+                    continue;
+                };
+                if layout.alloc > 1 << 20 {
+                    continue;
+                }
+                let a = &c.args[i];
+                let last = a
+                    .stored
+                    .iter()
+                    .position(|&l| l + 1 == a.dims.len())
+                    .unwrap_or(0);
+                // No valid entries (an empty range): the case is skipped, as the run does.
+                let Some(entries) = valid_entries(v, &layout.shape, last, &mut rng) else {
+                    continue;
+                };
+                let valid = ima_runtime::validate_values(
+                    c,
+                    i,
+                    &layout.shape,
+                    &entries,
+                    &case.symbols,
+                    &case.params,
+                );
+                assert!(
+                    valid.is_ok(),
+                    "{}: {}: {:?}",
+                    c.name,
+                    case.describe(c),
+                    valid
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no argument with a value contract");
 }

@@ -99,8 +99,8 @@ fn last(v: &ValueContract) -> Extent {
     }
 }
 
-/// `NB = 4096 (bound by k_cache.shape[0])`, `NB * BS = 65536 (NB = 4096 bound by
-/// k_cache.shape[0], BS = 16 bound by k_cache.shape[1])`, or just `4096` for a constant.
+/// `NB = 4096 (bound by k_cache.shape[0])`, `NB * BS = 65536 (NB bound by
+/// k_cache.shape[0], BS bound by k_cache.shape[1])`, or just `4096` for a constant.
 fn bound_text(c: &KernelContract, e: &Extent, value: i64) -> String {
     if matches!(e.expr, Expr::Const(_)) {
         return value.to_string();

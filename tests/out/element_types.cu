@@ -421,9 +421,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(a_t<int, false>{a, a_s0, N, nullptr},
-        b_t<int, false>{b, b_s0, N, nullptr},
-        y_t<int, false>{y, y_s0, N, nullptr},
+    run<int, false>(ima_widen_fp8::a_t<int, false>{a, a_s0, N, nullptr},
+        ima_widen_fp8::b_t<int, false>{b, b_s0, N, nullptr},
+        ima_widen_fp8::y_t<int, false>{y, y_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -443,9 +443,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(a_t<long long, false>{a, a_s0, N, nullptr},
-        b_t<long long, false>{b, b_s0, N, nullptr},
-        y_t<long long, false>{y, y_s0, N, nullptr},
+    run<long long, false>(ima_widen_fp8::a_t<long long, false>{a, a_s0, N, nullptr},
+        ima_widen_fp8::b_t<long long, false>{b, b_s0, N, nullptr},
+        ima_widen_fp8::y_t<long long, false>{y, y_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -466,9 +466,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(a_t<int, true>{a, a_s0, N, ima_record},
-        b_t<int, true>{b, b_s0, N, ima_record},
-        y_t<int, true>{y, y_s0, N, ima_record},
+    run<int, true>(ima_widen_fp8::a_t<int, true>{a, a_s0, N, ima_record},
+        ima_widen_fp8::b_t<int, true>{b, b_s0, N, ima_record},
+        ima_widen_fp8::y_t<int, true>{y, y_s0, N, ima_record},
         N,
         ima_record);
 }
@@ -489,9 +489,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(a_t<long long, true>{a, a_s0, N, ima_record},
-        b_t<long long, true>{b, b_s0, N, ima_record},
-        y_t<long long, true>{y, y_s0, N, ima_record},
+    run<long long, true>(ima_widen_fp8::a_t<long long, true>{a, a_s0, N, ima_record},
+        ima_widen_fp8::b_t<long long, true>{b, b_s0, N, ima_record},
+        ima_widen_fp8::y_t<long long, true>{y, y_s0, N, ima_record},
         N,
         ima_record);
 }
@@ -797,19 +797,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(a_t<int, false>{a, a_s0, N, nullptr},
-        b_t<int, false>{b, b_s0, N, nullptr},
-        c_t<int, false>{c, c_s0, N, nullptr},
-        d_t<int, false>{d, d_s0, N, nullptr},
-        e_t<int, false>{e, e_s0, N, nullptr},
-        f_t<int, false>{f, f_s0, N, nullptr},
-        g_t<int, false>{g, g_s0, N, nullptr},
-        h_t<int, false>{h, h_s0, N, nullptr},
-        p_t<int, false>{p, p_s0, N, nullptr},
-        q_t<int, false>{q, q_s0, N, nullptr},
-        r_t<int, false>{r, r_s0, N, nullptr},
-        s_t<int, false>{s, s_s0, N, nullptr},
-        y_t<int, false>{y, y_s0, N, nullptr},
+    run<int, false>(ima_sum_all::a_t<int, false>{a, a_s0, N, nullptr},
+        ima_sum_all::b_t<int, false>{b, b_s0, N, nullptr},
+        ima_sum_all::c_t<int, false>{c, c_s0, N, nullptr},
+        ima_sum_all::d_t<int, false>{d, d_s0, N, nullptr},
+        ima_sum_all::e_t<int, false>{e, e_s0, N, nullptr},
+        ima_sum_all::f_t<int, false>{f, f_s0, N, nullptr},
+        ima_sum_all::g_t<int, false>{g, g_s0, N, nullptr},
+        ima_sum_all::h_t<int, false>{h, h_s0, N, nullptr},
+        ima_sum_all::p_t<int, false>{p, p_s0, N, nullptr},
+        ima_sum_all::q_t<int, false>{q, q_s0, N, nullptr},
+        ima_sum_all::r_t<int, false>{r, r_s0, N, nullptr},
+        ima_sum_all::s_t<int, false>{s, s_s0, N, nullptr},
+        ima_sum_all::y_t<int, false>{y, y_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -849,19 +849,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(a_t<long long, false>{a, a_s0, N, nullptr},
-        b_t<long long, false>{b, b_s0, N, nullptr},
-        c_t<long long, false>{c, c_s0, N, nullptr},
-        d_t<long long, false>{d, d_s0, N, nullptr},
-        e_t<long long, false>{e, e_s0, N, nullptr},
-        f_t<long long, false>{f, f_s0, N, nullptr},
-        g_t<long long, false>{g, g_s0, N, nullptr},
-        h_t<long long, false>{h, h_s0, N, nullptr},
-        p_t<long long, false>{p, p_s0, N, nullptr},
-        q_t<long long, false>{q, q_s0, N, nullptr},
-        r_t<long long, false>{r, r_s0, N, nullptr},
-        s_t<long long, false>{s, s_s0, N, nullptr},
-        y_t<long long, false>{y, y_s0, N, nullptr},
+    run<long long, false>(ima_sum_all::a_t<long long, false>{a, a_s0, N, nullptr},
+        ima_sum_all::b_t<long long, false>{b, b_s0, N, nullptr},
+        ima_sum_all::c_t<long long, false>{c, c_s0, N, nullptr},
+        ima_sum_all::d_t<long long, false>{d, d_s0, N, nullptr},
+        ima_sum_all::e_t<long long, false>{e, e_s0, N, nullptr},
+        ima_sum_all::f_t<long long, false>{f, f_s0, N, nullptr},
+        ima_sum_all::g_t<long long, false>{g, g_s0, N, nullptr},
+        ima_sum_all::h_t<long long, false>{h, h_s0, N, nullptr},
+        ima_sum_all::p_t<long long, false>{p, p_s0, N, nullptr},
+        ima_sum_all::q_t<long long, false>{q, q_s0, N, nullptr},
+        ima_sum_all::r_t<long long, false>{r, r_s0, N, nullptr},
+        ima_sum_all::s_t<long long, false>{s, s_s0, N, nullptr},
+        ima_sum_all::y_t<long long, false>{y, y_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -902,19 +902,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(a_t<int, true>{a, a_s0, N, ima_record},
-        b_t<int, true>{b, b_s0, N, ima_record},
-        c_t<int, true>{c, c_s0, N, ima_record},
-        d_t<int, true>{d, d_s0, N, ima_record},
-        e_t<int, true>{e, e_s0, N, ima_record},
-        f_t<int, true>{f, f_s0, N, ima_record},
-        g_t<int, true>{g, g_s0, N, ima_record},
-        h_t<int, true>{h, h_s0, N, ima_record},
-        p_t<int, true>{p, p_s0, N, ima_record},
-        q_t<int, true>{q, q_s0, N, ima_record},
-        r_t<int, true>{r, r_s0, N, ima_record},
-        s_t<int, true>{s, s_s0, N, ima_record},
-        y_t<int, true>{y, y_s0, N, ima_record},
+    run<int, true>(ima_sum_all::a_t<int, true>{a, a_s0, N, ima_record},
+        ima_sum_all::b_t<int, true>{b, b_s0, N, ima_record},
+        ima_sum_all::c_t<int, true>{c, c_s0, N, ima_record},
+        ima_sum_all::d_t<int, true>{d, d_s0, N, ima_record},
+        ima_sum_all::e_t<int, true>{e, e_s0, N, ima_record},
+        ima_sum_all::f_t<int, true>{f, f_s0, N, ima_record},
+        ima_sum_all::g_t<int, true>{g, g_s0, N, ima_record},
+        ima_sum_all::h_t<int, true>{h, h_s0, N, ima_record},
+        ima_sum_all::p_t<int, true>{p, p_s0, N, ima_record},
+        ima_sum_all::q_t<int, true>{q, q_s0, N, ima_record},
+        ima_sum_all::r_t<int, true>{r, r_s0, N, ima_record},
+        ima_sum_all::s_t<int, true>{s, s_s0, N, ima_record},
+        ima_sum_all::y_t<int, true>{y, y_s0, N, ima_record},
         N,
         ima_record);
 }
@@ -955,19 +955,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(a_t<long long, true>{a, a_s0, N, ima_record},
-        b_t<long long, true>{b, b_s0, N, ima_record},
-        c_t<long long, true>{c, c_s0, N, ima_record},
-        d_t<long long, true>{d, d_s0, N, ima_record},
-        e_t<long long, true>{e, e_s0, N, ima_record},
-        f_t<long long, true>{f, f_s0, N, ima_record},
-        g_t<long long, true>{g, g_s0, N, ima_record},
-        h_t<long long, true>{h, h_s0, N, ima_record},
-        p_t<long long, true>{p, p_s0, N, ima_record},
-        q_t<long long, true>{q, q_s0, N, ima_record},
-        r_t<long long, true>{r, r_s0, N, ima_record},
-        s_t<long long, true>{s, s_s0, N, ima_record},
-        y_t<long long, true>{y, y_s0, N, ima_record},
+    run<long long, true>(ima_sum_all::a_t<long long, true>{a, a_s0, N, ima_record},
+        ima_sum_all::b_t<long long, true>{b, b_s0, N, ima_record},
+        ima_sum_all::c_t<long long, true>{c, c_s0, N, ima_record},
+        ima_sum_all::d_t<long long, true>{d, d_s0, N, ima_record},
+        ima_sum_all::e_t<long long, true>{e, e_s0, N, ima_record},
+        ima_sum_all::f_t<long long, true>{f, f_s0, N, ima_record},
+        ima_sum_all::g_t<long long, true>{g, g_s0, N, ima_record},
+        ima_sum_all::h_t<long long, true>{h, h_s0, N, ima_record},
+        ima_sum_all::p_t<long long, true>{p, p_s0, N, ima_record},
+        ima_sum_all::q_t<long long, true>{q, q_s0, N, ima_record},
+        ima_sum_all::r_t<long long, true>{r, r_s0, N, ima_record},
+        ima_sum_all::s_t<long long, true>{s, s_s0, N, ima_record},
+        ima_sum_all::y_t<long long, true>{y, y_s0, N, ima_record},
         N,
         ima_record);
 }

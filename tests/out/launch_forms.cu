@@ -434,8 +434,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
-        s_t<int, false>{s, s_s0, s_s1, N, 1, nullptr},
+    run<int, false>(ima_row_sums::x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
+        ima_row_sums::s_t<int, false>{s, s_s0, s_s1, N, 1, nullptr},
         N,
         D,
         nullptr);
@@ -457,8 +457,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
-        s_t<long long, false>{s, s_s0, s_s1, N, 1, nullptr},
+    run<long long, false>(ima_row_sums::x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
+        ima_row_sums::s_t<long long, false>{s, s_s0, s_s1, N, 1, nullptr},
         N,
         D,
         nullptr);
@@ -481,8 +481,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32_checked(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, N, D, ima_record},
-        s_t<int, true>{s, s_s0, s_s1, N, 1, ima_record},
+    run<int, true>(ima_row_sums::x_t<int, true>{x, x_s0, x_s1, N, D, ima_record},
+        ima_row_sums::s_t<int, true>{s, s_s0, s_s1, N, 1, ima_record},
         N,
         D,
         ima_record);
@@ -505,8 +505,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64_checked(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, N, D, ima_record},
-        s_t<long long, true>{s, s_s0, s_s1, N, 1, ima_record},
+    run<long long, true>(ima_row_sums::x_t<long long, true>{x, x_s0, x_s1, N, D, ima_record},
+        ima_row_sums::s_t<long long, true>{s, s_s0, s_s1, N, 1, ima_record},
         N,
         D,
         ima_record);
@@ -589,8 +589,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(src_t<int, false>{src, src_s0, N, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<int, false>(ima_fill::src_t<int, false>{src, src_s0, N, nullptr},
+        ima_fill::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         N,
         M,
         nullptr);
@@ -611,8 +611,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(src_t<long long, false>{src, src_s0, N, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<long long, false>(ima_fill::src_t<long long, false>{src, src_s0, N, nullptr},
+        ima_fill::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         N,
         M,
         nullptr);
@@ -634,8 +634,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(src_t<int, true>{src, src_s0, N, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
+    run<int, true>(ima_fill::src_t<int, true>{src, src_s0, N, ima_record},
+        ima_fill::y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
         N,
         M,
         ima_record);
@@ -657,8 +657,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(src_t<long long, true>{src, src_s0, N, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
+    run<long long, true>(ima_fill::src_t<long long, true>{src, src_s0, N, ima_record},
+        ima_fill::y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
         N,
         M,
         ima_record);

@@ -447,9 +447,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_scores_off_by_one::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_scores_off_by_one::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_scores_off_by_one::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -486,9 +486,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_scores_off_by_one::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_scores_off_by_one::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_scores_off_by_one::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -526,9 +526,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    run<int, true>(ima_scores_off_by_one::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
+        ima_scores_off_by_one::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
+        ima_scores_off_by_one::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
         B,
         H,
         S,
@@ -566,9 +566,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    run<long long, true>(ima_scores_off_by_one::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
+        ima_scores_off_by_one::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
+        ima_scores_off_by_one::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
         B,
         H,
         S,
@@ -671,8 +671,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<int, false>(ima_transpose_swapped::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_transpose_swapped::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -694,8 +694,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<long long, false>(ima_transpose_swapped::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_transpose_swapped::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -718,8 +718,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
+    run<int, true>(ima_transpose_swapped::x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
+        ima_transpose_swapped::y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
         M,
         N,
         ima_record);
@@ -742,8 +742,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
+    run<long long, true>(ima_transpose_swapped::x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
+        ima_transpose_swapped::y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
         M,
         N,
         ima_record);
@@ -874,8 +874,8 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32(
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, R, C, nullptr},
-        s_t<int, false>{s, s_s0, s_s1, R, 1, nullptr},
+    run<int, false>(ima_shared_overrun::x_t<int, false>{x, x_s0, x_s1, R, C, nullptr},
+        ima_shared_overrun::s_t<int, false>{s, s_s0, s_s1, R, 1, nullptr},
         R,
         C,
         nullptr);
@@ -897,8 +897,8 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64(
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, R, C, nullptr},
-        s_t<long long, false>{s, s_s0, s_s1, R, 1, nullptr},
+    run<long long, false>(ima_shared_overrun::x_t<long long, false>{x, x_s0, x_s1, R, C, nullptr},
+        ima_shared_overrun::s_t<long long, false>{s, s_s0, s_s1, R, 1, nullptr},
         R,
         C,
         nullptr);
@@ -921,8 +921,8 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, R, C, ima_record},
-        s_t<int, true>{s, s_s0, s_s1, R, 1, ima_record},
+    run<int, true>(ima_shared_overrun::x_t<int, true>{x, x_s0, x_s1, R, C, ima_record},
+        ima_shared_overrun::s_t<int, true>{s, s_s0, s_s1, R, 1, ima_record},
         R,
         C,
         ima_record);
@@ -945,8 +945,8 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, R, C, ima_record},
-        s_t<long long, true>{s, s_s0, s_s1, R, 1, ima_record},
+    run<long long, true>(ima_shared_overrun::x_t<long long, true>{x, x_s0, x_s1, R, C, ima_record},
+        ima_shared_overrun::s_t<long long, true>{s, s_s0, s_s1, R, 1, ima_record},
         R,
         C,
         ima_record);
@@ -1382,8 +1382,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_dequant_wrong_group::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_dequant_wrong_group::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -1413,8 +1413,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_dequant_wrong_group::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_dequant_wrong_group::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -1445,8 +1445,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_che
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, true>(ima_dequant_wrong_group::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_dequant_wrong_group::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1477,8 +1477,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, true>(ima_dequant_wrong_group::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_dequant_wrong_group::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1909,8 +1909,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32(
     __builtin_assume(threadIdx.x < 1u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, N, nullptr},
+    run<int, false>(ima_sum_tiles_across_groups::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_sum_tiles_across_groups::y_t<int, false>{y, y_s0, N, nullptr},
         K,
         N,
         G,
@@ -1939,8 +1939,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64(
     __builtin_assume(threadIdx.x < 1u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, N, nullptr},
+    run<long long, false>(ima_sum_tiles_across_groups::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_sum_tiles_across_groups::y_t<long long, false>{y, y_s0, N, nullptr},
         K,
         N,
         G,
@@ -1970,8 +1970,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_c
     __builtin_assume(threadIdx.x < 1u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, N, ima_record},
+    run<int, true>(ima_sum_tiles_across_groups::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_sum_tiles_across_groups::y_t<int, true>{y, y_s0, N, ima_record},
         K,
         N,
         G,
@@ -2001,8 +2001,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_c
     __builtin_assume(threadIdx.x < 1u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, N, ima_record},
+    run<long long, true>(ima_sum_tiles_across_groups::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_sum_tiles_across_groups::y_t<long long, true>{y, y_s0, N, ima_record},
         K,
         N,
         G,

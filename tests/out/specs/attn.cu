@@ -454,9 +454,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_attn_scores::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_attn_scores::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_attn_scores::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -495,9 +495,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_attn_scores::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_attn_scores::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_attn_scores::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -537,9 +537,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    run<int, true>(ima_attn_scores::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
+        ima_attn_scores::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
+        ima_attn_scores::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
         B,
         H,
         S,
@@ -579,9 +579,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    run<long long, true>(ima_attn_scores::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
+        ima_attn_scores::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
+        ima_attn_scores::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
         B,
         H,
         S,
@@ -742,8 +742,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(s_t<int, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, nullptr},
-        p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_softmax_rows::s_t<int, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, nullptr},
+        ima_softmax_rows::p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -773,8 +773,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(s_t<long long, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, nullptr},
-        p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_softmax_rows::s_t<long long, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, nullptr},
+        ima_softmax_rows::p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -805,8 +805,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(s_t<int, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, ima_record},
-        p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
+    run<int, true>(ima_softmax_rows::s_t<int, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, ima_record},
+        ima_softmax_rows::p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
         B,
         H,
         S,
@@ -837,8 +837,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(s_t<long long, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, ima_record},
-        p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
+    run<long long, true>(ima_softmax_rows::s_t<long long, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, ima_record},
+        ima_softmax_rows::p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
         B,
         H,
         S,
@@ -981,9 +981,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
-        v_t<int, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, nullptr},
-        o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, nullptr},
+    run<int, false>(ima_attn_pv::p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
+        ima_attn_pv::v_t<int, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, nullptr},
+        ima_attn_pv::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, nullptr},
         B,
         H,
         S,
@@ -1020,9 +1020,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
-        v_t<long long, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, nullptr},
-        o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, nullptr},
+    run<long long, false>(ima_attn_pv::p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
+        ima_attn_pv::v_t<long long, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, nullptr},
+        ima_attn_pv::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, nullptr},
         B,
         H,
         S,
@@ -1060,9 +1060,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
-        v_t<int, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, ima_record},
-        o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, ima_record},
+    run<int, true>(ima_attn_pv::p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
+        ima_attn_pv::v_t<int, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, ima_record},
+        ima_attn_pv::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, ima_record},
         B,
         H,
         S,
@@ -1100,9 +1100,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
-        v_t<long long, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, ima_record},
-        o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, ima_record},
+    run<long long, true>(ima_attn_pv::p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ima_record},
+        ima_attn_pv::v_t<long long, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, ima_record},
+        ima_attn_pv::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, ima_record},
         B,
         H,
         S,
@@ -1341,9 +1341,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_attn_scores_tiled::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_attn_scores_tiled::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_attn_scores_tiled::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -1382,9 +1382,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_attn_scores_tiled::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_attn_scores_tiled::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_attn_scores_tiled::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -1424,9 +1424,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    run<int, true>(ima_attn_scores_tiled::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
+        ima_attn_scores_tiled::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
+        ima_attn_scores_tiled::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
         B,
         H,
         S,
@@ -1466,9 +1466,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    run<long long, true>(ima_attn_scores_tiled::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
+        ima_attn_scores_tiled::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
+        ima_attn_scores_tiled::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
         B,
         H,
         S,

@@ -716,8 +716,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, false>(ima_gptq_v1_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v1_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -750,8 +750,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, false>(ima_gptq_v1_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v1_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -784,8 +784,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, true>(ima_gptq_v1_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v1_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -818,8 +818,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, true>(ima_gptq_v1_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v1_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1256,8 +1256,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_gptq_v2_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_v2_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -1287,8 +1287,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_gptq_v2_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_v2_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -1319,8 +1319,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, true>(ima_gptq_v2_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_v2_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1351,8 +1351,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, true>(ima_gptq_v2_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_v2_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1783,8 +1783,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_gptq_sym_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_sym_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -1811,8 +1811,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_gptq_sym_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_sym_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -1840,8 +1840,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, true>(ima_gptq_sym_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_sym_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1869,8 +1869,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, true>(ima_gptq_sym_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_sym_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2275,8 +2275,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, false>(ima_gptq_sym_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_sym_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2306,8 +2306,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, false>(ima_gptq_sym_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_sym_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2337,8 +2337,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, true>(ima_gptq_sym_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_sym_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2368,8 +2368,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, true>(ima_gptq_sym_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_sym_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2807,9 +2807,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, false>(ima_gptq_v1_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_v1_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v1_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -2847,9 +2847,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, false>(ima_gptq_v1_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_v1_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v1_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -2887,9 +2887,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, true>(ima_gptq_v1_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_v1_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v1_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -2927,9 +2927,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, true>(ima_gptq_v1_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_v1_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v1_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -3394,9 +3394,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_gptq_v2_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_gptq_v2_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_v2_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -3431,9 +3431,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_gptq_v2_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_gptq_v2_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_v2_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -3469,9 +3469,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, true>(ima_gptq_v2_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_v2_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_v2_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -3507,9 +3507,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, true>(ima_gptq_v2_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_v2_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_v2_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -3948,9 +3948,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, false>(ima_gptq_v2_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_v2_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v2_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -3988,9 +3988,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, false>(ima_gptq_v2_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_v2_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v2_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -4028,9 +4028,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, true>(ima_gptq_v2_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_v2_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v2_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -4068,9 +4068,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, true>(ima_gptq_v2_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_v2_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_v2_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -4529,9 +4529,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_gptq_sym_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_gptq_sym_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_sym_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -4563,9 +4563,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_gptq_sym_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_gptq_sym_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_sym_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -4598,9 +4598,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, true>(ima_gptq_sym_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_sym_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_sym_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -4633,9 +4633,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, true>(ima_gptq_sym_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_sym_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_sym_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -5068,9 +5068,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, false>(ima_gptq_sym_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_sym_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_sym_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -5105,9 +5105,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, false>(ima_gptq_sym_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_sym_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_sym_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -5142,9 +5142,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, true>(ima_gptq_sym_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_sym_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_sym_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -5179,9 +5179,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, true>(ima_gptq_sym_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_sym_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_sym_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,

@@ -760,8 +760,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_gptq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -791,8 +791,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_gptq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -823,8 +823,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, true>(ima_gptq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -855,8 +855,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, true>(ima_gptq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1293,8 +1293,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_gptq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -1324,8 +1324,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_gptq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -1356,8 +1356,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32_chec
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, true>(ima_gptq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1388,8 +1388,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_chec
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, true>(ima_gptq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1800,8 +1800,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, false>(ima_gptq_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1834,8 +1834,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, false>(ima_gptq_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1868,8 +1868,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, true>(ima_gptq_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -1902,8 +1902,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, true>(ima_gptq_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_gptq_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2271,8 +2271,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_awq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_awq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -2302,8 +2302,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_awq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_awq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -2334,8 +2334,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, true>(ima_awq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_awq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2366,8 +2366,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, true>(ima_awq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_awq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2712,8 +2712,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_awq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_awq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -2743,8 +2743,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_awq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_awq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -2775,8 +2775,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, true>(ima_awq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_awq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2807,8 +2807,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, true>(ima_awq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_awq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2958,8 +2958,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_int8_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_int8_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -2986,8 +2986,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_int8_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_int8_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -3015,8 +3015,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, true>(ima_int8_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_int8_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -3044,8 +3044,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, true>(ima_int8_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_int8_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -3580,9 +3580,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_gptq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_gptq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -3617,9 +3617,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_gptq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_gptq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -3655,9 +3655,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, true>(ima_gptq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -3693,9 +3693,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, true>(ima_gptq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -4076,9 +4076,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_awq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_awq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_awq_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -4113,9 +4113,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_awq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_awq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_awq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -4151,9 +4151,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, true>(ima_awq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_awq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_awq_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -4189,9 +4189,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, true>(ima_awq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_awq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_awq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,

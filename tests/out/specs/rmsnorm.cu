@@ -514,9 +514,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
-        w_t<int, false>{w, w_s0, D, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, N, D, nullptr},
+    run<int, false>(ima_rms_norm::x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
+        ima_rms_norm::w_t<int, false>{w, w_s0, D, nullptr},
+        ima_rms_norm::y_t<int, false>{y, y_s0, y_s1, N, D, nullptr},
         N,
         D,
         eps,
@@ -542,9 +542,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
-        w_t<long long, false>{w, w_s0, D, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, N, D, nullptr},
+    run<long long, false>(ima_rms_norm::x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
+        ima_rms_norm::w_t<long long, false>{w, w_s0, D, nullptr},
+        ima_rms_norm::y_t<long long, false>{y, y_s0, y_s1, N, D, nullptr},
         N,
         D,
         eps,
@@ -571,9 +571,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, N, D, ima_record},
-        w_t<int, true>{w, w_s0, D, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, N, D, ima_record},
+    run<int, true>(ima_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, ima_record},
+        ima_rms_norm::w_t<int, true>{w, w_s0, D, ima_record},
+        ima_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, ima_record},
         N,
         D,
         eps,
@@ -600,9 +600,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, N, D, ima_record},
-        w_t<long long, true>{w, w_s0, D, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, N, D, ima_record},
+    run<long long, true>(ima_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, ima_record},
+        ima_rms_norm::w_t<long long, true>{w, w_s0, D, ima_record},
+        ima_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, ima_record},
         N,
         D,
         eps,

@@ -483,10 +483,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, nullptr},
-        cos_tab_t<int, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), nullptr},
-        sin_tab_t<int, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), nullptr},
-        y_t<int, false>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, nullptr},
+    run<int, false>(ima_rope::x_t<int, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, nullptr},
+        ima_rope::cos_tab_t<int, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), nullptr},
+        ima_rope::sin_tab_t<int, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), nullptr},
+        ima_rope::y_t<int, false>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, nullptr},
         B,
         H,
         S,
@@ -522,10 +522,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, nullptr},
-        cos_tab_t<long long, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), nullptr},
-        sin_tab_t<long long, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, nullptr},
+    run<long long, false>(ima_rope::x_t<long long, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, nullptr},
+        ima_rope::cos_tab_t<long long, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), nullptr},
+        ima_rope::sin_tab_t<long long, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), nullptr},
+        ima_rope::y_t<long long, false>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, nullptr},
         B,
         H,
         S,
@@ -562,10 +562,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, ima_record},
-        cos_tab_t<int, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), ima_record},
-        sin_tab_t<int, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), ima_record},
-        y_t<int, true>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, ima_record},
+    run<int, true>(ima_rope::x_t<int, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, ima_record},
+        ima_rope::cos_tab_t<int, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), ima_record},
+        ima_rope::sin_tab_t<int, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), ima_record},
+        ima_rope::y_t<int, true>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, ima_record},
         B,
         H,
         S,
@@ -602,10 +602,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, ima_record},
-        cos_tab_t<long long, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), ima_record},
-        sin_tab_t<long long, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, ima_record},
+    run<long long, true>(ima_rope::x_t<long long, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, ima_record},
+        ima_rope::cos_tab_t<long long, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), ima_record},
+        ima_rope::sin_tab_t<long long, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), ima_record},
+        ima_rope::y_t<long long, true>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, ima_record},
         B,
         H,
         S,

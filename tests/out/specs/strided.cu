@@ -412,8 +412,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_affine_view::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_affine_view::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         N,
         a,
@@ -439,8 +439,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_affine_view::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_affine_view::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         N,
         a,
@@ -467,8 +467,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, true>(ima_affine_view::x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
+        ima_affine_view::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         N,
         a,
@@ -495,8 +495,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, true>(ima_affine_view::x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
+        ima_affine_view::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         N,
         a,

@@ -406,8 +406,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<int, false>(ima_transpose::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_transpose::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -429,8 +429,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<long long, false>(ima_transpose::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_transpose::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -453,8 +453,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
+    run<int, true>(ima_transpose::x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
+        ima_transpose::y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
         M,
         N,
         ima_record);
@@ -477,8 +477,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
+    run<long long, true>(ima_transpose::x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
+        ima_transpose::y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
         M,
         N,
         ima_record);
@@ -593,8 +593,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
-        y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<int, false>(ima_transpose_tiled::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_transpose_tiled::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -616,8 +616,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
-        y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<long long, false>(ima_transpose_tiled::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_transpose_tiled::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -640,8 +640,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32_checked
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
-        y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
+    run<int, true>(ima_transpose_tiled::x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
+        ima_transpose_tiled::y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
         M,
         N,
         ima_record);
@@ -664,8 +664,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64_checked
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
-        y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
+    run<long long, true>(ima_transpose_tiled::x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
+        ima_transpose_tiled::y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
         M,
         N,
         ima_record);
