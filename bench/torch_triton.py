@@ -280,6 +280,54 @@ def bench_rope(args):
     row("rope", f"B={bb} S={s} H={h} D={d} f16, stored [B,S,H,D] ({mb(b)})", "PyTorch ops", b, fn, args)
 
 
+def paged_lens(b):
+    # The lengths of examples/bench.rs's paged_attn (paged_lens there): fixed and ragged.
+    return [1, 4096] + [1 + (i * 2654435761) % 2**32 % 4096 for i in range(2, b)]
+
+
+def bench_paged(args):
+    # Paged attention decode at examples/bench.rs's shape: B = 32 sequences of 1 to 4096
+    # tokens, HQ = 32 query heads on HKV = 8 KV heads, D = 128, pages of 16 tokens in random
+    # order (torch.randperm's, not the Rust bench's: the same pages per sequence, another
+    # order). PyTorch has no paged kernel: gather each sequence's pages into a contiguous,
+    # padded [B, HKV, P * BS, D] K and V, then one SDPA with a mask of each length and
+    # enable_gqa. Bytes: the K and V rows of the tokens in use, q, out, tables and lengths,
+    # as the Rust bench counts them (the gather moves more: every padded row, twice).
+    bb, hq, hkv, d, bs = 32, 32, 8, 128, 16
+    lens = paged_lens(bb)
+    p = 4096 // bs
+    pages = [-(-n // bs) for n in lens]
+    nb = sum(pages)
+    order = torch.randperm(nb, device=DEV).to(torch.int32)
+    tables = torch.zeros(bb, p, dtype=torch.int32, device=DEV)
+    at = 0
+    for s, n in enumerate(pages):
+        tables[s, :n] = order[at:at + n]
+        at += n
+    lens_t = torch.tensor(lens, dtype=torch.int32, device=DEV)
+    q = torch.rand(bb, hq, d, device=DEV).mul(2).sub(1).half()
+    k_cache = torch.rand(nb, bs, hkv, d, device=DEV).mul(2).sub(1).half()
+    v_cache = torch.rand(nb, bs, hkv, d, device=DEV).mul(2).sub(1).half()
+    out = torch.empty(bb, hq, d, dtype=torch.float16, device=DEV)
+    mask = (torch.arange(p * bs, device=DEV)[None, :] < lens_t[:, None].long())[:, None, None, :]
+    idx = tables.long()
+    scale = 1.0 / d**0.5
+    tokens = sum(lens)
+    b = 2.0 * tokens * hkv * d * 2 + nbytes(q, out, tables, lens_t)
+
+    def fn():
+        # [B, P, BS, HKV, D] -> [B, HKV, P * BS, D]
+        k = k_cache[idx].view(bb, p * bs, hkv, d).transpose(1, 2)
+        v = v_cache[idx].view(bb, p * bs, hkv, d).transpose(1, 2)
+        o = torch.nn.functional.scaled_dot_product_attention(
+            q[:, :, None, :], k, v, attn_mask=mask, scale=scale, enable_gqa=True)
+        out.copy_(o[:, :, 0, :])
+
+    row("paged_attn", f"B={bb} HQ={hq} HKV={hkv} D={d} BS={bs}, lens 1..4096 ({tokens} tokens; "
+        f"{mb(2.0 * tokens * hkv * d * 2)} of K+V, {mb(b)})",
+        "gather pages + SDPA (enable_gqa)", b, fn, args)
+
+
 def bench_copy(args):
     # The roofline: a device-to-device copy moving as many bytes as each dequant shape
     # (the large one, 592 MB, and the ragged one, 52 MB), as the GEMV (122 MB: its weights,
@@ -308,6 +356,7 @@ CASES = {
     "attn_scores": bench_attn,
     "rms_norm": bench_rms,
     "rope": bench_rope,
+    "paged_attn": bench_paged,
     "copy": bench_copy,
 }
 

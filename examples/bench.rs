@@ -15,7 +15,8 @@
 //!   (attn_scores), the spec's raw grid and block for gptq_dequant, awq_dequant, rope (8
 //!   elements a thread) and gptq_gemv (with its shared memory), a block of 256 per row
 //!   with 16-byte vectors for rms_norm, a thread per 16 bytes of a row for embedding and
-//!   reshape_and_cache.
+//!   reshape_and_cache; paged attention's two kernels in their spec grids
+//!   (bench/twins/paged.cu), with block_tables and seq_lens entries used unchecked.
 //!
 //! Time is the median (and minimum) over `--iters` launches, each bracketed by its own
 //! pair of CUDA events after `--warmup` launches. The timed launches queue behind a kernel
@@ -35,10 +36,11 @@
 //! ```
 //! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
-//! attn_scores, attn_scores_tiled, rms_norm, rope, embedding, reshape_and_cache. The last
-//! two take indices from tensors (specs/index.ima): their release variant checks every id
-//! or slot it reads too, their twins (bench/twins/index.cu) check none, and a "device copy"
-//! row moves the same bytes with `cuMemcpyDtoD`, the roofline they aim at.
+//! attn_scores, attn_scores_tiled, rms_norm, rope, embedding, reshape_and_cache,
+//! paged_attn. The last three take indices from tensors (specs/index.ima, specs/paged.ima):
+//! their release variant checks every id, slot, block id or length it reads too, their
+//! twins (bench/twins/) check none, and for the first two a "device copy" row moves the
+//! same bytes with `cuMemcpyDtoD`, the roofline they aim at.
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -96,9 +98,18 @@ stubs!(
     Embedding,
     ReshapeAndCache
 );
+stubs!(
+    paged,
+    "../tests/out/specs/paged.rs",
+    PagedAttnPartition,
+    PagedAttnReduce
+);
 
 /// Twins kept in files of their own, each compiled as a module: (file name, source).
-const TWIN_FILES: &[(&str, &str)] = &[("index.cu", include_str!("../bench/twins/index.cu"))];
+const TWIN_FILES: &[(&str, &str)] = &[
+    ("index.cu", include_str!("../bench/twins/index.cu")),
+    ("paged.cu", include_str!("../bench/twins/paged.cu")),
+];
 
 /// Hand-written twins of the spec bodies (no accessors, no checks), plus device-side fill
 /// and compare helpers, so that no large buffer crosses PCIe.
@@ -834,6 +845,7 @@ const CASES: &[&str] = &[
     "rope",
     "embedding",
     "reshape_and_cache",
+    "paged_attn",
 ];
 
 impl Opts {
@@ -1286,7 +1298,7 @@ macro_rules! checked_stubs {
         }
     )*};
 }
-checked_stubs!(quant, attn, rmsnorm, rope, index);
+checked_stubs!(quant, attn, rmsnorm, rope, index, paged);
 
 /// Both stub sets: the second with checked mode on.
 struct Stubs<K> {
@@ -2041,6 +2053,199 @@ fn reshape_and_cache(b: &mut Bench, stubs: &Stubs<index::Kernels>) -> Res<()> {
     Ok(())
 }
 
+// ----------------------------------------------------------------------------------------
+// Paged attention (specs/paged.ima)
+
+/// The decode shape of issue 18: B = 32 sequences of 1 to 4096 tokens, HQ = 32 query
+/// heads sharing HKV = 8 KV heads, D = 128, pages of BS = 16 tokens in random order.
+/// bench/torch_triton.py's `paged_attn` builds the same lengths.
+fn paged_lens(b: usize) -> Vec<i32> {
+    // Fixed and ragged: the shortest and the longest, then a multiplicative hash.
+    (0..b as u64)
+        .map(|i| match i {
+            0 => 1,
+            1 => 4096,
+            _ => 1 + ((i * 2_654_435_761) % (1 << 32) % 4096) as i32,
+        })
+        .collect()
+}
+
+/// A deterministic permutation of 0..n (the LCG of the tests).
+fn paged_permutation(n: usize, seed: u64) -> Vec<i32> {
+    let mut v: Vec<i32> = (0..n as i32).collect();
+    let mut s = seed;
+    for i in (1..n).rev() {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        v.swap(i, ((s >> 33) % (i as u64 + 1)) as usize);
+    }
+    v
+}
+
+/// paged_attn_partition then paged_attn_reduce, as one timed launch pair; the twin the
+/// same pair of hand-written kernels (bench/twins/paged.cu). Bytes: the K and V rows of
+/// every token in use (what the kernels must read), q, out, seq_lens and block_tables;
+/// the workspace (f32 partials, a few MB) is not counted.
+fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
+    const PART: usize = 512;
+    let (bb, hq, hkv, d, bs) = (32, 32, 8, 128, 16);
+    let lens = paged_lens(bb);
+    let p = 4096 / bs;
+    let pages_of = |l: i32| (l as usize).div_ceil(bs);
+    let nb: usize = lens.iter().map(|&l| pages_of(l)).sum();
+    // Each sequence's pages drawn from a shuffled pool; entries past its length point at
+    // page 0 (never read).
+    let order = paged_permutation(nb, 18);
+    let mut tables = vec![0i32; bb * p];
+    let mut next = 0;
+    for (s, &l) in lens.iter().enumerate() {
+        for e in 0..pages_of(l) {
+            tables[s * p + e] = order[next];
+            next += 1;
+        }
+    }
+    let scale = 1.0 / (d as f32).sqrt();
+    let mut q = Tensor::<f16>::zeros(&b.stream, &[bb, hq, d])?;
+    let mut k = Tensor::<f16>::zeros(&b.stream, &[nb, bs, hkv, d])?;
+    let mut v = Tensor::<f16>::zeros(&b.stream, &[nb, bs, hkv, d])?;
+    b.fill("fill_f16", q.slice_mut(), 180, -1.0, 1.0)?;
+    b.fill("fill_f16", k.slice_mut(), 181, -1.0, 1.0)?;
+    b.fill("fill_f16", v.slice_mut(), 182, -1.0, 1.0)?;
+    let tables_t = Tensor::from_host(&b.stream, &tables, &[bb, p])?;
+    let lens_t = Tensor::from_host(&b.stream, &lens, &[bb])?;
+    let np = (p * bs).div_ceil(PART);
+    let tokens: usize = lens.iter().map(|&l| l as usize).sum();
+    let kv_bytes = (2 * tokens * hkv * d * 2) as f64;
+    let workspace = || -> Res<(Tensor<f32>, Tensor<f32>, Tensor<f16>)> {
+        Ok((
+            Tensor::<f32>::zeros(&b.stream, &[bb, hq, np, d])?,
+            Tensor::<f32>::zeros(&b.stream, &[bb, hq, np])?,
+            Tensor::<f16>::zeros(&b.stream, &[bb, hq, d])?,
+        ))
+    };
+    let (mut po_rel, mut pl_rel, mut out_rel) = workspace()?;
+    let (mut po_chk, mut pl_chk, mut out_chk) = workspace()?;
+    let (mut po_twin, mut pl_twin, mut out_twin) = workspace()?;
+    let bytes =
+        kv_bytes + bytes_of(&q) + bytes_of(&out_rel) + bytes_of(&tables_t) + bytes_of(&lens_t);
+    let shape = format!(
+        "B={bb} HQ={hq} HKV={hkv} D={d} BS={bs}, lens 1..4096 ({} tokens; {} of K+V, {})",
+        tokens,
+        mb(kv_bytes),
+        mb(bytes)
+    );
+    let kernel = "paged_attn";
+    let launch = |s: &paged::Kernels,
+                  po: &mut Tensor<f32>,
+                  pl: &mut Tensor<f32>,
+                  out: &mut Tensor<f16>|
+     -> Res<()> {
+        done(
+            s.paged_attn_partition
+                .launch(&b.stream, &q, &k, &v, &tables_t, &lens_t, po, pl, scale)?,
+        )?;
+        done(
+            s.paged_attn_reduce
+                .launch(&b.stream, po, pl, &lens_t, out)?,
+        )
+    };
+    let release = b
+        .opts
+        .variant("release")
+        .then(|| b.time(&mut |_| launch(&stubs.release, &mut po_rel, &mut pl_rel, &mut out_rel)));
+    let checked = b.time_checked(&stubs.checked, &mut |_| {
+        launch(&stubs.checked, &mut po_chk, &mut pl_chk, &mut out_chk)
+    });
+    let twin = if b.opts.variant("twin") {
+        let part_f = b.func("twin_paged_attn_partition")?;
+        let reduce_f = b.func("twin_paged_attn_reduce")?;
+        let (hqi, hkvi, di, bsi, pi, npi) = (
+            i32_of(hq)?,
+            i32_of(hkv)?,
+            i32_of(d)?,
+            i32_of(bs)?,
+            i32_of(p)?,
+            i32_of(np)?,
+        );
+        i32_of(nb * bs * hkv * d)?;
+        // The spec's grid(ceil(P * BS / PART), HKV * ceil(HQ / HKV / 4), B) block(256), its
+        // shared pages (513 ints, 16-byte padded), red_o (8192 f32) and red_ml (256 f32);
+        // then grid(HQ, B) block(128).
+        let part_cfg = LaunchConfig {
+            grid_dim: (
+                u32::try_from(np)?,
+                u32::try_from(hkv * (hq / hkv).div_ceil(4))?,
+                u32::try_from(bb)?,
+            ),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 2064 + 8192 * 4 + 256 * 4,
+        };
+        let reduce_cfg = LaunchConfig {
+            grid_dim: (u32::try_from(hq)?, u32::try_from(bb)?, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        Some(b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&part_f);
+            l.arg(q.slice())
+                .arg(k.slice())
+                .arg(v.slice())
+                .arg(tables_t.slice())
+                .arg(lens_t.slice())
+                .arg(po_twin.slice_mut())
+                .arg(pl_twin.slice_mut());
+            l.arg(&hqi)
+                .arg(&hkvi)
+                .arg(&di)
+                .arg(&bsi)
+                .arg(&pi)
+                .arg(&scale);
+            // SAFETY: q [B, HQ, D], k and v [NB, BS, HKV, D] (D = 128, 16-byte aligned
+            // rows), block_tables [B, P] with every entry a sequence's length needs in
+            // 0 .. NB, seq_lens [B] in 1 ..= P * BS, the workspace [B, HQ, NP(, D)]; all
+            // contiguous, below 2^31 elements; the shared memory the kernel uses.
+            unsafe { l.launch(part_cfg) }?;
+            let mut l = b.stream.launch_builder(&reduce_f);
+            l.arg(po_twin.slice())
+                .arg(pl_twin.slice())
+                .arg(lens_t.slice())
+                .arg(out_twin.slice_mut());
+            l.arg(&hqi).arg(&npi).arg(&di);
+            // SAFETY: the workspace the partition kernel wrote for the same seq_lens, whose
+            // lengths need at most NP partitions; out [B, HQ, D].
+            unsafe { l.launch(reduce_cfg) }?;
+            Ok(())
+        }))
+    } else {
+        None
+    };
+    if let Some(st) = release {
+        b.row(kernel, &shape, RELEASE, bytes, st);
+    }
+    for (variant, st) in checked {
+        b.row(kernel, &shape, variant, bytes, st);
+    }
+    if let Some(st) = twin {
+        b.row(kernel, &shape, TWIN, bytes, st);
+        for (v, o) in [
+            (RELEASE, &out_rel),
+            (CHECKED, &out_chk),
+            (DEFERRED, &out_chk),
+        ] {
+            let text = b.verdict(
+                "compare_f16",
+                o.slice(),
+                out_twin.slice(),
+                (1e-3, 1e-3),
+                "twin",
+            );
+            b.output(kernel, &shape, v, text);
+        }
+    }
+    Ok(())
+}
+
 fn main() -> Res<()> {
     // `.gpu/on-device test` runs every staged binary with the test harness's flags;
     // a benchmark is run on purpose instead (bench/run-on-device.sh).
@@ -2122,6 +2327,10 @@ fn main() -> Res<()> {
         let stubs = stubs_of!(index, embedding, reshape_and_cache);
         case!("embedding", embedding(&mut b, &stubs));
         case!("reshape_and_cache", reshape_and_cache(&mut b, &stubs));
+    }
+    if b.opts.wants("paged_attn") {
+        let stubs = stubs_of!(paged, paged_attn_partition, paged_attn_reduce);
+        case!("paged_attn", paged_attn(&mut b, &stubs));
     }
     let mut md = b.markdown();
     let _ = writeln!(md, "\n(bench ran {:.1} s)", started.elapsed().as_secs_f64());

@@ -239,6 +239,9 @@ mod tests {
     mod transpose {
         include!("../../tests/out/specs/transpose.rs");
     }
+    mod paged {
+        include!("../../tests/out/specs/paged.rs");
+    }
     mod planted {
         include!("../../tests/out/planted_bugs.rs");
     }
@@ -364,6 +367,17 @@ mod tests {
     }
 
     #[test]
+    fn paged_contracts_equal_the_generated_ones() {
+        all_same(
+            "specs/paged.ima",
+            &[
+                paged::PagedAttnPartition::CONTRACT,
+                paged::PagedAttnReduce::CONTRACT,
+            ],
+        );
+    }
+
+    #[test]
     fn planted_bug_contracts_equal_the_generated_ones() {
         all_same(
             "tests/in/planted_bugs.ima",
@@ -397,6 +411,7 @@ mod tests {
                 "attn.ima",
                 "checkpoint.ima",
                 "index.ima",
+                "paged.ima",
                 "quant.ima",
                 "rmsnorm.ima",
                 "rope.ima",

@@ -480,7 +480,14 @@ fn with_value(
                 if fixed.iter().any(|&(s, _)| s == o) {
                     continue;
                 }
-                let v = rng.log_uniform(64);
+                // Half the time a small multiple of a fixed value, so that constraints
+                // between symbols (`HQ % HKV == 0`) can hold at an edge value.
+                let v = match fixed.first() {
+                    Some(&(_, f)) if attempt % 2 == 1 && rng.chance(0.5) => {
+                        f.saturating_mul(rng.range(1, 4))
+                    }
+                    _ => rng.log_uniform(64),
+                };
                 symbols[o] = admissible_near(c, o, v, ceiling(c, cfg, o)).unwrap_or(base[o]);
             }
         }

@@ -1,0 +1,543 @@
+//! Paged attention decode (specs/paged.ima) end to end on a GPU, through the committed
+//! generated stubs: both kernels (partition, then reduce) against an f64 host reference
+//! that gathers the pages itself, on ragged lengths (0, 1, BS - 1, BS, BS + 1, several
+//! partitions), block tables in random order, D = 64, 128 and 256, GQA groups of 1, 3, 4
+//! and 8, in release, checked and deferred modes; and bad block-table entries and
+//! lengths, each reported as an `IndexValue` (in release too) and refused by `validate`.
+
+#[allow(dead_code)]
+mod paged {
+    include!("out/specs/paged.rs");
+}
+
+mod common;
+
+use common::lcg;
+use ima::cudarc::driver::{CudaContext, CudaStream};
+use ima::half::f16;
+use ima::{CheckedMode, Error, IndexValue, Tensor, ValueFault};
+use std::sync::Arc;
+
+/// Tokens of a partition: the spec's `PART`.
+const PART: usize = 512;
+
+fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, paged::Kernels) {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = paged::Kernels::load(&ctx).unwrap();
+    (ctx, stream, kernels)
+}
+
+/// One problem on the host: shapes, data, and the table of pages.
+struct Case {
+    b: usize,
+    hq: usize,
+    hkv: usize,
+    d: usize,
+    bs: usize,
+    /// Entries of each row of block_tables.
+    p: usize,
+    nb: usize,
+    q: Vec<f16>,
+    k: Vec<f16>,
+    v: Vec<f16>,
+    tables: Vec<i32>,
+    lens: Vec<i32>,
+    scale: f32,
+}
+
+/// A deterministic permutation of 0..n.
+fn shuffled(n: usize, seed: u64) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..n).collect();
+    let mut r = lcg(seed);
+    for i in (1..n).rev() {
+        let j = ((r.next().unwrap() + 1.0) * 0.5 * (i + 1) as f32) as usize;
+        v.swap(i, j.min(i));
+    }
+    v
+}
+
+impl Case {
+    /// Every sequence's pages distinct, drawn in random order from a pool with spare pages;
+    /// the entries past a sequence's length are other valid page ids.
+    fn new(hq: usize, hkv: usize, d: usize, bs: usize, lens: &[i32], seed: u64) -> Case {
+        let b = lens.len();
+        let longest = *lens.iter().max().unwrap() as usize;
+        let p = longest.div_ceil(bs).max(1) + 2;
+        let used: usize = lens.iter().map(|&l| (l as usize).div_ceil(bs)).sum();
+        let nb = used + 5;
+        let order = shuffled(nb, seed);
+        let mut tables = vec![0i32; b * p];
+        let mut next = 0;
+        for (s, &len) in lens.iter().enumerate() {
+            for e in 0..p {
+                tables[s * p + e] = if e < (len as usize).div_ceil(bs) {
+                    next += 1;
+                    order[next - 1] as i32
+                } else {
+                    ((s * 31 + e * 7) % nb) as i32
+                };
+            }
+        }
+        let half =
+            |n: usize, seed: u64| -> Vec<f16> { lcg(seed).take(n).map(f16::from_f32).collect() };
+        Case {
+            b,
+            hq,
+            hkv,
+            d,
+            bs,
+            p,
+            nb,
+            q: half(b * hq * d, seed + 1),
+            k: half(nb * bs * hkv * d, seed + 2),
+            v: half(nb * bs * hkv * d, seed + 3),
+            tables,
+            lens: lens.to_vec(),
+            scale: 1.0 / (d as f32).sqrt(),
+        }
+    }
+
+    fn parts(&self) -> usize {
+        (self.p * self.bs).div_ceil(PART)
+    }
+
+    /// softmax(q kᵀ · scale) v per query head, in f64, over the pages gathered here;
+    /// zeros for a sequence of length 0.
+    fn reference(&self) -> Vec<f64> {
+        let (d, g) = (self.d, self.hq / self.hkv);
+        let mut out = vec![0.0; self.b * self.hq * d];
+        for s in 0..self.b {
+            let len = self.lens[s] as usize;
+            for h in 0..self.hq {
+                let kvh = h / g;
+                let at = |t: usize| {
+                    let page = self.tables[s * self.p + t / self.bs] as usize;
+                    ((page * self.bs + t % self.bs) * self.hkv + kvh) * d
+                };
+                let q = &self.q[(s * self.hq + h) * d..][..d];
+                let scores: Vec<f64> = (0..len)
+                    .map(|t| {
+                        let k = &self.k[at(t)..][..d];
+                        q.iter()
+                            .zip(k)
+                            .map(|(a, b)| a.to_f64() * b.to_f64())
+                            .sum::<f64>()
+                            * f64::from(self.scale)
+                    })
+                    .collect();
+                let mx = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let w: Vec<f64> = scores.iter().map(|s| (s - mx).exp()).collect();
+                let sum: f64 = w.iter().sum();
+                for (t, w) in w.iter().enumerate() {
+                    let v = &self.v[at(t)..][..d];
+                    for (o, v) in out[(s * self.hq + h) * d..][..d].iter_mut().zip(v) {
+                        *o += w / sum * v.to_f64();
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The case's tensors on the device, and the workspace.
+struct Device {
+    q: Tensor<f16>,
+    k: Tensor<f16>,
+    v: Tensor<f16>,
+    tables: Tensor<i32>,
+    lens: Tensor<i32>,
+    part_o: Tensor<f32>,
+    part_lse: Tensor<f32>,
+    out: Tensor<f16>,
+}
+
+impl Device {
+    fn upload(stream: &Arc<CudaStream>, c: &Case) -> Device {
+        let np = c.parts();
+        Device {
+            q: Tensor::from_host(stream, &c.q, &[c.b, c.hq, c.d]).unwrap(),
+            k: Tensor::from_host(stream, &c.k, &[c.nb, c.bs, c.hkv, c.d]).unwrap(),
+            v: Tensor::from_host(stream, &c.v, &[c.nb, c.bs, c.hkv, c.d]).unwrap(),
+            tables: Tensor::from_host(stream, &c.tables, &[c.b, c.p]).unwrap(),
+            lens: Tensor::from_host(stream, &c.lens, &[c.b]).unwrap(),
+            // NaN: a partition the reduce reads that the first kernel did not write shows.
+            part_o: Tensor::full(stream, f32::NAN, &[c.b, c.hq, np, c.d]).unwrap(),
+            part_lse: Tensor::full(stream, f32::NAN, &[c.b, c.hq, np]).unwrap(),
+            out: Tensor::full(stream, f16::NAN, &[c.b, c.hq, c.d]).unwrap(),
+        }
+    }
+
+    /// Both kernels, in order: the partition kernel's result, then the reduce's.
+    fn launch(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        k: &paged::Kernels,
+        scale: f32,
+    ) -> Result<(), Error> {
+        k.paged_attn_partition.launch(
+            stream,
+            &self.q,
+            &self.k,
+            &self.v,
+            &self.tables,
+            &self.lens,
+            &mut self.part_o,
+            &mut self.part_lse,
+            scale,
+        )?;
+        k.paged_attn_reduce.launch(
+            stream,
+            &self.part_o,
+            &self.part_lse,
+            &self.lens,
+            &mut self.out,
+        )?;
+        Ok(())
+    }
+
+    fn validate(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        k: &paged::Kernels,
+        scale: f32,
+    ) -> Result<(), Error> {
+        k.paged_attn_partition.validate(
+            stream,
+            &self.q,
+            &self.k,
+            &self.v,
+            &self.tables,
+            &self.lens,
+            &mut self.part_o,
+            &mut self.part_lse,
+            scale,
+        )
+    }
+}
+
+/// Compares out with the reference for every sequence but `skip`.
+fn assert_close(c: &Case, got: &[f16], skip: Option<usize>, what: &str) {
+    let want = c.reference();
+    let row = c.hq * c.d;
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let s = i / row;
+        if Some(s) == skip {
+            continue;
+        }
+        let g = g.to_f64();
+        assert!(
+            (g - w).abs() <= 2e-3 + 1e-2 * w.abs(),
+            "{what}: out[{s}, {}, {}] = {g}, reference {w} (len {})",
+            i % row / c.d,
+            i % c.d,
+            c.lens[s]
+        );
+    }
+}
+
+/// Lengths: 0, 1, BS - 1, BS, BS + 1, one partition exactly, one past it, and a long one.
+fn ragged(bs: i32) -> Vec<i32> {
+    vec![1, bs - 1, bs, bs + 1, 0, 512, 513, 2000]
+}
+
+const MODES: [CheckedMode; 3] = [CheckedMode::Off, CheckedMode::Wait, CheckedMode::Deferred];
+
+fn set_mode(k: &paged::Kernels, mode: CheckedMode) {
+    k.set_checked_mode(mode);
+}
+
+fn run_against_reference(hq: usize, hkv: usize, d: usize, bs: usize, seed: u64) {
+    let (_ctx, stream, kernels) = setup();
+    let c = Case::new(hq, hkv, d, bs, &ragged(bs as i32), seed);
+    for mode in MODES {
+        set_mode(&kernels, mode);
+        let mut dev = Device::upload(&stream, &c);
+        dev.validate(&stream, &kernels, c.scale).unwrap();
+        dev.launch(&stream, &kernels, c.scale).unwrap();
+        kernels.check_deferred().unwrap();
+        let got = dev.out.to_host(&stream).unwrap();
+        assert_close(
+            &c,
+            &got,
+            None,
+            &format!("{mode:?} HQ={hq} HKV={hkv} D={d} BS={bs}"),
+        );
+        // A length-0 sequence (index 4) comes out as zeros.
+        assert!(
+            got[4 * hq * d..][..hq * d]
+                .iter()
+                .all(|x| x.to_f32() == 0.0)
+        );
+    }
+    set_mode(&kernels, CheckedMode::Off);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn paged_attention_d128_gqa4_matches_the_reference_in_every_mode() {
+    run_against_reference(8, 2, 128, 16, 10);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn paged_attention_d64_mha_matches_the_reference_in_every_mode() {
+    run_against_reference(4, 4, 64, 16, 20);
+}
+
+/// A group of 8 (two blocks per KV head) and pages of 7 tokens, which neither divide a
+/// partition nor align with the slots' chunks.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn paged_attention_gqa8_and_odd_pages_match_the_reference() {
+    run_against_reference(16, 2, 128, 7, 30);
+}
+
+/// D = 256 with a group of 3 (one query head of each block's 4 unused) and pages of 32.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn paged_attention_d256_gqa3_matches_the_reference() {
+    run_against_reference(6, 2, 256, 32, 40);
+}
+
+/// Entries past the ones a sequence's length needs are never read: garbage there (out of
+/// the contract) raises no report in any mode, and the output is the reference's.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn table_entries_past_a_sequence_are_never_read() {
+    let (_ctx, stream, kernels) = setup();
+    let mut c = Case::new(8, 2, 128, 16, &ragged(16), 50);
+    for s in 0..c.b {
+        let needed = (c.lens[s] as usize).div_ceil(c.bs);
+        for e in needed..c.p {
+            c.tables[s * c.p + e] = [-1, c.nb as i32, i32::MAX, i32::MIN][(s + e) % 4];
+        }
+    }
+    for mode in MODES {
+        set_mode(&kernels, mode);
+        let mut dev = Device::upload(&stream, &c);
+        assert!(matches!(
+            dev.validate(&stream, &kernels, c.scale),
+            Err(Error::IndexValue(_))
+        ));
+        dev.launch(&stream, &kernels, c.scale).unwrap();
+        kernels.check_deferred().unwrap();
+        assert_close(
+            &c,
+            &dev.out.to_host(&stream).unwrap(),
+            None,
+            &format!("{mode:?}"),
+        );
+    }
+    set_mode(&kernels, CheckedMode::Off);
+}
+
+/// Launches with bad data in `mode` and returns the report: from the launch itself in wait
+/// mode, from `check_deferred` otherwise.
+fn report(
+    stream: &Arc<CudaStream>,
+    kernels: &paged::Kernels,
+    dev: &mut Device,
+    scale: f32,
+    mode: CheckedMode,
+) -> Box<IndexValue> {
+    set_mode(kernels, mode);
+    let launched = dev.launch(stream, kernels, scale);
+    let err = match mode {
+        CheckedMode::Wait => launched.unwrap_err(),
+        _ => {
+            launched.unwrap();
+            kernels.check_deferred().unwrap_err()
+        }
+    };
+    match err {
+        Error::IndexValue(r) => r,
+        other => panic!("{mode:?}: expected an IndexValue report, got {other}"),
+    }
+}
+
+/// A needed entry of the long sequence (index 7, entry 37: tokens 592 .. 607, the second
+/// partition) set to NB, -1 and i32::MAX: `validate` refuses it, every mode reports it
+/// with its argument, position and value, it reads as page 0, and every other sequence
+/// comes out right.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_bad_block_table_entry_is_reported_in_every_mode() {
+    let (_ctx, stream, kernels) = setup();
+    let mut c = Case::new(8, 2, 128, 16, &ragged(16), 60);
+    let nb = c.nb as i64;
+    for bad in [c.nb as i32, -1, i32::MAX] {
+        c.tables[7 * c.p + 37] = bad;
+        for mode in MODES {
+            let mut dev = Device::upload(&stream, &c);
+            let Err(Error::IndexValue(refused)) = dev.validate(&stream, &kernels, c.scale) else {
+                panic!("validate accepted block_tables[7, 37] = {bad}")
+            };
+            let r = report(&stream, &kernels, &mut dev, c.scale, mode);
+            for r in [&refused, &r] {
+                assert_eq!(
+                    (r.arg.as_str(), r.position.as_slice(), r.value, r.fault),
+                    (
+                        "block_tables",
+                        &[7i64, 37][..],
+                        i64::from(bad),
+                        ValueFault::Range { lo: 0, hi: nb }
+                    ),
+                    "{mode:?}: {r}"
+                );
+            }
+            assert_eq!(r.kernel, "paged_attn_partition");
+            if mode != CheckedMode::Wait {
+                // The reduce ran too: every sequence but the damaged one is right.
+                assert_close(
+                    &c,
+                    &dev.out.to_host(&stream).unwrap(),
+                    Some(7),
+                    &format!("{mode:?}"),
+                );
+            }
+            if mode == CheckedMode::Wait && bad == -1 {
+                println!("{}", Error::IndexValue(r));
+            }
+        }
+    }
+    set_mode(&kernels, CheckedMode::Off);
+}
+
+/// A table of garbage (every entry a large or negative value): reported, never followed.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_garbage_block_table_is_reported_in_every_mode() {
+    let (_ctx, stream, kernels) = setup();
+    let mut c = Case::new(8, 2, 128, 16, &ragged(16), 70);
+    let mut r = lcg(71);
+    for e in c.tables.iter_mut() {
+        let x = r.next().unwrap();
+        *e = if x < 0.0 {
+            (x * 2e9) as i32
+        } else {
+            c.nb as i32 + (x * 2e9) as i32
+        };
+    }
+    let nb = c.nb as i64;
+    for mode in MODES {
+        let mut dev = Device::upload(&stream, &c);
+        assert!(matches!(
+            dev.validate(&stream, &kernels, c.scale),
+            Err(Error::IndexValue(_))
+        ));
+        let rep = report(&stream, &kernels, &mut dev, c.scale, mode);
+        assert_eq!(rep.arg, "block_tables", "{mode:?}: {rep}");
+        assert!(!(0..nb).contains(&rep.value), "{mode:?}: {rep}");
+        assert_eq!(rep.fault, ValueFault::Range { lo: 0, hi: nb });
+        let (s, e) = (rep.position[0] as usize, rep.position[1] as usize);
+        assert!(
+            e < (c.lens[s] as usize).div_ceil(c.bs),
+            "{mode:?}: entry {e} of sequence {s} is past its length {}",
+            c.lens[s]
+        );
+        assert_eq!(i64::from(c.tables[s * c.p + e]), rep.value);
+    }
+    set_mode(&kernels, CheckedMode::Off);
+}
+
+/// A length past P * BS (what the row of block_tables holds): reported by the partition
+/// kernel, read as 0, so that sequence reads no page at all.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_seq_len_past_the_table_is_reported_in_every_mode() {
+    let (_ctx, stream, kernels) = setup();
+    let mut c = Case::new(8, 2, 128, 16, &ragged(16), 80);
+    let max = (c.p * c.bs) as i64;
+    for bad in [max as i32 + 1, -1, i32::MAX] {
+        c.lens[2] = bad;
+        for mode in MODES {
+            let mut dev = Device::upload(&stream, &c);
+            let Err(Error::IndexValue(refused)) = dev.validate(&stream, &kernels, c.scale) else {
+                panic!("validate accepted seq_lens[2] = {bad}")
+            };
+            let r = report(&stream, &kernels, &mut dev, c.scale, mode);
+            for r in [&refused, &r] {
+                assert_eq!(
+                    (r.arg.as_str(), r.position.as_slice(), r.value, r.fault),
+                    (
+                        "seq_lens",
+                        &[2i64][..],
+                        i64::from(bad),
+                        ValueFault::Range { lo: 0, hi: max + 1 }
+                    ),
+                    "{mode:?}: {r}"
+                );
+            }
+            // The reduce reads its own contract, 0 .. NP * PART + 1: a length past it is
+            // reported there too (a deferred report of the partition kernel came first).
+            let _ = kernels.paged_attn_reduce.kernel().check_deferred();
+        }
+    }
+    set_mode(&kernels, CheckedMode::Off);
+}
+
+/// The reduce's own contract on seq_lens: a length past its workspace's partitions is
+/// refused by its `validate` and reported by its launch in every mode.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_reduce_reports_a_length_past_its_workspace() {
+    let (_ctx, stream, kernels) = setup();
+    let c = Case::new(8, 2, 128, 16, &ragged(16), 90);
+    let mut dev = Device::upload(&stream, &c);
+    dev.launch(&stream, &kernels, c.scale).unwrap();
+    let hi = (c.parts() * PART) as i64 + 1;
+    let mut lens = c.lens.clone();
+    lens[5] = hi as i32;
+    let bad = Tensor::from_host(&stream, &lens, &[c.b]).unwrap();
+    let reduce = &kernels.paged_attn_reduce;
+    let Err(Error::IndexValue(refused)) =
+        reduce.validate(&stream, &dev.part_o, &dev.part_lse, &bad, &mut dev.out)
+    else {
+        panic!("validate accepted seq_lens[5] = {hi}")
+    };
+    assert_eq!(
+        (refused.position.as_slice(), refused.value),
+        (&[5i64][..], hi)
+    );
+    for mode in MODES {
+        reduce.kernel().set_checked_mode(mode);
+        let launched = reduce.launch(&stream, &dev.part_o, &dev.part_lse, &bad, &mut dev.out);
+        let err = match mode {
+            CheckedMode::Wait => launched.unwrap_err(),
+            _ => {
+                launched.unwrap();
+                reduce.kernel().check_deferred().unwrap_err()
+            }
+        };
+        let Error::IndexValue(r) = err else {
+            panic!("{mode:?}: {err}")
+        };
+        assert_eq!(
+            (
+                r.kernel,
+                r.arg.as_str(),
+                r.position.as_slice(),
+                r.value,
+                r.fault
+            ),
+            (
+                "paged_attn_reduce",
+                "seq_lens",
+                &[5i64][..],
+                hi,
+                ValueFault::Range { lo: 0, hi }
+            ),
+            "{mode:?}"
+        );
+        // Read as 0: zeros for that sequence.
+        let got = dev.out.to_host(&stream).unwrap();
+        assert!(
+            got[5 * c.hq * c.d..][..c.hq * c.d]
+                .iter()
+                .all(|x| x.to_f32() == 0.0)
+        );
+    }
+    reduce.kernel().set_checked_mode(CheckedMode::Off);
+}
