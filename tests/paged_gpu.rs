@@ -103,7 +103,8 @@ impl Case {
     }
 
     /// softmax(q kᵀ · scale) v per query head, in f64, over the pages gathered here;
-    /// zeros for a sequence of length 0.
+    /// zeros for a sequence of length 0. A table entry outside `0 .. NB` counts as page 0,
+    /// as the value contract makes the kernel read it.
     fn reference(&self) -> Vec<f64> {
         let (d, g) = (self.d, self.hq / self.hkv);
         let mut out = vec![0.0; self.b * self.hq * d];
@@ -112,7 +113,11 @@ impl Case {
             for h in 0..self.hq {
                 let kvh = h / g;
                 let at = |t: usize| {
-                    let page = self.tables[s * self.p + t / self.bs] as usize;
+                    let entry = self.tables[s * self.p + t / self.bs];
+                    let page = usize::try_from(entry)
+                        .ok()
+                        .filter(|&p| p < self.nb)
+                        .unwrap_or(0);
                     ((page * self.bs + t % self.bs) * self.hkv + kvh) * d
                 };
                 let q = &self.q[(s * self.hq + h) * d..][..d];

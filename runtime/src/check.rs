@@ -276,6 +276,7 @@ pub(crate) fn check_launch(
         args,
         &reaches,
         symbols,
+        value_bounds(contract, &env),
         domain.numel,
         grid,
         shared_bytes,
@@ -421,12 +422,28 @@ fn check_value_ranges(
     }
 }
 
+/// The largest magnitude among the launch's value-contract bounds, which the kernel
+/// computes in its index type (`NP * PART + 1` overflows 32 bits long before any extent
+/// does).
+fn value_bounds(c: &KernelContract, env: &Env<'_>) -> i128 {
+    c.args
+        .iter()
+        .filter_map(|a| a.values)
+        .flat_map(|v| [v.lo.expr, v.hi.expr])
+        .filter_map(|e| env.eval(&e)?.ok())
+        .map(|b| (b as i128).abs())
+        .max()
+        .unwrap_or(0)
+}
+
 /// Builds the plan of a launch that passed every check.
+#[allow(clippy::too_many_arguments)]
 fn plan(
     c: &KernelContract,
     args: &[TensorMeta<'_>],
     reaches: &[Option<Reach>],
     symbols: &[i64],
+    value_bounds: i128,
     numel: u64,
     grid: [u32; 3],
     shared_bytes: u32,
@@ -440,6 +457,7 @@ fn plan(
     let small = |x: i128| x.abs() <= I32_LIMIT;
     let fits_i32 = numel as i128 + GRID_THREADS as i128 <= I32_LIMIT
         && values.iter().all(|&s| small(s as i128))
+        && small(value_bounds)
         && args.iter().zip(reaches).all(|(m, reach)| {
             m.shape.iter().all(|&n| small(n as i128))
                 && reach.is_none_or(|r| small(r.lo) && small(r.hi))

@@ -10,8 +10,9 @@ mod fake;
 
 use fake::{Fake, run};
 use ima_runtime::{
-    BinOp, Binding, DType, EmptyPolicy, Error, Expr, Extent, IndexValue, KernelContract, Launch,
-    Role, Symbol, TensorArg, ValueContract, ValueFault, Violation, validate_values,
+    BinOp, Binding, DType, EmptyPolicy, Error, Expr, Extent, IndexValue, IndexWidth,
+    KernelContract, Launch, Role, Symbol, TensorArg, ValueContract, ValueFault, Violation,
+    validate_values,
 };
 
 const NB: Expr = Expr::Sym(0);
@@ -236,4 +237,21 @@ fn a_range_empty_for_the_launch_is_refused_while_the_tensor_has_entries() {
         .to_string(),
         "argument block_tables: its entries must lie in values(0 .. NB), which is empty here (0 .. 0)"
     );
+}
+
+#[test]
+fn a_bound_past_32_bits_takes_the_64_bit_entry_point() {
+    // The kernel computes NB * BS in its index type: 2^27 * 16 = 2^31 does not fit an
+    // int, although every extent and reach does (k_cache's last element is 2^31 - 1).
+    let width = |nb: usize| {
+        let args = [
+            Fake::new(DType::F16, &[nb, 16], 0x1_0000_0000),
+            Fake::new(DType::I32, &[2, 3], 0x2_0000_0000),
+            Fake::new(DType::I64, &[7], 0x3_0000_0000),
+            Fake::new(DType::I32, &[3], 0x4_0000_0000),
+        ];
+        run(&PAGED, &args, &[]).unwrap().index
+    };
+    assert_eq!(width((1 << 27) - 1), IndexWidth::I32);
+    assert_eq!(width(1 << 27), IndexWidth::I64);
 }
