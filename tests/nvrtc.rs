@@ -1,4 +1,5 @@
-//! Every generated kernel compiles with NVRTC for sm_90, with no error and no warning.
+//! Every generated kernel, and every hand-written bench twin kept in a file of its own
+//! (bench/twins/), compiles with NVRTC for sm_90, with no error and no warning.
 //!
 //! This needs no GPU, only libnvrtc and the CUDA headers: the test command (`.ci/run`)
 //! installs the pip wheels pinned to CUDA 13.0 and points `IMA_CUDA_ROOT` at them. Without
@@ -17,14 +18,11 @@ fn generated_cuda(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn every_generated_kernel_compiles_for_sm_90_without_warnings() {
+/// Compiles each file with NVRTC for sm_90; fails naming every file that errs or warns.
+fn compiles_cleanly(dir: &str) {
     let mut files = Vec::new();
-    generated_cuda(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/out"),
-        &mut files,
-    );
-    assert!(!files.is_empty(), "no generated CUDA under tests/out");
+    generated_cuda(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir), &mut files);
+    assert!(!files.is_empty(), "no CUDA under {dir}");
     let mut failures = Vec::new();
     for f in &files {
         let source = std::fs::read_to_string(f).unwrap();
@@ -39,4 +37,16 @@ fn every_generated_kernel_compiles_for_sm_90_without_warnings() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn every_generated_kernel_compiles_for_sm_90_without_warnings() {
+    compiles_cleanly("tests/out");
+}
+
+/// The bench compiles these at run time on the GPU machine: a mistake would otherwise
+/// surface only there.
+#[test]
+fn every_bench_twin_file_compiles_for_sm_90_without_warnings() {
+    compiles_cleanly("bench/twins");
 }

@@ -4,6 +4,11 @@
 // with the same NVRTC as the generated module.
 #include <cuda_fp16.h>
 
+// NVRTC has no <math.h>.
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+
 #define TWIN_PART 512
 
 struct __align__(16) TwinPagedHalf8 {

@@ -21,11 +21,14 @@ pub struct ValuePlan {
 
 impl ValuePlan {
     /// `None` for an argument without a contract, or one whose bounds do not evaluate.
+    /// The range is cut to what the element type holds (`0 .. NP * 512 + 1` can pass
+    /// i32::MAX), so that every drawn entry is stored as drawn.
     pub fn of(a: &TensorArg, case: &Case) -> Option<ValuePlan> {
         let v = a.values?;
         Some(ValuePlan {
-            lo: eval(&v.lo.expr, &case.symbols, &case.params)?,
-            hi: eval(&v.hi.expr, &case.symbols, &case.params)?,
+            lo: eval(&v.lo.expr, &case.symbols, &case.params)?.max(min_of(a.dtype)),
+            hi: eval(&v.hi.expr, &case.symbols, &case.params)?
+                .min(max_of(a.dtype).saturating_add(1)),
             sentinel: v.sentinel,
             ascending: v.ascending,
         })
@@ -61,7 +64,12 @@ pub fn bad_values(p: &ValuePlan, dtype: DType, rank: usize, shape: &[usize]) -> 
     if shape.iter().product::<usize>() == 0 {
         return Vec::new();
     }
-    let mut out = vec![BadValue::PastBound, BadValue::Max];
+    // Where the type holds nothing past the bound (a range cut to the type), neither
+    // one past it nor the type's largest value is bad.
+    let mut out = Vec::new();
+    if fits(p.hi, dtype) {
+        out.extend([BadValue::PastBound, BadValue::Max]);
+    }
     let below = p.lo - 1 - i64::from(p.sentinel == Some(p.lo - 1));
     if fits(below, dtype) {
         out.push(BadValue::BelowBound);
@@ -81,6 +89,16 @@ fn fits(v: i64, d: DType) -> bool {
         (true, b) => (-(1i64 << (b - 1))..(1i64 << (b - 1))).contains(&v),
         (false, 64) => v >= 0,
         (false, b) => (0..(1i64 << b)).contains(&v),
+    }
+}
+
+fn min_of(d: DType) -> i64 {
+    match d {
+        DType::I8 => i8::MIN.into(),
+        DType::I16 => i16::MIN.into(),
+        DType::I32 => i32::MIN.into(),
+        DType::I64 => i64::MIN,
+        _ => 0,
     }
 }
 
