@@ -178,13 +178,14 @@ COMPARE(compare_f32, float, )
 // 2^23 + v as a float: the difference of two is the exact difference of the integers.
 __device__ __forceinline__ float twin_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
 
-// Element (k, n) of a GPTQ weight (zeros stored minus one), for tiles at an edge.
+// Element (k, n) of a GPTQ weight (zeros stored minus one, word-wise as GPTQModel writes
+// them: the word plus 0x11111111, with carries), for tiles at an edge.
 __device__ __forceinline__ float twin_gptq_at(
         const int* __restrict__ qweight, const int* __restrict__ qzeros,
         const __half* __restrict__ scales, int k, int n, int N, int G) {
     const int g = k / G;
     const int q = (qweight[(k / 8) * N + n] >> (4 * (k % 8))) & 0xF;
-    const int z = ((qzeros[g * (N / 8) + n / 8] >> (4 * (n % 8))) + 1) & 0xF;
+    const int z = ((unsigned(qzeros[g * (N / 8) + n / 8]) + 0x11111111u) >> (4 * (n % 8))) & 0xF;
     return float(q - z) * __half2float(scales[g * N + n]);
 }
 
@@ -279,7 +280,7 @@ __device__ __forceinline__ void twin_gptq_decode(
 #pragma unroll
         for (int c = 0; c < C; ++c) {
             s[c] = __half2float(t.s[c]);
-            z[c] = twin_biased(((t.zw >> (4 * (col0 + c))) + 1) & 0xF);
+            z[c] = twin_biased(((t.zw + 0x11111111u) >> (4 * (col0 + c))) & 0xF);
         }
 #pragma unroll
         for (int r = 0; r < 8; ++r)
@@ -357,7 +358,7 @@ template <int C>
 __device__ __forceinline__ void twin_zero_pairs(unsigned int zw, int col0, __half2 (&lo)[C], __half2 (&hi)[C]) {
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-        const unsigned int z = ((zw >> (4 * (col0 + c))) + 1) & 0xF;
+        const unsigned int z = ((zw + 0x11111111u) >> (4 * (col0 + c))) & 0xF;
         lo[c] = twin_h2(0x64006400u | z | (z << 16));
         hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
     }
