@@ -35,10 +35,11 @@ enum Command {
         /// none of them fits compiles the CUDA C when it loads the kernels.
         #[arg(long, value_delimiter = ',')]
         arch: Vec<String>,
-        /// Path of the ima-runtime crate the generated crate depends on.
+        /// Depend on a checkout of ima-runtime at this path (written as given: a relative
+        /// path is relative to the generated crate) instead of on crates.io.
         #[arg(long, conflicts_with = "runtime_version")]
         runtime_path: Option<String>,
-        /// crates.io version of ima-runtime, instead of a path.
+        /// The ima-runtime version requirement; by default, this imac's version.
         #[arg(long)]
         runtime_version: Option<String>,
     },
@@ -106,7 +107,7 @@ fn main() -> ExitCode {
             let runtime = match (runtime_path, runtime_version) {
                 (Some(p), _) => RuntimeDep::Path(p),
                 (_, Some(v)) => RuntimeDep::Version(v),
-                _ => RuntimeDep::local(),
+                _ => RuntimeDep::released(),
             };
             compile(&spec, &out, runtime, &arch, color)
         }
