@@ -3,7 +3,6 @@
 //! expands to), `runtime.rs` (module loading that prefers the shipped PTX), `NAME.cu`, and
 //! `ptx/ARCH.ptx` for each architecture compiled.
 
-use crate::ptx::Ptx;
 use crate::rust::{CudaSource, RustOptions};
 use crate::stamp::{self, Stamp};
 use askama::Template;
@@ -44,6 +43,14 @@ pub struct CrateOptions {
     pub runtime: RuntimeDep,
     /// Architectures whose PTX the crate carries (see [`ptx_files`]).
     pub archs: Vec<String>,
+}
+
+/// One architecture's PTX, shipped in the crate (`imac compile --arch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ptx {
+    /// `sm_90`.
+    pub arch: String,
+    pub text: String,
 }
 
 /// One generated file, relative to the crate's root.

@@ -1,11 +1,14 @@
 //! `imac`: the kernel-spec compiler's command line.
 
+mod color;
+mod ptx;
+
 use clap::{Parser, Subcommand};
-use ima_codegen::color::ColorWhen;
+use color::ColorWhen;
 use ima_codegen::package::{self, CrateOptions, RuntimeDep};
-use ima_codegen::ptx::{self, PtxError};
 use ima_codegen::vendored;
 use ima_dsl::{Source, ir};
+use ptx::PtxError;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -206,12 +209,13 @@ fn compile(
             return false;
         }
     };
-    for p in ptx.iter().filter(|p| !p.log.is_empty()) {
+    for c in ptx.iter().filter(|c| !c.log.is_empty()) {
         eprintln!(
             "warning: NVRTC, compiling {cu_file} for {}:\n{}",
-            p.arch, p.log
+            c.ptx.arch, c.log
         );
     }
+    let ptx: Vec<package::Ptx> = ptx.into_iter().map(|c| c.ptx).collect();
     let options = CrateOptions {
         runtime,
         archs: ptx.iter().map(|p| p.arch.clone()).collect(),
