@@ -45,7 +45,7 @@ pub use contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EvalError, Expr, Extent, KernelContract,
     Launch, Param, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, ValueContract,
 };
-pub use device::{DeviceId, DeviceLimits};
+pub use device::{DeviceId, DeviceLimits, context};
 pub use dyn_tensor::DynTensor;
 pub use error::Error;
 pub use index_value::{IndexValue, ValueFault};
