@@ -234,7 +234,7 @@ type Failure = (Kind, String, String);
 /// happened.
 fn one_case(
     stream: &Arc<CudaStream>,
-    c: &'static KernelContract,
+    c: &KernelContract,
     kernel: &ima_runtime::Kernel,
     case: &Case,
     seed: u64,
