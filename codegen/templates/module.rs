@@ -109,7 +109,7 @@ impl {{ k.type_name }} {
 {%- when Some(args) %}
         self.kernel.launch(stream, &mut [{{ args }}], &[{{ k.scalars }}])
 {%- when None %}
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
 {%- for push in k.arg_pushes %}
         {{ push }}
 {%- endfor %}
@@ -134,7 +134,7 @@ impl {{ k.type_name }} {
 {%- when Some(args) %}
         self.kernel.validate(stream, &mut [{{ args }}], &[{{ k.scalars }}])
 {%- when None %}
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
 {%- for push in k.arg_pushes %}
         {{ push }}
 {%- endfor %}

@@ -410,7 +410,7 @@ impl DequantWrongGroup {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -542,7 +542,7 @@ impl SumTilesAcrossGroups {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])

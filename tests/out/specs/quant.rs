@@ -153,7 +153,7 @@ impl GptqDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -284,7 +284,7 @@ impl GptqDequantAnyN {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -414,7 +414,7 @@ impl GptqActOrderDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -431,7 +431,7 @@ impl GptqActOrderDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.validate(stream, &mut args, &[])
@@ -575,7 +575,7 @@ impl AwqDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -706,7 +706,7 @@ impl AwqDequantAnyN {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -836,7 +836,7 @@ impl Int8Dequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Int8, false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -965,7 +965,7 @@ impl GptqGemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
@@ -1124,7 +1124,7 @@ impl AwqGemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
         args.push(ima::KernelArg::write(y));
