@@ -4,7 +4,6 @@
 mod common;
 
 use common::{Inputs, SHAPE};
-use ima::cudarc::driver::CudaContext;
 use ima::{Tensor, ima_kernel};
 
 /// The kernels of `specs/attn.ima` (a path from the crate root).
@@ -28,7 +27,7 @@ pub mod scale {}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let [b, h, s, t, d] = SHAPE;
-    let ctx = CudaContext::new(0)?;
+    let ctx = ima::context(0)?;
     let stream = ctx.new_stream()?;
     let kernels = attn::Kernels::load(&ctx)?;
 

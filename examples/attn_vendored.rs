@@ -7,11 +7,10 @@ mod common;
 use attn_kernels::Kernels;
 use common::{Inputs, SHAPE};
 use ima::Tensor;
-use ima::cudarc::driver::CudaContext;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let [b, h, s, t, d] = SHAPE;
-    let ctx = CudaContext::new(0)?;
+    let ctx = ima::context(0)?;
     let stream = ctx.new_stream()?;
     let kernels = Kernels::load(&ctx)?;
     println!(

@@ -2255,7 +2255,7 @@ fn main() -> Res<()> {
         return Ok(());
     }
     let opts = Opts::parse()?;
-    let ctx = CudaContext::new(0)?;
+    let ctx = ima::context(0)?;
     let stream = ctx.new_stream()?;
     let (major, minor) = ctx.compute_capability()?;
     let compiled = ima::compile_ptx(TWINS, "bench_twins.cu", &format!("sm_{major}{minor}"))?;

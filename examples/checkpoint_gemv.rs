@@ -9,7 +9,6 @@
 
 use std::error::Error;
 
-use ima::cudarc::driver::CudaContext;
 use ima::half::f16;
 use ima::{Checkpoint, QuantFormat, Tensor, ZeroStyle, dequant_reference, ima_kernel};
 
@@ -49,7 +48,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         ckpt.config().path.display()
     );
 
-    let ctx = CudaContext::new(0)?;
+    let ctx = ima::context(0)?;
     let stream = ctx.new_stream()?;
     let quant = quant::Kernels::load(&ctx)?;
     let other = ckpt::Kernels::load(&ctx)?;

@@ -38,8 +38,12 @@ fn generated_crate_builds_offline_outside_the_workspace() {
     let text = std::fs::read_to_string(root.join("specs/attn.ima")).unwrap();
     let module = ima_dsl::compile(&Source::new("specs/attn.ima", text.clone())).unwrap();
     let cuda = ima_codegen::cuda::generate(&module, "attn.cu");
-    let ptx = ima_codegen::ptx::compile(&cuda, "attn.cu", &["sm_90".into()])
-        .unwrap_or_else(|e| panic!("NVRTC: {e:?}"));
+    let compiled =
+        ima::compile_ptx(&cuda, "attn.cu", "sm_90").unwrap_or_else(|e| panic!("NVRTC: {e}"));
+    let ptx = [package::Ptx {
+        arch: "sm_90".into(),
+        text: compiled.ptx,
+    }];
     let options = CrateOptions {
         runtime: RuntimeDep::Path(root.join("runtime").display().to_string()),
         archs: vec!["sm_90".into()],

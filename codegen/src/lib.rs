@@ -1,12 +1,12 @@
 //! imac's back ends: the checked IR to CUDA C and to Rust launch stubs, through askama
-//! templates (`codegen/templates/`), and the generated crate around them.
+//! templates (`codegen/templates/`), and the generated crate around them. Generation
+//! only: the `imac` binary (cli/) adds NVRTC, the fuzzer and the command line, so that
+//! `#[ima_kernel]` builds without cudarc or clap.
 
 mod c_expr;
-pub mod color;
 pub mod cuda;
 pub mod explain;
 pub mod package;
-pub mod ptx;
 mod readme;
 pub mod rust;
 pub mod stamp;

@@ -3,7 +3,6 @@
 //! expands to), `runtime.rs` (module loading that prefers the shipped PTX), `NAME.cu`, and
 //! `ptx/ARCH.ptx` for each architecture compiled.
 
-use crate::ptx::Ptx;
 use crate::rust::{CudaSource, RustOptions};
 use crate::stamp::{self, Stamp};
 use askama::Template;
@@ -13,21 +12,26 @@ use std::path::Path;
 /// Where the generated crate finds the runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuntimeDep {
-    Path(String),
+    /// A version requirement, resolved on crates.io: a crate that builds wherever it is
+    /// copied.
     Version(String),
+    /// A checkout of the runtime, written as given (a relative path is relative to the
+    /// generated crate). The dependency also names [`RuntimeDep::released`]'s version, as
+    /// Cargo asks of a path dependency, so a checkout of another release is refused.
+    Path(String),
 }
 
 impl RuntimeDep {
-    /// The runtime crate of the workspace this imac was built in.
-    pub fn local() -> Self {
-        let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime");
-        let path = runtime.canonicalize().unwrap_or(runtime);
-        RuntimeDep::Path(path.display().to_string())
+    /// The runtime released with this imac, whose API the generated stubs call: its version
+    /// as a caret requirement (`"0.1.0"` accepts any later 0.1 release).
+    pub fn released() -> Self {
+        RuntimeDep::Version(crate::VERSION.into())
     }
 
+    /// The dependency's value in the generated `Cargo.toml`.
     fn toml(&self) -> String {
         match self {
-            RuntimeDep::Path(p) => format!("{{ path = {p:?} }}"),
+            RuntimeDep::Path(p) => format!("{{ path = {p:?}, version = {:?} }}", crate::VERSION),
             RuntimeDep::Version(v) => format!("{v:?}"),
         }
     }
@@ -39,6 +43,14 @@ pub struct CrateOptions {
     pub runtime: RuntimeDep,
     /// Architectures whose PTX the crate carries (see [`ptx_files`]).
     pub archs: Vec<String>,
+}
+
+/// One architecture's PTX, shipped in the crate (`imac compile --arch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ptx {
+    /// `sm_90`.
+    pub arch: String,
+    pub text: String,
 }
 
 /// One generated file, relative to the crate's root.
@@ -173,7 +185,51 @@ pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{GeneratedFile, write_crate};
+    use super::{CrateOptions, GeneratedFile, RuntimeDep, crate_files, write_crate};
+
+    /// The `ima-runtime` line of the `Cargo.toml` generated with `runtime`.
+    fn runtime_line(runtime: RuntimeDep) -> String {
+        let source = ima_dsl::Source::new(
+            "specs/scale.ima",
+            "kernel scale {\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body { y(i) = x(i); }\n}\n",
+        );
+        let module = ima_dsl::compile(&source).expect("the spec checks");
+        let options = CrateOptions {
+            runtime,
+            archs: Vec::new(),
+        };
+        let files = crate_files(&module, &source.text, &options);
+        let manifest = files
+            .iter()
+            .find(|f| f.path == "Cargo.toml")
+            .expect("a Cargo.toml");
+        let lines: Vec<&str> = manifest
+            .contents
+            .lines()
+            .filter(|l| l.starts_with("ima-runtime"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{}", manifest.contents);
+        lines[0].to_string()
+    }
+
+    #[test]
+    fn the_runtime_is_a_crates_io_dependency_by_default() {
+        assert_eq!(
+            runtime_line(RuntimeDep::released()),
+            format!("ima-runtime = \"{}\"", crate::VERSION)
+        );
+    }
+
+    #[test]
+    fn a_runtime_path_is_written_as_given_with_the_version() {
+        assert_eq!(
+            runtime_line(RuntimeDep::Path("../../runtime".into())),
+            format!(
+                "ima-runtime = {{ path = \"../../runtime\", version = \"{}\" }}",
+                crate::VERSION
+            )
+        );
+    }
 
     #[test]
     fn an_unchanged_file_keeps_its_modification_time() {

@@ -69,7 +69,7 @@ struct KernelRs {
     stub_params: Vec<String>,
     /// The stub's argument array, or `None` when a quantized argument needs `arg_pushes`.
     kernel_args: Option<String>,
-    /// Statements building the argument Vec.
+    /// Statements building the `ima::KernelArgs`.
     arg_pushes: Vec<String>,
     scalars: String,
     symbols: Vec<SymbolRs>,
@@ -405,7 +405,7 @@ fn value_contract(v: &ir::Values) -> String {
 enum KernelArgRs {
     /// One `ima::KernelArg` expression.
     One(String),
-    /// An expression yielding the argument list of a quantized tensor (`Result<Vec<_>>`).
+    /// An expression yielding the argument list of a quantized tensor (`Result<ima::KernelArgs>`).
     Quant(String),
 }
 
@@ -416,7 +416,7 @@ impl KernelArgRs {
         }
     }
 
-    /// The statement adding it to a Vec named `args`.
+    /// The statement adding it to the `ima::KernelArgs` named `args`.
     fn push(&self) -> String {
         match self {
             KernelArgRs::One(e) => format!("args.push({e});"),

@@ -22,6 +22,9 @@ pub struct Kernels {
 {%- endfor %}
 }
 
+// Kernels are loaded once and launched from any thread.
+const _: () = ima::assert_send_sync::<Kernels>();
+
 impl Kernels {
     /// Checked mode for every kernel: each access is bounds-checked and the first
     /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).
@@ -109,7 +112,7 @@ impl {{ k.type_name }} {
 {%- when Some(args) %}
         self.kernel.launch(stream, &mut [{{ args }}], &[{{ k.scalars }}])
 {%- when None %}
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
 {%- for push in k.arg_pushes %}
         {{ push }}
 {%- endfor %}
@@ -134,7 +137,7 @@ impl {{ k.type_name }} {
 {%- when Some(args) %}
         self.kernel.validate(stream, &mut [{{ args }}], &[{{ k.scalars }}])
 {%- when None %}
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
 {%- for push in k.arg_pushes %}
         {{ push }}
 {%- endfor %}

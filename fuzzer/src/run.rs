@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use ima_dsl::ir;
-use ima_runtime::cudarc::driver::{CudaContext, CudaStream};
+use ima_runtime::cudarc::driver::CudaStream;
 use ima_runtime::{Error, KernelContract, Launched, Module};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -139,7 +139,7 @@ pub fn fuzz(
             None => format!("{} has no kernels", m.file),
         });
     }
-    let ctx = CudaContext::new(opts.device).map_err(|e| format!("no CUDA device: {e}"))?;
+    let ctx = ima_runtime::context(opts.device).map_err(|e| format!("no CUDA device: {e}"))?;
     let stream = ctx
         .new_stream()
         .map_err(|e| format!("cannot create a stream: {e}"))?;
@@ -234,7 +234,7 @@ type Failure = (Kind, String, String);
 /// happened.
 fn one_case(
     stream: &Arc<CudaStream>,
-    c: &'static KernelContract,
+    c: &KernelContract,
     kernel: &ima_runtime::Kernel,
     case: &Case,
     seed: u64,

@@ -5,11 +5,24 @@
 //! the pure [`crate::check()`], which therefore needs no GPU to be tested.
 
 use std::fmt;
+use std::sync::Arc;
 
 use cudarc::driver::CudaContext;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 
 use crate::error::Error;
+use crate::version::driver_present;
+
+/// A context on device `ordinal`. cudarc's `CudaContext::new` panics where the dynamic
+/// loader finds no driver library; this asks first and returns [`Error::NoDriver`].
+pub fn context(ordinal: usize) -> Result<Arc<CudaContext>, Error> {
+    if !driver_present() {
+        return Err(Error::NoDriver);
+    }
+    CudaContext::new(ordinal).map_err(Error::driver(format!(
+        "opening a context on device {ordinal}"
+    )))
+}
 
 /// A device as the driver names it: the ordinal and the context handle (`CUcontext` as
 /// an integer). Two tensors on one GPU but in different contexts cannot share pointers,

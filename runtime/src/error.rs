@@ -71,7 +71,7 @@ pub enum Error {
     #[error("kernel {kernel}: entry point {entry} of {file}: {reason}")]
     Entry {
         kernel: &'static str,
-        entry: &'static str,
+        entry: String,
         file: String,
         reason: String,
     },

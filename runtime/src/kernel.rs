@@ -77,11 +77,6 @@ fn sync_from_env() -> bool {
     *SYNC.get_or_init(|| std::env::var_os("IMA_SYNC").is_some_and(|v| v == "1"))
 }
 
-/// Entry-point names outlive the module; a kernel's two checked names are leaked once at load.
-fn leak(name: String) -> &'static str {
-    Box::leak(name.into_boxed_str())
-}
-
 /// One entry point, with the dynamic shared memory it is currently allowed.
 #[derive(Debug)]
 struct Entry {
@@ -114,11 +109,18 @@ impl Entry {
 /// A kernel of a loaded module, with its contract and both entry points.
 #[derive(Debug)]
 pub struct Kernel {
-    contract: &'static KernelContract,
+    /// The generated contract, with the block the occupancy API picked where the contract
+    /// leaves the block to the runtime (`block_from_occupancy`). A copy of the static
+    /// one's few fields, so that a load allocates nothing that outlives the kernel.
+    contract: KernelContract,
     /// Where the module was loaded: launches must be on a stream of this context.
     device: DeviceId,
-    /// The device's limits, with `shared_bytes` less the entry points' static shared memory.
+    /// The device's limits for release launches: `shared_bytes` less the release entry
+    /// points' static shared memory.
     limits: DeviceLimits,
+    /// The same for checked launches, less the checked entry points' static shared memory
+    /// (their shared-memory sink), which release launches do not pay for.
+    checked_limits: DeviceLimits,
     entry_i32: Entry,
     entry_i64: Entry,
     /// `NAME_i32_checked` and `NAME_i64_checked`, where the module has them.
@@ -128,9 +130,10 @@ pub struct Kernel {
     sound: bool,
     /// Clean violation records for launches in [`CheckedMode::Wait`], reused.
     records: Mutex<Vec<Record>>,
-    /// The last launch that passed its checks, whose plan a launch with the same
-    /// arguments reuses.
-    memo: Mutex<Memo>,
+    /// The last release launch and the last checked launch that passed their checks, whose
+    /// plans a launch of the same kind with the same arguments reuses (the two are
+    /// checked against different limits).
+    memos: [Mutex<Memo>; 2],
     /// The one record every launch in [`CheckedMode::Deferred`] shares until it reports;
     /// in [`CheckedMode::Off`], that of a kernel with value contracts.
     deferred: Mutex<Option<Record>>,
@@ -152,14 +155,15 @@ impl Kernel {
         has_checked: bool,
     ) -> Result<Kernel, Error> {
         let threads: u64 = contract.block.iter().map(|&b| u64::from(b)).product();
-        let mut static_shared = 0u32;
-        let mut entry = |name: &'static str| {
-            let fail = |reason: String| Error::Entry {
-                kernel: contract.name,
-                entry: name,
-                file: file.to_string(),
-                reason,
-            };
+        let fail = |entry: &str, reason: String| Error::Entry {
+            kernel: contract.name,
+            entry: entry.to_string(),
+            file: file.to_string(),
+            reason,
+        };
+        // An entry point and its static shared memory.
+        let entry = |name: &str| -> Result<(Entry, u32), Error> {
+            let fail = |reason: String| fail(name, reason);
             if name.contains('\0') {
                 return Err(fail("the name contains a NUL byte".into()));
             }
@@ -182,59 +186,78 @@ impl Kernel {
                 )));
             }
             let used = func.shared_size_bytes().map_err(|e| fail(format!("{e}")))?;
-            static_shared = static_shared.max(u32::try_from(used).unwrap_or(0));
-            Ok(Entry {
+            let entry = Entry {
                 func,
                 shared: AtomicU32::new(SHARED_DEFAULT),
-            })
+            };
+            Ok((entry, u32::try_from(used).unwrap_or(0)))
         };
-        let (entry_i32, entry_i64) = (entry(contract.entry_i32)?, entry(contract.entry_i64)?);
+        let (entry_i32, static_i32) = entry(contract.entry_i32)?;
+        let (entry_i64, static_i64) = entry(contract.entry_i64)?;
         // Generated modules have checked twins of both entry points; hand-written ones may not.
-        let checked_entries = if has_checked {
-            let i32_checked = leak(format!("{}_checked", contract.entry_i32));
-            let i64_checked = leak(format!("{}_checked", contract.entry_i64));
-            Some((entry(i32_checked)?, entry(i64_checked)?))
+        let (checked_entries, checked_static) = if has_checked {
+            let (i32_checked, static_i32) = entry(&format!("{}_checked", contract.entry_i32))?;
+            let (i64_checked, static_i64) = entry(&format!("{}_checked", contract.entry_i64))?;
+            (Some((i32_checked, i64_checked)), static_i32.max(static_i64))
         } else {
-            None
+            (None, 0)
         };
-        let contract = if contract.block_from_occupancy {
-            occupancy_block(contract, &entry_i32.func).map_err(|e| Error::Entry {
-                kernel: contract.name,
-                entry: contract.entry_i32,
-                file: file.to_string(),
-                reason: format!("asking the occupancy API for a block size: {e}"),
+        let block = if contract.block_from_occupancy {
+            occupancy_block(contract, &entry_i32.func).map_err(|e| {
+                fail(
+                    contract.entry_i32,
+                    format!("asking the occupancy API for a block size: {e}"),
+                )
             })?
         } else {
-            contract
+            contract.block
+        };
+        let contract = KernelContract { block, ..*contract };
+        let less_static = |bytes: u32| DeviceLimits {
+            shared_bytes: limits.shared_bytes.saturating_sub(bytes),
+            ..limits
         };
         Ok(Kernel {
-            contract,
             device,
-            limits: DeviceLimits {
-                shared_bytes: limits.shared_bytes.saturating_sub(static_shared),
-                ..limits
-            },
+            limits: less_static(static_i32.max(static_i64)),
+            checked_limits: less_static(checked_static),
             entry_i32,
             entry_i64,
             checked_entries,
-            sound: is_sound(contract),
+            sound: is_sound(&contract),
             records: Mutex::new(Vec::new()),
-            memo: Mutex::new(Memo::default()),
+            memos: Default::default(),
             deferred: Mutex::new(None),
             checks_values: contract.args.iter().any(|a| a.values.is_some()),
             sync: AtomicBool::new(sync_from_env()),
             checked: AtomicU8::new(CheckedMode::from_env().as_u8()),
+            contract,
         })
     }
 
-    pub fn contract(&self) -> &'static KernelContract {
-        self.contract
+    pub fn contract(&self) -> &KernelContract {
+        &self.contract
     }
 
-    /// The limits launches are checked against: the device's, with the dynamic shared
-    /// memory left beside the kernel's static shared memory.
+    /// The limits release launches are checked against: the device's, with the dynamic
+    /// shared memory left beside the release entry points' static shared memory.
     pub fn limits(&self) -> &DeviceLimits {
         &self.limits
+    }
+
+    /// The limits checked launches are checked against: as [`Kernel::limits`], beside the
+    /// checked entry points' static shared memory.
+    pub fn checked_limits(&self) -> &DeviceLimits {
+        &self.checked_limits
+    }
+
+    /// The limits and the memo of a release or a checked launch.
+    fn limits_and_memo(&self, checked: bool) -> (&DeviceLimits, &Mutex<Memo>) {
+        if checked {
+            (&self.checked_limits, &self.memos[1])
+        } else {
+            (&self.limits, &self.memos[0])
+        }
     }
 
     /// Checked mode: launch the bounds-checked variant, which records the first
@@ -289,7 +312,7 @@ impl Kernel {
         taken: Result<Option<ViolationRecord>, DriverError>,
         deferred: bool,
     ) -> Result<(), Error> {
-        let c = self.contract;
+        let c = &self.contract;
         let found = taken.map_err(Error::driver(format!(
             "reading {}'s violation record",
             c.name
@@ -319,12 +342,16 @@ impl Kernel {
         args: &mut [KernelArg<'_>],
         params: &[Scalar],
     ) -> Result<Launched, Error> {
-        let c = self.contract;
+        let c = &self.contract;
         let sync = self.sync.load(Ordering::Relaxed);
+        // Read once: the mode picks both the limits a launch is checked against and the
+        // entry point it takes.
+        let mode = self.checked_mode();
+        let checked = mode != CheckedMode::Off;
         let (plan, offsets, shapes) = {
             let metas: SmallVec<[TensorMeta<'_>; ARGS]> =
                 args.iter().map(KernelArg::meta).collect();
-            let plan = self.check(stream, args, &metas, params)?;
+            let plan = self.check(stream, args, &metas, params, checked)?;
             // Bytes from each buffer's start to its view; the metas borrow the arguments,
             // which must be free to borrow mutably below.
             let offsets: SmallVec<[u64; ARGS]> = metas
@@ -341,8 +368,6 @@ impl Kernel {
         if plan.skip {
             return Ok(Launched::Skipped);
         }
-        let mode = self.checked_mode();
-        let checked = mode != CheckedMode::Off;
         let entry = match (plan.index, checked) {
             (IndexWidth::I32, false) => &self.entry_i32,
             (IndexWidth::I64, false) => &self.entry_i64,
@@ -495,9 +520,10 @@ impl Kernel {
         args: &mut [KernelArg<'_>],
         params: &[Scalar],
     ) -> Result<(), Error> {
-        let c = self.contract;
+        let c = &self.contract;
         let metas: Vec<TensorMeta<'_>> = args.iter().map(KernelArg::meta).collect();
-        let plan = crate::check(c, self.device, &self.limits, &metas, params)?;
+        let (limits, _) = self.limits_and_memo(self.checked_mode() != CheckedMode::Off);
+        let plan = crate::check(c, self.device, limits, &metas, params)?;
         for (i, (a, arg)) in c.args.iter().zip(args.iter()).enumerate() {
             let (Some(_), KernelArg::Read(t)) = (a.values, arg) else {
                 continue;
@@ -543,8 +569,10 @@ impl Kernel {
         args: &[KernelArg<'_>],
         metas: &[TensorMeta<'_>],
         params: &[Scalar],
+        checked: bool,
     ) -> Result<Checked, LaunchError> {
-        let c = self.contract;
+        let c = &self.contract;
+        let (limits, memo) = self.limits_and_memo(checked);
         // Two fields of the context: no driver call.
         let device = DeviceId::of(stream.context());
         // Empty, and so not allocated, unless a check fails.
@@ -563,14 +591,14 @@ impl Kernel {
                 .map(|(a, _)| Violation::Access { arg: a.name }),
         );
         if early.is_empty() {
-            let memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
+            let memo = memo.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(checked) = memo.recall(device, metas, params) {
                 return Ok(checked.clone());
             }
         }
-        match check_launch(c, self.sound, device, &self.limits, metas, params) {
+        match check_launch(c, self.sound, device, limits, metas, params) {
             Ok(plan) if early.is_empty() => {
-                let mut memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
+                let mut memo = memo.lock().unwrap_or_else(|p| p.into_inner());
                 memo.remember(device, metas, params, &plan);
                 Ok(plan)
             }
@@ -584,27 +612,20 @@ impl Kernel {
     }
 }
 
-/// `c` with the block the occupancy API picks for `func` (the 32-bit release entry point,
-/// which nearly every launch takes): the size, at most `c.block[0]` (every entry point's
+/// The block the occupancy API picks for `func` (the 32-bit release entry point, which
+/// nearly every launch takes): the size, at most `c.block[0]` (every entry point's
 /// `__launch_bounds__`), that keeps the most threads resident on an SM given the
-/// function's registers and static shared memory. Leaked once per load, as the checked
-/// entry points' names are; `c` itself when the pick is `c.block`.
-fn occupancy_block(
-    c: &'static KernelContract,
-    func: &CudaFunction,
-) -> Result<&'static KernelContract, DriverError> {
+/// function's registers and static shared memory; `c.block` when it picks none.
+fn occupancy_block(c: &KernelContract, func: &CudaFunction) -> Result<[u32; 3], DriverError> {
     extern "C" fn no_dynamic_shared(_block: std::ffi::c_int) -> usize {
         0
     }
     let (_, size) =
         func.occupancy_max_potential_block_size(no_dynamic_shared, 0, c.block[0], None)?;
-    if size == 0 || [size, 1, 1] == c.block {
-        return Ok(c);
+    if size == 0 {
+        return Ok(c.block);
     }
-    Ok(Box::leak(Box::new(KernelContract {
-        block: [size.min(c.block[0]), 1, 1],
-        ..*c
-    })))
+    Ok([size.min(c.block[0]), 1, 1])
 }
 
 /// Pushes index value `i` (a stride or a symbol) in the launch's index type.

@@ -23,11 +23,13 @@ mod dyn_tensor;
 pub mod error;
 mod index_value;
 pub mod kernel;
+mod kernel_args;
 mod layout;
 pub mod locate;
 pub mod module;
 mod record;
 pub mod tensor;
+mod thread_safe;
 mod validate;
 pub mod version;
 mod view;
@@ -45,14 +47,16 @@ pub use contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EvalError, Expr, Extent, KernelContract,
     Launch, Param, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, ValueContract,
 };
-pub use device::{DeviceId, DeviceLimits};
+pub use device::{DeviceId, DeviceLimits, context};
 pub use dyn_tensor::DynTensor;
 pub use error::Error;
 pub use index_value::{IndexValue, ValueFault};
 pub use kernel::{Kernel, Launched};
+pub use kernel_args::KernelArgs;
 pub use locate::{CudaRoot, candidate_roots, find_root, nvrtc};
 pub use module::Module;
 pub use tensor::{Element, Tensor};
+pub use thread_safe::assert_send_sync;
 pub use validate::validate_values;
 pub use version::{driver_present, driver_version};
 pub use violation::{Bound, LaunchError, SharedUse, StrideFault, Violation};

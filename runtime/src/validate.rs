@@ -14,7 +14,7 @@ use crate::index_value::{IndexValue, ValueFault};
 /// `symbols` and `params` as a launch binds them ([`crate::Plan::symbols`]). The first bad
 /// entry, in that order, is the error; an argument without a value contract passes.
 pub fn validate_values(
-    c: &'static KernelContract,
+    c: &KernelContract,
     arg: usize,
     shape: &[usize],
     entries: &[i64],

@@ -24,6 +24,9 @@ pub struct Kernels {
     pub sum_tiles_across_groups: SumTilesAcrossGroups,
 }
 
+// Kernels are loaded once and launched from any thread.
+const _: () = ima::assert_send_sync::<Kernels>();
+
 impl Kernels {
     /// Checked mode for every kernel: each access is bounds-checked and the first
     /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).
@@ -410,7 +413,7 @@ impl DequantWrongGroup {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -542,7 +545,7 @@ impl SumTilesAcrossGroups {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])

@@ -3,6 +3,7 @@
 
 use crate::arg::{KernelArg, LogicalShape};
 use crate::error::Error;
+use crate::kernel_args::KernelArgs;
 
 use super::device::{QWeight, QuantTensor};
 use super::error::QuantError;
@@ -13,11 +14,7 @@ impl<S: QuantScale> QuantTensor<S> {
     /// The arguments a generated stub passes for this weight, where the kernel declares
     /// `format` (with act-order `g_idx` or not). A weight of another format is refused
     /// here; the buffers' shapes, dtypes and devices are checked at launch.
-    pub fn kernel_args(
-        &self,
-        format: QuantFormat,
-        g_idx: bool,
-    ) -> Result<Vec<KernelArg<'_>>, Error> {
+    pub fn kernel_args(&self, format: QuantFormat, g_idx: bool) -> Result<KernelArgs<'_>, Error> {
         if self.format() != format || self.g_idx().is_some() != g_idx {
             return Err(QuantError::FormatMismatch {
                 expected: format,
@@ -28,13 +25,14 @@ impl<S: QuantScale> QuantTensor<S> {
             .into());
         }
         let scales = self.scales();
-        let mut args = vec![KernelArg::Logical(LogicalShape::new(
+        let mut args = KernelArgs::new();
+        args.push(KernelArg::Logical(LogicalShape::new(
             self.k(),
             self.n(),
             self.group(),
             S::DTYPE,
             scales.meta().device,
-        ))];
+        )));
         args.push(match self.qweight() {
             QWeight::Packed(t) => KernelArg::read(t),
             QWeight::Int8(t) => KernelArg::read(t),

@@ -28,6 +28,9 @@ pub struct Kernels {
     pub gptq_sym_act_order_gemv: GptqSymActOrderGemv,
 }
 
+// Kernels are loaded once and launched from any thread.
+const _: () = ima::assert_send_sync::<Kernels>();
+
 impl Kernels {
     /// Checked mode for every kernel: each access is bounds-checked and the first
     /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).
@@ -153,7 +156,7 @@ impl GptqV1ActOrderDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -170,7 +173,7 @@ impl GptqV1ActOrderDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.validate(stream, &mut args, &[])
@@ -312,7 +315,7 @@ impl GptqV2Dequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -442,7 +445,7 @@ impl GptqSymDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -559,7 +562,7 @@ impl GptqSymActOrderDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -576,7 +579,7 @@ impl GptqSymActOrderDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.validate(stream, &mut args, &[])
@@ -707,7 +710,7 @@ impl GptqV1ActOrderGemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
         args.push(ima::KernelArg::write(y));
@@ -726,7 +729,7 @@ impl GptqV1ActOrderGemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
         args.push(ima::KernelArg::write(y));
@@ -886,7 +889,7 @@ impl GptqV2Gemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), false)?);
         args.push(ima::KernelArg::write(y));
@@ -1034,7 +1037,7 @@ impl GptqV2ActOrderGemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
         args.push(ima::KernelArg::write(y));
@@ -1053,7 +1056,7 @@ impl GptqV2ActOrderGemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
         args.push(ima::KernelArg::write(y));
@@ -1213,7 +1216,7 @@ impl GptqSymGemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), false)?);
         args.push(ima::KernelArg::write(y));
@@ -1348,7 +1351,7 @@ impl GptqSymActOrderGemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
         args.push(ima::KernelArg::write(y));
@@ -1367,7 +1370,7 @@ impl GptqSymActOrderGemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
         args.push(ima::KernelArg::write(y));

@@ -27,6 +27,9 @@ pub struct Kernels {
     pub awq_gemv: AwqGemv,
 }
 
+// Kernels are loaded once and launched from any thread.
+const _: () = ima::assert_send_sync::<Kernels>();
+
 impl Kernels {
     /// Checked mode for every kernel: each access is bounds-checked and the first
     /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).
@@ -153,7 +156,7 @@ impl GptqDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -284,7 +287,7 @@ impl GptqDequantAnyN {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -414,7 +417,7 @@ impl GptqActOrderDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -431,7 +434,7 @@ impl GptqActOrderDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.validate(stream, &mut args, &[])
@@ -575,7 +578,7 @@ impl AwqDequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -706,7 +709,7 @@ impl AwqDequantAnyN {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -836,7 +839,7 @@ impl Int8Dequant {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Int8, false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
@@ -965,7 +968,7 @@ impl GptqGemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
@@ -1124,7 +1127,7 @@ impl AwqGemv {
         w: &ima::QuantTensor<ima::half::f16>,
         y: &mut ima::Tensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
-        let mut args = Vec::new();
+        let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
         args.push(ima::KernelArg::write(y));

@@ -20,6 +20,9 @@ pub struct Kernels {
     pub affine_view: AffineView,
 }
 
+// Kernels are loaded once and launched from any thread.
+const _: () = ima::assert_send_sync::<Kernels>();
+
 impl Kernels {
     /// Checked mode for every kernel: each access is bounds-checked and the first
     /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).

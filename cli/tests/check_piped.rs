@@ -1,6 +1,6 @@
 //! `imac check` as a pipe or a CI log receives it: plain text, equal to the committed
 //! snapshot `tests/out/check_piped.stderr`, since `--color auto` colours only a terminal;
-//! `--color always` colours even there. `IMA_BLESS=1 cargo test -p ima-codegen --test
+//! `--color always` colours even there. `IMA_BLESS=1 cargo test -p imac --test
 //! check_piped` rewrites the snapshot; review the diff before committing it.
 
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ const ESCAPE: &str = "\x1b[";
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .expect("codegen/ sits in the workspace")
+        .expect("cli/ sits in the workspace")
         .to_path_buf()
 }
 

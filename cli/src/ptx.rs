@@ -1,10 +1,11 @@
 //! PTX for the architectures named with `--arch`, through the runtime's NVRTC, so that a
 //! generated crate loads its kernels without compiling them.
 
+use ima_codegen::package::Ptx;
+
 /// One architecture's PTX, and what NVRTC said while producing it.
-pub struct Ptx {
-    pub arch: String,
-    pub text: String,
+pub struct Compiled {
+    pub ptx: Ptx,
     pub log: String,
 }
 
@@ -17,7 +18,7 @@ pub enum PtxError {
 }
 
 /// Compiles `cuda` (named `cu_file` in messages) for each of `archs` (`sm_90`).
-pub fn compile(cuda: &str, cu_file: &str, archs: &[String]) -> Result<Vec<Ptx>, PtxError> {
+pub fn compile(cuda: &str, cu_file: &str, archs: &[String]) -> Result<Vec<Compiled>, PtxError> {
     if archs.is_empty() {
         return Ok(Vec::new());
     }
@@ -27,9 +28,11 @@ pub fn compile(cuda: &str, cu_file: &str, archs: &[String]) -> Result<Vec<Ptx>, 
         .map(|arch| {
             let compiled =
                 ima_runtime::compile_ptx(cuda, cu_file, arch).map_err(PtxError::Failed)?;
-            Ok(Ptx {
-                arch: arch.clone(),
-                text: compiled.ptx,
+            Ok(Compiled {
+                ptx: Ptx {
+                    arch: arch.clone(),
+                    text: compiled.ptx,
+                },
                 log: compiled.log,
             })
         })

@@ -1,11 +1,14 @@
 //! `imac`: the kernel-spec compiler's command line.
 
+mod color;
+mod ptx;
+
 use clap::{Parser, Subcommand};
-use ima_codegen::color::ColorWhen;
+use color::ColorWhen;
 use ima_codegen::package::{self, CrateOptions, RuntimeDep};
-use ima_codegen::ptx::{self, PtxError};
 use ima_codegen::vendored;
 use ima_dsl::{Source, ir};
+use ptx::PtxError;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -35,10 +38,11 @@ enum Command {
         /// none of them fits compiles the CUDA C when it loads the kernels.
         #[arg(long, value_delimiter = ',')]
         arch: Vec<String>,
-        /// Path of the ima-runtime crate the generated crate depends on.
+        /// Depend on a checkout of ima-runtime at this path (written as given: a relative
+        /// path is relative to the generated crate) instead of on crates.io.
         #[arg(long, conflicts_with = "runtime_version")]
         runtime_path: Option<String>,
-        /// crates.io version of ima-runtime, instead of a path.
+        /// The ima-runtime version requirement; by default, this imac's version.
         #[arg(long)]
         runtime_version: Option<String>,
     },
@@ -106,7 +110,7 @@ fn main() -> ExitCode {
             let runtime = match (runtime_path, runtime_version) {
                 (Some(p), _) => RuntimeDep::Path(p),
                 (_, Some(v)) => RuntimeDep::Version(v),
-                _ => RuntimeDep::local(),
+                _ => RuntimeDep::released(),
             };
             compile(&spec, &out, runtime, &arch, color)
         }
@@ -205,12 +209,13 @@ fn compile(
             return false;
         }
     };
-    for p in ptx.iter().filter(|p| !p.log.is_empty()) {
+    for c in ptx.iter().filter(|c| !c.log.is_empty()) {
         eprintln!(
             "warning: NVRTC, compiling {cu_file} for {}:\n{}",
-            p.arch, p.log
+            c.ptx.arch, c.log
         );
     }
+    let ptx: Vec<package::Ptx> = ptx.into_iter().map(|c| c.ptx).collect();
     let options = CrateOptions {
         runtime,
         archs: ptx.iter().map(|p| p.arch.clone()).collect(),
