@@ -62,11 +62,16 @@ struct ImaSite {
 // Counts a violation and, for the launch's first, fills the record. Out of line: a
 // violation is the rare path, and each of a checked kernel's many checks then costs a
 // call, not a copy of this code in its loop.
-template <typename I, int R>
-static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
-                                                    const ImaSite<I, R> site) {
+// Counts a violation; true for the launch's first, whose thread then fills the record:
+// where, with ima_claim_site, and last ima_publish.
+__device__ __forceinline__ bool ima_claim(ImaRecord* r) {
     atomicAdd(&r->count, 1u);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    return atomicCAS(&r->claimed, 0u, 1u) == 0u;
+}
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_claim_site(ImaRecord* r, int arg, int write, int kind, int dim,
+                                               const ImaSite<I, R>& site) {
     r->arg = arg;
     r->write = write;
     r->kind = kind;
@@ -77,36 +82,34 @@ static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int w
         r->index[d] = site.index[d];
         r->extent[d] = site.extent[d];
     }
+}
+
+// The block and thread, then, once the record is written, the flag the host reads.
+__device__ __forceinline__ void ima_publish(ImaRecord* r) {
     r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
     r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
-    // The record first, then the flag the host reads.
     __threadfence_system();
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+}
+
+template <typename I, int R>
+static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
+                                                    const ImaSite<I, R> site) {
+    if (!ima_claim(r)) return;
+    ima_claim_site<I, R>(r, arg, write, kind, dim, site);
+    ima_publish(r);
 }
 
 // The same for an entry that broke its value contract, with its value and bounds.
 template <typename I, int R>
 static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
                                                           long long value, long long lo, long long hi) {
-    atomicAdd(&r->count, 1u);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
-    r->arg = arg;
-    r->write = 0;
-    r->kind = kind;
-    r->rank = R;
-    r->dim = R - 1;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        r->index[d] = site.index[d];
-        r->extent[d] = site.extent[d];
-    }
+    if (!ima_claim(r)) return;
+    ima_claim_site<I, R>(r, arg, 0, kind, R - 1, site);
     r->value = value;
     r->lo = lo;
     r->hi = hi;
-    r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
-    r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
-    __threadfence_system();
-    *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+    ima_publish(r);
 }
 
 template <typename I, int R>
@@ -383,7 +386,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 387 "planted_bugs.cu"
+#line 390 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -623,7 +626,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 627 "planted_bugs.cu"
+#line 630 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -819,7 +822,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 823 "planted_bugs.cu"
+#line 826 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1326,7 +1329,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1330 "planted_bugs.cu"
+#line 1333 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1871,7 +1874,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 1875 "planted_bugs.cu"
+#line 1878 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -62,11 +62,16 @@ struct ImaSite {
 // Counts a violation and, for the launch's first, fills the record. Out of line: a
 // violation is the rare path, and each of a checked kernel's many checks then costs a
 // call, not a copy of this code in its loop.
-template <typename I, int R>
-static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
-                                                    const ImaSite<I, R> site) {
+// Counts a violation; true for the launch's first, whose thread then fills the record:
+// where, with ima_claim_site, and last ima_publish.
+__device__ __forceinline__ bool ima_claim(ImaRecord* r) {
     atomicAdd(&r->count, 1u);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    return atomicCAS(&r->claimed, 0u, 1u) == 0u;
+}
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_claim_site(ImaRecord* r, int arg, int write, int kind, int dim,
+                                               const ImaSite<I, R>& site) {
     r->arg = arg;
     r->write = write;
     r->kind = kind;
@@ -77,36 +82,34 @@ static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int w
         r->index[d] = site.index[d];
         r->extent[d] = site.extent[d];
     }
+}
+
+// The block and thread, then, once the record is written, the flag the host reads.
+__device__ __forceinline__ void ima_publish(ImaRecord* r) {
     r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
     r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
-    // The record first, then the flag the host reads.
     __threadfence_system();
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+}
+
+template <typename I, int R>
+static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
+                                                    const ImaSite<I, R> site) {
+    if (!ima_claim(r)) return;
+    ima_claim_site<I, R>(r, arg, write, kind, dim, site);
+    ima_publish(r);
 }
 
 // The same for an entry that broke its value contract, with its value and bounds.
 template <typename I, int R>
 static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
                                                           long long value, long long lo, long long hi) {
-    atomicAdd(&r->count, 1u);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
-    r->arg = arg;
-    r->write = 0;
-    r->kind = kind;
-    r->rank = R;
-    r->dim = R - 1;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        r->index[d] = site.index[d];
-        r->extent[d] = site.extent[d];
-    }
+    if (!ima_claim(r)) return;
+    ima_claim_site<I, R>(r, arg, 0, kind, R - 1, site);
     r->value = value;
     r->lo = lo;
     r->hi = hi;
-    r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
-    r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
-    __threadfence_system();
-    *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+    ima_publish(r);
 }
 
 template <typename I, int R>
@@ -657,7 +660,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 661 "checkpoint.cu"
+#line 664 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1200,7 +1203,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1204 "checkpoint.cu"
+#line 1207 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1730,7 +1733,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1734 "checkpoint.cu"
+#line 1737 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2219,7 +2222,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2223 "checkpoint.cu"
+#line 2226 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2742,7 +2745,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 2746 "checkpoint.cu"
+#line 2749 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3332,7 +3335,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3336 "checkpoint.cu"
+#line 3339 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3883,7 +3886,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3887 "checkpoint.cu"
+#line 3890 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4470,7 +4473,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4474 "checkpoint.cu"
+#line 4477 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5006,7 +5009,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5010 "checkpoint.cu"
+#line 5013 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

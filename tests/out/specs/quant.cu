@@ -62,11 +62,16 @@ struct ImaSite {
 // Counts a violation and, for the launch's first, fills the record. Out of line: a
 // violation is the rare path, and each of a checked kernel's many checks then costs a
 // call, not a copy of this code in its loop.
-template <typename I, int R>
-static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
-                                                    const ImaSite<I, R> site) {
+// Counts a violation; true for the launch's first, whose thread then fills the record:
+// where, with ima_claim_site, and last ima_publish.
+__device__ __forceinline__ bool ima_claim(ImaRecord* r) {
     atomicAdd(&r->count, 1u);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    return atomicCAS(&r->claimed, 0u, 1u) == 0u;
+}
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_claim_site(ImaRecord* r, int arg, int write, int kind, int dim,
+                                               const ImaSite<I, R>& site) {
     r->arg = arg;
     r->write = write;
     r->kind = kind;
@@ -77,36 +82,34 @@ static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int w
         r->index[d] = site.index[d];
         r->extent[d] = site.extent[d];
     }
+}
+
+// The block and thread, then, once the record is written, the flag the host reads.
+__device__ __forceinline__ void ima_publish(ImaRecord* r) {
     r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
     r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
-    // The record first, then the flag the host reads.
     __threadfence_system();
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+}
+
+template <typename I, int R>
+static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
+                                                    const ImaSite<I, R> site) {
+    if (!ima_claim(r)) return;
+    ima_claim_site<I, R>(r, arg, write, kind, dim, site);
+    ima_publish(r);
 }
 
 // The same for an entry that broke its value contract, with its value and bounds.
 template <typename I, int R>
 static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
                                                           long long value, long long lo, long long hi) {
-    atomicAdd(&r->count, 1u);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
-    r->arg = arg;
-    r->write = 0;
-    r->kind = kind;
-    r->rank = R;
-    r->dim = R - 1;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        r->index[d] = site.index[d];
-        r->extent[d] = site.extent[d];
-    }
+    if (!ima_claim(r)) return;
+    ima_claim_site<I, R>(r, arg, 0, kind, R - 1, site);
     r->value = value;
     r->lo = lo;
     r->hi = hi;
-    r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
-    r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
-    __threadfence_system();
-    *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+    ima_publish(r);
 }
 
 template <typename I, int R>
@@ -721,7 +724,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 725 "quant.cu"
+#line 728 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1237,7 +1240,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1241 "quant.cu"
+#line 1244 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1741,7 +1744,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1745 "quant.cu"
+#line 1748 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2232,7 +2235,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2236 "quant.cu"
+#line 2239 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2673,7 +2676,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2677 "quant.cu"
+#line 2680 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2905,7 +2908,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2909 "quant.cu"
+#line 2912 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3531,7 +3534,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3535 "quant.cu"
+#line 3538 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4014,7 +4017,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4018 "quant.cu"
+#line 4021 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
