@@ -119,9 +119,9 @@ impl ScoresOffByOne {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &ima::Tensor<ima::half::f16>,
-        k: &ima::Tensor<ima::half::f16>,
-        o: &mut ima::Tensor<f32>,
+        q: &impl ima::ReadTensor<ima::half::f16>,
+        k: &impl ima::ReadTensor<ima::half::f16>,
+        o: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[])
     }
@@ -228,8 +228,8 @@ impl TransposeSwapped {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<f32>,
-        y: &mut ima::Tensor<f32>,
+        x: &impl ima::ReadTensor<f32>,
+        y: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
     }
@@ -314,8 +314,8 @@ impl SharedOverrun {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<f32>,
-        s: &mut ima::Tensor<f32>,
+        x: &impl ima::ReadTensor<f32>,
+        s: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(s)], &[])
     }
@@ -408,7 +408,7 @@ impl DequantWrongGroup {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
@@ -540,7 +540,7 @@ impl SumTilesAcrossGroups {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<f32>,
+        y: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);

@@ -151,7 +151,7 @@ impl GptqV1ActOrderDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
@@ -168,7 +168,7 @@ impl GptqV1ActOrderDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
@@ -310,7 +310,7 @@ impl GptqV2Dequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), false)?);
@@ -440,7 +440,7 @@ impl GptqSymDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), false)?);
@@ -557,7 +557,7 @@ impl GptqSymActOrderDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
@@ -574,7 +574,7 @@ impl GptqSymActOrderDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
@@ -703,9 +703,9 @@ impl GptqV1ActOrderGemv {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.push(ima::KernelArg::read(x));
@@ -722,9 +722,9 @@ impl GptqV1ActOrderGemv {
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
         let mut args = Vec::new();
         args.push(ima::KernelArg::read(x));
@@ -882,9 +882,9 @@ impl GptqV2Gemv {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.push(ima::KernelArg::read(x));
@@ -1030,9 +1030,9 @@ impl GptqV2ActOrderGemv {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.push(ima::KernelArg::read(x));
@@ -1049,9 +1049,9 @@ impl GptqV2ActOrderGemv {
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
         let mut args = Vec::new();
         args.push(ima::KernelArg::read(x));
@@ -1209,9 +1209,9 @@ impl GptqSymGemv {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.push(ima::KernelArg::read(x));
@@ -1344,9 +1344,9 @@ impl GptqSymActOrderGemv {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.push(ima::KernelArg::read(x));
@@ -1363,9 +1363,9 @@ impl GptqSymActOrderGemv {
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
         let mut args = Vec::new();
         args.push(ima::KernelArg::read(x));

@@ -151,7 +151,7 @@ impl GptqDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
@@ -282,7 +282,7 @@ impl GptqDequantAnyN {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
@@ -412,7 +412,7 @@ impl GptqActOrderDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
@@ -429,7 +429,7 @@ impl GptqActOrderDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
@@ -573,7 +573,7 @@ impl AwqDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
@@ -704,7 +704,7 @@ impl AwqDequantAnyN {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
@@ -834,7 +834,7 @@ impl Int8Dequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.extend(w.kernel_args(ima::QuantFormat::Int8, false)?);
@@ -961,9 +961,9 @@ impl GptqGemv {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.push(ima::KernelArg::read(x));
@@ -1120,9 +1120,9 @@ impl AwqGemv {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = Vec::new();
         args.push(ima::KernelArg::read(x));
