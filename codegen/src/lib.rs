@@ -7,6 +7,7 @@ pub mod cuda;
 pub mod explain;
 pub mod package;
 pub mod ptx;
+pub mod python;
 mod readme;
 pub mod rust;
 pub mod stamp;
