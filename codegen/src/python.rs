@@ -371,7 +371,7 @@ SPEC_FILE = _native.SPEC_FILE
             .map(|a| format!("{:?}", a.name))
             .collect();
         s.push_str(&format!(
-            "\n\nif _torch is not None:\n\n    @_torch.library.custom_op(\"{ns}::{name}_out\", mutates_args=({mutated},))\n    def _{name}_out({typed}) -> None:\n        {name}({args})\n\n    @_{name}_out.register_fake\n    def _(*args, **kwargs):\n        return None\n",
+            "\n\nif _torch is not None:\n\n    @_torch.library.custom_op(\"{ns}::{name}_out\", mutates_args=({mutated},))\n    def _{name}_out({typed}) -> None:\n        {name}({args})\n\n    @_{name}_out.register_fake\n    def _({args}):\n        return None\n",
             name = k.name,
             mutated = mutated.join(", "),
             typed = typed.join(", "),
