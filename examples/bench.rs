@@ -50,7 +50,8 @@ use std::time::Instant;
 
 use ima::cudarc::driver::sys::CUevent_flags;
 use ima::cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaViewMut, LaunchConfig,
+    PushKernelArg,
 };
 use ima::cudarc::nvrtc::Ptx;
 use ima::half::{bf16, f16};
@@ -1114,7 +1115,14 @@ impl Bench {
         }
     }
 
-    fn fill<T>(&self, func: &str, buf: &mut CudaSlice<T>, seed: u32, lo: f32, hi: f32) -> Res<()> {
+    fn fill<T>(
+        &self,
+        func: &str,
+        buf: &mut CudaViewMut<'_, T>,
+        seed: u32,
+        lo: f32,
+        hi: f32,
+    ) -> Res<()> {
         let f = self.func(func)?;
         let n = buf.len() as i64;
         let cfg = grid_stride(buf.len());
@@ -1323,17 +1331,17 @@ fn random_quant(
 ) -> Res<QuantTensor<f16>> {
     let spec = QuantSpec::new(format, k, n, g)?;
     let mut qweight = Tensor::<i32>::zeros(&b.stream, &spec.qweight_shape().shape)?;
-    b.fill("fill_bits", qweight.slice_mut(), seed, 0.0, 0.0)?;
+    b.fill("fill_bits", &mut qweight.slice_mut(), seed, 0.0, 0.0)?;
     let qzeros = match spec.qzeros_shape() {
         Some(shape) => {
             let mut z = Tensor::<i32>::zeros(&b.stream, &shape.shape)?;
-            b.fill("fill_bits", z.slice_mut(), seed + 1, 0.0, 0.0)?;
+            b.fill("fill_bits", &mut z.slice_mut(), seed + 1, 0.0, 0.0)?;
             Some(z)
         }
         None => None,
     };
     let mut scales = Tensor::<f16>::zeros(&b.stream, &spec.scales_shape(ima::DType::F16).shape)?;
-    b.fill("fill_f16", scales.slice_mut(), seed + 2, 0.001, 0.02)?;
+    b.fill("fill_f16", &mut scales.slice_mut(), seed + 2, 0.001, 0.02)?;
     Ok(QuantTensor::from_parts(
         spec,
         QWeight::Packed(qweight),
@@ -1412,10 +1420,11 @@ fn dequant(b: &mut Bench, stubs: &Stubs<quant::Kernels>, awq: bool, ragged: bool
         };
         Some(b.time(&mut |_| {
             let mut l = b.stream.launch_builder(&f);
+            let mut y_twin_view = y_twin.slice_mut();
             l.arg(qw)
                 .arg(qz)
                 .arg(sc)
-                .arg(y_twin.slice_mut())
+                .arg(&mut y_twin_view)
                 .arg(&ki)
                 .arg(&ni)
                 .arg(&gi);
@@ -1488,7 +1497,7 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
         })
         .collect::<Res<Vec<_>>>()?;
     let mut x = Tensor::<f16>::zeros(&b.stream, &[m, k])?;
-    b.fill("fill_f16", x.slice_mut(), 40, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut x.slice_mut(), 40, -1.0, 1.0)?;
     let mut y_rel = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
     let mut y_chk = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
     let mut y_twin = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
@@ -1549,7 +1558,8 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
             b.time(&mut |i| {
                 let (qw, qz, sc) = sets[i % SETS];
                 let mut l = b.stream.launch_builder(&f);
-                l.arg(x.slice()).arg(qw).arg(qz).arg(sc).arg(y.slice_mut());
+                let mut y_view = y.slice_mut();
+                l.arg(x.slice()).arg(qw).arg(qz).arg(sc).arg(&mut y_view);
                 l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
                 // SAFETY: x is [M, K] with M <= 8, the weight K x N (padded buffers of its
                 // spec), y [M, N], all contiguous with 32-bit offsets; the shared memory the
@@ -1620,8 +1630,8 @@ fn attn_scores(b: &mut Bench, stubs: &Stubs<attn::Kernels>, tiled: bool) -> Res<
     let scale = 1.0 / (d as f32).sqrt();
     let mut q = Tensor::<f16>::zeros(&b.stream, &[bb, h, s, d])?;
     let mut k = Tensor::<f16>::zeros(&b.stream, &[bb, h, t, d])?;
-    b.fill("fill_f16", q.slice_mut(), 50, -1.0, 1.0)?;
-    b.fill("fill_f16", k.slice_mut(), 51, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut q.slice_mut(), 50, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut k.slice_mut(), 51, -1.0, 1.0)?;
     let mut o_rel = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
     let mut o_chk = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
     let mut o_twin = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
@@ -1669,7 +1679,8 @@ fn attn_scores(b: &mut Bench, stubs: &Stubs<attn::Kernels>, tiled: bool) -> Res<
         };
         Some(b.time(&mut |_| {
             let mut l = b.stream.launch_builder(&f);
-            l.arg(q.slice()).arg(k.slice()).arg(o_twin.slice_mut());
+            let mut o_twin_view = o_twin.slice_mut();
+            l.arg(q.slice()).arg(k.slice()).arg(&mut o_twin_view);
             l.arg(&bi).arg(&hi).arg(&si).arg(&ti).arg(&di).arg(&scale);
             // SAFETY: q [B, H, S, D], k [B, H, T, D], o [B, H, S, T], all contiguous.
             unsafe { l.launch(cfg) }?;
@@ -1705,8 +1716,8 @@ fn rms_norm(b: &mut Bench, stubs: &Stubs<rmsnorm::Kernels>) -> Res<()> {
     let eps = 1e-6f32;
     let mut x = Tensor::<bf16>::zeros(&b.stream, &[n, d])?;
     let mut w = Tensor::<bf16>::zeros(&b.stream, &[d])?;
-    b.fill("fill_bf16", x.slice_mut(), 60, -2.0, 2.0)?;
-    b.fill("fill_bf16", w.slice_mut(), 61, 0.5, 1.5)?;
+    b.fill("fill_bf16", &mut x.slice_mut(), 60, -2.0, 2.0)?;
+    b.fill("fill_bf16", &mut w.slice_mut(), 61, 0.5, 1.5)?;
     let mut y_rel = Tensor::<bf16>::zeros(&b.stream, &[n, d])?;
     let mut y_chk = Tensor::<bf16>::zeros(&b.stream, &[n, d])?;
     let mut y_twin = Tensor::<bf16>::zeros(&b.stream, &[n, d])?;
@@ -1748,7 +1759,8 @@ fn rms_norm(b: &mut Bench, stubs: &Stubs<rmsnorm::Kernels>) -> Res<()> {
         };
         Some(b.time(&mut |_| {
             let mut l = b.stream.launch_builder(&f);
-            l.arg(x.slice()).arg(w.slice()).arg(y_twin.slice_mut());
+            let mut y_twin_view = y_twin.slice_mut();
+            l.arg(x.slice()).arg(w.slice()).arg(&mut y_twin_view);
             l.arg(&ni).arg(&di).arg(&eps);
             // SAFETY: x and y are [N, D], w is [D], contiguous with N*D below 2^31, and
             // D % 8 == 0: every 16-byte access is in bounds and aligned (device buffers
@@ -1786,11 +1798,11 @@ fn rope(b: &mut Bench, stubs: &Stubs<rope::Kernels>) -> Res<()> {
     // Held as [B, S, H, D], as checkpoints store it; the spec's `stored [B, S, H, D]` makes
     // the kernel read it as [B, H, S, D], so the caller passes it as it is.
     let mut x = Tensor::<f16>::zeros(&b.stream, &[bb, s, h, d])?;
-    b.fill("fill_f16", x.slice_mut(), 70, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut x.slice_mut(), 70, -1.0, 1.0)?;
     let mut cos_tab = Tensor::<f32>::zeros(&b.stream, &[s, d / 2])?;
     let mut sin_tab = Tensor::<f32>::zeros(&b.stream, &[s, d / 2])?;
-    b.fill("fill_f32", cos_tab.slice_mut(), 71, -1.0, 1.0)?;
-    b.fill("fill_f32", sin_tab.slice_mut(), 72, -1.0, 1.0)?;
+    b.fill("fill_f32", &mut cos_tab.slice_mut(), 71, -1.0, 1.0)?;
+    b.fill("fill_f32", &mut sin_tab.slice_mut(), 72, -1.0, 1.0)?;
     let mut y_rel = Tensor::<f16>::zeros(&b.stream, &[bb, s, h, d])?;
     let mut y_chk = Tensor::<f16>::zeros(&b.stream, &[bb, s, h, d])?;
     let mut y_twin = Tensor::<f16>::zeros(&b.stream, &[bb, s, h, d])?;
@@ -1828,10 +1840,11 @@ fn rope(b: &mut Bench, stubs: &Stubs<rope::Kernels>) -> Res<()> {
         let cfg = per_element((bb * h * s * d).div_ceil(8))?;
         Some(b.time(&mut |_| {
             let mut l = b.stream.launch_builder(&f);
+            let mut y_twin_view = y_twin.slice_mut();
             l.arg(x.slice())
                 .arg(cos_tab.slice())
                 .arg(sin_tab.slice())
-                .arg(y_twin.slice_mut());
+                .arg(&mut y_twin_view);
             l.arg(&bi).arg(&hi).arg(&si).arg(&di);
             // SAFETY: x and y are contiguous [B, S, H, D] buffers (16-byte aligned
             // allocations, D % 8 == 0), the tables [S, D/2].
@@ -1869,7 +1882,8 @@ fn fill_ids(b: &Bench, ids: &mut Tensor<i32>, seed: u32, v: usize) -> Res<()> {
     let f = b.func("bench_ids")?;
     let (n, v, cfg) = (ids.numel() as i64, i32_of(v)?, grid_stride(ids.numel()));
     let mut l = b.stream.launch_builder(&f);
-    l.arg(ids.slice_mut()).arg(&n).arg(&seed).arg(&v);
+    let mut ids_view = ids.slice_mut();
+    l.arg(&mut ids_view).arg(&n).arg(&seed).arg(&v);
     // SAFETY: bench_ids takes (int*, long long, unsigned, int) and writes elements 0..n.
     unsafe { l.launch(cfg) }?;
     Ok(())
@@ -1881,7 +1895,7 @@ fn embedding(b: &mut Bench, stubs: &Stubs<index::Kernels>) -> Res<()> {
     let mut ids = Tensor::<i32>::zeros(&b.stream, &[t])?;
     fill_ids(b, &mut ids, 80, v)?;
     let mut table = Tensor::<bf16>::zeros(&b.stream, &[v, d])?;
-    b.fill("fill_bf16", table.slice_mut(), 81, -1.0, 1.0)?;
+    b.fill("fill_bf16", &mut table.slice_mut(), 81, -1.0, 1.0)?;
     let mut y_rel = Tensor::<bf16>::zeros(&b.stream, &[t, d])?;
     let mut y_chk = Tensor::<bf16>::zeros(&b.stream, &[t, d])?;
     let mut y_twin = Tensor::<bf16>::zeros(&b.stream, &[t, d])?;
@@ -1916,9 +1930,8 @@ fn embedding(b: &mut Bench, stubs: &Stubs<index::Kernels>) -> Res<()> {
         let cfg = per_element(t * d / 8)?;
         Some(b.time(&mut |_| {
             let mut l = b.stream.launch_builder(&f);
-            l.arg(ids.slice())
-                .arg(table.slice())
-                .arg(y_twin.slice_mut());
+            let mut y_twin_view = y_twin.slice_mut();
+            l.arg(ids.slice()).arg(table.slice()).arg(&mut y_twin_view);
             l.arg(&ti).arg(&d8);
             // SAFETY: ids holds T ids in 0 .. V (bench_ids), table is [V, D] and y [T, D],
             // contiguous, D % 8 == 0 and V * D below 2^31: every 16-byte access is in
@@ -1956,8 +1969,8 @@ fn embedding(b: &mut Bench, stubs: &Stubs<index::Kernels>) -> Res<()> {
 fn caches(b: &Bench, shape: &[usize]) -> Res<(Tensor<f16>, Tensor<f16>)> {
     let mut k = Tensor::<f16>::zeros(&b.stream, shape)?;
     let mut v = Tensor::<f16>::zeros(&b.stream, shape)?;
-    b.fill("fill_f16", k.slice_mut(), 92, -1.0, 1.0)?;
-    b.fill("fill_f16", v.slice_mut(), 93, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut k.slice_mut(), 92, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut v.slice_mut(), 93, -1.0, 1.0)?;
     Ok((k, v))
 }
 
@@ -1967,14 +1980,15 @@ fn reshape_and_cache(b: &mut Bench, stubs: &Stubs<index::Kernels>) -> Res<()> {
     let (t, hkv, d, nb, bs) = (16384, 8, 128, 4096, 16);
     let mut key = Tensor::<f16>::zeros(&b.stream, &[t, hkv, d])?;
     let mut value = Tensor::<f16>::zeros(&b.stream, &[t, hkv, d])?;
-    b.fill("fill_f16", key.slice_mut(), 90, -1.0, 1.0)?;
-    b.fill("fill_f16", value.slice_mut(), 91, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut key.slice_mut(), 90, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut value.slice_mut(), 91, -1.0, 1.0)?;
     let mut slots = Tensor::<i64>::zeros(&b.stream, &[t])?;
     {
         let f = b.func("bench_slots")?;
         let (n, nbl, bsl) = (t as i64, nb as i64, bs as i64);
         let mut l = b.stream.launch_builder(&f);
-        l.arg(slots.slice_mut()).arg(&n).arg(&nbl).arg(&bsl);
+        let mut slots_view = slots.slice_mut();
+        l.arg(&mut slots_view).arg(&n).arg(&nbl).arg(&bsl);
         // SAFETY: bench_slots takes (long long*, long long, long long, long long) and
         // writes elements 0..n.
         unsafe { l.launch(grid_stride(t)) }?;
@@ -2017,7 +2031,9 @@ fn reshape_and_cache(b: &mut Bench, stubs: &Stubs<index::Kernels>) -> Res<()> {
         Some(b.time(&mut |_| {
             let mut l = b.stream.launch_builder(&f);
             l.arg(key.slice()).arg(value.slice()).arg(slots.slice());
-            l.arg(k_twin.slice_mut()).arg(v_twin.slice_mut());
+            let mut k_twin_view = k_twin.slice_mut();
+            let mut v_twin_view = v_twin.slice_mut();
+            l.arg(&mut k_twin_view).arg(&mut v_twin_view);
             l.arg(&ti).arg(&row8);
             // SAFETY: key and value are [T, HKV, D], the caches [NB, BS, HKV, D],
             // contiguous, D % 8 == 0 and the caches below 2^31 elements; every slot lies
@@ -2110,9 +2126,9 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
     let mut q = Tensor::<f16>::zeros(&b.stream, &[bb, hq, d])?;
     let mut k = Tensor::<f16>::zeros(&b.stream, &[nb, bs, hkv, d])?;
     let mut v = Tensor::<f16>::zeros(&b.stream, &[nb, bs, hkv, d])?;
-    b.fill("fill_f16", q.slice_mut(), 180, -1.0, 1.0)?;
-    b.fill("fill_f16", k.slice_mut(), 181, -1.0, 1.0)?;
-    b.fill("fill_f16", v.slice_mut(), 182, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut q.slice_mut(), 180, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut k.slice_mut(), 181, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut v.slice_mut(), 182, -1.0, 1.0)?;
     let tables_t = Tensor::from_host(&b.stream, &tables, &[bb, p])?;
     let lens_t = Tensor::from_host(&b.stream, &lens, &[bb])?;
     let np = (p * bs).div_ceil(PART);
@@ -2189,13 +2205,15 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
         };
         Some(b.time(&mut |_| {
             let mut l = b.stream.launch_builder(&part_f);
+            let mut pl_twin_view = pl_twin.slice_mut();
+            let mut po_twin_view = po_twin.slice_mut();
             l.arg(q.slice())
                 .arg(k.slice())
                 .arg(v.slice())
                 .arg(tables_t.slice())
                 .arg(lens_t.slice())
-                .arg(po_twin.slice_mut())
-                .arg(pl_twin.slice_mut());
+                .arg(&mut po_twin_view)
+                .arg(&mut pl_twin_view);
             l.arg(&hqi)
                 .arg(&hkvi)
                 .arg(&di)
@@ -2208,10 +2226,11 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
             // contiguous, below 2^31 elements; the shared memory the kernel uses.
             unsafe { l.launch(part_cfg) }?;
             let mut l = b.stream.launch_builder(&reduce_f);
+            let mut out_twin_view = out_twin.slice_mut();
             l.arg(po_twin.slice())
                 .arg(pl_twin.slice())
                 .arg(lens_t.slice())
-                .arg(out_twin.slice_mut());
+                .arg(&mut out_twin_view);
             l.arg(&hqi).arg(&npi).arg(&di);
             // SAFETY: the workspace the partition kernel wrote for the same seq_lens, whose
             // lengths need at most NP partitions; out [B, HQ, D].

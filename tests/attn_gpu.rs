@@ -155,3 +155,43 @@ fn attn_scores_refuses_a_wrong_t_before_launching() {
         "the kernel ran: the output changed"
     );
 }
+
+/// The generated stubs take borrowed views as they take owned tensors: two views into one
+/// tensor's buffer as q and k, a mutable view as the output, the same checks.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stubs_take_borrowed_views() {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = attn::Kernels::load(&ctx).unwrap();
+    let [b, h, s, t, d] = [1, 2, 16, 16, 64];
+    let n = b * h * s * d;
+    let both = Tensor::from_host(&stream, &data(2 * n, 3), &[2 * n]).unwrap();
+    let (qs, ks) = both.slice().split_at(n);
+    let q = ima::TensorView::new(qs, &[b, h, s, d]).unwrap();
+    let k = ima::TensorView::new(ks, &[b, h, t, d]).unwrap();
+    let mut owned = Tensor::<f32>::zeros(&stream, &[b, h, s, t]).unwrap();
+    let mut o = owned.view_mut();
+    kernels
+        .attn_scores
+        .launch(&stream, &q, &k, &mut o, 0.125)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = o.to_host(&stream).unwrap();
+    let mut want = Tensor::<f32>::zeros(&stream, &[b, h, s, t]).unwrap();
+    let q2 = Tensor::from_host(&stream, &q.to_host(&stream).unwrap(), &[b, h, s, d]).unwrap();
+    let k2 = Tensor::from_host(&stream, &k.to_host(&stream).unwrap(), &[b, h, t, d]).unwrap();
+    kernels
+        .attn_scores
+        .launch(&stream, &q2, &k2, &mut want, 0.125)
+        .unwrap();
+    assert_eq!(got, want.to_host(&stream).unwrap());
+    // A transposed view where the spec wants a contiguous output is refused.
+    let e = kernels.attn_scores.launch(
+        &stream,
+        &q,
+        &k,
+        &mut owned.view_mut().permute(&[0, 1, 3, 2]).unwrap(),
+        0.125,
+    );
+    assert!(e.is_err());
+}

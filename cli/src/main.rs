@@ -45,6 +45,10 @@ enum Command {
         /// The ima-runtime version requirement; by default, this imac's version.
         #[arg(long)]
         runtime_version: Option<String>,
+        /// Also write a Python package: a PyO3 module and a pyproject.toml for maturin
+        /// (`pip install DIR`), one function per kernel taking torch tensors (docs/python.md).
+        #[arg(long)]
+        python: bool,
     },
     /// Check specs and report every error; exit status 1 on any.
     Check {
@@ -106,13 +110,14 @@ fn main() -> ExitCode {
             arch,
             runtime_path,
             runtime_version,
+            python,
         } => {
             let runtime = match (runtime_path, runtime_version) {
                 (Some(p), _) => RuntimeDep::Path(p),
                 (_, Some(v)) => RuntimeDep::Version(v),
                 _ => RuntimeDep::released(),
             };
-            compile(&spec, &out, runtime, &arch, color)
+            compile(&spec, &out, runtime, &arch, python, color)
         }
         Command::Check {
             vendored: Some(dir),
@@ -191,6 +196,7 @@ fn compile(
     out: &Path,
     runtime: RuntimeDep,
     archs: &[String],
+    python: bool,
     color: ColorWhen,
 ) -> bool {
     let Some((module, text)) = load(spec, color) else {
@@ -221,6 +227,9 @@ fn compile(
         archs: ptx.iter().map(|p| p.arch.clone()).collect(),
     };
     let mut files = package::crate_files(&module, &text, &options);
+    if python {
+        files = ima_codegen::python::package_files(&module, files, &options);
+    }
     files.extend(package::ptx_files(&ptx));
     if let Err(e) = package::write_crate(out, &files) {
         eprintln!("error: cannot write {}: {e}", out.display());

@@ -186,11 +186,16 @@ fn bound_from(k: &Kernel, s: &ir::Symbol) -> String {
     let Some(a) = k.args.get(s.arg) else {
         return String::new();
     };
-    match a.stored.iter().position(|&l| l == s.dim) {
+    let from = match a.stored.iter().position(|&l| l == s.dim) {
         Some(p) if p == s.dim => format!("{}.shape[{p}]", a.name),
         Some(p) => format!("{}.shape[{p}] (logical dimension {})", a.name, s.dim),
         None if a.quant.is_some() => format!("{}'s group size", a.name),
         None => format!("{}, dimension {}", a.name, s.dim),
+    };
+    if a.role == ir::Role::Out {
+        format!("{from}, an output: no input carries it")
+    } else {
+        from
     }
 }
 

@@ -7,6 +7,7 @@ mod c_expr;
 pub mod cuda;
 pub mod explain;
 pub mod package;
+pub mod python;
 mod readme;
 pub mod rust;
 pub mod stamp;

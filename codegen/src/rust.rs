@@ -230,12 +230,13 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
             continue;
         }
         let ty = rust_type(a.dtype);
+        // Owned and borrowed tensors alike: `ima::Tensor`, `ima::TensorView`, ...
         let (borrow, ctor) = if a.role == Role::In {
-            ("&", "read")
+            ("&impl ima::ReadTensor", "read")
         } else {
-            ("&mut ", "write")
+            ("&mut impl ima::WriteTensor", "write")
         };
-        stub_params.push(format!("{}: {borrow}ima::Tensor<{ty}>", a.name));
+        stub_params.push(format!("{}: {borrow}<{ty}>", a.name));
         kernel_args.push(KernelArgRs::One(format!(
             "ima::KernelArg::{ctor}({})",
             a.name

@@ -163,8 +163,6 @@ struct Scope<'a> {
     consts: &'a HashMap<String, (i64, Span)>,
     symbols: HashMap<&'a str, usize>,
     params: HashMap<&'a str, (usize, DType)>,
-    /// Symbols that appear bare only in outputs: named in the error for them.
-    output_only: HashMap<&'a str, &'a str>,
 }
 
 impl<'a> Scope<'a> {
@@ -173,7 +171,6 @@ impl<'a> Scope<'a> {
             consts,
             symbols: HashMap::new(),
             params: HashMap::new(),
-            output_only: HashMap::new(),
         }
     }
 
@@ -326,21 +323,10 @@ impl<'a> Scope<'a> {
             );
             return None;
         }
-        let d = if let Some(out) = self.output_only.get(n) {
-            Diagnostic::error(
-                format!("symbol `{n}` is bound by no input"),
-                span,
-                format!("only the output `{out}` carries `{n}`"),
-            )
+        let d = Diagnostic::error(format!("unknown symbol `{n}`"), span, "not declared")
             .with_help(format!(
-                "an output's shape must follow from the inputs: add an input with a dimension `{n}`, or an integer `param {n}: i64`"
-            ))
-        } else {
-            Diagnostic::error(format!("unknown symbol `{n}`"), span, "not declared")
-                .with_help(format!(
-                    "bind `{n}` by using it as a dimension of an input, or declare `const {n} = ...` or `param {n}: i32`"
-                ))
-        };
+                "bind `{n}` by using it as a dimension of an input or an output, or declare `const {n} = ...` or `param {n}: i32`"
+            ));
         diags.push(d);
         None
     }
@@ -433,16 +419,13 @@ impl<'a> KernelChecker<'a> {
         let mut symbols: Vec<ir::Symbol> = Vec::new();
         let mut symbol_spans: HashMap<&str, Span> = HashMap::new();
         let mut symbol_ids: HashMap<&str, usize> = HashMap::new();
-        let mut output_only: HashMap<&str, &str> = HashMap::new();
         for (a, t) in tensors.iter().enumerate() {
             for (d, e) in t.extents.iter().enumerate() {
                 let ExprKind::Name(n) = &e.kind else { continue };
                 if self.consts.contains_key(n) || names.contains_key(n.as_str()) {
                     continue;
                 }
-                if t.role == Role::Out {
-                    output_only.entry(n).or_insert(&t.name.name);
-                } else if !symbol_ids.contains_key(n.as_str()) {
+                if t.role != Role::Out && !symbol_ids.contains_key(n.as_str()) {
                     symbol_ids.insert(n, symbols.len());
                     symbol_spans.insert(n, e.span);
                     symbols.push(ir::Symbol {
@@ -481,7 +464,27 @@ impl<'a> KernelChecker<'a> {
                 });
             }
         }
-        output_only.retain(|n, _| !symbol_ids.contains_key(n));
+        // A symbol no input carries bare is bound by the first output dimension that is
+        // exactly it: the caller's output fixes it, and the checker holds every other use
+        // to that value (a launch cannot infer an output's shape, but it can check one).
+        for (a, t) in tensors.iter().enumerate() {
+            for (d, e) in t.extents.iter().enumerate() {
+                let ExprKind::Name(n) = &e.kind else { continue };
+                if t.role == Role::Out
+                    && !self.consts.contains_key(n)
+                    && !names.contains_key(n.as_str())
+                    && !symbol_ids.contains_key(n.as_str())
+                {
+                    symbol_ids.insert(n, symbols.len());
+                    symbol_spans.insert(n, e.span);
+                    symbols.push(ir::Symbol {
+                        name: n.clone(),
+                        arg: a,
+                        dim: d,
+                    });
+                }
+            }
+        }
         for s in &symbols {
             let ident = ast::Ident {
                 name: s.name.clone(),
@@ -493,7 +496,6 @@ impl<'a> KernelChecker<'a> {
             consts: self.consts,
             symbols: symbol_ids,
             params: scope_params,
-            output_only,
         };
 
         let args: Vec<Option<ir::TensorArg>> =

@@ -1,14 +1,20 @@
 //! The tensor arguments of a launch, borrowed as the kernel uses them.
 //!
-//! Only the runtime's device tensors ([`Tensor`] and [`DynTensor`]) implement
-//! [`DeviceTensor`], and the trait is sealed: a host buffer (`Vec<T>`, `&[T]`) cannot be
-//! passed where a kernel expects device memory, and trying is a compile error
+//! Only the runtime's device tensors implement [`DeviceTensor`]: owned ones ([`Tensor`],
+//! [`DynTensor`]) and views of memory imac does not own ([`TensorView`], [`TensorViewMut`],
+//! [`RawTensor`]). The trait is sealed: a host buffer (`Vec<T>`, `&[T]`) cannot be passed
+//! where a kernel expects device memory, and trying is a compile error
 //! (`tests/ui/host_buffer.rs`).
+//!
+//! Launch stubs take any tensor of the right element type through one pair of traits,
+//! [`ReadTensor`] for inputs and [`WriteTensor`] for outputs, so owned and borrowed tensors
+//! pass through the same stub and the same checks.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop, sys::CUdeviceptr};
 
+use crate::borrowed::{RawTensor, TensorView, TensorViewMut};
 use crate::check::TensorMeta;
 use crate::contract::DType;
 use crate::device::DeviceId;
@@ -21,18 +27,41 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A device tensor whatever its element type: what a launch needs of it.
+/// A device tensor whatever its element type: what a launch needs of it to read it.
 pub trait DeviceTensor: sealed::Sealed {
     fn meta(&self) -> TensorMeta<'_>;
     /// The buffer's device address for reading on `stream`; keep the guard until the
     /// launch is enqueued. `stream` first waits for the buffer's pending writes.
     fn read_ptr<'a>(&'a self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>);
+    /// The view's elements as bytes, in row-major order of its shape (for host-side
+    /// validation of value contracts). Copies only the part of the buffer the view reaches.
+    fn to_host_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error>;
+}
+
+/// A device tensor a kernel may write: owned ones, and views borrowed mutably (or made
+/// from a raw pointer). A view borrowed shared ([`TensorView`]) is not one, so passing it
+/// as an output is a compile error.
+pub trait DeviceTensorMut: DeviceTensor {
     /// The buffer's device address for writing on `stream`; keep the guard until the
     /// launch is enqueued. `stream` first waits for the buffer's pending reads and writes.
     fn write_ptr<'a>(&'a mut self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>);
-    /// The view's elements as bytes, in row-major order of its shape (for host-side
-    /// validation of value contracts).
-    fn to_host_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error>;
+}
+
+/// A device tensor of `T` elements a kernel may read, owned or borrowed: what a launch
+/// stub's input parameter takes (`x: &impl ReadTensor<f32>`).
+pub trait ReadTensor<T: Element>: DeviceTensor {}
+
+/// A device tensor of `T` elements a kernel may write, owned or borrowed mutably: what a
+/// launch stub's output parameter takes (`y: &mut impl WriteTensor<f32>`).
+pub trait WriteTensor<T: Element>: ReadTensor<T> + DeviceTensorMut {}
+
+/// A typed view's elements as bytes.
+pub(crate) fn element_bytes<T: Element>(values: &[T]) -> Vec<u8> {
+    // SAFETY: every `Element` is a plain number (no padding, no invalid bit patterns to
+    // read as bytes), and the slice covers exactly the initialised values.
+    let bytes =
+        unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(values)) };
+    bytes.to_vec()
 }
 
 impl<T: Element> sealed::Sealed for Tensor<T> {}
@@ -46,20 +75,19 @@ impl<T: Element> DeviceTensor for Tensor<T> {
         self.slice().device_ptr(stream)
     }
 
-    fn write_ptr<'a>(&'a mut self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
-        self.slice_mut().device_ptr_mut(stream)
-    }
-
     fn to_host_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error> {
-        let values = self.to_host(stream)?;
-        // SAFETY: every `Element` is a plain number (no padding, no invalid bit patterns
-        // to read as bytes), and the slice covers exactly the vector's initialised values.
-        let bytes = unsafe {
-            std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(&values[..]))
-        };
-        Ok(bytes.to_vec())
+        Ok(element_bytes(&self.to_host(stream)?))
     }
 }
+
+impl<T: Element> DeviceTensorMut for Tensor<T> {
+    fn write_ptr<'a>(&'a mut self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+        self.buffer_mut().device_ptr_mut(stream)
+    }
+}
+
+impl<T: Element> ReadTensor<T> for Tensor<T> {}
+impl<T: Element> WriteTensor<T> for Tensor<T> {}
 
 impl sealed::Sealed for DynTensor {}
 
@@ -72,12 +100,80 @@ impl DeviceTensor for DynTensor {
         self.slice().device_ptr(stream)
     }
 
+    fn to_host_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error> {
+        self.to_bytes(stream)
+    }
+}
+
+impl DeviceTensorMut for DynTensor {
     fn write_ptr<'a>(&'a mut self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
-        self.slice_mut().device_ptr_mut(stream)
+        self.buffer_mut().device_ptr_mut(stream)
+    }
+}
+
+impl<T: Element> sealed::Sealed for TensorView<'_, T> {}
+
+impl<T: Element> DeviceTensor for TensorView<'_, T> {
+    fn meta(&self) -> TensorMeta<'_> {
+        TensorView::meta(self)
+    }
+
+    fn read_ptr<'a>(&'a self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+        TensorView::read_ptr(self, stream)
+    }
+
+    fn to_host_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error> {
+        Ok(element_bytes(&self.to_host(stream)?))
+    }
+}
+
+impl<T: Element> ReadTensor<T> for TensorView<'_, T> {}
+
+impl<T: Element> sealed::Sealed for TensorViewMut<'_, T> {}
+
+impl<T: Element> DeviceTensor for TensorViewMut<'_, T> {
+    fn meta(&self) -> TensorMeta<'_> {
+        TensorViewMut::meta(self)
+    }
+
+    fn read_ptr<'a>(&'a self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+        TensorViewMut::read_ptr(self, stream)
+    }
+
+    fn to_host_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error> {
+        Ok(element_bytes(&self.to_host(stream)?))
+    }
+}
+
+impl<T: Element> DeviceTensorMut for TensorViewMut<'_, T> {
+    fn write_ptr<'a>(&'a mut self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+        TensorViewMut::write_ptr(self, stream)
+    }
+}
+
+impl<T: Element> ReadTensor<T> for TensorViewMut<'_, T> {}
+impl<T: Element> WriteTensor<T> for TensorViewMut<'_, T> {}
+
+impl sealed::Sealed for RawTensor<'_> {}
+
+impl DeviceTensor for RawTensor<'_> {
+    fn meta(&self) -> TensorMeta<'_> {
+        RawTensor::meta(self)
+    }
+
+    fn read_ptr<'a>(&'a self, _stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+        // No events: ordering is the caller's duty (see `RawTensor::from_raw`).
+        (self.base_ptr(), SyncOnDrop::Record(None))
     }
 
     fn to_host_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error> {
         self.to_bytes(stream)
+    }
+}
+
+impl DeviceTensorMut for RawTensor<'_> {
+    fn write_ptr<'a>(&'a mut self, _stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+        (self.base_ptr(), SyncOnDrop::Record(None))
     }
 }
 
@@ -88,7 +184,7 @@ impl DeviceTensor for DynTensor {
 /// [`crate::kernel`]).
 pub enum KernelArg<'a> {
     Read(&'a dyn DeviceTensor),
-    Write(&'a mut dyn DeviceTensor),
+    Write(&'a mut dyn DeviceTensorMut),
     /// The logical shape of a quantized argument ([`crate::Role::Logical`]).
     Logical(LogicalShape),
 }
@@ -126,11 +222,15 @@ impl LogicalShape {
 }
 
 impl<'a> KernelArg<'a> {
-    pub fn read<T: Element>(t: &'a Tensor<T>) -> Self {
+    /// A tensor of `T` read by the kernel, owned ([`Tensor`]) or borrowed ([`TensorView`],
+    /// [`TensorViewMut`]).
+    pub fn read<T: Element>(t: &'a impl ReadTensor<T>) -> Self {
         KernelArg::Read(t)
     }
 
-    pub fn write<T: Element>(t: &'a mut Tensor<T>) -> Self {
+    /// A tensor of `T` written by the kernel, owned ([`Tensor`]) or borrowed mutably
+    /// ([`TensorViewMut`]).
+    pub fn write<T: Element>(t: &'a mut impl WriteTensor<T>) -> Self {
         KernelArg::Write(t)
     }
 
@@ -141,6 +241,16 @@ impl<'a> KernelArg<'a> {
 
     /// An untyped tensor written by the kernel; its dtype is checked at launch.
     pub fn write_dyn(t: &'a mut DynTensor) -> Self {
+        KernelArg::Write(t)
+    }
+
+    /// A raw view read by the kernel; its dtype is checked at launch.
+    pub fn read_raw(t: &'a RawTensor<'_>) -> Self {
+        KernelArg::Read(t)
+    }
+
+    /// A raw view written by the kernel; its dtype is checked at launch.
+    pub fn write_raw(t: &'a mut RawTensor<'_>) -> Self {
         KernelArg::Write(t)
     }
 

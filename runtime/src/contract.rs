@@ -227,7 +227,8 @@ impl std::fmt::Display for Scalar {
     }
 }
 
-/// Where a symbol takes its value at launch: a dimension of an input.
+/// Where a symbol takes its value at launch: a dimension of an input, or of an output when
+/// no input carries the symbol bare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Binding {
     /// Index into [`KernelContract::args`].

@@ -7,8 +7,9 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut, DevicePtr};
 
+use crate::borrowed::read_range;
 use crate::check::TensorMeta;
 use crate::contract::DType;
 use crate::device::DeviceId;
@@ -22,7 +23,8 @@ pub struct DynTensor {
     dtype: DType,
     /// Whole elements of `dtype`, as bytes.
     buf: CudaSlice<u8>,
-    /// Device address of `buf`, read once (see [`crate::Tensor`]).
+    /// Device address of `buf`, read once (see [`crate::Tensor`]; [`DynTensor::slice_mut`]
+    /// lends a view, so the buffer cannot be replaced under it).
     base_ptr: u64,
     /// In elements of `dtype`.
     view: View,
@@ -108,13 +110,19 @@ impl DynTensor {
         Ok(DynTensor { view, ..self })
     }
 
-    /// Copies the view to the host as bytes, in logical row-major order.
+    /// Copies the view to the host as bytes, in logical row-major order, reading only the
+    /// part of the buffer it reaches.
     pub fn to_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error> {
-        let all = stream.clone_dtoh(&self.buf).map_err(Error::driver(format!(
-            "copying a {} tensor to the host",
-            self.dtype
-        )))?;
-        self.view.gather(&all, self.dtype.size())
+        let size = self.dtype.size();
+        self.view.gather_span(size, |r| {
+            read_range(stream, &self.buf.as_view(), r.start * size..r.end * size)
+        })
+    }
+
+    /// A contiguous copy of the view, made on the device on `stream`.
+    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<DynTensor, Error> {
+        let buf = crate::contiguous::contiguous_bytes(stream, self)?;
+        DynTensor::from_slice(self.dtype, buf, self.shape())
     }
 
     pub fn dtype(&self) -> DType {
@@ -150,8 +158,13 @@ impl DynTensor {
         &self.buf
     }
 
-    /// The underlying bytes, for writing through cudarc.
-    pub fn slice_mut(&mut self) -> &mut CudaSlice<u8> {
+    /// The underlying bytes, for writing through cudarc: a view of all of them, which
+    /// cannot replace the buffer under the tensor's cached address.
+    pub fn slice_mut(&mut self) -> CudaViewMut<'_, u8> {
+        self.buf.as_view_mut()
+    }
+
+    pub(crate) fn buffer_mut(&mut self) -> &mut CudaSlice<u8> {
         &mut self.buf
     }
 

@@ -12,10 +12,12 @@
 extern crate self as ima_runtime;
 
 mod arg;
+mod borrowed;
 mod capacity;
 pub mod check;
 pub mod checked;
 pub mod compile;
+pub mod contiguous;
 pub mod contract;
 pub mod device;
 pub mod doctor;
@@ -39,7 +41,8 @@ pub use cudarc;
 pub use float8::{F8E4M3, F8E5M2};
 pub use half;
 
-pub use arg::{DeviceTensor, KernelArg, LogicalShape};
+pub use arg::{DeviceTensor, DeviceTensorMut, KernelArg, LogicalShape, ReadTensor, WriteTensor};
+pub use borrowed::{RawTensor, TensorView, TensorViewMut};
 pub use check::{GRID_THREADS, IndexWidth, Plan, TensorMeta, check};
 pub use checked::{Access, CheckedMode, OutOfBounds};
 pub use compile::{Compiled, compile_ptx, compile_ptx_checked, nvrtc_version};

@@ -6,8 +6,11 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use std::ops::Range;
 
+use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut, DevicePtr, DeviceRepr, ValidAsZeroBits};
+
+use crate::borrowed::{TensorView, TensorViewMut, read_range};
 use crate::check::TensorMeta;
 use crate::contract::DType;
 use crate::device::DeviceId;
@@ -36,8 +39,11 @@ element! {
 #[derive(Debug)]
 pub struct Tensor<T> {
     buf: CudaSlice<T>,
-    /// Device address of `buf`, read once: it never changes, and reading it again would
-    /// need a stream and record a stream-ordering event.
+    /// Device address of `buf`, read once: reading it again would need a stream and
+    /// record a stream-ordering event. It stays true because nothing outside this file can
+    /// replace `buf`: [`Tensor::slice_mut`] lends a `CudaViewMut` of it, never the
+    /// `&mut CudaSlice` that `std::mem::swap` could exchange under the address that the
+    /// alignment, overlap and memo checks read.
     base_ptr: u64,
     view: View,
 }
@@ -114,13 +120,37 @@ impl<T: Element> Tensor<T> {
         Ok(Tensor { view, ..self })
     }
 
-    /// Copies the view to the host, in logical row-major order.
+    /// Copies the view to the host, in logical row-major order, reading only the part of
+    /// the buffer it reaches.
     pub fn to_host(&self, stream: &Arc<CudaStream>) -> Result<Vec<T>, Error> {
-        let all = stream.clone_dtoh(&self.buf).map_err(Error::driver(format!(
-            "copying a {} tensor to the host",
-            T::DTYPE
-        )))?;
-        self.view.gather(&all, 1)
+        self.view
+            .gather_span(1, |r| read_range(stream, &self.buf.as_view(), r))
+    }
+
+    /// Copies elements `range` of the buffer (not of the view) to the host.
+    pub fn read_range(
+        &self,
+        stream: &Arc<CudaStream>,
+        range: Range<usize>,
+    ) -> Result<Vec<T>, Error> {
+        read_range(stream, &self.buf.as_view(), range)
+    }
+
+    /// A borrowed view of this tensor's buffer, through the same view; refine it with
+    /// [`TensorView::with_layout`] (several views into one buffer).
+    pub fn view(&self) -> TensorView<'_, T> {
+        TensorView::from_parts(self.buf.as_view(), self.base_ptr, self.view.clone())
+    }
+
+    /// A borrowed view of this tensor's buffer for writing, through the same view.
+    pub fn view_mut(&mut self) -> TensorViewMut<'_, T> {
+        TensorViewMut::from_parts(self.buf.as_view_mut(), self.base_ptr, self.view.clone())
+    }
+
+    /// A contiguous copy of the view, made on the device on `stream` (a row-major tensor of
+    /// the view's shape, in a new buffer).
+    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<Tensor<T>, Error> {
+        crate::contiguous::contiguous(stream, self)
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -147,8 +177,13 @@ impl<T: Element> Tensor<T> {
         &self.buf
     }
 
-    /// The underlying buffer, for writing through cudarc.
-    pub fn slice_mut(&mut self) -> &mut CudaSlice<T> {
+    /// The underlying buffer, for writing through cudarc: a view of all of it, which
+    /// cannot replace the buffer under the tensor's cached address.
+    pub fn slice_mut(&mut self) -> CudaViewMut<'_, T> {
+        self.buf.as_view_mut()
+    }
+
+    pub(crate) fn buffer_mut(&mut self) -> &mut CudaSlice<T> {
         &mut self.buf
     }
 

@@ -83,6 +83,41 @@ impl View {
         View::new(&shape, &strides, self.offset, buffer_len)
     }
 
+    /// The buffer elements the view reaches, first to last (`None` for an empty view):
+    /// all a partial copy to the host needs.
+    pub fn span(&self) -> Option<std::ops::Range<usize>> {
+        let r = layout::reach(&self.shape, &self.strides)?;
+        // `new` checked that the reach lies inside the buffer.
+        let lo = usize::try_from(self.offset as i128 + r.lo).ok()?;
+        let hi = usize::try_from(self.offset as i128 + r.hi).ok()?;
+        Some(lo..hi + 1)
+    }
+
+    /// The same view over a copy of its buffer from element `start` on.
+    pub fn rebased(&self, start: usize) -> View {
+        View {
+            offset: self.offset - start,
+            ..self.clone()
+        }
+    }
+
+    /// The view's elements of the buffer in logical row-major order, reading only its
+    /// span through `read(range)` (elements of the buffer, `size` items each).
+    pub fn gather_span<T: Copy>(
+        &self,
+        size: usize,
+        read: impl FnOnce(std::ops::Range<usize>) -> Result<Vec<T>, Error>,
+    ) -> Result<Vec<T>, Error> {
+        match self.span() {
+            None => Ok(Vec::new()),
+            Some(span) => {
+                let start = span.start;
+                let part = read(span)?;
+                self.rebased(start).gather(&part, size)
+            }
+        }
+    }
+
     /// Elements in the view (its buffer may hold more).
     pub fn numel(&self) -> usize {
         // `new` refuses shapes whose element count overflows.
@@ -150,6 +185,22 @@ mod tests {
             r.gather(&[10, 11, 12, 13, 14, 15], 1).unwrap(),
             [12, 11, 10]
         );
+    }
+
+    #[test]
+    fn spans_only_what_the_view_reaches() {
+        // Column 1 of a 3 x 4 row-major buffer of 12 at offset 1: elements 1, 5, 9.
+        let v = View::new(&[3], &[4], 1, 12).unwrap();
+        assert_eq!(v.span(), Some(1..10));
+        let buffer: Vec<u32> = (0..12).collect();
+        let got: Result<Vec<u32>, Error> = v.gather_span(1, |r| Ok(buffer[r].to_vec()));
+        assert_eq!(got.unwrap(), [1, 5, 9]);
+        // Reversed: elements 5, 4, 3.
+        let r = View::new(&[3], &[-1], 5, 12).unwrap();
+        assert_eq!(r.span(), Some(3..6));
+        let got: Result<Vec<u32>, Error> = r.gather_span(1, |s| Ok(buffer[s].to_vec()));
+        assert_eq!(got.unwrap(), [5, 4, 3]);
+        assert_eq!(View::new(&[0, 3], &[3, 1], 0, 12).unwrap().span(), None);
     }
 
     #[test]

@@ -10,10 +10,12 @@ mod attn;
 use std::sync::Arc;
 
 use attn::ATTN;
+use ima_runtime::cudarc::driver::DevicePtr;
 use ima_runtime::cudarc::driver::{CudaContext, CudaStream};
 use ima_runtime::half::f16;
 use ima_runtime::{
-    DType, Error, IndexWidth, Kernel, KernelArg, Launched, Module, Scalar, Tensor, Violation,
+    DType, DeviceId, Error, IndexWidth, Kernel, KernelArg, Launched, Module, RawTensor, Scalar,
+    Tensor, TensorView, TensorViewMut, Violation,
 };
 
 /// What codegen would emit for `ATTN`, by hand.
@@ -308,4 +310,180 @@ fn past_two_billion_elements_uses_64_bit_indices() {
         let part = stream.clone_dtoh(&o.slice().slice(range)).unwrap();
         assert!(part.iter().all(|&x| x == 4.0), "{:?}", &part[..8]);
     }
+}
+
+/// Borrowed views of cudarc buffers pass the same launch as owned tensors: q and k are two
+/// views into one buffer, o a mutable view of another; the result matches the reference,
+/// and a partial read copies only the view.
+#[test]
+#[ignore = "needs a GPU"]
+fn borrowed_views_launch_like_owned_tensors() {
+    let (stream, kernel) = setup();
+    let (b, h, s, t, d) = (2, 3, 17, 29, 16);
+    let (qh, kh) = (values(b * h * s * d, 1), values(b * t * h * d, 5));
+    let both: Vec<f16> = qh.iter().chain(&kh).copied().collect();
+    let buf = stream.clone_htod(&both).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(b * h * s * t + 100).unwrap();
+    let (qs, ks) = buf.split_at(qh.len());
+    let q = TensorView::new(qs, &[b, h, s, d]).unwrap();
+    let k = TensorView::new(ks, &[b, t, h, d]).unwrap();
+    let mut o = TensorViewMut::new(out.slice_mut(100..), &[b, h, s, t]).unwrap();
+    kernel
+        .launch(
+            &stream,
+            &mut [
+                KernelArg::read(&q),
+                KernelArg::read(&k),
+                KernelArg::write(&mut o),
+            ],
+            &[Scalar::F32(0.5)],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want = reference(&qh, &kh, b, h, s, t, d, 0.5);
+    let got = o.to_host(&stream).unwrap();
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!((g - w).abs() < 1e-3, "o[{i}] = {g}, expected {w}");
+    }
+    // A partial read: the last row of the last head, through a narrower view.
+    drop(o);
+    let last = TensorView::new(out.slice(100..), &[b, h, s, t])
+        .unwrap()
+        .with_layout(&[t], &[1], (b * h * s - 1) * t)
+        .unwrap();
+    let row = last.to_host(&stream).unwrap();
+    assert_eq!(row, want[want.len() - t..]);
+}
+
+/// A view made from a raw pointer launches, and is refused like an owned tensor when its
+/// output overlaps an input.
+#[test]
+#[ignore = "needs a GPU"]
+fn raw_pointer_views_launch_and_are_checked() {
+    let (stream, kernel) = setup();
+    let (b, h, s, t, d) = (1, 2, 8, 8, 16);
+    let (qh, kh) = (values(b * h * s * d, 2), values(b * t * h * d, 3));
+    let q_buf = stream.clone_htod(&qh).unwrap();
+    let k_buf = stream.clone_htod(&kh).unwrap();
+    let o_buf = stream.alloc_zeros::<f32>(b * h * s * t).unwrap();
+    let addr = |p: &dyn DevicePtr<f16>| p.device_ptr(&stream).0;
+    let (qp, kp) = (addr(&q_buf), addr(&k_buf));
+    let op = o_buf.device_ptr(&stream).0;
+    let dev = DeviceId::of(stream.context());
+    let contiguous = |shape: &[usize]| -> Vec<isize> {
+        let mut st = vec![1isize; shape.len()];
+        for i in (0..shape.len() - 1).rev() {
+            st[i] = st[i + 1] * shape[i + 1] as isize;
+        }
+        st
+    };
+    // SAFETY: the buffers outlive the views and every launch is on their stream.
+    let (q, k, mut o) = unsafe {
+        let shape = [b, h, s, d];
+        let q = RawTensor::borrowing(
+            &q_buf,
+            qp,
+            qh.len(),
+            DType::F16,
+            &shape,
+            &contiguous(&shape),
+            0,
+            dev,
+        )
+        .unwrap();
+        let shape = [b, t, h, d];
+        let k = RawTensor::borrowing(
+            &k_buf,
+            kp,
+            kh.len(),
+            DType::F16,
+            &shape,
+            &contiguous(&shape),
+            0,
+            dev,
+        )
+        .unwrap();
+        let shape = [b, h, s, t];
+        let o = RawTensor::borrowing(
+            &o_buf,
+            op,
+            b * h * s * t,
+            DType::F32,
+            &shape,
+            &contiguous(&shape),
+            0,
+            dev,
+        )
+        .unwrap();
+        (q, k, o)
+    };
+    kernel
+        .launch(
+            &stream,
+            &mut [
+                KernelArg::read_raw(&q),
+                KernelArg::read_raw(&k),
+                KernelArg::write_raw(&mut o),
+            ],
+            &[Scalar::F32(1.0)],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let bytes = o.to_bytes(&stream).unwrap();
+    let got: Vec<f32> = bytes
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let want = reference(&qh, &kh, b, h, s, t, d, 1.0);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!((g - w).abs() < 1e-3, "o[{i}] = {g}, expected {w}");
+    }
+    // An output written over q's memory is refused before anything launches.
+    // SAFETY: refused, never launched.
+    let mut over = unsafe {
+        let shape = [b, h, s, t];
+        RawTensor::from_raw(
+            qp,
+            qh.len() / 2,
+            DType::F32,
+            &shape,
+            &contiguous(&shape),
+            0,
+            dev,
+        )
+        .unwrap()
+    };
+    let e = kernel
+        .launch(
+            &stream,
+            &mut [
+                KernelArg::read_raw(&q),
+                KernelArg::read_raw(&k),
+                KernelArg::write_raw(&mut over),
+            ],
+            &[Scalar::F32(1.0)],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("overlap"), "{e}");
+}
+
+/// `contiguous()` copies a transposed view on the device into a row-major tensor.
+#[test]
+#[ignore = "needs a GPU"]
+fn contiguous_copies_a_strided_view_on_the_device() {
+    let (stream, _kernel) = setup();
+    let host: Vec<f16> = (0..6 * 5).map(|i| f16::from_f32(i as f32)).collect();
+    let t = Tensor::from_host(&stream, &host, &[6, 5])
+        .unwrap()
+        .permute(&[1, 0])
+        .unwrap();
+    let c = t.contiguous(&stream).unwrap();
+    assert_eq!(c.shape(), [5, 6]);
+    assert_eq!(c.strides(), [6, 1]);
+    assert_eq!(c.to_host(&stream).unwrap(), t.to_host(&stream).unwrap());
+    // A reversed, offset view of bytes (f64, 8 bytes an element), through a borrowed view.
+    let wide: Vec<f64> = (0..10).map(f64::from).collect();
+    let w = Tensor::from_host(&stream, &wide, &[10]).unwrap();
+    let v = w.view().with_layout(&[4], &[-2], 9).unwrap();
+    let c = v.contiguous(&stream).unwrap();
+    assert_eq!(c.to_host(&stream).unwrap(), [9.0, 7.0, 5.0, 3.0]);
+    assert_eq!(w.read_range(&stream, 2..4).unwrap(), [2.0, 3.0]);
 }

@@ -98,9 +98,9 @@ impl WidenFp8 {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        a: &ima::Tensor<ima::F8E4M3>,
-        b: &ima::Tensor<ima::F8E5M2>,
-        y: &mut ima::Tensor<f32>,
+        a: &impl ima::ReadTensor<ima::F8E4M3>,
+        b: &impl ima::ReadTensor<ima::F8E5M2>,
+        y: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(a), ima::KernelArg::read(b), ima::KernelArg::write(y)], &[])
     }
@@ -205,19 +205,19 @@ impl SumAll {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        a: &ima::Tensor<i8>,
-        b: &ima::Tensor<u8>,
-        c: &ima::Tensor<i16>,
-        d: &ima::Tensor<u16>,
-        e: &ima::Tensor<i32>,
-        f: &ima::Tensor<u32>,
-        g: &ima::Tensor<i64>,
-        h: &ima::Tensor<u64>,
-        p: &ima::Tensor<ima::half::f16>,
-        q: &ima::Tensor<ima::half::bf16>,
-        r: &ima::Tensor<f32>,
-        s: &ima::Tensor<f64>,
-        y: &mut ima::Tensor<f64>,
+        a: &impl ima::ReadTensor<i8>,
+        b: &impl ima::ReadTensor<u8>,
+        c: &impl ima::ReadTensor<i16>,
+        d: &impl ima::ReadTensor<u16>,
+        e: &impl ima::ReadTensor<i32>,
+        f: &impl ima::ReadTensor<u32>,
+        g: &impl ima::ReadTensor<i64>,
+        h: &impl ima::ReadTensor<u64>,
+        p: &impl ima::ReadTensor<ima::half::f16>,
+        q: &impl ima::ReadTensor<ima::half::bf16>,
+        r: &impl ima::ReadTensor<f32>,
+        s: &impl ima::ReadTensor<f64>,
+        y: &mut impl ima::WriteTensor<f64>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(a), ima::KernelArg::read(b), ima::KernelArg::read(c), ima::KernelArg::read(d), ima::KernelArg::read(e), ima::KernelArg::read(f), ima::KernelArg::read(g), ima::KernelArg::read(h), ima::KernelArg::read(p), ima::KernelArg::read(q), ima::KernelArg::read(r), ima::KernelArg::read(s), ima::KernelArg::write(y)], &[])
     }

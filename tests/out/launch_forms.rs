@@ -97,8 +97,8 @@ impl RowSums {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<f32>,
-        s: &mut ima::Tensor<f32>,
+        x: &impl ima::ReadTensor<f32>,
+        s: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(s)], &[])
     }
@@ -189,8 +189,8 @@ impl Fill {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        src: &ima::Tensor<f32>,
-        y: &mut ima::Tensor<f32>,
+        src: &impl ima::ReadTensor<f32>,
+        y: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(src), ima::KernelArg::write(y)], &[])
     }

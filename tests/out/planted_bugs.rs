@@ -122,9 +122,9 @@ impl ScoresOffByOne {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &ima::Tensor<ima::half::f16>,
-        k: &ima::Tensor<ima::half::f16>,
-        o: &mut ima::Tensor<f32>,
+        q: &impl ima::ReadTensor<ima::half::f16>,
+        k: &impl ima::ReadTensor<ima::half::f16>,
+        o: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[])
     }
@@ -231,8 +231,8 @@ impl TransposeSwapped {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<f32>,
-        y: &mut ima::Tensor<f32>,
+        x: &impl ima::ReadTensor<f32>,
+        y: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
     }
@@ -317,8 +317,8 @@ impl SharedOverrun {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<f32>,
-        s: &mut ima::Tensor<f32>,
+        x: &impl ima::ReadTensor<f32>,
+        s: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(s)], &[])
     }
@@ -411,7 +411,7 @@ impl DequantWrongGroup {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
@@ -543,7 +543,7 @@ impl SumTilesAcrossGroups {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<f32>,
+        y: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);

@@ -88,9 +88,9 @@ impl PosixNames {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        key: &ima::Tensor<f32>,
-        size: &ima::Tensor<f32>,
-        off: &mut ima::Tensor<f32>,
+        key: &impl ima::ReadTensor<f32>,
+        size: &impl ima::ReadTensor<f32>,
+        off: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(key), ima::KernelArg::read(size), ima::KernelArg::write(off)], &[])
     }

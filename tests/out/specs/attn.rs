@@ -115,9 +115,9 @@ impl AttnScores {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &ima::Tensor<ima::half::f16>,
-        k: &ima::Tensor<ima::half::f16>,
-        o: &mut ima::Tensor<f32>,
+        q: &impl ima::ReadTensor<ima::half::f16>,
+        k: &impl ima::ReadTensor<ima::half::f16>,
+        o: &mut impl ima::WriteTensor<f32>,
         scale: f32,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
@@ -228,8 +228,8 @@ impl SoftmaxRows {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        s: &ima::Tensor<f32>,
-        p: &mut ima::Tensor<ima::half::f16>,
+        s: &impl ima::ReadTensor<f32>,
+        p: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(s), ima::KernelArg::write(p)], &[])
     }
@@ -328,9 +328,9 @@ impl AttnPv {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        p: &ima::Tensor<ima::half::f16>,
-        v: &ima::Tensor<ima::half::f16>,
-        o: &mut ima::Tensor<f32>,
+        p: &impl ima::ReadTensor<ima::half::f16>,
+        v: &impl ima::ReadTensor<ima::half::f16>,
+        o: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(p), ima::KernelArg::read(v), ima::KernelArg::write(o)], &[])
     }
@@ -445,9 +445,9 @@ impl AttnScoresTiled {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &ima::Tensor<ima::half::f16>,
-        k: &ima::Tensor<ima::half::f16>,
-        o: &mut ima::Tensor<f32>,
+        q: &impl ima::ReadTensor<ima::half::f16>,
+        k: &impl ima::ReadTensor<ima::half::f16>,
+        o: &mut impl ima::WriteTensor<f32>,
         scale: f32,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])

@@ -122,9 +122,9 @@ impl Embedding {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        ids: &ima::Tensor<i32>,
-        table: &ima::Tensor<ima::half::bf16>,
-        y: &mut ima::Tensor<ima::half::bf16>,
+        ids: &impl ima::ReadTensor<i32>,
+        table: &impl ima::ReadTensor<ima::half::bf16>,
+        y: &mut impl ima::WriteTensor<ima::half::bf16>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(ids), ima::KernelArg::read(table), ima::KernelArg::write(y)], &[])
     }
@@ -137,9 +137,9 @@ impl Embedding {
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        ids: &ima::Tensor<i32>,
-        table: &ima::Tensor<ima::half::bf16>,
-        y: &mut ima::Tensor<ima::half::bf16>,
+        ids: &impl ima::ReadTensor<i32>,
+        table: &impl ima::ReadTensor<ima::half::bf16>,
+        y: &mut impl ima::WriteTensor<ima::half::bf16>,
     ) -> Result<(), ima::Error> {
         self.kernel.validate(stream, &mut [ima::KernelArg::read(ids), ima::KernelArg::read(table), ima::KernelArg::write(y)], &[])
     }
@@ -251,11 +251,11 @@ impl ReshapeAndCache {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        key: &ima::Tensor<ima::half::f16>,
-        value: &ima::Tensor<ima::half::f16>,
-        slot_mapping: &ima::Tensor<i64>,
-        k_cache: &mut ima::Tensor<ima::half::f16>,
-        v_cache: &mut ima::Tensor<ima::half::f16>,
+        key: &impl ima::ReadTensor<ima::half::f16>,
+        value: &impl ima::ReadTensor<ima::half::f16>,
+        slot_mapping: &impl ima::ReadTensor<i64>,
+        k_cache: &mut impl ima::WriteTensor<ima::half::f16>,
+        v_cache: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(key), ima::KernelArg::read(value), ima::KernelArg::read(slot_mapping), ima::KernelArg::write(k_cache), ima::KernelArg::write(v_cache)], &[])
     }
@@ -268,11 +268,11 @@ impl ReshapeAndCache {
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        key: &ima::Tensor<ima::half::f16>,
-        value: &ima::Tensor<ima::half::f16>,
-        slot_mapping: &ima::Tensor<i64>,
-        k_cache: &mut ima::Tensor<ima::half::f16>,
-        v_cache: &mut ima::Tensor<ima::half::f16>,
+        key: &impl ima::ReadTensor<ima::half::f16>,
+        value: &impl ima::ReadTensor<ima::half::f16>,
+        slot_mapping: &impl ima::ReadTensor<i64>,
+        k_cache: &mut impl ima::WriteTensor<ima::half::f16>,
+        v_cache: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
         self.kernel.validate(stream, &mut [ima::KernelArg::read(key), ima::KernelArg::read(value), ima::KernelArg::read(slot_mapping), ima::KernelArg::write(k_cache), ima::KernelArg::write(v_cache)], &[])
     }
@@ -433,9 +433,9 @@ impl MoeRoute {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        topk_ids: &ima::Tensor<i32>,
-        offsets: &mut ima::Tensor<i32>,
-        sorted: &mut ima::Tensor<i32>,
+        topk_ids: &impl ima::ReadTensor<i32>,
+        offsets: &mut impl ima::WriteTensor<i32>,
+        sorted: &mut impl ima::WriteTensor<i32>,
         num_experts: i32,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(topk_ids), ima::KernelArg::write(offsets), ima::KernelArg::write(sorted)], &[ima::Scalar::I32(num_experts)])
@@ -449,9 +449,9 @@ impl MoeRoute {
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        topk_ids: &ima::Tensor<i32>,
-        offsets: &mut ima::Tensor<i32>,
-        sorted: &mut ima::Tensor<i32>,
+        topk_ids: &impl ima::ReadTensor<i32>,
+        offsets: &mut impl ima::WriteTensor<i32>,
+        sorted: &mut impl ima::WriteTensor<i32>,
         num_experts: i32,
     ) -> Result<(), ima::Error> {
         self.kernel.validate(stream, &mut [ima::KernelArg::read(topk_ids), ima::KernelArg::write(offsets), ima::KernelArg::write(sorted)], &[ima::Scalar::I32(num_experts)])
@@ -574,9 +574,9 @@ impl MeanPoolVarlen {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<f32>,
-        cu_seqlens: &ima::Tensor<i32>,
-        y: &mut ima::Tensor<f32>,
+        x: &impl ima::ReadTensor<f32>,
+        cu_seqlens: &impl ima::ReadTensor<i32>,
+        y: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::read(cu_seqlens), ima::KernelArg::write(y)], &[])
     }
@@ -589,9 +589,9 @@ impl MeanPoolVarlen {
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<f32>,
-        cu_seqlens: &ima::Tensor<i32>,
-        y: &mut ima::Tensor<f32>,
+        x: &impl ima::ReadTensor<f32>,
+        cu_seqlens: &impl ima::ReadTensor<i32>,
+        y: &mut impl ima::WriteTensor<f32>,
     ) -> Result<(), ima::Error> {
         self.kernel.validate(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::read(cu_seqlens), ima::KernelArg::write(y)], &[])
     }

@@ -123,13 +123,13 @@ impl PagedAttnPartition {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &ima::Tensor<ima::half::f16>,
-        k_cache: &ima::Tensor<ima::half::f16>,
-        v_cache: &ima::Tensor<ima::half::f16>,
-        block_tables: &ima::Tensor<i32>,
-        seq_lens: &ima::Tensor<i32>,
-        part_o: &mut ima::Tensor<f32>,
-        part_lse: &mut ima::Tensor<f32>,
+        q: &impl ima::ReadTensor<ima::half::f16>,
+        k_cache: &impl ima::ReadTensor<ima::half::f16>,
+        v_cache: &impl ima::ReadTensor<ima::half::f16>,
+        block_tables: &impl ima::ReadTensor<i32>,
+        seq_lens: &impl ima::ReadTensor<i32>,
+        part_o: &mut impl ima::WriteTensor<f32>,
+        part_lse: &mut impl ima::WriteTensor<f32>,
         scale: f32,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse)], &[ima::Scalar::F32(scale)])
@@ -143,13 +143,13 @@ impl PagedAttnPartition {
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &ima::Tensor<ima::half::f16>,
-        k_cache: &ima::Tensor<ima::half::f16>,
-        v_cache: &ima::Tensor<ima::half::f16>,
-        block_tables: &ima::Tensor<i32>,
-        seq_lens: &ima::Tensor<i32>,
-        part_o: &mut ima::Tensor<f32>,
-        part_lse: &mut ima::Tensor<f32>,
+        q: &impl ima::ReadTensor<ima::half::f16>,
+        k_cache: &impl ima::ReadTensor<ima::half::f16>,
+        v_cache: &impl ima::ReadTensor<ima::half::f16>,
+        block_tables: &impl ima::ReadTensor<i32>,
+        seq_lens: &impl ima::ReadTensor<i32>,
+        part_o: &mut impl ima::WriteTensor<f32>,
+        part_lse: &mut impl ima::WriteTensor<f32>,
         scale: f32,
     ) -> Result<(), ima::Error> {
         self.kernel.validate(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse)], &[ima::Scalar::F32(scale)])
@@ -347,10 +347,10 @@ impl PagedAttnReduce {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        part_o: &ima::Tensor<f32>,
-        part_lse: &ima::Tensor<f32>,
-        seq_lens: &ima::Tensor<i32>,
-        out: &mut ima::Tensor<ima::half::f16>,
+        part_o: &impl ima::ReadTensor<f32>,
+        part_lse: &impl ima::ReadTensor<f32>,
+        seq_lens: &impl ima::ReadTensor<i32>,
+        out: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(part_o), ima::KernelArg::read(part_lse), ima::KernelArg::read(seq_lens), ima::KernelArg::write(out)], &[])
     }
@@ -363,10 +363,10 @@ impl PagedAttnReduce {
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        part_o: &ima::Tensor<f32>,
-        part_lse: &ima::Tensor<f32>,
-        seq_lens: &ima::Tensor<i32>,
-        out: &mut ima::Tensor<ima::half::f16>,
+        part_o: &impl ima::ReadTensor<f32>,
+        part_lse: &impl ima::ReadTensor<f32>,
+        seq_lens: &impl ima::ReadTensor<i32>,
+        out: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
         self.kernel.validate(stream, &mut [ima::KernelArg::read(part_o), ima::KernelArg::read(part_lse), ima::KernelArg::read(seq_lens), ima::KernelArg::write(out)], &[])
     }

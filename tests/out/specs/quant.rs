@@ -154,7 +154,7 @@ impl GptqDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
@@ -285,7 +285,7 @@ impl GptqDequantAnyN {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
@@ -415,7 +415,7 @@ impl GptqActOrderDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
@@ -432,7 +432,7 @@ impl GptqActOrderDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<(), ima::Error> {
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
@@ -576,7 +576,7 @@ impl AwqDequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
@@ -707,7 +707,7 @@ impl AwqDequantAnyN {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
@@ -837,7 +837,7 @@ impl Int8Dequant {
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Int8, false)?);
@@ -964,9 +964,9 @@ impl GptqGemv {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
@@ -1123,9 +1123,9 @@ impl AwqGemv {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
         w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));

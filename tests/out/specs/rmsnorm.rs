@@ -97,9 +97,9 @@ impl RmsNorm {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::bf16>,
-        w: &ima::Tensor<ima::half::bf16>,
-        y: &mut ima::Tensor<ima::half::bf16>,
+        x: &impl ima::ReadTensor<ima::half::bf16>,
+        w: &impl ima::ReadTensor<ima::half::bf16>,
+        y: &mut impl ima::WriteTensor<ima::half::bf16>,
         eps: f32,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::read(w), ima::KernelArg::write(y)], &[ima::Scalar::F32(eps)])

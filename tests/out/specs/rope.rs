@@ -99,10 +99,10 @@ impl Rope {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<ima::half::f16>,
-        cos_tab: &ima::Tensor<f32>,
-        sin_tab: &ima::Tensor<f32>,
-        y: &mut ima::Tensor<ima::half::f16>,
+        x: &impl ima::ReadTensor<ima::half::f16>,
+        cos_tab: &impl ima::ReadTensor<f32>,
+        sin_tab: &impl ima::ReadTensor<f32>,
+        y: &mut impl ima::WriteTensor<ima::half::f16>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::read(cos_tab), ima::KernelArg::read(sin_tab), ima::KernelArg::write(y)], &[])
     }

@@ -93,8 +93,8 @@ impl AffineView {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<f32>,
-        y: &mut ima::Tensor<f32>,
+        x: &impl ima::ReadTensor<f32>,
+        y: &mut impl ima::WriteTensor<f32>,
         a: f32,
         b: f32,
     ) -> Result<ima::Launched, ima::Error> {

@@ -97,8 +97,8 @@ impl Transpose {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<f32>,
-        y: &mut ima::Tensor<f32>,
+        x: &impl ima::ReadTensor<f32>,
+        y: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
     }
@@ -185,8 +185,8 @@ impl TransposeTiled {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &ima::Tensor<f32>,
-        y: &mut ima::Tensor<f32>,
+        x: &impl ima::ReadTensor<f32>,
+        y: &mut impl ima::WriteTensor<f32>,
     ) -> Result<ima::Launched, ima::Error> {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
     }

@@ -1,0 +1,98 @@
+//! `imac compile --python` for every example spec: the package's files are there, the
+//! Cargo.toml asks pyo3 for abi3, every kernel without a quantized argument has its
+//! function, and every Python file parses (with the `python3` on PATH, when there is one).
+//! Building the wheel takes minutes (pyo3 and the runtime in release): scripts/python-wheels
+//! does it and runs tests/python/test_cpu.py on it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("cli/ sits in the workspace")
+        .to_path_buf()
+}
+
+fn specs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(workspace().join("specs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ima"))
+        .collect();
+    v.push(workspace().join("tests/in/planted_bugs.ima"));
+    v.sort();
+    v
+}
+
+fn has_python() -> bool {
+    Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn every_spec_makes_a_python_package() {
+    let python = has_python();
+    for spec in specs() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_imac"))
+            .arg("compile")
+            .arg(&spec)
+            .arg("--python")
+            .arg("-o")
+            .arg(dir.path())
+            .current_dir(workspace())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            spec.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stem = spec.file_stem().unwrap().to_str().unwrap();
+        let pkg = dir.path().join(format!("python/{stem}_kernels"));
+        let cargo = std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();
+        assert!(cargo.contains("abi3-py39"), "{cargo}");
+        assert!(
+            cargo.contains("crate-type = [\"cdylib\", \"rlib\"]"),
+            "{cargo}"
+        );
+        let pyproject = std::fs::read_to_string(dir.path().join("pyproject.toml")).unwrap();
+        assert!(pyproject.contains(&format!("module-name = \"{stem}_kernels._native\"")));
+        let lib = std::fs::read_to_string(dir.path().join("src/lib.rs")).unwrap();
+        assert!(lib.contains("mod python;"));
+        let init = std::fs::read_to_string(pkg.join("__init__.py")).unwrap();
+        let source = std::fs::read_to_string(&spec).unwrap();
+        let ir = ima_dsl::compile(&ima_dsl::diag::Source::new("spec", source))
+            .unwrap_or_else(|_| panic!("{}", spec.display()));
+        for k in &ir.kernels {
+            let quantized = k.args.iter().any(|a| a.quant.is_some());
+            assert_eq!(
+                init.contains(&format!("\ndef {}(", k.name)),
+                !quantized,
+                "{}: {}",
+                spec.display(),
+                k.name
+            );
+        }
+        if python {
+            for f in ["__init__.py", "__init__.pyi", "_imac.py"] {
+                let path = pkg.join(f);
+                let parsed = Command::new("python3")
+                    .args(["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())"])
+                    .arg(&path)
+                    .output()
+                    .unwrap();
+                assert!(
+                    parsed.status.success(),
+                    "{}: {}",
+                    path.display(),
+                    String::from_utf8_lossy(&parsed.stderr)
+                );
+            }
+        }
+    }
+}

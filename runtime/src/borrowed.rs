@@ -1,0 +1,422 @@
+//! Tensors over device memory imac does not own: views of a cudarc buffer, and views of a
+//! raw device pointer (memory of PyTorch, of another library, of an FFI caller).
+//!
+//! All of them pass through the same stubs and the same checks as owned tensors: the
+//! checker reads the same [`TensorMeta`] (dtype, shape, strides, offset, buffer length and
+//! address, device), so a borrowed view that reaches outside its buffer, is misaligned,
+//! overlaps an output, or is on another device is refused exactly as an owned one is.
+//!
+//! - [`TensorView`] borrows a cudarc buffer (`&CudaSlice`, a `CudaView`) for reading.
+//!   cudarc's events order the launch after the buffer's pending writes and record the
+//!   kernel's read, as for an owned tensor; the borrow ties the view to its owner.
+//! - [`TensorViewMut`] borrows one mutably (`&mut CudaSlice`, a `CudaViewMut`, or one of
+//!   the halves of `split_at_mut`, for several views into one buffer), for writing.
+//! - [`RawTensor`] is made (`unsafe`) from a raw device pointer with its length, dtype,
+//!   shape, strides, offset and device. No events track it: the caller orders its work
+//!   (see [`RawTensor::from_raw`]). Its dtype is checked at launch, as a
+//!   [`crate::DynTensor`]'s is, so it passes to any typed stub.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
+    sys::CUdeviceptr,
+};
+
+use crate::check::TensorMeta;
+use crate::contract::DType;
+use crate::device::DeviceId;
+use crate::error::Error;
+use crate::tensor::Element;
+use crate::view::View;
+
+/// The device address of a cudarc view, read once when a borrowed tensor is made (as an
+/// owned [`crate::Tensor`] reads its buffer's): it records a read on the view's own
+/// stream, which orders nothing new.
+fn address<T>(v: &impl DevicePtr<T>, stream: &CudaStream) -> u64 {
+    let (ptr, _record) = v.device_ptr(stream);
+    ptr
+}
+
+fn copy_error(dtype: DType) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
+    Error::driver(format!("copying part of a {dtype} tensor to the host"))
+}
+
+/// A strided view, for reading, of a device buffer of `T` borrowed from its owner.
+#[derive(Debug)]
+pub struct TensorView<'a, T> {
+    buf: CudaView<'a, T>,
+    base_ptr: u64,
+    view: View,
+}
+
+impl<'a, T: Element> TensorView<'a, T> {
+    /// The contiguous row-major view of `shape` over the first elements of `buf`
+    /// (`slice.as_view()`, `slice.slice(range)`, or a view's `split_at`).
+    pub fn new(buf: CudaView<'a, T>, shape: &[usize]) -> Result<Self, Error> {
+        let view = View::contiguous(shape, buf.len())?;
+        let base_ptr = address(&buf, buf.stream());
+        Ok(TensorView {
+            buf,
+            base_ptr,
+            view,
+        })
+    }
+
+    /// The contiguous view of `shape` over the first elements of `slice`.
+    pub fn of_slice(slice: &'a CudaSlice<T>, shape: &[usize]) -> Result<Self, Error> {
+        Self::new(slice.as_view(), shape)
+    }
+
+    /// The same buffer seen through another view; refuses one that reaches outside it.
+    pub fn with_layout(
+        self,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Self, Error> {
+        let view = View::new(shape, strides, offset, self.buf.len())?;
+        Ok(TensorView { view, ..self })
+    }
+
+    /// Reorders the dimensions: dimension `i` of the result is dimension `perm[i]` of `self`.
+    pub fn permute(self, perm: &[usize]) -> Result<Self, Error> {
+        let view = self.view.permute(perm, self.buf.len())?;
+        Ok(TensorView { view, ..self })
+    }
+
+    pub(crate) fn from_parts(buf: CudaView<'a, T>, base_ptr: u64, view: View) -> Self {
+        TensorView {
+            buf,
+            base_ptr,
+            view,
+        }
+    }
+
+    /// Copies the view to the host in logical row-major order, reading only the part of
+    /// the buffer it reaches.
+    pub fn to_host(&self, stream: &Arc<CudaStream>) -> Result<Vec<T>, Error> {
+        self.view
+            .gather_span(1, |r| read_range(stream, &self.buf, r))
+    }
+
+    /// A contiguous copy of the view in a new owned tensor, made on the device on `stream`.
+    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<crate::Tensor<T>, Error> {
+        crate::contiguous::contiguous(stream, self)
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.view.shape
+    }
+
+    /// In elements.
+    pub fn strides(&self) -> &[isize] {
+        &self.view.strides
+    }
+
+    /// Elements from the buffer's start to the view's first element.
+    pub fn offset(&self) -> usize {
+        self.view.offset
+    }
+
+    /// What the checker sees of this view.
+    pub fn meta(&self) -> TensorMeta<'_> {
+        TensorMeta {
+            dtype: T::DTYPE,
+            shape: &self.view.shape,
+            strides: &self.view.strides,
+            offset: self.view.offset,
+            buffer_len: self.buf.len(),
+            base_ptr: self.base_ptr,
+            device: DeviceId::of(self.buf.stream().context()),
+        }
+    }
+
+    pub(crate) fn read_ptr<'s>(&'s self, stream: &'s CudaStream) -> (CUdeviceptr, SyncOnDrop<'s>) {
+        self.buf.device_ptr(stream)
+    }
+}
+
+/// A strided view, for reading and writing, of a device buffer of `T` borrowed mutably
+/// from its owner.
+#[derive(Debug)]
+pub struct TensorViewMut<'a, T> {
+    buf: CudaViewMut<'a, T>,
+    base_ptr: u64,
+    view: View,
+}
+
+impl<'a, T: Element> TensorViewMut<'a, T> {
+    /// The contiguous row-major view of `shape` over the first elements of `buf`
+    /// (`slice.as_view_mut()`, `slice.slice_mut(range)`, or a half of `split_at_mut`).
+    pub fn new(buf: CudaViewMut<'a, T>, shape: &[usize]) -> Result<Self, Error> {
+        let view = View::contiguous(shape, buf.len())?;
+        let base_ptr = address(&buf, buf.stream());
+        Ok(TensorViewMut {
+            buf,
+            base_ptr,
+            view,
+        })
+    }
+
+    /// The contiguous view of `shape` over the first elements of `slice`.
+    pub fn of_slice(slice: &'a mut CudaSlice<T>, shape: &[usize]) -> Result<Self, Error> {
+        Self::new(slice.as_view_mut(), shape)
+    }
+
+    /// The same buffer seen through another view; refuses one that reaches outside it.
+    pub fn with_layout(
+        self,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Self, Error> {
+        let view = View::new(shape, strides, offset, self.buf.len())?;
+        Ok(TensorViewMut { view, ..self })
+    }
+
+    /// Reorders the dimensions: dimension `i` of the result is dimension `perm[i]` of `self`.
+    pub fn permute(self, perm: &[usize]) -> Result<Self, Error> {
+        let view = self.view.permute(perm, self.buf.len())?;
+        Ok(TensorViewMut { view, ..self })
+    }
+
+    pub(crate) fn from_parts(buf: CudaViewMut<'a, T>, base_ptr: u64, view: View) -> Self {
+        TensorViewMut {
+            buf,
+            base_ptr,
+            view,
+        }
+    }
+
+    /// Copies the view to the host in logical row-major order, reading only the part of
+    /// the buffer it reaches.
+    pub fn to_host(&self, stream: &Arc<CudaStream>) -> Result<Vec<T>, Error> {
+        self.view
+            .gather_span(1, |r| read_range(stream, &self.buf.slice(..), r))
+    }
+
+    /// A contiguous copy of the view in a new owned tensor, made on the device on `stream`.
+    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<crate::Tensor<T>, Error> {
+        crate::contiguous::contiguous(stream, self)
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.view.shape
+    }
+
+    /// In elements.
+    pub fn strides(&self) -> &[isize] {
+        &self.view.strides
+    }
+
+    /// Elements from the buffer's start to the view's first element.
+    pub fn offset(&self) -> usize {
+        self.view.offset
+    }
+
+    /// What the checker sees of this view.
+    pub fn meta(&self) -> TensorMeta<'_> {
+        TensorMeta {
+            dtype: T::DTYPE,
+            shape: &self.view.shape,
+            strides: &self.view.strides,
+            offset: self.view.offset,
+            buffer_len: self.buf.len(),
+            base_ptr: self.base_ptr,
+            device: DeviceId::of(self.buf.stream().context()),
+        }
+    }
+
+    pub(crate) fn read_ptr<'s>(&'s self, stream: &'s CudaStream) -> (CUdeviceptr, SyncOnDrop<'s>) {
+        self.buf.device_ptr(stream)
+    }
+
+    pub(crate) fn write_ptr<'s>(
+        &'s mut self,
+        stream: &'s CudaStream,
+    ) -> (CUdeviceptr, SyncOnDrop<'s>) {
+        self.buf.device_ptr_mut(stream)
+    }
+}
+
+/// Elements `range` of `buf`, copied to the host (waits for the copy).
+pub(crate) fn read_range<T: Element>(
+    stream: &Arc<CudaStream>,
+    buf: &CudaView<'_, T>,
+    range: Range<usize>,
+) -> Result<Vec<T>, Error> {
+    if range.end > buf.len() || range.start > range.end {
+        return Err(Error::Layout {
+            reason: format!("elements {range:?} lie outside the buffer"),
+            shape: vec![],
+            strides: vec![],
+            offset: range.start,
+            buffer_len: buf.len(),
+        });
+    }
+    stream
+        .clone_dtoh(&buf.slice(range))
+        .map_err(copy_error(T::DTYPE))
+}
+
+/// A strided view of device memory given by a raw pointer, of a dtype known at run time.
+///
+/// The lifetime `'a` ties the view to whatever owns the memory: [`RawTensor::from_raw`]
+/// lets the caller choose it, and [`RawTensor::borrowing`] binds it to a borrow of the
+/// owner, so that the compiler refuses a view that outlives it.
+#[derive(Debug, Clone)]
+pub struct RawTensor<'a> {
+    dtype: DType,
+    /// Address of the buffer's first element.
+    ptr: u64,
+    /// Whole elements of `dtype` in the buffer.
+    buffer_len: usize,
+    view: View,
+    device: DeviceId,
+    owner: PhantomData<&'a ()>,
+}
+
+impl<'a> RawTensor<'a> {
+    /// A view of `buffer_len` elements of `dtype` at device address `ptr`, seen through
+    /// `shape`, `strides` (in elements) and `offset` (elements from `ptr` to the view's first
+    /// element), in the context `device`. Refuses a view that reaches outside the buffer;
+    /// the launch checks it again (alignment, overlap, device) like any tensor.
+    ///
+    /// # Safety
+    ///
+    /// - `ptr .. ptr + buffer_len * dtype.size()` is device memory of `device`'s context (or
+    ///   memory that context can address, such as another context's primary allocation on
+    ///   the same device) and stays allocated for `'a` and until every kernel launched on it
+    ///   has finished.
+    /// - No event tracks this memory: the caller orders the launches that use the view
+    ///   after the work that wrote its contents, orders any later reader or writer after
+    ///   them (launch on the same stream as that work, or synchronise, or record and wait
+    ///   on an event), and frees the memory only after them (PyTorch: `record_stream`, or
+    ///   keeping the tensor alive until the stream has passed the launch).
+    /// - Nothing else writes the memory while a kernel reads or writes it through the view.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn from_raw(
+        ptr: u64,
+        buffer_len: usize,
+        dtype: DType,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+        device: DeviceId,
+    ) -> Result<Self, Error> {
+        let view = View::new(shape, strides, offset, buffer_len)?;
+        Ok(RawTensor {
+            dtype,
+            ptr,
+            buffer_len,
+            view,
+            device,
+            owner: PhantomData,
+        })
+    }
+
+    /// As [`RawTensor::from_raw`], with the view's lifetime bound to a borrow of `owner`
+    /// (the object that keeps the memory allocated).
+    ///
+    /// # Safety
+    ///
+    /// As for [`RawTensor::from_raw`]; the memory must stay allocated while `owner` is
+    /// borrowed.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn borrowing<O: ?Sized>(
+        _owner: &'a O,
+        ptr: u64,
+        buffer_len: usize,
+        dtype: DType,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+        device: DeviceId,
+    ) -> Result<Self, Error> {
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::from_raw(ptr, buffer_len, dtype, shape, strides, offset, device) }
+    }
+
+    /// The same memory seen through another view; refuses one that reaches outside it.
+    pub fn with_layout(
+        self,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Self, Error> {
+        let view = View::new(shape, strides, offset, self.buffer_len)?;
+        Ok(RawTensor { view, ..self })
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// A contiguous copy of the view in a new owned tensor, made on the device on
+    /// `stream` (of the view's context).
+    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<crate::DynTensor, Error> {
+        let buf = crate::contiguous::contiguous_bytes(stream, self)?;
+        crate::DynTensor::from_slice(self.dtype, buf, self.shape())
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.view.shape
+    }
+
+    /// In elements.
+    pub fn strides(&self) -> &[isize] {
+        &self.view.strides
+    }
+
+    /// Elements from the buffer's start to the view's first element.
+    pub fn offset(&self) -> usize {
+        self.view.offset
+    }
+
+    pub(crate) fn base_ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// What the checker sees of this view.
+    pub fn meta(&self) -> TensorMeta<'_> {
+        TensorMeta {
+            dtype: self.dtype,
+            shape: &self.view.shape,
+            strides: &self.view.strides,
+            offset: self.view.offset,
+            buffer_len: self.buffer_len,
+            base_ptr: self.ptr,
+            device: self.device,
+        }
+    }
+
+    /// Copies the view to the host as bytes in logical row-major order, reading only the
+    /// part of the memory it reaches, on `stream` (which must be of the view's context);
+    /// waits for the copy.
+    pub fn to_bytes(&self, stream: &Arc<CudaStream>) -> Result<Vec<u8>, Error> {
+        let size = self.dtype.size();
+        self.view.gather_span(size, |r| {
+            let mut host = vec![0u8; r.len() * size];
+            let src = self.ptr + (r.start * size) as u64;
+            stream
+                .context()
+                .bind_to_thread()
+                .map_err(copy_error(self.dtype))?;
+            // SAFETY: `from_raw`'s contract makes `ptr .. ptr + buffer_len * size` device
+            // memory, and `View::new` kept the span inside it; the host buffer is as long
+            // as the copy, and the stream is synchronised before it is read.
+            unsafe {
+                cudarc::driver::result::memcpy_dtoh_async(&mut host, src, stream.cu_stream())
+            }
+            .and_then(|()| stream.synchronize())
+            .map_err(copy_error(self.dtype))?;
+            Ok(host)
+        })
+    }
+}
+
+impl<T: Element> crate::arg::ReadTensor<T> for RawTensor<'_> {}
+impl<T: Element> crate::arg::WriteTensor<T> for RawTensor<'_> {}

@@ -1,0 +1,178 @@
+//! Device-side `contiguous()`: a strided view copied into a new row-major buffer by a small
+//! gather kernel, compiled with NVRTC once per context and kept for the process.
+
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{
+    CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+
+use crate::arg::DeviceTensor;
+use crate::error::Error;
+use crate::tensor::{Element, Tensor};
+
+/// The most dimensions a view may have for a device-side copy.
+pub const MAX_RANK: usize = 8;
+
+const SOURCE: &str = r#"
+struct ImaGather { long long shape[8]; long long strides[8]; };
+template <typename W>
+__device__ void ima_gather(W* dst, const W* src, long long n, int rank, const ImaGather& g) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long rest = i, at = 0;
+        for (int d = rank - 1; d >= 0; --d) {
+            long long e = g.shape[d];
+            at += (rest % e) * g.strides[d];
+            rest /= e;
+        }
+        dst[i] = src[at];
+    }
+}
+extern "C" __global__ void ima_gather_1(unsigned char* d, const unsigned char* s, long long n, int r, ImaGather g) { ima_gather(d, s, n, r, g); }
+extern "C" __global__ void ima_gather_2(unsigned short* d, const unsigned short* s, long long n, int r, ImaGather g) { ima_gather(d, s, n, r, g); }
+extern "C" __global__ void ima_gather_4(unsigned int* d, const unsigned int* s, long long n, int r, ImaGather g) { ima_gather(d, s, n, r, g); }
+extern "C" __global__ void ima_gather_8(unsigned long long* d, const unsigned long long* s, long long n, int r, ImaGather g) { ima_gather(d, s, n, r, g); }
+"#;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Gather {
+    shape: [i64; MAX_RANK],
+    strides: [i64; MAX_RANK],
+}
+
+// SAFETY: a plain `repr(C)` struct of integers, laid out as the kernel's `ImaGather`.
+unsafe impl DeviceRepr for Gather {}
+
+/// Gather modules loaded so far, by context handle.
+static MODULES: Mutex<Vec<(usize, Arc<CudaModule>)>> = Mutex::new(Vec::new());
+
+fn module(stream: &Arc<CudaStream>) -> Result<Arc<CudaModule>, Error> {
+    let ctx = stream.context();
+    let key = ctx.cu_ctx() as usize;
+    let mut modules = MODULES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, m)) = modules.iter().find(|(k, _)| *k == key) {
+        return Ok(m.clone());
+    }
+    let (major, minor) = ctx
+        .compute_capability()
+        .map_err(Error::driver("reading the device's compute capability"))?;
+    let compiled = crate::compile_ptx(SOURCE, "ima_gather.cu", &format!("sm_{major}{minor}"))?;
+    let m = ctx
+        .load_module(Ptx::from_src(compiled.ptx))
+        .map_err(Error::driver("loading the gather kernels"))?;
+    modules.push((key, m.clone()));
+    Ok(m)
+}
+
+fn function(stream: &Arc<CudaStream>, size: usize) -> Result<CudaFunction, Error> {
+    module(stream)?
+        .load_function(&format!("ima_gather_{size}"))
+        .map_err(Error::driver("loading a gather kernel"))
+}
+
+/// Copies the view `src` into `dst` (row-major, at least the view's element count) on
+/// `stream`, whose context must be the view's.
+fn gather<T>(
+    stream: &Arc<CudaStream>,
+    src: &dyn DeviceTensor,
+    dst: &mut CudaSlice<T>,
+) -> Result<(), Error> {
+    let meta = src.meta();
+    let fail = |reason: &str| Error::Layout {
+        reason: reason.into(),
+        shape: meta.shape.to_vec(),
+        strides: meta.strides.to_vec(),
+        offset: meta.offset,
+        buffer_len: meta.buffer_len,
+    };
+    if meta.shape.len() > MAX_RANK {
+        return Err(fail("a device-side copy takes at most 8 dimensions"));
+    }
+    if meta.device != crate::DeviceId::of(stream.context()) {
+        return Err(fail("the view is not in the stream's context"));
+    }
+    let size = meta.dtype.size();
+    let n = crate::layout::numel(meta.shape).ok_or_else(|| fail("the element count overflows"))?;
+    if n == 0 {
+        return Ok(());
+    }
+    if dst.len() * size_of::<T>() < n * size {
+        return Err(Error::Internal(
+            "a gather's destination is too short".into(),
+        ));
+    }
+    let mut g = Gather {
+        shape: [1; MAX_RANK],
+        strides: [0; MAX_RANK],
+    };
+    for (d, (&e, &s)) in meta.shape.iter().zip(meta.strides).enumerate() {
+        g.shape[d] = e as i64;
+        g.strides[d] = s as i64;
+    }
+    let f = function(stream, size)?;
+    let (n, rank) = (n as i64, meta.shape.len() as i32);
+    let (base, guard) = src.read_ptr(stream);
+    let first = base + (meta.offset * size) as u64;
+    let blocks = ((n as u64).div_ceil(256)).min(1 << 20) as u32;
+    let mut b = stream.launch_builder(&f);
+    b.arg(&mut *dst).arg(&first).arg(&n).arg(&rank).arg(&g);
+    // SAFETY: the kernel takes (W*, const W*, long long, int, ImaGather) with W of the
+    // dtype's size; it writes elements 0..n of `dst`, which holds at least n of them, and
+    // reads the view's elements, which the view's constructor kept inside its buffer.
+    let launched = unsafe {
+        b.launch(LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        })
+    };
+    drop(guard);
+    launched
+        .map(drop)
+        .map_err(Error::driver("launching a device-side copy"))
+}
+
+/// A contiguous row-major copy of the view `src` (of `T` elements), made on the device.
+pub(crate) fn contiguous<T: Element>(
+    stream: &Arc<CudaStream>,
+    src: &dyn DeviceTensor,
+) -> Result<Tensor<T>, Error> {
+    let meta = src.meta();
+    if meta.dtype != T::DTYPE {
+        return Err(Error::Internal(format!(
+            "a {} view copied as {}",
+            meta.dtype,
+            T::DTYPE
+        )));
+    }
+    let shape = meta.shape.to_vec();
+    let n = crate::tensor::checked_numel(&shape)?;
+    // SAFETY: every element the tensor's view covers is written by the gather before the
+    // stream runs anything else; an empty tensor's one element is never read.
+    let mut buf = unsafe { stream.alloc::<T>(n.max(1)) }.map_err(Error::driver(format!(
+        "allocating {n} {} elements",
+        T::DTYPE
+    )))?;
+    gather(stream, src, &mut buf)?;
+    Tensor::from_slice(buf, &shape)
+}
+
+/// A contiguous row-major copy of the view `src`, as bytes, made on the device.
+pub(crate) fn contiguous_bytes(
+    stream: &Arc<CudaStream>,
+    src: &dyn DeviceTensor,
+) -> Result<CudaSlice<u8>, Error> {
+    let meta = src.meta();
+    let n = crate::tensor::checked_numel(meta.shape)?;
+    let bytes = n.max(1).saturating_mul(meta.dtype.size());
+    // SAFETY: as in `contiguous`.
+    let mut buf = unsafe { stream.alloc::<u8>(bytes) }.map_err(Error::driver(format!(
+        "allocating {n} {} elements",
+        meta.dtype
+    )))?;
+    gather(stream, src, &mut buf)?;
+    Ok(buf)
+}
