@@ -690,7 +690,8 @@ impl CheckError {
                 span,
             } => Diagnostic::error(
                 format!(
-                    "`launch over {arg}` gives {indices} indices; `{arg}` has {dims} dimensions"
+                    "`launch over {arg}` gives {indices} {}; `{arg}` has {dims} dimensions",
+                    if *indices == 1 { "index" } else { "indices" }
                 ),
                 *span,
                 "wrong number of indices",
