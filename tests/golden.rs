@@ -77,3 +77,29 @@ fn specs_generate_their_committed_outputs() {
 fn test_inputs_generate_their_committed_outputs() {
     compare("tests/in", "tests/out");
 }
+
+/// Every class of checker error (`CheckError::ALL`) is triggered by some `tests/in/*.ima`,
+/// so that each one's rendering has a committed `.err` snapshot above.
+#[test]
+fn every_check_error_has_a_snapshot() {
+    let mut seen = std::collections::BTreeSet::new();
+    for spec in specs_in("tests/in") {
+        let source = Source::new(
+            spec.display().to_string(),
+            std::fs::read_to_string(&spec).unwrap(),
+        );
+        if let Err(diags) = ima_dsl::compile(&source) {
+            seen.extend(diags.iter().filter_map(|d| d.code));
+        }
+    }
+    let missing: Vec<&str> = ima_dsl::CheckError::ALL
+        .iter()
+        .copied()
+        .filter(|code| !seen.contains(code))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "no tests/in/*.ima snapshot triggers these checker errors: {}\n(add a case, then bless with IMA_BLESS=1)",
+        missing.join(", ")
+    );
+}

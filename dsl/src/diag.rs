@@ -15,6 +15,10 @@ pub struct Diagnostic {
     /// Other places that explain the error, e.g. where a name was first declared.
     pub related: Vec<(Span, String)>,
     pub help: Option<String>,
+    /// The checker's name for the error's class (`CheckError::code`), e.g.
+    /// `"UnknownSymbol"`; `None` for syntax errors. Not rendered: tests use it to know
+    /// which classes the snapshots cover.
+    pub code: Option<&'static str>,
 }
 
 impl Diagnostic {
@@ -25,7 +29,13 @@ impl Diagnostic {
             label: label.into(),
             related: Vec::new(),
             help: None,
+            code: None,
         }
+    }
+
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = Some(code);
+        self
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {

@@ -12,6 +12,7 @@ pub mod ir;
 mod reserved;
 pub mod syntax;
 
+pub use check::{CheckError, Conflict, Ty as ExprType};
 pub use diag::{Diagnostic, Source};
 
 /// Parses and checks one spec file.

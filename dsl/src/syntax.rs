@@ -371,11 +371,14 @@ fn param(pair: Pair<Rule>) -> Param {
 }
 
 fn launch(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Launch {
-    let sp = span(&pair);
+    // From `launch` to its last token: the pair's own span runs on over the whitespace and
+    // comments that pest skipped while looking for `threads` or `min_blocks`.
+    let mut sp = span(&pair);
     let mut kind = None;
     let mut threads = None;
     let mut min_blocks = None;
     for p in children(pair) {
+        sp.end = p.as_span().end();
         match p.as_rule() {
             Rule::launch_over => {
                 let mut blocks = false;

@@ -1,8 +1,8 @@
 //! `values(...)`: a value contract on an integer argument, lowered to [`ir::Values`].
 
-use super::{KernelChecker, Scope, eval_const};
+use super::scope::eval_const;
+use super::{CheckError, KernelChecker, Scope};
 use crate::ast::{self, Role, ValuesKind};
-use crate::diag::Diagnostic;
 use crate::dtype::DType;
 use crate::ir;
 
@@ -19,43 +19,33 @@ impl KernelChecker<'_> {
             return Some(None);
         };
         let name = &t.name.name;
-        let errors_before = self.diags.len();
+        let errors_before = self.errors.len();
         if t.quant.is_some() {
-            self.error(
-                Diagnostic::error(
-                    format!("`values(...)` on quantized `{name}`"),
-                    v.span,
-                    "a quantized weight holds no indices",
-                )
-                .with_help("an act-order `g_idx` (`gptq(..., g_idx)`) carries its own contract, `0 .. ceil(K / G)`"),
-            );
+            self.error(CheckError::ValuesOnQuant {
+                arg: name.clone(),
+                span: v.span,
+            });
         } else if let Some(d) = dtype.filter(|d| !d.is_integer()) {
-            self.error(
-                Diagnostic::error(
-                    format!("`values(...)` on `{name}`, a {} argument", d.name()),
-                    t.dtype.span,
-                    "not an integer type",
-                )
-                .with_help("value contracts describe integer tensors that hold indices: i32, i64, u32, ..."),
-            );
+            self.error(CheckError::ValuesNotInteger {
+                arg: name.clone(),
+                dtype: d,
+                span: t.dtype.span,
+            });
         }
         if t.role != Role::In {
-            self.error(
-                Diagnostic::error(
-                    format!("`values(...)` on `{}` argument `{name}`", t.role.keyword()),
-                    v.span,
-                    "the kernel writes this argument",
-                )
-                .with_help("a value contract is checked where the kernel reads an entry, and the accessor of an index tensor only reads: declare it on an `in` argument"),
-            );
+            self.error(CheckError::ValuesOnOutput {
+                arg: name.clone(),
+                role: t.role,
+                span: v.span,
+            });
         }
 
         let (lo_ast, hi_ast, ascending) = match &v.kind {
             ValuesKind::Range { lo, hi } => (lo, hi, false),
             ValuesKind::Ascending { first, last } => (first, last, true),
         };
-        let lo = scope.int_expr(lo_ast, self.diags);
-        let last = scope.int_expr(hi_ast, self.diags);
+        let lo = scope.int_expr(lo_ast, self.errors);
+        let last = scope.int_expr(hi_ast, self.errors);
         let (lo, last) = (lo?, last?);
         // `ascending from A to B` holds A ..= B: its exclusive bound is B + 1.
         let hi = if ascending {
@@ -73,56 +63,43 @@ impl KernelChecker<'_> {
         if let (Some(a), Some(b)) = (lo_const, hi_const)
             && a >= b
         {
-            let shown = if ascending {
-                format!("{a} ..= {}", b - 1)
-            } else {
-                format!("{a} .. {b}")
-            };
-            self.error(
-                Diagnostic::error(
-                    format!("the value range of `{name}` is empty: {shown}"),
-                    v.span,
-                    "no entry can satisfy it",
-                )
-                .with_help("the lower bound is inclusive and the upper one exclusive: `0 .. N` holds 0 to N - 1"),
-            );
+            self.error(CheckError::ValuesEmptyRange {
+                arg: name.clone(),
+                lo: a,
+                hi: b,
+                ascending,
+                span: v.span,
+            });
         }
         if let Some((s, span)) = v.sentinel {
             if ascending {
-                self.error(
-                    Diagnostic::error(
-                        format!("a sentinel in the ascending contract of `{name}`"),
-                        span,
-                        "offsets have no padding value",
-                    )
-                    .with_help("drop `, or ...`: every entry of an ascending tensor is an offset"),
-                );
+                self.error(CheckError::SentinelInAscending {
+                    arg: name.clone(),
+                    span,
+                });
             }
             // Outside the range by construction: below a constant lower bound, or at or
             // past a constant upper one. Otherwise an in-range entry could be skipped.
             let outside = lo_const.is_some_and(|lo| s < lo) || hi_const.is_some_and(|hi| s >= hi);
             if !outside {
-                self.error(
-                    Diagnostic::error(
-                        format!("the sentinel {s} of `{name}` may lie inside its range {} .. {}", lo_ast, hi.text),
-                        span,
-                        "not provably outside the range",
-                    )
-                    .with_help("a sentinel must lie below a constant lower bound (`0 .. N, or -1`) or at or above a constant upper one"),
-                );
+                self.error(CheckError::SentinelInsideRange {
+                    arg: name.clone(),
+                    sentinel: s,
+                    lo: lo_ast.to_string(),
+                    hi: hi.text.clone(),
+                    span,
+                });
             }
             if let Some(d) = dtype.filter(|d| d.is_integer() && !fits(s, *d)) {
-                self.error(
-                    Diagnostic::error(
-                        format!("the sentinel {s} of `{name}` is no {} value", d.name()),
-                        span,
-                        format!("outside the range of {}", d.name()),
-                    )
-                    .with_help("use a signed element type for a negative sentinel"),
-                );
+                self.error(CheckError::SentinelOutOfType {
+                    arg: name.clone(),
+                    sentinel: s,
+                    dtype: d,
+                    span,
+                });
             }
         }
-        if self.diags.len() > errors_before {
+        if self.errors.len() > errors_before {
             return None;
         }
         Some(Some(ir::Values {

@@ -1,0 +1,295 @@
+//! Tensor arguments and params: element types, scalar param types, quantization formats
+//! and their options, `stored` orders and `align`.
+
+use super::{CheckError, KernelChecker, Scope};
+use crate::ast::{self, ExprKind, Role, Span};
+use crate::dtype::DType;
+use crate::ir;
+
+impl KernelChecker<'_> {
+    pub(super) fn dtype(&mut self, ident: &ast::Ident) -> Option<DType> {
+        let d = DType::parse(&ident.name);
+        if d.is_none() {
+            self.error(CheckError::UnknownDType {
+                name: ident.name.clone(),
+                span: ident.span,
+            });
+        }
+        d
+    }
+
+    pub(super) fn params(&mut self, params: &[&ast::Param]) -> Vec<Option<ir::Param>> {
+        params
+            .iter()
+            .map(|p| {
+                let dtype = self.dtype(&p.dtype)?;
+                if matches!(
+                    dtype,
+                    DType::F16
+                        | DType::BF16
+                        | DType::E4M3
+                        | DType::E5M2
+                        | DType::I8
+                        | DType::U8
+                        | DType::I16
+                        | DType::U16
+                ) {
+                    self.error(CheckError::ParamType {
+                        name: p.name.name.clone(),
+                        dtype,
+                        span: p.dtype.span,
+                    });
+                    return None;
+                }
+                Some(ir::Param {
+                    name: p.name.name.clone(),
+                    docs: p.docs.clone(),
+                    dtype,
+                })
+            })
+            .collect()
+    }
+
+    pub(super) fn tensor(&mut self, t: &ast::TensorArg, scope: &Scope) -> Option<ir::TensorArg> {
+        let bits = match t.dtype.name.as_str() {
+            "q4" => Some(4),
+            "q8" => Some(8),
+            _ => None,
+        };
+        let (dtype, quant) = match (bits, &t.quant) {
+            (None, None) => (self.dtype(&t.dtype), None),
+            (Some(bits), Some(q)) => match self.quant(t, bits, q, scope) {
+                Some((quant, scales)) => (Some(scales), Some(quant)),
+                None => (None, None),
+            },
+            (Some(_), None) => {
+                self.error(CheckError::QuantWithoutFormat {
+                    dtype: t.dtype.name.clone(),
+                    span: t.dtype.span,
+                });
+                (None, None)
+            }
+            (None, Some(q)) => {
+                self.error(CheckError::FormatOnPlain {
+                    format: q.kind.name.clone(),
+                    dtype: t.dtype.name.clone(),
+                    span: q.kind.span,
+                });
+                (None, None)
+            }
+        };
+        // The grammar gives every argument at least one extent: no rank-0 tensors.
+        let dims: Vec<Option<ir::Extent>> = t
+            .extents
+            .iter()
+            .map(|e| {
+                Some(ir::Extent {
+                    text: e.to_string(),
+                    expr: scope.int_expr(e, self.errors)?,
+                })
+            })
+            .collect();
+        let stored = match &t.stored {
+            None => Some((0..t.extents.len()).collect()),
+            Some(order) => self.stored(t, order),
+        };
+        let align = match (t.align, dtype) {
+            (None, Some(d)) => Some(d.size()),
+            (Some((n, span)), Some(d)) => {
+                if !n.is_power_of_two() {
+                    self.error(CheckError::AlignNotPowerOfTwo { align: n, span });
+                    None
+                } else if n < d.size() {
+                    self.error(CheckError::AlignBelowElement {
+                        align: n,
+                        dtype: d,
+                        span,
+                    });
+                    None
+                } else {
+                    Some(n)
+                }
+            }
+            (_, None) => None,
+        };
+        let values = self.values(t, dtype, scope);
+        Some(ir::TensorArg {
+            name: t.name.name.clone(),
+            docs: t.docs.clone(),
+            role: t.role,
+            dtype: dtype?,
+            dims: dims.into_iter().collect::<Option<_>>()?,
+            stored: stored?,
+            strided: t.strided.is_some(),
+            align: align?,
+            quant,
+            values: values?,
+        })
+    }
+
+    /// Reads a quantization format's options; returns it with the scales' type.
+    fn quant(
+        &mut self,
+        t: &ast::TensorArg,
+        bits: u32,
+        q: &ast::Quant,
+        scope: &Scope,
+    ) -> Option<(ir::Quant, DType)> {
+        let errors_before = self.errors.len();
+        let format_bits = if q.kind.name == "int8" { 8 } else { 4 };
+        if bits != format_bits {
+            self.error(CheckError::QuantWidth {
+                format: q.kind.name.clone(),
+                format_bits,
+                arg: t.name.name.clone(),
+                bits,
+                span: q.kind.span,
+            });
+        }
+        if t.extents.len() != 2 {
+            self.error(CheckError::QuantRank {
+                arg: t.name.name.clone(),
+                rank: t.extents.len(),
+                span: t.name.span,
+            });
+        }
+        if t.role != Role::In {
+            self.error(CheckError::QuantNotInput {
+                arg: t.name.name.clone(),
+                span: t.name.span,
+            });
+        }
+        // align(16) is the one layout promise a 4-bit format can use: its tiles then read
+        // qweight and scales in 16-byte vectors.
+        let align_span = t
+            .align
+            .filter(|&(n, _)| !(n == 16 && format_bits == 4))
+            .map(|a| a.1);
+        if let Some(span) = align_span {
+            self.error(CheckError::QuantAlign {
+                arg: t.name.name.clone(),
+                span,
+            });
+        }
+        if let Some(span) = t.stored.as_ref().map(|s| s[0].span).or(t.strided) {
+            self.error(CheckError::QuantLayout { span });
+        }
+        let mut group = None;
+        let mut zeros = ir::Zeros::MinusOne;
+        let mut g_idx = false;
+        let mut scales = DType::F16;
+        let allowed: &'static [&'static str] = match q.kind.name.as_str() {
+            "gptq" => &["group", "zeros", "sym", "g_idx", "scales"],
+            _ => &["group", "scales"],
+        };
+        for opt in &q.options {
+            let name = opt.name.name.as_str();
+            if !allowed.contains(&name) {
+                self.error(CheckError::QuantUnknownOption {
+                    format: q.kind.name.clone(),
+                    option: name.to_string(),
+                    allowed,
+                    span: opt.name.span,
+                });
+                continue;
+            }
+            let word = match &opt.value {
+                Some(ast::Expr {
+                    kind: ExprKind::Name(w),
+                    ..
+                }) => Some(w.as_str()),
+                _ => None,
+            };
+            match (name, &opt.value) {
+                ("group", Some(e)) => {
+                    group = scope.int_expr(e, self.errors).map(|expr| ir::Extent {
+                        text: e.to_string(),
+                        expr,
+                    });
+                }
+                ("zeros", Some(_)) if word == Some("plain") => zeros = ir::Zeros::Plain,
+                ("zeros", Some(_)) if word == Some("minus_one") => zeros = ir::Zeros::MinusOne,
+                ("scales", Some(_)) if word == Some("f16") => scales = DType::F16,
+                ("scales", Some(_)) if word == Some("bf16") => scales = DType::BF16,
+                ("sym", None) => zeros = ir::Zeros::Symmetric,
+                ("g_idx", None) => g_idx = true,
+                _ => {
+                    self.error(CheckError::QuantBadValue {
+                        option: name.to_string(),
+                        span: opt.name.span,
+                    });
+                }
+            }
+        }
+        if group.is_none() && self.errors.len() == errors_before {
+            self.error(CheckError::QuantNoGroup {
+                format: q.kind.name.clone(),
+                first_extent: t.extents.first().map(|e| e.to_string()),
+                span: q.span,
+            });
+        }
+        if self.errors.len() > errors_before {
+            return None;
+        }
+        let format = match q.kind.name.as_str() {
+            "gptq" => ir::QuantFormat::Gptq { zeros, g_idx },
+            "awq" => ir::QuantFormat::Awq,
+            _ => ir::QuantFormat::Int8,
+        };
+        Some((
+            ir::Quant {
+                format,
+                group: group?,
+            },
+            scales,
+        ))
+    }
+
+    /// `stored [B, S, H, D]` names the logical dimensions in memory order.
+    fn stored(&mut self, t: &ast::TensorArg, order: &[ast::Ident]) -> Option<Vec<usize>> {
+        let logical: Vec<String> = t.extents.iter().map(|e| e.to_string()).collect();
+        let span = Span::new(order[0].span.start, order[order.len() - 1].span.end);
+        let mut seen_dup = logical.clone();
+        seen_dup.sort();
+        seen_dup.dedup();
+        // Checked first: a dimension named twice maps to its first position only, so the
+        // checks below would call any order of such an argument a repeat or too short.
+        if seen_dup.len() != logical.len() {
+            self.error(CheckError::StoredAmbiguous {
+                arg: t.name.name.clone(),
+                span,
+            });
+            return None;
+        }
+        let mut perm = Vec::new();
+        for ident in order {
+            let Some(l) = logical.iter().position(|n| *n == ident.name) else {
+                self.error(CheckError::StoredUnknownDim {
+                    dim: ident.name.clone(),
+                    arg: t.name.name.clone(),
+                    logical: logical.clone(),
+                    span: ident.span,
+                });
+                return None;
+            };
+            if perm.contains(&l) {
+                self.error(CheckError::StoredRepeated {
+                    dim: ident.name.clone(),
+                    span: ident.span,
+                });
+                return None;
+            }
+            perm.push(l);
+        }
+        if perm.len() != logical.len() {
+            self.error(CheckError::StoredNotPermutation {
+                arg: t.name.name.clone(),
+                given: perm.len(),
+                logical,
+                span,
+            });
+            return None;
+        }
+        Some(perm)
+    }
+}

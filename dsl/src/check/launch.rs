@@ -1,0 +1,173 @@
+//! The launch: its form (`launch over`, `launch blocks over`, `launch grid`), the block's
+//! shape, `min_blocks`, and the launch indices.
+
+use super::{CheckError, DEFAULT_BLOCK, KernelChecker, Scope, check_reserved, duplicate};
+use crate::ast::{self, Role, Span};
+use crate::ir;
+use std::collections::HashMap;
+
+impl KernelChecker<'_> {
+    /// The launch's shape, block and `min_blocks`.
+    pub(super) fn launch(
+        &mut self,
+        l: &ast::Launch,
+        tensors: &[&ast::TensorArg],
+        scope: &Scope,
+        names: &HashMap<&str, Span>,
+    ) -> Option<(ir::Launch, [u32; 3], u32)> {
+        let (launch, block) = self.launch_shape(l, tensors, scope, names)?;
+        let Some((n, span)) = l.min_blocks else {
+            return Some((launch, block, 1));
+        };
+        // sm_90 holds at most 2048 threads and 32 blocks per SM.
+        let threads: u64 = block.iter().map(|&b| u64::from(b)).product();
+        if n == 0 || n > 32 || n * threads > 2048 {
+            self.error(CheckError::MinBlocks {
+                min_blocks: n,
+                threads,
+                span,
+            });
+            return None;
+        }
+        Some((launch, block, n as u32))
+    }
+
+    fn launch_shape(
+        &mut self,
+        l: &ast::Launch,
+        tensors: &[&ast::TensorArg],
+        scope: &Scope,
+        names: &HashMap<&str, Span>,
+    ) -> Option<(ir::Launch, [u32; 3])> {
+        let threads = match l.threads {
+            None => None,
+            Some((n, span)) if (1..=1024).contains(&n) => Some((n as u32, span)),
+            Some((n, span)) => {
+                self.error(CheckError::ThreadsOutOfRange { threads: n, span });
+                return None;
+            }
+        };
+        match &l.kind {
+            ast::LaunchKind::Over {
+                blocks,
+                arg,
+                indices,
+            } => {
+                let block = [threads.map_or(DEFAULT_BLOCK, |t| t.0), 1, 1];
+                let (arg, indices) =
+                    self.launch_over(*blocks, arg, indices, l.span, tensors, scope, names)?;
+                let launch = if *blocks {
+                    ir::Launch::Blocks { arg, indices }
+                } else {
+                    ir::Launch::Threads { arg, indices }
+                };
+                Some((launch, block))
+            }
+            ast::LaunchKind::Grid { grid, block } => {
+                if let Some((_, span)) = threads {
+                    self.error(CheckError::ThreadsWithGrid { span });
+                    return None;
+                }
+                let grid: Vec<ir::Expr> = grid
+                    .iter()
+                    .map(|e| scope.int_expr(e, self.errors))
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .collect::<Option<_>>()?;
+                let mut dims = [1u32; 3];
+                for (d, &(n, span)) in block.iter().enumerate() {
+                    if !(1..=1024).contains(&n) {
+                        self.error(CheckError::BlockDimOutOfRange { dim: n, span });
+                        return None;
+                    }
+                    dims[d] = n as u32;
+                }
+                let total: u64 = dims.iter().map(|&d| u64::from(d)).product();
+                if total > 1024 {
+                    let span = Span::new(block[0].1.start, block[block.len() - 1].1.end);
+                    self.error(CheckError::BlockTooLarge {
+                        threads: total,
+                        span,
+                    });
+                    return None;
+                }
+                Some((ir::Launch::Grid { grid }, dims))
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn launch_over(
+        &mut self,
+        blocks: bool,
+        arg_name: &ast::Ident,
+        indices: &[Option<ast::Ident>],
+        span: Span,
+        tensors: &[&ast::TensorArg],
+        scope: &Scope,
+        names: &HashMap<&str, Span>,
+    ) -> Option<(usize, Vec<String>)> {
+        let Some(arg) = tensors.iter().position(|t| t.name.name == arg_name.name) else {
+            self.error(CheckError::LaunchOverUnknown {
+                name: arg_name.name.clone(),
+                span: arg_name.span,
+            });
+            return None;
+        };
+        let t = tensors[arg];
+        if t.role == Role::In {
+            self.error(CheckError::LaunchOverInput {
+                name: arg_name.name.clone(),
+                declared: t.name.span,
+                span: arg_name.span,
+            });
+            return None;
+        }
+        if indices.len() != t.extents.len() {
+            self.error(CheckError::LaunchIndexCount {
+                arg: arg_name.name.clone(),
+                indices: indices.len(),
+                dims: t.extents.len(),
+                span,
+            });
+            return None;
+        }
+        // Named indices first, then `_`s: a thread per element has no `_`; a block per
+        // tuple has at least one, and only at the end.
+        let named = indices.iter().take_while(|i| i.is_some()).count();
+        let holes_at_end = indices[named..].iter().all(|i| i.is_none());
+        if !blocks && named < indices.len() {
+            self.error(CheckError::HoleInThreadLaunch { span });
+            return None;
+        }
+        if blocks && (named == indices.len() || !holes_at_end) {
+            self.error(CheckError::BlocksWithoutHole { span });
+            return None;
+        }
+        let mut seen: HashMap<&str, Span> = HashMap::new();
+        for i in indices.iter().flatten() {
+            check_reserved(i, self.errors);
+            if let Some(&first) = seen.get(i.name.as_str()) {
+                self.error(duplicate("index", i, first));
+            } else if let Some(&arg) = names.get(i.name.as_str()) {
+                self.error(CheckError::IndexShadowsArgument {
+                    name: i.name.clone(),
+                    arg,
+                    span: i.span,
+                });
+            } else if scope.symbols.contains_key(i.name.as_str())
+                || self.consts.contains_key(&i.name)
+            {
+                self.error(CheckError::IndexShadowsSymbol {
+                    name: i.name.clone(),
+                    span: i.span,
+                });
+            }
+            seen.insert(&i.name, i.span);
+        }
+        Some((
+            arg,
+            indices.iter().flatten().map(|i| i.name.clone()).collect(),
+        ))
+    }
+}

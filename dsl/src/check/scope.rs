@@ -1,0 +1,221 @@
+//! Names and expressions: what a name refers to (constant, symbol, integer param), the
+//! types of expressions (integers and conditions), the functions extents may call, and
+//! constant folding.
+
+use super::CheckError;
+use crate::ast::{self, ExprKind, Span};
+use crate::dtype::DType;
+use crate::ir;
+use std::collections::HashMap;
+
+/// Evaluates a constant expression (one with no symbols or params).
+pub(super) fn fold(e: &ir::Expr, at: &ast::Expr, errors: &mut Vec<CheckError>) -> Option<i64> {
+    let v = eval_const(e);
+    if v.is_none() {
+        errors.push(CheckError::ConstOverflow { span: at.span });
+    }
+    v
+}
+
+pub(super) fn eval_const(e: &ir::Expr) -> Option<i64> {
+    use ir::BinOp::*;
+    Some(match e {
+        ir::Expr::Const(v) => *v,
+        ir::Expr::Sym(_) | ir::Expr::Param(_) => return None,
+        ir::Expr::Neg(a) => eval_const(a)?.checked_neg()?,
+        ir::Expr::Not(a) => (eval_const(a)? == 0) as i64,
+        ir::Expr::Bin(op, a, b) => {
+            let (a, b) = (eval_const(a)?, eval_const(b)?);
+            match op {
+                Add => a.checked_add(b)?,
+                Sub => a.checked_sub(b)?,
+                Mul => a.checked_mul(b)?,
+                Div => a.checked_div(b)?,
+                Rem => a.checked_rem(b)?,
+                CeilDiv if b > 0 => a.checked_add(b - 1)?.div_euclid(b),
+                CeilDiv => return None,
+                Min => a.min(b),
+                Max => a.max(b),
+                Eq => (a == b) as i64,
+                Ne => (a != b) as i64,
+                Lt => (a < b) as i64,
+                Le => (a <= b) as i64,
+                Gt => (a > b) as i64,
+                Ge => (a >= b) as i64,
+                And => (a != 0 && b != 0) as i64,
+                Or => (a != 0 || b != 0) as i64,
+            }
+        }
+    })
+}
+
+/// Whether an expression is a number or a truth value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    Int,
+    Bool,
+}
+
+impl Ty {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Ty::Int => "an integer",
+            Ty::Bool => "a condition",
+        }
+    }
+}
+
+/// What a name in an expression can refer to.
+pub(super) struct Scope<'a> {
+    pub(super) consts: &'a HashMap<String, (i64, Span)>,
+    pub(super) symbols: HashMap<&'a str, usize>,
+    pub(super) params: HashMap<&'a str, (usize, DType)>,
+}
+
+impl<'a> Scope<'a> {
+    pub(super) fn consts_only(consts: &'a HashMap<String, (i64, Span)>) -> Self {
+        Scope {
+            consts,
+            symbols: HashMap::new(),
+            params: HashMap::new(),
+        }
+    }
+
+    /// Resolves an expression that must be an integer.
+    pub(super) fn int_expr(&self, e: &ast::Expr, errors: &mut Vec<CheckError>) -> Option<ir::Expr> {
+        self.typed(e, Ty::Int, errors)
+    }
+
+    /// Resolves an expression that must be a condition.
+    pub(super) fn bool_expr(
+        &self,
+        e: &ast::Expr,
+        errors: &mut Vec<CheckError>,
+    ) -> Option<ir::Expr> {
+        self.typed(e, Ty::Bool, errors)
+    }
+
+    fn typed(&self, e: &ast::Expr, want: Ty, errors: &mut Vec<CheckError>) -> Option<ir::Expr> {
+        let (ir, ty) = self.resolve(e, errors)?;
+        if ty == want {
+            Some(ir)
+        } else {
+            errors.push(CheckError::TypeMismatch {
+                expected: want,
+                found: ty,
+                span: e.span,
+            });
+            None
+        }
+    }
+
+    fn resolve(&self, e: &ast::Expr, errors: &mut Vec<CheckError>) -> Option<(ir::Expr, Ty)> {
+        use ast::BinOp as A;
+        use ir::BinOp as B;
+        match &e.kind {
+            ExprKind::Int(v) => Some((ir::Expr::Const(*v), Ty::Int)),
+            ExprKind::Name(n) => self.name(n, e.span, errors).map(|x| (x, Ty::Int)),
+            ExprKind::Neg(a) => Some((ir::Expr::Neg(Box::new(self.int_expr(a, errors)?)), Ty::Int)),
+            ExprKind::Not(a) => Some((
+                ir::Expr::Not(Box::new(self.bool_expr(a, errors)?)),
+                Ty::Bool,
+            )),
+            ExprKind::Bin(op, a, b) => {
+                let (op, operand, result) = match op {
+                    A::Add => (B::Add, Ty::Int, Ty::Int),
+                    A::Sub => (B::Sub, Ty::Int, Ty::Int),
+                    A::Mul => (B::Mul, Ty::Int, Ty::Int),
+                    A::Div => (B::Div, Ty::Int, Ty::Int),
+                    A::Rem => (B::Rem, Ty::Int, Ty::Int),
+                    A::Eq => (B::Eq, Ty::Int, Ty::Bool),
+                    A::Ne => (B::Ne, Ty::Int, Ty::Bool),
+                    A::Lt => (B::Lt, Ty::Int, Ty::Bool),
+                    A::Le => (B::Le, Ty::Int, Ty::Bool),
+                    A::Gt => (B::Gt, Ty::Int, Ty::Bool),
+                    A::Ge => (B::Ge, Ty::Int, Ty::Bool),
+                    A::And => (B::And, Ty::Bool, Ty::Bool),
+                    A::Or => (B::Or, Ty::Bool, Ty::Bool),
+                };
+                // Resolve both sides before giving up, so both sides' errors are reported.
+                let a = self.typed(a, operand, errors);
+                let b = self.typed(b, operand, errors);
+                Some((ir::Expr::Bin(op, Box::new(a?), Box::new(b?)), result))
+            }
+            ExprKind::Call(f, args) => self.call(f, args, e.span, errors).map(|x| (x, Ty::Int)),
+        }
+    }
+
+    fn call(
+        &self,
+        f: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+        errors: &mut Vec<CheckError>,
+    ) -> Option<ir::Expr> {
+        match (f.name.as_str(), args) {
+            ("ceil", [arg]) => match &arg.kind {
+                ExprKind::Bin(ast::BinOp::Div, a, b) => Some(ir::Expr::Bin(
+                    ir::BinOp::CeilDiv,
+                    Box::new(self.int_expr(a, errors)?),
+                    Box::new(self.int_expr(b, errors)?),
+                )),
+                _ => {
+                    errors.push(CheckError::CeilNotDivision { span: arg.span });
+                    None
+                }
+            },
+            ("min" | "max", [a, b]) => {
+                let op = if f.name == "min" {
+                    ir::BinOp::Min
+                } else {
+                    ir::BinOp::Max
+                };
+                let a = self.int_expr(a, errors);
+                let b = self.int_expr(b, errors);
+                Some(ir::Expr::Bin(op, Box::new(a?), Box::new(b?)))
+            }
+            ("ceil" | "min" | "max", _) => {
+                let want = if f.name == "ceil" { 1 } else { 2 };
+                errors.push(CheckError::WrongArgCount {
+                    function: f.name.clone(),
+                    expected: want,
+                    found: args.len(),
+                    span,
+                });
+                None
+            }
+            _ => {
+                errors.push(CheckError::UnknownFunction {
+                    name: f.name.clone(),
+                    span: f.span,
+                });
+                None
+            }
+        }
+    }
+
+    fn name(&self, n: &str, span: Span, errors: &mut Vec<CheckError>) -> Option<ir::Expr> {
+        if let Some(&(v, _)) = self.consts.get(n) {
+            return Some(ir::Expr::Const(v));
+        }
+        if let Some(&s) = self.symbols.get(n) {
+            return Some(ir::Expr::Sym(s));
+        }
+        if let Some(&(p, dtype)) = self.params.get(n) {
+            if dtype.is_integer() {
+                return Some(ir::Expr::Param(p));
+            }
+            errors.push(CheckError::NonIntegerParam {
+                name: n.to_string(),
+                dtype,
+                span,
+            });
+            return None;
+        }
+        errors.push(CheckError::UnknownSymbol {
+            name: n.to_string(),
+            span,
+        });
+        None
+    }
+}
