@@ -25,7 +25,8 @@ pub enum ValueFault {
 /// lower bound, and the launch that found it, or the next one, reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexValue {
-    /// The kernel that read the entry, or the tensor validated on the host.
+    /// The kernel whose contract the entry breaks (that read it, or that host validation
+    /// checked it for).
     pub kernel: &'static str,
     pub signature: &'static str,
     /// `specs/paged.ima:12`, where the kernel is declared.
@@ -53,7 +54,8 @@ pub struct IndexValue {
 }
 
 impl IndexValue {
-    /// The contract `v` of argument `arg` of `c`, broken by `value` at `position`.
+    /// Argument `arg` of `c` holds `value` at `position`, which breaks its contract as
+    /// `fault` says.
     pub(crate) fn new(
         c: &KernelContract,
         arg: usize,
