@@ -123,11 +123,19 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
 }
 
-// lo <= v < hi, for lo <= hi: one unsigned comparison, in 32 bits when the value and the
-// index type both fit (every 32-bit value compares right: v - lo wraps past hi - lo).
+// lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
+// hi - lo for every v outside while the difference of any two values of v's type and I
+// fits the width compared in. So 32 bits when v is signed (or narrower than 32 bits) and
+// I is int, else 64. An unsigned v is never negative: a lower bound below 0 is 0 for it
+// (else v = 2^32 - 1 and lo = -1 would wrap into the range), and a range below 0 is empty.
 template <typename T, typename I>
 __device__ __forceinline__ bool ima_value_in(T v, I lo, I hi) {
-    if constexpr (sizeof(T) <= 4 && sizeof(I) <= 4) {
+    constexpr bool UNSIGNED = T(-1) > T(0);
+    if constexpr (UNSIGNED) {
+        if (hi <= 0) return false;
+        if (lo < 0) lo = 0;
+    }
+    if constexpr (sizeof(I) <= 4 && (sizeof(T) < 4 || (sizeof(T) == 4 && !UNSIGNED))) {
         return unsigned(v) - unsigned(lo) < unsigned(hi) - unsigned(lo);
     } else {
         using U = unsigned long long;
@@ -382,7 +390,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 386 "launch_forms.cu"
+#line 394 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -562,7 +570,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 566 "launch_forms.cu"
+#line 574 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -124,11 +124,19 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
 }
 
-// lo <= v < hi, for lo <= hi: one unsigned comparison, in 32 bits when the value and the
-// index type both fit (every 32-bit value compares right: v - lo wraps past hi - lo).
+// lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
+// hi - lo for every v outside while the difference of any two values of v's type and I
+// fits the width compared in. So 32 bits when v is signed (or narrower than 32 bits) and
+// I is int, else 64. An unsigned v is never negative: a lower bound below 0 is 0 for it
+// (else v = 2^32 - 1 and lo = -1 would wrap into the range), and a range below 0 is empty.
 template <typename T, typename I>
 __device__ __forceinline__ bool ima_value_in(T v, I lo, I hi) {
-    if constexpr (sizeof(T) <= 4 && sizeof(I) <= 4) {
+    constexpr bool UNSIGNED = T(-1) > T(0);
+    if constexpr (UNSIGNED) {
+        if (hi <= 0) return false;
+        if (lo < 0) lo = 0;
+    }
+    if constexpr (sizeof(I) <= 4 && (sizeof(T) < 4 || (sizeof(T) == 4 && !UNSIGNED))) {
         return unsigned(v) - unsigned(lo) < unsigned(hi) - unsigned(lo);
     } else {
         using U = unsigned long long;
@@ -386,7 +394,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 390 "planted_bugs.cu"
+#line 398 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -626,7 +634,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 630 "planted_bugs.cu"
+#line 638 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -822,7 +830,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 826 "planted_bugs.cu"
+#line 834 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1329,7 +1337,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1333 "planted_bugs.cu"
+#line 1341 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1874,7 +1882,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 1878 "planted_bugs.cu"
+#line 1886 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

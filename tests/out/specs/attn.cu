@@ -124,11 +124,19 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
 }
 
-// lo <= v < hi, for lo <= hi: one unsigned comparison, in 32 bits when the value and the
-// index type both fit (every 32-bit value compares right: v - lo wraps past hi - lo).
+// lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
+// hi - lo for every v outside while the difference of any two values of v's type and I
+// fits the width compared in. So 32 bits when v is signed (or narrower than 32 bits) and
+// I is int, else 64. An unsigned v is never negative: a lower bound below 0 is 0 for it
+// (else v = 2^32 - 1 and lo = -1 would wrap into the range), and a range below 0 is empty.
 template <typename T, typename I>
 __device__ __forceinline__ bool ima_value_in(T v, I lo, I hi) {
-    if constexpr (sizeof(T) <= 4 && sizeof(I) <= 4) {
+    constexpr bool UNSIGNED = T(-1) > T(0);
+    if constexpr (UNSIGNED) {
+        if (hi <= 0) return false;
+        if (lo < 0) lo = 0;
+    }
+    if constexpr (sizeof(I) <= 4 && (sizeof(T) < 4 || (sizeof(T) == 4 && !UNSIGNED))) {
         return unsigned(v) - unsigned(lo) < unsigned(hi) - unsigned(lo);
     } else {
         using U = unsigned long long;
@@ -391,7 +399,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 395 "attn.cu"
+#line 403 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -682,7 +690,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 686 "attn.cu"
+#line 694 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -920,7 +928,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 924 "attn.cu"
+#line 932 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1289,7 +1297,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1293 "attn.cu"
+#line 1301 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

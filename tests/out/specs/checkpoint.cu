@@ -124,11 +124,19 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
 }
 
-// lo <= v < hi, for lo <= hi: one unsigned comparison, in 32 bits when the value and the
-// index type both fit (every 32-bit value compares right: v - lo wraps past hi - lo).
+// lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
+// hi - lo for every v outside while the difference of any two values of v's type and I
+// fits the width compared in. So 32 bits when v is signed (or narrower than 32 bits) and
+// I is int, else 64. An unsigned v is never negative: a lower bound below 0 is 0 for it
+// (else v = 2^32 - 1 and lo = -1 would wrap into the range), and a range below 0 is empty.
 template <typename T, typename I>
 __device__ __forceinline__ bool ima_value_in(T v, I lo, I hi) {
-    if constexpr (sizeof(T) <= 4 && sizeof(I) <= 4) {
+    constexpr bool UNSIGNED = T(-1) > T(0);
+    if constexpr (UNSIGNED) {
+        if (hi <= 0) return false;
+        if (lo < 0) lo = 0;
+    }
+    if constexpr (sizeof(I) <= 4 && (sizeof(T) < 4 || (sizeof(T) == 4 && !UNSIGNED))) {
         return unsigned(v) - unsigned(lo) < unsigned(hi) - unsigned(lo);
     } else {
         using U = unsigned long long;
@@ -660,7 +668,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 664 "checkpoint.cu"
+#line 672 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1203,7 +1211,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1207 "checkpoint.cu"
+#line 1215 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1733,7 +1741,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1737 "checkpoint.cu"
+#line 1745 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2222,7 +2230,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2226 "checkpoint.cu"
+#line 2234 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2745,7 +2753,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 2749 "checkpoint.cu"
+#line 2757 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3335,7 +3343,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3339 "checkpoint.cu"
+#line 3347 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3886,7 +3894,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3890 "checkpoint.cu"
+#line 3898 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4473,7 +4481,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4477 "checkpoint.cu"
+#line 4485 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5009,7 +5017,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5013 "checkpoint.cu"
+#line 5021 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -125,11 +125,19 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
 }
 
-// lo <= v < hi, for lo <= hi: one unsigned comparison, in 32 bits when the value and the
-// index type both fit (every 32-bit value compares right: v - lo wraps past hi - lo).
+// lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
+// hi - lo for every v outside while the difference of any two values of v's type and I
+// fits the width compared in. So 32 bits when v is signed (or narrower than 32 bits) and
+// I is int, else 64. An unsigned v is never negative: a lower bound below 0 is 0 for it
+// (else v = 2^32 - 1 and lo = -1 would wrap into the range), and a range below 0 is empty.
 template <typename T, typename I>
 __device__ __forceinline__ bool ima_value_in(T v, I lo, I hi) {
-    if constexpr (sizeof(T) <= 4 && sizeof(I) <= 4) {
+    constexpr bool UNSIGNED = T(-1) > T(0);
+    if constexpr (UNSIGNED) {
+        if (hi <= 0) return false;
+        if (lo < 0) lo = 0;
+    }
+    if constexpr (sizeof(I) <= 4 && (sizeof(T) < 4 || (sizeof(T) == 4 && !UNSIGNED))) {
         return unsigned(v) - unsigned(lo) < unsigned(hi) - unsigned(lo);
     } else {
         using U = unsigned long long;
@@ -419,7 +427,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 423 "index.cu"
+#line 431 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -721,7 +729,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 725 "index.cu"
+#line 733 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1082,7 +1090,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 1086 "index.cu"
+#line 1094 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1339,7 +1347,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 1343 "index.cu"
+#line 1351 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -124,11 +124,19 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
 }
 
-// lo <= v < hi, for lo <= hi: one unsigned comparison, in 32 bits when the value and the
-// index type both fit (every 32-bit value compares right: v - lo wraps past hi - lo).
+// lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
+// hi - lo for every v outside while the difference of any two values of v's type and I
+// fits the width compared in. So 32 bits when v is signed (or narrower than 32 bits) and
+// I is int, else 64. An unsigned v is never negative: a lower bound below 0 is 0 for it
+// (else v = 2^32 - 1 and lo = -1 would wrap into the range), and a range below 0 is empty.
 template <typename T, typename I>
 __device__ __forceinline__ bool ima_value_in(T v, I lo, I hi) {
-    if constexpr (sizeof(T) <= 4 && sizeof(I) <= 4) {
+    constexpr bool UNSIGNED = T(-1) > T(0);
+    if constexpr (UNSIGNED) {
+        if (hi <= 0) return false;
+        if (lo < 0) lo = 0;
+    }
+    if constexpr (sizeof(I) <= 4 && (sizeof(T) < 4 || (sizeof(T) == 4 && !UNSIGNED))) {
         return unsigned(v) - unsigned(lo) < unsigned(hi) - unsigned(lo);
     } else {
         using U = unsigned long long;
@@ -724,7 +732,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 728 "quant.cu"
+#line 736 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1240,7 +1248,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1244 "quant.cu"
+#line 1252 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1744,7 +1752,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1748 "quant.cu"
+#line 1756 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2235,7 +2243,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2239 "quant.cu"
+#line 2247 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2676,7 +2684,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2680 "quant.cu"
+#line 2688 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2908,7 +2916,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2912 "quant.cu"
+#line 2920 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3534,7 +3542,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3538 "quant.cu"
+#line 3546 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4017,7 +4025,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4021 "quant.cu"
+#line 4029 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
