@@ -251,7 +251,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         } else {
             ", contiguous"
         });
-        if a.align > a.dtype.size() {
+        if a.align > a.dtype.size() as u64 {
             doc.push_str(&format!(", {}-byte aligned", a.align));
         }
         arg_docs.push(with_docs(doc, &a.docs));

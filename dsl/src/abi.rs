@@ -68,7 +68,7 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                     stored: (0..logical.len()).collect(),
                     dims: logical,
                     strided: true,
-                    align: a.dtype.size(),
+                    align: a.dtype.size() as u64,
                     values: None,
                 });
                 for b in q.buffers(&a.dims[0], &a.dims[1], a.dtype) {
@@ -100,9 +100,9 @@ fn buffer_align(a: &ir::TensorArg, part: &str, dtype: DType) -> u64 {
         .as_ref()
         .is_some_and(|q| q.format != ir::QuantFormat::Int8);
     if part == "scales" || (part == "qweight" && four_bit) {
-        a.align.max(dtype.size())
+        a.align.max(dtype.size() as u64)
     } else {
-        dtype.size()
+        dtype.size() as u64
     }
 }
 

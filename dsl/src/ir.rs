@@ -2,7 +2,7 @@
 //! Back ends (CUDA C, Rust stubs, `imac explain`) read only this.
 
 pub use crate::ast::Role;
-pub use crate::dtype::DType;
+pub use ima_contract::{BinOp, DType};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Module {
@@ -319,51 +319,6 @@ pub struct Body {
     pub text: String,
     /// 1-based line of the body's first character, for `#line`.
     pub line: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    CeilDiv,
-    Min,
-    Max,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    And,
-    Or,
-}
-
-impl BinOp {
-    /// The operator as specs (and C) write it; the function name for the three that are
-    /// calls (`ceil`, `min`, `max`).
-    pub fn symbol(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Rem => "%",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-            BinOp::And => "&&",
-            BinOp::Or => "||",
-            BinOp::CeilDiv => "ceil",
-            BinOp::Min => "min",
-            BinOp::Max => "max",
-        }
-    }
 }
 
 /// An integer expression over symbols and integer params.

@@ -12,8 +12,8 @@
 use ima_dsl::abi::{ArgKind, contract_args};
 use ima_dsl::ir::{self, Role as IrRole};
 use ima_runtime::{
-    BinOp, Binding, Constraint, DType, EmptyPolicy, Expr, Extent, KernelContract, Launch, Param,
-    Role, SharedArray, Symbol, TensorArg, ValueContract,
+    Binding, Constraint, EmptyPolicy, Expr, Extent, KernelContract, Launch, Param, Role,
+    SharedArray, Symbol, TensorArg, ValueContract,
 };
 
 fn leak<T>(v: Vec<T>) -> &'static [T] {
@@ -22,49 +22,6 @@ fn leak<T>(v: Vec<T>) -> &'static [T] {
 
 fn leak_str(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
-}
-
-/// The runtime's name for an IR element type.
-pub fn dtype(d: ir::DType) -> DType {
-    use ir::DType as D;
-    match d {
-        D::F16 => DType::F16,
-        D::BF16 => DType::BF16,
-        D::F32 => DType::F32,
-        D::F64 => DType::F64,
-        D::I8 => DType::I8,
-        D::U8 => DType::U8,
-        D::I16 => DType::I16,
-        D::U16 => DType::U16,
-        D::I32 => DType::I32,
-        D::U32 => DType::U32,
-        D::I64 => DType::I64,
-        D::U64 => DType::U64,
-        D::E4M3 => DType::E4M3,
-        D::E5M2 => DType::E5M2,
-    }
-}
-
-fn bin_op(op: ir::BinOp) -> BinOp {
-    use ir::BinOp as B;
-    match op {
-        B::Add => BinOp::Add,
-        B::Sub => BinOp::Sub,
-        B::Mul => BinOp::Mul,
-        B::Div => BinOp::Div,
-        B::Rem => BinOp::Rem,
-        B::CeilDiv => BinOp::CeilDiv,
-        B::Min => BinOp::Min,
-        B::Max => BinOp::Max,
-        B::Eq => BinOp::Eq,
-        B::Ne => BinOp::Ne,
-        B::Lt => BinOp::Lt,
-        B::Le => BinOp::Le,
-        B::Gt => BinOp::Gt,
-        B::Ge => BinOp::Ge,
-        B::And => BinOp::And,
-        B::Or => BinOp::Or,
-    }
 }
 
 /// An IR expression as a runtime one, its subexpressions leaked.
@@ -76,7 +33,7 @@ pub fn expr(e: &ir::Expr) -> Expr {
         ir::Expr::Param(p) => Expr::Param(*p),
         ir::Expr::Neg(a) => Expr::Neg(boxed(a)),
         ir::Expr::Not(a) => Expr::Not(boxed(a)),
-        ir::Expr::Bin(op, a, b) => Expr::Bin(bin_op(*op), boxed(a), boxed(b)),
+        ir::Expr::Bin(op, a, b) => Expr::Bin(*op, boxed(a), boxed(b)),
     }
 }
 
@@ -103,7 +60,7 @@ fn args(k: &ir::Kernel) -> Vec<TensorArg> {
                 ArgKind::Logical => Role::Logical,
                 ArgKind::Buffer => role(a.role()),
             },
-            dtype: dtype(a.dtype),
+            dtype: a.dtype,
             dims: extents(&a.dims),
             stored: leak(a.stored.clone()),
             strided: a.strided,
@@ -152,7 +109,7 @@ pub fn build(m: &ir::Module, k: &ir::Kernel) -> &'static KernelContract {
                 .iter()
                 .map(|p| Param {
                     name: leak_str(p.name.clone()),
-                    dtype: dtype(p.dtype),
+                    dtype: p.dtype,
                 })
                 .collect(),
         ),
@@ -170,7 +127,7 @@ pub fn build(m: &ir::Module, k: &ir::Kernel) -> &'static KernelContract {
                 .iter()
                 .map(|s| SharedArray {
                     name: leak_str(s.name.clone()),
-                    dtype: dtype(s.dtype),
+                    dtype: s.dtype,
                     dims: extents(&s.dims),
                 })
                 .collect(),

@@ -4,8 +4,8 @@
 
 use super::CheckError;
 use crate::ast::{self, ExprKind, Span};
-use crate::dtype::DType;
 use crate::ir;
+use crate::ir::DType;
 use std::collections::HashMap;
 
 /// Evaluates a constant expression (one with no symbols or params).
