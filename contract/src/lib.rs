@@ -1,5 +1,7 @@
-//! The contract vocabulary of imac, with no dependencies: element types ([`DType`]) and
-//! the operators of contract expressions ([`BinOp`]).
+//! The contract vocabulary of imac, with no dependencies: element types ([`DType`]),
+//! contract expressions ([`BinOp`], the static [`Expr`]) and their one evaluator
+//! ([`eval`], over any [`ExprView`]), and a kernel's contract in its static form
+//! ([`KernelContract`]).
 //!
 //! The spec language's IR (`ima-dsl`) and the runtime (`ima-runtime`, which re-exports
 //! these, so that generated code names them `ima::DType::F16`) use these definitions; the
@@ -7,6 +9,11 @@
 
 mod dtype;
 mod expr;
+mod kernel;
 
 pub use dtype::DType;
-pub use expr::BinOp;
+pub use expr::{BinOp, Env, EvalError, ExprView, Node, NotConst, apply, eval, eval_const};
+pub use kernel::{
+    Binding, Constraint, EmptyPolicy, Expr, Extent, KernelContract, Launch, Param, Role,
+    SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, ValueContract,
+};

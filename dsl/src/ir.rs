@@ -333,3 +333,42 @@ pub enum Expr {
     Not(Box<Expr>),
     Bin(BinOp, Box<Expr>, Box<Expr>),
 }
+
+impl ima_contract::ExprView for Expr {
+    fn node(&self) -> ima_contract::Node<'_, Expr> {
+        use ima_contract::Node;
+        match self {
+            Expr::Const(v) => Node::Const(*v),
+            Expr::Sym(i) => Node::Sym(*i),
+            Expr::Param(i) => Node::Param(*i),
+            Expr::Neg(a) => Node::Neg(a),
+            Expr::Not(a) => Node::Not(a),
+            Expr::Bin(op, a, b) => Node::Bin(*op, a, b),
+        }
+    }
+}
+
+impl Expr {
+    /// The value of an expression that needs no symbol or param, by the contract's one
+    /// evaluator ([`ima_contract::eval`]: checked, C's truncating `/` and `%`,
+    /// short-circuit `&&` and `||`); `None` where it needs one or its evaluation fails.
+    pub fn eval_const(&self) -> Option<i64> {
+        ima_contract::eval_const(self).ok()
+    }
+
+    /// The value for the given symbol values and integer param values, by the contract's
+    /// one evaluator, as the runtime evaluates the same expression in a contract.
+    pub fn eval(&self, symbols: &[i64], params: &[i64]) -> Result<i64, ima_contract::EvalError> {
+        struct Values<'a>(&'a [i64], &'a [i64]);
+        impl ima_contract::Env for Values<'_> {
+            type Error = ima_contract::EvalError;
+            fn symbol(&self, i: usize) -> Result<i64, Self::Error> {
+                Ok(self.0[i])
+            }
+            fn param(&self, i: usize) -> Result<i64, Self::Error> {
+                Ok(self.1[i])
+            }
+        }
+        ima_contract::eval(self, &Values(symbols, params))
+    }
+}
