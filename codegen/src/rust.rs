@@ -2,7 +2,7 @@
 //! that the runtime's one checker interprets.
 
 use askama::Template;
-use ima_dsl::abi::{ArgKind, contract_args, contract_index};
+use ima_dsl::abi::{kernel_contract, owned};
 use ima_dsl::ir::{self, BinOp, DType, Expr, Role};
 
 /// The Rust type of one element, as the runtime names it.
@@ -79,7 +79,7 @@ struct KernelRs {
     shared: Vec<SharedRs>,
     /// A `ima::Launch` expression.
     launch: String,
-    empty: &'static str,
+    empty: String,
     /// `[x, y, z]`.
     block: String,
     block_from_occupancy: bool,
@@ -99,12 +99,12 @@ struct SymbolRs {
 
 struct ArgRs {
     name: String,
-    role: &'static str,
+    role: String,
     dtype: &'static str,
     dims: Vec<ExtentRs>,
     stored: String,
     strided: bool,
-    align: u64,
+    align: usize,
     /// `None`, or `Some(ima::ValueContract { .. })`.
     values: String,
 }
@@ -186,7 +186,8 @@ fn camel_case(name: &str) -> String {
 }
 
 fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
-    let index = contract_index(k);
+    // The contract, built from the IR where `imac fuzz` builds it too; printed below.
+    let c = kernel_contract(m, k);
     let mut stub_params = Vec::new();
     let mut arg_docs = Vec::new();
     // Plain stubs pass a fixed array of arguments; a quantized argument expands into a
@@ -277,8 +278,8 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         has_values: ima_dsl::abi::has_value_contracts(k),
         type_name: camel_case(&k.name),
         contract_name: k.name.to_ascii_uppercase(),
-        signature: k.signature(),
-        location: format!("{}:{}", m.file, k.line),
+        signature: c.signature.clone(),
+        location: c.location.clone(),
         docs: k.docs.clone(),
         arg_docs,
         stub_params,
@@ -295,25 +296,21 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         },
         arg_pushes: kernel_args.iter().map(KernelArgRs::push).collect(),
         scalars: scalars.join(", "),
-        symbols: k
+        symbols: c
             .symbols
             .iter()
             .map(|s| SymbolRs {
                 name: s.name.clone(),
-                arg: index[s.arg],
-                dim: s.dim,
+                arg: s.bound_by.arg,
+                dim: s.bound_by.dim,
             })
             .collect(),
-        args: contract_args(k)
+        args: c
+            .args
             .iter()
             .map(|a| ArgRs {
                 name: a.name.clone(),
-                role: match (a.kind, a.role()) {
-                    (ArgKind::Logical, _) => "Logical",
-                    (_, Role::In) => "In",
-                    (_, Role::Out) => "Out",
-                    (_, Role::InOut) => "InOut",
-                },
+                role: format!("{:?}", a.role),
                 dtype: dtype_variant(a.dtype),
                 dims: a.dims.iter().map(extent).collect(),
                 stored: a
@@ -327,7 +324,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 values: a.values.as_ref().map_or("None".into(), value_contract),
             })
             .collect(),
-        params: k
+        params: c
             .params
             .iter()
             .map(|p| ParamRs {
@@ -335,7 +332,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 dtype: dtype_variant(p.dtype),
             })
             .collect(),
-        constraints: k
+        constraints: c
             .constraints
             .iter()
             .map(|c| ExtentRs {
@@ -343,7 +340,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 expr: rust_expr(&c.expr),
             })
             .collect(),
-        shared: k
+        shared: c
             .shared
             .iter()
             .map(|a| SharedRs {
@@ -352,28 +349,19 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 dims: a.dims.iter().map(extent).collect(),
             })
             .collect(),
-        launch: match &k.launch {
-            ir::Launch::Threads { arg, .. } => {
-                format!("ima::Launch::Threads {{ arg: {} }}", index[*arg])
+        launch: match &c.launch {
+            owned::Launch::Threads { arg } => format!("ima::Launch::Threads {{ arg: {arg} }}"),
+            owned::Launch::Blocks { arg, outer } => {
+                format!("ima::Launch::Blocks {{ arg: {arg}, outer: {outer} }}")
             }
-            ir::Launch::Blocks { arg, indices } => {
-                format!(
-                    "ima::Launch::Blocks {{ arg: {}, outer: {} }}",
-                    index[*arg],
-                    indices.len()
-                )
-            }
-            ir::Launch::Grid { grid } => format!(
+            owned::Launch::Grid { dims } => format!(
                 "ima::Launch::Grid {{ dims: &[{}] }}",
-                grid.iter().map(rust_expr).collect::<Vec<_>>().join(", ")
+                dims.iter().map(rust_expr).collect::<Vec<_>>().join(", ")
             ),
         },
-        empty: match k.empty {
-            ir::EmptyPolicy::Skip => "Skip",
-            ir::EmptyPolicy::Refuse => "Refuse",
-        },
-        block: format!("{:?}", k.block),
-        block_from_occupancy: k.block_from_occupancy,
+        empty: format!("{:?}", c.empty),
+        block: format!("{:?}", c.block),
+        block_from_occupancy: c.block_from_occupancy,
     }
 }
 
@@ -384,7 +372,7 @@ fn extent(d: &ir::Extent) -> ExtentRs {
     }
 }
 
-fn value_contract(v: &ir::Values) -> String {
+fn value_contract(v: &owned::ValueContract) -> String {
     let bound = |e: &ir::Extent| {
         format!(
             "ima::Extent {{ text: {:?}, expr: {} }}",

@@ -2,6 +2,7 @@
 //! Back ends (CUDA C, Rust stubs, `imac explain`) read only this.
 
 pub use crate::ast::Role;
+pub use ima_contract::owned::{Constraint, Expr, Extent};
 pub use ima_contract::{BinOp, DType};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -265,23 +266,10 @@ impl TensorArg {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Extent {
-    /// As written, normalised (`S + 1`, `ceil(K / G)`).
-    pub text: String,
-    pub expr: Expr,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Param {
     pub name: String,
     pub docs: Vec<String>,
     pub dtype: DType,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Constraint {
-    pub text: String,
-    pub expr: Expr,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -319,56 +307,4 @@ pub struct Body {
     pub text: String,
     /// 1-based line of the body's first character, for `#line`.
     pub line: usize,
-}
-
-/// An integer expression over symbols and integer params.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Expr {
-    Const(i64),
-    /// Index into [`Kernel::symbols`].
-    Sym(usize),
-    /// Index into [`Kernel::params`].
-    Param(usize),
-    Neg(Box<Expr>),
-    Not(Box<Expr>),
-    Bin(BinOp, Box<Expr>, Box<Expr>),
-}
-
-impl ima_contract::ExprView for Expr {
-    fn node(&self) -> ima_contract::Node<'_, Expr> {
-        use ima_contract::Node;
-        match self {
-            Expr::Const(v) => Node::Const(*v),
-            Expr::Sym(i) => Node::Sym(*i),
-            Expr::Param(i) => Node::Param(*i),
-            Expr::Neg(a) => Node::Neg(a),
-            Expr::Not(a) => Node::Not(a),
-            Expr::Bin(op, a, b) => Node::Bin(*op, a, b),
-        }
-    }
-}
-
-impl Expr {
-    /// The value of an expression that needs no symbol or param, by the contract's one
-    /// evaluator ([`ima_contract::eval`]: checked, C's truncating `/` and `%`,
-    /// short-circuit `&&` and `||`); `None` where it needs one or its evaluation fails.
-    pub fn eval_const(&self) -> Option<i64> {
-        ima_contract::eval_const(self).ok()
-    }
-
-    /// The value for the given symbol values and integer param values, by the contract's
-    /// one evaluator, as the runtime evaluates the same expression in a contract.
-    pub fn eval(&self, symbols: &[i64], params: &[i64]) -> Result<i64, ima_contract::EvalError> {
-        struct Values<'a>(&'a [i64], &'a [i64]);
-        impl ima_contract::Env for Values<'_> {
-            type Error = ima_contract::EvalError;
-            fn symbol(&self, i: usize) -> Result<i64, Self::Error> {
-                Ok(self.0[i])
-            }
-            fn param(&self, i: usize) -> Result<i64, Self::Error> {
-                Ok(self.1[i])
-            }
-        }
-        ima_contract::eval(self, &Values(symbols, params))
-    }
 }
