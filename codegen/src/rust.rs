@@ -3,7 +3,7 @@
 
 use askama::Template;
 use ima_dsl::abi::{kernel_contract, owned};
-use ima_dsl::ir::{self, BinOp, DType, Expr, Role};
+use ima_dsl::ir::{self, DType, Expr, Role};
 
 /// The Rust type of one element, as the runtime names it.
 pub fn rust_type(d: DType) -> &'static str {
@@ -25,24 +25,9 @@ pub fn rust_type(d: DType) -> &'static str {
     }
 }
 
-/// The runtime's `DType` variant.
-fn dtype_variant(d: DType) -> &'static str {
-    match d {
-        DType::F16 => "F16",
-        DType::BF16 => "BF16",
-        DType::F32 => "F32",
-        DType::F64 => "F64",
-        DType::I8 => "I8",
-        DType::U8 => "U8",
-        DType::I16 => "I16",
-        DType::U16 => "U16",
-        DType::I32 => "I32",
-        DType::U32 => "U32",
-        DType::I64 => "I64",
-        DType::U64 => "U64",
-        DType::E4M3 => "E4M3",
-        DType::E5M2 => "E5M2",
-    }
+/// The runtime's `DType` (and `Scalar`) variant: the contract's own name for it.
+fn dtype_variant(d: DType) -> String {
+    format!("{d:?}")
 }
 
 #[derive(Template)]
@@ -87,7 +72,7 @@ struct KernelRs {
 
 struct SharedRs {
     name: String,
-    dtype: &'static str,
+    dtype: String,
     dims: Vec<ExtentRs>,
 }
 
@@ -100,7 +85,7 @@ struct SymbolRs {
 struct ArgRs {
     name: String,
     role: String,
-    dtype: &'static str,
+    dtype: String,
     dims: Vec<ExtentRs>,
     stored: String,
     strided: bool,
@@ -116,7 +101,7 @@ struct ExtentRs {
 
 struct ParamRs {
     name: String,
-    dtype: &'static str,
+    dtype: String,
 }
 
 /// Where the stubs find the CUDA C.
@@ -439,31 +424,10 @@ fn rust_expr(e: &Expr) -> String {
         Expr::Neg(a) => format!("ima::Expr::Neg(&{})", rust_expr(a)),
         Expr::Not(a) => format!("ima::Expr::Not(&{})", rust_expr(a)),
         Expr::Bin(op, a, b) => format!(
-            "ima::Expr::Bin(ima::BinOp::{}, &{}, &{})",
-            bin_op(*op),
+            "ima::Expr::Bin(ima::BinOp::{:?}, &{}, &{})",
+            op,
             rust_expr(a),
             rust_expr(b)
         ),
-    }
-}
-
-fn bin_op(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "Add",
-        BinOp::Sub => "Sub",
-        BinOp::Mul => "Mul",
-        BinOp::Div => "Div",
-        BinOp::Rem => "Rem",
-        BinOp::CeilDiv => "CeilDiv",
-        BinOp::Min => "Min",
-        BinOp::Max => "Max",
-        BinOp::Eq => "Eq",
-        BinOp::Ne => "Ne",
-        BinOp::Lt => "Lt",
-        BinOp::Le => "Le",
-        BinOp::Gt => "Gt",
-        BinOp::Ge => "Ge",
-        BinOp::And => "And",
-        BinOp::Or => "Or",
     }
 }
