@@ -487,7 +487,7 @@ fn unit_stride_dim(a: &ir::TensorArg) -> Option<usize> {
 fn vector_width(a: &ir::TensorArg) -> u64 {
     let last_is_innermost = a.stored.last() == Some(&(a.rank() - 1));
     if a.align >= 16 && !a.strided && last_is_innermost && a.dtype.size() < 16 {
-        16 / a.dtype.size()
+        16 / a.dtype.size() as u64
     } else {
         0
     }

@@ -204,7 +204,7 @@ fn shared_row(s: &ir::SharedArray) -> Vec<String> {
     factors.push(s.dtype.size().to_string());
     let mut bytes = factors.join(" * ");
     let value = s.dims.iter().try_fold(s.dtype.size() as i64, |acc, d| {
-        acc.checked_mul(constant(&d.expr)?)
+        acc.checked_mul(d.expr.eval_const()?)
     });
     if let Some(v) = value {
         bytes.push_str(&format!(" = {v}"));
@@ -363,29 +363,6 @@ fn paren(text: &str) -> String {
         text.to_string()
     } else {
         format!("({text})")
-    }
-}
-
-/// The value of an expression with no symbols or params.
-fn constant(e: &Expr) -> Option<i64> {
-    match e {
-        Expr::Const(v) => Some(*v),
-        Expr::Neg(a) => constant(a)?.checked_neg(),
-        Expr::Bin(op, a, b) => {
-            let (a, b) = (constant(a)?, constant(b)?);
-            match op {
-                BinOp::Add => a.checked_add(b),
-                BinOp::Sub => a.checked_sub(b),
-                BinOp::Mul => a.checked_mul(b),
-                BinOp::Div => a.checked_div(b),
-                BinOp::Rem => a.checked_rem(b),
-                BinOp::CeilDiv if b > 0 => Some(a.checked_add(b - 1)?.div_euclid(b)),
-                BinOp::Min => Some(a.min(b)),
-                BinOp::Max => Some(a.max(b)),
-                _ => None,
-            }
-        }
-        _ => None,
     }
 }
 

@@ -159,7 +159,7 @@ fn arg_docs(k: &ir::Kernel) -> Vec<String> {
                 "contiguous"
             }
         );
-        if a.align > a.dtype.size() {
+        if a.align > a.dtype.size() as u64 {
             line.push_str(&format!(", {}-byte aligned", a.align));
         }
         if !a.docs.is_empty() {

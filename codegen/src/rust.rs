@@ -2,8 +2,8 @@
 //! that the runtime's one checker interprets.
 
 use askama::Template;
-use ima_dsl::abi::{ArgKind, contract_args, contract_index};
-use ima_dsl::ir::{self, BinOp, DType, Expr, Role};
+use ima_dsl::abi::{kernel_contract, owned};
+use ima_dsl::ir::{self, DType, Expr, Role};
 
 /// The Rust type of one element, as the runtime names it.
 pub fn rust_type(d: DType) -> &'static str {
@@ -25,24 +25,9 @@ pub fn rust_type(d: DType) -> &'static str {
     }
 }
 
-/// The runtime's `DType` variant.
-fn dtype_variant(d: DType) -> &'static str {
-    match d {
-        DType::F16 => "F16",
-        DType::BF16 => "BF16",
-        DType::F32 => "F32",
-        DType::F64 => "F64",
-        DType::I8 => "I8",
-        DType::U8 => "U8",
-        DType::I16 => "I16",
-        DType::U16 => "U16",
-        DType::I32 => "I32",
-        DType::U32 => "U32",
-        DType::I64 => "I64",
-        DType::U64 => "U64",
-        DType::E4M3 => "E4M3",
-        DType::E5M2 => "E5M2",
-    }
+/// The runtime's `DType` (and `Scalar`) variant: the contract's own name for it.
+fn dtype_variant(d: DType) -> String {
+    format!("{d:?}")
 }
 
 #[derive(Template)]
@@ -79,7 +64,7 @@ struct KernelRs {
     shared: Vec<SharedRs>,
     /// A `ima::Launch` expression.
     launch: String,
-    empty: &'static str,
+    empty: String,
     /// `[x, y, z]`.
     block: String,
     block_from_occupancy: bool,
@@ -87,7 +72,7 @@ struct KernelRs {
 
 struct SharedRs {
     name: String,
-    dtype: &'static str,
+    dtype: String,
     dims: Vec<ExtentRs>,
 }
 
@@ -99,12 +84,12 @@ struct SymbolRs {
 
 struct ArgRs {
     name: String,
-    role: &'static str,
-    dtype: &'static str,
+    role: String,
+    dtype: String,
     dims: Vec<ExtentRs>,
     stored: String,
     strided: bool,
-    align: u64,
+    align: usize,
     /// `None`, or `Some(ima::ValueContract { .. })`.
     values: String,
 }
@@ -116,7 +101,7 @@ struct ExtentRs {
 
 struct ParamRs {
     name: String,
-    dtype: &'static str,
+    dtype: String,
 }
 
 /// Where the stubs find the CUDA C.
@@ -186,7 +171,8 @@ fn camel_case(name: &str) -> String {
 }
 
 fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
-    let index = contract_index(k);
+    // The contract, built from the IR where `imac fuzz` builds it too; printed below.
+    let c = kernel_contract(m, k);
     let mut stub_params = Vec::new();
     let mut arg_docs = Vec::new();
     // Plain stubs pass a fixed array of arguments; a quantized argument expands into a
@@ -251,7 +237,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         } else {
             ", contiguous"
         });
-        if a.align > a.dtype.size() {
+        if a.align > a.dtype.size() as u64 {
             doc.push_str(&format!(", {}-byte aligned", a.align));
         }
         arg_docs.push(with_docs(doc, &a.docs));
@@ -277,8 +263,8 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         has_values: ima_dsl::abi::has_value_contracts(k),
         type_name: camel_case(&k.name),
         contract_name: k.name.to_ascii_uppercase(),
-        signature: k.signature(),
-        location: format!("{}:{}", m.file, k.line),
+        signature: c.signature.clone(),
+        location: c.location.clone(),
         docs: k.docs.clone(),
         arg_docs,
         stub_params,
@@ -295,25 +281,21 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         },
         arg_pushes: kernel_args.iter().map(KernelArgRs::push).collect(),
         scalars: scalars.join(", "),
-        symbols: k
+        symbols: c
             .symbols
             .iter()
             .map(|s| SymbolRs {
                 name: s.name.clone(),
-                arg: index[s.arg],
-                dim: s.dim,
+                arg: s.bound_by.arg,
+                dim: s.bound_by.dim,
             })
             .collect(),
-        args: contract_args(k)
+        args: c
+            .args
             .iter()
             .map(|a| ArgRs {
                 name: a.name.clone(),
-                role: match (a.kind, a.role()) {
-                    (ArgKind::Logical, _) => "Logical",
-                    (_, Role::In) => "In",
-                    (_, Role::Out) => "Out",
-                    (_, Role::InOut) => "InOut",
-                },
+                role: format!("{:?}", a.role),
                 dtype: dtype_variant(a.dtype),
                 dims: a.dims.iter().map(extent).collect(),
                 stored: a
@@ -327,7 +309,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 values: a.values.as_ref().map_or("None".into(), value_contract),
             })
             .collect(),
-        params: k
+        params: c
             .params
             .iter()
             .map(|p| ParamRs {
@@ -335,7 +317,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 dtype: dtype_variant(p.dtype),
             })
             .collect(),
-        constraints: k
+        constraints: c
             .constraints
             .iter()
             .map(|c| ExtentRs {
@@ -343,7 +325,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 expr: rust_expr(&c.expr),
             })
             .collect(),
-        shared: k
+        shared: c
             .shared
             .iter()
             .map(|a| SharedRs {
@@ -352,28 +334,19 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 dims: a.dims.iter().map(extent).collect(),
             })
             .collect(),
-        launch: match &k.launch {
-            ir::Launch::Threads { arg, .. } => {
-                format!("ima::Launch::Threads {{ arg: {} }}", index[*arg])
+        launch: match &c.launch {
+            owned::Launch::Threads { arg } => format!("ima::Launch::Threads {{ arg: {arg} }}"),
+            owned::Launch::Blocks { arg, outer } => {
+                format!("ima::Launch::Blocks {{ arg: {arg}, outer: {outer} }}")
             }
-            ir::Launch::Blocks { arg, indices } => {
-                format!(
-                    "ima::Launch::Blocks {{ arg: {}, outer: {} }}",
-                    index[*arg],
-                    indices.len()
-                )
-            }
-            ir::Launch::Grid { grid } => format!(
+            owned::Launch::Grid { dims } => format!(
                 "ima::Launch::Grid {{ dims: &[{}] }}",
-                grid.iter().map(rust_expr).collect::<Vec<_>>().join(", ")
+                dims.iter().map(rust_expr).collect::<Vec<_>>().join(", ")
             ),
         },
-        empty: match k.empty {
-            ir::EmptyPolicy::Skip => "Skip",
-            ir::EmptyPolicy::Refuse => "Refuse",
-        },
-        block: format!("{:?}", k.block),
-        block_from_occupancy: k.block_from_occupancy,
+        empty: format!("{:?}", c.empty),
+        block: format!("{:?}", c.block),
+        block_from_occupancy: c.block_from_occupancy,
     }
 }
 
@@ -384,7 +357,7 @@ fn extent(d: &ir::Extent) -> ExtentRs {
     }
 }
 
-fn value_contract(v: &ir::Values) -> String {
+fn value_contract(v: &owned::ValueContract) -> String {
     let bound = |e: &ir::Extent| {
         format!(
             "ima::Extent {{ text: {:?}, expr: {} }}",
@@ -451,31 +424,10 @@ fn rust_expr(e: &Expr) -> String {
         Expr::Neg(a) => format!("ima::Expr::Neg(&{})", rust_expr(a)),
         Expr::Not(a) => format!("ima::Expr::Not(&{})", rust_expr(a)),
         Expr::Bin(op, a, b) => format!(
-            "ima::Expr::Bin(ima::BinOp::{}, &{}, &{})",
-            bin_op(*op),
+            "ima::Expr::Bin(ima::BinOp::{:?}, &{}, &{})",
+            op,
             rust_expr(a),
             rust_expr(b)
         ),
-    }
-}
-
-fn bin_op(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "Add",
-        BinOp::Sub => "Sub",
-        BinOp::Mul => "Mul",
-        BinOp::Div => "Div",
-        BinOp::Rem => "Rem",
-        BinOp::CeilDiv => "CeilDiv",
-        BinOp::Min => "Min",
-        BinOp::Max => "Max",
-        BinOp::Eq => "Eq",
-        BinOp::Ne => "Ne",
-        BinOp::Lt => "Lt",
-        BinOp::Le => "Le",
-        BinOp::Gt => "Gt",
-        BinOp::Ge => "Ge",
-        BinOp::And => "And",
-        BinOp::Or => "Or",
     }
 }

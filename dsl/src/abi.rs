@@ -5,6 +5,8 @@
 //! their index in it.
 
 use crate::ir::{self, DType, Extent, Role};
+pub use ima_contract::owned;
+use ima_contract::{Binding, EmptyPolicy, Role as ContractRole};
 
 pub struct ContractArg<'a> {
     /// `q`, or `w.qzeros` for a quantized argument's buffer.
@@ -68,7 +70,7 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                     stored: (0..logical.len()).collect(),
                     dims: logical,
                     strided: true,
-                    align: a.dtype.size(),
+                    align: a.dtype.size() as u64,
                     values: None,
                 });
                 for b in q.buffers(&a.dims[0], &a.dims[1], a.dtype) {
@@ -100,9 +102,9 @@ fn buffer_align(a: &ir::TensorArg, part: &str, dtype: DType) -> u64 {
         .as_ref()
         .is_some_and(|q| q.format != ir::QuantFormat::Int8);
     if part == "scales" || (part == "qweight" && four_bit) {
-        a.align.max(dtype.size())
+        a.align.max(dtype.size() as u64)
     } else {
-        dtype.size()
+        dtype.size() as u64
     }
 }
 
@@ -126,4 +128,85 @@ pub fn contract_index(k: &ir::Kernel) -> Vec<usize> {
             index
         })
         .collect()
+}
+
+/// The contract of kernel `k` of module `m`, built from the IR in the one place: the Rust
+/// back end prints it as the generated stub's `static KernelContract`, and `imac fuzz`
+/// leaks it into the same static form at run time.
+pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract {
+    let index = contract_index(k);
+    owned::KernelContract {
+        name: k.name.clone(),
+        signature: k.signature(),
+        location: format!("{}:{}", m.file, k.line),
+        symbols: k
+            .symbols
+            .iter()
+            .map(|s| owned::Symbol {
+                name: s.name.clone(),
+                bound_by: Binding {
+                    arg: index[s.arg],
+                    dim: s.dim,
+                },
+            })
+            .collect(),
+        args: contract_args(k)
+            .into_iter()
+            .map(|a| owned::TensorArg {
+                role: match (a.kind, a.role()) {
+                    (ArgKind::Logical, _) => ContractRole::Logical,
+                    (ArgKind::Buffer, Role::In) => ContractRole::In,
+                    (ArgKind::Buffer, Role::Out) => ContractRole::Out,
+                    (ArgKind::Buffer, Role::InOut) => ContractRole::InOut,
+                },
+                name: a.name,
+                dtype: a.dtype,
+                dims: a.dims,
+                stored: a.stored,
+                strided: a.strided,
+                align: a.align as usize,
+                values: a.values.map(|v| owned::ValueContract {
+                    text: v.text,
+                    lo: v.lo,
+                    hi: v.hi,
+                    sentinel: v.sentinel,
+                    ascending: v.ascending,
+                }),
+            })
+            .collect(),
+        params: k
+            .params
+            .iter()
+            .map(|p| owned::Param {
+                name: p.name.clone(),
+                dtype: p.dtype,
+            })
+            .collect(),
+        constraints: k.constraints.clone(),
+        shared: k
+            .shared
+            .iter()
+            .map(|s| owned::SharedArray {
+                name: s.name.clone(),
+                dtype: s.dtype,
+                dims: s.dims.clone(),
+            })
+            .collect(),
+        launch: match &k.launch {
+            ir::Launch::Threads { arg, .. } => owned::Launch::Threads { arg: index[*arg] },
+            ir::Launch::Blocks { arg, indices } => owned::Launch::Blocks {
+                arg: index[*arg],
+                outer: indices.len(),
+            },
+            ir::Launch::Grid { grid } => owned::Launch::Grid { dims: grid.clone() },
+        },
+        empty: match k.empty {
+            ir::EmptyPolicy::Skip => EmptyPolicy::Skip,
+            ir::EmptyPolicy::Refuse => EmptyPolicy::Refuse,
+        },
+        block: k.block,
+        block_from_occupancy: k.block_from_occupancy,
+        entry_i32: format!("{}_i32", k.name),
+        entry_i64: format!("{}_i64", k.name),
+    }
 }

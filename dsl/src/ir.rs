@@ -2,7 +2,8 @@
 //! Back ends (CUDA C, Rust stubs, `imac explain`) read only this.
 
 pub use crate::ast::Role;
-pub use crate::dtype::DType;
+pub use ima_contract::owned::{Constraint, Expr, Extent};
+pub use ima_contract::{BinOp, DType};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Module {
@@ -265,23 +266,10 @@ impl TensorArg {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Extent {
-    /// As written, normalised (`S + 1`, `ceil(K / G)`).
-    pub text: String,
-    pub expr: Expr,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Param {
     pub name: String,
     pub docs: Vec<String>,
     pub dtype: DType,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Constraint {
-    pub text: String,
-    pub expr: Expr,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -319,62 +307,4 @@ pub struct Body {
     pub text: String,
     /// 1-based line of the body's first character, for `#line`.
     pub line: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    CeilDiv,
-    Min,
-    Max,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    And,
-    Or,
-}
-
-impl BinOp {
-    /// The operator as specs (and C) write it; the function name for the three that are
-    /// calls (`ceil`, `min`, `max`).
-    pub fn symbol(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Rem => "%",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-            BinOp::And => "&&",
-            BinOp::Or => "||",
-            BinOp::CeilDiv => "ceil",
-            BinOp::Min => "min",
-            BinOp::Max => "max",
-        }
-    }
-}
-
-/// An integer expression over symbols and integer params.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Expr {
-    Const(i64),
-    /// Index into [`Kernel::symbols`].
-    Sym(usize),
-    /// Index into [`Kernel::params`].
-    Param(usize),
-    Neg(Box<Expr>),
-    Not(Box<Expr>),
-    Bin(BinOp, Box<Expr>, Box<Expr>),
 }

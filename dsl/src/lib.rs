@@ -5,7 +5,6 @@ pub mod abi;
 pub mod ast;
 mod check;
 pub mod diag;
-pub mod dtype;
 mod facts;
 pub mod fmt;
 pub mod ir;

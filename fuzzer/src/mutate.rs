@@ -30,25 +30,8 @@ pub enum Mutation {
 
 /// Element types to swap in: another of the same size where there is one.
 fn other_dtype(d: DType, rng: &mut Rng) -> DType {
-    const ALL: [DType; 14] = [
-        DType::F16,
-        DType::BF16,
-        DType::F32,
-        DType::F64,
-        DType::I8,
-        DType::U8,
-        DType::I16,
-        DType::U16,
-        DType::I32,
-        DType::U32,
-        DType::I64,
-        DType::U64,
-        DType::E4M3,
-        DType::E5M2,
-    ];
-    let same: Vec<DType> = ALL
-        .iter()
-        .copied()
+    let same: Vec<DType> = DType::ALL
+        .into_iter()
         .filter(|&o| o != d && o.size() == d.size())
         .collect();
     if same.is_empty() {

@@ -3,8 +3,8 @@
 
 use super::{CheckError, KernelChecker, Scope};
 use crate::ast::{self, ExprKind, Role, Span};
-use crate::dtype::DType;
 use crate::ir;
+use crate::ir::DType;
 
 impl KernelChecker<'_> {
     pub(super) fn dtype(&mut self, ident: &ast::Ident) -> Option<DType> {
@@ -94,12 +94,12 @@ impl KernelChecker<'_> {
             Some(order) => self.stored(t, order),
         };
         let align = match (t.align, dtype) {
-            (None, Some(d)) => Some(d.size()),
+            (None, Some(d)) => Some(d.size() as u64),
             (Some((n, span)), Some(d)) => {
                 if !n.is_power_of_two() {
                     self.error(CheckError::AlignNotPowerOfTwo { align: n, span });
                     None
-                } else if n < d.size() {
+                } else if n < d.size() as u64 {
                     self.error(CheckError::AlignBelowElement {
                         align: n,
                         dtype: d,

@@ -85,7 +85,7 @@ impl<'a> KernelChecker<'a> {
     ) {
         for (t, a) in tensors.iter().zip(args) {
             let Some((_, span)) = t.align else { continue };
-            let width = (a.align / a.dtype.size()) as i64;
+            let width = (a.align / a.dtype.size() as u64) as i64;
             if width <= 1 {
                 continue;
             }

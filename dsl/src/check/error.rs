@@ -10,7 +10,7 @@
 use super::scope::Ty;
 use crate::ast::{Role, Span};
 use crate::diag::Diagnostic;
-use crate::dtype::DType;
+use crate::ir::DType;
 
 /// The most dynamic shared memory one block may use on sm_90 (H100, H200): 227 KiB.
 pub(super) const MAX_SHARED_BYTES: u64 = 227 * 1024;

@@ -4,8 +4,8 @@
 
 use super::CheckError;
 use crate::ast::{self, ExprKind, Span};
-use crate::dtype::DType;
 use crate::ir;
+use crate::ir::DType;
 use std::collections::HashMap;
 
 /// Evaluates a constant expression (one with no symbols or params).
@@ -17,36 +17,10 @@ pub(super) fn fold(e: &ir::Expr, at: &ast::Expr, errors: &mut Vec<CheckError>) -
     v
 }
 
+/// The value of an expression with no symbols or params ([`ir::Expr::eval_const`]: the
+/// contract's one evaluator, so `&&` and `||` short-circuit as at launch).
 pub(super) fn eval_const(e: &ir::Expr) -> Option<i64> {
-    use ir::BinOp::*;
-    Some(match e {
-        ir::Expr::Const(v) => *v,
-        ir::Expr::Sym(_) | ir::Expr::Param(_) => return None,
-        ir::Expr::Neg(a) => eval_const(a)?.checked_neg()?,
-        ir::Expr::Not(a) => (eval_const(a)? == 0) as i64,
-        ir::Expr::Bin(op, a, b) => {
-            let (a, b) = (eval_const(a)?, eval_const(b)?);
-            match op {
-                Add => a.checked_add(b)?,
-                Sub => a.checked_sub(b)?,
-                Mul => a.checked_mul(b)?,
-                Div => a.checked_div(b)?,
-                Rem => a.checked_rem(b)?,
-                CeilDiv if b > 0 => a.checked_add(b - 1)?.div_euclid(b),
-                CeilDiv => return None,
-                Min => a.min(b),
-                Max => a.max(b),
-                Eq => (a == b) as i64,
-                Ne => (a != b) as i64,
-                Lt => (a < b) as i64,
-                Le => (a <= b) as i64,
-                Gt => (a > b) as i64,
-                Ge => (a >= b) as i64,
-                And => (a != 0 && b != 0) as i64,
-                Or => (a != 0 || b != 0) as i64,
-            }
-        }
-    })
+    e.eval_const()
 }
 
 /// Whether an expression is a number or a truth value.

@@ -97,7 +97,7 @@ impl<'a> KernelChecker<'a> {
                     }
                 }
             }
-            let bytes = elems.saturating_mul(a.dtype.size());
+            let bytes = elems.saturating_mul(a.dtype.size() as u64);
             total = total.saturating_add(bytes.div_ceil(16).saturating_mul(16));
             if total > MAX_SHARED_BYTES {
                 self.error(CheckError::SharedTooLarge {

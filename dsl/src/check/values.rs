@@ -3,8 +3,8 @@
 use super::scope::eval_const;
 use super::{CheckError, KernelChecker, Scope};
 use crate::ast::{self, Role, ValuesKind};
-use crate::dtype::DType;
 use crate::ir;
+use crate::ir::DType;
 
 impl KernelChecker<'_> {
     /// Lowers `t`'s value contract: `Some(None)` when it has none, `None` after reporting

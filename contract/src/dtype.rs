@@ -1,5 +1,6 @@
-//! Element types of the spec language.
+//! Element types, as spelled in specs.
 
+/// Element types, as spelled in specs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
     F16,
@@ -20,6 +21,7 @@ pub enum DType {
 }
 
 impl DType {
+    /// Every element type, in declaration order.
     pub const ALL: [DType; 14] = [
         DType::F16,
         DType::BF16,
@@ -37,11 +39,13 @@ impl DType {
         DType::E5M2,
     ];
 
+    /// The type a spec spells `name`.
     pub fn parse(name: &str) -> Option<DType> {
         DType::ALL.into_iter().find(|d| d.name() == name)
     }
 
-    pub fn name(self) -> &'static str {
+    /// The spelling used in specs and messages.
+    pub const fn name(self) -> &'static str {
         match self {
             DType::F16 => "f16",
             DType::BF16 => "bf16",
@@ -60,8 +64,8 @@ impl DType {
         }
     }
 
-    /// Bytes per element.
-    pub fn size(self) -> u64 {
+    /// Size of one element in bytes.
+    pub const fn size(self) -> usize {
         match self {
             DType::I8 | DType::U8 | DType::E4M3 | DType::E5M2 => 1,
             DType::F16 | DType::BF16 | DType::I16 | DType::U16 => 2,
@@ -70,7 +74,8 @@ impl DType {
         }
     }
 
-    pub fn is_integer(self) -> bool {
+    /// Integer types can appear in constraints.
+    pub const fn is_integer(self) -> bool {
         matches!(
             self,
             DType::I8
@@ -82,5 +87,25 @@ impl DType {
                 | DType::I64
                 | DType::U64
         )
+    }
+}
+
+impl std::fmt::Display for DType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DType;
+
+    #[test]
+    fn every_name_parses_back() {
+        for d in DType::ALL {
+            assert_eq!(DType::parse(d.name()), Some(d));
+            assert_eq!(d.to_string(), d.name());
+        }
+        assert_eq!(DType::parse("f8"), None);
     }
 }

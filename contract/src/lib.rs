@@ -1,0 +1,21 @@
+//! The contract vocabulary of imac, with no dependencies: element types ([`DType`]),
+//! contract expressions ([`BinOp`], the static [`Expr`]) and their one evaluator
+//! ([`eval`], over any [`ExprView`]), and a kernel's contract in its static form
+//! ([`KernelContract`]), with its owned form ([`owned::KernelContract`]), which
+//! `ima_dsl::abi::kernel_contract` builds from the IR.
+//!
+//! The spec language's IR (`ima-dsl`) and the runtime (`ima-runtime`, which re-exports
+//! these, so that generated code names them `ima::DType::F16`) use these definitions; the
+//! fuzzer uses them through both.
+
+mod dtype;
+mod expr;
+mod kernel;
+pub mod owned;
+
+pub use dtype::DType;
+pub use expr::{BinOp, Env, EvalError, ExprView, Node, NotConst, apply, eval, eval_const};
+pub use kernel::{
+    Binding, Constraint, EmptyPolicy, Expr, Extent, KernelContract, Launch, Param, Role,
+    SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, ValueContract,
+};
