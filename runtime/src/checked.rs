@@ -4,7 +4,7 @@
 //! [`OutOfBounds`] or [`IndexValue`] error made from it.
 //!
 //! The record's layout is `ImaRecord` in every generated CUDA file
-//! (codegen/templates/module.cu): keep the two in step.
+//! (codegen/templates/module.cu); [`at`] reads it, and a test holds the two together.
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -80,13 +80,34 @@ const VALUE_FIRST: i32 = 6;
 const VALUE_LAST: i32 = 7;
 const MAX_RANK: usize = 8;
 
+/// Where each field of `ImaRecord` lies, in bytes: the CUDA prelude's struct, read here.
+/// `records_layout_matches_the_cuda_struct` compiles that struct for the host and holds
+/// every offset to its `offsetof`.
+mod at {
+    use super::MAX_RANK;
+    pub const COUNT: usize = 0;
+    pub const CLAIMED: usize = 4;
+    pub const ARG: usize = 8;
+    pub const WRITE: usize = 12;
+    pub const KIND: usize = 16;
+    pub const RANK: usize = 20;
+    pub const DIM: usize = 24;
+    pub const INDEX: usize = 32;
+    pub const EXTENT: usize = INDEX + 8 * MAX_RANK;
+    pub const BLOCK: usize = EXTENT + 8 * MAX_RANK;
+    pub const THREAD: usize = BLOCK + 12;
+    pub const VALUE: usize = THREAD + 12;
+    pub const LO: usize = VALUE + 8;
+    pub const HI: usize = LO + 8;
+    /// The device address of the host flag the kernel raises once it has filled the
+    /// record (runtime/src/record.rs).
+    pub const FLAG: usize = HI + 8;
+    pub const BYTES: usize = FLAG + 8;
+}
+
 impl ViolationRecord {
-    /// count, claimed, arg, write, kind, rank, dim, pad; index[8], extent[8]; block, thread;
-    /// value, lo, hi; then the device address of the host flag the kernel raises once it
-    /// has filled it (runtime/src/record.rs).
-    pub(crate) const BYTES: usize = Self::FLAG + 8;
-    const VALUE: usize = 8 * 4 + 2 * MAX_RANK * 8 + 6 * 4;
-    pub(crate) const FLAG: usize = Self::VALUE + 3 * 8;
+    pub(crate) const BYTES: usize = at::BYTES;
+    pub(crate) const FLAG: usize = at::FLAG;
 
     /// The record, or `None` when the launch made no violation.
     pub(crate) fn parse(bytes: &[u8]) -> Option<Self> {
@@ -96,27 +117,24 @@ impl ViolationRecord {
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
         let i32_at = |i: usize| u32_at(i) as i32;
         let i64_at = |i: usize| i64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-        let count = u32_at(0);
+        let count = u32_at(at::COUNT);
         if count == 0 {
             return None;
         }
-        let rank = (i32_at(20).clamp(0, MAX_RANK as i32)) as usize;
-        let longs = 32;
+        let rank = (i32_at(at::RANK).clamp(0, MAX_RANK as i32)) as usize;
         Some(ViolationRecord {
             count,
-            arg: i32_at(8),
-            write: i32_at(12) != 0,
-            kind: i32_at(16),
-            dim: i32_at(24).max(0) as usize,
-            index: (0..rank).map(|d| i64_at(longs + 8 * d)).collect(),
-            extent: (0..rank)
-                .map(|d| i64_at(longs + 8 * (MAX_RANK + d)))
-                .collect(),
-            block: [0, 1, 2].map(|d| u32_at(longs + 16 * MAX_RANK + 4 * d)),
-            thread: [0, 1, 2].map(|d| u32_at(longs + 16 * MAX_RANK + 12 + 4 * d)),
-            value: i64_at(Self::VALUE),
-            lo: i64_at(Self::VALUE + 8),
-            hi: i64_at(Self::VALUE + 16),
+            arg: i32_at(at::ARG),
+            write: i32_at(at::WRITE) != 0,
+            kind: i32_at(at::KIND),
+            dim: i32_at(at::DIM).max(0) as usize,
+            index: (0..rank).map(|d| i64_at(at::INDEX + 8 * d)).collect(),
+            extent: (0..rank).map(|d| i64_at(at::EXTENT + 8 * d)).collect(),
+            block: [0, 1, 2].map(|d| u32_at(at::BLOCK + 4 * d)),
+            thread: [0, 1, 2].map(|d| u32_at(at::THREAD + 4 * d)),
+            value: i64_at(at::VALUE),
+            lo: i64_at(at::LO),
+            hi: i64_at(at::HI),
         })
     }
 
@@ -412,9 +430,8 @@ mod tests {
     #[test]
     fn a_value_record_is_an_index_value_error_with_the_bound_that_was_broken() {
         let mut bytes = record(3, 1, 0, BAD_VALUE, &[17], &[40], 0);
-        for (at, v) in [(0, 50_000i64), (8, 0), (16, 32_000)] {
-            let at = ViolationRecord::VALUE + at;
-            bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        for (field, v) in [(at::VALUE, 50_000i64), (at::LO, 0), (at::HI, 32_000)] {
+            bytes[field..field + 8].copy_from_slice(&v.to_le_bytes());
         }
         let r = ViolationRecord::parse(&bytes).unwrap();
         let Error::IndexValue(v) = r.into_error(&LOOKUP, true) else {
@@ -437,6 +454,74 @@ mod tests {
              launches since the last report (deferred)\n  in lookup(table: f16[V,D], ids: i32[T]) \
              at specs/index.ima:7"
         );
+    }
+
+    /// `ImaRecord` as every generated module declares it, compiled for the host (x86-64
+    /// lays out these fields as sm_90 does): each field's `offsetof` is where `at` reads it.
+    #[test]
+    fn records_layout_matches_the_cuda_struct() {
+        let cu = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/out/specs/index.cu"
+        ))
+        .unwrap();
+        let start = cu
+            .find("struct ImaRecord {")
+            .expect("the prelude declares ImaRecord");
+        let end = start + cu[start..].find("\n};\n").unwrap() + 4;
+        let fields = [
+            ("count", at::COUNT),
+            ("claimed", at::CLAIMED),
+            ("arg", at::ARG),
+            ("write", at::WRITE),
+            ("kind", at::KIND),
+            ("rank", at::RANK),
+            ("dim", at::DIM),
+            ("index", at::INDEX),
+            ("extent", at::EXTENT),
+            ("block", at::BLOCK),
+            ("thread", at::THREAD),
+            ("value", at::VALUE),
+            ("lo", at::LO),
+            ("hi", at::HI),
+            ("flag", at::FLAG),
+        ];
+        let mut src = format!(
+            "#include <cstddef>\n#include <cstdio>\n{}\nint main() {{\n",
+            &cu[start..end]
+        );
+        for (f, _) in fields {
+            src.push_str(&format!(
+                "    std::printf(\"%zu\\n\", offsetof(ImaRecord, {f}));\n"
+            ));
+        }
+        src.push_str("    std::printf(\"%zu\\n\", sizeof(ImaRecord));\n}\n");
+        let dir = tempfile::tempdir().unwrap();
+        let (cpp, exe) = (dir.path().join("record.cpp"), dir.path().join("record"));
+        std::fs::write(&cpp, src).unwrap();
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+        let built = std::process::Command::new(&cxx)
+            .arg("-o")
+            .arg(&exe)
+            .arg(&cpp)
+            .output()
+            .unwrap_or_else(|e| panic!("running {cxx}: {e}"));
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let out = std::process::Command::new(&exe).output().unwrap().stdout;
+        let got: Vec<usize> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect();
+        let want: Vec<usize> = fields.iter().map(|&(_, o)| o).chain([at::BYTES]).collect();
+        let names: Vec<&str> = fields.iter().map(|&(f, _)| f).chain(["sizeof"]).collect();
+        for ((name, g), w) in names.iter().zip(&got).zip(&want) {
+            assert_eq!(g, w, "ImaRecord::{name}: offsetof {g}, read at {w}");
+        }
     }
 
     #[test]
