@@ -176,75 +176,53 @@ impl<'a> KernelChecker<'a> {
             .filter_map(|(i, (p, ir))| Some((p.name.name.as_str(), (i, ir.as_ref()?.dtype))))
             .collect();
 
-        // Bind each symbol from the first input dimension that is exactly that symbol.
-        let mut symbols: Vec<ir::Symbol> = Vec::new();
-        let mut symbol_spans: HashMap<&str, Span> = HashMap::new();
-        let mut symbol_ids: HashMap<&str, usize> = HashMap::new();
-        for (a, t) in tensors.iter().enumerate() {
-            for (d, e) in t.extents.iter().enumerate() {
-                let ExprKind::Name(n) = &e.kind else { continue };
-                if self.consts.contains_key(n) || names.contains_key(n.as_str()) {
-                    continue;
-                }
-                if t.role != Role::Out && !symbol_ids.contains_key(n.as_str()) {
-                    symbol_ids.insert(n, symbols.len());
-                    symbol_spans.insert(n, e.span);
-                    symbols.push(ir::Symbol {
-                        name: n.clone(),
-                        arg: a,
-                        dim: d,
-                    });
-                }
-            }
-        }
-        // A quantized argument's group size, when a bare symbol, is bound from it too: its
-        // logical shape is [K, N] with the group as a third extent.
-        for (a, t) in tensors.iter().enumerate() {
+        // Each symbol is bound from the first place that carries it bare, in this order: an
+        // input's dimension; a quantized argument's group size (its logical shape is
+        // [K, N] with the group as a third extent); then, for a symbol no input carries,
+        // an output's dimension: the caller's output fixes it, and the checker holds every
+        // other use to that value (a launch cannot infer an output's shape, but it can
+        // check one).
+        let bare = |e: &'a ast::Expr| match &e.kind {
+            ExprKind::Name(n) => Some((n, e.span)),
+            _ => None,
+        };
+        let dims_of = |out: bool| {
+            tensors
+                .iter()
+                .enumerate()
+                .filter(move |(_, t)| (t.role == Role::Out) == out)
+                .flat_map(move |(a, t)| {
+                    t.extents
+                        .iter()
+                        .enumerate()
+                        .filter_map(move |(d, e)| Some((bare(e)?, a, d)))
+                })
+        };
+        let groups = tensors.iter().enumerate().filter_map(|(a, t)| {
             let group = t
                 .quant
                 .iter()
                 .flat_map(|q| &q.options)
-                .find(|o| o.name.name == "group");
-            let Some(ast::Expr {
-                kind: ExprKind::Name(n),
-                span,
-            }) = group.and_then(|o| o.value.as_ref())
-            else {
-                continue;
-            };
-            if !self.consts.contains_key(n)
-                && !names.contains_key(n.as_str())
-                && !symbol_ids.contains_key(n.as_str())
+                .find(|o| o.name.name == "group")?;
+            Some((bare(group.value.as_ref()?)?, a, 2))
+        });
+        let mut symbols: Vec<ir::Symbol> = Vec::new();
+        let mut symbol_spans: HashMap<&str, Span> = HashMap::new();
+        let mut symbol_ids: HashMap<&str, usize> = HashMap::new();
+        for ((n, span), arg, dim) in dims_of(false).chain(groups).chain(dims_of(true)) {
+            if self.consts.contains_key(n)
+                || names.contains_key(n.as_str())
+                || symbol_ids.contains_key(n.as_str())
             {
-                symbol_ids.insert(n, symbols.len());
-                symbol_spans.insert(n, *span);
-                symbols.push(ir::Symbol {
-                    name: n.clone(),
-                    arg: a,
-                    dim: 2,
-                });
+                continue;
             }
-        }
-        // A symbol no input carries bare is bound by the first output dimension that is
-        // exactly it: the caller's output fixes it, and the checker holds every other use
-        // to that value (a launch cannot infer an output's shape, but it can check one).
-        for (a, t) in tensors.iter().enumerate() {
-            for (d, e) in t.extents.iter().enumerate() {
-                let ExprKind::Name(n) = &e.kind else { continue };
-                if t.role == Role::Out
-                    && !self.consts.contains_key(n)
-                    && !names.contains_key(n.as_str())
-                    && !symbol_ids.contains_key(n.as_str())
-                {
-                    symbol_ids.insert(n, symbols.len());
-                    symbol_spans.insert(n, e.span);
-                    symbols.push(ir::Symbol {
-                        name: n.clone(),
-                        arg: a,
-                        dim: d,
-                    });
-                }
-            }
+            symbol_ids.insert(n, symbols.len());
+            symbol_spans.insert(n, span);
+            symbols.push(ir::Symbol {
+                name: n.clone(),
+                arg,
+                dim,
+            });
         }
         for s in &symbols {
             let ident = ast::Ident {

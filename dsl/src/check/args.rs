@@ -79,16 +79,7 @@ impl KernelChecker<'_> {
             }
         };
         // The grammar gives every argument at least one extent: no rank-0 tensors.
-        let dims: Vec<Option<ir::Extent>> = t
-            .extents
-            .iter()
-            .map(|e| {
-                Some(ir::Extent {
-                    text: e.to_string(),
-                    expr: scope.int_expr(e, self.errors)?,
-                })
-            })
-            .collect();
+        let dims: Vec<Option<ir::Extent>> = scope.extents(&t.extents, self.errors);
         let stored = match &t.stored {
             None => Some((0..t.extents.len()).collect()),
             Some(order) => self.stored(t, order),

@@ -60,6 +60,24 @@ impl<'a> Scope<'a> {
         self.typed(e, Ty::Int, errors)
     }
 
+    /// Resolves a tensor's or shared array's extents, as written: `None` for each that
+    /// does not resolve (every error reported).
+    pub(super) fn extents(
+        &self,
+        extents: &[ast::Expr],
+        errors: &mut Vec<CheckError>,
+    ) -> Vec<Option<ir::Extent>> {
+        extents
+            .iter()
+            .map(|e| {
+                Some(ir::Extent {
+                    text: e.to_string(),
+                    expr: self.int_expr(e, errors)?,
+                })
+            })
+            .collect()
+    }
+
     /// Resolves an expression that must be a condition.
     pub(super) fn bool_expr(
         &self,

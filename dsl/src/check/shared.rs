@@ -41,16 +41,7 @@ impl<'a> KernelChecker<'a> {
                 }
                 names.insert(&sh.name.name, sh.name.span);
                 let dtype = self.dtype(&sh.dtype);
-                let dims: Vec<Option<ir::Extent>> = sh
-                    .extents
-                    .iter()
-                    .map(|e| {
-                        Some(ir::Extent {
-                            text: e.to_string(),
-                            expr: scope.int_expr(e, self.errors)?,
-                        })
-                    })
-                    .collect();
+                let dims: Vec<Option<ir::Extent>> = scope.extents(&sh.extents, self.errors);
                 Some(ir::SharedArray {
                     name: sh.name.name.clone(),
                     docs: sh.docs.clone(),
