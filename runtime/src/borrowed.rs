@@ -123,15 +123,12 @@ impl<'a, T: Element> TensorView<'a, T> {
 
     /// What the checker sees of this view.
     pub fn meta(&self) -> TensorMeta<'_> {
-        TensorMeta {
-            dtype: T::DTYPE,
-            shape: &self.view.shape,
-            strides: &self.view.strides,
-            offset: self.view.offset,
-            buffer_len: self.buf.len(),
-            base_ptr: self.base_ptr,
-            device: DeviceId::of(self.buf.stream().context()),
-        }
+        self.view.meta(
+            T::DTYPE,
+            self.buf.len(),
+            self.base_ptr,
+            DeviceId::of(self.buf.stream().context()),
+        )
     }
 
     pub(crate) fn read_ptr<'s>(&'s self, stream: &'s CudaStream) -> (CUdeviceptr, SyncOnDrop<'s>) {
@@ -219,15 +216,12 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
 
     /// What the checker sees of this view.
     pub fn meta(&self) -> TensorMeta<'_> {
-        TensorMeta {
-            dtype: T::DTYPE,
-            shape: &self.view.shape,
-            strides: &self.view.strides,
-            offset: self.view.offset,
-            buffer_len: self.buf.len(),
-            base_ptr: self.base_ptr,
-            device: DeviceId::of(self.buf.stream().context()),
-        }
+        self.view.meta(
+            T::DTYPE,
+            self.buf.len(),
+            self.base_ptr,
+            DeviceId::of(self.buf.stream().context()),
+        )
     }
 
     pub(crate) fn read_ptr<'s>(&'s self, stream: &'s CudaStream) -> (CUdeviceptr, SyncOnDrop<'s>) {
@@ -382,15 +376,8 @@ impl<'a> RawTensor<'a> {
 
     /// What the checker sees of this view.
     pub fn meta(&self) -> TensorMeta<'_> {
-        TensorMeta {
-            dtype: self.dtype,
-            shape: &self.view.shape,
-            strides: &self.view.strides,
-            offset: self.view.offset,
-            buffer_len: self.buffer_len,
-            base_ptr: self.ptr,
-            device: self.device,
-        }
+        self.view
+            .meta(self.dtype, self.buffer_len, self.ptr, self.device)
     }
 
     /// Copies the view to the host as bytes in logical row-major order, reading only the

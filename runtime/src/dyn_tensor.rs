@@ -170,14 +170,11 @@ impl DynTensor {
 
     /// What the checker sees of this tensor.
     pub fn meta(&self) -> TensorMeta<'_> {
-        TensorMeta {
-            dtype: self.dtype,
-            shape: &self.view.shape,
-            strides: &self.view.strides,
-            offset: self.view.offset,
-            buffer_len: self.buffer_len(),
-            base_ptr: self.base_ptr,
-            device: DeviceId::of(self.buf.context()),
-        }
+        self.view.meta(
+            self.dtype,
+            self.buffer_len(),
+            self.base_ptr,
+            DeviceId::of(self.buf.context()),
+        )
     }
 }

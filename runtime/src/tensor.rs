@@ -194,15 +194,12 @@ impl<T: Element> Tensor<T> {
 
     /// What the checker sees of this tensor.
     pub fn meta(&self) -> TensorMeta<'_> {
-        TensorMeta {
-            dtype: T::DTYPE,
-            shape: &self.view.shape,
-            strides: &self.view.strides,
-            offset: self.view.offset,
-            buffer_len: self.buf.len(),
-            base_ptr: self.base_ptr,
-            device: DeviceId::of(self.buf.context()),
-        }
+        self.view.meta(
+            T::DTYPE,
+            self.buf.len(),
+            self.base_ptr,
+            DeviceId::of(self.buf.context()),
+        )
     }
 }
 

@@ -3,6 +3,9 @@
 //! Shared by [`crate::Tensor`] and [`crate::DynTensor`]: both refuse a view that reaches
 //! outside its buffer, and both copy to the host in logical row-major order.
 
+use crate::check::TensorMeta;
+use crate::contract::DType;
+use crate::device::DeviceId;
 use crate::error::Error;
 use crate::layout;
 
@@ -16,6 +19,26 @@ pub(crate) struct View {
 }
 
 impl View {
+    /// What the checker sees of a tensor presenting this view of a buffer of `buffer_len`
+    /// elements at `base_ptr` on `device`.
+    pub fn meta(
+        &self,
+        dtype: DType,
+        buffer_len: usize,
+        base_ptr: u64,
+        device: DeviceId,
+    ) -> TensorMeta<'_> {
+        TensorMeta {
+            dtype,
+            shape: &self.shape,
+            strides: &self.strides,
+            offset: self.offset,
+            buffer_len,
+            base_ptr,
+            device,
+        }
+    }
+
     /// A view of `buffer_len` elements; refuses one that reaches outside the buffer
     /// (negative strides are fine while nothing falls before its start).
     pub fn new(
