@@ -76,17 +76,30 @@ impl DType {
 
     /// Integer types can appear in constraints.
     pub const fn is_integer(self) -> bool {
-        matches!(
-            self,
-            DType::I8
-                | DType::U8
-                | DType::I16
-                | DType::U16
-                | DType::I32
-                | DType::U32
-                | DType::I64
-                | DType::U64
-        )
+        self.int_range().is_some()
+    }
+
+    /// The least and greatest value of an integer type; `None` for the others.
+    pub const fn int_range(self) -> Option<(i128, i128)> {
+        Some(match self {
+            DType::I8 => (i8::MIN as i128, i8::MAX as i128),
+            DType::U8 => (0, u8::MAX as i128),
+            DType::I16 => (i16::MIN as i128, i16::MAX as i128),
+            DType::U16 => (0, u16::MAX as i128),
+            DType::I32 => (i32::MIN as i128, i32::MAX as i128),
+            DType::U32 => (0, u32::MAX as i128),
+            DType::I64 => (i64::MIN as i128, i64::MAX as i128),
+            DType::U64 => (0, u64::MAX as i128),
+            _ => return None,
+        })
+    }
+
+    /// Whether `v` is a value of this type (never, for a float type).
+    pub const fn holds(self, v: i64) -> bool {
+        match self.int_range() {
+            Some((lo, hi)) => lo <= v as i128 && v as i128 <= hi,
+            None => false,
+        }
     }
 }
 
@@ -107,5 +120,14 @@ mod tests {
             assert_eq!(d.to_string(), d.name());
         }
         assert_eq!(DType::parse("f8"), None);
+    }
+
+    #[test]
+    fn integer_ranges_are_the_rust_types() {
+        assert_eq!(DType::I8.int_range(), Some((-128, 127)));
+        assert_eq!(DType::U32.int_range(), Some((0, 4_294_967_295)));
+        assert_eq!(DType::F16.int_range(), None);
+        assert!(DType::I32.holds(-1) && !DType::U32.holds(-1) && DType::U64.holds(i64::MAX));
+        assert!(!DType::U8.holds(256) && !DType::F32.holds(0));
     }
 }

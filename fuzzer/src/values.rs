@@ -67,11 +67,11 @@ pub fn bad_values(p: &ValuePlan, dtype: DType, rank: usize, shape: &[usize]) -> 
     // Where the type holds nothing past the bound (a range cut to the type), neither
     // one past it nor the type's largest value is bad.
     let mut out = Vec::new();
-    if fits(p.hi, dtype) {
+    if dtype.holds(p.hi) {
         out.extend([BadValue::PastBound, BadValue::Max]);
     }
     let below = p.lo - 1 - i64::from(p.sentinel == Some(p.lo - 1));
-    if fits(below, dtype) {
+    if dtype.holds(below) {
         out.push(BadValue::BelowBound);
     }
     if p.ascending && rank > 0 && p.hi - p.lo >= 2 {
@@ -80,38 +80,16 @@ pub fn bad_values(p: &ValuePlan, dtype: DType, rank: usize, shape: &[usize]) -> 
     out
 }
 
-/// Whether `v` is a value of the integer type `d`.
-fn fits(v: i64, d: DType) -> bool {
-    let bits = 8 * d.size() as u32;
-    let signed = matches!(d, DType::I8 | DType::I16 | DType::I32 | DType::I64);
-    match (signed, bits) {
-        (_, 64) if signed => true,
-        (true, b) => (-(1i64 << (b - 1))..(1i64 << (b - 1))).contains(&v),
-        (false, 64) => v >= 0,
-        (false, b) => (0..(1i64 << b)).contains(&v),
-    }
-}
-
+/// The least value of an integer type that an i64 holds.
 fn min_of(d: DType) -> i64 {
-    match d {
-        DType::I8 => i8::MIN.into(),
-        DType::I16 => i16::MIN.into(),
-        DType::I32 => i32::MIN.into(),
-        DType::I64 => i64::MIN,
-        _ => 0,
-    }
+    d.int_range()
+        .map_or(0, |(lo, _)| lo.max(i64::MIN.into()) as i64)
 }
 
+/// The greatest value of an integer type that an i64 holds.
 fn max_of(d: DType) -> i64 {
-    match d {
-        DType::I8 => i8::MAX.into(),
-        DType::U8 => u8::MAX.into(),
-        DType::I16 => i16::MAX.into(),
-        DType::U16 => u16::MAX.into(),
-        DType::I32 => i32::MAX.into(),
-        DType::U32 => u32::MAX.into(),
-        _ => i64::MAX,
-    }
+    d.int_range()
+        .map_or(i64::MAX, |(_, hi)| hi.min(i64::MAX.into()) as i64)
 }
 
 /// Entries of a view of `shape` (physical order; `last` the physical position of the last

@@ -106,8 +106,7 @@ pub(crate) fn integers(dtype: DType, bytes: &[u8]) -> Option<Vec<i64>> {
                 let mut word = [0u8; 8];
                 word[..size].copy_from_slice(b);
                 let raw = u64::from_le_bytes(word);
-                let signed = matches!(dtype, DType::I8 | DType::I16 | DType::I32 | DType::I64);
-                if signed {
+                if dtype.int_range().is_some_and(|(lo, _)| lo < 0) {
                     // Sign-extend from the element's width.
                     let shift = 64 - 8 * size as u32;
                     ((raw << shift) as i64) >> shift

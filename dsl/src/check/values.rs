@@ -90,7 +90,7 @@ impl KernelChecker<'_> {
                     span,
                 });
             }
-            if let Some(d) = dtype.filter(|d| d.is_integer() && !fits(s, *d)) {
+            if let Some(d) = dtype.filter(|d| d.is_integer() && !d.holds(s)) {
                 self.error(CheckError::SentinelOutOfType {
                     arg: name.clone(),
                     sentinel: s,
@@ -113,20 +113,4 @@ impl KernelChecker<'_> {
             ascending,
         }))
     }
-}
-
-/// Whether `v` is a value of the integer type `d`.
-fn fits(v: i64, d: DType) -> bool {
-    let (min, max): (i128, i128) = match d {
-        DType::I8 => (i8::MIN.into(), i8::MAX.into()),
-        DType::U8 => (0, u8::MAX.into()),
-        DType::I16 => (i16::MIN.into(), i16::MAX.into()),
-        DType::U16 => (0, u16::MAX.into()),
-        DType::I32 => (i32::MIN.into(), i32::MAX.into()),
-        DType::U32 => (0, u32::MAX.into()),
-        DType::I64 => (i64::MIN.into(), i64::MAX.into()),
-        DType::U64 => (0, u64::MAX.into()),
-        _ => return false,
-    };
-    (min..=max).contains(&i128::from(v))
 }
