@@ -2186,17 +2186,28 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
             i32_of(np)?,
         );
         i32_of(nb * bs * hkv * d)?;
-        // The spec's grid(ceil(P * BS / PART), HKV * ceil(HQ / HKV / 4), B) block(256), its
-        // shared pages (513 ints, 16-byte padded), red_o (8192 f32) and red_ml (256 f32);
-        // then grid(HQ, B) block(128).
+        // The spec's grid(ceil(P * BS / PART), HKV * ceil(HQ / HKV / 8), B) block(128), its
+        // shared arrays at 16-byte boundaries: kv (f16 [4, 2, 2, 16, D]), qs (f16 [8, D]),
+        // red_o (f32 [2, 8, D]), red_ml (f32 [2, 2, 8]), pages (PART / BS + 2 ints); then
+        // grid(HQ, B) block(128).
+        let pad16 = |n: usize| n.div_ceil(16) * 16;
+        let part_smem = pad16(4 * 2 * 2 * 16 * d * 2)
+            + pad16(8 * d * 2)
+            + pad16(2 * 8 * d * 4)
+            + pad16(2 * 2 * 8 * 4)
+            + (PART / bs + 2) * 4;
+        part_f.set_attribute(
+            ima::cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            i32::try_from(part_smem)?,
+        )?;
         let part_cfg = LaunchConfig {
             grid_dim: (
                 u32::try_from(np)?,
-                u32::try_from(hkv * (hq / hkv).div_ceil(4))?,
+                u32::try_from(hkv * (hq / hkv).div_ceil(8))?,
                 u32::try_from(bb)?,
             ),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 2064 + 8192 * 4 + 256 * 4,
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: u32::try_from(part_smem)?,
         };
         let reduce_cfg = LaunchConfig {
             grid_dim: (u32::try_from(hq)?, u32::try_from(bb)?, 1),

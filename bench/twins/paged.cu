@@ -11,193 +11,261 @@
 
 #define TWIN_PART 512
 
-struct __align__(16) TwinPagedHalf8 {
-    __half v[8];
-};
-
 __device__ __forceinline__ float twin_ex2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 }
+__device__ __forceinline__ unsigned twin_smem(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void twin_ldsm(unsigned at, unsigned (&f)[4], bool trans) {
+    if (trans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3]) : "r"(at));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3]) : "r"(at));
+}
+// m16n8k16, A rows 8..15 zero, D rows 8..15 dropped: c0, c1 accumulate in place.
+__device__ __forceinline__ void twin_mma(unsigned a0, unsigned a2, unsigned b0, unsigned b1, float& c0, float& c1) {
+    float x2, x3;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%10, %11, %12, %13};"
+                 : "=f"(c0), "=f"(c1), "=f"(x2), "=f"(x3)
+                 : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(0.f), "f"(0.f));
+}
+__device__ __forceinline__ unsigned twin_pack(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
 
-// paged_attn_partition: grid(ceil(P * BS / 512), HKV * ceil(HQ / HKV / 4), B) block(256)
-// under __launch_bounds__(256, 2); dynamic shared memory: pages (513 ints, padded to 2064
-// bytes), red_o (8192 floats), red_ml (2 x 4 x 32 floats).
+// paged_attn_partition: grid(ceil(P * BS / 512), HKV * ceil(HQ / HKV / 8), B) block(128)
+// under __launch_bounds__(128, 3); dynamic shared memory in the spec's order, each at a
+// 16-byte boundary: kv (f16 [4, 2, 2, 16, D]), qs (f16 [8, D]), red_o (f32 [2, 8, D]),
+// red_ml (f32 [2, 2, 8]), pages (PART / BS + 2 ints).
 template <int DD>
 __device__ __forceinline__ void twin_attend(const __half* __restrict__ q, const __half* __restrict__ k_cache,
                                             const __half* __restrict__ v_cache, float* __restrict__ part_o,
-                                            float* __restrict__ part_lse, const int* pages, float* red_o,
-                                            float* red_ml, int b, int h, int G, int g0, int gn, int part,
-                                            int start, int end, int first_page, int HQ, int HKV, int BS,
-                                            int NPART, float scale) {
-    constexpr int GC = 4, NT = 2;
-    constexpr int LPT = DD / 8, SLOTS = 256 / LPT;
-    const int lane = threadIdx.x % LPT, slot = threadIdx.x / LPT, d0 = lane * 8;
-    float qf[GC][8];
+                                            float* __restrict__ part_lse, const int* pages, __half* kv,
+                                            __half* qs, float* red_o, float* red_ml, int b, int h, int G,
+                                            int g0, int gn, int part, int start, int end, int first_page,
+                                            int HQ, int HKV, int BS, int NPART, float scale) {
+    constexpr int W = 4, ST = 2, TILE = 16, KSTEPS = DD / 16, CPR = DD / 8, RPP = 32 / CPR;
+    constexpr int DS = DD > 128 ? 2 : 1, DH = DD / DS, DTILES = DH / 8, PAIRS = W / DS;
+    constexpr bool Q_SHARED = DD > 128;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, t4 = lane % 4;
+    const int pw = warp / DS, half_d = warp % DS;
+    const float scale_log2 = scale * 1.4426950408889634f;
+    // kv [pair, stage, K or V, row, dimension], chunk c of row r at c ^ (r % 8).
+    auto kv_at = [&](int slot, int stage, int which, int r, int c) {
+        return kv + ((((slot * ST + stage) * 2 + which) * TILE + r) * DD + (c ^ (r % 8)) * 8);
+    };
+    auto sync = [] {
+        if constexpr (DS == 1) {
+            __syncwarp();
+        } else {
+            __syncthreads();
+        }
+    };
+    unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
+    if constexpr (Q_SHARED) {
+        for (int i = threadIdx.x; i < 8 * CPR; i += 128) {
+            const int r = i / CPR, c = i % CPR;
+            int4 v = make_int4(0, 0, 0, 0);
+            if (r < gn) v = *reinterpret_cast<const int4*>(&q[((long long)b * HQ + h * G + g0 + r) * DD + c * 8]);
+            *reinterpret_cast<int4*>(&qs[r * DD + (c ^ r) * 8]) = v;
+        }
+        __syncthreads();
+    } else {
+        const bool has = gid < gn;
+        const __half* qr = q + ((long long)b * HQ + h * G + g0 + (has ? gid : 0)) * DD;
 #pragma unroll
-    for (int g = 0; g < GC; ++g) {
-#pragma unroll
-        for (int j = 0; j < 8; ++j) qf[g][j] = 0.f;
-        if (g < gn) {
-            const TwinPagedHalf8 v =
-                *reinterpret_cast<const TwinPagedHalf8*>(&q[((long long)b * HQ + h * G + g0 + g) * DD + d0]);
-#pragma unroll
-            for (int j = 0; j < 8; ++j) qf[g][j] = __half2float(v.v[j]) * (scale * 1.4426950408889634f);
+        for (int kk = 0; kk < KSTEPS; ++kk) {
+            qa[kk][0] = has ? *reinterpret_cast<const unsigned*>(qr + 16 * kk + 2 * t4) : 0u;
+            qa[kk][1] = has ? *reinterpret_cast<const unsigned*>(qr + 16 * kk + 8 + 2 * t4) : 0u;
         }
     }
-    float m[GC], l[GC], acc[GC][8];
-#pragma unroll
-    for (int g = 0; g < GC; ++g) {
-        m[g] = -INFINITY;
-        l[g] = 0.f;
-#pragma unroll
-        for (int j = 0; j < 8; ++j) acc[g][j] = 0.f;
-    }
-    const int nchunks = (end - start + NT - 1) / NT;
-    constexpr int STEP = SLOTS * NT;
-    const int step_pg = STEP / BS, step_row = STEP % BS;
-    int t0 = start + slot * NT;
-    int pg = t0 / BS - first_page, row = t0 % BS;
+    const int ntiles = (end - start + TILE - 1) / TILE;
+    const int niter = (ntiles + PAIRS - 1) / PAIRS;
     const long long page_stride = (long long)BS * HKV * DD;
-    for (int c0 = 0; c0 < nchunks; c0 += SLOTS) {
-        TwinPagedHalf8 kv[NT], vv[NT];
-        bool ok[NT];
+    auto issue = [&](int it) {
+        const int t0 = start + (it * PAIRS + pw) * TILE;
+        const int stage = it % ST, c = lane % CPR;
+        // With BS a multiple of 16 a tile lies in one page: one page id a tile.
+        const bool one_page = BS % TILE == 0;
+        long long at0 = 0;
+        if (one_page && t0 < end) {
+            const int rel = t0 - first_page * BS;
+            at0 = pages[rel / BS] * page_stride + ((long long)(rel % BS) * HKV + h) * DD + c * 8;
+        }
+        constexpr int UNROLL = DS == 1 ? TILE / RPP : 2;
+#pragma unroll UNROLL
+        for (int k = 0; k < TILE / DS / RPP; ++k) {
+            const int r = half_d * (TILE / DS) + lane / CPR + RPP * k, t = t0 + r;
+            __half* kd = kv_at(pw, stage, 0, r, c);
+            __half* vd = kv_at(pw, stage, 1, r, c);
+            if (t < end) {
+                long long at = at0 + (long long)r * HKV * DD;
+                if (!one_page) {
+                    const int rel = t - first_page * BS;
+                    at = pages[rel / BS] * page_stride + ((long long)(rel % BS) * HKV + h) * DD + c * 8;
+                }
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(twin_smem(kd)), "l"(k_cache + at) : "memory");
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(twin_smem(vd)), "l"(v_cache + at) : "memory");
+            } else {
+                *reinterpret_cast<int4*>(kd) = make_int4(0, 0, 0, 0);
+                *reinterpret_cast<int4*>(vd) = make_int4(0, 0, 0, 0);
+            }
+        }
+    };
+    float m = -INFINITY, l = 0.f, acc[DTILES][2];
+#pragma unroll
+    for (int j = 0; j < DTILES; ++j) acc[j][0] = acc[j][1] = 0.f;
+#pragma unroll
+    for (int s = 0; s < ST - 1; ++s) {
+        if (s < niter) issue(s);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    for (int it = 0; it < niter; ++it) {
+        if (it + ST - 1 < niter) issue(it + ST - 1);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        asm volatile("cp.async.wait_group %0;" ::"n"(ST - 1) : "memory");
+        sync();
+        const int stage = it % ST, t0 = start + (it * PAIRS + pw) * TILE;
+        float s0[2] = {0.f, 0.f}, s1[2] = {0.f, 0.f};
         {
-            int p = pg, r = row;
+            const int mi = lane / 8, r = mi / 2 * 8 + lane % 8;
+            unsigned qf[4];
 #pragma unroll
-            for (int i = 0; i < NT; ++i) {
-                ok[i] = t0 + i < end;
-                if (ok[i]) {
-                    const long long at = pages[p] * page_stride + (r * HKV + h) * DD + d0;
-                    kv[i] = *reinterpret_cast<const TwinPagedHalf8*>(&k_cache[at]);
-                    vv[i] = *reinterpret_cast<const TwinPagedHalf8*>(&v_cache[at]);
+            for (int kk = 0; kk < KSTEPS; ++kk) {
+                unsigned f[4], a0, a2;
+                twin_ldsm(twin_smem(kv_at(pw, stage, 0, r, 2 * kk + mi % 2)), f, false);
+                if constexpr (Q_SHARED) {
+                    const int qc = 4 * (kk / 2) + lane / 8, qr = lane % 8;
+                    if (kk % 2 == 0) twin_ldsm(twin_smem(&qs[qr * DD + (qc ^ qr) * 8]), qf, false);
+                    a0 = qf[kk % 2 * 2];
+                    a2 = qf[kk % 2 * 2 + 1];
                 } else {
-#pragma unroll
-                    for (int j = 0; j < 8; ++j) kv[i].v[j] = vv[i].v[j] = __float2half(0.f);
+                    a0 = qa[kk][0];
+                    a2 = qa[kk][1];
                 }
-                if (++r == BS) {
-                    r = 0;
-                    ++p;
-                }
+                twin_mma(a0, a2, f[0], f[1], s0[0], s0[1]);
+                twin_mma(a0, a2, f[2], f[3], s1[0], s1[1]);
             }
         }
-        float s[NT][GC];
+        float sc[4] = {s0[0], s0[1], s1[0], s1[1]}, mx = m;
 #pragma unroll
-        for (int i = 0; i < NT; ++i) {
-            float kf[8];
+        for (int i = 0; i < 4; ++i) {
+            sc[i] = t0 + 8 * (i / 2) + 2 * t4 + i % 2 < end ? sc[i] * scale_log2 : -INFINITY;
+            mx = fmaxf(mx, sc[i]);
+        }
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float base = mx == -INFINITY ? 0.f : mx;
+        const float corr = twin_ex2(m - base);
+        m = mx;
+        l *= corr;
+        float p[4];
 #pragma unroll
-            for (int j = 0; j < 8; j += 2) {
-                const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&kv[i].v[j]));
-                kf[j] = f.x;
-                kf[j + 1] = f.y;
-            }
-#pragma unroll
-            for (int g = 0; g < GC; ++g) {
-                float a = 0.f;
-#pragma unroll
-                for (int j = 0; j < 8; ++j) a = fmaf(qf[g][j], kf[j], a);
-                s[i][g] = a;
-            }
+        for (int i = 0; i < 4; ++i) {
+            p[i] = twin_ex2(sc[i] - base);
+            l += p[i];
         }
 #pragma unroll
-        for (int o = LPT / 2; o > 0; o /= 2)
+        for (int j = 0; j < DTILES; ++j) {
+            acc[j][0] *= corr;
+            acc[j][1] *= corr;
+        }
+        const unsigned pa0 = twin_pack(p[0], p[1]), pa2 = twin_pack(p[2], p[3]);
+        {
+            const int mi = lane / 8, r = mi % 2 * 8 + lane % 8;
 #pragma unroll
-            for (int i = 0; i < NT; ++i)
-#pragma unroll
-                for (int g = 0; g < GC; ++g) s[i][g] += __shfl_xor_sync(0xffffffffu, s[i][g], o);
-        float p[NT][GC];
-#pragma unroll
-        for (int g = 0; g < GC; ++g) {
-            float mx = m[g];
-#pragma unroll
-            for (int i = 0; i < NT; ++i) mx = ok[i] ? fmaxf(mx, s[i][g]) : mx;
-            const float base = mx == -INFINITY ? 0.f : mx;
-            const float corr = twin_ex2(m[g] - base);
-            m[g] = mx;
-            l[g] *= corr;
-#pragma unroll
-            for (int j = 0; j < 8; ++j) acc[g][j] *= corr;
-#pragma unroll
-            for (int i = 0; i < NT; ++i) {
-                p[i][g] = ok[i] ? twin_ex2(s[i][g] - base) : 0.f;
-                l[g] += p[i][g];
+            for (int j = 0; j < DTILES; j += 2) {
+                unsigned f[4];
+                twin_ldsm(twin_smem(kv_at(pw, stage, 1, r, half_d * (DH / 8) + j + mi / 2)), f, true);
+                twin_mma(pa0, pa2, f[0], f[1], acc[j][0], acc[j][1]);
+                twin_mma(pa0, pa2, f[2], f[3], acc[j + 1][0], acc[j + 1][1]);
             }
         }
-#pragma unroll
-        for (int i = 0; i < NT; ++i) {
-#pragma unroll
-            for (int j = 0; j < 8; j += 2) {
-                const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&vv[i].v[j]));
-#pragma unroll
-                for (int g = 0; g < GC; ++g) {
-                    acc[g][j] = fmaf(p[i][g], f.x, acc[g][j]);
-                    acc[g][j + 1] = fmaf(p[i][g], f.y, acc[g][j + 1]);
-                }
-            }
-        }
-        t0 += STEP;
-        pg += step_pg;
-        row += step_row;
-        if (row >= BS) {
-            row -= BS;
-            ++pg;
-        }
+        sync();
     }
-    if (lane == 0) {
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
 #pragma unroll
-        for (int g = 0; g < GC; ++g) {
-            red_ml[(0 * 4 + g) * 32 + slot] = m[g];
-            red_ml[(1 * 4 + g) * 32 + slot] = l[g];
+    for (int half = PAIRS / 2; half >= 1; half /= 2) {
+        if (pw >= half && pw < 2 * half) {
+            const int sl = pw - half;
+            if (t4 == 0 && half_d == 0) {
+                red_ml[(0 * 2 + sl) * 8 + gid] = m;
+                red_ml[(1 * 2 + sl) * 8 + gid] = l;
+            }
+#pragma unroll
+            for (int j = 0; j < DTILES; ++j) {
+                red_o[(sl * 8 + gid) * DD + half_d * DH + 8 * j + 2 * t4] = acc[j][0];
+                red_o[(sl * 8 + gid) * DD + half_d * DH + 8 * j + 2 * t4 + 1] = acc[j][1];
+            }
         }
+        __syncthreads();
+        if (pw < half) {
+            const float mo = red_ml[(0 * 2 + pw) * 8 + gid], lo = red_ml[(1 * 2 + pw) * 8 + gid];
+            const float mm = fmaxf(m, mo), base = mm == -INFINITY ? 0.f : mm;
+            const float wa = twin_ex2(m - base), wb = twin_ex2(mo - base);
+            m = mm;
+            l = l * wa + lo * wb;
+#pragma unroll
+            for (int j = 0; j < DTILES; ++j) {
+                acc[j][0] = acc[j][0] * wa + red_o[(pw * 8 + gid) * DD + half_d * DH + 8 * j + 2 * t4] * wb;
+                acc[j][1] = acc[j][1] * wa + red_o[(pw * 8 + gid) * DD + half_d * DH + 8 * j + 2 * t4 + 1] * wb;
+            }
+        }
+        __syncthreads();
     }
+    if (pw == 0 && gid < gn) {
+        const long long row_at = ((long long)b * HQ + h * G + g0 + gid) * NPART + part;
+        const float inv = 1.f / l;
 #pragma unroll
-    for (int g = 0; g < GC; ++g)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) red_o[slot * (GC * DD) + (g * 8 + j) * LPT + lane] = acc[g][j];
-    __syncthreads();
-    for (int o = threadIdx.x; o < GC * DD; o += 256) {
-        const int g = o / DD, j = o / LPT % 8, ln = o % LPT;
-        if (g >= gn) break;
-        float mx = -INFINITY;
-#pragma unroll
-        for (int sl = 0; sl < SLOTS; ++sl) mx = fmaxf(mx, red_ml[g * 32 + sl]);
-        float sum = 0.f, o_sum = 0.f;
-#pragma unroll 8
-        for (int sl = 0; sl < SLOTS; ++sl) {
-            const float w = twin_ex2(red_ml[g * 32 + sl] - mx);
-            sum += w * red_ml[(4 + g) * 32 + sl];
-            o_sum += w * red_o[sl * (GC * DD) + o];
+        for (int j = 0; j < DTILES; ++j) {
+            part_o[row_at * DD + half_d * DH + 8 * j + 2 * t4] = acc[j][0] * inv;
+            part_o[row_at * DD + half_d * DH + 8 * j + 2 * t4 + 1] = acc[j][1] * inv;
         }
-        const long long row_at = ((long long)b * HQ + h * G + g0 + g) * NPART + part;
-        part_o[row_at * DD + ln * 8 + j] = o_sum / sum;
-        if (j == 0 && ln == 0) part_lse[row_at] = mx + __log2f(sum);
+        if (t4 == 0 && half_d == 0) part_lse[row_at] = m + __log2f(l);
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) twin_paged_attn_partition(
+// 16-byte multiples, as the generated code places shared arrays.
+__device__ __forceinline__ int twin_pad16(int bytes) { return (bytes + 15) / 16 * 16; }
+
+extern "C" __global__ void __launch_bounds__(128, 3) twin_paged_attn_partition(
         const __half* __restrict__ q, const __half* __restrict__ k_cache, const __half* __restrict__ v_cache,
         const int* __restrict__ block_tables, const int* __restrict__ seq_lens, float* __restrict__ part_o,
         float* __restrict__ part_lse, int HQ, int HKV, int D, int BS, int P, float scale) {
-    extern __shared__ __align__(16) unsigned char twin_smem[];
-    int* pages = reinterpret_cast<int*>(twin_smem);
-    float* red_o = reinterpret_cast<float*>(twin_smem + 2064);
-    float* red_ml = red_o + 8192;
+    extern __shared__ __align__(16) unsigned char twin_smem_base[];
+    unsigned char* at = twin_smem_base;
+    __half* kv = reinterpret_cast<__half*>(at);
+    at += twin_pad16(4 * 2 * 2 * 16 * D * 2);
+    __half* qs = reinterpret_cast<__half*>(at);
+    at += twin_pad16(8 * D * 2);
+    float* red_o = reinterpret_cast<float*>(at);
+    at += twin_pad16(2 * 8 * D * 4);
+    float* red_ml = reinterpret_cast<float*>(at);
+    at += twin_pad16(2 * 2 * 8 * 4);
+    int* pages = reinterpret_cast<int*>(at);
     const int NPART = (P * BS + TWIN_PART - 1) / TWIN_PART;
     const int part = blockIdx.x, b = blockIdx.z;
-    const int G = HQ / HKV, chunks_of_g = (G + 3) / 4;
-    const int h = blockIdx.y / chunks_of_g, g0 = blockIdx.y % chunks_of_g * 4;
-    const int gn = min(4, G - g0);
+    const int G = HQ / HKV, chunks_of_g = (G + 7) / 8;
+    const int h = blockIdx.y / chunks_of_g, g0 = blockIdx.y % chunks_of_g * 8;
+    const int gn = min(8, G - g0);
     const int len = seq_lens[b];
     const int start = part * TWIN_PART;
     if (start >= len) return;
     const int end = min(start + TWIN_PART, len);
     const int first_page = start / BS, npages = (end - 1) / BS - first_page + 1;
-    for (int j = threadIdx.x; j < npages; j += 256) pages[j] = block_tables[b * P + first_page + j];
+    for (int j = threadIdx.x; j < npages; j += 128) pages[j] = block_tables[b * P + first_page + j];
     __syncthreads();
-#define TWIN_ATTEND(DD)                                                                                  \
-    twin_attend<DD>(q, k_cache, v_cache, part_o, part_lse, pages, red_o, red_ml, b, h, G, g0, gn, part, \
-                    start, end, first_page, HQ, HKV, BS, NPART, scale)
+#define TWIN_ATTEND(DD)                                                                                    \
+    twin_attend<DD>(q, k_cache, v_cache, part_o, part_lse, pages, kv, qs, red_o, red_ml, b, h, G, g0, gn, \
+                    part, start, end, first_page, HQ, HKV, BS, NPART, scale)
     if (D == 64) {
         TWIN_ATTEND(64);
     } else if (D == 128) {
@@ -216,9 +284,11 @@ extern "C" __global__ void __launch_bounds__(128) twin_paged_attn_reduce(
     const int n = (seq_lens[b] + TWIN_PART - 1) / TWIN_PART;
     const long long row = (long long)b * HQ + h;
     float mx = -INFINITY;
-    for (int p = 0; p < n; ++p) mx = fmaxf(mx, part_lse[row * NP + p]);
+    for (int p = threadIdx.x % 32; p < n; p += 32) mx = fmaxf(mx, part_lse[row * NP + p]);
+    for (int o = 16; o > 0; o /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
     for (int d = threadIdx.x; d < D; d += 128) {
         float sum = 0.f, o_sum = 0.f;
+#pragma unroll 8
         for (int p = 0; p < n; ++p) {
             const float w = exp2f(part_lse[row * NP + p] - mx);
             sum += w;

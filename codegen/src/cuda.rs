@@ -152,6 +152,8 @@ struct SharedCu {
     indices: String,
     offset: String,
     bytes: String,
+    /// Elements per 16-byte vector (`at8`), or 0 for an element type of 16 bytes.
+    vec: u64,
 }
 
 struct Entry {
@@ -371,6 +373,11 @@ fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
         indices: list((0..rank).map(|d| format!("i{d}"))),
         offset: offset.replace("(i0)", "i0"),
         bytes: format!("{} * I(sizeof({ty}))", extents.join(" * ")),
+        vec: if a.dtype.size() < 16 {
+            16 / a.dtype.size() as u64
+        } else {
+            0
+        },
     }
 }
 

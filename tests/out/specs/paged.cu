@@ -192,9 +192,13 @@ __device__ __forceinline__ T& ima_sink() {
 // The same for a shared array, in shared memory (16 static bytes, in checked entry points
 // only): with the sink in global memory, the reference a checked shared access returns
 // could be either, and every such access became a generic load or store.
+// 128 bytes at a 128-byte boundary: a refused `at8` of a shared array returns it as a
+// vector that cp.async and ldmatrix may address, and the dynamic shared memory that
+// follows it starts at a 128-byte boundary in checked entry points too, as in release
+// ones (cp.async and ldmatrix are measurably slower from a base 16 bytes off it).
 template <typename T>
 __device__ __forceinline__ T& ima_shared_sink() {
-    __shared__ unsigned long long ima_shared_sink_storage[2];
+    __shared__ __align__(128) unsigned long long ima_shared_sink_storage[16];
     return *reinterpret_cast<T*>(ima_shared_sink_storage);
 }
 
@@ -226,6 +230,94 @@ template <typename T, int W>
 struct __align__(16) ImaVec {
     T v[W];
 };
+
+#if __CUDA_ARCH__ >= 800
+// Staging in shared memory and the tensor cores (sm_80 and later). An input's
+// `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
+// would read into `dst`, a shared array's vector (`s.at8(...)`), without passing through
+// registers. `ima_async_commit()` closes the group of copies this thread started;
+// `ima_async_wait<N>()` waits until at most N of its groups are pending. A copy is visible
+// to other threads after the wait and a `__syncwarp()` or `__syncthreads()`.
+__device__ __forceinline__ void ima_async_copy16(void* dst, const void* src) {
+    const unsigned to = unsigned(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(src) : "memory");
+}
+__device__ __forceinline__ void ima_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void ima_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// Four 8 x 8 matrices of 16-bit elements (ldmatrix.x4): lane l names the 16-byte row
+// l % 8 of matrix l / 8, and receives in x[m] its fragment of matrix m, the two
+// elements at row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 (`_trans`: of the transpose).
+// These are the operand fragments of `ima_mma_m16n8k16_*` (PTX ISA, "Matrix Fragments
+// for mma.m16n8k16").
+struct ImaFrag4 {
+    unsigned x[4];
+};
+template <typename T>
+__device__ __forceinline__ ImaFrag4 ima_ldmatrix_x4(const ImaVec<T, 8>& row) {
+    static_assert(sizeof(T) == 2, "ldmatrix moves 16-bit elements");
+    const unsigned at = unsigned(__cvta_generic_to_shared(&row));
+    ImaFrag4 f;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3}, [%4];"
+                 : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
+                 : "r"(at));
+    return f;
+}
+template <typename T>
+__device__ __forceinline__ ImaFrag4 ima_ldmatrix_x4_trans(const ImaVec<T, 8>& row) {
+    static_assert(sizeof(T) == 2, "ldmatrix moves 16-bit elements");
+    const unsigned at = unsigned(__cvta_generic_to_shared(&row));
+    ImaFrag4 f;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3}, [%4];"
+                 : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
+                 : "r"(at));
+    return f;
+}
+
+// D = A B + C on the tensor cores for one 16 x 8 x 16 tile: A (16 x 16, row-major) in four
+// registers of two elements each, B (16 x 8, column-major) in two, C and D (16 x 8) f32
+// in four, laid out as the PTX ISA's m16n8k16 fragments. A row block of A that is known
+// zero may be passed as 0u, and D's elements that are not needed ignored: the compiler
+// then keeps no registers for them.
+struct ImaAcc4 {
+    float x[4];
+};
+__device__ __forceinline__ ImaAcc4 ima_mma_m16n8k16_f16(const unsigned (&a)[4], unsigned b0, unsigned b1,
+                                                        const ImaAcc4& c) {
+    ImaAcc4 d;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 { %0, %1, %2, %3}, { %4, %5, %6, %7}, "
+                 "{ %8, %9}, { %10, %11, %12, %13};"
+                 : "=f"(d.x[0]), "=f"(d.x[1]), "=f"(d.x[2]), "=f"(d.x[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x[0]), "f"(c.x[1]),
+                   "f"(c.x[2]), "f"(c.x[3]));
+    return d;
+}
+__device__ __forceinline__ ImaAcc4 ima_mma_m16n8k16_bf16(const unsigned (&a)[4], unsigned b0, unsigned b1,
+                                                         const ImaAcc4& c) {
+    ImaAcc4 d;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 { %0, %1, %2, %3}, { %4, %5, %6, %7}, "
+                 "{ %8, %9}, { %10, %11, %12, %13};"
+                 : "=f"(d.x[0]), "=f"(d.x[1]), "=f"(d.x[2]), "=f"(d.x[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x[0]), "f"(c.x[1]),
+                   "f"(c.x[2]), "f"(c.x[3]));
+    return d;
+}
+// Two f32 values rounded into one register of an f16 (bf16) operand fragment: `lo` is the
+// element of the lower column.
+__device__ __forceinline__ unsigned ima_pack_f16x2(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+__device__ __forceinline__ unsigned ima_pack_bf16x2(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+#endif
 
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
 // (the caller guarantees p is aligned to the whole row, up to 16 bytes).
@@ -325,17 +417,20 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
 
 // ---------------------------------------------------------------------------------------
 // paged_attn_partition(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], scale: f32)
-// Paged attention, first step: a block of 8 warps per (partition, KV head h, sequence
-// b) serves up to 4 of the HQ / HKV query heads that share h, so that K and V are read
-// once for them (a group of more than 4 takes several blocks, each reading K and V).
-// A token's row of K (D halves) is read by D / 8 lanes, 16 bytes each; a warp holds
-// 32 / (D / 8) such "slots", each walking its own tokens NT at a time with all their K
-// and V loads issued before the first is used, an online softmax in f32 (log2 domain)
-// and f32 accumulators. The 256 / (D / 8) slots of the block meet in shared memory at
-// the end. Page ids come from block_tables once per block, through the value-checked
-// accessor (a bad id is reported and reads as page 0), into shared memory; a
-// partition reads only the entries of the pages its tokens lie in, all below
-// ceil(seq_len / BS). `min_blocks 2` caps registers at 128 (16 warps an SM).
+// Paged attention, first step: a block of 4 warps per (partition, KV head h, sequence
+// b) serves up to 8 of the HQ / HKV query heads that share h, so that K and V are read
+// once for them (a group of more than 8 takes several blocks, each reading K and V).
+// The scores and the weighted sum run on the tensor cores: a warp takes tiles of 16
+// tokens (tile i of the partition goes to warp i % 4), copies each tile's K and V rows
+// into shared memory with cp.async, one tile ahead of the one it computes, and computes
+// S = Q Kᵀ and O += P V with m16n8k16 mma instructions whose A rows 0..7 are the heads
+// (rows 8..15 zero). An online softmax in f32 (log2 domain) runs on the score
+// fragments, P is rounded to f16 for the second product, O accumulates in f32. The
+// warps' states meet in shared memory at the end, pairwise. Page ids come from
+// block_tables once per block, through the value-checked accessor (a bad id is
+// reported and reads as page 0), into shared memory; a partition reads only the entries
+// of the pages its tokens lie in, all below ceil(seq_len / BS). `min_blocks 3` caps
+// registers at 168 (12 warps an SM, whose 3 x 72 KB of shared memory fit).
 namespace ima_paged_attn_partition {
 
 [[maybe_unused]] constexpr int PART = 512;
@@ -363,6 +458,19 @@ struct q_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2]);
     }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, 0, 0, {i0, i1, i2}, {e0, e1, e2})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2]);
+    }
+#endif
 };
 
 // Keys in pages of BS tokens: token t of sequence b lies in page block_tables[b, t / BS],
@@ -389,6 +497,19 @@ struct k_cache_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#endif
 };
 
 // Values, paged as the keys.
@@ -414,6 +535,19 @@ struct v_cache_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 2, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#endif
 };
 
 // Each sequence's pages; only the first ceil(seq_lens[b] / BS) entries of row b are read.
@@ -496,40 +630,72 @@ struct part_lse_t {
     }
 };
 
-// The partition's page ids: it spans at most PART / BS + 1 pages.
-// shared pages: i32[PART + 1], row-major in dynamic shared memory
+// Each warp's K and V tiles, [warp, stage, K or V, token, dimension], the 16-byte
+// chunks of a row swizzled (chunk c of row r at c ^ (r % 8)) so that ldmatrix reads
+// eight rows without bank conflicts.
+// shared kv: f16[4, 2, 2, 16, D], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct pages_t {
-    int* p;
-    I d0;
+struct kv_t {
+    __half* p;
+    I d0, d1, d2, d3, d4;
     ImaRecord* rec;
-    __device__ __forceinline__ int& operator()(I i0) const {
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<int>();
+            if (!ima_in_bounds<I, 5>(rec, -1, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4})) return ima_shared_sink<__half>();
         }
-        return p[i0];
+        return p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4];
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1, I i2, I i3, I i4) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 5, 8>(rec, -1, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if (((((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4) % 8 != 0) {
+                const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {d0, d1, d2, d3, d4};
+                ima_report<I, 5>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 4, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4]);
     }
 };
 
-// Each slot's accumulators at the end, [slot, head, j, lane]: the dimension lane * 8 + j.
-// shared red_o: f32[8192], row-major in dynamic shared memory
+// The block's query heads, [head, dimension], swizzled as kv, for D = 256 only: there
+// Q's fragments are read from here each tile, to leave registers for the accumulators.
+// shared qs: f16[8, D], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct qs_t {
+    __half* p;
+    I d0, d1;
+    ImaRecord* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<__half>();
+        }
+        return p[i0 * d1 + i1];
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, -2, 1, {i0, i1}, {d0, d1}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if ((i0 * d1 + i1) % 8 != 0) {
+                const I i[2] = {i0, i1}, e[2] = {d0, d1};
+                ima_report<I, 2>(rec, -2, 1, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * d1 + i1]);
+    }
+};
+
+// The states warps hand over when they meet: accumulators [slot, head, dimension],
+// running maximum and sum [0 or 1, slot, head].
+// shared red_o: f32[2, 8, D], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct red_o_t {
-    float* p;
-    I d0;
-    ImaRecord* rec;
-    __device__ __forceinline__ float& operator()(I i0) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 1>(rec, -2, 1, {i0}, {d0})) return ima_shared_sink<float>();
-        }
-        return p[i0];
-    }
-};
-
-// Each slot's running maximum and sum, [0 or 1, head, slot].
-// shared red_ml: f32[2, 4, 32], row-major in dynamic shared memory
-template <typename I, bool IMA_CHECKED>
-struct red_ml_t {
     float* p;
     I d0, d1, d2;
     ImaRecord* rec;
@@ -538,6 +704,79 @@ struct red_ml_t {
             if (!ima_in_bounds<I, 3>(rec, -3, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
         }
         return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 4>(rec, -3, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 4 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -3, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+};
+
+// shared red_ml: f32[2, 2, 8], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct red_ml_t {
+    float* p;
+    I d0, d1, d2;
+    ImaRecord* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -4, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 4>(rec, -4, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 4 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -4, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+};
+
+// The partition's page ids: it spans at most PART / BS + 2 pages. (Last: kv,
+// first, starts where the dynamic shared memory does, at a 128-byte boundary, which
+// cp.async and ldmatrix run measurably faster from.)
+// shared pages: i32[PART / BS + 2], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct pages_t {
+    int* p;
+    I d0;
+    ImaRecord* rec;
+    __device__ __forceinline__ int& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, -5, 1, {i0}, {d0})) return ima_shared_sink<int>();
+        }
+        return p[i0];
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<int, 4>& at4(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 4>(rec, -5, 1, {i0}, {d0}))
+                return ima_shared_sink<ImaVec<int, 4>>();
+            if ((i0) % 4 != 0) {
+                const I i[1] = {i0}, e[1] = {d0};
+                ima_report<I, 1>(rec, -5, 1, IMA_MISALIGNED_VECTOR, 0, i, e);
+                return ima_shared_sink<ImaVec<int, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<int, 4>*>(&p[i0]);
     }
 };
 
@@ -558,13 +797,17 @@ __device__ __forceinline__ void body(
     const I HKV,
     const I P,
     const float scale,
-    const pages_t<I, IMA_CHECKED> pages,
+    const kv_t<I, IMA_CHECKED> kv,
+    const qs_t<I, IMA_CHECKED> qs,
     const red_o_t<I, IMA_CHECKED> red_o,
-    const red_ml_t<I, IMA_CHECKED> red_ml) {
-#line 51 "specs/paged.ima"
+    const red_ml_t<I, IMA_CHECKED> red_ml,
+    const pages_t<I, IMA_CHECKED> pages) {
+#line 63 "specs/paged.ima"
 
-        constexpr int GC = 4;   // query heads a block serves
-        constexpr int NT = 2;   // tokens a slot loads at once (4 spills at 128 registers)
+        constexpr int W = 4;      // warps a block
+        constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
+        constexpr int GC = 8;     // query heads a block serves
+        constexpr int TILE = 16;  // tokens a tile
         const I part = blockIdx.x, b = blockIdx.z;
         const I G = HQ / HKV, chunks_of_g = (G + GC - 1) / GC;
         const I h = I(blockIdx.y) / chunks_of_g, g0 = I(blockIdx.y) % chunks_of_g * GC;
@@ -575,7 +818,7 @@ __device__ __forceinline__ void body(
         if (start >= len) return;
         const I end = min(start + I(PART), len);
         const I first_page = start / BS, npages = (end - 1) / BS - first_page + 1;
-        for (I j = threadIdx.x; j < npages; j += 256) pages(j) = int(block_tables(b, first_page + j));
+        for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
         __syncthreads();
 
         // 2^x, the exponential of the log2 domain; 2^-inf = 0.
@@ -584,161 +827,234 @@ __device__ __forceinline__ void body(
             asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
             return y;
         };
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, t4 = lane % 4;
+        const float scale_log2 = scale * 1.4426950408889634f;
         auto attend = [&](auto dtag) {
             constexpr int DD = decltype(dtag)::value;
-            constexpr int LPT = DD / 8;          // lanes a token
-            constexpr int SLOTS = 256 / LPT;
-            const int lane = threadIdx.x % LPT, slot = threadIdx.x / LPT, d0 = lane * 8;
-            // This lane's 8 dimensions of each query head, times scale · log2 e; heads past
-            // the group are zeros (their results are never written).
-            float qf[GC][8];
-            #pragma unroll
-            for (int g = 0; g < GC; ++g) {
+            constexpr int KSTEPS = DD / 16;  // k-steps of S = Q Kᵀ
+            constexpr int CPR = DD / 8;      // 16-byte chunks a row
+            constexpr int RPP = 32 / CPR;    // rows a warp copies at once
+            // For D = 256 two warps share a tile, each accumulating half of O's dimensions
+            // (64 accumulators a lane would not fit in registers): warp pair pw copies and
+            // computes tile it * PAIRS + pw, warp half_d of the pair the dimensions
+            // half_d * DH .. + DH - 1. Both compute the same scores.
+            constexpr int DS = DD > 128 ? 2 : 1;
+            constexpr int DH = DD / DS;
+            constexpr int DTILES = DH / 8;   // n-tiles of O = P V a warp
+            constexpr int PAIRS = W / DS;
+            const int pw = warp / DS, half_d = warp % DS;
+            // The warps that read a stage wait for each other's copies into it.
+            auto stage_sync = [] {
+                if constexpr (DS == 1) {
+                    __syncwarp();
+                } else {
+                    __syncthreads();
+                }
+            };
+            // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid (zeros past the group),
+            // registers 0 and 2 of each k-step (1 and 3, rows 8..15, are zero). In registers
+            // for D <= 128; for D = 256 in shared memory, two k-steps an ldmatrix.
+            constexpr bool Q_SHARED = DD > 128;
+            unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
+            if constexpr (Q_SHARED) {
+                for (int i = threadIdx.x; i < GC * CPR; i += 128) {
+                    const int r = i / CPR, c = i % CPR;
+                    auto& dst = qs.at8(r, (c ^ (r % 8)) * 8);
+                    if (r < gn) {
+                        dst = q.load8(b, h * G + g0 + r, I(c * 8));
+                    } else {
+                        dst = {};
+                    }
+                }
+                __syncthreads();
+            } else {
+                const bool has = gid < gn;
+                const I hq = h * G + g0 + (has ? gid : 0);
                 #pragma unroll
-                for (int j = 0; j < 8; ++j) qf[g][j] = 0.f;
-                if (g < gn) {
-                    const auto v = q.load8(b, h * G + g0 + g, d0);
+                for (int kk = 0; kk < KSTEPS; ++kk) {
                     #pragma unroll
-                    for (int j = 0; j < 8; ++j) qf[g][j] = __half2float(v.v[j]) * (scale * 1.4426950408889634f);
+                    for (int half = 0; half < 2; ++half) {
+                        const I d = 16 * kk + 8 * half + 2 * t4;
+                        qa[kk][half] = has ? ima_pack_f16x2(__half2float(q(b, hq, d)), __half2float(q(b, hq, d + 1))) : 0u;
+                    }
                 }
             }
-            float m[GC], l[GC], acc[GC][8];
+            const I ntiles = (end - start + TILE - 1) / TILE;
+            const I niter = (ntiles + PAIRS - 1) / PAIRS;  // the same in every warp
+            // Starts this warp's copies of its pair's tile `it` into stage it % ST (its rows
+            // half_d * 16 / DS ..); rows past the partition's end are zeros.
+            auto issue = [&](I it) {
+                const I t0 = start + (it * PAIRS + pw) * TILE;
+                const int stage = int(it % ST), c = lane % CPR;
+                // With BS a multiple of 16 a tile lies in one page (tiles start at multiples
+                // of 16): one page id a tile instead of one a row.
+                const bool one_page = BS % TILE == 0;
+                I blk0 = 0, row0 = 0;
+                if (one_page && t0 < end) {
+                    const I rel = t0 - first_page * BS;
+                    blk0 = pages(rel / BS);
+                    row0 = rel % BS;
+                }
+                // All rows at once for D <= 128; D = 256's addresses would cost registers.
+                constexpr int UNROLL = DS == 1 ? TILE / RPP : 2;
+                #pragma unroll UNROLL
+                for (int k = 0; k < TILE / DS / RPP; ++k) {
+                    const int r = half_d * (TILE / DS) + lane / CPR + RPP * k;
+                    const I t = t0 + r;
+                    auto& kd = kv.at8(pw, stage, 0, r, (c ^ (r % 8)) * 8);
+                    auto& vd = kv.at8(pw, stage, 1, r, (c ^ (r % 8)) * 8);
+                    if (t < end) {
+                        I blk = blk0, row = row0 + r;
+                        if (!one_page) {
+                            const I rel = t - first_page * BS;
+                            blk = pages(rel / BS);
+                            row = rel % BS;
+                        }
+                        k_cache.load8_async(kd, blk, row, h, I(c * 8));
+                        v_cache.load8_async(vd, blk, row, h, I(c * 8));
+                    } else {
+                        kd = {};
+                        vd = {};
+                    }
+                }
+            };
+            float m = -INFINITY, l = 0.f;  // row gid's running maximum, this lane's part of its sum
+            float acc[DTILES][2];          // row gid, dimensions half_d DH + 8 j + 2 t4 and + 1
             #pragma unroll
-            for (int g = 0; g < GC; ++g) {
-                m[g] = -INFINITY;
-                l[g] = 0.f;
-                #pragma unroll
-                for (int j = 0; j < 8; ++j) acc[g][j] = 0.f;
+            for (int j = 0; j < DTILES; ++j) acc[j][0] = acc[j][1] = 0.f;
+            #pragma unroll
+            for (int s = 0; s < ST - 1; ++s) {
+                if (s < niter) issue(s);
+                ima_async_commit();
             }
-            // Chunk c is tokens start + NT c .. + NT - 1; slot s takes chunks s, s + SLOTS, ...
-            // The loop runs the same number of times in every slot of a warp (a slot past
-            // the last chunk masks all its tokens), since the shuffles need the whole warp.
-            const I nchunks = (end - start + NT - 1) / NT;
-            constexpr int STEP = SLOTS * NT;
-            const I step_pg = STEP / BS, step_row = STEP % BS;
-            I t0 = start + slot * NT;
-            I pg = t0 / BS - first_page, row = t0 % BS;  // page (in `pages`) and row of t0
-            for (I c0 = 0; c0 < nchunks; c0 += SLOTS) {
-                // All K and V loads of the chunk first: 2 NT 16-byte loads in flight a lane.
-                ImaVec<__half, 8> kv[NT], vv[NT];
-                bool ok[NT];
+            for (I it = 0; it < niter; ++it) {
+                if (it + ST - 1 < niter) issue(it + ST - 1);
+                ima_async_commit();
+                ima_async_wait<ST - 1>();
+                stage_sync();
+                const int stage = int(it % ST);
+                const I t0 = start + (it * PAIRS + pw) * TILE;
+                // S = Q Kᵀ for tokens t0 .. t0 + 7 (s0) and t0 + 8 .. t0 + 15 (s1): lane
+                // holds row gid, tokens 2 t4 and 2 t4 + 1 of each.
+                ImaAcc4 s0{}, s1{};
                 {
-                    I p = pg, r = row;
+                    const int mi = lane / 8, r = mi / 2 * 8 + lane % 8;
+                    ImaFrag4 qf;
                     #pragma unroll
-                    for (int i = 0; i < NT; ++i) {
-                        ok[i] = t0 + i < end;
-                        if (ok[i]) {
-                            const I blk = pages(p);
-                            kv[i] = k_cache.load8(blk, r, h, d0);
-                            vv[i] = v_cache.load8(blk, r, h, d0);
+                    for (int kk = 0; kk < KSTEPS; ++kk) {
+                        const int c = 2 * kk + mi % 2;
+                        const ImaFrag4 f = ima_ldmatrix_x4(kv.at8(pw, stage, 0, r, (c ^ (r % 8)) * 8));
+                        unsigned a[4] = {0u, 0u, 0u, 0u};
+                        if constexpr (Q_SHARED) {
+                            // Lane l names row l % 8 of chunk 4 (kk / 2) + l / 8: matrices 0, 1
+                            // are k-step kk's (rows 0..7), 2, 3 the next one's.
+                            const int qc = 4 * (kk / 2) + lane / 8, qr = lane % 8;
+                            if (kk % 2 == 0) qf = ima_ldmatrix_x4(qs.at8(qr, (qc ^ qr) * 8));
+                            a[0] = qf.x[kk % 2 * 2];
+                            a[2] = qf.x[kk % 2 * 2 + 1];
                         } else {
-                            #pragma unroll
-                            for (int j = 0; j < 8; ++j) kv[i].v[j] = vv[i].v[j] = __float2half(0.f);
+                            a[0] = qa[kk][0];
+                            a[2] = qa[kk][1];
                         }
-                        if (++r == BS) {
-                            r = 0;
-                            ++p;
-                        }
+                        s0 = ima_mma_m16n8k16_f16(a, f.x[0], f.x[1], ImaAcc4{s0.x[0], s0.x[1], 0.f, 0.f});
+                        s1 = ima_mma_m16n8k16_f16(a, f.x[2], f.x[3], ImaAcc4{s1.x[0], s1.x[1], 0.f, 0.f});
                     }
                 }
-                // Scores: the lane's 8 products, summed over the token's LPT lanes.
-                float s[NT][GC];
+                // Online softmax of row gid over the tile: the row's four lanes meet by
+                // shuffles. A row that has seen no token keeps m = -inf; its exponents use 0
+                // so that -inf - -inf never happens.
+                float sc[4] = {s0.x[0], s0.x[1], s1.x[0], s1.x[1]};
+                float mx = m;
                 #pragma unroll
-                for (int i = 0; i < NT; ++i) {
-                    float kf[8];
-                    #pragma unroll
-                    for (int j = 0; j < 8; j += 2) {
-                        const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&kv[i].v[j]));
-                        kf[j] = f.x;
-                        kf[j + 1] = f.y;
-                    }
-                    #pragma unroll
-                    for (int g = 0; g < GC; ++g) {
-                        float a = 0.f;
-                        #pragma unroll
-                        for (int j = 0; j < 8; ++j) a = fmaf(qf[g][j], kf[j], a);
-                        s[i][g] = a;
-                    }
+                for (int i = 0; i < 4; ++i) {
+                    const I t = t0 + 8 * (i / 2) + 2 * t4 + i % 2;
+                    sc[i] = t < end ? sc[i] * scale_log2 : -INFINITY;
+                    mx = fmaxf(mx, sc[i]);
+                }
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                const float base = mx == -INFINITY ? 0.f : mx;
+                const float corr = ex2(m - base);
+                m = mx;
+                l *= corr;
+                float p[4];
+                #pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    p[i] = ex2(sc[i] - base);
+                    l += p[i];
                 }
                 #pragma unroll
-                for (int o = LPT / 2; o > 0; o /= 2)
+                for (int j = 0; j < DTILES; ++j) {
+                    acc[j][0] *= corr;
+                    acc[j][1] *= corr;
+                }
+                // O += P V: P's fragment is the score fragments' layout (tokens 2 t4, + 1
+                // and 8 + 2 t4, + 1 of row gid); V's rows come transposed, two n-tiles an
+                // ldmatrix.
+                const unsigned pa[4] = {ima_pack_f16x2(p[0], p[1]), 0u, ima_pack_f16x2(p[2], p[3]), 0u};
+                {
+                    const int mi = lane / 8, r = mi % 2 * 8 + lane % 8;
                     #pragma unroll
-                    for (int i = 0; i < NT; ++i)
-                        #pragma unroll
-                        for (int g = 0; g < GC; ++g) s[i][g] += __shfl_xor_sync(0xffffffffu, s[i][g], o);
-                // Online softmax: rescale what came before by 2^(m - m'), add these tokens.
-                // A slot that has seen no token yet keeps m = -inf; its exponents use 0 so
-                // that -inf - -inf never happens.
-                float p[NT][GC];
-                #pragma unroll
-                for (int g = 0; g < GC; ++g) {
-                    float mx = m[g];
-                    #pragma unroll
-                    for (int i = 0; i < NT; ++i) mx = ok[i] ? fmaxf(mx, s[i][g]) : mx;
-                    const float base = mx == -INFINITY ? 0.f : mx;
-                    const float corr = ex2(m[g] - base);
-                    m[g] = mx;
-                    l[g] *= corr;
-                    #pragma unroll
-                    for (int j = 0; j < 8; ++j) acc[g][j] *= corr;
-                    #pragma unroll
-                    for (int i = 0; i < NT; ++i) {
-                        p[i][g] = ok[i] ? ex2(s[i][g] - base) : 0.f;
-                        l[g] += p[i][g];
+                    for (int j = 0; j < DTILES; j += 2) {
+                        const int c = half_d * (DH / 8) + j + mi / 2;
+                        const ImaFrag4 f = ima_ldmatrix_x4_trans(kv.at8(pw, stage, 1, r, (c ^ (r % 8)) * 8));
+                        const ImaAcc4 o0 = ima_mma_m16n8k16_f16(pa, f.x[0], f.x[1], ImaAcc4{acc[j][0], acc[j][1], 0.f, 0.f});
+                        const ImaAcc4 o1 = ima_mma_m16n8k16_f16(pa, f.x[2], f.x[3], ImaAcc4{acc[j + 1][0], acc[j + 1][1], 0.f, 0.f});
+                        acc[j][0] = o0.x[0];
+                        acc[j][1] = o0.x[1];
+                        acc[j + 1][0] = o1.x[0];
+                        acc[j + 1][1] = o1.x[1];
                     }
                 }
-                // acc += p · v, a token's V converted when it is used.
-                #pragma unroll
-                for (int i = 0; i < NT; ++i) {
-                    #pragma unroll
-                    for (int j = 0; j < 8; j += 2) {
-                        const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&vv[i].v[j]));
-                        #pragma unroll
-                        for (int g = 0; g < GC; ++g) {
-                            acc[g][j] = fmaf(p[i][g], f.x, acc[g][j]);
-                            acc[g][j + 1] = fmaf(p[i][g], f.y, acc[g][j + 1]);
-                        }
-                    }
-                }
-                t0 += STEP;
-                pg += step_pg;
-                row += step_row;
-                if (row >= BS) {
-                    row -= BS;
-                    ++pg;
-                }
+                // Every lane is done with this stage before the next iteration refills it.
+                stage_sync();
             }
-            // The slots meet: each writes its state, then thread o of the block sums
-            // output o = (head, j, lane) over the slots, each weighted by 2^(m_slot - M).
-            if (lane == 0) {
-                #pragma unroll
-                for (int g = 0; g < GC; ++g) {
-                    red_ml(0, g, slot) = m[g];
-                    red_ml(1, g, slot) = l[g];
-                }
-            }
+            ima_async_wait<0>();
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            // The pairs meet pairwise: pairs half .. 2 half - 1 hand their state to pairs
+            // 0 .. half - 1, which weigh both by 2^(m - M). (The two warps of a pair hold
+            // the same m and l, and different dimensions.)
             #pragma unroll
-            for (int g = 0; g < GC; ++g)
-                #pragma unroll
-                for (int j = 0; j < 8; ++j) red_o(slot * (GC * DD) + (g * 8 + j) * LPT + lane) = acc[g][j];
-            __syncthreads();
-            for (int o = threadIdx.x; o < GC * DD; o += 256) {
-                const int g = o / DD, j = o / LPT % 8, ln = o % LPT;
-                if (g >= gn) break;
-                // Slot 0 holds the partition's first token: M is finite.
-                float mx = -INFINITY;
-                #pragma unroll
-                for (int sl = 0; sl < SLOTS; ++sl) mx = fmaxf(mx, red_ml(0, g, sl));
-                float sum = 0.f, o_sum = 0.f;
-                #pragma unroll 8
-                for (int sl = 0; sl < SLOTS; ++sl) {
-                    const float w = ex2(red_ml(0, g, sl) - mx);
-                    sum += w * red_ml(1, g, sl);
-                    o_sum += w * red_o(sl * (GC * DD) + o);
+            for (int half = PAIRS / 2; half >= 1; half /= 2) {
+                if (pw >= half && pw < 2 * half) {
+                    const int sl = pw - half;
+                    if (t4 == 0 && half_d == 0) {
+                        red_ml(0, sl, gid) = m;
+                        red_ml(1, sl, gid) = l;
+                    }
+                    #pragma unroll
+                    for (int j = 0; j < DTILES; ++j) {
+                        red_o(sl, gid, half_d * DH + 8 * j + 2 * t4) = acc[j][0];
+                        red_o(sl, gid, half_d * DH + 8 * j + 2 * t4 + 1) = acc[j][1];
+                    }
                 }
-                const I hq = h * G + g0 + g;
-                part_o(b, hq, part, ln * 8 + j) = o_sum / sum;
-                if (j == 0 && ln == 0) part_lse(b, hq, part) = mx + __log2f(sum);
+                __syncthreads();
+                if (pw < half) {
+                    const float mo = red_ml(0, pw, gid), lo = red_ml(1, pw, gid);
+                    const float mm = fmaxf(m, mo);
+                    const float base = mm == -INFINITY ? 0.f : mm;
+                    const float wa = ex2(m - base), wb = ex2(mo - base);
+                    m = mm;
+                    l = l * wa + lo * wb;
+                    #pragma unroll
+                    for (int j = 0; j < DTILES; ++j) {
+                        acc[j][0] = acc[j][0] * wa + red_o(pw, gid, half_d * DH + 8 * j + 2 * t4) * wb;
+                        acc[j][1] = acc[j][1] * wa + red_o(pw, gid, half_d * DH + 8 * j + 2 * t4 + 1) * wb;
+                    }
+                }
+                __syncthreads();
+            }
+            // Pair 0 holds the partition, whose first token it attended: l > 0.
+            if (pw == 0 && gid < gn) {
+                const I hq = h * G + g0 + gid;
+                const float inv = 1.f / l;
+                #pragma unroll
+                for (int j = 0; j < DTILES; ++j) {
+                    part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4) = acc[j][0] * inv;
+                    part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4 + 1) = acc[j][1] * inv;
+                }
+                if (t4 == 0 && half_d == 0) part_lse(b, hq, part) = m + __log2f(l);
             }
         };
         if (D == 64) {
@@ -749,7 +1065,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 753 "paged.cu"
+#line 1069 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -773,17 +1089,21 @@ __device__ __forceinline__ void run(
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), (512 + 1), ima_record};
-    ima_smem_off += ((512 + 1) * I(sizeof(int)) + 15) / 16 * 16;
-    const red_o_t<I, IMA_CHECKED> red_o{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8192, ima_record};
-    ima_smem_off += (8192 * I(sizeof(float)) + 15) / 16 * 16;
-    const red_ml_t<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 4, 32, ima_record};
-    body<I, IMA_CHECKED>(q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, B, HQ, D, NB, BS, HKV, P, scale, pages, red_o, red_ml);
+    const kv_t<I, IMA_CHECKED> kv{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 2, 2, 16, D, ima_record};
+    ima_smem_off += (4 * 2 * 2 * 16 * D * I(sizeof(__half)) + 15) / 16 * 16;
+    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 8, D, ima_record};
+    ima_smem_off += (8 * D * I(sizeof(__half)) + 15) / 16 * 16;
+    const red_o_t<I, IMA_CHECKED> red_o{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 8, D, ima_record};
+    ima_smem_off += (2 * 8 * D * I(sizeof(float)) + 15) / 16 * 16;
+    const red_ml_t<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_record};
+    ima_smem_off += (2 * 2 * 8 * I(sizeof(float)) + 15) / 16 * 16;
+    const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), ((512 / BS) + 2), ima_record};
+    body<I, IMA_CHECKED>(q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, B, HQ, D, NB, BS, HKV, P, scale, kv, qs, red_o, red_ml, pages);
 }
 
 }  // namespace ima_paged_attn_partition
 
-extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i32(
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32(
     const __half* __restrict__ q,
     int q_s0,
     int q_s1,
@@ -822,10 +1142,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i32(
     float scale,
     ImaRecord* ima_record) {
     using namespace ima_paged_attn_partition;
-    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     run<int, false>(ima_paged_attn_partition::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
@@ -846,7 +1166,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i32(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i64(
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64(
     const __half* __restrict__ q,
     long long q_s0,
     long long q_s1,
@@ -885,10 +1205,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i64(
     float scale,
     ImaRecord* ima_record) {
     using namespace ima_paged_attn_partition;
-    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     run<long long, false>(ima_paged_attn_partition::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
@@ -909,7 +1229,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i64(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i32_checked(
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32_checked(
     const __half* __restrict__ q,
     int q_s0,
     int q_s1,
@@ -948,10 +1268,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i32_ch
     float scale,
     ImaRecord* ima_record) {
     using namespace ima_paged_attn_partition;
-    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     run<int, true>(ima_paged_attn_partition::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
@@ -972,7 +1292,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i32_ch
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i64_checked(
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64_checked(
     const __half* __restrict__ q,
     long long q_s0,
     long long q_s1,
@@ -1011,10 +1331,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i64_ch
     float scale,
     ImaRecord* ima_record) {
     using namespace ima_paged_attn_partition;
-    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     run<long long, true>(ima_paged_attn_partition::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
@@ -1040,7 +1360,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) paged_attn_partition_i64_ch
 // Paged attention, second step: out[b, hq] = the partitions' outputs weighted by
 // 2^(lse_p - LSE), LSE over the ceil(seq_lens[b] / PART) partitions of sequence b (the
 // ones paged_attn_partition wrote); zeros for a sequence of length 0. A block per
-// (query head, sequence), a thread per dimension.
+// (query head, sequence), a thread per dimension; each warp finds the largest lse with
+// a lane a partition, and the loop over partitions is unrolled so that their loads are
+// in flight together (a sequence of 4096 tokens has 8).
 namespace ima_paged_attn_reduce {
 
 [[maybe_unused]] constexpr int PART = 512;
@@ -1125,14 +1447,16 @@ __device__ __forceinline__ void body(
     const I HQ,
     const I NP,
     const I D) {
-#line 252 "specs/paged.ima"
+#line 341 "specs/paged.ima"
 
         const I h = blockIdx.x, b = blockIdx.y;
         const I n = (seq_lens(b) + PART - 1) / PART;
         float mx = -INFINITY;
-        for (I p = 0; p < n; ++p) mx = fmaxf(mx, part_lse(b, h, p));
+        for (I p = threadIdx.x % 32; p < n; p += 32) mx = fmaxf(mx, part_lse(b, h, p));
+        for (int o = 16; o > 0; o /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
         for (I d = threadIdx.x; d < D; d += 128) {
             float sum = 0.f, o_sum = 0.f;
+            #pragma unroll 8
             for (I p = 0; p < n; ++p) {
                 const float w = exp2f(part_lse(b, h, p) - mx);
                 sum += w;
@@ -1141,7 +1465,7 @@ __device__ __forceinline__ void body(
             out(b, h, d) = __float2half(n == 0 ? 0.f : o_sum / sum);
         }
     
-#line 1145 "paged.cu"
+#line 1469 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

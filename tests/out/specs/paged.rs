@@ -71,29 +71,35 @@ impl Kernels {
 
 /// `paged_attn_partition(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], scale: f32)`
 ///
-/// Paged attention, first step: a block of 8 warps per (partition, KV head h, sequence
+/// Paged attention, first step: a block of 4 warps per (partition, KV head h, sequence
 ///
-/// b) serves up to 4 of the HQ / HKV query heads that share h, so that K and V are read
+/// b) serves up to 8 of the HQ / HKV query heads that share h, so that K and V are read
 ///
-/// once for them (a group of more than 4 takes several blocks, each reading K and V).
+/// once for them (a group of more than 8 takes several blocks, each reading K and V).
 ///
-/// A token's row of K (D halves) is read by D / 8 lanes, 16 bytes each; a warp holds
+/// The scores and the weighted sum run on the tensor cores: a warp takes tiles of 16
 ///
-/// 32 / (D / 8) such "slots", each walking its own tokens NT at a time with all their K
+/// tokens (tile i of the partition goes to warp i % 4), copies each tile's K and V rows
 ///
-/// and V loads issued before the first is used, an online softmax in f32 (log2 domain)
+/// into shared memory with cp.async, one tile ahead of the one it computes, and computes
 ///
-/// and f32 accumulators. The 256 / (D / 8) slots of the block meet in shared memory at
+/// S = Q Kᵀ and O += P V with m16n8k16 mma instructions whose A rows 0..7 are the heads
 ///
-/// the end. Page ids come from block_tables once per block, through the value-checked
+/// (rows 8..15 zero). An online softmax in f32 (log2 domain) runs on the score
 ///
-/// accessor (a bad id is reported and reads as page 0), into shared memory; a
+/// fragments, P is rounded to f16 for the second product, O accumulates in f32. The
 ///
-/// partition reads only the entries of the pages its tokens lie in, all below
+/// warps' states meet in shared memory at the end, pairwise. Page ids come from
 ///
-/// ceil(seq_len / BS). `min_blocks 2` caps registers at 128 (16 warps an SM).
+/// block_tables once per block, through the value-checked accessor (a bad id is
 ///
-/// Declared at `specs/paged.ima:26`.
+/// reported and reads as page 0), into shared memory; a partition reads only the entries
+///
+/// of the pages its tokens lie in, all below ceil(seq_len / BS). `min_blocks 3` caps
+///
+/// registers at 168 (12 warps an SM, whose 3 x 72 KB of shared memory fit).
+///
+/// Declared at `specs/paged.ima:29`.
 pub struct PagedAttnPartition {
     kernel: ima::Kernel,
 }
@@ -160,7 +166,7 @@ impl PagedAttnPartition {
 pub static PAGED_ATTN_PARTITION: ima::KernelContract = ima::KernelContract {
     name: "paged_attn_partition",
     signature: "paged_attn_partition(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], scale: f32)",
-    location: "specs/paged.ima:26",
+    location: "specs/paged.ima:29",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "HQ", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -276,21 +282,37 @@ pub static PAGED_ATTN_PARTITION: ima::KernelContract = ima::KernelContract {
     constraints: &[
         ima::Constraint { text: "HQ % HKV == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Sym(5)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "D % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "D <= 256", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(2), &ima::Expr::Const(256)) },
+        ima::Constraint { text: "BS >= 1", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(4), &ima::Expr::Const(1)) },
         ima::Constraint { text: "D == 64 || D == 128 || D == 256", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(2), &ima::Expr::Const(64)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(2), &ima::Expr::Const(128))), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(2), &ima::Expr::Const(256))) },
     ],
     shared: &[
         ima::SharedArray {
-            name: "pages",
-            dtype: ima::DType::I32,
+            name: "kv",
+            dtype: ima::DType::F16,
             dims: &[
-                ima::Extent { text: "PART + 1", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Const(512), &ima::Expr::Const(1)) },
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "16", expr: ima::Expr::Const(16) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
+            ],
+        },
+        ima::SharedArray {
+            name: "qs",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
             ],
         },
         ima::SharedArray {
             name: "red_o",
             dtype: ima::DType::F32,
             dims: &[
-                ima::Extent { text: "8192", expr: ima::Expr::Const(8192) },
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
             ],
         },
         ima::SharedArray {
@@ -298,14 +320,21 @@ pub static PAGED_ATTN_PARTITION: ima::KernelContract = ima::KernelContract {
             dtype: ima::DType::F32,
             dims: &[
                 ima::Extent { text: "2", expr: ima::Expr::Const(2) },
-                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
-                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+            ],
+        },
+        ima::SharedArray {
+            name: "pages",
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "PART / BS + 2", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(512), &ima::Expr::Sym(4)), &ima::Expr::Const(2)) },
             ],
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(512)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Sym(5)), &ima::Expr::Const(4))), ima::Expr::Sym(0)] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(512)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Sym(5)), &ima::Expr::Const(8))), ima::Expr::Sym(0)] },
     empty: ima::EmptyPolicy::Skip,
-    block: [256, 1, 1],
+    block: [128, 1, 1],
     block_from_occupancy: false,
     entry_i32: "paged_attn_partition_i32",
     entry_i64: "paged_attn_partition_i64",
@@ -319,9 +348,13 @@ pub static PAGED_ATTN_PARTITION: ima::KernelContract = ima::KernelContract {
 ///
 /// ones paged_attn_partition wrote); zeros for a sequence of length 0. A block per
 ///
-/// (query head, sequence), a thread per dimension.
+/// (query head, sequence), a thread per dimension; each warp finds the largest lse with
 ///
-/// Declared at `specs/paged.ima:244`.
+/// a lane a partition, and the loop over partitions is unrolled so that their loads are
+///
+/// in flight together (a sequence of 4096 tokens has 8).
+///
+/// Declared at `specs/paged.ima:333`.
 pub struct PagedAttnReduce {
     kernel: ima::Kernel,
 }
@@ -376,7 +409,7 @@ impl PagedAttnReduce {
 pub static PAGED_ATTN_REDUCE: ima::KernelContract = ima::KernelContract {
     name: "paged_attn_reduce",
     signature: "paged_attn_reduce(part_o: f32[B,HQ,NP,D], part_lse: f32[B,HQ,NP], seq_lens: i32[B], out: f16[B,HQ,D])",
-    location: "specs/paged.ima:244",
+    location: "specs/paged.ima:333",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "HQ", bound_by: ima::Binding { arg: 0, dim: 1 } },

@@ -192,9 +192,13 @@ __device__ __forceinline__ T& ima_sink() {
 // The same for a shared array, in shared memory (16 static bytes, in checked entry points
 // only): with the sink in global memory, the reference a checked shared access returns
 // could be either, and every such access became a generic load or store.
+// 128 bytes at a 128-byte boundary: a refused `at8` of a shared array returns it as a
+// vector that cp.async and ldmatrix may address, and the dynamic shared memory that
+// follows it starts at a 128-byte boundary in checked entry points too, as in release
+// ones (cp.async and ldmatrix are measurably slower from a base 16 bytes off it).
 template <typename T>
 __device__ __forceinline__ T& ima_shared_sink() {
-    __shared__ unsigned long long ima_shared_sink_storage[2];
+    __shared__ __align__(128) unsigned long long ima_shared_sink_storage[16];
     return *reinterpret_cast<T*>(ima_shared_sink_storage);
 }
 
@@ -226,6 +230,94 @@ template <typename T, int W>
 struct __align__(16) ImaVec {
     T v[W];
 };
+
+#if __CUDA_ARCH__ >= 800
+// Staging in shared memory and the tensor cores (sm_80 and later). An input's
+// `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
+// would read into `dst`, a shared array's vector (`s.at8(...)`), without passing through
+// registers. `ima_async_commit()` closes the group of copies this thread started;
+// `ima_async_wait<N>()` waits until at most N of its groups are pending. A copy is visible
+// to other threads after the wait and a `__syncwarp()` or `__syncthreads()`.
+__device__ __forceinline__ void ima_async_copy16(void* dst, const void* src) {
+    const unsigned to = unsigned(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(src) : "memory");
+}
+__device__ __forceinline__ void ima_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void ima_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// Four 8 x 8 matrices of 16-bit elements (ldmatrix.x4): lane l names the 16-byte row
+// l % 8 of matrix l / 8, and receives in x[m] its fragment of matrix m, the two
+// elements at row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 (`_trans`: of the transpose).
+// These are the operand fragments of `ima_mma_m16n8k16_*` (PTX ISA, "Matrix Fragments
+// for mma.m16n8k16").
+struct ImaFrag4 {
+    unsigned x[4];
+};
+template <typename T>
+__device__ __forceinline__ ImaFrag4 ima_ldmatrix_x4(const ImaVec<T, 8>& row) {
+    static_assert(sizeof(T) == 2, "ldmatrix moves 16-bit elements");
+    const unsigned at = unsigned(__cvta_generic_to_shared(&row));
+    ImaFrag4 f;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3}, [%4];"
+                 : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
+                 : "r"(at));
+    return f;
+}
+template <typename T>
+__device__ __forceinline__ ImaFrag4 ima_ldmatrix_x4_trans(const ImaVec<T, 8>& row) {
+    static_assert(sizeof(T) == 2, "ldmatrix moves 16-bit elements");
+    const unsigned at = unsigned(__cvta_generic_to_shared(&row));
+    ImaFrag4 f;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3}, [%4];"
+                 : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
+                 : "r"(at));
+    return f;
+}
+
+// D = A B + C on the tensor cores for one 16 x 8 x 16 tile: A (16 x 16, row-major) in four
+// registers of two elements each, B (16 x 8, column-major) in two, C and D (16 x 8) f32
+// in four, laid out as the PTX ISA's m16n8k16 fragments. A row block of A that is known
+// zero may be passed as 0u, and D's elements that are not needed ignored: the compiler
+// then keeps no registers for them.
+struct ImaAcc4 {
+    float x[4];
+};
+__device__ __forceinline__ ImaAcc4 ima_mma_m16n8k16_f16(const unsigned (&a)[4], unsigned b0, unsigned b1,
+                                                        const ImaAcc4& c) {
+    ImaAcc4 d;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 { %0, %1, %2, %3}, { %4, %5, %6, %7}, "
+                 "{ %8, %9}, { %10, %11, %12, %13};"
+                 : "=f"(d.x[0]), "=f"(d.x[1]), "=f"(d.x[2]), "=f"(d.x[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x[0]), "f"(c.x[1]),
+                   "f"(c.x[2]), "f"(c.x[3]));
+    return d;
+}
+__device__ __forceinline__ ImaAcc4 ima_mma_m16n8k16_bf16(const unsigned (&a)[4], unsigned b0, unsigned b1,
+                                                         const ImaAcc4& c) {
+    ImaAcc4 d;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 { %0, %1, %2, %3}, { %4, %5, %6, %7}, "
+                 "{ %8, %9}, { %10, %11, %12, %13};"
+                 : "=f"(d.x[0]), "=f"(d.x[1]), "=f"(d.x[2]), "=f"(d.x[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x[0]), "f"(c.x[1]),
+                   "f"(c.x[2]), "f"(c.x[3]));
+    return d;
+}
+// Two f32 values rounded into one register of an f16 (bf16) operand fragment: `lo` is the
+// element of the lower column.
+__device__ __forceinline__ unsigned ima_pack_f16x2(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+__device__ __forceinline__ unsigned ima_pack_bf16x2(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+#endif
 
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
 // (the caller guarantees p is aligned to the whole row, up to 16 bytes).
@@ -700,6 +792,19 @@ struct y_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 4, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+#endif
     __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__half, 8>& v) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 8>(rec, 4, 1, {i0, i1}, {e0, e1})) return;
@@ -732,7 +837,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 736 "quant.cu"
+#line 841 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1248,7 +1353,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1252 "quant.cu"
+#line 1357 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1752,7 +1857,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1756 "quant.cu"
+#line 1861 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2211,6 +2316,19 @@ struct y_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 4, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+#endif
     __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__half, 8>& v) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 8>(rec, 4, 1, {i0, i1}, {e0, e1})) return;
@@ -2243,7 +2361,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2247 "quant.cu"
+#line 2365 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2684,7 +2802,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2688 "quant.cu"
+#line 2806 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2916,7 +3034,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2920 "quant.cu"
+#line 3038 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3096,6 +3214,19 @@ struct x_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+#endif
 };
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
@@ -3471,6 +3602,20 @@ struct part_t {
         }
         return p[(i0 * d1 + i1) * d2 + i2];
     }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 4>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 4 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
 };
 
 template <typename I, bool IMA_CHECKED>
@@ -3542,7 +3687,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3546 "quant.cu"
+#line 3691 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4025,7 +4170,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4029 "quant.cu"
+#line 4174 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -192,9 +192,13 @@ __device__ __forceinline__ T& ima_sink() {
 // The same for a shared array, in shared memory (16 static bytes, in checked entry points
 // only): with the sink in global memory, the reference a checked shared access returns
 // could be either, and every such access became a generic load or store.
+// 128 bytes at a 128-byte boundary: a refused `at8` of a shared array returns it as a
+// vector that cp.async and ldmatrix may address, and the dynamic shared memory that
+// follows it starts at a 128-byte boundary in checked entry points too, as in release
+// ones (cp.async and ldmatrix are measurably slower from a base 16 bytes off it).
 template <typename T>
 __device__ __forceinline__ T& ima_shared_sink() {
-    __shared__ unsigned long long ima_shared_sink_storage[2];
+    __shared__ __align__(128) unsigned long long ima_shared_sink_storage[16];
     return *reinterpret_cast<T*>(ima_shared_sink_storage);
 }
 
@@ -226,6 +230,94 @@ template <typename T, int W>
 struct __align__(16) ImaVec {
     T v[W];
 };
+
+#if __CUDA_ARCH__ >= 800
+// Staging in shared memory and the tensor cores (sm_80 and later). An input's
+// `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
+// would read into `dst`, a shared array's vector (`s.at8(...)`), without passing through
+// registers. `ima_async_commit()` closes the group of copies this thread started;
+// `ima_async_wait<N>()` waits until at most N of its groups are pending. A copy is visible
+// to other threads after the wait and a `__syncwarp()` or `__syncthreads()`.
+__device__ __forceinline__ void ima_async_copy16(void* dst, const void* src) {
+    const unsigned to = unsigned(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(src) : "memory");
+}
+__device__ __forceinline__ void ima_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void ima_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// Four 8 x 8 matrices of 16-bit elements (ldmatrix.x4): lane l names the 16-byte row
+// l % 8 of matrix l / 8, and receives in x[m] its fragment of matrix m, the two
+// elements at row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 (`_trans`: of the transpose).
+// These are the operand fragments of `ima_mma_m16n8k16_*` (PTX ISA, "Matrix Fragments
+// for mma.m16n8k16").
+struct ImaFrag4 {
+    unsigned x[4];
+};
+template <typename T>
+__device__ __forceinline__ ImaFrag4 ima_ldmatrix_x4(const ImaVec<T, 8>& row) {
+    static_assert(sizeof(T) == 2, "ldmatrix moves 16-bit elements");
+    const unsigned at = unsigned(__cvta_generic_to_shared(&row));
+    ImaFrag4 f;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3}, [%4];"
+                 : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
+                 : "r"(at));
+    return f;
+}
+template <typename T>
+__device__ __forceinline__ ImaFrag4 ima_ldmatrix_x4_trans(const ImaVec<T, 8>& row) {
+    static_assert(sizeof(T) == 2, "ldmatrix moves 16-bit elements");
+    const unsigned at = unsigned(__cvta_generic_to_shared(&row));
+    ImaFrag4 f;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3}, [%4];"
+                 : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
+                 : "r"(at));
+    return f;
+}
+
+// D = A B + C on the tensor cores for one 16 x 8 x 16 tile: A (16 x 16, row-major) in four
+// registers of two elements each, B (16 x 8, column-major) in two, C and D (16 x 8) f32
+// in four, laid out as the PTX ISA's m16n8k16 fragments. A row block of A that is known
+// zero may be passed as 0u, and D's elements that are not needed ignored: the compiler
+// then keeps no registers for them.
+struct ImaAcc4 {
+    float x[4];
+};
+__device__ __forceinline__ ImaAcc4 ima_mma_m16n8k16_f16(const unsigned (&a)[4], unsigned b0, unsigned b1,
+                                                        const ImaAcc4& c) {
+    ImaAcc4 d;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 { %0, %1, %2, %3}, { %4, %5, %6, %7}, "
+                 "{ %8, %9}, { %10, %11, %12, %13};"
+                 : "=f"(d.x[0]), "=f"(d.x[1]), "=f"(d.x[2]), "=f"(d.x[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x[0]), "f"(c.x[1]),
+                   "f"(c.x[2]), "f"(c.x[3]));
+    return d;
+}
+__device__ __forceinline__ ImaAcc4 ima_mma_m16n8k16_bf16(const unsigned (&a)[4], unsigned b0, unsigned b1,
+                                                         const ImaAcc4& c) {
+    ImaAcc4 d;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 { %0, %1, %2, %3}, { %4, %5, %6, %7}, "
+                 "{ %8, %9}, { %10, %11, %12, %13};"
+                 : "=f"(d.x[0]), "=f"(d.x[1]), "=f"(d.x[2]), "=f"(d.x[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x[0]), "f"(c.x[1]),
+                   "f"(c.x[2]), "f"(c.x[3]));
+    return d;
+}
+// Two f32 values rounded into one register of an f16 (bf16) operand fragment: `lo` is the
+// element of the lower column.
+__device__ __forceinline__ unsigned ima_pack_f16x2(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+__device__ __forceinline__ unsigned ima_pack_bf16x2(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+#endif
 
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
 // (the caller guarantees p is aligned to the whole row, up to 16 bytes).
@@ -399,7 +491,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 403 "attn.cu"
+#line 495 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -651,6 +743,20 @@ struct red_t {
         }
         return p[i0];
     }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 4>(rec, -1, 1, {i0}, {d0}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if ((i0) % 4 != 0) {
+                const I i[1] = {i0}, e[1] = {d0};
+                ima_report<I, 1>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 0, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<float, 4>*>(&p[i0]);
+    }
 };
 
 template <typename I, bool IMA_CHECKED>
@@ -690,7 +796,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 694 "attn.cu"
+#line 800 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -928,7 +1034,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 932 "attn.cu"
+#line 1038 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1153,6 +1259,19 @@ struct q_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#endif
 };
 
 // in k: f16[B, H, T, D]
@@ -1177,6 +1296,19 @@ struct k_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#endif
 };
 
 // out o: f32[B, H, S, T]
@@ -1207,6 +1339,20 @@ struct qs_t {
         }
         return p[i0 * d1 + i1];
     }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 4>(rec, -1, 1, {i0, i1}, {d0, d1}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if ((i0 * d1 + i1) % 4 != 0) {
+                const I i[2] = {i0, i1}, e[2] = {d0, d1};
+                ima_report<I, 2>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<float, 4>*>(&p[i0 * d1 + i1]);
+    }
 };
 
 // shared ks: f32[32, 128], row-major in dynamic shared memory
@@ -1220,6 +1366,20 @@ struct ks_t {
             if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<float>();
         }
         return p[i0 * d1 + i1];
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 4>(rec, -2, 1, {i0, i1}, {d0, d1}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if ((i0 * d1 + i1) % 4 != 0) {
+                const I i[2] = {i0, i1}, e[2] = {d0, d1};
+                ima_report<I, 2>(rec, -2, 1, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<float, 4>*>(&p[i0 * d1 + i1]);
     }
 };
 
@@ -1297,7 +1457,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1301 "attn.cu"
+#line 1461 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
