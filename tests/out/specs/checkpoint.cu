@@ -3,15 +3,26 @@
 // Each kernel has four entry points: NAME_i32 and NAME_i64 (release: 32- or 64-bit
 // indices, chosen per launch by the runtime), and NAME_i32_checked and NAME_i64_checked
 // (every accessor checks its indices and records the first violation instead of touching
-// memory out of bounds). Parameters, in order: each buffer's data pointer and its strides
+// memory out of bounds). Parameters, in the order of ima_contract's `entry_params`, which
+// the runtime pushes a launch's values in: each buffer's data pointer and its strides
 // (elements, logical order), each symbol's value, the scalar params, and, in the checked
 // entry points and in every entry point of a kernel with value contracts, the violation
-// record.
+// record. ima.cuh, embedded below, declares the record and the checks and helpers every
+// module shares; after it come each kernel's accessors, body and entry points.
 
 #include <cuda_fp16.h>
 
-#ifndef IMA_PRELUDE
-#define IMA_PRELUDE
+// ima.cuh: what every module imac generates shares, with no template variables: the
+// violation record, the checks and reports every accessor makes, and the index, vector and
+// tile helpers. imac embeds it once at the top of each generated .cu (NVRTC compiles one
+// source, so the module must not #include it), after the CUDA headers the module's element
+// types need; the module adds the accessors, bodies and entry points of its kernels.
+//
+// It compiles on the host too, under the qualifiers of host_shim.h: codegen/tests/ima_cuh.rs
+// runs its checks and reports there, and the runtime's record test holds ImaRecord's layout
+// and kinds to what runtime/src/checked.rs reads.
+#ifndef IMA_CUH
+#define IMA_CUH
 // NVRTC has no <math.h>; bodies may still say INFINITY.
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
@@ -19,7 +30,8 @@
 
 // The first out-of-bounds access of a checked launch, in device memory; the runtime
 // hands it over clean and reads it back only when `flag`, in mapped host memory, is
-// raised. Field order is the runtime's `ViolationRecord`.
+// raised. Defined here only: runtime/src/checked.rs reads it at the offsets of its `at`
+// module, which a test holds to this struct's offsetof, and its kinds likewise.
 struct ImaRecord {
     unsigned int count;
     unsigned int claimed;
@@ -59,9 +71,6 @@ struct ImaSite {
     I index[R], extent[R];
 };
 
-// Counts a violation and, for the launch's first, fills the record. Out of line: a
-// violation is the rare path, and each of a checked kernel's many checks then costs a
-// call, not a copy of this code in its loop.
 // Counts a violation; true for the launch's first, whose thread then fills the record:
 // where, with ima_claim_site, and last ima_publish.
 __device__ __forceinline__ bool ima_claim(ImaRecord* r) {
@@ -92,6 +101,9 @@ __device__ __forceinline__ void ima_publish(ImaRecord* r) {
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
+// Counts a violation and, for the launch's first, fills the record. Out of line: a
+// violation is the rare path, and each of a checked kernel's many checks then costs a
+// call, not a copy of this code in its loop.
 template <typename I, int R>
 static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
                                                     const ImaSite<I, R> site) {
@@ -221,6 +233,7 @@ __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, 
     ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
     return false;
 }
+
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -321,7 +334,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
     }
     return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
 }
-#endif  // IMA_PRELUDE
+#endif  // IMA_CUH
 
 // ---------------------------------------------------------------------------------------
 // gptq_v1_act_order_dequant(w: q4[K,N], y: f16[K,N])
@@ -668,7 +681,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 672 "checkpoint.cu"
+#line 685 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1211,7 +1224,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1215 "checkpoint.cu"
+#line 1228 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1741,7 +1754,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1745 "checkpoint.cu"
+#line 1758 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2230,7 +2243,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2234 "checkpoint.cu"
+#line 2247 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2753,7 +2766,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 2757 "checkpoint.cu"
+#line 2770 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3343,7 +3356,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3347 "checkpoint.cu"
+#line 3360 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3894,7 +3907,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3898 "checkpoint.cu"
+#line 3911 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4481,7 +4494,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4485 "checkpoint.cu"
+#line 4498 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5017,7 +5030,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5021 "checkpoint.cu"
+#line 5034 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
