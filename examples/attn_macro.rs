@@ -35,13 +35,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut scores = Tensor::<f32>::zeros(&stream, &[b, h, s, t])?;
     let mut probs = Tensor::zeros(&stream, &[b, h, s, t])?;
     let mut out = Tensor::<f32>::zeros(&stream, &[b, h, s, d])?;
-    kernels
-        .attn_scores
-        .launch(&stream, &inputs.q, &inputs.k, &mut scores, inputs.scale)?;
-    kernels.softmax_rows.launch(&stream, &scores, &mut probs)?;
-    kernels
-        .attn_pv
-        .launch(&stream, &probs, &inputs.v, &mut out)?;
+    kernels.attn_scores.launch(
+        &stream,
+        attn::AttnScoresArgs {
+            q: &inputs.q,
+            k: &inputs.k,
+            o: &mut scores,
+            scale: inputs.scale,
+        },
+    )?;
+    kernels.softmax_rows.launch(
+        &stream,
+        attn::SoftmaxRowsArgs {
+            s: &scores,
+            p: &mut probs,
+        },
+    )?;
+    kernels.attn_pv.launch(
+        &stream,
+        attn::AttnPvArgs {
+            p: &probs,
+            v: &inputs.v,
+            o: &mut out,
+        },
+    )?;
     let worst = common::compare(&out.to_host(&stream)?, &inputs.reference(), 2e-3)?;
     println!("attention {SHAPE:?} through #[ima_kernel]: worst absolute error {worst:.2e}");
 
@@ -51,7 +68,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &common::data(b * h * (t - 1) * d, 4),
         &[b, h, t - 1, d],
     )?;
-    match kernels.attn_pv.launch(&stream, &probs, &short_v, &mut out) {
+    match kernels.attn_pv.launch(
+        &stream,
+        attn::AttnPvArgs {
+            p: &probs,
+            v: &short_v,
+            o: &mut out,
+        },
+    ) {
         Err(e) => println!("a v with T - 1 keys is refused before launch:\n{e}"),
         Ok(launched) => return Err(format!("a v with T - 1 keys launched: {launched:?}").into()),
     }
@@ -59,9 +83,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let x: Vec<f32> = (0..1000).map(|i| i as f32).collect();
     let x = Tensor::from_host(&stream, &x, &[1000])?;
     let mut y = Tensor::<f32>::zeros(&stream, &[1000])?;
-    scale::Kernels::load(&ctx)?
-        .scale
-        .launch(&stream, &x, &mut y, 0.5)?;
+    scale::Kernels::load(&ctx)?.scale.launch(
+        &stream,
+        scale::ScaleArgs {
+            x: &x,
+            y: &mut y,
+            a: 0.5,
+        },
+    )?;
     let y = y.to_host(&stream)?;
     let wrong = y
         .iter()

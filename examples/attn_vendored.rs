@@ -24,13 +24,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut scores = Tensor::<f32>::zeros(&stream, &[b, h, s, t])?;
     let mut probs = Tensor::zeros(&stream, &[b, h, s, t])?;
     let mut out = Tensor::<f32>::zeros(&stream, &[b, h, s, d])?;
-    kernels
-        .attn_scores
-        .launch(&stream, &inputs.q, &inputs.k, &mut scores, inputs.scale)?;
-    kernels.softmax_rows.launch(&stream, &scores, &mut probs)?;
-    kernels
-        .attn_pv
-        .launch(&stream, &probs, &inputs.v, &mut out)?;
+    kernels.attn_scores.launch(
+        &stream,
+        attn_kernels::AttnScoresArgs {
+            q: &inputs.q,
+            k: &inputs.k,
+            o: &mut scores,
+            scale: inputs.scale,
+        },
+    )?;
+    kernels.softmax_rows.launch(
+        &stream,
+        attn_kernels::SoftmaxRowsArgs {
+            s: &scores,
+            p: &mut probs,
+        },
+    )?;
+    kernels.attn_pv.launch(
+        &stream,
+        attn_kernels::AttnPvArgs {
+            p: &probs,
+            v: &inputs.v,
+            o: &mut out,
+        },
+    )?;
     let worst = common::compare(&out.to_host(&stream)?, &inputs.reference(), 2e-3)?;
     println!("attention {SHAPE:?} through the vendored crate: worst absolute error {worst:.2e}");
     Ok(())

@@ -1395,9 +1395,15 @@ fn dequant(b: &mut Bench, stubs: &Stubs<quant::Kernels>, awq: bool, ragged: bool
     let shape = format!("K={k} N={n} G={g} ({})", mb(bytes));
     let launch = |s: &quant::Kernels, y: &mut Tensor<f16>| -> Res<()> {
         if awq {
-            done(s.awq_dequant.launch(&b.stream, &w, y)?)
+            done(
+                s.awq_dequant
+                    .launch(&b.stream, quant::AwqDequantArgs { w: &w, y })?,
+            )
         } else {
-            done(s.gptq_dequant.launch(&b.stream, &w, y)?)
+            done(
+                s.gptq_dequant
+                    .launch(&b.stream, quant::GptqDequantArgs { w: &w, y })?,
+            )
         }
     };
     let release = b
@@ -1509,21 +1515,25 @@ fn gemv(b: &mut Bench, stubs: &Stubs<quant::Kernels>) -> Res<()> {
     let kernel = "gptq_gemv";
     let release = b.opts.variant("release").then(|| {
         b.time(&mut |i| {
-            done(
-                stubs
-                    .release
-                    .gptq_gemv
-                    .launch(&b.stream, &x, &ws[i % SETS], &mut y_rel)?,
-            )
+            done(stubs.release.gptq_gemv.launch(
+                &b.stream,
+                quant::GptqGemvArgs {
+                    x: &x,
+                    w: &ws[i % SETS],
+                    y: &mut y_rel,
+                },
+            )?)
         })
     });
     let checked = b.time_checked(&stubs.checked, &mut |i| {
-        done(
-            stubs
-                .checked
-                .gptq_gemv
-                .launch(&b.stream, &x, &ws[i % SETS], &mut y_chk)?,
-        )
+        done(stubs.checked.gptq_gemv.launch(
+            &b.stream,
+            quant::GptqGemvArgs {
+                x: &x,
+                w: &ws[i % SETS],
+                y: &mut y_chk,
+            },
+        )?)
     });
     // Hand-written kernels of the spec's launch shape: the twin, and with `--variants
     // explore` variants of it (tiles in flight, loads ahead, __launch_bounds__).
@@ -1644,9 +1654,25 @@ fn attn_scores(b: &mut Bench, stubs: &Stubs<attn::Kernels>, tiled: bool) -> Res<
     };
     let launch = |ks: &attn::Kernels, o: &mut Tensor<f32>| -> Res<()> {
         done(if tiled {
-            ks.attn_scores_tiled.launch(&b.stream, &q, &k, o, scale)?
+            ks.attn_scores_tiled.launch(
+                &b.stream,
+                attn::AttnScoresTiledArgs {
+                    q: &q,
+                    k: &k,
+                    o,
+                    scale,
+                },
+            )?
         } else {
-            ks.attn_scores.launch(&b.stream, &q, &k, o, scale)?
+            ks.attn_scores.launch(
+                &b.stream,
+                attn::AttnScoresArgs {
+                    q: &q,
+                    k: &k,
+                    o,
+                    scale,
+                },
+            )?
         })
     };
     let release = b
@@ -1726,21 +1752,27 @@ fn rms_norm(b: &mut Bench, stubs: &Stubs<rmsnorm::Kernels>) -> Res<()> {
     let kernel = "rms_norm";
     let release = b.opts.variant("release").then(|| {
         b.time(&mut |_| {
-            done(
-                stubs
-                    .release
-                    .rms_norm
-                    .launch(&b.stream, &x, &w, &mut y_rel, eps)?,
-            )
+            done(stubs.release.rms_norm.launch(
+                &b.stream,
+                rmsnorm::RmsNormArgs {
+                    x: &x,
+                    w: &w,
+                    y: &mut y_rel,
+                    eps,
+                },
+            )?)
         })
     });
     let checked = b.time_checked(&stubs.checked, &mut |_| {
-        done(
-            stubs
-                .checked
-                .rms_norm
-                .launch(&b.stream, &x, &w, &mut y_chk, eps)?,
-        )
+        done(stubs.checked.rms_norm.launch(
+            &b.stream,
+            rmsnorm::RmsNormArgs {
+                x: &x,
+                w: &w,
+                y: &mut y_chk,
+                eps,
+            },
+        )?)
     });
     let twin = if b.opts.variant("twin") {
         let f = b.func("twin_rms_norm")?;
@@ -1814,21 +1846,27 @@ fn rope(b: &mut Bench, stubs: &Stubs<rope::Kernels>) -> Res<()> {
     let kernel = "rope";
     let release = b.opts.variant("release").then(|| {
         b.time(&mut |_| {
-            done(
-                stubs
-                    .release
-                    .rope
-                    .launch(&b.stream, &x, &cos_tab, &sin_tab, &mut y_rel)?,
-            )
+            done(stubs.release.rope.launch(
+                &b.stream,
+                rope::RopeArgs {
+                    x: &x,
+                    cos_tab: &cos_tab,
+                    sin_tab: &sin_tab,
+                    y: &mut y_rel,
+                },
+            )?)
         })
     });
     let checked = b.time_checked(&stubs.checked, &mut |_| {
-        done(
-            stubs
-                .checked
-                .rope
-                .launch(&b.stream, &x, &cos_tab, &sin_tab, &mut y_chk)?,
-        )
+        done(stubs.checked.rope.launch(
+            &b.stream,
+            rope::RopeArgs {
+                x: &x,
+                cos_tab: &cos_tab,
+                sin_tab: &sin_tab,
+                y: &mut y_chk,
+            },
+        )?)
     });
     let twin = if b.opts.variant("twin") {
         let f = b.func("twin_rope")?;
@@ -1905,21 +1943,25 @@ fn embedding(b: &mut Bench, stubs: &Stubs<index::Kernels>) -> Res<()> {
     let kernel = "embedding";
     let release = b.opts.variant("release").then(|| {
         b.time(&mut |_| {
-            done(
-                stubs
-                    .release
-                    .embedding
-                    .launch(&b.stream, &ids, &table, &mut y_rel)?,
-            )
+            done(stubs.release.embedding.launch(
+                &b.stream,
+                index::EmbeddingArgs {
+                    ids: &ids,
+                    table: &table,
+                    y: &mut y_rel,
+                },
+            )?)
         })
     });
     let checked = b.time_checked(&stubs.checked, &mut |_| {
-        done(
-            stubs
-                .checked
-                .embedding
-                .launch(&b.stream, &ids, &table, &mut y_chk)?,
-        )
+        done(stubs.checked.embedding.launch(
+            &b.stream,
+            index::EmbeddingArgs {
+                ids: &ids,
+                table: &table,
+                y: &mut y_chk,
+            },
+        )?)
     });
     // Release launches report a bad id at the next launch or here; the ids are good.
     stubs.release.check_deferred()?;
@@ -2006,21 +2048,29 @@ fn reshape_and_cache(b: &mut Bench, stubs: &Stubs<index::Kernels>) -> Res<()> {
     let kernel = "reshape_and_cache";
     let release = b.opts.variant("release").then(|| {
         b.time(&mut |_| {
-            done(
-                stubs
-                    .release
-                    .reshape_and_cache
-                    .launch(&b.stream, &key, &value, &slots, &mut k_rel, &mut v_rel)?,
-            )
+            done(stubs.release.reshape_and_cache.launch(
+                &b.stream,
+                index::ReshapeAndCacheArgs {
+                    key: &key,
+                    value: &value,
+                    slot_mapping: &slots,
+                    k_cache: &mut k_rel,
+                    v_cache: &mut v_rel,
+                },
+            )?)
         })
     });
     let checked = b.time_checked(&stubs.checked, &mut |_| {
-        done(
-            stubs
-                .checked
-                .reshape_and_cache
-                .launch(&b.stream, &key, &value, &slots, &mut k_chk, &mut v_chk)?,
-        )
+        done(stubs.checked.reshape_and_cache.launch(
+            &b.stream,
+            index::ReshapeAndCacheArgs {
+                key: &key,
+                value: &value,
+                slot_mapping: &slots,
+                k_cache: &mut k_chk,
+                v_cache: &mut v_chk,
+            },
+        )?)
     });
     stubs.release.check_deferred()?;
     let twin = if b.opts.variant("twin") {
@@ -2158,14 +2208,28 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
                   pl: &mut Tensor<f32>,
                   out: &mut Tensor<f16>|
      -> Res<()> {
-        done(
-            s.paged_attn_partition
-                .launch(&b.stream, &q, &k, &v, &tables_t, &lens_t, po, pl, scale)?,
-        )?;
-        done(
-            s.paged_attn_reduce
-                .launch(&b.stream, po, pl, &lens_t, out)?,
-        )
+        done(s.paged_attn_partition.launch(
+            &b.stream,
+            paged::PagedAttnPartitionArgs {
+                q: &q,
+                k_cache: &k,
+                v_cache: &v,
+                block_tables: &tables_t,
+                seq_lens: &lens_t,
+                part_o: po,
+                part_lse: pl,
+                scale,
+            },
+        )?)?;
+        done(s.paged_attn_reduce.launch(
+            &b.stream,
+            paged::PagedAttnReduceArgs {
+                part_o: po,
+                part_lse: pl,
+                seq_lens: &lens_t,
+                out,
+            },
+        )?)
     };
     let release = b
         .opts

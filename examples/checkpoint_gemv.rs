@@ -68,28 +68,65 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut y = Tensor::<f16>::zeros(&stream, &[m, n])?;
     let fast = k % 8 == 0 && n % 8 == 0 && m <= 8;
     match (w.format(), w.g_idx().is_some()) {
-        (QuantFormat::Gptq(ZeroStyle::MinusOne), false) if fast => {
-            quant.gptq_gemv.launch(&stream, &x, &w, &mut y)?
-        }
+        (QuantFormat::Gptq(ZeroStyle::MinusOne), false) if fast => quant.gptq_gemv.launch(
+            &stream,
+            quant::GptqGemvArgs {
+                x: &x,
+                w: &w,
+                y: &mut y,
+            },
+        )?,
         (QuantFormat::Gptq(ZeroStyle::MinusOne), false) => {
             return Err("gptq_gemv needs K and N multiples of 8 and M <= 8".into());
         }
-        (QuantFormat::Gptq(ZeroStyle::MinusOne), true) => other
-            .gptq_v1_act_order_gemv
-            .launch(&stream, &x, &w, &mut y)?,
-        (QuantFormat::Gptq(ZeroStyle::Plain), false) => {
-            other.gptq_v2_gemv.launch(&stream, &x, &w, &mut y)?
-        }
-        (QuantFormat::Gptq(ZeroStyle::Plain), true) => other
-            .gptq_v2_act_order_gemv
-            .launch(&stream, &x, &w, &mut y)?,
-        (QuantFormat::Gptq(ZeroStyle::Symmetric), false) => {
-            other.gptq_sym_gemv.launch(&stream, &x, &w, &mut y)?
-        }
-        (QuantFormat::Gptq(ZeroStyle::Symmetric), true) => other
-            .gptq_sym_act_order_gemv
-            .launch(&stream, &x, &w, &mut y)?,
-        (QuantFormat::Awq, _) => quant.awq_gemv.launch(&stream, &x, &w, &mut y)?,
+        (QuantFormat::Gptq(ZeroStyle::MinusOne), true) => other.gptq_v1_act_order_gemv.launch(
+            &stream,
+            ckpt::GptqV1ActOrderGemvArgs {
+                x: &x,
+                w: &w,
+                y: &mut y,
+            },
+        )?,
+        (QuantFormat::Gptq(ZeroStyle::Plain), false) => other.gptq_v2_gemv.launch(
+            &stream,
+            ckpt::GptqV2GemvArgs {
+                x: &x,
+                w: &w,
+                y: &mut y,
+            },
+        )?,
+        (QuantFormat::Gptq(ZeroStyle::Plain), true) => other.gptq_v2_act_order_gemv.launch(
+            &stream,
+            ckpt::GptqV2ActOrderGemvArgs {
+                x: &x,
+                w: &w,
+                y: &mut y,
+            },
+        )?,
+        (QuantFormat::Gptq(ZeroStyle::Symmetric), false) => other.gptq_sym_gemv.launch(
+            &stream,
+            ckpt::GptqSymGemvArgs {
+                x: &x,
+                w: &w,
+                y: &mut y,
+            },
+        )?,
+        (QuantFormat::Gptq(ZeroStyle::Symmetric), true) => other.gptq_sym_act_order_gemv.launch(
+            &stream,
+            ckpt::GptqSymActOrderGemvArgs {
+                x: &x,
+                w: &w,
+                y: &mut y,
+            },
+        )?,
+        (QuantFormat::Awq, _) => quant.awq_gemv.launch(
+            &stream,
+            quant::AwqGemvArgs {
+                x: &x,
+                w: &w,
+                y: &mut y,
+            },
+        )?,
         (QuantFormat::Int8, _) => return Err("checkpoints load 4-bit formats only".into()),
     };
     let got = y.to_host(&stream)?;

@@ -64,11 +64,25 @@ fn scores_match_reference(
     let scale = 0.125f32;
 
     let launched = if tiled {
-        kernels
-            .attn_scores_tiled
-            .launch(stream, &q, &k, &mut o, scale)
+        kernels.attn_scores_tiled.launch(
+            stream,
+            attn::AttnScoresTiledArgs {
+                q: &q,
+                k: &k,
+                o: &mut o,
+                scale,
+            },
+        )
     } else {
-        kernels.attn_scores.launch(stream, &q, &k, &mut o, scale)
+        kernels.attn_scores.launch(
+            stream,
+            attn::AttnScoresArgs {
+                q: &q,
+                k: &k,
+                o: &mut o,
+                scale,
+            },
+        )
     }
     .unwrap();
     assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
@@ -123,7 +137,15 @@ fn attn_scores_refuses_a_wrong_t_before_launching() {
 
     let err = kernels
         .attn_scores
-        .launch(&stream, &q, &k, &mut o, 1.0)
+        .launch(
+            &stream,
+            attn::AttnScoresArgs {
+                q: &q,
+                k: &k,
+                o: &mut o,
+                scale: 1.0,
+            },
+        )
         .unwrap_err();
     let Error::Launch(launch) = &err else {
         panic!("expected a launch error, got {err}")
@@ -174,7 +196,15 @@ fn stubs_take_borrowed_views() {
     let mut o = owned.view_mut();
     kernels
         .attn_scores
-        .launch(&stream, &q, &k, &mut o, 0.125)
+        .launch(
+            &stream,
+            attn::AttnScoresArgs {
+                q: &q,
+                k: &k,
+                o: &mut o,
+                scale: 0.125,
+            },
+        )
         .unwrap_or_else(|e| panic!("{e}"));
     let got = o.to_host(&stream).unwrap();
     let mut want = Tensor::<f32>::zeros(&stream, &[b, h, s, t]).unwrap();
@@ -182,16 +212,26 @@ fn stubs_take_borrowed_views() {
     let k2 = Tensor::from_host(&stream, &k.to_host(&stream).unwrap(), &[b, h, t, d]).unwrap();
     kernels
         .attn_scores
-        .launch(&stream, &q2, &k2, &mut want, 0.125)
+        .launch(
+            &stream,
+            attn::AttnScoresArgs {
+                q: &q2,
+                k: &k2,
+                o: &mut want,
+                scale: 0.125,
+            },
+        )
         .unwrap();
     assert_eq!(got, want.to_host(&stream).unwrap());
     // A transposed view where the spec wants a contiguous output is refused.
     let e = kernels.attn_scores.launch(
         &stream,
-        &q,
-        &k,
-        &mut owned.view_mut().permute(&[0, 1, 3, 2]).unwrap(),
-        0.125,
+        attn::AttnScoresArgs {
+            q: &q,
+            k: &k,
+            o: &mut owned.view_mut().permute(&[0, 1, 3, 2]).unwrap(),
+            scale: 0.125,
+        },
     );
     assert!(e.is_err());
 }

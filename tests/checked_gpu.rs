@@ -67,7 +67,10 @@ fn context_still_healthy(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) {
     let xh = data(m * n, 99);
     let x = Tensor::from_host(stream, &xh, &[m, n]).unwrap();
     let mut y = Tensor::full(stream, f32::NAN, &[n, m]).unwrap();
-    kernels.transpose.launch(stream, &x, &mut y).unwrap();
+    kernels
+        .transpose
+        .launch(stream, transpose::TransposeArgs { x: &x, y: &mut y })
+        .unwrap();
     let got = y.to_host(stream).unwrap();
     for i in 0..m {
         for j in 0..n {
@@ -86,7 +89,14 @@ fn an_off_by_one_loop_bound_is_reported_at_its_first_bad_read() {
     let q = Tensor::from_host(&stream, &halves(b * h * s * d, 1), &[b, h, s, d]).unwrap();
     let k = Tensor::from_host(&stream, &halves(b * h * t * d, 2), &[b, h, t, d]).unwrap();
     let mut o = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
-    let r = report(kernels.scores_off_by_one.launch(&stream, &q, &k, &mut o));
+    let r = report(kernels.scores_off_by_one.launch(
+        &stream,
+        planted::ScoresOffByOneArgs {
+            q: &q,
+            k: &k,
+            o: &mut o,
+        },
+    ));
     println!("{r}");
     assert_eq!(r.kernel, "scores_off_by_one");
     assert_eq!(r.access, Access::Read);
@@ -111,7 +121,11 @@ fn swapped_indices_are_reported() {
     let (m, n) = (45, 20);
     let x = Tensor::from_host(&stream, &data(m * n, 3), &[m, n]).unwrap();
     let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
-    let r = report(kernels.transpose_swapped.launch(&stream, &x, &mut y));
+    let r = report(
+        kernels
+            .transpose_swapped
+            .launch(&stream, planted::TransposeSwappedArgs { x: &x, y: &mut y }),
+    );
     println!("{r}");
     assert_eq!(
         (r.kernel, r.arg.as_str(), r.access),
@@ -133,7 +147,11 @@ fn a_shared_memory_overrun_is_reported() {
     let (r_, c) = (5, 100);
     let x = Tensor::from_host(&stream, &data(r_ * c, 4), &[r_, c]).unwrap();
     let mut s = Tensor::full(&stream, f32::NAN, &[r_, 1]).unwrap();
-    let r = report(kernels.shared_overrun.launch(&stream, &x, &mut s));
+    let r = report(
+        kernels
+            .shared_overrun
+            .launch(&stream, planted::SharedOverrunArgs { x: &x, s: &mut s }),
+    );
     println!("{r}");
     assert_eq!(
         (r.arg.as_str(), r.access, r.extent[0]),
@@ -155,7 +173,11 @@ fn a_wrong_group_index_is_reported() {
     let (k, n, g) = (300, 16, 128);
     let (_, w) = gptq_weight(&stream, k, n, g, 5);
     let mut y = Tensor::full(&stream, f16::NAN, &[k, n]).unwrap();
-    let r = report(kernels.dequant_wrong_group.launch(&stream, &w, &mut y));
+    let r = report(
+        kernels
+            .dequant_wrong_group
+            .launch(&stream, planted::DequantWrongGroupArgs { w: &w, y: &mut y }),
+    );
     println!("{r}");
     assert_eq!(
         (r.arg.as_str(), r.failed_dim, r.dims[0], r.extent[0]),
@@ -179,7 +201,10 @@ fn a_tile_across_groups_taken_as_whole_is_reported() {
     let (k, n, g) = (288, 16, 48);
     let (host, w) = gptq_weight(&stream, k, n, g, 8);
     let mut y = Tensor::full(&stream, f32::NAN, &[n]).unwrap();
-    let r = report(kernels.sum_tiles_across_groups.launch(&stream, &w, &mut y));
+    let r = report(kernels.sum_tiles_across_groups.launch(
+        &stream,
+        planted::SumTilesAcrossGroupsArgs { w: &w, y: &mut y },
+    ));
     println!("{r}");
     assert_eq!(
         (r.arg.as_str(), r.access),
@@ -223,20 +248,48 @@ fn checked_outputs_equal_release_outputs() {
 
     kernels
         .attn_scores
-        .launch(&stream, &q, &k, &mut release, 0.125)
+        .launch(
+            &stream,
+            attn::AttnScoresArgs {
+                q: &q,
+                k: &k,
+                o: &mut release,
+                scale: 0.125,
+            },
+        )
         .unwrap();
     kernels
         .softmax_rows
-        .launch(&stream, &release, &mut p_release)
+        .launch(
+            &stream,
+            attn::SoftmaxRowsArgs {
+                s: &release,
+                p: &mut p_release,
+            },
+        )
         .unwrap();
     kernels.set_checked(true);
     kernels
         .attn_scores
-        .launch(&stream, &q, &k, &mut checked, 0.125)
+        .launch(
+            &stream,
+            attn::AttnScoresArgs {
+                q: &q,
+                k: &k,
+                o: &mut checked,
+                scale: 0.125,
+            },
+        )
         .unwrap();
     kernels
         .softmax_rows
-        .launch(&stream, &checked, &mut p_checked)
+        .launch(
+            &stream,
+            attn::SoftmaxRowsArgs {
+                s: &checked,
+                p: &mut p_checked,
+            },
+        )
         .unwrap();
 
     let (a, c) = (
@@ -269,11 +322,15 @@ fn a_deferred_violation_is_reported_by_the_next_launch_which_does_not_run() {
     // The faulty launch returns once enqueued.
     kernels
         .transpose_swapped
-        .launch(&stream, &x, &mut y)
+        .launch(&stream, planted::TransposeSwappedArgs { x: &x, y: &mut y })
         .unwrap();
     stream.synchronize().unwrap();
     let mut z = Tensor::full(&stream, 7.0f32, &[n, m]).unwrap();
-    let r = report(kernels.transpose_swapped.launch(&stream, &x, &mut z));
+    let r = report(
+        kernels
+            .transpose_swapped
+            .launch(&stream, planted::TransposeSwappedArgs { x: &x, y: &mut z }),
+    );
     println!("{r}");
     assert!(r.deferred, "{r}");
     assert_eq!(
@@ -302,7 +359,10 @@ fn check_deferred_waits_for_the_launches_and_counts_them_all() {
     // how far the GPU has got; every faulty launch is counted in exactly one report.
     let mut accepted = 0;
     for _ in 0..3 {
-        match kernels.transpose_swapped.launch(&stream, &x, &mut y) {
+        match kernels
+            .transpose_swapped
+            .launch(&stream, planted::TransposeSwappedArgs { x: &x, y: &mut y })
+        {
             Ok(_) => accepted += 1,
             Err(e) => {
                 let Error::OutOfBounds(r) = e else {
@@ -331,8 +391,14 @@ fn check_deferred_waits_for_the_launches_and_counts_them_all() {
     let xh = data(m * n, 5);
     let x = Tensor::from_host(&stream, &xh, &[m, n]).unwrap();
     let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
-    kernels.transpose.launch(&stream, &x, &mut y).unwrap();
-    kernels.transpose.launch(&stream, &x, &mut y).unwrap();
+    kernels
+        .transpose
+        .launch(&stream, transpose::TransposeArgs { x: &x, y: &mut y })
+        .unwrap();
+    kernels
+        .transpose
+        .launch(&stream, transpose::TransposeArgs { x: &x, y: &mut y })
+        .unwrap();
     kernels.check_deferred().unwrap();
     let got = y.to_host(&stream).unwrap();
     for i in 0..m {

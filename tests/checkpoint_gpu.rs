@@ -71,23 +71,34 @@ const CASES: [(Writer, usize, usize, usize, bool, bool, bool); 14] = [
 fn dequant(gpu: &Gpu, w: &QuantTensor<f16>, y: &mut Tensor<f16>) -> Result<Launched, Error> {
     let s = &gpu.stream;
     match (w.format(), w.g_idx().is_some()) {
-        (QuantFormat::Gptq(ZeroStyle::MinusOne), false) => {
-            gpu.quant.gptq_dequant_any_n.launch(s, w, y)
-        }
-        (QuantFormat::Gptq(ZeroStyle::MinusOne), true) => {
-            gpu.ckpt.gptq_v1_act_order_dequant.launch(s, w, y)
-        }
-        (QuantFormat::Gptq(ZeroStyle::Plain), false) => gpu.ckpt.gptq_v2_dequant.launch(s, w, y),
-        (QuantFormat::Gptq(ZeroStyle::Plain), true) => {
-            gpu.quant.gptq_act_order_dequant.launch(s, w, y)
-        }
-        (QuantFormat::Gptq(ZeroStyle::Symmetric), false) => {
-            gpu.ckpt.gptq_sym_dequant.launch(s, w, y)
-        }
-        (QuantFormat::Gptq(ZeroStyle::Symmetric), true) => {
-            gpu.ckpt.gptq_sym_act_order_dequant.launch(s, w, y)
-        }
-        (QuantFormat::Awq, _) => gpu.quant.awq_dequant_any_n.launch(s, w, y),
+        (QuantFormat::Gptq(ZeroStyle::MinusOne), false) => gpu
+            .quant
+            .gptq_dequant_any_n
+            .launch(s, quant::GptqDequantAnyNArgs { w, y }),
+        (QuantFormat::Gptq(ZeroStyle::MinusOne), true) => gpu
+            .ckpt
+            .gptq_v1_act_order_dequant
+            .launch(s, ckpt::GptqV1ActOrderDequantArgs { w, y }),
+        (QuantFormat::Gptq(ZeroStyle::Plain), false) => gpu
+            .ckpt
+            .gptq_v2_dequant
+            .launch(s, ckpt::GptqV2DequantArgs { w, y }),
+        (QuantFormat::Gptq(ZeroStyle::Plain), true) => gpu
+            .quant
+            .gptq_act_order_dequant
+            .launch(s, quant::GptqActOrderDequantArgs { w, y }),
+        (QuantFormat::Gptq(ZeroStyle::Symmetric), false) => gpu
+            .ckpt
+            .gptq_sym_dequant
+            .launch(s, ckpt::GptqSymDequantArgs { w, y }),
+        (QuantFormat::Gptq(ZeroStyle::Symmetric), true) => gpu
+            .ckpt
+            .gptq_sym_act_order_dequant
+            .launch(s, ckpt::GptqSymActOrderDequantArgs { w, y }),
+        (QuantFormat::Awq, _) => gpu
+            .quant
+            .awq_dequant_any_n
+            .launch(s, quant::AwqDequantAnyNArgs { w, y }),
         (QuantFormat::Int8, _) => unreachable!("checkpoints load 4-bit formats only"),
     }
 }
@@ -102,21 +113,31 @@ fn gemv(
 ) -> Result<Launched, Error> {
     let s = &gpu.stream;
     match (w.format(), w.g_idx().is_some()) {
-        (QuantFormat::Gptq(ZeroStyle::MinusOne), false) => gpu.quant.gptq_gemv.launch(s, x, w, y),
-        (QuantFormat::Gptq(ZeroStyle::MinusOne), true) => {
-            gpu.ckpt.gptq_v1_act_order_gemv.launch(s, x, w, y)
-        }
-        (QuantFormat::Gptq(ZeroStyle::Plain), false) => gpu.ckpt.gptq_v2_gemv.launch(s, x, w, y),
-        (QuantFormat::Gptq(ZeroStyle::Plain), true) => {
-            gpu.ckpt.gptq_v2_act_order_gemv.launch(s, x, w, y)
-        }
-        (QuantFormat::Gptq(ZeroStyle::Symmetric), false) => {
-            gpu.ckpt.gptq_sym_gemv.launch(s, x, w, y)
-        }
-        (QuantFormat::Gptq(ZeroStyle::Symmetric), true) => {
-            gpu.ckpt.gptq_sym_act_order_gemv.launch(s, x, w, y)
-        }
-        (QuantFormat::Awq, _) => gpu.quant.awq_gemv.launch(s, x, w, y),
+        (QuantFormat::Gptq(ZeroStyle::MinusOne), false) => gpu
+            .quant
+            .gptq_gemv
+            .launch(s, quant::GptqGemvArgs { x, w, y }),
+        (QuantFormat::Gptq(ZeroStyle::MinusOne), true) => gpu
+            .ckpt
+            .gptq_v1_act_order_gemv
+            .launch(s, ckpt::GptqV1ActOrderGemvArgs { x, w, y }),
+        (QuantFormat::Gptq(ZeroStyle::Plain), false) => gpu
+            .ckpt
+            .gptq_v2_gemv
+            .launch(s, ckpt::GptqV2GemvArgs { x, w, y }),
+        (QuantFormat::Gptq(ZeroStyle::Plain), true) => gpu
+            .ckpt
+            .gptq_v2_act_order_gemv
+            .launch(s, ckpt::GptqV2ActOrderGemvArgs { x, w, y }),
+        (QuantFormat::Gptq(ZeroStyle::Symmetric), false) => gpu
+            .ckpt
+            .gptq_sym_gemv
+            .launch(s, ckpt::GptqSymGemvArgs { x, w, y }),
+        (QuantFormat::Gptq(ZeroStyle::Symmetric), true) => gpu
+            .ckpt
+            .gptq_sym_act_order_gemv
+            .launch(s, ckpt::GptqSymActOrderGemvArgs { x, w, y }),
+        (QuantFormat::Awq, _) => gpu.quant.awq_gemv.launch(s, quant::AwqGemvArgs { x, w, y }),
         (QuantFormat::Int8, _) => unreachable!("checkpoints load 4-bit formats only"),
     }
 }
@@ -151,10 +172,16 @@ fn loaded_checkpoints_dequantize_bit_exact_on_the_gpu() {
         if n % 8 == 0 && !layer.has_g_idx() {
             let mut y = Tensor::full(&gpu.stream, f16::NAN, &[k, n]).unwrap();
             let tiled = match layer.format() {
-                QuantFormat::Gptq(ZeroStyle::MinusOne) => {
-                    Some(gpu.quant.gptq_dequant.launch(&gpu.stream, &w, &mut y))
-                }
-                QuantFormat::Awq => Some(gpu.quant.awq_dequant.launch(&gpu.stream, &w, &mut y)),
+                QuantFormat::Gptq(ZeroStyle::MinusOne) => Some(
+                    gpu.quant
+                        .gptq_dequant
+                        .launch(&gpu.stream, quant::GptqDequantArgs { w: &w, y: &mut y }),
+                ),
+                QuantFormat::Awq => Some(
+                    gpu.quant
+                        .awq_dequant
+                        .launch(&gpu.stream, quant::AwqDequantArgs { w: &w, y: &mut y }),
+                ),
                 _ => None,
             };
             if let Some(launched) = tiled {

@@ -22,7 +22,17 @@ fn fp8_inputs_widen_exactly() {
     let at = Tensor::from_host(&stream, &a, &[n]).unwrap();
     let bt = Tensor::from_host(&stream, &b, &[n]).unwrap();
     let mut y = Tensor::full(&stream, f32::NAN, &[n]).unwrap();
-    kernels.widen_fp8.launch(&stream, &at, &bt, &mut y).unwrap();
+    kernels
+        .widen_fp8
+        .launch(
+            &stream,
+            types::WidenFp8Args {
+                a: &at,
+                b: &bt,
+                y: &mut y,
+            },
+        )
+        .unwrap();
     let got = y.to_host(&stream).unwrap();
     for i in 0..n {
         assert_eq!(got[i], a[i].to_f32() + b[i].to_f32(), "element {i}");
@@ -118,7 +128,22 @@ fn every_other_element_type_reads_back_exactly() {
     kernels
         .sum_all
         .launch(
-            &stream, &a, &b, &c, &d, &e, &f, &g, &h, &p, &q, &r, &s, &mut y,
+            &stream,
+            types::SumAllArgs {
+                a: &a,
+                b: &b,
+                c: &c,
+                d: &d,
+                e: &e,
+                f: &f,
+                g: &g,
+                h: &h,
+                p: &p,
+                q: &q,
+                r: &r,
+                s: &s,
+                y: &mut y,
+            },
         )
         .unwrap();
     let got = y.to_host(&stream).unwrap();

@@ -220,12 +220,26 @@ fn embedding_copies_rows_exactly_on_ragged_shapes_in_every_mode() {
         let mut y = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
         kernels
             .embedding
-            .validate(&stream, &ids_d, &table_d, &mut y)
+            .validate(
+                &stream,
+                index_spec::EmbeddingArgs {
+                    ids: &ids_d,
+                    table: &table_d,
+                    y: &mut y,
+                },
+            )
             .unwrap_or_else(|e| panic!("{what}: validate refused good ids: {e}"));
         for mode in MODES {
             kernel.set_checked_mode(mode);
             let mut y = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
-            let launched = kernels.embedding.launch(&stream, &ids_d, &table_d, &mut y);
+            let launched = kernels.embedding.launch(
+                &stream,
+                index_spec::EmbeddingArgs {
+                    ids: &ids_d,
+                    table: &table_d,
+                    y: &mut y,
+                },
+            );
             clean(kernel, mode, launched, &what);
             let got = y.to_host(&stream).unwrap();
             assert_bits_eq(&got, &want, bf16::to_bits, &format!("{what}, {mode:?}"));
@@ -268,9 +282,14 @@ fn a_bad_token_id_is_reported_in_every_mode_and_reads_row_zero() {
         let first_bad = (0..t).find(|&i| is_bad(i)).unwrap();
         let mut y = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
         let host = refused(
-            kernels
-                .embedding
-                .validate(&stream, &ids_d, &table_d, &mut y),
+            kernels.embedding.validate(
+                &stream,
+                index_spec::EmbeddingArgs {
+                    ids: &ids_d,
+                    table: &table_d,
+                    y: &mut y,
+                },
+            ),
             what,
         );
         assert_eq!(
@@ -282,7 +301,14 @@ fn a_bad_token_id_is_reported_in_every_mode_and_reads_row_zero() {
         for mode in MODES {
             kernel.set_checked_mode(mode);
             let mut y = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
-            let launched = kernels.embedding.launch(&stream, &ids_d, &table_d, &mut y);
+            let launched = kernels.embedding.launch(
+                &stream,
+                index_spec::EmbeddingArgs {
+                    ids: &ids_d,
+                    table: &table_d,
+                    y: &mut y,
+                },
+            );
             let r = reported(kernel, mode, launched, what);
             if single {
                 assert_eq!(entry(&r), entry(&host), "{what}, {mode:?}: {r}");
@@ -315,12 +341,26 @@ fn a_bad_token_id_in_release_is_reported_by_the_next_launch_which_does_not_run()
     let mut y = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
     kernels
         .embedding
-        .launch(&stream, &bad, &table_d, &mut y)
+        .launch(
+            &stream,
+            index_spec::EmbeddingArgs {
+                ids: &bad,
+                table: &table_d,
+                y: &mut y,
+            },
+        )
         .unwrap();
     let mut y2 = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
     let err = kernels
         .embedding
-        .launch(&stream, &good, &table_d, &mut y2)
+        .launch(
+            &stream,
+            index_spec::EmbeddingArgs {
+                ids: &good,
+                table: &table_d,
+                y: &mut y2,
+            },
+        )
         .unwrap_err();
     let Error::IndexValue(r) = &err else {
         panic!("expected the earlier launch's IndexValue, got {err}")
@@ -340,7 +380,14 @@ fn a_bad_token_id_in_release_is_reported_by_the_next_launch_which_does_not_run()
     // Reported once: the next launch runs.
     kernels
         .embedding
-        .launch(&stream, &good, &table_d, &mut y2)
+        .launch(
+            &stream,
+            index_spec::EmbeddingArgs {
+                ids: &good,
+                table: &table_d,
+                y: &mut y2,
+            },
+        )
         .unwrap();
     kernels.embedding.kernel().check_deferred().unwrap();
 }
@@ -429,21 +476,25 @@ impl CacheCase {
         let result = if validate {
             r.validate(
                 stream,
-                &key,
-                &value,
-                &slot_mapping,
-                &mut k_cache,
-                &mut v_cache,
+                index_spec::ReshapeAndCacheArgs {
+                    key: &key,
+                    value: &value,
+                    slot_mapping: &slot_mapping,
+                    k_cache: &mut k_cache,
+                    v_cache: &mut v_cache,
+                },
             )
             .map(|()| Launched::Skipped)
         } else {
             r.launch(
                 stream,
-                &key,
-                &value,
-                &slot_mapping,
-                &mut k_cache,
-                &mut v_cache,
+                index_spec::ReshapeAndCacheArgs {
+                    key: &key,
+                    value: &value,
+                    slot_mapping: &slot_mapping,
+                    k_cache: &mut k_cache,
+                    v_cache: &mut v_cache,
+                },
             )
         };
         // In wait and deferred mode an error returns before the stream is done.
@@ -638,9 +689,15 @@ fn route(
 ) -> (Result<Launched, Error>, Vec<i32>, Vec<i32>) {
     let mut offsets = Tensor::full(stream, 0x5eed_5eed, &[e + 1]).unwrap();
     let mut sorted = Tensor::full(stream, 0x5eed_5eed, &[t * k]).unwrap();
-    let result = kernels
-        .moe_route
-        .launch(stream, topk_ids, &mut offsets, &mut sorted, e as i32);
+    let result = kernels.moe_route.launch(
+        stream,
+        index_spec::MoeRouteArgs {
+            topk_ids,
+            offsets: &mut offsets,
+            sorted: &mut sorted,
+            num_experts: e as i32,
+        },
+    );
     let _ = stream.synchronize();
     (
         result,
@@ -662,7 +719,15 @@ fn moe_route_groups_every_choice_by_expert_on_ragged_shapes_in_every_mode() {
         let mut sorted = Tensor::zeros(&stream, &[t * k]).unwrap();
         kernels
             .moe_route
-            .validate(&stream, &ids_d, &mut offsets, &mut sorted, e as i32)
+            .validate(
+                &stream,
+                index_spec::MoeRouteArgs {
+                    topk_ids: &ids_d,
+                    offsets: &mut offsets,
+                    sorted: &mut sorted,
+                    num_experts: e as i32,
+                },
+            )
             .unwrap_or_else(|err| panic!("{what}: validate refused good ids: {err}"));
         for mode in MODES {
             kernel.set_checked_mode(mode);
@@ -708,9 +773,15 @@ fn a_bad_expert_id_is_reported_in_every_mode_and_left_out() {
         let mut offsets = Tensor::zeros(&stream, &[e + 1]).unwrap();
         let mut sorted = Tensor::zeros(&stream, &[t * k]).unwrap();
         let host = refused(
-            kernels
-                .moe_route
-                .validate(&stream, &ids_d, &mut offsets, &mut sorted, e as i32),
+            kernels.moe_route.validate(
+                &stream,
+                index_spec::MoeRouteArgs {
+                    topk_ids: &ids_d,
+                    offsets: &mut offsets,
+                    sorted: &mut sorted,
+                    num_experts: e as i32,
+                },
+            ),
             what,
         );
         let at = [(first_bad / k) as i64, (first_bad % k) as i64];
@@ -804,7 +875,14 @@ fn pool(
     (b, d): (usize, usize),
 ) -> (Result<Launched, Error>, Vec<f32>) {
     let mut y = Tensor::full(stream, f32::NAN, &[b, d]).unwrap();
-    let result = kernels.mean_pool_varlen.launch(stream, x, cu, &mut y);
+    let result = kernels.mean_pool_varlen.launch(
+        stream,
+        index_spec::MeanPoolVarlenArgs {
+            x,
+            cu_seqlens: cu,
+            y: &mut y,
+        },
+    );
     let _ = stream.synchronize();
     (result, y.to_host(stream).unwrap())
 }
@@ -840,7 +918,14 @@ fn mean_pool_varlen_matches_f64_reference_on_ragged_batches_in_every_mode() {
         let mut y = Tensor::zeros(&stream, &[b, d]).unwrap();
         kernels
             .mean_pool_varlen
-            .validate(&stream, &x, &cu_d, &mut y)
+            .validate(
+                &stream,
+                index_spec::MeanPoolVarlenArgs {
+                    x: &x,
+                    cu_seqlens: &cu_d,
+                    y: &mut y,
+                },
+            )
             .unwrap_or_else(|e| panic!("{what}: validate refused good offsets: {e}"));
         for mode in MODES {
             kernel.set_checked_mode(mode);
@@ -911,9 +996,14 @@ fn bad_offsets_are_reported_in_every_mode_and_their_sequences_pool_to_zero() {
         let bad_spans = (0..b).filter(|&s| !span_ok(cu, s, t)).count();
         let mut y = Tensor::zeros(&stream, &[b, d]).unwrap();
         let host = refused(
-            kernels
-                .mean_pool_varlen
-                .validate(&stream, &x, &cu_d, &mut y),
+            kernels.mean_pool_varlen.validate(
+                &stream,
+                index_spec::MeanPoolVarlenArgs {
+                    x: &x,
+                    cu_seqlens: &cu_d,
+                    y: &mut y,
+                },
+            ),
             what,
         );
         match single {

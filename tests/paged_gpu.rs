@@ -183,21 +183,25 @@ impl Device {
     ) -> Result<(), Error> {
         k.paged_attn_partition.launch(
             stream,
-            &self.q,
-            &self.k,
-            &self.v,
-            &self.tables,
-            &self.lens,
-            &mut self.part_o,
-            &mut self.part_lse,
-            scale,
+            paged::PagedAttnPartitionArgs {
+                q: &self.q,
+                k_cache: &self.k,
+                v_cache: &self.v,
+                block_tables: &self.tables,
+                seq_lens: &self.lens,
+                part_o: &mut self.part_o,
+                part_lse: &mut self.part_lse,
+                scale,
+            },
         )?;
         k.paged_attn_reduce.launch(
             stream,
-            &self.part_o,
-            &self.part_lse,
-            &self.lens,
-            &mut self.out,
+            paged::PagedAttnReduceArgs {
+                part_o: &self.part_o,
+                part_lse: &self.part_lse,
+                seq_lens: &self.lens,
+                out: &mut self.out,
+            },
         )?;
         Ok(())
     }
@@ -210,14 +214,16 @@ impl Device {
     ) -> Result<(), Error> {
         k.paged_attn_partition.validate(
             stream,
-            &self.q,
-            &self.k,
-            &self.v,
-            &self.tables,
-            &self.lens,
-            &mut self.part_o,
-            &mut self.part_lse,
-            scale,
+            paged::PagedAttnPartitionArgs {
+                q: &self.q,
+                k_cache: &self.k,
+                v_cache: &self.v,
+                block_tables: &self.tables,
+                seq_lens: &self.lens,
+                part_o: &mut self.part_o,
+                part_lse: &mut self.part_lse,
+                scale,
+            },
         )
     }
 }
@@ -497,9 +503,15 @@ fn the_reduce_reports_a_length_past_its_workspace() {
     lens[5] = hi as i32;
     let bad = Tensor::from_host(&stream, &lens, &[c.b]).unwrap();
     let reduce = &kernels.paged_attn_reduce;
-    let Err(Error::IndexValue(refused)) =
-        reduce.validate(&stream, &dev.part_o, &dev.part_lse, &bad, &mut dev.out)
-    else {
+    let Err(Error::IndexValue(refused)) = reduce.validate(
+        &stream,
+        paged::PagedAttnReduceArgs {
+            part_o: &dev.part_o,
+            part_lse: &dev.part_lse,
+            seq_lens: &bad,
+            out: &mut dev.out,
+        },
+    ) else {
         panic!("validate accepted seq_lens[5] = {hi}")
     };
     assert_eq!(
@@ -508,7 +520,15 @@ fn the_reduce_reports_a_length_past_its_workspace() {
     );
     for mode in MODES {
         reduce.kernel().set_checked_mode(mode);
-        let launched = reduce.launch(&stream, &dev.part_o, &dev.part_lse, &bad, &mut dev.out);
+        let launched = reduce.launch(
+            &stream,
+            paged::PagedAttnReduceArgs {
+                part_o: &dev.part_o,
+                part_lse: &dev.part_lse,
+                seq_lens: &bad,
+                out: &mut dev.out,
+            },
+        );
         let err = match mode {
             CheckedMode::Wait => launched.unwrap_err(),
             _ => {

@@ -84,14 +84,18 @@ fn gptq_dequant_is_bit_exact_on_aligned_and_ragged_shapes() {
         let host =
             quantize_gptq::<f16>(&weights(k * n, 7), k, n, g, ZeroStyle::MinusOne, None).unwrap();
         assert_bit_exact(&stream, &host, |w, y| {
-            kernels.gptq_dequant.launch(&stream, w, y)
+            kernels
+                .gptq_dequant
+                .launch(&stream, quant::GptqDequantArgs { w, y })
         });
     }
     for (k, n, g) in SHAPES {
         let host =
             quantize_gptq::<f16>(&weights(k * n, 8), k, n, g, ZeroStyle::MinusOne, None).unwrap();
         assert_bit_exact(&stream, &host, |w, y| {
-            kernels.gptq_dequant_any_n.launch(&stream, w, y)
+            kernels
+                .gptq_dequant_any_n
+                .launch(&stream, quant::GptqDequantAnyNArgs { w, y })
         });
     }
 }
@@ -107,7 +111,7 @@ fn a_tiled_dequant_refuses_n_that_is_no_multiple_of_8() {
     let mut y = Tensor::full(&stream, f16::NAN, &[k, n]).unwrap();
     let err = kernels
         .gptq_dequant
-        .launch(&stream, &w, &mut y)
+        .launch(&stream, quant::GptqDequantArgs { w: &w, y: &mut y })
         .unwrap_err();
     let message = err.to_string();
     assert!(
@@ -132,7 +136,9 @@ fn gptq_act_order_dequant_is_bit_exact() {
             quantize_gptq::<f16>(&weights(k * n, 11), k, n, g, ZeroStyle::Plain, Some(&g_idx))
                 .unwrap();
         assert_bit_exact(&stream, &host, |w, y| {
-            kernels.gptq_act_order_dequant.launch(&stream, w, y)
+            kernels
+                .gptq_act_order_dequant
+                .launch(&stream, quant::GptqActOrderDequantArgs { w, y })
         });
     }
 }
@@ -144,13 +150,17 @@ fn awq_dequant_is_bit_exact_on_aligned_and_ragged_shapes() {
     for (k, n, g) in TILED_SHAPES {
         let host = quantize_awq::<f16>(&weights(k * n, 13), k, n, g).unwrap();
         assert_bit_exact(&stream, &host, |w, y| {
-            kernels.awq_dequant.launch(&stream, w, y)
+            kernels
+                .awq_dequant
+                .launch(&stream, quant::AwqDequantArgs { w, y })
         });
     }
     for (k, n, g) in SHAPES {
         let host = quantize_awq::<f16>(&weights(k * n, 14), k, n, g).unwrap();
         assert_bit_exact(&stream, &host, |w, y| {
-            kernels.awq_dequant_any_n.launch(&stream, w, y)
+            kernels
+                .awq_dequant_any_n
+                .launch(&stream, quant::AwqDequantAnyNArgs { w, y })
         });
     }
 }
@@ -162,7 +172,9 @@ fn int8_dequant_is_bit_exact_on_aligned_and_ragged_shapes() {
     for (k, n, g) in SHAPES {
         let host = quantize_int8::<f16>(&weights(k * n, 17), k, n, g).unwrap();
         assert_bit_exact(&stream, &host, |w, y| {
-            kernels.int8_dequant.launch(&stream, w, y)
+            kernels
+                .int8_dequant
+                .launch(&stream, quant::Int8DequantArgs { w, y })
         });
     }
 }
@@ -229,20 +241,52 @@ fn gemvs_match_an_f64_reference() {
         let w = QuantTensor::upload(&stream, &host).unwrap();
         let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
         if k % 8 == 0 && n % 8 == 0 {
-            kernels.gptq_gemv.launch(&stream, &x, &w, &mut y).unwrap();
+            kernels
+                .gptq_gemv
+                .launch(
+                    &stream,
+                    quant::GptqGemvArgs {
+                        x: &x,
+                        w: &w,
+                        y: &mut y,
+                    },
+                )
+                .unwrap();
             let want = gemv_reference(&xh, &dequant_reference(&host), m, k, n);
             // Its whole tiles sum 8 products a lane in f16 (the accessor's `dot_tile`):
             // about 0.1% of the norm at K = 4096; allowed 0.8%.
             let what = format!("gptq_gemv M={m} K={k} N={n} G={g}");
             assert_close(&y.to_host(&stream).unwrap(), &want, 8e-3, &what);
         } else {
-            assert!(kernels.gptq_gemv.launch(&stream, &x, &w, &mut y).is_err());
+            assert!(
+                kernels
+                    .gptq_gemv
+                    .launch(
+                        &stream,
+                        quant::GptqGemvArgs {
+                            x: &x,
+                            w: &w,
+                            y: &mut y
+                        }
+                    )
+                    .is_err()
+            );
         }
 
         let host = quantize_awq::<f16>(&weights(k * n, 9), k, n, g).unwrap();
         let w = QuantTensor::upload(&stream, &host).unwrap();
         let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
-        kernels.awq_gemv.launch(&stream, &x, &w, &mut y).unwrap();
+        kernels
+            .awq_gemv
+            .launch(
+                &stream,
+                quant::AwqGemvArgs {
+                    x: &x,
+                    w: &w,
+                    y: &mut y,
+                },
+            )
+            .unwrap();
         let want = gemv_reference(&xh, &dequant_reference(&host), m, k, n);
         let what = format!("awq_gemv M={m} K={k} N={n} G={g}");
         assert_close(&y.to_host(&stream).unwrap(), &want, 0.0, &what);
@@ -264,7 +308,7 @@ fn a_wrong_sized_qzeros_is_refused_with_the_derived_shape() {
     let mut y = Tensor::full(&stream, f16::NAN, &[k, n]).unwrap();
     let err = kernels
         .gptq_dequant
-        .launch(&stream, &w, &mut y)
+        .launch(&stream, quant::GptqDequantArgs { w: &w, y: &mut y })
         .unwrap_err();
     let Error::Launch(e) = &err else {
         panic!("expected a launch error, got {err}")
@@ -305,7 +349,7 @@ fn a_weight_of_another_format_is_refused() {
     let mut y = Tensor::full(&stream, f16::NAN, &[64, 16]).unwrap();
     let err = kernels
         .gptq_dequant
-        .launch(&stream, &w, &mut y)
+        .launch(&stream, quant::GptqDequantArgs { w: &w, y: &mut y })
         .unwrap_err();
     assert!(
         matches!(err, Error::Quant(QuantError::FormatMismatch { .. })),
@@ -352,7 +396,9 @@ fn an_out_of_range_g_idx_is_reported_in_every_mode_and_never_read() {
         for mode in [CheckedMode::Off, CheckedMode::Wait, CheckedMode::Deferred] {
             kernel.set_checked_mode(mode);
             let mut y = Tensor::full(&stream, f16::NAN, &[k, n]).unwrap();
-            let launched = kernels.gptq_act_order_dequant.launch(&stream, &w, &mut y);
+            let launched = kernels
+                .gptq_act_order_dequant
+                .launch(&stream, quant::GptqActOrderDequantArgs { w: &w, y: &mut y });
             let err = match mode {
                 CheckedMode::Wait => launched.unwrap_err(),
                 _ => {

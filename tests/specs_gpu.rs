@@ -188,7 +188,13 @@ fn softmax_case(shape: [usize; 4], seed: u64) {
 
     let launched = kernels
         .softmax_rows
-        .launch(&stream, &scores, &mut p)
+        .launch(
+            &stream,
+            attn_spec::SoftmaxRowsArgs {
+                s: &scores,
+                p: &mut p,
+            },
+        )
         .unwrap();
     let (grid, block, _) = done(launched);
     assert_eq!(block, [256, 1, 1]);
@@ -241,7 +247,13 @@ fn softmax_rows_refuses_a_wrong_shape_before_launching() {
     // p one column short.
     let mut p = Tensor::full(&stream, f16::NAN, &[b, h, s, t - 1]).unwrap();
     let e = refused(
-        kernels.softmax_rows.launch(&stream, &scores, &mut p),
+        kernels.softmax_rows.launch(
+            &stream,
+            attn_spec::SoftmaxRowsArgs {
+                s: &scores,
+                p: &mut p,
+            },
+        ),
         "softmax_rows",
     );
     expect(&e, "Dim p[3] = T", |v| {
@@ -254,7 +266,13 @@ fn softmax_rows_refuses_a_wrong_shape_before_launching() {
     // p with B and H merged: rank 3 for a rank-4 argument.
     let mut p = Tensor::full(&stream, f16::NAN, &[b * h, s, t]).unwrap();
     let e = refused(
-        kernels.softmax_rows.launch(&stream, &scores, &mut p),
+        kernels.softmax_rows.launch(
+            &stream,
+            attn_spec::SoftmaxRowsArgs {
+                s: &scores,
+                p: &mut p,
+            },
+        ),
         "softmax_rows",
     );
     expect(&e, "Rank p", |v| {
@@ -284,7 +302,17 @@ fn attn_pv_matches_f64_reference_on_a_ragged_shape() {
     let v = Tensor::from_host(&stream, &vh, &[b, h, t, d]).unwrap();
     let mut o = Tensor::full(&stream, f32::NAN, &[b, h, s, d]).unwrap();
 
-    let launched = kernels.attn_pv.launch(&stream, &p, &v, &mut o).unwrap();
+    let launched = kernels
+        .attn_pv
+        .launch(
+            &stream,
+            attn_spec::AttnPvArgs {
+                p: &p,
+                v: &v,
+                o: &mut o,
+            },
+        )
+        .unwrap();
     // No `threads N`: the block is the occupancy API's pick at load, whole warps and at
     // most the 256 of `__launch_bounds__`, and the kernel's contract says so.
     let block = done(launched).1;
@@ -323,7 +351,17 @@ fn attn_pv_refuses_a_wrong_shape_before_launching() {
     // v one key longer than p has columns: T is bound by p.shape[3].
     let v = Tensor::from_host(&stream, &f16s(b * h * (t + 1) * d, 34), &[b, h, t + 1, d]).unwrap();
     let mut o = Tensor::full(&stream, f32::NAN, &[b, h, s, d]).unwrap();
-    let e = refused(kernels.attn_pv.launch(&stream, &p, &v, &mut o), "attn_pv");
+    let e = refused(
+        kernels.attn_pv.launch(
+            &stream,
+            attn_spec::AttnPvArgs {
+                p: &p,
+                v: &v,
+                o: &mut o,
+            },
+        ),
+        "attn_pv",
+    );
     expect(&e, "Dim v[2] = T", |x| {
         matches!(x, Violation::Dim { arg: "v", position: 2, extent: "T", expected, actual, .. }
             if *expected == t as i64 && *actual == t + 1)
@@ -334,7 +372,17 @@ fn attn_pv_refuses_a_wrong_shape_before_launching() {
     // o one column wider than v: D is bound by v.shape[3].
     let v = Tensor::from_host(&stream, &f16s(b * h * t * d, 34), &[b, h, t, d]).unwrap();
     let mut o = Tensor::full(&stream, f32::NAN, &[b, h, s, d + 1]).unwrap();
-    let e = refused(kernels.attn_pv.launch(&stream, &p, &v, &mut o), "attn_pv");
+    let e = refused(
+        kernels.attn_pv.launch(
+            &stream,
+            attn_spec::AttnPvArgs {
+                p: &p,
+                v: &v,
+                o: &mut o,
+            },
+        ),
+        "attn_pv",
+    );
     expect(&e, "Dim o[3] = D", |x| {
         matches!(x, Violation::Dim { arg: "o", position: 3, extent: "D", expected, actual, .. }
             if *expected == d as i64 && *actual == d + 1)
@@ -367,16 +415,42 @@ fn attention_pipeline_matches_f64_reference() {
     done(
         kernels
             .attn_scores
-            .launch(&stream, &q, &k, &mut scores, scale)
+            .launch(
+                &stream,
+                attn_spec::AttnScoresArgs {
+                    q: &q,
+                    k: &k,
+                    o: &mut scores,
+                    scale,
+                },
+            )
             .unwrap(),
     );
     done(
         kernels
             .softmax_rows
-            .launch(&stream, &scores, &mut p)
+            .launch(
+                &stream,
+                attn_spec::SoftmaxRowsArgs {
+                    s: &scores,
+                    p: &mut p,
+                },
+            )
             .unwrap(),
     );
-    done(kernels.attn_pv.launch(&stream, &p, &v, &mut o).unwrap());
+    done(
+        kernels
+            .attn_pv
+            .launch(
+                &stream,
+                attn_spec::AttnPvArgs {
+                    p: &p,
+                    v: &v,
+                    o: &mut o,
+                },
+            )
+            .unwrap(),
+    );
     let out = o.to_host(&stream).unwrap();
     let probs = p.to_host(&stream).unwrap();
     assert!(
@@ -445,7 +519,15 @@ fn rms_case(n: usize, d: usize, seed: u64) {
     let (grid, block, _) = done(
         kernels
             .rms_norm
-            .launch(&stream, &x, &w, &mut y, eps)
+            .launch(
+                &stream,
+                rmsnorm_spec::RmsNormArgs {
+                    x: &x,
+                    w: &w,
+                    y: &mut y,
+                    eps,
+                },
+            )
             .unwrap(),
     );
     assert_eq!(
@@ -492,7 +574,15 @@ fn rms_norm_big_shape_on_sampled_rows() {
 
     let launched = kernels
         .rms_norm
-        .launch(&stream, &x, &w, &mut y, eps)
+        .launch(
+            &stream,
+            rmsnorm_spec::RmsNormArgs {
+                x: &x,
+                w: &w,
+                y: &mut y,
+                eps,
+            },
+        )
         .unwrap();
     // 2^27 elements: 32-bit indexing still fits.
     assert_eq!(
@@ -533,7 +623,15 @@ fn rms_norm_refuses_a_wrong_shape_before_launching() {
     let w = Tensor::from_host(&stream, &bf16s(d + 8, 57), &[d + 8]).unwrap();
     let mut y = Tensor::full(&stream, bf16::NAN, &[n, d]).unwrap();
     let e = refused(
-        kernels.rms_norm.launch(&stream, &x, &w, &mut y, 1e-5),
+        kernels.rms_norm.launch(
+            &stream,
+            rmsnorm_spec::RmsNormArgs {
+                x: &x,
+                w: &w,
+                y: &mut y,
+                eps: 1e-5,
+            },
+        ),
         "rms_norm",
     );
     expect(&e, "Dim w[0] = D", |v| {
@@ -549,7 +647,15 @@ fn rms_norm_refuses_a_wrong_shape_before_launching() {
     let w2 = Tensor::from_host(&stream, &bf16s(d2, 59), &[d2]).unwrap();
     let mut y2 = Tensor::full(&stream, bf16::NAN, &[n, d2]).unwrap();
     let e = refused(
-        kernels.rms_norm.launch(&stream, &x2, &w2, &mut y2, 1e-5),
+        kernels.rms_norm.launch(
+            &stream,
+            rmsnorm_spec::RmsNormArgs {
+                x: &x2,
+                w: &w2,
+                y: &mut y2,
+                eps: 1e-5,
+            },
+        ),
         "rms_norm",
     );
     expect(&e, "Constraint D % 8 == 0", |v| {
@@ -566,7 +672,15 @@ fn rms_norm_refuses_a_wrong_shape_before_launching() {
         .unwrap();
     let mut y3 = Tensor::full(&stream, bf16::NAN, &[n, d]).unwrap();
     let e = refused(
-        kernels.rms_norm.launch(&stream, &x3, &w, &mut y3, 1e-5),
+        kernels.rms_norm.launch(
+            &stream,
+            rmsnorm_spec::RmsNormArgs {
+                x: &x3,
+                w: &w,
+                y: &mut y3,
+                eps: 1e-5,
+            },
+        ),
         "rms_norm",
     );
     expect(&e, "Align x to 16", |v| {
@@ -618,7 +732,15 @@ fn rope_matches_f64_reference_through_the_stored_layout() {
     done(
         kernels
             .rope
-            .launch(&stream, &x, &cos_tab, &sin_tab, &mut y)
+            .launch(
+                &stream,
+                rope_spec::RopeArgs {
+                    x: &x,
+                    cos_tab: &cos_tab,
+                    sin_tab: &sin_tab,
+                    y: &mut y,
+                },
+            )
             .unwrap(),
     );
     let out = y.to_host(&stream).unwrap(); // physical [B, S, H, D] order
@@ -679,7 +801,15 @@ fn rope_refuses_a_wrong_shape_before_launching() {
     // dimensions are reported, each with its logical dimension.
     let mut y = Tensor::full(&stream, f16::NAN, &[b, h, s, d]).unwrap();
     let e = refused(
-        kernels.rope.launch(&stream, &x, &cos_tab, &sin_tab, &mut y),
+        kernels.rope.launch(
+            &stream,
+            rope_spec::RopeArgs {
+                x: &x,
+                cos_tab: &cos_tab,
+                sin_tab: &sin_tab,
+                y: &mut y,
+            },
+        ),
         "rope",
     );
     expect(&e, "Dim y[1] = S (logical 2)", |v| {
@@ -698,9 +828,15 @@ fn rope_refuses_a_wrong_shape_before_launching() {
     let sin_wide = Tensor::from_host(&stream, &f32s(s * d, 63), &[s, d]).unwrap();
     let mut y = Tensor::full(&stream, f16::NAN, &[b, s, h, d]).unwrap();
     let e = refused(
-        kernels
-            .rope
-            .launch(&stream, &x, &cos_short, &sin_wide, &mut y),
+        kernels.rope.launch(
+            &stream,
+            rope_spec::RopeArgs {
+                x: &x,
+                cos_tab: &cos_short,
+                sin_tab: &sin_wide,
+                y: &mut y,
+            },
+        ),
         "rope",
     );
     expect(&e, "Dim cos_tab[0] = S", |v| {
@@ -721,7 +857,15 @@ fn rope_refuses_a_wrong_shape_before_launching() {
     let sin3 = Tensor::from_host(&stream, &s3, &[s, d3 / 2]).unwrap();
     let mut y3 = Tensor::full(&stream, f16::NAN, &[b, s, h, d3]).unwrap();
     let e = refused(
-        kernels.rope.launch(&stream, &x3, &cos3, &sin3, &mut y3),
+        kernels.rope.launch(
+            &stream,
+            rope_spec::RopeArgs {
+                x: &x3,
+                cos_tab: &cos3,
+                sin_tab: &sin3,
+                y: &mut y3,
+            },
+        ),
         "rope",
     );
     expect(&e, "Constraint D % 8 == 0", |v| {
@@ -750,9 +894,22 @@ fn transpose_case(tiled: bool, m: usize, n: usize, seed: u64) {
     let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
 
     let (grid, block, _) = if tiled {
-        done(kernels.transpose_tiled.launch(&stream, &x, &mut y).unwrap())
+        done(
+            kernels
+                .transpose_tiled
+                .launch(
+                    &stream,
+                    transpose_spec::TransposeTiledArgs { x: &x, y: &mut y },
+                )
+                .unwrap(),
+        )
     } else {
-        done(kernels.transpose.launch(&stream, &x, &mut y).unwrap())
+        done(
+            kernels
+                .transpose
+                .launch(&stream, transpose_spec::TransposeArgs { x: &x, y: &mut y })
+                .unwrap(),
+        )
     };
     if tiled {
         // The spec's raw grid: ceil(N / 32) by ceil(M / 32) tiles of 32 x 8 threads.
@@ -810,9 +967,14 @@ fn transposes_refuse_an_untransposed_output_before_launching() {
         // y as [M, N]: the shape of x, not of its transpose.
         let mut y = Tensor::full(&stream, f32::NAN, &[m, n]).unwrap();
         let result = if tiled {
-            kernels.transpose_tiled.launch(&stream, &x, &mut y)
+            kernels.transpose_tiled.launch(
+                &stream,
+                transpose_spec::TransposeTiledArgs { x: &x, y: &mut y },
+            )
         } else {
-            kernels.transpose.launch(&stream, &x, &mut y)
+            kernels
+                .transpose
+                .launch(&stream, transpose_spec::TransposeArgs { x: &x, y: &mut y })
         };
         let e = refused(result, name);
         expect(&e, "Dim y[0] = N", |v| {
@@ -844,7 +1006,10 @@ fn transpose_tiled_refuses_a_non_contiguous_input_before_launching() {
     );
     let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
     let e = refused(
-        kernels.transpose_tiled.launch(&stream, &x, &mut y),
+        kernels.transpose_tiled.launch(
+            &stream,
+            transpose_spec::TransposeTiledArgs { x: &x, y: &mut y },
+        ),
         "transpose_tiled",
     );
     expect(&e, "Stride x not contiguous at 0", |v| {
@@ -867,9 +1032,18 @@ fn transposes_skip_an_empty_launch() {
             .unwrap()
             .with_layout(&[n, m], &[m.max(1) as isize, 1], 0)
             .unwrap();
-        let plain = kernels.transpose.launch(&stream, &x, &mut y).unwrap();
+        let plain = kernels
+            .transpose
+            .launch(&stream, transpose_spec::TransposeArgs { x: &x, y: &mut y })
+            .unwrap();
         assert_eq!(plain, Launched::Skipped, "transpose [{m}, {n}]");
-        let tiled = kernels.transpose_tiled.launch(&stream, &x, &mut y).unwrap();
+        let tiled = kernels
+            .transpose_tiled
+            .launch(
+                &stream,
+                transpose_spec::TransposeTiledArgs { x: &x, y: &mut y },
+            )
+            .unwrap();
         assert_eq!(tiled, Launched::Skipped, "transpose_tiled [{m}, {n}]");
         assert_untouched(&stream, &y, "y's buffer");
     }
@@ -891,7 +1065,20 @@ fn affine_case(
 ) {
     let (m, n) = (x.shape()[0], x.shape()[1]);
     let mut y = Tensor::full(stream, f32::NAN, &[m, n]).unwrap();
-    done(kernels.affine_view.launch(stream, x, &mut y, A, B).unwrap());
+    done(
+        kernels
+            .affine_view
+            .launch(
+                stream,
+                strided_spec::AffineViewArgs {
+                    x,
+                    y: &mut y,
+                    a: A,
+                    b: B,
+                },
+            )
+            .unwrap(),
+    );
     let out = y.to_host(stream).unwrap();
     for i in 0..m {
         for j in 0..n {
@@ -987,7 +1174,15 @@ fn affine_view_refuses_an_empty_view() {
         .with_layout(&[0, n], &[n as isize, 1], 0)
         .unwrap();
     let e = refused(
-        kernels.affine_view.launch(&stream, &x, &mut y, A, B),
+        kernels.affine_view.launch(
+            &stream,
+            strided_spec::AffineViewArgs {
+                x: &x,
+                y: &mut y,
+                a: A,
+                b: B,
+            },
+        ),
         "affine_view",
     );
     expect(
@@ -1015,7 +1210,15 @@ fn affine_view_refuses_a_wrong_output_before_launching() {
     // y one column wider than x.
     let mut y = Tensor::full(&stream, f32::NAN, &[m, n + 1]).unwrap();
     let e = refused(
-        kernels.affine_view.launch(&stream, &x, &mut y, A, B),
+        kernels.affine_view.launch(
+            &stream,
+            strided_spec::AffineViewArgs {
+                x: &x,
+                y: &mut y,
+                a: A,
+                b: B,
+            },
+        ),
         "affine_view",
     );
     expect(&e, "Dim y[1] = N", |v| {
@@ -1031,7 +1234,15 @@ fn affine_view_refuses_a_wrong_output_before_launching() {
         .permute(&[1, 0])
         .unwrap();
     let e = refused(
-        kernels.affine_view.launch(&stream, &x, &mut y, A, B),
+        kernels.affine_view.launch(
+            &stream,
+            strided_spec::AffineViewArgs {
+                x: &x,
+                y: &mut y,
+                a: A,
+                b: B,
+            },
+        ),
         "affine_view",
     );
     expect(&e, "Stride y not contiguous", |v| {

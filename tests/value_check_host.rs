@@ -1,8 +1,9 @@
 //! The comparison every value-contracted read makes, `ima_value_in(v, lo, hi)`, compiled
-//! for the host from the generated CUDA C and run over the edges of every pairing of an
-//! element type with an index type: it must say `lo <= v < hi` exactly as exact
-//! arithmetic (i128 here) does, for any `lo <= hi` the index type holds, negative bounds
-//! over unsigned elements included. No GPU needed: a host C++ compiler (`c++`, or `$CXX`).
+//! for the host from ima.cuh (the header every generated module embeds) and run over the
+//! edges of every pairing of an element type with an index type: it must say
+//! `lo <= v < hi` exactly as exact arithmetic (i128 here) does, for any `lo <= hi` the
+//! index type holds, negative bounds over unsigned elements included. No GPU needed: a
+//! host C++ compiler (`c++`, or `$CXX`).
 
 use std::fmt::Write as _;
 use std::process::Command;
@@ -28,17 +29,13 @@ const U32: Ty = ty("unsigned int", 0, u32::MAX as i128);
 const I64: Ty = ty("long long", i64::MIN as i128, i64::MAX as i128);
 const U64: Ty = ty("unsigned long long", 0, u64::MAX as i128);
 
-/// `ima_value_in` as the generated module defines it (every module carries the prelude).
+/// `ima_value_in` as ima.cuh defines it (every generated module embeds the header).
 fn value_in_source() -> String {
-    let cu = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/out/specs/index.cu"
-    ))
-    .unwrap();
+    let cuh = ima_codegen::cuda::IMA_CUH;
     let head = "template <typename T, typename I>\n__device__ __forceinline__ bool ima_value_in(";
-    let start = cu.find(head).expect("the prelude defines ima_value_in");
-    let end = start + cu[start..].find("\n}\n").unwrap() + 3;
-    cu[start..end].to_string()
+    let start = cuh.find(head).expect("ima.cuh defines ima_value_in");
+    let end = start + cuh[start..].find("\n}\n").unwrap() + 3;
+    cuh[start..end].to_string()
 }
 
 /// A C literal of `v` in type `t` (the least i64 has none of its own).

@@ -27,11 +27,13 @@ __device__ __forceinline__ void twin_ldsm(unsigned at, unsigned (&f)[4], bool tr
 }
 // m16n8k16, A rows 8..15 zero, D rows 8..15 dropped: c0, c1 accumulate in place.
 __device__ __forceinline__ void twin_mma(unsigned a0, unsigned a2, unsigned b0, unsigned b1, float& c0, float& c1) {
-    float x2, x3;
+    float d[4];
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
                  "{%10, %11, %12, %13};"
-                 : "=f"(c0), "=f"(c1), "=f"(x2), "=f"(x3)
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
                  : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(0.f), "f"(0.f));
+    c0 = d[0];
+    c1 = d[1];
 }
 __device__ __forceinline__ unsigned twin_pack(float lo, float hi) {
     unsigned r;

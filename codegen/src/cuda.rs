@@ -4,7 +4,8 @@
 
 use crate::c_expr::c_expr;
 use askama::Template;
-use ima_dsl::abi::{ArgKind, ContractArg, contract_args, contract_index, has_value_contracts};
+use ima_contract::EntryParam;
+use ima_dsl::abi::{ArgKind, ContractArg, contract_args, contract_index, kernel_contract, owned};
 use ima_dsl::ir::{self, DType, Role};
 use quant::{QuantCu, quant};
 
@@ -39,12 +40,18 @@ fn header(d: DType) -> Option<&'static str> {
     }
 }
 
+/// The header every generated module embeds once, after its CUDA includes: the violation
+/// record, the checks and reports, and the helpers with no template variables
+/// (`codegen/include/ima.cuh`, compiled on the host by `codegen/tests/ima_cuh.rs`).
+pub const IMA_CUH: &str = include_str!("../include/ima.cuh");
+
 #[derive(Template)]
 #[template(path = "module.cu", escape = "none")]
 struct ModuleCu {
     version: &'static str,
     spec: String,
     includes: Vec<&'static str>,
+    ima_cuh: &'static str,
     consts: Vec<ConstCu>,
     kernels: Vec<KernelCu>,
 }
@@ -192,6 +199,8 @@ pub fn generate(m: &ir::Module, cu_file: &str) -> String {
         version: crate::VERSION,
         spec: m.file.clone(),
         includes,
+        // The template puts the line break after it.
+        ima_cuh: IMA_CUH.trim_end(),
         consts: m
             .consts
             .iter()
@@ -205,7 +214,7 @@ pub fn generate(m: &ir::Module, cu_file: &str) -> String {
                 value: *value,
             })
             .collect(),
-        kernels: m.kernels.iter().map(kernel).collect(),
+        kernels: m.kernels.iter().map(|k| kernel(m, k)).collect(),
     }
     .render()
     .map(|text| resume_lines(&text, cu_file))
@@ -236,7 +245,7 @@ fn list<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
         .join(", ")
 }
 
-fn kernel(k: &ir::Kernel) -> KernelCu {
+fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
     let index = contract_index(k);
     let args: Vec<ArgCu> = k.args.iter().zip(&index).map(|(a, &i)| arg(a, i)).collect();
     let symbols: Vec<&str> = k.symbols.iter().map(|s| s.name.as_str()).collect();
@@ -315,6 +324,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
     let extents_inner_first = extents.iter().rev().cloned().collect::<Vec<_>>().join(", ");
 
     let contract = contract_args(k);
+    let abi = kernel_contract(m, k);
     let entries = [
         ("i32", "int", false),
         ("i64", "long long", false),
@@ -322,7 +332,7 @@ fn kernel(k: &ir::Kernel) -> KernelCu {
         ("i64_checked", "long long", true),
     ]
     .into_iter()
-    .map(|(suffix, index_type, checked)| entry(k, &contract, suffix, index_type, checked))
+    .map(|(suffix, index_type, checked)| entry(k, &contract, &abi, suffix, index_type, checked))
     .collect();
 
     KernelCu {
@@ -503,38 +513,56 @@ fn vector_width(a: &ir::TensorArg) -> u64 {
 fn entry(
     k: &ir::Kernel,
     contract: &[ContractArg<'_>],
+    abi: &owned::KernelContract,
     suffix: &'static str,
     index_type: &'static str,
     checked: bool,
 ) -> Entry {
-    let mut params = Vec::new();
-    let mut run_args = Vec::new();
-    // Value contracts are checked in release too, and report through the record.
-    let takes_record = checked || has_value_contracts(k);
+    // The parameters in the ABI's order, defined once in ima-contract; the runtime pushes
+    // a launch's values in the same order.
+    let mut takes_record = false;
+    let params: Vec<String> = abi
+        .entry_params(checked)
+        .map(|p| match p {
+            EntryParam::Pointer { arg } => {
+                let b = &contract[arg];
+                let ty = c_type(b.dtype);
+                let pointee = if b.role() == Role::In {
+                    format!("const {ty}")
+                } else {
+                    ty.to_string()
+                };
+                format!("{pointee}* __restrict__ {}", b.ident)
+            }
+            EntryParam::Stride { arg, dim } => {
+                format!("{index_type} {}_s{dim}", contract[arg].ident)
+            }
+            EntryParam::Symbol(s) => format!("{index_type} {}", k.symbols[s].name),
+            EntryParam::Param(p) => {
+                let p = &k.params[p];
+                format!("{} {}", c_type(p.dtype), p.name)
+            }
+            EntryParam::Record => {
+                takes_record = true;
+                "ImaRecord* ima_record".to_string()
+            }
+        })
+        .collect();
     let record = if takes_record {
         "ima_record"
     } else {
         "nullptr"
     };
+    // Each accessor from the parameters it is made of (by name), its extents and the record.
+    let mut run_args = Vec::new();
     for a in &k.args {
-        let buffers: Vec<_> = contract
+        let mut fields = Vec::new();
+        for b in contract
             .iter()
             .filter(|c| std::ptr::eq(c.ir, a) && c.kind == ArgKind::Buffer)
-            .collect();
-        let mut fields = Vec::new();
-        for b in &buffers {
-            let ty = c_type(b.dtype);
-            let pointee = if b.role() == Role::In {
-                format!("const {ty}")
-            } else {
-                ty.to_string()
-            };
-            params.push(format!("{pointee}* __restrict__ {}", b.ident));
+        {
             fields.push(b.ident.clone());
-            for d in 0..b.dims.len() {
-                params.push(format!("{index_type} {}_s{d}", b.ident));
-                fields.push(format!("{}_s{d}", b.ident));
-            }
+            fields.extend((0..b.dims.len()).map(|d| format!("{}_s{d}", b.ident)));
         }
         // Logical extents (plain) or K, N, G (quantized), then the record.
         let logical: Vec<String> = match &a.quant {
@@ -561,17 +589,8 @@ fn entry(
             fields.join(", ")
         ));
     }
-    for s in &k.symbols {
-        params.push(format!("{index_type} {}", s.name));
-        run_args.push(s.name.clone());
-    }
-    for p in &k.params {
-        params.push(format!("{} {}", c_type(p.dtype), p.name));
-        run_args.push(p.name.clone());
-    }
-    if takes_record {
-        params.push("ImaRecord* ima_record".to_string());
-    }
+    run_args.extend(k.symbols.iter().map(|s| s.name.clone()));
+    run_args.extend(k.params.iter().map(|p| p.name.clone()));
     run_args.push(record.to_string());
     Entry {
         suffix,

@@ -22,7 +22,8 @@ struct KernelDoc {
     signature: String,
     location: String,
     constraints: Vec<String>,
-    /// The stub's arguments after the stream, as a caller writes them.
+    /// The stub's named arguments after the stream, as a caller writes them:
+    /// `AttnScoresArgs { q: &q, k: &k, o: &mut o, scale }`.
     call_args: String,
 }
 
@@ -45,8 +46,8 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelDoc {
         .args
         .iter()
         .map(|a| match a.role {
-            Role::In => format!("&{}", a.name),
-            Role::Out | Role::InOut => format!("&mut {}", a.name),
+            Role::In => format!("{0}: &{0}", a.name),
+            Role::Out | Role::InOut => format!("{0}: &mut {0}", a.name),
         })
         .chain(k.params.iter().map(|p| p.name.clone()));
     KernelDoc {
@@ -59,6 +60,10 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelDoc {
             .iter()
             .map(|c| format!("`{}`", c.text))
             .collect(),
-        call_args: call_args.collect::<Vec<_>>().join(", "),
+        call_args: format!(
+            "{} {{ {} }}",
+            crate::rust::args_struct_name(k),
+            call_args.collect::<Vec<_>>().join(", ")
+        ),
     }
 }

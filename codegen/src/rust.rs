@@ -50,8 +50,15 @@ struct KernelRs {
     signature: String,
     location: String,
     docs: Vec<String>,
-    arg_docs: Vec<String>,
-    stub_params: Vec<String>,
+    /// The stub's named arguments: `AttnScoresArgs`.
+    args_name: String,
+    /// Its generic parameters, bounds included: `<'a, Q: ima::ReadTensor<f32>, ...>`.
+    args_generics: String,
+    args_fields: Vec<FieldRs>,
+    /// The type `launch` and `validate` take: `AttnScoresArgs<'_, impl ima::ReadTensor<f32>, ...>`.
+    args_type: String,
+    /// The fields, as a pattern binds them: `q, k, o, scale`.
+    args_bind: String,
     /// The stub's argument array, or `None` when a quantized argument needs `arg_pushes`.
     kernel_args: Option<String>,
     /// Statements building the `ima::KernelArgs`.
@@ -68,6 +75,14 @@ struct KernelRs {
     /// `[x, y, z]`.
     block: String,
     block_from_occupancy: bool,
+}
+
+/// One field of a stub's named arguments.
+struct FieldRs {
+    /// Element type, shape and layout, and the spec's doc comment.
+    doc: String,
+    name: String,
+    ty: String,
 }
 
 struct SharedRs {
@@ -156,6 +171,55 @@ fn with_docs(line: String, docs: &[String]) -> String {
     }
 }
 
+/// The struct of a kernel's named arguments: `AttnScoresArgs` for `attn_scores`.
+pub fn args_struct_name(k: &ir::Kernel) -> String {
+    format!("{}Args", camel_case(&k.name))
+}
+
+/// `name<a, b>`, or `name` with no parameters.
+fn angle(name: &str, params: &[String]) -> String {
+    if params.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}<{}>", params.join(", "))
+    }
+}
+
+/// A plain tensor's element type, shape (in memory order) and layout, for its field's docs.
+fn tensor_doc(a: &ir::TensorArg, dims: &[&str]) -> String {
+    let mut doc = format!("{} `[{}]`", a.dtype.name(), dims.join(", "));
+    if a.is_permuted() {
+        let logical: Vec<&str> = a.dims.iter().map(|d| d.text.as_str()).collect();
+        doc.push_str(&format!(" in memory, read as `[{}]`", logical.join(", ")));
+    }
+    doc.push_str(if a.strided {
+        ", any strides"
+    } else {
+        ", contiguous"
+    });
+    if a.align > a.dtype.size() as u64 {
+        doc.push_str(&format!(", {}-byte aligned", a.align));
+    }
+    doc
+}
+
+/// The generic parameter of argument `name`'s tensor type: its name in camel case (`q` is
+/// `Q`, `cu_seqlens` is `CuSeqlens`), numbered where two names would give the same one (or
+/// the keyword `Self`).
+fn generic_name(name: &str, taken: &[(String, String)]) -> String {
+    let base = camel_case(name);
+    let base = if base.is_empty() {
+        "T".to_string()
+    } else {
+        base
+    };
+    let free = |p: &String| p != "Self" && !taken.iter().any(|(t, _)| t == p);
+    std::iter::once(base.clone())
+        .chain((1..).map(|i| format!("{base}{i}")))
+        .find(free)
+        .expect("some numbered name is free")
+}
+
 fn camel_case(name: &str) -> String {
     name.split('_')
         .filter(|w| !w.is_empty())
@@ -173,8 +237,10 @@ fn camel_case(name: &str) -> String {
 fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
     // The contract, built from the IR where `imac fuzz` builds it too; printed below.
     let c = kernel_contract(m, k);
-    let mut stub_params = Vec::new();
-    let mut arg_docs = Vec::new();
+    let mut fields = Vec::new();
+    // One generic parameter per plain tensor, bound to its trait: owned and borrowed
+    // tensors alike (`ima::Tensor`, `ima::TensorView`, ...).
+    let mut generics: Vec<(String, String)> = Vec::new();
     // Plain stubs pass a fixed array of arguments; a quantized argument expands into a
     // run-time list of its buffers, so those stubs build a Vec.
     let mut kernel_args = Vec::new();
@@ -182,7 +248,6 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         let dims: Vec<&str> = a.physical_dims().map(|d| d.text.as_str()).collect();
         if let Some(q) = &a.quant {
             let scales = rust_type(a.dtype);
-            stub_params.push(format!("{}: &ima::QuantTensor<{scales}>", a.name));
             kernel_args.push(KernelArgRs::Quant(format!(
                 "{}.kernel_args({})?",
                 a.name,
@@ -203,58 +268,64 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                     )
                 })
                 .collect();
-            arg_docs.push(with_docs(
-                format!(
-                    "`{}`: q `[{}]`, group `{}`: {}",
-                    a.name,
-                    dims.join(", "),
-                    q.group.text,
-                    parts.join(", ")
+            fields.push(FieldRs {
+                doc: with_docs(
+                    format!(
+                        "q `[{}]`, group `{}`: {}",
+                        dims.join(", "),
+                        q.group.text,
+                        parts.join(", ")
+                    ),
+                    &a.docs,
                 ),
-                &a.docs,
-            ));
+                name: a.name.clone(),
+                ty: format!("&'a ima::QuantTensor<{scales}>"),
+            });
             continue;
         }
         let ty = rust_type(a.dtype);
-        // Owned and borrowed tensors alike: `ima::Tensor`, `ima::TensorView`, ...
-        let (borrow, ctor) = if a.role == Role::In {
-            ("&impl ima::ReadTensor", "read")
+        let (bound, reference, ctor) = if a.role == Role::In {
+            (format!("ima::ReadTensor<{ty}>"), "&'a", "read")
         } else {
-            ("&mut impl ima::WriteTensor", "write")
+            (format!("ima::WriteTensor<{ty}>"), "&'a mut", "write")
         };
-        stub_params.push(format!("{}: {borrow}<{ty}>", a.name));
+        let param = generic_name(&a.name, &generics);
+        fields.push(FieldRs {
+            doc: with_docs(tensor_doc(a, &dims), &a.docs),
+            name: a.name.clone(),
+            ty: format!("{reference} {param}"),
+        });
+        generics.push((param, bound));
         kernel_args.push(KernelArgRs::One(format!(
             "ima::KernelArg::{ctor}({})",
             a.name
         )));
-        let mut doc = format!("`{}`: {} `[{}]`", a.name, a.dtype.name(), dims.join(", "));
-        if a.is_permuted() {
-            let logical: Vec<&str> = a.dims.iter().map(|d| d.text.as_str()).collect();
-            doc.push_str(&format!(" in memory, read as `[{}]`", logical.join(", ")));
-        }
-        doc.push_str(if a.strided {
-            ", any strides"
-        } else {
-            ", contiguous"
-        });
-        if a.align > a.dtype.size() as u64 {
-            doc.push_str(&format!(", {}-byte aligned", a.align));
-        }
-        arg_docs.push(with_docs(doc, &a.docs));
     }
     let mut scalars = Vec::new();
     for p in &k.params {
-        stub_params.push(format!("{}: {}", p.name, rust_type(p.dtype)));
         scalars.push(format!(
             "ima::Scalar::{}({})",
             dtype_variant(p.dtype),
             p.name
         ));
-        arg_docs.push(with_docs(
-            format!("`{}`: {}", p.name, p.dtype.name()),
-            &p.docs,
-        ));
+        fields.push(FieldRs {
+            doc: with_docs(p.dtype.name().to_string(), &p.docs),
+            name: p.name.clone(),
+            ty: rust_type(p.dtype).to_string(),
+        });
     }
+    let lifetime = (!k.args.is_empty()).then(|| "'a".to_string());
+    let args_generics = lifetime
+        .iter()
+        .cloned()
+        .chain(generics.iter().map(|(p, bound)| format!("{p}: {bound}")))
+        .collect::<Vec<_>>();
+    let args_type_params = lifetime
+        .iter()
+        .map(|_| "'_".to_string())
+        .chain(generics.iter().map(|(_, bound)| format!("impl {bound}")))
+        .collect::<Vec<_>>();
+    let args_name = args_struct_name(k);
     let quantized = kernel_args
         .iter()
         .any(|a| matches!(a, KernelArgRs::Quant(_)));
@@ -266,8 +337,15 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         signature: c.signature.clone(),
         location: c.location.clone(),
         docs: k.docs.clone(),
-        arg_docs,
-        stub_params,
+        args_type: angle(&args_name, &args_type_params),
+        args_name,
+        args_generics: angle("", &args_generics),
+        args_bind: fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        args_fields: fields,
         kernel_args: if quantized {
             None
         } else {

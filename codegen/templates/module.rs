@@ -93,21 +93,18 @@ impl {{ k.type_name }} {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`{{ k.args_name }}`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-{%- for a in k.arg_docs %}
-    /// - {{ a }}
-{%- endfor %}
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-{%- for p in k.stub_params %}
-        {{ p }},
-{%- endfor %}
+        args: {{ k.args_type }},
     ) -> Result<ima::Launched, ima::Error> {
+        let {{ k.args_name }} { {{ k.args_bind }} } = args;
 {%- match k.kernel_args %}
 {%- when Some(args) %}
         self.kernel.launch(stream, &mut [{{ args }}], &[{{ k.scalars }}])
@@ -125,14 +122,13 @@ impl {{ k.type_name }} {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-{%- for p in k.stub_params %}
-        {{ p }},
-{%- endfor %}
+        args: {{ k.args_type }},
     ) -> Result<(), ima::Error> {
+        let {{ k.args_name }} { {{ k.args_bind }} } = args;
 {%- match k.kernel_args %}
 {%- when Some(args) %}
         self.kernel.validate(stream, &mut [{{ args }}], &[{{ k.scalars }}])
@@ -145,6 +141,17 @@ impl {{ k.type_name }} {
 {%- endmatch %}
     }
 {%- endif %}
+}
+
+/// The arguments of [`{{ k.type_name }}::launch`]{% if k.has_values %} and [`{{ k.type_name }}::validate`]{% endif %}, by name.
+///
+/// `{{ k.signature }}`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct {{ k.args_name }}{{ k.args_generics }} {
+{%- for f in k.args_fields %}
+    /// {{ f.doc }}
+    pub {{ f.name }}: {{ f.ty }},
+{%- endfor %}
 }
 
 /// The contract of `{{ k.name }}`.

@@ -70,7 +70,7 @@ pub(crate) struct ViolationRecord {
     hi: i64,
 }
 
-/// What a record says went wrong.
+/// What a record says went wrong: ima.cuh's `IMA_` kinds (the layout test holds them equal).
 const OUT_OF_BOUNDS: i32 = 0;
 const MISALIGNED_VECTOR: i32 = 2;
 const NOT_WHOLE_TILE: i32 = 3;
@@ -80,7 +80,7 @@ const VALUE_FIRST: i32 = 6;
 const VALUE_LAST: i32 = 7;
 const MAX_RANK: usize = 8;
 
-/// Where each field of `ImaRecord` lies, in bytes: the CUDA prelude's struct, read here.
+/// Where each field of `ImaRecord` lies, in bytes: ima.cuh's struct, read here.
 /// `records_layout_matches_the_cuda_struct` compiles that struct for the host and holds
 /// every offset to its `offsetof`.
 mod at {
@@ -458,19 +458,12 @@ mod tests {
         );
     }
 
-    /// `ImaRecord` as every generated module declares it, compiled for the host (x86-64
-    /// lays out these fields as sm_90 does): each field's `offsetof` is where `at` reads it.
+    /// `ImaRecord` as ima.cuh declares it (every generated module embeds the header),
+    /// compiled for the host (x86-64 lays out these fields as sm_90 does): each field's
+    /// `offsetof` is where `at` reads it, and each kind the value this file gives it.
     #[test]
     fn records_layout_matches_the_cuda_struct() {
-        let cu = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tests/out/specs/index.cu"
-        ))
-        .unwrap();
-        let start = cu
-            .find("struct ImaRecord {")
-            .expect("the prelude declares ImaRecord");
-        let end = start + cu[start..].find("\n};\n").unwrap() + 4;
+        let include = concat!(env!("CARGO_MANIFEST_DIR"), "/../codegen/include");
         let fields = [
             ("count", at::COUNT),
             ("claimed", at::CLAIMED),
@@ -488,22 +481,35 @@ mod tests {
             ("hi", at::HI),
             ("flag", at::FLAG),
         ];
-        let mut src = format!(
-            "#include <cstddef>\n#include <cstdio>\n{}\nint main() {{\n",
-            &cu[start..end]
+        let kinds = [
+            ("IMA_OUT_OF_BOUNDS", OUT_OF_BOUNDS),
+            ("IMA_MISALIGNED_VECTOR", MISALIGNED_VECTOR),
+            ("IMA_NOT_WHOLE_TILE", NOT_WHOLE_TILE),
+            ("IMA_BAD_VALUE", BAD_VALUE),
+            ("IMA_VALUE_ORDER", VALUE_ORDER),
+            ("IMA_VALUE_FIRST", VALUE_FIRST),
+            ("IMA_VALUE_LAST", VALUE_LAST),
+        ];
+        let mut src = String::from(
+            "#include \"host_shim.h\"\n#include \"ima.cuh\"\n#include <cstddef>\n\
+             #include <cstdio>\nint main() {\n",
         );
         for (f, _) in fields {
             src.push_str(&format!(
                 "    std::printf(\"%zu\\n\", offsetof(ImaRecord, {f}));\n"
             ));
         }
-        src.push_str("    std::printf(\"%zu\\n\", sizeof(ImaRecord));\n}\n");
+        src.push_str("    std::printf(\"%zu\\n\", sizeof(ImaRecord));\n");
+        for (k, _) in kinds {
+            src.push_str(&format!("    std::printf(\"%d\\n\", int({k}));\n"));
+        }
+        src.push_str("}\n");
         let dir = tempfile::tempdir().unwrap();
         let (cpp, exe) = (dir.path().join("record.cpp"), dir.path().join("record"));
         std::fs::write(&cpp, src).unwrap();
         let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
         let built = std::process::Command::new(&cxx)
-            .arg("-o")
+            .args(["-std=c++17", "-Wno-unknown-pragmas", "-I", include, "-o"])
             .arg(&exe)
             .arg(&cpp)
             .output()
@@ -514,15 +520,26 @@ mod tests {
             String::from_utf8_lossy(&built.stderr)
         );
         let out = std::process::Command::new(&exe).output().unwrap().stdout;
-        let got: Vec<usize> = String::from_utf8(out)
+        let got: Vec<i64> = String::from_utf8(out)
             .unwrap()
             .lines()
             .map(|l| l.parse().unwrap())
             .collect();
-        let want: Vec<usize> = fields.iter().map(|&(_, o)| o).chain([at::BYTES]).collect();
-        let names: Vec<&str> = fields.iter().map(|&(f, _)| f).chain(["sizeof"]).collect();
+        let want: Vec<i64> = fields
+            .iter()
+            .map(|&(_, o)| o as i64)
+            .chain([at::BYTES as i64])
+            .chain(kinds.iter().map(|&(_, k)| i64::from(k)))
+            .collect();
+        let names: Vec<String> = fields
+            .iter()
+            .map(|&(f, _)| format!("offsetof(ImaRecord, {f})"))
+            .chain(["sizeof(ImaRecord)".to_string()])
+            .chain(kinds.iter().map(|&(k, _)| k.to_string()))
+            .collect();
+        assert_eq!(got.len(), want.len());
         for ((name, g), w) in names.iter().zip(&got).zip(&want) {
-            assert_eq!(g, w, "ImaRecord::{name}: offsetof {g}, read at {w}");
+            assert_eq!(g, w, "{name}: {g} in ima.cuh, {w} in checked.rs");
         }
     }
 

@@ -7,16 +7,13 @@
 //!
 //! # Kernel parameter order (the ABI between codegen and runtime)
 //!
-//! Every generated entry point takes, in this order:
-//! 1. for each tensor argument, in declaration order: its data pointer (already offset to
-//!    the view's first element), then one stride per *logical* dimension, in elements;
-//! 2. the value of each symbol, in [`KernelContract::symbols`] order;
-//! 3. each scalar param, in declaration order, with its own C type.
-//!
-//! Strides and symbol values have the entry point's index type: `int` for the 32-bit entry
-//! point, `long long` for the 64-bit one.
+//! [`KernelContract::entry_params`] gives an entry point's parameters in order (each
+//! buffer's pointer and strides, the symbols, the params, the violation record where
+//! taken); the CUDA back end writes its parameter lists from it, and
+//! [`Kernel::launch`](crate::Kernel::launch) pushes a launch's values in the same order.
 
 pub use ima_contract::{
-    BinOp, Binding, Constraint, DType, EmptyPolicy, EvalError, Expr, Extent, KernelContract,
-    Launch, Param, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, ValueContract,
+    BinOp, Binding, Constraint, DType, EmptyPolicy, EntryParam, EvalError, Expr, Extent,
+    KernelContract, Launch, Param, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg,
+    ValueContract,
 };

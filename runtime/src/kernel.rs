@@ -49,7 +49,7 @@ use crate::arg::KernelArg;
 use crate::capacity::{ARGS, VALUES};
 use crate::check::{Checked, IndexWidth, Memo, TensorMeta, check_launch, is_sound};
 use crate::checked::{CheckedMode, ViolationRecord};
-use crate::contract::{KernelContract, Scalar};
+use crate::contract::{EntryParam, KernelContract, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
 use crate::record::Record;
@@ -432,35 +432,44 @@ impl Kernel {
         }
         let record = own.as_ref().or(shared.as_ref().and_then(|d| d.as_ref()));
 
+        // `plan.values` holds every argument's strides in order, then the symbols: where
+        // each argument's strides start, and where the symbols do.
+        let mut first_stride: SmallVec<[usize; ARGS]> = SmallVec::new();
+        let mut symbols_at = 0;
+        for a in c.args {
+            first_stride.push(symbols_at);
+            symbols_at += a.dims.len();
+        }
+        let missing = |what: &str| Error::Internal(format!("{}: no {what} to pass", c.name));
         let mut builder = stream.launch_builder(&entry.func);
-        // Positions in `plan.values`: each argument's strides, then the symbols.
-        let mut k = 0..plan.values.len();
-        for (ptr, a) in pointers.iter().zip(c.args) {
-            let strides = k.by_ref().take(a.dims.len());
-            let Some(ptr) = ptr else {
-                strides.for_each(drop);
-                continue;
-            };
-            builder.arg(ptr);
-            for i in strides {
-                push_index(&mut builder, plan.index, &narrow, &plan.values, i);
+        for param in c.entry_params(checked) {
+            match param {
+                EntryParam::Pointer { arg } => {
+                    let ptr = pointers[arg].as_ref().ok_or_else(|| missing("pointer"))?;
+                    builder.arg(ptr);
+                }
+                EntryParam::Stride { arg, dim } => {
+                    let i = first_stride[arg] + dim;
+                    push_index(&mut builder, plan.index, &narrow, &plan.values, i);
+                }
+                EntryParam::Symbol(s) => {
+                    let i = symbols_at + s;
+                    push_index(&mut builder, plan.index, &narrow, &plan.values, i);
+                }
+                EntryParam::Param(p) => {
+                    match &params[p] {
+                        Scalar::F32(v) => builder.arg(v),
+                        Scalar::F64(v) => builder.arg(v),
+                        Scalar::I32(v) => builder.arg(v),
+                        Scalar::U32(v) => builder.arg(v),
+                        Scalar::I64(v) => builder.arg(v),
+                        Scalar::U64(v) => builder.arg(v),
+                    };
+                }
+                EntryParam::Record => {
+                    builder.arg(record.ok_or_else(|| missing("violation record"))?.device());
+                }
             }
-        }
-        for i in k {
-            push_index(&mut builder, plan.index, &narrow, &plan.values, i);
-        }
-        for p in params {
-            match p {
-                Scalar::F32(v) => builder.arg(v),
-                Scalar::F64(v) => builder.arg(v),
-                Scalar::I32(v) => builder.arg(v),
-                Scalar::U32(v) => builder.arg(v),
-                Scalar::I64(v) => builder.arg(v),
-                Scalar::U64(v) => builder.arg(v),
-            };
-        }
-        if let Some(record) = record {
-            builder.arg(record.device());
         }
         let [gx, gy, gz] = plan.grid;
         let [bx, by, bz] = plan.block;
@@ -470,7 +479,8 @@ impl Kernel {
             shared_mem_bytes: plan.shared_bytes,
         };
         // SAFETY: `check` verified every argument against the contract the entry points
-        // were generated from, and the values are pushed in its ABI order.
+        // were generated from, and the values are pushed in the order of its
+        // `entry_params`, which the entry points' parameter lists were written from.
         let launched = unsafe { builder.launch(config) };
         // Records the kernel's reads and writes on each buffer (see the module docs).
         drop(guards);

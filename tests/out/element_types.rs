@@ -87,23 +87,33 @@ impl WidenFp8 {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`WidenFp8Args`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `a`: e4m3 `[N]`, contiguous
-    /// - `b`: e5m2 `[N]`, contiguous
-    /// - `y`: f32 `[N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        a: &impl ima::ReadTensor<ima::F8E4M3>,
-        b: &impl ima::ReadTensor<ima::F8E5M2>,
-        y: &mut impl ima::WriteTensor<f32>,
+        args: WidenFp8Args<'_, impl ima::ReadTensor<ima::F8E4M3>, impl ima::ReadTensor<ima::F8E5M2>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let WidenFp8Args { a, b, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(a), ima::KernelArg::read(b), ima::KernelArg::write(y)], &[])
     }
+}
+
+/// The arguments of [`WidenFp8::launch`], by name.
+///
+/// `widen_fp8(a: e4m3[N], b: e5m2[N], y: f32[N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct WidenFp8Args<'a, A: ima::ReadTensor<ima::F8E4M3>, B: ima::ReadTensor<ima::F8E5M2>, Y: ima::WriteTensor<f32>> {
+    /// e4m3 `[N]`, contiguous
+    pub a: &'a A,
+    /// e5m2 `[N]`, contiguous
+    pub b: &'a B,
+    /// f32 `[N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `widen_fp8`.
@@ -184,43 +194,53 @@ impl SumAll {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`SumAllArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `a`: i8 `[N]`, contiguous
-    /// - `b`: u8 `[N]`, contiguous
-    /// - `c`: i16 `[N]`, contiguous
-    /// - `d`: u16 `[N]`, contiguous
-    /// - `e`: i32 `[N]`, contiguous
-    /// - `f`: u32 `[N]`, contiguous
-    /// - `g`: i64 `[N]`, contiguous
-    /// - `h`: u64 `[N]`, contiguous
-    /// - `p`: f16 `[N]`, contiguous
-    /// - `q`: bf16 `[N]`, contiguous
-    /// - `r`: f32 `[N]`, contiguous
-    /// - `s`: f64 `[N]`, contiguous
-    /// - `y`: f64 `[N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        a: &impl ima::ReadTensor<i8>,
-        b: &impl ima::ReadTensor<u8>,
-        c: &impl ima::ReadTensor<i16>,
-        d: &impl ima::ReadTensor<u16>,
-        e: &impl ima::ReadTensor<i32>,
-        f: &impl ima::ReadTensor<u32>,
-        g: &impl ima::ReadTensor<i64>,
-        h: &impl ima::ReadTensor<u64>,
-        p: &impl ima::ReadTensor<ima::half::f16>,
-        q: &impl ima::ReadTensor<ima::half::bf16>,
-        r: &impl ima::ReadTensor<f32>,
-        s: &impl ima::ReadTensor<f64>,
-        y: &mut impl ima::WriteTensor<f64>,
+        args: SumAllArgs<'_, impl ima::ReadTensor<i8>, impl ima::ReadTensor<u8>, impl ima::ReadTensor<i16>, impl ima::ReadTensor<u16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<u32>, impl ima::ReadTensor<i64>, impl ima::ReadTensor<u64>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::bf16>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f64>, impl ima::WriteTensor<f64>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let SumAllArgs { a, b, c, d, e, f, g, h, p, q, r, s, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(a), ima::KernelArg::read(b), ima::KernelArg::read(c), ima::KernelArg::read(d), ima::KernelArg::read(e), ima::KernelArg::read(f), ima::KernelArg::read(g), ima::KernelArg::read(h), ima::KernelArg::read(p), ima::KernelArg::read(q), ima::KernelArg::read(r), ima::KernelArg::read(s), ima::KernelArg::write(y)], &[])
     }
+}
+
+/// The arguments of [`SumAll::launch`], by name.
+///
+/// `sum_all(a: i8[N], b: u8[N], c: i16[N], d: u16[N], e: i32[N], f: u32[N], g: i64[N], h: u64[N], p: f16[N], q: bf16[N], r: f32[N], s: f64[N], y: f64[N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct SumAllArgs<'a, A: ima::ReadTensor<i8>, B: ima::ReadTensor<u8>, C: ima::ReadTensor<i16>, D: ima::ReadTensor<u16>, E: ima::ReadTensor<i32>, F: ima::ReadTensor<u32>, G: ima::ReadTensor<i64>, H: ima::ReadTensor<u64>, P: ima::ReadTensor<ima::half::f16>, Q: ima::ReadTensor<ima::half::bf16>, R: ima::ReadTensor<f32>, S: ima::ReadTensor<f64>, Y: ima::WriteTensor<f64>> {
+    /// i8 `[N]`, contiguous
+    pub a: &'a A,
+    /// u8 `[N]`, contiguous
+    pub b: &'a B,
+    /// i16 `[N]`, contiguous
+    pub c: &'a C,
+    /// u16 `[N]`, contiguous
+    pub d: &'a D,
+    /// i32 `[N]`, contiguous
+    pub e: &'a E,
+    /// u32 `[N]`, contiguous
+    pub f: &'a F,
+    /// i64 `[N]`, contiguous
+    pub g: &'a G,
+    /// u64 `[N]`, contiguous
+    pub h: &'a H,
+    /// f16 `[N]`, contiguous
+    pub p: &'a P,
+    /// bf16 `[N]`, contiguous
+    pub q: &'a Q,
+    /// f32 `[N]`, contiguous
+    pub r: &'a R,
+    /// f64 `[N]`, contiguous
+    pub s: &'a S,
+    /// f64 `[N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `sum_all`.

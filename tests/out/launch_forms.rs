@@ -87,21 +87,31 @@ impl RowSums {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`RowSumsArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f32 `[N, D]`, contiguous
-    /// - `s`: f32 `[N, 1]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<f32>,
-        s: &mut impl ima::WriteTensor<f32>,
+        args: RowSumsArgs<'_, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let RowSumsArgs { x, s } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(s)], &[])
     }
+}
+
+/// The arguments of [`RowSums::launch`], by name.
+///
+/// `row_sums(x: f32[N,D], s: f32[N,1])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct RowSumsArgs<'a, X: ima::ReadTensor<f32>, S: ima::WriteTensor<f32>> {
+    /// f32 `[N, D]`, contiguous
+    pub x: &'a X,
+    /// f32 `[N, 1]`, contiguous
+    pub s: &'a mut S,
 }
 
 /// The contract of `row_sums`.
@@ -179,21 +189,31 @@ impl Fill {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`FillArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `src`: f32 `[N]`, contiguous
-    /// - `y`: f32 `[N, M]`, any strides
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        src: &impl ima::ReadTensor<f32>,
-        y: &mut impl ima::WriteTensor<f32>,
+        args: FillArgs<'_, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let FillArgs { src, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(src), ima::KernelArg::write(y)], &[])
     }
+}
+
+/// The arguments of [`Fill::launch`], by name.
+///
+/// `fill(src: f32[N], y: f32[N,M])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct FillArgs<'a, Src: ima::ReadTensor<f32>, Y: ima::WriteTensor<f32>> {
+    /// f32 `[N]`, contiguous
+    pub src: &'a Src,
+    /// f32 `[N, M]`, any strides
+    pub y: &'a mut Y,
 }
 
 /// The contract of `fill`.

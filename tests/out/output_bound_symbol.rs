@@ -77,21 +77,31 @@ impl Scores {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`ScoresArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `q`: f16 `[S, D]`, contiguous
-    /// - `o`: f32 `[S, T]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &impl ima::ReadTensor<ima::half::f16>,
-        o: &mut impl ima::WriteTensor<f32>,
+        args: ScoresArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let ScoresArgs { q, o } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::write(o)], &[])
     }
+}
+
+/// The arguments of [`Scores::launch`], by name.
+///
+/// `scores(q: f16[S,D], o: f32[S,T])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct ScoresArgs<'a, Q: ima::ReadTensor<ima::half::f16>, O: ima::WriteTensor<f32>> {
+    /// f16 `[S, D]`, contiguous
+    pub q: &'a Q,
+    /// f32 `[S, T]`, contiguous
+    pub o: &'a mut O,
 }
 
 /// The contract of `scores`.

@@ -111,23 +111,33 @@ impl ScoresOffByOne {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`ScoresOffByOneArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `q`: f16 `[B, H, S, D]`, contiguous
-    /// - `k`: f16 `[B, H, T, D]`, contiguous
-    /// - `o`: f32 `[B, H, S, T]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &impl ima::ReadTensor<ima::half::f16>,
-        k: &impl ima::ReadTensor<ima::half::f16>,
-        o: &mut impl ima::WriteTensor<f32>,
+        args: ScoresOffByOneArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let ScoresOffByOneArgs { q, k, o } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[])
     }
+}
+
+/// The arguments of [`ScoresOffByOne::launch`], by name.
+///
+/// `scores_off_by_one(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct ScoresOffByOneArgs<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::ReadTensor<ima::half::f16>, O: ima::WriteTensor<f32>> {
+    /// f16 `[B, H, S, D]`, contiguous
+    pub q: &'a Q,
+    /// f16 `[B, H, T, D]`, contiguous
+    pub k: &'a K,
+    /// f32 `[B, H, S, T]`, contiguous
+    pub o: &'a mut O,
 }
 
 /// The contract of `scores_off_by_one`.
@@ -221,21 +231,31 @@ impl TransposeSwapped {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`TransposeSwappedArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f32 `[M, N]`, contiguous
-    /// - `y`: f32 `[N, M]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<f32>,
-        y: &mut impl ima::WriteTensor<f32>,
+        args: TransposeSwappedArgs<'_, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let TransposeSwappedArgs { x, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
     }
+}
+
+/// The arguments of [`TransposeSwapped::launch`], by name.
+///
+/// `transpose_swapped(x: f32[M,N], y: f32[N,M])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct TransposeSwappedArgs<'a, X: ima::ReadTensor<f32>, Y: ima::WriteTensor<f32>> {
+    /// f32 `[M, N]`, contiguous
+    pub x: &'a X,
+    /// f32 `[N, M]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `transpose_swapped`.
@@ -307,21 +327,31 @@ impl SharedOverrun {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`SharedOverrunArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f32 `[R, C]`, contiguous
-    /// - `s`: f32 `[R, 1]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<f32>,
-        s: &mut impl ima::WriteTensor<f32>,
+        args: SharedOverrunArgs<'_, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let SharedOverrunArgs { x, s } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(s)], &[])
     }
+}
+
+/// The arguments of [`SharedOverrun::launch`], by name.
+///
+/// `shared_overrun(x: f32[R,C], s: f32[R,1])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct SharedOverrunArgs<'a, X: ima::ReadTensor<f32>, S: ima::WriteTensor<f32>> {
+    /// f32 `[R, C]`, contiguous
+    pub x: &'a X,
+    /// f32 `[R, 1]`, contiguous
+    pub s: &'a mut S,
 }
 
 /// The contract of `shared_overrun`.
@@ -400,24 +430,34 @@ impl DequantWrongGroup {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`DequantWrongGroupArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[K, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: DequantWrongGroupArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let DequantWrongGroupArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`DequantWrongGroup::launch`], by name.
+///
+/// `dequant_wrong_group(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct DequantWrongGroupArgs<'a, Y: ima::WriteTensor<ima::half::f16>> {
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[K, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `dequant_wrong_group`.
@@ -532,24 +572,34 @@ impl SumTilesAcrossGroups {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`SumTilesAcrossGroupsArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
-    /// - `y`: f32 `[N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<f32>,
+        args: SumTilesAcrossGroupsArgs<'_, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let SumTilesAcrossGroupsArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`SumTilesAcrossGroups::launch`], by name.
+///
+/// `sum_tiles_across_groups(w: q4[K,N], y: f32[N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct SumTilesAcrossGroupsArgs<'a, Y: ima::WriteTensor<f32>> {
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f32 `[N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `sum_tiles_across_groups`.

@@ -77,23 +77,33 @@ impl PosixNames {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`PosixNamesArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `key`: f32 `[N]`, contiguous
-    /// - `size`: f32 `[N]`, contiguous
-    /// - `off`: f32 `[N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        key: &impl ima::ReadTensor<f32>,
-        size: &impl ima::ReadTensor<f32>,
-        off: &mut impl ima::WriteTensor<f32>,
+        args: PosixNamesArgs<'_, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let PosixNamesArgs { key, size, off } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(key), ima::KernelArg::read(size), ima::KernelArg::write(off)], &[])
     }
+}
+
+/// The arguments of [`PosixNames::launch`], by name.
+///
+/// `posix_names(key: f32[N], size: f32[N], off: f32[N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct PosixNamesArgs<'a, Key: ima::ReadTensor<f32>, Size: ima::ReadTensor<f32>, Off: ima::WriteTensor<f32>> {
+    /// f32 `[N]`, contiguous
+    pub key: &'a Key,
+    /// f32 `[N]`, contiguous
+    pub size: &'a Size,
+    /// f32 `[N]`, contiguous
+    pub off: &'a mut Off,
 }
 
 /// The contract of `posix_names`.

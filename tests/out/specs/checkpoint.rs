@@ -143,19 +143,18 @@ impl GptqV1ActOrderDequant {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqV1ActOrderDequantArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`, g_idx `[K]`
-    /// - `y`: f16 `[K, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqV1ActOrderDequantArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqV1ActOrderDequantArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
         args.push(ima::KernelArg::write(y));
@@ -166,18 +165,29 @@ impl GptqV1ActOrderDequant {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqV1ActOrderDequantArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<(), ima::Error> {
+        let GptqV1ActOrderDequantArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.validate(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqV1ActOrderDequant::launch`] and [`GptqV1ActOrderDequant::validate`], by name.
+///
+/// `gptq_v1_act_order_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqV1ActOrderDequantArgs<'a, Y: ima::WriteTensor<ima::half::f16>> {
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`, g_idx `[K]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[K, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_v1_act_order_dequant`.
@@ -302,24 +312,34 @@ impl GptqV2Dequant {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqV2DequantArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[K, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqV2DequantArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqV2DequantArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqV2Dequant::launch`], by name.
+///
+/// `gptq_v2_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqV2DequantArgs<'a, Y: ima::WriteTensor<ima::half::f16>> {
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[K, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_v2_dequant`.
@@ -432,24 +452,34 @@ impl GptqSymDequant {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqSymDequantArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[K, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqSymDequantArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqSymDequantArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqSymDequant::launch`], by name.
+///
+/// `gptq_sym_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqSymDequantArgs<'a, Y: ima::WriteTensor<ima::half::f16>> {
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[K, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_sym_dequant`.
@@ -549,19 +579,18 @@ impl GptqSymActOrderDequant {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqSymActOrderDequantArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, scales `[ceil(K / G), N]`, g_idx `[K]`
-    /// - `y`: f16 `[K, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqSymActOrderDequantArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqSymActOrderDequantArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
         args.push(ima::KernelArg::write(y));
@@ -572,18 +601,29 @@ impl GptqSymActOrderDequant {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqSymActOrderDequantArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<(), ima::Error> {
+        let GptqSymActOrderDequantArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.validate(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqSymActOrderDequant::launch`] and [`GptqSymActOrderDequant::validate`], by name.
+///
+/// `gptq_sym_act_order_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqSymActOrderDequantArgs<'a, Y: ima::WriteTensor<ima::half::f16>> {
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, scales `[ceil(K / G), N]`, g_idx `[K]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[K, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_sym_act_order_dequant`.
@@ -695,21 +735,18 @@ impl GptqV1ActOrderGemv {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqV1ActOrderGemvArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f16 `[M, K]`, contiguous
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`, g_idx `[K]`
-    /// - `y`: f16 `[M, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::f16>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqV1ActOrderGemvArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqV1ActOrderGemvArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
@@ -721,20 +758,32 @@ impl GptqV1ActOrderGemv {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::f16>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqV1ActOrderGemvArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<(), ima::Error> {
+        let GptqV1ActOrderGemvArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.validate(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqV1ActOrderGemv::launch`] and [`GptqV1ActOrderGemv::validate`], by name.
+///
+/// `gptq_v1_act_order_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqV1ActOrderGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous
+    pub x: &'a X,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`, g_idx `[K]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[M, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_v1_act_order_gemv`.
@@ -874,27 +923,37 @@ impl GptqV2Gemv {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqV2GemvArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f16 `[M, K]`, contiguous
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[M, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::f16>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqV2GemvArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqV2GemvArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqV2Gemv::launch`], by name.
+///
+/// `gptq_v2_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqV2GemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous
+    pub x: &'a X,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[M, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_v2_gemv`.
@@ -1022,21 +1081,18 @@ impl GptqV2ActOrderGemv {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqV2ActOrderGemvArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f16 `[M, K]`, contiguous
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`, g_idx `[K]`
-    /// - `y`: f16 `[M, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::f16>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqV2ActOrderGemvArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqV2ActOrderGemvArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
@@ -1048,20 +1104,32 @@ impl GptqV2ActOrderGemv {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::f16>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqV2ActOrderGemvArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<(), ima::Error> {
+        let GptqV2ActOrderGemvArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.validate(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqV2ActOrderGemv::launch`] and [`GptqV2ActOrderGemv::validate`], by name.
+///
+/// `gptq_v2_act_order_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqV2ActOrderGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous
+    pub x: &'a X,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`, g_idx `[K]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[M, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_v2_act_order_gemv`.
@@ -1201,27 +1269,37 @@ impl GptqSymGemv {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqSymGemvArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f16 `[M, K]`, contiguous
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[M, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::f16>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqSymGemvArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqSymGemvArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqSymGemv::launch`], by name.
+///
+/// `gptq_sym_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqSymGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous
+    pub x: &'a X,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[M, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_sym_gemv`.
@@ -1336,21 +1414,18 @@ impl GptqSymActOrderGemv {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqSymActOrderGemvArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f16 `[M, K]`, contiguous
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, scales `[ceil(K / G), N]`, g_idx `[K]`
-    /// - `y`: f16 `[M, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::f16>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqSymActOrderGemvArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqSymActOrderGemvArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
@@ -1362,20 +1437,32 @@ impl GptqSymActOrderGemv {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::f16>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqSymActOrderGemvArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<(), ima::Error> {
+        let GptqSymActOrderGemvArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.validate(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqSymActOrderGemv::launch`] and [`GptqSymActOrderGemv::validate`], by name.
+///
+/// `gptq_sym_act_order_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqSymActOrderGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous
+    pub x: &'a X,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, scales `[ceil(K / G), N]`, g_idx `[K]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[M, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_sym_act_order_gemv`.

@@ -111,21 +111,18 @@ impl Embedding {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`EmbeddingArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `ids`: i32 `[T]`, contiguous: Token ids.
-    /// - `table`: bf16 `[V, D]`, contiguous, 16-byte aligned
-    /// - `y`: bf16 `[T, D]`, contiguous, 16-byte aligned
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        ids: &impl ima::ReadTensor<i32>,
-        table: &impl ima::ReadTensor<ima::half::bf16>,
-        y: &mut impl ima::WriteTensor<ima::half::bf16>,
+        args: EmbeddingArgs<'_, impl ima::ReadTensor<i32>, impl ima::ReadTensor<ima::half::bf16>, impl ima::WriteTensor<ima::half::bf16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let EmbeddingArgs { ids, table, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(ids), ima::KernelArg::read(table), ima::KernelArg::write(y)], &[])
     }
 
@@ -133,16 +130,28 @@ impl Embedding {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        ids: &impl ima::ReadTensor<i32>,
-        table: &impl ima::ReadTensor<ima::half::bf16>,
-        y: &mut impl ima::WriteTensor<ima::half::bf16>,
+        args: EmbeddingArgs<'_, impl ima::ReadTensor<i32>, impl ima::ReadTensor<ima::half::bf16>, impl ima::WriteTensor<ima::half::bf16>>,
     ) -> Result<(), ima::Error> {
+        let EmbeddingArgs { ids, table, y } = args;
         self.kernel.validate(stream, &mut [ima::KernelArg::read(ids), ima::KernelArg::read(table), ima::KernelArg::write(y)], &[])
     }
+}
+
+/// The arguments of [`Embedding::launch`] and [`Embedding::validate`], by name.
+///
+/// `embedding(ids: i32[T], table: bf16[V,D], y: bf16[T,D])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct EmbeddingArgs<'a, Ids: ima::ReadTensor<i32>, Table: ima::ReadTensor<ima::half::bf16>, Y: ima::WriteTensor<ima::half::bf16>> {
+    /// i32 `[T]`, contiguous: Token ids.
+    pub ids: &'a Ids,
+    /// bf16 `[V, D]`, contiguous, 16-byte aligned
+    pub table: &'a Table,
+    /// bf16 `[T, D]`, contiguous, 16-byte aligned
+    pub y: &'a mut Y,
 }
 
 /// The contract of `embedding`.
@@ -238,25 +247,18 @@ impl ReshapeAndCache {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`ReshapeAndCacheArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `key`: f16 `[T, HKV, D]`, contiguous, 16-byte aligned
-    /// - `value`: f16 `[T, HKV, D]`, contiguous, 16-byte aligned
-    /// - `slot_mapping`: i64 `[T]`, contiguous: The cache slot of each token, or -1.
-    /// - `k_cache`: f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Paged caches: NB blocks of BS token rows.
-    /// - `v_cache`: f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        key: &impl ima::ReadTensor<ima::half::f16>,
-        value: &impl ima::ReadTensor<ima::half::f16>,
-        slot_mapping: &impl ima::ReadTensor<i64>,
-        k_cache: &mut impl ima::WriteTensor<ima::half::f16>,
-        v_cache: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: ReshapeAndCacheArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i64>, impl ima::WriteTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let ReshapeAndCacheArgs { key, value, slot_mapping, k_cache, v_cache } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(key), ima::KernelArg::read(value), ima::KernelArg::read(slot_mapping), ima::KernelArg::write(k_cache), ima::KernelArg::write(v_cache)], &[])
     }
 
@@ -264,18 +266,32 @@ impl ReshapeAndCache {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        key: &impl ima::ReadTensor<ima::half::f16>,
-        value: &impl ima::ReadTensor<ima::half::f16>,
-        slot_mapping: &impl ima::ReadTensor<i64>,
-        k_cache: &mut impl ima::WriteTensor<ima::half::f16>,
-        v_cache: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: ReshapeAndCacheArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i64>, impl ima::WriteTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<(), ima::Error> {
+        let ReshapeAndCacheArgs { key, value, slot_mapping, k_cache, v_cache } = args;
         self.kernel.validate(stream, &mut [ima::KernelArg::read(key), ima::KernelArg::read(value), ima::KernelArg::read(slot_mapping), ima::KernelArg::write(k_cache), ima::KernelArg::write(v_cache)], &[])
     }
+}
+
+/// The arguments of [`ReshapeAndCache::launch`] and [`ReshapeAndCache::validate`], by name.
+///
+/// `reshape_and_cache(key: f16[T,HKV,D], value: f16[T,HKV,D], slot_mapping: i64[T], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct ReshapeAndCacheArgs<'a, Key: ima::ReadTensor<ima::half::f16>, Value: ima::ReadTensor<ima::half::f16>, SlotMapping: ima::ReadTensor<i64>, KCache: ima::WriteTensor<ima::half::f16>, VCache: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[T, HKV, D]`, contiguous, 16-byte aligned
+    pub key: &'a Key,
+    /// f16 `[T, HKV, D]`, contiguous, 16-byte aligned
+    pub value: &'a Value,
+    /// i64 `[T]`, contiguous: The cache slot of each token, or -1.
+    pub slot_mapping: &'a SlotMapping,
+    /// f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Paged caches: NB blocks of BS token rows.
+    pub k_cache: &'a mut KCache,
+    /// f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned
+    pub v_cache: &'a mut VCache,
 }
 
 /// The contract of `reshape_and_cache`.
@@ -421,23 +437,18 @@ impl MoeRoute {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`MoeRouteArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `topk_ids`: i32 `[T, K]`, contiguous: The experts each token chose, or -1.
-    /// - `offsets`: i32 `[num_experts + 1]`, contiguous
-    /// - `sorted`: i32 `[T * K]`, contiguous
-    /// - `num_experts`: i32: The number of experts.
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        topk_ids: &impl ima::ReadTensor<i32>,
-        offsets: &mut impl ima::WriteTensor<i32>,
-        sorted: &mut impl ima::WriteTensor<i32>,
-        num_experts: i32,
+        args: MoeRouteArgs<'_, impl ima::ReadTensor<i32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<i32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let MoeRouteArgs { topk_ids, offsets, sorted, num_experts } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(topk_ids), ima::KernelArg::write(offsets), ima::KernelArg::write(sorted)], &[ima::Scalar::I32(num_experts)])
     }
 
@@ -445,17 +456,30 @@ impl MoeRoute {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        topk_ids: &impl ima::ReadTensor<i32>,
-        offsets: &mut impl ima::WriteTensor<i32>,
-        sorted: &mut impl ima::WriteTensor<i32>,
-        num_experts: i32,
+        args: MoeRouteArgs<'_, impl ima::ReadTensor<i32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<i32>>,
     ) -> Result<(), ima::Error> {
+        let MoeRouteArgs { topk_ids, offsets, sorted, num_experts } = args;
         self.kernel.validate(stream, &mut [ima::KernelArg::read(topk_ids), ima::KernelArg::write(offsets), ima::KernelArg::write(sorted)], &[ima::Scalar::I32(num_experts)])
     }
+}
+
+/// The arguments of [`MoeRoute::launch`] and [`MoeRoute::validate`], by name.
+///
+/// `moe_route(topk_ids: i32[T,K], offsets: i32[num_experts + 1], sorted: i32[T * K], num_experts: i32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct MoeRouteArgs<'a, TopkIds: ima::ReadTensor<i32>, Offsets: ima::WriteTensor<i32>, Sorted: ima::WriteTensor<i32>> {
+    /// i32 `[T, K]`, contiguous: The experts each token chose, or -1.
+    pub topk_ids: &'a TopkIds,
+    /// i32 `[num_experts + 1]`, contiguous
+    pub offsets: &'a mut Offsets,
+    /// i32 `[T * K]`, contiguous
+    pub sorted: &'a mut Sorted,
+    /// i32: The number of experts.
+    pub num_experts: i32,
 }
 
 /// The contract of `moe_route`.
@@ -563,21 +587,18 @@ impl MeanPoolVarlen {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`MeanPoolVarlenArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f32 `[T, D]`, contiguous
-    /// - `cu_seqlens`: i32 `[B1]`, contiguous: Where each sequence starts, then T: B1 - 1 sequences.
-    /// - `y`: f32 `[B1 - 1, D]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<f32>,
-        cu_seqlens: &impl ima::ReadTensor<i32>,
-        y: &mut impl ima::WriteTensor<f32>,
+        args: MeanPoolVarlenArgs<'_, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let MeanPoolVarlenArgs { x, cu_seqlens, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::read(cu_seqlens), ima::KernelArg::write(y)], &[])
     }
 
@@ -585,16 +606,28 @@ impl MeanPoolVarlen {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<f32>,
-        cu_seqlens: &impl ima::ReadTensor<i32>,
-        y: &mut impl ima::WriteTensor<f32>,
+        args: MeanPoolVarlenArgs<'_, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>>,
     ) -> Result<(), ima::Error> {
+        let MeanPoolVarlenArgs { x, cu_seqlens, y } = args;
         self.kernel.validate(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::read(cu_seqlens), ima::KernelArg::write(y)], &[])
     }
+}
+
+/// The arguments of [`MeanPoolVarlen::launch`] and [`MeanPoolVarlen::validate`], by name.
+///
+/// `mean_pool_varlen(x: f32[T,D], cu_seqlens: i32[B1], y: f32[B1 - 1,D])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct MeanPoolVarlenArgs<'a, X: ima::ReadTensor<f32>, CuSeqlens: ima::ReadTensor<i32>, Y: ima::WriteTensor<f32>> {
+    /// f32 `[T, D]`, contiguous
+    pub x: &'a X,
+    /// i32 `[B1]`, contiguous: Where each sequence starts, then T: B1 - 1 sequences.
+    pub cu_seqlens: &'a CuSeqlens,
+    /// f32 `[B1 - 1, D]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `mean_pool_varlen`.

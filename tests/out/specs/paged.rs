@@ -113,31 +113,18 @@ impl PagedAttnPartition {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`PagedAttnPartitionArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `q`: f16 `[B, HQ, D]`, contiguous, 16-byte aligned: Queries of the step, one a head.
-    /// - `k_cache`: f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Keys in pages of BS tokens: token t of sequence b lies in page block_tables[b, t / BS], row t % BS.
-    /// - `v_cache`: f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Values, paged as the keys.
-    /// - `block_tables`: i32 `[B, P]`, contiguous: Each sequence's pages; only the first ceil(seq_lens[b] / BS) entries of row b are read.
-    /// - `seq_lens`: i32 `[B]`, contiguous: Tokens of each sequence: at most the P * BS its row of block_tables holds.
-    /// - `part_o`: f32 `[B, HQ, ceil(P * BS / PART), D]`, contiguous: Each partition's output, normalised by its own softmax sum.
-    /// - `part_lse`: f32 `[B, HQ, ceil(P * BS / PART)]`, contiguous: Each partition's log2 of the sum of 2^(score · log2 e) over its tokens.
-    /// - `scale`: f32: Softmax scale, usually 1/sqrt(D).
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &impl ima::ReadTensor<ima::half::f16>,
-        k_cache: &impl ima::ReadTensor<ima::half::f16>,
-        v_cache: &impl ima::ReadTensor<ima::half::f16>,
-        block_tables: &impl ima::ReadTensor<i32>,
-        seq_lens: &impl ima::ReadTensor<i32>,
-        part_o: &mut impl ima::WriteTensor<f32>,
-        part_lse: &mut impl ima::WriteTensor<f32>,
-        scale: f32,
+        args: PagedAttnPartitionArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let PagedAttnPartitionArgs { q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, scale } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse)], &[ima::Scalar::F32(scale)])
     }
 
@@ -145,21 +132,38 @@ impl PagedAttnPartition {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &impl ima::ReadTensor<ima::half::f16>,
-        k_cache: &impl ima::ReadTensor<ima::half::f16>,
-        v_cache: &impl ima::ReadTensor<ima::half::f16>,
-        block_tables: &impl ima::ReadTensor<i32>,
-        seq_lens: &impl ima::ReadTensor<i32>,
-        part_o: &mut impl ima::WriteTensor<f32>,
-        part_lse: &mut impl ima::WriteTensor<f32>,
-        scale: f32,
+        args: PagedAttnPartitionArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>>,
     ) -> Result<(), ima::Error> {
+        let PagedAttnPartitionArgs { q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, scale } = args;
         self.kernel.validate(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse)], &[ima::Scalar::F32(scale)])
     }
+}
+
+/// The arguments of [`PagedAttnPartition::launch`] and [`PagedAttnPartition::validate`], by name.
+///
+/// `paged_attn_partition(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], scale: f32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct PagedAttnPartitionArgs<'a, Q: ima::ReadTensor<ima::half::f16>, KCache: ima::ReadTensor<ima::half::f16>, VCache: ima::ReadTensor<ima::half::f16>, BlockTables: ima::ReadTensor<i32>, SeqLens: ima::ReadTensor<i32>, PartO: ima::WriteTensor<f32>, PartLse: ima::WriteTensor<f32>> {
+    /// f16 `[B, HQ, D]`, contiguous, 16-byte aligned: Queries of the step, one a head.
+    pub q: &'a Q,
+    /// f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Keys in pages of BS tokens: token t of sequence b lies in page block_tables[b, t / BS], row t % BS.
+    pub k_cache: &'a KCache,
+    /// f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Values, paged as the keys.
+    pub v_cache: &'a VCache,
+    /// i32 `[B, P]`, contiguous: Each sequence's pages; only the first ceil(seq_lens[b] / BS) entries of row b are read.
+    pub block_tables: &'a BlockTables,
+    /// i32 `[B]`, contiguous: Tokens of each sequence: at most the P * BS its row of block_tables holds.
+    pub seq_lens: &'a SeqLens,
+    /// f32 `[B, HQ, ceil(P * BS / PART), D]`, contiguous: Each partition's output, normalised by its own softmax sum.
+    pub part_o: &'a mut PartO,
+    /// f32 `[B, HQ, ceil(P * BS / PART)]`, contiguous: Each partition's log2 of the sum of 2^(score · log2 e) over its tokens.
+    pub part_lse: &'a mut PartLse,
+    /// f32: Softmax scale, usually 1/sqrt(D).
+    pub scale: f32,
 }
 
 /// The contract of `paged_attn_partition`.
@@ -368,23 +372,18 @@ impl PagedAttnReduce {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`PagedAttnReduceArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `part_o`: f32 `[B, HQ, NP, D]`, contiguous: paged_attn_partition's workspace.
-    /// - `part_lse`: f32 `[B, HQ, NP]`, contiguous
-    /// - `seq_lens`: i32 `[B]`, contiguous: The lengths the partitions were computed with.
-    /// - `out`: f16 `[B, HQ, D]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        part_o: &impl ima::ReadTensor<f32>,
-        part_lse: &impl ima::ReadTensor<f32>,
-        seq_lens: &impl ima::ReadTensor<i32>,
-        out: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: PagedAttnReduceArgs<'_, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let PagedAttnReduceArgs { part_o, part_lse, seq_lens, out } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(part_o), ima::KernelArg::read(part_lse), ima::KernelArg::read(seq_lens), ima::KernelArg::write(out)], &[])
     }
 
@@ -392,17 +391,30 @@ impl PagedAttnReduce {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        part_o: &impl ima::ReadTensor<f32>,
-        part_lse: &impl ima::ReadTensor<f32>,
-        seq_lens: &impl ima::ReadTensor<i32>,
-        out: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: PagedAttnReduceArgs<'_, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<(), ima::Error> {
+        let PagedAttnReduceArgs { part_o, part_lse, seq_lens, out } = args;
         self.kernel.validate(stream, &mut [ima::KernelArg::read(part_o), ima::KernelArg::read(part_lse), ima::KernelArg::read(seq_lens), ima::KernelArg::write(out)], &[])
     }
+}
+
+/// The arguments of [`PagedAttnReduce::launch`] and [`PagedAttnReduce::validate`], by name.
+///
+/// `paged_attn_reduce(part_o: f32[B,HQ,NP,D], part_lse: f32[B,HQ,NP], seq_lens: i32[B], out: f16[B,HQ,D])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct PagedAttnReduceArgs<'a, PartO: ima::ReadTensor<f32>, PartLse: ima::ReadTensor<f32>, SeqLens: ima::ReadTensor<i32>, Out: ima::WriteTensor<ima::half::f16>> {
+    /// f32 `[B, HQ, NP, D]`, contiguous: paged_attn_partition's workspace.
+    pub part_o: &'a PartO,
+    /// f32 `[B, HQ, NP]`, contiguous
+    pub part_lse: &'a PartLse,
+    /// i32 `[B]`, contiguous: The lengths the partitions were computed with.
+    pub seq_lens: &'a SeqLens,
+    /// f16 `[B, HQ, D]`, contiguous
+    pub out: &'a mut Out,
 }
 
 /// The contract of `paged_attn_reduce`.

@@ -143,24 +143,34 @@ impl GptqDequant {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqDequantArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[K, N]`, contiguous, 16-byte aligned
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqDequantArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqDequantArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqDequant::launch`], by name.
+///
+/// `gptq_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqDequantArgs<'a, Y: ima::WriteTensor<ima::half::f16>> {
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[K, N]`, contiguous, 16-byte aligned
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_dequant`.
@@ -274,24 +284,34 @@ impl GptqDequantAnyN {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqDequantAnyNArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[K, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqDequantAnyNArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqDequantAnyNArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqDequantAnyN::launch`], by name.
+///
+/// `gptq_dequant_any_n(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqDequantAnyNArgs<'a, Y: ima::WriteTensor<ima::half::f16>> {
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[K, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_dequant_any_n`.
@@ -404,19 +424,18 @@ impl GptqActOrderDequant {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqActOrderDequantArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`, g_idx `[K]`
-    /// - `y`: f16 `[K, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqActOrderDequantArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqActOrderDequantArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
         args.push(ima::KernelArg::write(y));
@@ -427,18 +446,29 @@ impl GptqActOrderDequant {
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
     /// entry they read anyway, in every mode.)
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqActOrderDequantArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<(), ima::Error> {
+        let GptqActOrderDequantArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.validate(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqActOrderDequant::launch`] and [`GptqActOrderDequant::validate`], by name.
+///
+/// `gptq_act_order_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqActOrderDequantArgs<'a, Y: ima::WriteTensor<ima::half::f16>> {
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`, g_idx `[K]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[K, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_act_order_dequant`.
@@ -565,24 +595,34 @@ impl AwqDequant {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`AwqDequantArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[K, ceil(N / 8)]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[K, N]`, contiguous, 16-byte aligned
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: AwqDequantArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let AwqDequantArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`AwqDequant::launch`], by name.
+///
+/// `awq_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct AwqDequantArgs<'a, Y: ima::WriteTensor<ima::half::f16>> {
+    /// q `[K, N]`, group `G`: qweight `[K, ceil(N / 8)]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[K, N]`, contiguous, 16-byte aligned
+    pub y: &'a mut Y,
 }
 
 /// The contract of `awq_dequant`.
@@ -696,24 +736,34 @@ impl AwqDequantAnyN {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`AwqDequantAnyNArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[K, ceil(N / 8)]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[K, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: AwqDequantAnyNArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let AwqDequantAnyNArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`AwqDequantAnyN::launch`], by name.
+///
+/// `awq_dequant_any_n(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct AwqDequantAnyNArgs<'a, Y: ima::WriteTensor<ima::half::f16>> {
+    /// q `[K, N]`, group `G`: qweight `[K, ceil(N / 8)]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[K, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `awq_dequant_any_n`.
@@ -826,24 +876,34 @@ impl Int8Dequant {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`Int8DequantArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `w`: q `[K, N]`, group `G`: qweight `[K, N]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[K, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: Int8DequantArgs<'_, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let Int8DequantArgs { w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.extend(w.kernel_args(ima::QuantFormat::Int8, false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`Int8Dequant::launch`], by name.
+///
+/// `int8_dequant(w: q8[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct Int8DequantArgs<'a, Y: ima::WriteTensor<ima::half::f16>> {
+    /// q `[K, N]`, group `G`: qweight `[K, N]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[K, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `int8_dequant`.
@@ -953,27 +1013,37 @@ impl GptqGemv {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqGemvArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f16 `[M, K]`, contiguous, 16-byte aligned
-    /// - `w`: q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[M, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::f16>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: GptqGemvArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let GptqGemvArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`GptqGemv::launch`], by name.
+///
+/// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous, 16-byte aligned
+    pub x: &'a X,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[M, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_gemv`.
@@ -1112,27 +1182,37 @@ impl AwqGemv {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`AwqGemvArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f16 `[M, K]`, contiguous
-    /// - `w`: q `[K, N]`, group `G`: qweight `[K, ceil(N / 8)]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
-    /// - `y`: f16 `[M, N]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::f16>,
-        w: &ima::QuantTensor<ima::half::f16>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: AwqGemvArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let AwqGemvArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+}
+
+/// The arguments of [`AwqGemv::launch`], by name.
+///
+/// `awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct AwqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous
+    pub x: &'a X,
+    /// q `[K, N]`, group `G`: qweight `[K, ceil(N / 8)]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[M, N]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `awq_gemv`.

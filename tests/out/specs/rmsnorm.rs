@@ -85,25 +85,35 @@ impl RmsNorm {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`RmsNormArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: bf16 `[N, D]`, contiguous, 16-byte aligned
-    /// - `w`: bf16 `[D]`, contiguous, 16-byte aligned: Per-channel weight.
-    /// - `y`: bf16 `[N, D]`, contiguous, 16-byte aligned
-    /// - `eps`: f32
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::bf16>,
-        w: &impl ima::ReadTensor<ima::half::bf16>,
-        y: &mut impl ima::WriteTensor<ima::half::bf16>,
-        eps: f32,
+        args: RmsNormArgs<'_, impl ima::ReadTensor<ima::half::bf16>, impl ima::ReadTensor<ima::half::bf16>, impl ima::WriteTensor<ima::half::bf16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let RmsNormArgs { x, w, y, eps } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::read(w), ima::KernelArg::write(y)], &[ima::Scalar::F32(eps)])
     }
+}
+
+/// The arguments of [`RmsNorm::launch`], by name.
+///
+/// `rms_norm(x: bf16[N,D], w: bf16[D], y: bf16[N,D], eps: f32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct RmsNormArgs<'a, X: ima::ReadTensor<ima::half::bf16>, W: ima::ReadTensor<ima::half::bf16>, Y: ima::WriteTensor<ima::half::bf16>> {
+    /// bf16 `[N, D]`, contiguous, 16-byte aligned
+    pub x: &'a X,
+    /// bf16 `[D]`, contiguous, 16-byte aligned: Per-channel weight.
+    pub w: &'a W,
+    /// bf16 `[N, D]`, contiguous, 16-byte aligned
+    pub y: &'a mut Y,
+    /// f32
+    pub eps: f32,
 }
 
 /// The contract of `rms_norm`.

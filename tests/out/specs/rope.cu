@@ -3,15 +3,26 @@
 // Each kernel has four entry points: NAME_i32 and NAME_i64 (release: 32- or 64-bit
 // indices, chosen per launch by the runtime), and NAME_i32_checked and NAME_i64_checked
 // (every accessor checks its indices and records the first violation instead of touching
-// memory out of bounds). Parameters, in order: each buffer's data pointer and its strides
+// memory out of bounds). Parameters, in the order of ima_contract's `entry_params`, which
+// the runtime pushes a launch's values in: each buffer's data pointer and its strides
 // (elements, logical order), each symbol's value, the scalar params, and, in the checked
 // entry points and in every entry point of a kernel with value contracts, the violation
-// record.
+// record. ima.cuh, embedded below, declares the record and the checks and helpers every
+// module shares; after it come each kernel's accessors, body and entry points.
 
 #include <cuda_fp16.h>
 
-#ifndef IMA_PRELUDE
-#define IMA_PRELUDE
+// ima.cuh: what every module imac generates shares, with no template variables: the
+// violation record, the checks and reports every accessor makes, and the index, vector and
+// tile helpers. imac embeds it once at the top of each generated .cu (NVRTC compiles one
+// source, so the module must not #include it), after the CUDA headers the module's element
+// types need; the module adds the accessors, bodies and entry points of its kernels.
+//
+// It compiles on the host too, under the qualifiers of host_shim.h: codegen/tests/ima_cuh.rs
+// runs its checks and reports there, and the runtime's record test holds ImaRecord's layout
+// and kinds to what runtime/src/checked.rs reads.
+#ifndef IMA_CUH
+#define IMA_CUH
 // NVRTC has no <math.h>; bodies may still say INFINITY.
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
@@ -19,7 +30,8 @@
 
 // The first out-of-bounds access of a checked launch, in device memory; the runtime
 // hands it over clean and reads it back only when `flag`, in mapped host memory, is
-// raised. Field order is the runtime's `ViolationRecord`.
+// raised. Defined here only: runtime/src/checked.rs reads it at the offsets of its `at`
+// module, which a test holds to this struct's offsetof, and its kinds likewise.
 struct ImaRecord {
     unsigned int count;
     unsigned int claimed;
@@ -59,9 +71,6 @@ struct ImaSite {
     I index[R], extent[R];
 };
 
-// Counts a violation and, for the launch's first, fills the record. Out of line: a
-// violation is the rare path, and each of a checked kernel's many checks then costs a
-// call, not a copy of this code in its loop.
 // Counts a violation; true for the launch's first, whose thread then fills the record:
 // where, with ima_claim_site, and last ima_publish.
 __device__ __forceinline__ bool ima_claim(ImaRecord* r) {
@@ -92,6 +101,9 @@ __device__ __forceinline__ void ima_publish(ImaRecord* r) {
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
+// Counts a violation and, for the launch's first, fills the record. Out of line: a
+// violation is the rare path, and each of a checked kernel's many checks then costs a
+// call, not a copy of this code in its loop.
 template <typename I, int R>
 static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
                                                     const ImaSite<I, R> site) {
@@ -189,13 +201,13 @@ __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
 }
 
-// The same for a shared array, in shared memory (16 static bytes, in checked entry points
-// only): with the sink in global memory, the reference a checked shared access returns
-// could be either, and every such access became a generic load or store.
-// 128 bytes at a 128-byte boundary: a refused `at8` of a shared array returns it as a
-// vector that cp.async and ldmatrix may address, and the dynamic shared memory that
-// follows it starts at a 128-byte boundary in checked entry points too, as in release
-// ones (cp.async and ldmatrix are measurably slower from a base 16 bytes off it).
+// The same for a shared array, in shared memory (in checked entry points only): with the
+// sink in global memory, the reference a checked shared access returns could be either,
+// and every such access became a generic load or store. 128 bytes at a 128-byte
+// boundary: a refused `at8` of a shared array returns it as a vector that cp.async and
+// ldmatrix may address, and the dynamic shared memory that follows starts at a 128-byte
+// boundary in checked entry points too, as in release ones (cp.async and ldmatrix are
+// measurably slower from a base 16 bytes off it).
 template <typename T>
 __device__ __forceinline__ T& ima_shared_sink() {
     __shared__ __align__(128) unsigned long long ima_shared_sink_storage[16];
@@ -225,6 +237,7 @@ __device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, 
     ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
     return false;
 }
+
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -413,7 +426,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
     }
     return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
 }
-#endif  // IMA_PRELUDE
+#endif  // IMA_CUH
 
 // ---------------------------------------------------------------------------------------
 // rope(x: f16[B,H,S,D], cos_tab: f32[S,D / 2], sin_tab: f32[S,D / 2], y: f16[B,H,S,D])
@@ -565,7 +578,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 569 "rope.cu"
+#line 582 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

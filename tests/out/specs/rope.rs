@@ -87,25 +87,35 @@ impl Rope {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`RopeArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f16 `[B, S, H, D]` in memory, read as `[B, H, S, D]`, contiguous, 16-byte aligned
-    /// - `cos_tab`: f32 `[S, D / 2]`, contiguous: cos and sin of each position's angle, per pair.
-    /// - `sin_tab`: f32 `[S, D / 2]`, contiguous
-    /// - `y`: f16 `[B, S, H, D]` in memory, read as `[B, H, S, D]`, contiguous, 16-byte aligned
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<ima::half::f16>,
-        cos_tab: &impl ima::ReadTensor<f32>,
-        sin_tab: &impl ima::ReadTensor<f32>,
-        y: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: RopeArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let RopeArgs { x, cos_tab, sin_tab, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::read(cos_tab), ima::KernelArg::read(sin_tab), ima::KernelArg::write(y)], &[])
     }
+}
+
+/// The arguments of [`Rope::launch`], by name.
+///
+/// `rope(x: f16[B,H,S,D], cos_tab: f32[S,D / 2], sin_tab: f32[S,D / 2], y: f16[B,H,S,D])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct RopeArgs<'a, X: ima::ReadTensor<ima::half::f16>, CosTab: ima::ReadTensor<f32>, SinTab: ima::ReadTensor<f32>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[B, S, H, D]` in memory, read as `[B, H, S, D]`, contiguous, 16-byte aligned
+    pub x: &'a X,
+    /// f32 `[S, D / 2]`, contiguous: cos and sin of each position's angle, per pair.
+    pub cos_tab: &'a CosTab,
+    /// f32 `[S, D / 2]`, contiguous
+    pub sin_tab: &'a SinTab,
+    /// f16 `[B, S, H, D]` in memory, read as `[B, H, S, D]`, contiguous, 16-byte aligned
+    pub y: &'a mut Y,
 }
 
 /// The contract of `rope`.

@@ -81,25 +81,35 @@ impl AffineView {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`AffineViewArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f32 `[M, N]`, any strides
-    /// - `y`: f32 `[M, N]`, contiguous
-    /// - `a`: f32
-    /// - `b`: f32
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<f32>,
-        y: &mut impl ima::WriteTensor<f32>,
-        a: f32,
-        b: f32,
+        args: AffineViewArgs<'_, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let AffineViewArgs { x, y, a, b } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[ima::Scalar::F32(a), ima::Scalar::F32(b)])
     }
+}
+
+/// The arguments of [`AffineView::launch`], by name.
+///
+/// `affine_view(x: f32[M,N], y: f32[M,N], a: f32, b: f32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct AffineViewArgs<'a, X: ima::ReadTensor<f32>, Y: ima::WriteTensor<f32>> {
+    /// f32 `[M, N]`, any strides
+    pub x: &'a X,
+    /// f32 `[M, N]`, contiguous
+    pub y: &'a mut Y,
+    /// f32
+    pub a: f32,
+    /// f32
+    pub b: f32,
 }
 
 /// The contract of `affine_view`.

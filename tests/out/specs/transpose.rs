@@ -87,21 +87,31 @@ impl Transpose {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`TransposeArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f32 `[M, N]`, contiguous
-    /// - `y`: f32 `[N, M]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<f32>,
-        y: &mut impl ima::WriteTensor<f32>,
+        args: TransposeArgs<'_, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let TransposeArgs { x, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
     }
+}
+
+/// The arguments of [`Transpose::launch`], by name.
+///
+/// `transpose(x: f32[M,N], y: f32[N,M])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct TransposeArgs<'a, X: ima::ReadTensor<f32>, Y: ima::WriteTensor<f32>> {
+    /// f32 `[M, N]`, contiguous
+    pub x: &'a X,
+    /// f32 `[N, M]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `transpose`.
@@ -175,21 +185,31 @@ impl TransposeTiled {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`TransposeTiledArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `x`: f32 `[M, N]`, contiguous
-    /// - `y`: f32 `[N, M]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        x: &impl ima::ReadTensor<f32>,
-        y: &mut impl ima::WriteTensor<f32>,
+        args: TransposeTiledArgs<'_, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let TransposeTiledArgs { x, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
     }
+}
+
+/// The arguments of [`TransposeTiled::launch`], by name.
+///
+/// `transpose_tiled(x: f32[M,N], y: f32[N,M])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct TransposeTiledArgs<'a, X: ima::ReadTensor<f32>, Y: ima::WriteTensor<f32>> {
+    /// f32 `[M, N]`, contiguous
+    pub x: &'a X,
+    /// f32 `[N, M]`, contiguous
+    pub y: &'a mut Y,
 }
 
 /// The contract of `transpose_tiled`.

@@ -103,25 +103,35 @@ impl AttnScores {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`AttnScoresArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `q`: f16 `[B, H, S, D]`, contiguous: Queries.
-    /// - `k`: f16 `[B, H, T, D]`, contiguous: Keys.
-    /// - `o`: f32 `[B, H, S, T]`, contiguous
-    /// - `scale`: f32: Softmax scale, usually 1/sqrt(D).
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &impl ima::ReadTensor<ima::half::f16>,
-        k: &impl ima::ReadTensor<ima::half::f16>,
-        o: &mut impl ima::WriteTensor<f32>,
-        scale: f32,
+        args: AttnScoresArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let AttnScoresArgs { q, k, o, scale } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
     }
+}
+
+/// The arguments of [`AttnScores::launch`], by name.
+///
+/// `attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct AttnScoresArgs<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::ReadTensor<ima::half::f16>, O: ima::WriteTensor<f32>> {
+    /// f16 `[B, H, S, D]`, contiguous: Queries.
+    pub q: &'a Q,
+    /// f16 `[B, H, T, D]`, contiguous: Keys.
+    pub k: &'a K,
+    /// f32 `[B, H, S, T]`, contiguous
+    pub o: &'a mut O,
+    /// f32: Softmax scale, usually 1/sqrt(D).
+    pub scale: f32,
 }
 
 /// The contract of `attn_scores`.
@@ -218,21 +228,31 @@ impl SoftmaxRows {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`SoftmaxRowsArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `s`: f32 `[B, H, S, T]`, contiguous
-    /// - `p`: f16 `[B, H, S, T]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        s: &impl ima::ReadTensor<f32>,
-        p: &mut impl ima::WriteTensor<ima::half::f16>,
+        args: SoftmaxRowsArgs<'_, impl ima::ReadTensor<f32>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let SoftmaxRowsArgs { s, p } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(s), ima::KernelArg::write(p)], &[])
     }
+}
+
+/// The arguments of [`SoftmaxRows::launch`], by name.
+///
+/// `softmax_rows(s: f32[B,H,S,T], p: f16[B,H,S,T])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct SoftmaxRowsArgs<'a, S: ima::ReadTensor<f32>, P: ima::WriteTensor<ima::half::f16>> {
+    /// f32 `[B, H, S, T]`, contiguous
+    pub s: &'a S,
+    /// f16 `[B, H, S, T]`, contiguous
+    pub p: &'a mut P,
 }
 
 /// The contract of `softmax_rows`.
@@ -317,23 +337,33 @@ impl AttnPv {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`AttnPvArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `p`: f16 `[B, H, S, T]`, contiguous
-    /// - `v`: f16 `[B, H, T, D]`, contiguous
-    /// - `o`: f32 `[B, H, S, D]`, contiguous
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        p: &impl ima::ReadTensor<ima::half::f16>,
-        v: &impl ima::ReadTensor<ima::half::f16>,
-        o: &mut impl ima::WriteTensor<f32>,
+        args: AttnPvArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let AttnPvArgs { p, v, o } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(p), ima::KernelArg::read(v), ima::KernelArg::write(o)], &[])
     }
+}
+
+/// The arguments of [`AttnPv::launch`], by name.
+///
+/// `attn_pv(p: f16[B,H,S,T], v: f16[B,H,T,D], o: f32[B,H,S,D])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct AttnPvArgs<'a, P: ima::ReadTensor<ima::half::f16>, V: ima::ReadTensor<ima::half::f16>, O: ima::WriteTensor<f32>> {
+    /// f16 `[B, H, S, T]`, contiguous
+    pub p: &'a P,
+    /// f16 `[B, H, T, D]`, contiguous
+    pub v: &'a V,
+    /// f32 `[B, H, S, D]`, contiguous
+    pub o: &'a mut O,
 }
 
 /// The contract of `attn_pv`.
@@ -433,25 +463,35 @@ impl AttnScoresTiled {
         &self.kernel
     }
 
-    /// Checks every argument against the contract, then launches on `stream`.
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`AttnScoresTiledArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    /// - `q`: f16 `[B, H, S, D]`, contiguous, 16-byte aligned
-    /// - `k`: f16 `[B, H, T, D]`, contiguous, 16-byte aligned
-    /// - `o`: f32 `[B, H, S, T]`, contiguous
-    /// - `scale`: f32
-    // One stub parameter per spec argument, however many the spec declares.
-    #[allow(clippy::too_many_arguments)]
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        q: &impl ima::ReadTensor<ima::half::f16>,
-        k: &impl ima::ReadTensor<ima::half::f16>,
-        o: &mut impl ima::WriteTensor<f32>,
-        scale: f32,
+        args: AttnScoresTiledArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
     ) -> Result<ima::Launched, ima::Error> {
+        let AttnScoresTiledArgs { q, k, o, scale } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
     }
+}
+
+/// The arguments of [`AttnScoresTiled::launch`], by name.
+///
+/// `attn_scores_tiled(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct AttnScoresTiledArgs<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::ReadTensor<ima::half::f16>, O: ima::WriteTensor<f32>> {
+    /// f16 `[B, H, S, D]`, contiguous, 16-byte aligned
+    pub q: &'a Q,
+    /// f16 `[B, H, T, D]`, contiguous, 16-byte aligned
+    pub k: &'a K,
+    /// f32 `[B, H, S, T]`, contiguous
+    pub o: &'a mut O,
+    /// f32
+    pub scale: f32,
 }
 
 /// The contract of `attn_scores_tiled`.

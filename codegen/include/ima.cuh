@@ -1,0 +1,415 @@
+// ima.cuh: what every module imac generates shares, with no template variables: the
+// violation record, the checks and reports every accessor makes, and the index, vector and
+// tile helpers. imac embeds it once at the top of each generated .cu (NVRTC compiles one
+// source, so the module must not #include it), after the CUDA headers the module's element
+// types need; the module adds the accessors, bodies and entry points of its kernels.
+//
+// It compiles on the host too, under the qualifiers of host_shim.h: codegen/tests/ima_cuh.rs
+// runs its checks and reports there, and the runtime's record test holds ImaRecord's layout
+// and kinds to what runtime/src/checked.rs reads.
+#ifndef IMA_CUH
+#define IMA_CUH
+// NVRTC has no <math.h>; bodies may still say INFINITY.
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+
+// The first out-of-bounds access of a checked launch, in device memory; the runtime
+// hands it over clean and reads it back only when `flag`, in mapped host memory, is
+// raised. Defined here only: runtime/src/checked.rs reads it at the offsets of its `at`
+// module, which a test holds to this struct's offsetof, and its kinds likewise.
+struct ImaRecord {
+    unsigned int count;
+    unsigned int claimed;
+    int arg;
+    int write;
+    int kind;
+    int rank;
+    int dim;
+    int pad;
+    long long index[8];
+    long long extent[8];
+    unsigned int block[3];
+    unsigned int thread[3];
+    // An entry outside its value contract: its value, and the bounds lo .. hi it broke.
+    long long value;
+    long long lo;
+    long long hi;
+    unsigned int* flag;
+};
+
+enum : int {
+    IMA_OUT_OF_BOUNDS = 0,
+    IMA_MISALIGNED_VECTOR = 2,
+    IMA_NOT_WHOLE_TILE = 3,
+    // An entry outside lo .. hi (and not the sentinel).
+    IMA_BAD_VALUE = 4,
+    // An ascending entry below the one before it (lo is that one).
+    IMA_VALUE_ORDER = 5,
+    // An ascending tensor's first entry is not lo, or its last not hi - 1.
+    IMA_VALUE_FIRST = 6,
+    IMA_VALUE_LAST = 7,
+};
+
+// Where a violation was found: the index and the extents it broke, passed by value.
+template <typename I, int R>
+struct ImaSite {
+    I index[R], extent[R];
+};
+
+// Counts a violation; true for the launch's first, whose thread then fills the record:
+// where, with ima_claim_site, and last ima_publish.
+__device__ __forceinline__ bool ima_claim(ImaRecord* r) {
+    atomicAdd(&r->count, 1u);
+    return atomicCAS(&r->claimed, 0u, 1u) == 0u;
+}
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_claim_site(ImaRecord* r, int arg, int write, int kind, int dim,
+                                               const ImaSite<I, R>& site) {
+    r->arg = arg;
+    r->write = write;
+    r->kind = kind;
+    r->rank = R;
+    r->dim = dim;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        r->index[d] = site.index[d];
+        r->extent[d] = site.extent[d];
+    }
+}
+
+// The block and thread, then, once the record is written, the flag the host reads.
+__device__ __forceinline__ void ima_publish(ImaRecord* r) {
+    r->block[0] = blockIdx.x; r->block[1] = blockIdx.y; r->block[2] = blockIdx.z;
+    r->thread[0] = threadIdx.x; r->thread[1] = threadIdx.y; r->thread[2] = threadIdx.z;
+    __threadfence_system();
+    *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
+}
+
+// Counts a violation and, for the launch's first, fills the record. Out of line: a
+// violation is the rare path, and each of a checked kernel's many checks then costs a
+// call, not a copy of this code in its loop.
+template <typename I, int R>
+static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
+                                                    const ImaSite<I, R> site) {
+    if (!ima_claim(r)) return;
+    ima_claim_site<I, R>(r, arg, write, kind, dim, site);
+    ima_publish(r);
+}
+
+// The same for an entry that broke its value contract, with its value and bounds.
+template <typename I, int R>
+static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
+                                                          long long value, long long lo, long long hi) {
+    if (!ima_claim(r)) return;
+    ima_claim_site<I, R>(r, arg, 0, kind, R - 1, site);
+    r->value = value;
+    r->lo = lo;
+    r->hi = hi;
+    ima_publish(r);
+}
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
+                                                 const I (&extent)[R], long long value, long long lo, long long hi) {
+    ImaSite<I, R> site;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        site.index[d] = index[d];
+        site.extent[d] = extent[d];
+    }
+    ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
+}
+
+// lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
+// hi - lo for every v outside while the difference of any two values of v's type and I
+// fits the width compared in. So 32 bits when v is signed (or narrower than 32 bits) and
+// I is int, else 64. An unsigned v is never negative: a lower bound below 0 is 0 for it
+// (else v = 2^32 - 1 and lo = -1 would wrap into the range), and a range below 0 is empty.
+template <typename T, typename I>
+__device__ __forceinline__ bool ima_value_in(T v, I lo, I hi) {
+    constexpr bool UNSIGNED = T(-1) > T(0);
+    if constexpr (UNSIGNED) {
+        if (hi <= 0) return false;
+        if (lo < 0) lo = 0;
+    }
+    if constexpr (sizeof(I) <= 4 && (sizeof(T) < 4 || (sizeof(T) == 4 && !UNSIGNED))) {
+        return unsigned(v) - unsigned(lo) < unsigned(hi) - unsigned(lo);
+    } else {
+        using U = unsigned long long;
+        return U(v) - U(lo) < U(hi) - U(lo);
+    }
+}
+
+// An entry of an argument whose contract allows a sentinel (`values(0 .. N, or -1)`). The
+// body reaches its value only through `then`, which skips the sentinel, and an entry that
+// broke the contract: `slots(t).then([&](I slot) { ... });`.
+template <typename I>
+class ImaMaybe {
+    I v_;
+    bool some_;
+
+  public:
+    __device__ __forceinline__ ImaMaybe() : v_(0), some_(false) {}
+    __device__ __forceinline__ explicit ImaMaybe(I v) : v_(v), some_(true) {}
+    // Not the sentinel, and inside the contract.
+    __device__ __forceinline__ bool has_value() const { return some_; }
+    template <typename F>
+    __device__ __forceinline__ void then(F&& f) const {
+        if (some_) f(v_);
+    }
+};
+
+// Two neighbouring entries of an ascending tensor (offsets such as cu_seqlens), as the
+// half-open range [begin, end) they bound.
+template <typename I>
+struct ImaSpan {
+    I begin, end;
+};
+
+template <typename I, int R>
+__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    ImaSite<I, R> site;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        site.index[d] = index[d];
+        site.extent[d] = extent[d];
+    }
+    ima_fill_record<I, R>(r, arg, write, kind, dim, site);
+}
+
+// Where a refused write goes: somewhere harmless.
+__device__ unsigned long long ima_sink_storage[2];
+template <typename T>
+__device__ __forceinline__ T& ima_sink() {
+    return *reinterpret_cast<T*>(ima_sink_storage);
+}
+
+// The same for a shared array, in shared memory (in checked entry points only): with the
+// sink in global memory, the reference a checked shared access returns could be either,
+// and every such access became a generic load or store. 128 bytes at a 128-byte
+// boundary: a refused `at8` of a shared array returns it as a vector that cp.async and
+// ldmatrix may address, and the dynamic shared memory that follows starts at a 128-byte
+// boundary in checked entry points too, as in release ones (cp.async and ldmatrix are
+// measurably slower from a base 16 bytes off it).
+template <typename T>
+__device__ __forceinline__ T& ima_shared_sink() {
+    __shared__ __align__(128) unsigned long long ima_shared_sink_storage[16];
+    return *reinterpret_cast<T*>(ima_shared_sink_storage);
+}
+
+// 0 <= i < e, for an extent e >= 0: one unsigned comparison.
+__device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
+__device__ __forceinline__ bool ima_below(long long i, long long e) {
+    return (unsigned long long)i < (unsigned long long)e;
+}
+
+// Checks indices against extents; on failure reports and returns false. The test is one
+// comparison a dimension and one branch; which dimension failed is found after it.
+template <typename I, int R>
+__device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+                                              const I (&extent)[R]) {
+    bool ok = true;
+#pragma unroll
+    for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
+    if (ok) return true;
+    int bad = 0;
+#pragma unroll
+    for (int d = R - 1; d >= 0; --d) {
+        if (!ima_below(index[d], extent[d])) bad = d;
+    }
+    ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
+    return false;
+}
+
+// W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
+template <typename T, int W>
+struct __align__(16) ImaVec {
+    T v[W];
+};
+
+#if __CUDA_ARCH__ >= 800
+// Staging in shared memory and the tensor cores (sm_80 and later). An input's
+// `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
+// would read into `dst`, a shared array's vector (`s.at8(...)`), without passing through
+// registers. `ima_async_commit()` closes the group of copies this thread started;
+// `ima_async_wait<N>()` waits until at most N of its groups are pending. A copy is visible
+// to other threads after the wait and a `__syncwarp()` or `__syncthreads()`.
+__device__ __forceinline__ void ima_async_copy16(void* dst, const void* src) {
+    const unsigned to = unsigned(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(src) : "memory");
+}
+__device__ __forceinline__ void ima_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void ima_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// Four 8 x 8 matrices of 16-bit elements (ldmatrix.x4): lane l names the 16-byte row
+// l % 8 of matrix l / 8, and receives in x[m] its fragment of matrix m, the two
+// elements at row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 (`_trans`: of the transpose).
+// These are the operand fragments of `ima_mma_m16n8k16_*` (PTX ISA, "Matrix Fragments
+// for mma.m16n8k16").
+struct ImaFrag4 {
+    unsigned x[4];
+};
+template <typename T>
+__device__ __forceinline__ ImaFrag4 ima_ldmatrix_x4(const ImaVec<T, 8>& row) {
+    static_assert(sizeof(T) == 2, "ldmatrix moves 16-bit elements");
+    const unsigned at = unsigned(__cvta_generic_to_shared(&row));
+    ImaFrag4 f;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3}, [%4];"
+                 : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
+                 : "r"(at));
+    return f;
+}
+template <typename T>
+__device__ __forceinline__ ImaFrag4 ima_ldmatrix_x4_trans(const ImaVec<T, 8>& row) {
+    static_assert(sizeof(T) == 2, "ldmatrix moves 16-bit elements");
+    const unsigned at = unsigned(__cvta_generic_to_shared(&row));
+    ImaFrag4 f;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3}, [%4];"
+                 : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
+                 : "r"(at));
+    return f;
+}
+
+// D = A B + C on the tensor cores for one 16 x 8 x 16 tile: A (16 x 16, row-major) in four
+// registers of two elements each, B (16 x 8, column-major) in two, C and D (16 x 8) f32
+// in four, laid out as the PTX ISA's m16n8k16 fragments. A row block of A that is known
+// zero may be passed as 0u, and D's elements that are not needed ignored: the compiler
+// then keeps no registers for them.
+struct ImaAcc4 {
+    float x[4];
+};
+__device__ __forceinline__ ImaAcc4 ima_mma_m16n8k16_f16(const unsigned (&a)[4], unsigned b0, unsigned b1,
+                                                        const ImaAcc4& c) {
+    ImaAcc4 d;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 { %0, %1, %2, %3}, { %4, %5, %6, %7}, "
+                 "{ %8, %9}, { %10, %11, %12, %13};"
+                 : "=f"(d.x[0]), "=f"(d.x[1]), "=f"(d.x[2]), "=f"(d.x[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x[0]), "f"(c.x[1]),
+                   "f"(c.x[2]), "f"(c.x[3]));
+    return d;
+}
+__device__ __forceinline__ ImaAcc4 ima_mma_m16n8k16_bf16(const unsigned (&a)[4], unsigned b0, unsigned b1,
+                                                         const ImaAcc4& c) {
+    ImaAcc4 d;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 { %0, %1, %2, %3}, { %4, %5, %6, %7}, "
+                 "{ %8, %9}, { %10, %11, %12, %13};"
+                 : "=f"(d.x[0]), "=f"(d.x[1]), "=f"(d.x[2]), "=f"(d.x[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x[0]), "f"(c.x[1]),
+                   "f"(c.x[2]), "f"(c.x[3]));
+    return d;
+}
+// Two f32 values rounded into one register of an f16 (bf16) operand fragment: `lo` is the
+// element of the lower column.
+__device__ __forceinline__ unsigned ima_pack_f16x2(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+__device__ __forceinline__ unsigned ima_pack_bf16x2(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+#endif
+
+// C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
+// (the caller guarantees p is aligned to the whole row, up to 16 bytes).
+template <bool VEC, typename T, int C>
+__device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
+    constexpr int BYTES = int(sizeof(T)) * C;
+    if constexpr (VEC && BYTES % 16 == 0) {
+#pragma unroll
+        for (int i = 0; i < BYTES / 16; ++i) {
+            const int4 v = __ldg(reinterpret_cast<const int4*>(p) + i);
+            memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
+        }
+    } else if constexpr (VEC && BYTES == 8) {
+        const int2 v = __ldg(reinterpret_cast<const int2*>(p));
+        memcpy(out, &v, 8);
+    } else if constexpr (VEC && BYTES == 4) {
+        const int v = __ldg(reinterpret_cast<const int*>(p));
+        memcpy(out, &v, 4);
+    } else {
+#pragma unroll
+        for (int i = 0; i < C; ++i) out[i] = p[i];
+    }
+}
+
+// A compile-time integer as a value: a tile's width (`w.load_tile(k, n, ImaConst<4>{})`),
+// or a count a body dispatches on (`decltype(tag)::value` in a generic lambda).
+template <int V>
+struct ImaConst {
+    static constexpr int value = V;
+};
+
+// log2 of a power of two.
+__device__ __forceinline__ int ima_log2(int v) { return __ffs(v) - 1; }
+__device__ __forceinline__ int ima_log2(long long v) { return __ffsll(v) - 1; }
+
+// 2^23 + v as a float, for 0 <= v < 2^23: one OR. The difference of two such values is
+// the exact difference of the integers, without an integer-to-float conversion.
+__device__ __forceinline__ float ima_biased(unsigned int v) { return __uint_as_float(0x4B000000u | v); }
+__device__ __forceinline__ float ima_biased(int v) { return ima_biased(unsigned(v)); }
+
+// v's digits in the mixed radix e, innermost first; the outermost digit takes what is
+// left, unwrapped.
+template <typename I, int R>
+__device__ __forceinline__ void ima_digits(I v, const I (&e)[R], I (&digits)[R]) {
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] = v % e[d];
+        v /= e[d];
+    }
+    digits[R - 1] = v;
+}
+
+// digits += step, digit by digit with carries: each sum is below twice its radix, so one
+// subtraction wraps it. No division.
+template <typename I, int R>
+__device__ __forceinline__ void ima_add_digits(I (&digits)[R], const I (&step)[R], const I (&e)[R]) {
+    I carry = 0;
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) {
+        digits[d] += step[d] + carry;
+        carry = digits[d] >= e[d] ? 1 : 0;
+        digits[d] -= carry * e[d];
+    }
+    digits[R - 1] += step[R - 1] + carry;
+}
+
+// Tells the compiler what the loop guarantees, 0 <= digit < extent for every launch index,
+// so that a checked access at the launch indices themselves (y(b, h, s, d) in a launch
+// over y) folds its tests away. In the unsigned form the accessors' tests use.
+template <typename I, int R>
+__device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (&e)[R]) {
+#pragma unroll
+    for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
+}
+
+// A vector access covers indices last .. last + W - 1 of the last dimension, and must
+// start at a multiple of W.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+                                                  const I (&extent)[R]) {
+    // The common case in one branch: aligned, first and last element inside.
+    bool ok = index[R - 1] % W == 0 && ima_below(index[R - 1] + (W - 1), extent[R - 1]);
+#pragma unroll
+    for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
+    if (ok) return true;
+    I end[R];
+#pragma unroll
+    for (int d = 0; d < R; ++d) end[d] = index[d];
+    end[R - 1] = index[R - 1] + (W - 1);
+    if (index[R - 1] % W != 0) {
+        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
+        return false;
+    }
+    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
+}
+#endif  // IMA_CUH

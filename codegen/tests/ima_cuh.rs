@@ -1,0 +1,154 @@
+//! `ima.cuh`, the header every generated module embeds, compiled on its own for the host
+//! (under `host_shim.h`'s stand-ins for CUDA's qualifiers and intrinsics) with warnings as
+//! errors, and its checks, reports and helpers run there: an access inside its extents
+//! passes untouched; one outside fills the violation record once (which argument,
+//! dimension, index, extents, block and thread; the flag raised) and counts every later
+//! one; a vector access reports misalignment and its last element; a value report carries
+//! the value and its bounds; the digit helpers walk a mixed radix. No GPU needed: a host
+//! C++ compiler (`c++`, or `$CXX`) is.
+
+use std::path::Path;
+use std::process::Command;
+
+const HARNESS: &str = r#"
+#include "host_shim.h"
+#include "ima.cuh"
+#include <cstdio>
+
+static int failures = 0;
+#define CHECK(x)                                                   \
+    do {                                                           \
+        if (!(x)) {                                                \
+            std::printf("line %d: %s\n", __LINE__, #x);            \
+            ++failures;                                            \
+        }                                                          \
+    } while (0)
+
+int main() {
+    unsigned int flag = 0;
+    ImaRecord r{};
+    r.flag = &flag;
+    blockIdx = {3, 1, 0};
+    threadIdx = {17, 0, 2};
+
+    // Inside: no report.
+    CHECK((ima_in_bounds<int, 3>(&r, 4, 0, {1, 2, 3}, {2, 3, 4})));
+    CHECK(r.count == 0 && flag == 0);
+
+    // Outside in dimension 1 (and 2): the first failing dimension is named.
+    CHECK(!(ima_in_bounds<int, 3>(&r, 4, 1, {1, 3, 9}, {2, 3, 4})));
+    CHECK(r.count == 1 && r.claimed == 1 && flag == 1);
+    CHECK(r.arg == 4 && r.write == 1 && r.kind == IMA_OUT_OF_BOUNDS && r.rank == 3 && r.dim == 1);
+    CHECK(r.index[0] == 1 && r.index[1] == 3 && r.index[2] == 9);
+    CHECK(r.extent[0] == 2 && r.extent[1] == 3 && r.extent[2] == 4);
+    CHECK(r.block[0] == 3 && r.block[1] == 1 && r.block[2] == 0);
+    CHECK(r.thread[0] == 17 && r.thread[1] == 0 && r.thread[2] == 2);
+
+    // A later violation is counted; the record keeps the first.
+    CHECK(!(ima_in_bounds<long long, 1>(&r, 7, 0, {-1LL}, {5LL})));
+    CHECK(r.count == 2 && r.arg == 4 && r.dim == 1);
+
+    // A negative index is outside, whatever the extent.
+    CHECK(!ima_below(-1, 1 << 30) && !ima_below(-1LL, 1LL << 40) && ima_below(0, 1) && !ima_below(0, 0));
+
+    // Vectors of 8: aligned and inside passes; misaligned, or past the end, is reported.
+    ImaRecord v{};
+    v.flag = &flag;
+    CHECK((ima_vec_in_bounds<int, 2, 8>(&v, 0, 0, {1, 8}, {2, 16})));
+    CHECK(v.count == 0);
+    CHECK(!(ima_vec_in_bounds<int, 2, 8>(&v, 2, 0, {1, 4}, {2, 16})));
+    CHECK(v.count == 1 && v.kind == IMA_MISALIGNED_VECTOR && v.dim == 1 && v.index[1] == 4);
+    ImaRecord end{};
+    end.flag = &flag;
+    CHECK(!(ima_vec_in_bounds<int, 2, 8>(&end, 2, 1, {1, 8}, {2, 12})));
+    CHECK(end.count == 1 && end.kind == IMA_OUT_OF_BOUNDS && end.write == 1 && end.dim == 1);
+    CHECK(end.index[1] == 15 && end.extent[1] == 12);
+
+    // A bad entry: its value and the bounds it broke.
+    ImaRecord bad{};
+    bad.flag = &flag;
+    const int at[2] = {0, 5}, ext[2] = {1, 9};
+    ima_report_value<int, 2>(&bad, 3, IMA_BAD_VALUE, at, ext, -7, 0, 40);
+    CHECK(bad.count == 1 && bad.kind == IMA_BAD_VALUE && bad.arg == 3 && bad.dim == 1);
+    CHECK(bad.value == -7 && bad.lo == 0 && bad.hi == 40 && bad.index[1] == 5);
+    CHECK(ima_value_in(5, 0, 40) && !ima_value_in(-7, 0, 40) && !ima_value_in(40u, -1, 40));
+
+    // A sentinel's entry gives no value; another gives its own.
+    int seen = -1;
+    ImaMaybe<int>().then([&](int s) { seen = s; });
+    CHECK(seen == -1);
+    ImaMaybe<int>(6).then([&](int s) { seen = s; });
+    CHECK(seen == 6);
+
+    // Mixed radix (4, 3, 5), innermost first: 37 = 1 + 4 * (0 + 3 * 3).
+    const int e[3] = {4, 3, 5};
+    int d[3], step[3];
+    ima_digits(37, e, d);
+    CHECK(d[0] == 1 && d[1] == 0 && d[2] == 3);
+    ima_digits(7, e, step);
+    ima_add_digits(d, step, e);  // 44 = 0 + 4 * (2 + 3 * 3)
+    CHECK(d[0] == 0 && d[1] == 2 && d[2] == 3);
+    ima_assume_below(d, e);
+    CHECK(ima_host_broken_assumptions == 0);
+
+    // Biased floats subtract to the integers' difference; log2 of powers of two.
+    CHECK(ima_biased(9u) - ima_biased(2) == 7.f);
+    CHECK(ima_log2(64) == 6 && ima_log2(1LL << 40) == 40);
+
+    // A row of 8 halves' worth of bits, as one vector or element by element.
+    alignas(16) unsigned short row[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    unsigned short a[8], b[8];
+    ima_load_row<true>(row, a);
+    ima_load_row<false>(row, b);
+    CHECK(std::memcmp(a, row, 16) == 0 && std::memcmp(b, row, 16) == 0);
+
+    // A refused write lands in the sink.
+    ima_sink<float>() = 1.f;
+    ima_shared_sink<int>() = 2;
+
+    if (failures == 0) std::printf("ok\n");
+    return failures == 0 ? 0 : 1;
+}
+"#;
+
+#[test]
+fn ima_cuh_compiles_for_the_host_and_its_checks_report_as_the_runtime_reads() {
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let dir = tempfile::tempdir().unwrap();
+    let (src, exe) = (dir.path().join("ima_cuh.cpp"), dir.path().join("ima_cuh"));
+    std::fs::write(&src, HARNESS).unwrap();
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let built = Command::new(&cxx)
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Wno-unknown-pragmas",
+            "-Werror",
+            "-I",
+        ])
+        .arg(&include)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .unwrap_or_else(|e| panic!("this test needs a host C++ compiler (`{cxx}`): {e}"));
+    assert!(
+        built.status.success(),
+        "{cxx} failed on ima.cuh:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = Command::new(&exe).output().unwrap();
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert!(ran.status.success() && out == "ok\n", "{out}");
+}
+
+/// The header the generated modules embed is this file, whole.
+#[test]
+fn generated_modules_embed_ima_cuh() {
+    let on_disk =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("include/ima.cuh"))
+            .unwrap();
+    assert_eq!(ima_codegen::cuda::IMA_CUH, on_disk);
+}
