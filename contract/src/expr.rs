@@ -111,10 +111,10 @@ pub trait Env {
 /// - Arithmetic is checked: a result outside `i64` is [`EvalError::Overflow`].
 /// - `/` and `%` truncate toward zero, as in C; a zero divisor is
 ///   [`EvalError::DivByZero`], for `ceil` too.
-/// - `ceil(a / b)` is the ceiling of the quotient for `b > 0`, computed as `(a + b - 1)`
-///   divided by `b` with a non-negative remainder (`div_euclid`). That equals the C back
-///   end's `(a + b - 1) / b` whenever `a + b - 1 >= 0`; for a negative `b` it is that
-///   division, not a ceiling.
+/// - `ceil(a / b)` is the ceiling of the exact quotient, for every sign of `a` and `b`:
+///   the truncated quotient, plus one where the remainder is not zero and has the
+///   divisor's sign. The C back end prints it as `ima_ceil_div(a, b)` (ima.cuh), the same
+///   computation.
 /// - `&&` and `||` short-circuit, so that `N > 0 && K / N == 2` cannot divide by zero;
 ///   comparisons and logic yield 0 or 1.
 pub fn eval<X: ExprView + ?Sized, V: Env + ?Sized>(e: &X, env: &V) -> Result<i64, V::Error> {
@@ -149,10 +149,11 @@ pub fn apply(op: BinOp, a: i64, b: i64) -> Result<i64, EvalError> {
         Div | Rem | CeilDiv if b == 0 => return Err(EvalError::DivByZero),
         Div => a.checked_div(b).ok_or(ov)?,
         Rem => a.checked_rem(b).ok_or(ov)?,
-        CeilDiv => a
-            .checked_add(b.checked_sub(1).ok_or(ov)?)
-            .and_then(|n| n.checked_div_euclid(b))
-            .ok_or(ov)?,
+        CeilDiv => {
+            let (q, r) = (a.checked_div(b).ok_or(ov)?, a % b);
+            // |q| < i64::MAX where r != 0: the increment cannot overflow.
+            q + i64::from(r != 0 && (r > 0) == (b > 0))
+        }
         Min => a.min(b),
         Max => a.max(b),
         Eq => (a == b) as i64,
@@ -222,23 +223,19 @@ mod tests {
     }
 
     #[test]
-    fn ceil_is_the_ceiling_for_positive_divisors() {
+    fn ceil_is_the_ceiling_for_every_sign() {
         for a in -20..20 {
-            for b in 1..7 {
+            for b in (-7..7).filter(|&b| b != 0) {
                 let want = (a as f64 / b as f64).ceil() as i64;
                 assert_eq!(bin(BinOp::CeilDiv, a, b), Ok(want), "ceil({a} / {b})");
             }
         }
         assert_eq!(bin(BinOp::CeilDiv, 3, 0), Err(EvalError::DivByZero));
-        assert_eq!(bin(BinOp::CeilDiv, i64::MAX, 2), Err(EvalError::Overflow));
-        // A negative divisor never panics (the runtime's old `b - 1` did at i64::MIN).
-        assert_eq!(bin(BinOp::CeilDiv, 0, i64::MIN), Err(EvalError::Overflow));
-        assert_eq!(
-            bin(BinOp::CeilDiv, i64::MIN + 2, -1),
-            Err(EvalError::Overflow)
-        );
-        // Past its domain (b < 0) it gives C's `(a + b - 1) / b` where that is not negative.
-        assert_eq!(bin(BinOp::CeilDiv, 5, -2), Ok(-1));
+        // No intermediate `a + b - 1`: the largest operands are fine.
+        assert_eq!(bin(BinOp::CeilDiv, i64::MAX, 2), Ok(i64::MAX / 2 + 1));
+        assert_eq!(bin(BinOp::CeilDiv, 0, i64::MIN), Ok(0));
+        assert_eq!(bin(BinOp::CeilDiv, i64::MIN, -1), Err(EvalError::Overflow));
+        assert_eq!(bin(BinOp::CeilDiv, i64::MIN + 2, -1), Ok(i64::MAX - 1));
     }
 
     #[test]

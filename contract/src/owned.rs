@@ -101,14 +101,33 @@ fn extents(dims: &[Extent]) -> &'static [fixed::Extent] {
     leak(dims.iter().map(Extent::leak).collect())
 }
 
-/// See [`fixed::ValueContract`].
+/// See [`fixed::ValueContract`]. The dsl's IR holds this type too (`ir::Values`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValueContract {
+    /// As written inside `values(...)`, normalised: `0 .. NB, or -1`.
     pub text: String,
+    /// Inclusive.
     pub lo: Extent,
+    /// Exclusive.
     pub hi: Extent,
     pub sentinel: Option<i64>,
     pub ascending: bool,
+}
+
+impl ValueContract {
+    /// `0 .. hi`, as act-order `g_idx` holds group numbers.
+    pub fn below(hi: Extent) -> ValueContract {
+        ValueContract {
+            text: format!("0 .. {}", hi.text),
+            lo: Extent {
+                text: "0".into(),
+                expr: Expr::Const(0),
+            },
+            hi,
+            sentinel: None,
+            ascending: false,
+        }
+    }
 }
 
 /// See [`fixed::TensorArg`].

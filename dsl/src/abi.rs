@@ -6,7 +6,7 @@
 
 use crate::ir::{self, DType, Extent, Role};
 pub use ima_contract::owned;
-use ima_contract::{Binding, EmptyPolicy, Role as ContractRole};
+use ima_contract::{Binding, Role as ContractRole};
 
 pub struct ContractArg<'a> {
     /// `q`, or `w.qzeros` for a quantized argument's buffer.
@@ -165,13 +165,7 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
                 stored: a.stored,
                 strided: a.strided,
                 align: a.align as usize,
-                values: a.values.map(|v| owned::ValueContract {
-                    text: v.text,
-                    lo: v.lo,
-                    hi: v.hi,
-                    sentinel: v.sentinel,
-                    ascending: v.ascending,
-                }),
+                values: a.values,
             })
             .collect(),
         params: k
@@ -200,10 +194,7 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
             },
             ir::Launch::Grid { grid } => owned::Launch::Grid { dims: grid.clone() },
         },
-        empty: match k.empty {
-            ir::EmptyPolicy::Skip => EmptyPolicy::Skip,
-            ir::EmptyPolicy::Refuse => EmptyPolicy::Refuse,
-        },
+        empty: k.empty,
         block: k.block,
         block_from_occupancy: k.block_from_occupancy,
         entry_i32: format!("{}_i32", k.name),

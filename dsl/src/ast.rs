@@ -64,12 +64,8 @@ pub enum Member {
     Body(Body),
 }
 
-/// What a launch over an empty domain does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EmptyPolicy {
-    Skip,
-    Refuse,
-}
+/// What a launch over an empty domain does: the contract's own type.
+pub use ima_contract::EmptyPolicy;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {

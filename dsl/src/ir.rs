@@ -111,34 +111,9 @@ pub struct TensorArg {
 
 /// A value contract: every entry `v` read by the kernel has `lo <= v < hi` or is the
 /// sentinel; with `ascending`, entries are also non-decreasing along the last dimension,
-/// the first is `lo` and the last `hi - 1`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Values {
-    /// As written inside `values(...)`, normalised: `0 .. NB, or -1`.
-    pub text: String,
-    /// Inclusive.
-    pub lo: Extent,
-    /// Exclusive.
-    pub hi: Extent,
-    pub sentinel: Option<i64>,
-    pub ascending: bool,
-}
-
-impl Values {
-    /// `0 .. hi`, as act-order `g_idx` holds group numbers.
-    pub fn below(hi: Extent) -> Values {
-        Values {
-            text: format!("0 .. {}", hi.text),
-            lo: Extent {
-                text: "0".into(),
-                expr: Expr::Const(0),
-            },
-            hi,
-            sentinel: None,
-            ascending: false,
-        }
-    }
-}
+/// the first is `lo` and the last `hi - 1`. The contract's own type: the IR holds what
+/// the contract is built from.
+pub use ima_contract::owned::ValueContract as Values;
 
 /// A quantized weight's storage, as declared: `gptq(group = 128, zeros = plain)`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -216,6 +216,14 @@ __device__ __forceinline__ T& ima_shared_sink() {
     return *reinterpret_cast<T*>(ima_shared_sink_storage);
 }
 
+// The spec language's `ceil(a / b)`: the ceiling of the exact quotient, for every sign
+// (ima_contract::eval's definition): the truncated quotient, plus one where the
+// remainder is not zero and has the divisor's sign. Constant where a and b are.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a / b) {
+    return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -490,7 +498,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 494 "element_types.cu"
+#line 502 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -836,7 +844,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 840 "element_types.cu"
+#line 848 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

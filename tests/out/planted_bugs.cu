@@ -214,6 +214,14 @@ __device__ __forceinline__ T& ima_shared_sink() {
     return *reinterpret_cast<T*>(ima_shared_sink_storage);
 }
 
+// The spec language's `ceil(a / b)`: the ceiling of the exact quotient, for every sign
+// (ima_contract::eval's definition): the truncated quotient, plus one where the
+// remainder is not zero and has the divisor's sign. Constant where a and b are.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a / b) {
+    return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -499,7 +507,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 503 "planted_bugs.cu"
+#line 511 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -739,7 +747,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 743 "planted_bugs.cu"
+#line 751 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -949,7 +957,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 953 "planted_bugs.cu"
+#line 961 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1456,7 +1464,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1460 "planted_bugs.cu"
+#line 1468 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2001,7 +2009,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 2005 "planted_bugs.cu"
+#line 2013 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

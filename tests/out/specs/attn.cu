@@ -214,6 +214,14 @@ __device__ __forceinline__ T& ima_shared_sink() {
     return *reinterpret_cast<T*>(ima_shared_sink_storage);
 }
 
+// The spec language's `ceil(a / b)`: the ceiling of the exact quotient, for every sign
+// (ima_contract::eval's definition): the truncated quotient, plus one where the
+// remainder is not zero and has the divisor's sign. Constant where a and b are.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a / b) {
+    return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -504,7 +512,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 508 "attn.cu"
+#line 516 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -809,7 +817,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 813 "attn.cu"
+#line 821 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1047,7 +1055,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 1051 "attn.cu"
+#line 1059 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1470,7 +1478,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1474 "attn.cu"
+#line 1482 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

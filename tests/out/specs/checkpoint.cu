@@ -214,6 +214,14 @@ __device__ __forceinline__ T& ima_shared_sink() {
     return *reinterpret_cast<T*>(ima_shared_sink_storage);
 }
 
+// The spec language's `ceil(a / b)`: the ceiling of the exact quotient, for every sign
+// (ima_contract::eval's definition): the truncated quotient, plus one where the
+// remainder is not zero and has the divisor's sign. Constant where a and b are.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a / b) {
+    return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -773,7 +781,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 777 "checkpoint.cu"
+#line 785 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1316,7 +1324,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1320 "checkpoint.cu"
+#line 1328 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1846,7 +1854,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1850 "checkpoint.cu"
+#line 1858 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2335,7 +2343,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2339 "checkpoint.cu"
+#line 2347 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2858,7 +2866,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 2862 "checkpoint.cu"
+#line 2870 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3448,7 +3456,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3452 "checkpoint.cu"
+#line 3460 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3999,7 +4007,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4003 "checkpoint.cu"
+#line 4011 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4586,7 +4594,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4590 "checkpoint.cu"
+#line 4598 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5122,7 +5130,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5126 "checkpoint.cu"
+#line 5134 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

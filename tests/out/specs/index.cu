@@ -215,6 +215,14 @@ __device__ __forceinline__ T& ima_shared_sink() {
     return *reinterpret_cast<T*>(ima_shared_sink_storage);
 }
 
+// The spec language's `ceil(a / b)`: the ceiling of the exact quotient, for every sign
+// (ima_contract::eval's definition): the truncated quotient, plus one where the
+// remainder is not zero and has the divisor's sign. Constant where a and b are.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a / b) {
+    return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -558,7 +566,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 562 "index.cu"
+#line 570 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -912,7 +920,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 916 "index.cu"
+#line 924 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1301,7 +1309,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 1305 "index.cu"
+#line 1313 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1558,7 +1566,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 1562 "index.cu"
+#line 1570 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

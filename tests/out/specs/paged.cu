@@ -214,6 +214,14 @@ __device__ __forceinline__ T& ima_shared_sink() {
     return *reinterpret_cast<T*>(ima_shared_sink_storage);
 }
 
+// The spec language's `ceil(a / b)`: the ceiling of the exact quotient, for every sign
+// (ima_contract::eval's definition): the truncated quotient, plus one where the
+// remainder is not zero and has the divisor's sign. Constant where a and b are.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a / b) {
+    return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -1078,7 +1086,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 1082 "paged.cu"
+#line 1090 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1166,8 +1174,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32(
         ima_paged_attn_partition::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn_partition::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
         ima_paged_attn_partition::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn_partition::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, (((P * BS) + 512 - 1) / 512), D, ima_record},
-        ima_paged_attn_partition::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, (((P * BS) + 512 - 1) / 512), ima_record},
+        ima_paged_attn_partition::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
+        ima_paged_attn_partition::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
         B,
         HQ,
         D,
@@ -1229,8 +1237,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64(
         ima_paged_attn_partition::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn_partition::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
         ima_paged_attn_partition::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn_partition::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, (((P * BS) + 512 - 1) / 512), D, ima_record},
-        ima_paged_attn_partition::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, (((P * BS) + 512 - 1) / 512), ima_record},
+        ima_paged_attn_partition::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
+        ima_paged_attn_partition::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
         B,
         HQ,
         D,
@@ -1292,8 +1300,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32_ch
         ima_paged_attn_partition::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn_partition::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
         ima_paged_attn_partition::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn_partition::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, (((P * BS) + 512 - 1) / 512), D, ima_record},
-        ima_paged_attn_partition::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, (((P * BS) + 512 - 1) / 512), ima_record},
+        ima_paged_attn_partition::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
+        ima_paged_attn_partition::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
         B,
         HQ,
         D,
@@ -1355,8 +1363,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64_ch
         ima_paged_attn_partition::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn_partition::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
         ima_paged_attn_partition::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn_partition::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, (((P * BS) + 512 - 1) / 512), D, ima_record},
-        ima_paged_attn_partition::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, (((P * BS) + 512 - 1) / 512), ima_record},
+        ima_paged_attn_partition::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
+        ima_paged_attn_partition::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
         B,
         HQ,
         D,
@@ -1478,7 +1486,7 @@ __device__ __forceinline__ void body(
             out(b, h, d) = __float2half(n == 0 ? 0.f : o_sum / sum);
         }
     
-#line 1482 "paged.cu"
+#line 1490 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -214,6 +214,14 @@ __device__ __forceinline__ T& ima_shared_sink() {
     return *reinterpret_cast<T*>(ima_shared_sink_storage);
 }
 
+// The spec language's `ceil(a / b)`: the ceiling of the exact quotient, for every sign
+// (ima_contract::eval's definition): the truncated quotient, plus one where the
+// remainder is not zero and has the divisor's sign. Constant where a and b are.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a / b) {
+    return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -850,7 +858,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 854 "quant.cu"
+#line 862 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1366,7 +1374,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1370 "quant.cu"
+#line 1378 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1870,7 +1878,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1874 "quant.cu"
+#line 1882 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2374,7 +2382,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2378 "quant.cu"
+#line 2386 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2815,7 +2823,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2819 "quant.cu"
+#line 2827 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3047,7 +3055,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3051 "quant.cu"
+#line 3059 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3700,7 +3708,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3704 "quant.cu"
+#line 3712 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4183,7 +4191,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4187 "quant.cu"
+#line 4195 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -214,6 +214,14 @@ __device__ __forceinline__ T& ima_shared_sink() {
     return *reinterpret_cast<T*>(ima_shared_sink_storage);
 }
 
+// The spec language's `ceil(a / b)`: the ceiling of the exact quotient, for every sign
+// (ima_contract::eval's definition): the truncated quotient, plus one where the
+// remainder is not zero and has the divisor's sign. Constant where a and b are.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a / b) {
+    return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -578,7 +586,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 582 "rope.cu"
+#line 590 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
