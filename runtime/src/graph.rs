@@ -163,7 +163,14 @@ impl<'a> Graph<'a> {
         let launch = NodeLaunch::prepare(kernel, &self.stream, &self.bound, args, params, mode)
             .map_err(in_graph)?;
         let record = if kernel.takes_record(mode) {
-            Some(kernel.new_record(&self.stream).map_err(in_graph)?)
+            let record = kernel.new_record(&self.stream).map_err(in_graph)?;
+            // The record's clean image is copied on the graph's stream, and a replay on
+            // another stream does not wait for that copy (no event tracks the address a
+            // node holds): finish it now.
+            self.stream
+                .synchronize()
+                .map_err(|e| in_graph(Error::driver(format!("cleaning {name}'s record"))(e)))?;
+            Some(record)
         } else {
             None
         };
