@@ -335,7 +335,7 @@ impl Kernel {
     ///
     /// Outside checked and sync modes, a launch that passes its checks makes no heap
     /// allocation of its own for a contract of up to 8 tensor arguments with 32 strides and
-    /// symbols in all (cudarc's launch builder makes its usual ones).
+    /// symbols in all and 8 params (cudarc's launch builder makes its usual ones).
     pub fn launch(
         &self,
         stream: &Arc<CudaStream>,
