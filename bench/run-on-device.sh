@@ -5,7 +5,8 @@
 #     bash bench/run-on-device.sh
 #
 # 1. the Rust bench (examples/bench.rs): imac release, imac checked and hand-written CUDA
-#    twins of every example kernel;
+#    twins of every example kernel, and a chain of 10 launches against one replay of a
+#    CUDA graph of them, with the cost of a node update (case graph_replay);
 # 2. the release gptq_dequant (K=28672, N=8192) once more under compute-sanitizer memcheck,
 #    timed by the bench's own CUDA events and by the wall clock of the whole process;
 # 3. bench/torch_triton.py: the PyTorch and Triton equivalents;

@@ -41,6 +41,10 @@
 //! their release variant checks every id, slot, block id or length it reads too, their
 //! twins (bench/twins/) check none, and for the first two a "device copy" row moves the
 //! same bytes with `cuMemcpyDtoD`, the roofline they aim at.
+//!
+//! `graph_replay` (issue 20) is apart: a chain of 10 small rms_norm launches per step,
+//! through the stub against one replay of a 10-node [`ima::Graph`], in host time and end
+//! to end, and the host cost of a node update; a table of its own among the notes.
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -56,8 +60,8 @@ use ima::cudarc::driver::{
 use ima::cudarc::nvrtc::Ptx;
 use ima::half::{bf16, f16};
 use ima::{
-    CheckedMode, HostQWeight, Launched, QWeight, QuantFormat, QuantHost, QuantSpec, QuantTensor,
-    Shaped, Tensor, ZeroStyle, dequant_reference,
+    CheckedMode, Graph, HostQWeight, Launched, QWeight, QuantFormat, QuantHost, QuantSpec,
+    QuantTensor, Scalar, Shaped, Tensor, ZeroStyle, dequant_reference,
 };
 
 type Res<T> = Result<T, Box<dyn Error>>;
@@ -848,6 +852,7 @@ const CASES: &[&str] = &[
     "embedding",
     "reshape_and_cache",
     "paged_attn",
+    "graph_replay",
 ];
 
 impl Opts {
@@ -2341,6 +2346,121 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
     Ok(())
 }
 
+/// Microseconds per call of `f`, `n` calls after `warmup`: the host's time to make them,
+/// and the time until the stream finished their work.
+fn per_call(
+    stream: &CudaStream,
+    warmup: usize,
+    n: usize,
+    f: &mut dyn FnMut() -> Res<()>,
+) -> Res<(f64, f64)> {
+    for _ in 0..warmup {
+        f()?;
+    }
+    stream.synchronize()?;
+    let start = Instant::now();
+    for _ in 0..n {
+        f()?;
+    }
+    let host = start.elapsed();
+    stream.synchronize()?;
+    let total = start.elapsed();
+    let us = |d: std::time::Duration| d.as_secs_f64() * 1e6 / n as f64;
+    Ok((us(host), us(total)))
+}
+
+/// A step of 10 small launches (rms_norm over [8, 1024] bf16, back and forth between two
+/// buffers) through the stub, against one replay of the same 10 launches as a graph; and
+/// what an update of one node costs the host, with the arguments of its last check (the
+/// kernel's plan memo answers) and with a new eps (the checks run in full). Each direction
+/// is launched through a kernel loaded for it (`there`, `back`), so that each launch finds
+/// its plan in its kernel's memo, as the launches of a decode loop do.
+fn graph_replay(b: &mut Bench, there: &rmsnorm::Kernels, back: &rmsnorm::Kernels) -> Res<()> {
+    let (n, d, chain) = (8, 1024, 10);
+    let steps = 100 * b.opts.iters;
+    let stream = b.stream.clone();
+    let mut x = Tensor::<bf16>::zeros(&stream, &[n, d])?;
+    let mut w = Tensor::<bf16>::zeros(&stream, &[d])?;
+    let mut y = Tensor::<bf16>::zeros(&stream, &[n, d])?;
+    b.fill("fill_bf16", &mut x.slice_mut(), 70, -2.0, 2.0)?;
+    b.fill("fill_bf16", &mut w.slice_mut(), 71, 0.5, 1.5)?;
+    let eps = 1e-6f32;
+    let direct = per_call(&stream, b.opts.warmup, steps, &mut || {
+        for i in 0..chain {
+            if i % 2 == 0 {
+                done(there.rms_norm.launch(
+                    &stream,
+                    rmsnorm::RmsNormArgs {
+                        x: &x,
+                        w: &w,
+                        y: &mut y,
+                        eps,
+                    },
+                )?)?;
+            } else {
+                done(back.rms_norm.launch(
+                    &stream,
+                    rmsnorm::RmsNormArgs {
+                        x: &y,
+                        w: &w,
+                        y: &mut x,
+                        eps,
+                    },
+                )?)?;
+            }
+        }
+        Ok(())
+    })?;
+    let mut graph = Graph::new(&stream)?;
+    let (xa, wa, ya) = (graph.write(&mut x), graph.read(&w), graph.write(&mut y));
+    for i in 0..chain {
+        let (kernel, args) = if i % 2 == 0 {
+            (there.rms_norm.kernel(), [xa, wa, ya])
+        } else {
+            (back.rms_norm.kernel(), [ya, wa, xa])
+        };
+        graph.launch(kernel, &args, &[Scalar::F32(eps)])?;
+    }
+    // The first replay instantiates the graph: a warm-up step.
+    let replay = per_call(&stream, b.opts.warmup.max(1), steps, &mut || {
+        Ok(graph.replay(&stream)?)
+    })?;
+    let same = per_call(&stream, b.opts.warmup, steps, &mut || {
+        Ok(graph.update(0, &[xa, wa, ya], &[Scalar::F32(eps)])?)
+    })?;
+    let mut flip = false;
+    let fresh = per_call(&stream, b.opts.warmup, steps, &mut || {
+        flip = !flip;
+        let e = if flip { 2.0 * eps } else { eps };
+        Ok(graph.update(0, &[xa, wa, ya], &[Scalar::F32(e)])?)
+    })?;
+    graph.replay(&stream)?;
+    graph.check()?;
+    drop(graph);
+    let notes = &mut b.notes;
+    notes.push(format!(
+        "\n### CUDA graphs\n\nrms_norm over [{n}, {d}] bf16, {chain} launches a step, {steps} \
+         steps after {} warm-up steps. Host: the time to enqueue a step (or to make an \
+         update); end to end: until the GPU finished the steps, a step's share.\n",
+        b.opts.warmup
+    ));
+    notes.push("| variant | µs per step, host | µs per step, end to end |".into());
+    notes.push("|---|---:|---:|".into());
+    for (what, (host, total)) in [
+        (format!("{chain} launches through the stub"), direct),
+        (format!("1 replay of a {chain}-node graph"), replay),
+    ] {
+        notes.push(format!("| {what} | {host:.2} | {total:.2} |"));
+    }
+    for (what, (host, _)) in [
+        ("update of a node, its last arguments (plan memo)", same),
+        ("update of a node, a new eps (checks in full)", fresh),
+    ] {
+        notes.push(format!("| {what} | {host:.2} | - |"));
+    }
+    Ok(())
+}
+
 fn main() -> Res<()> {
     // `.gpu/on-device test` runs every staged binary with the test harness's flags;
     // a benchmark is run on purpose instead (bench/run-on-device.sh).
@@ -2426,6 +2546,10 @@ fn main() -> Res<()> {
     if b.opts.wants("paged_attn") {
         let stubs = stubs_of!(paged, paged_attn_partition, paged_attn_reduce);
         case!("paged_attn", paged_attn(&mut b, &stubs));
+    }
+    if b.opts.wants("graph_replay") {
+        let (there, back) = (rmsnorm::Kernels::load(&ctx)?, rmsnorm::Kernels::load(&ctx)?);
+        case!("graph_replay", graph_replay(&mut b, &there, &back));
     }
     let mut md = b.markdown();
     let _ = writeln!(md, "\n(bench ran {:.1} s)", started.elapsed().as_secs_f64());

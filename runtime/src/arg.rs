@@ -64,6 +64,26 @@ pub(crate) fn element_bytes<T: Element>(values: &[T]) -> Vec<u8> {
     bytes.to_vec()
 }
 
+/// Bytes of `T` elements (as [`element_bytes`] or [`DeviceTensor::to_host_bytes`] made
+/// them) as the elements; `None` when the length is no whole number of them.
+pub(crate) fn elements_from_bytes<T: Element>(bytes: &[u8]) -> Option<Vec<T>> {
+    let size = size_of::<T>();
+    if !bytes.len().is_multiple_of(size) {
+        return None;
+    }
+    let mut values = vec![T::default(); bytes.len() / size];
+    // SAFETY: every `Element` is a plain number for which any bit pattern is a value
+    // (`ValidAsZeroBits`, no padding), and the copy fills exactly the vector's elements.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            bytes.as_ptr(),
+            values.as_mut_ptr().cast::<u8>(),
+            bytes.len(),
+        );
+    }
+    Some(values)
+}
+
 impl<T: Element> sealed::Sealed for Tensor<T> {}
 
 impl<T: Element> DeviceTensor for Tensor<T> {
@@ -208,7 +228,7 @@ impl LogicalShape {
         }
     }
 
-    fn meta(&self) -> TensorMeta<'_> {
+    pub(crate) fn meta(&self) -> TensorMeta<'_> {
         TensorMeta {
             dtype: self.dtype,
             shape: &self.shape,
@@ -264,5 +284,25 @@ impl<'a> KernelArg<'a> {
 
     pub(crate) fn is_read_only(&self) -> bool {
         matches!(self, KernelArg::Read(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elements_round_trip_through_their_bytes() {
+        let values = [1.5f32, -0.0, f32::MAX, 7.0];
+        let bytes = element_bytes(&values);
+        assert_eq!(bytes.len(), 16);
+        let back: Vec<f32> = elements_from_bytes(&bytes).unwrap();
+        assert_eq!(
+            back.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            values.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+        let halves: Vec<half::f16> = elements_from_bytes(&[0x00, 0x3c, 0x00, 0xc0]).unwrap();
+        assert_eq!(halves, [half::f16::ONE, half::f16::from_f32(-2.0)]);
+        assert_eq!(elements_from_bytes::<u32>(&bytes[..3]), None);
     }
 }

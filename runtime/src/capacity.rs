@@ -14,3 +14,6 @@ pub(crate) const VALUES: usize = 32;
 pub(crate) const DIMS: usize = 8;
 /// Symbols a contract may have before the checker allocates.
 pub(crate) const SYMBOLS: usize = 16;
+/// Values a kernel receives (pointers, index values, params) that a launch or a graph node
+/// holds without allocating: a pointer per argument, the index values, and 8 params.
+pub(crate) const ABI_VALUES: usize = ARGS + VALUES + 8;

@@ -24,11 +24,12 @@ mod shared;
 #[path = "../tests/common/attn.rs"]
 mod test_attn;
 #[cfg(test)]
-mod test_case;
+pub(crate) mod test_case;
 mod values;
 
 pub use domain::GRID_THREADS;
 pub(crate) use memo::Memo;
+pub(crate) use memory::view_address;
 
 use crate::capacity::{ARGS, VALUES};
 use crate::contract::{EmptyPolicy, EvalError, KernelContract, Role, Scalar, TensorArg};

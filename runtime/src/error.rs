@@ -133,6 +133,30 @@ pub enum Error {
     #[error("{kernel}: checked mode is on, but the module has no checked entry points for it")]
     NoCheckedVariant { kernel: &'static str },
 
+    /// A node of a [`crate::Graph`] failed: its checks at capture or at an update (the graph
+    /// is unchanged), a report of its checked or value-contract record after a replay, or
+    /// a fault of its kernel in a sync-mode replay. `source` is the error a direct launch
+    /// of the kernel would return, naming its arguments.
+    #[error("graph node {node} ({kernel}): {source}")]
+    InGraph {
+        node: usize,
+        kernel: &'static str,
+        source: Box<Error>,
+    },
+
+    /// A replay of a graph failed on the device, outside sync mode: the context is
+    /// poisoned, and the driver does not say which node faulted.
+    #[error(
+        "a replay of the graph of {kernels} failed: {error}; replay it in sync mode \
+         (Graph::set_sync, or IMA_SYNC=1 at capture) to find the node"
+    )]
+    GraphFault { kernels: String, error: DriverError },
+
+    /// A graph was asked for a node or a tensor it does not hold, or for a tensor's data
+    /// as another element type.
+    #[error("{what}: {reason}")]
+    GraphUsage { what: String, reason: String },
+
     /// A value the checker guaranteed did not hold: a bug in imac.
     #[error("internal error (a bug in imac): {0}")]
     Internal(String),

@@ -41,15 +41,15 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
 use cudarc::driver::{
-    CudaFunction, CudaModule, CudaStream, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
-    SyncOnDrop,
+    CudaFunction, CudaModule, CudaStream, DriverError, LaunchConfig, PushKernelArg, SyncOnDrop,
 };
 
+use crate::abi::abi_values;
 use crate::arg::KernelArg;
-use crate::capacity::{ARGS, VALUES};
+use crate::capacity::ARGS;
 use crate::check::{Checked, IndexWidth, Memo, TensorMeta, check_launch, is_sound};
 use crate::checked::{CheckedMode, ViolationRecord};
-use crate::contract::{EntryParam, KernelContract, Scalar};
+use crate::contract::{KernelContract, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
 use crate::record::Record;
@@ -307,7 +307,7 @@ impl Kernel {
     }
 
     /// A record read back: `Ok` when clean, else the violation it holds.
-    fn report(
+    pub(crate) fn report(
         &self,
         taken: Result<Option<ViolationRecord>, DriverError>,
         deferred: bool,
@@ -335,7 +335,7 @@ impl Kernel {
     ///
     /// Outside checked and sync modes, a launch that passes its checks makes no heap
     /// allocation of its own for a contract of up to 8 tensor arguments with 32 strides and
-    /// symbols in all (cudarc's launch builder makes its usual ones).
+    /// symbols in all and 8 params (cudarc's launch builder makes its usual ones).
     pub fn launch(
         &self,
         stream: &Arc<CudaStream>,
@@ -348,68 +348,37 @@ impl Kernel {
         // entry point it takes.
         let mode = self.checked_mode();
         let checked = mode != CheckedMode::Off;
-        let (plan, offsets, shapes) = {
+        // Every value the kernel receives but the record lives in `values` and `params`,
+        // made before the builder borrows them and never touched while it does.
+        let (plan, values, shapes) = {
             let metas: SmallVec<[TensorMeta<'_>; ARGS]> =
                 args.iter().map(KernelArg::meta).collect();
-            let plan = self.check(stream, args, &metas, params, checked)?;
-            // Bytes from each buffer's start to its view; the metas borrow the arguments,
-            // which must be free to borrow mutably below.
-            let offsets: SmallVec<[u64; ARGS]> = metas
-                .iter()
-                .map(|m| (m.offset * m.dtype.size()) as u64)
-                .collect();
+            let writable = |i: usize| args.get(i).is_some_and(|a| !a.is_read_only());
+            let plan = self.check(stream, writable, &metas, params, checked)?;
+            // The metas borrow the arguments, which must be free to borrow mutably below.
+            let values = abi_values(c, &plan, &metas, params)?;
             let shapes = if sync {
                 describe(c, &metas, params)
             } else {
                 String::new()
             };
-            (plan, offsets, shapes)
+            (plan, values, shapes)
         };
         if plan.skip {
             return Ok(Launched::Skipped);
         }
-        let entry = match (plan.index, checked) {
-            (IndexWidth::I32, false) => &self.entry_i32,
-            (IndexWidth::I64, false) => &self.entry_i64,
-            (width, true) => {
-                let entries = self
-                    .checked_entries
-                    .as_ref()
-                    .ok_or(Error::NoCheckedVariant { kernel: c.name })?;
-                match width {
-                    IndexWidth::I32 => &entries.0,
-                    IndexWidth::I64 => &entries.1,
-                }
-            }
-        };
-        entry.allow_shared(plan.shared_bytes, c.name)?;
+        let func = self.entry(&plan, checked)?;
 
-        // Every value the kernel receives lives in `plan`, `narrow`, `pointers` and
-        // `params`, made before the builder borrows them and never touched while it does.
-        let narrow: SmallVec<[i32; VALUES]> = match plan.index {
-            IndexWidth::I64 => SmallVec::new(),
-            IndexWidth::I32 => plan
-                .values
-                .iter()
-                .map(|&x| i32::try_from(x))
-                .collect::<Result<_, _>>()
-                .map_err(|_| Error::Internal(format!("{}: a 32-bit index overflowed", c.name)))?,
-        };
-        let mut guards: SmallVec<[SyncOnDrop<'_>; ARGS]> = SmallVec::new();
-        // `None` for a logical argument, which the kernel does not receive.
-        let mut pointers: SmallVec<[Option<u64>; ARGS]> = SmallVec::new();
-        for (arg, offset) in args.iter_mut().zip(offsets.iter()) {
-            let (ptr, guard) = match arg {
-                KernelArg::Read(t) => t.read_ptr(stream),
-                KernelArg::Write(t) => t.write_ptr(stream),
-                KernelArg::Logical(_) => {
-                    pointers.push(None);
-                    continue;
-                }
-            };
-            pointers.push(Some(ptr + offset));
-            guards.push(guard);
-        }
+        // Each buffer's events: the stream waits for its pending work, and the guards,
+        // dropped once the launch is enqueued, record the kernel's read or write.
+        let guards: SmallVec<[SyncOnDrop<'_>; ARGS]> = args
+            .iter_mut()
+            .filter_map(|arg| match arg {
+                KernelArg::Read(t) => Some(t.read_ptr(stream).1),
+                KernelArg::Write(t) => Some(t.write_ptr(stream).1),
+                KernelArg::Logical(_) => None,
+            })
+            .collect();
         // Waiting, a clean record of this launch's own: concurrent launches never share
         // one. Deferred, the kernel's shared record, held until the launch is enqueued so
         // that no report cleans it meanwhile; if an earlier launch filled it, that is
@@ -432,56 +401,22 @@ impl Kernel {
         }
         let record = own.as_ref().or(shared.as_ref().and_then(|d| d.as_ref()));
 
-        // `plan.values` holds every argument's strides in order, then the symbols: where
-        // each argument's strides start, and where the symbols do.
-        let mut first_stride: SmallVec<[usize; ARGS]> = SmallVec::new();
-        let mut symbols_at = 0;
-        for a in c.args {
-            first_stride.push(symbols_at);
-            symbols_at += a.dims.len();
+        let mut builder = stream.launch_builder(func);
+        for v in &values {
+            v.push(&mut builder);
         }
-        let missing = |what: &str| Error::Internal(format!("{}: no {what} to pass", c.name));
-        let mut builder = stream.launch_builder(&entry.func);
-        for param in c.entry_params(checked) {
-            match param {
-                EntryParam::Pointer { arg } => {
-                    let ptr = pointers[arg].as_ref().ok_or_else(|| missing("pointer"))?;
-                    builder.arg(ptr);
-                }
-                EntryParam::Stride { arg, dim } => {
-                    let i = first_stride[arg] + dim;
-                    push_index(&mut builder, plan.index, &narrow, &plan.values, i);
-                }
-                EntryParam::Symbol(s) => {
-                    let i = symbols_at + s;
-                    push_index(&mut builder, plan.index, &narrow, &plan.values, i);
-                }
-                EntryParam::Param(p) => {
-                    match &params[p] {
-                        Scalar::F32(v) => builder.arg(v),
-                        Scalar::F64(v) => builder.arg(v),
-                        Scalar::I32(v) => builder.arg(v),
-                        Scalar::U32(v) => builder.arg(v),
-                        Scalar::I64(v) => builder.arg(v),
-                        Scalar::U64(v) => builder.arg(v),
-                    };
-                }
-                EntryParam::Record => {
-                    builder.arg(record.ok_or_else(|| missing("violation record"))?.device());
-                }
-            }
+        if let Some(record) = record {
+            builder.arg(record.device());
         }
-        let [gx, gy, gz] = plan.grid;
-        let [bx, by, bz] = plan.block;
-        let config = LaunchConfig {
-            grid_dim: (gx, gy, gz),
-            block_dim: (bx, by, bz),
-            shared_mem_bytes: plan.shared_bytes,
-        };
         // SAFETY: `check` verified every argument against the contract the entry points
-        // were generated from, and the values are pushed in the order of its
-        // `entry_params`, which the entry points' parameter lists were written from.
-        let launched = unsafe { builder.launch(config) };
+        // were generated from, and `abi_values` lists them in its ABI order.
+        let launched = unsafe {
+            builder.launch(LaunchConfig {
+                grid_dim: plan.grid.into(),
+                block_dim: plan.block.into(),
+                shared_mem_bytes: plan.shared_bytes,
+            })
+        };
         // Records the kernel's reads and writes on each buffer (see the module docs).
         drop(guards);
         let fault = |error| Error::KernelFault {
@@ -517,6 +452,40 @@ impl Kernel {
             block: plan.block,
             index: plan.index,
         })
+    }
+
+    /// The entry point a launch with `plan` takes (release or checked, 32- or 64-bit
+    /// indices), allowed the plan's dynamic shared memory.
+    pub(crate) fn entry(&self, plan: &Checked, checked: bool) -> Result<&CudaFunction, Error> {
+        let entry = match (plan.index, checked) {
+            (IndexWidth::I32, false) => &self.entry_i32,
+            (IndexWidth::I64, false) => &self.entry_i64,
+            (width, true) => {
+                let entries = self
+                    .checked_entries
+                    .as_ref()
+                    .ok_or(Error::NoCheckedVariant {
+                        kernel: self.contract.name,
+                    })?;
+                match width {
+                    IndexWidth::I32 => &entries.0,
+                    IndexWidth::I64 => &entries.1,
+                }
+            }
+        };
+        entry.allow_shared(plan.shared_bytes, self.contract.name)?;
+        Ok(&entry.func)
+    }
+
+    /// Whether entry points launched in `mode` take a violation record: checked ones, and
+    /// every one of a kernel with value contracts.
+    pub(crate) fn takes_record(&self, mode: CheckedMode) -> bool {
+        mode != CheckedMode::Off || self.checks_values
+    }
+
+    /// Sync mode is on ([`Kernel::set_sync`]).
+    pub(crate) fn is_sync(&self) -> bool {
+        self.sync.load(Ordering::Relaxed)
     }
 
     /// Checks the arguments of a launch against the contract, as [`Kernel::launch`] does,
@@ -557,7 +526,7 @@ impl Kernel {
         self.new_record(stream)
     }
 
-    fn new_record(&self, stream: &Arc<CudaStream>) -> Result<Record, Error> {
+    pub(crate) fn new_record(&self, stream: &Arc<CudaStream>) -> Result<Record, Error> {
         Record::new(stream).map_err(Error::driver(format!(
             "allocating {}'s violation record",
             self.contract.name
@@ -571,12 +540,13 @@ impl Kernel {
         }
     }
 
-    /// The checks of one launch: the stream's context, outputs passed writable, and
-    /// [`check()`](crate::check()); every violation together.
-    fn check(
+    /// The checks of one launch: the stream's context, outputs passed writable (argument
+    /// `i` is when `writable(i)`), and [`check()`](crate::check()); every violation
+    /// together.
+    pub(crate) fn check(
         &self,
         stream: &CudaStream,
-        args: &[KernelArg<'_>],
+        writable: impl Fn(usize) -> bool,
         metas: &[TensorMeta<'_>],
         params: &[Scalar],
         checked: bool,
@@ -596,9 +566,9 @@ impl Kernel {
         early.extend(
             c.args
                 .iter()
-                .zip(args)
-                .filter(|(a, k)| a.role.writes() && k.is_read_only())
-                .map(|(a, _)| Violation::Access { arg: a.name }),
+                .enumerate()
+                .filter(|&(i, a)| a.role.writes() && !writable(i))
+                .map(|(_, a)| Violation::Access { arg: a.name }),
         );
         if early.is_empty() {
             let memo = memo.lock().unwrap_or_else(|p| p.into_inner());
@@ -638,22 +608,8 @@ fn occupancy_block(c: &KernelContract, func: &CudaFunction) -> Result<[u32; 3], 
     Ok([size.min(c.block[0]), 1, 1])
 }
 
-/// Pushes index value `i` (a stride or a symbol) in the launch's index type.
-fn push_index<'a>(
-    builder: &mut LaunchArgs<'a>,
-    width: IndexWidth,
-    narrow: &'a [i32],
-    wide: &'a [i64],
-    i: usize,
-) {
-    match width {
-        IndexWidth::I32 => builder.arg(&narrow[i]),
-        IndexWidth::I64 => builder.arg(&wide[i]),
-    };
-}
-
 /// `q: f16[2, 8, 128, 64], ..., scale = 0.125`, for fault reports.
-fn describe(c: &KernelContract, metas: &[TensorMeta<'_>], params: &[Scalar]) -> String {
+pub(crate) fn describe(c: &KernelContract, metas: &[TensorMeta<'_>], params: &[Scalar]) -> String {
     let tensors = c
         .args
         .iter()

@@ -11,6 +11,7 @@
 #[cfg(test)]
 extern crate self as ima_runtime;
 
+mod abi;
 mod arg;
 mod borrowed;
 mod capacity;
@@ -23,6 +24,7 @@ pub mod device;
 pub mod doctor;
 mod dyn_tensor;
 pub mod error;
+pub mod graph;
 mod index_value;
 pub mod kernel;
 mod kernel_args;
@@ -53,6 +55,7 @@ pub use contract::{
 pub use device::{DeviceId, DeviceLimits, context};
 pub use dyn_tensor::DynTensor;
 pub use error::Error;
+pub use graph::{Graph, GraphArg};
 pub use index_value::{IndexValue, ValueFault};
 pub use kernel::{Kernel, Launched};
 pub use kernel_args::KernelArgs;

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DriverError, result, sys};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, result, sys};
 
 use crate::checked::ViolationRecord;
 
@@ -30,6 +30,15 @@ impl Record {
     /// What the kernel receives.
     pub(crate) fn device(&self) -> &CudaSlice<u8> {
         &self.device
+    }
+
+    /// The record's device address, for a kernel node's parameters (a graph,
+    /// runtime/src/graph.rs), which the driver copies and cudarc's events do not see: the
+    /// graph orders its own use of the record (it waits for its last replay before it reads
+    /// or frees one).
+    pub(crate) fn address(&self) -> u64 {
+        let (ptr, _record) = self.device.device_ptr(self.device.stream());
+        ptr
     }
 
     /// The stream the record was made on.

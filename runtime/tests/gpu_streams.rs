@@ -1,4 +1,4 @@
-//! Lifetimes across streams, on a GPU (see `kernel.rs`, "Lifetimes"):
+//! Lifetimes across streams, on a GPU (see `kernel.rs`, "Lifetimes", and `graph.rs`):
 //! `cargo test -p ima-runtime --test gpu_streams -- --ignored`, and under
 //! `compute-sanitizer` to show that no buffer is used after it is freed.
 
@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use ima_runtime::cudarc::driver::{CudaContext, CudaStream};
 use ima_runtime::{
-    Binding, DType, EmptyPolicy, Expr, Extent, Kernel, KernelArg, KernelContract, Launch, Module,
-    Param, Role, Scalar, Symbol, Tensor, TensorArg,
+    Binding, DType, EmptyPolicy, Expr, Extent, Graph, Kernel, KernelArg, KernelContract, Launch,
+    Module, Param, Role, Scalar, Symbol, Tensor, TensorArg,
 };
 
 const N_EXTENT: Extent = Extent {
@@ -186,6 +186,70 @@ fn a_tensor_dropped_right_after_its_launch_outlives_the_kernel() {
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let mut y = Tensor::<f32>::zeros(&b, &[1 << 16]).unwrap();
     spin(&spin_k, &a, &mut y, 2.0);
+    drop(y);
+    a.synchronize().unwrap();
+    b.synchronize().unwrap();
+    ctx.check_err().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_read_on_another_stream_waits_for_a_replay_that_wrote_the_tensor() {
+    let (ctx, spin_k, _) = setup();
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let n = 4096;
+    let mut y = Tensor::<f32>::zeros(&b, &[n]).unwrap();
+    b.synchronize().unwrap();
+    let mut graph = Graph::new(&a).unwrap();
+    let ya = graph.write(&mut y);
+    graph
+        .launch(&spin_k, &[ya], &[Scalar::F32(7.0), Scalar::I64(CYCLES)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    graph.replay(&a).unwrap_or_else(|e| panic!("{e}"));
+    // Enqueued at once on b; without the replay's write event it would copy zeros.
+    assert_eq!(graph.to_host::<f32>(ya, &b).unwrap(), vec![7.0; n]);
+    drop(graph);
+    ctx.check_err().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_replay_waits_for_a_launch_on_another_stream_that_wrote_its_input() {
+    let (ctx, spin_k, copy_k) = setup();
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let n = 4096;
+    let mut x = Tensor::<f32>::zeros(&a, &[n]).unwrap();
+    let mut z = Tensor::<f32>::zeros(&b, &[n]).unwrap();
+    a.synchronize().unwrap();
+    b.synchronize().unwrap();
+    spin(&spin_k, &a, &mut x, 3.0);
+    let mut graph = Graph::new(&b).unwrap();
+    let (xa, za) = (graph.read(&x), graph.write(&mut z));
+    graph
+        .launch(&copy_k, &[xa, za], &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Replayed on b while a still spins: the replay waits for x's write event.
+    graph.replay(&b).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(graph.to_host::<f32>(za, &b).unwrap(), vec![3.0; n]);
+    ctx.check_err().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_graph_dropped_right_after_its_replay_outlives_it_and_so_do_its_tensors() {
+    let (ctx, spin_k, _) = setup();
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    // Allocated on b, written by a replay on a, dropped at once: the graph's drop waits for
+    // its replay, and the free on b waits for the replay's write event.
+    let mut y = Tensor::<f32>::zeros(&b, &[1 << 16]).unwrap();
+    b.synchronize().unwrap();
+    let mut graph = Graph::new(&a).unwrap();
+    let ya = graph.write(&mut y);
+    graph
+        .launch(&spin_k, &[ya], &[Scalar::F32(2.0), Scalar::I64(CYCLES)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    graph.replay(&a).unwrap_or_else(|e| panic!("{e}"));
+    drop(graph);
     drop(y);
     a.synchronize().unwrap();
     b.synchronize().unwrap();

@@ -73,7 +73,7 @@ fn aligned(address: u128, align: usize) -> bool {
 
 /// Device address of the view's first element, in `u128` so a fabricated meta cannot
 /// overflow it.
-pub(super) fn view_address(m: &TensorMeta<'_>) -> u128 {
+pub(crate) fn view_address(m: &TensorMeta<'_>) -> u128 {
     m.base_ptr as u128 + m.offset as u128 * m.dtype.size() as u128
 }
 

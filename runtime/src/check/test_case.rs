@@ -9,13 +9,13 @@ use super::test_attn as attn;
 use crate::contract::{DType, KernelContract, Scalar};
 use crate::device::DeviceId;
 
-pub(super) const DEVICE: DeviceId = DeviceId {
+pub(crate) const DEVICE: DeviceId = DeviceId {
     ordinal: 0,
     context: 1,
 };
 
 /// One launch's arguments: contiguous tensors of `shapes`, far apart in memory.
-pub(super) struct Case {
+pub(crate) struct Case {
     pub contract: &'static KernelContract,
     dtypes: Vec<DType>,
     shapes: Vec<Vec<usize>>,

@@ -1,0 +1,378 @@
+//! CUDA graphs of checked launches: built once from a sequence of launches, replayed many
+//! times, their parameters changed only through an update that checks them again.
+//!
+//! A replay reuses the pointers, sizes and grids its nodes were given. Elsewhere that is how
+//! a buffer freed or resized since capture is read after free. Here:
+//!
+//! - **The graph borrows every tensor its launches use**, for as long as it lives
+//!   ([`Graph::read`] takes `&'a`, [`Graph::write`] `&'a mut`), so a captured tensor
+//!   cannot be dropped, moved, or written elsewhere while the graph can be replayed: that
+//!   is a compile error (runtime/tests/ui/graph_*.rs). A tensor is bound once and named by
+//!   its [`GraphArg`] in any number of launches, so one node may write what the next reads.
+//! - **Every launch is checked when it enters the graph** ([`Graph::launch`]), by the same
+//!   checks and plan as [`Kernel::launch`]; nothing reaches the graph that a direct launch
+//!   would refuse. [`Graph::update`] changes one node's tensors or params and checks them
+//!   again first; a refused update leaves the graph as it was.
+//! - **Checks on the device work in a replay.** A node whose kernel takes a violation
+//!   record (checked mode, or value contracts) has a record of its own, so a report names
+//!   the node and its kernel ([`Error::InGraph`]).
+//! - **Replays are ordered like launches.** Each replay waits for the pending work on the
+//!   graph's tensors and is recorded as their latest read or write (cudarc's events, as in
+//!   crate::kernel, "Lifetimes"), so a launch on another stream that reads what a replay
+//!   wrote waits for it, and a tensor freed after the graph is freed after its last replay.
+//!   Dropping a graph waits for its last replay, which may still use the nodes' records.
+//!
+//! # Kernel nodes, not stream capture
+//!
+//! The graph is built from kernel nodes (`cuGraphAddKernelNode`) rather than by capturing
+//! a stream. A node's handle is what an update (`cuGraphExecKernelNodeSetParams`) and a
+//! report need, and building the node gives it directly. Capturing would also run
+//! [`Kernel::launch`]'s event waits and records, pooled-record copies and sync-mode
+//! synchronisations inside the capture, where waiting on an event recorded outside it or
+//! synchronising is an error. The node's parameters come from the same list as a direct
+//! launch's (crate::abi), so the two cannot disagree. The nodes form a chain, ordered as
+//! one stream orders launches.
+//!
+//! # Modes
+//!
+//! A node keeps the checked mode its kernel had when it was launched into the graph
+//! ([`Kernel::set_checked_mode`]):
+//!
+//! - `Off`: the release entry point; for a kernel with value contracts it fills the node's
+//!   record with a bad entry, reported as in `Deferred`.
+//! - `Deferred`: the checked entry point; a violation is returned by the next
+//!   [`Graph::replay`] (which then does not replay) or by [`Graph::check`], with
+//!   `deferred` set. Its count covers the replays since the last report.
+//! - `Wait`: the checked entry point; a replay with such a node waits for the graph and
+//!   returns the violation itself.
+//!
+//! Each call reports one node's record, the first in node order; a later call reports the
+//! next.
+//!
+//! *Sync mode* ([`Graph::set_sync`], on when a kernel of the graph had sync mode on at
+//! launch, as with `IMA_SYNC=1`) attributes a fault to its node: a sync-mode replay
+//! launches each node's kernel alone, with exactly the node's parameters, and waits after
+//! each, so that a fault is reported as [`Error::KernelFault`] inside [`Error::InGraph`]
+//! naming the node. It does not run the graph's executable itself. Outside sync mode the
+//! driver reports a fault of a replay for the whole graph ([`Error::GraphFault`]): the
+//! context is poisoned, and CUDA does not say which node faulted.
+//!
+//! # Limits
+//!
+//! - A tensor bound into a graph stays borrowed until the graph is dropped, an update's
+//!   new tensors included: to switch between buffers, bind all of them (declared before
+//!   the graph) and update the node to the other one.
+//! - A tensor bound for writing is read through the graph while it lives
+//!   ([`Graph::to_host`]); an input bound for reading can be read as usual.
+//! - Only imac launches become nodes: no copies or foreign kernels between them.
+//! - A [`crate::RawTensor`] has no events: ordering its replays is the caller's duty, as
+//!   for its launches.
+//! - A graph is used from one thread (CUDA graphs are not thread-safe): it is not `Send`.
+
+mod bound;
+mod exec;
+mod node;
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaEvent, CudaStream, DriverError};
+use smallvec::SmallVec;
+
+use crate::arg::{KernelArg, ReadTensor, WriteTensor};
+use crate::capacity::ARGS;
+use crate::check::TensorMeta;
+use crate::checked::CheckedMode;
+use crate::contract::Scalar;
+use crate::device::DeviceId;
+use crate::error::Error;
+use crate::kernel::{Kernel, describe};
+use crate::tensor::Element;
+use bound::Bound;
+pub use bound::GraphArg;
+use exec::Exec;
+use node::{Node, NodeLaunch};
+
+/// A CUDA graph of checked launches that borrows, for `'a`, every tensor and kernel its
+/// launches use. See the module documentation.
+#[derive(Debug)]
+pub struct Graph<'a> {
+    /// The stream the graph was made on: its context is the graph's, and the nodes'
+    /// records live on it.
+    stream: Arc<CudaStream>,
+    exec: Exec,
+    bound: Bound<'a>,
+    nodes: Vec<Node<'a>>,
+    /// Recorded after each replay.
+    done: CudaEvent,
+    sync: bool,
+}
+
+impl<'a> Graph<'a> {
+    /// An empty graph in `stream`'s context.
+    pub fn new(stream: &Arc<CudaStream>) -> Result<Self, Error> {
+        let ctx = stream.context();
+        let exec = Exec::new(ctx).map_err(Error::driver("creating a CUDA graph"))?;
+        let done = ctx
+            .new_event(None)
+            .map_err(Error::driver("creating a graph's replay event"))?;
+        Ok(Graph {
+            stream: stream.clone(),
+            exec,
+            bound: Bound::new(),
+            nodes: Vec::new(),
+            done,
+            sync: false,
+        })
+    }
+
+    /// Binds a tensor for the graph's life, for reading ([`KernelArg::Read`]) or for
+    /// reading and writing ([`KernelArg::Write`]); a logical shape is passed through.
+    /// Quantized weights bind each of their [`crate::QuantTensor::kernel_args`].
+    pub fn bind(&mut self, arg: KernelArg<'a>) -> GraphArg {
+        self.bound.bind(arg)
+    }
+
+    /// Binds an input for the graph's life.
+    pub fn read<T: Element>(&mut self, t: &'a impl ReadTensor<T>) -> GraphArg {
+        self.bind(KernelArg::read(t))
+    }
+
+    /// Binds a tensor the graph's launches may write (and read) for the graph's life.
+    pub fn write<T: Element>(&mut self, t: &'a mut impl WriteTensor<T>) -> GraphArg {
+        self.bind(KernelArg::write(t))
+    }
+
+    /// Checks a launch of `kernel` on `args` (in the contract's order) and `params`, as
+    /// [`Kernel::launch`] would, and adds it as the graph's next node, after the others.
+    /// Returns the node's index, by which updates and reports name it. A launch whose
+    /// domain is empty becomes a node switched off until an update gives it work.
+    pub fn launch(
+        &mut self,
+        kernel: &'a Kernel,
+        args: &[GraphArg],
+        params: &[Scalar],
+    ) -> Result<usize, Error> {
+        let index = self.nodes.len();
+        let name = kernel.contract().name;
+        let in_graph = |source| Error::InGraph {
+            node: index,
+            kernel: name,
+            source: Box::new(source),
+        };
+        let mode = kernel.checked_mode();
+        let launch = NodeLaunch::prepare(kernel, &self.stream, &self.bound, args, params, mode)
+            .map_err(in_graph)?;
+        let record = if kernel.takes_record(mode) {
+            let record = kernel.new_record(&self.stream).map_err(in_graph)?;
+            // The record's clean image is copied on the graph's stream, and a replay on
+            // another stream does not wait for that copy (no event tracks the address a
+            // node holds): finish it now.
+            self.stream
+                .synchronize()
+                .map_err(|e| in_graph(Error::driver(format!("cleaning {name}'s record"))(e)))?;
+            Some(record)
+        } else {
+            None
+        };
+        let launch = launch.with_record(record.as_ref());
+        let after = self.nodes.last().map(|n| n.handle);
+        let handle = launch
+            .with_params(|p| self.exec.add_kernel(after, p))
+            .map_err(|e| in_graph(Error::driver(format!("adding {name} to a graph"))(e)))?;
+        self.sync |= kernel.is_sync();
+        self.nodes.push(Node {
+            kernel,
+            args: args.into(),
+            params: params.into(),
+            mode,
+            record,
+            launch,
+            handle,
+        });
+        Ok(index)
+    }
+
+    /// Gives node `node` new tensors (bound into this graph) and params, once they pass
+    /// its kernel's checks in the node's mode; replays from then on use them (one already
+    /// enqueued does not). Refused, the node keeps what it had.
+    pub fn update(
+        &mut self,
+        node: usize,
+        args: &[GraphArg],
+        params: &[Scalar],
+    ) -> Result<(), Error> {
+        let nodes = self.nodes.len();
+        let n = self.nodes.get_mut(node).ok_or_else(|| Error::GraphUsage {
+            what: format!("graph node {node}"),
+            reason: format!("the graph has {nodes} nodes"),
+        })?;
+        let launch = NodeLaunch::prepare(n.kernel, &self.stream, &self.bound, args, params, n.mode)
+            .map_err(n.error(node))?
+            .with_record(n.record.as_ref());
+        let name = n.kernel.contract().name;
+        launch
+            .with_params(|p| self.exec.set_kernel(n.handle, p))
+            .and_then(|()| self.exec.set_enabled(n.handle, !launch.skip))
+            .map_err(|e| n.error(node)(Error::driver(format!("updating {name}'s node"))(e)))?;
+        n.args = args.into();
+        n.params = params.into();
+        n.launch = launch;
+        Ok(())
+    }
+
+    /// Sync mode: each replay runs the nodes one by one, each with exactly its
+    /// parameters, and waits after each, so that a fault names its node. On when a
+    /// kernel launched into the graph had sync mode on.
+    pub fn set_sync(&mut self, on: bool) {
+        self.sync = on;
+    }
+
+    /// Replays the graph on `stream` (of the graph's context), after the pending work on
+    /// its tensors. Returns a report an earlier replay left instead of replaying; waits
+    /// for the graph when a node is in [`CheckedMode::Wait`] or in sync mode, and then
+    /// returns what it found.
+    pub fn replay(&mut self, stream: &Arc<CudaStream>) -> Result<(), Error> {
+        let (graph, other) = (
+            DeviceId::of(self.stream.context()),
+            DeviceId::of(stream.context()),
+        );
+        if graph != other {
+            return Err(Error::GraphUsage {
+                what: "replaying a graph".into(),
+                reason: format!("the stream is on {other}, but the graph was made on {graph}"),
+            });
+        }
+        self.report_raised(true)?;
+        if self.sync {
+            return self.replay_alone(stream);
+        }
+        let disabled = self
+            .nodes
+            .iter()
+            .filter(|n| n.launch.skip)
+            .map(|n| n.handle);
+        self.exec.instantiate(disabled).map_err(|e| self.fault(e))?;
+        let guards = self.bound.order(stream);
+        let launched = self.exec.launch(stream);
+        // Records the replay as the latest read or write of each tensor.
+        drop(guards);
+        launched
+            .and_then(|()| self.done.record(stream))
+            .map_err(|e| self.fault(e))?;
+        if self.nodes.iter().any(|n| n.mode == CheckedMode::Wait) {
+            self.done.synchronize().map_err(|e| self.fault(e))?;
+            self.report_raised(false)?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the last replay and returns the first violation a node's record holds
+    /// (node order), as deferred.
+    pub fn check(&mut self) -> Result<(), Error> {
+        self.done.synchronize().map_err(|e| self.fault(e))?;
+        self.report_raised(true)
+    }
+
+    /// The elements of a tensor bound into this graph, copied to the host on `stream` in
+    /// row-major order of its shape, after its pending writes (a replay's included).
+    pub fn to_host<T: Element>(
+        &self,
+        tensor: GraphArg,
+        stream: &Arc<CudaStream>,
+    ) -> Result<Vec<T>, Error> {
+        self.bound.to_host(tensor, stream)
+    }
+
+    /// Nodes in the graph.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// A sync-mode replay: each node's kernel alone, waited for, on `stream`.
+    fn replay_alone(&mut self, stream: &Arc<CudaStream>) -> Result<(), Error> {
+        // Where the replay stopped: a node's fault, or its record's report.
+        let mut stopped = None;
+        let guards = self.bound.order(stream);
+        for (i, n) in self.nodes.iter_mut().enumerate() {
+            if n.launch.skip {
+                continue;
+            }
+            let ran = n
+                .launch
+                .launch_alone(stream)
+                .and_then(|()| stream.synchronize())
+                .and_then(|()| stream.context().check_err());
+            if let Err(fault) = ran {
+                stopped = Some((i, Err(fault)));
+                break;
+            }
+            if let Some(record) = n.record.as_mut()
+                && record.raised()
+            {
+                stopped = Some((i, Ok(n.kernel.report(record.take(), false))));
+                break;
+            }
+        }
+        drop(guards);
+        self.done.record(stream).map_err(|e| self.fault(e))?;
+        let Some((i, stop)) = stopped else {
+            return Ok(());
+        };
+        let n = &self.nodes[i];
+        let error = match stop {
+            Ok(report) => return report.map_err(n.error(i)),
+            Err(error) => error,
+        };
+        let c = n.kernel.contract();
+        let metas: SmallVec<[TensorMeta<'_>; ARGS]> =
+            n.args.iter().filter_map(|a| self.bound.meta(a)).collect();
+        Err(n.error(i)(Error::KernelFault {
+            kernel: c.name,
+            shapes: describe(c, &metas, &n.params),
+            error,
+        }))
+    }
+
+    /// Reports the first raised record, in node order, once the last replay is done.
+    fn report_raised(&mut self, deferred: bool) -> Result<(), Error> {
+        let raised = |n: &Node<'_>| n.record.as_ref().is_some_and(|r| r.raised());
+        let Some(i) = self.nodes.iter().position(raised) else {
+            return Ok(());
+        };
+        // The kernel that raised the flag may still be running, and so may others of its
+        // replay that write the record: wait for the replay before reading it.
+        self.done.synchronize().map_err(|e| self.fault(e))?;
+        let n = &mut self.nodes[i];
+        match n.record.as_mut() {
+            Some(record) => n.kernel.report(record.take(), deferred).map_err(n.error(i)),
+            None => Ok(()),
+        }
+    }
+
+    /// A replay's fault, for the whole graph.
+    fn fault(&self, error: DriverError) -> Error {
+        let names: Vec<&str> = self
+            .nodes
+            .iter()
+            .map(|n| n.kernel.contract().name)
+            .collect();
+        Error::GraphFault {
+            kernels: format!("{} kernels ({})", names.len(), names.join(", ")),
+            error,
+        }
+    }
+}
+
+impl Drop for Graph<'_> {
+    fn drop(&mut self) {
+        // The last replay may still write the nodes' records, which are freed next, and
+        // the driver destroys the executable only once it is done. Errors have nowhere
+        // to go from a drop; the context records them.
+        let ctx = self.stream.context();
+        ctx.record_err(self.done.synchronize());
+    }
+}

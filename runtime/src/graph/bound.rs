@@ -1,0 +1,211 @@
+//! The tensors bound into a graph, and [`GraphArg`], the handle its launches name them by.
+//!
+//! A graph borrows each tensor once, for its whole life, as an input (`&'a`) or as a
+//! tensor it may write (`&'a mut`); launches then name it by handle, any number of times.
+//! One tensor can so be written by one node and read by the next, which two Rust borrows
+//! held side by side would not allow.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cudarc::driver::{CudaStream, SyncOnDrop};
+use smallvec::SmallVec;
+
+use crate::arg::{KernelArg, LogicalShape, elements_from_bytes};
+use crate::capacity::ARGS;
+use crate::check::TensorMeta;
+use crate::error::Error;
+use crate::tensor::Element;
+
+/// Tells graphs apart, so that a handle of one graph is refused by another.
+static NEXT_GRAPH: AtomicU64 = AtomicU64::new(0);
+
+/// An argument of a graph's launch: a tensor bound into that graph
+/// ([`crate::Graph::read`], [`crate::Graph::write`], [`crate::Graph::bind`]), or a
+/// quantized weight's logical shape. Cheap to copy; pass the same handle to every launch
+/// that uses the tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphArg(Slot);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Tensor { graph: u64, index: usize },
+    Logical(LogicalShape),
+}
+
+/// The tensors a graph borrows, each once: inputs as [`KernelArg::Read`], tensors it may
+/// write as [`KernelArg::Write`].
+pub(super) struct Bound<'a> {
+    graph: u64,
+    tensors: Vec<KernelArg<'a>>,
+}
+
+impl std::fmt::Debug for Bound<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let metas: Vec<TensorMeta<'_>> = self.tensors.iter().map(KernelArg::meta).collect();
+        f.debug_struct("Bound")
+            .field("graph", &self.graph)
+            .field("tensors", &metas)
+            .finish()
+    }
+}
+
+impl<'a> Bound<'a> {
+    pub(super) fn new() -> Self {
+        Bound {
+            graph: NEXT_GRAPH.fetch_add(1, Ordering::Relaxed),
+            tensors: Vec::new(),
+        }
+    }
+
+    pub(super) fn bind(&mut self, arg: KernelArg<'a>) -> GraphArg {
+        if let KernelArg::Logical(shape) = arg {
+            return GraphArg(Slot::Logical(shape));
+        }
+        self.tensors.push(arg);
+        GraphArg(Slot::Tensor {
+            graph: self.graph,
+            index: self.tensors.len() - 1,
+        })
+    }
+
+    /// The tensor `arg` names, if it was bound here.
+    fn tensor(&self, arg: GraphArg) -> Option<&KernelArg<'a>> {
+        match arg.0 {
+            Slot::Tensor { graph, index } if graph == self.graph => self.tensors.get(index),
+            _ => None,
+        }
+    }
+
+    /// What the checker sees of `arg`; `None` for a tensor of another graph.
+    pub(super) fn meta<'s>(&'s self, arg: &'s GraphArg) -> Option<TensorMeta<'s>> {
+        match &arg.0 {
+            Slot::Logical(shape) => Some(shape.meta()),
+            Slot::Tensor { .. } => self.tensor(*arg).map(KernelArg::meta),
+        }
+    }
+
+    /// `arg` was bound for writing.
+    pub(super) fn writable(&self, arg: GraphArg) -> bool {
+        self.tensor(arg).is_some_and(|t| !t.is_read_only())
+    }
+
+    /// Orders a replay on `stream` as a launch is ordered (crate::kernel, "Lifetimes"):
+    /// `stream` waits for each tensor's pending writes (and, for a tensor bound for
+    /// writing, its pending reads), and the guards, dropped once the replay is enqueued,
+    /// record the replay as each tensor's latest read or write, so that a launch on
+    /// another stream waits for it and a tensor's free is ordered after it.
+    pub(super) fn order<'s>(
+        &'s mut self,
+        stream: &'s CudaStream,
+    ) -> SmallVec<[SyncOnDrop<'s>; ARGS]> {
+        self.tensors
+            .iter_mut()
+            .filter_map(|t| match t {
+                KernelArg::Read(t) => Some(t.read_ptr(stream).1),
+                KernelArg::Write(t) => Some(t.write_ptr(stream).1),
+                KernelArg::Logical(_) => None,
+            })
+            .collect()
+    }
+
+    /// The elements of the tensor `arg` names, copied to the host on `stream` in the
+    /// row-major order of its shape, after its pending writes (a replay's included).
+    pub(super) fn to_host<T: Element>(
+        &self,
+        arg: GraphArg,
+        stream: &Arc<CudaStream>,
+    ) -> Result<Vec<T>, Error> {
+        let what = || format!("reading a graph's tensor as {}", T::DTYPE);
+        let usage = |reason: String| Error::GraphUsage {
+            what: what(),
+            reason,
+        };
+        let t = match (arg.0, self.tensor(arg)) {
+            (_, Some(KernelArg::Read(t))) => &**t,
+            (_, Some(KernelArg::Write(t))) => &**t as &dyn crate::arg::DeviceTensor,
+            (Slot::Logical(_), _) => {
+                return Err(usage("a logical shape holds no elements".into()));
+            }
+            _ => {
+                return Err(usage("the tensor was bound into another graph".into()));
+            }
+        };
+        let dtype = t.meta().dtype;
+        if dtype != T::DTYPE {
+            return Err(usage(format!("it holds {dtype}")));
+        }
+        let bytes = t.to_host_bytes(stream)?;
+        elements_from_bytes(&bytes).ok_or_else(|| {
+            Error::Internal(format!(
+                "{} bytes of {dtype} elements are no whole number of them",
+                bytes.len()
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::borrowed::RawTensor;
+    use crate::contract::DType;
+    use crate::device::DeviceId;
+
+    const DEV: DeviceId = DeviceId {
+        ordinal: 0,
+        context: 0xc0,
+    };
+
+    /// A contiguous raw view of `n` elements: metadata only, never launched.
+    fn raw(dtype: DType, n: usize, base: u64) -> RawTensor<'static> {
+        // SAFETY: the view is never launched or read: only its metadata is used.
+        unsafe { RawTensor::from_raw(base, n, dtype, &[n], &[1], 0, DEV) }.unwrap()
+    }
+
+    #[test]
+    fn a_bound_tensor_is_named_by_its_handle_with_the_access_it_was_bound_for() {
+        let (x, mut y) = (raw(DType::F32, 64, 1 << 40), raw(DType::F32, 32, 2 << 40));
+        let mut bound = Bound::new();
+        let xa = bound.bind(KernelArg::read_raw(&x));
+        let ya = bound.bind(KernelArg::write_raw(&mut y));
+        let shape = GraphArg(Slot::Logical(LogicalShape::new(8, 4, 2, DType::F16, DEV)));
+        assert_eq!(
+            bound.bind(KernelArg::Logical(LogicalShape::new(
+                8,
+                4,
+                2,
+                DType::F16,
+                DEV
+            ))),
+            shape
+        );
+        assert_eq!(
+            bound.meta(&xa).map(|m| (m.shape[0], m.base_ptr)),
+            Some((64, 1 << 40))
+        );
+        assert_eq!(
+            bound.meta(&ya).map(|m| (m.shape[0], m.base_ptr)),
+            Some((32, 2 << 40))
+        );
+        assert_eq!(
+            bound.meta(&shape).map(|m| m.shape.to_vec()),
+            Some(vec![8, 4, 2])
+        );
+        assert!(!bound.writable(xa));
+        assert!(bound.writable(ya));
+        assert!(!bound.writable(shape));
+    }
+
+    #[test]
+    fn a_handle_of_another_graph_names_nothing() {
+        let x = raw(DType::I32, 16, 1 << 40);
+        let (mut one, mut other) = (Bound::new(), Bound::new());
+        let xa = one.bind(KernelArg::read_raw(&x));
+        other.bind(KernelArg::read_raw(&x));
+        assert!(one.meta(&xa).is_some());
+        // Same index, another graph.
+        assert_eq!(other.meta(&xa), None);
+        assert!(!other.writable(xa));
+    }
+}

@@ -1,0 +1,174 @@
+//! One launch of a graph: its kernel, arguments and params as captured or last updated,
+//! its own violation record, and the kernel node's parameters.
+
+use std::ffi::c_void;
+use std::ptr::null_mut;
+
+use cudarc::driver::sys::{self, CUDA_KERNEL_NODE_PARAMS, CUgraphNode};
+use cudarc::driver::{CudaStream, DriverError};
+use smallvec::SmallVec;
+
+use super::bound::{Bound, GraphArg};
+use crate::abi::{AbiValue, AbiValues, abi_values};
+use crate::capacity::{ABI_VALUES, ARGS};
+use crate::check::TensorMeta;
+use crate::checked::CheckedMode;
+use crate::contract::Scalar;
+use crate::error::Error;
+use crate::kernel::Kernel;
+use crate::record::Record;
+
+/// Params a node keeps in place.
+const PARAMS: usize = 8;
+
+/// A node of a graph.
+#[derive(Debug)]
+pub(super) struct Node<'a> {
+    pub kernel: &'a Kernel,
+    pub args: SmallVec<[GraphArg; ARGS]>,
+    pub params: SmallVec<[Scalar; PARAMS]>,
+    /// The kernel's checked mode when the node was captured: an update keeps it.
+    pub mode: CheckedMode,
+    /// The node's own record, where its entry point takes one: replays reuse it, and no
+    /// other node or direct launch of the kernel writes it, so a report names this node.
+    pub record: Option<Record>,
+    pub launch: NodeLaunch,
+    pub handle: CUgraphNode,
+}
+
+impl Node<'_> {
+    /// The error of this node, `index` in its graph.
+    pub(super) fn error(&self, index: usize) -> impl FnOnce(Error) -> Error + use<> {
+        let kernel = self.kernel.contract().name;
+        move |source| Error::InGraph {
+            node: index,
+            kernel,
+            source: Box::new(source),
+        }
+    }
+}
+
+/// What a kernel node runs: the entry point, the launch configuration and every value the
+/// kernel receives, the record's address last.
+#[derive(Debug)]
+pub(super) struct NodeLaunch {
+    func: sys::CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: u32,
+    values: AbiValues,
+    /// The launch domain is empty and the contract says skip: the node stays in the graph
+    /// (an update may give it work again) but is switched off.
+    pub skip: bool,
+}
+
+impl NodeLaunch {
+    /// Checks a launch of `kernel` on the tensors `args` name in `bound` with `params`,
+    /// against the limits and entry points of `mode`, as [`Kernel::launch`] does (the
+    /// kernel's plan memo included: a pure function's cache, which a node shares safely).
+    pub(super) fn prepare(
+        kernel: &Kernel,
+        stream: &CudaStream,
+        bound: &Bound<'_>,
+        args: &[GraphArg],
+        params: &[Scalar],
+        mode: CheckedMode,
+    ) -> Result<NodeLaunch, Error> {
+        let c = kernel.contract();
+        let metas = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                bound.meta(a).ok_or_else(|| Error::GraphUsage {
+                    what: format!(
+                        "kernel {}, argument {}",
+                        c.name,
+                        c.args.get(i).map_or("past the contract's", |a| a.name)
+                    ),
+                    reason: "the tensor was bound into another graph (a GraphArg belongs to \
+                             the graph whose read, write or bind made it)"
+                        .into(),
+                })
+            })
+            .collect::<Result<SmallVec<[TensorMeta<'_>; ARGS]>, Error>>()?;
+        let writable = |i: usize| args.get(i).is_some_and(|&a| bound.writable(a));
+        let checked = mode != CheckedMode::Off;
+        let plan = kernel.check(stream, writable, &metas, params, checked)?;
+        let values = abi_values(c, &plan, &metas, params)?;
+        let func = kernel.entry(&plan, checked)?.cu_function();
+        Ok(NodeLaunch {
+            func,
+            // A switched-off node still needs a valid configuration.
+            grid: if plan.skip { [1; 3] } else { plan.grid },
+            block: plan.block,
+            shared_bytes: plan.shared_bytes,
+            values,
+            skip: plan.skip,
+        })
+    }
+
+    /// The launch with the node's record, the entry point's last parameter where it takes
+    /// one.
+    pub(super) fn with_record(mut self, record: Option<&Record>) -> Self {
+        if let Some(record) = record {
+            self.values.push(AbiValue::Ptr(record.address()));
+        }
+        self
+    }
+
+    /// Calls `f` with the kernel node's parameters, which point into `self` (the driver
+    /// copies them, and the values, during a graph call).
+    pub(super) fn with_params<R>(&self, f: impl FnOnce(&CUDA_KERNEL_NODE_PARAMS) -> R) -> R {
+        let mut pointers = self.pointers();
+        let [gx, gy, gz] = self.grid;
+        let [bx, by, bz] = self.block;
+        let params = CUDA_KERNEL_NODE_PARAMS {
+            func: self.func,
+            gridDimX: gx,
+            gridDimY: gy,
+            gridDimZ: gz,
+            blockDimX: bx,
+            blockDimY: by,
+            blockDimZ: bz,
+            sharedMemBytes: self.shared_bytes,
+            kernelParams: pointers.as_mut_ptr(),
+            extra: null_mut(),
+            // Null: the node runs `func`, in the current context.
+            kern: null_mut(),
+            ctx: null_mut(),
+        };
+        f(&params)
+    }
+
+    /// Launches the node's kernel directly on `stream`, with exactly the node's
+    /// parameters: how a sync-mode replay runs each node alone.
+    pub(super) fn launch_alone(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        stream.context().bind_to_thread()?;
+        let mut pointers = self.pointers();
+        let [gx, gy, gz] = self.grid;
+        let [bx, by, bz] = self.block;
+        // SAFETY: the parameters passed the kernel's checks when the node was captured or
+        // last updated, and the tensors they point into are borrowed by the graph.
+        unsafe {
+            sys::cuLaunchKernel(
+                self.func,
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
+                self.shared_bytes,
+                stream.cu_stream(),
+                pointers.as_mut_ptr(),
+                null_mut(),
+            )
+        }
+        .result()
+    }
+
+    /// One pointer per value, for `kernelParams`.
+    fn pointers(&self) -> SmallVec<[*mut c_void; ABI_VALUES]> {
+        self.values.iter().map(AbiValue::param_ptr).collect()
+    }
+}
