@@ -1,6 +1,7 @@
 """CPU checks of a generated Python package (no GPU, no torch needed).
 
-Run after installing the wheel of specs/rmsnorm.ima (scripts/python-wheel does both):
+Run after installing the wheels of specs/rmsnorm.ima and specs/quant.ima
+(scripts/python-wheels does both):
     python3 tests/python/test_cpu.py
 """
 
@@ -8,6 +9,7 @@ import ast
 import pathlib
 import sys
 
+import quant_kernels as qk
 import rmsnorm_kernels as rk
 from rmsnorm_kernels import _imac
 
@@ -141,6 +143,26 @@ def test_a_quant_weight_where_a_tensor_goes_is_refused():
         assert "argument `x` is a QuantWeight, not a device tensor" in str(e), str(e)
     else:
         raise AssertionError("accepted")
+
+
+def test_a_quant_kernel_refuses_another_format_before_the_gpu():
+    # Made by another package: any package's QuantWeight goes to any package's kernels.
+    w = rk.QuantWeight("gptq", qweight=Shaped(64, 256), qzeros=Shaped(4, 32), scales=Shaped(4, 256), group_size=128)
+    assert qk.gptq_gemv_output_shapes(Shaped(3, 512), w) == ((3, 256),)
+    try:
+        qk.gptq_act_order_dequant(w, Shaped(512, 256))
+    except qk.ContractError as e:
+        text = "kernel gptq_act_order_dequant: argument `w`: the kernel reads gptq(zeros = plain) with g_idx, but the weight is gptq"
+        assert str(e) == text, str(e)
+    else:
+        raise AssertionError("accepted")
+    try:
+        qk.gptq_dequant(Shaped(64, 256), Shaped(512, 256))
+    except qk.ContractError as e:
+        assert "argument `w` is a Shaped, not a QuantWeight" in str(e), str(e)
+    else:
+        raise AssertionError("accepted")
+    assert hasattr(qk.gptq_act_order_dequant, "validate") and not hasattr(qk.gptq_dequant, "validate")
 
 
 def test_modes_are_settable_without_a_gpu():
