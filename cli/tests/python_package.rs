@@ -1,6 +1,7 @@
 //! `imac compile --python` for every example spec: the package's files are there, the
-//! Cargo.toml asks pyo3 for abi3, every kernel without a quantized argument has its
-//! function, and every Python file parses (with the `python3` on PATH, when there is one).
+//! Cargo.toml asks pyo3 for abi3, every kernel has its function (a quantized argument's
+//! parts flattened into its custom ops) and a `validate` where it has value contracts,
+//! and every Python file parses (with the `python3` on PATH, when there is one).
 //! Building the wheel takes minutes (pyo3 and the runtime in release): scripts/python-wheels
 //! does it and runs tests/python/test_cpu.py on it.
 
@@ -69,10 +70,25 @@ fn every_spec_makes_a_python_package() {
         let ir = ima_dsl::compile(&ima_dsl::diag::Source::new("spec", source))
             .unwrap_or_else(|_| panic!("{}", spec.display()));
         for k in &ir.kernels {
-            let quantized = k.args.iter().any(|a| a.quant.is_some());
-            assert_eq!(
+            assert!(
                 init.contains(&format!("\ndef {}(", k.name)),
-                !quantized,
+                "{}: {}",
+                spec.display(),
+                k.name
+            );
+            // A quantized argument is one QuantWeight in the function, its parts in the
+            // custom ops.
+            for a in k.args.iter().filter(|a| a.quant.is_some()) {
+                assert!(
+                    init.contains(&format!("{0}_qweight: _torch.Tensor", a.name)),
+                    "{}: {}",
+                    spec.display(),
+                    k.name
+                );
+            }
+            assert_eq!(
+                init.contains(&format!("\n{0}.validate = _{0}_validate\n", k.name)),
+                ima_dsl::abi::has_value_contracts(k),
                 "{}: {}",
                 spec.display(),
                 k.name

@@ -9,7 +9,9 @@
 //! `torch.library.custom_op`: `NAME_out` writes outputs the caller passes; `NAME` allocates
 //! them, where every output's shape follows from the inputs and params, with a
 //! `register_fake` that evaluates the spec's extents (SymInts included, for
-//! `torch.compile`). Kernels with quantized arguments are left out for now.
+//! `torch.compile`). A quantized argument is one `QuantWeight` (its parts) in the
+//! function, and its parts flattened into the custom ops (`W_qweight`, ...,
+//! `W_group_size`, `W_k`), which take tensors and numbers only.
 
 use askama::Template;
 use ima_dsl::ir::{self, BinOp, Expr, Role};
@@ -41,7 +43,16 @@ struct NativeRs<'a> {
     version: &'static str,
     spec: &'a str,
     lib: &'a str,
-    contracts: Vec<String>,
+    kernels: Vec<ExposedRs>,
+    /// `(DType variant, torch attribute)` of every dtype.
+    torch_dtypes: Vec<(String, &'static str)>,
+}
+
+/// One kernel in the native module's table.
+struct ExposedRs {
+    contract: String,
+    /// `Slot::Tensor, Slot::Quant { .. }, ...`: how each spec argument reaches the kernel.
+    slots: String,
 }
 
 /// The shared Python layer, the same in every package.
@@ -52,12 +63,20 @@ pub fn package_name(m: &ir::Module) -> String {
     format!("{}_kernels", crate::stem(&m.file).replace('-', "_"))
 }
 
-/// The kernels the Python package exposes: all but those with quantized arguments.
-fn exposed(m: &ir::Module) -> Vec<&ir::Kernel> {
-    m.kernels
+/// The native table's slots of a kernel's spec arguments.
+fn slots(k: &ir::Kernel) -> String {
+    k.args
         .iter()
-        .filter(|k| k.args.iter().all(|a| a.quant.is_none()))
-        .collect()
+        .map(|a| match &a.quant {
+            None => "Slot::Tensor".to_string(),
+            Some(q) => format!(
+                "Slot::Quant {{ format: {}, g_idx: {} }}",
+                crate::rust::quant_format(q).0,
+                matches!(q.format, ir::QuantFormat::Gptq { g_idx: true, .. })
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn runtime_toml(r: &RuntimeDep) -> String {
@@ -81,7 +100,7 @@ pub fn package_files(
             .expect("the python templates render from plain strings")
             + "\n"
     };
-    let kernels = exposed(m);
+    let kernels: Vec<&ir::Kernel> = m.kernels.iter().collect();
     let mut files: Vec<GeneratedFile> = crate_files
         .into_iter()
         .map(|mut f| {
@@ -119,9 +138,16 @@ pub fn package_files(
             version: crate::VERSION,
             spec: &m.file,
             lib: &lib,
-            contracts: kernels
+            kernels: kernels
                 .iter()
-                .map(|k| k.name.to_ascii_uppercase())
+                .map(|k| ExposedRs {
+                    contract: k.name.to_ascii_uppercase(),
+                    slots: slots(k),
+                })
+                .collect(),
+            torch_dtypes: ir::DType::ALL
+                .into_iter()
+                .map(|d| (format!("{d:?}"), torch_name(d)))
                 .collect(),
         }),
     ));
@@ -148,17 +174,37 @@ fn arg_docs(k: &ir::Kernel) -> Vec<String> {
             Role::Out => "out",
             Role::InOut => "inout",
         };
-        let mut line = format!(
-            "{} ({role}): {} [{}], {}",
-            a.name,
-            a.dtype.name(),
-            dims.join(", "),
-            if a.strided {
-                "any strides"
-            } else {
-                "contiguous"
+        let mut line = match &a.quant {
+            Some(q) => {
+                let parts: Vec<String> = q
+                    .buffers(&a.dims[0], &a.dims[1], a.dtype)
+                    .iter()
+                    .map(|b| {
+                        let dims: Vec<&str> = b.dims.iter().map(|d| d.text.as_str()).collect();
+                        format!("{} {} [{}]", b.part, b.dtype.name(), dims.join(", "))
+                    })
+                    .collect();
+                format!(
+                    "{} ({role}): QuantWeight({:?}) [{}], group {}: {}",
+                    a.name,
+                    crate::rust::quant_format(q).1,
+                    dims.join(", "),
+                    q.group.text,
+                    parts.join(", ")
+                )
             }
-        );
+            None => format!(
+                "{} ({role}): {} [{}], {}",
+                a.name,
+                a.dtype.name(),
+                dims.join(", "),
+                if a.strided {
+                    "any strides"
+                } else {
+                    "contiguous"
+                }
+            ),
+        };
         if a.align > a.dtype.size() as u64 {
             line.push_str(&format!(", {}-byte aligned", a.align));
         }
@@ -234,8 +280,8 @@ fn py_expr(k: &ir::Kernel, e: &Expr) -> String {
 }
 
 /// The body of `NAME_output_shapes(inputs..., params...)`, when every output's shape
-/// follows from the inputs and params: each symbol from its input's dimension, then each
-/// output's physical shape.
+/// follows from the inputs and params: each symbol from its input's dimension (a
+/// quantized input's `k`, `n` or `group_size`), then each output's physical shape.
 fn output_shapes(k: &ir::Kernel) -> Option<Vec<String>> {
     if k.args.iter().any(|a| a.role == Role::InOut) || !k.args.iter().any(|a| a.role == Role::Out) {
         return None;
@@ -246,8 +292,13 @@ fn output_shapes(k: &ir::Kernel) -> Option<Vec<String>> {
         if a.role != Role::In {
             return None;
         }
-        let p = a.stored.iter().position(|&l| l == s.dim)?;
-        lines.push(format!("s_{} = {}.shape[{p}]", s.name, a.name));
+        let value = if a.quant.is_some() {
+            format!("{}.{}", a.name, ["k", "n", "group_size"].get(s.dim)?)
+        } else {
+            let p = a.stored.iter().position(|&l| l == s.dim)?;
+            format!("{}.shape[{p}]", a.name)
+        };
+        lines.push(format!("s_{} = {value}", s.name));
     }
     let shapes: Vec<String> = k
         .args
@@ -266,6 +317,82 @@ fn output_shapes(k: &ir::Kernel) -> Option<Vec<String>> {
     Some(lines)
 }
 
+/// A spec argument as a custom op's parameters, `(name, annotation)`: one tensor, or a
+/// quantized weight's parts, group size and K (custom ops take tensors and numbers only).
+fn op_params(a: &ir::TensorArg) -> Vec<(String, &'static str)> {
+    match &a.quant {
+        None => vec![(a.name.clone(), "_torch.Tensor")],
+        Some(q) => {
+            let mut v: Vec<(String, &'static str)> = q
+                .buffers(&a.dims[0], &a.dims[1], a.dtype)
+                .iter()
+                .map(|b| (format!("{}_{}", a.name, b.part), "_torch.Tensor"))
+                .collect();
+            v.push((format!("{}_group_size", a.name), "int"));
+            v.push((format!("{}_k", a.name), "_typing.Optional[int]"));
+            v
+        }
+    }
+}
+
+/// The statement that makes a quantized argument's `QuantWeight` from a custom op's
+/// parameters ([`op_params`]); `None` for a plain tensor.
+fn op_rebuild(a: &ir::TensorArg) -> Option<String> {
+    let q = a.quant.as_ref()?;
+    let parts: Vec<String> = q
+        .buffers(&a.dims[0], &a.dims[1], a.dtype)
+        .iter()
+        .map(|b| format!("{p}={n}_{p}", p = b.part, n = a.name))
+        .collect();
+    Some(format!(
+        "        {n} = _imac.QuantWeight({f:?}, {parts}, group_size={n}_group_size, k={n}_k)\n",
+        n = a.name,
+        f = crate::rust::quant_format(q).1,
+        parts = parts.join(", "),
+    ))
+}
+
+/// `name: annotation` of each parameter, for a signature.
+fn typed(params: &[(String, &str)]) -> String {
+    params
+        .iter()
+        .map(|(n, t)| format!("{n}: {t}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn names(params: &[(String, &str)]) -> String {
+    params
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The Python function of kernel `index`: its signature, docstring and one call into the
+/// native module (`launch` or `validate`), nothing else on the way.
+fn py_function(
+    name: &str,
+    args: &[&str],
+    doc: &str,
+    native: &str,
+    index: usize,
+    k: &ir::Kernel,
+) -> String {
+    let tensors: Vec<&str> = k.args.iter().map(|a| a.name.as_str()).collect();
+    let params: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
+    let tuple = |v: &[&str]| match v {
+        [one] => format!("({one},)"),
+        _ => format!("({})", v.join(", ")),
+    };
+    format!(
+        "\n\ndef {name}({args}):\n    \"\"\"{doc}\"\"\"\n    _native.{native}({index}, {tensors}, {params})\n",
+        args = args.join(", "),
+        tensors = tuple(&tensors),
+        params = tuple(&params),
+    )
+}
+
 fn init_py(m: &ir::Module, lib: &str, kernels: &[&ir::Kernel]) -> String {
     let ns = format!("imac_{lib}");
     let mut s = format!(
@@ -277,14 +404,21 @@ anything reaches the GPU; a report from the device (checked mode, a bad index va
 fault in sync mode) raises DeviceError (a RuntimeError). Launches run on
 torch.cuda.current_stream() of the tensors' device. IMA_CHECKED=1, IMA_CHECKED=deferred
 and IMA_SYNC=1 apply as in Rust; set_checked, set_sync and check_deferred set them here.
+A kernel with value contracts also has NAME.validate(...), which checks every entry on
+the host and launches nothing. A quantized argument takes a QuantWeight (its parts).
 
 Every kernel is also a torch.library.custom_op in the namespace `{ns}`: NAME_out writes
 the outputs it is given; NAME allocates its outputs and returns them, where the spec's
-shapes give them from the inputs (with a register_fake for torch.compile).
+shapes give them from the inputs (with a register_fake for torch.compile). Their
+quantized arguments are flattened: W_qweight, W_qzeros, W_scales, W_g_idx (the parts the
+format has), W_group_size, W_k.
 """
+
+import typing as _typing
 
 from . import _imac
 from . import _native
+from ._imac import QuantWeight
 from ._native import ContractError, DeviceError, check_deferred, set_checked, set_sync
 
 try:
@@ -300,32 +434,36 @@ SPEC_FILE = _native.SPEC_FILE
     let mut all = vec![
         "ContractError".to_string(),
         "DeviceError".into(),
+        "QuantWeight".into(),
         "check_deferred".into(),
         "set_checked".into(),
         "set_sync".into(),
     ];
     for (index, k) in kernels.iter().enumerate() {
-        let tensors: Vec<&str> = k.args.iter().map(|a| a.name.as_str()).collect();
         let params: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
-        let all_args: Vec<&str> = tensors.iter().chain(&params).copied().collect();
-        let named: Vec<String> = tensors.iter().map(|t| format!("({t:?}, {t})")).collect();
-        let param_tuple = if params.is_empty() {
-            "()".to_string()
-        } else {
-            format!("({},)", params.join(", "))
-        };
+        let all_args: Vec<&str> = k
+            .args
+            .iter()
+            .map(|a| a.name.as_str())
+            .chain(params.iter().copied())
+            .collect();
         let doc = docstring(
             m,
             k,
             "\n    Writes the outputs in place and returns None. Raises ContractError (a\n    ValueError) for arguments that break the contract.\n",
         );
-        s.push_str(&format!(
-            "\n\ndef {name}({args}):\n    \"\"\"{doc}\"\"\"\n    _imac.launch(_native, {index}, {name:?}, ({named},), {param_tuple})\n",
-            name = k.name,
-            args = all_args.join(", "),
-            named = named.join(", "),
-        ));
+        s.push_str(&py_function(&k.name, &all_args, &doc, "launch", index, k));
         all.push(k.name.clone());
+        if ima_dsl::abi::has_value_contracts(k) {
+            let doc = docstring(
+                m,
+                k,
+                "\n    Checks the arguments as a launch does, then copies each argument with a\n    value contract to the host and checks every entry: ContractError for the first\n    bad one. Launches nothing.\n",
+            );
+            let name = format!("_{}_validate", k.name);
+            s.push_str(&py_function(&name, &all_args, &doc, "validate", index, k));
+            s.push_str(&format!("\n\n{}.validate = {name}\n", k.name));
+        }
         let shapes = output_shapes(k);
         let inputs: Vec<&str> = k
             .args
@@ -352,18 +490,32 @@ SPEC_FILE = _native.SPEC_FILE
             }
             all.push(format!("{}_output_shapes", k.name));
         }
-        // The custom ops.
-        let ann = |a: &ir::TensorArg| format!("{}: _torch.Tensor", a.name);
-        let typed: Vec<String> = k
+        // The custom ops, over the flattened arguments.
+        let param_list: Vec<(String, &str)> = k
+            .params
+            .iter()
+            .map(|p| (p.name.clone(), py_type(p.dtype)))
+            .collect();
+        let flat: Vec<(String, &str)> = k
             .args
             .iter()
-            .map(ann)
-            .chain(
-                k.params
-                    .iter()
-                    .map(|p| format!("{}: {}", p.name, py_type(p.dtype))),
-            )
+            .flat_map(op_params)
+            .chain(param_list.iter().cloned())
             .collect();
+        let flat_in: Vec<(String, &str)> = k
+            .args
+            .iter()
+            .filter(|a| a.role == Role::In)
+            .flat_map(op_params)
+            .chain(param_list.iter().cloned())
+            .collect();
+        let rebuild = |role: Option<Role>| -> String {
+            k.args
+                .iter()
+                .filter(|a| role.is_none_or(|r| a.role == r))
+                .filter_map(op_rebuild)
+                .collect()
+        };
         let mutated: Vec<String> = k
             .args
             .iter()
@@ -371,72 +523,62 @@ SPEC_FILE = _native.SPEC_FILE
             .map(|a| format!("{:?}", a.name))
             .collect();
         s.push_str(&format!(
-            "\n\nif _torch is not None:\n\n    @_torch.library.custom_op(\"{ns}::{name}_out\", mutates_args=({mutated},))\n    def _{name}_out({typed}) -> None:\n        {name}({args})\n\n    @_{name}_out.register_fake\n    def _({args}):\n        return None\n",
+            "\n\nif _torch is not None:\n\n    @_torch.library.custom_op(\"{ns}::{name}_out\", mutates_args=({mutated},))\n    def _{name}_out({typed}) -> None:\n{rebuild}        {name}({args})\n\n    @_{name}_out.register_fake\n    def _({flat}):\n        return None\n",
             name = k.name,
             mutated = mutated.join(", "),
-            typed = typed.join(", "),
+            typed = typed(&flat),
+            rebuild = rebuild(None),
             args = all_args.join(", "),
+            flat = names(&flat),
         ));
         if shapes.is_some() {
             let outs: Vec<&ir::TensorArg> = k.args.iter().filter(|a| a.role == Role::Out).collect();
-            let first = k
-                .args
+            // Outputs are made like the first input tensor (its device), or on the
+            // current CUDA device when the kernel has no input tensor.
+            let like = flat_in
                 .iter()
-                .find(|a| a.role == Role::In)
-                .map(|a| a.name.as_str());
-            let typed_in: Vec<String> = k
-                .args
-                .iter()
-                .filter(|a| a.role == Role::In)
-                .map(ann)
-                .chain(
-                    k.params
-                        .iter()
-                        .map(|p| format!("{}: {}", p.name, py_type(p.dtype))),
-                )
-                .collect();
+                .find(|(_, t)| *t == "_torch.Tensor")
+                .map(|(n, _)| n.as_str());
             let ret = if outs.len() == 1 {
                 "_torch.Tensor".to_string()
             } else {
                 format!("tuple[{}]", vec!["_torch.Tensor"; outs.len()].join(", "))
             };
             let shape_vars: Vec<String> = outs.iter().map(|a| format!("s_{}", a.name)).collect();
-            let alloc = |fake: bool| -> String {
-                outs.iter()
-                    .map(|a| {
-                        let dtype = format!("_torch.{}", torch_name(a.dtype));
-                        match (fake, first) {
-                            (_, Some(x)) => format!(
-                                "        {o} = {x}.new_empty(s_{o}, dtype={dtype})\n",
-                                o = a.name
-                            ),
-                            (_, None) => format!(
-                                "        {o} = _torch.empty(s_{o}, dtype={dtype}, device=\"cuda\")\n",
-                                o = a.name
-                            ),
-                        }
-                    })
-                    .collect()
-            };
+            let alloc: String = outs
+                .iter()
+                .map(|a| {
+                    let dtype = format!("_torch.{}", torch_name(a.dtype));
+                    match like {
+                        Some(x) => format!(
+                            "        {o} = {x}.new_empty(s_{o}, dtype={dtype})\n",
+                            o = a.name
+                        ),
+                        None => format!(
+                            "        {o} = _torch.empty(s_{o}, dtype={dtype}, device=\"cuda\")\n",
+                            o = a.name
+                        ),
+                    }
+                })
+                .collect();
             let returned = outs
                 .iter()
                 .map(|a| a.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ");
             let unpack = format!(
-                "        ({},) = {name}_output_shapes({args})\n",
+                "{}        ({},) = {name}_output_shapes({args})\n",
+                rebuild(Some(Role::In)),
                 shape_vars.join(", "),
                 name = k.name,
                 args = inputs.join(", ")
             );
             s.push_str(&format!(
-                "\n    @_torch.library.custom_op(\"{ns}::{name}\", mutates_args=())\n    def _{name}_op({typed}) -> {ret}:\n{unpack}{alloc}        {name}({args})\n        return {returned}\n\n    @_{name}_op.register_fake\n    def _({inputs}):\n{unpack}{fake_alloc}        return {returned}\n",
+                "\n    @_torch.library.custom_op(\"{ns}::{name}\", mutates_args=())\n    def _{name}_op({typed}) -> {ret}:\n{unpack}{alloc}        {name}({args})\n        return {returned}\n\n    @_{name}_op.register_fake\n    def _({flat}):\n{unpack}{alloc}        return {returned}\n",
                 name = k.name,
-                typed = typed_in.join(", "),
-                alloc = alloc(false),
-                fake_alloc = alloc(true),
+                typed = typed(&flat_in),
                 args = all_args.join(", "),
-                inputs = inputs.join(", "),
+                flat = names(&flat_in),
             ));
         }
     }
@@ -447,7 +589,6 @@ SPEC_FILE = _native.SPEC_FILE
         .replace("\", \"", "\",\n    \"")
         .replace("\"]\n", "\",\n]\n")
 }
-
 fn torch_name(d: ir::DType) -> &'static str {
     use ir::DType::*;
     match d {
@@ -468,9 +609,18 @@ fn torch_name(d: ir::DType) -> &'static str {
     }
 }
 
+/// A spec argument's type in the stubs.
+fn pyi_type(a: &ir::TensorArg) -> &'static str {
+    if a.quant.is_some() {
+        "QuantWeight"
+    } else {
+        "torch.Tensor"
+    }
+}
+
 fn init_pyi(m: &ir::Module, kernels: &[&ir::Kernel]) -> String {
     let mut s = format!(
-        "# Type stubs of the kernels of `{}`, generated by imac {}.\nimport torch\n\nSPEC_FILE: str\n\nclass ContractError(ValueError): ...\nclass DeviceError(RuntimeError): ...\n\ndef set_checked(mode: str) -> None:\n    \"\"\"Checked mode for every kernel: 'off', 'wait' or 'deferred'.\"\"\"\n\ndef set_sync(on: bool) -> None:\n    \"\"\"Sync mode for every kernel: synchronise after each launch.\"\"\"\n\ndef check_deferred() -> None:\n    \"\"\"Waits for deferred checked launches; raises DeviceError for a violation.\"\"\"\n\nops: object\n",
+        "# Type stubs of the kernels of `{}`, generated by imac {}.\nimport typing\n\nimport torch\n\nSPEC_FILE: str\n\nclass ContractError(ValueError): ...\nclass DeviceError(RuntimeError): ...\n\nclass QuantWeight:\n    \"\"\"A quantized weight as its parts (see _imac.QuantWeight).\"\"\"\n    format: str\n    qweight: torch.Tensor\n    qzeros: torch.Tensor | None\n    scales: torch.Tensor\n    g_idx: torch.Tensor | None\n    k: int\n    n: int\n    group_size: int\n    def __init__(self, format: str, *, qweight: torch.Tensor, scales: torch.Tensor, group_size: int, qzeros: torch.Tensor | None = None, g_idx: torch.Tensor | None = None, k: int | None = None) -> None: ...\n\ndef set_checked(mode: str) -> None:\n    \"\"\"Checked mode for every kernel: 'off', 'wait' or 'deferred'.\"\"\"\n\ndef set_sync(on: bool) -> None:\n    \"\"\"Sync mode for every kernel: synchronise after each launch.\"\"\"\n\ndef check_deferred() -> None:\n    \"\"\"Waits for deferred checked launches; raises DeviceError for a violation.\"\"\"\n\nops: object\n",
         m.file,
         crate::VERSION
     );
@@ -478,25 +628,35 @@ fn init_pyi(m: &ir::Module, kernels: &[&ir::Kernel]) -> String {
         let typed: Vec<String> = k
             .args
             .iter()
-            .map(|a| format!("{}: torch.Tensor", a.name))
+            .map(|a| format!("{}: {}", a.name, pyi_type(a)))
             .chain(
                 k.params
                     .iter()
                     .map(|p| format!("{}: {}", p.name, py_type(p.dtype))),
             )
             .collect();
-        s.push_str(&format!(
-            "\ndef {}({}) -> None:\n    \"\"\"{}\"\"\"\n",
-            k.name,
-            typed.join(", "),
-            docstring(m, k, "")
-        ));
+        if ima_dsl::abi::has_value_contracts(k) {
+            // A function with a `validate` attribute: a callable protocol.
+            s.push_str(&format!(
+                "\nclass _{name}_kernel(typing.Protocol):\n    def __call__(self, {args}) -> None:\n        \"\"\"{doc}\"\"\"\n    def validate(self, {args}) -> None:\n        \"\"\"Checks every entry of the arguments with value contracts on the host; launches nothing.\"\"\"\n\n{name}: _{name}_kernel\n",
+                name = k.name,
+                args = typed.join(", "),
+                doc = docstring(m, k, "").replace("\n    ", "\n        "),
+            ));
+        } else {
+            s.push_str(&format!(
+                "\ndef {}({}) -> None:\n    \"\"\"{}\"\"\"\n",
+                k.name,
+                typed.join(", "),
+                docstring(m, k, "")
+            ));
+        }
         if output_shapes(k).is_some() {
             let typed_in: Vec<String> = k
                 .args
                 .iter()
                 .filter(|a| a.role == Role::In)
-                .map(|a| format!("{}: torch.Tensor", a.name))
+                .map(|a| format!("{}: {}", a.name, pyi_type(a)))
                 .chain(
                     k.params
                         .iter()

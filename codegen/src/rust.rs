@@ -248,10 +248,11 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         let dims: Vec<&str> = a.physical_dims().map(|d| d.text.as_str()).collect();
         if let Some(q) = &a.quant {
             let scales = rust_type(a.dtype);
+            let g_idx = matches!(q.format, ir::QuantFormat::Gptq { g_idx: true, .. });
             kernel_args.push(KernelArgRs::Quant(format!(
-                "{}.kernel_args({})?",
+                "{}.kernel_args({}, {g_idx})?",
                 a.name,
-                quant_format(q)
+                quant_format(q).0
             )));
             let buffers = q.buffers(&a.dims[0], &a.dims[1], a.dtype);
             let parts: Vec<String> = buffers
@@ -477,19 +478,24 @@ impl KernelArgRs {
     }
 }
 
-/// The runtime's description of a quantized format, for `QuantTensor::kernel_args`.
-fn quant_format(q: &ir::Quant) -> String {
+/// The runtime's format of a quantized argument: its `ima::QuantFormat` expression and its
+/// name (`QuantFormat::name`, what a Python `QuantWeight` is made with). The Rust stubs
+/// pass the expression to `QuantTensor::kernel_args`; the Python package, both.
+pub(crate) fn quant_format(q: &ir::Quant) -> (&'static str, &'static str) {
     match q.format {
-        ir::QuantFormat::Gptq { zeros, g_idx } => {
-            let zeros = match zeros {
-                ir::Zeros::MinusOne => "MinusOne",
-                ir::Zeros::Plain => "Plain",
-                ir::Zeros::Symmetric => "Symmetric",
-            };
-            format!("ima::QuantFormat::Gptq(ima::ZeroStyle::{zeros}), {g_idx}")
-        }
-        ir::QuantFormat::Awq => "ima::QuantFormat::Awq, false".into(),
-        ir::QuantFormat::Int8 => "ima::QuantFormat::Int8, false".into(),
+        ir::QuantFormat::Gptq { zeros, .. } => match zeros {
+            ir::Zeros::MinusOne => ("ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne)", "gptq"),
+            ir::Zeros::Plain => (
+                "ima::QuantFormat::Gptq(ima::ZeroStyle::Plain)",
+                "gptq(zeros = plain)",
+            ),
+            ir::Zeros::Symmetric => (
+                "ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric)",
+                "gptq(sym)",
+            ),
+        },
+        ir::QuantFormat::Awq => ("ima::QuantFormat::Awq", "awq"),
+        ir::QuantFormat::Int8 => ("ima::QuantFormat::Int8", "int8"),
     }
 }
 

@@ -312,6 +312,49 @@ impl<'a> RawTensor<'a> {
         })
     }
 
+    /// A view given by the address of its first element, as PyTorch's `data_ptr()`, a
+    /// `__cuda_array_interface__` or DLPack describe one, whose buffer is taken to be
+    /// exactly the span the view reaches, from its lowest element to its highest (an empty
+    /// view: no elements at `data_ptr`). Such producers keep every view inside its
+    /// allocation themselves; what the launch checks of the memory (alignment of
+    /// `data_ptr`, overlap between arguments, device) needs no more.
+    ///
+    /// # Safety
+    ///
+    /// As for [`RawTensor::from_raw`], for the span the view reaches.
+    pub unsafe fn spanning(
+        data_ptr: u64,
+        dtype: DType,
+        shape: &[usize],
+        strides: &[isize],
+        device: DeviceId,
+    ) -> Result<Self, Error> {
+        let bad = |reason: &str| Error::Layout {
+            reason: format!("a view at {data_ptr:#x} {reason}"),
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+            offset: 0,
+            buffer_len: 0,
+        };
+        // A shape and strides of different lengths are refused by `from_raw`.
+        let (offset, len) = match crate::layout::reach(shape, strides) {
+            None => (0, 0),
+            Some(r) => {
+                let (below, above) = (usize::try_from(-r.lo), usize::try_from(r.hi));
+                match (below, above) {
+                    (Ok(below), Ok(above)) => (below, below.saturating_add(above) + 1),
+                    _ => return Err(bad("reaches past the address space")),
+                }
+            }
+        };
+        let start = (offset as u64)
+            .checked_mul(dtype.size() as u64)
+            .and_then(|bytes| data_ptr.checked_sub(bytes))
+            .ok_or_else(|| bad("reaches below address 0"))?;
+        // SAFETY: forwarded to the caller; the span is `start .. start + len` elements.
+        unsafe { Self::from_raw(start, len, dtype, shape, strides, offset, device) }
+    }
+
     /// As [`RawTensor::from_raw`], with the view's lifetime bound to a borrow of `owner`
     /// (the object that keeps the memory allocated).
     ///
@@ -407,3 +450,50 @@ impl<'a> RawTensor<'a> {
 
 impl<T: Element> crate::arg::ReadTensor<T> for RawTensor<'_> {}
 impl<T: Element> crate::arg::WriteTensor<T> for RawTensor<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device() -> DeviceId {
+        DeviceId {
+            ordinal: 0,
+            context: 1,
+        }
+    }
+
+    fn spanning(ptr: u64, shape: &[usize], strides: &[isize]) -> Result<RawTensor<'static>, Error> {
+        // SAFETY: nothing is launched on these views; only their layout is read.
+        unsafe { RawTensor::spanning(ptr, DType::F32, shape, strides, device()) }
+    }
+
+    #[test]
+    fn a_spanning_view_holds_exactly_what_it_reaches() {
+        // A 3 x 4 view seen transposed: its buffer is the 12 elements from its first.
+        let t = spanning(0x1000, &[4, 3], &[1, 4]).unwrap();
+        assert_eq!(
+            (t.base_ptr(), t.meta().buffer_len, t.offset()),
+            (0x1000, 12, 0)
+        );
+        // Rows reversed: the buffer starts two rows (32 bytes) before the first element.
+        let t = spanning(0x1000, &[3, 4], &[-4, 1]).unwrap();
+        assert_eq!(
+            (t.base_ptr(), t.meta().buffer_len, t.offset()),
+            (0x1000 - 32, 12, 8)
+        );
+        // Every other column of 8: 7 elements from the first to the last.
+        let t = spanning(0x1000, &[4], &[2]).unwrap();
+        assert_eq!(t.meta().buffer_len, 7);
+        // Empty: no elements at the address.
+        let t = spanning(0, &[0, 4], &[4, 1]).unwrap();
+        assert_eq!((t.base_ptr(), t.meta().buffer_len), (0, 0));
+    }
+
+    #[test]
+    fn a_spanning_view_below_address_zero_is_refused() {
+        let e = spanning(4, &[3], &[-1]).unwrap_err().to_string();
+        assert!(e.contains("reaches below address 0"), "{e}");
+        let e = spanning(0x1000, &[3, 4], &[4]).unwrap_err().to_string();
+        assert!(e.contains("shape and strides differ in length"), "{e}");
+    }
+}

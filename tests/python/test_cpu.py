@@ -1,6 +1,7 @@
 """CPU checks of a generated Python package (no GPU, no torch needed).
 
-Run after installing the wheel of specs/rmsnorm.ima (scripts/python-wheel does both):
+Run after installing the wheels of specs/rmsnorm.ima and specs/quant.ima
+(scripts/python-wheels does both):
     python3 tests/python/test_cpu.py
 """
 
@@ -8,8 +9,16 @@ import ast
 import pathlib
 import sys
 
+import quant_kernels as qk
 import rmsnorm_kernels as rk
 from rmsnorm_kernels import _imac
+
+
+class Shaped:
+    """A stand-in for a tensor where only the shape is read."""
+
+    def __init__(self, *shape):
+        self.shape = shape
 
 
 def test_exceptions_subclass_the_builtin_ones():
@@ -26,25 +35,19 @@ def test_one_function_per_kernel_with_spec_names():
 
 
 def test_output_shapes_follow_the_spec():
-    class Shaped:
-        def __init__(self, *shape):
-            self.shape = shape
-
     assert rk.rms_norm_output_shapes(Shaped(7, 64), Shaped(64), 1e-6) == ((7, 64),)
 
 
 def test_describes_a_cuda_array_interface():
-    # A 3 x 4 f32 array seen transposed (strides in bytes), at address 0x1000.
+    # A 3 x 4 f32 array seen transposed (strides in bytes), at address 0x1000: its first
+    # element's address and strides in elements (the native side spans the buffer).
     cai = {"data": (0x1000, False), "shape": (4, 3), "strides": (4, 16), "typestr": "<f4", "version": 3}
-    d = _imac.describe_cai("k", "x", cai, ValueError)
-    assert d == (0x1000, 12, "f32", (4, 3), (1, 4), 0, 0)
-    # Reversed rows: the buffer starts 2 rows before the first element.
+    assert _imac.describe_cai("x", cai, ValueError) == (0x1000, "f32", (4, 3), (1, 4), 0)
     cai = {"data": (0x1000, False), "shape": (3, 4), "strides": (-16, 4), "typestr": "<f4", "version": 3}
-    base, length, _, _, strides, offset, _ = _imac.describe_cai("k", "x", cai, ValueError)
-    assert (base, length, strides, offset) == (0x1000 - 32, 12, (-4, 1), 8)
+    assert _imac.describe_cai("x", cai, ValueError)[3] == (-4, 1)
     # Contiguous when strides are None.
     cai = {"data": (0x2000, False), "shape": (2, 5), "strides": None, "typestr": "<f2", "version": 3}
-    assert _imac.describe_cai("k", "x", cai, ValueError)[4] == (5, 1)
+    assert _imac.describe_cai("x", cai, ValueError)[3] == (5, 1)
 
 
 def test_refuses_what_is_not_device_memory():
@@ -60,7 +63,7 @@ def test_refuses_what_is_not_device_memory():
 def test_refuses_an_unknown_typestr():
     cai = {"data": (0x1000, False), "shape": (4,), "strides": None, "typestr": "<c8", "version": 3}
     try:
-        _imac.describe_cai("rms_norm", "x", cai, rk.ContractError)
+        _imac.describe_cai("kernel rms_norm: argument `x`", cai, rk.ContractError)
     except rk.ContractError as e:
         assert "typestr '<c8'" in str(e)
     else:
@@ -70,8 +73,96 @@ def test_refuses_an_unknown_typestr():
 def test_stubs_parse():
     pyi = pathlib.Path(rk.__file__).with_name("__init__.pyi").read_text()
     tree = ast.parse(pyi)
-    names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    assert {"rms_norm", "rms_norm_output_shapes", "set_checked", "check_deferred"} <= names
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    assert {"rms_norm", "rms_norm_output_shapes", "set_checked", "check_deferred", "QuantWeight"} <= names
+
+
+def quant_refused(text, format, **parts):
+    try:
+        rk.QuantWeight(format, **parts)
+    except rk.ContractError as e:
+        assert str(e) == text, str(e)
+    else:
+        raise AssertionError(f"QuantWeight({format!r}, {parts}) accepted")
+
+
+def test_quant_weight_dims_follow_the_format():
+    # GPTQ, K = 128, N = 96, G = 32: qweight [K/8, N], qzeros [K/G, N/8], scales [K/G, N].
+    w = rk.QuantWeight("gptq", qweight=Shaped(16, 96), qzeros=Shaped(4, 12), scales=Shaped(4, 96), group_size=32)
+    assert (w.k, w.n, w.group_size) == (128, 96, 32)
+    # K from g_idx, and a config's -1: one group.
+    w = rk.QuantWeight(
+        "gptq(zeros = plain)", qweight=Shaped(16, 96), qzeros=Shaped(1, 12), scales=Shaped(1, 96),
+        g_idx=Shaped(125), group_size=-1,
+    )
+    assert (w.k, w.group_size) == (125, 125)
+    assert "g_idx" in repr(w)
+    # AWQ packs along N; int8 has no qzeros; a K that is no multiple of 8 given as k.
+    w = rk.QuantWeight("awq", qweight=Shaped(128, 12), qzeros=Shaped(4, 12), scales=Shaped(4, 96), group_size=32)
+    assert (w.k, w.n) == (128, 96)
+    w = rk.QuantWeight("int8", qweight=Shaped(100, 96), scales=Shaped(4, 96), group_size=32)
+    assert (w.k, w.n, w.group_size) == (100, 96, 32)
+    w = rk.QuantWeight("gptq(sym)", qweight=Shaped(13, 96), scales=Shaped(4, 96), group_size=32, k=100)
+    assert w.k == 100
+
+
+def test_quant_weight_parts_are_checked_with_rust_s_text():
+    quant_refused(
+        "scales has shape [3, 96], but its shape [ceil(K/G), N] is [4, 96]",
+        "gptq", qweight=Shaped(16, 96), qzeros=Shaped(4, 12), scales=Shaped(3, 96), group_size=32,
+    )
+    quant_refused(
+        "format gptq needs a qzeros buffer, but none was given",
+        "gptq", qweight=Shaped(16, 96), scales=Shaped(4, 96), group_size=32,
+    )
+    quant_refused(
+        "format awq takes no g_idx (act-order is GPTQ only)",
+        "awq", qweight=Shaped(128, 12), qzeros=Shaped(4, 12), scales=Shaped(4, 96), g_idx=Shaped(128), group_size=32,
+    )
+    quant_refused(
+        "qweight has shape [1536], but its shape [ceil(K/8), N] has 2 dimensions",
+        "gptq", qweight=Shaped(1536), qzeros=Shaped(4, 12), scales=Shaped(4, 96), group_size=32,
+    )
+    quant_refused(
+        "group size 0 is invalid for K = 128: it must be in 1..=K",
+        "gptq", qweight=Shaped(16, 96), qzeros=Shaped(4, 12), scales=Shaped(4, 96), group_size=0,
+    )
+    try:
+        rk.QuantWeight("gptq_v2", qweight=Shaped(16, 96), scales=Shaped(4, 96), group_size=32)
+    except rk.ContractError as e:
+        assert "gptq(zeros = plain)" in str(e), str(e)
+    else:
+        raise AssertionError("accepted")
+
+
+def test_a_quant_weight_where_a_tensor_goes_is_refused():
+    w = rk.QuantWeight("int8", qweight=Shaped(100, 96), scales=Shaped(4, 96), group_size=32)
+    try:
+        rk.rms_norm(w, [1.0], [0.0], 1e-6)
+    except rk.ContractError as e:
+        assert "argument `x` is a QuantWeight, not a device tensor" in str(e), str(e)
+    else:
+        raise AssertionError("accepted")
+
+
+def test_a_quant_kernel_refuses_another_format_before_the_gpu():
+    # Made by another package: any package's QuantWeight goes to any package's kernels.
+    w = rk.QuantWeight("gptq", qweight=Shaped(64, 256), qzeros=Shaped(4, 32), scales=Shaped(4, 256), group_size=128)
+    assert qk.gptq_gemv_output_shapes(Shaped(3, 512), w) == ((3, 256),)
+    try:
+        qk.gptq_act_order_dequant(w, Shaped(512, 256))
+    except qk.ContractError as e:
+        text = "kernel gptq_act_order_dequant: argument `w`: the kernel reads gptq(zeros = plain) with g_idx, but the weight is gptq"
+        assert str(e) == text, str(e)
+    else:
+        raise AssertionError("accepted")
+    try:
+        qk.gptq_dequant(Shaped(64, 256), Shaped(512, 256))
+    except qk.ContractError as e:
+        assert "argument `w` is a Shaped, not a QuantWeight" in str(e), str(e)
+    else:
+        raise AssertionError("accepted")
+    assert hasattr(qk.gptq_act_order_dequant, "validate") and not hasattr(qk.gptq_dequant, "validate")
 
 
 def test_modes_are_settable_without_a_gpu():

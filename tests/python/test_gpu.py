@@ -15,7 +15,9 @@ import traceback
 import torch
 
 import attn_kernels as ak
+import index_kernels as ik
 import planted_bugs_kernels as pb
+import quant_kernels as qk
 import rmsnorm_kernels as rk
 import strided_kernels as sk
 
@@ -227,6 +229,178 @@ def test_dlpack_and_cuda_array_interface_producers():
     sk.affine_view(Cai(xs), Cai(ys), 3.0, 0.0)
     torch.cuda.synchronize()
     torch.testing.assert_close(ys, xs * 3.0)
+
+
+# Quantized weights, packed in torch as the checkpoints hold them (runtime/src/quant has
+# the layouts): the reference dequantizes the same parts in torch, f16((q - z) * s) with
+# the product in f32, exactly what the kernels compute.
+
+AWQ_REVERSE = [0, 4, 1, 5, 2, 6, 3, 7]
+
+
+def as_i32(words):
+    """int64 words holding 32-bit patterns, as the int32 tensors checkpoints store."""
+    words = words & 0xFFFFFFFF
+    return torch.where(words >= 2**31, words - 2**32, words).to(torch.int32)
+
+
+def pack_along_k(q):
+    """GPTQ qweight: [K, N] nibbles to [K/8, N] words, row 8r + i at nibble i."""
+    k, n = q.shape
+    q = q.to(torch.int64).view(k // 8, 8, n)
+    return as_i32(sum(q[:, i] << (4 * i) for i in range(8)))
+
+
+def pack_along_n(v, order=range(8)):
+    """GPTQ qzeros (order 0..7) or AWQ qweight and qzeros (AWQ_REVERSE): [R, N] nibbles to
+    [R, N/8] words, column 8w + j at nibble order[j]."""
+    r, n = v.shape
+    v = v.to(torch.int64).view(r, n // 8, 8)
+    return as_i32(sum(v[:, :, j] << (4 * order[j]) for j in range(8)))
+
+
+def quant_case(k=256, n=128, group=64, zeros=True, seed=0):
+    g = torch.Generator(device=dev).manual_seed(seed)
+    groups = -(-k // group)
+    q = torch.randint(0, 16, (k, n), device=dev, generator=g)
+    z = torch.randint(0, 16, (groups, n), device=dev, generator=g) if zeros else torch.full((groups, n), 8, device=dev)
+    s = (torch.rand(groups, n, device=dev, generator=g) * 0.02 + 0.001).half()
+    return q, z, s
+
+
+def dequant_ref(q, z, s, g_idx):
+    g = g_idx.long()
+    return ((q - z[g]).float() * s[g].float()).half()
+
+
+def rows_groups(k, group):
+    return torch.arange(k, device=dev, dtype=torch.int32) // group
+
+
+def gptq_v1_weight(k=256, n=128, group=64):
+    q, z, s = quant_case(k, n, group)
+    # v1 stores the whole word of real zeros minus 0x11111111.
+    qzeros = as_i32(pack_along_n(z).to(torch.int64) - 0x11111111)
+    w = qk.QuantWeight("gptq", qweight=pack_along_k(q), qzeros=qzeros, scales=s, group_size=group)
+    return w, dequant_ref(q, z, s, rows_groups(k, group))
+
+
+def test_gptq_dequant_matches_torch():
+    w, ref = gptq_v1_weight()
+    for f in (qk.gptq_dequant, qk.gptq_dequant_any_n):
+        y = torch.empty(256, 128, device=dev, dtype=torch.float16)
+        f(w, y)
+        assert torch.equal(y, ref), f.__name__
+    # The functional custom op takes the parts flattened.
+    y = qk.ops.gptq_dequant_any_n(w.qweight, w.qzeros, w.scales, 64, None)
+    assert torch.equal(y, ref)
+
+
+def test_gptq_act_order_awq_and_int8_match_torch():
+    k, n, group = 197, 96, 32
+    q, z, s = quant_case(k, n, group, seed=1)
+    g_idx = torch.randint(0, -(-k // group), (k,), device=dev, dtype=torch.int32)
+    qweight = pack_along_k(torch.cat([q, q.new_zeros(200 - k, n)]))  # K padded to words
+    w = qk.QuantWeight(
+        "gptq(zeros = plain)", qweight=qweight, qzeros=pack_along_n(z), scales=s, g_idx=g_idx, group_size=group
+    )
+    assert w.k == k
+    y = torch.empty(k, n, device=dev, dtype=torch.float16)
+    qk.gptq_act_order_dequant(w, y)
+    assert torch.equal(y, dequant_ref(q, z, s, g_idx))
+    qk.gptq_act_order_dequant.validate(w, y)
+    # AWQ: packed along N with its interleave.
+    w = qk.QuantWeight(
+        "awq", qweight=pack_along_n(q, AWQ_REVERSE), qzeros=pack_along_n(z, AWQ_REVERSE), scales=s, group_size=group
+    )
+    y = torch.empty(k, n, device=dev, dtype=torch.float16)
+    qk.awq_dequant_any_n(w, y)
+    assert torch.equal(y, dequant_ref(q, z, s, rows_groups(k, group)))
+    # int8: signed values, zero 0.
+    q8 = torch.randint(-128, 128, (k, n), device=dev, dtype=torch.int8)
+    w = qk.QuantWeight("int8", qweight=q8, scales=s, group_size=group)
+    qk.int8_dequant(w, y)
+    assert torch.equal(y, dequant_ref(q8.long(), torch.zeros_like(z), s, rows_groups(k, group)))
+
+
+def test_gptq_gemv_matches_torch():
+    w, ref = gptq_v1_weight(k=512, n=256, group=128)
+    for m in (1, 3, 8):
+        x = torch.randn(m, 512, device=dev, dtype=torch.float16)
+        y = torch.empty(m, 256, device=dev, dtype=torch.float16)
+        qk.gptq_gemv(x, w, y)
+        torch.testing.assert_close(y.float(), x.float() @ ref.float(), atol=2e-2, rtol=2e-2)
+
+
+def test_bad_quantized_weights_are_refused():
+    w, _ = gptq_v1_weight()
+    y = torch.empty(256, 128, device=dev, dtype=torch.float16)
+    # Another format than the kernel reads, or a g_idx it does not read.
+    plain = qk.QuantWeight("gptq(zeros = plain)", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=64)
+    refused(qk.gptq_dequant_any_n, plain, y, contains=("the kernel reads gptq, but the weight is gptq(zeros = plain)",))
+    with_g = qk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, g_idx=rows_groups(256, 64), group_size=64)
+    refused(qk.gptq_dequant_any_n, with_g, y, contains=("with g_idx",))
+    refused(qk.gptq_act_order_dequant, w, y, contains=("the kernel reads gptq(zeros = plain) with g_idx",))
+    # A part on the CPU, of the wrong dtype, or misaligned, named as the contract names it.
+    cpu = qk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales.cpu(), group_size=64)
+    refused(qk.gptq_dequant_any_n, cpu, y, contains=("argument `w.scales` is a cpu tensor",))
+    f32 = qk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales.float(), group_size=64)
+    refused(qk.gptq_dequant_any_n, f32, y, contains=("w",))
+    words = torch.cat([w.qweight.flatten(), w.qweight.new_zeros(4)])
+    off = qk.QuantWeight("gptq", qweight=words[1 : 1 + w.qweight.numel()].view(32, 128), qzeros=w.qzeros, scales=w.scales, group_size=64)
+    refused(qk.gptq_dequant, off, y, contains=("w.qweight", "align"))
+    # Transposed scales: refused when the weight is made, with Rust's text.
+    refused(
+        lambda: qk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales.t(), group_size=64),
+        contains=("scales has shape [128, 4], but its shape [ceil(K/G), N] is [4, 128]",),
+    )
+
+
+def test_validate_checks_values_on_the_host_and_launches_nothing():
+    table = torch.randn(100, 64, device=dev, dtype=torch.bfloat16)
+    y = torch.zeros(5, 64, device=dev, dtype=torch.bfloat16)
+    ids = torch.tensor([0, 3, 99, 7, 2], device=dev, dtype=torch.int32)
+    ik.embedding.validate(ids, table, y)
+    assert not y.any(), "validate launched"
+    ik.embedding(ids, table, y)
+    torch.testing.assert_close(y, table[ids.long()])
+    bad = torch.tensor([0, 3, 100, 7, 2], device=dev, dtype=torch.int32)
+    refused(ik.embedding.validate, bad, table, y, contains=("ids", "100"))
+    # A quantized weight's g_idx: one group per row, each in 0 .. ceil(K / G).
+    k, n, group = 64, 32, 16
+    q, z, s = quant_case(k, n, group)
+    g_idx = rows_groups(k, group).clone()
+    g_idx[5] = 4
+    w = qk.QuantWeight("gptq(zeros = plain)", qweight=pack_along_k(q), qzeros=pack_along_n(z), scales=s, g_idx=g_idx, group_size=group)
+    refused(qk.gptq_act_order_dequant.validate, w, torch.empty(k, n, device=dev, dtype=torch.float16), contains=("g_idx",))
+
+
+def test_quantized_custom_ops_compile_and_pass_opcheck():
+    w, ref = gptq_v1_weight(k=512, n=256, group=128)
+    x = torch.randn(2, 512, device=dev, dtype=torch.float16)
+    args = (x, w.qweight, w.qzeros, w.scales, 128, None)
+    torch.library.opcheck(qk.ops.gptq_gemv.default, args)
+    torch.library.opcheck(qk.ops.gptq_dequant.default, args[1:])
+
+    def f(x, qweight, qzeros, scales):
+        return qk.ops.gptq_gemv(x, qweight, qzeros, scales, 128, None) * 2
+
+    with torch.no_grad():
+        compiled = torch.compile(f, fullgraph=True)
+        torch.testing.assert_close(compiled(*args[:4]), f(*args[:4]))
+
+
+def test_a_call_on_another_device_launches_there():
+    if torch.cuda.device_count() < 2:
+        print("  (one GPU: skipped)")
+        return
+    d1 = torch.device("cuda", 1)
+    x = torch.randn(8, 256, device=d1, dtype=torch.bfloat16)
+    w = torch.randn(256, device=d1, dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+    rk.rms_norm(x, w, y, 1e-6)
+    torch.testing.assert_close(y, rms_ref(x, w, 1e-6), atol=2e-2, rtol=2e-2)
+    refused(rk.rms_norm, x, w.to(dev), y, 1e-6, contains=("device",))
 
 
 if __name__ == "__main__":

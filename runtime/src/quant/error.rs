@@ -49,6 +49,14 @@ pub enum QuantError {
         actual: Vec<usize>,
     },
 
+    /// A buffer has another number of dimensions than its formula.
+    #[error("{buffer} has shape {actual:?}, but its shape {formula} has 2 dimensions")]
+    Rank {
+        buffer: &'static str,
+        formula: &'static str,
+        actual: Vec<usize>,
+    },
+
     /// The packed weight has the wrong element type for the format (i32 words for GPTQ
     /// and AWQ, i8 for int8).
     #[error("format {format} stores qweight as {expected}, but {actual} was given")]

@@ -98,6 +98,20 @@ impl QuantFormat {
         }
     }
 
+    /// Every format, in the order of [`QuantFormat::name`]'s list.
+    pub const ALL: [QuantFormat; 5] = [
+        QuantFormat::Gptq(ZeroStyle::MinusOne),
+        QuantFormat::Gptq(ZeroStyle::Plain),
+        QuantFormat::Gptq(ZeroStyle::Symmetric),
+        QuantFormat::Awq,
+        QuantFormat::Int8,
+    ];
+
+    /// The format named `name` ([`QuantFormat::name`]), as a spec writes it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        QuantFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// `gptq`, `gptq(zeros = plain)`, `gptq(sym)`, `awq`, `int8`.
     pub const fn name(self) -> &'static str {
         match self {

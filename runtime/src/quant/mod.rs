@@ -59,6 +59,7 @@ mod error;
 mod format;
 mod g_idx;
 mod host;
+mod infer;
 mod pack;
 mod quantize;
 mod scale;

@@ -60,8 +60,8 @@ impl<'a> CheckpointLayer<'a> {
             expect_rank(g, 1, "[K]")?;
         }
         let config = ckpt.config();
-        // The format, K, N, and how the file stores zeros (for a `sym` layer's check).
-        let (format, k, n, stored) = match config.scheme {
+        // The format and how the file stores zeros (for a `sym` layer's check).
+        let (format, stored) = match config.scheme {
             Scheme::Gptq {
                 zeros,
                 sym,
@@ -71,11 +71,8 @@ impl<'a> CheckpointLayer<'a> {
                 if desc_act && g_idx.is_none() {
                     need("g_idx", "the config says desc_act = true")?;
                 }
-                // K is g_idx's length where there is one (GPTQ writers store it even
-                // without act-order), else every row of the packed words.
-                let k = g_idx.map_or(qweight.shape[0] * 8, |g| g.shape[0]);
                 let style = if sym { ZeroStyle::Symmetric } else { zeros };
-                (QuantFormat::Gptq(style), k, qweight.shape[1], zeros)
+                (QuantFormat::Gptq(style), zeros)
             }
             Scheme::AwqGemm => {
                 if g_idx.is_some() {
@@ -85,18 +82,19 @@ impl<'a> CheckpointLayer<'a> {
                     });
                 }
                 expect_rank(&qweight, 2, "[K, ceil(N/8)]")?;
-                expect_rank(&scales, 2, "[ceil(K/G), N]")?;
-                let (k, n) = (qweight.shape[0], scales.shape[1]);
-                (QuantFormat::Awq, k, n, ZeroStyle::Plain)
+                (QuantFormat::Awq, ZeroStyle::Plain)
             }
         };
-        // A group size past K is one group, as the writers' `row // group_size` gives.
-        let group = config.group_size.map_or(k, |g| g.min(k));
+        let quant_error = |source| CheckpointError::Quant {
+            tensor: qweight.name.to_string(),
+            source,
+        };
+        expect_rank(&scales, 2, "[ceil(K/G), N]")?;
+        let (k, n) = format
+            .logical_dims(qweight.shape, scales.shape, g_idx.map(|g| g.shape[0]))
+            .map_err(quant_error)?;
         let spec =
-            QuantSpec::new(format, k, n, group).map_err(|source| CheckpointError::Quant {
-                tensor: qweight.name.to_string(),
-                source,
-            })?;
+            QuantSpec::with_config_group(format, k, n, config.group_size).map_err(quant_error)?;
         expect_shape(&qweight, &spec.qweight_shape())?;
         expect_shape(&scales, &spec.scales_shape(scale_dtype))?;
         let qzeros = match (qzeros, spec.qzeros_shape()) {
@@ -126,9 +124,11 @@ impl<'a> CheckpointLayer<'a> {
         let g_idx = match g_idx {
             Some(g) => {
                 let groups = elements::<i32>(g.bytes);
-                validate_g_idx(&groups, k, group).map_err(|source| CheckpointError::Quant {
-                    tensor: g.name.to_string(),
-                    source,
+                validate_g_idx(&groups, k, spec.group()).map_err(|source| {
+                    CheckpointError::Quant {
+                        tensor: g.name.to_string(),
+                        source,
+                    }
                 })?;
                 let trivial = groups
                     .iter()
