@@ -318,15 +318,19 @@ impl<'a> Graph<'a> {
             }
         }
         drop(guards);
-        self.done.record(stream).map_err(|e| self.fault(e))?;
-        let Some((i, stop)) = stopped else {
-            return Ok(());
+        let (i, error) = match stopped {
+            // A fault leaves the context unusable: recording `done` would fail too and hide
+            // the node, so the fault is reported as it is.
+            Some((i, Err(error))) => (i, error),
+            stopped => {
+                self.done.record(stream).map_err(|e| self.fault(e))?;
+                return match stopped {
+                    Some((i, Ok(report))) => report.map_err(self.nodes[i].error(i)),
+                    _ => Ok(()),
+                };
+            }
         };
         let n = &self.nodes[i];
-        let error = match stop {
-            Ok(report) => return report.map_err(n.error(i)),
-            Err(error) => error,
-        };
         let c = n.kernel.contract();
         let metas: SmallVec<[TensorMeta<'_>; ARGS]> =
             n.args.iter().filter_map(|a| self.bound.meta(a)).collect();
