@@ -9,6 +9,7 @@ pub mod explain;
 pub mod package;
 pub mod python;
 mod readme;
+pub mod runtime_dep;
 pub mod rust;
 pub mod stamp;
 pub mod vendored;

@@ -3,7 +3,7 @@
 //!
 //! The file is a few `key = "value"` lines, valid TOML, written and read here.
 
-use crate::package::RuntimeDep;
+use crate::runtime_dep::RuntimeDep;
 
 /// The stamp's file name, at the generated crate's root.
 pub const FILE: &str = "imac.stamp";

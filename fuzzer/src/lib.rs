@@ -10,6 +10,7 @@
 //! A run is fixed by its seed: `imac fuzz SPEC --seed S --cases N` replays it.
 
 pub mod contract;
+pub mod layout;
 pub mod mutate;
 pub mod rng;
 pub mod run;

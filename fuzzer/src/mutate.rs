@@ -3,9 +3,9 @@
 
 use ima_runtime::{DType, KernelContract, Role, StrideFault, TensorArg, Violation};
 
+use crate::layout::{Layout, physical_shape};
 use crate::rng::Rng;
 use crate::shapes::Case;
-use crate::tensors::{Layout, physical_shape};
 use crate::values::{BadValue, ValuePlan, bad_values};
 
 /// One mutation of one argument (by contract index).

@@ -81,3 +81,7 @@ impl Rng {
         p
     }
 }
+
+/// Elements drawn at random per buffer, and entries per index tensor: past it they repeat
+/// (`tensors::random_bytes`, `values::write_entries`), so large cases stay quick to make.
+pub const TILE: usize = 1 << 20;

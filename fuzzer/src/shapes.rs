@@ -133,7 +133,7 @@ pub fn numel(c: &KernelContract, arg: usize, symbols: &[i64], params: &[Scalar])
 }
 
 /// Extra elements a strided argument's view may take beyond its own: see
-/// [`crate::tensors::plan_layout`].
+/// [`crate::layout::plan_layout`].
 pub const STRIDED_SLACK: u128 = 64;
 
 /// Bytes the tensors of a case take at most: every argument with memory, a strided one

@@ -4,9 +4,9 @@
 
 use ima_runtime::{DType, TensorArg};
 
-use crate::rng::Rng;
+use crate::layout::Layout;
+use crate::rng::{Rng, TILE};
 use crate::shapes::{Case, eval};
-use crate::tensors::{Layout, TILE};
 
 /// An argument's value contract, evaluated for one case: entries in `lo .. hi` or the
 /// sentinel; with `ascending`, rows along the last logical dimension run from `lo` to

@@ -4,7 +4,6 @@
 //! [`DeviceLimits`] is read from the driver once, when a module is loaded, and passed to
 //! the pure [`crate::check()`], which therefore needs no GPU to be tested.
 
-use std::fmt;
 use std::sync::Arc;
 
 use cudarc::driver::CudaContext;
@@ -24,30 +23,7 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>, Error> {
     )))
 }
 
-/// A device as the driver names it: the ordinal and the context handle (`CUcontext` as
-/// an integer). Two tensors on one GPU but in different contexts cannot share pointers,
-/// so both are compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct DeviceId {
-    pub ordinal: usize,
-    pub context: usize,
-}
-
-impl DeviceId {
-    /// The device and context of `ctx` (a stream's, or a buffer's).
-    pub fn of(ctx: &CudaContext) -> Self {
-        DeviceId {
-            ordinal: ctx.ordinal(),
-            context: ctx.cu_ctx() as usize,
-        }
-    }
-}
-
-impl fmt::Display for DeviceId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "device {} (context {:#x})", self.ordinal, self.context)
-    }
-}
+pub use crate::device_id::DeviceId;
 
 /// What one device allows a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

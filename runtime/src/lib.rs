@@ -21,6 +21,7 @@ pub mod compile;
 pub mod contiguous;
 pub mod contract;
 pub mod device;
+mod device_id;
 pub mod doctor;
 mod dyn_tensor;
 pub mod error;

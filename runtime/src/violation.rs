@@ -9,7 +9,7 @@
 use std::fmt;
 
 use crate::contract::{DType, EvalError, KernelContract};
-use crate::device::DeviceId;
+use crate::device_id::DeviceId;
 
 /// Where a symbol used in an expected extent took its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
