@@ -5,7 +5,9 @@
 //! switched off and given work by an update; updates that break the contract refused with
 //! the kernel, node and argument named, the graph left as it was; a planted bad index and
 //! a planted out-of-bounds read inside a replayed graph reported with the kernel's name and
-//! its node, deferred to the next replay or `check`, or at the replay in wait mode.
+//! its node, deferred to the next replay or `check`, or at the replay in wait mode; copies
+//! and fills with zeros between kernels, in node order, updated, in sync mode, and refused
+//! when they break their checks; launches captured through the stubs' `launch_in`.
 //! (A device fault in a sync-mode replay: runtime/tests/gpu_graph_fault.rs.)
 //! `cargo test --test graph_gpu -- --ignored`, and under compute-sanitizer memcheck with
 //! `--padding`.
@@ -505,5 +507,255 @@ fn a_planted_out_of_bounds_read_in_a_replayed_graph_names_its_kernel_and_node() 
     assert_eq!(r.count as usize, n * (m - n), "{text}");
     println!("{text}");
     graph.check().unwrap();
+    ctx.check_err().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn copies_and_fills_run_between_kernels_in_node_order() {
+    let (ctx, stream) = setup();
+    let (other, reader) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let kernels = transpose_spec::Kernels::load(&ctx).unwrap();
+    let (m, n) = (37, 19);
+    let xh = f32s(m * n, 11);
+    let x = Tensor::from_host(&stream, &xh, &[m, n]).unwrap();
+    let mut staged = Tensor::full(&stream, f32::NAN, &[m, n]).unwrap();
+    let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
+    // Flat: a copy needs the same element type and count, not the same shape.
+    let mut kept_a = Tensor::full(&stream, f32::NAN, &[n * m]).unwrap();
+    let mut kept_b = Tensor::full(&stream, f32::NAN, &[n * m]).unwrap();
+    // Fills of 2-byte and 1-byte units: 6 and 5 bytes.
+    let mut halves = Tensor::full(&stream, bf16::ONE, &[3]).unwrap();
+    let mut bytes = Tensor::from_host(&stream, &[7u8; 5], &[5]).unwrap();
+
+    let mut graph = Graph::new(&stream).unwrap();
+    let xa = graph.read(&x);
+    let (sa, ya) = (graph.write(&mut staged), graph.write(&mut y));
+    let (ka, kb) = (graph.write(&mut kept_a), graph.write(&mut kept_b));
+    let (ha, ba) = (graph.write(&mut halves), graph.write(&mut bytes));
+    // Each node depends on the one before: a fill before the transpose would leave y
+    // zero, a copy before it would keep NaN.
+    let nodes = [
+        graph.copy(xa, sa),
+        graph.launch(kernels.transpose.kernel(), &[sa, ya], &[]),
+        graph.copy(ya, ka),
+        graph.zero(sa),
+        graph.zero(ha),
+        graph.zero(ba),
+    ]
+    .map(Result::unwrap);
+    assert_eq!(nodes, [0, 1, 2, 3, 4, 5]);
+    assert_eq!(graph.args(2).unwrap(), [ya, ka]);
+
+    let transposed: Vec<f32> = (0..n * m).map(|k| xh[k % m * n + k / m]).collect();
+    let check = |graph: &Graph<'_>, kept, what: &str| {
+        let read = |a| graph.to_host::<f32>(a, &reader).unwrap();
+        assert_eq!(read(ya), transposed, "{what}: y");
+        assert_eq!(read(kept), transposed, "{what}: the copy of y");
+        assert!(read(sa).iter().all(|&v| v == 0.0), "{what}: the staged x");
+        let halves = graph.to_host::<bf16>(ha, &reader).unwrap();
+        assert!(
+            halves.iter().all(|v| v.to_bits() == 0),
+            "{what}: {halves:?}"
+        );
+        assert_eq!(graph.to_host::<u8>(ba, &reader).unwrap(), [0; 5], "{what}");
+    };
+    // On a stream other than the graph's, read on a third: ordered by the tensors' events.
+    for _ in 0..50 {
+        graph.replay(&other).unwrap();
+    }
+    check(&graph, ka, "50 replays");
+    // The copy's destination moved: checked, then the next replays write there.
+    graph.update(nodes[2], &[ya, kb], &[]).unwrap();
+    graph.replay(&other).unwrap();
+    check(&graph, kb, "after the update");
+    // A sync-mode replay runs each node alone, copies and fills too.
+    graph.set_sync(true);
+    graph.replay(&stream).unwrap();
+    check(&graph, kb, "in sync mode");
+    graph.check().unwrap();
+    drop(graph);
+    assert_eq!(kept_a.to_host(&stream).unwrap(), transposed);
+    ctx.check_err().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn copies_and_fills_that_break_their_checks_are_refused_naming_the_node() {
+    let (ctx, stream) = setup();
+    let xh = f32s(64, 12);
+    let x = Tensor::from_host(&stream, &xh, &[64]).unwrap();
+    let h = Tensor::<bf16>::zeros(&stream, &[64]).unwrap();
+    let mut y = Tensor::full(&stream, f32::NAN, &[64]).unwrap();
+    let mut short = Tensor::full(&stream, f32::NAN, &[32]).unwrap();
+    let mut graph = Graph::new(&stream).unwrap();
+    let (xa, ha) = (graph.read(&x), graph.read(&h));
+    let (ya, sa) = (graph.write(&mut y), graph.write(&mut short));
+    let copy = graph.copy(xa, ya).unwrap();
+
+    let refused = |e| {
+        let (node, kernel, source) = in_graph(e);
+        (node, kernel, source.to_string())
+    };
+    assert_eq!(
+        refused(graph.copy(ha, ya).unwrap_err()),
+        (
+            1,
+            "copy",
+            "copying a tensor into another: the source holds bf16 elements, the destination \
+             f32"
+            .to_string()
+        )
+    );
+    assert_eq!(
+        refused(graph.copy(xa, sa).unwrap_err()).2,
+        "copying a tensor into another: the source holds 64 elements (f32 [64]), the \
+         destination 32 (f32 [32])"
+    );
+    assert_eq!(
+        refused(graph.zero(xa).unwrap_err()),
+        (
+            1,
+            "zero",
+            "filling a tensor with zeros: the tensor is written, but was bound for reading \
+             (bind it with Graph::write)"
+                .to_string()
+        )
+    );
+    assert_eq!(graph.len(), 1);
+    // Refused updates name the node and leave it as it was.
+    let (node, kernel, _) = refused(graph.update(copy, &[xa, sa], &[]).unwrap_err());
+    assert_eq!((node, kernel), (0, "copy"));
+    let (_, _, params) = refused(
+        graph
+            .update(copy, &[xa, ya], &[Scalar::F32(1.0)])
+            .unwrap_err(),
+    );
+    assert_eq!(
+        params,
+        "updating a copy node with 1 params: a copy or fill takes none"
+    );
+    graph.replay(&stream).unwrap();
+    assert_eq!(graph.to_host::<f32>(ya, &stream).unwrap(), xh);
+    assert!(
+        graph
+            .to_host::<f32>(sa, &stream)
+            .unwrap()
+            .iter()
+            .all(|v| v.is_nan())
+    );
+    graph.check().unwrap();
+    ctx.check_err().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn launches_captured_through_the_stubs_replay_equal_to_the_host_reference() {
+    let (ctx, stream) = setup();
+    let index = index_spec::Kernels::load(&ctx).unwrap();
+    let norm = rmsnorm_spec::Kernels::load(&ctx).unwrap();
+    let (t, v, d) = (37, 50, 264);
+    let (table_h, w_h, ids_h, x_h) = (
+        bf16s(v * d, 13),
+        bf16s(d, 14),
+        ids(t, v, 15),
+        bf16s(t * d, 16),
+    );
+    let table = Tensor::from_host(&stream, &table_h, &[v, d]).unwrap();
+    let w = Tensor::from_host(&stream, &w_h, &[d]).unwrap();
+    let ids_t = Tensor::from_host(&stream, &ids_h, &[t]).unwrap();
+    let x = Tensor::from_host(&stream, &x_h, &[t, d]).unwrap();
+    let mut h = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
+    let mut y = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
+    let mut h_kept = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
+    // For a launch the checks refuse: a weight too short.
+    let w_short = Tensor::from_host(&stream, &w_h[..d - 8], &[d - 8]).unwrap();
+    let mut y_spare = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
+    // Borrowed views pass through the stubs as owned tensors do.
+    let (table_v, x_v) = (table.view(), x.view());
+    let mut y_v = y.view_mut();
+
+    let mut graph = Graph::new(&stream).unwrap();
+    let embed = index
+        .embedding
+        .launch_in(
+            &mut graph,
+            index_spec::EmbeddingArgs {
+                ids: &ids_t,
+                table: &table_v,
+                y: &mut h,
+            },
+        )
+        .unwrap();
+    let normed = norm
+        .rms_norm
+        .launch_in(
+            &mut graph,
+            rmsnorm_spec::RmsNormArgs {
+                x: &x_v,
+                w: &w,
+                y: &mut y_v,
+                eps: 1e-5,
+            },
+        )
+        .unwrap();
+    // A node's tensors, as the stub bound them: `y` of each is its last argument.
+    let (ha, ya) = (
+        graph.args(embed).unwrap()[2],
+        graph.args(normed).unwrap()[2],
+    );
+    let kept = graph.write(&mut h_kept);
+    let copied = graph.copy(ha, kept).unwrap();
+    assert_eq!((embed, normed, copied), (0, 1, 2));
+    // A stub's launch refused by the checks binds nothing and adds no node.
+    let (node, kernel, _) = in_graph(
+        norm.rms_norm
+            .launch_in(
+                &mut graph,
+                rmsnorm_spec::RmsNormArgs {
+                    x: &x,
+                    w: &w_short,
+                    y: &mut y_spare,
+                    eps: 1e-5,
+                },
+            )
+            .unwrap_err(),
+    );
+    assert_eq!((node, kernel, graph.len()), (3, "rms_norm", 3));
+
+    let rows = embedded(&ids_h, &table_h, d);
+    for step in 0..20 {
+        let eps = if step % 2 == 0 { 1e-5 } else { 0.5 };
+        // A new scalar for the stub's node: its own tensors again, with the new eps.
+        let args = graph.args(normed).unwrap().to_vec();
+        graph.update(normed, &args, &[Scalar::F32(eps)]).unwrap();
+        graph.replay(&stream).unwrap();
+        let what = format!("replay {step}");
+        assert_eq!(
+            bits(&graph.to_host::<bf16>(ha, &stream).unwrap()),
+            bits(&rows),
+            "{what}"
+        );
+        assert_eq!(
+            bits(&graph.to_host::<bf16>(kept, &stream).unwrap()),
+            bits(&rows),
+            "{what}"
+        );
+        assert_normed(
+            &graph.to_host::<bf16>(ya, &stream).unwrap(),
+            &rms_normed(&x_h, &w_h, eps),
+            &what,
+        );
+    }
+    graph.check().unwrap();
+    drop(graph);
+    // The graph is gone: its tensors are the caller's again.
+    drop(y_v);
+    assert_eq!(bits(&h.to_host(&stream).unwrap()), bits(&rows));
+    assert_normed(
+        &y.to_host(&stream).unwrap(),
+        &rms_normed(&x_h, &w_h, 0.5),
+        "after the graph",
+    );
     ctx.check_err().unwrap();
 }

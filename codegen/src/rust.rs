@@ -57,6 +57,9 @@ struct KernelRs {
     args_fields: Vec<FieldRs>,
     /// The type `launch` and `validate` take: `AttnScoresArgs<'_, impl ima::ReadTensor<f32>, ...>`.
     args_type: String,
+    /// The type `launch_in` takes, its tensors borrowed for the graph's `'a`:
+    /// `AttnScoresArgs<'a, impl ima::ReadTensor<f32>, ...>`.
+    graph_args_type: String,
     /// The fields, as a pattern binds them: `q, k, o, scale`.
     args_bind: String,
     /// The stub's argument array, or `None` when a quantized argument needs `arg_pushes`.
@@ -321,11 +324,14 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         .cloned()
         .chain(generics.iter().map(|(p, bound)| format!("{p}: {bound}")))
         .collect::<Vec<_>>();
-    let args_type_params = lifetime
-        .iter()
-        .map(|_| "'_".to_string())
-        .chain(generics.iter().map(|(_, bound)| format!("impl {bound}")))
-        .collect::<Vec<_>>();
+    // `launch` borrows the tensors for the call (`'_`), `launch_in` for the graph's `'a`.
+    let args_type_params = |lifetime_arg: &str| {
+        lifetime
+            .iter()
+            .map(|_| lifetime_arg.to_string())
+            .chain(generics.iter().map(|(_, bound)| format!("impl {bound}")))
+            .collect::<Vec<_>>()
+    };
     let args_name = args_struct_name(k);
     let quantized = kernel_args
         .iter()
@@ -338,7 +344,8 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         signature: c.signature.clone(),
         location: c.location.clone(),
         docs: k.docs.clone(),
-        args_type: angle(&args_name, &args_type_params),
+        args_type: angle(&args_name, &args_type_params("'_")),
+        graph_args_type: angle(&args_name, &args_type_params("'a")),
         args_name,
         args_generics: angle("", &args_generics),
         args_bind: fields

@@ -116,6 +116,31 @@ impl {{ k.type_name }} {
         self.kernel.launch(stream, &mut args, &[{{ k.scalars }}])
 {%- endmatch %}
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: {{ k.graph_args_type }},
+    ) -> Result<usize, ima::Error> {
+        let {{ k.args_name }} { {{ k.args_bind }} } = args;
+{%- match k.kernel_args %}
+{%- when Some(args) %}
+        graph.launch_args(&self.kernel, [{{ args }}], &[{{ k.scalars }}])
+{%- when None %}
+        let mut args = ima::KernelArgs::new();
+{%- for push in k.arg_pushes %}
+        {{ push }}
+{%- endfor %}
+        graph.launch_args(&self.kernel, args, &[{{ k.scalars }}])
+{%- endmatch %}
+    }
 {%- if k.has_values %}
 
     /// Checks the arguments as `launch` does, then copies each argument with a value
@@ -143,7 +168,7 @@ impl {{ k.type_name }} {
 {%- endif %}
 }
 
-/// The arguments of [`{{ k.type_name }}::launch`]{% if k.has_values %} and [`{{ k.type_name }}::validate`]{% endif %}, by name.
+/// The arguments of [`{{ k.type_name }}::launch`]{% if k.has_values %}, [`{{ k.type_name }}::launch_in`] and [`{{ k.type_name }}::validate`]{% else %} and [`{{ k.type_name }}::launch_in`]{% endif %}, by name.
 ///
 /// `{{ k.signature }}`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

@@ -136,7 +136,8 @@ pub enum Error {
     /// A node of a [`crate::Graph`] failed: its checks at capture or at an update (the graph
     /// is unchanged), a report of its checked or value-contract record after a replay, or
     /// a fault of its kernel in a sync-mode replay. `source` is the error a direct launch
-    /// of the kernel would return, naming its arguments.
+    /// of the kernel would return, naming its arguments; `kernel` is `copy` or `zero` for
+    /// a copy or fill node.
     #[error("graph node {node} ({kernel}): {source}")]
     InGraph {
         node: usize,

@@ -30,8 +30,9 @@
 //! [`Kernel::launch`]'s event waits and records, pooled-record copies and sync-mode
 //! synchronisations inside the capture, where waiting on an event recorded outside it or
 //! synchronising is an error. The node's parameters come from the same list as a direct
-//! launch's (crate::abi), so the two cannot disagree. The nodes form a chain, ordered as
-//! one stream orders launches.
+//! launch's (crate::abi), so the two cannot disagree. Copies and fills are memcpy and
+//! memset nodes (`cuGraphAddMemcpyNode`, `cuGraphAddMemsetNode`), numbered with the
+//! kernel nodes. The nodes form a chain, ordered as one stream orders launches.
 //!
 //! # Modes
 //!
@@ -64,13 +65,25 @@
 //!   the graph) and update the node to the other one.
 //! - A tensor bound for writing is read through the graph while it lives
 //!   ([`Graph::to_host`]); an input bound for reading can be read as usual.
-//! - Only imac launches become nodes: no copies or foreign kernels between them.
+//! - Nodes are imac launches and the plain work a decode step needs between them: a copy
+//!   from one bound tensor into another ([`Graph::copy`]) and a fill with zeros
+//!   ([`Graph::zero`]), checked like a launch's arguments. No foreign kernels, and no
+//!   upload from the host: the node would keep the host buffer's address, so the buffer
+//!   would stay borrowed, unchanged, for the graph's life, and its data could not change
+//!   between replays, the one reason to upload in a replay. New input data goes into a
+//!   tensor not bound yet, which is then bound and a node updated to read it (or copy it
+//!   in), as for any new buffer.
+//! - A tensor passed to a stub's `launch_in` is bound by that call, for the graph's life:
+//!   an output so captured cannot be read by another node's stub, so a tensor one node
+//!   writes and a later one reads is bound once ([`Graph::write`]) and named by handle
+//!   in [`Graph::launch`].
 //! - A [`crate::RawTensor`] has no events: ordering its replays is the caller's duty, as
 //!   for its launches.
 //! - A graph is used from one thread (CUDA graphs are not thread-safe): it is not `Send`.
 
 mod bound;
 mod exec;
+mod memory;
 mod node;
 
 use std::sync::Arc;
@@ -90,7 +103,8 @@ use crate::tensor::Element;
 use bound::Bound;
 pub use bound::GraphArg;
 use exec::Exec;
-use node::{Node, NodeLaunch};
+use memory::Memory;
+use node::{KernelWork, Node, NodeLaunch, Work};
 
 /// A CUDA graph of checked launches that borrows, for `'a`, every tensor and kernel its
 /// launches use. See the module documentation.
@@ -152,13 +166,8 @@ impl<'a> Graph<'a> {
         args: &[GraphArg],
         params: &[Scalar],
     ) -> Result<usize, Error> {
-        let index = self.nodes.len();
         let name = kernel.contract().name;
-        let in_graph = |source| Error::InGraph {
-            node: index,
-            kernel: name,
-            source: Box::new(source),
-        };
+        let in_graph = self.new_node_error(name);
         let mode = kernel.checked_mode();
         let launch = NodeLaunch::prepare(kernel, &self.stream, &self.bound, args, params, mode)
             .map_err(in_graph)?;
@@ -175,49 +184,112 @@ impl<'a> Graph<'a> {
             None
         };
         let launch = launch.with_record(record.as_ref());
-        let after = self.nodes.last().map(|n| n.handle);
-        let handle = launch
-            .with_params(|p| self.exec.add_kernel(after, p))
-            .map_err(|e| in_graph(Error::driver(format!("adding {name} to a graph"))(e)))?;
         self.sync |= kernel.is_sync();
-        self.nodes.push(Node {
+        let work = Work::Kernel(KernelWork {
             kernel,
-            args: args.into(),
             params: params.into(),
             mode,
             record,
             launch,
-            handle,
         });
-        Ok(index)
+        self.push(args, work)
+    }
+
+    /// [`Graph::launch`] on tensors it binds itself, for the graph's life: what a
+    /// generated stub's `launch_in` calls with its named arguments. A refused launch
+    /// binds nothing. Their handles are [`Graph::args`] of the node.
+    pub fn launch_args(
+        &mut self,
+        kernel: &'a Kernel,
+        args: impl IntoIterator<Item = KernelArg<'a>>,
+        params: &[Scalar],
+    ) -> Result<usize, Error> {
+        let before = self.bound.len();
+        let handles: SmallVec<[GraphArg; ARGS]> = args.into_iter().map(|a| self.bind(a)).collect();
+        self.launch(kernel, &handles, params)
+            .inspect_err(|_| self.bound.truncate(before))
+    }
+
+    /// Adds a copy of every element of `src` into `dst` as the graph's next node, once
+    /// both are found bound into this graph (`dst` for writing), contiguous, not empty,
+    /// of the same element type and count, and apart. Returns the node's index.
+    pub fn copy(&mut self, src: GraphArg, dst: GraphArg) -> Result<usize, Error> {
+        let args = [src, dst];
+        let memory =
+            Memory::copy(&self.bound, &args, self.device()).map_err(self.new_node_error("copy"))?;
+        self.push(&args, Work::Memory(memory))
+    }
+
+    /// Adds a fill of `dst` with zeros as the graph's next node, once it is found bound
+    /// into this graph for writing, contiguous and not empty. Returns the node's index.
+    pub fn zero(&mut self, dst: GraphArg) -> Result<usize, Error> {
+        let args = [dst];
+        let memory =
+            Memory::zero(&self.bound, &args, self.device()).map_err(self.new_node_error("zero"))?;
+        self.push(&args, Work::Memory(memory))
     }
 
     /// Gives node `node` new tensors (bound into this graph) and params, once they pass
-    /// its kernel's checks in the node's mode; replays from then on use them (one already
-    /// enqueued does not). Refused, the node keeps what it had.
+    /// its checks: its kernel's, in the node's mode, or a copy's or fill's (which take
+    /// no params). Replays from then on use them (one already enqueued does not).
+    /// Refused, the node keeps what it had.
     pub fn update(
         &mut self,
         node: usize,
         args: &[GraphArg],
         params: &[Scalar],
     ) -> Result<(), Error> {
-        let nodes = self.nodes.len();
-        let n = self.nodes.get_mut(node).ok_or_else(|| Error::GraphUsage {
-            what: format!("graph node {node}"),
-            reason: format!("the graph has {nodes} nodes"),
-        })?;
-        let launch = NodeLaunch::prepare(n.kernel, &self.stream, &self.bound, args, params, n.mode)
-            .map_err(n.error(node))?
-            .with_record(n.record.as_ref());
-        let name = n.kernel.contract().name;
-        launch
-            .with_params(|p| self.exec.set_kernel(n.handle, p))
-            .and_then(|()| self.exec.set_enabled(n.handle, !launch.skip))
-            .map_err(|e| n.error(node)(Error::driver(format!("updating {name}'s node"))(e)))?;
+        let (device, nodes) = (self.device(), self.nodes.len());
+        let n = self
+            .nodes
+            .get_mut(node)
+            .ok_or_else(|| no_node(node, nodes))?;
+        let (name, handle) = (n.work.name(), n.handle);
+        let in_node = |source| Error::InGraph {
+            node,
+            kernel: name,
+            source: Box::new(source),
+        };
+        let driver = |e| in_node(Error::driver(format!("updating {name}'s node"))(e));
+        match &mut n.work {
+            Work::Kernel(k) => {
+                let launch =
+                    NodeLaunch::prepare(k.kernel, &self.stream, &self.bound, args, params, k.mode)
+                        .map_err(in_node)?
+                        .with_record(k.record.as_ref());
+                launch
+                    .with_params(|p| self.exec.set(handle, p))
+                    .and_then(|()| self.exec.set_enabled(handle, !launch.skip))
+                    .map_err(driver)?;
+                k.params = params.into();
+                k.launch = launch;
+            }
+            Work::Memory(m) => {
+                if !params.is_empty() {
+                    return Err(in_node(Error::GraphUsage {
+                        what: format!("updating a {name} node with {} params", params.len()),
+                        reason: "a copy or fill takes none".into(),
+                    }));
+                }
+                let memory = m.again(&self.bound, args, device).map_err(in_node)?;
+                memory
+                    .with_params(|p| self.exec.set(handle, p))
+                    .map_err(driver)?;
+                *m = memory;
+            }
+        }
         n.args = args.into();
-        n.params = params.into();
-        n.launch = launch;
         Ok(())
+    }
+
+    /// The tensors of node `node`, as it was given them: for a node a generated stub
+    /// added, the handles of the tensors it bound (read one back with
+    /// [`Graph::to_host`], or pass them to [`Graph::update`] with new params).
+    pub fn args(&self, node: usize) -> Result<&[GraphArg], Error> {
+        self.nodes
+            .get(node)
+            .map(|n| &n.args[..])
+            .ok_or_else(|| no_node(node, self.nodes.len()))
     }
 
     /// Sync mode: each replay runs the nodes one by one, each with exactly its
@@ -249,7 +321,7 @@ impl<'a> Graph<'a> {
         let disabled = self
             .nodes
             .iter()
-            .filter(|n| n.launch.skip)
+            .filter(|n| n.work.skip())
             .map(|n| n.handle);
         self.exec.instantiate(disabled).map_err(|e| self.fault(e))?;
         let guards = self.bound.order(stream);
@@ -259,7 +331,11 @@ impl<'a> Graph<'a> {
         launched
             .and_then(|()| self.done.record(stream))
             .map_err(|e| self.fault(e))?;
-        if self.nodes.iter().any(|n| n.mode == CheckedMode::Wait) {
+        if self
+            .nodes
+            .iter()
+            .any(|n| n.work.mode() == CheckedMode::Wait)
+        {
             self.done.synchronize().map_err(|e| self.fault(e))?;
             self.report_raised(false)?;
         }
@@ -292,28 +368,29 @@ impl<'a> Graph<'a> {
         self.nodes.is_empty()
     }
 
-    /// A sync-mode replay: each node's kernel alone, waited for, on `stream`.
+    /// A sync-mode replay: each node's work alone, waited for, on `stream`.
     fn replay_alone(&mut self, stream: &Arc<CudaStream>) -> Result<(), Error> {
         // Where the replay stopped: a node's fault, or its record's report.
         let mut stopped = None;
         let guards = self.bound.order(stream);
         for (i, n) in self.nodes.iter_mut().enumerate() {
-            if n.launch.skip {
+            if n.work.skip() {
                 continue;
             }
             let ran = n
-                .launch
-                .launch_alone(stream)
+                .work
+                .run_alone(stream)
                 .and_then(|()| stream.synchronize())
                 .and_then(|()| stream.context().check_err());
             if let Err(fault) = ran {
                 stopped = Some((i, Err(fault)));
                 break;
             }
-            if let Some(record) = n.record.as_mut()
+            if let Work::Kernel(k) = &mut n.work
+                && let Some(record) = k.record.as_mut()
                 && record.raised()
             {
-                stopped = Some((i, Ok(n.kernel.report(record.take(), false))));
+                stopped = Some((i, Ok(k.kernel.report(record.take(), false))));
                 break;
             }
         }
@@ -331,19 +408,27 @@ impl<'a> Graph<'a> {
             }
         };
         let n = &self.nodes[i];
-        let c = n.kernel.contract();
-        let metas: SmallVec<[TensorMeta<'_>; ARGS]> =
-            n.args.iter().filter_map(|a| self.bound.meta(a)).collect();
-        Err(n.error(i)(Error::KernelFault {
-            kernel: c.name,
-            shapes: describe(c, &metas, &n.params),
-            error,
-        }))
+        let source = match &n.work {
+            Work::Kernel(k) => {
+                let c = k.kernel.contract();
+                let metas: SmallVec<[TensorMeta<'_>; ARGS]> =
+                    n.args.iter().filter_map(|a| self.bound.meta(a)).collect();
+                Error::KernelFault {
+                    kernel: c.name,
+                    shapes: describe(c, &metas, &k.params),
+                    error,
+                }
+            }
+            Work::Memory(m) => {
+                Error::driver(format!("running the graph's {} node", m.name()))(error)
+            }
+        };
+        Err(n.error(i)(source))
     }
 
     /// Reports the first raised record, in node order, once the last replay is done.
     fn report_raised(&mut self, deferred: bool) -> Result<(), Error> {
-        let raised = |n: &Node<'_>| n.record.as_ref().is_some_and(|r| r.raised());
+        let raised = |n: &Node<'_>| n.work.record().is_some_and(|r| r.raised());
         let Some(i) = self.nodes.iter().position(raised) else {
             return Ok(());
         };
@@ -351,23 +436,63 @@ impl<'a> Graph<'a> {
         // replay that write the record: wait for the replay before reading it.
         self.done.synchronize().map_err(|e| self.fault(e))?;
         let n = &mut self.nodes[i];
-        match n.record.as_mut() {
-            Some(record) => n.kernel.report(record.take(), deferred).map_err(n.error(i)),
-            None => Ok(()),
+        let error = n.error(i);
+        match &mut n.work {
+            Work::Kernel(KernelWork {
+                kernel,
+                record: Some(record),
+                ..
+            }) => kernel.report(record.take(), deferred).map_err(error),
+            _ => Ok(()),
         }
+    }
+
+    /// Adds `work` on `args`, checked, as the graph's next node, after the others.
+    fn push(&mut self, args: &[GraphArg], work: Work<'a>) -> Result<usize, Error> {
+        let index = self.nodes.len();
+        let after = self.nodes.last().map(|n| n.handle);
+        let handle = work.with_params(|p| self.exec.add(after, p)).map_err(|e| {
+            let name = work.name();
+            self.new_node_error(name)(Error::driver(format!("adding {name} to a graph"))(e))
+        })?;
+        self.nodes.push(Node {
+            args: args.into(),
+            work,
+            handle,
+        });
+        Ok(index)
+    }
+
+    /// The error of the node `name` would become, the graph's next.
+    fn new_node_error(&self, name: &'static str) -> impl Fn(Error) -> Error + Copy + use<> {
+        let node = self.nodes.len();
+        move |source| Error::InGraph {
+            node,
+            kernel: name,
+            source: Box::new(source),
+        }
+    }
+
+    /// The device of the graph's context, where every tensor of a copy or fill must be.
+    fn device(&self) -> DeviceId {
+        DeviceId::of(self.stream.context())
     }
 
     /// A replay's fault, for the whole graph.
     fn fault(&self, error: DriverError) -> Error {
-        let names: Vec<&str> = self
-            .nodes
-            .iter()
-            .map(|n| n.kernel.contract().name)
-            .collect();
+        let names: Vec<&str> = self.nodes.iter().map(|n| n.work.name()).collect();
         Error::GraphFault {
-            kernels: format!("{} kernels ({})", names.len(), names.join(", ")),
+            kernels: format!("{} nodes ({})", names.len(), names.join(", ")),
             error,
         }
+    }
+}
+
+/// The error of a node index past a graph's `nodes` nodes.
+fn no_node(node: usize, nodes: usize) -> Error {
+    Error::GraphUsage {
+        what: format!("graph node {node}"),
+        reason: format!("the graph has {nodes} nodes"),
     }
 }
 

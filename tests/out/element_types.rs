@@ -101,9 +101,25 @@ impl WidenFp8 {
         let WidenFp8Args { a, b, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(a), ima::KernelArg::read(b), ima::KernelArg::write(y)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: WidenFp8Args<'a, impl ima::ReadTensor<ima::F8E4M3>, impl ima::ReadTensor<ima::F8E5M2>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let WidenFp8Args { a, b, y } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(a), ima::KernelArg::read(b), ima::KernelArg::write(y)], &[])
+    }
 }
 
-/// The arguments of [`WidenFp8::launch`], by name.
+/// The arguments of [`WidenFp8::launch`] and [`WidenFp8::launch_in`], by name.
 ///
 /// `widen_fp8(a: e4m3[N], b: e5m2[N], y: f32[N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -208,9 +224,25 @@ impl SumAll {
         let SumAllArgs { a, b, c, d, e, f, g, h, p, q, r, s, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(a), ima::KernelArg::read(b), ima::KernelArg::read(c), ima::KernelArg::read(d), ima::KernelArg::read(e), ima::KernelArg::read(f), ima::KernelArg::read(g), ima::KernelArg::read(h), ima::KernelArg::read(p), ima::KernelArg::read(q), ima::KernelArg::read(r), ima::KernelArg::read(s), ima::KernelArg::write(y)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: SumAllArgs<'a, impl ima::ReadTensor<i8>, impl ima::ReadTensor<u8>, impl ima::ReadTensor<i16>, impl ima::ReadTensor<u16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<u32>, impl ima::ReadTensor<i64>, impl ima::ReadTensor<u64>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::bf16>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f64>, impl ima::WriteTensor<f64>>,
+    ) -> Result<usize, ima::Error> {
+        let SumAllArgs { a, b, c, d, e, f, g, h, p, q, r, s, y } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(a), ima::KernelArg::read(b), ima::KernelArg::read(c), ima::KernelArg::read(d), ima::KernelArg::read(e), ima::KernelArg::read(f), ima::KernelArg::read(g), ima::KernelArg::read(h), ima::KernelArg::read(p), ima::KernelArg::read(q), ima::KernelArg::read(r), ima::KernelArg::read(s), ima::KernelArg::write(y)], &[])
+    }
 }
 
-/// The arguments of [`SumAll::launch`], by name.
+/// The arguments of [`SumAll::launch`] and [`SumAll::launch_in`], by name.
 ///
 /// `sum_all(a: i8[N], b: u8[N], c: i16[N], d: u16[N], e: i32[N], f: u32[N], g: i64[N], h: u64[N], p: f16[N], q: bf16[N], r: f32[N], s: f64[N], y: f64[N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

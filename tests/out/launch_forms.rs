@@ -101,9 +101,25 @@ impl RowSums {
         let RowSumsArgs { x, s } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(s)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: RowSumsArgs<'a, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let RowSumsArgs { x, s } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(x), ima::KernelArg::write(s)], &[])
+    }
 }
 
-/// The arguments of [`RowSums::launch`], by name.
+/// The arguments of [`RowSums::launch`] and [`RowSums::launch_in`], by name.
 ///
 /// `row_sums(x: f32[N,D], s: f32[N,1])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -203,9 +219,25 @@ impl Fill {
         let FillArgs { src, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(src), ima::KernelArg::write(y)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: FillArgs<'a, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let FillArgs { src, y } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(src), ima::KernelArg::write(y)], &[])
+    }
 }
 
-/// The arguments of [`Fill::launch`], by name.
+/// The arguments of [`Fill::launch`] and [`Fill::launch_in`], by name.
 ///
 /// `fill(src: f32[N], y: f32[N,M])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

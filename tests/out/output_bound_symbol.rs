@@ -91,9 +91,25 @@ impl Scores {
         let ScoresArgs { q, o } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::write(o)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: ScoresArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let ScoresArgs { q, o } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(q), ima::KernelArg::write(o)], &[])
+    }
 }
 
-/// The arguments of [`Scores::launch`], by name.
+/// The arguments of [`Scores::launch`] and [`Scores::launch_in`], by name.
 ///
 /// `scores(q: f16[S,D], o: f32[S,T])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

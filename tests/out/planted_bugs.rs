@@ -125,9 +125,25 @@ impl ScoresOffByOne {
         let ScoresOffByOneArgs { q, k, o } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: ScoresOffByOneArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let ScoresOffByOneArgs { q, k, o } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[])
+    }
 }
 
-/// The arguments of [`ScoresOffByOne::launch`], by name.
+/// The arguments of [`ScoresOffByOne::launch`] and [`ScoresOffByOne::launch_in`], by name.
 ///
 /// `scores_off_by_one(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -245,9 +261,25 @@ impl TransposeSwapped {
         let TransposeSwappedArgs { x, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: TransposeSwappedArgs<'a, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let TransposeSwappedArgs { x, y } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
+    }
 }
 
-/// The arguments of [`TransposeSwapped::launch`], by name.
+/// The arguments of [`TransposeSwapped::launch`] and [`TransposeSwapped::launch_in`], by name.
 ///
 /// `transpose_swapped(x: f32[M,N], y: f32[N,M])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -341,9 +373,25 @@ impl SharedOverrun {
         let SharedOverrunArgs { x, s } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(s)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: SharedOverrunArgs<'a, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let SharedOverrunArgs { x, s } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(x), ima::KernelArg::write(s)], &[])
+    }
 }
 
-/// The arguments of [`SharedOverrun::launch`], by name.
+/// The arguments of [`SharedOverrun::launch`] and [`SharedOverrun::launch_in`], by name.
 ///
 /// `shared_overrun(x: f32[R,C], s: f32[R,1])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -447,9 +495,28 @@ impl DequantWrongGroup {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: DequantWrongGroupArgs<'a, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let DequantWrongGroupArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`DequantWrongGroup::launch`], by name.
+/// The arguments of [`DequantWrongGroup::launch`] and [`DequantWrongGroup::launch_in`], by name.
 ///
 /// `dequant_wrong_group(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -589,9 +656,28 @@ impl SumTilesAcrossGroups {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: SumTilesAcrossGroupsArgs<'a, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let SumTilesAcrossGroupsArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`SumTilesAcrossGroups::launch`], by name.
+/// The arguments of [`SumTilesAcrossGroups::launch`] and [`SumTilesAcrossGroups::launch_in`], by name.
 ///
 /// `sum_tiles_across_groups(w: q4[K,N], y: f32[N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

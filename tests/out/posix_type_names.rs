@@ -91,9 +91,25 @@ impl PosixNames {
         let PosixNamesArgs { key, size, off } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(key), ima::KernelArg::read(size), ima::KernelArg::write(off)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: PosixNamesArgs<'a, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let PosixNamesArgs { key, size, off } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(key), ima::KernelArg::read(size), ima::KernelArg::write(off)], &[])
+    }
 }
 
-/// The arguments of [`PosixNames::launch`], by name.
+/// The arguments of [`PosixNames::launch`] and [`PosixNames::launch_in`], by name.
 ///
 /// `posix_names(key: f32[N], size: f32[N], off: f32[N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

@@ -27,6 +27,13 @@ static NEXT_GRAPH: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GraphArg(Slot);
 
+impl GraphArg {
+    /// A quantized weight's logical shape, which holds no elements.
+    pub(super) fn is_logical(self) -> bool {
+        matches!(self.0, Slot::Logical(_))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Slot {
     Tensor { graph: u64, index: usize },
@@ -67,6 +74,17 @@ impl<'a> Bound<'a> {
             graph: self.graph,
             index: self.tensors.len() - 1,
         })
+    }
+
+    /// Tensors bound so far.
+    pub(super) fn len(&self) -> usize {
+        self.tensors.len()
+    }
+
+    /// Unbinds the tensors bound after the first `len`, whose handles were never given
+    /// out: how a refused launch that bound its own tensors leaves the graph as it was.
+    pub(super) fn truncate(&mut self, len: usize) {
+        self.tensors.truncate(len);
     }
 
     /// The tensor `arg` names, if it was bound here.

@@ -3,10 +3,23 @@
 use std::ptr::null_mut;
 use std::sync::Arc;
 
-use cudarc::driver::sys::{self, CUDA_KERNEL_NODE_PARAMS, CUgraph, CUgraphExec, CUgraphNode};
+use cudarc::driver::sys::{
+    self, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUgraph, CUgraphExec,
+    CUgraphNode,
+};
 use cudarc::driver::{CudaContext, CudaStream, DriverError, result};
 
-/// A `CUgraph` of kernel nodes, and its executable once instantiated.
+/// What one node of the graph runs, as the driver takes it: a kernel, a copy or a memset.
+/// The driver copies the parameters (and the values a kernel's point at) during the call
+/// that receives them.
+#[derive(Clone, Copy)]
+pub(super) enum Params<'p> {
+    Kernel(&'p CUDA_KERNEL_NODE_PARAMS),
+    Copy(&'p CUDA_MEMCPY3D),
+    Memset(&'p CUDA_MEMSET_NODE_PARAMS),
+}
+
+/// A `CUgraph` of kernel, copy and memset nodes, and its executable once instantiated.
 ///
 /// The graph itself is kept beside the executable: node handles belong to it, and a node
 /// added after a replay makes the executable stale, so the next replay instantiates the
@@ -33,21 +46,32 @@ impl Exec {
         })
     }
 
-    /// Adds a kernel node that runs after `after` (the graph is a chain, ordered as one
-    /// stream orders launches). The driver copies the parameters and the values they
-    /// point at during the call.
-    pub(super) fn add_kernel(
+    /// Adds a node that runs after `after` (the graph is a chain, ordered as one stream
+    /// orders launches and copies).
+    pub(super) fn add(
         &mut self,
         after: Option<CUgraphNode>,
-        params: &CUDA_KERNEL_NODE_PARAMS,
+        params: Params<'_>,
     ) -> Result<CUgraphNode, DriverError> {
         self.ctx.bind_to_thread()?;
         let deps = after.as_slice();
+        let (graph, ctx) = (self.graph, self.ctx.cu_ctx());
         let mut node = null_mut();
-        // SAFETY: `graph` is live; `deps` holds nodes of it; `params` points at a kernel
-        // function of this context and at one value per kernel parameter.
+        // SAFETY: `graph` is live; `deps` holds nodes of it. A kernel's parameters point at
+        // a kernel function of this context and at one value per kernel parameter; a copy's
+        // or memset's, at device memory of this context that the graph borrows.
         unsafe {
-            sys::cuGraphAddKernelNode_v2(&mut node, self.graph, deps.as_ptr(), deps.len(), params)
+            match params {
+                Params::Kernel(p) => {
+                    sys::cuGraphAddKernelNode_v2(&mut node, graph, deps.as_ptr(), deps.len(), p)
+                }
+                Params::Copy(p) => {
+                    sys::cuGraphAddMemcpyNode(&mut node, graph, deps.as_ptr(), deps.len(), p, ctx)
+                }
+                Params::Memset(p) => {
+                    sys::cuGraphAddMemsetNode(&mut node, graph, deps.as_ptr(), deps.len(), p, ctx)
+                }
+            }
         }
         .result()?;
         self.discard_exec()?;
@@ -64,7 +88,8 @@ impl Exec {
             return Ok(());
         }
         self.ctx.bind_to_thread()?;
-        // SAFETY: `graph` is live and holds only kernel nodes of this context.
+        // SAFETY: `graph` is live and holds only kernel, copy and memset nodes of this
+        // context.
         self.exec =
             unsafe { result::graph::instantiate(self.graph, sys::CUgraphInstantiate_flags(0)) }?;
         for node in disabled {
@@ -73,31 +98,47 @@ impl Exec {
         Ok(())
     }
 
-    /// Replaces a kernel node's parameters in the graph and, once instantiated, in the
-    /// executable: later replays run with them; one in flight is not affected.
-    pub(super) fn set_kernel(
-        &mut self,
-        node: CUgraphNode,
-        params: &CUDA_KERNEL_NODE_PARAMS,
-    ) -> Result<(), DriverError> {
+    /// Replaces a node's parameters, of the node's own kind, in the graph and, once
+    /// instantiated, in the executable: later replays run with them; one in flight is not
+    /// affected.
+    pub(super) fn set(&mut self, node: CUgraphNode, params: Params<'_>) -> Result<(), DriverError> {
         self.ctx.bind_to_thread()?;
-        // SAFETY: `node` is a kernel node of `graph`, and `params` as for `add_kernel`.
-        unsafe { sys::cuGraphKernelNodeSetParams_v2(node, params) }.result()?;
-        if !self.exec.is_null() {
-            // SAFETY: as above; `exec` was instantiated from `graph`, which holds `node`.
-            unsafe { sys::cuGraphExecKernelNodeSetParams_v2(self.exec, node, params) }.result()?;
+        let (exec, ctx) = (self.exec, self.ctx.cu_ctx());
+        // SAFETY: `node` is a node of `graph` of the kind of `params`, which are as for
+        // `add`; `exec`, where not null, was instantiated from `graph`.
+        unsafe {
+            match params {
+                Params::Kernel(p) => {
+                    sys::cuGraphKernelNodeSetParams_v2(node, p).result()?;
+                    if !exec.is_null() {
+                        sys::cuGraphExecKernelNodeSetParams_v2(exec, node, p).result()?;
+                    }
+                }
+                Params::Copy(p) => {
+                    sys::cuGraphMemcpyNodeSetParams(node, p).result()?;
+                    if !exec.is_null() {
+                        sys::cuGraphExecMemcpyNodeSetParams(exec, node, p, ctx).result()?;
+                    }
+                }
+                Params::Memset(p) => {
+                    sys::cuGraphMemsetNodeSetParams(node, p).result()?;
+                    if !exec.is_null() {
+                        sys::cuGraphExecMemsetNodeSetParams(exec, node, p, ctx).result()?;
+                    }
+                }
+            }
         }
         Ok(())
     }
 
-    /// Switches a kernel node on or off in the executable, if there is one (a new one
-    /// takes the state from `instantiated`'s `disabled`).
+    /// Switches a node on or off in the executable, if there is one (a new one takes the
+    /// state from `instantiate`'s `disabled`).
     pub(super) fn set_enabled(&mut self, node: CUgraphNode, on: bool) -> Result<(), DriverError> {
         if self.exec.is_null() {
             return Ok(());
         }
         self.ctx.bind_to_thread()?;
-        // SAFETY: `node` is a kernel node of the graph `exec` was instantiated from.
+        // SAFETY: `node` is a node of the graph `exec` was instantiated from.
         unsafe { sys::cuGraphNodeSetEnabled(self.exec, node, u32::from(on)) }.result()
     }
 

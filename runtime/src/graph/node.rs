@@ -1,5 +1,6 @@
-//! One launch of a graph: its kernel, arguments and params as captured or last updated,
-//! its own violation record, and the kernel node's parameters.
+//! One node of a graph: its tensors and its work, a kernel launch (its kernel and params as
+//! captured or last updated, its own violation record, the kernel node's parameters) or a
+//! copy or fill ([`Memory`]).
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -9,6 +10,8 @@ use cudarc::driver::{CudaStream, DriverError};
 use smallvec::SmallVec;
 
 use super::bound::{Bound, GraphArg};
+use super::exec::Params;
+use super::memory::Memory;
 use crate::abi::{AbiValue, AbiValues, abi_values};
 use crate::capacity::{ABI_VALUES, ARGS};
 use crate::check::TensorMeta;
@@ -24,8 +27,28 @@ const PARAMS: usize = 8;
 /// A node of a graph.
 #[derive(Debug)]
 pub(super) struct Node<'a> {
-    pub kernel: &'a Kernel,
+    /// The tensors, as the kernel's contract orders them, or a copy's source and
+    /// destination, or the tensor a fill writes.
     pub args: SmallVec<[GraphArg; ARGS]>,
+    pub work: Work<'a>,
+    pub handle: CUgraphNode,
+}
+
+/// What a node runs.
+// A kernel's values are kept in place (crate::capacity) and a copy or fill is a few words:
+// the few such nodes of a graph waste a kilobyte each, where boxing would allocate for
+// every kernel node.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub(super) enum Work<'a> {
+    Kernel(KernelWork<'a>),
+    Memory(Memory),
+}
+
+/// A checked launch of a kernel.
+#[derive(Debug)]
+pub(super) struct KernelWork<'a> {
+    pub kernel: &'a Kernel,
     pub params: SmallVec<[Scalar; PARAMS]>,
     /// The kernel's checked mode when the node was captured: an update keeps it.
     pub mode: CheckedMode,
@@ -33,17 +56,64 @@ pub(super) struct Node<'a> {
     /// other node or direct launch of the kernel writes it, so a report names this node.
     pub record: Option<Record>,
     pub launch: NodeLaunch,
-    pub handle: CUgraphNode,
 }
 
 impl Node<'_> {
     /// The error of this node, `index` in its graph.
     pub(super) fn error(&self, index: usize) -> impl FnOnce(Error) -> Error + use<> {
-        let kernel = self.kernel.contract().name;
+        let kernel = self.work.name();
         move |source| Error::InGraph {
             node: index,
             kernel,
             source: Box::new(source),
+        }
+    }
+}
+
+impl Work<'_> {
+    /// The node's name in reports: its kernel's, or `copy` or `zero`.
+    pub(super) fn name(&self) -> &'static str {
+        match self {
+            Work::Kernel(k) => k.kernel.contract().name,
+            Work::Memory(m) => m.name(),
+        }
+    }
+
+    /// The node is switched off: a kernel launch whose domain is empty.
+    pub(super) fn skip(&self) -> bool {
+        matches!(self, Work::Kernel(k) if k.launch.skip)
+    }
+
+    /// The node's violation record, if its kernel's entry point takes one.
+    pub(super) fn record(&self) -> Option<&Record> {
+        match self {
+            Work::Kernel(k) => k.record.as_ref(),
+            Work::Memory(_) => None,
+        }
+    }
+
+    /// The node's checked mode; `Off` for a copy or fill.
+    pub(super) fn mode(&self) -> CheckedMode {
+        match self {
+            Work::Kernel(k) => k.mode,
+            Work::Memory(_) => CheckedMode::Off,
+        }
+    }
+
+    /// Calls `f` with the node's parameters, as the driver takes them.
+    pub(super) fn with_params<R>(&self, f: impl FnOnce(Params<'_>) -> R) -> R {
+        match self {
+            Work::Kernel(k) => k.launch.with_params(f),
+            Work::Memory(m) => m.with_params(f),
+        }
+    }
+
+    /// Runs the node's work alone on `stream`, with exactly its parameters: how a
+    /// sync-mode replay runs it.
+    pub(super) fn run_alone(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        match self {
+            Work::Kernel(k) => k.launch.launch_alone(stream),
+            Work::Memory(m) => m.run_alone(stream),
         }
     }
 }
@@ -118,7 +188,7 @@ impl NodeLaunch {
 
     /// Calls `f` with the kernel node's parameters, which point into `self` (the driver
     /// copies them, and the values, during a graph call).
-    pub(super) fn with_params<R>(&self, f: impl FnOnce(&CUDA_KERNEL_NODE_PARAMS) -> R) -> R {
+    pub(super) fn with_params<R>(&self, f: impl FnOnce(Params<'_>) -> R) -> R {
         let mut pointers = self.pointers();
         let [gx, gy, gz] = self.grid;
         let [bx, by, bz] = self.block;
@@ -137,7 +207,7 @@ impl NodeLaunch {
             kern: null_mut(),
             ctx: null_mut(),
         };
-        f(&params)
+        f(Params::Kernel(&params))
     }
 
     /// Launches the node's kernel directly on `stream`, with exactly the node's

@@ -161,6 +161,25 @@ impl GptqV1ActOrderDequant {
         self.kernel.launch(stream, &mut args, &[])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqV1ActOrderDequantArgs<'a, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqV1ActOrderDequantArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -179,7 +198,7 @@ impl GptqV1ActOrderDequant {
     }
 }
 
-/// The arguments of [`GptqV1ActOrderDequant::launch`] and [`GptqV1ActOrderDequant::validate`], by name.
+/// The arguments of [`GptqV1ActOrderDequant::launch`], [`GptqV1ActOrderDequant::launch_in`] and [`GptqV1ActOrderDequant::validate`], by name.
 ///
 /// `gptq_v1_act_order_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -329,9 +348,28 @@ impl GptqV2Dequant {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqV2DequantArgs<'a, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqV2DequantArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`GptqV2Dequant::launch`], by name.
+/// The arguments of [`GptqV2Dequant::launch`] and [`GptqV2Dequant::launch_in`], by name.
 ///
 /// `gptq_v2_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -469,9 +507,28 @@ impl GptqSymDequant {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqSymDequantArgs<'a, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqSymDequantArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`GptqSymDequant::launch`], by name.
+/// The arguments of [`GptqSymDequant::launch`] and [`GptqSymDequant::launch_in`], by name.
 ///
 /// `gptq_sym_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -597,6 +654,25 @@ impl GptqSymActOrderDequant {
         self.kernel.launch(stream, &mut args, &[])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqSymActOrderDequantArgs<'a, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqSymActOrderDequantArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -615,7 +691,7 @@ impl GptqSymActOrderDequant {
     }
 }
 
-/// The arguments of [`GptqSymActOrderDequant::launch`] and [`GptqSymActOrderDequant::validate`], by name.
+/// The arguments of [`GptqSymActOrderDequant::launch`], [`GptqSymActOrderDequant::launch_in`] and [`GptqSymActOrderDequant::validate`], by name.
 ///
 /// `gptq_sym_act_order_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -754,6 +830,26 @@ impl GptqV1ActOrderGemv {
         self.kernel.launch(stream, &mut args, &[])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqV1ActOrderGemvArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqV1ActOrderGemvArgs { x, w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), true)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -773,7 +869,7 @@ impl GptqV1ActOrderGemv {
     }
 }
 
-/// The arguments of [`GptqV1ActOrderGemv::launch`] and [`GptqV1ActOrderGemv::validate`], by name.
+/// The arguments of [`GptqV1ActOrderGemv::launch`], [`GptqV1ActOrderGemv::launch_in`] and [`GptqV1ActOrderGemv::validate`], by name.
 ///
 /// `gptq_v1_act_order_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -941,9 +1037,29 @@ impl GptqV2Gemv {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqV2GemvArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqV2GemvArgs { x, w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`GptqV2Gemv::launch`], by name.
+/// The arguments of [`GptqV2Gemv::launch`] and [`GptqV2Gemv::launch_in`], by name.
 ///
 /// `gptq_v2_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -1100,6 +1216,26 @@ impl GptqV2ActOrderGemv {
         self.kernel.launch(stream, &mut args, &[])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqV2ActOrderGemvArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqV2ActOrderGemvArgs { x, w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -1119,7 +1255,7 @@ impl GptqV2ActOrderGemv {
     }
 }
 
-/// The arguments of [`GptqV2ActOrderGemv::launch`] and [`GptqV2ActOrderGemv::validate`], by name.
+/// The arguments of [`GptqV2ActOrderGemv::launch`], [`GptqV2ActOrderGemv::launch_in`] and [`GptqV2ActOrderGemv::validate`], by name.
 ///
 /// `gptq_v2_act_order_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -1287,9 +1423,29 @@ impl GptqSymGemv {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqSymGemvArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqSymGemvArgs { x, w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`GptqSymGemv::launch`], by name.
+/// The arguments of [`GptqSymGemv::launch`] and [`GptqSymGemv::launch_in`], by name.
 ///
 /// `gptq_sym_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -1433,6 +1589,26 @@ impl GptqSymActOrderGemv {
         self.kernel.launch(stream, &mut args, &[])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqSymActOrderGemvArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqSymActOrderGemvArgs { x, w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Symmetric), true)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -1452,7 +1628,7 @@ impl GptqSymActOrderGemv {
     }
 }
 
-/// The arguments of [`GptqSymActOrderGemv::launch`] and [`GptqSymActOrderGemv::validate`], by name.
+/// The arguments of [`GptqSymActOrderGemv::launch`], [`GptqSymActOrderGemv::launch_in`] and [`GptqSymActOrderGemv::validate`], by name.
 ///
 /// `gptq_sym_act_order_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

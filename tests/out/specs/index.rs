@@ -126,6 +126,22 @@ impl Embedding {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(ids), ima::KernelArg::read(table), ima::KernelArg::write(y)], &[])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: EmbeddingArgs<'a, impl ima::ReadTensor<i32>, impl ima::ReadTensor<ima::half::bf16>, impl ima::WriteTensor<ima::half::bf16>>,
+    ) -> Result<usize, ima::Error> {
+        let EmbeddingArgs { ids, table, y } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(ids), ima::KernelArg::read(table), ima::KernelArg::write(y)], &[])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -141,7 +157,7 @@ impl Embedding {
     }
 }
 
-/// The arguments of [`Embedding::launch`] and [`Embedding::validate`], by name.
+/// The arguments of [`Embedding::launch`], [`Embedding::launch_in`] and [`Embedding::validate`], by name.
 ///
 /// `embedding(ids: i32[T], table: bf16[V,D], y: bf16[T,D])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -262,6 +278,22 @@ impl ReshapeAndCache {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(key), ima::KernelArg::read(value), ima::KernelArg::read(slot_mapping), ima::KernelArg::write(k_cache), ima::KernelArg::write(v_cache)], &[])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: ReshapeAndCacheArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i64>, impl ima::WriteTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let ReshapeAndCacheArgs { key, value, slot_mapping, k_cache, v_cache } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(key), ima::KernelArg::read(value), ima::KernelArg::read(slot_mapping), ima::KernelArg::write(k_cache), ima::KernelArg::write(v_cache)], &[])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -277,7 +309,7 @@ impl ReshapeAndCache {
     }
 }
 
-/// The arguments of [`ReshapeAndCache::launch`] and [`ReshapeAndCache::validate`], by name.
+/// The arguments of [`ReshapeAndCache::launch`], [`ReshapeAndCache::launch_in`] and [`ReshapeAndCache::validate`], by name.
 ///
 /// `reshape_and_cache(key: f16[T,HKV,D], value: f16[T,HKV,D], slot_mapping: i64[T], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -452,6 +484,22 @@ impl MoeRoute {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(topk_ids), ima::KernelArg::write(offsets), ima::KernelArg::write(sorted)], &[ima::Scalar::I32(num_experts)])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: MoeRouteArgs<'a, impl ima::ReadTensor<i32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<i32>>,
+    ) -> Result<usize, ima::Error> {
+        let MoeRouteArgs { topk_ids, offsets, sorted, num_experts } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(topk_ids), ima::KernelArg::write(offsets), ima::KernelArg::write(sorted)], &[ima::Scalar::I32(num_experts)])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -467,7 +515,7 @@ impl MoeRoute {
     }
 }
 
-/// The arguments of [`MoeRoute::launch`] and [`MoeRoute::validate`], by name.
+/// The arguments of [`MoeRoute::launch`], [`MoeRoute::launch_in`] and [`MoeRoute::validate`], by name.
 ///
 /// `moe_route(topk_ids: i32[T,K], offsets: i32[num_experts + 1], sorted: i32[T * K], num_experts: i32)`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -602,6 +650,22 @@ impl MeanPoolVarlen {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::read(cu_seqlens), ima::KernelArg::write(y)], &[])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: MeanPoolVarlenArgs<'a, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let MeanPoolVarlenArgs { x, cu_seqlens, y } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(x), ima::KernelArg::read(cu_seqlens), ima::KernelArg::write(y)], &[])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -617,7 +681,7 @@ impl MeanPoolVarlen {
     }
 }
 
-/// The arguments of [`MeanPoolVarlen::launch`] and [`MeanPoolVarlen::validate`], by name.
+/// The arguments of [`MeanPoolVarlen::launch`], [`MeanPoolVarlen::launch_in`] and [`MeanPoolVarlen::validate`], by name.
 ///
 /// `mean_pool_varlen(x: f32[T,D], cu_seqlens: i32[B1], y: f32[B1 - 1,D])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

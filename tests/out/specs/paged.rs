@@ -128,6 +128,22 @@ impl PagedAttnPartition {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse)], &[ima::Scalar::F32(scale)])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: PagedAttnPartitionArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let PagedAttnPartitionArgs { q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, scale } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse)], &[ima::Scalar::F32(scale)])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -143,7 +159,7 @@ impl PagedAttnPartition {
     }
 }
 
-/// The arguments of [`PagedAttnPartition::launch`] and [`PagedAttnPartition::validate`], by name.
+/// The arguments of [`PagedAttnPartition::launch`], [`PagedAttnPartition::launch_in`] and [`PagedAttnPartition::validate`], by name.
 ///
 /// `paged_attn_partition(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], scale: f32)`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -387,6 +403,22 @@ impl PagedAttnReduce {
         self.kernel.launch(stream, &mut [ima::KernelArg::read(part_o), ima::KernelArg::read(part_lse), ima::KernelArg::read(seq_lens), ima::KernelArg::write(out)], &[])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: PagedAttnReduceArgs<'a, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let PagedAttnReduceArgs { part_o, part_lse, seq_lens, out } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(part_o), ima::KernelArg::read(part_lse), ima::KernelArg::read(seq_lens), ima::KernelArg::write(out)], &[])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -402,7 +434,7 @@ impl PagedAttnReduce {
     }
 }
 
-/// The arguments of [`PagedAttnReduce::launch`] and [`PagedAttnReduce::validate`], by name.
+/// The arguments of [`PagedAttnReduce::launch`], [`PagedAttnReduce::launch_in`] and [`PagedAttnReduce::validate`], by name.
 ///
 /// `paged_attn_reduce(part_o: f32[B,HQ,NP,D], part_lse: f32[B,HQ,NP], seq_lens: i32[B], out: f16[B,HQ,D])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

@@ -160,9 +160,28 @@ impl GptqDequant {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqDequantArgs<'a, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqDequantArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`GptqDequant::launch`], by name.
+/// The arguments of [`GptqDequant::launch`] and [`GptqDequant::launch_in`], by name.
 ///
 /// `gptq_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -301,9 +320,28 @@ impl GptqDequantAnyN {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqDequantAnyNArgs<'a, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqDequantAnyNArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`GptqDequantAnyN::launch`], by name.
+/// The arguments of [`GptqDequantAnyN::launch`] and [`GptqDequantAnyN::launch_in`], by name.
 ///
 /// `gptq_dequant_any_n(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -442,6 +480,25 @@ impl GptqActOrderDequant {
         self.kernel.launch(stream, &mut args, &[])
     }
 
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqActOrderDequantArgs<'a, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqActOrderDequantArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::Plain), true)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
+
     /// Checks the arguments as `launch` does, then copies each argument with a value
     /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
     /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
@@ -460,7 +517,7 @@ impl GptqActOrderDequant {
     }
 }
 
-/// The arguments of [`GptqActOrderDequant::launch`] and [`GptqActOrderDequant::validate`], by name.
+/// The arguments of [`GptqActOrderDequant::launch`], [`GptqActOrderDequant::launch_in`] and [`GptqActOrderDequant::validate`], by name.
 ///
 /// `gptq_act_order_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -612,9 +669,28 @@ impl AwqDequant {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: AwqDequantArgs<'a, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let AwqDequantArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`AwqDequant::launch`], by name.
+/// The arguments of [`AwqDequant::launch`] and [`AwqDequant::launch_in`], by name.
 ///
 /// `awq_dequant(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -753,9 +829,28 @@ impl AwqDequantAnyN {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: AwqDequantAnyNArgs<'a, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let AwqDequantAnyNArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`AwqDequantAnyN::launch`], by name.
+/// The arguments of [`AwqDequantAnyN::launch`] and [`AwqDequantAnyN::launch_in`], by name.
 ///
 /// `awq_dequant_any_n(w: q4[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -893,9 +988,28 @@ impl Int8Dequant {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: Int8DequantArgs<'a, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let Int8DequantArgs { w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.extend(w.kernel_args(ima::QuantFormat::Int8, false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`Int8Dequant::launch`], by name.
+/// The arguments of [`Int8Dequant::launch`] and [`Int8Dequant::launch_in`], by name.
 ///
 /// `int8_dequant(w: q8[K,N], y: f16[K,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -1031,9 +1145,29 @@ impl GptqGemv {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqGemvArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqGemvArgs { x, w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`GptqGemv::launch`], by name.
+/// The arguments of [`GptqGemv::launch`] and [`GptqGemv::launch_in`], by name.
 ///
 /// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -1200,9 +1334,29 @@ impl AwqGemv {
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: AwqGemvArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let AwqGemvArgs { x, w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Awq, false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
 }
 
-/// The arguments of [`AwqGemv::launch`], by name.
+/// The arguments of [`AwqGemv::launch`] and [`AwqGemv::launch_in`], by name.
 ///
 /// `awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

@@ -99,9 +99,25 @@ impl RmsNorm {
         let RmsNormArgs { x, w, y, eps } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::read(w), ima::KernelArg::write(y)], &[ima::Scalar::F32(eps)])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: RmsNormArgs<'a, impl ima::ReadTensor<ima::half::bf16>, impl ima::ReadTensor<ima::half::bf16>, impl ima::WriteTensor<ima::half::bf16>>,
+    ) -> Result<usize, ima::Error> {
+        let RmsNormArgs { x, w, y, eps } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(x), ima::KernelArg::read(w), ima::KernelArg::write(y)], &[ima::Scalar::F32(eps)])
+    }
 }
 
-/// The arguments of [`RmsNorm::launch`], by name.
+/// The arguments of [`RmsNorm::launch`] and [`RmsNorm::launch_in`], by name.
 ///
 /// `rms_norm(x: bf16[N,D], w: bf16[D], y: bf16[N,D], eps: f32)`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

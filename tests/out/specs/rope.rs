@@ -101,9 +101,25 @@ impl Rope {
         let RopeArgs { x, cos_tab, sin_tab, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::read(cos_tab), ima::KernelArg::read(sin_tab), ima::KernelArg::write(y)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: RopeArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let RopeArgs { x, cos_tab, sin_tab, y } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(x), ima::KernelArg::read(cos_tab), ima::KernelArg::read(sin_tab), ima::KernelArg::write(y)], &[])
+    }
 }
 
-/// The arguments of [`Rope::launch`], by name.
+/// The arguments of [`Rope::launch`] and [`Rope::launch_in`], by name.
 ///
 /// `rope(x: f16[B,H,S,D], cos_tab: f32[S,D / 2], sin_tab: f32[S,D / 2], y: f16[B,H,S,D])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

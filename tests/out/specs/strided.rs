@@ -95,9 +95,25 @@ impl AffineView {
         let AffineViewArgs { x, y, a, b } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[ima::Scalar::F32(a), ima::Scalar::F32(b)])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: AffineViewArgs<'a, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let AffineViewArgs { x, y, a, b } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[ima::Scalar::F32(a), ima::Scalar::F32(b)])
+    }
 }
 
-/// The arguments of [`AffineView::launch`], by name.
+/// The arguments of [`AffineView::launch`] and [`AffineView::launch_in`], by name.
 ///
 /// `affine_view(x: f32[M,N], y: f32[M,N], a: f32, b: f32)`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

@@ -101,9 +101,25 @@ impl Transpose {
         let TransposeArgs { x, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: TransposeArgs<'a, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let TransposeArgs { x, y } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
+    }
 }
 
-/// The arguments of [`Transpose::launch`], by name.
+/// The arguments of [`Transpose::launch`] and [`Transpose::launch_in`], by name.
 ///
 /// `transpose(x: f32[M,N], y: f32[N,M])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -199,9 +215,25 @@ impl TransposeTiled {
         let TransposeTiledArgs { x, y } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: TransposeTiledArgs<'a, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let TransposeTiledArgs { x, y } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
+    }
 }
 
-/// The arguments of [`TransposeTiled::launch`], by name.
+/// The arguments of [`TransposeTiled::launch`] and [`TransposeTiled::launch_in`], by name.
 ///
 /// `transpose_tiled(x: f32[M,N], y: f32[N,M])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.

@@ -117,9 +117,25 @@ impl AttnScores {
         let AttnScoresArgs { q, k, o, scale } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: AttnScoresArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let AttnScoresArgs { q, k, o, scale } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
+    }
 }
 
-/// The arguments of [`AttnScores::launch`], by name.
+/// The arguments of [`AttnScores::launch`] and [`AttnScores::launch_in`], by name.
 ///
 /// `attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -242,9 +258,25 @@ impl SoftmaxRows {
         let SoftmaxRowsArgs { s, p } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(s), ima::KernelArg::write(p)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: SoftmaxRowsArgs<'a, impl ima::ReadTensor<f32>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let SoftmaxRowsArgs { s, p } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(s), ima::KernelArg::write(p)], &[])
+    }
 }
 
-/// The arguments of [`SoftmaxRows::launch`], by name.
+/// The arguments of [`SoftmaxRows::launch`] and [`SoftmaxRows::launch_in`], by name.
 ///
 /// `softmax_rows(s: f32[B,H,S,T], p: f16[B,H,S,T])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -351,9 +383,25 @@ impl AttnPv {
         let AttnPvArgs { p, v, o } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(p), ima::KernelArg::read(v), ima::KernelArg::write(o)], &[])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: AttnPvArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let AttnPvArgs { p, v, o } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(p), ima::KernelArg::read(v), ima::KernelArg::write(o)], &[])
+    }
 }
 
-/// The arguments of [`AttnPv::launch`], by name.
+/// The arguments of [`AttnPv::launch`] and [`AttnPv::launch_in`], by name.
 ///
 /// `attn_pv(p: f16[B,H,S,T], v: f16[B,H,T,D], o: f32[B,H,S,D])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
@@ -477,9 +525,25 @@ impl AttnScoresTiled {
         let AttnScoresTiledArgs { q, k, o, scale } = args;
         self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
     }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: AttnScoresTiledArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let AttnScoresTiledArgs { q, k, o, scale } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
+    }
 }
 
-/// The arguments of [`AttnScoresTiled::launch`], by name.
+/// The arguments of [`AttnScoresTiled::launch`] and [`AttnScoresTiled::launch_in`], by name.
 ///
 /// `attn_scores_tiled(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
