@@ -402,7 +402,8 @@ Each function checks its arguments against the kernel's contract (the same check
 the Rust stubs) and raises ContractError (a ValueError) with the same text, before
 anything reaches the GPU; a report from the device (checked mode, a bad index value, a
 fault in sync mode) raises DeviceError (a RuntimeError). Launches run on
-torch.cuda.current_stream() of the tensors' device. IMA_CHECKED=1, IMA_CHECKED=deferred
+torch.cuda.current_stream() of the tensors' device, after the pending work on a
+__cuda_array_interface__ producer's stream. IMA_CHECKED=1, IMA_CHECKED=deferred
 and IMA_SYNC=1 apply as in Rust; set_checked, set_sync and check_deferred set them here.
 A kernel with value contracts also has NAME.validate(...), which checks every entry on
 the host and launches nothing. A quantized argument takes a QuantWeight (its parts).

@@ -24,6 +24,8 @@ class Shaped:
 def test_exceptions_subclass_the_builtin_ones():
     assert issubclass(rk.ContractError, ValueError)
     assert issubclass(rk.DeviceError, RuntimeError)
+    # A traceback names them where they are imported from.
+    assert (rk.ContractError.__module__, qk.DeviceError.__module__) == ("rmsnorm_kernels", "quant_kernels")
 
 
 def test_one_function_per_kernel_with_spec_names():
@@ -42,12 +44,44 @@ def test_describes_a_cuda_array_interface():
     # A 3 x 4 f32 array seen transposed (strides in bytes), at address 0x1000: its first
     # element's address and strides in elements (the native side spans the buffer).
     cai = {"data": (0x1000, False), "shape": (4, 3), "strides": (4, 16), "typestr": "<f4", "version": 3}
-    assert _imac.describe_cai("x", cai, ValueError) == (0x1000, "f32", (4, 3), (1, 4), 0)
+    assert _imac.describe_cai("x", cai, ValueError) == (0x1000, "f32", (4, 3), (1, 4), 0, None)
     cai = {"data": (0x1000, False), "shape": (3, 4), "strides": (-16, 4), "typestr": "<f4", "version": 3}
     assert _imac.describe_cai("x", cai, ValueError)[3] == (-4, 1)
     # Contiguous when strides are None.
     cai = {"data": (0x2000, False), "shape": (2, 5), "strides": None, "typestr": "<f2", "version": 3}
     assert _imac.describe_cai("x", cai, ValueError)[3] == (5, 1)
+
+
+def test_a_cuda_array_interface_stream_is_passed_on():
+    # v3's `stream`: the launch waits for the work on it (1: the legacy default stream,
+    # 2: the per-thread one, else a cudaStream_t); None or absent: nothing to wait for.
+    cai = {"data": (0x1000, False), "shape": (4,), "strides": None, "typestr": "<f4", "version": 3}
+    for stream in (None, 1, 2, 0x5A5A0000):
+        assert _imac.describe_cai("x", dict(cai, stream=stream), ValueError)[5] == stream
+    # 0 is ambiguous and disallowed by the interface; a stream is an integer.
+    for stream in (0, -1, "1", True):
+        try:
+            _imac.describe_cai("kernel rms_norm: argument `x`", dict(cai, stream=stream), rk.ContractError)
+        except rk.ContractError as e:
+            text = (
+                f"kernel rms_norm: argument `x` has __cuda_array_interface__ stream {stream!r}, "
+                "expected None, 1 (the legacy default stream), 2 (the per-thread default stream) "
+                "or a cudaStream_t (0 is disallowed by the interface: it is ambiguous)"
+            )
+            assert str(e) == text, str(e)
+        else:
+            raise AssertionError(f"stream {stream!r} accepted")
+
+    # Through a call: refused before the driver is asked anything.
+    class Cai:
+        __cuda_array_interface__ = dict(cai, stream=0)
+
+    try:
+        rk.rms_norm(Cai(), [1.0], [0.0], 1e-6)
+    except rk.ContractError as e:
+        assert str(e).startswith("kernel rms_norm: argument `x` has __cuda_array_interface__ stream 0,"), str(e)
+    else:
+        raise AssertionError("stream 0 accepted")
 
 
 def test_refuses_what_is_not_device_memory():

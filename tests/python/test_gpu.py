@@ -210,13 +210,27 @@ def test_dlpack_and_cuda_array_interface_producers():
             self.t = t
 
         def __dlpack__(self, stream=None):
-            return self.t.__dlpack__()
+            self.stream = stream
+            return self.t.__dlpack__(stream=stream)
 
         def __dlpack_device__(self):
             return self.t.__dlpack_device__()
 
     rk.rms_norm(Dl(x), w, y, 1e-6)
     torch.testing.assert_close(y, rms_ref(x, w, 1e-6), atol=2e-2, rtol=2e-2)
+    # The producer is given the launch stream (1 for the legacy default one), to order its
+    # pending work before the kernel.
+    side = torch.cuda.Stream()
+    dl = Dl(x)
+    with torch.cuda.stream(side):
+        y2 = torch.empty_like(x)
+        rk.rms_norm(dl, w, y2, 1e-6)
+    side.synchronize()
+    assert dl.stream == side.cuda_stream, (dl.stream, side.cuda_stream)
+    torch.testing.assert_close(y2, y)
+    dl = Dl(x)
+    rk.rms_norm(dl, w, y2, 1e-6)
+    assert dl.stream == 1, dl.stream
     # __cuda_array_interface__ (f32: the interface has no bf16 typestr).
     xs = torch.randn(64, 48, device=dev)
     ys = torch.empty(64, 48, device=dev)
@@ -229,6 +243,49 @@ def test_dlpack_and_cuda_array_interface_producers():
     sk.affine_view(Cai(xs), Cai(ys), 3.0, 0.0)
     torch.cuda.synchronize()
     torch.testing.assert_close(ys, xs * 3.0)
+
+
+class StreamCai:
+    """A `__cuda_array_interface__` (v3) producer over a torch tensor's memory, whose
+    pending work is on `stream` (a CUstream handle, 1 or 2 for the default streams)."""
+
+    def __init__(self, t, stream):
+        self.t = t
+        self.__cuda_array_interface__ = dict(t.__cuda_array_interface__, version=3, stream=stream)
+
+
+def test_the_launch_waits_for_a_cuda_array_interface_producer_s_stream():
+    xs = torch.zeros(64, 48, device=dev)
+    ys = torch.empty(64, 48, device=dev)
+    torch.cuda.synchronize()
+    # The producer's side stream is busy, then fills x: the kernel (on the current,
+    # default stream) reads zeros unless it waits for the side stream.
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)
+        xs.fill_(2.0)
+    sk.affine_view(StreamCai(xs, side.cuda_stream), ys, 3.0, 1.0)
+    torch.cuda.current_stream().synchronize()
+    torch.testing.assert_close(ys, torch.full_like(ys, 7.0))
+    side.synchronize()
+    # The other way round: the producer's work on the legacy default stream (1), the
+    # launch on a side stream.
+    torch.cuda.synchronize()
+    torch.cuda._sleep(50_000_000)
+    xs.fill_(4.0)
+    with torch.cuda.stream(side):
+        ys2 = torch.empty(64, 48, device=dev)
+        sk.affine_view(StreamCai(xs, 1), ys2, 3.0, 1.0)
+    side.synchronize()
+    torch.testing.assert_close(ys2, torch.full_like(ys2, 13.0))
+    # The per-thread default stream (2) and the launch stream itself are accepted too.
+    torch.cuda.synchronize()
+    sk.affine_view(StreamCai(xs, 2), ys, 1.0, 0.0)
+    sk.affine_view(StreamCai(xs, torch.cuda.current_stream().cuda_stream or 1), ys, 1.0, 0.0)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(ys, xs)
+    # Stream 0 is refused, as the interface disallows it.
+    refused(sk.affine_view, StreamCai(xs, 0), ys, 1.0, 0.0, contains=("stream 0",))
 
 
 # Quantized weights, packed in torch as the checkpoints hold them (runtime/src/quant has

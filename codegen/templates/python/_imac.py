@@ -31,7 +31,8 @@ def foreign(t, what, error, pointer_device):
     """What the native launch needs of `t`, a device array that is not a torch tensor
     (`what` names it in messages, `kernel K: argument `x``): a torch tensor over a
     `__dlpack__` producer's memory, or for a `__cuda_array_interface__` the tuple
-    (address of the first element, dtype, shape, strides in elements, device ordinal).
+    (address of the first element, dtype, shape, strides in elements, device ordinal,
+    the producer's stream or None).
     Raises `error` (ContractError) for what is not device memory imac knows."""
     cai = getattr(t, "__cuda_array_interface__", None)
     if cai is not None:
@@ -39,6 +40,9 @@ def foreign(t, what, error, pointer_device):
     if hasattr(t, "__dlpack__"):
         import torch
 
+        # torch.from_dlpack passes torch.cuda.current_stream of the producer's device to
+        # `__dlpack__(stream=...)` (1 for the legacy default stream), the stream the call
+        # launches on: the producer orders its pending work before it, as DLPack asks.
         return torch.from_dlpack(t)
     raise error(
         f"{what} is a {type(t).__name__}, not a device tensor "
@@ -48,7 +52,10 @@ def foreign(t, what, error, pointer_device):
 
 def describe_cai(what, cai, error, pointer_device=None):
     """`foreign` for a `__cuda_array_interface__` dict. The native side takes the buffer
-    to be exactly the span the view reaches (`RawTensor::spanning`)."""
+    to be exactly the span the view reaches (`RawTensor::spanning`), and makes the launch
+    wait for the work on the producer's `stream` (v3: 1 the legacy default stream, 2 the
+    per-thread default stream, another integer a `cudaStream_t`, None or absent: nothing
+    to wait for)."""
     dtype = TYPESTRS.get(cai["typestr"])
     if dtype is None:
         raise error(f"{what} has typestr {cai['typestr']!r}, which imac does not know")
@@ -65,8 +72,16 @@ def describe_cai(what, cai, error, pointer_device=None):
         if any(s % size for s in cai["strides"]):
             raise error(f"{what} has strides {tuple(cai['strides'])} bytes, not whole {dtype} elements")
         strides = tuple(s // size for s in cai["strides"])
+    stream = cai.get("stream")
+    # bool is an int to Python, and no stream handle.
+    if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int) or stream <= 0):
+        raise error(
+            f"{what} has __cuda_array_interface__ stream {stream!r}, expected None, 1 (the "
+            f"legacy default stream), 2 (the per-thread default stream) or a cudaStream_t "
+            f"(0 is disallowed by the interface: it is ambiguous)"
+        )
     device = pointer_device(ptr) if pointer_device is not None and ptr else 0
-    return (ptr, dtype, shape, strides, device)
+    return (ptr, dtype, shape, strides, device, stream)
 
 
 class QuantWeight:

@@ -5,7 +5,8 @@
 //! A call reads what it needs of each torch tensor here, through the C API (a handful of
 //! attribute reads, no Python objects built), and the stream as Triton does
 //! (`torch._C._cuda_getCurrentRawStream`). Other device arrays (`__cuda_array_interface__`,
-//! `__dlpack__`) are described by `_imac.foreign`.
+//! `__dlpack__`) are described by `_imac.foreign`; the launch waits for the work on a
+//! `__cuda_array_interface__` producer's stream (`Wait`).
 
 use std::sync::{Arc, Mutex};
 
@@ -180,13 +181,26 @@ fn py_error(e: ima::Error) -> PyErr {
 }
 
 /// One tensor as a call describes it: the address of its first element, dtype, shape,
-/// strides (elements) and device ordinal.
+/// strides (elements) and device ordinal, and the producer's stream to wait for.
 struct Desc {
     ptr: u64,
     dtype: ima::DType,
     shape: Vec<usize>,
     strides: Vec<isize>,
     device: usize,
+    wait: Option<Wait>,
+}
+
+/// The `stream` of a `__cuda_array_interface__` (v3): the launch stream waits for the
+/// work enqueued on it so far (an event recorded there), as the interface asks of a
+/// consumer. A torch tensor has none (PyTorch's rule: the caller orders its work before
+/// the current stream), and a DLPack producer orders itself before the stream it is given.
+struct Wait {
+    /// A `CUstream`; 1 and 2 (the legacy and per-thread default streams) are the driver's
+    /// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` handles too.
+    stream: usize,
+    /// The argument, for a message: `kernel K: argument `x``.
+    who: String,
 }
 
 /// One contract argument of a call, in the contract's order.
@@ -253,11 +267,18 @@ fn describe<'py>(
     )?;
     if let Some(torch) = torch.filter(|torch| described.is_instance(torch.tensor.bind(py)).unwrap_or(false)) {
         // A DLPack producer's memory, seen as a torch tensor that does not own it: the
-        // producer orders its own work and keeps it allocated.
+        // producer ordered its work before the launch stream (`__dlpack__(stream=...)`,
+        // from `torch.from_dlpack`) and keeps the memory allocated while it lives.
         return describe_torch(&described, torch, what);
     }
-    let (ptr, dtype, shape, strides, device): (u64, String, Vec<usize>, Vec<isize>, usize) =
-        described.extract()?;
+    let (ptr, dtype, shape, strides, device, stream): (
+        u64,
+        String,
+        Vec<usize>,
+        Vec<isize>,
+        usize,
+        Option<usize>,
+    ) = described.extract()?;
     let dtype = ima::DType::parse(&dtype).ok_or_else(|| {
         ContractError::new_err(format!("{what} has dtype {dtype}, which imac does not know"))
     })?;
@@ -267,6 +288,10 @@ fn describe<'py>(
         shape,
         strides,
         device,
+        wait: stream.map(|stream| Wait {
+            stream,
+            who: what.to_string(),
+        }),
     })
 }
 
@@ -303,6 +328,7 @@ fn describe_torch(t: &Bound<'_, PyAny>, torch: &Torch, what: &Who<'_>) -> PyResu
         shape: shape.into_iter().map(|n| n as usize).collect(),
         strides: strides.into_iter().map(|s| s as isize).collect(),
         device: t.call_method0(intern!(py, "get_device"))?.extract()?,
+        wait: None,
     })
 }
 
@@ -404,9 +430,9 @@ struct Call<'py> {
     scalars: Vec<ima::Scalar>,
     keep: Vec<Bound<'py, PyAny>>,
     device: usize,
-    /// PyTorch's current stream of `device` (a `CUstream`), or the legacy default stream
-    /// when no torch tensor is passed: producers of `__cuda_array_interface__` order
-    /// their own work (the interface's `stream` entry is theirs to honour).
+    /// The stream the call launches on (a `CUstream`): PyTorch's current stream of
+    /// `device` whenever torch can be imported, whatever the arguments are (the stream
+    /// `torch.from_dlpack` hands a DLPack producer), else the legacy default stream.
     stream: usize,
 }
 
@@ -458,10 +484,8 @@ impl<'py> Call<'py> {
             .collect::<PyResult<Vec<_>>>()?;
         let device = parts.first().map_or(0, Part::device);
         let stream = match torch(py)? {
-            Some(torch) if !keep.is_empty() => {
-                torch.raw_stream.bind(py).call1((device,))?.extract()?
-            }
-            _ => 0,
+            Some(torch) => torch.raw_stream.bind(py).call1((device,))?.extract()?,
+            None => 0,
         };
         Ok(Call {
             kernel,
@@ -504,10 +528,12 @@ impl<'py> Call<'py> {
             for p in parts {
                 if let Part::Tensor(d) = p {
                     // SAFETY: each view is a live tensor's own elements (PyTorch's
-                    // `data_ptr()` and layout, or a foreign producer's), which the call
-                    // keeps alive until the launch's stream has passed the kernel
-                    // (`record_stream` after the launch; a foreign producer keeps its own).
-                    // The launch is on the stream PyTorch orders that tensor's work on.
+                    // `data_ptr()` and layout, or a foreign producer's). A torch tensor is
+                    // kept alive until the launch's stream has passed the kernel
+                    // (`record_stream` after the launch); a foreign producer's memory is
+                    // the caller's to keep (docs/python.md). The launch is on the stream
+                    // PyTorch orders that tensor's work on, after a foreign producer's
+                    // stream (`wait_for`, or DLPack's `stream` argument).
                     views.push(unsafe {
                         ima::RawTensor::spanning(d.ptr, d.dtype, &d.shape, &d.strides, id(d.device)?)
                     }?);
@@ -536,9 +562,42 @@ impl<'py> Call<'py> {
             // default stream), alive during the call, and usable in the primary context
             // that `l.ctx` retains.
             let stream = unsafe { l.ctx.wrap_borrowed_stream(stream as sys::CUstream) };
+            // Once per producer stream: arrays of one producer usually share it.
+            let mut waited = Vec::new();
+            for w in parts.iter().filter_map(|p| match p {
+                Part::Tensor(d) => d.wait.as_ref(),
+                Part::Logical { .. } => None,
+            }) {
+                if !waited.contains(&w.stream) {
+                    wait_for(&stream, w)?;
+                    waited.push(w.stream);
+                }
+            }
             f(&l.kernels[index], &stream, &mut args, scalars)
         })
     }
+}
+
+/// Makes `launch` wait for the work enqueued so far on a `__cuda_array_interface__`
+/// producer's stream: an event recorded there, waited on by `launch`
+/// (`cuEventRecord`, `cuStreamWaitEvent`), in the launch's context. Nothing to do when
+/// the producer's stream is the launch stream (1, the legacy default, is the driver's 0).
+fn wait_for(launch: &Arc<ima::cudarc::driver::CudaStream>, w: &Wait) -> Result<(), ima::Error> {
+    let handle = launch.cu_stream() as usize;
+    if w.stream == handle || (w.stream == 1 && handle == 0) {
+        return Ok(());
+    }
+    // SAFETY: the producer's stream is alive while the call uses its array (the interface
+    // asks the producer to keep it so), and a stream of the device's primary context, in
+    // which PyTorch, CuPy and Numba make theirs; only an event is recorded on it.
+    let producer = unsafe { launch.context().wrap_borrowed_stream(w.stream as sys::CUstream) };
+    launch.join(&producer).map_err(|source| ima::Error::Driver {
+        what: format!(
+            "waiting for stream {:#x}, the __cuda_array_interface__ stream of {}",
+            w.stream, w.who
+        ),
+        source,
+    })
 }
 
 /// Streams `record_stream` takes, by device and `CUstream`: a stream object stands for
@@ -572,11 +631,13 @@ fn stream_object<'py>(
 }
 
 /// Checks the tensors and params against kernel `index`'s contract and launches it on
-/// PyTorch's current stream of the first tensor's device. Returns once the kernel is
-/// enqueued (or, in checked and sync modes, finished). Every torch tensor is then recorded
-/// on that stream (`record_stream`), so that the caching allocator hands none of them out
-/// again before the stream has passed the kernel, also when the tensor was allocated on
-/// another stream and the caller drops it at once.
+/// PyTorch's current stream of the first tensor's device (the legacy default stream where
+/// torch is not installed), after the work on any `__cuda_array_interface__` producer's
+/// stream. Returns once the kernel is enqueued (or, in checked and sync modes, finished).
+/// Every torch tensor is then recorded on that stream (`record_stream`), so that the
+/// caching allocator hands none of them out again before the stream has passed the
+/// kernel, also when the tensor was allocated on another stream and the caller drops it
+/// at once.
 #[pyfunction]
 fn launch(
     py: Python<'_>,
@@ -732,8 +793,16 @@ fn check_deferred(py: Python<'_>) -> PyResult<()> {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("ContractError", m.py().get_type::<ContractError>())?;
-    m.add("DeviceError", m.py().get_type::<DeviceError>())?;
+    let py = m.py();
+    // Named where they are imported from (`{{ lib }}.ContractError`), as a traceback
+    // prints them, rather than as the extension module that defines them.
+    for (name, t) in [
+        ("ContractError", py.get_type::<ContractError>()),
+        ("DeviceError", py.get_type::<DeviceError>()),
+    ] {
+        t.setattr(intern!(py, "__module__"), "{{ lib }}")?;
+        m.add(name, t)?;
+    }
     m.add("SPEC_FILE", crate::stubs::SPEC_FILE)?;
     m.add_function(wrap_pyfunction!(launch, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
