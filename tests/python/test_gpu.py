@@ -288,6 +288,32 @@ def test_the_launch_waits_for_a_cuda_array_interface_producer_s_stream():
     refused(sk.affine_view, StreamCai(xs, 0), ys, 1.0, 0.0, contains=("stream 0",))
 
 
+def test_a_dropped_foreign_producer_is_held_until_its_kernel_is_done():
+    # A `__cuda_array_interface__` producer has no allocator that record_stream tells: the
+    # call holds the object itself until its kernel has completed, and a later call lets
+    # it go.
+    import weakref
+
+    xs = torch.full((64, 48), 2.0, device=dev)
+    ys = torch.empty(64, 48, device=dev)
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    producer = StreamCai(xs, None)
+    held = weakref.ref(producer)
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)  # the kernel cannot have run before this is done
+        sk.affine_view(producer, ys, 3.0, 1.0)
+    del producer
+    gc.collect()
+    assert held() is not None, "a producer was let go while its kernel was queued"
+    side.synchronize()
+    sk.affine_view(xs, ys, 3.0, 1.0)  # the next call lets go of finished launches
+    gc.collect()
+    assert held() is None, "a producer was held after its kernel completed"
+    torch.cuda.synchronize()
+    torch.testing.assert_close(ys, torch.full_like(ys, 7.0))
+
+
 # Quantized weights, packed in torch as the checkpoints hold them (runtime/src/quant has
 # the layouts): the reference dequantizes the same parts in torch, f16((q - z) * s) with
 # the product in f32, exactly what the kernels compute.

@@ -241,21 +241,28 @@ impl std::fmt::Display for Who<'_> {
     }
 }
 
-/// `t` as a `Desc`. torch tensors are read here and kept in `keep` (for `record_stream`);
-/// other objects go through `_imac.foreign`, which gives a description or a torch tensor
-/// (from DLPack).
-fn describe<'py>(
-    t: &Bound<'py, PyAny>,
-    what: &Who<'_>,
-    keep: &mut Vec<Bound<'py, PyAny>>,
-) -> PyResult<Desc> {
+/// The arguments of a call that must outlive its kernel, not just the call.
+#[derive(Default)]
+struct Keep<'py> {
+    /// torch tensors: `record_stream` tells PyTorch's caching allocator.
+    torch: Vec<Bound<'py, PyAny>>,
+    /// Other producers (`__cuda_array_interface__`, `__dlpack__`): no allocator to tell,
+    /// so the objects themselves are held until the kernel is done ([`IN_FLIGHT`]).
+    foreign: Vec<Bound<'py, PyAny>>,
+}
+
+/// `t` as a `Desc`. torch tensors are read here; other objects go through
+/// `_imac.foreign`, which gives a description or a torch tensor (from DLPack). Either is
+/// kept in `keep`.
+fn describe<'py>(t: &Bound<'py, PyAny>, what: &Who<'_>, keep: &mut Keep<'py>) -> PyResult<Desc> {
     let py = t.py();
     let torch = torch(py)?;
     if let Some(torch) = torch.filter(|torch| t.is_instance(torch.tensor.bind(py)).unwrap_or(false)) {
         let d = describe_torch(t, torch, what)?;
-        keep.push(t.clone());
+        keep.torch.push(t.clone());
         return Ok(d);
     }
+    keep.foreign.push(t.clone());
     let described = imac(py)?.call_method1(
         intern!(py, "foreign"),
         (
@@ -340,7 +347,7 @@ fn quant_parts<'py>(
     format: ima::QuantFormat,
     g_idx: bool,
     parts: &mut Vec<Part>,
-    keep: &mut Vec<Bound<'py, PyAny>>,
+    keep: &mut Keep<'py>,
 ) -> PyResult<()> {
     let py = w.py();
     let weight_format = w
@@ -422,13 +429,13 @@ fn scalar(p: &ima::Param, v: &Bound<'_, PyAny>, kernel: &str) -> PyResult<ima::S
 }
 
 /// A call of kernel `index` as Python passes it, described: the contract arguments, the
-/// scalars, the torch tensors to keep alive, the device and the stream.
+/// scalars, the objects to keep alive, the device and the stream.
 struct Call<'py> {
     kernel: &'static Exposed,
     index: usize,
     parts: Vec<Part>,
     scalars: Vec<ima::Scalar>,
-    keep: Vec<Bound<'py, PyAny>>,
+    keep: Keep<'py>,
     device: usize,
     /// The stream the call launches on (a `CUstream`): PyTorch's current stream of
     /// `device` whenever torch can be imported, whatever the arguments are (the stream
@@ -458,7 +465,7 @@ impl<'py> Call<'py> {
             )));
         }
         let mut parts = Vec::with_capacity(c.args.len());
-        let mut keep = Vec::with_capacity(c.args.len());
+        let mut keep = Keep::default();
         let mut names = c.args.iter().filter(|a| !a.name.contains('.'));
         for (slot, t) in kernel.slots.iter().zip(args.iter()) {
             let name = names.next().map_or("?", |a| a.name);
@@ -530,8 +537,8 @@ impl<'py> Call<'py> {
                     // SAFETY: each view is a live tensor's own elements (PyTorch's
                     // `data_ptr()` and layout, or a foreign producer's). A torch tensor is
                     // kept alive until the launch's stream has passed the kernel
-                    // (`record_stream` after the launch); a foreign producer's memory is
-                    // the caller's to keep (docs/python.md). The launch is on the stream
+                    // (`record_stream` after the launch), a foreign producer by holding it
+                    // until then (`IN_FLIGHT`). The launch is on the stream
                     // PyTorch orders that tensor's work on, after a foreign producer's
                     // stream (`wait_for`, or DLPack's `stream` argument).
                     views.push(unsafe {
@@ -638,6 +645,8 @@ fn stream_object<'py>(
 /// caching allocator hands none of them out again before the stream has passed the
 /// kernel, also when the tensor was allocated on another stream and the caller drops it
 /// at once.
+/// A foreign producer's objects (`__cuda_array_interface__`, `__dlpack__`) are held until
+/// an event recorded after the kernel completes ([`IN_FLIGHT`]).
 #[pyfunction]
 fn launch(
     py: Python<'_>,
@@ -645,16 +654,59 @@ fn launch(
     args: &Bound<'_, PyTuple>,
     params: &Bound<'_, PyTuple>,
 ) -> PyResult<()> {
+    release_finished();
     let call = Call::new(index, args, params)?;
-    call.run(py, |k, stream, args, scalars| k.launch(stream, args, scalars))
+    let hold = !call.keep.foreign.is_empty();
+    let done = call
+        .run(py, |k, stream, args, scalars| {
+            k.launch(stream, args, scalars)?;
+            if !hold {
+                return Ok(None);
+            }
+            let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+            stream
+                .record_event(Some(flags))
+                .map(Some)
+                .map_err(|source| ima::Error::Driver {
+                    what: "recording the end of a launch that reads another producer's memory".into(),
+                    source,
+                })
+        })
         .map_err(py_error)?;
-    if let Some(torch) = torch(py)?.filter(|_| !call.keep.is_empty()) {
+    if let Some(done) = done {
+        let objects = call.keep.foreign.iter().map(|o| o.clone().unbind()).collect();
+        in_flight().push(InFlight {
+            done,
+            _objects: objects,
+        });
+    }
+    if let Some(torch) = torch(py)?.filter(|_| !call.keep.torch.is_empty()) {
         let stream = stream_object(py, torch, call.device, call.stream)?;
-        for t in &call.keep {
+        for t in &call.keep.torch {
             t.call_method1(intern!(py, "record_stream"), (&stream,))?;
         }
     }
     Ok(())
+}
+
+/// A launch that read or wrote another producer's memory, with the producers it holds.
+struct InFlight {
+    done: ima::cudarc::driver::CudaEvent,
+    /// Held, never read: dropping them is the point.
+    _objects: Vec<Py<PyAny>>,
+}
+
+/// Launches whose foreign producers are still held: dropped by the first call after their
+/// kernel completed (with the GIL held, as a Python object's last reference must be).
+static IN_FLIGHT: Mutex<Vec<InFlight>> = Mutex::new(Vec::new());
+
+fn in_flight() -> std::sync::MutexGuard<'static, Vec<InFlight>> {
+    IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Lets go of the producers of every launch whose kernel has completed.
+fn release_finished() {
+    in_flight().retain(|f| !f.done.is_complete());
 }
 
 /// Checks the arguments as `launch` does, then copies each argument with a value contract
