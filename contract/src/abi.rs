@@ -47,27 +47,36 @@ fn entry_params(
 }
 
 impl KernelContract {
+    /// An argument has a value contract: every entry point, release ones too, checks the
+    /// entries it reads and takes the violation record to report a bad one.
+    pub fn checks_values(&self) -> bool {
+        self.args.iter().any(|a| a.values.is_some())
+    }
+
     /// The parameters of the kernel's checked (`checked`) or release entry points, in order.
     pub fn entry_params(&self, checked: bool) -> impl Iterator<Item = EntryParam> + '_ {
-        let values = self.args.iter().any(|a| a.values.is_some());
         entry_params(
             self.args.iter().map(|a| (a.role, a.dims.len())),
             self.symbols.len(),
             self.params.len(),
-            checked || values,
+            checked || self.checks_values(),
         )
     }
 }
 
 impl owned::KernelContract {
+    /// As [`KernelContract::checks_values`], for the owned form.
+    pub fn checks_values(&self) -> bool {
+        self.args.iter().any(|a| a.values.is_some())
+    }
+
     /// As [`KernelContract::entry_params`], for the owned form.
     pub fn entry_params(&self, checked: bool) -> impl Iterator<Item = EntryParam> + '_ {
-        let values = self.args.iter().any(|a| a.values.is_some());
         entry_params(
             self.args.iter().map(|a| (a.role, a.dims.len())),
             self.symbols.len(),
             self.params.len(),
-            checked || values,
+            checked || self.checks_values(),
         )
     }
 }

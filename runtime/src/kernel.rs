@@ -228,7 +228,7 @@ impl Kernel {
             records: Mutex::new(Vec::new()),
             memos: Default::default(),
             deferred: Mutex::new(None),
-            checks_values: contract.args.iter().any(|a| a.values.is_some()),
+            checks_values: contract.checks_values(),
             sync: AtomicBool::new(sync_from_env()),
             checked: AtomicU8::new(CheckedMode::from_env().as_u8()),
             contract,
