@@ -2,9 +2,9 @@
 //! planted bugs: every case is valid, and the edge set holds the listed edge values.
 
 use ima_fuzz::contract;
+use ima_fuzz::layout::{Layout, physical_shape, plan_layout};
 use ima_fuzz::rng::Rng;
 use ima_fuzz::shapes::{self, Config};
-use ima_fuzz::layout::{Layout, physical_shape, plan_layout};
 use ima_fuzz::tensors::{ArgPlan, plan};
 use ima_fuzz::values::valid_entries;
 use ima_runtime::{Expr, KernelContract, Role};
