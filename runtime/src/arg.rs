@@ -19,8 +19,9 @@ use crate::check::TensorMeta;
 use crate::contract::DType;
 use crate::device::DeviceId;
 use crate::dyn_tensor::DynTensor;
+use crate::element::Element;
 use crate::error::Error;
-use crate::tensor::{Element, Tensor};
+use crate::tensor::Tensor;
 
 mod sealed {
     /// Implemented by the runtime's device tensors only.
@@ -196,6 +197,9 @@ impl DeviceTensorMut for RawTensor<'_> {
         (self.base_ptr(), SyncOnDrop::Record(None))
     }
 }
+
+impl<T: Element> ReadTensor<T> for RawTensor<'_> {}
+impl<T: Element> WriteTensor<T> for RawTensor<'_> {}
 
 /// One tensor argument of a launch, borrowed as the kernel uses it: shared for an input,
 /// exclusive for an output. The borrow lasts until [`crate::Kernel::launch`] returns, so

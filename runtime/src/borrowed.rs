@@ -28,8 +28,8 @@ use cudarc::driver::{
 use crate::check::TensorMeta;
 use crate::contract::DType;
 use crate::device::DeviceId;
+use crate::element::Element;
 use crate::error::Error;
-use crate::tensor::Element;
 use crate::view::View;
 
 /// The device address of a cudarc view, read once when a borrowed tensor is made (as an
@@ -100,11 +100,6 @@ impl<'a, T: Element> TensorView<'a, T> {
     pub fn to_host(&self, stream: &Arc<CudaStream>) -> Result<Vec<T>, Error> {
         self.view
             .gather_span(1, |r| read_range(stream, &self.buf, r))
-    }
-
-    /// A contiguous copy of the view in a new owned tensor, made on the device on `stream`.
-    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<crate::Tensor<T>, Error> {
-        crate::contiguous::contiguous(stream, self)
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -193,11 +188,6 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
     pub fn to_host(&self, stream: &Arc<CudaStream>) -> Result<Vec<T>, Error> {
         self.view
             .gather_span(1, |r| read_range(stream, &self.buf.slice(..), r))
-    }
-
-    /// A contiguous copy of the view in a new owned tensor, made on the device on `stream`.
-    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<crate::Tensor<T>, Error> {
-        crate::contiguous::contiguous(stream, self)
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -392,13 +382,6 @@ impl<'a> RawTensor<'a> {
         self.dtype
     }
 
-    /// A contiguous copy of the view in a new owned tensor, made on the device on
-    /// `stream` (of the view's context).
-    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<crate::DynTensor, Error> {
-        let buf = crate::contiguous::contiguous_bytes(stream, self)?;
-        crate::DynTensor::from_slice(self.dtype, buf, self.shape())
-    }
-
     pub fn shape(&self) -> &[usize] {
         &self.view.shape
     }
@@ -447,9 +430,6 @@ impl<'a> RawTensor<'a> {
         })
     }
 }
-
-impl<T: Element> crate::arg::ReadTensor<T> for RawTensor<'_> {}
-impl<T: Element> crate::arg::WriteTensor<T> for RawTensor<'_> {}
 
 #[cfg(test)]
 mod tests {

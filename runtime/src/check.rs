@@ -32,13 +32,14 @@ pub(crate) use memo::Memo;
 pub(crate) use memory::view_address;
 
 use crate::capacity::{ARGS, VALUES};
-use crate::contract::{EmptyPolicy, EvalError, KernelContract, Role, Scalar, TensorArg};
+use crate::contract::{
+    EmptyPolicy, EvalError, KernelContract, Role, Scalar, TensorArg, mentions, physical,
+};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::layout::{self, Reach};
 use crate::violation::{Bound, LaunchError, Violation};
 use smallvec::SmallVec;
 use values::Env;
-pub(crate) use values::{mentions, physical};
 
 /// What the checker needs to know about one tensor argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,9 @@
 //! Device-side `contiguous()`: a strided view copied into a new row-major buffer by a small
 //! gather kernel, compiled with NVRTC once per context and kept for the process.
+//!
+//! The `contiguous` method of every tensor ([`Tensor`], [`TensorView`], [`TensorViewMut`],
+//! [`DynTensor`], [`RawTensor`]) is defined here, above the tensor types, which know
+//! nothing of the gather kernel.
 
 use std::sync::{Arc, Mutex};
 
@@ -9,8 +13,12 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::arg::DeviceTensor;
+use crate::borrowed::{RawTensor, TensorView, TensorViewMut};
+use crate::dyn_tensor::DynTensor;
+use crate::element::Element;
 use crate::error::Error;
-use crate::tensor::{Element, Tensor};
+use crate::tensor::Tensor;
+use crate::view::checked_numel;
 
 /// The most dimensions a view may have for a device-side copy.
 pub const MAX_RANK: usize = 8;
@@ -136,7 +144,7 @@ fn gather<T>(
 }
 
 /// A contiguous row-major copy of the view `src` (of `T` elements), made on the device.
-pub(crate) fn contiguous<T: Element>(
+fn contiguous<T: Element>(
     stream: &Arc<CudaStream>,
     src: &dyn DeviceTensor,
 ) -> Result<Tensor<T>, Error> {
@@ -149,7 +157,7 @@ pub(crate) fn contiguous<T: Element>(
         )));
     }
     let shape = meta.shape.to_vec();
-    let n = crate::tensor::checked_numel(&shape)?;
+    let n = checked_numel(&shape)?;
     // SAFETY: every element the tensor's view covers is written by the gather before the
     // stream runs anything else; an empty tensor's one element is never read.
     let mut buf = unsafe { stream.alloc::<T>(n.max(1)) }.map_err(Error::driver(format!(
@@ -161,12 +169,12 @@ pub(crate) fn contiguous<T: Element>(
 }
 
 /// A contiguous row-major copy of the view `src`, as bytes, made on the device.
-pub(crate) fn contiguous_bytes(
+fn contiguous_bytes(
     stream: &Arc<CudaStream>,
     src: &dyn DeviceTensor,
 ) -> Result<CudaSlice<u8>, Error> {
     let meta = src.meta();
-    let n = crate::tensor::checked_numel(meta.shape)?;
+    let n = checked_numel(meta.shape)?;
     let bytes = n.max(1).saturating_mul(meta.dtype.size());
     // SAFETY: as in `contiguous`.
     let mut buf = unsafe { stream.alloc::<u8>(bytes) }.map_err(Error::driver(format!(
@@ -175,4 +183,43 @@ pub(crate) fn contiguous_bytes(
     )))?;
     gather(stream, src, &mut buf)?;
     Ok(buf)
+}
+
+impl<T: Element> Tensor<T> {
+    /// A contiguous copy of the view, made on the device on `stream` (a row-major tensor of
+    /// the view's shape, in a new buffer).
+    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<Tensor<T>, Error> {
+        contiguous(stream, self)
+    }
+}
+
+impl<T: Element> TensorView<'_, T> {
+    /// A contiguous copy of the view in a new owned tensor, made on the device on `stream`.
+    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<Tensor<T>, Error> {
+        contiguous(stream, self)
+    }
+}
+
+impl<T: Element> TensorViewMut<'_, T> {
+    /// A contiguous copy of the view in a new owned tensor, made on the device on `stream`.
+    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<Tensor<T>, Error> {
+        contiguous(stream, self)
+    }
+}
+
+impl DynTensor {
+    /// A contiguous copy of the view, made on the device on `stream`.
+    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<DynTensor, Error> {
+        let buf = contiguous_bytes(stream, self)?;
+        DynTensor::from_slice(self.dtype(), buf, self.shape())
+    }
+}
+
+impl RawTensor<'_> {
+    /// A contiguous copy of the view in a new owned tensor, made on the device on
+    /// `stream` (of the view's context).
+    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<DynTensor, Error> {
+        let buf = contiguous_bytes(stream, self)?;
+        DynTensor::from_slice(self.dtype(), buf, self.shape())
+    }
 }

@@ -14,8 +14,7 @@ use crate::check::TensorMeta;
 use crate::contract::DType;
 use crate::device::DeviceId;
 use crate::error::Error;
-use crate::tensor::checked_numel;
-use crate::view::View;
+use crate::view::{View, checked_numel};
 
 /// A strided view of a device buffer of `dtype` elements.
 #[derive(Debug)]
@@ -117,12 +116,6 @@ impl DynTensor {
         self.view.gather_span(size, |r| {
             read_range(stream, &self.buf.as_view(), r.start * size..r.end * size)
         })
-    }
-
-    /// A contiguous copy of the view, made on the device on `stream`.
-    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<DynTensor, Error> {
-        let buf = crate::contiguous::contiguous_bytes(stream, self)?;
-        DynTensor::from_slice(self.dtype, buf, self.shape())
     }
 
     pub fn dtype(&self) -> DType {

@@ -120,7 +120,7 @@ pub enum Error {
     /// Checked mode caught an out-of-bounds access; it was skipped, and the context is
     /// healthy.
     #[error("{0}")]
-    OutOfBounds(Box<crate::checked::OutOfBounds>),
+    OutOfBounds(Box<crate::out_of_bounds::OutOfBounds>),
 
     /// An entry of an index tensor breaks its value contract. Found by the kernel that
     /// read it (in every mode: it was not used as an address, and the context is

@@ -3,8 +3,7 @@
 
 use std::fmt;
 
-use crate::check::{mentions, physical};
-use crate::contract::{BinOp, Expr, Extent, KernelContract, ValueContract};
+use crate::contract::{BinOp, Expr, Extent, KernelContract, ValueContract, mentions, physical};
 
 /// Which rule of the contract the entry broke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,32 +8,15 @@ use std::sync::Arc;
 
 use std::ops::Range;
 
-use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut, DevicePtr};
 
 use crate::borrowed::{TensorView, TensorViewMut, read_range};
 use crate::check::TensorMeta;
-use crate::contract::DType;
 use crate::device::DeviceId;
 use crate::error::Error;
-use crate::layout;
-use crate::view::View;
+use crate::view::{View, checked_numel};
 
-/// An element type a kernel can take, with its spec dtype.
-pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + Default + 'static {
-    const DTYPE: DType;
-}
-
-macro_rules! element {
-    ($($t:ty => $d:ident),* $(,)?) => {
-        $(impl Element for $t { const DTYPE: DType = DType::$d; })*
-    };
-}
-
-element! {
-    f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16,
-    i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64,
-    float8::F8E4M3 => E4M3, float8::F8E5M2 => E5M2,
-}
+pub use crate::element::Element;
 
 /// A strided view of a device buffer of `T`.
 #[derive(Debug)]
@@ -147,12 +130,6 @@ impl<T: Element> Tensor<T> {
         TensorViewMut::from_parts(self.buf.as_view_mut(), self.base_ptr, self.view.clone())
     }
 
-    /// A contiguous copy of the view, made on the device on `stream` (a row-major tensor of
-    /// the view's shape, in a new buffer).
-    pub fn contiguous(&self, stream: &Arc<CudaStream>) -> Result<Tensor<T>, Error> {
-        crate::contiguous::contiguous(stream, self)
-    }
-
     pub fn shape(&self) -> &[usize] {
         &self.view.shape
     }
@@ -201,14 +178,4 @@ impl<T: Element> Tensor<T> {
             DeviceId::of(self.buf.context()),
         )
     }
-}
-
-pub(crate) fn checked_numel(shape: &[usize]) -> Result<usize, Error> {
-    layout::numel(shape).ok_or_else(|| Error::Layout {
-        reason: "the element count overflows".into(),
-        shape: shape.to_vec(),
-        strides: vec![],
-        offset: 0,
-        buffer_len: 0,
-    })
 }

@@ -5,7 +5,7 @@
 //! look at up front (a block table built on the host, a checkpoint's `g_idx`), and it
 //! checks what a kernel may never read: an ascending tensor's order as a whole.
 
-use crate::contract::{DType, KernelContract, Scalar};
+use crate::contract::{DType, KernelContract, Scalar, physical};
 use crate::error::Error;
 use crate::index_value::{IndexValue, ValueFault};
 
@@ -40,9 +40,7 @@ pub fn validate_values(
     let (lo, hi) = (bound(&v.lo)?, bound(&v.hi)?);
     let rank = shape.len();
     // Logical dimension l is held at physical position at[l].
-    let at: Vec<usize> = (0..rank)
-        .map(|l| a.stored.iter().position(|&s| s == l).unwrap_or(l))
-        .collect();
+    let at: Vec<usize> = (0..rank).map(|l| physical(a, l)).collect();
     let mut stride = vec![1usize; rank];
     for p in (0..rank.saturating_sub(1)).rev() {
         stride[p] = stride[p + 1] * shape[p + 1];

@@ -182,6 +182,18 @@ impl View {
     }
 }
 
+/// The element count of `shape`, for a tensor about to be made; refuses a shape whose
+/// count overflows.
+pub(crate) fn checked_numel(shape: &[usize]) -> Result<usize, Error> {
+    layout::numel(shape).ok_or_else(|| Error::Layout {
+        reason: "the element count overflows".into(),
+        shape: shape.to_vec(),
+        strides: vec![],
+        offset: 0,
+        buffer_len: 0,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

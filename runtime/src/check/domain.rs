@@ -2,9 +2,9 @@
 //! empty, for each [`Launch`] form.
 
 use super::TensorMeta;
-use super::values::{Env, physical};
+use super::values::Env;
 use crate::capacity::DIMS;
-use crate::contract::{KernelContract, Launch};
+use crate::contract::{KernelContract, Launch, physical};
 use crate::device::DeviceLimits;
 use crate::layout;
 use crate::violation::Violation;

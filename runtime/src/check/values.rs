@@ -2,23 +2,8 @@
 //! they used in messages.
 
 use crate::capacity::SYMBOLS;
-use crate::contract::{EvalError, Expr, KernelContract, Scalar, TensorArg};
+use crate::contract::{EvalError, Expr, KernelContract, Scalar, mentions};
 use smallvec::SmallVec;
-
-/// Symbols and params an expression mentions, each once, in first-use order.
-pub(crate) fn mentions(e: &Expr, syms: &mut Vec<usize>, params: &mut Vec<usize>) {
-    match *e {
-        Expr::Const(_) => {}
-        Expr::Sym(i) if !syms.contains(&i) => syms.push(i),
-        Expr::Param(i) if !params.contains(&i) => params.push(i),
-        Expr::Sym(_) | Expr::Param(_) => {}
-        Expr::Neg(a) | Expr::Not(a) => mentions(a, syms, params),
-        Expr::Bin(_, a, b) => {
-            mentions(a, syms, params);
-            mentions(b, syms, params);
-        }
-    }
-}
 
 /// What expressions are evaluated against: the symbols bound so far and the params.
 pub(super) struct Env<'a> {
@@ -89,9 +74,4 @@ impl<'a> Env<'a> {
             .map(|i| (c.params[i].name, self.params[i].to_string()));
         s.chain(p).collect()
     }
-}
-
-/// The physical position holding logical dimension `dim`.
-pub(crate) fn physical(a: &TensorArg, dim: usize) -> usize {
-    a.stored.iter().position(|&l| l == dim).unwrap_or(dim)
 }

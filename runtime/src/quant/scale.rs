@@ -2,7 +2,7 @@
 
 use half::{bf16, f16};
 
-use crate::tensor::Element;
+use crate::element::Element;
 
 mod sealed {
     pub trait Sealed {}

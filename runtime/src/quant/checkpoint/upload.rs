@@ -8,8 +8,9 @@ use super::error::CheckpointError;
 use super::layer::CheckpointLayer;
 use super::le::{LeElement, elements};
 use super::{Checkpoint, RawTensor};
+use crate::element::Element;
 use crate::quant::{QWeight, QuantScale, QuantTensor};
-use crate::tensor::{Element, Tensor};
+use crate::tensor::Tensor;
 
 /// One tensor from its mapped bytes: `cuMemcpyHtoD` reads the mapping directly, so the
 /// only host copy is the one an unaligned offset forces ([`elements`]).

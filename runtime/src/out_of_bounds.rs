@@ -1,0 +1,112 @@
+//! [`OutOfBounds`]: the first out-of-bounds access of a checked launch, as
+//! [`crate::Error::OutOfBounds`] carries it. Plain report data, made from a checked entry
+//! point's record in checked.rs, so that the error type depends on no launch machinery.
+
+use std::fmt;
+
+/// What the access that broke the bounds was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    /// A 16-byte vector access (`load8`, `store8`) whose last index is no multiple of its
+    /// width.
+    MisalignedVector,
+    /// A quantized tile taken as whole (`load_whole_tile`) that lies inside K and N but is
+    /// not whole: across a group, or partial. Its index is the tile's first row and column.
+    NotWholeTile,
+}
+
+/// The first out-of-bounds access of a checked launch, and how many there were. The
+/// access was skipped (a read gave 0), so the CUDA context is healthy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutOfBounds {
+    pub kernel: &'static str,
+    pub signature: &'static str,
+    /// `k`, `w.g_idx` or `shared tile`.
+    pub arg: String,
+    pub access: Access,
+    /// Each dimension's extent as the spec writes it (`T`, `ceil(K / G)`).
+    pub dims: Vec<&'static str>,
+    pub index: Vec<i64>,
+    pub extent: Vec<i64>,
+    /// The first dimension out of range.
+    pub failed_dim: usize,
+    pub block: [u32; 3],
+    pub thread: [u32; 3],
+    /// Every violation of the launch, counted; of the launches since the last report when
+    /// `deferred`.
+    pub count: u32,
+    /// Made by an earlier launch in [`CheckedMode::Deferred`](crate::CheckedMode), and
+    /// reported by a later one or by `check_deferred`.
+    pub deferred: bool,
+}
+
+impl fmt::Display for OutOfBounds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = self.failed_dim;
+        let (dim, i, e) = (
+            self.dims.get(d).copied().unwrap_or("?"),
+            self.index.get(d).copied().unwrap_or_default(),
+            self.extent.get(d).copied().unwrap_or_default(),
+        );
+        match self.access {
+            Access::NotWholeTile => write!(
+                f,
+                "{}: load_whole_tile of {} at row k = {}, column n = {}: not one of the whole tiles (inside K = {} and N = {}, in one group)",
+                self.kernel,
+                self.arg,
+                self.index.first().copied().unwrap_or_default(),
+                self.index.get(1).copied().unwrap_or_default(),
+                self.extent.first().copied().unwrap_or_default(),
+                self.extent.get(1).copied().unwrap_or_default(),
+            )?,
+            Access::MisalignedVector => write!(
+                f,
+                "{}: misaligned vector access of {}: the last index {} is no multiple of the vector width",
+                self.kernel,
+                self.arg,
+                self.index.last().copied().unwrap_or_default()
+            )?,
+            access => {
+                let verb = if access == Access::Write {
+                    "write"
+                } else {
+                    "read"
+                };
+                let at: Vec<String> = self
+                    .dims
+                    .iter()
+                    .zip(&self.index)
+                    .map(|(n, i)| format!("{n}:{i}"))
+                    .collect();
+                let why = if i < 0 {
+                    format!("{i} < 0")
+                } else {
+                    format!("{i} >= {dim} = {e}")
+                };
+                write!(
+                    f,
+                    "{}: out-of-bounds {verb} of {}[{}]: index {d} is {why}",
+                    self.kernel,
+                    self.arg,
+                    at.join(", ")
+                )?;
+            }
+        }
+        let [bx, by, bz] = self.block;
+        let [tx, ty, tz] = self.thread;
+        write!(
+            f,
+            " (block ({bx},{by},{bz}), thread ({tx},{ty},{tz})); 1 of {} violation{}{}\n  in {}",
+            self.count,
+            if self.count == 1 { "" } else { "s" },
+            if self.deferred {
+                " in the checked launches since the last report (deferred)"
+            } else {
+                ""
+            },
+            self.signature
+        )
+    }
+}
