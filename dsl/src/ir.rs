@@ -127,7 +127,8 @@ pub struct Quant {
 pub enum QuantFormat {
     /// 4-bit, packed along K (8 per i32 word), zeros packed along N.
     Gptq { zeros: Zeros, g_idx: bool },
-    /// 4-bit, packed along N with the interleave [0,2,4,6,1,3,5,7]; zeros likewise, plain.
+    /// 4-bit, packed along N with the interleave `[0, 2, 4, 6, 1, 3, 5, 7]`; zeros likewise,
+    /// plain.
     Awq,
     /// 8-bit signed, one per i8, symmetric.
     Int8,

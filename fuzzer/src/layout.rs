@@ -7,7 +7,8 @@ use ima_runtime::{Role, TensorArg};
 use crate::rng::Rng;
 use crate::shapes::{Case, STRIDED_SLACK, eval};
 
-/// A view of a buffer: what [`DynTensor::with_layout`] takes, and the buffer's length.
+/// A view of a buffer: what [`ima_runtime::DynTensor::with_layout`] takes, and the buffer's
+/// length.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     /// In physical order (the caller's).

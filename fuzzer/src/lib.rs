@@ -5,7 +5,7 @@
 //! - [`shapes`]: symbol assignments (edge values, then random), each valid;
 //! - [`tensors`]: random tensors and views for one case;
 //! - [`mutate`]: `--negative`'s one wrong thing per case;
-//! - [`run`]: compile, launch, collect findings.
+//! - [`mod@run`]: compile, launch, collect findings.
 //!
 //! A run is fixed by its seed: `imac fuzz SPEC --seed S --cases N` replays it.
 

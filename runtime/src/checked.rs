@@ -3,8 +3,9 @@
 //! point of a kernel with value contracts on its first bad index value), and the
 //! [`OutOfBounds`] or [`IndexValue`] error made from it.
 //!
-//! The record's layout is `ImaRecord` in every generated CUDA file
-//! (codegen/templates/module.cu); [`at`] reads it, and a test holds the two together.
+//! The record's layout is `ImaRecord` in codegen/include/ima.cuh, embedded in every
+//! generated CUDA file; the private `at` module reads it at its byte offsets, and a test
+//! compiles the header for the host and holds the two together.
 
 use std::sync::OnceLock;
 

@@ -182,7 +182,7 @@ impl Checkpoint {
     }
 
     /// The quantized layer at `prefix`, every buffer checked against the format the
-    /// config implies (see the [module docs](self)).
+    /// config implies (see the module's documentation).
     pub fn layer(&self, prefix: &str) -> Result<CheckpointLayer<'_>, CheckpointError> {
         CheckpointLayer::new(self, prefix)
     }
