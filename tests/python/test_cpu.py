@@ -138,6 +138,13 @@ def test_quant_weight_dims_follow_the_format():
     assert (w.k, w.n, w.group_size) == (100, 96, 32)
     w = rk.QuantWeight("gptq(sym)", qweight=Shaped(13, 96), scales=Shaped(4, 96), group_size=32, k=100)
     assert w.k == 100
+    # A bare CUDA Array Interface producer: the shape comes from its dict.
+    class Cai:
+        def __init__(self, *shape):
+            self.__cuda_array_interface__ = {"shape": shape, "typestr": "<i4", "data": (0, False), "version": 3}
+
+    w = rk.QuantWeight("gptq", qweight=Cai(16, 96), qzeros=Cai(4, 12), scales=Cai(4, 96), group_size=32)
+    assert (w.k, w.n) == (128, 96)
 
 
 def test_quant_weight_parts_are_checked_with_rust_s_text():

@@ -115,7 +115,14 @@ class QuantWeight:
         from . import _native
 
         def shape(t):
-            return None if t is None else tuple(int(n) for n in t.shape)
+            # A torch tensor or CuPy array has `shape`; a bare CUDA Array Interface
+            # producer has it in its dict.
+            if t is None:
+                return None
+            s = getattr(t, "shape", None)
+            if s is None:
+                s = t.__cuda_array_interface__["shape"]
+            return tuple(int(n) for n in s)
 
         self.k, self.n, self.group_size = _native.quant_dims(
             format, shape(qweight), shape(qzeros), shape(scales), shape(g_idx), group_size, k
