@@ -644,9 +644,8 @@ fn stream_object<'py>(
 /// Every torch tensor is then recorded on that stream (`record_stream`), so that the
 /// caching allocator hands none of them out again before the stream has passed the
 /// kernel, also when the tensor was allocated on another stream and the caller drops it
-/// at once.
-/// A foreign producer's objects (`__cuda_array_interface__`, `__dlpack__`) are held until
-/// an event recorded after the kernel completes ([`IN_FLIGHT`]).
+/// at once. A foreign producer's objects (`__cuda_array_interface__`, `__dlpack__`) are
+/// held until an event recorded after the kernel completes ([`IN_FLIGHT`]).
 #[pyfunction]
 fn launch(
     py: Python<'_>,
