@@ -161,6 +161,14 @@ struct SharedCu {
     bytes: String,
     /// Elements per 16-byte vector (`at8`), or 0 for an element type of 16 bytes.
     vec: u64,
+    /// For `tile(...)`: the indices before the last two (`i0, i1`), as parameters after
+    /// the tile's shape (`, I i0, I i1`), and with zeros for the last two (`i0, i1, 0, 0`).
+    lead_indices: String,
+    lead_params: String,
+    lead_indices_then_zeros: String,
+    /// The offset of the tile at the leading indices: the array's offset with the last
+    /// two indices 0.
+    tile_offset: String,
 }
 
 struct Entry {
@@ -368,6 +376,7 @@ fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
     // Row-major, Horner form: ((i0 * d1 + i1) * d2 + i2).
     let offset = (1..rank).fold("i0".to_string(), |acc, d| format!("({acc}) * d{d} + i{d}"));
     let ty = c_type(a.dtype);
+    let lead = rank.saturating_sub(2);
     SharedCu {
         docs: a.docs.clone(),
         name: a.name.clone(),
@@ -387,6 +396,21 @@ fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
             16 / a.dtype.size() as u64
         } else {
             0
+        },
+        lead_indices: list((0..lead).map(|d| format!("i{d}"))),
+        lead_params: (0..lead).map(|d| format!(", I i{d}")).collect(),
+        lead_indices_then_zeros: list((0..rank).map(|d| {
+            if d < lead {
+                format!("i{d}")
+            } else {
+                "0".to_string()
+            }
+        })),
+        tile_offset: if lead == 0 {
+            "0".to_string()
+        } else {
+            let rows = (1..lead).fold("i0".to_string(), |acc, d| format!("({acc}) * d{d} + i{d}"));
+            format!("({rows}) * d{} * d{}", rank - 2, rank - 1).replace("((i0))", "(i0)")
         },
     }
 }

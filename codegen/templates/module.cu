@@ -142,6 +142,22 @@ struct {{ p.name }}_t {
         }
         ima_async_copy16(&dst, &p[{{ p.offset }}]);
     }
+{%- if p.rank >= 2 %}
+    // The tile whose element (0, 0) is at ({{ p.indices }}), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<{{ p.c_type }}, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, {{ p.index_params }}) const {
+        static_assert(RD >= 0 && RD < {{ p.rank - 1 }}, "a tile's rows run along a dimension before the last");
+        const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }}, s[{{ p.rank }}] = {{ "{" }}{{ p.stride_fields }}{{ "}" }};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, {{ p.rank }}, {{ p.vec }}>(rec, {{ p.arg }}, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[{{ p.offset }}], s[RD], min(rows, e[RD] - i[RD]), e[{{ p.rank - 1 }}] - i[{{ p.rank - 1 }}]);
+    }
+{%- endif %}
 #endif
 {%- if p.write == 1 %}
     __device__ __forceinline__ void store{{ p.vec }}({{ p.index_params }}, const ImaVec<{{ p.c_type }}, {{ p.vec }}>& v) const {
@@ -614,6 +630,28 @@ struct {{ a.name }}_t {
         }
         return *reinterpret_cast<ImaVec<{{ a.c_type }}, {{ a.vec }}>*>(&p[{{ a.offset }}]);
     }
+{%- if a.rank >= 2 %}
+    // Its last two dimensions{% if a.rank > 2 %} at ({{ a.lead_indices }}){% endif %} as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<{{ a.c_type }}, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>{{ a.lead_params }}) const {
+        ImaSmemTile<{{ a.c_type }}, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<{{ a.c_type }}, {{ a.vec }}>*>(&p[{{ a.tile_offset }}]), rec, {{ a.arg }}, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d{{ a.rank - 2 }} && COLS == d{{ a.rank - 1 }})) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d{{ a.rank - 2 }}, d{{ a.rank - 1 }}};
+                ima_report<I, 2>(rec, {{ a.arg }}, 1, IMA_TILE_SHAPE, ROWS <= d{{ a.rank - 2 }} ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[{{ a.rank }}] = {{ "{" }}{{ a.lead_indices_then_zeros }}{{ "}" }}, e[{{ a.rank }}] = {{ "{" }}{{ a.dim_list }}{{ "}" }};
+                t.ok = ima_in_bounds<I, {{ a.rank }}>(rec, {{ a.arg }}, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<{{ a.c_type }}, {{ a.vec }}>>();
+        }
+        return t;
+    }
+{%- endif %}
 {%- endif %}
 };
 {% endfor %}

@@ -79,6 +79,8 @@ const BAD_VALUE: i32 = 4;
 const VALUE_ORDER: i32 = 5;
 const VALUE_FIRST: i32 = 6;
 const VALUE_LAST: i32 = 7;
+const TILE_SHAPE: i32 = 8;
+const TILE_CHUNK: i32 = 9;
 const MAX_RANK: usize = 8;
 
 /// Where each field of `ImaRecord` lies, in bytes: ima.cuh's struct, read here.
@@ -199,6 +201,8 @@ impl ViolationRecord {
             access: match (self.kind, self.write) {
                 (MISALIGNED_VECTOR, _) => Access::MisalignedVector,
                 (NOT_WHOLE_TILE, _) => Access::NotWholeTile,
+                (TILE_SHAPE, _) => Access::TileShape,
+                (TILE_CHUNK, _) => Access::TileChunk,
                 (OUT_OF_BOUNDS, true) => Access::Write,
                 _ => Access::Read,
             },
@@ -384,6 +388,8 @@ mod tests {
             ("IMA_VALUE_ORDER", VALUE_ORDER),
             ("IMA_VALUE_FIRST", VALUE_FIRST),
             ("IMA_VALUE_LAST", VALUE_LAST),
+            ("IMA_TILE_SHAPE", TILE_SHAPE),
+            ("IMA_TILE_CHUNK", TILE_CHUNK),
         ];
         let mut src = String::from(
             "#include \"host_shim.h\"\n#include \"ima.cuh\"\n#include <cstddef>\n\

@@ -15,6 +15,13 @@ pub enum Access {
     /// A quantized tile taken as whole (`load_whole_tile`) that lies inside K and N but is
     /// not whole: across a group, or partial. Its index is the tile's first row and column.
     NotWholeTile,
+    /// A shared array's `tile(...)` whose shape is not its last two dimensions (the
+    /// columns its last extent, the rows at most the one before). Its index is the tile's
+    /// rows and columns, its extent the array's.
+    TileShape,
+    /// A chunk of a shared tile outside the tile, or not at a 16-byte chunk. Its index is
+    /// the row and column, its extent the tile's rows and columns.
+    TileChunk,
 }
 
 /// The first out-of-bounds access of a checked launch, and how many there were. The
@@ -60,6 +67,26 @@ impl fmt::Display for OutOfBounds {
                 self.index.get(1).copied().unwrap_or_default(),
                 self.extent.first().copied().unwrap_or_default(),
                 self.extent.get(1).copied().unwrap_or_default(),
+            )?,
+            Access::TileShape => write!(
+                f,
+                "{}: tile of {} x {} of {}: its last two dimensions are {} x {} (the columns must be the last extent, the rows at most the one before)",
+                self.kernel,
+                self.index.first().copied().unwrap_or_default(),
+                self.index.get(1).copied().unwrap_or_default(),
+                self.arg,
+                self.extent.first().copied().unwrap_or_default(),
+                self.extent.get(1).copied().unwrap_or_default(),
+            )?,
+            Access::TileChunk => write!(
+                f,
+                "{}: chunk at row {}, column {} of a {} x {} tile of {}: outside the tile, or not at a multiple of 16 bytes",
+                self.kernel,
+                self.index.first().copied().unwrap_or_default(),
+                self.index.get(1).copied().unwrap_or_default(),
+                self.extent.first().copied().unwrap_or_default(),
+                self.extent.get(1).copied().unwrap_or_default(),
+                self.arg,
             )?,
             Access::MisalignedVector => write!(
                 f,

@@ -63,6 +63,12 @@ enum : int {
     // An ascending tensor's first entry is not lo, or its last not hi - 1.
     IMA_VALUE_FIRST = 6,
     IMA_VALUE_LAST = 7,
+    // A shared tile asked of a shared array (`s.tile(...)`) that is not its last two
+    // dimensions: index holds the tile's rows and columns, extent the array's.
+    IMA_TILE_SHAPE = 8,
+    // A chunk of a shared tile outside it, or not at a 16-byte chunk: index holds the row
+    // and column, extent the tile's rows and columns.
+    IMA_TILE_CHUNK = 9,
 };
 
 // Where a violation was found: the index and the extents it broke, passed by value.
@@ -340,6 +346,154 @@ __device__ __forceinline__ unsigned ima_pack_bf16x2(float lo, float hi) {
 }
 #endif
 
+// Tiles: a ROWS x COLS block of a tensor, staged in shared memory by a group of threads
+// and read from there into tensor-core fragments, with the guard paid once a tile
+// (docs/tiles.md). An input's `x.tile_async(dst, g, ImaConst<RD>{}, rows, i...)` copies;
+// a shared array's `s.tile(ImaConst<ROWS>{}, ImaConst<COLS>{}, i...)` is the destination.
+
+// N threads that share a copy, and this thread's rank among them (0 <= rank < N):
+// `ima_group<32>(lane)` for a warp, `ima_group<128>(threadIdx.x)` for a block of 128.
+// A thread's copies of a tile are one unrolled loop; UNROLL > 0 unrolls it only that
+// many times, for a kernel whose registers are scarce (each copy in flight holds its
+// addresses).
+template <int N, int UNROLL = 0>
+struct ImaGroup {
+    int rank;
+};
+template <int N, int UNROLL = 0>
+__device__ __forceinline__ ImaGroup<N, UNROLL> ima_group(int rank) {
+    return ImaGroup<N, UNROLL>{rank};
+}
+
+// Where chunk c (16 bytes) of row r of a shared tile with CPR chunks a row lies in that
+// row: c XOR a few bits of r, so that the eight 16-byte rows one ldmatrix (or one phase of
+// a copy) touches fall in eight different bank groups. Rows of 128 bytes or more take
+// r % 8; narrower rows, which share a 128-byte line with their neighbours, the bits of r
+// above those.
+template <int CPR>
+__device__ __forceinline__ int ima_swizzle(int r, int c) {
+    if constexpr (CPR >= 8) {
+        return c ^ (r % 8);
+    } else if constexpr (CPR == 4) {
+        return c ^ (r / 2 % 4);
+    } else if constexpr (CPR == 2) {
+        return c ^ (r / 4 % 2);
+    } else {
+        return c;
+    }
+}
+
+// A ROWS x COLS tile of a shared array (its last two dimensions at some leading indices),
+// rows of COLS elements in 16-byte chunks placed by ima_swizzle. In a checked entry point
+// (CHECKED) every chunk access is checked against the tile and a refused one reported and
+// sent to the shared sink; a tile the array refused (`ok` false) sends all of them there.
+template <typename T, int ROWS, int COLS, bool CHECKED>
+struct ImaSmemTile {
+    static constexpr int W = 16 / int(sizeof(T));  // elements a chunk
+    static constexpr int CPR = COLS / W;           // chunks a row
+    static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
+    ImaVec<T, W>* p;
+    ImaRecord* rec;
+    int arg;
+    bool ok;
+
+    // Chunk `c / W` of row r: elements c .. c + W - 1 (c a multiple of W). Unchecked, for
+    // the copies that fill the tile, whose coordinates come from the tile's own shape.
+    __device__ __forceinline__ ImaVec<T, W>& raw_chunk(int r, int c) const {
+        return p[r * CPR + ima_swizzle<CPR>(r, c / W)];
+    }
+    __device__ __forceinline__ ImaVec<T, W>& chunk(int r, int c) const {
+        if constexpr (CHECKED) {
+            if (!ok) return ima_shared_sink<ImaVec<T, W>>();
+            if (!(ima_below(r, ROWS) && ima_below(c, COLS) && c % W == 0)) {
+                const int i[2] = {r, c}, e[2] = {ROWS, COLS};
+                ima_report<int, 2>(rec, arg, 1, IMA_TILE_CHUNK, ima_below(r, ROWS) ? 1 : 0, i, e);
+                return ima_shared_sink<ImaVec<T, W>>();
+            }
+        }
+        return raw_chunk(r, c);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The fragments of one m16n8k16 operand, by ldmatrix.x4 (each lane names one row):
+    // `ldmatrix_a(r0, c0)`: A, rows r0 .. r0 + 15 by columns c0 .. c0 + 15 (x[0..3] = a0..a3).
+    __device__ __forceinline__ ImaFrag4 ldmatrix_a(int r0, int c0) const {
+        const int l = threadIdx.x % 32;
+        return ima_ldmatrix_x4(chunk(r0 + l % 8 + 8 * (l / 8 % 2), c0 + 8 * (l / 16)));
+    }
+    // B of two n-tiles from a tile stored [n][k] (k contiguous, as Kᵀ's rows are keys):
+    // rows r0 .. r0 + 15 are n, columns c0 .. c0 + 15 k; x[0], x[1] are b0, b1 of n-tile
+    // r0 .. r0 + 7, x[2], x[3] of r0 + 8 .. r0 + 15.
+    __device__ __forceinline__ ImaFrag4 ldmatrix_b(int r0, int c0) const {
+        const int l = threadIdx.x % 32;
+        return ima_ldmatrix_x4(chunk(r0 + l % 8 + 8 * (l / 16), c0 + 8 * (l / 8 % 2)));
+    }
+    // B of two n-tiles from a tile stored [k][n] (n contiguous, as V): rows r0 .. r0 + 15
+    // are k, columns c0 .. c0 + 15 n; x[0], x[1] are b0, b1 of n-tile c0 .. c0 + 7, x[2],
+    // x[3] of c0 + 8 .. c0 + 15.
+    __device__ __forceinline__ ImaFrag4 ldmatrix_b_trans(int r0, int c0) const {
+        const int l = threadIdx.x % 32;
+        return ima_ldmatrix_x4_trans(chunk(r0 + l % 8 + 8 * (l / 8 % 2), c0 + 8 * (l / 16)));
+    }
+#endif
+};
+
+#if __CUDA_ARCH__ >= 800
+// A 16-byte cp.async that reads only `bytes` (0 .. 16) from src and zero-fills the rest:
+// with 0 it reads nothing.
+__device__ __forceinline__ void ima_async_copy16_zfill(void* dst, const void* src, int bytes) {
+    const unsigned to = unsigned(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(to), "l"(src), "r"(bytes) : "memory");
+}
+
+// The copies of a tile at an edge of ima_tile_copy_async. Out of line: the edge is the
+// rare tile, and its per-chunk limits would otherwise hold registers across the caller's
+// loop.
+template <typename T, int ROWS, int COLS, bool CHECKED, int N, int U, typename I>
+static __device__ __noinline__ void ima_tile_copy_edge_async(const ImaSmemTile<T, ROWS, COLS, CHECKED> dst,
+                                                             ImaGroup<N, U> g, const T* base, const T* src,
+                                                             I row_stride, I rows, I cols) {
+    using Tile = ImaSmemTile<T, ROWS, COLS, CHECKED>;
+    constexpr int W = Tile::W, CPR = Tile::CPR, CHUNKS = ROWS * CPR;
+#pragma unroll 1
+    for (int c = g.rank; c < CHUNKS; c += N) {
+        const int r = c / CPR, e = c % CPR * W;
+        const I n = r < rows ? min(I(W), cols - I(e)) : I(0);
+        if (n > 0) {
+            ima_async_copy16_zfill(&dst.raw_chunk(r, e), src + r * row_stride + e, int(n) * int(sizeof(T)));
+        } else {
+            ima_async_copy16_zfill(&dst.raw_chunk(r, e), base, 0);
+        }
+    }
+}
+
+// The copy behind an input's `tile_async`: row r of the tile from src + r * row_stride,
+// its chunks split over the group (chunk c of the tile, in row-major order, to rank
+// c % N). A tile with all ROWS rows below `rows` and all COLS columns below `cols` copies
+// unconditionally; another one reads only the elements below both and zero-fills the
+// rest (an element past `cols` inside a chunk included), reading nothing at all for a
+// chunk with none: `base`, the tensor's first element, stands in as its address.
+template <typename T, int ROWS, int COLS, bool CHECKED, int N, int U, typename I>
+__device__ __forceinline__ void ima_tile_copy_async(const ImaSmemTile<T, ROWS, COLS, CHECKED>& dst, ImaGroup<N, U> g,
+                                                    const T* base, const T* src, I row_stride, I rows, I cols) {
+    using Tile = ImaSmemTile<T, ROWS, COLS, CHECKED>;
+    constexpr int W = Tile::W, CPR = Tile::CPR, CHUNKS = ROWS * CPR, EACH = (CHUNKS + N - 1) / N;
+    if constexpr (CHECKED) {
+        if (!dst.ok) return;
+    }
+    if (rows < ROWS || cols < COLS) {
+        ima_tile_copy_edge_async(dst, g, base, src, row_stride, rows, cols);
+        return;
+    }
+#pragma unroll(U > 0 ? U : EACH)
+    for (int k = 0; k < EACH; ++k) {
+        const int c = g.rank + k * N;
+        if (CHUNKS % N != 0 && c >= CHUNKS) break;
+        const int r = c / CPR, e = c % CPR * W;
+        ima_async_copy16(&dst.raw_chunk(r, e), src + r * row_stride + e);
+    }
+}
+#endif
+
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
 // (the caller guarantees p is aligned to the whole row, up to 16 bytes).
 template <bool VEC, typename T, int C>
@@ -491,6 +645,20 @@ struct q_t {
         }
         ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2]);
     }
+    // The tile whose element (0, 0) is at (i0, i1, i2), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2) const {
+        static_assert(RD >= 0 && RD < 2, "a tile's rows run along a dimension before the last");
+        const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2}, s[3] = {s0, s1, s2};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, 0, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2], s[RD], min(rows, e[RD] - i[RD]), e[2] - i[2]);
+    }
 #endif
 };
 
@@ -530,6 +698,20 @@ struct k_cache_t {
         }
         ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 1, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
 #endif
 };
 
@@ -567,6 +749,20 @@ struct v_cache_t {
             }
         }
         ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 2, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
     }
 #endif
 };
@@ -680,6 +876,26 @@ struct kv_t {
         }
         return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4]);
     }
+    // Its last two dimensions at (i0, i1, i2) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1, I i2) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0) * d1 + i1) * d2 + i2) * d3 * d4]), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d3 && COLS == d4)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d3, d4};
+                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS <= d3 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[5] = {i0, i1, i2, 0, 0}, e[5] = {d0, d1, d2, d3, d4};
+                t.ok = ima_in_bounds<I, 5>(rec, -1, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
 };
 
 // The block's query heads, [head, dimension], swizzled as kv, for D = 256 only: there
@@ -709,6 +925,26 @@ struct qs_t {
             }
         }
         return *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * d1 + i1]);
+    }
+    // Its last two dimensions as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[0]), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d0 && COLS == d1)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d0, d1};
+                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS <= d0 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[2] = {0, 0}, e[2] = {d0, d1};
+                t.ok = ima_in_bounds<I, 2>(rec, -2, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
     }
 };
 
@@ -740,6 +976,26 @@ struct red_o_t {
         }
         return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
     }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0) * d1 * d2]), rec, -3, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -3, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -3, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<float, 4>>();
+        }
+        return t;
+    }
 };
 
 // shared red_ml: f32[2, 2, 8], row-major in dynamic shared memory
@@ -767,6 +1023,26 @@ struct red_ml_t {
             }
         }
         return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0) * d1 * d2]), rec, -4, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -4, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -4, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<float, 4>>();
+        }
+        return t;
     }
 };
 
@@ -877,10 +1153,11 @@ __device__ __forceinline__ void body(
             // for D <= 128; for D = 256 in shared memory, two k-steps an ldmatrix.
             constexpr bool Q_SHARED = DD > 128;
             unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
+            const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
             if constexpr (Q_SHARED) {
                 for (int i = threadIdx.x; i < GC * CPR; i += 128) {
                     const int r = i / CPR, c = i % CPR;
-                    auto& dst = qs.at8(r, (c ^ (r % 8)) * 8);
+                    auto& dst = qt.chunk(r, c * 8);
                     if (r < gn) {
                         dst = q.load8(b, h * G + g0 + r, I(c * 8));
                     } else {
@@ -902,40 +1179,46 @@ __device__ __forceinline__ void body(
             }
             const I ntiles = (end - start + TILE - 1) / TILE;
             const I niter = (ntiles + PAIRS - 1) / PAIRS;  // the same in every warp
-            // Starts this warp's copies of its pair's tile `it` into stage it % ST (its rows
-            // half_d * 16 / DS ..); rows past the partition's end are zeros.
+            // The K and V tiles of a stage: TILE tokens by DD dimensions each.
+            auto k_tile = [&](int stage) { return kv.tile(ImaConst<TILE>{}, ImaConst<DD>{}, pw, stage, 0); };
+            auto v_tile = [&](int stage) { return kv.tile(ImaConst<TILE>{}, ImaConst<DD>{}, pw, stage, 1); };
+            // Starts the pair's copies of its tile `it` into stage it % ST (the pair's two
+            // warps share them for D = 256); rows past the partition's end are zeros.
             auto issue = [&](I it) {
                 const I t0 = start + (it * PAIRS + pw) * TILE;
-                const int stage = int(it % ST), c = lane % CPR;
-                // With BS a multiple of 16 a tile lies in one page (tiles start at multiples
-                // of 16): one page id a tile instead of one a row.
-                const bool one_page = BS % TILE == 0;
-                I blk0 = 0, row0 = 0;
-                if (one_page && t0 < end) {
-                    const I rel = t0 - first_page * BS;
-                    blk0 = pages(rel / BS);
-                    row0 = rel % BS;
-                }
-                // All rows at once for D <= 128; D = 256's addresses would cost registers.
-                constexpr int UNROLL = DS == 1 ? TILE / RPP : 2;
-                #pragma unroll UNROLL
-                for (int k = 0; k < TILE / DS / RPP; ++k) {
-                    const int r = half_d * (TILE / DS) + lane / CPR + RPP * k;
-                    const I t = t0 + r;
-                    auto& kd = kv.at8(pw, stage, 0, r, (c ^ (r % 8)) * 8);
-                    auto& vd = kv.at8(pw, stage, 1, r, (c ^ (r % 8)) * 8);
-                    if (t < end) {
-                        I blk = blk0, row = row0 + r;
-                        if (!one_page) {
+                const int stage = int(it % ST);
+                const auto kt = k_tile(stage), vt = v_tile(stage);
+                if (BS % TILE == 0) {
+                    // Tiles start at multiples of 16, so with BS a multiple of 16 a tile lies
+                    // in one page: one tile copy each of K and V, guarded once.
+                    // D = 256 copies two rows at a time: its addresses would cost registers.
+                    const auto g = ima_group<32 * DS, DS == 1 ? 0 : 2>(half_d * 32 + lane);
+                    I blk = 0, row = 0;
+                    if (t0 < end) {
+                        const I rel = t0 - first_page * BS;
+                        blk = pages(rel / BS);
+                        row = rel % BS;
+                    }
+                    k_cache.tile_async(kt, g, ImaConst<1>{}, end - t0, blk, row, h, I(0));
+                    v_cache.tile_async(vt, g, ImaConst<1>{}, end - t0, blk, row, h, I(0));
+                } else {
+                    // A tile across pages: row by row, each row's page looked up.
+                    const int c = lane % CPR;
+                    #pragma unroll 2
+                    for (int k = 0; k < TILE / DS / RPP; ++k) {
+                        const int r = half_d * (TILE / DS) + lane / CPR + RPP * k;
+                        const I t = t0 + r;
+                        auto& kd = kt.chunk(r, c * 8);
+                        auto& vd = vt.chunk(r, c * 8);
+                        if (t < end) {
                             const I rel = t - first_page * BS;
-                            blk = pages(rel / BS);
-                            row = rel % BS;
+                            const I blk = pages(rel / BS), row = rel % BS;
+                            k_cache.load8_async(kd, blk, row, h, I(c * 8));
+                            v_cache.load8_async(vd, blk, row, h, I(c * 8));
+                        } else {
+                            kd = {};
+                            vd = {};
                         }
-                        k_cache.load8_async(kd, blk, row, h, I(c * 8));
-                        v_cache.load8_async(vd, blk, row, h, I(c * 8));
-                    } else {
-                        kd = {};
-                        vd = {};
                     }
                 }
             };
@@ -959,18 +1242,16 @@ __device__ __forceinline__ void body(
                 // holds row gid, tokens 2 t4 and 2 t4 + 1 of each.
                 ImaAcc4 s0{}, s1{};
                 {
-                    const int mi = lane / 8, r = mi / 2 * 8 + lane % 8;
+                    const auto kt = k_tile(stage);
                     ImaFrag4 qf;
                     #pragma unroll
                     for (int kk = 0; kk < KSTEPS; ++kk) {
-                        const int c = 2 * kk + mi % 2;
-                        const ImaFrag4 f = ima_ldmatrix_x4(kv.at8(pw, stage, 0, r, (c ^ (r % 8)) * 8));
+                        const ImaFrag4 f = kt.ldmatrix_b(0, 16 * kk);
                         unsigned a[4] = {0u, 0u, 0u, 0u};
                         if constexpr (Q_SHARED) {
-                            // Lane l names row l % 8 of chunk 4 (kk / 2) + l / 8: matrices 0, 1
-                            // are k-step kk's (rows 0..7), 2, 3 the next one's.
-                            const int qc = 4 * (kk / 2) + lane / 8, qr = lane % 8;
-                            if (kk % 2 == 0) qf = ima_ldmatrix_x4(qs.at8(qr, (qc ^ qr) * 8));
+                            // Lane l names row l % 8 of columns 32 (kk / 2) + 8 (l / 8): matrices
+                            // 0, 1 are k-step kk's (rows 0..7), 2, 3 the next one's.
+                            if (kk % 2 == 0) qf = ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8)));
                             a[0] = qf.x[kk % 2 * 2];
                             a[2] = qf.x[kk % 2 * 2 + 1];
                         } else {
@@ -1014,11 +1295,10 @@ __device__ __forceinline__ void body(
                 // ldmatrix.
                 const unsigned pa[4] = {ima_pack_f16x2(p[0], p[1]), 0u, ima_pack_f16x2(p[2], p[3]), 0u};
                 {
-                    const int mi = lane / 8, r = mi % 2 * 8 + lane % 8;
+                    const auto vt = v_tile(stage);
                     #pragma unroll
                     for (int j = 0; j < DTILES; j += 2) {
-                        const int c = half_d * (DH / 8) + j + mi / 2;
-                        const ImaFrag4 f = ima_ldmatrix_x4_trans(kv.at8(pw, stage, 1, r, (c ^ (r % 8)) * 8));
+                        const ImaFrag4 f = vt.ldmatrix_b_trans(0, half_d * DH + 8 * j);
                         const ImaAcc4 o0 = ima_mma_m16n8k16_f16(pa, f.x[0], f.x[1], ImaAcc4{acc[j][0], acc[j][1], 0.f, 0.f});
                         const ImaAcc4 o1 = ima_mma_m16n8k16_f16(pa, f.x[2], f.x[3], ImaAcc4{acc[j + 1][0], acc[j + 1][1], 0.f, 0.f});
                         acc[j][0] = o0.x[0];
@@ -1086,7 +1366,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 1090 "paged.cu"
+#line 1370 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1468,7 +1748,7 @@ __device__ __forceinline__ void body(
     const I HQ,
     const I NP,
     const I D) {
-#line 341 "specs/paged.ima"
+#line 345 "specs/paged.ima"
 
         const I h = blockIdx.x, b = blockIdx.y;
         const I n = (seq_lens(b) + PART - 1) / PART;
@@ -1486,7 +1766,7 @@ __device__ __forceinline__ void body(
             out(b, h, d) = __float2half(n == 0 ? 0.f : o_sum / sum);
         }
     
-#line 1490 "paged.cu"
+#line 1770 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -374,7 +374,7 @@ pub static PAGED_ATTN_PARTITION: ima::KernelContract = ima::KernelContract {
 ///
 /// in flight together (a sequence of 4096 tokens has 8).
 ///
-/// Declared at `specs/paged.ima:333`.
+/// Declared at `specs/paged.ima:337`.
 pub struct PagedAttnReduce {
     kernel: ima::Kernel,
 }
@@ -453,7 +453,7 @@ pub struct PagedAttnReduceArgs<'a, PartO: ima::ReadTensor<f32>, PartLse: ima::Re
 pub static PAGED_ATTN_REDUCE: ima::KernelContract = ima::KernelContract {
     name: "paged_attn_reduce",
     signature: "paged_attn_reduce(part_o: f32[B,HQ,NP,D], part_lse: f32[B,HQ,NP], seq_lens: i32[B], out: f16[B,HQ,D])",
-    location: "specs/paged.ima:333",
+    location: "specs/paged.ima:337",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "HQ", bound_by: ima::Binding { arg: 0, dim: 1 } },
