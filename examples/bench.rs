@@ -15,7 +15,7 @@
 //!   (attn_scores), the spec's raw grid and block for gptq_dequant, awq_dequant, rope (8
 //!   elements a thread) and gptq_gemv (with its shared memory), a block of 256 per row
 //!   with 16-byte vectors for rms_norm, a thread per 16 bytes of a row for embedding and
-//!   reshape_and_cache; paged attention's two kernels in their spec grids
+//!   reshape_and_cache; paged attention in its spec grid
 //!   (bench/twins/paged.cu), with block_tables and seq_lens entries used unchecked.
 //!
 //! Time is the median (and minimum) over `--iters` launches, each bracketed by its own
@@ -103,12 +103,7 @@ stubs!(
     Embedding,
     ReshapeAndCache
 );
-stubs!(
-    paged,
-    "../tests/out/specs/paged.rs",
-    PagedAttnPartition,
-    PagedAttnReduce
-);
+stubs!(paged, "../tests/out/specs/paged.rs", PagedAttn);
 
 /// Twins kept in files of their own, each compiled as a module: (file name, source).
 const TWIN_FILES: &[(&str, &str)] = &[
@@ -1451,10 +1446,18 @@ fn paged_permutation(n: usize, seed: u64) -> Vec<i32> {
     v
 }
 
-/// paged_attn_partition then paged_attn_reduce, as one timed launch pair; the twin the
-/// same pair of hand-written kernels (bench/twins/paged.cu). Bytes: the K and V rows of
-/// every token in use (what the kernels must read), q, out, seq_lens and block_tables;
-/// the workspace (f32 partials, a few MB) is not counted.
+/// paged_attn, one launch; the twin the same hand-written kernel (bench/twins/paged.cu).
+/// Bytes: the K and V rows of every token in use (what the kernel must read), q, out,
+/// seq_lens and block_tables; the workspace (f32 partials, a few MB, and the counters) is
+/// not counted.
+/// paged_attn's workspace and output, one set a variant.
+struct Workspace {
+    part_o: Tensor<f32>,
+    part_lse: Tensor<f32>,
+    arrivals: Tensor<i32>,
+    out: Tensor<f16>,
+}
+
 fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
     const PART: usize = 512;
     let (bb, hq, hkv, d, bs) = (32, 32, 8, 128, 16);
@@ -1485,18 +1488,19 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
     let np = (p * bs).div_ceil(PART);
     let tokens: usize = lens.iter().map(|&l| l as usize).sum();
     let kv_bytes = (2 * tokens * hkv * d * 2) as f64;
-    let workspace = || -> Res<(Tensor<f32>, Tensor<f32>, Tensor<f16>)> {
-        Ok((
-            Tensor::<f32>::zeros(&b.stream, &[bb, hq, np, d])?,
-            Tensor::<f32>::zeros(&b.stream, &[bb, hq, np])?,
-            Tensor::<f16>::zeros(&b.stream, &[bb, hq, d])?,
-        ))
+    let workspace = || -> Res<Workspace> {
+        Ok(Workspace {
+            part_o: Tensor::<f32>::zeros(&b.stream, &[bb, hq, np, d])?,
+            part_lse: Tensor::<f32>::zeros(&b.stream, &[bb, hq, np])?,
+            arrivals: Tensor::<i32>::zeros(&b.stream, &[bb, hq])?,
+            out: Tensor::<f16>::zeros(&b.stream, &[bb, hq, d])?,
+        })
     };
-    let (mut po_rel, mut pl_rel, mut out_rel) = workspace()?;
-    let (mut po_chk, mut pl_chk, mut out_chk) = workspace()?;
-    let (mut po_twin, mut pl_twin, mut out_twin) = workspace()?;
+    let mut rel = workspace()?;
+    let mut chk = workspace()?;
+    let mut twin_ws = workspace()?;
     let bytes =
-        kv_bytes + bytes_of(&q) + bytes_of(&out_rel) + bytes_of(&tables_t) + bytes_of(&lens_t);
+        kv_bytes + bytes_of(&q) + bytes_of(&rel.out) + bytes_of(&tables_t) + bytes_of(&lens_t);
     let shape = format!(
         "B={bb} HQ={hq} HKV={hkv} D={d} BS={bs}, lens 1..4096 ({} tokens; {} of K+V, {})",
         tokens,
@@ -1504,57 +1508,41 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
         mb(bytes)
     );
     let kernel = "paged_attn";
-    let launch = |s: &paged::Kernels,
-                  po: &mut Tensor<f32>,
-                  pl: &mut Tensor<f32>,
-                  out: &mut Tensor<f16>|
-     -> Res<()> {
-        done(s.paged_attn_partition.launch(
+    let launch = |s: &paged::Kernels, w: &mut Workspace| -> Res<()> {
+        done(s.paged_attn.launch(
             &b.stream,
-            paged::PagedAttnPartitionArgs {
+            paged::PagedAttnArgs {
                 q: &q,
                 k_cache: &k,
                 v_cache: &v,
                 block_tables: &tables_t,
                 seq_lens: &lens_t,
-                part_o: po,
-                part_lse: pl,
+                part_o: &mut w.part_o,
+                part_lse: &mut w.part_lse,
+                arrivals: &mut w.arrivals,
+                out: &mut w.out,
                 scale,
-            },
-        )?)?;
-        done(s.paged_attn_reduce.launch(
-            &b.stream,
-            paged::PagedAttnReduceArgs {
-                part_o: po,
-                part_lse: pl,
-                seq_lens: &lens_t,
-                out,
             },
         )?)
     };
     let release = b
         .opts
         .variant("release")
-        .then(|| b.time(&mut |_| launch(&stubs.release, &mut po_rel, &mut pl_rel, &mut out_rel)));
-    let checked = b.time_checked(&stubs.checked, &mut |_| {
-        launch(&stubs.checked, &mut po_chk, &mut pl_chk, &mut out_chk)
-    });
+        .then(|| b.time(&mut |_| launch(&stubs.release, &mut rel)));
+    let checked = b.time_checked(&stubs.checked, &mut |_| launch(&stubs.checked, &mut chk));
     let twin = if b.opts.variant("twin") {
-        let part_f = b.func("twin_paged_attn_partition")?;
-        let reduce_f = b.func("twin_paged_attn_reduce")?;
-        let (hqi, hkvi, di, bsi, pi, npi) = (
+        let part_f = b.func("twin_paged_attn")?;
+        let (hqi, hkvi, di, bsi, pi) = (
             i32_of(hq)?,
             i32_of(hkv)?,
             i32_of(d)?,
             i32_of(bs)?,
             i32_of(p)?,
-            i32_of(np)?,
         );
         i32_of(nb * bs * hkv * d)?;
         // The spec's grid(ceil(P * BS / PART), HKV * ceil(HQ / HKV / 8), B) block(128), its
         // shared arrays at 16-byte boundaries: kv (f16 [4, 2, 2, 16, D]), qs (f16 [8, D]),
-        // red_o (f32 [2, 8, D]), red_ml (f32 [2, 2, 8]), pages (PART / BS + 2 ints); then
-        // grid(HQ, B) block(128).
+        // red_o (f32 [2, 8, D]), red_ml (f32 [2, 2, 8]), pages (PART / BS + 2 ints).
         let pad16 = |n: usize| n.div_ceil(16) * 16;
         let part_smem = pad16(4 * 2 * 2 * 16 * d * 2)
             + pad16(8 * d * 2)
@@ -1574,22 +1562,21 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
             block_dim: (128, 1, 1),
             shared_mem_bytes: u32::try_from(part_smem)?,
         };
-        let reduce_cfg = LaunchConfig {
-            grid_dim: (u32::try_from(hq)?, u32::try_from(bb)?, 1),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: 0,
-        };
         Some(b.time(&mut |_| {
             let mut l = b.stream.launch_builder(&part_f);
-            let mut pl_twin_view = pl_twin.slice_mut();
-            let mut po_twin_view = po_twin.slice_mut();
+            let mut po_view = twin_ws.part_o.slice_mut();
+            let mut pl_view = twin_ws.part_lse.slice_mut();
+            let mut arrivals_view = twin_ws.arrivals.slice_mut();
+            let mut out_view = twin_ws.out.slice_mut();
             l.arg(q.slice())
                 .arg(k.slice())
                 .arg(v.slice())
                 .arg(tables_t.slice())
                 .arg(lens_t.slice())
-                .arg(&mut po_twin_view)
-                .arg(&mut pl_twin_view);
+                .arg(&mut po_view)
+                .arg(&mut pl_view)
+                .arg(&mut arrivals_view)
+                .arg(&mut out_view);
             l.arg(&hqi)
                 .arg(&hkvi)
                 .arg(&di)
@@ -1598,19 +1585,10 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
                 .arg(&scale);
             // SAFETY: q [B, HQ, D], k and v [NB, BS, HKV, D] (D = 128, 16-byte aligned
             // rows), block_tables [B, P] with every entry a sequence's length needs in
-            // 0 .. NB, seq_lens [B] in 1 ..= P * BS, the workspace [B, HQ, NP(, D)]; all
-            // contiguous, below 2^31 elements; the shared memory the kernel uses.
+            // 0 .. NB, seq_lens [B] in 1 ..= P * BS, the workspace [B, HQ, NP(, D)], arrivals
+            // [B, HQ] zeroed (each launch leaves it zero), out [B, HQ, D]; all contiguous,
+            // below 2^31 elements; the shared memory the kernel uses.
             unsafe { l.launch(part_cfg) }?;
-            let mut l = b.stream.launch_builder(&reduce_f);
-            let mut out_twin_view = out_twin.slice_mut();
-            l.arg(po_twin.slice())
-                .arg(pl_twin.slice())
-                .arg(lens_t.slice())
-                .arg(&mut out_twin_view);
-            l.arg(&hqi).arg(&npi).arg(&di);
-            // SAFETY: the workspace the partition kernel wrote for the same seq_lens, whose
-            // lengths need at most NP partitions; out [B, HQ, D].
-            unsafe { l.launch(reduce_cfg) }?;
             Ok(())
         }))
     } else {
@@ -1625,14 +1603,14 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
     if let Some(st) = twin {
         b.row(kernel, &shape, TWIN, bytes, st);
         for (v, o) in [
-            (RELEASE, &out_rel),
-            (CHECKED, &out_chk),
-            (DEFERRED, &out_chk),
+            (RELEASE, &rel.out),
+            (CHECKED, &chk.out),
+            (DEFERRED, &chk.out),
         ] {
             let text = b.verdict(
                 "compare_f16",
                 o.slice(),
-                out_twin.slice(),
+                twin_ws.out.slice(),
                 (1e-3, 1e-3),
                 "twin",
             );
@@ -1840,7 +1818,7 @@ fn main() -> Res<()> {
         case!("reshape_and_cache", reshape_and_cache(&mut b, &stubs));
     }
     if b.opts.wants("paged_attn") {
-        let stubs = stubs_of!(paged, paged_attn_partition, paged_attn_reduce);
+        let stubs = stubs_of!(paged, paged_attn);
         case!("paged_attn", paged_attn(&mut b, &stubs));
     }
     if b.opts.wants("graph_replay") {

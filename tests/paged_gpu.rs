@@ -1,5 +1,6 @@
 //! Paged attention decode (specs/paged.ima) end to end on a GPU, through the committed
-//! generated stubs: both kernels (partition, then reduce) against an f64 host reference
+//! generated stubs: the one kernel (partitions, then the last of them weighing them
+//! together, counted in `arrivals`) against an f64 host reference
 //! that gathers the pages itself, on ragged lengths (0, 1, BS - 1, BS, BS + 1, several
 //! partitions), block tables in random order, D = 64, 128 and 256, GQA groups of 1, 3, 4
 //! and 8, in release, checked and deferred modes; and bad block-table entries and
@@ -155,6 +156,7 @@ struct Device {
     lens: Tensor<i32>,
     part_o: Tensor<f32>,
     part_lse: Tensor<f32>,
+    arrivals: Tensor<i32>,
     out: Tensor<f16>,
 }
 
@@ -167,43 +169,37 @@ impl Device {
             v: Tensor::from_host(stream, &c.v, &[c.nb, c.bs, c.hkv, c.d]).unwrap(),
             tables: Tensor::from_host(stream, &c.tables, &[c.b, c.p]).unwrap(),
             lens: Tensor::from_host(stream, &c.lens, &[c.b]).unwrap(),
-            // NaN: a partition the reduce reads that the first kernel did not write shows.
+            // NaN: a partition the last block reads that no block wrote shows.
             part_o: Tensor::full(stream, f32::NAN, &[c.b, c.hq, np, c.d]).unwrap(),
             part_lse: Tensor::full(stream, f32::NAN, &[c.b, c.hq, np]).unwrap(),
+            arrivals: Tensor::zeros(stream, &[c.b, c.hq]).unwrap(),
             out: Tensor::full(stream, f16::NAN, &[c.b, c.hq, c.d]).unwrap(),
         }
     }
 
-    /// Both kernels, in order: the partition kernel's result, then the reduce's.
     fn launch(
         &mut self,
         stream: &Arc<CudaStream>,
         k: &paged::Kernels,
         scale: f32,
     ) -> Result<(), Error> {
-        k.paged_attn_partition.launch(
-            stream,
-            paged::PagedAttnPartitionArgs {
-                q: &self.q,
-                k_cache: &self.k,
-                v_cache: &self.v,
-                block_tables: &self.tables,
-                seq_lens: &self.lens,
-                part_o: &mut self.part_o,
-                part_lse: &mut self.part_lse,
-                scale,
-            },
-        )?;
-        k.paged_attn_reduce.launch(
-            stream,
-            paged::PagedAttnReduceArgs {
-                part_o: &self.part_o,
-                part_lse: &self.part_lse,
-                seq_lens: &self.lens,
-                out: &mut self.out,
-            },
-        )?;
-        Ok(())
+        k.paged_attn
+            .launch(
+                stream,
+                paged::PagedAttnArgs {
+                    q: &self.q,
+                    k_cache: &self.k,
+                    v_cache: &self.v,
+                    block_tables: &self.tables,
+                    seq_lens: &self.lens,
+                    part_o: &mut self.part_o,
+                    part_lse: &mut self.part_lse,
+                    arrivals: &mut self.arrivals,
+                    out: &mut self.out,
+                    scale,
+                },
+            )
+            .map(|_| ())
     }
 
     fn validate(
@@ -212,9 +208,9 @@ impl Device {
         k: &paged::Kernels,
         scale: f32,
     ) -> Result<(), Error> {
-        k.paged_attn_partition.validate(
+        k.paged_attn.validate(
             stream,
-            paged::PagedAttnPartitionArgs {
+            paged::PagedAttnArgs {
                 q: &self.q,
                 k_cache: &self.k,
                 v_cache: &self.v,
@@ -222,6 +218,8 @@ impl Device {
                 seq_lens: &self.lens,
                 part_o: &mut self.part_o,
                 part_lse: &mut self.part_lse,
+                arrivals: &mut self.arrivals,
+                out: &mut self.out,
                 scale,
             },
         )
@@ -266,15 +264,17 @@ fn run_against_reference(hq: usize, hkv: usize, d: usize, bs: usize, seed: u64) 
         set_mode(&kernels, mode);
         let mut dev = Device::upload(&stream, &c);
         dev.validate(&stream, &kernels, c.scale).unwrap();
-        dev.launch(&stream, &kernels, c.scale).unwrap();
-        kernels.check_deferred().unwrap();
+        // Twice on the same counters: each launch leaves them zero for the next.
+        for launch in 0..2 {
+            dev.out = Tensor::full(&stream, f16::NAN, &[c.b, c.hq, c.d]).unwrap();
+            dev.launch(&stream, &kernels, c.scale).unwrap();
+            kernels.check_deferred().unwrap();
+            let what = format!("{mode:?} HQ={hq} HKV={hkv} D={d} BS={bs}, launch {launch}");
+            assert_close(&c, &dev.out.to_host(&stream).unwrap(), None, &what);
+            let arrivals = dev.arrivals.to_host(&stream).unwrap();
+            assert!(arrivals.iter().all(|&a| a == 0), "{what}: {arrivals:?}");
+        }
         let got = dev.out.to_host(&stream).unwrap();
-        assert_close(
-            &c,
-            &got,
-            None,
-            &format!("{mode:?} HQ={hq} HKV={hkv} D={d} BS={bs}"),
-        );
         // A length-0 sequence (index 4) comes out as zeros.
         assert!(
             got[4 * hq * d..][..hq * d]
@@ -398,9 +398,9 @@ fn a_bad_block_table_entry_is_reported_in_every_mode() {
                     "{mode:?}: {r}"
                 );
             }
-            assert_eq!(r.kernel, "paged_attn_partition");
+            assert_eq!(r.kernel, "paged_attn");
             if mode != CheckedMode::Wait {
-                // The reduce ran too: every sequence but the damaged one is right.
+                // Every sequence but the damaged one is right.
                 assert_close(
                     &c,
                     &dev.out.to_host(&stream).unwrap(),
@@ -481,88 +481,7 @@ fn a_seq_len_past_the_table_is_reported_in_every_mode() {
                     "{mode:?}: {r}"
                 );
             }
-            // The reduce reads its own contract, 0 .. NP * PART + 1: a length past it is
-            // reported there too (a deferred report of the partition kernel came first).
-            let _ = kernels.paged_attn_reduce.kernel().check_deferred();
         }
     }
     set_mode(&kernels, CheckedMode::Off);
-}
-
-/// The reduce's own contract on seq_lens: a length past its workspace's partitions is
-/// refused by its `validate` and reported by its launch in every mode.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn the_reduce_reports_a_length_past_its_workspace() {
-    let (_ctx, stream, kernels) = setup();
-    let c = Case::new(8, 2, 128, 16, &ragged(16), 90);
-    let mut dev = Device::upload(&stream, &c);
-    dev.launch(&stream, &kernels, c.scale).unwrap();
-    let hi = (c.parts() * PART) as i64 + 1;
-    let mut lens = c.lens.clone();
-    lens[5] = hi as i32;
-    let bad = Tensor::from_host(&stream, &lens, &[c.b]).unwrap();
-    let reduce = &kernels.paged_attn_reduce;
-    let Err(Error::IndexValue(refused)) = reduce.validate(
-        &stream,
-        paged::PagedAttnReduceArgs {
-            part_o: &dev.part_o,
-            part_lse: &dev.part_lse,
-            seq_lens: &bad,
-            out: &mut dev.out,
-        },
-    ) else {
-        panic!("validate accepted seq_lens[5] = {hi}")
-    };
-    assert_eq!(
-        (refused.position.as_slice(), refused.value),
-        (&[5i64][..], hi)
-    );
-    for mode in MODES {
-        reduce.kernel().set_checked_mode(mode);
-        let launched = reduce.launch(
-            &stream,
-            paged::PagedAttnReduceArgs {
-                part_o: &dev.part_o,
-                part_lse: &dev.part_lse,
-                seq_lens: &bad,
-                out: &mut dev.out,
-            },
-        );
-        let err = match mode {
-            CheckedMode::Wait => launched.unwrap_err(),
-            _ => {
-                launched.unwrap();
-                reduce.kernel().check_deferred().unwrap_err()
-            }
-        };
-        let Error::IndexValue(r) = err else {
-            panic!("{mode:?}: {err}")
-        };
-        assert_eq!(
-            (
-                r.kernel,
-                r.arg.as_str(),
-                r.position.as_slice(),
-                r.value,
-                r.fault
-            ),
-            (
-                "paged_attn_reduce",
-                "seq_lens",
-                &[5i64][..],
-                hi,
-                ValueFault::Range { lo: 0, hi }
-            ),
-            "{mode:?}"
-        );
-        // Read as 0: zeros for that sequence.
-        let got = dev.out.to_host(&stream).unwrap();
-        assert!(
-            got[5 * c.hq * c.d..][..c.hq * c.d]
-                .iter()
-                .all(|x| x.to_f32() == 0.0)
-        );
-    }
-    reduce.kernel().set_checked_mode(CheckedMode::Off);
 }

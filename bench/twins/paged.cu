@@ -41,14 +41,15 @@ __device__ __forceinline__ unsigned twin_pack(float lo, float hi) {
     return r;
 }
 
-// paged_attn_partition: grid(ceil(P * BS / 512), HKV * ceil(HQ / HKV / 8), B) block(128)
+// paged_attn: grid(ceil(P * BS / 512), HKV * ceil(HQ / HKV / 8), B) block(128)
 // under __launch_bounds__(128, 3); dynamic shared memory in the spec's order, each at a
 // 16-byte boundary: kv (f16 [4, 2, 2, 16, D]), qs (f16 [8, D]), red_o (f32 [2, 8, D]),
 // red_ml (f32 [2, 2, 8]), pages (PART / BS + 2 ints).
 template <int DD>
 __device__ __forceinline__ void twin_attend(const __half* __restrict__ q, const __half* __restrict__ k_cache,
                                             const __half* __restrict__ v_cache, float* __restrict__ part_o,
-                                            float* __restrict__ part_lse, const int* pages, __half* kv,
+                                            float* __restrict__ part_lse, int* __restrict__ arrivals,
+                                            __half* __restrict__ out, int len, const int* pages, __half* kv,
                                             __half* qs, float* red_o, float* red_ml, int b, int h, int G,
                                             int g0, int gn, int part, int start, int end, int first_page,
                                             int HQ, int HKV, int BS, int NPART, float scale) {
@@ -223,25 +224,58 @@ __device__ __forceinline__ void twin_attend(const __half* __restrict__ q, const 
         }
         __syncthreads();
     }
+    const int parts = (len + TWIN_PART - 1) / TWIN_PART;
     if (pw == 0 && gid < gn) {
-        const long long row_at = ((long long)b * HQ + h * G + g0 + gid) * NPART + part;
+        const long long row = (long long)b * HQ + h * G + g0 + gid, row_at = row * NPART + part;
         const float inv = 1.f / l;
 #pragma unroll
         for (int j = 0; j < DTILES; ++j) {
-            part_o[row_at * DD + half_d * DH + 8 * j + 2 * t4] = acc[j][0] * inv;
-            part_o[row_at * DD + half_d * DH + 8 * j + 2 * t4 + 1] = acc[j][1] * inv;
+            const int d = half_d * DH + 8 * j + 2 * t4;
+            if (parts == 1) {
+                out[row * DD + d] = __float2half(acc[j][0] * inv);
+                out[row * DD + d + 1] = __float2half(acc[j][1] * inv);
+            } else {
+                part_o[row_at * DD + d] = acc[j][0] * inv;
+                part_o[row_at * DD + d + 1] = acc[j][1] * inv;
+            }
         }
-        if (t4 == 0 && half_d == 0) part_lse[row_at] = m + __log2f(l);
+        if (parts > 1 && t4 == 0 && half_d == 0) part_lse[row_at] = m + __log2f(l);
     }
+    if (parts == 1) return;
+    __syncthreads();
+    bool last = false;
+    const long long counter = (long long)b * HQ + h * G + g0;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(&arrivals[counter], 1) == parts - 1;
+    }
+    if (!__syncthreads_or(last)) return;
+    __threadfence();
+    for (int i = threadIdx.x; i < gn * DD; i += 128) {
+        const long long row = (long long)b * HQ + h * G + g0 + i / DD;
+        const int d = i % DD;
+        float mx = -INFINITY;
+        for (int p = 0; p < parts; ++p) mx = fmaxf(mx, __ldcg(&part_lse[row * NPART + p]));
+        float sum = 0.f, o_sum = 0.f;
+#pragma unroll 8
+        for (int p = 0; p < parts; ++p) {
+            const float w = exp2f(__ldcg(&part_lse[row * NPART + p]) - mx);
+            sum += w;
+            o_sum += w * __ldcg(&part_o[(row * NPART + p) * DD + d]);
+        }
+        out[row * DD + d] = __float2half(o_sum / sum);
+    }
+    if (threadIdx.x == 0) arrivals[counter] = 0;
 }
 
 // 16-byte multiples, as the generated code places shared arrays.
 __device__ __forceinline__ int twin_pad16(int bytes) { return (bytes + 15) / 16 * 16; }
 
-extern "C" __global__ void __launch_bounds__(128, 3) twin_paged_attn_partition(
+extern "C" __global__ void __launch_bounds__(128, 3) twin_paged_attn(
         const __half* __restrict__ q, const __half* __restrict__ k_cache, const __half* __restrict__ v_cache,
         const int* __restrict__ block_tables, const int* __restrict__ seq_lens, float* __restrict__ part_o,
-        float* __restrict__ part_lse, int HQ, int HKV, int D, int BS, int P, float scale) {
+        float* __restrict__ part_lse, int* __restrict__ arrivals, __half* __restrict__ out, int HQ, int HKV,
+        int D, int BS, int P, float scale) {
     extern __shared__ __align__(16) unsigned char twin_smem_base[];
     unsigned char* at = twin_smem_base;
     __half* kv = reinterpret_cast<__half*>(at);
@@ -260,13 +294,18 @@ extern "C" __global__ void __launch_bounds__(128, 3) twin_paged_attn_partition(
     const int gn = min(8, G - g0);
     const int len = seq_lens[b];
     const int start = part * TWIN_PART;
-    if (start >= len) return;
+    if (start >= len) {
+        if (part == 0) {
+            for (int i = threadIdx.x; i < gn * D; i += 128) out[((long long)b * HQ + h * G + g0 + i / D) * D + i % D] = __float2half(0.f);
+        }
+        return;
+    }
     const int end = min(start + TWIN_PART, len);
     const int first_page = start / BS, npages = (end - 1) / BS - first_page + 1;
     for (int j = threadIdx.x; j < npages; j += 128) pages[j] = block_tables[b * P + first_page + j];
     __syncthreads();
 #define TWIN_ATTEND(DD)                                                                                    \
-    twin_attend<DD>(q, k_cache, v_cache, part_o, part_lse, pages, kv, qs, red_o, red_ml, b, h, G, g0, gn, \
+    twin_attend<DD>(q, k_cache, v_cache, part_o, part_lse, arrivals, out, len, pages, kv, qs, red_o, red_ml, b, h, G, g0, gn, \
                     part, start, end, first_page, HQ, HKV, BS, NPART, scale)
     if (D == 64) {
         TWIN_ATTEND(64);
@@ -276,26 +315,4 @@ extern "C" __global__ void __launch_bounds__(128, 3) twin_paged_attn_partition(
         TWIN_ATTEND(256);
     }
 #undef TWIN_ATTEND
-}
-
-// paged_attn_reduce: grid(HQ, B) block(128).
-extern "C" __global__ void __launch_bounds__(128) twin_paged_attn_reduce(
-        const float* __restrict__ part_o, const float* __restrict__ part_lse, const int* __restrict__ seq_lens,
-        __half* __restrict__ out, int HQ, int NP, int D) {
-    const int h = blockIdx.x, b = blockIdx.y;
-    const int n = (seq_lens[b] + TWIN_PART - 1) / TWIN_PART;
-    const long long row = (long long)b * HQ + h;
-    float mx = -INFINITY;
-    for (int p = threadIdx.x % 32; p < n; p += 32) mx = fmaxf(mx, part_lse[row * NP + p]);
-    for (int o = 16; o > 0; o /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-    for (int d = threadIdx.x; d < D; d += 128) {
-        float sum = 0.f, o_sum = 0.f;
-#pragma unroll 8
-        for (int p = 0; p < n; ++p) {
-            const float w = exp2f(part_lse[row * NP + p] - mx);
-            sum += w;
-            o_sum += w * part_o[(row * NP + p) * D + d];
-        }
-        out[row * D + d] = __float2half(n == 0 ? 0.f : o_sum / sum);
-    }
 }

@@ -591,9 +591,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
 #endif  // IMA_CUH
 
 // ---------------------------------------------------------------------------------------
-// paged_attn_partition(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], scale: f32)
-// Paged attention, first step: a block of 4 warps per (partition, KV head h, sequence
-// b) serves up to 8 of the HQ / HKV query heads that share h, so that K and V are read
+// paged_attn(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)
+// Paged attention: a block of 4 warps per (partition, KV head h, sequence b) serves up
+// to 8 of the HQ / HKV query heads that share h, so that K and V are read
 // once for them (a group of more than 8 takes several blocks, each reading K and V).
 // The scores and the weighted sum run on the tensor cores: a warp takes tiles of 16
 // tokens (tile i of the partition goes to warp i % 4), copies each tile's K and V rows
@@ -604,9 +604,12 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
 // warps' states meet in shared memory at the end, pairwise. Page ids come from
 // block_tables once per block, through the value-checked accessor (a bad id is
 // reported and reads as page 0), into shared memory; a partition reads only the entries
-// of the pages its tokens lie in, all below ceil(seq_len / BS). `min_blocks 3` caps
-// registers at 168 (12 warps an SM, whose 3 x 72 KB of shared memory fit).
-namespace ima_paged_attn_partition {
+// of the pages its tokens lie in, all below ceil(seq_len / BS). The partitions of a
+// sequence of several meet as described above; one thread of each block counts its
+// arrival after the block's writes and a memory fence, and the last one reads the
+// others' through L2. `min_blocks 3` caps registers at 168 (12 warps an SM, whose
+// 3 x 72 KB of shared memory fit).
+namespace ima_paged_attn {
 
 [[maybe_unused]] constexpr int PART = 512;
 
@@ -815,7 +818,8 @@ struct seq_lens_t {
     }
 };
 
-// Each partition's output, normalised by its own softmax sum.
+// Workspace, for sequences of several partitions: each partition's output,
+// normalised by its own softmax sum.
 // out part_o: f32[B, HQ, ceil(P * BS / PART), D]
 template <typename I, bool IMA_CHECKED>
 struct part_o_t {
@@ -831,7 +835,7 @@ struct part_o_t {
     }
 };
 
-// Each partition's log2 of the sum of 2^(score · log2 e) over its tokens.
+// Workspace: each partition's log2 of the sum of 2^(score · log2 e) over its tokens.
 // out part_lse: f32[B, HQ, ceil(P * BS / PART)]
 template <typename I, bool IMA_CHECKED>
 struct part_lse_t {
@@ -842,6 +846,39 @@ struct part_lse_t {
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 6, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<float>();
+        }
+        return p[i0 * s0 + i1 * s1 + i2];
+    }
+};
+
+// Partitions done, one counter a (sequence, block of query heads) at the block's first
+// head: zero before a launch, and zero after it (the last partition resets it).
+// inout arrivals: i32[B, HQ]
+template <typename I, bool IMA_CHECKED>
+struct arrivals_t {
+    int* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    ImaRecord* rec;
+    __device__ __forceinline__ int& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
+        }
+        return p[i0 * s0 + i1];
+    }
+};
+
+// The attention output, one row a (sequence, query head).
+// out out: f16[B, HQ, D]
+template <typename I, bool IMA_CHECKED>
+struct out_t {
+    __half* __restrict__ p;
+    I s0, s1, s2;
+    I e0, e1, e2;
+    ImaRecord* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, 8, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1 + i2];
     }
@@ -1086,6 +1123,8 @@ __device__ __forceinline__ void body(
     const seq_lens_t<I, IMA_CHECKED> seq_lens,
     const part_o_t<I, IMA_CHECKED> part_o,
     const part_lse_t<I, IMA_CHECKED> part_lse,
+    const arrivals_t<I, IMA_CHECKED> arrivals,
+    const out_t<I, IMA_CHECKED> out,
     const I B,
     const I HQ,
     const I D,
@@ -1099,7 +1138,7 @@ __device__ __forceinline__ void body(
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
     const pages_t<I, IMA_CHECKED> pages) {
-#line 63 "specs/paged.ima"
+#line 72 "specs/paged.ima"
 
         constexpr int W = 4;      // warps a block
         constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
@@ -1112,7 +1151,12 @@ __device__ __forceinline__ void body(
         // Read by every thread: one broadcast load; a bad length reads as 0 (no tokens).
         const I len = seq_lens(b);
         const I start = part * PART;
-        if (start >= len) return;
+        if (start >= len) {
+            if (part == 0) {
+                for (I i = threadIdx.x; i < gn * D; i += 128) out(b, h * G + g0 + i / D, i % D) = __float2half(0.f);
+            }
+            return;
+        }
         const I end = min(start + I(PART), len);
         const I first_page = start / BS, npages = (end - 1) / BS - first_page + 1;
         for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
@@ -1346,17 +1390,52 @@ __device__ __forceinline__ void body(
                 }
                 __syncthreads();
             }
-            // Pair 0 holds the partition, whose first token it attended: l > 0.
+            // Pair 0 holds the partition, whose first token it attended: l > 0. The one
+            // partition of a sequence is its output.
+            const I parts = (len + PART - 1) / PART;
             if (pw == 0 && gid < gn) {
                 const I hq = h * G + g0 + gid;
                 const float inv = 1.f / l;
                 #pragma unroll
                 for (int j = 0; j < DTILES; ++j) {
-                    part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4) = acc[j][0] * inv;
-                    part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4 + 1) = acc[j][1] * inv;
+                    const I d = half_d * DH + 8 * j + 2 * t4;
+                    if (parts == 1) {
+                        out(b, hq, d) = __float2half(acc[j][0] * inv);
+                        out(b, hq, d + 1) = __float2half(acc[j][1] * inv);
+                    } else {
+                        part_o(b, hq, part, d) = acc[j][0] * inv;
+                        part_o(b, hq, part, d + 1) = acc[j][1] * inv;
+                    }
                 }
-                if (t4 == 0 && half_d == 0) part_lse(b, hq, part) = m + __log2f(l);
+                if (parts > 1 && t4 == 0 && half_d == 0) part_lse(b, hq, part) = m + __log2f(l);
             }
+            if (parts == 1) return;
+            // The last block of the sequence to get here weighs its partitions together:
+            // out = the sum over p of 2^(lse_p - max) o_p, over the sum of the weights.
+            // The counter's increment follows the block's writes (barrier, then a fence);
+            // the last block's reads follow its observation (a fence) and bypass L1.
+            __syncthreads();
+            bool last = false;
+            if (threadIdx.x == 0) {
+                __threadfence();
+                last = atomicAdd(&arrivals(b, h * G + g0), 1) == int(parts - 1);
+            }
+            if (!__syncthreads_or(last)) return;
+            __threadfence();
+            for (int i = threadIdx.x; i < gn * DD; i += 128) {
+                const I hq = h * G + g0 + i / DD, d = i % DD;
+                float mx = -INFINITY;
+                for (I p = 0; p < parts; ++p) mx = fmaxf(mx, __ldcg(&part_lse(b, hq, p)));
+                float sum = 0.f, o_sum = 0.f;
+                #pragma unroll 8
+                for (I p = 0; p < parts; ++p) {
+                    const float w = exp2f(__ldcg(&part_lse(b, hq, p)) - mx);
+                    sum += w;
+                    o_sum += w * __ldcg(&part_o(b, hq, p, d));
+                }
+                out(b, hq, d) = __float2half(o_sum / sum);
+            }
+            if (threadIdx.x == 0) arrivals(b, h * G + g0) = 0;
         };
         if (D == 64) {
             attend(ImaConst<64>{});
@@ -1366,7 +1445,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 1370 "paged.cu"
+#line 1449 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1378,6 +1457,8 @@ __device__ __forceinline__ void run(
     const seq_lens_t<I, IMA_CHECKED> seq_lens,
     const part_o_t<I, IMA_CHECKED> part_o,
     const part_lse_t<I, IMA_CHECKED> part_lse,
+    const arrivals_t<I, IMA_CHECKED> arrivals,
+    const out_t<I, IMA_CHECKED> out,
     const I B,
     const I HQ,
     const I D,
@@ -1399,12 +1480,12 @@ __device__ __forceinline__ void run(
     const red_ml_t<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_record};
     ima_smem_off += (2 * 2 * 8 * I(sizeof(float)) + 15) / 16 * 16;
     const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), ((512 / BS) + 2), ima_record};
-    body<I, IMA_CHECKED>(q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, B, HQ, D, NB, BS, HKV, P, scale, kv, qs, red_o, red_ml, pages);
+    body<I, IMA_CHECKED>(q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, HQ, D, NB, BS, HKV, P, scale, kv, qs, red_o, red_ml, pages);
 }
 
-}  // namespace ima_paged_attn_partition
+}  // namespace ima_paged_attn
 
-extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32(
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     const __half* __restrict__ q,
     int q_s0,
     int q_s1,
@@ -1433,6 +1514,13 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32(
     int part_lse_s0,
     int part_lse_s1,
     int part_lse_s2,
+    int* __restrict__ arrivals,
+    int arrivals_s0,
+    int arrivals_s1,
+    __half* __restrict__ out,
+    int out_s0,
+    int out_s1,
+    int out_s2,
     int B,
     int HQ,
     int D,
@@ -1442,20 +1530,22 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32(
     int P,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn_partition;
+    using namespace ima_paged_attn;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_paged_attn_partition::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_paged_attn_partition::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_partition::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_partition::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_paged_attn_partition::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn_partition::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
-        ima_paged_attn_partition::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+    run<int, false>(ima_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
+        ima_paged_attn::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
+        ima_paged_attn::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
+        ima_paged_attn::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
+        ima_paged_attn::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+        ima_paged_attn::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
+        ima_paged_attn::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,
         HQ,
         D,
@@ -1467,7 +1557,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64(
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
     const __half* __restrict__ q,
     long long q_s0,
     long long q_s1,
@@ -1496,6 +1586,13 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64(
     long long part_lse_s0,
     long long part_lse_s1,
     long long part_lse_s2,
+    int* __restrict__ arrivals,
+    long long arrivals_s0,
+    long long arrivals_s1,
+    __half* __restrict__ out,
+    long long out_s0,
+    long long out_s1,
+    long long out_s2,
     long long B,
     long long HQ,
     long long D,
@@ -1505,20 +1602,22 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64(
     long long P,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn_partition;
+    using namespace ima_paged_attn;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_paged_attn_partition::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_paged_attn_partition::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_partition::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_partition::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_paged_attn_partition::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn_partition::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
-        ima_paged_attn_partition::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+    run<long long, false>(ima_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
+        ima_paged_attn::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
+        ima_paged_attn::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
+        ima_paged_attn::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
+        ima_paged_attn::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+        ima_paged_attn::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
+        ima_paged_attn::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,
         HQ,
         D,
@@ -1530,7 +1629,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64(
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32_checked(
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
     const __half* __restrict__ q,
     int q_s0,
     int q_s1,
@@ -1559,6 +1658,13 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32_ch
     int part_lse_s0,
     int part_lse_s1,
     int part_lse_s2,
+    int* __restrict__ arrivals,
+    int arrivals_s0,
+    int arrivals_s1,
+    __half* __restrict__ out,
+    int out_s0,
+    int out_s1,
+    int out_s2,
     int B,
     int HQ,
     int D,
@@ -1568,20 +1674,22 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32_ch
     int P,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn_partition;
+    using namespace ima_paged_attn;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_paged_attn_partition::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_paged_attn_partition::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_partition::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_partition::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_paged_attn_partition::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn_partition::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
-        ima_paged_attn_partition::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+    run<int, true>(ima_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
+        ima_paged_attn::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
+        ima_paged_attn::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
+        ima_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
+        ima_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+        ima_paged_attn::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
+        ima_paged_attn::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,
         HQ,
         D,
@@ -1593,7 +1701,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i32_ch
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64_checked(
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
     const __half* __restrict__ q,
     long long q_s0,
     long long q_s1,
@@ -1622,6 +1730,13 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64_ch
     long long part_lse_s0,
     long long part_lse_s1,
     long long part_lse_s2,
+    int* __restrict__ arrivals,
+    long long arrivals_s0,
+    long long arrivals_s1,
+    __half* __restrict__ out,
+    long long out_s0,
+    long long out_s1,
+    long long out_s2,
     long long B,
     long long HQ,
     long long D,
@@ -1631,20 +1746,22 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64_ch
     long long P,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn_partition;
+    using namespace ima_paged_attn;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_paged_attn_partition::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_paged_attn_partition::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_partition::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_partition::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_paged_attn_partition::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn_partition::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
-        ima_paged_attn_partition::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+    run<long long, true>(ima_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
+        ima_paged_attn::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
+        ima_paged_attn::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
+        ima_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
+        ima_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+        ima_paged_attn::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
+        ima_paged_attn::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,
         HQ,
         D,
@@ -1653,290 +1770,5 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_partition_i64_ch
         HKV,
         P,
         scale,
-        ima_record);
-}
-
-// ---------------------------------------------------------------------------------------
-// paged_attn_reduce(part_o: f32[B,HQ,NP,D], part_lse: f32[B,HQ,NP], seq_lens: i32[B], out: f16[B,HQ,D])
-// Paged attention, second step: out[b, hq] = the partitions' outputs weighted by
-// 2^(lse_p - LSE), LSE over the ceil(seq_lens[b] / PART) partitions of sequence b (the
-// ones paged_attn_partition wrote); zeros for a sequence of length 0. A block per
-// (query head, sequence), a thread per dimension; each warp finds the largest lse with
-// a lane a partition, and the loop over partitions is unrolled so that their loads are
-// in flight together (a sequence of 4096 tokens has 8).
-namespace ima_paged_attn_reduce {
-
-[[maybe_unused]] constexpr int PART = 512;
-
-// paged_attn_partition's workspace.
-// in part_o: f32[B, HQ, NP, D]
-template <typename I, bool IMA_CHECKED>
-struct part_o_t {
-    const float* __restrict__ p;
-    I s0, s1, s2, s3;
-    I e0, e1, e2, e3;
-    ImaRecord* rec;
-    __device__ __forceinline__ float operator()(I i0, I i1, I i2, I i3) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
-        }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
-    }
-};
-
-// in part_lse: f32[B, HQ, NP]
-template <typename I, bool IMA_CHECKED>
-struct part_lse_t {
-    const float* __restrict__ p;
-    I s0, s1, s2;
-    I e0, e1, e2;
-    ImaRecord* rec;
-    __device__ __forceinline__ float operator()(I i0, I i1, I i2) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 3>(rec, 1, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
-        }
-        return p[i0 * s0 + i1 * s1 + i2];
-    }
-};
-
-// The lengths the partitions were computed with.
-// in seq_lens: i32[B]
-template <typename I, bool IMA_CHECKED>
-struct seq_lens_t {
-    const int* __restrict__ p;
-    I s0;
-    I e0;
-    // The contract's bounds, lo .. hi.
-    I vlo, vhi;
-    ImaRecord* rec;
-    // The entry at (i0), checked against `values(0 .. NP * PART + 1)` in every mode.
-    // An entry outside the contract is reported and reads as lo, which is inside it.
-    __device__ __forceinline__ I operator()(I i0) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 1>(rec, 2, 0, {i0}, {e0})) return vlo;
-        }
-        const int v = p[i0];
-        if (ima_value_in(v, vlo, vhi)) return I(v);
-        const I i[1] = {i0}, e[1] = {e0};
-        ima_report_value<I, 1>(rec, 2, IMA_BAD_VALUE, i, e, (long long)v, vlo, vhi);
-        return vlo;
-    }
-};
-
-// out out: f16[B, HQ, D]
-template <typename I, bool IMA_CHECKED>
-struct out_t {
-    __half* __restrict__ p;
-    I s0, s1, s2;
-    I e0, e1, e2;
-    ImaRecord* rec;
-    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 3>(rec, 3, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
-        }
-        return p[i0 * s0 + i1 * s1 + i2];
-    }
-};
-
-template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const part_o_t<I, IMA_CHECKED> part_o,
-    const part_lse_t<I, IMA_CHECKED> part_lse,
-    const seq_lens_t<I, IMA_CHECKED> seq_lens,
-    const out_t<I, IMA_CHECKED> out,
-    const I B,
-    const I HQ,
-    const I NP,
-    const I D) {
-#line 345 "specs/paged.ima"
-
-        const I h = blockIdx.x, b = blockIdx.y;
-        const I n = (seq_lens(b) + PART - 1) / PART;
-        float mx = -INFINITY;
-        for (I p = threadIdx.x % 32; p < n; p += 32) mx = fmaxf(mx, part_lse(b, h, p));
-        for (int o = 16; o > 0; o /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        for (I d = threadIdx.x; d < D; d += 128) {
-            float sum = 0.f, o_sum = 0.f;
-            #pragma unroll 8
-            for (I p = 0; p < n; ++p) {
-                const float w = exp2f(part_lse(b, h, p) - mx);
-                sum += w;
-                o_sum += w * part_o(b, h, p, d);
-            }
-            out(b, h, d) = __float2half(n == 0 ? 0.f : o_sum / sum);
-        }
-    
-#line 1770 "paged.cu"
-}
-
-template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const part_o_t<I, IMA_CHECKED> part_o,
-    const part_lse_t<I, IMA_CHECKED> part_lse,
-    const seq_lens_t<I, IMA_CHECKED> seq_lens,
-    const out_t<I, IMA_CHECKED> out,
-    const I B,
-    const I HQ,
-    const I NP,
-    const I D,
-    ImaRecord* const ima_record) {
-    body<I, IMA_CHECKED>(part_o, part_lse, seq_lens, out, B, HQ, NP, D);
-}
-
-}  // namespace ima_paged_attn_reduce
-
-extern "C" __global__ void __launch_bounds__(128, 1) paged_attn_reduce_i32(
-    const float* __restrict__ part_o,
-    int part_o_s0,
-    int part_o_s1,
-    int part_o_s2,
-    int part_o_s3,
-    const float* __restrict__ part_lse,
-    int part_lse_s0,
-    int part_lse_s1,
-    int part_lse_s2,
-    const int* __restrict__ seq_lens,
-    int seq_lens_s0,
-    __half* __restrict__ out,
-    int out_s0,
-    int out_s1,
-    int out_s2,
-    int B,
-    int HQ,
-    int NP,
-    int D,
-    ImaRecord* ima_record) {
-    using namespace ima_paged_attn_reduce;
-    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
-    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
-    // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 128u);
-    __builtin_assume(threadIdx.y < 1u);
-    __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_paged_attn_reduce::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, NP, D, ima_record},
-        ima_paged_attn_reduce::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, NP, ima_record},
-        ima_paged_attn_reduce::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((NP * 512) + 1), ima_record},
-        ima_paged_attn_reduce::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
-        B,
-        HQ,
-        NP,
-        D,
-        ima_record);
-}
-
-extern "C" __global__ void __launch_bounds__(128, 1) paged_attn_reduce_i64(
-    const float* __restrict__ part_o,
-    long long part_o_s0,
-    long long part_o_s1,
-    long long part_o_s2,
-    long long part_o_s3,
-    const float* __restrict__ part_lse,
-    long long part_lse_s0,
-    long long part_lse_s1,
-    long long part_lse_s2,
-    const int* __restrict__ seq_lens,
-    long long seq_lens_s0,
-    __half* __restrict__ out,
-    long long out_s0,
-    long long out_s1,
-    long long out_s2,
-    long long B,
-    long long HQ,
-    long long NP,
-    long long D,
-    ImaRecord* ima_record) {
-    using namespace ima_paged_attn_reduce;
-    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
-    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
-    // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 128u);
-    __builtin_assume(threadIdx.y < 1u);
-    __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_paged_attn_reduce::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, NP, D, ima_record},
-        ima_paged_attn_reduce::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, NP, ima_record},
-        ima_paged_attn_reduce::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((NP * 512) + 1), ima_record},
-        ima_paged_attn_reduce::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
-        B,
-        HQ,
-        NP,
-        D,
-        ima_record);
-}
-
-extern "C" __global__ void __launch_bounds__(128, 1) paged_attn_reduce_i32_checked(
-    const float* __restrict__ part_o,
-    int part_o_s0,
-    int part_o_s1,
-    int part_o_s2,
-    int part_o_s3,
-    const float* __restrict__ part_lse,
-    int part_lse_s0,
-    int part_lse_s1,
-    int part_lse_s2,
-    const int* __restrict__ seq_lens,
-    int seq_lens_s0,
-    __half* __restrict__ out,
-    int out_s0,
-    int out_s1,
-    int out_s2,
-    int B,
-    int HQ,
-    int NP,
-    int D,
-    ImaRecord* ima_record) {
-    using namespace ima_paged_attn_reduce;
-    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
-    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
-    // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 128u);
-    __builtin_assume(threadIdx.y < 1u);
-    __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_paged_attn_reduce::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, NP, D, ima_record},
-        ima_paged_attn_reduce::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, NP, ima_record},
-        ima_paged_attn_reduce::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((NP * 512) + 1), ima_record},
-        ima_paged_attn_reduce::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
-        B,
-        HQ,
-        NP,
-        D,
-        ima_record);
-}
-
-extern "C" __global__ void __launch_bounds__(128, 1) paged_attn_reduce_i64_checked(
-    const float* __restrict__ part_o,
-    long long part_o_s0,
-    long long part_o_s1,
-    long long part_o_s2,
-    long long part_o_s3,
-    const float* __restrict__ part_lse,
-    long long part_lse_s0,
-    long long part_lse_s1,
-    long long part_lse_s2,
-    const int* __restrict__ seq_lens,
-    long long seq_lens_s0,
-    __half* __restrict__ out,
-    long long out_s0,
-    long long out_s1,
-    long long out_s2,
-    long long B,
-    long long HQ,
-    long long NP,
-    long long D,
-    ImaRecord* ima_record) {
-    using namespace ima_paged_attn_reduce;
-    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
-    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
-    // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 128u);
-    __builtin_assume(threadIdx.y < 1u);
-    __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_paged_attn_reduce::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, NP, D, ima_record},
-        ima_paged_attn_reduce::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, NP, ima_record},
-        ima_paged_attn_reduce::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((NP * 512) + 1), ima_record},
-        ima_paged_attn_reduce::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
-        B,
-        HQ,
-        NP,
-        D,
         ima_record);
 }

@@ -17,8 +17,7 @@ pub const SPEC_FILE: &str = "specs/paged.ima";
 
 /// Every kernel of `specs/paged.ima`, compiled and loaded on one device.
 pub struct Kernels {
-    pub paged_attn_partition: PagedAttnPartition,
-    pub paged_attn_reduce: PagedAttnReduce,
+    pub paged_attn: PagedAttn,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -28,52 +27,45 @@ impl Kernels {
     /// Checked mode for every kernel: each access is bounds-checked and the first
     /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).
     pub fn set_checked(&self, on: bool) {
-        self.paged_attn_partition.kernel.set_checked(on);
-        self.paged_attn_reduce.kernel.set_checked(on);
+        self.paged_attn.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
     /// reports a violation at the kernel's next launch or at `check_deferred` instead of
     /// waiting for each launch (also on with `IMA_CHECKED=deferred`).
     pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
-        self.paged_attn_partition.kernel.set_checked_mode(mode);
-        self.paged_attn_reduce.kernel.set_checked_mode(mode);
+        self.paged_attn.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
     /// found, kernel by kernel in declaration order.
     pub fn check_deferred(&self) -> Result<(), ima::Error> {
-        self.paged_attn_partition.kernel.check_deferred()?;
-        self.paged_attn_reduce.kernel.check_deferred()?;
+        self.paged_attn.kernel.check_deferred()?;
         Ok(())
     }
 
     /// Sync mode for every kernel: synchronise after each launch and attribute any CUDA
     /// error to it (also on with `IMA_SYNC=1`).
     pub fn set_sync(&self, on: bool) {
-        self.paged_attn_partition.kernel.set_sync(on);
-        self.paged_attn_reduce.kernel.set_sync(on);
+        self.paged_attn.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
     pub fn load(ctx: &Arc<ima::cudarc::driver::CudaContext>) -> Result<Self, ima::Error> {
         let module = ima::Module::compile(ctx, SPEC_FILE, CUDA_SOURCE)?;
         Ok(Kernels {
-            paged_attn_partition: PagedAttnPartition {
-                kernel: module.kernel(&PAGED_ATTN_PARTITION)?,
-            },
-            paged_attn_reduce: PagedAttnReduce {
-                kernel: module.kernel(&PAGED_ATTN_REDUCE)?,
+            paged_attn: PagedAttn {
+                kernel: module.kernel(&PAGED_ATTN)?,
             },
         })
     }
 }
 
-/// `paged_attn_partition(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], scale: f32)`
+/// `paged_attn(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)`
 ///
-/// Paged attention, first step: a block of 4 warps per (partition, KV head h, sequence
+/// Paged attention: a block of 4 warps per (partition, KV head h, sequence b) serves up
 ///
-/// b) serves up to 8 of the HQ / HKV query heads that share h, so that K and V are read
+/// to 8 of the HQ / HKV query heads that share h, so that K and V are read
 ///
 /// once for them (a group of more than 8 takes several blocks, each reading K and V).
 ///
@@ -95,18 +87,24 @@ impl Kernels {
 ///
 /// reported and reads as page 0), into shared memory; a partition reads only the entries
 ///
-/// of the pages its tokens lie in, all below ceil(seq_len / BS). `min_blocks 3` caps
+/// of the pages its tokens lie in, all below ceil(seq_len / BS). The partitions of a
 ///
-/// registers at 168 (12 warps an SM, whose 3 x 72 KB of shared memory fit).
+/// sequence of several meet as described above; one thread of each block counts its
 ///
-/// Declared at `specs/paged.ima:29`.
-pub struct PagedAttnPartition {
+/// arrival after the block's writes and a memory fence, and the last one reads the
+///
+/// others' through L2. `min_blocks 3` caps registers at 168 (12 warps an SM, whose
+///
+/// 3 x 72 KB of shared memory fit).
+///
+/// Declared at `specs/paged.ima:32`.
+pub struct PagedAttn {
     kernel: ima::Kernel,
 }
 
-impl PagedAttnPartition {
+impl PagedAttn {
     /// The contract every launch is checked against.
-    pub const CONTRACT: &'static ima::KernelContract = &PAGED_ATTN_PARTITION;
+    pub const CONTRACT: &'static ima::KernelContract = &PAGED_ATTN;
 
     /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
     pub fn kernel(&self) -> &ima::Kernel {
@@ -114,7 +112,7 @@ impl PagedAttnPartition {
     }
 
     /// Checks every argument against the contract, then launches on `stream`. The
-    /// arguments are named: [`PagedAttnPartitionArgs`] gives each one's element type and shape.
+    /// arguments are named: [`PagedAttnArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     // One `impl` type per tensor argument, however many the spec declares.
@@ -122,10 +120,10 @@ impl PagedAttnPartition {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        args: PagedAttnPartitionArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>>,
+        args: PagedAttnArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
-        let PagedAttnPartitionArgs { q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, scale } = args;
-        self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse)], &[ima::Scalar::F32(scale)])
+        let PagedAttnArgs { q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, scale } = args;
+        self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse), ima::KernelArg::write(arrivals), ima::KernelArg::write(out)], &[ima::Scalar::F32(scale)])
     }
 
     /// Checks every argument as `launch` does, then adds the launch to `graph` as its
@@ -138,10 +136,10 @@ impl PagedAttnPartition {
     pub fn launch_in<'a>(
         &'a self,
         graph: &mut ima::Graph<'a>,
-        args: PagedAttnPartitionArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>>,
+        args: PagedAttnArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<usize, ima::Error> {
-        let PagedAttnPartitionArgs { q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, scale } = args;
-        graph.launch_args(&self.kernel, [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse)], &[ima::Scalar::F32(scale)])
+        let PagedAttnArgs { q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, scale } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse), ima::KernelArg::write(arrivals), ima::KernelArg::write(out)], &[ima::Scalar::F32(scale)])
     }
 
     /// Checks the arguments as `launch` does, then copies each argument with a value
@@ -152,18 +150,18 @@ impl PagedAttnPartition {
     pub fn validate(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        args: PagedAttnPartitionArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>>,
+        args: PagedAttnArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<(), ima::Error> {
-        let PagedAttnPartitionArgs { q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, scale } = args;
-        self.kernel.validate(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse)], &[ima::Scalar::F32(scale)])
+        let PagedAttnArgs { q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, scale } = args;
+        self.kernel.validate(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k_cache), ima::KernelArg::read(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse), ima::KernelArg::write(arrivals), ima::KernelArg::write(out)], &[ima::Scalar::F32(scale)])
     }
 }
 
-/// The arguments of [`PagedAttnPartition::launch`], [`PagedAttnPartition::launch_in`] and [`PagedAttnPartition::validate`], by name.
+/// The arguments of [`PagedAttn::launch`], [`PagedAttn::launch_in`] and [`PagedAttn::validate`], by name.
 ///
-/// `paged_attn_partition(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], scale: f32)`: each tensor's field gives its element type and its shape as the
+/// `paged_attn(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
-pub struct PagedAttnPartitionArgs<'a, Q: ima::ReadTensor<ima::half::f16>, KCache: ima::ReadTensor<ima::half::f16>, VCache: ima::ReadTensor<ima::half::f16>, BlockTables: ima::ReadTensor<i32>, SeqLens: ima::ReadTensor<i32>, PartO: ima::WriteTensor<f32>, PartLse: ima::WriteTensor<f32>> {
+pub struct PagedAttnArgs<'a, Q: ima::ReadTensor<ima::half::f16>, KCache: ima::ReadTensor<ima::half::f16>, VCache: ima::ReadTensor<ima::half::f16>, BlockTables: ima::ReadTensor<i32>, SeqLens: ima::ReadTensor<i32>, PartO: ima::WriteTensor<f32>, PartLse: ima::WriteTensor<f32>, Arrivals: ima::WriteTensor<i32>, Out: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[B, HQ, D]`, contiguous, 16-byte aligned: Queries of the step, one a head.
     pub q: &'a Q,
     /// f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Keys in pages of BS tokens: token t of sequence b lies in page block_tables[b, t / BS], row t % BS.
@@ -174,19 +172,23 @@ pub struct PagedAttnPartitionArgs<'a, Q: ima::ReadTensor<ima::half::f16>, KCache
     pub block_tables: &'a BlockTables,
     /// i32 `[B]`, contiguous: Tokens of each sequence: at most the P * BS its row of block_tables holds.
     pub seq_lens: &'a SeqLens,
-    /// f32 `[B, HQ, ceil(P * BS / PART), D]`, contiguous: Each partition's output, normalised by its own softmax sum.
+    /// f32 `[B, HQ, ceil(P * BS / PART), D]`, contiguous: Workspace, for sequences of several partitions: each partition's output, normalised by its own softmax sum.
     pub part_o: &'a mut PartO,
-    /// f32 `[B, HQ, ceil(P * BS / PART)]`, contiguous: Each partition's log2 of the sum of 2^(score · log2 e) over its tokens.
+    /// f32 `[B, HQ, ceil(P * BS / PART)]`, contiguous: Workspace: each partition's log2 of the sum of 2^(score · log2 e) over its tokens.
     pub part_lse: &'a mut PartLse,
+    /// i32 `[B, HQ]`, contiguous: Partitions done, one counter a (sequence, block of query heads) at the block's first head: zero before a launch, and zero after it (the last partition resets it).
+    pub arrivals: &'a mut Arrivals,
+    /// f16 `[B, HQ, D]`, contiguous: The attention output, one row a (sequence, query head).
+    pub out: &'a mut Out,
     /// f32: Softmax scale, usually 1/sqrt(D).
     pub scale: f32,
 }
 
-/// The contract of `paged_attn_partition`.
-pub static PAGED_ATTN_PARTITION: ima::KernelContract = ima::KernelContract {
-    name: "paged_attn_partition",
-    signature: "paged_attn_partition(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], scale: f32)",
-    location: "specs/paged.ima:29",
+/// The contract of `paged_attn`.
+pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
+    name: "paged_attn",
+    signature: "paged_attn(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)",
+    location: "specs/paged.ima:32",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "HQ", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -295,6 +297,33 @@ pub static PAGED_ATTN_PARTITION: ima::KernelContract = ima::KernelContract {
             align: 4,
             values: None,
         },
+        ima::TensorArg {
+            name: "arrivals",
+            role: ima::Role::InOut,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "HQ", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+        },
+        ima::TensorArg {
+            name: "out",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "HQ", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1, 2],
+            strided: false,
+            align: 2,
+            values: None,
+        },
     ],
     params: &[
         ima::Param { name: "scale", dtype: ima::DType::F32 },
@@ -356,177 +385,6 @@ pub static PAGED_ATTN_PARTITION: ima::KernelContract = ima::KernelContract {
     empty: ima::EmptyPolicy::Skip,
     block: [128, 1, 1],
     block_from_occupancy: false,
-    entry_i32: "paged_attn_partition_i32",
-    entry_i64: "paged_attn_partition_i64",
-};
-
-/// `paged_attn_reduce(part_o: f32[B,HQ,NP,D], part_lse: f32[B,HQ,NP], seq_lens: i32[B], out: f16[B,HQ,D])`
-///
-/// Paged attention, second step: out[b, hq] = the partitions' outputs weighted by
-///
-/// 2^(lse_p - LSE), LSE over the ceil(seq_lens[b] / PART) partitions of sequence b (the
-///
-/// ones paged_attn_partition wrote); zeros for a sequence of length 0. A block per
-///
-/// (query head, sequence), a thread per dimension; each warp finds the largest lse with
-///
-/// a lane a partition, and the loop over partitions is unrolled so that their loads are
-///
-/// in flight together (a sequence of 4096 tokens has 8).
-///
-/// Declared at `specs/paged.ima:337`.
-pub struct PagedAttnReduce {
-    kernel: ima::Kernel,
-}
-
-impl PagedAttnReduce {
-    /// The contract every launch is checked against.
-    pub const CONTRACT: &'static ima::KernelContract = &PAGED_ATTN_REDUCE;
-
-    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
-    pub fn kernel(&self) -> &ima::Kernel {
-        &self.kernel
-    }
-
-    /// Checks every argument against the contract, then launches on `stream`. The
-    /// arguments are named: [`PagedAttnReduceArgs`] gives each one's element type and shape.
-    ///
-    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    // One `impl` type per tensor argument, however many the spec declares.
-    #[allow(clippy::type_complexity)]
-    pub fn launch(
-        &self,
-        stream: &Arc<ima::cudarc::driver::CudaStream>,
-        args: PagedAttnReduceArgs<'_, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
-    ) -> Result<ima::Launched, ima::Error> {
-        let PagedAttnReduceArgs { part_o, part_lse, seq_lens, out } = args;
-        self.kernel.launch(stream, &mut [ima::KernelArg::read(part_o), ima::KernelArg::read(part_lse), ima::KernelArg::read(seq_lens), ima::KernelArg::write(out)], &[])
-    }
-
-    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
-    /// next node, after the others, and returns the node's index. The graph borrows each
-    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
-    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
-    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
-    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
-    #[allow(clippy::type_complexity)]
-    pub fn launch_in<'a>(
-        &'a self,
-        graph: &mut ima::Graph<'a>,
-        args: PagedAttnReduceArgs<'a, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
-    ) -> Result<usize, ima::Error> {
-        let PagedAttnReduceArgs { part_o, part_lse, seq_lens, out } = args;
-        graph.launch_args(&self.kernel, [ima::KernelArg::read(part_o), ima::KernelArg::read(part_lse), ima::KernelArg::read(seq_lens), ima::KernelArg::write(out)], &[])
-    }
-
-    /// Checks the arguments as `launch` does, then copies each argument with a value
-    /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
-    /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
-    /// entry they read anyway, in every mode.)
-    #[allow(clippy::type_complexity)]
-    pub fn validate(
-        &self,
-        stream: &Arc<ima::cudarc::driver::CudaStream>,
-        args: PagedAttnReduceArgs<'_, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
-    ) -> Result<(), ima::Error> {
-        let PagedAttnReduceArgs { part_o, part_lse, seq_lens, out } = args;
-        self.kernel.validate(stream, &mut [ima::KernelArg::read(part_o), ima::KernelArg::read(part_lse), ima::KernelArg::read(seq_lens), ima::KernelArg::write(out)], &[])
-    }
-}
-
-/// The arguments of [`PagedAttnReduce::launch`], [`PagedAttnReduce::launch_in`] and [`PagedAttnReduce::validate`], by name.
-///
-/// `paged_attn_reduce(part_o: f32[B,HQ,NP,D], part_lse: f32[B,HQ,NP], seq_lens: i32[B], out: f16[B,HQ,D])`: each tensor's field gives its element type and its shape as the
-/// tensor holds it.
-pub struct PagedAttnReduceArgs<'a, PartO: ima::ReadTensor<f32>, PartLse: ima::ReadTensor<f32>, SeqLens: ima::ReadTensor<i32>, Out: ima::WriteTensor<ima::half::f16>> {
-    /// f32 `[B, HQ, NP, D]`, contiguous: paged_attn_partition's workspace.
-    pub part_o: &'a PartO,
-    /// f32 `[B, HQ, NP]`, contiguous
-    pub part_lse: &'a PartLse,
-    /// i32 `[B]`, contiguous: The lengths the partitions were computed with.
-    pub seq_lens: &'a SeqLens,
-    /// f16 `[B, HQ, D]`, contiguous
-    pub out: &'a mut Out,
-}
-
-/// The contract of `paged_attn_reduce`.
-pub static PAGED_ATTN_REDUCE: ima::KernelContract = ima::KernelContract {
-    name: "paged_attn_reduce",
-    signature: "paged_attn_reduce(part_o: f32[B,HQ,NP,D], part_lse: f32[B,HQ,NP], seq_lens: i32[B], out: f16[B,HQ,D])",
-    location: "specs/paged.ima:337",
-    symbols: &[
-        ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
-        ima::Symbol { name: "HQ", bound_by: ima::Binding { arg: 0, dim: 1 } },
-        ima::Symbol { name: "NP", bound_by: ima::Binding { arg: 0, dim: 2 } },
-        ima::Symbol { name: "D", bound_by: ima::Binding { arg: 0, dim: 3 } },
-    ],
-    args: &[
-        ima::TensorArg {
-            name: "part_o",
-            role: ima::Role::In,
-            dtype: ima::DType::F32,
-            dims: &[
-                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
-                ima::Extent { text: "HQ", expr: ima::Expr::Sym(1) },
-                ima::Extent { text: "NP", expr: ima::Expr::Sym(2) },
-                ima::Extent { text: "D", expr: ima::Expr::Sym(3) },
-            ],
-            stored: &[0, 1, 2, 3],
-            strided: false,
-            align: 4,
-            values: None,
-        },
-        ima::TensorArg {
-            name: "part_lse",
-            role: ima::Role::In,
-            dtype: ima::DType::F32,
-            dims: &[
-                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
-                ima::Extent { text: "HQ", expr: ima::Expr::Sym(1) },
-                ima::Extent { text: "NP", expr: ima::Expr::Sym(2) },
-            ],
-            stored: &[0, 1, 2],
-            strided: false,
-            align: 4,
-            values: None,
-        },
-        ima::TensorArg {
-            name: "seq_lens",
-            role: ima::Role::In,
-            dtype: ima::DType::I32,
-            dims: &[
-                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
-            ],
-            stored: &[0],
-            strided: false,
-            align: 4,
-            values: Some(ima::ValueContract { text: "0 .. NP * PART + 1", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "NP * PART + 1", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(2), &ima::Expr::Const(512)), &ima::Expr::Const(1)) }, sentinel: None, ascending: false }),
-        },
-        ima::TensorArg {
-            name: "out",
-            role: ima::Role::Out,
-            dtype: ima::DType::F16,
-            dims: &[
-                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
-                ima::Extent { text: "HQ", expr: ima::Expr::Sym(1) },
-                ima::Extent { text: "D", expr: ima::Expr::Sym(3) },
-            ],
-            stored: &[0, 1, 2],
-            strided: false,
-            align: 2,
-            values: None,
-        },
-    ],
-    params: &[
-    ],
-    constraints: &[
-    ],
-    shared: &[
-    ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Sym(1), ima::Expr::Sym(0)] },
-    empty: ima::EmptyPolicy::Skip,
-    block: [128, 1, 1],
-    block_from_occupancy: false,
-    entry_i32: "paged_attn_reduce_i32",
-    entry_i64: "paged_attn_reduce_i64",
+    entry_i32: "paged_attn_i32",
+    entry_i64: "paged_attn_i64",
 };
