@@ -251,19 +251,27 @@ __device__ __forceinline__ void twin_attend(const __half* __restrict__ q, const 
     }
     if (!__syncthreads_or(last)) return;
     __threadfence();
-    for (int i = threadIdx.x; i < gn * DD; i += 128) {
-        const long long row = (long long)b * HQ + h * G + g0 + i / DD;
-        const int d = i % DD;
+    constexpr int CHUNKS = DD / 8;
+    for (int i = threadIdx.x; i < gn * CHUNKS; i += 128) {
+        const long long row = (long long)b * HQ + h * G + g0 + i / CHUNKS;
+        const int d = i % CHUNKS * 8;
         float mx = -INFINITY;
-        for (int p = 0; p < parts; ++p) mx = fmaxf(mx, __ldcg(&part_lse[row * NPART + p]));
-        float sum = 0.f, o_sum = 0.f;
 #pragma unroll 8
+        for (int p = 0; p < parts; ++p) mx = fmaxf(mx, part_lse[row * NPART + p]);
+        float sum = 0.f, o[8] = {};
+#pragma unroll 4
         for (int p = 0; p < parts; ++p) {
-            const float w = exp2f(__ldcg(&part_lse[row * NPART + p]) - mx);
+            const float w = exp2f(part_lse[row * NPART + p] - mx);
+            const float4 lo = *reinterpret_cast<const float4*>(&part_o[(row * NPART + p) * DD + d]);
+            const float4 hi = *reinterpret_cast<const float4*>(&part_o[(row * NPART + p) * DD + d + 4]);
             sum += w;
-            o_sum += w * __ldcg(&part_o[(row * NPART + p) * DD + d]);
+            o[0] += w * lo.x; o[1] += w * lo.y; o[2] += w * lo.z; o[3] += w * lo.w;
+            o[4] += w * hi.x; o[5] += w * hi.y; o[6] += w * hi.z; o[7] += w * hi.w;
         }
-        out[row * DD + d] = __float2half(o_sum / sum);
+        __align__(16) __half r[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) r[j] = __float2half(o[j] / sum);
+        *reinterpret_cast<uint4*>(&out[row * DD + d]) = *reinterpret_cast<const uint4*>(r);
     }
     if (threadIdx.x == 0) arrivals[counter] = 0;
 }

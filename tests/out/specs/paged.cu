@@ -607,7 +607,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
 // of the pages its tokens lie in, all below ceil(seq_len / BS). The partitions of a
 // sequence of several meet as described above; one thread of each block counts its
 // arrival after the block's writes and a memory fence, and the last one reads the
-// others' through L2. `min_blocks 3` caps registers at 168 (12 warps an SM, whose
+// others' after a fence of its own. `min_blocks 3` caps registers at 168 (12 warps an SM, whose
 // 3 x 72 KB of shared memory fit).
 namespace ima_paged_attn {
 
@@ -833,6 +833,48 @@ struct part_o_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
+    // 4 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 4 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<float, 4> load4(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 5, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load4_async(ImaVec<float, 4>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 5, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<float, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 5, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
+#endif
+    __device__ __forceinline__ void store4(I i0, I i1, I i2, I i3, const ImaVec<float, 4>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
+        }
+        *reinterpret_cast<ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = v;
+    }
 };
 
 // Workspace: each partition's log2 of the sum of 2^(score · log2 e) over its tokens.
@@ -881,6 +923,48 @@ struct out_t {
             if (!ima_in_bounds<I, 3>(rec, 8, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1 + i2];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, 8, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, 8, 0, {i0, i1, i2}, {e0, e1, e2})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2) const {
+        static_assert(RD >= 0 && RD < 2, "a tile's rows run along a dimension before the last");
+        const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2}, s[3] = {s0, s1, s2};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, 8, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2], s[RD], min(rows, e[RD] - i[RD]), e[2] - i[2]);
+    }
+#endif
+    __device__ __forceinline__ void store8(I i0, I i1, I i2, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, 8, 1, {i0, i1, i2}, {e0, e1, e2})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2]) = v;
     }
 };
 
@@ -1413,7 +1497,7 @@ __device__ __forceinline__ void body(
             // The last block of the sequence to get here weighs its partitions together:
             // out = the sum over p of 2^(lse_p - max) o_p, over the sum of the weights.
             // The counter's increment follows the block's writes (barrier, then a fence);
-            // the last block's reads follow its observation (a fence) and bypass L1.
+            // the last block's reads follow its observation and a fence.
             __syncthreads();
             bool last = false;
             if (threadIdx.x == 0) {
@@ -1422,18 +1506,29 @@ __device__ __forceinline__ void body(
             }
             if (!__syncthreads_or(last)) return;
             __threadfence();
-            for (int i = threadIdx.x; i < gn * DD; i += 128) {
-                const I hq = h * G + g0 + i / DD, d = i % DD;
+            // A thread an 8 dimensions of a head: every partition's loads in flight at once.
+            constexpr int CHUNKS = DD / 8;
+            for (int i = threadIdx.x; i < gn * CHUNKS; i += 128) {
+                const I hq = h * G + g0 + i / CHUNKS, d = i % CHUNKS * 8;
                 float mx = -INFINITY;
-                for (I p = 0; p < parts; ++p) mx = fmaxf(mx, __ldcg(&part_lse(b, hq, p)));
-                float sum = 0.f, o_sum = 0.f;
                 #pragma unroll 8
+                for (I p = 0; p < parts; ++p) mx = fmaxf(mx, part_lse(b, hq, p));
+                float sum = 0.f, o[8] = {};
+                #pragma unroll 4
                 for (I p = 0; p < parts; ++p) {
-                    const float w = exp2f(__ldcg(&part_lse(b, hq, p)) - mx);
+                    const float w = exp2f(part_lse(b, hq, p) - mx);
+                    const ImaVec<float, 4> lo = part_o.load4(b, hq, p, d), hi = part_o.load4(b, hq, p, d + 4);
                     sum += w;
-                    o_sum += w * __ldcg(&part_o(b, hq, p, d));
+                    #pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        o[j] += w * lo.v[j];
+                        o[4 + j] += w * hi.v[j];
+                    }
                 }
-                out(b, hq, d) = __float2half(o_sum / sum);
+                ImaVec<__half, 8> r;
+                #pragma unroll
+                for (int j = 0; j < 8; ++j) r.v[j] = __float2half(o[j] / sum);
+                out.store8(b, hq, d, r);
             }
             if (threadIdx.x == 0) arrivals(b, h * G + g0) = 0;
         };
@@ -1445,7 +1540,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 1449 "paged.cu"
+#line 1544 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -93,7 +93,7 @@ impl Kernels {
 ///
 /// arrival after the block's writes and a memory fence, and the last one reads the
 ///
-/// others' through L2. `min_blocks 3` caps registers at 168 (12 warps an SM, whose
+/// others' after a fence of its own. `min_blocks 3` caps registers at 168 (12 warps an SM, whose
 ///
 /// 3 x 72 KB of shared memory fit).
 ///
@@ -172,13 +172,13 @@ pub struct PagedAttnArgs<'a, Q: ima::ReadTensor<ima::half::f16>, KCache: ima::Re
     pub block_tables: &'a BlockTables,
     /// i32 `[B]`, contiguous: Tokens of each sequence: at most the P * BS its row of block_tables holds.
     pub seq_lens: &'a SeqLens,
-    /// f32 `[B, HQ, ceil(P * BS / PART), D]`, contiguous: Workspace, for sequences of several partitions: each partition's output, normalised by its own softmax sum.
+    /// f32 `[B, HQ, ceil(P * BS / PART), D]`, contiguous, 16-byte aligned: Workspace, for sequences of several partitions: each partition's output, normalised by its own softmax sum.
     pub part_o: &'a mut PartO,
     /// f32 `[B, HQ, ceil(P * BS / PART)]`, contiguous: Workspace: each partition's log2 of the sum of 2^(score · log2 e) over its tokens.
     pub part_lse: &'a mut PartLse,
     /// i32 `[B, HQ]`, contiguous: Partitions done, one counter a (sequence, block of query heads) at the block's first head: zero before a launch, and zero after it (the last partition resets it).
     pub arrivals: &'a mut Arrivals,
-    /// f16 `[B, HQ, D]`, contiguous: The attention output, one row a (sequence, query head).
+    /// f16 `[B, HQ, D]`, contiguous, 16-byte aligned: The attention output, one row a (sequence, query head).
     pub out: &'a mut Out,
     /// f32: Softmax scale, usually 1/sqrt(D).
     pub scale: f32,
@@ -280,7 +280,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2, 3],
             strided: false,
-            align: 4,
+            align: 16,
             values: None,
         },
         ima::TensorArg {
@@ -321,7 +321,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2],
             strided: false,
-            align: 2,
+            align: 16,
             values: None,
         },
     ],
