@@ -224,24 +224,17 @@ __device__ __forceinline__ void twin_attend(const __half* __restrict__ q, const 
         }
         __syncthreads();
     }
-    const int parts = (len + TWIN_PART - 1) / TWIN_PART;
     if (pw == 0 && gid < gn) {
-        const long long row = (long long)b * HQ + h * G + g0 + gid, row_at = row * NPART + part;
+        const long long row_at = ((long long)b * HQ + h * G + g0 + gid) * NPART + part;
         const float inv = 1.f / l;
 #pragma unroll
         for (int j = 0; j < DTILES; ++j) {
-            const int d = half_d * DH + 8 * j + 2 * t4;
-            if (parts == 1) {
-                out[row * DD + d] = __float2half(acc[j][0] * inv);
-                out[row * DD + d + 1] = __float2half(acc[j][1] * inv);
-            } else {
-                part_o[row_at * DD + d] = acc[j][0] * inv;
-                part_o[row_at * DD + d + 1] = acc[j][1] * inv;
-            }
+            part_o[row_at * DD + half_d * DH + 8 * j + 2 * t4] = acc[j][0] * inv;
+            part_o[row_at * DD + half_d * DH + 8 * j + 2 * t4 + 1] = acc[j][1] * inv;
         }
-        if (parts > 1 && t4 == 0 && half_d == 0) part_lse[row_at] = m + __log2f(l);
+        if (t4 == 0 && half_d == 0) part_lse[row_at] = m + __log2f(l);
     }
-    if (parts == 1) return;
+    const int parts = (len + TWIN_PART - 1) / TWIN_PART;
     __syncthreads();
     bool last = false;
     const long long counter = (long long)b * HQ + h * G + g0;

@@ -1474,26 +1474,18 @@ __device__ __forceinline__ void body(
                 }
                 __syncthreads();
             }
-            // Pair 0 holds the partition, whose first token it attended: l > 0. The one
-            // partition of a sequence is its output.
-            const I parts = (len + PART - 1) / PART;
+            // Pair 0 holds the partition, whose first token it attended: l > 0.
             if (pw == 0 && gid < gn) {
                 const I hq = h * G + g0 + gid;
                 const float inv = 1.f / l;
                 #pragma unroll
                 for (int j = 0; j < DTILES; ++j) {
-                    const I d = half_d * DH + 8 * j + 2 * t4;
-                    if (parts == 1) {
-                        out(b, hq, d) = __float2half(acc[j][0] * inv);
-                        out(b, hq, d + 1) = __float2half(acc[j][1] * inv);
-                    } else {
-                        part_o(b, hq, part, d) = acc[j][0] * inv;
-                        part_o(b, hq, part, d + 1) = acc[j][1] * inv;
-                    }
+                    part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4) = acc[j][0] * inv;
+                    part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4 + 1) = acc[j][1] * inv;
                 }
-                if (parts > 1 && t4 == 0 && half_d == 0) part_lse(b, hq, part) = m + __log2f(l);
+                if (t4 == 0 && half_d == 0) part_lse(b, hq, part) = m + __log2f(l);
             }
-            if (parts == 1) return;
+            const I parts = (len + PART - 1) / PART;
             // The last block of the sequence to get here weighs its partitions together:
             // out = the sum over p of 2^(lse_p - max) o_p, over the sum of the weights.
             // The counter's increment follows the block's writes (barrier, then a fence);
@@ -1540,7 +1532,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 1544 "paged.cu"
+#line 1536 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
