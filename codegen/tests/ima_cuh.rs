@@ -4,7 +4,8 @@
 //! passes untouched; one outside fills the violation record once (which argument,
 //! dimension, index, extents, block and thread; the flag raised) and counts every later
 //! one; a vector access reports misalignment and its last element; a value report carries
-//! the value and its bounds; the digit helpers walk a mixed radix. No GPU needed: a host
+//! the value and its bounds; the digit helpers walk a mixed radix; a shared tile's swizzle
+//! is a conflict-free permutation and its checked chunks report. No GPU needed: a host
 //! C++ compiler (`c++`, or `$CXX`) is.
 
 use std::path::Path;
@@ -101,6 +102,44 @@ int main() {
     ima_load_row<true>(row, a);
     ima_load_row<false>(row, b);
     CHECK(std::memcmp(a, row, 16) == 0 && std::memcmp(b, row, 16) == 0);
+
+    // Swizzled tile rows: each row's chunks a permutation of 0 .. CPR, and the same chunk
+    // of eight consecutive rows (what one ldmatrix reads) in eight different 16-byte bank
+    // groups of a 128-byte line, for rows of 64, 128 and 256 bytes and more.
+    auto swizzle_ok = [&](auto cpr_tag) {
+        constexpr int CPR = decltype(cpr_tag)::value;
+        bool ok = true;
+        for (int r = 0; r < 64; ++r) {
+            unsigned seen = 0;
+            for (int c = 0; c < CPR; ++c) seen |= 1u << ima_swizzle<CPR>(r, c);
+            ok &= seen == (CPR >= 32 ? ~0u : (1u << CPR) - 1);
+        }
+        for (int r0 = 0; r0 < 64; r0 += 8)
+            for (int c = 0; c < CPR; ++c) {
+                unsigned groups = 0;
+                for (int r = r0; r < r0 + 8; ++r) groups |= 1u << ((r * CPR + ima_swizzle<CPR>(r, c)) % 8);
+                ok &= groups == 0xFFu;
+            }
+        return ok;
+    };
+    CHECK(swizzle_ok(ImaConst<4>{}) && swizzle_ok(ImaConst<8>{}) && swizzle_ok(ImaConst<16>{}) &&
+          swizzle_ok(ImaConst<32>{}));
+
+    // A checked tile: a chunk inside is its swizzled place; outside, or not at a chunk,
+    // is reported (row and column against the tile's shape) and is the sink.
+    alignas(16) static ImaVec<unsigned short, 8> tile_mem[16 * 8];
+    ImaRecord t{};
+    t.flag = &flag;
+    using Chunk = ImaVec<unsigned short, 8>;
+    Chunk* const sink = &ima_shared_sink<Chunk>();
+    const ImaSmemTile<unsigned short, 16, 64, true> tile{tile_mem, &t, -2, true};
+    CHECK(&tile.chunk(3, 40) == &tile_mem[3 * 8 + (5 ^ 3)] && t.count == 0);
+    CHECK(&tile.chunk(16, 0) == sink);
+    CHECK(t.count == 1 && t.kind == IMA_TILE_CHUNK && t.arg == -2 && t.dim == 0 && t.index[0] == 16);
+    CHECK(t.extent[0] == 16 && t.extent[1] == 64);
+    CHECK(&tile.chunk(2, 12) == sink && t.count == 2);
+    const ImaSmemTile<unsigned short, 16, 64, true> refused{tile_mem, &t, -2, false};
+    CHECK(&refused.chunk(0, 0) == sink && t.count == 2);
 
     // A refused write lands in the sink.
     ima_sink<float>() = 1.f;
