@@ -347,7 +347,7 @@ __device__ __forceinline__ unsigned ima_pack_bf16x2(float lo, float hi) {
 
 // Tiles: a ROWS x COLS block of a tensor, staged in shared memory by a group of threads
 // and read from there into tensor-core fragments, with the guard paid once a tile
-// (docs/tiles.md). An input's `x.tile_async(dst, g, ImaConst<RD>{}, rows, i...)` copies;
+// (docs/tensor-cores.md). An input's `x.tile_async(dst, g, ImaConst<RD>{}, rows, i...)` copies;
 // a shared array's `s.tile(ImaConst<ROWS>{}, ImaConst<COLS>{}, i...)` is the destination.
 
 // N threads that share a copy, and this thread's rank among them (0 <= rank < N):
