@@ -152,7 +152,7 @@ struct SharedCu {
     dtype: &'static str,
     c_type: &'static str,
     dims: String,
-    dim_fields: String,
+    /// The extents' fields, `d0, d1, d2`.
     dim_list: String,
     dim_values: String,
     index_params: String,
@@ -373,10 +373,16 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
 fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
     let rank = a.dims.len();
     let extents: Vec<String> = a.dims.iter().map(|d| c_expr(k, &d.expr)).collect();
-    // Row-major, Horner form: ((i0 * d1 + i1) * d2 + i2).
-    let offset = (1..rank).fold("i0".to_string(), |acc, d| format!("({acc}) * d{d} + i{d}"));
     let ty = c_type(a.dtype);
     let lead = rank.saturating_sub(2);
+    // The tile's first element: the leading indices, then row 0 and column 0.
+    let tile_index = |d: usize| {
+        if d < lead {
+            format!("i{d}")
+        } else {
+            "0".to_string()
+        }
+    };
     SharedCu {
         docs: a.docs.clone(),
         name: a.name.clone(),
@@ -385,12 +391,11 @@ fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
         dtype: a.dtype.name(),
         c_type: ty,
         dims: list(a.dims.iter().map(|d| &d.text)),
-        dim_fields: list((0..rank).map(|d| format!("d{d}"))),
         dim_list: list((0..rank).map(|d| format!("d{d}"))),
         dim_values: extents.join(", "),
         index_params: list((0..rank).map(|d| format!("I i{d}"))),
         indices: list((0..rank).map(|d| format!("i{d}"))),
-        offset: offset.replace("(i0)", "i0"),
+        offset: row_major_offset(rank, |d| format!("i{d}")),
         bytes: format!("{} * I(sizeof({ty}))", extents.join(" * ")),
         vec: if a.dtype.size() < 16 {
             16 / a.dtype.size() as u64
@@ -399,20 +404,18 @@ fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
         },
         lead_indices: list((0..lead).map(|d| format!("i{d}"))),
         lead_params: (0..lead).map(|d| format!(", I i{d}")).collect(),
-        lead_indices_then_zeros: list((0..rank).map(|d| {
-            if d < lead {
-                format!("i{d}")
-            } else {
-                "0".to_string()
-            }
-        })),
-        tile_offset: if lead == 0 {
-            "0".to_string()
-        } else {
-            let rows = (1..lead).fold("i0".to_string(), |acc, d| format!("({acc}) * d{d} + i{d}"));
-            format!("({rows}) * d{} * d{}", rank - 2, rank - 1).replace("((i0))", "(i0)")
-        },
+        lead_indices_then_zeros: list((0..rank).map(tile_index)),
+        tile_offset: row_major_offset(rank, tile_index),
     }
+}
+
+/// The row-major offset of a shared array's element `index(0), index(1), ...` in Horner
+/// form over its extents d0, d1, ...: `(i0 * d1 + i1) * d2 + i2`.
+fn row_major_offset(rank: usize, index: impl Fn(usize) -> String) -> String {
+    (1..rank).fold(index(0), |acc, d| {
+        let acc = if d == 1 { acc } else { format!("({acc})") };
+        format!("{acc} * d{d} + {}", index(d))
+    })
 }
 
 fn arg(a: &ir::TensorArg, index: usize) -> ArgCu {

@@ -607,7 +607,7 @@ struct {{ q.name }}_t {
 template <typename I, bool IMA_CHECKED>
 struct {{ a.name }}_t {
     {{ a.c_type }}* p;
-    I {{ a.dim_fields }};
+    I {{ a.dim_list }};
     ImaRecord* rec;
     __device__ __forceinline__ {{ a.c_type }}& operator()({{ a.index_params }}) const {
         if constexpr (IMA_CHECKED) {

@@ -57,36 +57,26 @@ impl fmt::Display for OutOfBounds {
             self.index.get(d).copied().unwrap_or_default(),
             self.extent.get(d).copied().unwrap_or_default(),
         );
+        // The three tile reports hold two numbers each: a row and a column (of a tile's
+        // origin, shape or chunk) against two extents.
+        let at = |v: &[i64], k: usize| v.get(k).copied().unwrap_or_default();
+        let (r, c) = (at(&self.index, 0), at(&self.index, 1));
+        let (er, ec) = (at(&self.extent, 0), at(&self.extent, 1));
         match self.access {
             Access::NotWholeTile => write!(
                 f,
-                "{}: load_whole_tile of {} at row k = {}, column n = {}: not one of the whole tiles (inside K = {} and N = {}, in one group)",
-                self.kernel,
-                self.arg,
-                self.index.first().copied().unwrap_or_default(),
-                self.index.get(1).copied().unwrap_or_default(),
-                self.extent.first().copied().unwrap_or_default(),
-                self.extent.get(1).copied().unwrap_or_default(),
+                "{}: load_whole_tile of {} at row k = {r}, column n = {c}: not one of the whole tiles (inside K = {er} and N = {ec}, in one group)",
+                self.kernel, self.arg,
             )?,
             Access::TileShape => write!(
                 f,
-                "{}: tile of {} x {} of {}: its last two dimensions are {} x {} (the columns must be the last extent, the rows at most the one before)",
-                self.kernel,
-                self.index.first().copied().unwrap_or_default(),
-                self.index.get(1).copied().unwrap_or_default(),
-                self.arg,
-                self.extent.first().copied().unwrap_or_default(),
-                self.extent.get(1).copied().unwrap_or_default(),
+                "{}: tile of {r} x {c} of {}: its last two dimensions are {er} x {ec} (the columns must be the last extent, the rows at most the one before)",
+                self.kernel, self.arg,
             )?,
             Access::TileChunk => write!(
                 f,
-                "{}: chunk at row {}, column {} of a {} x {} tile of {}: outside the tile, or not at a multiple of 16 bytes",
-                self.kernel,
-                self.index.first().copied().unwrap_or_default(),
-                self.index.get(1).copied().unwrap_or_default(),
-                self.extent.first().copied().unwrap_or_default(),
-                self.extent.get(1).copied().unwrap_or_default(),
-                self.arg,
+                "{}: chunk at row {r}, column {c} of a {er} x {ec} tile of {}: outside the tile, or not at a multiple of 16 bytes",
+                self.kernel, self.arg,
             )?,
             Access::MisalignedVector => write!(
                 f,

@@ -605,10 +605,10 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
 // block_tables once per block, through the value-checked accessor (a bad id is
 // reported and reads as page 0), into shared memory; a partition reads only the entries
 // of the pages its tokens lie in, all below ceil(seq_len / BS). The partitions of a
-// sequence of several meet as described above; one thread of each block counts its
-// arrival after the block's writes and a memory fence, and the last one reads the
-// others' after a fence of its own. `min_blocks 3` caps registers at 168 (12 warps an SM, whose
-// 3 x 72 KB of shared memory fit).
+// sequence meet as described above: one thread of each block counts its arrival after
+// the block's writes and a memory fence, and the last block reads the others' after a
+// fence of its own. `min_blocks 3` caps registers at 168 (12 warps an SM, whose 3 x 72 KB
+// of shared memory fit).
 namespace ima_paged_attn {
 
 [[maybe_unused]] constexpr int PART = 512;
@@ -818,8 +818,7 @@ struct seq_lens_t {
     }
 };
 
-// Workspace, for sequences of several partitions: each partition's output,
-// normalised by its own softmax sum.
+// Workspace: each partition's output, normalised by its own softmax sum.
 // out part_o: f32[B, HQ, ceil(P * BS / PART), D]
 template <typename I, bool IMA_CHECKED>
 struct part_o_t {
@@ -1003,7 +1002,7 @@ struct kv_t {
     // indices, once; the chunks of a refused tile are the shared sink.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1, I i2) const {
-        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0) * d1 + i1) * d2 + i2) * d3 * d4]), rec, -1, true};
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + 0) * d4 + 0]), rec, -1, true};
         if constexpr (IMA_CHECKED) {
             if (!(ROWS <= d3 && COLS == d4)) {
                 const I i[2] = {ROWS, COLS}, e[2] = {d3, d4};
@@ -1053,7 +1052,7 @@ struct qs_t {
     // indices, once; the chunks of a refused tile are the shared sink.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>) const {
-        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[0]), rec, -2, true};
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[0 * d1 + 0]), rec, -2, true};
         if constexpr (IMA_CHECKED) {
             if (!(ROWS <= d0 && COLS == d1)) {
                 const I i[2] = {ROWS, COLS}, e[2] = {d0, d1};
@@ -1103,7 +1102,7 @@ struct red_o_t {
     // indices, once; the chunks of a refused tile are the shared sink.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
-        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0) * d1 * d2]), rec, -3, true};
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -3, true};
         if constexpr (IMA_CHECKED) {
             if (!(ROWS <= d1 && COLS == d2)) {
                 const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
@@ -1151,7 +1150,7 @@ struct red_ml_t {
     // indices, once; the chunks of a refused tile are the shared sink.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
-        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0) * d1 * d2]), rec, -4, true};
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -4, true};
         if constexpr (IMA_CHECKED) {
             if (!(ROWS <= d1 && COLS == d2)) {
                 const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
@@ -1222,7 +1221,7 @@ __device__ __forceinline__ void body(
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
     const pages_t<I, IMA_CHECKED> pages) {
-#line 72 "specs/paged.ima"
+#line 71 "specs/paged.ima"
 
         constexpr int W = 4;      // warps a block
         constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
@@ -1532,7 +1531,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 1536 "paged.cu"
+#line 1535 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

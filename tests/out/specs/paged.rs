@@ -89,13 +89,13 @@ impl Kernels {
 ///
 /// of the pages its tokens lie in, all below ceil(seq_len / BS). The partitions of a
 ///
-/// sequence of several meet as described above; one thread of each block counts its
+/// sequence meet as described above: one thread of each block counts its arrival after
 ///
-/// arrival after the block's writes and a memory fence, and the last one reads the
+/// the block's writes and a memory fence, and the last block reads the others' after a
 ///
-/// others' after a fence of its own. `min_blocks 3` caps registers at 168 (12 warps an SM, whose
+/// fence of its own. `min_blocks 3` caps registers at 168 (12 warps an SM, whose 3 x 72 KB
 ///
-/// 3 x 72 KB of shared memory fit).
+/// of shared memory fit).
 ///
 /// Declared at `specs/paged.ima:32`.
 pub struct PagedAttn {
@@ -172,7 +172,7 @@ pub struct PagedAttnArgs<'a, Q: ima::ReadTensor<ima::half::f16>, KCache: ima::Re
     pub block_tables: &'a BlockTables,
     /// i32 `[B]`, contiguous: Tokens of each sequence: at most the P * BS its row of block_tables holds.
     pub seq_lens: &'a SeqLens,
-    /// f32 `[B, HQ, ceil(P * BS / PART), D]`, contiguous, 16-byte aligned: Workspace, for sequences of several partitions: each partition's output, normalised by its own softmax sum.
+    /// f32 `[B, HQ, ceil(P * BS / PART), D]`, contiguous, 16-byte aligned: Workspace: each partition's output, normalised by its own softmax sum.
     pub part_o: &'a mut PartO,
     /// f32 `[B, HQ, ceil(P * BS / PART)]`, contiguous: Workspace: each partition's log2 of the sum of 2^(score · log2 e) over its tokens.
     pub part_lse: &'a mut PartLse,

@@ -3839,7 +3839,7 @@ struct part_t {
     // indices, once; the chunks of a refused tile are the shared sink.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
-        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0) * d1 * d2]), rec, -1, true};
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -1, true};
         if constexpr (IMA_CHECKED) {
             if (!(ROWS <= d1 && COLS == d2)) {
                 const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};

@@ -1562,7 +1562,7 @@ struct qs_t {
     // indices, once; the chunks of a refused tile are the shared sink.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>) const {
-        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[0]), rec, -1, true};
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[0 * d1 + 0]), rec, -1, true};
         if constexpr (IMA_CHECKED) {
             if (!(ROWS <= d0 && COLS == d1)) {
                 const I i[2] = {ROWS, COLS}, e[2] = {d0, d1};
@@ -1610,7 +1610,7 @@ struct ks_t {
     // indices, once; the chunks of a refused tile are the shared sink.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>) const {
-        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[0]), rec, -2, true};
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[0 * d1 + 0]), rec, -2, true};
         if constexpr (IMA_CHECKED) {
             if (!(ROWS <= d0 && COLS == d1)) {
                 const I i[2] = {ROWS, COLS}, e[2] = {d0, d1};
