@@ -247,6 +247,42 @@ def bench_attn(args):
         lambda: torch.mul(torch.matmul(q.float(), k.float().transpose(-1, -2)), scale, out=o32), args)
 
 
+def bench_gemm(args):
+    # The dense GEMM the tensor-core specs are held to: cuBLAS through torch.matmul.
+    n = 8192
+    flops = 2.0 * n**3
+    for dt, name in [(torch.bfloat16, "bf16"), (torch.float16, "f16")]:
+        a = torch.rand(n, n, device=DEV).mul(2).sub(1).to(dt)
+        w = torch.rand(n, n, device=DEV).mul(2).sub(1).to(dt)
+        c = torch.empty(n, n, dtype=dt, device=DEV)
+        b = nbytes(a, w, c)
+        med, _, _ = timed(lambda: torch.matmul(a, w, out=c), args.iters, args.warmup)
+        row("gemm", f"M=N=K={n} {name} ({mb(b)})", "torch.matmul (cuBLAS)", b,
+            lambda: torch.matmul(a, w, out=c), args, f"{flops / (med * 1e-6) / 1e12:.0f} TFLOP/s")
+
+
+def bench_gptq_gemm(args):
+    # What W4A16 saves: the same x @ W with W dense (bf16 and f16), cuBLAS reading four
+    # times the weight bytes; two weight sets, 470 MB each, so neither stays in L2.
+    k, n = 8192, 28672
+    dsets = 2
+    for dt, name in [(torch.bfloat16, "bf16"), (torch.float16, "f16")]:
+        ws = [torch.randn(k, n, dtype=dt, device=DEV) for _ in range(dsets)]
+        for m in [16, 64, 128]:
+            x = torch.randn(m, k, dtype=dt, device=DEV)
+            y = torch.empty(m, n, dtype=dt, device=DEV)
+            b = nbytes(ws[0], x, y)
+            it = [0]
+
+            def dense_fn(x=x, y=y, ws=ws, it=it):
+                torch.matmul(x, ws[it[0] % dsets], out=y)
+                it[0] += 1
+
+            row("gptq_gemm (dense reference)", f"M={m} K={k} N={n} {name} ({mb(b)}, {dsets} weight sets)",
+                "torch.matmul (cuBLAS, dense)", b, dense_fn, args)
+        del ws
+
+
 def bench_rms(args):
     n, d = 16384, 8192
     x = torch.rand(n, d, device=DEV).mul(4).sub(2).to(torch.bfloat16)
@@ -354,6 +390,8 @@ CASES = {
     "awq_dequant_ragged": lambda a: bench_dequant(a, True, True),
     "gptq_gemv": bench_gemv,
     "attn_scores": bench_attn,
+    "gemm": bench_gemm,
+    "gptq_gemm": bench_gptq_gemm,
     "rms_norm": bench_rms,
     "rope": bench_rope,
     "paged_attn": bench_paged,

@@ -104,6 +104,15 @@ stubs!(
     ReshapeAndCache
 );
 stubs!(paged, "../tests/out/specs/paged.rs", PagedAttn);
+stubs!(
+    gemm,
+    "../tests/out/specs/gemm.rs",
+    AttnScoresMma,
+    AttnScoresMmaF32,
+    GemmF16,
+    GemmBf16,
+    GptqGemm
+);
 
 /// Twins kept in files of their own, each compiled as a module: (file name, source).
 const TWIN_FILES: &[(&str, &str)] = &[
@@ -144,6 +153,9 @@ const CASES: &[&str] = &[
     "reshape_and_cache",
     "paged_attn",
     "graph_replay",
+    "attn_scores_mma",
+    "gemm",
+    "gptq_gemm",
 ];
 
 impl Opts {
@@ -603,7 +615,7 @@ macro_rules! checked_stubs {
         }
     )*};
 }
-checked_stubs!(quant, attn, rmsnorm, rope, index, paged);
+checked_stubs!(quant, attn, rmsnorm, rope, index, paged, gemm);
 
 /// Both stub sets: the second with checked mode on.
 struct Stubs<K> {
@@ -1029,6 +1041,218 @@ fn attn_scores(b: &mut Bench, stubs: &Stubs<attn::Kernels>, tiled: bool) -> Res<
             );
             b.output(kernel, &shape, v, text);
         }
+    }
+    Ok(())
+}
+
+/// Times `launch` on the release stubs and in the checked modes asked for: (variant,
+/// times) in table order. `launch(stubs, checked, i)`, i as [`Bench::time`] numbers
+/// the launches.
+fn time_stub_variants<K: CheckedStubs>(
+    b: &Bench,
+    stubs: &Stubs<K>,
+    launch: &mut dyn FnMut(&K, bool, usize) -> Res<()>,
+) -> Vec<(&'static str, Res<Stats>)> {
+    let mut timed = Vec::new();
+    if b.opts.variant("release") {
+        timed.push((RELEASE, b.time(&mut |i| launch(&stubs.release, false, i))));
+    }
+    timed.extend(b.time_checked(&stubs.checked, &mut |i| launch(&stubs.checked, true, i)));
+    timed
+}
+
+/// The rows of `timed`, each with the output column `output` gives its times.
+fn add_rows(
+    b: &mut Bench,
+    kernel: &str,
+    shape: &str,
+    bytes: f64,
+    timed: Vec<(&'static str, Res<Stats>)>,
+    output: &dyn Fn(&Bench, Option<&Stats>) -> String,
+) {
+    for (variant, st) in timed {
+        let text = output(b, st.as_ref().ok());
+        b.row(kernel, shape, variant, bytes, st);
+        b.output(kernel, shape, variant, text);
+    }
+}
+
+/// An output column's rate: `flops` over the median time.
+fn tflops(flops: f64, st: Option<&Stats>) -> String {
+    st.map_or(String::new(), |st| {
+        format!("{:.0} TFLOP/s", flops / st.median_us / 1e6)
+    })
+}
+
+/// attn_scores_mma (f16 out) and attn_scores_mma_f32 at attn_scores' shape (cuBLAS's
+/// time for it, through torch, is bench/torch_triton.py's `attn_scores` rows). Every f32
+/// variant's output is compared with a release launch's.
+fn attn_scores_mma(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
+    let (bb, h, s, t, d) = (8, 16, 512, 512, 64);
+    let scale = 1.0 / (d as f32).sqrt();
+    let mut q = Tensor::<f16>::zeros(&b.stream, &[bb, h, s, d])?;
+    let mut k = Tensor::<f16>::zeros(&b.stream, &[bb, h, t, d])?;
+    b.fill("fill_f16", &mut q.slice_mut(), 50, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut k.slice_mut(), 51, -1.0, 1.0)?;
+    let mut o16 = Tensor::<f16>::zeros(&b.stream, &[bb, h, s, t])?;
+    let mut o32 = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
+    let mut o32_ref = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
+    done(stubs.release.attn_scores_mma_f32.launch(
+        &b.stream,
+        gemm::AttnScoresMmaF32Args {
+            q: &q,
+            k: &k,
+            o: &mut o32_ref,
+            scale,
+        },
+    )?)?;
+    let flops = 2.0 * (bb * h * s * t * d) as f64;
+    let bytes16 = bytes_of(&q) + bytes_of(&k) + bytes_of(&o16);
+    let shape16 = format!("B={bb} H={h} S={s} T={t} D={d}, f16 out ({})", mb(bytes16));
+    let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
+        done(ks.attn_scores_mma.launch(
+            &b.stream,
+            gemm::AttnScoresMmaArgs {
+                q: &q,
+                k: &k,
+                o: &mut o16,
+                scale,
+            },
+        )?)
+    });
+    add_rows(b, "attn_scores_mma", &shape16, bytes16, timed, &|_, st| {
+        tflops(flops, st)
+    });
+    let bytes32 = bytes_of(&q) + bytes_of(&k) + bytes_of(&o32);
+    let shape32 = format!("B={bb} H={h} S={s} T={t} D={d}, f32 out ({})", mb(bytes32));
+    let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
+        done(ks.attn_scores_mma_f32.launch(
+            &b.stream,
+            gemm::AttnScoresMmaF32Args {
+                q: &q,
+                k: &k,
+                o: &mut o32,
+                scale,
+            },
+        )?)
+    });
+    add_rows(b, "attn_scores_mma", &shape32, bytes32, timed, &|b, st| {
+        format!(
+            "{}; {}",
+            tflops(flops, st),
+            b.verdict(
+                "compare_f32",
+                o32.slice(),
+                o32_ref.slice(),
+                (0.0, 0.0),
+                "release"
+            )
+        )
+    });
+    Ok(())
+}
+
+/// gemm_bf16 and gemm_f16 at M = N = K = 8192, in TFLOP/s; torch.matmul (cuBLAS) of the
+/// same products is bench/torch_triton.py's `gemm` rows.
+fn dense_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
+    let n = 8192;
+    let flops = 2.0 * (n as f64).powi(3);
+    {
+        let mut a = Tensor::<bf16>::zeros(&b.stream, &[n, n])?;
+        let mut w = Tensor::<bf16>::zeros(&b.stream, &[n, n])?;
+        b.fill("fill_bf16", &mut a.slice_mut(), 60, -1.0, 1.0)?;
+        b.fill("fill_bf16", &mut w.slice_mut(), 61, -1.0, 1.0)?;
+        let mut c = Tensor::<bf16>::zeros(&b.stream, &[n, n])?;
+        let bytes = 3.0 * bytes_of(&a);
+        let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
+            done(ks.gemm_bf16.launch(
+                &b.stream,
+                gemm::GemmBf16Args {
+                    a: &a,
+                    b: &w,
+                    c: &mut c,
+                },
+            )?)
+        });
+        let shape = format!("M=N=K={n} bf16 ({})", mb(bytes));
+        add_rows(b, "gemm", &shape, bytes, timed, &|_, st| tflops(flops, st));
+    }
+    let mut a = Tensor::<f16>::zeros(&b.stream, &[n, n])?;
+    let mut w = Tensor::<f16>::zeros(&b.stream, &[n, n])?;
+    b.fill("fill_f16", &mut a.slice_mut(), 62, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut w.slice_mut(), 63, -1.0, 1.0)?;
+    let mut c = Tensor::<f16>::zeros(&b.stream, &[n, n])?;
+    let bytes = 3.0 * bytes_of(&a);
+    let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
+        done(ks.gemm_f16.launch(
+            &b.stream,
+            gemm::GemmF16Args {
+                a: &a,
+                b: &w,
+                c: &mut c,
+            },
+        )?)
+    });
+    let shape = format!("M=N=K={n} f16 ({})", mb(bytes));
+    add_rows(b, "gemm", &shape, bytes, timed, &|_, st| tflops(flops, st));
+    Ok(())
+}
+
+/// gptq_gemm at M = 16, 64 and 128, K = 8192, N = 28672, G = 128, over 4 weight sets (no
+/// launch finds its weight in L2): TB/s counts the weights, scales and zeros read once,
+/// x read once and y written once; torch's dense `x @ W` of the same shapes is
+/// bench/torch_triton.py's `gptq_gemm` rows. Each checked variant's output is compared
+/// with the release one's.
+fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
+    let (k, n, g) = (8192, 28672, 128);
+    const SETS: usize = 4;
+    let ws = (0..SETS)
+        .map(|i| {
+            random_quant(
+                b,
+                QuantFormat::Gptq(ZeroStyle::MinusOne),
+                k,
+                n,
+                g,
+                70 + 3 * i as u32,
+            )
+        })
+        .collect::<Res<Vec<_>>>()?;
+    for m in [16, 64, 128] {
+        let mut x = Tensor::<f16>::zeros(&b.stream, &[m, k])?;
+        b.fill("fill_f16", &mut x.slice_mut(), 80, -1.0, 1.0)?;
+        let mut y_rel = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
+        let mut y_chk = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
+        let bytes = quant_bytes(&ws[0]) + bytes_of(&x) + bytes_of(&y_rel);
+        let timed = time_stub_variants(b, stubs, &mut |ks, checked, i| {
+            let y = if checked { &mut y_chk } else { &mut y_rel };
+            done(ks.gptq_gemm.launch(
+                &b.stream,
+                gemm::GptqGemmArgs {
+                    x: &x,
+                    w: &ws[i % SETS],
+                    y,
+                },
+            )?)
+        });
+        let shape = format!(
+            "M={m} K={k} N={n} G={g} ({}, {SETS} weight sets)",
+            mb(bytes)
+        );
+        let flops = 2.0 * (m * k * n) as f64;
+        add_rows(b, "gptq_gemm", &shape, bytes, timed, &|b, st| {
+            format!(
+                "{}; {}",
+                tflops(flops, st),
+                b.verdict(
+                    "compare_f16",
+                    y_chk.slice(),
+                    y_rel.slice(),
+                    (0.0, 0.0),
+                    "release"
+                )
+            )
+        });
     }
     Ok(())
 }
@@ -1820,6 +2044,19 @@ fn main() -> Res<()> {
     if b.opts.wants("paged_attn") {
         let stubs = stubs_of!(paged, paged_attn);
         case!("paged_attn", paged_attn(&mut b, &stubs));
+    }
+    if wants(&["attn_scores_mma", "gemm", "gptq_gemm"], &b) {
+        let stubs = stubs_of!(
+            gemm,
+            attn_scores_mma,
+            attn_scores_mma_f32,
+            gemm_f16,
+            gemm_bf16,
+            gptq_gemm
+        );
+        case!("attn_scores_mma", attn_scores_mma(&mut b, &stubs));
+        case!("gemm", dense_gemm(&mut b, &stubs));
+        case!("gptq_gemm", gptq_gemm(&mut b, &stubs));
     }
     if b.opts.wants("graph_replay") {
         let (there, back) = (rmsnorm::Kernels::load(&ctx)?, rmsnorm::Kernels::load(&ctx)?);

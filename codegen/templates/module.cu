@@ -168,6 +168,47 @@ struct {{ p.name }}_t {
     }
 {%- endif %}
 {%- endif %}
+{%- if p.write == 1 && p.rank >= 2 %}
+#if __CUDA_ARCH__ >= 800
+    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
+    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
+    // ({{ p.indices }}), its rows along dimension RD and its columns along the last one,
+    // converted to {{ p.dtype }} and stored. Elements past the extent of either are masked:
+    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
+    // the origin once, its row and column clamped to the last inside: the other indices
+    // must lie inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, {{ p.index_params }}) const {
+        static_assert(RD >= 0 && RD < {{ p.rank - 1 }}, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = {{ p.rank - 1 }};
+        const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }}, s[{{ p.rank }}] = {{ "{" }}{{ p.stride_fields }}{{ "}" }};
+        if constexpr (IMA_CHECKED) {
+            I o[{{ p.rank }}];
+#pragma unroll
+            for (int d = 0; d < {{ p.rank }}; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32;
+        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
+        if (col >= e[L]) return;
+        const bool pair = col + 1 < e[L]{% if p.vec > 0 %} && col % 2 == 0{% endif %};
+        {{ p.pointee }}* q = &p[{{ p.offset }}] + I(l / 4) * s[RD] + I(2 * (l % 4)) * {{ p.last_stride }};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            {{ p.pointee }}* r = q + I(8 * h) * s[RD];
+{%- if p.vec > 0 %}
+            if (pair) {
+                *reinterpret_cast<ImaPair<{{ p.c_type }}>*>(r) = ImaPair<{{ p.c_type }}>{{ "{{" }}{{ p.c_type }}(c.x[2 * h]), {{ p.c_type }}(c.x[2 * h + 1]){{ "}}" }};
+                continue;
+            }
+{%- endif %}
+            r[0] = {{ p.c_type }}(c.x[2 * h]);
+            if (pair) r[{{ p.last_stride }}] = {{ p.c_type }}(c.x[2 * h + 1]);
+        }
+    }
+#endif
+{%- endif %}
 };
 {%- when ArgCu::Quant with (q) %}
 {%- for line in q.docs %}
@@ -445,6 +486,50 @@ struct {{ q.name }}_t {
         sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w8), lo), xp[2], sum);
         sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi), xp[3], sum);
         return sum;
+    }
+
+    // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
+    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
+    // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
+    // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
+    // that is not whole decodes element by element, out of line: zeros past K or N.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_frag(const Tile<C, R>& t, int r, unsigned (&b)[C][4]) const {
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            const __half2 sixteenth = __float2half2_rn(0.0625f);
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c)), w = t.w[r][c], w8 = w >> 8;
+                const __half2 lo = ima_as_half2(0x64006400u | z | (z << 16));
+                const __half2 hi = __hsub2(__float2half2_rn(960.f), lo);
+{%- if q.scale_type == "__half" %}
+                const __half2 s = __half2half2(t.s[c]);
+{%- else %}
+                const __half2 s = __float2half2_rn({{ q.to_float }}(t.s[c]));
+{%- endif %}
+                const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), lo),
+                                      __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, hi),
+                                      __hsub2(ima_nibbles<0x000F000Fu>(w8), lo),
+                                      __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi)};
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const __half2 e = __hmul2(v[j], s);
+                    memcpy(&b[c][j], &e, 4);
+                }
+            }
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const __half2 e = __floats2half2_rn(edge[j][c], edge[j + 4][c]);
+                memcpy(&b[c][j], &e, 4);
+            }
     }
 {%- endif %}
 

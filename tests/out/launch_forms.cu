@@ -256,6 +256,19 @@ template <typename T, int W>
 struct __align__(16) ImaVec {
     T v[W];
 };
+// A compile-time integer as a value: a tile's width (`w.load_tile(k, n, ImaConst<4>{})`),
+// or a count a body dispatches on (`decltype(tag)::value` in a generic lambda).
+template <int V>
+struct ImaConst {
+    static constexpr int value = V;
+};
+
+// Two consecutive elements as one 4- or 8-byte store: the pair of columns an accumulator
+// fragment holds in each of its rows (an output's `store_acc`).
+template <typename T>
+struct alignas(2 * sizeof(T)) ImaPair {
+    T v[2];
+};
 
 #if __CUDA_ARCH__ >= 800
 // Staging in shared memory and the tensor cores (sm_80 and later). An input's
@@ -331,6 +344,18 @@ __device__ __forceinline__ ImaAcc4 ima_mma_m16n8k16_bf16(const unsigned (&a)[4],
                    "f"(c.x[2]), "f"(c.x[3]));
     return d;
 }
+#ifdef __CUDA_FP16_TYPES_EXIST__
+// 8 consecutive f16 values (of a row of x) as the pairs (j, j + 4), j = 0 .. 3: the A
+// fragment halves that go with a quantized accessor's `dequant_frag` of the same 8 rows of
+// k. x[0] and x[1] are a0 and a2 of one m16n8k16 step (a1 and a3 come from the row 8
+// below), x[2] and x[3] of a second.
+__device__ __forceinline__ ImaFrag4 ima_row_pairs(const ImaVec<__half, 8>& v) {
+    unsigned w[4];
+    memcpy(w, &v, 16);
+    return ImaFrag4{{__byte_perm(w[0], w[2], 0x5410), __byte_perm(w[0], w[2], 0x7632), __byte_perm(w[1], w[3], 0x5410),
+                     __byte_perm(w[1], w[3], 0x7632)}};
+}
+#endif
 // Two f32 values rounded into one register of an f16 (bf16) operand fragment: `lo` is the
 // element of the lower column.
 __device__ __forceinline__ unsigned ima_pack_f16x2(float lo, float hi) {
@@ -491,6 +516,106 @@ __device__ __forceinline__ void ima_tile_copy_async(const ImaSmemTile<T, ROWS, C
         ima_async_copy16(&dst.raw_chunk(r, e), src + r * row_stride + e);
     }
 }
+
+// The m16n8k16 product of a 16-bit element type: ImaMma<__half>::mma, and
+// ImaMma<__nv_bfloat16>::mma where the module includes cuda_bf16.h.
+template <typename T>
+struct ImaMma;
+#ifdef __CUDA_FP16_TYPES_EXIST__
+template <>
+struct ImaMma<__half> {
+    static __device__ __forceinline__ ImaAcc4 mma(const unsigned (&a)[4], unsigned b0, unsigned b1, const ImaAcc4& c) {
+        return ima_mma_m16n8k16_f16(a, b0, b1, c);
+    }
+};
+#endif
+#ifdef __CUDA_BF16_TYPES_EXIST__
+template <>
+struct ImaMma<__nv_bfloat16> {
+    static __device__ __forceinline__ ImaAcc4 mma(const unsigned (&a)[4], unsigned b0, unsigned b1, const ImaAcc4& c) {
+        return ima_mma_m16n8k16_bf16(a, b0, b1, c);
+    }
+};
+#endif
+
+// A warp's share of a block's tile product: MI x NI accumulator tiles of 16 x 8 (f32), tile
+// (i, j) at rows 16 i and columns 8 j of the warp's MI * 16 x NI * 8 block of the output.
+// `mma(a, ar0, b, bn0)` adds the product of one staged pair of tiles: rows ar0 ..
+// ar0 + 16 MI - 1 of A's tile (stored [m][k]) times columns bn0 .. bn0 + 8 NI - 1 of B,
+// over all k of the stage. B's tile is stored [n][k] (`ImaConst<0>`, as K in Q Kᵀ or
+// a weight W in x Wᵀ) or [k][n] (`ImaConst<1>`, as B in A B). Every operand fragment
+// of a 16-wide k step is loaded (ldmatrix) before its MI x NI products are issued.
+template <int MI, int NI>
+struct ImaWarpAcc {
+    static_assert(NI % 2 == 0, "ldmatrix reads B two n-tiles at a time");
+    ImaAcc4 c[MI][NI];
+
+    __device__ __forceinline__ ImaWarpAcc() {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j) c[i][j] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
+    }
+
+    template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
+    __device__ __forceinline__ void mma(const ImaSmemTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
+                                        const ImaSmemTile<T, RB, CB, CH>& b, int bn0) {
+        static_assert(KA % 16 == 0 && KA == (B_KN ? RB : CB), "A's columns and B's k are one stage of k");
+#pragma unroll
+        for (int k = 0; k < KA; k += 16) {
+            ImaFrag4 fa[MI], fb[NI / 2];
+#pragma unroll
+            for (int i = 0; i < MI; ++i) fa[i] = a.ldmatrix_a(ar0 + 16 * i, k);
+#pragma unroll
+            for (int j = 0; j < NI / 2; ++j)
+                fb[j] = B_KN ? b.ldmatrix_b_trans(k, bn0 + 16 * j) : b.ldmatrix_b(bn0 + 16 * j, k);
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NI; ++j)
+                    c[i][j] = ImaMma<T>::mma(fa[i].x, fb[j / 2].x[j % 2 * 2], fb[j / 2].x[j % 2 * 2 + 1], c[i][j]);
+        }
+    }
+
+    // Every accumulator times s (a softmax scale, say), before the stores.
+    __device__ __forceinline__ void scale(float s) {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) c[i][j].x[e] *= s;
+    }
+};
+
+// A block's main loop over `tiles` stages of k with STAGES - 1 stages' copies in flight
+// while one is computed: `load(stage, t)` starts the copies (`tile_async`) of k-tile t into
+// buffer `stage` (0 .. STAGES - 1), and `compute(stage, t)` multiplies what landed there.
+// Every thread of the block calls it with the same `tiles`; the barrier at the top of each
+// step both publishes the copies that landed and keeps a buffer from being refilled while a
+// warp still reads it. On return every copy has landed and the buffers may be reused.
+template <int STAGES, typename I, typename Load, typename Compute>
+__device__ __forceinline__ void ima_pipeline(I tiles, Load&& load, Compute&& compute) {
+    static_assert(STAGES >= 2, "a pipeline has a stage in flight and one computed");
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < tiles) load(s, I(s));
+        ima_async_commit();
+    }
+    int stage = 0;
+#pragma unroll 1
+    for (I t = 0; t < tiles; ++t) {
+        ima_async_wait<STAGES - 2>();
+        __syncthreads();
+        const I next = t + STAGES - 1;
+        if (next < tiles) load(stage == 0 ? STAGES - 1 : stage - 1, next);
+        ima_async_commit();
+        compute(stage, t);
+        stage = stage == STAGES - 1 ? 0 : stage + 1;
+    }
+    ima_async_wait<0>();
+    __syncthreads();
+}
 #endif
 
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
@@ -516,12 +641,18 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     }
 }
 
-// A compile-time integer as a value: a tile's width (`w.load_tile(k, n, ImaConst<4>{})`),
-// or a count a body dispatches on (`decltype(tag)::value` in a generic lambda).
-template <int V>
-struct ImaConst {
-    static constexpr int value = V;
-};
+// The output tile (tm, tn) of block `id` (in launch order) of a product tiled tiles_m x
+// tiles_n: GROUP rows of tiles at a time, down each column of the group before the next,
+// so that the blocks resident at once read a few panels of A and of B, which stay in L2,
+// instead of all of B.
+template <int GROUP, typename I>
+__device__ __forceinline__ void ima_grouped_tile(I id, I tiles_m, I tiles_n, I& tm, I& tn) {
+    const I per_group = GROUP * tiles_n, first = id / per_group * GROUP;
+    const I rows = min(I(GROUP), tiles_m - first);
+    tm = first + id % per_group % rows;
+    tn = id % per_group / rows;
+}
+
 
 // log2 of a power of two.
 __device__ __forceinline__ int ima_log2(int v) { return __ffs(v) - 1; }
@@ -624,6 +755,39 @@ struct s_t {
         }
         return p[i0 * s0 + i1];
     }
+#if __CUDA_ARCH__ >= 800
+    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
+    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
+    // (i0, i1), its rows along dimension RD and its columns along the last one,
+    // converted to f32 and stored. Elements past the extent of either are masked:
+    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
+    // the origin once, its row and column clamped to the last inside: the other indices
+    // must lie inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 1;
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            I o[2];
+#pragma unroll
+            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 2>(rec, 1, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32;
+        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
+        if (col >= e[L]) return;
+        const bool pair = col + 1 < e[L];
+        float* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            float* r = q + I(8 * h) * s[RD];
+            r[0] = float(c.x[2 * h]);
+            if (pair) r[1] = float(c.x[2 * h + 1]);
+        }
+    }
+#endif
 };
 
 // shared part: f32[W * 8], row-major in dynamic shared memory
@@ -671,7 +835,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 675 "launch_forms.cu"
+#line 839 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -838,6 +1002,39 @@ struct y_t {
         }
         return p[i0 * s0 + i1 * s1];
     }
+#if __CUDA_ARCH__ >= 800
+    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
+    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
+    // (i0, i1), its rows along dimension RD and its columns along the last one,
+    // converted to f32 and stored. Elements past the extent of either are masked:
+    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
+    // the origin once, its row and column clamped to the last inside: the other indices
+    // must lie inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 1;
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            I o[2];
+#pragma unroll
+            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 2>(rec, 1, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32;
+        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
+        if (col >= e[L]) return;
+        const bool pair = col + 1 < e[L];
+        float* q = &p[i0 * s0 + i1 * s1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * s1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            float* r = q + I(8 * h) * s[RD];
+            r[0] = float(c.x[2 * h]);
+            if (pair) r[s1] = float(c.x[2 * h + 1]);
+        }
+    }
+#endif
 };
 
 template <typename I, bool IMA_CHECKED>
@@ -851,7 +1048,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 855 "launch_forms.cu"
+#line 1052 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1,0 +1,329 @@
+//! specs/gemm.ima's tensor-core kernels end to end on a GPU, through the committed
+//! generated stub: attention scores (f16 and f32 out), dense GEMM (f16 and bf16) and the
+//! W4A16 GPTQ GEMM, each on shapes that are no multiple of its tiles (so that edge tiles
+//! are zero-filled on the way in and masked on the way out), against an f64 reference,
+//! in release and in checked mode, where nothing may be reported.
+
+#[allow(dead_code)]
+mod gemm {
+    include!("out/specs/gemm.rs");
+}
+
+mod common;
+
+use common::lcg;
+use ima::cudarc::driver::{CudaContext, CudaStream};
+use ima::half::{bf16, f16};
+use ima::{
+    Error, Launched, QuantTensor, Tensor, Violation, ZeroStyle, dequant_reference, quantize_gptq,
+};
+use std::sync::Arc;
+
+fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, gemm::Kernels) {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = gemm::Kernels::load(&ctx).unwrap();
+    (ctx, stream, kernels)
+}
+
+/// Deterministic values in [-1, 1), exactly representable in f16.
+fn f16s(n: usize, seed: u64) -> Vec<f16> {
+    lcg(seed).take(n).map(f16::from_f32).collect()
+}
+
+/// The element `got` of `what` against the f64 value `want`: within `rel` of it, plus
+/// `rel` times `scale`, the 2-norm of its products (the scale of a sum's rounding error,
+/// where the sum itself is small).
+fn assert_near(got: f64, want: f64, scale: f64, rel: f64, what: &dyn Fn() -> String) {
+    assert!(got.is_finite(), "{} was not written: {got}", what());
+    assert!(
+        (got - want).abs() <= rel * (want.abs() + scale) + 1e-6,
+        "{} = {got}, expected {want} (products' 2-norm {scale})",
+        what()
+    );
+}
+
+/// c[m, n] = the sum over k of a(m, k) * b(k, n), in f64, with each sum's products'
+/// 2-norm.
+fn matmul_f64(
+    a: impl Fn(usize, usize) -> f64,
+    b: impl Fn(usize, usize) -> f64,
+    (m, k, n): (usize, usize, usize),
+) -> Vec<(f64, f64)> {
+    let mut out = vec![(0f64, 0f64); m * n];
+    for r in 0..m {
+        for kk in 0..k {
+            let av = a(r, kk);
+            for c in 0..n {
+                let p = av * b(kk, c);
+                out[r * n + c].0 += p;
+                out[r * n + c].1 += p * p;
+            }
+        }
+    }
+    out.into_iter().map(|(s, q)| (s, q.sqrt())).collect()
+}
+
+/// Shapes [B, H, S, T, D]: one partial tile each way; several tiles with partial last
+/// ones; D of two stages, the second partial (136 = 64 + 64 + 8).
+const SCORE_SHAPES: [[usize; 5]; 3] = [
+    [2, 3, 77, 200, 64],
+    [1, 2, 130, 264, 40],
+    [1, 1, 129, 136, 136],
+];
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn attn_scores_mma_matches_f64_reference_on_ragged_shapes_f16_and_f32_out() {
+    let (_ctx, stream, kernels) = setup();
+    let scale = 0.125f32;
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        for [b, h, s, t, d] in SCORE_SHAPES {
+            let qh = f16s(b * h * s * d, 1);
+            let kh = f16s(b * h * t * d, 2);
+            let q = Tensor::from_host(&stream, &qh, &[b, h, s, d]).unwrap();
+            let k = Tensor::from_host(&stream, &kh, &[b, h, t, d]).unwrap();
+            let mut o16 = Tensor::full(&stream, f16::NAN, &[b, h, s, t]).unwrap();
+            let mut o32 = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
+            let launched = kernels
+                .attn_scores_mma
+                .launch(
+                    &stream,
+                    gemm::AttnScoresMmaArgs {
+                        q: &q,
+                        k: &k,
+                        o: &mut o16,
+                        scale,
+                    },
+                )
+                .unwrap();
+            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+            let launched = kernels
+                .attn_scores_mma_f32
+                .launch(
+                    &stream,
+                    gemm::AttnScoresMmaF32Args {
+                        q: &q,
+                        k: &k,
+                        o: &mut o32,
+                        scale,
+                    },
+                )
+                .unwrap();
+            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+            let (got16, got32) = (o16.to_host(&stream).unwrap(), o32.to_host(&stream).unwrap());
+            for bh in 0..b * h {
+                let want = matmul_f64(
+                    |i, dd| f64::from(qh[(bh * s + i) * d + dd]),
+                    |dd, j| f64::from(kh[(bh * t + j) * d + dd]),
+                    (s, d, t),
+                );
+                for (e, &(sum, norm)) in want.iter().enumerate() {
+                    let (want, norm) = (sum * f64::from(scale), norm * f64::from(scale));
+                    let at = bh * s * t + e;
+                    let what = || {
+                        format!(
+                            "{b}x{h}x{s}x{t}x{d} checked={checked}: o[{bh}, {}, {}]",
+                            e / t,
+                            e % t
+                        )
+                    };
+                    // f16 out: one rounding (2^-11) of an f32 sum; f32 out: the sum's own.
+                    assert_near(f64::from(got16[at]), want, norm, 1e-3, &what);
+                    assert_near(f64::from(got32[at]), want, norm, 1e-5, &what);
+                }
+            }
+        }
+    }
+}
+
+/// (M, K, N): partial tiles in M and N and a partial last stage of K; one row of tiles
+/// down and a K of one stage; more than the 8 rows of tiles a group takes, with N of
+/// one 8-column chunk; a single element.
+const GEMM_SHAPES: [(usize, usize, usize); 4] =
+    [(77, 200, 136), (130, 32, 264), (1100, 72, 8), (1, 8, 8)];
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_f16_and_bf16_match_f64_reference_on_ragged_shapes() {
+    let (_ctx, stream, kernels) = setup();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        for (m, k, n) in GEMM_SHAPES {
+            let (ah, bh) = (f16s(m * k, 3), f16s(k * n, 4));
+            let a = Tensor::from_host(&stream, &ah, &[m, k]).unwrap();
+            let b = Tensor::from_host(&stream, &bh, &[k, n]).unwrap();
+            let mut c = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
+            let launched = kernels
+                .gemm_f16
+                .launch(
+                    &stream,
+                    gemm::GemmF16Args {
+                        a: &a,
+                        b: &b,
+                        c: &mut c,
+                    },
+                )
+                .unwrap();
+            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+            let want = matmul_f64(
+                |r, kk| f64::from(ah[r * k + kk]),
+                |kk, col| f64::from(bh[kk * n + col]),
+                (m, k, n),
+            );
+            for (e, (got, &(want, norm))) in
+                c.to_host(&stream).unwrap().iter().zip(&want).enumerate()
+            {
+                let what = || {
+                    format!(
+                        "gemm_f16 {m}x{k}x{n} checked={checked}: c[{}, {}]",
+                        e / n,
+                        e % n
+                    )
+                };
+                assert_near(f64::from(*got), want, norm, 1e-3, &what);
+            }
+
+            let a16: Vec<bf16> = ah.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
+            let b16: Vec<bf16> = bh.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
+            let a = Tensor::from_host(&stream, &a16, &[m, k]).unwrap();
+            let b = Tensor::from_host(&stream, &b16, &[k, n]).unwrap();
+            let mut c = Tensor::full(&stream, bf16::NAN, &[m, n]).unwrap();
+            let launched = kernels
+                .gemm_bf16
+                .launch(
+                    &stream,
+                    gemm::GemmBf16Args {
+                        a: &a,
+                        b: &b,
+                        c: &mut c,
+                    },
+                )
+                .unwrap();
+            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+            let want = matmul_f64(
+                |r, kk| f64::from(a16[r * k + kk]),
+                |kk, col| f64::from(b16[kk * n + col]),
+                (m, k, n),
+            );
+            for (e, (got, &(want, norm))) in
+                c.to_host(&stream).unwrap().iter().zip(&want).enumerate()
+            {
+                let what = || {
+                    format!(
+                        "gemm_bf16 {m}x{k}x{n} checked={checked}: c[{}, {}]",
+                        e / n,
+                        e % n
+                    )
+                };
+                // bf16 out: one rounding, 2^-8.
+                assert_near(f64::from(*got), want, norm, 8e-3, &what);
+            }
+        }
+    }
+}
+
+/// (M, K, N, G): one row of x; K no multiple of 32 nor of G (1000), so that the last
+/// steps of K are partial; groups of 20, so that most tiles cross a group and decode
+/// element by element; M of two and of three 64-row blocks with a partial last one, and
+/// N no multiple of the 32-column strips.
+const GPTQ_SHAPES: [(usize, usize, usize, usize); 6] = [
+    (1, 256, 64, 128),
+    (16, 1000, 72, 128),
+    (17, 328, 40, 20),
+    (64, 4096, 136, 128),
+    (100, 520, 264, 128),
+    (130, 256, 32, 64),
+];
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_matches_f64_reference_on_ragged_shapes() {
+    let (_ctx, stream, kernels) = setup();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        for (m, k, n, g) in GPTQ_SHAPES {
+            let xh = f16s(m * k, 3);
+            let x = Tensor::from_host(&stream, &xh, &[m, k]).unwrap();
+            let weights: Vec<f32> = lcg(5).take(k * n).collect();
+            let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
+            let w = QuantTensor::upload(&stream, &host).unwrap();
+            let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
+            let launched = kernels
+                .gptq_gemm
+                .launch(
+                    &stream,
+                    gemm::GptqGemmArgs {
+                        x: &x,
+                        w: &w,
+                        y: &mut y,
+                    },
+                )
+                .unwrap();
+            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+            // The kernel's B operands are the dequantized weights exactly (each (q - z)
+            // times its scale, rounded once to f16, as the host reference rounds them).
+            let wd = dequant_reference(&host);
+            let want = matmul_f64(
+                |r, kk| f64::from(xh[r * k + kk]),
+                |kk, col| f64::from(wd[kk * n + col]),
+                (m, k, n),
+            );
+            for (e, (got, &(want, norm))) in
+                y.to_host(&stream).unwrap().iter().zip(&want).enumerate()
+            {
+                let what = || {
+                    format!(
+                        "gptq_gemm M={m} K={k} N={n} G={g} checked={checked}: y[{}, {}]",
+                        e / n,
+                        e % n
+                    )
+                };
+                assert_near(f64::from(*got), want, norm, 1e-3, &what);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_refuses_a_b_of_another_k_before_launching() {
+    let (_ctx, stream, kernels) = setup();
+    let a = Tensor::from_host(&stream, &f16s(16 * 32, 1), &[16, 32]).unwrap();
+    // b carries K = 24: the product would read a's rows past b's end.
+    let b = Tensor::from_host(&stream, &f16s(24 * 8, 2), &[24, 8]).unwrap();
+    let mut c = Tensor::full(&stream, f16::NAN, &[16, 8]).unwrap();
+    let err = kernels
+        .gemm_f16
+        .launch(
+            &stream,
+            gemm::GemmF16Args {
+                a: &a,
+                b: &b,
+                c: &mut c,
+            },
+        )
+        .unwrap_err();
+    let Error::Launch(launch) = &err else {
+        panic!("expected a launch error, got {err}")
+    };
+    assert!(
+        launch.violations.iter().any(|v| matches!(
+            v,
+            Violation::Dim {
+                arg: "b",
+                position: 0,
+                expected: 32,
+                actual: 24,
+                ..
+            }
+        )),
+        "{err}"
+    );
+    assert!(err.to_string().starts_with("gemm_f16(a: f16[M,K]"), "{err}");
+    assert!(
+        c.to_host(&stream).unwrap().iter().all(|v| v.is_nan()),
+        "c was written"
+    );
+}
