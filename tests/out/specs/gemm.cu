@@ -724,9 +724,11 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
 
 // ---------------------------------------------------------------------------------------
 // attn_scores_mma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)
-// Attention scores on the tensor cores, o = q · kᵀ · scale, f16 out: a block per
-// 128 x 128 tile of o for one (b, h), its 8 warps 4 down by 2 across, 32 x 64 each (2 x 8
-// accumulator tiles). D is staged 64 at a time, two stages deep.
+// Attention scores on the tensor cores, o = q · kᵀ · scale, f16 out: a block per 128 rows
+// of q for one (b, h), its 8 warps 4 down by 2 across, 32 x 64 scores each (2 x 8
+// accumulator tiles), along T a tile of 128 keys at a time. Each step of the pipeline
+// stages 64 of D of the block's q rows and of one tile's keys, three stages deep, so
+// that the next tiles' copies run under a tile's products and stores.
 namespace ima_attn_scores_mma {
 
 
@@ -927,7 +929,7 @@ struct o_t {
 };
 
 // Stages of the block's rows of q and of k: [stage, row, d].
-// shared qs: f16[2, 128, 64], row-major in dynamic shared memory
+// shared qs: f16[3, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
@@ -975,7 +977,7 @@ struct qs_t {
     }
 };
 
-// shared ks: f16[2, 128, 64], row-major in dynamic shared memory
+// shared ks: f16[3, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
@@ -1036,30 +1038,36 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 19 "specs/gemm.ima"
+#line 21 "specs/gemm.ima"
 
-        const I b = I(blockIdx.z) / H, h = I(blockIdx.z) % H;
-        const I i0 = I(blockIdx.y) * 128, j0 = I(blockIdx.x) * 128;
+        const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
         const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
         const auto all = ima_group<256>(threadIdx.x);
+        // Step u stages chunk u % DC of D for the tile of keys u / DC.
+        const I DC = ima_ceil_div(D, I(64));
         ImaWarpAcc<2, 8> acc;
-        ima_pipeline<2>(
-            ima_ceil_div(D, I(64)),
-            [&](int st, I t) {
-                q.tile_async(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, S - i0, b, h, i0, 64 * t);
-                k.tile_async(ks.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, T - j0, b, h, j0, 64 * t);
+        ima_pipeline<3>(
+            ima_ceil_div(T, I(128)) * DC,
+            [&](int st, I u) {
+                const I j0 = u / DC * 128, d0 = u % DC * 64;
+                q.tile_async(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, S - i0, b, h, i0, d0);
+                k.tile_async(ks.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, T - j0, b, h, j0, d0);
             },
-            [&](int st, I) {
+            [&](int st, I u) {
                 acc.mma(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), wi, ImaConst<0>{},
                         ks.tile(ImaConst<128>{}, ImaConst<64>{}, st), wj);
+                if (u % DC != DC - 1) return;
+                // The tile's last chunk of D: its scores leave, and the next tile starts at 0.
+                const I j0 = u / DC * 128;
+                acc.scale(scale);
+                #pragma unroll
+                for (int i = 0; i < 2; ++i)
+                    #pragma unroll
+                    for (int j = 0; j < 8; ++j) o.store_acc(acc.c[i][j], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
+                acc = {};
             });
-        acc.scale(scale);
-        #pragma unroll
-        for (int i = 0; i < 2; ++i)
-            #pragma unroll
-            for (int j = 0; j < 8; ++j) o.store_acc(acc.c[i][j], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
     
-#line 1063 "gemm.cu"
+#line 1071 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1077,9 +1085,9 @@ __device__ __forceinline__ void run(
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 2, 128, 64, ima_record};
-    ima_smem_off += (2 * 128 * 64 * I(sizeof(__half)) + 15) / 16 * 16;
-    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 2, 128, 64, ima_record};
+    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_record};
+    ima_smem_off += (3 * 128 * 64 * I(sizeof(__half)) + 15) / 16 * 16;
+    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_record};
     body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
@@ -1253,7 +1261,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
 
 // ---------------------------------------------------------------------------------------
 // attn_scores_mma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)
-// The same scores with f32 out: the same tiles; the stores are twice the bytes.
+// The same scores with f32 out: the same steps; the stores are twice the bytes.
 namespace ima_attn_scores_mma_f32 {
 
 
@@ -1454,7 +1462,7 @@ struct o_t {
 };
 
 // Stages of the block's rows of q and of k: [stage, row, d].
-// shared qs: f16[2, 128, 64], row-major in dynamic shared memory
+// shared qs: f16[3, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
@@ -1502,7 +1510,7 @@ struct qs_t {
     }
 };
 
-// shared ks: f16[2, 128, 64], row-major in dynamic shared memory
+// shared ks: f16[3, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
@@ -1563,30 +1571,36 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 53 "specs/gemm.ima"
+#line 61 "specs/gemm.ima"
 
-        const I b = I(blockIdx.z) / H, h = I(blockIdx.z) % H;
-        const I i0 = I(blockIdx.y) * 128, j0 = I(blockIdx.x) * 128;
+        const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
         const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
         const auto all = ima_group<256>(threadIdx.x);
+        // Step u stages chunk u % DC of D for the tile of keys u / DC.
+        const I DC = ima_ceil_div(D, I(64));
         ImaWarpAcc<2, 8> acc;
-        ima_pipeline<2>(
-            ima_ceil_div(D, I(64)),
-            [&](int st, I t) {
-                q.tile_async(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, S - i0, b, h, i0, 64 * t);
-                k.tile_async(ks.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, T - j0, b, h, j0, 64 * t);
+        ima_pipeline<3>(
+            ima_ceil_div(T, I(128)) * DC,
+            [&](int st, I u) {
+                const I j0 = u / DC * 128, d0 = u % DC * 64;
+                q.tile_async(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, S - i0, b, h, i0, d0);
+                k.tile_async(ks.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, T - j0, b, h, j0, d0);
             },
-            [&](int st, I) {
+            [&](int st, I u) {
                 acc.mma(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), wi, ImaConst<0>{},
                         ks.tile(ImaConst<128>{}, ImaConst<64>{}, st), wj);
+                if (u % DC != DC - 1) return;
+                // The tile's last chunk of D: its scores leave, and the next tile starts at 0.
+                const I j0 = u / DC * 128;
+                acc.scale(scale);
+                #pragma unroll
+                for (int i = 0; i < 2; ++i)
+                    #pragma unroll
+                    for (int j = 0; j < 8; ++j) o.store_acc(acc.c[i][j], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
+                acc = {};
             });
-        acc.scale(scale);
-        #pragma unroll
-        for (int i = 0; i < 2; ++i)
-            #pragma unroll
-            for (int j = 0; j < 8; ++j) o.store_acc(acc.c[i][j], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
     
-#line 1590 "gemm.cu"
+#line 1604 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1604,9 +1618,9 @@ __device__ __forceinline__ void run(
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 2, 128, 64, ima_record};
-    ima_smem_off += (2 * 128 * 64 * I(sizeof(__half)) + 15) / 16 * 16;
-    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 2, 128, 64, ima_record};
+    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_record};
+    ima_smem_off += (3 * 128 * 64 * I(sizeof(__half)) + 15) / 16 * 16;
+    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_record};
     body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
@@ -2089,7 +2103,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 88 "specs/gemm.ima"
+#line 102 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -2112,7 +2126,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; ++j) c.store_acc(acc.c[i][j], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2116 "gemm.cu"
+#line 2130 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2562,7 +2576,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 121 "specs/gemm.ima"
+#line 135 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -2585,7 +2599,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; ++j) c.store_acc(acc.c[i][j], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2589 "gemm.cu"
+#line 2603 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2729,16 +2743,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
 // ---------------------------------------------------------------------------------------
 // gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // W4A16 GEMM on the tensor cores, y = x · W with W in GPTQ int4, for M from 1 to a few
-// hundred: a block per 64 rows of x by 32 columns of W, its 8 warps splitting K. A lane
-// reads one 16-byte packed row of 4 columns (8 rows of K each) a step, with its group's
-// scales and zeros (`load_tile`), and decodes it straight into B fragments
-// (`dequant_frag`: the 8 rows of a word pair as (j, j + 4), and x's 8 rows likewise,
-// `ima_row_pairs`, so no shared memory stands between the weights and the tensor cores).
-// Lane (g, t) of a warp holds columns 4g .. 4g + 3 of the block's 32 and rows 8t .. 8t + 7
-// of each 32 of K, so after the products it holds 8 consecutive columns of each of its
-// rows: the 8 warps' sums meet in shared memory and leave as 16-byte stores. M-blocks of
-// a column strip are adjacent in launch order, so a strip's weights come from memory
-// once. Tiles past K or N, or across a group, decode element by element (zeros outside).
+// hundred: a block per 32 rows of x by 32 columns of W, its 8 warps splitting K in
+// chunks of 128 rows. Lane (g, t) of a warp reads the tile of 4 columns (4g .. 4g + 3)
+// by 32 rows (32t .. 32t + 31 of the chunk) with one load of its group's scales and
+// zeros (`load_tile`), and decodes it straight into B fragments (`dequant_frag`: a
+// word's 8 rows as the pairs (j, j + 4), as `ima_row_pairs` makes of x's same rows), so
+// no shared memory stands between the weights and the tensor cores. The k order inside
+// a 16-row step is a permutation of K that both operands share; the n order makes lane
+// (g, t) end with 8 consecutive columns (8t .. 8t + 7) of each of its rows: the 8 warps'
+// sums meet in shared memory and leave as 16-byte stores. M-blocks of a column strip
+// are adjacent in launch order, so a strip's weights come from memory once. Tiles past K
+// or N, or across a group, decode element by element (zeros outside).
 namespace ima_gptq_gemm {
 
 
@@ -3273,7 +3288,7 @@ struct y_t {
 };
 
 // The warps' partial sums: [warp, row, column].
-// shared part: f32[8, 64, 32], row-major in dynamic shared memory
+// shared part: f32[8, 32, 32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
@@ -3331,43 +3346,45 @@ __device__ __forceinline__ void body(
     const I N,
     const I G,
     const part_t<I, IMA_CHECKED> part) {
-#line 163 "specs/gemm.ima"
+#line 178 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
-        const I m0 = I(blockIdx.x) * 64, n0 = I(blockIdx.y) * 32;
-        const I kblocks = ima_ceil_div(K, I(32));
-        // MT accumulator rows of 16 (a compile-time count: the rows of x left, up to 64).
+        const I m0 = I(blockIdx.x) * 32, n0 = I(blockIdx.y) * 32;
+        // A lane past K or N reads the last tile inside instead: x is zero in rows past
+        // K, and columns past N are not stored.
+        const I n = min(n0 + 4 * g, N - 4);
+        // MT accumulator rows of 16 (a compile-time count: the rows of x left, up to 32).
         auto run = [&](auto tiles) {
-            constexpr int MT = decltype(tiles)::value, U = MT == 1 ? 4 : MT == 2 ? 2 : 1;
+            constexpr int MT = decltype(tiles)::value;
             ImaAcc4 acc[MT][4];
             #pragma unroll
             for (int i = 0; i < MT; ++i)
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
-            // x's rows m0 + 16 i + g (h = 0) and 8 below (h = 1), at k: zeros past M or K.
-            auto xrow = [&](int i, int hh, I k) {
-                const I m = m0 + 16 * i + g + 8 * hh;
-                return m < M && k < K ? x.load8(m, k) : ImaVec<__half, 8>{};
-            };
-            for (I kb = warp; kb < kblocks; kb += 8 * U) {
-                // U steps of 32 rows of K, their weights' loads all in flight first. A lane
-                // past K or N reads the last tile inside instead: x is zero in rows past K,
-                // and columns past N are not stored.
-                decltype(w.load_tile(I(0), I(0), ImaConst<4>{})) t[U];
-                #pragma unroll
-                for (int u = 0; u < U; ++u) {
-                    const I kq = min((min(kb + 8 * u, kblocks - 1)) * 32 + 8 * t4, K - 8);
-                    t[u] = w.load_tile(kq, min(n0 + 4 * g, N - 4), ImaConst<4>{});
+            for (I k0 = I(warp) * 128; k0 < K; k0 += 8 * 128) {
+                const I k = k0 + 32 * t4;
+                const auto t = w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<4>{});
+                // x's rows m0 + 16 i + g (h = 0) and 8 below (h = 1), at k + 8 r: zeros
+                // past M or K. With one row tile they load with the weights.
+                auto xrow = [&](int i, int hh, int r) {
+                    const I m = m0 + 16 * i + g + 8 * hh;
+                    return m < M && k + 8 * r < K ? x.load8(m, k + 8 * r) : ImaVec<__half, 8>{};
+                };
+                ImaVec<__half, 8> x1[MT == 1 ? 2 : 1][4];
+                if constexpr (MT == 1) {
+                    #pragma unroll
+                    for (int hh = 0; hh < 2; ++hh)
+                        #pragma unroll
+                        for (int r = 0; r < 4; ++r) x1[hh][r] = xrow(0, hh, r);
                 }
                 #pragma unroll
-                for (int u = 0; u < U; ++u) {
-                    const I k = (kb + 8 * u) * 32 + 8 * t4;
-                    if (kb + 8 * u >= kblocks) break;
+                for (int r = 0; r < 4; ++r) {
                     unsigned bf[4][4];
-                    w.dequant_frag(t[u], 0, bf);
+                    w.dequant_frag(t, r, bf);
                     #pragma unroll
                     for (int i = 0; i < MT; ++i) {
-                        const ImaFrag4 lo = ima_row_pairs(xrow(i, 0, k)), hi = ima_row_pairs(xrow(i, 1, k));
+                        const ImaFrag4 lo = ima_row_pairs(MT == 1 ? x1[0][r] : xrow(i, 0, r));
+                        const ImaFrag4 hi = ima_row_pairs(MT == 1 ? x1[MT == 1 ? 1 : 0][r] : xrow(i, 1, r));
                         const unsigned a0[4] = {lo.x[0], hi.x[0], lo.x[1], hi.x[1]};
                         const unsigned a1[4] = {lo.x[2], hi.x[2], lo.x[3], hi.x[3]};
                         #pragma unroll
@@ -3387,15 +3404,12 @@ __device__ __forceinline__ void body(
                     #pragma unroll
                     for (int j = 0; j < 8; ++j) part(warp, 16 * i + g + 8 * hh, 8 * t4 + j) = acc[i][j % 4].x[2 * hh + j / 4];
         };
-        const I rows = min(I(64), M - m0);
-        if (rows > 48) run(ImaConst<4>{});
-        else if (rows > 32) run(ImaConst<3>{});
-        else if (rows > 16) run(ImaConst<2>{});
+        if (M - m0 > 16) run(ImaConst<2>{});
         else run(ImaConst<1>{});
         __syncthreads();
         // Row r, columns 8 c8 .. 8 c8 + 7 of the block's tile: a thread each.
         const int r = threadIdx.x / 4, c8 = threadIdx.x % 4 * 8;
-        if (m0 + r < M && n0 + c8 < N) {
+        if (r < 32 && m0 + r < M && n0 + c8 < N) {
             ImaVec<__half, 8> v;
             #pragma unroll
             for (int j = 0; j < 8; ++j) {
@@ -3407,7 +3421,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, n0 + c8, v);
         }
     
-#line 3411 "gemm.cu"
+#line 3425 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3423,7 +3437,7 @@ __device__ __forceinline__ void run(
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 64, 32, ima_record};
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 32, ima_record};
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, part);
 }
 

@@ -95,13 +95,17 @@ impl Kernels {
 
 /// `attn_scores_mma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)`
 ///
-/// Attention scores on the tensor cores, o = q · kᵀ · scale, f16 out: a block per
+/// Attention scores on the tensor cores, o = q · kᵀ · scale, f16 out: a block per 128 rows
 ///
-/// 128 x 128 tile of o for one (b, h), its 8 warps 4 down by 2 across, 32 x 64 each (2 x 8
+/// of q for one (b, h), its 8 warps 4 down by 2 across, 32 x 64 scores each (2 x 8
 ///
-/// accumulator tiles). D is staged 64 at a time, two stages deep.
+/// accumulator tiles), along T a tile of 128 keys at a time. Each step of the pipeline
 ///
-/// Declared at `specs/gemm.ima:10`.
+/// stages 64 of D of the block's q rows and of one tile's keys, three stages deep, so
+///
+/// that the next tiles' copies run under a tile's products and stores.
+///
+/// Declared at `specs/gemm.ima:12`.
 pub struct AttnScoresMma {
     kernel: ima::Kernel,
 }
@@ -166,7 +170,7 @@ pub struct AttnScoresMmaArgs<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::Rea
 pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_mma",
     signature: "attn_scores_mma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)",
-    location: "specs/gemm.ima:10",
+    location: "specs/gemm.ima:12",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -233,7 +237,7 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
             name: "qs",
             dtype: ima::DType::F16,
             dims: &[
-                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "64", expr: ima::Expr::Const(64) },
             ],
@@ -242,13 +246,13 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
             name: "ks",
             dtype: ima::DType::F16,
             dims: &[
-                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "64", expr: ima::Expr::Const(64) },
             ],
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(4), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
@@ -258,9 +262,9 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
 
 /// `attn_scores_mma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`
 ///
-/// The same scores with f32 out: the same tiles; the stores are twice the bytes.
+/// The same scores with f32 out: the same steps; the stores are twice the bytes.
 ///
-/// Declared at `specs/gemm.ima:44`.
+/// Declared at `specs/gemm.ima:52`.
 pub struct AttnScoresMmaF32 {
     kernel: ima::Kernel,
 }
@@ -325,7 +329,7 @@ pub struct AttnScoresMmaF32Args<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::
 pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_mma_f32",
     signature: "attn_scores_mma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/gemm.ima:44",
+    location: "specs/gemm.ima:52",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -392,7 +396,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
             name: "qs",
             dtype: ima::DType::F16,
             dims: &[
-                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "64", expr: ima::Expr::Const(64) },
             ],
@@ -401,13 +405,13 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
             name: "ks",
             dtype: ima::DType::F16,
             dims: &[
-                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "64", expr: ima::Expr::Const(64) },
             ],
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(4), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
@@ -423,7 +427,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
 ///
 /// across, 64 x 32 each (4 x 4 accumulator tiles); K staged 32 at a time, 4 stages deep.
 ///
-/// Declared at `specs/gemm.ima:80`.
+/// Declared at `specs/gemm.ima:94`.
 pub struct GemmF16 {
     kernel: ima::Kernel,
 }
@@ -486,7 +490,7 @@ pub struct GemmF16Args<'a, A: ima::ReadTensor<ima::half::f16>, B: ima::ReadTenso
 pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
     name: "gemm_f16",
     signature: "gemm_f16(a: f16[M,K], b: f16[K,N], c: f16[M,N])",
-    location: "specs/gemm.ima:80",
+    location: "specs/gemm.ima:94",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -571,7 +575,7 @@ pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
 ///
 /// The same GEMM in bf16.
 ///
-/// Declared at `specs/gemm.ima:113`.
+/// Declared at `specs/gemm.ima:127`.
 pub struct GemmBf16 {
     kernel: ima::Kernel,
 }
@@ -634,7 +638,7 @@ pub struct GemmBf16Args<'a, A: ima::ReadTensor<ima::half::bf16>, B: ima::ReadTen
 pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
     name: "gemm_bf16",
     signature: "gemm_bf16(a: bf16[M,K], b: bf16[K,N], c: bf16[M,N])",
-    location: "specs/gemm.ima:113",
+    location: "specs/gemm.ima:127",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -719,27 +723,29 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMM on the tensor cores, y = x · W with W in GPTQ int4, for M from 1 to a few
 ///
-/// hundred: a block per 64 rows of x by 32 columns of W, its 8 warps splitting K. A lane
+/// hundred: a block per 32 rows of x by 32 columns of W, its 8 warps splitting K in
 ///
-/// reads one 16-byte packed row of 4 columns (8 rows of K each) a step, with its group's
+/// chunks of 128 rows. Lane (g, t) of a warp reads the tile of 4 columns (4g .. 4g + 3)
 ///
-/// scales and zeros (`load_tile`), and decodes it straight into B fragments
+/// by 32 rows (32t .. 32t + 31 of the chunk) with one load of its group's scales and
 ///
-/// (`dequant_frag`: the 8 rows of a word pair as (j, j + 4), and x's 8 rows likewise,
+/// zeros (`load_tile`), and decodes it straight into B fragments (`dequant_frag`: a
 ///
-/// `ima_row_pairs`, so no shared memory stands between the weights and the tensor cores).
+/// word's 8 rows as the pairs (j, j + 4), as `ima_row_pairs` makes of x's same rows), so
 ///
-/// Lane (g, t) of a warp holds columns 4g .. 4g + 3 of the block's 32 and rows 8t .. 8t + 7
+/// no shared memory stands between the weights and the tensor cores. The k order inside
 ///
-/// of each 32 of K, so after the products it holds 8 consecutive columns of each of its
+/// a 16-row step is a permutation of K that both operands share; the n order makes lane
 ///
-/// rows: the 8 warps' sums meet in shared memory and leave as 16-byte stores. M-blocks of
+/// (g, t) end with 8 consecutive columns (8t .. 8t + 7) of each of its rows: the 8 warps'
 ///
-/// a column strip are adjacent in launch order, so a strip's weights come from memory
+/// sums meet in shared memory and leave as 16-byte stores. M-blocks of a column strip
 ///
-/// once. Tiles past K or N, or across a group, decode element by element (zeros outside).
+/// are adjacent in launch order, so a strip's weights come from memory once. Tiles past K
 ///
-/// Declared at `specs/gemm.ima:156`.
+/// or N, or across a group, decode element by element (zeros outside).
+///
+/// Declared at `specs/gemm.ima:171`.
 pub struct GptqGemm {
     kernel: ima::Kernel,
 }
@@ -810,7 +816,7 @@ pub struct GptqGemmArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTen
 pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm",
     signature: "gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/gemm.ima:156",
+    location: "specs/gemm.ima:171",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -910,12 +916,12 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
             dtype: ima::DType::F32,
             dims: &[
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
-                ima::Extent { text: "64", expr: ima::Expr::Const(64) },
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
             ],
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(64)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(32)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
