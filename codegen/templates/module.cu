@@ -170,15 +170,18 @@ struct {{ p.name }}_t {
 {%- endif %}
 {%- if p.write == 1 && p.rank >= 2 %}
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // ({{ p.indices }}), its rows along dimension RD and its columns along the last one,
-    // converted to {{ p.dtype }} and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at ({{ p.indices }}), rows along dimension RD and columns
+    // along the last one, converted to {{ p.dtype }} and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, {{ p.index_params }}) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, {{ p.index_params }}) const {
         static_assert(RD >= 0 && RD < {{ p.rank - 1 }}, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = {{ p.rank - 1 }};
         const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }}, s[{{ p.rank }}] = {{ "{" }}{{ p.stride_fields }}{{ "}" }};
@@ -188,23 +191,36 @@ struct {{ p.name }}_t {
             for (int d = 0; d < {{ p.rank }}; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L]{% if p.vec > 0 %} && col % 2 == 0{% endif %};
-        {{ p.pointee }}* q = &p[{{ p.offset }}] + I(l / 4) * s[RD] + I(2 * (l % 4)) * {{ p.last_stride }};
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        {{ p.c_type }} v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = {{ p.c_type }}(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        {{ p.pointee }}* q = &p[{{ p.offset }}] + I(l / 4) * s[RD] + (col - i[L]) * {{ p.last_stride }};
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             {{ p.pointee }}* r = q + I(8 * h) * s[RD];
 {%- if p.vec > 0 %}
-            if (pair) {
-                *reinterpret_cast<ImaPair<{{ p.c_type }}>*>(r) = ImaPair<{{ p.c_type }}>{{ "{{" }}{{ p.c_type }}(c.x[2 * h]), {{ p.c_type }}(c.x[2 * h + 1]){{ "}}" }};
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<{{ p.c_type }}>*>(r) = ImaQuad<{{ p.c_type }}>{{ "{{" }}v[h][0], v[h][1], v[h][2], v[h][3]{{ "}}" }};
                 continue;
             }
 {%- endif %}
-            r[0] = {{ p.c_type }}(c.x[2 * h]);
-            if (pair) r[{{ p.last_stride }}] = {{ p.c_type }}(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * {{ p.last_stride }}] = v[h][x];
         }
     }
 #endif

@@ -266,11 +266,12 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Two consecutive elements as one 4- or 8-byte store: the pair of columns an accumulator
-// fragment holds in each of its rows (an output's `store_acc`).
+// Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
+// of two adjacent accumulator tiles, once lanes have swapped halves (an output's
+// `store_acc`).
 template <typename T>
-struct alignas(2 * sizeof(T)) ImaPair {
-    T v[2];
+struct alignas(4 * sizeof(T)) ImaQuad {
+    T v[4];
 };
 
 #if __CUDA_ARCH__ >= 800
@@ -783,7 +784,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 787 "element_types.cu"
+#line 788 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1129,7 +1130,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 1133 "element_types.cu"
+#line 1134 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -263,11 +263,12 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Two consecutive elements as one 4- or 8-byte store: the pair of columns an accumulator
-// fragment holds in each of its rows (an output's `store_acc`).
+// Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
+// of two adjacent accumulator tiles, once lanes have swapped halves (an output's
+// `store_acc`).
 template <typename T>
-struct alignas(2 * sizeof(T)) ImaPair {
-    T v[2];
+struct alignas(4 * sizeof(T)) ImaQuad {
+    T v[4];
 };
 
 #if __CUDA_ARCH__ >= 800
@@ -779,7 +780,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/posix_type_names.ima"
  off(i) = key(i) + size(i); 
-#line 783 "posix_type_names.cu"
+#line 784 "posix_type_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -264,11 +264,12 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Two consecutive elements as one 4- or 8-byte store: the pair of columns an accumulator
-// fragment holds in each of its rows (an output's `store_acc`).
+// Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
+// of two adjacent accumulator tiles, once lanes have swapped halves (an output's
+// `store_acc`).
 template <typename T>
-struct alignas(2 * sizeof(T)) ImaPair {
-    T v[2];
+struct alignas(4 * sizeof(T)) ImaQuad {
+    T v[4];
 };
 
 #if __CUDA_ARCH__ >= 800
@@ -1094,15 +1095,18 @@ struct y_t {
         return p[i0 * s0 + i1];
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -1112,17 +1116,30 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L];
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -1139,7 +1156,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1143 "checkpoint.cu"
+#line 1160 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1710,15 +1727,18 @@ struct y_t {
         return p[i0 * s0 + i1];
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -1728,17 +1748,30 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L];
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -1755,7 +1788,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1759 "checkpoint.cu"
+#line 1792 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2313,15 +2346,18 @@ struct y_t {
         return p[i0 * s0 + i1];
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -2331,17 +2367,30 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 3, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L];
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -2358,7 +2407,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2362 "checkpoint.cu"
+#line 2411 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2875,15 +2924,18 @@ struct y_t {
         return p[i0 * s0 + i1];
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -2893,17 +2945,30 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L];
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -2920,7 +2985,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2924 "checkpoint.cu"
+#line 2989 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3465,15 +3530,18 @@ struct y_t {
         return p[i0 * s0 + i1];
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -3483,17 +3551,30 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 6, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L];
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -3516,7 +3597,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3520 "checkpoint.cu"
+#line 3601 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4128,15 +4209,18 @@ struct y_t {
         return p[i0 * s0 + i1];
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -4146,17 +4230,30 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L];
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -4179,7 +4276,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4183 "checkpoint.cu"
+#line 4280 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4752,15 +4849,18 @@ struct y_t {
         return p[i0 * s0 + i1];
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -4770,17 +4870,30 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 6, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L];
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -4803,7 +4916,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4807 "checkpoint.cu"
+#line 4920 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5412,15 +5525,18 @@ struct y_t {
         return p[i0 * s0 + i1];
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -5430,17 +5546,30 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L];
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -5463,7 +5592,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5467 "checkpoint.cu"
+#line 5596 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6021,15 +6150,18 @@ struct y_t {
         return p[i0 * s0 + i1];
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -6039,17 +6171,30 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L];
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -6072,7 +6217,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6076 "checkpoint.cu"
+#line 6221 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -265,11 +265,12 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Two consecutive elements as one 4- or 8-byte store: the pair of columns an accumulator
-// fragment holds in each of its rows (an output's `store_acc`).
+// Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
+// of two adjacent accumulator tiles, once lanes have swapped halves (an output's
+// `store_acc`).
 template <typename T>
-struct alignas(2 * sizeof(T)) ImaPair {
-    T v[2];
+struct alignas(4 * sizeof(T)) ImaQuad {
+    T v[4];
 };
 
 #if __CUDA_ARCH__ >= 800
@@ -890,15 +891,18 @@ struct o_t {
         *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = v;
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1, i2, i3), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
         static_assert(RD >= 0 && RD < 3, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 3;
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
@@ -908,21 +912,34 @@ struct o_t {
             for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 4>(rec, 2, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L] && col % 2 == 0;
-        __half* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            if (pair) {
-                *reinterpret_cast<ImaPair<__half>*>(r) = ImaPair<__half>{{__half(c.x[2 * h]), __half(c.x[2 * h + 1])}};
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
                 continue;
             }
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -1063,11 +1080,12 @@ __device__ __forceinline__ void body(
                 #pragma unroll
                 for (int i = 0; i < 2; ++i)
                     #pragma unroll
-                    for (int j = 0; j < 8; ++j) o.store_acc(acc.c[i][j], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
+                    for (int j = 0; j < 8; j += 2)
+                        o.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
                 acc = {};
             });
     
-#line 1071 "gemm.cu"
+#line 1089 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1423,15 +1441,18 @@ struct o_t {
         *reinterpret_cast<ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = v;
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1, i2, i3), its rows along dimension RD and its columns along the last one,
-    // converted to f32 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension RD and columns
+    // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
         static_assert(RD >= 0 && RD < 3, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 3;
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
@@ -1441,21 +1462,34 @@ struct o_t {
             for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 4>(rec, 2, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L] && col % 2 == 0;
-        float* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        float v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        float* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             float* r = q + I(8 * h) * s[RD];
-            if (pair) {
-                *reinterpret_cast<ImaPair<float>*>(r) = ImaPair<float>{{float(c.x[2 * h]), float(c.x[2 * h + 1])}};
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<float>*>(r) = ImaQuad<float>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
                 continue;
             }
-            r[0] = float(c.x[2 * h]);
-            if (pair) r[1] = float(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -1571,7 +1605,7 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 61 "specs/gemm.ima"
+#line 62 "specs/gemm.ima"
 
         const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
         const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
@@ -1596,11 +1630,12 @@ __device__ __forceinline__ void body(
                 #pragma unroll
                 for (int i = 0; i < 2; ++i)
                     #pragma unroll
-                    for (int j = 0; j < 8; ++j) o.store_acc(acc.c[i][j], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
+                    for (int j = 0; j < 8; j += 2)
+                        o.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
                 acc = {};
             });
     
-#line 1604 "gemm.cu"
+#line 1639 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1958,15 +1993,18 @@ struct c_t {
         *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1]) = v;
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -1976,21 +2014,34 @@ struct c_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 2, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L] && col % 2 == 0;
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            if (pair) {
-                *reinterpret_cast<ImaPair<__half>*>(r) = ImaPair<__half>{{__half(c.x[2 * h]), __half(c.x[2 * h + 1])}};
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
                 continue;
             }
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -2103,7 +2154,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 102 "specs/gemm.ima"
+#line 104 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -2124,9 +2175,9 @@ __device__ __forceinline__ void body(
         #pragma unroll
         for (int i = 0; i < 4; ++i)
             #pragma unroll
-            for (int j = 0; j < 4; ++j) c.store_acc(acc.c[i][j], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
+            for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2130 "gemm.cu"
+#line 2181 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2431,15 +2482,18 @@ struct c_t {
         *reinterpret_cast<ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]) = v;
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to bf16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to bf16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -2449,21 +2503,34 @@ struct c_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 2, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L] && col % 2 == 0;
-        __nv_bfloat16* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __nv_bfloat16 v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __nv_bfloat16(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __nv_bfloat16* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __nv_bfloat16* r = q + I(8 * h) * s[RD];
-            if (pair) {
-                *reinterpret_cast<ImaPair<__nv_bfloat16>*>(r) = ImaPair<__nv_bfloat16>{{__nv_bfloat16(c.x[2 * h]), __nv_bfloat16(c.x[2 * h + 1])}};
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__nv_bfloat16>*>(r) = ImaQuad<__nv_bfloat16>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
                 continue;
             }
-            r[0] = __nv_bfloat16(c.x[2 * h]);
-            if (pair) r[1] = __nv_bfloat16(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -2576,7 +2643,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 135 "specs/gemm.ima"
+#line 137 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -2597,9 +2664,9 @@ __device__ __forceinline__ void body(
         #pragma unroll
         for (int i = 0; i < 4; ++i)
             #pragma unroll
-            for (int j = 0; j < 4; ++j) c.store_acc(acc.c[i][j], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
+            for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2603 "gemm.cu"
+#line 2670 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3249,15 +3316,18 @@ struct y_t {
         *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1]) = v;
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f16 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -3267,21 +3337,34 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L] && col % 2 == 0;
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             __half* r = q + I(8 * h) * s[RD];
-            if (pair) {
-                *reinterpret_cast<ImaPair<__half>*>(r) = ImaPair<__half>{{__half(c.x[2 * h]), __half(c.x[2 * h + 1])}};
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
                 continue;
             }
-            r[0] = __half(c.x[2 * h]);
-            if (pair) r[1] = __half(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -3346,7 +3429,7 @@ __device__ __forceinline__ void body(
     const I N,
     const I G,
     const part_t<I, IMA_CHECKED> part) {
-#line 178 "specs/gemm.ima"
+#line 180 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
         const I m0 = I(blockIdx.x) * 32, n0 = I(blockIdx.y) * 32;
@@ -3361,30 +3444,26 @@ __device__ __forceinline__ void body(
             for (int i = 0; i < MT; ++i)
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
-            for (I k0 = I(warp) * 128; k0 < K; k0 += 8 * 128) {
-                const I k = k0 + 32 * t4;
-                const auto t = w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<4>{});
-                // x's rows m0 + 16 i + g (h = 0) and 8 below (h = 1), at k + 8 r: zeros
-                // past M or K. With one row tile they load with the weights.
-                auto xrow = [&](int i, int hh, int r) {
-                    const I m = m0 + 16 * i + g + 8 * hh;
-                    return m < M && k + 8 * r < K ? x.load8(m, k + 8 * r) : ImaVec<__half, 8>{};
-                };
-                ImaVec<__half, 8> x1[MT == 1 ? 2 : 1][4];
-                if constexpr (MT == 1) {
-                    #pragma unroll
-                    for (int hh = 0; hh < 2; ++hh)
-                        #pragma unroll
-                        for (int r = 0; r < 4; ++r) x1[hh][r] = xrow(0, hh, r);
-                }
+            // The tile of rows k .. k + 31 (the lane's 32 of the chunk at k0) and x's rows
+            // m0 + 16 i + g (h = 0) and 8 below (h = 1) there: zeros past M or K.
+            auto tile_at = [&](I k0) { return w.load_tile(min(k0 + 32 * t4, K - 8), n, ImaConst<4>{}, ImaConst<4>{}); };
+            auto xrow = [&](I k0, int i, int hh, int r) {
+                const I m = m0 + 16 * i + g + 8 * hh, k = k0 + 32 * t4 + 8 * r;
+                return m < M && k < K ? x.load8(m, k) : ImaVec<__half, 8>{};
+            };
+            using Tile = decltype(tile_at(I(0)));
+            using Rows = ImaVec<__half, 8>[2][4];
+            // Products of one chunk: x's rows come from `xs` (one row tile, loaded ahead)
+            // or are loaded as they are needed.
+            auto chunk = [&](const Tile& t, const Rows& xs, I k0) {
                 #pragma unroll
                 for (int r = 0; r < 4; ++r) {
                     unsigned bf[4][4];
                     w.dequant_frag(t, r, bf);
                     #pragma unroll
                     for (int i = 0; i < MT; ++i) {
-                        const ImaFrag4 lo = ima_row_pairs(MT == 1 ? x1[0][r] : xrow(i, 0, r));
-                        const ImaFrag4 hi = ima_row_pairs(MT == 1 ? x1[MT == 1 ? 1 : 0][r] : xrow(i, 1, r));
+                        const ImaFrag4 lo = ima_row_pairs(MT == 1 ? xs[0][r] : xrow(k0, i, 0, r));
+                        const ImaFrag4 hi = ima_row_pairs(MT == 1 ? xs[1][r] : xrow(k0, i, 1, r));
                         const unsigned a0[4] = {lo.x[0], hi.x[0], lo.x[1], hi.x[1]};
                         const unsigned a1[4] = {lo.x[2], hi.x[2], lo.x[3], hi.x[3]};
                         #pragma unroll
@@ -3394,6 +3473,25 @@ __device__ __forceinline__ void body(
                         }
                     }
                 }
+            };
+            const I first = I(warp) * 128;
+            if constexpr (MT == 1) {
+                // One row tile: the next chunk's weights load while this one's products
+                // run, so that a warp always has a chunk's loads in flight.
+                Tile t = tile_at(min(first, K - 8));
+                for (I k0 = first; k0 < K; k0 += 8 * 128) {
+                    Rows xs;
+                    #pragma unroll
+                    for (int hh = 0; hh < 2; ++hh)
+                        #pragma unroll
+                        for (int r = 0; r < 4; ++r) xs[hh][r] = xrow(k0, 0, hh, r);
+                    const Tile next = tile_at(min(k0 + 8 * 128, K - 8));
+                    chunk(t, xs, k0);
+                    t = next;
+                }
+            } else {
+                const Rows none = {};
+                for (I k0 = first; k0 < K; k0 += 8 * 128) chunk(tile_at(k0), none, k0);
             }
             // Lane (g, t4) holds columns 8 t4 + j of rows g and g + 8 of each tile: j < 4 in
             // n-tile j's first column, j >= 4 in n-tile j - 4's second.
@@ -3421,7 +3519,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, n0 + c8, v);
         }
     
-#line 3425 "gemm.cu"
+#line 3523 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

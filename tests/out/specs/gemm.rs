@@ -264,7 +264,7 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
 ///
 /// The same scores with f32 out: the same steps; the stores are twice the bytes.
 ///
-/// Declared at `specs/gemm.ima:52`.
+/// Declared at `specs/gemm.ima:53`.
 pub struct AttnScoresMmaF32 {
     kernel: ima::Kernel,
 }
@@ -329,7 +329,7 @@ pub struct AttnScoresMmaF32Args<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::
 pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_mma_f32",
     signature: "attn_scores_mma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/gemm.ima:52",
+    location: "specs/gemm.ima:53",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -427,7 +427,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
 ///
 /// across, 64 x 32 each (4 x 4 accumulator tiles); K staged 32 at a time, 4 stages deep.
 ///
-/// Declared at `specs/gemm.ima:94`.
+/// Declared at `specs/gemm.ima:96`.
 pub struct GemmF16 {
     kernel: ima::Kernel,
 }
@@ -490,7 +490,7 @@ pub struct GemmF16Args<'a, A: ima::ReadTensor<ima::half::f16>, B: ima::ReadTenso
 pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
     name: "gemm_f16",
     signature: "gemm_f16(a: f16[M,K], b: f16[K,N], c: f16[M,N])",
-    location: "specs/gemm.ima:94",
+    location: "specs/gemm.ima:96",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -575,7 +575,7 @@ pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
 ///
 /// The same GEMM in bf16.
 ///
-/// Declared at `specs/gemm.ima:127`.
+/// Declared at `specs/gemm.ima:129`.
 pub struct GemmBf16 {
     kernel: ima::Kernel,
 }
@@ -638,7 +638,7 @@ pub struct GemmBf16Args<'a, A: ima::ReadTensor<ima::half::bf16>, B: ima::ReadTen
 pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
     name: "gemm_bf16",
     signature: "gemm_bf16(a: bf16[M,K], b: bf16[K,N], c: bf16[M,N])",
-    location: "specs/gemm.ima:127",
+    location: "specs/gemm.ima:129",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -745,7 +745,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// or N, or across a group, decode element by element (zeros outside).
 ///
-/// Declared at `specs/gemm.ima:171`.
+/// Declared at `specs/gemm.ima:173`.
 pub struct GptqGemm {
     kernel: ima::Kernel,
 }
@@ -816,7 +816,7 @@ pub struct GptqGemmArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTen
 pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm",
     signature: "gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/gemm.ima:171",
+    location: "specs/gemm.ima:173",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },

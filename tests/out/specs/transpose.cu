@@ -263,11 +263,12 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Two consecutive elements as one 4- or 8-byte store: the pair of columns an accumulator
-// fragment holds in each of its rows (an output's `store_acc`).
+// Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
+// of two adjacent accumulator tiles, once lanes have swapped halves (an output's
+// `store_acc`).
 template <typename T>
-struct alignas(2 * sizeof(T)) ImaPair {
-    T v[2];
+struct alignas(4 * sizeof(T)) ImaQuad {
+    T v[4];
 };
 
 #if __CUDA_ARCH__ >= 800
@@ -756,15 +757,18 @@ struct y_t {
         return p[i0 * s0 + i1];
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f32 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -774,17 +778,30 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 1, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L];
-        float* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        float v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        float* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             float* r = q + I(8 * h) * s[RD];
-            r[0] = float(c.x[2 * h]);
-            if (pair) r[1] = float(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -800,7 +817,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 8 "specs/transpose.ima"
  y(j, i) = x(i, j); 
-#line 804 "transpose.cu"
+#line 821 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -963,15 +980,18 @@ struct y_t {
         return p[i0 * s0 + i1];
     }
 #if __CUDA_ARCH__ >= 800
-    // The 16 x 8 accumulator tile `c` of an m16n8 product (lane l holds rows l / 4 and
-    // l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1), whose element (0, 0) is at
-    // (i0, i1), its rows along dimension RD and its columns along the last one,
-    // converted to f32 and stored. Elements past the extent of either are masked:
-    // an edge tile (a ragged M or N) stores what lies inside. A checked entry point checks
-    // the origin once, its row and column clamped to the last inside: the other indices
-    // must lie inside, and none may be negative.
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c, ImaConst<RD>, I i0, I i1) const {
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
         static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
         constexpr int L = 1;
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
@@ -981,17 +1001,30 @@ struct y_t {
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 1, 1, o, e)) return;
         }
-        const int l = threadIdx.x % 32;
-        const I row = i[RD] + l / 4, col = i[L] + 2 * (l % 4);
-        if (col >= e[L]) return;
-        const bool pair = col + 1 < e[L];
-        float* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + I(2 * (l % 4)) * 1;
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        float v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        float* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             float* r = q + I(8 * h) * s[RD];
-            r[0] = float(c.x[2 * h]);
-            if (pair) r[1] = float(c.x[2 * h + 1]);
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
         }
     }
 #endif
@@ -1067,7 +1100,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 1071 "transpose.cu"
+#line 1104 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
