@@ -3444,26 +3444,30 @@ __device__ __forceinline__ void body(
             for (int i = 0; i < MT; ++i)
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
-            // The tile of rows k .. k + 31 (the lane's 32 of the chunk at k0) and x's rows
-            // m0 + 16 i + g (h = 0) and 8 below (h = 1) there: zeros past M or K.
-            auto tile_at = [&](I k0) { return w.load_tile(min(k0 + 32 * t4, K - 8), n, ImaConst<4>{}, ImaConst<4>{}); };
-            auto xrow = [&](I k0, int i, int hh, int r) {
-                const I m = m0 + 16 * i + g + 8 * hh, k = k0 + 32 * t4 + 8 * r;
-                return m < M && k < K ? x.load8(m, k) : ImaVec<__half, 8>{};
-            };
-            using Tile = decltype(tile_at(I(0)));
-            using Rows = ImaVec<__half, 8>[2][4];
-            // Products of one chunk: x's rows come from `xs` (one row tile, loaded ahead)
-            // or are loaded as they are needed.
-            auto chunk = [&](const Tile& t, const Rows& xs, I k0) {
+            for (I k0 = I(warp) * 128; k0 < K; k0 += 8 * 128) {
+                const I k = k0 + 32 * t4;
+                const auto t = w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<4>{});
+                // x's rows m0 + 16 i + g (h = 0) and 8 below (h = 1), at k + 8 r: zeros
+                // past M or K. With one row tile they load with the weights.
+                auto xrow = [&](int i, int hh, int r) {
+                    const I m = m0 + 16 * i + g + 8 * hh;
+                    return m < M && k + 8 * r < K ? x.load8(m, k + 8 * r) : ImaVec<__half, 8>{};
+                };
+                ImaVec<__half, 8> x1[MT == 1 ? 2 : 1][4];
+                if constexpr (MT == 1) {
+                    #pragma unroll
+                    for (int hh = 0; hh < 2; ++hh)
+                        #pragma unroll
+                        for (int r = 0; r < 4; ++r) x1[hh][r] = xrow(0, hh, r);
+                }
                 #pragma unroll
                 for (int r = 0; r < 4; ++r) {
                     unsigned bf[4][4];
                     w.dequant_frag(t, r, bf);
                     #pragma unroll
                     for (int i = 0; i < MT; ++i) {
-                        const ImaFrag4 lo = ima_row_pairs(MT == 1 ? xs[0][r] : xrow(k0, i, 0, r));
-                        const ImaFrag4 hi = ima_row_pairs(MT == 1 ? xs[1][r] : xrow(k0, i, 1, r));
+                        const ImaFrag4 lo = ima_row_pairs(MT == 1 ? x1[0][r] : xrow(i, 0, r));
+                        const ImaFrag4 hi = ima_row_pairs(MT == 1 ? x1[MT == 1 ? 1 : 0][r] : xrow(i, 1, r));
                         const unsigned a0[4] = {lo.x[0], hi.x[0], lo.x[1], hi.x[1]};
                         const unsigned a1[4] = {lo.x[2], hi.x[2], lo.x[3], hi.x[3]};
                         #pragma unroll
@@ -3473,25 +3477,6 @@ __device__ __forceinline__ void body(
                         }
                     }
                 }
-            };
-            const I first = I(warp) * 128;
-            if constexpr (MT == 1) {
-                // One row tile: the next chunk's weights load while this one's products
-                // run, so that a warp always has a chunk's loads in flight.
-                Tile t = tile_at(min(first, K - 8));
-                for (I k0 = first; k0 < K; k0 += 8 * 128) {
-                    Rows xs;
-                    #pragma unroll
-                    for (int hh = 0; hh < 2; ++hh)
-                        #pragma unroll
-                        for (int r = 0; r < 4; ++r) xs[hh][r] = xrow(k0, 0, hh, r);
-                    const Tile next = tile_at(min(k0 + 8 * 128, K - 8));
-                    chunk(t, xs, k0);
-                    t = next;
-                }
-            } else {
-                const Rows none = {};
-                for (I k0 = first; k0 < K; k0 += 8 * 128) chunk(tile_at(k0), none, k0);
             }
             // Lane (g, t4) holds columns 8 t4 + j of rows g and g + 8 of each tile: j < 4 in
             // n-tile j's first column, j >= 4 in n-tile j - 4's second.
@@ -3519,7 +3504,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, n0 + c8, v);
         }
     
-#line 3523 "gemm.cu"
+#line 3508 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -257,6 +257,20 @@ template <typename T, int W>
 struct __align__(16) ImaVec {
     T v[W];
 };
+// A compile-time integer as a value: a tile's width (`w.load_tile(k, n, ImaConst<4>{})`),
+// or a count a body dispatches on (`decltype(tag)::value` in a generic lambda).
+template <int V>
+struct ImaConst {
+    static constexpr int value = V;
+};
+
+// Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
+// of two adjacent accumulator tiles, once lanes have swapped halves (an output's
+// `store_acc`).
+template <typename T>
+struct alignas(4 * sizeof(T)) ImaQuad {
+    T v[4];
+};
 
 #if __CUDA_ARCH__ >= 800
 // Staging in shared memory and the tensor cores (sm_80 and later). An input's
@@ -332,6 +346,18 @@ __device__ __forceinline__ ImaAcc4 ima_mma_m16n8k16_bf16(const unsigned (&a)[4],
                    "f"(c.x[2]), "f"(c.x[3]));
     return d;
 }
+#ifdef __CUDA_FP16_TYPES_EXIST__
+// 8 consecutive f16 values (of a row of x) as the pairs (j, j + 4), j = 0 .. 3: the A
+// fragment halves that go with a quantized accessor's `dequant_frag` of the same 8 rows of
+// k. x[0] and x[1] are a0 and a2 of one m16n8k16 step (a1 and a3 come from the row 8
+// below), x[2] and x[3] of a second.
+__device__ __forceinline__ ImaFrag4 ima_row_pairs(const ImaVec<__half, 8>& v) {
+    unsigned w[4];
+    memcpy(w, &v, 16);
+    return ImaFrag4{{__byte_perm(w[0], w[2], 0x5410), __byte_perm(w[0], w[2], 0x7632), __byte_perm(w[1], w[3], 0x5410),
+                     __byte_perm(w[1], w[3], 0x7632)}};
+}
+#endif
 // Two f32 values rounded into one register of an f16 (bf16) operand fragment: `lo` is the
 // element of the lower column.
 __device__ __forceinline__ unsigned ima_pack_f16x2(float lo, float hi) {
@@ -492,6 +518,106 @@ __device__ __forceinline__ void ima_tile_copy_async(const ImaSmemTile<T, ROWS, C
         ima_async_copy16(&dst.raw_chunk(r, e), src + r * row_stride + e);
     }
 }
+
+// The m16n8k16 product of a 16-bit element type: ImaMma<__half>::mma, and
+// ImaMma<__nv_bfloat16>::mma where the module includes cuda_bf16.h.
+template <typename T>
+struct ImaMma;
+#ifdef __CUDA_FP16_TYPES_EXIST__
+template <>
+struct ImaMma<__half> {
+    static __device__ __forceinline__ ImaAcc4 mma(const unsigned (&a)[4], unsigned b0, unsigned b1, const ImaAcc4& c) {
+        return ima_mma_m16n8k16_f16(a, b0, b1, c);
+    }
+};
+#endif
+#ifdef __CUDA_BF16_TYPES_EXIST__
+template <>
+struct ImaMma<__nv_bfloat16> {
+    static __device__ __forceinline__ ImaAcc4 mma(const unsigned (&a)[4], unsigned b0, unsigned b1, const ImaAcc4& c) {
+        return ima_mma_m16n8k16_bf16(a, b0, b1, c);
+    }
+};
+#endif
+
+// A warp's share of a block's tile product: MI x NI accumulator tiles of 16 x 8 (f32), tile
+// (i, j) at rows 16 i and columns 8 j of the warp's MI * 16 x NI * 8 block of the output.
+// `mma(a, ar0, b, bn0)` adds the product of one staged pair of tiles: rows ar0 ..
+// ar0 + 16 MI - 1 of A's tile (stored [m][k]) times columns bn0 .. bn0 + 8 NI - 1 of B,
+// over all k of the stage. B's tile is stored [n][k] (`ImaConst<0>`, as K in Q Kᵀ or
+// a weight W in x Wᵀ) or [k][n] (`ImaConst<1>`, as B in A B). Every operand fragment
+// of a 16-wide k step is loaded (ldmatrix) before its MI x NI products are issued.
+template <int MI, int NI>
+struct ImaWarpAcc {
+    static_assert(NI % 2 == 0, "ldmatrix reads B two n-tiles at a time");
+    ImaAcc4 c[MI][NI];
+
+    __device__ __forceinline__ ImaWarpAcc() {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j) c[i][j] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
+    }
+
+    template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
+    __device__ __forceinline__ void mma(const ImaSmemTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
+                                        const ImaSmemTile<T, RB, CB, CH>& b, int bn0) {
+        static_assert(KA % 16 == 0 && KA == (B_KN ? RB : CB), "A's columns and B's k are one stage of k");
+#pragma unroll
+        for (int k = 0; k < KA; k += 16) {
+            ImaFrag4 fa[MI], fb[NI / 2];
+#pragma unroll
+            for (int i = 0; i < MI; ++i) fa[i] = a.ldmatrix_a(ar0 + 16 * i, k);
+#pragma unroll
+            for (int j = 0; j < NI / 2; ++j)
+                fb[j] = B_KN ? b.ldmatrix_b_trans(k, bn0 + 16 * j) : b.ldmatrix_b(bn0 + 16 * j, k);
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NI; ++j)
+                    c[i][j] = ImaMma<T>::mma(fa[i].x, fb[j / 2].x[j % 2 * 2], fb[j / 2].x[j % 2 * 2 + 1], c[i][j]);
+        }
+    }
+
+    // Every accumulator times s (a softmax scale, say), before the stores.
+    __device__ __forceinline__ void scale(float s) {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) c[i][j].x[e] *= s;
+    }
+};
+
+// A block's main loop over `tiles` stages of k with STAGES - 1 stages' copies in flight
+// while one is computed: `load(stage, t)` starts the copies (`tile_async`) of k-tile t into
+// buffer `stage` (0 .. STAGES - 1), and `compute(stage, t)` multiplies what landed there.
+// Every thread of the block calls it with the same `tiles`; the barrier at the top of each
+// step both publishes the copies that landed and keeps a buffer from being refilled while a
+// warp still reads it. On return every copy has landed and the buffers may be reused.
+template <int STAGES, typename I, typename Load, typename Compute>
+__device__ __forceinline__ void ima_pipeline(I tiles, Load&& load, Compute&& compute) {
+    static_assert(STAGES >= 2, "a pipeline has a stage in flight and one computed");
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < tiles) load(s, I(s));
+        ima_async_commit();
+    }
+    int stage = 0;
+#pragma unroll 1
+    for (I t = 0; t < tiles; ++t) {
+        ima_async_wait<STAGES - 2>();
+        __syncthreads();
+        const I next = t + STAGES - 1;
+        if (next < tiles) load(stage == 0 ? STAGES - 1 : stage - 1, next);
+        ima_async_commit();
+        compute(stage, t);
+        stage = stage == STAGES - 1 ? 0 : stage + 1;
+    }
+    ima_async_wait<0>();
+    __syncthreads();
+}
 #endif
 
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
@@ -517,12 +643,18 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     }
 }
 
-// A compile-time integer as a value: a tile's width (`w.load_tile(k, n, ImaConst<4>{})`),
-// or a count a body dispatches on (`decltype(tag)::value` in a generic lambda).
-template <int V>
-struct ImaConst {
-    static constexpr int value = V;
-};
+// The output tile (tm, tn) of block `id` (in launch order) of a product tiled tiles_m x
+// tiles_n: GROUP rows of tiles at a time, down each column of the group before the next,
+// so that the blocks resident at once read a few panels of A and of B, which stay in L2,
+// instead of all of B.
+template <int GROUP, typename I>
+__device__ __forceinline__ void ima_grouped_tile(I id, I tiles_m, I tiles_n, I& tm, I& tn) {
+    const I per_group = GROUP * tiles_n, first = id / per_group * GROUP;
+    const I rows = min(I(GROUP), tiles_m - first);
+    tm = first + id % per_group % rows;
+    tn = id % per_group / rows;
+}
+
 
 // log2 of a power of two.
 __device__ __forceinline__ int ima_log2(int v) { return __ffs(v) - 1; }
@@ -641,6 +773,55 @@ struct o_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension RD and columns
+    // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 3;
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            I o[4];
+#pragma unroll
+            for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 4>(rec, 2, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        float v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        float* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            float* r = q + I(8 * h) * s[RD];
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
 };
 
 template <typename I, bool IMA_CHECKED>
@@ -666,7 +847,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 670 "attn.cu"
+#line 851 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -903,6 +1084,55 @@ struct p_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 3;
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            I o[4];
+#pragma unroll
+            for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 4>(rec, 1, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
 };
 
 // One partial result per warp.
@@ -971,7 +1201,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 975 "attn.cu"
+#line 1205 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1187,6 +1417,55 @@ struct o_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension RD and columns
+    // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 3;
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            I o[4];
+#pragma unroll
+            for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 4>(rec, 2, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        float v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        float* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            float* r = q + I(8 * h) * s[RD];
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
 };
 
 template <typename I, bool IMA_CHECKED>
@@ -1209,7 +1488,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 1213 "attn.cu"
+#line 1492 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1527,6 +1806,55 @@ struct o_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension RD and columns
+    // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 3;
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            I o[4];
+#pragma unroll
+            for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 4>(rec, 2, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        float v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        float* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            float* r = q + I(8 * h) * s[RD];
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
 };
 
 // A chunk of the tile's rows of q, and of k: [d, row].
@@ -1700,7 +2028,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1704 "attn.cu"
+#line 2032 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
