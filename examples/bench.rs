@@ -1155,45 +1155,38 @@ fn attn_scores_mma(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
 /// gemm_bf16 and gemm_f16 at M = N = K = 8192, in TFLOP/s; torch.matmul (cuBLAS) of the
 /// same products is bench/torch_triton.py's `gemm` rows.
 fn dense_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
+    dense_gemm_of::<bf16>(b, stubs, "bf16", 60, &|ks, s, a, w, c| {
+        done(ks.gemm_bf16.launch(s, gemm::GemmBf16Args { a, b: w, c })?)
+    })?;
+    dense_gemm_of::<f16>(b, stubs, "f16", 62, &|ks, s, a, w, c| {
+        done(ks.gemm_f16.launch(s, gemm::GemmF16Args { a, b: w, c })?)
+    })
+}
+
+/// One dtype's rows of [`dense_gemm`]: `launch(kernels, stream, a, b, c)`, operands filled
+/// by `fill_{name}` with seeds `seed` and `seed + 1`.
+type GemmLaunch<T> =
+    dyn Fn(&gemm::Kernels, &Arc<CudaStream>, &Tensor<T>, &Tensor<T>, &mut Tensor<T>) -> Res<()>;
+fn dense_gemm_of<T: ima::Element>(
+    b: &mut Bench,
+    stubs: &Stubs<gemm::Kernels>,
+    name: &str,
+    seed: u32,
+    launch: &GemmLaunch<T>,
+) -> Res<()> {
     let n = 8192;
     let flops = 2.0 * (n as f64).powi(3);
-    {
-        let mut a = Tensor::<bf16>::zeros(&b.stream, &[n, n])?;
-        let mut w = Tensor::<bf16>::zeros(&b.stream, &[n, n])?;
-        b.fill("fill_bf16", &mut a.slice_mut(), 60, -1.0, 1.0)?;
-        b.fill("fill_bf16", &mut w.slice_mut(), 61, -1.0, 1.0)?;
-        let mut c = Tensor::<bf16>::zeros(&b.stream, &[n, n])?;
-        let bytes = 3.0 * bytes_of(&a);
-        let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
-            done(ks.gemm_bf16.launch(
-                &b.stream,
-                gemm::GemmBf16Args {
-                    a: &a,
-                    b: &w,
-                    c: &mut c,
-                },
-            )?)
-        });
-        let shape = format!("M=N=K={n} bf16 ({})", mb(bytes));
-        add_rows(b, "gemm", &shape, bytes, timed, &|_, st| tflops(flops, st));
-    }
-    let mut a = Tensor::<f16>::zeros(&b.stream, &[n, n])?;
-    let mut w = Tensor::<f16>::zeros(&b.stream, &[n, n])?;
-    b.fill("fill_f16", &mut a.slice_mut(), 62, -1.0, 1.0)?;
-    b.fill("fill_f16", &mut w.slice_mut(), 63, -1.0, 1.0)?;
-    let mut c = Tensor::<f16>::zeros(&b.stream, &[n, n])?;
+    let mut a = Tensor::<T>::zeros(&b.stream, &[n, n])?;
+    let mut w = Tensor::<T>::zeros(&b.stream, &[n, n])?;
+    let fill = format!("fill_{name}");
+    b.fill(&fill, &mut a.slice_mut(), seed, -1.0, 1.0)?;
+    b.fill(&fill, &mut w.slice_mut(), seed + 1, -1.0, 1.0)?;
+    let mut c = Tensor::<T>::zeros(&b.stream, &[n, n])?;
     let bytes = 3.0 * bytes_of(&a);
     let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
-        done(ks.gemm_f16.launch(
-            &b.stream,
-            gemm::GemmF16Args {
-                a: &a,
-                b: &w,
-                c: &mut c,
-            },
-        )?)
+        launch(ks, &b.stream, &a, &w, &mut c)
     });
-    let shape = format!("M=N=K={n} f16 ({})", mb(bytes));
+    let shape = format!("M=N=K={n} {name} ({})", mb(bytes));
     add_rows(b, "gemm", &shape, bytes, timed, &|_, st| tflops(flops, st));
     Ok(())
 }

@@ -152,75 +152,67 @@ fn gemm_f16_and_bf16_match_f64_reference_on_ragged_shapes() {
         kernels.set_checked(checked);
         for (m, k, n) in GEMM_SHAPES {
             let (ah, bh) = (f16s(m * k, 3), f16s(k * n, 4));
-            let a = Tensor::from_host(&stream, &ah, &[m, k]).unwrap();
-            let b = Tensor::from_host(&stream, &bh, &[k, n]).unwrap();
-            let mut c = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
-            let launched = kernels
-                .gemm_f16
-                .launch(
-                    &stream,
-                    gemm::GemmF16Args {
-                        a: &a,
-                        b: &b,
-                        c: &mut c,
-                    },
-                )
-                .unwrap();
-            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
-            let want = matmul_f64(
-                |r, kk| f64::from(ah[r * k + kk]),
-                |kk, col| f64::from(bh[kk * n + col]),
+            // f16 out: one rounding, 2^-11.
+            gemm_matches::<f16>(
+                &stream,
+                &format!("gemm_f16 checked={checked}"),
+                (&ah, &bh),
                 (m, k, n),
+                1e-3,
+                f16::NAN,
+                &|a, b, c| {
+                    kernels
+                        .gemm_f16
+                        .launch(&stream, gemm::GemmF16Args { a, b, c })
+                },
             );
-            for (e, (got, &(want, norm))) in
-                c.to_host(&stream).unwrap().iter().zip(&want).enumerate()
-            {
-                let what = || {
-                    format!(
-                        "gemm_f16 {m}x{k}x{n} checked={checked}: c[{}, {}]",
-                        e / n,
-                        e % n
-                    )
-                };
-                assert_near(f64::from(*got), want, norm, 1e-3, &what);
-            }
-
             let a16: Vec<bf16> = ah.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
             let b16: Vec<bf16> = bh.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
-            let a = Tensor::from_host(&stream, &a16, &[m, k]).unwrap();
-            let b = Tensor::from_host(&stream, &b16, &[k, n]).unwrap();
-            let mut c = Tensor::full(&stream, bf16::NAN, &[m, n]).unwrap();
-            let launched = kernels
-                .gemm_bf16
-                .launch(
-                    &stream,
-                    gemm::GemmBf16Args {
-                        a: &a,
-                        b: &b,
-                        c: &mut c,
-                    },
-                )
-                .unwrap();
-            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
-            let want = matmul_f64(
-                |r, kk| f64::from(a16[r * k + kk]),
-                |kk, col| f64::from(b16[kk * n + col]),
+            // bf16 out: one rounding, 2^-8.
+            gemm_matches::<bf16>(
+                &stream,
+                &format!("gemm_bf16 checked={checked}"),
+                (&a16, &b16),
                 (m, k, n),
+                8e-3,
+                bf16::NAN,
+                &|a, b, c| {
+                    kernels
+                        .gemm_bf16
+                        .launch(&stream, gemm::GemmBf16Args { a, b, c })
+                },
             );
-            for (e, (got, &(want, norm))) in
-                c.to_host(&stream).unwrap().iter().zip(&want).enumerate()
-            {
-                let what = || {
-                    format!(
-                        "gemm_bf16 {m}x{k}x{n} checked={checked}: c[{}, {}]",
-                        e / n,
-                        e % n
-                    )
-                };
-                // bf16 out: one rounding, 2^-8.
-                assert_near(f64::from(*got), want, norm, 8e-3, &what);
-            }
         }
+    }
+}
+
+/// One GEMM of `name` through `launch(a, b, c)` on host operands `ab`, against the f64
+/// product, each element within `rel` (see `assert_near`); c starts as `nan`, so an element
+/// left unwritten fails.
+type GemmLaunch<'a, T> =
+    dyn Fn(&Tensor<T>, &Tensor<T>, &mut Tensor<T>) -> Result<Launched, Error> + 'a;
+fn gemm_matches<T: ima::Element + Into<f64> + Copy>(
+    stream: &Arc<CudaStream>,
+    name: &str,
+    (ah, bh): (&[T], &[T]),
+    (m, k, n): (usize, usize, usize),
+    rel: f64,
+    nan: T,
+    launch: &GemmLaunch<'_, T>,
+) {
+    let a = Tensor::from_host(stream, ah, &[m, k]).unwrap();
+    let b = Tensor::from_host(stream, bh, &[k, n]).unwrap();
+    let mut c = Tensor::full(stream, nan, &[m, n]).unwrap();
+    let launched = launch(&a, &b, &mut c).unwrap();
+    assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+    let want = matmul_f64(
+        |r, kk| ah[r * k + kk].into(),
+        |kk, col| bh[kk * n + col].into(),
+        (m, k, n),
+    );
+    for (e, (got, &(want, norm))) in c.to_host(stream).unwrap().iter().zip(&want).enumerate() {
+        let what = || format!("{name} {m}x{k}x{n}: c[{}, {}]", e / n, e % n);
+        assert_near((*got).into(), want, norm, rel, &what);
     }
 }
 
