@@ -3453,7 +3453,7 @@ __device__ __forceinline__ void body(
                     const I m = m0 + 16 * i + g + 8 * hh;
                     return m < M && k + 8 * r < K ? x.load8(m, k + 8 * r) : ImaVec<__half, 8>{};
                 };
-                ImaVec<__half, 8> x1[MT == 1 ? 2 : 1][4];
+                ImaVec<__half, 8> x1[2][4];
                 if constexpr (MT == 1) {
                     #pragma unroll
                     for (int hh = 0; hh < 2; ++hh)
@@ -3467,7 +3467,7 @@ __device__ __forceinline__ void body(
                     #pragma unroll
                     for (int i = 0; i < MT; ++i) {
                         const ImaFrag4 lo = ima_row_pairs(MT == 1 ? x1[0][r] : xrow(i, 0, r));
-                        const ImaFrag4 hi = ima_row_pairs(MT == 1 ? x1[MT == 1 ? 1 : 0][r] : xrow(i, 1, r));
+                        const ImaFrag4 hi = ima_row_pairs(MT == 1 ? x1[1][r] : xrow(i, 1, r));
                         const unsigned a0[4] = {lo.x[0], hi.x[0], lo.x[1], hi.x[1]};
                         const unsigned a1[4] = {lo.x[2], hi.x[2], lo.x[3], hi.x[3]};
                         #pragma unroll
