@@ -113,6 +113,25 @@ impl Knowledge {
         }
     }
 
+    /// Whether `e` is known to be a multiple of `m`: a constant that is, a symbol or
+    /// param the constraints say is, a product with such a factor, or a sum or
+    /// difference of such terms (`(HQ + 2 * HKV) * D` with `D % 8 == 0`).
+    pub fn is_multiple_of(&self, e: &Expr, m: i64) -> bool {
+        match e {
+            _ if m == 1 => true,
+            Expr::Const(c) => c % m == 0,
+            Expr::Sym(_) | Expr::Param(_) => {
+                self.facts(var(e).expect("a variable")).is_multiple_of(m)
+            }
+            Expr::Neg(a) => self.is_multiple_of(a, m),
+            Expr::Bin(BinOp::Mul, a, b) => self.is_multiple_of(a, m) || self.is_multiple_of(b, m),
+            Expr::Bin(BinOp::Add | BinOp::Sub, a, b) => {
+                self.is_multiple_of(a, m) && self.is_multiple_of(b, m)
+            }
+            _ => false,
+        }
+    }
+
     /// The largest value `e` can take, when the facts bound it.
     pub fn upper(&self, e: &Expr) -> Option<i64> {
         self.range(e).1

@@ -156,6 +156,14 @@ impl<'a> Graph<'a> {
         self.bind(KernelArg::write(t))
     }
 
+    /// A handle to the tensor `arg` names (bound into this graph, contiguous) seen as the
+    /// row-major `shape`, of as many elements: a `[B, H, D]` output passed as the
+    /// `[B, H * D]` input of the next launch. It names the same bound tensor, with the
+    /// access it was bound for; launches check it with the new shape.
+    pub fn reshape(&mut self, arg: GraphArg, shape: &[usize]) -> Result<GraphArg, Error> {
+        self.bound.reshape(arg, shape)
+    }
+
     /// Checks a launch of `kernel` on `args` (in the contract's order) and `params`, as
     /// [`Kernel::launch`] would, and adds it as the graph's next node, after the others.
     /// Returns the node's index, by which updates and reports name it. A launch whose

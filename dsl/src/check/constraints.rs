@@ -92,13 +92,7 @@ impl<'a> KernelChecker<'a> {
             let Some(inner) = a.physical_dims().last() else {
                 continue;
             };
-            let ok = match &inner.expr {
-                ir::Expr::Const(c) => c % width == 0,
-                ir::Expr::Sym(s) => k.facts(Var::Sym(*s)).is_multiple_of(width),
-                ir::Expr::Param(p) => k.facts(Var::Param(*p)).is_multiple_of(width),
-                _ => false,
-            };
-            if !ok {
+            if !k.is_multiple_of(&inner.expr, width) {
                 self.error(CheckError::AlignWithoutMultiple {
                     arg: a.name.clone(),
                     align: a.align,

@@ -15,7 +15,9 @@ use crate::arg::{KernelArg, LogicalShape, elements_from_bytes};
 use crate::capacity::ARGS;
 use crate::check::TensorMeta;
 use crate::error::Error;
+use crate::layout;
 use crate::tensor::Element;
+use crate::view::View;
 
 /// Tells graphs apart, so that a handle of one graph is refused by another.
 static NEXT_GRAPH: AtomicU64 = AtomicU64::new(0);
@@ -36,8 +38,23 @@ impl GraphArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Slot {
-    Tensor { graph: u64, index: usize },
+    Tensor {
+        graph: u64,
+        index: usize,
+    },
+    /// Entry `index` of [`Bound::reshaped`]: a bound tensor seen through another shape.
+    Reshaped {
+        graph: u64,
+        index: usize,
+    },
     Logical(LogicalShape),
+}
+
+/// A contiguous bound tensor seen as another row-major shape of as many elements.
+struct Reshaped {
+    /// Index of the tensor in [`Bound::tensors`].
+    tensor: usize,
+    view: View,
 }
 
 /// The tensors a graph borrows, each once: inputs as [`KernelArg::Read`], tensors it may
@@ -45,6 +62,7 @@ enum Slot {
 pub(super) struct Bound<'a> {
     graph: u64,
     tensors: Vec<KernelArg<'a>>,
+    reshaped: Vec<Reshaped>,
 }
 
 impl std::fmt::Debug for Bound<'_> {
@@ -62,6 +80,7 @@ impl<'a> Bound<'a> {
         Bound {
             graph: NEXT_GRAPH.fetch_add(1, Ordering::Relaxed),
             tensors: Vec::new(),
+            reshaped: Vec::new(),
         }
     }
 
@@ -76,6 +95,45 @@ impl<'a> Bound<'a> {
         })
     }
 
+    /// A handle to the tensor `arg` names (bound here, contiguous) seen as the row-major
+    /// `shape`, of as many elements, from the same first element: a `[B, H, D]` output read
+    /// as the `[B, H * D]` input of the next launch. Reads and writes through it are the
+    /// tensor's own (it was bound once, for the access it was bound for).
+    pub(super) fn reshape(&mut self, arg: GraphArg, shape: &[usize]) -> Result<GraphArg, Error> {
+        let usage = |reason: String| Error::GraphUsage {
+            what: format!("reshaping a graph's tensor to {shape:?}"),
+            reason,
+        };
+        let tensor = match arg.0 {
+            Slot::Tensor { graph, index } if graph == self.graph => index,
+            Slot::Reshaped { graph, index } if graph == self.graph => self.reshaped[index].tensor,
+            Slot::Logical(_) => return Err(usage("a logical shape holds no elements".into())),
+            _ => return Err(usage("the tensor was bound into another graph".into())),
+        };
+        let meta = self.tensors[tensor].meta();
+        if let Some((dim, stride)) = layout::first_non_contiguous(meta.shape, meta.strides) {
+            return Err(usage(format!(
+                "its view {:?} is not contiguous: stride[{dim}] is {}, expected {stride}",
+                meta.shape, meta.strides[dim]
+            )));
+        }
+        let (from, to) = (layout::numel(meta.shape), layout::numel(shape));
+        if from != to {
+            return Err(usage(format!(
+                "it has shape {:?}, {from:?} elements, and {shape:?} has {to:?}",
+                meta.shape
+            )));
+        }
+        let strides = layout::contiguous_strides(shape)
+            .ok_or_else(|| usage("the strides overflow".into()))?;
+        let view = View::new(shape, &strides, meta.offset, meta.buffer_len)?;
+        self.reshaped.push(Reshaped { tensor, view });
+        Ok(GraphArg(Slot::Reshaped {
+            graph: self.graph,
+            index: self.reshaped.len() - 1,
+        }))
+    }
+
     /// Tensors bound so far.
     pub(super) fn len(&self) -> usize {
         self.tensors.len()
@@ -87,10 +145,14 @@ impl<'a> Bound<'a> {
         self.tensors.truncate(len);
     }
 
-    /// The tensor `arg` names, if it was bound here.
+    /// The tensor `arg` names (a reshaped handle: the tensor it reshapes), if it was
+    /// bound here.
     fn tensor(&self, arg: GraphArg) -> Option<&KernelArg<'a>> {
         match arg.0 {
             Slot::Tensor { graph, index } if graph == self.graph => self.tensors.get(index),
+            Slot::Reshaped { graph, index } if graph == self.graph => {
+                self.tensors.get(self.reshaped.get(index)?.tensor)
+            }
             _ => None,
         }
     }
@@ -100,6 +162,12 @@ impl<'a> Bound<'a> {
         match &arg.0 {
             Slot::Logical(shape) => Some(shape.meta()),
             Slot::Tensor { .. } => self.tensor(*arg).map(KernelArg::meta),
+            Slot::Reshaped { graph, index } if *graph == self.graph => {
+                let r = self.reshaped.get(*index)?;
+                let m = self.tensors.get(r.tensor)?.meta();
+                Some(r.view.meta(m.dtype, m.buffer_len, m.base_ptr, m.device))
+            }
+            Slot::Reshaped { .. } => None,
         }
     }
 
@@ -225,5 +293,44 @@ mod tests {
         // Same index, another graph.
         assert_eq!(other.meta(&xa), None);
         assert!(!other.writable(xa));
+    }
+
+    #[test]
+    fn a_reshaped_handle_names_the_same_tensor_through_another_shape() {
+        let mut y = raw(DType::F16, 24, 3 << 40);
+        let x = raw(DType::F16, 24, 4 << 40);
+        let mut bound = Bound::new();
+        let ya = bound.bind(KernelArg::write_raw(&mut y));
+        let xa = bound.bind(KernelArg::read_raw(&x));
+        let y3 = bound.reshape(ya, &[2, 3, 4]).unwrap();
+        let m = bound.meta(&y3).unwrap();
+        assert_eq!(
+            (m.shape, m.strides, m.base_ptr),
+            (&[2, 3, 4][..], &[12, 4, 1][..], 3 << 40)
+        );
+        assert!(bound.writable(y3));
+        // A reshape of a reshape is one of the tensor; an input stays read-only.
+        let y2 = bound.reshape(y3, &[6, 4]).unwrap();
+        assert_eq!(bound.meta(&y2).unwrap().shape, &[6, 4]);
+        let x2 = bound.reshape(xa, &[4, 6]).unwrap();
+        assert!(!bound.writable(x2));
+        let e = bound.reshape(ya, &[5, 5]).unwrap_err().to_string();
+        assert!(e.contains("24") && e.contains("25"), "{e}");
+        let other = Bound::new().reshape(ya, &[24]).unwrap_err().to_string();
+        assert!(other.contains("another graph"), "{other}");
+    }
+
+    #[test]
+    fn a_strided_tensor_is_not_reshaped() {
+        // SAFETY: metadata only, as `raw`.
+        let t = unsafe { RawTensor::from_raw(5 << 40, 16, DType::F32, &[4, 2], &[4, 1], 0, DEV) }
+            .unwrap();
+        let mut bound = Bound::new();
+        let ta = bound.bind(KernelArg::read_raw(&t));
+        let e = bound.reshape(ta, &[8]).unwrap_err().to_string();
+        assert!(
+            e.contains("not contiguous") && e.contains("stride[0] is 4, expected 2"),
+            "{e}"
+        );
     }
 }
