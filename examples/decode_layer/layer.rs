@@ -1,0 +1,587 @@
+//! A Llama-style decoder layer's decode step from imac specs: the shapes, the host data
+//! (weights quantized by the runtime's GPTQ quantizer, a paged KV cache with block tables
+//! in random order), the tensors on the device, and the layer launched kernel by kernel or
+//! captured once into an `ima::Graph`. Shared by examples/decode_layer/main.rs and
+//! tests/decode_gpu.rs; docs/decode-layer.md walks through it.
+
+use std::sync::Arc;
+
+use ima::cudarc::driver::CudaStream;
+use ima::half::f16;
+use ima::{
+    Error, Graph, GraphArg, Kernel, QuantFormat, QuantHost, QuantTensor, Scalar, Tensor,
+    ZeroStyle, ima_kernel, quantize_gptq,
+};
+
+/// RMSNorm with the residual add, RoPE with the KV-cache write, SiLU-and-multiply.
+#[ima_kernel("specs/decode.ima")]
+pub mod decode {}
+
+/// Paged attention decode with GQA.
+#[ima_kernel("specs/paged.ima")]
+pub mod paged {}
+
+/// The W4A16 GEMV for up to 8 rows.
+#[ima_kernel("specs/quant.ima")]
+pub mod quant {}
+
+/// The W4A16 tensor-core GEMM, for more rows.
+#[ima_kernel("specs/gemm.ima")]
+pub mod gemm {}
+
+/// A Llama 3 8B layer's shapes.
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    pub hidden: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
+    pub intermediate: usize,
+    /// GPTQ group size.
+    pub group: usize,
+    /// Tokens a KV-cache page.
+    pub block_size: usize,
+    /// Positions the RoPE table covers: the longest context.
+    pub max_positions: usize,
+    pub rope_theta: f64,
+    pub eps: f32,
+}
+
+impl Config {
+    pub const LLAMA_8B: Config = Config {
+        hidden: 4096,
+        heads: 32,
+        kv_heads: 8,
+        head_dim: 128,
+        intermediate: 14336,
+        group: 128,
+        block_size: 16,
+        max_positions: 4096,
+        rope_theta: 500_000.0,
+        eps: 1e-5,
+    };
+
+    /// Columns of the fused QKV projection.
+    pub fn qkv_width(&self) -> usize {
+        (self.heads + 2 * self.kv_heads) * self.head_dim
+    }
+
+    /// The layer's four projections as (name, K, N).
+    pub fn projections(&self) -> [(&'static str, usize, usize); 4] {
+        [
+            ("qkv", self.hidden, self.qkv_width()),
+            ("o", self.heads * self.head_dim, self.hidden),
+            ("gate_up", self.hidden, 2 * self.intermediate),
+            ("down", self.intermediate, self.hidden),
+        ]
+    }
+}
+
+/// A deterministic stream of values in [-1, 1).
+pub struct Lcg(u64);
+
+impl Lcg {
+    pub fn new(seed: u64) -> Lcg {
+        Lcg(seed)
+    }
+
+    pub fn next_f32(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+
+    /// An integer in `0 .. n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (((self.next_f32() + 1.0) / 2.0) * n as f32) as usize % n
+    }
+
+    pub fn f16s(&mut self, n: usize, scale: f32) -> Vec<f16> {
+        (0..n)
+            .map(|_| f16::from_f32(self.next_f32() * scale))
+            .collect()
+    }
+}
+
+/// The layer's weights on the host: the four projections in GPTQ int4 (v1 zeros, as
+/// GPTQModel writes them), the two RMSNorm weights, and the RoPE table.
+pub struct HostWeights {
+    pub config: Config,
+    /// qkv, o, gate_up, down, in [`Config::projections`] order.
+    pub projections: Vec<QuantHost<f16>>,
+    pub norm1: Vec<f16>,
+    pub norm2: Vec<f16>,
+    /// `[max_positions, head_dim]`: cos of each position's angles in the first half, sin
+    /// in the second (vLLM's cos_sin_cache).
+    pub cos_sin: Vec<f32>,
+}
+
+impl HostWeights {
+    /// Random weights, uniform with variance 1/K (so activations keep their scale),
+    /// quantized with group size `config.group`.
+    pub fn random(config: Config, seed: u64) -> Result<HostWeights, Error> {
+        let mut rng = Lcg::new(seed);
+        let projections = config
+            .projections()
+            .iter()
+            .map(|&(_, k, n)| {
+                let a = (3.0 / k as f32).sqrt();
+                let w: Vec<f32> = (0..k * n).map(|_| rng.next_f32() * a).collect();
+                quantize_gptq::<f16>(&w, k, n, config.group, ZeroStyle::MinusOne, None)
+                    .map_err(Error::from)
+            })
+            .collect::<Result<_, _>>()?;
+        let norm = |rng: &mut Lcg| -> Vec<f16> {
+            (0..config.hidden)
+                .map(|_| f16::from_f32(1.0 + 0.25 * rng.next_f32()))
+                .collect()
+        };
+        let (norm1, norm2) = (norm(&mut rng), norm(&mut rng));
+        let half = config.head_dim / 2;
+        let mut cos_sin = vec![0f32; config.max_positions * config.head_dim];
+        for pos in 0..config.max_positions {
+            for p in 0..half {
+                let freq = config.rope_theta.powf(-((2 * p) as f64) / config.head_dim as f64);
+                let angle = pos as f64 * freq;
+                cos_sin[pos * config.head_dim + p] = angle.cos() as f32;
+                cos_sin[pos * config.head_dim + half + p] = angle.sin() as f32;
+            }
+        }
+        Ok(HostWeights {
+            config,
+            projections,
+            norm1,
+            norm2,
+            cos_sin,
+        })
+    }
+
+    /// Bytes of the quantized weights (qweight, qzeros, scales) of the four projections.
+    pub fn quantized_bytes(&self) -> usize {
+        self.projections
+            .iter()
+            .map(|w| {
+                (w.qweight().len() + w.qzeros().map_or(0, <[i32]>::len)) * 4
+                    + w.scales().len() * 2
+            })
+            .sum()
+    }
+}
+
+/// One decode step's batch on the host: B sequences, each decoding the token at position
+/// `lens[b] - 1`, with the tokens before it already in the paged cache.
+pub struct HostBatch {
+    pub b: usize,
+    /// Each sequence's context length, the new token included; 0 for a padding row.
+    pub lens: Vec<i32>,
+    /// The new token's position (0 for a padding row).
+    pub positions: Vec<i64>,
+    /// The cache slot of the new token; -1 for a padding row.
+    pub slots: Vec<i64>,
+    /// `[B, P]`: each sequence's pages, in random order over the cache; past a sequence's
+    /// pages, entries of 0.
+    pub block_tables: Vec<i32>,
+    pub pages_per_seq: usize,
+    /// Pages in the cache.
+    pub blocks: usize,
+    /// `[blocks, block_size, kv_heads, head_dim]`, random where a sequence's earlier
+    /// tokens lie, zero elsewhere.
+    pub k_cache: Vec<f16>,
+    pub v_cache: Vec<f16>,
+    /// `[B, hidden]`: the previous layer's output, and the residual stream.
+    pub hidden: Vec<f16>,
+    pub residual: Vec<f16>,
+}
+
+impl HostBatch {
+    /// A batch of `lens.len()` sequences; a length of 0 makes a padding row (slot -1).
+    pub fn new(config: &Config, lens: &[i32], seed: u64) -> HostBatch {
+        let (b, bs) = (lens.len(), config.block_size);
+        let mut rng = Lcg::new(seed);
+        let pages: Vec<usize> = lens.iter().map(|&l| (l as usize).div_ceil(bs)).collect();
+        let pages_per_seq = pages.iter().copied().max().unwrap_or(0).max(1);
+        let blocks: usize = pages.iter().sum::<usize>().max(1);
+        // A random permutation of the cache's pages, dealt out in order.
+        let mut order: Vec<usize> = (0..blocks).collect();
+        for i in (1..blocks).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        let mut block_tables = vec![0i32; b * pages_per_seq];
+        let mut next = 0;
+        for (s, &n) in pages.iter().enumerate() {
+            for p in 0..n {
+                block_tables[s * pages_per_seq + p] = order[next] as i32;
+                next += 1;
+            }
+        }
+        let row = config.kv_heads * config.head_dim;
+        let mut k_cache = vec![f16::ZERO; blocks * bs * row];
+        let mut v_cache = k_cache.clone();
+        let mut positions = vec![0i64; b];
+        let mut slots = vec![-1i64; b];
+        for (s, &len) in lens.iter().enumerate() {
+            let len = len as usize;
+            if len == 0 {
+                continue;
+            }
+            for t in 0..len {
+                let slot = block_tables[s * pages_per_seq + t / bs] as usize * bs + t % bs;
+                if t + 1 == len {
+                    positions[s] = t as i64;
+                    slots[s] = slot as i64;
+                } else {
+                    for cache in [&mut k_cache, &mut v_cache] {
+                        for v in &mut cache[slot * row..(slot + 1) * row] {
+                            *v = f16::from_f32(rng.next_f32());
+                        }
+                    }
+                }
+            }
+        }
+        HostBatch {
+            b,
+            lens: lens.to_vec(),
+            positions,
+            slots,
+            block_tables,
+            pages_per_seq,
+            blocks,
+            k_cache,
+            v_cache,
+            hidden: rng.f16s(b * config.hidden, 1.0),
+            residual: rng.f16s(b * config.hidden, 1.0),
+        }
+    }
+
+    /// Bytes of the KV cache the step reads: every token's keys and values.
+    pub fn kv_bytes_read(&self, config: &Config) -> usize {
+        let tokens: usize = self.lens.iter().map(|&l| l as usize).sum();
+        tokens * 2 * config.kv_heads * config.head_dim * 2
+    }
+}
+
+/// The weights on the device.
+pub struct Weights {
+    pub config: Config,
+    pub qkv: QuantTensor<f16>,
+    pub o: QuantTensor<f16>,
+    pub gate_up: QuantTensor<f16>,
+    pub down: QuantTensor<f16>,
+    pub norm1: Tensor<f16>,
+    pub norm2: Tensor<f16>,
+    pub cos_sin: Tensor<f32>,
+}
+
+impl Weights {
+    pub fn upload(stream: &Arc<CudaStream>, host: &HostWeights) -> Result<Weights, Error> {
+        let c = host.config;
+        let q = |i: usize| QuantTensor::upload(stream, &host.projections[i]);
+        Ok(Weights {
+            config: c,
+            qkv: q(0)?,
+            o: q(1)?,
+            gate_up: q(2)?,
+            down: q(3)?,
+            norm1: Tensor::from_host(stream, &host.norm1, &[c.hidden])?,
+            norm2: Tensor::from_host(stream, &host.norm2, &[c.hidden])?,
+            cos_sin: Tensor::from_host(stream, &host.cos_sin, &[c.max_positions, c.head_dim])?,
+        })
+    }
+}
+
+/// A batch's tensors on the device: its inputs, the KV cache, the layer's intermediate
+/// activations, and its outputs (`out`, and `residual` updated in place).
+pub struct State {
+    pub b: usize,
+    pub hidden: Tensor<f16>,
+    pub residual: Tensor<f16>,
+    pub positions: Tensor<i64>,
+    pub slots: Tensor<i64>,
+    pub block_tables: Tensor<i32>,
+    pub seq_lens: Tensor<i32>,
+    pub k_cache: Tensor<f16>,
+    pub v_cache: Tensor<f16>,
+    /// The normalised input of a projection, `[B, hidden]`.
+    pub normed: Tensor<f16>,
+    pub qkv: Tensor<f16>,
+    pub q: Tensor<f16>,
+    pub part_o: Tensor<f32>,
+    pub part_lse: Tensor<f32>,
+    pub arrivals: Tensor<i32>,
+    /// Attention's output, `[B, heads, head_dim]`.
+    pub attn: Tensor<f16>,
+    pub o: Tensor<f16>,
+    pub gate_up: Tensor<f16>,
+    pub act: Tensor<f16>,
+    /// The layer's output, `[B, hidden]` (the MLP's; the residual stream is `residual`).
+    pub out: Tensor<f16>,
+}
+
+/// Tokens of a paged_attn partition: specs/paged.ima's `PART`.
+const PART: usize = 512;
+
+impl State {
+    pub fn upload(stream: &Arc<CudaStream>, c: &Config, h: &HostBatch) -> Result<State, Error> {
+        let b = h.b;
+        let cache = [h.blocks, c.block_size, c.kv_heads, c.head_dim];
+        let parts = (h.pages_per_seq * c.block_size).div_ceil(PART);
+        let nan = |shape: &[usize]| Tensor::full(stream, f16::NAN, shape);
+        Ok(State {
+            b,
+            hidden: Tensor::from_host(stream, &h.hidden, &[b, c.hidden])?,
+            residual: Tensor::from_host(stream, &h.residual, &[b, c.hidden])?,
+            positions: Tensor::from_host(stream, &h.positions, &[b])?,
+            slots: Tensor::from_host(stream, &h.slots, &[b])?,
+            block_tables: Tensor::from_host(stream, &h.block_tables, &[b, h.pages_per_seq])?,
+            seq_lens: Tensor::from_host(stream, &h.lens, &[b])?,
+            k_cache: Tensor::from_host(stream, &h.k_cache, &cache)?,
+            v_cache: Tensor::from_host(stream, &h.v_cache, &cache)?,
+            normed: nan(&[b, c.hidden])?,
+            qkv: nan(&[b, c.qkv_width()])?,
+            q: nan(&[b, c.heads, c.head_dim])?,
+            part_o: Tensor::zeros(stream, &[b, c.heads, parts, c.head_dim])?,
+            part_lse: Tensor::zeros(stream, &[b, c.heads, parts])?,
+            arrivals: Tensor::zeros(stream, &[b, c.heads])?,
+            attn: nan(&[b, c.heads, c.head_dim])?,
+            o: nan(&[b, c.hidden])?,
+            gate_up: nan(&[b, 2 * c.intermediate])?,
+            act: nan(&[b, c.intermediate])?,
+            out: nan(&[b, c.hidden])?,
+        })
+    }
+}
+
+/// The layer's kernels, loaded once per context.
+pub struct Kernels {
+    pub decode: decode::Kernels,
+    pub paged: paged::Kernels,
+    pub quant: quant::Kernels,
+    pub gemm: gemm::Kernels,
+}
+
+/// Rows up to which the W4A16 projections use the GEMV (`gptq_gemv`'s `M <= 8`); the
+/// tensor-core `gptq_gemm` above.
+const GEMV_ROWS: usize = 8;
+
+impl Kernels {
+    pub fn load(ctx: &Arc<ima::cudarc::driver::CudaContext>) -> Result<Kernels, Error> {
+        Ok(Kernels {
+            decode: decode::Kernels::load(ctx)?,
+            paged: paged::Kernels::load(ctx)?,
+            quant: quant::Kernels::load(ctx)?,
+            gemm: gemm::Kernels::load(ctx)?,
+        })
+    }
+
+    /// Every kernel's mode.
+    pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
+        for k in self.all() {
+            k.set_checked_mode(mode);
+        }
+    }
+
+    /// The kernels the layer launches.
+    pub fn all(&self) -> [&Kernel; 6] {
+        [
+            self.decode.add_rms_norm.kernel(),
+            self.decode.rope_cache.kernel(),
+            self.decode.silu_mul.kernel(),
+            self.paged.paged_attn.kernel(),
+            self.quant.gptq_gemv.kernel(),
+            self.gemm.gptq_gemm.kernel(),
+        ]
+    }
+
+    /// The W4A16 kernel for `rows` rows of x.
+    fn projection(&self, rows: usize) -> &Kernel {
+        if rows <= GEMV_ROWS {
+            self.quant.gptq_gemv.kernel()
+        } else {
+            self.gemm.gptq_gemm.kernel()
+        }
+    }
+
+    /// y = x · w through the kernel for x's rows.
+    fn project(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: &impl ima::ReadTensor<f16>,
+        w: &QuantTensor<f16>,
+        y: &mut impl ima::WriteTensor<f16>,
+        rows: usize,
+    ) -> Result<(), Error> {
+        if rows <= GEMV_ROWS {
+            self.quant
+                .gptq_gemv
+                .launch(stream, quant::GptqGemvArgs { x, w, y })?;
+        } else {
+            self.gemm
+                .gptq_gemm
+                .launch(stream, gemm::GptqGemmArgs { x, w, y })?;
+        }
+        Ok(())
+    }
+
+    /// The layer, kernel by kernel: each launch checks its arguments against its spec.
+    pub fn forward(
+        &self,
+        stream: &Arc<CudaStream>,
+        w: &Weights,
+        s: &mut State,
+    ) -> Result<(), Error> {
+        let c = &w.config;
+        let (b, eps) = (s.b, c.eps);
+        let d = &self.decode;
+        d.add_rms_norm.launch(
+            stream,
+            decode::AddRmsNormArgs {
+                x: &s.hidden,
+                residual: &mut s.residual,
+                w: &w.norm1,
+                y: &mut s.normed,
+                eps,
+            },
+        )?;
+        self.project(stream, &s.normed, &w.qkv, &mut s.qkv, b)?;
+        d.rope_cache.launch(
+            stream,
+            decode::RopeCacheArgs {
+                qkv: &s.qkv,
+                positions: &s.positions,
+                cos_sin: &w.cos_sin,
+                slot_mapping: &s.slots,
+                q: &mut s.q,
+                k_cache: &mut s.k_cache,
+                v_cache: &mut s.v_cache,
+            },
+        )?;
+        self.paged.paged_attn.launch(
+            stream,
+            paged::PagedAttnArgs {
+                q: &s.q,
+                k_cache: &s.k_cache,
+                v_cache: &s.v_cache,
+                block_tables: &s.block_tables,
+                seq_lens: &s.seq_lens,
+                part_o: &mut s.part_o,
+                part_lse: &mut s.part_lse,
+                arrivals: &mut s.arrivals,
+                out: &mut s.attn,
+                scale: attention_scale(c),
+            },
+        )?;
+        let attn_rows = s
+            .attn
+            .view()
+            .with_layout(&[b, c.heads * c.head_dim], &[(c.heads * c.head_dim) as isize, 1], 0)?;
+        self.project(stream, &attn_rows, &w.o, &mut s.o, b)?;
+        d.add_rms_norm.launch(
+            stream,
+            decode::AddRmsNormArgs {
+                x: &s.o,
+                residual: &mut s.residual,
+                w: &w.norm2,
+                y: &mut s.normed,
+                eps,
+            },
+        )?;
+        self.project(stream, &s.normed, &w.gate_up, &mut s.gate_up, b)?;
+        d.silu_mul.launch(
+            stream,
+            decode::SiluMulArgs {
+                gu: &s.gate_up,
+                y: &mut s.act,
+            },
+        )?;
+        self.project(stream, &s.act, &w.down, &mut s.out, b)
+    }
+
+    /// The layer captured into `graph` as nine nodes, each launch checked once, here. The
+    /// graph borrows the weights and the state for its life; replay it with
+    /// `graph.replay(&stream)`.
+    pub fn capture<'a>(
+        &'a self,
+        graph: &mut Graph<'a>,
+        w: &'a Weights,
+        s: &'a mut State,
+    ) -> Result<(), Error> {
+        let c = &w.config;
+        let b = s.b;
+        let format = QuantFormat::Gptq(ZeroStyle::MinusOne);
+        let weight = |graph: &mut Graph<'a>, q: &'a QuantTensor<f16>| -> Result<Vec<GraphArg>, Error> {
+            Ok(q.kernel_args(format, false)?
+                .into_iter()
+                .map(|a| graph.bind(a))
+                .collect())
+        };
+        let (qkv_w, o_w) = (weight(graph, &w.qkv)?, weight(graph, &w.o)?);
+        let (gu_w, down_w) = (weight(graph, &w.gate_up)?, weight(graph, &w.down)?);
+        let (norm1, norm2, cos_sin) = (
+            graph.read(&w.norm1),
+            graph.read(&w.norm2),
+            graph.read(&w.cos_sin),
+        );
+        let hidden = graph.read(&s.hidden);
+        let (positions, slots) = (graph.read(&s.positions), graph.read(&s.slots));
+        let (tables, lens) = (graph.read(&s.block_tables), graph.read(&s.seq_lens));
+        let residual = graph.write(&mut s.residual);
+        let (k_cache, v_cache) = (graph.write(&mut s.k_cache), graph.write(&mut s.v_cache));
+        let normed = graph.write(&mut s.normed);
+        let qkv = graph.write(&mut s.qkv);
+        let q = graph.write(&mut s.q);
+        let (part_o, part_lse) = (graph.write(&mut s.part_o), graph.write(&mut s.part_lse));
+        let arrivals = graph.write(&mut s.arrivals);
+        let attn = graph.write(&mut s.attn);
+        let attn_rows = graph.reshape(attn, &[b, c.heads * c.head_dim])?;
+        let o = graph.write(&mut s.o);
+        let gate_up = graph.write(&mut s.gate_up);
+        let act = graph.write(&mut s.act);
+        let out = graph.write(&mut s.out);
+
+        let eps = [Scalar::F32(c.eps)];
+        let project = |graph: &mut Graph<'a>, x: GraphArg, w: &[GraphArg], y: GraphArg| {
+            let args: Vec<GraphArg> = std::iter::once(x).chain(w.iter().copied()).chain([y]).collect();
+            graph.launch(self.projection(b), &args, &[]).map(|_| ())
+        };
+        let d = &self.decode;
+        graph.launch(d.add_rms_norm.kernel(), &[hidden, residual, norm1, normed], &eps)?;
+        project(graph, normed, &qkv_w, qkv)?;
+        graph.launch(
+            d.rope_cache.kernel(),
+            &[qkv, positions, cos_sin, slots, q, k_cache, v_cache],
+            &[],
+        )?;
+        graph.launch(
+            self.paged.paged_attn.kernel(),
+            &[q, k_cache, v_cache, tables, lens, part_o, part_lse, arrivals, attn],
+            &[Scalar::F32(attention_scale(c))],
+        )?;
+        project(graph, attn_rows, &o_w, o)?;
+        graph.launch(d.add_rms_norm.kernel(), &[o, residual, norm2, normed], &eps)?;
+        project(graph, normed, &gu_w, gate_up)?;
+        graph.launch(d.silu_mul.kernel(), &[gate_up, act], &[])?;
+        project(graph, act, &down_w, out)
+    }
+}
+
+/// The ragged batches the layer is checked on: B = 1 at the shortest and longest
+/// contexts, then B = 8 and B = 32 with lengths from 1 to 4096 and a padding row (length
+/// 0, slot -1) each.
+pub fn ragged_batches() -> Vec<Vec<i32>> {
+    let mut rng = Lcg::new(11);
+    let mut b32: Vec<i32> = (0..29).map(|_| 1 + rng.below(4096) as i32).collect();
+    b32.extend([1, 4096, 0]);
+    vec![
+        vec![1],
+        vec![4096],
+        vec![1, 17, 4096, 513, 1000, 16, 2048, 0],
+        b32,
+    ]
+}
+
+/// Softmax scale: 1 / sqrt(head_dim).
+pub fn attention_scale(c: &Config) -> f32 {
+    1.0 / (c.head_dim as f32).sqrt()
+}

@@ -1,0 +1,222 @@
+//! A Llama 3 8B decoder layer's decode step (GPTQ int4 weights, G = 128, f16 activations,
+//! paged KV cache with block size 16) from imac specs, on a GPU:
+//!
+//!     cargo run --release --example decode_layer -- check          # B = 1, 8, 32 against the f64 host reference
+//!     cargo run --release --example decode_layer -- bench          # B = 1 and 32 at a context of 1024
+//!     cargo run --release --example decode_layer -- dump DIR B L..  # inputs and outputs for bench/decode_layer_torch.py
+//!
+//! `check` runs each batch kernel by kernel and as a replayed `ima::Graph`, in release and
+//! in deferred checked mode, and compares the outputs with the host reference.
+//! `bench` times the layer kernel by kernel and replayed as a graph, in both modes, and
+//! prints the rows of bench/RESULTS.md's decode-layer table with the layer's roofline.
+//! docs/decode-layer.md walks through the layer.
+
+mod layer;
+mod reference;
+
+use std::error::Error;
+use std::io::Write;
+use std::sync::Arc;
+
+use ima::cudarc::driver::{CudaStream, sys::CUevent_flags};
+use ima::half::f16;
+use ima::{CheckedMode, Graph, HostQWeight};
+
+use layer::{Config, HostBatch, HostWeights, Kernels, State, Weights};
+
+type Res<T> = Result<T, Box<dyn Error>>;
+
+/// Largest |got - want| over `1 + |want|`, and where.
+fn worst(got: &[f16], want: &[f16]) -> (f64, usize) {
+    got.iter()
+        .zip(want)
+        .enumerate()
+        .map(|(i, (&g, &w))| {
+            let (g, w) = (f64::from(g), f64::from(w));
+            let e = if g.is_finite() { (g - w).abs() / (1.0 + w.abs()) } else { f64::INFINITY };
+            (e, i)
+        })
+        .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
+}
+
+fn check(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &Weights) -> Res<()> {
+    let c = host.config;
+    for lens in layer::ragged_batches() {
+        let batch = HostBatch::new(&c, &lens, 7);
+        let want = reference::reference(host, &batch);
+        for mode in [CheckedMode::Off, CheckedMode::Deferred] {
+            kernels.set_checked_mode(mode);
+            for graphed in [false, true] {
+                let mut s = State::upload(stream, &c, &batch)?;
+                if graphed {
+                    let mut graph = Graph::new(stream)?;
+                    kernels.capture(&mut graph, w, &mut s)?;
+                    graph.replay(stream)?;
+                    graph.check()?;
+                } else {
+                    kernels.forward(stream, w, &mut s)?;
+                    for k in kernels.all() {
+                        k.check_deferred()?;
+                    }
+                }
+                stream.synchronize()?;
+                let (out, residual) = (s.out.to_host(stream)?, s.residual.to_host(stream)?);
+                let (e_out, at) = worst(&out, &want.out);
+                let (e_res, _) = worst(&residual, &want.residual);
+                println!(
+                    "B={:2} lens {:?}{}: {mode:?}, {}: out max err {e_out:.2e} (at {at}: {} vs {}), residual {e_res:.2e}",
+                    lens.len(),
+                    &lens[..lens.len().min(4)],
+                    if lens.len() > 4 { " .." } else { "" },
+                    if graphed { "graph" } else { "kernel by kernel" },
+                    out[at],
+                    want.out[at],
+                );
+            }
+        }
+    }
+    kernels.set_checked_mode(CheckedMode::Off);
+    Ok(())
+}
+
+/// Median microseconds of `iters` runs of `f`, each between two events.
+fn time(stream: &Arc<CudaStream>, iters: usize, f: &mut dyn FnMut() -> Res<()>) -> Res<f64> {
+    for _ in 0..10 {
+        f()?;
+    }
+    stream.synchronize()?;
+    let mut events = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        let a = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+        f()?;
+        let b = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+        events.push((a, b));
+    }
+    stream.synchronize()?;
+    let mut us: Vec<f64> = events
+        .iter()
+        .map(|(a, b)| a.elapsed_ms(b).map(|ms| f64::from(ms) * 1e3))
+        .collect::<Result<_, _>>()?;
+    us.sort_by(f64::total_cmp);
+    Ok(us[us.len() / 2])
+}
+
+fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &Weights) -> Res<()> {
+    let c = host.config;
+    // The device copy rate: 1 GiB read and written.
+    let n = 1 << 30;
+    let src = stream.alloc_zeros::<u8>(n)?;
+    let mut dst = stream.alloc_zeros::<u8>(n)?;
+    let copy_us = time(stream, 20, &mut || Ok(stream.memcpy_dtod(&src, &mut dst)?))?;
+    let rate = 2.0 * n as f64 / (copy_us * 1e-6);
+    drop((src, dst));
+    println!("device copy: {:.2} TB/s (1 GiB each way, {copy_us:.1} us)", rate / 1e12);
+    println!("| B | context | bytes read | roofline (us) | variant | median (us) | of roofline |");
+    println!("|---:|---:|---:|---:|---|---:|---:|");
+    for b in [1usize, 32] {
+        let lens = vec![1024; b];
+        let batch = HostBatch::new(&c, &lens, 7);
+        // What the step must read: the weights, the KV pages in use, the activations
+        // (hidden and residual in; the intermediates are written and read back once).
+        let act = b * 2 * (2 * c.hidden + c.qkv_width() + 2 * c.heads * c.head_dim + 3 * c.hidden + 3 * c.intermediate);
+        let bytes = host.quantized_bytes() + batch.kv_bytes_read(&c) + act;
+        let roof_us = bytes as f64 / rate * 1e6;
+        let row = |variant: &str, us: f64| {
+            println!(
+                "| {b} | 1024 | {:.1} MB | {roof_us:.1} | {variant} | {us:.1} | {:.0}% |",
+                bytes as f64 / 1e6,
+                100.0 * roof_us / us
+            );
+        };
+        for (mode, name) in [(CheckedMode::Off, "release"), (CheckedMode::Deferred, "deferred")] {
+            kernels.set_checked_mode(mode);
+            let mut s = State::upload(stream, &c, &batch)?;
+            let eager = time(stream, 50, &mut || Ok(kernels.forward(stream, w, &mut s)?))?;
+            row(&format!("imac {name}, kernel by kernel"), eager);
+            let mut s = State::upload(stream, &c, &batch)?;
+            let mut graph = Graph::new(stream)?;
+            kernels.capture(&mut graph, w, &mut s)?;
+            let graphed = time(stream, 200, &mut || Ok(graph.replay(stream)?))?;
+            graph.check()?;
+            row(&format!("imac {name}, CUDA graph"), graphed);
+        }
+        kernels.set_checked_mode(CheckedMode::Off);
+    }
+    Ok(())
+}
+
+/// Writes `data` to `dir/name.bin` and its entry to the manifest.
+fn put<T: Copy>(dir: &str, manifest: &mut Vec<String>, name: &str, dtype: &str, shape: &[usize], data: &[T]) -> Res<()> {
+    // SAFETY: plain numbers (f16, f32, i32, i64), viewed as their bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) };
+    std::fs::write(format!("{dir}/{name}.bin"), bytes)?;
+    manifest.push(format!("\"{name}\": {{\"dtype\": \"{dtype}\", \"shape\": {shape:?}}}"));
+    Ok(())
+}
+
+/// The batch's inputs, the int4 weights as GPTQ holds them, and the layer's outputs
+/// (graph replay, release), for bench/decode_layer_torch.py.
+fn dump(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &Weights, dir: &str, lens: &[i32]) -> Res<()> {
+    let c = host.config;
+    std::fs::create_dir_all(dir)?;
+    let batch = HostBatch::new(&c, lens, 7);
+    let mut s = State::upload(stream, &c, &batch)?;
+    {
+        let mut graph = Graph::new(stream)?;
+        kernels.capture(&mut graph, w, &mut s)?;
+        graph.replay(stream)?;
+        graph.check()?;
+    }
+    let mut m = Vec::new();
+    for ((name, k, n), q) in c.projections().iter().zip(&host.projections) {
+        let HostQWeight::Packed(qw) = q.qweight() else { return Err("GPTQ packs int4 into i32".into()) };
+        put(dir, &mut m, &format!("{name}.qweight"), "int32", &[k / 8, *n], qw)?;
+        put(dir, &mut m, &format!("{name}.qzeros"), "int32", &[k / c.group, n / 8], q.qzeros().ok_or("GPTQ v1 has qzeros")?)?;
+        put(dir, &mut m, &format!("{name}.scales"), "float16", &[k / c.group, *n], q.scales())?;
+    }
+    let (b, hd) = (batch.b, c.hidden);
+    let cache = [batch.blocks, c.block_size, c.kv_heads, c.head_dim];
+    put(dir, &mut m, "norm1", "float16", &[hd], &host.norm1)?;
+    put(dir, &mut m, "norm2", "float16", &[hd], &host.norm2)?;
+    put(dir, &mut m, "cos_sin", "float32", &[c.max_positions, c.head_dim], &host.cos_sin)?;
+    put(dir, &mut m, "hidden", "float16", &[b, hd], &batch.hidden)?;
+    put(dir, &mut m, "residual", "float16", &[b, hd], &batch.residual)?;
+    put(dir, &mut m, "positions", "int64", &[b], &batch.positions)?;
+    put(dir, &mut m, "slot_mapping", "int64", &[b], &batch.slots)?;
+    put(dir, &mut m, "block_tables", "int32", &[b, batch.pages_per_seq], &batch.block_tables)?;
+    put(dir, &mut m, "seq_lens", "int32", &[b], &batch.lens)?;
+    put(dir, &mut m, "k_cache", "float16", &cache, &batch.k_cache)?;
+    put(dir, &mut m, "v_cache", "float16", &cache, &batch.v_cache)?;
+    put(dir, &mut m, "imac.out", "float16", &[b, hd], &s.out.to_host(stream)?)?;
+    put(dir, &mut m, "imac.residual", "float16", &[b, hd], &s.residual.to_host(stream)?)?;
+    let mut f = std::fs::File::create(format!("{dir}/manifest.json"))?;
+    writeln!(
+        f,
+        "{{\"config\": {{\"hidden\": {}, \"heads\": {}, \"kv_heads\": {}, \"head_dim\": {}, \"intermediate\": {}, \"group\": {}, \"block_size\": {}, \"eps\": {:e}}},\n\"tensors\": {{\n{}\n}}}}",
+        c.hidden, c.heads, c.kv_heads, c.head_dim, c.intermediate, c.group, c.block_size, c.eps,
+        m.join(",\n")
+    )?;
+    println!("wrote B={b} lens {:?} to {dir}", &lens[..lens.len().min(8)]);
+    Ok(())
+}
+
+fn main() -> Res<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: decode_layer check | bench | dump DIR LEN...";
+    let what = args.first().ok_or(usage)?;
+    let ctx = ima::context(0)?;
+    let stream = ctx.new_stream()?;
+    let kernels = Kernels::load(&ctx)?;
+    let host = HostWeights::random(Config::LLAMA_8B, 1)?;
+    let w = Weights::upload(&stream, &host)?;
+    match what.as_str() {
+        "check" => check(&stream, &kernels, &host, &w),
+        "bench" => bench(&stream, &kernels, &host, &w),
+        "dump" => {
+            let dir = args.get(1).ok_or(usage)?;
+            let lens = args[2..].iter().map(|l| l.parse()).collect::<Result<Vec<i32>, _>>()?;
+            dump(&stream, &kernels, &host, &w, dir, &lens)
+        }
+        _ => Err(usage.into()),
+    }
+}
