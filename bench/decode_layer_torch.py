@@ -59,6 +59,9 @@ def make_layer(c, t):
         for n in ("qkv", "o", "gate_up", "down")
     }
     inter, eps, scale = c["intermediate"], c["eps"], hd ** -0.5
+    # Without padding rows the cache write needs no boolean mask (whose nonzero() waits
+    # for the GPU), so the layer can be captured into a CUDA graph.
+    padded = bool((t["slot_mapping"] < 0).any())
 
     def layer(hidden, residual, positions, slots, tables, lens, k_cache, v_cache):
         b = hidden.shape[0]
@@ -75,10 +78,10 @@ def make_layer(c, t):
             return torch.cat([x0 * cos - x1 * sin, x1 * cos + x0 * sin], -1).half()
 
         q, k = rope(q, heads), rope(k, kvh)
-        live = slots >= 0
         flat_k, flat_v = k_cache.view(-1, kvh, hd), v_cache.view(-1, kvh, hd)
+        live = slots >= 0 if padded else slice(None)
         flat_k[slots[live]] = k[live]
-        flat_v[slots[live]] = v.view(b, kvh, hd)[live]
+        flat_v[slots[live]] = v.reshape(b, kvh, hd)[live]
         # Every page of each row of the table, gathered; tokens past a sequence masked.
         p = tables.shape[1]
         ks = k_cache[tables].view(b, p * bs, kvh, hd).transpose(1, 2)
@@ -143,6 +146,16 @@ def bench(d):
     args = inputs(t)
     b, ctx = t["seq_lens"].shape[0], t["seq_lens"].max().item()
     rows = [("torch eager (fp16 weights, SDPA over gathered pages)", median_us(lambda: layer(*args), 50))]
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            layer(*args)
+        with torch.cuda.graph(graph, stream=stream):
+            layer(*args)
+    torch.cuda.current_stream().wait_stream(stream)
+    rows.append(("torch eager, captured in a CUDA graph", median_us(graph.replay, 200)))
     try:
         compiled = torch.compile(layer)
         rows.append(("torch.compile (default)", median_us(lambda: compiled(*args), 50)))

@@ -57,7 +57,10 @@ fn run(
             k.check_deferred().unwrap();
         }
     }
-    (s.out.to_host(stream).unwrap(), s.residual.to_host(stream).unwrap())
+    (
+        s.out.to_host(stream).unwrap(),
+        s.residual.to_host(stream).unwrap(),
+    )
 }
 
 /// Every batch in every mode, kernel by kernel and as a graph (wait mode: kernel by

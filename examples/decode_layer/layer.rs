@@ -9,21 +9,18 @@ use std::sync::Arc;
 use ima::cudarc::driver::CudaStream;
 use ima::half::f16;
 use ima::{
-    Error, Graph, GraphArg, Kernel, QuantFormat, QuantHost, QuantTensor, Scalar, Tensor,
-    ZeroStyle, ima_kernel, quantize_gptq,
+    Error, Graph, GraphArg, Kernel, QuantFormat, QuantHost, QuantTensor, Scalar, Tensor, ZeroStyle,
+    ima_kernel, quantize_gptq,
 };
 
-/// RMSNorm with the residual add, RoPE with the KV-cache write, SiLU-and-multiply.
+/// RMSNorm with the residual add, RoPE with the KV-cache write, SiLU-and-multiply, and
+/// the W4A16 GEMV split along K for up to 8 rows.
 #[ima_kernel("specs/decode.ima")]
 pub mod decode {}
 
 /// Paged attention decode with GQA.
 #[ima_kernel("specs/paged.ima")]
 pub mod paged {}
-
-/// The W4A16 GEMV for up to 8 rows.
-#[ima_kernel("specs/quant.ima")]
-pub mod quant {}
 
 /// The W4A16 tensor-core GEMM, for more rows.
 #[ima_kernel("specs/gemm.ima")]
@@ -143,7 +140,9 @@ impl HostWeights {
         let mut cos_sin = vec![0f32; config.max_positions * config.head_dim];
         for pos in 0..config.max_positions {
             for p in 0..half {
-                let freq = config.rope_theta.powf(-((2 * p) as f64) / config.head_dim as f64);
+                let freq = config
+                    .rope_theta
+                    .powf(-((2 * p) as f64) / config.head_dim as f64);
                 let angle = pos as f64 * freq;
                 cos_sin[pos * config.head_dim + p] = angle.cos() as f32;
                 cos_sin[pos * config.head_dim + half + p] = angle.sin() as f32;
@@ -163,8 +162,7 @@ impl HostWeights {
         self.projections
             .iter()
             .map(|w| {
-                (w.qweight().len() + w.qzeros().map_or(0, <[i32]>::len)) * 4
-                    + w.scales().len() * 2
+                (w.qweight().len() + w.qzeros().map_or(0, <[i32]>::len)) * 4 + w.scales().len() * 2
             })
             .sum()
     }
@@ -317,6 +315,15 @@ pub struct State {
     pub act: Tensor<f16>,
     /// The layer's output, `[B, hidden]` (the MLP's; the residual stream is `residual`).
     pub out: Tensor<f16>,
+    /// gptq_gemv_split's workspaces, one a projection in [`Config::projections`] order.
+    pub splits: Vec<SplitWorkspace>,
+}
+
+/// gptq_gemv_split's sums and counters for one projection: zero, and left zero by each
+/// launch.
+pub struct SplitWorkspace {
+    pub acc: Tensor<f32>,
+    pub arrivals: Tensor<i32>,
 }
 
 /// Tokens of a paged_attn partition: specs/paged.ima's `PART`.
@@ -349,6 +356,16 @@ impl State {
             gate_up: nan(&[b, 2 * c.intermediate])?,
             act: nan(&[b, c.intermediate])?,
             out: nan(&[b, c.hidden])?,
+            splits: c
+                .projections()
+                .iter()
+                .map(|&(_, _, n)| {
+                    Ok(SplitWorkspace {
+                        acc: Tensor::zeros(stream, &[b, n])?,
+                        arrivals: Tensor::zeros(stream, &[n.div_ceil(128)])?,
+                    })
+                })
+                .collect::<Result<_, Error>>()?,
         })
     }
 }
@@ -357,12 +374,11 @@ impl State {
 pub struct Kernels {
     pub decode: decode::Kernels,
     pub paged: paged::Kernels,
-    pub quant: quant::Kernels,
     pub gemm: gemm::Kernels,
 }
 
-/// Rows up to which the W4A16 projections use the GEMV (`gptq_gemv`'s `M <= 8`); the
-/// tensor-core `gptq_gemm` above.
+/// Rows up to which the W4A16 projections use the GEMV (`gptq_gemv_split`'s `M <= 8`);
+/// the tensor-core `gptq_gemm` above.
 const GEMV_ROWS: usize = 8;
 
 impl Kernels {
@@ -370,7 +386,6 @@ impl Kernels {
         Ok(Kernels {
             decode: decode::Kernels::load(ctx)?,
             paged: paged::Kernels::load(ctx)?,
-            quant: quant::Kernels::load(ctx)?,
             gemm: gemm::Kernels::load(ctx)?,
         })
     }
@@ -389,7 +404,7 @@ impl Kernels {
             self.decode.rope_cache.kernel(),
             self.decode.silu_mul.kernel(),
             self.paged.paged_attn.kernel(),
-            self.quant.gptq_gemv.kernel(),
+            self.decode.gptq_gemv_split.kernel(),
             self.gemm.gptq_gemm.kernel(),
         ]
     }
@@ -397,7 +412,7 @@ impl Kernels {
     /// The W4A16 kernel for `rows` rows of x.
     fn projection(&self, rows: usize) -> &Kernel {
         if rows <= GEMV_ROWS {
-            self.quant.gptq_gemv.kernel()
+            self.decode.gptq_gemv_split.kernel()
         } else {
             self.gemm.gptq_gemm.kernel()
         }
@@ -410,12 +425,20 @@ impl Kernels {
         x: &impl ima::ReadTensor<f16>,
         w: &QuantTensor<f16>,
         y: &mut impl ima::WriteTensor<f16>,
+        split: &mut SplitWorkspace,
         rows: usize,
     ) -> Result<(), Error> {
         if rows <= GEMV_ROWS {
-            self.quant
-                .gptq_gemv
-                .launch(stream, quant::GptqGemvArgs { x, w, y })?;
+            self.decode.gptq_gemv_split.launch(
+                stream,
+                decode::GptqGemvSplitArgs {
+                    x,
+                    w,
+                    acc: &mut split.acc,
+                    arrivals: &mut split.arrivals,
+                    y,
+                },
+            )?;
         } else {
             self.gemm
                 .gptq_gemm
@@ -444,7 +467,7 @@ impl Kernels {
                 eps,
             },
         )?;
-        self.project(stream, &s.normed, &w.qkv, &mut s.qkv, b)?;
+        self.project(stream, &s.normed, &w.qkv, &mut s.qkv, &mut s.splits[0], b)?;
         d.rope_cache.launch(
             stream,
             decode::RopeCacheArgs {
@@ -472,11 +495,12 @@ impl Kernels {
                 scale: attention_scale(c),
             },
         )?;
-        let attn_rows = s
-            .attn
-            .view()
-            .with_layout(&[b, c.heads * c.head_dim], &[(c.heads * c.head_dim) as isize, 1], 0)?;
-        self.project(stream, &attn_rows, &w.o, &mut s.o, b)?;
+        let attn_rows = s.attn.view().with_layout(
+            &[b, c.heads * c.head_dim],
+            &[(c.heads * c.head_dim) as isize, 1],
+            0,
+        )?;
+        self.project(stream, &attn_rows, &w.o, &mut s.o, &mut s.splits[1], b)?;
         d.add_rms_norm.launch(
             stream,
             decode::AddRmsNormArgs {
@@ -487,7 +511,14 @@ impl Kernels {
                 eps,
             },
         )?;
-        self.project(stream, &s.normed, &w.gate_up, &mut s.gate_up, b)?;
+        self.project(
+            stream,
+            &s.normed,
+            &w.gate_up,
+            &mut s.gate_up,
+            &mut s.splits[2],
+            b,
+        )?;
         d.silu_mul.launch(
             stream,
             decode::SiluMulArgs {
@@ -495,7 +526,7 @@ impl Kernels {
                 y: &mut s.act,
             },
         )?;
-        self.project(stream, &s.act, &w.down, &mut s.out, b)
+        self.project(stream, &s.act, &w.down, &mut s.out, &mut s.splits[3], b)
     }
 
     /// The layer captured into `graph` as nine nodes, each launch checked once, here. The
@@ -510,12 +541,13 @@ impl Kernels {
         let c = &w.config;
         let b = s.b;
         let format = QuantFormat::Gptq(ZeroStyle::MinusOne);
-        let weight = |graph: &mut Graph<'a>, q: &'a QuantTensor<f16>| -> Result<Vec<GraphArg>, Error> {
-            Ok(q.kernel_args(format, false)?
-                .into_iter()
-                .map(|a| graph.bind(a))
-                .collect())
-        };
+        let weight =
+            |graph: &mut Graph<'a>, q: &'a QuantTensor<f16>| -> Result<Vec<GraphArg>, Error> {
+                Ok(q.kernel_args(format, false)?
+                    .into_iter()
+                    .map(|a| graph.bind(a))
+                    .collect())
+            };
         let (qkv_w, o_w) = (weight(graph, &w.qkv)?, weight(graph, &w.o)?);
         let (gu_w, down_w) = (weight(graph, &w.gate_up)?, weight(graph, &w.down)?);
         let (norm1, norm2, cos_sin) = (
@@ -539,15 +571,31 @@ impl Kernels {
         let gate_up = graph.write(&mut s.gate_up);
         let act = graph.write(&mut s.act);
         let out = graph.write(&mut s.out);
+        let splits: Vec<[GraphArg; 2]> = s
+            .splits
+            .iter_mut()
+            .map(|w| [graph.write(&mut w.acc), graph.write(&mut w.arrivals)])
+            .collect();
 
         let eps = [Scalar::F32(c.eps)];
-        let project = |graph: &mut Graph<'a>, x: GraphArg, w: &[GraphArg], y: GraphArg| {
-            let args: Vec<GraphArg> = std::iter::once(x).chain(w.iter().copied()).chain([y]).collect();
-            graph.launch(self.projection(b), &args, &[]).map(|_| ())
-        };
+        // x, the weight's parts, (the split GEMV's workspace,) y.
+        let project =
+            |graph: &mut Graph<'a>, x: GraphArg, w: &[GraphArg], i: usize, y: GraphArg| {
+                let workspace: &[GraphArg] = if b <= GEMV_ROWS { &splits[i] } else { &[] };
+                let args: Vec<GraphArg> = std::iter::once(x)
+                    .chain(w.iter().copied())
+                    .chain(workspace.iter().copied())
+                    .chain([y])
+                    .collect();
+                graph.launch(self.projection(b), &args, &[]).map(|_| ())
+            };
         let d = &self.decode;
-        graph.launch(d.add_rms_norm.kernel(), &[hidden, residual, norm1, normed], &eps)?;
-        project(graph, normed, &qkv_w, qkv)?;
+        graph.launch(
+            d.add_rms_norm.kernel(),
+            &[hidden, residual, norm1, normed],
+            &eps,
+        )?;
+        project(graph, normed, &qkv_w, 0, qkv)?;
         graph.launch(
             d.rope_cache.kernel(),
             &[qkv, positions, cos_sin, slots, q, k_cache, v_cache],
@@ -555,14 +603,16 @@ impl Kernels {
         )?;
         graph.launch(
             self.paged.paged_attn.kernel(),
-            &[q, k_cache, v_cache, tables, lens, part_o, part_lse, arrivals, attn],
+            &[
+                q, k_cache, v_cache, tables, lens, part_o, part_lse, arrivals, attn,
+            ],
             &[Scalar::F32(attention_scale(c))],
         )?;
-        project(graph, attn_rows, &o_w, o)?;
+        project(graph, attn_rows, &o_w, 1, o)?;
         graph.launch(d.add_rms_norm.kernel(), &[o, residual, norm2, normed], &eps)?;
-        project(graph, normed, &gu_w, gate_up)?;
+        project(graph, normed, &gu_w, 2, gate_up)?;
         graph.launch(d.silu_mul.kernel(), &[gate_up, act], &[])?;
-        project(graph, act, &down_w, out)
+        project(graph, act, &down_w, 3, out)
     }
 }
 

@@ -33,7 +33,11 @@ fn worst(got: &[f16], want: &[f16]) -> (f64, usize) {
         .enumerate()
         .map(|(i, (&g, &w))| {
             let (g, w) = (f64::from(g), f64::from(w));
-            let e = if g.is_finite() { (g - w).abs() / (1.0 + w.abs()) } else { f64::INFINITY };
+            let e = if g.is_finite() {
+                (g - w).abs() / (1.0 + w.abs())
+            } else {
+                f64::INFINITY
+            };
             (e, i)
         })
         .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
@@ -110,7 +114,10 @@ fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &We
     let copy_us = time(stream, 20, &mut || Ok(stream.memcpy_dtod(&src, &mut dst)?))?;
     let rate = 2.0 * n as f64 / (copy_us * 1e-6);
     drop((src, dst));
-    println!("device copy: {:.2} TB/s (1 GiB each way, {copy_us:.1} us)", rate / 1e12);
+    println!(
+        "device copy: {:.2} TB/s (1 GiB each way, {copy_us:.1} us)",
+        rate / 1e12
+    );
     println!("| B | context | bytes read | roofline (us) | variant | median (us) | of roofline |");
     println!("|---:|---:|---:|---:|---|---:|---:|");
     for b in [1usize, 32] {
@@ -118,7 +125,13 @@ fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &We
         let batch = HostBatch::new(&c, &lens, 7);
         // What the step must read: the weights, the KV pages in use, the activations
         // (hidden and residual in; the intermediates are written and read back once).
-        let act = b * 2 * (2 * c.hidden + c.qkv_width() + 2 * c.heads * c.head_dim + 3 * c.hidden + 3 * c.intermediate);
+        let act = b
+            * 2
+            * (2 * c.hidden
+                + c.qkv_width()
+                + 2 * c.heads * c.head_dim
+                + 3 * c.hidden
+                + 3 * c.intermediate);
         let bytes = host.quantized_bytes() + batch.kv_bytes_read(&c) + act;
         let roof_us = bytes as f64 / rate * 1e6;
         let row = |variant: &str, us: f64| {
@@ -128,7 +141,10 @@ fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &We
                 100.0 * roof_us / us
             );
         };
-        for (mode, name) in [(CheckedMode::Off, "release"), (CheckedMode::Deferred, "deferred")] {
+        for (mode, name) in [
+            (CheckedMode::Off, "release"),
+            (CheckedMode::Deferred, "deferred"),
+        ] {
             kernels.set_checked_mode(mode);
             let mut s = State::upload(stream, &c, &batch)?;
             let eager = time(stream, 50, &mut || Ok(kernels.forward(stream, w, &mut s)?))?;
@@ -146,17 +162,35 @@ fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &We
 }
 
 /// Writes `data` to `dir/name.bin` and its entry to the manifest.
-fn put<T: Copy>(dir: &str, manifest: &mut Vec<String>, name: &str, dtype: &str, shape: &[usize], data: &[T]) -> Res<()> {
+fn put<T: Copy>(
+    dir: &str,
+    manifest: &mut Vec<String>,
+    name: &str,
+    dtype: &str,
+    shape: &[usize],
+    data: &[T],
+) -> Res<()> {
     // SAFETY: plain numbers (f16, f32, i32, i64), viewed as their bytes.
-    let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) };
+    let bytes = unsafe {
+        std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data))
+    };
     std::fs::write(format!("{dir}/{name}.bin"), bytes)?;
-    manifest.push(format!("\"{name}\": {{\"dtype\": \"{dtype}\", \"shape\": {shape:?}}}"));
+    manifest.push(format!(
+        "\"{name}\": {{\"dtype\": \"{dtype}\", \"shape\": {shape:?}}}"
+    ));
     Ok(())
 }
 
 /// The batch's inputs, the int4 weights as GPTQ holds them, and the layer's outputs
 /// (graph replay, release), for bench/decode_layer_torch.py.
-fn dump(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &Weights, dir: &str, lens: &[i32]) -> Res<()> {
+fn dump(
+    stream: &Arc<CudaStream>,
+    kernels: &Kernels,
+    host: &HostWeights,
+    w: &Weights,
+    dir: &str,
+    lens: &[i32],
+) -> Res<()> {
     let c = host.config;
     std::fs::create_dir_all(dir)?;
     let batch = HostBatch::new(&c, lens, 7);
@@ -169,31 +203,96 @@ fn dump(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &Wei
     }
     let mut m = Vec::new();
     for ((name, k, n), q) in c.projections().iter().zip(&host.projections) {
-        let HostQWeight::Packed(qw) = q.qweight() else { return Err("GPTQ packs int4 into i32".into()) };
-        put(dir, &mut m, &format!("{name}.qweight"), "int32", &[k / 8, *n], qw)?;
-        put(dir, &mut m, &format!("{name}.qzeros"), "int32", &[k / c.group, n / 8], q.qzeros().ok_or("GPTQ v1 has qzeros")?)?;
-        put(dir, &mut m, &format!("{name}.scales"), "float16", &[k / c.group, *n], q.scales())?;
+        let HostQWeight::Packed(qw) = q.qweight() else {
+            return Err("GPTQ packs int4 into i32".into());
+        };
+        put(
+            dir,
+            &mut m,
+            &format!("{name}.qweight"),
+            "int32",
+            &[k / 8, *n],
+            qw,
+        )?;
+        put(
+            dir,
+            &mut m,
+            &format!("{name}.qzeros"),
+            "int32",
+            &[k / c.group, n / 8],
+            q.qzeros().ok_or("GPTQ v1 has qzeros")?,
+        )?;
+        put(
+            dir,
+            &mut m,
+            &format!("{name}.scales"),
+            "float16",
+            &[k / c.group, *n],
+            q.scales(),
+        )?;
     }
     let (b, hd) = (batch.b, c.hidden);
     let cache = [batch.blocks, c.block_size, c.kv_heads, c.head_dim];
     put(dir, &mut m, "norm1", "float16", &[hd], &host.norm1)?;
     put(dir, &mut m, "norm2", "float16", &[hd], &host.norm2)?;
-    put(dir, &mut m, "cos_sin", "float32", &[c.max_positions, c.head_dim], &host.cos_sin)?;
+    put(
+        dir,
+        &mut m,
+        "cos_sin",
+        "float32",
+        &[c.max_positions, c.head_dim],
+        &host.cos_sin,
+    )?;
     put(dir, &mut m, "hidden", "float16", &[b, hd], &batch.hidden)?;
-    put(dir, &mut m, "residual", "float16", &[b, hd], &batch.residual)?;
+    put(
+        dir,
+        &mut m,
+        "residual",
+        "float16",
+        &[b, hd],
+        &batch.residual,
+    )?;
     put(dir, &mut m, "positions", "int64", &[b], &batch.positions)?;
     put(dir, &mut m, "slot_mapping", "int64", &[b], &batch.slots)?;
-    put(dir, &mut m, "block_tables", "int32", &[b, batch.pages_per_seq], &batch.block_tables)?;
+    put(
+        dir,
+        &mut m,
+        "block_tables",
+        "int32",
+        &[b, batch.pages_per_seq],
+        &batch.block_tables,
+    )?;
     put(dir, &mut m, "seq_lens", "int32", &[b], &batch.lens)?;
     put(dir, &mut m, "k_cache", "float16", &cache, &batch.k_cache)?;
     put(dir, &mut m, "v_cache", "float16", &cache, &batch.v_cache)?;
-    put(dir, &mut m, "imac.out", "float16", &[b, hd], &s.out.to_host(stream)?)?;
-    put(dir, &mut m, "imac.residual", "float16", &[b, hd], &s.residual.to_host(stream)?)?;
+    put(
+        dir,
+        &mut m,
+        "imac.out",
+        "float16",
+        &[b, hd],
+        &s.out.to_host(stream)?,
+    )?;
+    put(
+        dir,
+        &mut m,
+        "imac.residual",
+        "float16",
+        &[b, hd],
+        &s.residual.to_host(stream)?,
+    )?;
     let mut f = std::fs::File::create(format!("{dir}/manifest.json"))?;
     writeln!(
         f,
         "{{\"config\": {{\"hidden\": {}, \"heads\": {}, \"kv_heads\": {}, \"head_dim\": {}, \"intermediate\": {}, \"group\": {}, \"block_size\": {}, \"eps\": {:e}}},\n\"tensors\": {{\n{}\n}}}}",
-        c.hidden, c.heads, c.kv_heads, c.head_dim, c.intermediate, c.group, c.block_size, c.eps,
+        c.hidden,
+        c.heads,
+        c.kv_heads,
+        c.head_dim,
+        c.intermediate,
+        c.group,
+        c.block_size,
+        c.eps,
         m.join(",\n")
     )?;
     println!("wrote B={b} lens {:?} to {dir}", &lens[..lens.len().min(8)]);
@@ -214,7 +313,10 @@ fn main() -> Res<()> {
         "bench" => bench(&stream, &kernels, &host, &w),
         "dump" => {
             let dir = args.get(1).ok_or(usage)?;
-            let lens = args[2..].iter().map(|l| l.parse()).collect::<Result<Vec<i32>, _>>()?;
+            let lens = args[2..]
+                .iter()
+                .map(|l| l.parse())
+                .collect::<Result<Vec<i32>, _>>()?;
             dump(&stream, &kernels, &host, &w, dir, &lens)
         }
         _ => Err(usage.into()),

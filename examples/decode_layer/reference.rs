@@ -21,7 +21,9 @@ fn round(x: f64) -> f64 {
 /// `x [rows, k] · w [k, n]` in f64, rounded to f16; the columns split over the host's
 /// threads.
 fn matmul(x: &[f64], w: &[f32], rows: usize, k: usize, n: usize) -> Vec<f64> {
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(32);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(32);
     let chunk = n.div_ceil(threads);
     let mut y = vec![0f64; rows * n];
     let parts: Vec<Vec<f64>> = std::thread::scope(|scope| {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# On the GPU machine, after bench/pack-and-note.sh (with .gpu carried): the decode layer
+# of examples/decode_layer against the PyTorch reference, and its speed beside torch's.
+#   bash bench/decode-layer-on-device.sh check   # B = 1, 8, 32, contexts 1 .. 4096: imac vs torch
+#   bash bench/decode-layer-on-device.sh bench   # B = 1 and 32 at 1024: imac (graph, kernel by kernel), torch
+# Dumps go to $TMPDIR (about 2 GB for check); output to stdout and, when set, $OUT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=${TMPDIR:-/tmp}/decode-layer
+rm -rf "$tmp"
+run() { bash .gpu/on-device run decode_layer "$@"; }
+b32=$(python3 -c 'import random; r = random.Random(11); print(" ".join(str(r.randint(1, 4096)) for _ in range(29)), 1, 4096, 0)')
+case ${1:-check} in
+  check)
+    run dump "$tmp/b1-1" 1
+    run dump "$tmp/b1-4096" 4096
+    run dump "$tmp/b8" 1 17 4096 513 1000 16 2048 0
+    # shellcheck disable=SC2086
+    run dump "$tmp/b32" $b32
+    python3 bench/decode_layer_torch.py check "$tmp"/b1-1 "$tmp"/b1-4096 "$tmp"/b8 "$tmp"/b32
+    ;;
+  bench)
+    run bench
+    run dump "$tmp/b1-1024" 1024
+    # shellcheck disable=SC2086
+    run dump "$tmp/b32-1024" $(printf '1024 %.0s' $(seq 32))
+    python3 bench/decode_layer_torch.py bench "$tmp"/b1-1024 "$tmp"/b32-1024
+    ;;
+esac
+rm -rf "$tmp"
