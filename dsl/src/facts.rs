@@ -205,3 +205,53 @@ fn flip(op: BinOp) -> BinOp {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::Bin(op, Box::new(a), Box::new(b))
+    }
+
+    /// Symbols 0 (HQ), 1 (HKV), 2 (D) with `D % 16 == 0` and `HQ % 8 == 0`.
+    fn knowledge() -> Knowledge {
+        let rem = |s: usize, m: i64| {
+            bin(
+                BinOp::Eq,
+                bin(BinOp::Rem, Expr::Sym(s), Expr::Const(m)),
+                Expr::Const(0),
+            )
+        };
+        let (d16, hq8) = (rem(2, 16), rem(0, 8));
+        Knowledge::from_constraints(3, 0, &[&d16, &hq8])
+    }
+
+    #[test]
+    fn a_product_is_a_multiple_when_one_factor_is() {
+        let k = knowledge();
+        let heads = bin(
+            BinOp::Add,
+            Expr::Sym(0),
+            bin(BinOp::Mul, Expr::Const(2), Expr::Sym(1)),
+        );
+        let width = bin(BinOp::Mul, heads.clone(), Expr::Sym(2));
+        assert!(k.is_multiple_of(&width, 8));
+        assert!(k.is_multiple_of(&width, 16));
+        assert!(!k.is_multiple_of(&width, 32));
+        // HQ + 2 * HKV: HQ is a multiple of 8, 2 * HKV only of 2.
+        assert!(k.is_multiple_of(&heads, 2));
+        assert!(!k.is_multiple_of(&heads, 8));
+    }
+
+    #[test]
+    fn a_sum_needs_every_term_and_a_quotient_proves_nothing() {
+        let k = knowledge();
+        let sum = bin(BinOp::Sub, Expr::Sym(2), Expr::Const(8));
+        assert!(k.is_multiple_of(&sum, 8));
+        assert!(!k.is_multiple_of(&bin(BinOp::Add, Expr::Sym(2), Expr::Const(4)), 8));
+        assert!(!k.is_multiple_of(&bin(BinOp::Div, Expr::Sym(2), Expr::Const(2)), 8));
+        assert!(k.is_multiple_of(&Expr::Neg(Box::new(Expr::Sym(2))), 16));
+        assert!(k.is_multiple_of(&Expr::Sym(1), 1));
+    }
+}
