@@ -4,8 +4,16 @@
 #   bash bench/decode-layer-on-device.sh check   # B = 1, 8, 32, contexts 1 .. 4096: imac vs torch
 #   bash bench/decode-layer-on-device.sh bench   # B = 1 and 32 at 1024: imac (graph, kernel by kernel), torch
 # Dumps go to $TMPDIR (about 2 GB for check); output to stdout and, when set, $OUT.
+# With the wheels of scripts/python-wheels in .gpu/wheels, the layer also runs from Python
+# (examples/decode_layer/decode_layer.py) beside torch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if ls .gpu/wheels/decode_kernels-*.whl >/dev/null 2>&1; then
+    site=${TMPDIR:-/tmp}/decode-layer-site
+    rm -rf "$site"
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/decode_kernels-*.whl .gpu/wheels/paged_kernels-*.whl .gpu/wheels/gemm_kernels-*.whl
+    export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+fi
 tmp=${TMPDIR:-/tmp}/decode-layer
 rm -rf "$tmp"
 run() { bash .gpu/on-device run decode_layer "$@"; }

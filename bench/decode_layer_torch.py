@@ -9,6 +9,11 @@ compares imac's outputs with it:
     python3 bench/decode_layer_torch.py check DIR...     # exit 1 past the tolerance
     python3 bench/decode_layer_torch.py bench DIR...     # eager and torch.compile medians
 
+Where the Python packages of specs/decode.ima, paged.ima and gemm.ima are installed
+(scripts/python-wheels), the layer is also run through them from Python
+(examples/decode_layer/decode_layer.py): checked against torch the same way, and timed
+call by call and captured with torch.cuda.graph.
+
 Agreement: |imac - torch| <= TOL * (1 + |torch|) for every output element.
 """
 
@@ -18,6 +23,12 @@ import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "decode_layer"))
+try:
+    from decode_layer import DecodeLayer
+except ImportError:  # the wheels are not installed: torch and the Rust example only
+    DecodeLayer = None
 
 TOL = 2e-2
 DTYPES = {"float16": torch.float16, "float32": torch.float32, "int32": torch.int32, "int64": torch.int64}
@@ -102,10 +113,15 @@ def make_layer(c, t):
 
 
 def inputs(t):
+    """The layer's inputs, the ones a layer writes (residual, caches) copied."""
     return (
-        t["hidden"], t["residual"], t["positions"], t["slot_mapping"], t["block_tables"],
+        t["hidden"], t["residual"].clone(), t["positions"], t["slot_mapping"], t["block_tables"],
         t["seq_lens"], t["k_cache"].clone(), t["v_cache"].clone(),
     )
+
+
+def weights(t):
+    return {n: x for n, x in t.items() if not n.startswith("imac.")}
 
 
 def worst(got, want):
@@ -119,8 +135,16 @@ def check(d):
     e_out, e_res = worst(t["imac.out"], out), worst(t["imac.residual"], residual)
     lens = t["seq_lens"].tolist()
     ok = e_out <= TOL and e_res <= TOL
-    print(f"{'ok' if ok else 'FAILED'} B={len(lens)} lens {lens[:8]}{' ..' if len(lens) > 8 else ''}: "
-          f"imac vs torch: out {e_out:.2e}, residual {e_res:.2e} (tolerance {TOL})")
+    batch = f"B={len(lens)} lens {lens[:8]}{' ..' if len(lens) > 8 else ''}"
+    print(f"{'ok' if ok else 'FAILED'} {batch}: "
+          f"imac (Rust) vs torch: out {e_out:.2e}, residual {e_res:.2e} (tolerance {TOL})")
+    if DecodeLayer is not None:
+        py_out, py_res = DecodeLayer(c, weights(t))(*inputs(t))
+        e_out, e_res = worst(py_out, out), worst(py_res, residual)
+        py_ok = e_out <= TOL and e_res <= TOL
+        print(f"{'ok' if py_ok else 'FAILED'} {batch}: "
+              f"imac (Python) vs torch: out {e_out:.2e}, residual {e_res:.2e} (tolerance {TOL})")
+        ok = ok and py_ok
     return ok
 
 
@@ -140,22 +164,35 @@ def median_us(f, iters):
     return us[len(us) // 2]
 
 
+def captured(f, args):
+    """f(*args) captured into a CUDA graph (after warm-up runs); returns its replay."""
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            f(*args)
+        with torch.cuda.graph(graph, stream=stream):
+            f(*args)
+    torch.cuda.current_stream().wait_stream(stream)
+    return graph.replay
+
+
 def bench(d):
     c, t = load(d)
     layer = make_layer(c, t)
     args = inputs(t)
     b, ctx = t["seq_lens"].shape[0], t["seq_lens"].max().item()
     rows = [("torch eager (fp16 weights, SDPA over gathered pages)", median_us(lambda: layer(*args), 50))]
-    graph = torch.cuda.CUDAGraph()
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            layer(*args)
-        with torch.cuda.graph(graph, stream=stream):
-            layer(*args)
-    torch.cuda.current_stream().wait_stream(stream)
-    rows.append(("torch eager, captured in a CUDA graph", median_us(graph.replay, 200)))
+    rows.append(("torch eager, captured in a CUDA graph", median_us(captured(layer, args), 200)))
+    if DecodeLayer is not None:
+        imac = DecodeLayer(c, weights(t))
+        rows.append(("imac from Python, call by call", median_us(lambda: imac(*args), 50)))
+        try:
+            rows.append(("imac from Python, captured with torch.cuda.graph", median_us(captured(imac, args), 200)))
+        except Exception as e:  # noqa: BLE001 - reported in the table instead
+            rows.append((f"imac from Python, torch.cuda.graph: failed ({type(e).__name__}: {str(e)[:120]})", float("nan")))
+            torch.cuda.synchronize()
     try:
         compiled = torch.compile(layer)
         rows.append(("torch.compile (default)", median_us(lambda: compiled(*args), 50)))

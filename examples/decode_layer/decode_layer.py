@@ -1,0 +1,105 @@
+"""The decoder layer of examples/decode_layer from Python: the same nine kernels, through
+the Python packages `imac compile --python` writes for specs/decode.ima, paged.ima and
+gemm.ima (scripts/python-wheels builds them), on torch tensors. Each call is checked
+against its spec by the same checker as the Rust stubs, on torch's current stream, so
+the step can be captured with `torch.cuda.graph` like any torch code.
+
+    layer = DecodeLayer(config, weights)      # weights: torch tensors on the GPU, by name
+    out, residual = layer(hidden, residual, positions, slot_mapping, block_tables,
+                          seq_lens, k_cache, v_cache)   # k_cache, v_cache written in place
+
+bench/decode_layer_torch.py runs it on the data `decode_layer dump` writes and compares
+it with the PyTorch reference.
+"""
+
+import math
+
+import torch
+
+import decode_kernels as dk
+import gemm_kernels as gk
+import paged_kernels as pk
+
+# Tokens of a paged_attn partition: specs/paged.ima's PART.
+PART = 512
+# Rows up to which the projections use gptq_gemv_split (M <= 8); gptq_gemm above.
+GEMV_ROWS = 8
+PROJECTIONS = ("qkv", "o", "gate_up", "down")
+
+
+class DecodeLayer:
+    def __init__(self, config, weights):
+        """`config`: hidden, heads, kv_heads, head_dim, intermediate, group, eps.
+        `weights`: NAME.qweight, NAME.qzeros, NAME.scales for NAME in PROJECTIONS (GPTQ v1,
+        as GPTQModel writes them), norm1, norm2, cos_sin."""
+        self.c = config
+        self.w = {
+            n: dk.QuantWeight(
+                "gptq",
+                qweight=weights[n + ".qweight"],
+                qzeros=weights[n + ".qzeros"],
+                scales=weights[n + ".scales"],
+                group_size=config["group"],
+            )
+            for n in PROJECTIONS
+        }
+        self.norm1, self.norm2, self.cos_sin = weights["norm1"], weights["norm2"], weights["cos_sin"]
+        self.scratch = {}
+
+    def _workspace(self, b, pages, device):
+        """Activations and workspaces for a batch of b with tables of `pages` entries, made
+        once: the counters and sums are left zero by each launch."""
+        key = (b, pages)
+        if key not in self.scratch:
+            c = self.c
+            heads, hd = c["heads"], c["head_dim"]
+            f16 = dict(dtype=torch.float16, device=device)
+            parts = math.ceil(pages * c["block_size"] / PART)
+            self.scratch[key] = dict(
+                normed=torch.empty(b, c["hidden"], **f16),
+                qkv=torch.empty(b, self.w["qkv"].n, **f16),
+                q=torch.empty(b, heads, hd, **f16),
+                part_o=torch.zeros(b, heads, parts, hd, dtype=torch.float32, device=device),
+                part_lse=torch.zeros(b, heads, parts, dtype=torch.float32, device=device),
+                arrivals=torch.zeros(b, heads, dtype=torch.int32, device=device),
+                attn=torch.empty(b, heads, hd, **f16),
+                o=torch.empty(b, c["hidden"], **f16),
+                gate_up=torch.empty(b, 2 * c["intermediate"], **f16),
+                act=torch.empty(b, c["intermediate"], **f16),
+                split={
+                    n: (
+                        torch.zeros(b, self.w[n].n, dtype=torch.float32, device=device),
+                        torch.zeros(math.ceil(self.w[n].n / 128), dtype=torch.int32, device=device),
+                    )
+                    for n in PROJECTIONS
+                },
+            )
+        return self.scratch[key]
+
+    def _project(self, s, name, x, y):
+        if x.shape[0] <= GEMV_ROWS:
+            acc, arrivals = s["split"][name]
+            dk.gptq_gemv_split(x, self.w[name], acc, arrivals, y)
+        else:
+            gk.gptq_gemm(x, self.w[name], y)
+
+    def __call__(self, hidden, residual, positions, slot_mapping, block_tables, seq_lens, k_cache, v_cache):
+        """Returns the layer's output (a new tensor) and the residual stream (`residual`,
+        updated in place)."""
+        c = self.c
+        b = hidden.shape[0]
+        s = self._workspace(b, block_tables.shape[1], hidden.device)
+        out = torch.empty_like(hidden)
+        dk.add_rms_norm(hidden, residual, self.norm1, s["normed"], c["eps"])
+        self._project(s, "qkv", s["normed"], s["qkv"])
+        dk.rope_cache(s["qkv"], positions, self.cos_sin, slot_mapping, s["q"], k_cache, v_cache)
+        pk.paged_attn(
+            s["q"], k_cache, v_cache, block_tables, seq_lens,
+            s["part_o"], s["part_lse"], s["arrivals"], s["attn"], 1.0 / math.sqrt(c["head_dim"]),
+        )
+        self._project(s, "o", s["attn"].view(b, -1), s["o"])
+        dk.add_rms_norm(s["o"], residual, self.norm2, s["normed"], c["eps"])
+        self._project(s, "gate_up", s["normed"], s["gate_up"])
+        dk.silu_mul(s["gate_up"], s["act"])
+        self._project(s, "down", s["act"], out)
+        return out, residual
