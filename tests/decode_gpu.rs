@@ -13,12 +13,9 @@ mod layer;
 #[path = "../examples/decode_layer/reference.rs"]
 mod reference;
 
-use std::sync::Arc;
-
-use ima::cudarc::driver::CudaStream;
+use ima::CheckedMode;
 use ima::half::f16;
-use ima::{CheckedMode, Graph};
-use layer::{Config, HostBatch, HostWeights, Kernels, State, Weights};
+use layer::{Config, HostBatch, HostWeights, Kernels, Weights};
 
 /// |imac - reference| <= TOLERANCE * (1 + |reference|) for every output. The kernels
 /// accumulate in f32 in another order than the f64 reference, and paged attention rounds
@@ -36,31 +33,6 @@ fn assert_close(got: &[f16], want: &[f16], what: &str) {
             "{what}: element {i} is {g}, the reference {w}"
         );
     }
-}
-
-fn run(
-    stream: &Arc<CudaStream>,
-    kernels: &Kernels,
-    w: &Weights,
-    batch: &HostBatch,
-    graphed: bool,
-) -> (Vec<f16>, Vec<f16>) {
-    let mut s = State::upload(stream, &w.config, batch).unwrap();
-    if graphed {
-        let mut graph = Graph::new(stream).unwrap();
-        kernels.capture(&mut graph, w, &mut s).unwrap();
-        graph.replay(stream).unwrap();
-        graph.check().unwrap();
-    } else {
-        kernels.forward(stream, w, &mut s).unwrap();
-        for k in kernels.all() {
-            k.check_deferred().unwrap();
-        }
-    }
-    (
-        s.out.to_host(stream).unwrap(),
-        s.residual.to_host(stream).unwrap(),
-    )
 }
 
 /// Every batch in every mode, kernel by kernel and as a graph (wait mode: kernel by
@@ -81,7 +53,9 @@ fn matches_reference(batches: &[Vec<i32>]) {
         ] {
             kernels.set_checked_mode(mode);
             for &graphed in graphs {
-                let (out, residual) = run(&stream, &kernels, &w, &batch, graphed);
+                let s = kernels.step(&stream, &w, &batch, graphed).unwrap();
+                let out = s.out.to_host(&stream).unwrap();
+                let residual = s.residual.to_host(&stream).unwrap();
                 let what = format!("B={} lens {lens:?}, {mode:?}, graph {graphed}", lens.len());
                 assert_close(&out, &want.out, &format!("{what}: out"));
                 assert_close(&residual, &want.residual, &format!("{what}: residual"));

@@ -529,6 +529,31 @@ impl Kernels {
         self.project(stream, &s.act, &w.down, &mut s.out, &mut s.splits[3], b)
     }
 
+    /// One step on a fresh upload of `batch`: kernel by kernel, or captured into a graph
+    /// and replayed once; then any deferred report is collected. Returns the state, whose
+    /// `out` and `residual` hold the layer's outputs.
+    pub fn step(
+        &self,
+        stream: &Arc<CudaStream>,
+        w: &Weights,
+        batch: &HostBatch,
+        graphed: bool,
+    ) -> Result<State, Error> {
+        let mut s = State::upload(stream, &w.config, batch)?;
+        if graphed {
+            let mut graph = Graph::new(stream)?;
+            self.capture(&mut graph, w, &mut s)?;
+            graph.replay(stream)?;
+            graph.check()?;
+        } else {
+            self.forward(stream, w, &mut s)?;
+            for k in self.all() {
+                k.check_deferred()?;
+            }
+        }
+        Ok(s)
+    }
+
     /// The layer captured into `graph` as nine nodes, each launch checked once, here. The
     /// graph borrows the weights and the state for its life; replay it with
     /// `graph.replay(&stream)`.

@@ -51,19 +51,7 @@ fn check(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &We
         for mode in [CheckedMode::Off, CheckedMode::Deferred] {
             kernels.set_checked_mode(mode);
             for graphed in [false, true] {
-                let mut s = State::upload(stream, &c, &batch)?;
-                if graphed {
-                    let mut graph = Graph::new(stream)?;
-                    kernels.capture(&mut graph, w, &mut s)?;
-                    graph.replay(stream)?;
-                    graph.check()?;
-                } else {
-                    kernels.forward(stream, w, &mut s)?;
-                    for k in kernels.all() {
-                        k.check_deferred()?;
-                    }
-                }
-                stream.synchronize()?;
+                let s = kernels.step(stream, w, &batch, graphed)?;
                 let (out, residual) = (s.out.to_host(stream)?, s.residual.to_host(stream)?);
                 let (e_out, at) = worst(&out, &want.out);
                 let (e_res, _) = worst(&residual, &want.residual);
@@ -194,13 +182,7 @@ fn dump(
     let c = host.config;
     std::fs::create_dir_all(dir)?;
     let batch = HostBatch::new(&c, lens, 7);
-    let mut s = State::upload(stream, &c, &batch)?;
-    {
-        let mut graph = Graph::new(stream)?;
-        kernels.capture(&mut graph, w, &mut s)?;
-        graph.replay(stream)?;
-        graph.check()?;
-    }
+    let s = kernels.step(stream, w, &batch, true)?;
     let mut m = Vec::new();
     for ((name, k, n), q) in c.projections().iter().zip(&host.projections) {
         let HostQWeight::Packed(qw) = q.qweight() else {

@@ -104,10 +104,9 @@ impl<'a> Bound<'a> {
             what: format!("reshaping a graph's tensor to {shape:?}"),
             reason,
         };
-        let tensor = match arg.0 {
-            Slot::Tensor { graph, index } if graph == self.graph => index,
-            Slot::Reshaped { graph, index } if graph == self.graph => self.reshaped[index].tensor,
-            Slot::Logical(_) => return Err(usage("a logical shape holds no elements".into())),
+        let tensor = match (arg.0, self.tensor_index(arg)) {
+            (_, Some(index)) => index,
+            (Slot::Logical(_), _) => return Err(usage("a logical shape holds no elements".into())),
             _ => return Err(usage("the tensor was bound into another graph".into())),
         };
         let meta = self.tensors[tensor].meta();
@@ -148,10 +147,15 @@ impl<'a> Bound<'a> {
     /// The tensor `arg` names (a reshaped handle: the tensor it reshapes), if it was
     /// bound here.
     fn tensor(&self, arg: GraphArg) -> Option<&KernelArg<'a>> {
+        self.tensors.get(self.tensor_index(arg)?)
+    }
+
+    /// The index in `tensors` of the tensor `arg` names, if it was bound here.
+    fn tensor_index(&self, arg: GraphArg) -> Option<usize> {
         match arg.0 {
-            Slot::Tensor { graph, index } if graph == self.graph => self.tensors.get(index),
+            Slot::Tensor { graph, index } if graph == self.graph => Some(index),
             Slot::Reshaped { graph, index } if graph == self.graph => {
-                self.tensors.get(self.reshaped.get(index)?.tensor)
+                Some(self.reshaped.get(index)?.tensor)
             }
             _ => None,
         }
