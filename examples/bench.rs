@@ -1676,7 +1676,9 @@ struct Workspace {
 }
 
 fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
-    const PART: usize = 512;
+    const PART: usize = paged::PART as usize;
+    // bench/twins/paged.cu's partitions: the spec's at a batch of 32 (SPAN runs of PART).
+    const TWIN_PART: usize = 512;
     let (bb, hq, hkv, d, bs) = (32, 32, 8, 128, 16);
     let lens = paged_lens(bb);
     let p = 4096 / bs;
@@ -1759,20 +1761,20 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
         i32_of(nb * bs * hkv * d)?;
         // The spec's grid(ceil(P * BS / PART), HKV * ceil(HQ / HKV / 8), B) block(128), its
         // shared arrays at 16-byte boundaries: kv (f16 [4, 2, 2, 16, D]), qs (f16 [8, D]),
-        // red_o (f32 [2, 8, D]), red_ml (f32 [2, 2, 8]), pages (PART / BS + 2 ints).
+        // red_o (f32 [2, 8, D]), red_ml (f32 [2, 2, 8]), pages (TWIN_PART / BS + 2 ints).
         let pad16 = |n: usize| n.div_ceil(16) * 16;
         let part_smem = pad16(4 * 2 * 2 * 16 * d * 2)
             + pad16(8 * d * 2)
             + pad16(2 * 8 * d * 4)
             + pad16(2 * 2 * 8 * 4)
-            + (PART / bs + 2) * 4;
+            + (TWIN_PART / bs + 2) * 4;
         part_f.set_attribute(
             ima::cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             i32::try_from(part_smem)?,
         )?;
         let part_cfg = LaunchConfig {
             grid_dim: (
-                u32::try_from(np)?,
+                u32::try_from((p * bs).div_ceil(TWIN_PART))?,
                 u32::try_from(hkv * (hq / hkv).div_ceil(8))?,
                 u32::try_from(bb)?,
             ),

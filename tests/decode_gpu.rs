@@ -5,7 +5,8 @@
 //! 1, 8 and 32 sequences with contexts from 1 to 4096 and padding rows (slot -1), kernel
 //! by kernel and as a replayed `ima::Graph`, in release, checked and deferred modes.
 //! `decode_layer_at_b8_context_512` is the one to run under compute-sanitizer memcheck
-//! with `--padding` (the configuration).
+//! with `--padding` (the configuration). The layer's GEMV, gptq_gemv_narrow, is
+//! also checked alone on shapes the layer never has.
 
 #[path = "../examples/decode_layer/layer.rs"]
 #[allow(dead_code)]
@@ -13,9 +14,12 @@ mod layer;
 #[path = "../examples/decode_layer/reference.rs"]
 mod reference;
 
-use ima::CheckedMode;
+mod common;
+
+use common::lcg;
 use ima::half::f16;
-use layer::{Config, HostBatch, HostWeights, Kernels, Weights};
+use ima::{CheckedMode, QuantTensor, Tensor, ZeroStyle, dequant_reference, quantize_gptq};
+use layer::{Config, HostBatch, HostWeights, Kernels, Weights, decode};
 
 /// |imac - reference| <= TOLERANCE * (1 + |reference|) for every output. The kernels
 /// accumulate in f32 in another order than the f64 reference, and paged attention rounds
@@ -74,4 +78,66 @@ fn decode_layer_matches_the_reference_for_b1_b8_b32_and_contexts_to_4096() {
 #[ignore = "needs a CUDA GPU"]
 fn decode_layer_at_b8_context_512() {
     matches_reference(&[vec![512, 512, 512, 512, 512, 512, 512, 0]]);
+}
+
+/// gptq_gemv_narrow against y = x · dequant(W) in f64, in release and checked modes, on
+/// (M, K, N, G): whole 32-row tiles then 8-row ones (K = 328); 8-row tiles only, across
+/// groups (G = 20) or in groups too small for a whole tile (G = 24); several tiles a
+/// thread and a last block of 8 of its 16 columns (K = 4104, N = 136); M > 1 four rows at
+/// a time, in two passes for M = 5 and 8. Its whole tiles sum 8 products a lane in f16
+/// (the accessor's `dot_tile`): allowed 0.8% of the products' 2-norm, beside 1% of y.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemv_narrow_matches_an_f64_reference_on_ragged_shapes() {
+    let ctx = ima::context(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = decode::Kernels::load(&ctx).unwrap();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        for (m, k, n, g) in [
+            (1, 256, 64, 128),
+            (1, 328, 40, 128),
+            (1, 104, 16, 20),
+            (1, 192, 24, 24),
+            (1, 4104, 136, 128),
+            (3, 328, 40, 128),
+            (5, 104, 16, 20),
+            (8, 1048, 72, 24),
+        ] {
+            let xh: Vec<f16> = lcg(3).take(m * k).map(f16::from_f32).collect();
+            let x = Tensor::from_host(&stream, &xh, &[m, k]).unwrap();
+            let weights: Vec<f32> = lcg(5).take(k * n).collect();
+            let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
+            let w = QuantTensor::upload(&stream, &host).unwrap();
+            let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
+            kernels
+                .gptq_gemv_narrow
+                .launch(
+                    &stream,
+                    decode::GptqGemvNarrowArgs {
+                        x: &x,
+                        w: &w,
+                        y: &mut y,
+                    },
+                )
+                .unwrap();
+            let wd = dequant_reference(&host);
+            let got = y.to_host(&stream).unwrap();
+            for r in 0..m {
+                for c in 0..n {
+                    let (mut want, mut norm) = (0f64, 0f64);
+                    for kk in 0..k {
+                        let p = f64::from(xh[r * k + kk]) * f64::from(wd[kk * n + c]);
+                        want += p;
+                        norm += p * p;
+                    }
+                    let g_ = f64::from(got[r * n + c]);
+                    assert!(
+                        (g_ - want).abs() <= 1e-2 * want.abs() + 1e-2 + 8e-3 * norm.sqrt(),
+                        "gptq_gemv_narrow M={m} K={k} N={n} G={g} checked={checked}: y[{r}, {c}] = {g_}, expected {want}"
+                    );
+                }
+            }
+        }
+    }
 }

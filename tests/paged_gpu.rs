@@ -20,7 +20,7 @@ use ima::{CheckedMode, Error, IndexValue, Tensor, ValueFault};
 use std::sync::Arc;
 
 /// Tokens of a partition: the spec's `PART`.
-const PART: usize = 512;
+const PART: usize = paged::PART as usize;
 
 fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, paged::Kernels) {
     let ctx = CudaContext::new(0).unwrap();
@@ -248,7 +248,8 @@ fn assert_close(c: &Case, got: &[f16], skip: Option<usize>, what: &str) {
 
 /// Lengths: 0, 1, BS - 1, BS, BS + 1, one partition exactly, one past it, and a long one.
 fn ragged(bs: i32) -> Vec<i32> {
-    vec![1, bs - 1, bs, bs + 1, 0, 512, 513, 2000]
+    let part = PART as i32;
+    vec![1, bs - 1, bs, bs + 1, 0, part, part + 1, 2000]
 }
 
 const MODES: [CheckedMode; 3] = [CheckedMode::Off, CheckedMode::Wait, CheckedMode::Deferred];

@@ -432,6 +432,11 @@ SPEC_FILE = _native.SPEC_FILE
         spec = m.file,
         version = crate::VERSION,
     );
+    // The spec's constants (a partition length that sizes a workspace, say), as it
+    // declares them.
+    for (name, value) in &m.consts {
+        s.push_str(&format!("{name} = {value}\n"));
+    }
     let mut all = vec![
         "ContractError".to_string(),
         "DeviceError".into(),
@@ -440,6 +445,7 @@ SPEC_FILE = _native.SPEC_FILE
         "set_checked".into(),
         "set_sync".into(),
     ];
+    all.extend(m.consts.iter().map(|(name, _)| name.clone()));
     for (index, k) in kernels.iter().enumerate() {
         let params: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
         let all_args: Vec<&str> = k
@@ -639,6 +645,9 @@ fn init_pyi(m: &ir::Module, kernels: &[&ir::Kernel]) -> String {
         m.file,
         crate::VERSION
     );
+    for (name, _) in &m.consts {
+        s.push_str(&format!("{name}: int\n"));
+    }
     for k in kernels {
         let typed = pyi_params(k, |_| true);
         if ima_dsl::abi::has_value_contracts(k) {

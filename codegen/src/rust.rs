@@ -38,6 +38,8 @@ struct ModuleRs {
     runtime: String,
     /// A Rust expression of type `&str`.
     cuda_source: String,
+    /// The spec's constants, by name.
+    consts: Vec<(String, i64)>,
     kernels: Vec<KernelRs>,
 }
 
@@ -159,6 +161,7 @@ pub fn generate(m: &ir::Module, options: RustOptions) -> String {
             CudaSource::File(name) => format!("include_str!({name:?})"),
             CudaSource::Inline(text) => format!("{text:?}"),
         },
+        consts: m.consts.clone(),
         kernels: m.kernels.iter().map(|k| kernel(m, k)).collect(),
     }
     .render()

@@ -14,6 +14,11 @@ pub const CUDA_SOURCE: &str = {{ cuda_source }};
 
 /// The spec this module was generated from.
 pub const SPEC_FILE: &str = "{{ spec }}";
+{%- for (name, value) in consts %}
+
+/// The spec's `const {{ name }} = {{ value }}`.
+pub const {{ name }}: i64 = {{ value }};
+{%- endfor %}
 
 /// Every kernel of `{{ spec }}`, compiled and loaded on one device.
 pub struct Kernels {

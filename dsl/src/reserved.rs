@@ -97,6 +97,18 @@ const STUB: &[&str] = &["stream"];
 /// Names the generated CUDA gives bodies: `I`, the index type.
 const BODY: &[&str] = &["I"];
 
+/// Names a generated Rust module or Python package defines at its top level, beside the
+/// spec's kernels and constants.
+const MODULE: &[&str] = &[
+    "SPEC_FILE",
+    "CUDA_SOURCE",
+    "Kernels",
+    "ops",
+    "ContractError",
+    "DeviceError",
+    "QuantWeight",
+];
+
 /// Why `name` is reserved, or `None` when it is free.
 pub fn reserved(name: &str) -> Option<&'static str> {
     if name.starts_with("ima_") || name.starts_with("__") {
@@ -107,6 +119,8 @@ pub fn reserved(name: &str) -> Option<&'static str> {
         Some("`I` is the index type (int or long long) inside bodies")
     } else if STUB.contains(&name) {
         Some("every launch stub already has a parameter of that name")
+    } else if MODULE.contains(&name) {
+        Some("the generated Rust module or Python package already defines it")
     } else if RUST.contains(&name) {
         Some("it is a keyword in Rust, where it names a launch-stub argument")
     } else {

@@ -20,9 +20,7 @@ import decode_kernels as dk
 import gemm_kernels as gk
 import paged_kernels as pk
 
-# Tokens of a paged_attn partition: specs/paged.ima's PART.
-PART = 512
-# Rows up to which the projections use gptq_gemv_split (M <= 8); gptq_gemm above.
+# Rows up to which the projections use gptq_gemv_narrow (M <= 8); gptq_gemm above.
 GEMV_ROWS = 8
 PROJECTIONS = ("qkv", "o", "gate_up", "down")
 
@@ -54,7 +52,7 @@ class DecodeLayer:
             c = self.c
             heads, hd = c["heads"], c["head_dim"]
             f16 = dict(dtype=torch.float16, device=device)
-            parts = math.ceil(pages * c["block_size"] / PART)
+            parts = math.ceil(pages * c["block_size"] / pk.PART)
             self.scratch[key] = dict(
                 normed=torch.empty(b, c["hidden"], **f16),
                 qkv=torch.empty(b, self.w["qkv"].n, **f16),
@@ -66,20 +64,12 @@ class DecodeLayer:
                 o=torch.empty(b, c["hidden"], **f16),
                 gate_up=torch.empty(b, 2 * c["intermediate"], **f16),
                 act=torch.empty(b, c["intermediate"], **f16),
-                split={
-                    n: (
-                        torch.zeros(b, self.w[n].n, dtype=torch.float32, device=device),
-                        torch.zeros(math.ceil(self.w[n].n / 128), dtype=torch.int32, device=device),
-                    )
-                    for n in PROJECTIONS
-                },
             )
         return self.scratch[key]
 
-    def _project(self, s, name, x, y):
+    def _project(self, name, x, y):
         if x.shape[0] <= GEMV_ROWS:
-            acc, arrivals = s["split"][name]
-            dk.gptq_gemv_split(x, self.w[name], acc, arrivals, y)
+            dk.gptq_gemv_narrow(x, self.w[name], y)
         else:
             gk.gptq_gemm(x, self.w[name], y)
 
@@ -91,15 +81,15 @@ class DecodeLayer:
         s = self._workspace(b, block_tables.shape[1], hidden.device)
         out = torch.empty_like(hidden)
         dk.add_rms_norm(hidden, residual, self.norm1, s["normed"], c["eps"])
-        self._project(s, "qkv", s["normed"], s["qkv"])
+        self._project("qkv", s["normed"], s["qkv"])
         dk.rope_cache(s["qkv"], positions, self.cos_sin, slot_mapping, s["q"], k_cache, v_cache)
         pk.paged_attn(
             s["q"], k_cache, v_cache, block_tables, seq_lens,
             s["part_o"], s["part_lse"], s["arrivals"], s["attn"], 1.0 / math.sqrt(c["head_dim"]),
         )
-        self._project(s, "o", s["attn"].view(b, -1), s["o"])
+        self._project("o", s["attn"].view(b, -1), s["o"])
         dk.add_rms_norm(s["o"], residual, self.norm2, s["normed"], c["eps"])
-        self._project(s, "gate_up", s["normed"], s["gate_up"])
+        self._project("gate_up", s["normed"], s["gate_up"])
         dk.silu_mul(s["gate_up"], s["act"])
-        self._project(s, "down", s["act"], out)
+        self._project("down", s["act"], out)
         return out, residual

@@ -14,7 +14,7 @@ use ima::{
 };
 
 /// RMSNorm with the residual add, RoPE with the KV-cache write, SiLU-and-multiply, and
-/// the W4A16 GEMV split along K for up to 8 rows.
+/// the W4A16 GEMV for up to 8 rows.
 #[ima_kernel("specs/decode.ima")]
 pub mod decode {}
 
@@ -315,19 +315,10 @@ pub struct State {
     pub act: Tensor<f16>,
     /// The layer's output, `[B, hidden]` (the MLP's; the residual stream is `residual`).
     pub out: Tensor<f16>,
-    /// gptq_gemv_split's workspaces, one a projection in [`Config::projections`] order.
-    pub splits: Vec<SplitWorkspace>,
-}
-
-/// gptq_gemv_split's sums and counters for one projection: zero, and left zero by each
-/// launch.
-pub struct SplitWorkspace {
-    pub acc: Tensor<f32>,
-    pub arrivals: Tensor<i32>,
 }
 
 /// Tokens of a paged_attn partition: specs/paged.ima's `PART`.
-const PART: usize = 512;
+const PART: usize = paged::PART as usize;
 
 impl State {
     pub fn upload(stream: &Arc<CudaStream>, c: &Config, h: &HostBatch) -> Result<State, Error> {
@@ -356,16 +347,6 @@ impl State {
             gate_up: nan(&[b, 2 * c.intermediate])?,
             act: nan(&[b, c.intermediate])?,
             out: nan(&[b, c.hidden])?,
-            splits: c
-                .projections()
-                .iter()
-                .map(|&(_, _, n)| {
-                    Ok(SplitWorkspace {
-                        acc: Tensor::zeros(stream, &[b, n])?,
-                        arrivals: Tensor::zeros(stream, &[n.div_ceil(128)])?,
-                    })
-                })
-                .collect::<Result<_, Error>>()?,
         })
     }
 }
@@ -377,7 +358,7 @@ pub struct Kernels {
     pub gemm: gemm::Kernels,
 }
 
-/// Rows up to which the W4A16 projections use the GEMV (`gptq_gemv_split`'s `M <= 8`);
+/// Rows up to which the W4A16 projections use the GEMV (`gptq_gemv_narrow`'s `M <= 8`);
 /// the tensor-core `gptq_gemm` above.
 const GEMV_ROWS: usize = 8;
 
@@ -404,7 +385,7 @@ impl Kernels {
             self.decode.rope_cache.kernel(),
             self.decode.silu_mul.kernel(),
             self.paged.paged_attn.kernel(),
-            self.decode.gptq_gemv_split.kernel(),
+            self.decode.gptq_gemv_narrow.kernel(),
             self.gemm.gptq_gemm.kernel(),
         ]
     }
@@ -412,7 +393,7 @@ impl Kernels {
     /// The W4A16 kernel for `rows` rows of x.
     fn projection(&self, rows: usize) -> &Kernel {
         if rows <= GEMV_ROWS {
-            self.decode.gptq_gemv_split.kernel()
+            self.decode.gptq_gemv_narrow.kernel()
         } else {
             self.gemm.gptq_gemm.kernel()
         }
@@ -425,20 +406,12 @@ impl Kernels {
         x: &impl ima::ReadTensor<f16>,
         w: &QuantTensor<f16>,
         y: &mut impl ima::WriteTensor<f16>,
-        split: &mut SplitWorkspace,
         rows: usize,
     ) -> Result<(), Error> {
         if rows <= GEMV_ROWS {
-            self.decode.gptq_gemv_split.launch(
-                stream,
-                decode::GptqGemvSplitArgs {
-                    x,
-                    w,
-                    acc: &mut split.acc,
-                    arrivals: &mut split.arrivals,
-                    y,
-                },
-            )?;
+            self.decode
+                .gptq_gemv_narrow
+                .launch(stream, decode::GptqGemvNarrowArgs { x, w, y })?;
         } else {
             self.gemm
                 .gptq_gemm
@@ -467,7 +440,7 @@ impl Kernels {
                 eps,
             },
         )?;
-        self.project(stream, &s.normed, &w.qkv, &mut s.qkv, &mut s.splits[0], b)?;
+        self.project(stream, &s.normed, &w.qkv, &mut s.qkv, b)?;
         d.rope_cache.launch(
             stream,
             decode::RopeCacheArgs {
@@ -500,7 +473,7 @@ impl Kernels {
             &[(c.heads * c.head_dim) as isize, 1],
             0,
         )?;
-        self.project(stream, &attn_rows, &w.o, &mut s.o, &mut s.splits[1], b)?;
+        self.project(stream, &attn_rows, &w.o, &mut s.o, b)?;
         d.add_rms_norm.launch(
             stream,
             decode::AddRmsNormArgs {
@@ -511,14 +484,7 @@ impl Kernels {
                 eps,
             },
         )?;
-        self.project(
-            stream,
-            &s.normed,
-            &w.gate_up,
-            &mut s.gate_up,
-            &mut s.splits[2],
-            b,
-        )?;
+        self.project(stream, &s.normed, &w.gate_up, &mut s.gate_up, b)?;
         d.silu_mul.launch(
             stream,
             decode::SiluMulArgs {
@@ -526,7 +492,7 @@ impl Kernels {
                 y: &mut s.act,
             },
         )?;
-        self.project(stream, &s.act, &w.down, &mut s.out, &mut s.splits[3], b)
+        self.project(stream, &s.act, &w.down, &mut s.out, b)
     }
 
     /// One step on a fresh upload of `batch`: kernel by kernel, or captured into a graph
@@ -596,31 +562,23 @@ impl Kernels {
         let gate_up = graph.write(&mut s.gate_up);
         let act = graph.write(&mut s.act);
         let out = graph.write(&mut s.out);
-        let splits: Vec<[GraphArg; 2]> = s
-            .splits
-            .iter_mut()
-            .map(|w| [graph.write(&mut w.acc), graph.write(&mut w.arrivals)])
-            .collect();
 
         let eps = [Scalar::F32(c.eps)];
-        // x, the weight's parts, (the split GEMV's workspace,) y.
-        let project =
-            |graph: &mut Graph<'a>, x: GraphArg, w: &[GraphArg], i: usize, y: GraphArg| {
-                let workspace: &[GraphArg] = if b <= GEMV_ROWS { &splits[i] } else { &[] };
-                let args: Vec<GraphArg> = std::iter::once(x)
-                    .chain(w.iter().copied())
-                    .chain(workspace.iter().copied())
-                    .chain([y])
-                    .collect();
-                graph.launch(self.projection(b), &args, &[]).map(|_| ())
-            };
+        // x, the weight's parts, y.
+        let project = |graph: &mut Graph<'a>, x: GraphArg, w: &[GraphArg], y: GraphArg| {
+            let args: Vec<GraphArg> = std::iter::once(x)
+                .chain(w.iter().copied())
+                .chain([y])
+                .collect();
+            graph.launch(self.projection(b), &args, &[]).map(|_| ())
+        };
         let d = &self.decode;
         graph.launch(
             d.add_rms_norm.kernel(),
             &[hidden, residual, norm1, normed],
             &eps,
         )?;
-        project(graph, normed, &qkv_w, 0, qkv)?;
+        project(graph, normed, &qkv_w, qkv)?;
         graph.launch(
             d.rope_cache.kernel(),
             &[qkv, positions, cos_sin, slots, q, k_cache, v_cache],
@@ -633,11 +591,11 @@ impl Kernels {
             ],
             &[Scalar::F32(attention_scale(c))],
         )?;
-        project(graph, attn_rows, &o_w, 1, o)?;
+        project(graph, attn_rows, &o_w, o)?;
         graph.launch(d.add_rms_norm.kernel(), &[o, residual, norm2, normed], &eps)?;
-        project(graph, normed, &gu_w, 2, gate_up)?;
+        project(graph, normed, &gu_w, gate_up)?;
         graph.launch(d.silu_mul.kernel(), &[gate_up, act], &[])?;
-        project(graph, act, &down_w, 3, out)
+        project(graph, act, &down_w, out)
     }
 }
 

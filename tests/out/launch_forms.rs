@@ -15,6 +15,9 @@ pub const CUDA_SOURCE: &str = include_str!("launch_forms.cu");
 /// The spec this module was generated from.
 pub const SPEC_FILE: &str = "tests/in/launch_forms.ima";
 
+/// The spec's `const W = 4`.
+pub const W: i64 = 4;
+
 /// Every kernel of `tests/in/launch_forms.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub row_sums: RowSums,

@@ -2391,17 +2391,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) silu_mul_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
-// gptq_gemv_split(x: f16[M,K], w: q4[K,N], acc: f32[M,N], arrivals: i32[ceil(N / 128)], y: f16[M,N])
-// W4A16 GEMV for up to 8 rows, split along K: gptq_gemv's block (128 columns, 32 threads
-// across taking 4 each, 8 down splitting the rows) on one slice of K, so that a
-// projection with few columns still fills the GPU. The slices (at least 512 rows, a
-// multiple of 64) are as many as make about 528 blocks, two waves of two blocks an SM on
-// the H200 (N = 4096, K = 14336: 32 column tiles x 17 slices of 896 rows, instead of
-// gptq_gemv's 32 blocks). A block adds its sums into `acc` (f32,
-// atomically); the last slice of a column tile to finish (counted in `arrivals`, as
-// paged_attn counts partitions) rounds the tile's sums to y and zeroes them and the
-// counter for the next launch.
-namespace ima_gptq_gemv_split {
+// gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,N])
+// W4A16 GEMV for up to 8 rows (the decode step's projections): y = x · W, W in GPTQ
+// int4, in narrow column tiles so that a projection with few columns still fills the GPU
+// without splitting K across blocks (N = 4096: 256 blocks; gptq_gemv's tiles of 128
+// columns give 32). A block takes 16 columns: 4 threads across take 4 each (64
+// contiguous bytes of a packed row), 64 down split K, each taking whole tiles of 4
+// packed rows (32 rows of K in one group: one load of the group's scales and zero word),
+// every 64th, all 4 rows' loads in flight before the first is used; rows past the whole
+// tiles (all of K when G is not a multiple of 32) go 8 at a time. Tiles of 4 rows, not
+// gptq_gemv's 8, and `min_blocks 3` (80 registers) keep 24 warps an SM in flight: on the
+// H200 the layer's gate/up projection (K = 4096, N = 28672) ran 24.0 us this way against
+// 29.3 us with tiles of 8 rows at 16 warps an SM (ncu, bench/RESULTS.md). The 64 partial
+// sums of an output meet in registers (the 8 of a warp, by shuffles) and in shared memory
+// (the 8 warps').
+namespace ima_gptq_gemv_narrow {
 
 
 // in x: f16[M, K]
@@ -2840,87 +2844,6 @@ struct w_t {
     }
 };
 
-// Workspace: the sums so far, zero before a launch and after it.
-// inout acc: f32[M, N]
-template <typename I, bool IMA_CHECKED>
-struct acc_t {
-    float* __restrict__ p;
-    I s0, s1;
-    I e0, e1;
-    ImaRecord* rec;
-    __device__ __forceinline__ float& operator()(I i0, I i1) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
-        }
-        return p[i0 * s0 + i1];
-    }
-#if __CUDA_ARCH__ >= 800
-    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
-    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
-    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
-    // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
-    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
-    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
-    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
-    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
-    // once, its row and column clamped to the last inside: the other indices must lie
-    // inside, and none may be negative.
-    template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
-        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
-        constexpr int L = 1;
-        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
-        if constexpr (IMA_CHECKED) {
-            I o[2];
-#pragma unroll
-            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
-            if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
-        }
-        const int l = threadIdx.x % 32, odd = l & 1;
-        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
-        // columns 2 (l % 4) - 2 .. + 1.
-        float v[2][4];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
-            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
-            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
-                                odd ? c1.x[2 * h + 1] : r1};
-#pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
-        }
-        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
-        const I n = min(I(4), e[L] - col);
-        if (n <= 0) return;
-        float* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            if (row + 8 * h >= e[RD]) break;
-            float* r = q + I(8 * h) * s[RD];
-#pragma unroll
-            for (int x = 0; x < 4; ++x)
-                if (x < n) r[x * 1] = v[h][x];
-        }
-    }
-#endif
-};
-
-// Workspace: slices done, one counter a column tile, zero before a launch and after it.
-// inout arrivals: i32[ceil(N / 128)]
-template <typename I, bool IMA_CHECKED>
-struct arrivals_t {
-    int* __restrict__ p;
-    I s0;
-    I e0;
-    ImaRecord* rec;
-    __device__ __forceinline__ int& operator()(I i0) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 1>(rec, 6, 1, {i0}, {e0})) return ima_sink<int>();
-        }
-        return p[i0];
-    }
-};
-
 // out y: f16[M, N]
 template <typename I, bool IMA_CHECKED>
 struct y_t {
@@ -2930,7 +2853,7 @@ struct y_t {
     ImaRecord* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
+            if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1];
     }
@@ -2954,7 +2877,7 @@ struct y_t {
             I o[2];
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
-            if (!ima_in_bounds<I, 2>(rec, 7, 1, o, e)) return;
+            if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
         }
         const int l = threadIdx.x % 32, odd = l & 1;
         // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
@@ -2985,8 +2908,8 @@ struct y_t {
 #endif
 };
 
-// Partial sums: [thread row, row of x, column].
-// shared part: f32[8, 8, 128], row-major in dynamic shared memory
+// The warps' sums: [warp, row of x, column].
+// shared part: f32[8, 8, 16], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
@@ -3038,8 +2961,6 @@ template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
     const x_t<I, IMA_CHECKED> x,
     const w_t<I, IMA_CHECKED> w,
-    const acc_t<I, IMA_CHECKED> acc,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
     const y_t<I, IMA_CHECKED> y,
     const I M,
     const I K,
@@ -3048,28 +2969,28 @@ __device__ __forceinline__ void body(
     const part_t<I, IMA_CHECKED> part) {
 #line 160 "specs/decode.ima"
 
-        const I n = I(blockIdx.x) * 128 + threadIdx.x * 4;
-        const I slice = (K + I(gridDim.y) * 64 - 1) / (I(gridDim.y) * 64) * 64;
-        const I kb = I(blockIdx.y) * slice, ke = min(K, kb + slice);
-        // Rows m0 .. m0 + MR - 1 of x, as in gptq_gemv: whole tiles of R packed rows for
-        // M = 1, 8 rows at a time for the rest of the slice and for M > 1.
+        const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
+        const int warp = threadIdx.y / 8;
+        // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode step,
+        // in whole tiles; or 4 at a time for M > 1, 8 rows of K at a time (as gptq_gemv:
+        // 4 rows of x by a whole tile would not fit in registers).
         auto accumulate = [&](auto rows, I m0) {
             constexpr int MR = decltype(rows)::value;
-            constexpr int R = 8;
+            constexpr int R = 4;
             float sums[MR][4];
             #pragma unroll
             for (int m = 0; m < MR; ++m)
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
             if (n < N) {
-                const I whole = MR != 1 ? 0 : min(w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}), ke / (8 * R));
+                const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
                 if constexpr (MR == 1) {
-                    for (I b = kb / (8 * R) + threadIdx.y; b < whole; b += 8) {
+                    for (I b = threadIdx.y; b < whole; b += 64) {
                         const auto t = w.load_whole_tile(b, n, ImaConst<4>{}, ImaConst<R>{});
                         w.dot_tile(t, [&](int r) { return x.load8(0, t.k0 + 8 * r); }, sums[0]);
                     }
                 }
-                for (I k8 = max(kb, whole * 8 * R) + I(threadIdx.y) * 8; k8 < ke; k8 += 64) {
+                for (I k8 = whole * 8 * R + I(threadIdx.y) * 8; k8 < K; k8 += 512) {
                     const auto t = w.load_tile(k8, n, ImaConst<4>{});
                     #pragma unroll
                     for (int m = 0; m < MR; ++m) {
@@ -3078,11 +2999,20 @@ __device__ __forceinline__ void body(
                     }
                 }
             }
+            // The warp's 8 threads down a column (lanes 4 apart) add up by shuffles.
             #pragma unroll
-            for (int m = 0; m < MR; ++m) {
-                if (m0 + m >= M) break;
+            for (int m = 0; m < MR; ++m)
                 #pragma unroll
-                for (int c = 0; c < 4; ++c) part(threadIdx.y, m0 + m, threadIdx.x * 4 + c) = sums[m][c];
+                for (int c = 0; c < 4; ++c)
+                    #pragma unroll
+                    for (int d = 4; d < 32; d *= 2) sums[m][c] += __shfl_xor_sync(0xffffffffu, sums[m][c], d);
+            if (threadIdx.y % 8 == 0) {
+                #pragma unroll
+                for (int m = 0; m < MR; ++m) {
+                    if (m0 + m >= M) break;
+                    #pragma unroll
+                    for (int c = 0; c < 4; ++c) part(warp, m0 + m, threadIdx.x * 4 + c) = sums[m][c];
+                }
             }
         };
         if (M == 1) {
@@ -3091,44 +3021,24 @@ __device__ __forceinline__ void body(
             for (I m0 = 0; m0 < M; m0 += 4) accumulate(ImaConst<4>{}, m0);
         }
         __syncthreads();
-        const int tid = threadIdx.y * 32 + threadIdx.x;
-        for (I o = tid; o < M * 128; o += 256) {
-            const I m = o / 128, c = o % 128, col = I(blockIdx.x) * 128 + c;
+        const int tid = threadIdx.y * 4 + threadIdx.x;
+        if (tid < M * 16) {
+            const I m = tid / 16, c = tid % 16, col = I(blockIdx.x) * 16 + c;
             if (col < N) {
                 float sum = 0.f;
                 #pragma unroll
                 for (int s = 0; s < 8; ++s) sum += part(s, m, c);
-                atomicAdd(&acc(m, col), sum);
+                y(m, col) = __float2half(sum);
             }
         }
-        // The counter's increment follows the block's additions (barrier, then a fence);
-        // the last block's reads follow its observation and a fence.
-        __syncthreads();
-        bool last = false;
-        if (tid == 0) {
-            __threadfence();
-            last = atomicAdd(&arrivals(blockIdx.x), 1) == int(gridDim.y - 1);
-        }
-        if (!__syncthreads_or(last)) return;
-        __threadfence();
-        for (I o = tid; o < M * 128; o += 256) {
-            const I m = o / 128, col = I(blockIdx.x) * 128 + o % 128;
-            if (col < N) {
-                y(m, col) = __float2half(__ldcg(&acc(m, col)));
-                acc(m, col) = 0.f;
-            }
-        }
-        if (tid == 0) arrivals(blockIdx.x) = 0;
     
-#line 3124 "decode.cu"
+#line 3036 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const x_t<I, IMA_CHECKED> x,
     const w_t<I, IMA_CHECKED> w,
-    const acc_t<I, IMA_CHECKED> acc,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
     const y_t<I, IMA_CHECKED> y,
     const I M,
     const I K,
@@ -3138,13 +3048,13 @@ __device__ __forceinline__ void run(
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 128, ima_record};
-    body<I, IMA_CHECKED>(x, w, acc, arrivals, y, M, K, N, G, part);
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 16, ima_record};
+    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, part);
 }
 
-}  // namespace ima_gptq_gemv_split
+}  // namespace ima_gptq_gemv_narrow
 
-extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i32(
+extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -3157,11 +3067,6 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i32(
     const __half* __restrict__ w_scales,
     int w_scales_s0,
     int w_scales_s1,
-    float* __restrict__ acc,
-    int acc_s0,
-    int acc_s1,
-    int* __restrict__ arrivals,
-    int arrivals_s0,
     __half* __restrict__ y,
     int y_s0,
     int y_s1,
@@ -3169,18 +3074,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_gptq_gemv_split;
-    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    using namespace ima_gptq_gemv_narrow;
+    // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 32u);
-    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.x < 4u);
+    __builtin_assume(threadIdx.y < 64u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_gemv_split::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_gemv_split::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemv_split::acc_t<int, false>{acc, acc_s0, acc_s1, M, N, nullptr},
-        ima_gptq_gemv_split::arrivals_t<int, false>{arrivals, arrivals_s0, ima_ceil_div(N, 128), nullptr},
-        ima_gptq_gemv_split::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_gptq_gemv_narrow::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_gptq_gemv_narrow::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_gemv_narrow::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -3188,7 +3091,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i64(
+extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -3201,11 +3104,6 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i64(
     const __half* __restrict__ w_scales,
     long long w_scales_s0,
     long long w_scales_s1,
-    float* __restrict__ acc,
-    long long acc_s0,
-    long long acc_s1,
-    int* __restrict__ arrivals,
-    long long arrivals_s0,
     __half* __restrict__ y,
     long long y_s0,
     long long y_s1,
@@ -3213,18 +3111,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_gptq_gemv_split;
-    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    using namespace ima_gptq_gemv_narrow;
+    // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 32u);
-    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.x < 4u);
+    __builtin_assume(threadIdx.y < 64u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_gemv_split::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_gemv_split::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemv_split::acc_t<long long, false>{acc, acc_s0, acc_s1, M, N, nullptr},
-        ima_gptq_gemv_split::arrivals_t<long long, false>{arrivals, arrivals_s0, ima_ceil_div(N, 128), nullptr},
-        ima_gptq_gemv_split::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_gptq_gemv_narrow::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_gptq_gemv_narrow::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_gptq_gemv_narrow::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -3232,7 +3128,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checked(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -3245,11 +3141,6 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i32_checked
     const __half* __restrict__ w_scales,
     int w_scales_s0,
     int w_scales_s1,
-    float* __restrict__ acc,
-    int acc_s0,
-    int acc_s1,
-    int* __restrict__ arrivals,
-    int arrivals_s0,
     __half* __restrict__ y,
     int y_s0,
     int y_s1,
@@ -3258,18 +3149,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i32_checked
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemv_split;
-    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    using namespace ima_gptq_gemv_narrow;
+    // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 32u);
-    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.x < 4u);
+    __builtin_assume(threadIdx.y < 64u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gptq_gemv_split::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_gemv_split::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_gemv_split::acc_t<int, true>{acc, acc_s0, acc_s1, M, N, ima_record},
-        ima_gptq_gemv_split::arrivals_t<int, true>{arrivals, arrivals_s0, ima_ceil_div(N, 128), ima_record},
-        ima_gptq_gemv_split::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, true>(ima_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_gemv_narrow::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -3277,7 +3166,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i32_checked
         ima_record);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checked(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -3290,11 +3179,6 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i64_checked
     const __half* __restrict__ w_scales,
     long long w_scales_s0,
     long long w_scales_s1,
-    float* __restrict__ acc,
-    long long acc_s0,
-    long long acc_s1,
-    int* __restrict__ arrivals,
-    long long arrivals_s0,
     __half* __restrict__ y,
     long long y_s0,
     long long y_s1,
@@ -3303,18 +3187,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_split_i64_checked
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemv_split;
-    // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
+    using namespace ima_gptq_gemv_narrow;
+    // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 32u);
-    __builtin_assume(threadIdx.y < 8u);
+    __builtin_assume(threadIdx.x < 4u);
+    __builtin_assume(threadIdx.y < 64u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gptq_gemv_split::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_gemv_split::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_gemv_split::acc_t<long long, true>{acc, acc_s0, acc_s1, M, N, ima_record},
-        ima_gptq_gemv_split::arrivals_t<long long, true>{arrivals, arrivals_s0, ima_ceil_div(N, 128), ima_record},
-        ima_gptq_gemv_split::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, true>(ima_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
+        ima_gptq_gemv_narrow::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
+        ima_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,

@@ -20,7 +20,7 @@ pub struct Kernels {
     pub add_rms_norm: AddRmsNorm,
     pub rope_cache: RopeCache,
     pub silu_mul: SiluMul,
-    pub gptq_gemv_split: GptqGemvSplit,
+    pub gptq_gemv_narrow: GptqGemvNarrow,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -33,7 +33,7 @@ impl Kernels {
         self.add_rms_norm.kernel.set_checked(on);
         self.rope_cache.kernel.set_checked(on);
         self.silu_mul.kernel.set_checked(on);
-        self.gptq_gemv_split.kernel.set_checked(on);
+        self.gptq_gemv_narrow.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -43,7 +43,7 @@ impl Kernels {
         self.add_rms_norm.kernel.set_checked_mode(mode);
         self.rope_cache.kernel.set_checked_mode(mode);
         self.silu_mul.kernel.set_checked_mode(mode);
-        self.gptq_gemv_split.kernel.set_checked_mode(mode);
+        self.gptq_gemv_narrow.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -52,7 +52,7 @@ impl Kernels {
         self.add_rms_norm.kernel.check_deferred()?;
         self.rope_cache.kernel.check_deferred()?;
         self.silu_mul.kernel.check_deferred()?;
-        self.gptq_gemv_split.kernel.check_deferred()?;
+        self.gptq_gemv_narrow.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -62,7 +62,7 @@ impl Kernels {
         self.add_rms_norm.kernel.set_sync(on);
         self.rope_cache.kernel.set_sync(on);
         self.silu_mul.kernel.set_sync(on);
-        self.gptq_gemv_split.kernel.set_sync(on);
+        self.gptq_gemv_narrow.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -78,8 +78,8 @@ impl Kernels {
             silu_mul: SiluMul {
                 kernel: module.kernel(&SILU_MUL)?,
             },
-            gptq_gemv_split: GptqGemvSplit {
-                kernel: module.kernel(&GPTQ_GEMV_SPLIT)?,
+            gptq_gemv_narrow: GptqGemvNarrow {
+                kernel: module.kernel(&GPTQ_GEMV_NARROW)?,
             },
         })
     }
@@ -586,34 +586,42 @@ pub static SILU_MUL: ima::KernelContract = ima::KernelContract {
     entry_i64: "silu_mul_i64",
 };
 
-/// `gptq_gemv_split(x: f16[M,K], w: q4[K,N], acc: f32[M,N], arrivals: i32[ceil(N / 128)], y: f16[M,N])`
+/// `gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,N])`
 ///
-/// W4A16 GEMV for up to 8 rows, split along K: gptq_gemv's block (128 columns, 32 threads
+/// W4A16 GEMV for up to 8 rows (the decode step's projections): y = x · W, W in GPTQ
 ///
-/// across taking 4 each, 8 down splitting the rows) on one slice of K, so that a
+/// int4, in narrow column tiles so that a projection with few columns still fills the GPU
 ///
-/// projection with few columns still fills the GPU. The slices (at least 512 rows, a
+/// without splitting K across blocks (N = 4096: 256 blocks; gptq_gemv's tiles of 128
 ///
-/// multiple of 64) are as many as make about 528 blocks, two waves of two blocks an SM on
+/// columns give 32). A block takes 16 columns: 4 threads across take 4 each (64
 ///
-/// the H200 (N = 4096, K = 14336: 32 column tiles x 17 slices of 896 rows, instead of
+/// contiguous bytes of a packed row), 64 down split K, each taking whole tiles of 4
 ///
-/// gptq_gemv's 32 blocks). A block adds its sums into `acc` (f32,
+/// packed rows (32 rows of K in one group: one load of the group's scales and zero word),
 ///
-/// atomically); the last slice of a column tile to finish (counted in `arrivals`, as
+/// every 64th, all 4 rows' loads in flight before the first is used; rows past the whole
 ///
-/// paged_attn counts partitions) rounds the tile's sums to y and zeroes them and the
+/// tiles (all of K when G is not a multiple of 32) go 8 at a time. Tiles of 4 rows, not
 ///
-/// counter for the next launch.
+/// gptq_gemv's 8, and `min_blocks 3` (80 registers) keep 24 warps an SM in flight: on the
 ///
-/// Declared at `specs/decode.ima:149`.
-pub struct GptqGemvSplit {
+/// H200 the layer's gate/up projection (K = 4096, N = 28672) ran 24.0 us this way against
+///
+/// 29.3 us with tiles of 8 rows at 16 warps an SM (ncu, bench/RESULTS.md). The 64 partial
+///
+/// sums of an output meet in registers (the 8 of a warp, by shuffles) and in shared memory
+///
+/// (the 8 warps').
+///
+/// Declared at `specs/decode.ima:153`.
+pub struct GptqGemvNarrow {
     kernel: ima::Kernel,
 }
 
-impl GptqGemvSplit {
+impl GptqGemvNarrow {
     /// The contract every launch is checked against.
-    pub const CONTRACT: &'static ima::KernelContract = &GPTQ_GEMV_SPLIT;
+    pub const CONTRACT: &'static ima::KernelContract = &GPTQ_GEMV_NARROW;
 
     /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
     pub fn kernel(&self) -> &ima::Kernel {
@@ -621,7 +629,7 @@ impl GptqGemvSplit {
     }
 
     /// Checks every argument against the contract, then launches on `stream`. The
-    /// arguments are named: [`GptqGemvSplitArgs`] gives each one's element type and shape.
+    /// arguments are named: [`GptqGemvNarrowArgs`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     // One `impl` type per tensor argument, however many the spec declares.
@@ -629,14 +637,12 @@ impl GptqGemvSplit {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        args: GptqGemvSplitArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
+        args: GptqGemvNarrowArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
-        let GptqGemvSplitArgs { x, w, acc, arrivals, y } = args;
+        let GptqGemvNarrowArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
-        args.push(ima::KernelArg::write(acc));
-        args.push(ima::KernelArg::write(arrivals));
         args.push(ima::KernelArg::write(y));
         self.kernel.launch(stream, &mut args, &[])
     }
@@ -651,41 +657,35 @@ impl GptqGemvSplit {
     pub fn launch_in<'a>(
         &'a self,
         graph: &mut ima::Graph<'a>,
-        args: GptqGemvSplitArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
+        args: GptqGemvNarrowArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<usize, ima::Error> {
-        let GptqGemvSplitArgs { x, w, acc, arrivals, y } = args;
+        let GptqGemvNarrowArgs { x, w, y } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(x));
         args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
-        args.push(ima::KernelArg::write(acc));
-        args.push(ima::KernelArg::write(arrivals));
         args.push(ima::KernelArg::write(y));
         graph.launch_args(&self.kernel, args, &[])
     }
 }
 
-/// The arguments of [`GptqGemvSplit::launch`] and [`GptqGemvSplit::launch_in`], by name.
+/// The arguments of [`GptqGemvNarrow::launch`] and [`GptqGemvNarrow::launch_in`], by name.
 ///
-/// `gptq_gemv_split(x: f16[M,K], w: q4[K,N], acc: f32[M,N], arrivals: i32[ceil(N / 128)], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
+/// `gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
-pub struct GptqGemvSplitArgs<'a, X: ima::ReadTensor<ima::half::f16>, Acc: ima::WriteTensor<f32>, Arrivals: ima::WriteTensor<i32>, Y: ima::WriteTensor<ima::half::f16>> {
+pub struct GptqGemvNarrowArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[M, K]`, contiguous, 16-byte aligned
     pub x: &'a X,
     /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     pub w: &'a ima::QuantTensor<ima::half::f16>,
-    /// f32 `[M, N]`, contiguous: Workspace: the sums so far, zero before a launch and after it.
-    pub acc: &'a mut Acc,
-    /// i32 `[ceil(N / 128)]`, contiguous: Workspace: slices done, one counter a column tile, zero before a launch and after it.
-    pub arrivals: &'a mut Arrivals,
     /// f16 `[M, N]`, contiguous
     pub y: &'a mut Y,
 }
 
-/// The contract of `gptq_gemv_split`.
-pub static GPTQ_GEMV_SPLIT: ima::KernelContract = ima::KernelContract {
-    name: "gptq_gemv_split",
-    signature: "gptq_gemv_split(x: f16[M,K], w: q4[K,N], acc: f32[M,N], arrivals: i32[ceil(N / 128)], y: f16[M,N])",
-    location: "specs/decode.ima:149",
+/// The contract of `gptq_gemv_narrow`.
+pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
+    name: "gptq_gemv_narrow",
+    signature: "gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
+    location: "specs/decode.ima:153",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -760,31 +760,6 @@ pub static GPTQ_GEMV_SPLIT: ima::KernelContract = ima::KernelContract {
             values: None,
         },
         ima::TensorArg {
-            name: "acc",
-            role: ima::Role::InOut,
-            dtype: ima::DType::F32,
-            dims: &[
-                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
-                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
-            ],
-            stored: &[0, 1],
-            strided: false,
-            align: 4,
-            values: None,
-        },
-        ima::TensorArg {
-            name: "arrivals",
-            role: ima::Role::InOut,
-            dtype: ima::DType::I32,
-            dims: &[
-                ima::Extent { text: "ceil(N / 128)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)) },
-            ],
-            stored: &[0],
-            strided: false,
-            align: 4,
-            values: None,
-        },
-        ima::TensorArg {
             name: "y",
             role: ima::Role::Out,
             dtype: ima::DType::F16,
@@ -812,14 +787,14 @@ pub static GPTQ_GEMV_SPLIT: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
-                ima::Extent { text: "128", expr: ima::Expr::Const(128) },
+                ima::Extent { text: "16", expr: ima::Expr::Const(16) },
             ],
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(512)), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Const(528), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128))))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(16))] },
     empty: ima::EmptyPolicy::Skip,
-    block: [32, 8, 1],
+    block: [4, 64, 1],
     block_from_occupancy: false,
-    entry_i32: "gptq_gemv_split_i32",
-    entry_i64: "gptq_gemv_split_i64",
+    entry_i32: "gptq_gemv_narrow_i32",
+    entry_i64: "gptq_gemv_narrow_i64",
 };

@@ -743,7 +743,8 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int wri
 // of shared memory fit).
 namespace ima_paged_attn {
 
-[[maybe_unused]] constexpr int PART = 512;
+[[maybe_unused]] constexpr int PART = 128;
+[[maybe_unused]] constexpr int SPAN = 4;
 
 // Queries of the step, one a head.
 // in q: f16[B, HQ, D]
@@ -1502,10 +1503,10 @@ struct red_ml_t {
     }
 };
 
-// The partition's page ids: it spans at most PART / BS + 2 pages. (Last: kv,
+// The partition's page ids: it spans at most SPAN * PART / BS + 2 pages. (Last: kv,
 // first, starts where the dynamic shared memory does, at a 128-byte boundary, which
 // cp.async and ldmatrix run measurably faster from.)
-// shared pages: i32[PART / BS + 2], row-major in dynamic shared memory
+// shared pages: i32[SPAN * PART / BS + 2], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct pages_t {
     int* p;
@@ -1557,26 +1558,33 @@ __device__ __forceinline__ void body(
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
     const pages_t<I, IMA_CHECKED> pages) {
-#line 71 "specs/paged.ima"
+#line 82 "specs/paged.ima"
 
         constexpr int W = 4;      // warps a block
         constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
         constexpr int GC = 8;     // query heads a block serves
         constexpr int TILE = 16;  // tokens a tile
-        const I part = blockIdx.x, b = blockIdx.z;
+        // Runs a partition takes: a power of 2 up to SPAN, the same for every block. From
+        // the grid where it is needed, not kept in a register across the main loop.
+        auto runs = [] {
+            const unsigned pairs = gridDim.y * gridDim.z;
+            return pairs >= 128 ? I(SPAN) : pairs >= 32 ? I(SPAN / 2) : I(1);
+        };
+        if (I(blockIdx.x) % runs() != 0) return;
+        const I b = blockIdx.z;
         const I G = HQ / HKV, chunks_of_g = (G + GC - 1) / GC;
         const I h = I(blockIdx.y) / chunks_of_g, g0 = I(blockIdx.y) % chunks_of_g * GC;
         const int gn = int(min(I(GC), G - g0));
         // Read by every thread: one broadcast load; a bad length reads as 0 (no tokens).
         const I len = seq_lens(b);
-        const I start = part * PART;
+        const I start = I(blockIdx.x) * PART;
         if (start >= len) {
-            if (part == 0) {
+            if (blockIdx.x == 0) {
                 for (I i = threadIdx.x; i < gn * D; i += 128) out(b, h * G + g0 + i / D, i % D) = __float2half(0.f);
             }
             return;
         }
-        const I end = min(start + I(PART), len);
+        const I end = min(start + runs() * PART, len);
         const I first_page = start / BS, npages = (end - 1) / BS - first_page + 1;
         for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
         __syncthreads();
@@ -1813,6 +1821,7 @@ __device__ __forceinline__ void body(
             if (pw == 0 && gid < gn) {
                 const I hq = h * G + g0 + gid;
                 const float inv = 1.f / l;
+                const I part = I(blockIdx.x) / runs();
                 #pragma unroll
                 for (int j = 0; j < DTILES; ++j) {
                     part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4) = acc[j][0] * inv;
@@ -1820,7 +1829,7 @@ __device__ __forceinline__ void body(
                 }
                 if (t4 == 0 && half_d == 0) part_lse(b, hq, part) = m + __log2f(l);
             }
-            const I parts = (len + PART - 1) / PART;
+            const I parts = (len + runs() * PART - 1) / (runs() * PART);
             // The last block of the sequence to get here weighs its partitions together:
             // out = the sum over p of 2^(lse_p - max) o_p, over the sum of the weights.
             // The counter's increment follows the block's writes (barrier, then a fence);
@@ -1867,7 +1876,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 1871 "paged.cu"
+#line 1880 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1901,7 +1910,7 @@ __device__ __forceinline__ void run(
     ima_smem_off += (2 * 8 * D * I(sizeof(float)) + 15) / 16 * 16;
     const red_ml_t<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_record};
     ima_smem_off += (2 * 2 * 8 * I(sizeof(float)) + 15) / 16 * 16;
-    const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), ((512 / BS) + 2), ima_record};
+    const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), (((4 * 128) / BS) + 2), ima_record};
     body<I, IMA_CHECKED>(q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, HQ, D, NB, BS, HKV, P, scale, kv, qs, red_o, red_ml, pages);
 }
 
@@ -1964,8 +1973,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
         ima_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
         ima_paged_attn::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
-        ima_paged_attn::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+        ima_paged_attn::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
+        ima_paged_attn::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
         ima_paged_attn::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
         ima_paged_attn::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,
@@ -2036,8 +2045,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
         ima_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
         ima_paged_attn::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
-        ima_paged_attn::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+        ima_paged_attn::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
+        ima_paged_attn::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
         ima_paged_attn::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
         ima_paged_attn::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,
@@ -2108,8 +2117,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
         ima_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
         ima_paged_attn::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
-        ima_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+        ima_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
+        ima_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
         ima_paged_attn::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
         ima_paged_attn::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,
@@ -2180,8 +2189,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
         ima_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
         ima_paged_attn::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 512), D, ima_record},
-        ima_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 512), ima_record},
+        ima_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
+        ima_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
         ima_paged_attn::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
         ima_paged_attn::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,

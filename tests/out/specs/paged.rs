@@ -15,6 +15,12 @@ pub const CUDA_SOURCE: &str = include_str!("paged.cu");
 /// The spec this module was generated from.
 pub const SPEC_FILE: &str = "specs/paged.ima";
 
+/// The spec's `const PART = 128`.
+pub const PART: i64 = 128;
+
+/// The spec's `const SPAN = 4`.
+pub const SPAN: i64 = 4;
+
 /// Every kernel of `specs/paged.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub paged_attn: PagedAttn,
@@ -97,7 +103,7 @@ impl Kernels {
 ///
 /// of shared memory fit).
 ///
-/// Declared at `specs/paged.ima:32`.
+/// Declared at `specs/paged.ima:43`.
 pub struct PagedAttn {
     kernel: ima::Kernel,
 }
@@ -188,7 +194,7 @@ pub struct PagedAttnArgs<'a, Q: ima::ReadTensor<ima::half::f16>, KCache: ima::Re
 pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
     name: "paged_attn",
     signature: "paged_attn(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)",
-    location: "specs/paged.ima:32",
+    location: "specs/paged.ima:43",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "HQ", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -275,7 +281,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
                 ima::Extent { text: "HQ", expr: ima::Expr::Sym(1) },
-                ima::Extent { text: "ceil(P * BS / PART)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(512)) },
+                ima::Extent { text: "ceil(P * BS / PART)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(128)) },
                 ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
             ],
             stored: &[0, 1, 2, 3],
@@ -290,7 +296,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
                 ima::Extent { text: "HQ", expr: ima::Expr::Sym(1) },
-                ima::Extent { text: "ceil(P * BS / PART)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(512)) },
+                ima::Extent { text: "ceil(P * BS / PART)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(128)) },
             ],
             stored: &[0, 1, 2],
             strided: false,
@@ -377,11 +383,11 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             name: "pages",
             dtype: ima::DType::I32,
             dims: &[
-                ima::Extent { text: "PART / BS + 2", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(512), &ima::Expr::Sym(4)), &ima::Expr::Const(2)) },
+                ima::Extent { text: "SPAN * PART / BS + 2", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(4), &ima::Expr::Const(128)), &ima::Expr::Sym(4)), &ima::Expr::Const(2)) },
             ],
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(512)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Sym(5)), &ima::Expr::Const(8))), ima::Expr::Sym(0)] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Sym(5)), &ima::Expr::Const(8))), ima::Expr::Sym(0)] },
     empty: ima::EmptyPolicy::Skip,
     block: [128, 1, 1],
     block_from_occupancy: false,

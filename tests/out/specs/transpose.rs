@@ -15,6 +15,9 @@ pub const CUDA_SOURCE: &str = include_str!("transpose.cu");
 /// The spec this module was generated from.
 pub const SPEC_FILE: &str = "specs/transpose.ima";
 
+/// The spec's `const TILE = 32`.
+pub const TILE: i64 = 32;
+
 /// Every kernel of `specs/transpose.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub transpose: Transpose,
