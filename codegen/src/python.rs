@@ -677,3 +677,24 @@ fn init_pyi(m: &ir::Module, kernels: &[&ir::Kernel]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{init_py, init_pyi};
+
+    /// A spec's constants are the package's module attributes, exported and typed.
+    #[test]
+    fn a_spec_s_constants_are_module_attributes() {
+        let source = ima_dsl::Source::new(
+            "specs/tiles.ima",
+            "/// Rows of a tile.\nconst TILE = 32\n\nkernel copy {\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body { y(i) = x(i) + TILE; }\n}\n",
+        );
+        let module = ima_dsl::compile(&source).expect("the spec checks");
+        let kernels: Vec<&ima_dsl::ir::Kernel> = module.kernels.iter().collect();
+        let py = init_py(&module, "tiles_kernels", &kernels);
+        assert!(py.lines().any(|l| l == "TILE = 32"), "{py}");
+        assert!(py.contains("\n    \"TILE\",\n"), "not in __all__: {py}");
+        let pyi = init_pyi(&module, &kernels);
+        assert!(pyi.lines().any(|l| l == "TILE: int"), "{pyi}");
+    }
+}
