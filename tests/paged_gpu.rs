@@ -259,8 +259,13 @@ fn set_mode(k: &paged::Kernels, mode: CheckedMode) {
 }
 
 fn run_against_reference(hq: usize, hkv: usize, d: usize, bs: usize, seed: u64) {
+    run_lens_against_reference(hq, hkv, d, bs, &ragged(bs as i32), seed);
+}
+
+/// As run_against_reference, on the given lengths (the fifth 0).
+fn run_lens_against_reference(hq: usize, hkv: usize, d: usize, bs: usize, lens: &[i32], seed: u64) {
     let (_ctx, stream, kernels) = setup();
-    let c = Case::new(hq, hkv, d, bs, &ragged(bs as i32), seed);
+    let c = Case::new(hq, hkv, d, bs, lens, seed);
     for mode in MODES {
         set_mode(&kernels, mode);
         let mut dev = Device::upload(&stream, &c);
@@ -304,6 +309,34 @@ fn paged_attention_d64_mha_matches_the_reference_in_every_mode() {
 #[ignore = "needs a CUDA GPU"]
 fn paged_attention_gqa8_and_odd_pages_match_the_reference() {
     run_against_reference(16, 2, 128, 7, 30);
+}
+
+/// Partitions of several runs: 16 sequences by 8 KV heads make 128 (sequence, head block)
+/// pairs, so a block takes the spec's SPAN runs of PART tokens (the cases above have 16
+/// or 32 pairs: one run, or two). Lengths at and past one partition, two, and a run.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn paged_attention_with_partitions_of_span_runs_matches_the_reference() {
+    let part = PART as i32 * paged::SPAN as i32;
+    let lens = [
+        1,
+        part,
+        part + 1,
+        PART as i32 + 1,
+        0,
+        2 * part,
+        2 * part - 1,
+        3000,
+        17,
+        16,
+        15,
+        1000,
+        511,
+        4096,
+        2,
+        100,
+    ];
+    run_lens_against_reference(8, 8, 128, 16, &lens, 50);
 }
 
 /// D = 256 with a group of 3 (one query head of each block's 4 unused) and pages of 32.
