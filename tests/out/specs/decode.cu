@@ -2401,7 +2401,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) silu_mul_i64_checked(
 // every 64th, all 4 rows' loads in flight before the first is used; rows past the whole
 // tiles (all of K when G is not a multiple of 32) go 8 at a time. Tiles of 4 rows, not
 // gptq_gemv's 8, and `min_blocks 3` (80 registers) keep 24 warps an SM in flight: on the
-// H200 the layer's gate/up projection (K = 4096, N = 28672) ran 24.0 us this way against
+// H200 the layer's gate/up projection (K = 4096, N = 28672) ran 25.2 us this way against
 // 29.3 us with tiles of 8 rows at 16 warps an SM (ncu, bench/RESULTS.md). The 64 partial
 // sums of an output meet in registers (the 8 of a warp, by shuffles) and in shared memory
 // (the 8 warps').

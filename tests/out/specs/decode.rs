@@ -606,7 +606,7 @@ pub static SILU_MUL: ima::KernelContract = ima::KernelContract {
 ///
 /// gptq_gemv's 8, and `min_blocks 3` (80 registers) keep 24 warps an SM in flight: on the
 ///
-/// H200 the layer's gate/up projection (K = 4096, N = 28672) ran 24.0 us this way against
+/// H200 the layer's gate/up projection (K = 4096, N = 28672) ran 25.2 us this way against
 ///
 /// 29.3 us with tiles of 8 rows at 16 warps an SM (ncu, bench/RESULTS.md). The 64 partial
 ///
