@@ -1676,6 +1676,7 @@ struct Workspace {
 }
 
 fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
+    // Tokens of a run, the unit of the workspace's partitions: the spec's `PART`.
     const PART: usize = paged::PART as usize;
     // bench/twins/paged.cu's partitions: the spec's at a batch of 32 (SPAN runs of PART).
     const TWIN_PART: usize = 512;

@@ -1,5 +1,5 @@
-//! The Llama 3 8B decoder layer of examples/decode_layer (specs/decode.ima, paged.ima,
-//! quant.ima and gemm.ima chained; GPTQ int4 weights from the runtime's quantizer; a paged
+//! The Llama 3 8B decoder layer of examples/decode_layer (specs/decode.ima, paged.ima
+//! and gemm.ima chained; GPTQ int4 weights from the runtime's quantizer; a paged
 //! KV cache with block tables in random order) against the f64 host reference of
 //! examples/decode_layer/reference.rs, which dequantizes the same int4 data: batches of
 //! 1, 8 and 32 sequences with contexts from 1 to 4096 and padding rows (slot -1), kernel
@@ -14,12 +14,9 @@ mod layer;
 #[path = "../examples/decode_layer/reference.rs"]
 mod reference;
 
-mod common;
-
-use common::lcg;
 use ima::half::f16;
 use ima::{CheckedMode, QuantTensor, Tensor, ZeroStyle, dequant_reference, quantize_gptq};
-use layer::{Config, HostBatch, HostWeights, Kernels, Weights, decode};
+use layer::{Config, HostBatch, HostWeights, Kernels, Lcg, Weights, decode};
 
 /// |imac - reference| <= TOLERANCE * (1 + |reference|) for every output. The kernels
 /// accumulate in f32 in another order than the f64 reference, and paged attention rounds
@@ -104,9 +101,10 @@ fn gptq_gemv_narrow_matches_an_f64_reference_on_ragged_shapes() {
             (5, 104, 16, 20),
             (8, 1048, 72, 24),
         ] {
-            let xh: Vec<f16> = lcg(3).take(m * k).map(f16::from_f32).collect();
+            let xh = Lcg::new(3).f16s(m * k, 1.0);
             let x = Tensor::from_host(&stream, &xh, &[m, k]).unwrap();
-            let weights: Vec<f32> = lcg(5).take(k * n).collect();
+            let mut rng = Lcg::new(5);
+            let weights: Vec<f32> = (0..k * n).map(|_| rng.next_f32()).collect();
             let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
             let w = QuantTensor::upload(&stream, &host).unwrap();
             let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();

@@ -19,7 +19,7 @@ use ima::half::f16;
 use ima::{CheckedMode, Error, IndexValue, Tensor, ValueFault};
 use std::sync::Arc;
 
-/// Tokens of a partition: the spec's `PART`.
+/// Tokens of a run, the unit of the workspace's partitions: the spec's `PART`.
 const PART: usize = paged::PART as usize;
 
 fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, paged::Kernels) {

@@ -55,6 +55,17 @@ struct ExposedRs {
     slots: String,
 }
 
+/// What every package exports beside its kernels and the spec's constants (which
+/// ima_dsl's reserved names keep apart from them).
+const PACKAGE_NAMES: &[&str] = &[
+    "ContractError",
+    "DeviceError",
+    "QuantWeight",
+    "check_deferred",
+    "set_checked",
+    "set_sync",
+];
+
 /// The shared Python layer, the same in every package.
 const IMAC_PY: &str = include_str!("../templates/python/_imac.py");
 
@@ -437,14 +448,7 @@ SPEC_FILE = _native.SPEC_FILE
     for (name, value) in &m.consts {
         s.push_str(&format!("{name} = {value}\n"));
     }
-    let mut all = vec![
-        "ContractError".to_string(),
-        "DeviceError".into(),
-        "QuantWeight".into(),
-        "check_deferred".into(),
-        "set_checked".into(),
-        "set_sync".into(),
-    ];
+    let mut all: Vec<String> = PACKAGE_NAMES.iter().map(|n| n.to_string()).collect();
     all.extend(m.consts.iter().map(|(name, _)| name.clone()));
     for (index, k) in kernels.iter().enumerate() {
         let params: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
@@ -680,7 +684,16 @@ fn init_pyi(m: &ir::Module, kernels: &[&ir::Kernel]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{init_py, init_pyi};
+    use super::{PACKAGE_NAMES, init_py, init_pyi};
+
+    /// A spec cannot name a kernel or a constant as the package's own exports: the checker
+    /// reserves each of them (and SPEC_FILE, ops).
+    #[test]
+    fn the_package_s_own_names_are_reserved() {
+        for name in PACKAGE_NAMES.iter().chain(&["SPEC_FILE", "ops"]) {
+            assert!(ima_dsl::reserved(name).is_some(), "{name} is not reserved");
+        }
+    }
 
     /// A spec's constants are the package's module attributes, exported and typed.
     #[test]

@@ -13,6 +13,7 @@ pub mod syntax;
 
 pub use check::{CheckError, Conflict, Ty as ExprType};
 pub use diag::{Diagnostic, Source};
+pub use reserved::reserved;
 
 /// Parses and checks one spec file.
 pub fn compile(source: &Source) -> Result<ir::Module, Vec<Diagnostic>> {

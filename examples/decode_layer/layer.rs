@@ -317,7 +317,8 @@ pub struct State {
     pub out: Tensor<f16>,
 }
 
-/// Tokens of a paged_attn partition: specs/paged.ima's `PART`.
+/// Tokens of a run, the unit of paged_attn's partitions and its workspace: specs/paged.ima's
+/// `PART`.
 const PART: usize = paged::PART as usize;
 
 impl State {

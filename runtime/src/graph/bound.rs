@@ -166,12 +166,12 @@ impl<'a> Bound<'a> {
         match &arg.0 {
             Slot::Logical(shape) => Some(shape.meta()),
             Slot::Tensor { .. } => self.tensor(*arg).map(KernelArg::meta),
-            Slot::Reshaped { graph, index } if *graph == self.graph => {
-                let r = self.reshaped.get(*index)?;
-                let m = self.tensors.get(r.tensor)?.meta();
-                Some(r.view.meta(m.dtype, m.buffer_len, m.base_ptr, m.device))
+            Slot::Reshaped { index, .. } => {
+                // `tensor` refuses another graph's handle; this graph's index is valid.
+                let m = self.tensor(*arg)?.meta();
+                let view = &self.reshaped[*index].view;
+                Some(view.meta(m.dtype, m.buffer_len, m.base_ptr, m.device))
             }
-            Slot::Reshaped { .. } => None,
         }
     }
 
