@@ -40,7 +40,7 @@ struct {{ p.name }}_t {
 {%- when Some with (v) %}
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     // The entry at ({{ p.indices }}), checked against `values({{ v.text }})` in every mode.
 {%- if v.sentinel.is_some() %}
     // The sentinel, and an entry outside the contract (reported), give no value.
@@ -51,8 +51,8 @@ struct {{ p.name }}_t {
         const {{ p.c_type }} v = p[{{ p.offset }}];
         if (v == static_cast<{{ p.c_type }}>({{ v.sentinel_text }})) return {};
         if (ima_value_in(v, vlo, vhi)) return ImaMaybe<I>(I(v));
-        const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
-        ima_report_value<I, {{ p.rank }}>(rec, {{ p.arg }}, IMA_BAD_VALUE, i, e, (long long)v, vlo, vhi);
+        const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }};
+        ima_report_value<I, {{ p.rank }}>(rec, {{ p.arg }}, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
         return {};
     }
 {%- else %}
@@ -63,8 +63,8 @@ struct {{ p.name }}_t {
         }
         const {{ p.c_type }} v = p[{{ p.offset }}];
         if (ima_value_in(v, vlo, vhi)) return I(v);
-        const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
-        ima_report_value<I, {{ p.rank }}>(rec, {{ p.arg }}, IMA_BAD_VALUE, i, e, (long long)v, vlo, vhi);
+        const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }};
+        ima_report_value<I, {{ p.rank }}>(rec, {{ p.arg }}, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
         return vlo;
     }
 {%- endif %}
@@ -89,12 +89,12 @@ struct {{ p.name }}_t {
         if (ima_value_in(a, vlo, vhi) && ima_value_in(b, vlo, vhi) && a <= b && (!first || a == vlo) &&
             (!last || b == vhi - 1))
             return {I(a), I(b)};
-        ima_span_fault(rec, ImaSite<I, {{ p.rank }}>{{ "{{" }}{{ p.indices }}{{ "}, {" }}{{ p.extents }}{{ "}}" }}, vlo, vhi, a, b);
+        ima_span_fault(rec, ImaSite<I, {{ p.rank }}>{{ "{{" }}{{ p.indices }}{{ "}}" }}, vlo, vhi, a, b);
         return {vlo, vlo};
     }
     // Which of span's tests failed, reported: out of line, with plain values, so that the
     // rare path costs the loop around it no registers or stack.
-    static __device__ __noinline__ void ima_span_fault(ImaRecord* rec, ImaSite<I, {{ p.rank }}> at, I vlo, I vhi,
+    static __device__ __noinline__ void ima_span_fault(typename ImaRecorder<IMA_CHECKED>::type* rec, ImaSite<I, {{ p.rank }}> at, I vlo, I vhi,
                                                        long long a, long long b) {
         const I j = at.index[{{ p.rank - 1 }}];
         int kind = IMA_BAD_VALUE;
@@ -108,11 +108,11 @@ struct {{ p.name }}_t {
             if (ima_value_in(b, vlo, vhi)) kind = b < a ? IMA_VALUE_ORDER : IMA_VALUE_LAST;
             if (kind == IMA_VALUE_ORDER) lo = a;
         }
-        ima_fill_value_record<I, {{ p.rank }}>(rec, {{ p.arg }}, kind, at, value, lo, vhi);
+        ima_report_value<I, {{ p.rank }}>(rec, {{ p.arg }}, kind, at.index, value, lo, vhi);
     }
 {%- endif %}
 {%- when None %}
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ {{ p.element_ref }} operator()({{ p.index_params }}) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, {{ p.write }}, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return {{ p.refused }};
@@ -239,7 +239,7 @@ struct {{ q.name }}_t {
     I {{ b.part }}_s0{% if b.rank == 2 %}, {{ b.part }}_s1{% endif %};
 {%- endfor %}
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
 {%- if q.vec %}
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
@@ -255,8 +255,8 @@ struct {{ q.name }}_t {
         const int g = g_idx[k];
         const I groups = (K + G - 1) / G;
         if (ima_value_in(g, I(0), groups)) return g;
-        const I i[1] = {k}, e[1] = {K};
-        ima_report_value<I, 1>(rec, {{ q.g_idx_arg }}, IMA_BAD_VALUE, i, e, g, 0, groups);
+        const I i[1] = {k};
+        ima_report_value<I, 1>(rec, {{ q.g_idx_arg }}, IMA_BAD_VALUE, i, g, 0, groups);
         return 0;
 {%- else %}
         return ima_group_of(k);
@@ -709,7 +709,7 @@ template <typename I, bool IMA_CHECKED>
 struct {{ a.name }}_t {
     {{ a.c_type }}* p;
     I {{ a.dim_list }};
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ {{ a.c_type }}& operator()({{ a.index_params }}) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, {{ a.rank }}>(rec, {{ a.arg }}, 1, {{ "{" }}{{ a.indices }}{{ "}" }}, {{ "{" }}{{ a.dim_list }}{{ "}" }})) return ima_shared_sink<{{ a.c_type }}>();
@@ -825,7 +825,33 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
     __builtin_assume(threadIdx.x < {{ k.block[0] }}u);
     __builtin_assume(threadIdx.y < {{ k.block[1] }}u);
     __builtin_assume(threadIdx.z < {{ k.block[2] }}u);
+{%- if !k.divisors.is_empty() %}
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+{%- for d in k.divisors %}
+    __builtin_assume({{ d }});
+{%- endfor %}
+{%- endif %}
+{%- if e.flushes %}
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+{%- endif %}
     run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});
+{%- if e.flushes %}
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+{%- for x in k.report_extents %}
+        case {{ x.arg }}:
+{%- for e in x.extents %}
+            ima_extent[{{ loop.index0 }}] = {{ e }};
+{%- endfor %}
+            break;
+{%- endfor %}
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+{%- endif %}
 }
 {% endfor %}
 {%- endfor %}

@@ -1,10 +1,10 @@
 //! `ima.cuh`, the header every generated module embeds, compiled on its own for the host
 //! (under `host_shim.h`'s stand-ins for CUDA's qualifiers and intrinsics) with warnings as
 //! errors, and its checks, reports and helpers run there: an access inside its extents
-//! passes untouched; one outside fills the violation record once (which argument,
-//! dimension, index, extents, block and thread; the flag raised) and counts every later
-//! one; a vector access reports misalignment and its last element; a value report carries
-//! the value and its bounds; the digit helpers walk a mixed radix; a shared tile's swizzle
+//! passes untouched; one outside is pending in the thread until its flush, which fills the
+//! violation record once (which argument, dimension, index, extents, block and thread; the
+//! flag raised) and counts every later one; a vector access reports misalignment, its
+//! first element outside or its last; a value report carries the value and its bounds; the digit helpers walk a mixed radix; a shared tile's swizzle
 //! is a conflict-free permutation and its checked chunks report. No GPU needed: a host
 //! C++ compiler (`c++`, or `$CXX`) is.
 
@@ -15,6 +15,7 @@ const HARNESS: &str = r#"
 #include "host_shim.h"
 #include "ima.cuh"
 #include <cstdio>
+#include <initializer_list>
 
 static int failures = 0;
 #define CHECK(x)                                                   \
@@ -25,19 +26,33 @@ static int failures = 0;
         }                                                          \
     } while (0)
 
+// What an entry point does once its body has returned: the pending violation into the
+// record, with the argument's extents.
+static void flush(ImaRecord& r, ImaPending& p, std::initializer_list<long long> arg_extent) {
+    long long e[8] = {};
+    int d = 0;
+    for (long long x : arg_extent) e[d++] = x;
+    if (p.count != 0) ima_flush(&r, &p, e);
+    p = ImaPending{};
+}
+
 int main() {
     unsigned int flag = 0;
     ImaRecord r{};
     r.flag = &flag;
+    ImaPending p{};
     blockIdx = {3, 1, 0};
     threadIdx = {17, 0, 2};
 
-    // Inside: no report.
-    CHECK((ima_in_bounds<int, 3>(&r, 4, 0, {1, 2, 3}, {2, 3, 4})));
-    CHECK(r.count == 0 && flag == 0);
+    // Inside: nothing recorded.
+    CHECK((ima_in_bounds<int, 3>(&p, 4, 0, {1, 2, 3}, {2, 3, 4})));
+    CHECK(p.count == 0);
 
-    // Outside in dimension 1 (and 2): the first failing dimension is named.
-    CHECK(!(ima_in_bounds<int, 3>(&r, 4, 1, {1, 3, 9}, {2, 3, 4})));
+    // Outside in dimension 1 (and 2): pending until the flush, which names the first
+    // failing dimension, the argument's extents, the block and the thread.
+    CHECK(!(ima_in_bounds<int, 3>(&p, 4, 1, {1, 3, 9}, {2, 3, 4})));
+    CHECK(p.count == 1 && r.count == 0 && flag == 0);
+    flush(r, p, {2, 3, 4});
     CHECK(r.count == 1 && r.claimed == 1 && flag == 1);
     CHECK(r.arg == 4 && r.write == 1 && r.kind == IMA_OUT_OF_BOUNDS && r.rank == 3 && r.dim == 1);
     CHECK(r.index[0] == 1 && r.index[1] == 3 && r.index[2] == 9);
@@ -45,31 +60,49 @@ int main() {
     CHECK(r.block[0] == 3 && r.block[1] == 1 && r.block[2] == 0);
     CHECK(r.thread[0] == 17 && r.thread[1] == 0 && r.thread[2] == 2);
 
-    // A later violation is counted; the record keeps the first.
-    CHECK(!(ima_in_bounds<long long, 1>(&r, 7, 0, {-1LL}, {5LL})));
+    // A thread's violations are all counted and its latest kept; a later thread's are
+    // counted, and the record keeps the first thread's.
+    CHECK(!(ima_in_bounds<long long, 2>(&p, -2, 0, {-1LL, 0LL}, {5LL, 1LL << 40})));
+    CHECK(!(ima_in_bounds<long long, 2>(&p, -2, 0, {0LL, 1LL << 41}, {5LL, 1LL << 40})));
+    CHECK(p.count == 2 && p.code >> 16 == -2 && p.index.i64[1] == 1LL << 41);
+    ImaRecord wide{};
+    wide.flag = &flag;
+    flush(wide, p, {5, 1LL << 40});
+    CHECK(wide.count == 2 && wide.arg == -2 && wide.dim == 1 && wide.index[1] == 1LL << 41);
+    CHECK(wide.extent[1] == 1LL << 40);
+    CHECK(!(ima_in_bounds<int, 1>(&p, 7, 0, {-1}, {5})));
+    flush(r, p, {5});
     CHECK(r.count == 2 && r.arg == 4 && r.dim == 1);
 
     // A negative index is outside, whatever the extent.
     CHECK(!ima_below(-1, 1 << 30) && !ima_below(-1LL, 1LL << 40) && ima_below(0, 1) && !ima_below(0, 0));
 
-    // Vectors of 8: aligned and inside passes; misaligned, or past the end, is reported.
+    // Vectors of 8: aligned and inside passes; misaligned, or past the end, is recorded.
     ImaRecord v{};
     v.flag = &flag;
-    CHECK((ima_vec_in_bounds<int, 2, 8>(&v, 0, 0, {1, 8}, {2, 16})));
-    CHECK(v.count == 0);
-    CHECK(!(ima_vec_in_bounds<int, 2, 8>(&v, 2, 0, {1, 4}, {2, 16})));
+    CHECK((ima_vec_in_bounds<int, 2, 8>(&p, 0, 0, {1, 8}, {2, 16})));
+    CHECK(p.count == 0);
+    CHECK(!(ima_vec_in_bounds<int, 2, 8>(&p, 2, 0, {1, 4}, {2, 16})));
+    flush(v, p, {2, 16});
     CHECK(v.count == 1 && v.kind == IMA_MISALIGNED_VECTOR && v.dim == 1 && v.index[1] == 4);
     ImaRecord end{};
     end.flag = &flag;
-    CHECK(!(ima_vec_in_bounds<int, 2, 8>(&end, 2, 1, {1, 8}, {2, 12})));
+    CHECK(!(ima_vec_in_bounds<int, 2, 8>(&p, 2, 1, {1, 8}, {2, 12})));
+    flush(end, p, {2, 12});
     CHECK(end.count == 1 && end.kind == IMA_OUT_OF_BOUNDS && end.write == 1 && end.dim == 1);
     CHECK(end.index[1] == 15 && end.extent[1] == 12);
+    ImaRecord first{};
+    first.flag = &flag;
+    CHECK(!(ima_vec_in_bounds<int, 2, 8>(&p, 2, 0, {2, 8}, {2, 16})));
+    flush(first, p, {2, 16});
+    CHECK(first.count == 1 && first.dim == 0 && first.index[0] == 2 && first.index[1] == 8);
 
     // A bad entry: its value and the bounds it broke.
     ImaRecord bad{};
     bad.flag = &flag;
-    const int at[2] = {0, 5}, ext[2] = {1, 9};
-    ima_report_value<int, 2>(&bad, 3, IMA_BAD_VALUE, at, ext, -7, 0, 40);
+    const int at[2] = {0, 5};
+    ima_report_value<int, 2>(&p, 3, IMA_BAD_VALUE, at, -7, 0, 40);
+    flush(bad, p, {1, 9});
     CHECK(bad.count == 1 && bad.kind == IMA_BAD_VALUE && bad.arg == 3 && bad.dim == 1);
     CHECK(bad.value == -7 && bad.lo == 0 && bad.hi == 40 && bad.index[1] == 5);
     CHECK(ima_value_in(5, 0, 40) && !ima_value_in(-7, 0, 40) && !ima_value_in(40u, -1, 40));
@@ -126,20 +159,22 @@ int main() {
           swizzle_ok(ImaConst<32>{}));
 
     // A checked tile: a chunk inside is its swizzled place; outside, or not at a chunk,
-    // is reported (row and column against the tile's shape) and is the sink.
+    // is recorded (row and column against the tile's shape, not the array's) and is the
+    // sink.
     alignas(16) static ImaVec<unsigned short, 8> tile_mem[16 * 8];
     ImaRecord t{};
     t.flag = &flag;
     using Chunk = ImaVec<unsigned short, 8>;
     Chunk* const sink = &ima_shared_sink<Chunk>();
-    const ImaSmemTile<unsigned short, 16, 64, true> tile{tile_mem, &t, -2, true};
-    CHECK(&tile.chunk(3, 40) == &tile_mem[3 * 8 + (5 ^ 3)] && t.count == 0);
+    const ImaSmemTile<unsigned short, 16, 64, true> tile{tile_mem, &p, -2, true};
+    CHECK(&tile.chunk(3, 40) == &tile_mem[3 * 8 + (5 ^ 3)] && p.count == 0);
+    CHECK(&tile.chunk(2, 12) == sink);
     CHECK(&tile.chunk(16, 0) == sink);
-    CHECK(t.count == 1 && t.kind == IMA_TILE_CHUNK && t.arg == -2 && t.dim == 0 && t.index[0] == 16);
-    CHECK(t.extent[0] == 16 && t.extent[1] == 64);
-    CHECK(&tile.chunk(2, 12) == sink && t.count == 2);
-    const ImaSmemTile<unsigned short, 16, 64, true> refused{tile_mem, &t, -2, false};
-    CHECK(&refused.chunk(0, 0) == sink && t.count == 2);
+    flush(t, p, {4, 16, 64});
+    CHECK(t.count == 2 && t.kind == IMA_TILE_CHUNK && t.arg == -2 && t.dim == 0 && t.index[0] == 16);
+    CHECK(t.rank == 2 && t.extent[0] == 16 && t.extent[1] == 64);
+    const ImaSmemTile<unsigned short, 16, 64, true> refused{tile_mem, &p, -2, false};
+    CHECK(&refused.chunk(0, 0) == sink && p.count == 0);
 
     // A refused write lands in the sink.
     ima_sink<float>() = 1.f;

@@ -5,7 +5,7 @@ pub mod abi;
 pub mod ast;
 mod check;
 pub mod diag;
-mod facts;
+pub mod facts;
 pub mod fmt;
 pub mod ir;
 mod reserved;

@@ -70,31 +70,81 @@ enum : int {
     IMA_TILE_CHUNK = 9,
 };
 
-// Where a violation was found: the index and the extents it broke, passed by value.
+// Where a violation was found, passed by value to an out-of-line record.
 template <typename I, int R>
 struct ImaSite {
-    I index[R], extent[R];
+    I index[R];
 };
 
-// Counts a violation; true for the launch's first, whose thread then fills the record:
-// where, with ima_claim_site, and last ima_publish.
-__device__ __forceinline__ bool ima_claim(ImaRecord* r) {
-    atomicAdd(&r->count, 1u);
-    return atomicCAS(&r->claimed, 0u, 1u) == 0u;
+// A thread's pending violation, in its local memory. A checked entry point's accesses
+// record a violation here with a few stores under the failed test's predicate, without a
+// call or a branch, and the entry point moves it into the launch's ImaRecord once the
+// body has returned (ima_flush). A call at each test (its arguments set up, a convergence
+// barrier around it) made paged attention's checked entry point four times slower than
+// its release one at a batch of one: 600 such sites of 15 instructions between the
+// accesses kept the SMs waiting on instruction fetch, and each one kept the loads on
+// either side of it from issuing together.
+struct ImaPending {
+    // Violations this thread made; 0: none.
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    int code;
+    // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
+    // one in i64 (ima_code's IMA_WIDE).
+    union {
+        int i32[8];
+        long long i64[8];
+    } index;
+    // The extents it broke, for the kinds whose extents are not the argument's own
+    // (IMA_GIVEN_EXTENTS); the entry point supplies the argument's otherwise.
+    long long extent[8];
+    // The value kinds: the entry's value, and the bounds it broke.
+    long long value, lo, hi;
+};
+
+// Where an entry point's accessors record a violation: a checked one's in the thread's
+// ImaPending; a release one's, which only its value contracts and spans test (a few times
+// a thread), in the launch's ImaRecord at once, out of line. (A pointer to the thread's
+// local memory, live across the kernel, cost paged_attn's release entry point 21
+// registers and a spill.)
+template <bool CHECKED>
+struct ImaRecorder {
+    using type = ImaRecord;
+};
+template <>
+struct ImaRecorder<true> {
+    using type = ImaPending;
+};
+
+// A violation described in one word, a constant at each check site: the dimension that
+// failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
+// 0-3, the rank 4-7, the kind 8-11, write 12, the flags, and the argument (negative for
+// a shared array) from bit 16.
+enum : int {
+    IMA_FIND_DIM = 15,
+    IMA_WIDE = 1 << 13,
+    IMA_GIVEN_EXTENTS = 1 << 14,
+};
+__device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
+    return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
+}
+// Only a shared tile's kinds have extents that are not the argument's: the tile's shape.
+__device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
+    return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
 }
 
+// Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_claim_site(ImaRecord* r, int arg, int write, int kind, int dim,
-                                               const ImaSite<I, R>& site) {
-    r->arg = arg;
-    r->write = write;
-    r->kind = kind;
-    r->rank = R;
-    r->dim = dim;
+__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
+    p->count += 1;
+    p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = site.index[d];
-        r->extent[d] = site.extent[d];
+        if constexpr (sizeof(I) == 8) {
+            p->index.i64[d] = index[d];
+        } else {
+            p->index.i32[d] = int(index[d]);
+        }
     }
 }
 
@@ -106,39 +156,108 @@ __device__ __forceinline__ void ima_publish(ImaRecord* r) {
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
-// Counts a violation and, for the launch's first, fills the record. Out of line: a
-// violation is the rare path, and each of a checked kernel's many checks then costs a
-// call, not a copy of this code in its loop.
-template <typename I, int R>
-static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
-                                                    const ImaSite<I, R> site) {
-    if (!ima_claim(r)) return;
-    ima_claim_site<I, R>(r, arg, write, kind, dim, site);
+// A thread's pending violations into the launch's record: all of them counted, and the
+// latest one of the first thread to flush described, with its extents (the argument's,
+// `extent`, supplied by the entry point, unless it gave its own).
+static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+    atomicAdd(&r->count, p->count);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = rank;
+    int first_outside = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
+        const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
+        r->index[d] = i;
+        r->extent[d] = e;
+        if ((unsigned long long)i >= (unsigned long long)e) first_outside = d;
+    }
+    r->dim = dim == IMA_FIND_DIM ? first_outside : dim;
+    r->value = p->value;
+    r->lo = p->lo;
+    r->hi = p->hi;
     ima_publish(r);
 }
 
-// The same for an entry that broke its value contract, with its value and bounds.
+// A release entry point's violation (code's dimension given), into the record at once.
 template <typename I, int R>
-static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
-                                                          long long value, long long lo, long long hi) {
-    if (!ima_claim(r)) return;
-    ima_claim_site<I, R>(r, arg, 0, kind, R - 1, site);
+static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
+                                                   const ImaSite<I, R> extent, long long value, long long lo,
+                                                   long long hi) {
+    atomicAdd(&r->count, 1u);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = R;
+    r->dim = code & 15;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        r->index[d] = at.index[d];
+        r->extent[d] = extent.index[d];
+    }
     r->value = value;
     r->lo = lo;
     r->hi = hi;
     ima_publish(r);
 }
 
+// A violation of any kind (the dimension that failed given), in a checked entry point.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
-                                                 const I (&extent)[R], long long value, long long lo, long long hi) {
-    ImaSite<I, R> site;
+__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    const bool given = ima_gives_extents(kind);
+    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    if (given) {
+#pragma unroll
+        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+    }
+}
+// The same in a release entry point.
+template <typename I, int R>
+__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        site.index[d] = index[d];
-        site.extent[d] = extent[d];
+        at.index[d] = index[d];
+        e.index[d] = extent[d];
     }
-    ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
+    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
+}
+
+// An entry that broke its value contract, with its value and the bounds it broke (the
+// host reads no extents for it). Out of line in either kind of entry point: values are
+// read a few times a thread.
+template <typename I, int R>
+static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
+                                                   long long lo, long long hi) {
+    ima_pend<I, R>(p, code, at.index);
+    p->value = value;
+    p->lo = lo;
+    p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    ImaSite<I, R> at;
+#pragma unroll
+    for (int d = 0; d < R; ++d) at.index[d] = index[d];
+    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    ImaSite<I, R> at, e;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        at.index[d] = index[d];
+        e.index[d] = 0;
+    }
+    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
 }
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
@@ -187,18 +306,6 @@ struct ImaSpan {
     I begin, end;
 };
 
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
-    ImaSite<I, R> site;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        site.index[d] = index[d];
-        site.extent[d] = extent[d];
-    }
-    ima_fill_record<I, R>(r, arg, write, kind, dim, site);
-}
-
 // Where a refused write goes: somewhere harmless.
 __device__ unsigned long long ima_sink_storage[2];
 template <typename T>
@@ -233,22 +340,16 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
     return (unsigned long long)i < (unsigned long long)e;
 }
 
-// Checks indices against extents; on failure reports and returns false. The test is one
-// comparison a dimension and one branch; which dimension failed is found after it.
+// Checks indices against extents: false, and the violation recorded, when one is
+// outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
     for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
-    if (ok) return true;
-    int bad = 0;
-#pragma unroll
-    for (int d = R - 1; d >= 0; --d) {
-        if (!ima_below(index[d], extent[d])) bad = d;
-    }
-    ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
-    return false;
+    if (!ok) ima_pend<I, R>(p, ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM), index);
+    return ok;
 }
 
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
@@ -418,7 +519,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecord* rec;
+    typename ImaRecorder<CHECKED>::type* rec;
     int arg;
     bool ok;
 
@@ -700,24 +801,27 @@ __device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (
 }
 
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
-// start at a multiple of W.
+// start at a multiple of W. When the extent is a multiple of W too (as the constraints of
+// an aligned argument usually make it, and which the compiler may know), its first
+// element inside means its last one is. A refused access is recorded as misaligned, or
+// at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    // The common case in one branch: aligned, first and last element inside.
-    bool ok = index[R - 1] % W == 0 && ima_below(index[R - 1] + (W - 1), extent[R - 1]);
+    const bool aligned = index[R - 1] % W == 0;
+    bool inside = true;
 #pragma unroll
-    for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
-    if (ok) return true;
-    I end[R];
+    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
+    const bool ok = aligned && inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+    if (!ok) {
+        I at[R];
 #pragma unroll
-    for (int d = 0; d < R; ++d) end[d] = index[d];
-    end[R - 1] = index[R - 1] + (W - 1);
-    if (index[R - 1] % W != 0) {
-        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
-        return false;
+        for (int d = 0; d < R; ++d) at[d] = index[d];
+        if (aligned && inside) at[R - 1] += W - 1;
+        ima_pend<I, R>(p, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
+                                  : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
     }
-    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
+    return ok;
 }
 #endif  // IMA_CUH
 
@@ -734,7 +838,7 @@ struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -749,7 +853,7 @@ struct s_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -812,7 +916,7 @@ template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<float>();
@@ -852,7 +956,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 856 "launch_forms.cu"
+#line 960 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -861,7 +965,7 @@ __device__ __forceinline__ void run(
     const s_t<I, IMA_CHECKED> s,
     const I N,
     const I D,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -954,11 +1058,31 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32_checked(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_row_sums::x_t<int, true>{x, x_s0, x_s1, N, D, ima_record},
-        ima_row_sums::s_t<int, true>{s, s_s0, s_s1, N, 1, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_row_sums::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
+        ima_row_sums::s_t<int, true>{s, s_s0, s_s1, N, 1, &ima_pending},
         N,
         D,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = N;
+            ima_extent[1] = D;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            ima_extent[1] = 1;
+            break;
+        case -1:
+            ima_extent[0] = (4 * 8);
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64_checked(
@@ -978,11 +1102,31 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64_checked(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_row_sums::x_t<long long, true>{x, x_s0, x_s1, N, D, ima_record},
-        ima_row_sums::s_t<long long, true>{s, s_s0, s_s1, N, 1, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_row_sums::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
+        ima_row_sums::s_t<long long, true>{s, s_s0, s_s1, N, 1, &ima_pending},
         N,
         D,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = N;
+            ima_extent[1] = D;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            ima_extent[1] = 1;
+            break;
+        case -1:
+            ima_extent[0] = (4 * 8);
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -997,7 +1141,7 @@ struct src_t {
     const float* __restrict__ p;
     I s0;
     I e0;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return {};
@@ -1012,7 +1156,7 @@ struct y_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -1081,7 +1225,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 1085 "launch_forms.cu"
+#line 1229 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1090,7 +1234,7 @@ __device__ __forceinline__ void run(
     const y_t<I, IMA_CHECKED> y,
     const I N,
     const I M,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     body<I, IMA_CHECKED>(src, y, N, M);
 }
 
@@ -1156,11 +1300,27 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_fill::src_t<int, true>{src, src_s0, N, ima_record},
-        ima_fill::y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_fill::src_t<int, true>{src, src_s0, N, &ima_pending},
+        ima_fill::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
         N,
         M,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = N;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            ima_extent[1] = M;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 4) fill_i64_checked(
@@ -1179,9 +1339,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_fill::src_t<long long, true>{src, src_s0, N, ima_record},
-        ima_fill::y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_fill::src_t<long long, true>{src, src_s0, N, &ima_pending},
+        ima_fill::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
         N,
         M,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = N;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            ima_extent[1] = M;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }

@@ -71,31 +71,81 @@ enum : int {
     IMA_TILE_CHUNK = 9,
 };
 
-// Where a violation was found: the index and the extents it broke, passed by value.
+// Where a violation was found, passed by value to an out-of-line record.
 template <typename I, int R>
 struct ImaSite {
-    I index[R], extent[R];
+    I index[R];
 };
 
-// Counts a violation; true for the launch's first, whose thread then fills the record:
-// where, with ima_claim_site, and last ima_publish.
-__device__ __forceinline__ bool ima_claim(ImaRecord* r) {
-    atomicAdd(&r->count, 1u);
-    return atomicCAS(&r->claimed, 0u, 1u) == 0u;
+// A thread's pending violation, in its local memory. A checked entry point's accesses
+// record a violation here with a few stores under the failed test's predicate, without a
+// call or a branch, and the entry point moves it into the launch's ImaRecord once the
+// body has returned (ima_flush). A call at each test (its arguments set up, a convergence
+// barrier around it) made paged attention's checked entry point four times slower than
+// its release one at a batch of one: 600 such sites of 15 instructions between the
+// accesses kept the SMs waiting on instruction fetch, and each one kept the loads on
+// either side of it from issuing together.
+struct ImaPending {
+    // Violations this thread made; 0: none.
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    int code;
+    // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
+    // one in i64 (ima_code's IMA_WIDE).
+    union {
+        int i32[8];
+        long long i64[8];
+    } index;
+    // The extents it broke, for the kinds whose extents are not the argument's own
+    // (IMA_GIVEN_EXTENTS); the entry point supplies the argument's otherwise.
+    long long extent[8];
+    // The value kinds: the entry's value, and the bounds it broke.
+    long long value, lo, hi;
+};
+
+// Where an entry point's accessors record a violation: a checked one's in the thread's
+// ImaPending; a release one's, which only its value contracts and spans test (a few times
+// a thread), in the launch's ImaRecord at once, out of line. (A pointer to the thread's
+// local memory, live across the kernel, cost paged_attn's release entry point 21
+// registers and a spill.)
+template <bool CHECKED>
+struct ImaRecorder {
+    using type = ImaRecord;
+};
+template <>
+struct ImaRecorder<true> {
+    using type = ImaPending;
+};
+
+// A violation described in one word, a constant at each check site: the dimension that
+// failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
+// 0-3, the rank 4-7, the kind 8-11, write 12, the flags, and the argument (negative for
+// a shared array) from bit 16.
+enum : int {
+    IMA_FIND_DIM = 15,
+    IMA_WIDE = 1 << 13,
+    IMA_GIVEN_EXTENTS = 1 << 14,
+};
+__device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
+    return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
+}
+// Only a shared tile's kinds have extents that are not the argument's: the tile's shape.
+__device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
+    return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
 }
 
+// Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_claim_site(ImaRecord* r, int arg, int write, int kind, int dim,
-                                               const ImaSite<I, R>& site) {
-    r->arg = arg;
-    r->write = write;
-    r->kind = kind;
-    r->rank = R;
-    r->dim = dim;
+__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
+    p->count += 1;
+    p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = site.index[d];
-        r->extent[d] = site.extent[d];
+        if constexpr (sizeof(I) == 8) {
+            p->index.i64[d] = index[d];
+        } else {
+            p->index.i32[d] = int(index[d]);
+        }
     }
 }
 
@@ -107,39 +157,108 @@ __device__ __forceinline__ void ima_publish(ImaRecord* r) {
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
-// Counts a violation and, for the launch's first, fills the record. Out of line: a
-// violation is the rare path, and each of a checked kernel's many checks then costs a
-// call, not a copy of this code in its loop.
-template <typename I, int R>
-static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
-                                                    const ImaSite<I, R> site) {
-    if (!ima_claim(r)) return;
-    ima_claim_site<I, R>(r, arg, write, kind, dim, site);
+// A thread's pending violations into the launch's record: all of them counted, and the
+// latest one of the first thread to flush described, with its extents (the argument's,
+// `extent`, supplied by the entry point, unless it gave its own).
+static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+    atomicAdd(&r->count, p->count);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = rank;
+    int first_outside = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
+        const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
+        r->index[d] = i;
+        r->extent[d] = e;
+        if ((unsigned long long)i >= (unsigned long long)e) first_outside = d;
+    }
+    r->dim = dim == IMA_FIND_DIM ? first_outside : dim;
+    r->value = p->value;
+    r->lo = p->lo;
+    r->hi = p->hi;
     ima_publish(r);
 }
 
-// The same for an entry that broke its value contract, with its value and bounds.
+// A release entry point's violation (code's dimension given), into the record at once.
 template <typename I, int R>
-static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
-                                                          long long value, long long lo, long long hi) {
-    if (!ima_claim(r)) return;
-    ima_claim_site<I, R>(r, arg, 0, kind, R - 1, site);
+static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
+                                                   const ImaSite<I, R> extent, long long value, long long lo,
+                                                   long long hi) {
+    atomicAdd(&r->count, 1u);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = R;
+    r->dim = code & 15;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        r->index[d] = at.index[d];
+        r->extent[d] = extent.index[d];
+    }
     r->value = value;
     r->lo = lo;
     r->hi = hi;
     ima_publish(r);
 }
 
+// A violation of any kind (the dimension that failed given), in a checked entry point.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
-                                                 const I (&extent)[R], long long value, long long lo, long long hi) {
-    ImaSite<I, R> site;
+__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    const bool given = ima_gives_extents(kind);
+    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    if (given) {
+#pragma unroll
+        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+    }
+}
+// The same in a release entry point.
+template <typename I, int R>
+__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        site.index[d] = index[d];
-        site.extent[d] = extent[d];
+        at.index[d] = index[d];
+        e.index[d] = extent[d];
     }
-    ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
+    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
+}
+
+// An entry that broke its value contract, with its value and the bounds it broke (the
+// host reads no extents for it). Out of line in either kind of entry point: values are
+// read a few times a thread.
+template <typename I, int R>
+static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
+                                                   long long lo, long long hi) {
+    ima_pend<I, R>(p, code, at.index);
+    p->value = value;
+    p->lo = lo;
+    p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    ImaSite<I, R> at;
+#pragma unroll
+    for (int d = 0; d < R; ++d) at.index[d] = index[d];
+    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    ImaSite<I, R> at, e;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        at.index[d] = index[d];
+        e.index[d] = 0;
+    }
+    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
 }
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
@@ -188,18 +307,6 @@ struct ImaSpan {
     I begin, end;
 };
 
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
-    ImaSite<I, R> site;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        site.index[d] = index[d];
-        site.extent[d] = extent[d];
-    }
-    ima_fill_record<I, R>(r, arg, write, kind, dim, site);
-}
-
 // Where a refused write goes: somewhere harmless.
 __device__ unsigned long long ima_sink_storage[2];
 template <typename T>
@@ -234,22 +341,16 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
     return (unsigned long long)i < (unsigned long long)e;
 }
 
-// Checks indices against extents; on failure reports and returns false. The test is one
-// comparison a dimension and one branch; which dimension failed is found after it.
+// Checks indices against extents: false, and the violation recorded, when one is
+// outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
     for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
-    if (ok) return true;
-    int bad = 0;
-#pragma unroll
-    for (int d = R - 1; d >= 0; --d) {
-        if (!ima_below(index[d], extent[d])) bad = d;
-    }
-    ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
-    return false;
+    if (!ok) ima_pend<I, R>(p, ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM), index);
+    return ok;
 }
 
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
@@ -419,7 +520,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecord* rec;
+    typename ImaRecorder<CHECKED>::type* rec;
     int arg;
     bool ok;
 
@@ -701,24 +802,27 @@ __device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (
 }
 
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
-// start at a multiple of W.
+// start at a multiple of W. When the extent is a multiple of W too (as the constraints of
+// an aligned argument usually make it, and which the compiler may know), its first
+// element inside means its last one is. A refused access is recorded as misaligned, or
+// at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    // The common case in one branch: aligned, first and last element inside.
-    bool ok = index[R - 1] % W == 0 && ima_below(index[R - 1] + (W - 1), extent[R - 1]);
+    const bool aligned = index[R - 1] % W == 0;
+    bool inside = true;
 #pragma unroll
-    for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
-    if (ok) return true;
-    I end[R];
+    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
+    const bool ok = aligned && inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+    if (!ok) {
+        I at[R];
 #pragma unroll
-    for (int d = 0; d < R; ++d) end[d] = index[d];
-    end[R - 1] = index[R - 1] + (W - 1);
-    if (index[R - 1] % W != 0) {
-        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
-        return false;
+        for (int d = 0; d < R; ++d) at[d] = index[d];
+        if (aligned && inside) at[R - 1] += W - 1;
+        ima_pend<I, R>(p, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
+                                  : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
     }
-    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
+    return ok;
 }
 #endif  // IMA_CUH
 
@@ -734,7 +838,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -749,7 +853,7 @@ struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -764,7 +868,7 @@ struct o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -842,7 +946,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 846 "planted_bugs.cu"
+#line 950 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -855,7 +959,7 @@ __device__ __forceinline__ void run(
     const I S,
     const I D,
     const I T,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = B * H * S * T;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -985,15 +1089,42 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_scores_off_by_one::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        ima_scores_off_by_one::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        ima_scores_off_by_one::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_scores_off_by_one::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_scores_off_by_one::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_scores_off_by_one::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = D;
+            break;
+        case 1:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = T;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = T;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_checked(
@@ -1025,15 +1156,42 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_scores_off_by_one::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        ima_scores_off_by_one::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        ima_scores_off_by_one::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_scores_off_by_one::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_scores_off_by_one::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_scores_off_by_one::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = D;
+            break;
+        case 1:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = T;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = T;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1048,7 +1206,7 @@ struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -1063,7 +1221,7 @@ struct y_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -1131,7 +1289,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1135 "planted_bugs.cu"
+#line 1293 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1140,7 +1298,7 @@ __device__ __forceinline__ void run(
     const y_t<I, IMA_CHECKED> y,
     const I M,
     const I N,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = N * M;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -1226,11 +1384,28 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_transpose_swapped::x_t<int, true>{x, x_s0, x_s1, M, N, ima_record},
-        ima_transpose_swapped::y_t<int, true>{y, y_s0, y_s1, N, M, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_transpose_swapped::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_transpose_swapped::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
         M,
         N,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            ima_extent[1] = M;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_checked(
@@ -1250,11 +1425,28 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_transpose_swapped::x_t<long long, true>{x, x_s0, x_s1, M, N, ima_record},
-        ima_transpose_swapped::y_t<long long, true>{y, y_s0, y_s1, N, M, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_transpose_swapped::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_transpose_swapped::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
         M,
         N,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            ima_extent[1] = M;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1269,7 +1461,7 @@ struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -1284,7 +1476,7 @@ struct s_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -1347,7 +1539,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_t {
     float* p;
     I d0;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<float>();
@@ -1390,7 +1582,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 1394 "planted_bugs.cu"
+#line 1586 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1399,7 +1591,7 @@ __device__ __forceinline__ void run(
     const s_t<I, IMA_CHECKED> s,
     const I R,
     const I C,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -1492,11 +1684,31 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_shared_overrun::x_t<int, true>{x, x_s0, x_s1, R, C, ima_record},
-        ima_shared_overrun::s_t<int, true>{s, s_s0, s_s1, R, 1, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_shared_overrun::x_t<int, true>{x, x_s0, x_s1, R, C, &ima_pending},
+        ima_shared_overrun::s_t<int, true>{s, s_s0, s_s1, R, 1, &ima_pending},
         R,
         C,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = R;
+            ima_extent[1] = C;
+            break;
+        case 1:
+            ima_extent[0] = R;
+            ima_extent[1] = 1;
+            break;
+        case -1:
+            ima_extent[0] = 32;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
@@ -1516,11 +1728,31 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_shared_overrun::x_t<long long, true>{x, x_s0, x_s1, R, C, ima_record},
-        ima_shared_overrun::s_t<long long, true>{s, s_s0, s_s1, R, 1, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_shared_overrun::x_t<long long, true>{x, x_s0, x_s1, R, C, &ima_pending},
+        ima_shared_overrun::s_t<long long, true>{s, s_s0, s_s1, R, 1, &ima_pending},
         R,
         C,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = R;
+            ima_extent[1] = C;
+            break;
+        case 1:
+            ima_extent[0] = R;
+            ima_extent[1] = 1;
+            break;
+        case -1:
+            ima_extent[0] = 32;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1540,7 +1772,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -1917,7 +2149,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -1986,7 +2218,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 1990 "planted_bugs.cu"
+#line 2222 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1996,7 +2228,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2105,12 +2337,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_che
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_dequant_wrong_group::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_dequant_wrong_group::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_dequant_wrong_group::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_dequant_wrong_group::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_checked(
@@ -2137,12 +2386,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_dequant_wrong_group::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_dequant_wrong_group::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_dequant_wrong_group::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_dequant_wrong_group::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -2163,7 +2429,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -2540,7 +2806,7 @@ struct y_t {
     float* __restrict__ p;
     I s0;
     I e0;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 4, 1, {i0}, {e0})) return ima_sink<float>();
@@ -2571,7 +2837,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 2575 "planted_bugs.cu"
+#line 2841 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2581,7 +2847,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -2609,6 +2875,9 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32(
     __builtin_assume(threadIdx.x < 1u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 32 == 0);
+    __builtin_assume(N % 4 == 0);
     run<int, false>(ima_sum_tiles_across_groups::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         ima_sum_tiles_across_groups::y_t<int, false>{y, y_s0, N, nullptr},
         K,
@@ -2639,6 +2908,9 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64(
     __builtin_assume(threadIdx.x < 1u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 32 == 0);
+    __builtin_assume(N % 4 == 0);
     run<long long, false>(ima_sum_tiles_across_groups::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         ima_sum_tiles_across_groups::y_t<long long, false>{y, y_s0, N, nullptr},
         K,
@@ -2670,12 +2942,31 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_c
     __builtin_assume(threadIdx.x < 1u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_sum_tiles_across_groups::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_sum_tiles_across_groups::y_t<int, true>{y, y_s0, N, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 32 == 0);
+    __builtin_assume(N % 4 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_sum_tiles_across_groups::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_sum_tiles_across_groups::y_t<int, true>{y, y_s0, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_checked(
@@ -2701,10 +2992,29 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_c
     __builtin_assume(threadIdx.x < 1u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_sum_tiles_across_groups::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_sum_tiles_across_groups::y_t<long long, true>{y, y_s0, N, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 32 == 0);
+    __builtin_assume(N % 4 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_sum_tiles_across_groups::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_sum_tiles_across_groups::y_t<long long, true>{y, y_s0, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }

@@ -71,31 +71,81 @@ enum : int {
     IMA_TILE_CHUNK = 9,
 };
 
-// Where a violation was found: the index and the extents it broke, passed by value.
+// Where a violation was found, passed by value to an out-of-line record.
 template <typename I, int R>
 struct ImaSite {
-    I index[R], extent[R];
+    I index[R];
 };
 
-// Counts a violation; true for the launch's first, whose thread then fills the record:
-// where, with ima_claim_site, and last ima_publish.
-__device__ __forceinline__ bool ima_claim(ImaRecord* r) {
-    atomicAdd(&r->count, 1u);
-    return atomicCAS(&r->claimed, 0u, 1u) == 0u;
+// A thread's pending violation, in its local memory. A checked entry point's accesses
+// record a violation here with a few stores under the failed test's predicate, without a
+// call or a branch, and the entry point moves it into the launch's ImaRecord once the
+// body has returned (ima_flush). A call at each test (its arguments set up, a convergence
+// barrier around it) made paged attention's checked entry point four times slower than
+// its release one at a batch of one: 600 such sites of 15 instructions between the
+// accesses kept the SMs waiting on instruction fetch, and each one kept the loads on
+// either side of it from issuing together.
+struct ImaPending {
+    // Violations this thread made; 0: none.
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    int code;
+    // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
+    // one in i64 (ima_code's IMA_WIDE).
+    union {
+        int i32[8];
+        long long i64[8];
+    } index;
+    // The extents it broke, for the kinds whose extents are not the argument's own
+    // (IMA_GIVEN_EXTENTS); the entry point supplies the argument's otherwise.
+    long long extent[8];
+    // The value kinds: the entry's value, and the bounds it broke.
+    long long value, lo, hi;
+};
+
+// Where an entry point's accessors record a violation: a checked one's in the thread's
+// ImaPending; a release one's, which only its value contracts and spans test (a few times
+// a thread), in the launch's ImaRecord at once, out of line. (A pointer to the thread's
+// local memory, live across the kernel, cost paged_attn's release entry point 21
+// registers and a spill.)
+template <bool CHECKED>
+struct ImaRecorder {
+    using type = ImaRecord;
+};
+template <>
+struct ImaRecorder<true> {
+    using type = ImaPending;
+};
+
+// A violation described in one word, a constant at each check site: the dimension that
+// failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
+// 0-3, the rank 4-7, the kind 8-11, write 12, the flags, and the argument (negative for
+// a shared array) from bit 16.
+enum : int {
+    IMA_FIND_DIM = 15,
+    IMA_WIDE = 1 << 13,
+    IMA_GIVEN_EXTENTS = 1 << 14,
+};
+__device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
+    return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
+}
+// Only a shared tile's kinds have extents that are not the argument's: the tile's shape.
+__device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
+    return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
 }
 
+// Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_claim_site(ImaRecord* r, int arg, int write, int kind, int dim,
-                                               const ImaSite<I, R>& site) {
-    r->arg = arg;
-    r->write = write;
-    r->kind = kind;
-    r->rank = R;
-    r->dim = dim;
+__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
+    p->count += 1;
+    p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = site.index[d];
-        r->extent[d] = site.extent[d];
+        if constexpr (sizeof(I) == 8) {
+            p->index.i64[d] = index[d];
+        } else {
+            p->index.i32[d] = int(index[d]);
+        }
     }
 }
 
@@ -107,39 +157,108 @@ __device__ __forceinline__ void ima_publish(ImaRecord* r) {
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
-// Counts a violation and, for the launch's first, fills the record. Out of line: a
-// violation is the rare path, and each of a checked kernel's many checks then costs a
-// call, not a copy of this code in its loop.
-template <typename I, int R>
-static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
-                                                    const ImaSite<I, R> site) {
-    if (!ima_claim(r)) return;
-    ima_claim_site<I, R>(r, arg, write, kind, dim, site);
+// A thread's pending violations into the launch's record: all of them counted, and the
+// latest one of the first thread to flush described, with its extents (the argument's,
+// `extent`, supplied by the entry point, unless it gave its own).
+static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+    atomicAdd(&r->count, p->count);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = rank;
+    int first_outside = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
+        const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
+        r->index[d] = i;
+        r->extent[d] = e;
+        if ((unsigned long long)i >= (unsigned long long)e) first_outside = d;
+    }
+    r->dim = dim == IMA_FIND_DIM ? first_outside : dim;
+    r->value = p->value;
+    r->lo = p->lo;
+    r->hi = p->hi;
     ima_publish(r);
 }
 
-// The same for an entry that broke its value contract, with its value and bounds.
+// A release entry point's violation (code's dimension given), into the record at once.
 template <typename I, int R>
-static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
-                                                          long long value, long long lo, long long hi) {
-    if (!ima_claim(r)) return;
-    ima_claim_site<I, R>(r, arg, 0, kind, R - 1, site);
+static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
+                                                   const ImaSite<I, R> extent, long long value, long long lo,
+                                                   long long hi) {
+    atomicAdd(&r->count, 1u);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = R;
+    r->dim = code & 15;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        r->index[d] = at.index[d];
+        r->extent[d] = extent.index[d];
+    }
     r->value = value;
     r->lo = lo;
     r->hi = hi;
     ima_publish(r);
 }
 
+// A violation of any kind (the dimension that failed given), in a checked entry point.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
-                                                 const I (&extent)[R], long long value, long long lo, long long hi) {
-    ImaSite<I, R> site;
+__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    const bool given = ima_gives_extents(kind);
+    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    if (given) {
+#pragma unroll
+        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+    }
+}
+// The same in a release entry point.
+template <typename I, int R>
+__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        site.index[d] = index[d];
-        site.extent[d] = extent[d];
+        at.index[d] = index[d];
+        e.index[d] = extent[d];
     }
-    ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
+    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
+}
+
+// An entry that broke its value contract, with its value and the bounds it broke (the
+// host reads no extents for it). Out of line in either kind of entry point: values are
+// read a few times a thread.
+template <typename I, int R>
+static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
+                                                   long long lo, long long hi) {
+    ima_pend<I, R>(p, code, at.index);
+    p->value = value;
+    p->lo = lo;
+    p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    ImaSite<I, R> at;
+#pragma unroll
+    for (int d = 0; d < R; ++d) at.index[d] = index[d];
+    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    ImaSite<I, R> at, e;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        at.index[d] = index[d];
+        e.index[d] = 0;
+    }
+    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
 }
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
@@ -188,18 +307,6 @@ struct ImaSpan {
     I begin, end;
 };
 
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
-    ImaSite<I, R> site;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        site.index[d] = index[d];
-        site.extent[d] = extent[d];
-    }
-    ima_fill_record<I, R>(r, arg, write, kind, dim, site);
-}
-
 // Where a refused write goes: somewhere harmless.
 __device__ unsigned long long ima_sink_storage[2];
 template <typename T>
@@ -234,22 +341,16 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
     return (unsigned long long)i < (unsigned long long)e;
 }
 
-// Checks indices against extents; on failure reports and returns false. The test is one
-// comparison a dimension and one branch; which dimension failed is found after it.
+// Checks indices against extents: false, and the violation recorded, when one is
+// outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
     for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
-    if (ok) return true;
-    int bad = 0;
-#pragma unroll
-    for (int d = R - 1; d >= 0; --d) {
-        if (!ima_below(index[d], extent[d])) bad = d;
-    }
-    ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
-    return false;
+    if (!ok) ima_pend<I, R>(p, ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM), index);
+    return ok;
 }
 
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
@@ -419,7 +520,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecord* rec;
+    typename ImaRecorder<CHECKED>::type* rec;
     int arg;
     bool ok;
 
@@ -701,24 +802,27 @@ __device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (
 }
 
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
-// start at a multiple of W.
+// start at a multiple of W. When the extent is a multiple of W too (as the constraints of
+// an aligned argument usually make it, and which the compiler may know), its first
+// element inside means its last one is. A refused access is recorded as misaligned, or
+// at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    // The common case in one branch: aligned, first and last element inside.
-    bool ok = index[R - 1] % W == 0 && ima_below(index[R - 1] + (W - 1), extent[R - 1]);
+    const bool aligned = index[R - 1] % W == 0;
+    bool inside = true;
 #pragma unroll
-    for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
-    if (ok) return true;
-    I end[R];
+    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
+    const bool ok = aligned && inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+    if (!ok) {
+        I at[R];
 #pragma unroll
-    for (int d = 0; d < R; ++d) end[d] = index[d];
-    end[R - 1] = index[R - 1] + (W - 1);
-    if (index[R - 1] % W != 0) {
-        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
-        return false;
+        for (int d = 0; d < R; ++d) at[d] = index[d];
+        if (aligned && inside) at[R - 1] += W - 1;
+        ima_pend<I, R>(p, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
+                                  : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
     }
-    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
+    return ok;
 }
 #endif  // IMA_CUH
 
@@ -741,7 +845,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -750,8 +854,8 @@ struct w_t {
         const int g = g_idx[k];
         const I groups = (K + G - 1) / G;
         if (ima_value_in(g, I(0), groups)) return g;
-        const I i[1] = {k}, e[1] = {K};
-        ima_report_value<I, 1>(rec, 4, IMA_BAD_VALUE, i, e, g, 0, groups);
+        const I i[1] = {k};
+        ima_report_value<I, 1>(rec, 4, IMA_BAD_VALUE, i, g, 0, groups);
         return 0;
     }
     // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
@@ -1087,7 +1191,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -1156,7 +1260,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1160 "checkpoint.cu"
+#line 1264 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1166,7 +1270,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -1283,12 +1387,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gptq_v1_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v1_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_v1_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_gptq_v1_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i64_checked(
@@ -1317,12 +1438,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gptq_v1_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v1_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_v1_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_gptq_v1_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1342,7 +1480,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -1719,7 +1857,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -1788,7 +1926,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1792 "checkpoint.cu"
+#line 1930 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1798,7 +1936,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -1907,12 +2045,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gptq_v2_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_v2_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_v2_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_gptq_v2_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked(
@@ -1939,12 +2094,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gptq_v2_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_v2_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_v2_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_gptq_v2_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1962,7 +2134,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -2338,7 +2510,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2407,7 +2579,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2411 "checkpoint.cu"
+#line 2583 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2417,7 +2589,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2517,12 +2689,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gptq_sym_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_sym_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_sym_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_gptq_sym_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 3:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checked(
@@ -2546,12 +2735,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gptq_sym_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_sym_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_sym_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_gptq_sym_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 3:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -2571,7 +2777,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -2580,8 +2786,8 @@ struct w_t {
         const int g = g_idx[k];
         const I groups = (K + G - 1) / G;
         if (ima_value_in(g, I(0), groups)) return g;
-        const I i[1] = {k}, e[1] = {K};
-        ima_report_value<I, 1>(rec, 3, IMA_BAD_VALUE, i, e, g, 0, groups);
+        const I i[1] = {k};
+        ima_report_value<I, 1>(rec, 3, IMA_BAD_VALUE, i, g, 0, groups);
         return 0;
     }
     // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
@@ -2916,7 +3122,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2985,7 +3191,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2989 "checkpoint.cu"
+#line 3195 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2995,7 +3201,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -3103,12 +3309,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gptq_sym_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_sym_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_sym_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_gptq_sym_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_i64_checked(
@@ -3134,12 +3357,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gptq_sym_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_sym_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_sym_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_gptq_sym_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -3154,7 +3394,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3176,7 +3416,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -3185,8 +3425,8 @@ struct w_t {
         const int g = g_idx[k];
         const I groups = (K + G - 1) / G;
         if (ima_value_in(g, I(0), groups)) return g;
-        const I i[1] = {k}, e[1] = {K};
-        ima_report_value<I, 1>(rec, 5, IMA_BAD_VALUE, i, e, g, 0, groups);
+        const I i[1] = {k};
+        ima_report_value<I, 1>(rec, 5, IMA_BAD_VALUE, i, g, 0, groups);
         return 0;
     }
     // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
@@ -3522,7 +3762,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -3597,7 +3837,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3601 "checkpoint.cu"
+#line 3841 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3609,7 +3849,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -3742,14 +3982,35 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gptq_v1_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_v1_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v1_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_v1_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_v1_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_gptq_v1_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 6:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_checked(
@@ -3782,14 +4043,35 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gptq_v1_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_v1_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v1_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_v1_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_v1_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_gptq_v1_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 6:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -3804,7 +4086,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3824,7 +4106,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -4201,7 +4483,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4276,7 +4558,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4280 "checkpoint.cu"
+#line 4562 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4288,7 +4570,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4413,14 +4695,35 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gptq_v2_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_v2_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_v2_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_v2_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_v2_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_gptq_v2_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
@@ -4451,14 +4754,35 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gptq_v2_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_v2_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_v2_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_v2_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_v2_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_gptq_v2_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -4473,7 +4797,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4495,7 +4819,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -4504,8 +4828,8 @@ struct w_t {
         const int g = g_idx[k];
         const I groups = (K + G - 1) / G;
         if (ima_value_in(g, I(0), groups)) return g;
-        const I i[1] = {k}, e[1] = {K};
-        ima_report_value<I, 1>(rec, 5, IMA_BAD_VALUE, i, e, g, 0, groups);
+        const I i[1] = {k};
+        ima_report_value<I, 1>(rec, 5, IMA_BAD_VALUE, i, g, 0, groups);
         return 0;
     }
     // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
@@ -4841,7 +5165,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4916,7 +5240,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4920 "checkpoint.cu"
+#line 5244 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4928,7 +5252,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -5061,14 +5385,35 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gptq_v2_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_v2_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v2_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_v2_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_v2_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_gptq_v2_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 6:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_checked(
@@ -5101,14 +5446,35 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gptq_v2_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_v2_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v2_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_v2_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_v2_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_gptq_v2_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 6:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -5123,7 +5489,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -5141,7 +5507,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -5517,7 +5883,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5592,7 +5958,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5596 "checkpoint.cu"
+#line 5962 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5604,7 +5970,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -5720,14 +6086,35 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gptq_sym_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_sym_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_sym_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_sym_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_sym_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_gptq_sym_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
@@ -5755,14 +6142,35 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gptq_sym_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_sym_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_sym_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_sym_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_sym_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_gptq_sym_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -5777,7 +6185,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -5797,7 +6205,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -5806,8 +6214,8 @@ struct w_t {
         const int g = g_idx[k];
         const I groups = (K + G - 1) / G;
         if (ima_value_in(g, I(0), groups)) return g;
-        const I i[1] = {k}, e[1] = {K};
-        ima_report_value<I, 1>(rec, 4, IMA_BAD_VALUE, i, e, g, 0, groups);
+        const I i[1] = {k};
+        ima_report_value<I, 1>(rec, 4, IMA_BAD_VALUE, i, g, 0, groups);
         return 0;
     }
     // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
@@ -6142,7 +6550,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -6217,7 +6625,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6221 "checkpoint.cu"
+#line 6629 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6229,7 +6637,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -6353,14 +6761,35 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gptq_sym_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_sym_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_sym_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_sym_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_sym_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_gptq_sym_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64_checked(
@@ -6390,12 +6819,33 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gptq_sym_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_sym_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_sym_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_sym_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_sym_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_gptq_sym_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }

@@ -72,31 +72,81 @@ enum : int {
     IMA_TILE_CHUNK = 9,
 };
 
-// Where a violation was found: the index and the extents it broke, passed by value.
+// Where a violation was found, passed by value to an out-of-line record.
 template <typename I, int R>
 struct ImaSite {
-    I index[R], extent[R];
+    I index[R];
 };
 
-// Counts a violation; true for the launch's first, whose thread then fills the record:
-// where, with ima_claim_site, and last ima_publish.
-__device__ __forceinline__ bool ima_claim(ImaRecord* r) {
-    atomicAdd(&r->count, 1u);
-    return atomicCAS(&r->claimed, 0u, 1u) == 0u;
+// A thread's pending violation, in its local memory. A checked entry point's accesses
+// record a violation here with a few stores under the failed test's predicate, without a
+// call or a branch, and the entry point moves it into the launch's ImaRecord once the
+// body has returned (ima_flush). A call at each test (its arguments set up, a convergence
+// barrier around it) made paged attention's checked entry point four times slower than
+// its release one at a batch of one: 600 such sites of 15 instructions between the
+// accesses kept the SMs waiting on instruction fetch, and each one kept the loads on
+// either side of it from issuing together.
+struct ImaPending {
+    // Violations this thread made; 0: none.
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    int code;
+    // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
+    // one in i64 (ima_code's IMA_WIDE).
+    union {
+        int i32[8];
+        long long i64[8];
+    } index;
+    // The extents it broke, for the kinds whose extents are not the argument's own
+    // (IMA_GIVEN_EXTENTS); the entry point supplies the argument's otherwise.
+    long long extent[8];
+    // The value kinds: the entry's value, and the bounds it broke.
+    long long value, lo, hi;
+};
+
+// Where an entry point's accessors record a violation: a checked one's in the thread's
+// ImaPending; a release one's, which only its value contracts and spans test (a few times
+// a thread), in the launch's ImaRecord at once, out of line. (A pointer to the thread's
+// local memory, live across the kernel, cost paged_attn's release entry point 21
+// registers and a spill.)
+template <bool CHECKED>
+struct ImaRecorder {
+    using type = ImaRecord;
+};
+template <>
+struct ImaRecorder<true> {
+    using type = ImaPending;
+};
+
+// A violation described in one word, a constant at each check site: the dimension that
+// failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
+// 0-3, the rank 4-7, the kind 8-11, write 12, the flags, and the argument (negative for
+// a shared array) from bit 16.
+enum : int {
+    IMA_FIND_DIM = 15,
+    IMA_WIDE = 1 << 13,
+    IMA_GIVEN_EXTENTS = 1 << 14,
+};
+__device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
+    return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
+}
+// Only a shared tile's kinds have extents that are not the argument's: the tile's shape.
+__device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
+    return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
 }
 
+// Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_claim_site(ImaRecord* r, int arg, int write, int kind, int dim,
-                                               const ImaSite<I, R>& site) {
-    r->arg = arg;
-    r->write = write;
-    r->kind = kind;
-    r->rank = R;
-    r->dim = dim;
+__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
+    p->count += 1;
+    p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = site.index[d];
-        r->extent[d] = site.extent[d];
+        if constexpr (sizeof(I) == 8) {
+            p->index.i64[d] = index[d];
+        } else {
+            p->index.i32[d] = int(index[d]);
+        }
     }
 }
 
@@ -108,39 +158,108 @@ __device__ __forceinline__ void ima_publish(ImaRecord* r) {
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
-// Counts a violation and, for the launch's first, fills the record. Out of line: a
-// violation is the rare path, and each of a checked kernel's many checks then costs a
-// call, not a copy of this code in its loop.
-template <typename I, int R>
-static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
-                                                    const ImaSite<I, R> site) {
-    if (!ima_claim(r)) return;
-    ima_claim_site<I, R>(r, arg, write, kind, dim, site);
+// A thread's pending violations into the launch's record: all of them counted, and the
+// latest one of the first thread to flush described, with its extents (the argument's,
+// `extent`, supplied by the entry point, unless it gave its own).
+static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+    atomicAdd(&r->count, p->count);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = rank;
+    int first_outside = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
+        const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
+        r->index[d] = i;
+        r->extent[d] = e;
+        if ((unsigned long long)i >= (unsigned long long)e) first_outside = d;
+    }
+    r->dim = dim == IMA_FIND_DIM ? first_outside : dim;
+    r->value = p->value;
+    r->lo = p->lo;
+    r->hi = p->hi;
     ima_publish(r);
 }
 
-// The same for an entry that broke its value contract, with its value and bounds.
+// A release entry point's violation (code's dimension given), into the record at once.
 template <typename I, int R>
-static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
-                                                          long long value, long long lo, long long hi) {
-    if (!ima_claim(r)) return;
-    ima_claim_site<I, R>(r, arg, 0, kind, R - 1, site);
+static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
+                                                   const ImaSite<I, R> extent, long long value, long long lo,
+                                                   long long hi) {
+    atomicAdd(&r->count, 1u);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = R;
+    r->dim = code & 15;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        r->index[d] = at.index[d];
+        r->extent[d] = extent.index[d];
+    }
     r->value = value;
     r->lo = lo;
     r->hi = hi;
     ima_publish(r);
 }
 
+// A violation of any kind (the dimension that failed given), in a checked entry point.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
-                                                 const I (&extent)[R], long long value, long long lo, long long hi) {
-    ImaSite<I, R> site;
+__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    const bool given = ima_gives_extents(kind);
+    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    if (given) {
+#pragma unroll
+        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+    }
+}
+// The same in a release entry point.
+template <typename I, int R>
+__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        site.index[d] = index[d];
-        site.extent[d] = extent[d];
+        at.index[d] = index[d];
+        e.index[d] = extent[d];
     }
-    ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
+    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
+}
+
+// An entry that broke its value contract, with its value and the bounds it broke (the
+// host reads no extents for it). Out of line in either kind of entry point: values are
+// read a few times a thread.
+template <typename I, int R>
+static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
+                                                   long long lo, long long hi) {
+    ima_pend<I, R>(p, code, at.index);
+    p->value = value;
+    p->lo = lo;
+    p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    ImaSite<I, R> at;
+#pragma unroll
+    for (int d = 0; d < R; ++d) at.index[d] = index[d];
+    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    ImaSite<I, R> at, e;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        at.index[d] = index[d];
+        e.index[d] = 0;
+    }
+    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
 }
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
@@ -189,18 +308,6 @@ struct ImaSpan {
     I begin, end;
 };
 
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
-    ImaSite<I, R> site;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        site.index[d] = index[d];
-        site.extent[d] = extent[d];
-    }
-    ima_fill_record<I, R>(r, arg, write, kind, dim, site);
-}
-
 // Where a refused write goes: somewhere harmless.
 __device__ unsigned long long ima_sink_storage[2];
 template <typename T>
@@ -235,22 +342,16 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
     return (unsigned long long)i < (unsigned long long)e;
 }
 
-// Checks indices against extents; on failure reports and returns false. The test is one
-// comparison a dimension and one branch; which dimension failed is found after it.
+// Checks indices against extents: false, and the violation recorded, when one is
+// outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
     for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
-    if (ok) return true;
-    int bad = 0;
-#pragma unroll
-    for (int d = R - 1; d >= 0; --d) {
-        if (!ima_below(index[d], extent[d])) bad = d;
-    }
-    ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
-    return false;
+    if (!ok) ima_pend<I, R>(p, ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM), index);
+    return ok;
 }
 
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
@@ -420,7 +521,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecord* rec;
+    typename ImaRecorder<CHECKED>::type* rec;
     int arg;
     bool ok;
 
@@ -702,24 +803,27 @@ __device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (
 }
 
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
-// start at a multiple of W.
+// start at a multiple of W. When the extent is a multiple of W too (as the constraints of
+// an aligned argument usually make it, and which the compiler may know), its first
+// element inside means its last one is. A refused access is recorded as misaligned, or
+// at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    // The common case in one branch: aligned, first and last element inside.
-    bool ok = index[R - 1] % W == 0 && ima_below(index[R - 1] + (W - 1), extent[R - 1]);
+    const bool aligned = index[R - 1] % W == 0;
+    bool inside = true;
 #pragma unroll
-    for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
-    if (ok) return true;
-    I end[R];
+    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
+    const bool ok = aligned && inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+    if (!ok) {
+        I at[R];
 #pragma unroll
-    for (int d = 0; d < R; ++d) end[d] = index[d];
-    end[R - 1] = index[R - 1] + (W - 1);
-    if (index[R - 1] % W != 0) {
-        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
-        return false;
+        for (int d = 0; d < R; ++d) at[d] = index[d];
+        if (aligned && inside) at[R - 1] += W - 1;
+        ima_pend<I, R>(p, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
+                                  : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
     }
-    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
+    return ok;
 }
 #endif  // IMA_CUH
 
@@ -739,7 +843,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -790,7 +894,7 @@ struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -841,7 +945,7 @@ struct o_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -951,7 +1055,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -999,7 +1103,7 @@ template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -1085,7 +1189,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1089 "gemm.cu"
+#line 1193 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1099,7 +1203,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -1140,6 +1244,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 8 == 0);
     run<int, false>(ima_attn_scores_mma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
         ima_attn_scores_mma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
         ima_attn_scores_mma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -1181,6 +1288,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 8 == 0);
     run<long long, false>(ima_attn_scores_mma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
         ima_attn_scores_mma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
         ima_attn_scores_mma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -1223,16 +1333,56 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_attn_scores_mma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        ima_attn_scores_mma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        ima_attn_scores_mma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_attn_scores_mma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_attn_scores_mma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_attn_scores_mma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
         scale,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = D;
+            break;
+        case 1:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = T;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = T;
+            break;
+        case -1:
+            ima_extent[0] = 3;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        case -2:
+            ima_extent[0] = 3;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked(
@@ -1265,16 +1415,56 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_attn_scores_mma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        ima_attn_scores_mma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        ima_attn_scores_mma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_attn_scores_mma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_attn_scores_mma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_attn_scores_mma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
         scale,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = D;
+            break;
+        case 1:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = T;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = T;
+            break;
+        case -1:
+            ima_extent[0] = 3;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        case -2:
+            ima_extent[0] = 3;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1289,7 +1479,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -1340,7 +1530,7 @@ struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -1391,7 +1581,7 @@ struct o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -1501,7 +1691,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -1549,7 +1739,7 @@ template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -1635,7 +1825,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1639 "gemm.cu"
+#line 1829 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1649,7 +1839,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -1690,6 +1880,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 4 == 0);
     run<int, false>(ima_attn_scores_mma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
         ima_attn_scores_mma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
         ima_attn_scores_mma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -1731,6 +1924,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 4 == 0);
     run<long long, false>(ima_attn_scores_mma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
         ima_attn_scores_mma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
         ima_attn_scores_mma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -1773,16 +1969,56 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_che
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_attn_scores_mma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        ima_attn_scores_mma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        ima_attn_scores_mma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 4 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_attn_scores_mma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_attn_scores_mma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_attn_scores_mma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
         scale,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = D;
+            break;
+        case 1:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = T;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = T;
+            break;
+        case -1:
+            ima_extent[0] = 3;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        case -2:
+            ima_extent[0] = 3;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_checked(
@@ -1815,16 +2051,56 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_che
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_attn_scores_mma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ima_record},
-        ima_attn_scores_mma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ima_record},
-        ima_attn_scores_mma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 4 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_attn_scores_mma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_attn_scores_mma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_attn_scores_mma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
         scale,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = D;
+            break;
+        case 1:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = T;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = T;
+            break;
+        case -1:
+            ima_extent[0] = 3;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        case -2:
+            ima_extent[0] = 3;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1841,7 +2117,7 @@ struct a_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -1892,7 +2168,7 @@ struct b_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -1943,7 +2219,7 @@ struct c_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2053,7 +2329,7 @@ template <typename I, bool IMA_CHECKED>
 struct sa_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -2101,7 +2377,7 @@ template <typename I, bool IMA_CHECKED>
 struct sb_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -2177,7 +2453,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2181 "gemm.cu"
+#line 2457 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2188,7 +2464,7 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -2220,6 +2496,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
     run<int, false>(ima_gemm_f16::a_t<int, false>{a, a_s0, a_s1, M, K, nullptr},
         ima_gemm_f16::b_t<int, false>{b, b_s0, b_s1, K, N, nullptr},
         ima_gemm_f16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
@@ -2249,6 +2528,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
     run<long long, false>(ima_gemm_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, nullptr},
         ima_gemm_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, nullptr},
         ima_gemm_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
@@ -2279,13 +2561,47 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gemm_f16::a_t<int, true>{a, a_s0, a_s1, M, K, ima_record},
-        ima_gemm_f16::b_t<int, true>{b, b_s0, b_s1, K, N, ima_record},
-        ima_gemm_f16::c_t<int, true>{c, c_s0, c_s1, M, N, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gemm_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_gemm_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_gemm_f16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 2:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 128;
+            ima_extent[2] = 32;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 32;
+            ima_extent[2] = 128;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
@@ -2309,13 +2625,47 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gemm_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, ima_record},
-        ima_gemm_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, ima_record},
-        ima_gemm_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gemm_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_gemm_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_gemm_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 2:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 128;
+            ima_extent[2] = 32;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 32;
+            ima_extent[2] = 128;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -2330,7 +2680,7 @@ struct a_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -2381,7 +2731,7 @@ struct b_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -2432,7 +2782,7 @@ struct c_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -2542,7 +2892,7 @@ template <typename I, bool IMA_CHECKED>
 struct sa_t {
     __nv_bfloat16* p;
     I d0, d1, d2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__nv_bfloat16>();
@@ -2590,7 +2940,7 @@ template <typename I, bool IMA_CHECKED>
 struct sb_t {
     __nv_bfloat16* p;
     I d0, d1, d2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__nv_bfloat16>();
@@ -2666,7 +3016,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2670 "gemm.cu"
+#line 3020 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2677,7 +3027,7 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -2709,6 +3059,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
     run<int, false>(ima_gemm_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, nullptr},
         ima_gemm_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, nullptr},
         ima_gemm_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
@@ -2738,6 +3091,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
     run<long long, false>(ima_gemm_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, nullptr},
         ima_gemm_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, nullptr},
         ima_gemm_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
@@ -2768,13 +3124,47 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gemm_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, ima_record},
-        ima_gemm_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, ima_record},
-        ima_gemm_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gemm_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_gemm_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_gemm_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 2:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 128;
+            ima_extent[2] = 32;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 32;
+            ima_extent[2] = 128;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
@@ -2798,13 +3188,47 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gemm_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, ima_record},
-        ima_gemm_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, ima_record},
-        ima_gemm_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gemm_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_gemm_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_gemm_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 2:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 128;
+            ima_extent[2] = 32;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 32;
+            ima_extent[2] = 128;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -2830,7 +3254,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -2886,7 +3310,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -3266,7 +3690,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -3376,7 +3800,7 @@ template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0, d1, d2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -3504,7 +3928,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, n0 + c8, v);
         }
     
-#line 3508 "gemm.cu"
+#line 3932 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3516,7 +3940,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -3553,6 +3977,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
     run<int, false>(ima_gptq_gemm::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
         ima_gptq_gemm::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         ima_gptq_gemm::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
@@ -3590,6 +4017,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
     run<long long, false>(ima_gptq_gemm::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
         ima_gptq_gemm::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
         ima_gptq_gemm::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
@@ -3628,14 +4058,43 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_gptq_gemm::x_t<int, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_gemm::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, N, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_gemm::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_gemm::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        case -1:
+            ima_extent[0] = 8;
+            ima_extent[1] = 32;
+            ima_extent[2] = 32;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
@@ -3666,12 +4125,41 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_gptq_gemm::x_t<long long, true>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_gemm::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ima_record},
-        ima_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, N, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_gemm::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_gptq_gemm::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = M;
+            ima_extent[1] = N;
+            break;
+        case -1:
+            ima_extent[0] = 8;
+            ima_extent[1] = 32;
+            ima_extent[2] = 32;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }

@@ -71,31 +71,81 @@ enum : int {
     IMA_TILE_CHUNK = 9,
 };
 
-// Where a violation was found: the index and the extents it broke, passed by value.
+// Where a violation was found, passed by value to an out-of-line record.
 template <typename I, int R>
 struct ImaSite {
-    I index[R], extent[R];
+    I index[R];
 };
 
-// Counts a violation; true for the launch's first, whose thread then fills the record:
-// where, with ima_claim_site, and last ima_publish.
-__device__ __forceinline__ bool ima_claim(ImaRecord* r) {
-    atomicAdd(&r->count, 1u);
-    return atomicCAS(&r->claimed, 0u, 1u) == 0u;
+// A thread's pending violation, in its local memory. A checked entry point's accesses
+// record a violation here with a few stores under the failed test's predicate, without a
+// call or a branch, and the entry point moves it into the launch's ImaRecord once the
+// body has returned (ima_flush). A call at each test (its arguments set up, a convergence
+// barrier around it) made paged attention's checked entry point four times slower than
+// its release one at a batch of one: 600 such sites of 15 instructions between the
+// accesses kept the SMs waiting on instruction fetch, and each one kept the loads on
+// either side of it from issuing together.
+struct ImaPending {
+    // Violations this thread made; 0: none.
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    int code;
+    // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
+    // one in i64 (ima_code's IMA_WIDE).
+    union {
+        int i32[8];
+        long long i64[8];
+    } index;
+    // The extents it broke, for the kinds whose extents are not the argument's own
+    // (IMA_GIVEN_EXTENTS); the entry point supplies the argument's otherwise.
+    long long extent[8];
+    // The value kinds: the entry's value, and the bounds it broke.
+    long long value, lo, hi;
+};
+
+// Where an entry point's accessors record a violation: a checked one's in the thread's
+// ImaPending; a release one's, which only its value contracts and spans test (a few times
+// a thread), in the launch's ImaRecord at once, out of line. (A pointer to the thread's
+// local memory, live across the kernel, cost paged_attn's release entry point 21
+// registers and a spill.)
+template <bool CHECKED>
+struct ImaRecorder {
+    using type = ImaRecord;
+};
+template <>
+struct ImaRecorder<true> {
+    using type = ImaPending;
+};
+
+// A violation described in one word, a constant at each check site: the dimension that
+// failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
+// 0-3, the rank 4-7, the kind 8-11, write 12, the flags, and the argument (negative for
+// a shared array) from bit 16.
+enum : int {
+    IMA_FIND_DIM = 15,
+    IMA_WIDE = 1 << 13,
+    IMA_GIVEN_EXTENTS = 1 << 14,
+};
+__device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
+    return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
+}
+// Only a shared tile's kinds have extents that are not the argument's: the tile's shape.
+__device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
+    return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
 }
 
+// Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_claim_site(ImaRecord* r, int arg, int write, int kind, int dim,
-                                               const ImaSite<I, R>& site) {
-    r->arg = arg;
-    r->write = write;
-    r->kind = kind;
-    r->rank = R;
-    r->dim = dim;
+__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
+    p->count += 1;
+    p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = site.index[d];
-        r->extent[d] = site.extent[d];
+        if constexpr (sizeof(I) == 8) {
+            p->index.i64[d] = index[d];
+        } else {
+            p->index.i32[d] = int(index[d]);
+        }
     }
 }
 
@@ -107,39 +157,108 @@ __device__ __forceinline__ void ima_publish(ImaRecord* r) {
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
-// Counts a violation and, for the launch's first, fills the record. Out of line: a
-// violation is the rare path, and each of a checked kernel's many checks then costs a
-// call, not a copy of this code in its loop.
-template <typename I, int R>
-static __device__ __noinline__ void ima_fill_record(ImaRecord* r, int arg, int write, int kind, int dim,
-                                                    const ImaSite<I, R> site) {
-    if (!ima_claim(r)) return;
-    ima_claim_site<I, R>(r, arg, write, kind, dim, site);
+// A thread's pending violations into the launch's record: all of them counted, and the
+// latest one of the first thread to flush described, with its extents (the argument's,
+// `extent`, supplied by the entry point, unless it gave its own).
+static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+    atomicAdd(&r->count, p->count);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = rank;
+    int first_outside = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
+        const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
+        r->index[d] = i;
+        r->extent[d] = e;
+        if ((unsigned long long)i >= (unsigned long long)e) first_outside = d;
+    }
+    r->dim = dim == IMA_FIND_DIM ? first_outside : dim;
+    r->value = p->value;
+    r->lo = p->lo;
+    r->hi = p->hi;
     ima_publish(r);
 }
 
-// The same for an entry that broke its value contract, with its value and bounds.
+// A release entry point's violation (code's dimension given), into the record at once.
 template <typename I, int R>
-static __device__ __noinline__ void ima_fill_value_record(ImaRecord* r, int arg, int kind, const ImaSite<I, R> site,
-                                                          long long value, long long lo, long long hi) {
-    if (!ima_claim(r)) return;
-    ima_claim_site<I, R>(r, arg, 0, kind, R - 1, site);
+static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
+                                                   const ImaSite<I, R> extent, long long value, long long lo,
+                                                   long long hi) {
+    atomicAdd(&r->count, 1u);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = R;
+    r->dim = code & 15;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        r->index[d] = at.index[d];
+        r->extent[d] = extent.index[d];
+    }
     r->value = value;
     r->lo = lo;
     r->hi = hi;
     ima_publish(r);
 }
 
+// A violation of any kind (the dimension that failed given), in a checked entry point.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
-                                                 const I (&extent)[R], long long value, long long lo, long long hi) {
-    ImaSite<I, R> site;
+__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    const bool given = ima_gives_extents(kind);
+    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    if (given) {
+#pragma unroll
+        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+    }
+}
+// The same in a release entry point.
+template <typename I, int R>
+__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
+                                           const I (&index)[R], const I (&extent)[R]) {
+    ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        site.index[d] = index[d];
-        site.extent[d] = extent[d];
+        at.index[d] = index[d];
+        e.index[d] = extent[d];
     }
-    ima_fill_value_record<I, R>(r, arg, kind, site, value, lo, hi);
+    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
+}
+
+// An entry that broke its value contract, with its value and the bounds it broke (the
+// host reads no extents for it). Out of line in either kind of entry point: values are
+// read a few times a thread.
+template <typename I, int R>
+static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
+                                                   long long lo, long long hi) {
+    ima_pend<I, R>(p, code, at.index);
+    p->value = value;
+    p->lo = lo;
+    p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    ImaSite<I, R> at;
+#pragma unroll
+    for (int d = 0; d < R; ++d) at.index[d] = index[d];
+    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    ImaSite<I, R> at, e;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+        at.index[d] = index[d];
+        e.index[d] = 0;
+    }
+    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
 }
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
@@ -188,18 +307,6 @@ struct ImaSpan {
     I begin, end;
 };
 
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
-    ImaSite<I, R> site;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        site.index[d] = index[d];
-        site.extent[d] = extent[d];
-    }
-    ima_fill_record<I, R>(r, arg, write, kind, dim, site);
-}
-
 // Where a refused write goes: somewhere harmless.
 __device__ unsigned long long ima_sink_storage[2];
 template <typename T>
@@ -234,22 +341,16 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
     return (unsigned long long)i < (unsigned long long)e;
 }
 
-// Checks indices against extents; on failure reports and returns false. The test is one
-// comparison a dimension and one branch; which dimension failed is found after it.
+// Checks indices against extents: false, and the violation recorded, when one is
+// outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
     for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
-    if (ok) return true;
-    int bad = 0;
-#pragma unroll
-    for (int d = R - 1; d >= 0; --d) {
-        if (!ima_below(index[d], extent[d])) bad = d;
-    }
-    ima_report<I, R>(r, arg, write, IMA_OUT_OF_BOUNDS, bad, index, extent);
-    return false;
+    if (!ok) ima_pend<I, R>(p, ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM), index);
+    return ok;
 }
 
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
@@ -419,7 +520,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecord* rec;
+    typename ImaRecorder<CHECKED>::type* rec;
     int arg;
     bool ok;
 
@@ -701,24 +802,27 @@ __device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (
 }
 
 // A vector access covers indices last .. last + W - 1 of the last dimension, and must
-// start at a multiple of W.
+// start at a multiple of W. When the extent is a multiple of W too (as the constraints of
+// an aligned argument usually make it, and which the compiler may know), its first
+// element inside means its last one is. A refused access is recorded as misaligned, or
+// at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecord* r, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    // The common case in one branch: aligned, first and last element inside.
-    bool ok = index[R - 1] % W == 0 && ima_below(index[R - 1] + (W - 1), extent[R - 1]);
+    const bool aligned = index[R - 1] % W == 0;
+    bool inside = true;
 #pragma unroll
-    for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
-    if (ok) return true;
-    I end[R];
+    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
+    const bool ok = aligned && inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+    if (!ok) {
+        I at[R];
 #pragma unroll
-    for (int d = 0; d < R; ++d) end[d] = index[d];
-    end[R - 1] = index[R - 1] + (W - 1);
-    if (index[R - 1] % W != 0) {
-        ima_report<I, R>(r, arg, write, IMA_MISALIGNED_VECTOR, R - 1, index, extent);
-        return false;
+        for (int d = 0; d < R; ++d) at[d] = index[d];
+        if (aligned && inside) at[R - 1] += W - 1;
+        ima_pend<I, R>(p, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
+                                  : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
     }
-    return ima_in_bounds<I, R>(r, arg, write, index, extent) && ima_in_bounds<I, R>(r, arg, write, end, extent);
+    return ok;
 }
 #endif  // IMA_CUH
 
@@ -753,7 +857,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 0, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
@@ -806,7 +910,7 @@ struct k_cache_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -858,7 +962,7 @@ struct v_cache_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -912,7 +1016,7 @@ struct block_tables_t {
     I e0, e1;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     // The entry at (i0, i1), checked against `values(0 .. NB)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0, I i1) const {
@@ -921,8 +1025,8 @@ struct block_tables_t {
         }
         const int v = p[i0 * s0 + i1];
         if (ima_value_in(v, vlo, vhi)) return I(v);
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        ima_report_value<I, 2>(rec, 3, IMA_BAD_VALUE, i, e, (long long)v, vlo, vhi);
+        const I i[2] = {i0, i1};
+        ima_report_value<I, 2>(rec, 3, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
         return vlo;
     }
 };
@@ -936,7 +1040,7 @@ struct seq_lens_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     // The entry at (i0), checked against `values(0 .. P * BS + 1)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -945,8 +1049,8 @@ struct seq_lens_t {
         }
         const int v = p[i0];
         if (ima_value_in(v, vlo, vhi)) return I(v);
-        const I i[1] = {i0}, e[1] = {e0};
-        ima_report_value<I, 1>(rec, 4, IMA_BAD_VALUE, i, e, (long long)v, vlo, vhi);
+        const I i[1] = {i0};
+        ima_report_value<I, 1>(rec, 4, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
         return vlo;
     }
 };
@@ -958,7 +1062,7 @@ struct part_o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -1069,7 +1173,7 @@ struct part_lse_t {
     float* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 6, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<float>();
@@ -1135,7 +1239,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -1200,7 +1304,7 @@ struct out_t {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 8, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
@@ -1312,7 +1416,7 @@ template <typename I, bool IMA_CHECKED>
 struct kv_t {
     __half* p;
     I d0, d1, d2, d3, d4;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 5>(rec, -1, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4})) return ima_shared_sink<__half>();
@@ -1362,7 +1466,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<__half>();
@@ -1412,7 +1516,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_o_t {
     float* p;
     I d0, d1, d2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -3, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -1460,7 +1564,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_ml_t {
     float* p;
     I d0, d1, d2;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -4, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -1511,7 +1615,7 @@ template <typename I, bool IMA_CHECKED>
 struct pages_t {
     int* p;
     I d0;
-    ImaRecord* rec;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -5, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -1876,7 +1980,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 1880 "paged.cu"
+#line 1984 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1898,7 +2002,7 @@ __device__ __forceinline__ void run(
     const I HKV,
     const I P,
     const float scale,
-    ImaRecord* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -1968,6 +2072,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
     run<int, false>(ima_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
         ima_paged_attn::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
@@ -2040,6 +2146,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
     run<long long, false>(ima_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
         ima_paged_attn::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
@@ -2112,15 +2220,19 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, true>(ima_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_paged_attn::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_paged_attn::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
-        ima_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
-        ima_paged_attn::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
-        ima_paged_attn::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_paged_attn::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_paged_attn::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_paged_attn::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_paged_attn::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_paged_attn::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         HQ,
         D,
@@ -2129,7 +2241,82 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
         HKV,
         P,
         scale,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case 1:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 3:
+            ima_extent[0] = B;
+            ima_extent[1] = P;
+            break;
+        case 4:
+            ima_extent[0] = B;
+            break;
+        case 5:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            ima_extent[3] = D;
+            break;
+        case 6:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            break;
+        case 7:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            break;
+        case 8:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 2;
+            ima_extent[2] = 2;
+            ima_extent[3] = 16;
+            ima_extent[4] = D;
+            break;
+        case -2:
+            ima_extent[0] = 8;
+            ima_extent[1] = D;
+            break;
+        case -3:
+            ima_extent[0] = 2;
+            ima_extent[1] = 8;
+            ima_extent[2] = D;
+            break;
+        case -4:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 8;
+            break;
+        case -5:
+            ima_extent[0] = (((4 * 128) / BS) + 2);
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
@@ -2184,15 +2371,19 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, true>(ima_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_paged_attn::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_paged_attn::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
-        ima_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
-        ima_paged_attn::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
-        ima_paged_attn::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_paged_attn::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_paged_attn::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_paged_attn::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_paged_attn::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_paged_attn::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         HQ,
         D,
@@ -2201,5 +2392,80 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
         HKV,
         P,
         scale,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case 1:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 3:
+            ima_extent[0] = B;
+            ima_extent[1] = P;
+            break;
+        case 4:
+            ima_extent[0] = B;
+            break;
+        case 5:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            ima_extent[3] = D;
+            break;
+        case 6:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            break;
+        case 7:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            break;
+        case 8:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 2;
+            ima_extent[2] = 2;
+            ima_extent[3] = 16;
+            ima_extent[4] = D;
+            break;
+        case -2:
+            ima_extent[0] = 8;
+            ima_extent[1] = D;
+            break;
+        case -3:
+            ima_extent[0] = 2;
+            ima_extent[1] = 8;
+            ima_extent[2] = D;
+            break;
+        case -4:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 8;
+            break;
+        case -5:
+            ima_extent[0] = (((4 * 128) / BS) + 2);
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
