@@ -14,7 +14,7 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// The first out-of-bounds access of a checked launch, in device memory; the runtime
+// A violation of a launch (ima_flush, ima_record_now), in device memory; the runtime
 // hands it over clean and reads it back only when `flag`, in mapped host memory, is
 // raised. Defined here only: runtime/src/checked.rs reads it at the offsets of its `at`
 // module, which a test holds to this struct's offsetof, and its kinds likewise.

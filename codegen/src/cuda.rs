@@ -415,7 +415,9 @@ fn dimension_divisors(k: &ir::Kernel) -> Vec<String> {
         .enumerate()
         .flat_map(|(i, s)| {
             let multiples = &known.facts(Var::Sym(i)).multiple_of;
-            multiples.iter().map(move |m| format!("{} % {m} == 0", s.name))
+            multiples
+                .iter()
+                .map(move |m| format!("{} % {m} == 0", s.name))
         })
         .collect()
 }

@@ -260,8 +260,8 @@ impl Kernel {
         }
     }
 
-    /// Checked mode: launch the bounds-checked variant, which records the first
-    /// out-of-bounds access (and counts all of them) instead of performing it; the launch
+    /// Checked mode: launch the bounds-checked variant, which records an out-of-bounds
+    /// access (and counts all of them) instead of performing it; the launch
     /// then waits for the kernel and returns [`Error::OutOfBounds`]. Also on when
     /// `IMA_CHECKED=1`. [`CheckedMode::Wait`] or `Off`.
     pub fn set_checked(&self, on: bool) {

@@ -1,4 +1,4 @@
-//! [`OutOfBounds`]: the first out-of-bounds access of a checked launch, as
+//! [`OutOfBounds`]: an out-of-bounds access of a checked launch, as
 //! [`crate::Error::OutOfBounds`] carries it. Plain report data, made from a checked entry
 //! point's record in checked.rs, so that the error type depends on no launch machinery.
 
@@ -24,8 +24,9 @@ pub enum Access {
     TileChunk,
 }
 
-/// The first out-of-bounds access of a checked launch, and how many there were. The
-/// access was skipped (a read gave 0), so the CUDA context is healthy.
+/// An out-of-bounds access of a checked launch (the latest one made by the first thread
+/// to finish with one), and how many there were. The access was skipped (a read gave 0),
+/// so the CUDA context is healthy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutOfBounds {
     pub kernel: &'static str,

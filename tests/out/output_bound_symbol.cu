@@ -2,7 +2,7 @@
 //
 // Each kernel has four entry points: NAME_i32 and NAME_i64 (release: 32- or 64-bit
 // indices, chosen per launch by the runtime), and NAME_i32_checked and NAME_i64_checked
-// (every accessor checks its indices and records the first violation instead of touching
+// (every accessor checks its indices and records a violation instead of touching
 // memory out of bounds). Parameters, in the order of ima_contract's `entry_params`, which
 // the runtime pushes a launch's values in: each buffer's data pointer and its strides
 // (elements, logical order), each symbol's value, the scalar params, and, in the checked
@@ -28,7 +28,7 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// The first out-of-bounds access of a checked launch, in device memory; the runtime
+// A violation of a launch (ima_flush, ima_record_now), in device memory; the runtime
 // hands it over clean and reads it back only when `flag`, in mapped host memory, is
 // raised. Defined here only: runtime/src/checked.rs reads it at the offsets of its `at`
 // module, which a test holds to this struct's offsetof, and its kinds likewise.
