@@ -3,6 +3,7 @@
 # of examples/decode_layer against the PyTorch reference, and its speed beside torch's.
 #   bash bench/decode-layer-on-device.sh check   # B = 1, 8, 32, contexts 1 .. 4096: imac vs torch
 #   bash bench/decode-layer-on-device.sh bench   # B = 1 and 32 at 1024: imac (graph, kernel by kernel), torch
+#   bash bench/decode-layer-on-device.sh kernels # the same steps' kernels, each timed by ncu, release and deferred
 # Dumps go to $TMPDIR (about 2 GB for check); output to stdout and, when set, $OUT.
 # With the wheels of scripts/python-wheels in .gpu/wheels, the layer also runs from Python
 # (examples/decode_layer/decode_layer.py) beside torch.
@@ -33,6 +34,19 @@ case ${1:-check} in
     # shellcheck disable=SC2086
     run dump "$tmp/b32-1024" $(printf '1024 %.0s' $(seq 32))
     python3 bench/decode_layer_torch.py bench "$tmp"/b1-1024 "$tmp"/b32-1024
+    ;;
+  kernels)
+    # One step each (a dump runs it once), every kernel timed alone: clocks and caches as
+    # the graph replay leaves them, not ncu's defaults (locked base clock, flushed caches).
+    mkdir -p "$tmp"
+    for b in 1 32; do
+      for mode in off deferred; do
+        # shellcheck disable=SC2046
+        IMA_CHECKED=$mode ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+          .gpu/bin/decode_layer dump "$tmp/k" $(printf '1024 %.0s' $(seq "$b")) > "$tmp/ncu-b$b-$mode.csv" 2>/dev/null
+        python3 bench/ncu_kernel_times.py "B = $b, $mode" "$tmp/ncu-b$b-$mode.csv"
+      done
+    done
     ;;
 esac
 rm -rf "$tmp"
