@@ -130,6 +130,22 @@ struct {{ p.name }}_t {
         }
         return *reinterpret_cast<const ImaVec<{{ p.c_type }}, {{ p.vec }}>*>(&p[{{ p.offset }}]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of {{ p.vec }}.
+    __device__ __forceinline__ ImaVec<{{ p.c_type }}, {{ p.vec }}> load{{ p.vec }}_or_zero({{ p.index_params }}) const {
+        const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
+        if constexpr (IMA_CHECKED) {
+            if (i[{{ p.rank - 1 }}] % {{ p.vec }} != 0) {
+                ima_report<I, {{ p.rank }}>(rec, {{ p.arg }}, 0, IMA_MISALIGNED_VECTOR, {{ p.rank - 1 }}, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, {{ p.rank }}, {{ p.vec }}>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<{{ p.c_type }}, {{ p.vec }}>*>(&p[{{ p.offset }}]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.

@@ -801,24 +801,34 @@ __device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (
     for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
 }
 
-// A vector access covers indices last .. last + W - 1 of the last dimension, and must
-// start at a multiple of W. When the extent is a multiple of W too (as the constraints of
-// an aligned argument usually make it, and which the compiler may know), its first
-// element inside means its last one is. A refused access is recorded as misaligned, or
-// at its first element outside, or at its last.
+// A vector of W elements, indices last .. last + W - 1 of the last dimension, inside the
+// extents. When the extent is a multiple of W (as the constraints of an aligned argument
+// usually make it, which the entry point assumes), its first element inside means its
+// last one is.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&extent)[R]) {
+    bool inside = true;
+#pragma unroll
+    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
+    return inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+}
+
+// A vector access must also start at a multiple of W. A refused one is recorded as
+// misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
-    bool inside = true;
-#pragma unroll
-    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
-    const bool ok = aligned && inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+    const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
     if (!ok) {
+        bool first_inside = true;
         I at[R];
 #pragma unroll
-        for (int d = 0; d < R; ++d) at[d] = index[d];
-        if (aligned && inside) at[R - 1] += W - 1;
+        for (int d = 0; d < R; ++d) {
+            first_inside &= ima_below(index[d], extent[d]);
+            at[d] = index[d];
+        }
+        if (aligned && first_inside) at[R - 1] += W - 1;
         ima_pend<I, R>(p, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
                                   : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
     }
@@ -946,7 +956,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 950 "planted_bugs.cu"
+#line 960 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1289,7 +1299,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1293 "planted_bugs.cu"
+#line 1303 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1582,7 +1592,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 1586 "planted_bugs.cu"
+#line 1596 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2218,7 +2228,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2222 "planted_bugs.cu"
+#line 2232 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2837,7 +2847,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 2841 "planted_bugs.cu"
+#line 2851 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

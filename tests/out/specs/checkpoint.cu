@@ -801,24 +801,34 @@ __device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (
     for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
 }
 
-// A vector access covers indices last .. last + W - 1 of the last dimension, and must
-// start at a multiple of W. When the extent is a multiple of W too (as the constraints of
-// an aligned argument usually make it, and which the compiler may know), its first
-// element inside means its last one is. A refused access is recorded as misaligned, or
-// at its first element outside, or at its last.
+// A vector of W elements, indices last .. last + W - 1 of the last dimension, inside the
+// extents. When the extent is a multiple of W (as the constraints of an aligned argument
+// usually make it, which the entry point assumes), its first element inside means its
+// last one is.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&extent)[R]) {
+    bool inside = true;
+#pragma unroll
+    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
+    return inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+}
+
+// A vector access must also start at a multiple of W. A refused one is recorded as
+// misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
-    bool inside = true;
-#pragma unroll
-    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
-    const bool ok = aligned && inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+    const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
     if (!ok) {
+        bool first_inside = true;
         I at[R];
 #pragma unroll
-        for (int d = 0; d < R; ++d) at[d] = index[d];
-        if (aligned && inside) at[R - 1] += W - 1;
+        for (int d = 0; d < R; ++d) {
+            first_inside &= ima_below(index[d], extent[d]);
+            at[d] = index[d];
+        }
+        if (aligned && first_inside) at[R - 1] += W - 1;
         ima_pend<I, R>(p, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
                                   : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
     }
@@ -1260,7 +1270,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1264 "checkpoint.cu"
+#line 1274 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1926,7 +1936,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1930 "checkpoint.cu"
+#line 1940 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2579,7 +2589,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2583 "checkpoint.cu"
+#line 2593 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3191,7 +3201,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3195 "checkpoint.cu"
+#line 3205 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3837,7 +3847,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3841 "checkpoint.cu"
+#line 3851 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4558,7 +4568,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4562 "checkpoint.cu"
+#line 4572 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5240,7 +5250,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5244 "checkpoint.cu"
+#line 5254 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5958,7 +5968,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5962 "checkpoint.cu"
+#line 5972 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6625,7 +6635,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6629 "checkpoint.cu"
+#line 6639 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

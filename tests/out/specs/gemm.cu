@@ -802,24 +802,34 @@ __device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (
     for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
 }
 
-// A vector access covers indices last .. last + W - 1 of the last dimension, and must
-// start at a multiple of W. When the extent is a multiple of W too (as the constraints of
-// an aligned argument usually make it, and which the compiler may know), its first
-// element inside means its last one is. A refused access is recorded as misaligned, or
-// at its first element outside, or at its last.
+// A vector of W elements, indices last .. last + W - 1 of the last dimension, inside the
+// extents. When the extent is a multiple of W (as the constraints of an aligned argument
+// usually make it, which the entry point assumes), its first element inside means its
+// last one is.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&extent)[R]) {
+    bool inside = true;
+#pragma unroll
+    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
+    return inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+}
+
+// A vector access must also start at a multiple of W. A refused one is recorded as
+// misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
-    bool inside = true;
-#pragma unroll
-    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
-    const bool ok = aligned && inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+    const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
     if (!ok) {
+        bool first_inside = true;
         I at[R];
 #pragma unroll
-        for (int d = 0; d < R; ++d) at[d] = index[d];
-        if (aligned && inside) at[R - 1] += W - 1;
+        for (int d = 0; d < R; ++d) {
+            first_inside &= ima_below(index[d], extent[d]);
+            at[d] = index[d];
+        }
+        if (aligned && first_inside) at[R - 1] += W - 1;
         ima_pend<I, R>(p, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
                                   : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
     }
@@ -857,6 +867,22 @@ struct q_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 4, 8>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
 #if __CUDA_ARCH__ >= 800
@@ -910,6 +936,22 @@ struct k_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
@@ -959,6 +1001,22 @@ struct o_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 4, 8>(rec, 2, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 2, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
 #if __CUDA_ARCH__ >= 800
@@ -1189,7 +1247,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1193 "gemm.cu"
+#line 1251 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1495,6 +1553,22 @@ struct q_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
@@ -1546,6 +1620,22 @@ struct k_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
@@ -1595,6 +1685,22 @@ struct o_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 4, 4>(rec, 2, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 4.
+    __device__ __forceinline__ ImaVec<float, 4> load4_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 4 != 0) {
+                ima_report<I, 4>(rec, 2, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 4>(i, e)) return {};
         return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
 #if __CUDA_ARCH__ >= 800
@@ -1825,7 +1931,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1829 "gemm.cu"
+#line 1935 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2133,6 +2239,22 @@ struct a_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
@@ -2184,6 +2306,22 @@ struct b_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
@@ -2233,6 +2371,22 @@ struct c_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
         }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 2, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
 #if __CUDA_ARCH__ >= 800
@@ -2453,7 +2607,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2457 "gemm.cu"
+#line 2611 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2696,6 +2850,22 @@ struct a_t {
         }
         return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__nv_bfloat16, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
@@ -2747,6 +2917,22 @@ struct b_t {
         }
         return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__nv_bfloat16, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
@@ -2796,6 +2982,22 @@ struct c_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
         }
+        return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__nv_bfloat16, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 2, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
         return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
     }
 #if __CUDA_ARCH__ >= 800
@@ -3016,7 +3218,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3020 "gemm.cu"
+#line 3222 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3268,6 +3470,22 @@ struct x_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
 #if __CUDA_ARCH__ >= 800
@@ -3706,6 +3924,22 @@ struct y_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 5, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
@@ -3873,10 +4107,7 @@ __device__ __forceinline__ void body(
                 const auto t = w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<4>{});
                 // x's rows m0 + 16 i + g (h = 0) and 8 below (h = 1), at k + 8 r: zeros
                 // past M or K. With one row tile they load with the weights.
-                auto xrow = [&](int i, int hh, int r) {
-                    const I m = m0 + 16 * i + g + 8 * hh;
-                    return m < M && k + 8 * r < K ? x.load8(m, k + 8 * r) : ImaVec<__half, 8>{};
-                };
+                auto xrow = [&](int i, int hh, int r) { return x.load8_or_zero(m0 + 16 * i + g + 8 * hh, k + 8 * r); };
                 ImaVec<__half, 8> x1[2][4];
                 if constexpr (MT == 1) {
                     #pragma unroll
@@ -3928,7 +4159,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, n0 + c8, v);
         }
     
-#line 3932 "gemm.cu"
+#line 4163 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -801,24 +801,34 @@ __device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (
     for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
 }
 
-// A vector access covers indices last .. last + W - 1 of the last dimension, and must
-// start at a multiple of W. When the extent is a multiple of W too (as the constraints of
-// an aligned argument usually make it, and which the compiler may know), its first
-// element inside means its last one is. A refused access is recorded as misaligned, or
-// at its first element outside, or at its last.
+// A vector of W elements, indices last .. last + W - 1 of the last dimension, inside the
+// extents. When the extent is a multiple of W (as the constraints of an aligned argument
+// usually make it, which the entry point assumes), its first element inside means its
+// last one is.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&extent)[R]) {
+    bool inside = true;
+#pragma unroll
+    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
+    return inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+}
+
+// A vector access must also start at a multiple of W. A refused one is recorded as
+// misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
-    bool inside = true;
-#pragma unroll
-    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
-    const bool ok = aligned && inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+    const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
     if (!ok) {
+        bool first_inside = true;
         I at[R];
 #pragma unroll
-        for (int d = 0; d < R; ++d) at[d] = index[d];
-        if (aligned && inside) at[R - 1] += W - 1;
+        for (int d = 0; d < R; ++d) {
+            first_inside &= ima_below(index[d], extent[d]);
+            at[d] = index[d];
+        }
+        if (aligned && first_inside) at[R - 1] += W - 1;
         ima_pend<I, R>(p, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
                                   : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
     }
@@ -1243,6 +1253,22 @@ struct y_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 4, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
@@ -1355,7 +1381,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1359 "quant.cu"
+#line 1385 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2002,7 +2028,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2006 "quant.cu"
+#line 2032 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2629,7 +2655,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2633 "quant.cu"
+#line 2659 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3122,6 +3148,22 @@ struct y_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 4, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
@@ -3234,7 +3276,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3238 "quant.cu"
+#line 3280 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3766,7 +3808,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3770 "quant.cu"
+#line 3812 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4081,7 +4123,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4085 "quant.cu"
+#line 4127 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4293,6 +4335,22 @@ struct x_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
         }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
 #if __CUDA_ARCH__ >= 800
@@ -4891,7 +4949,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4895 "quant.cu"
+#line 4953 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5487,7 +5545,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5491 "quant.cu"
+#line 5549 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

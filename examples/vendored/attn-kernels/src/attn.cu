@@ -801,24 +801,34 @@ __device__ __forceinline__ void ima_assume_below(const I (&digits)[R], const I (
     for (int d = 0; d < R; ++d) __builtin_assume(ima_below(digits[d], e[d]));
 }
 
-// A vector access covers indices last .. last + W - 1 of the last dimension, and must
-// start at a multiple of W. When the extent is a multiple of W too (as the constraints of
-// an aligned argument usually make it, and which the compiler may know), its first
-// element inside means its last one is. A refused access is recorded as misaligned, or
-// at its first element outside, or at its last.
+// A vector of W elements, indices last .. last + W - 1 of the last dimension, inside the
+// extents. When the extent is a multiple of W (as the constraints of an aligned argument
+// usually make it, which the entry point assumes), its first element inside means its
+// last one is.
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&extent)[R]) {
+    bool inside = true;
+#pragma unroll
+    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
+    return inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+}
+
+// A vector access must also start at a multiple of W. A refused one is recorded as
+// misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
-    bool inside = true;
-#pragma unroll
-    for (int d = 0; d < R; ++d) inside &= ima_below(index[d], extent[d]);
-    const bool ok = aligned && inside && (extent[R - 1] % W == 0 || ima_below(index[R - 1] + (W - 1), extent[R - 1]));
+    const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
     if (!ok) {
+        bool first_inside = true;
         I at[R];
 #pragma unroll
-        for (int d = 0; d < R; ++d) at[d] = index[d];
-        if (aligned && inside) at[R - 1] += W - 1;
+        for (int d = 0; d < R; ++d) {
+            first_inside &= ima_below(index[d], extent[d]);
+            at[d] = index[d];
+        }
+        if (aligned && first_inside) at[R - 1] += W - 1;
         ima_pend<I, R>(p, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
                                   : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
     }
@@ -951,7 +961,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 955 "attn.cu"
+#line 965 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1367,7 +1377,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1371 "attn.cu"
+#line 1381 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1702,7 +1712,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 1706 "attn.cu"
+#line 1716 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1981,6 +1991,22 @@ struct q_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
@@ -2030,6 +2056,22 @@ struct k_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 4, 8>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
         }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
+    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
+    // body's own guard would make, so a checked entry point predicates the load as a
+    // release one does, with no record to branch around; it still reports a start that is
+    // not a multiple of 8.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
 #if __CUDA_ARCH__ >= 800
@@ -2296,7 +2338,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2300 "attn.cu"
+#line 2342 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
