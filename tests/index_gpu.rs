@@ -351,6 +351,10 @@ fn a_bad_token_id_in_release_is_reported_by_the_next_launch_which_does_not_run()
         )
         .unwrap();
     let mut y2 = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
+    // The report comes with the first launch after the faulty one finished: wait for it
+    // (under compute-sanitizer the kernel could still be running when the host got here,
+    // and the next launch ran).
+    stream.synchronize().unwrap();
     let err = kernels
         .embedding
         .launch(
