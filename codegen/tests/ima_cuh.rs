@@ -97,6 +97,13 @@ int main() {
     flush(first, p, {2, 16});
     CHECK(first.count == 1 && first.dim == 0 && first.index[0] == 2 && first.index[1] == 8);
 
+    // A vector inside: every dimension's first element, and its last when the extent is
+    // not a multiple of the width.
+    CHECK((ima_vec_inside<int, 2, 8>({1, 8}, {2, 16})) && !(ima_vec_inside<int, 2, 8>({2, 8}, {2, 16})));
+    CHECK(!(ima_vec_inside<int, 2, 8>({1, 16}, {2, 16})) && !(ima_vec_inside<int, 2, 8>({1, 8}, {2, 12})));
+    CHECK((ima_vec_inside<int, 2, 8>({1, 8}, {2, 20})) && !(ima_vec_inside<int, 2, 8>({1, -8}, {2, 20})));
+    CHECK(p.count == 0);
+
     // A bad entry: its value and the bounds it broke.
     ImaRecord bad{};
     bad.flag = &flag;
