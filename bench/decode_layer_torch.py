@@ -69,7 +69,7 @@ def make_layer(c, t):
         n: dequant_gptq(t[n + ".qweight"], t[n + ".qzeros"], t[n + ".scales"], c["group"])
         for n in ("qkv", "o", "gate_up", "down")
     }
-    inter, eps, scale = c["intermediate"], c["eps"], hd ** -0.5
+    inter, unit, eps, scale = c["intermediate"], c["gate_up_unit"], c["eps"], hd ** -0.5
     # Without padding rows the cache write needs no boolean mask (whose nonzero() waits
     # for the GPU), so the layer can be captured into a CUDA graph.
     padded = bool((t["slot_mapping"] < 0).any())
@@ -105,8 +105,9 @@ def make_layer(c, t):
         o = o @ w["o"]
         residual = o + residual
         x = rms(residual, t["norm2"], eps)
-        gu = x @ w["gate_up"]
-        act = F.silu(gu[:, :inter]) * gu[:, inter:]
+        # The weights interleave gate's columns and up's in units of gate_up_unit.
+        gu = (x @ w["gate_up"]).view(b, -1, 2, unit)
+        act = F.silu(gu[:, :, 0].reshape(b, inter)) * gu[:, :, 1].reshape(b, inter)
         return act @ w["down"], residual
 
     return layer

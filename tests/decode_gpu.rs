@@ -139,3 +139,74 @@ fn gptq_gemv_narrow_matches_an_f64_reference_on_ragged_shapes() {
         }
     }
 }
+
+/// gptq_gemv_narrow with y half as wide as W: SiluAndMul fused, W's columns gate's and
+/// up's in turn by GATE_UP_UNIT, against silu(g) · u of the f64 products, release and
+/// checked, on (M, K, N, G) with N a multiple of two units: whole tiles then 8-row ones;
+/// groups of 20; several tiles a thread with a last block of one unit pair; M of 5.
+/// Each of g and u may be off by the plain GEMV's tolerance, which silu'(g) (below 1.1)
+/// and silu(g) carry into the product.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemv_narrow_fuses_silu_and_mul_when_y_is_half_as_wide() {
+    let ctx = ima::context(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = decode::Kernels::load(&ctx).unwrap();
+    let unit = decode::GATE_UP_UNIT as usize;
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        for (m, k, n, g) in [
+            (1, 328, 48, 128),
+            (1, 104, 16, 20),
+            (1, 4104, 144, 128),
+            (5, 104, 32, 20),
+        ] {
+            let xh = Lcg::new(3).f16s(m * k, 1.0);
+            let x = Tensor::from_host(&stream, &xh, &[m, k]).unwrap();
+            let mut rng = Lcg::new(5);
+            let weights: Vec<f32> = (0..k * n).map(|_| rng.next_f32()).collect();
+            let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
+            let w = QuantTensor::upload(&stream, &host).unwrap();
+            let mut y = Tensor::full(&stream, f16::NAN, &[m, n / 2]).unwrap();
+            kernels
+                .gptq_gemv_narrow
+                .launch(
+                    &stream,
+                    decode::GptqGemvNarrowArgs {
+                        x: &x,
+                        w: &w,
+                        y: &mut y,
+                    },
+                )
+                .unwrap();
+            let wd = dequant_reference(&host);
+            let got = y.to_host(&stream).unwrap();
+            // Column c of row r: the f64 product and its products' 2-norm.
+            let dot = |r: usize, c: usize| {
+                let (mut v, mut norm) = (0f64, 0f64);
+                for kk in 0..k {
+                    let p = f64::from(xh[r * k + kk]) * f64::from(wd[kk * n + c]);
+                    v += p;
+                    norm += p * p;
+                }
+                (v, norm.sqrt())
+            };
+            for r in 0..m {
+                for j in 0..n / 2 {
+                    let gate = 2 * unit * (j / unit) + j % unit;
+                    let ((gv, gn), (uv, un)) = (dot(r, gate), dot(r, gate + unit));
+                    let silu = gv / (1.0 + (-gv).exp());
+                    let want = silu * uv;
+                    let tol = |v: f64, norm: f64| 1e-2 * v.abs() + 1e-2 + 8e-3 * norm;
+                    let bound =
+                        1.1 * tol(gv, gn) * uv.abs() + silu.abs() * tol(uv, un) + 1e-2 * want.abs();
+                    let y_ = f64::from(got[r * n / 2 + j]);
+                    assert!(
+                        (y_ - want).abs() <= bound,
+                        "gptq_gemv_narrow fused M={m} K={k} N={n} G={g} checked={checked}: y[{r}, {j}] = {y_}, expected {want}"
+                    );
+                }
+            }
+        }
+    }
+}

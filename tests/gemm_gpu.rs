@@ -278,6 +278,99 @@ fn gptq_gemm_matches_f64_reference_on_ragged_shapes() {
     }
 }
 
+/// gptq_gemm with y half as wide as W: SiluAndMul fused, W's columns gate's and up's in
+/// turn by GATE_UP_UNIT, against silu(g) · u of the f64 products, release and checked, on
+/// (M, K, N, G) of GPTQ_SHAPES' kinds with N a multiple of two units: one row; ragged M,
+/// K across groups; a last 32-column strip with one unit pair (N = 144); several M-blocks.
+/// Each of g and u may be off by gptq_gemm's own tolerance, which silu'(g) (below 1.1)
+/// and silu(g) carry into the product.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_fuses_silu_and_mul_when_y_is_half_as_wide() {
+    let (_ctx, stream, kernels) = setup();
+    let unit = gemm::GATE_UP_UNIT as usize;
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        for (m, k, n, g) in [
+            (1, 256, 64, 128),
+            (17, 328, 48, 20),
+            (64, 4096, 144, 128),
+            (130, 256, 32, 64),
+        ] {
+            let xh = f16s(m * k, 3);
+            let x = Tensor::from_host(&stream, &xh, &[m, k]).unwrap();
+            let weights: Vec<f32> = lcg(5).take(k * n).collect();
+            let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
+            let w = QuantTensor::upload(&stream, &host).unwrap();
+            let mut y = Tensor::full(&stream, f16::NAN, &[m, n / 2]).unwrap();
+            let launched = kernels
+                .gptq_gemm
+                .launch(
+                    &stream,
+                    gemm::GptqGemmArgs {
+                        x: &x,
+                        w: &w,
+                        y: &mut y,
+                    },
+                )
+                .unwrap();
+            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+            let wd = dequant_reference(&host);
+            let gu = matmul_f64(
+                |r, kk| f64::from(xh[r * k + kk]),
+                |kk, col| f64::from(wd[kk * n + col]),
+                (m, k, n),
+            );
+            let got = y.to_host(&stream).unwrap();
+            for r in 0..m {
+                for j in 0..n / 2 {
+                    let gate = 2 * unit * (j / unit) + j % unit;
+                    let ((gv, gn), (uv, un)) = (gu[r * n + gate], gu[r * n + gate + unit]);
+                    let silu = gv / (1.0 + (-gv).exp());
+                    let want = silu * uv;
+                    let tol = |v: f64, norm: f64| 1e-3 * (v.abs() + norm) + 1e-6;
+                    let bound = 1.1 * tol(gv, gn) * uv.abs()
+                        + silu.abs() * tol(uv, un)
+                        + 1e-3 * want.abs()
+                        + 1e-4;
+                    let y_ = f64::from(got[r * n / 2 + j]);
+                    assert!(
+                        (y_ - want).abs() <= bound,
+                        "gptq_gemm fused M={m} K={k} N={n} G={g} checked={checked}: y[{r}, {j}] = {y_}, expected {want}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// y neither as wide as W nor half as wide: refused before the launch, naming the
+/// constraint.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_refuses_a_y_of_another_width() {
+    let (_ctx, stream, kernels) = setup();
+    let (m, k, n) = (2, 256, 64);
+    let x = Tensor::from_host(&stream, &f16s(m * k, 3), &[m, k]).unwrap();
+    let weights: Vec<f32> = lcg(5).take(k * n).collect();
+    let host = quantize_gptq::<f16>(&weights, k, n, 128, ZeroStyle::MinusOne, None).unwrap();
+    let w = QuantTensor::upload(&stream, &host).unwrap();
+    let mut y = Tensor::full(&stream, f16::NAN, &[m, 40]).unwrap();
+    let err = kernels
+        .gptq_gemm
+        .launch(
+            &stream,
+            gemm::GptqGemmArgs {
+                x: &x,
+                w: &w,
+                y: &mut y,
+            },
+        )
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("NY == N || 2 * NY == N"), "{text}");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gemm_refuses_a_b_of_another_k_before_launching() {

@@ -1,4 +1,4 @@
-"""The decoder layer of examples/decode_layer from Python: the same nine kernels, through
+"""The decoder layer of examples/decode_layer from Python: the same eight kernels, through
 the Python packages `imac compile --python` writes for specs/decode.ima, paged.ima and
 gemm.ima (scripts/python-wheels builds them), on torch tensors. Each call is checked
 against its spec by the same checker as the Rust stubs, on torch's current stream, so
@@ -62,7 +62,6 @@ class DecodeLayer:
                 arrivals=torch.zeros(b, heads, dtype=torch.int32, device=device),
                 attn=torch.empty(b, heads, hd, **f16),
                 o=torch.empty(b, c["hidden"], **f16),
-                gate_up=torch.empty(b, 2 * c["intermediate"], **f16),
                 act=torch.empty(b, c["intermediate"], **f16),
             )
         return self.scratch[key]
@@ -89,7 +88,8 @@ class DecodeLayer:
         )
         self._project("o", s["attn"].view(b, -1), s["o"])
         dk.add_rms_norm(s["o"], residual, self.norm2, s["normed"], c["eps"])
-        self._project("gate_up", s["normed"], s["gate_up"])
-        dk.silu_mul(s["gate_up"], s["act"])
+        # y half as wide as the weights: the kernel fuses SiluAndMul (gate's and up's columns
+        # interleaved in units of dk.GATE_UP_UNIT).
+        self._project("gate_up", s["normed"], s["act"])
         self._project("down", s["act"], out)
         return out, residual

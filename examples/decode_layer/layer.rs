@@ -63,7 +63,8 @@ impl Config {
         (self.heads + 2 * self.kv_heads) * self.head_dim
     }
 
-    /// The layer's four projections as (name, K, N).
+    /// The layer's four projections as (name, K, N); gate_up's N columns are gate's and
+    /// up's in turn, [`GATE_UP_UNIT`] of each.
     pub fn projections(&self) -> [(&'static str, usize, usize); 4] {
         [
             ("qkv", self.hidden, self.qkv_width()),
@@ -311,11 +312,19 @@ pub struct State {
     /// Attention's output, `[B, heads, head_dim]`.
     pub attn: Tensor<f16>,
     pub o: Tensor<f16>,
-    pub gate_up: Tensor<f16>,
+    /// silu(gate) · up, `[B, intermediate]`: the gate/up projection's output, SiluAndMul
+    /// fused.
     pub act: Tensor<f16>,
     /// The layer's output, `[B, hidden]` (the MLP's; the residual stream is `residual`).
     pub out: Tensor<f16>,
 }
+
+/// The gate/up projection's weights hold gate's columns and up's interleaved in units of
+/// this many (specs/decode.ima's and specs/gemm.ima's `GATE_UP_UNIT`, which must agree):
+/// columns 2u·j .. 2u·j + u - 1 are gate's u·j .., the next u up's. With its output half as
+/// wide as the weights, either W4A16 kernel then fuses SiluAndMul.
+pub const GATE_UP_UNIT: usize = decode::GATE_UP_UNIT as usize;
+const _: () = assert!(decode::GATE_UP_UNIT == gemm::GATE_UP_UNIT);
 
 /// Tokens of a run, the unit of paged_attn's partitions and its workspace: specs/paged.ima's
 /// `PART`.
@@ -345,7 +354,6 @@ impl State {
             arrivals: Tensor::zeros(stream, &[b, c.heads])?,
             attn: nan(&[b, c.heads, c.head_dim])?,
             o: nan(&[b, c.hidden])?,
-            gate_up: nan(&[b, 2 * c.intermediate])?,
             act: nan(&[b, c.intermediate])?,
             out: nan(&[b, c.hidden])?,
         })
@@ -380,11 +388,10 @@ impl Kernels {
     }
 
     /// The kernels the layer launches.
-    pub fn all(&self) -> [&Kernel; 6] {
+    pub fn all(&self) -> [&Kernel; 5] {
         [
             self.decode.add_rms_norm.kernel(),
             self.decode.rope_cache.kernel(),
-            self.decode.silu_mul.kernel(),
             self.paged.paged_attn.kernel(),
             self.decode.gptq_gemv_narrow.kernel(),
             self.gemm.gptq_gemm.kernel(),
@@ -485,14 +492,8 @@ impl Kernels {
                 eps,
             },
         )?;
-        self.project(stream, &s.normed, &w.gate_up, &mut s.gate_up, b)?;
-        d.silu_mul.launch(
-            stream,
-            decode::SiluMulArgs {
-                gu: &s.gate_up,
-                y: &mut s.act,
-            },
-        )?;
+        // y half as wide as W: the kernels fuse SiluAndMul (GATE_UP_UNIT).
+        self.project(stream, &s.normed, &w.gate_up, &mut s.act, b)?;
         self.project(stream, &s.act, &w.down, &mut s.out, b)
     }
 
@@ -521,7 +522,7 @@ impl Kernels {
         Ok(s)
     }
 
-    /// The layer captured into `graph` as nine nodes, each launch checked once, here. The
+    /// The layer captured into `graph` as eight nodes, each launch checked once, here. The
     /// graph borrows the weights and the state for its life; replay it with
     /// `graph.replay(&stream)`.
     pub fn capture<'a>(
@@ -560,7 +561,6 @@ impl Kernels {
         let attn = graph.write(&mut s.attn);
         let attn_rows = graph.reshape(attn, &[b, c.heads * c.head_dim])?;
         let o = graph.write(&mut s.o);
-        let gate_up = graph.write(&mut s.gate_up);
         let act = graph.write(&mut s.act);
         let out = graph.write(&mut s.out);
 
@@ -594,8 +594,7 @@ impl Kernels {
         )?;
         project(graph, attn_rows, &o_w, o)?;
         graph.launch(d.add_rms_norm.kernel(), &[o, residual, norm2, normed], &eps)?;
-        project(graph, normed, &gu_w, gate_up)?;
-        graph.launch(d.silu_mul.kernel(), &[gate_up, act], &[])?;
+        project(graph, normed, &gu_w, act)?;
         project(graph, act, &down_w, out)
     }
 }

@@ -112,14 +112,15 @@ fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &We
         let lens = vec![1024; b];
         let batch = HostBatch::new(&c, &lens, 7);
         // What the step must read: the weights, the KV pages in use, the activations
-        // (hidden and residual in; the intermediates are written and read back once).
+        // (hidden and residual in; the intermediates are written and read back once, the
+        // MLP's being `act`, SiluAndMul fused into the gate/up projection).
         let act = b
             * 2
             * (2 * c.hidden
                 + c.qkv_width()
                 + 2 * c.heads * c.head_dim
                 + 3 * c.hidden
-                + 3 * c.intermediate);
+                + c.intermediate);
         let bytes = host.quantized_bytes() + batch.kv_bytes_read(&c) + act;
         let roof_us = bytes as f64 / rate * 1e6;
         let row = |variant: &str, us: f64| {
@@ -266,12 +267,13 @@ fn dump(
     let mut f = std::fs::File::create(format!("{dir}/manifest.json"))?;
     writeln!(
         f,
-        "{{\"config\": {{\"hidden\": {}, \"heads\": {}, \"kv_heads\": {}, \"head_dim\": {}, \"intermediate\": {}, \"group\": {}, \"block_size\": {}, \"eps\": {:e}}},\n\"tensors\": {{\n{}\n}}}}",
+        "{{\"config\": {{\"hidden\": {}, \"heads\": {}, \"kv_heads\": {}, \"head_dim\": {}, \"intermediate\": {}, \"gate_up_unit\": {}, \"group\": {}, \"block_size\": {}, \"eps\": {:e}}},\n\"tensors\": {{\n{}\n}}}}",
         c.hidden,
         c.heads,
         c.kv_heads,
         c.head_dim,
         c.intermediate,
+        layer::GATE_UP_UNIT,
         c.group,
         c.block_size,
         c.eps,

@@ -5,7 +5,7 @@
 use ima::dequant_reference;
 use ima::half::f16;
 
-use crate::layer::{Config, HostBatch, HostWeights, attention_scale};
+use crate::layer::{Config, GATE_UP_UNIT, HostBatch, HostWeights, attention_scale};
 
 /// The layer's outputs: the MLP's output and the residual stream after the attention
 /// block's add, both `[B, hidden]`.
@@ -18,9 +18,13 @@ fn round(x: f64) -> f64 {
     f64::from(f16::from_f64(x))
 }
 
-/// `x [rows, k] · w [k, n]` in f64, rounded to f16; the columns split over the host's
-/// threads.
+/// `x [rows, k] · w [k, n]` in f64, rounded to f16 (a projection's stored output).
 fn matmul(x: &[f64], w: &[f32], rows: usize, k: usize, n: usize) -> Vec<f64> {
+    product(x, w, rows, k, n).into_iter().map(round).collect()
+}
+
+/// `x [rows, k] · w [k, n]` in f64; the columns split over the host's threads.
+fn product(x: &[f64], w: &[f32], rows: usize, k: usize, n: usize) -> Vec<f64> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |t| t.get())
         .min(32);
@@ -57,7 +61,7 @@ fn matmul(x: &[f64], w: &[f32], rows: usize, k: usize, n: usize) -> Vec<f64> {
         let width = acc.len() / rows.max(1);
         for r in 0..rows {
             for j in 0..width {
-                y[r * n + n0 + j] = round(acc[r * width + j]);
+                y[r * n + n0 + j] = acc[r * width + j];
             }
         }
     }
@@ -169,12 +173,16 @@ pub fn reference(w: &HostWeights, h: &HostBatch) -> Outputs {
 
     let o = matmul(&attn, &dq[1], b, c.heads * hd, c.hidden);
     let normed = add_rms_norm(&o, &mut residual, &w.norm2, c.eps, c.hidden);
-    let gu = matmul(&normed, &dq[2], b, c.hidden, 2 * c.intermediate);
+    // SiluAndMul fused into the projection: gate and up in f64, interleaved in the weights'
+    // columns by GATE_UP_UNIT, one rounding.
+    let gu = product(&normed, &dq[2], b, c.hidden, 2 * c.intermediate);
+    let unit = GATE_UP_UNIT;
     let mut act = vec![0f64; b * c.intermediate];
     for s in 0..b {
         for j in 0..c.intermediate {
-            let g = gu[s * 2 * c.intermediate + j];
-            let u = gu[s * 2 * c.intermediate + c.intermediate + j];
+            let gate = 2 * unit * (j / unit) + j % unit;
+            let g = gu[s * 2 * c.intermediate + gate];
+            let u = gu[s * 2 * c.intermediate + gate + unit];
             act[s * c.intermediate + j] = round(g / (1.0 + (-g).exp()) * u);
         }
     }

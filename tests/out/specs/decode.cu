@@ -844,6 +844,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // allows); the second pass rereads the residual the same thread wrote in the first.
 namespace ima_add_rms_norm {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // The sublayer's output, added into the residual stream.
 // in x: f16[N, D]
@@ -1261,7 +1262,7 @@ __device__ __forceinline__ void body(
     const float eps,
     const red_t<I, IMA_CHECKED> red,
     const I row) {
-#line 23 "specs/decode.ima"
+#line 28 "specs/decode.ima"
 
         const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
         float ss = 0.f;
@@ -1292,7 +1293,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 1296 "decode.cu"
+#line 1297 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1539,6 +1540,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) add_rms_norm_i64_checked(
 // slot outside the caches is reported and skipped. A raw grid: the body guards itself.
 namespace ima_rope_cache {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // The QKV projection's output, one row a sequence.
 // in qkv: f16[B, (HQ + 2 * HKV) * D]
@@ -2122,7 +2124,7 @@ __device__ __forceinline__ void body(
     const I BS,
     const I HKV,
     const I HQ) {
-#line 80 "specs/decode.ima"
+#line 85 "specs/decode.ima"
 
         // Thread t: head row t / (D/16) of the batch (sequence b, head hd), pair offset j.
         const I t = I(blockIdx.x) * 256 + threadIdx.x;
@@ -2159,7 +2161,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 2163 "decode.cu"
+#line 2165 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2501,379 +2503,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
-// silu_mul(gu: f16[M,2 * F], y: f16[M,F])
-// vLLM's SiluAndMul on the merged gate/up projection: y = silu(gate) · up, where a row of
-// `gu` holds gate's F columns, then up's. In f32, one rounding. A thread per 8 outputs,
-// 16-byte loads and store.
-namespace ima_silu_mul {
-
-
-// in gu: f16[M, 2 * F]
-template <typename I, bool IMA_CHECKED>
-struct gu_t {
-    const __half* __restrict__ p;
-    I s0, s1;
-    I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
-    __device__ __forceinline__ __half operator()(I i0, I i1) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
-        }
-        return p[i0 * s0 + i1];
-    }
-    // 8 consecutive elements along the last dimension as one 16-byte access; the
-    // last index must be a multiple of 8 (the spec's align(16) and constraints
-    // make every such access aligned and in bounds).
-    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
-        }
-        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
-    }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
-    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if constexpr (IMA_CHECKED) {
-            if (i[1] % 8 != 0) {
-                ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
-                return {};
-            }
-        }
-        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
-        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
-    }
-#if __CUDA_ARCH__ >= 800
-    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
-    // refused copy (checked mode) zero-fills `dst` instead.
-    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) {
-                dst = {};
-                return;
-            }
-        }
-        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
-    }
-    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
-    // dimension RD and its columns along the last one, copied into the shared tile `dst`
-    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
-    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
-    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
-    template <int RD, int ROWS, int COLS, bool C, int N, int U>
-    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
-        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
-        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
-        if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, i, e)) return;
-        }
-        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
-    }
-#endif
-};
-
-// out y: f16[M, F]
-template <typename I, bool IMA_CHECKED>
-struct y_t {
-    __half* __restrict__ p;
-    I s0, s1;
-    I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
-    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
-        }
-        return p[i0 * s0 + i1];
-    }
-    // 8 consecutive elements along the last dimension as one 16-byte access; the
-    // last index must be a multiple of 8 (the spec's align(16) and constraints
-    // make every such access aligned and in bounds).
-    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 2, 8>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
-        }
-        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
-    }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
-    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if constexpr (IMA_CHECKED) {
-            if (i[1] % 8 != 0) {
-                ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
-                return {};
-            }
-        }
-        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
-        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
-    }
-#if __CUDA_ARCH__ >= 800
-    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
-    // refused copy (checked mode) zero-fills `dst` instead.
-    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 2, 8>(rec, 1, 0, {i0, i1}, {e0, e1})) {
-                dst = {};
-                return;
-            }
-        }
-        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
-    }
-    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
-    // dimension RD and its columns along the last one, copied into the shared tile `dst`
-    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
-    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
-    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
-    template <int RD, int ROWS, int COLS, bool C, int N, int U>
-    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
-        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
-        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
-        if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 2, 8>(rec, 1, 0, i, e)) return;
-        }
-        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
-    }
-#endif
-    __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__half, 8>& v) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 2, 8>(rec, 1, 1, {i0, i1}, {e0, e1})) return;
-        }
-        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1]) = v;
-    }
-#if __CUDA_ARCH__ >= 800
-    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
-    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
-    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
-    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
-    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
-    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
-    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
-    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
-    // once, its row and column clamped to the last inside: the other indices must lie
-    // inside, and none may be negative.
-    template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
-        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
-        constexpr int L = 1;
-        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
-        if constexpr (IMA_CHECKED) {
-            I o[2];
-#pragma unroll
-            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
-            if (!ima_in_bounds<I, 2>(rec, 1, 1, o, e)) return;
-        }
-        const int l = threadIdx.x % 32, odd = l & 1;
-        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
-        // columns 2 (l % 4) - 2 .. + 1.
-        __half v[2][4];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
-            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
-            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
-                                odd ? c1.x[2 * h + 1] : r1};
-#pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
-        }
-        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
-        const I n = min(I(4), e[L] - col);
-        if (n <= 0) return;
-        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            if (row + 8 * h >= e[RD]) break;
-            __half* r = q + I(8 * h) * s[RD];
-            if (n == 4 && col % 4 == 0) {
-                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
-                continue;
-            }
-#pragma unroll
-            for (int x = 0; x < 4; ++x)
-                if (x < n) r[x * 1] = v[h][x];
-        }
-    }
-#endif
-};
-
-template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const gu_t<I, IMA_CHECKED> gu,
-    const y_t<I, IMA_CHECKED> y,
-    const I M,
-    const I F) {
-#line 125 "specs/decode.ima"
-
-        const I t = I(blockIdx.x) * 256 + threadIdx.x;
-        const I c = t % (F / 8) * 8, m = t / (F / 8);
-        if (m >= M) return;
-        const auto g = gu.load8(m, c), u = gu.load8(m, c + F);
-        ImaVec<__half, 8> out;
-        #pragma unroll
-        for (int e = 0; e < 8; ++e) {
-            const float gf = __half2float(g.v[e]);
-            out.v[e] = __float2half(gf / (1.f + __expf(-gf)) * __half2float(u.v[e]));
-        }
-        y.store8(m, c, out);
-    
-#line 2725 "decode.cu"
-}
-
-template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const gu_t<I, IMA_CHECKED> gu,
-    const y_t<I, IMA_CHECKED> y,
-    const I M,
-    const I F,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
-    body<I, IMA_CHECKED>(gu, y, M, F);
-}
-
-}  // namespace ima_silu_mul
-
-extern "C" __global__ void __launch_bounds__(256, 1) silu_mul_i32(
-    const __half* __restrict__ gu,
-    int gu_s0,
-    int gu_s1,
-    __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
-    int M,
-    int F) {
-    using namespace ima_silu_mul;
-    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
-    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
-    // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 256u);
-    __builtin_assume(threadIdx.y < 1u);
-    __builtin_assume(threadIdx.z < 1u);
-    // What divides the dimensions, by the constraints the runtime checked before the launch.
-    __builtin_assume(F % 8 == 0);
-    run<int, false>(ima_silu_mul::gu_t<int, false>{gu, gu_s0, gu_s1, M, (2 * F), nullptr},
-        ima_silu_mul::y_t<int, false>{y, y_s0, y_s1, M, F, nullptr},
-        M,
-        F,
-        nullptr);
-}
-
-extern "C" __global__ void __launch_bounds__(256, 1) silu_mul_i64(
-    const __half* __restrict__ gu,
-    long long gu_s0,
-    long long gu_s1,
-    __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
-    long long M,
-    long long F) {
-    using namespace ima_silu_mul;
-    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
-    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
-    // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 256u);
-    __builtin_assume(threadIdx.y < 1u);
-    __builtin_assume(threadIdx.z < 1u);
-    // What divides the dimensions, by the constraints the runtime checked before the launch.
-    __builtin_assume(F % 8 == 0);
-    run<long long, false>(ima_silu_mul::gu_t<long long, false>{gu, gu_s0, gu_s1, M, (2 * F), nullptr},
-        ima_silu_mul::y_t<long long, false>{y, y_s0, y_s1, M, F, nullptr},
-        M,
-        F,
-        nullptr);
-}
-
-extern "C" __global__ void __launch_bounds__(256, 1) silu_mul_i32_checked(
-    const __half* __restrict__ gu,
-    int gu_s0,
-    int gu_s1,
-    __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
-    int M,
-    int F,
-    ImaRecord* ima_record) {
-    using namespace ima_silu_mul;
-    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
-    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
-    // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 256u);
-    __builtin_assume(threadIdx.y < 1u);
-    __builtin_assume(threadIdx.z < 1u);
-    // What divides the dimensions, by the constraints the runtime checked before the launch.
-    __builtin_assume(F % 8 == 0);
-    ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_silu_mul::gu_t<int, true>{gu, gu_s0, gu_s1, M, (2 * F), &ima_pending},
-        ima_silu_mul::y_t<int, true>{y, y_s0, y_s1, M, F, &ima_pending},
-        M,
-        F,
-        &ima_pending);
-    if (ima_pending.count != 0) {
-        // The extents of the argument the thread's latest violation names.
-        long long ima_extent[8] = {};
-        switch (ima_pending.code >> 16) {
-        case 0:
-            ima_extent[0] = M;
-            ima_extent[1] = (2 * F);
-            break;
-        case 1:
-            ima_extent[0] = M;
-            ima_extent[1] = F;
-            break;
-        }
-        ima_flush(ima_record, &ima_pending, ima_extent);
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(256, 1) silu_mul_i64_checked(
-    const __half* __restrict__ gu,
-    long long gu_s0,
-    long long gu_s1,
-    __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
-    long long M,
-    long long F,
-    ImaRecord* ima_record) {
-    using namespace ima_silu_mul;
-    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
-    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
-    // fixed size, most of all) fold away against it.
-    __builtin_assume(threadIdx.x < 256u);
-    __builtin_assume(threadIdx.y < 1u);
-    __builtin_assume(threadIdx.z < 1u);
-    // What divides the dimensions, by the constraints the runtime checked before the launch.
-    __builtin_assume(F % 8 == 0);
-    ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_silu_mul::gu_t<long long, true>{gu, gu_s0, gu_s1, M, (2 * F), &ima_pending},
-        ima_silu_mul::y_t<long long, true>{y, y_s0, y_s1, M, F, &ima_pending},
-        M,
-        F,
-        &ima_pending);
-    if (ima_pending.count != 0) {
-        // The extents of the argument the thread's latest violation names.
-        long long ima_extent[8] = {};
-        switch (ima_pending.code >> 16) {
-        case 0:
-            ima_extent[0] = M;
-            ima_extent[1] = (2 * F);
-            break;
-        case 1:
-            ima_extent[0] = M;
-            ima_extent[1] = F;
-            break;
-        }
-        ima_flush(ima_record, &ima_pending, ima_extent);
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,N])
+// gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])
 // W4A16 GEMV for up to 8 rows (the decode step's projections): y = x · W, W in GPTQ
 // int4, in narrow column tiles so that a projection with few columns still fills the GPU
 // without splitting K across blocks (N = 4096: 256 blocks; gptq_gemv's tiles of 128
@@ -2887,8 +2517,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) silu_mul_i64_checked(
 // 29.3 us with tiles of 8 rows at 16 warps an SM (ncu, bench/RESULTS.md). The 64 partial
 // sums of an output meet in registers (the 8 of a warp, by shuffles) and in shared memory
 // (the 8 warps').
+// 
+// With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+// SiluAndMul fused: W's columns hold gate's and up's interleaved in units of
+// `GATE_UP_UNIT`, a block's 16 columns being 8 of gate and the same 8 of up, and
+// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 namespace ima_gptq_gemv_narrow {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -3342,7 +2978,8 @@ struct w_t {
     }
 };
 
-// out y: f16[M, N]
+// x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
+// out y: f16[M, NY]
 template <typename I, bool IMA_CHECKED>
 struct y_t {
     __half* __restrict__ p;
@@ -3464,8 +3101,9 @@ __device__ __forceinline__ void body(
     const I K,
     const I N,
     const I G,
+    const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 160 "specs/decode.ima"
+#line 149 "specs/decode.ima"
 
         const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
         const int warp = threadIdx.y / 8;
@@ -3519,18 +3157,28 @@ __device__ __forceinline__ void body(
             for (I m0 = 0; m0 < M; m0 += 4) accumulate(ImaConst<4>{}, m0);
         }
         __syncthreads();
+        // An output a thread: of the block's 16 columns, or, fused, of its 8 (gate's
+        // column c, up's c + 8).
+        const bool fused = NY != N;
+        const int outs = fused ? GATE_UP_UNIT : 16;
         const int tid = threadIdx.y * 4 + threadIdx.x;
-        if (tid < M * 16) {
-            const I m = tid / 16, c = tid % 16, col = I(blockIdx.x) * 16 + c;
-            if (col < N) {
+        if (tid < M * outs) {
+            const I m = tid / outs, c = tid % outs, col = I(blockIdx.x) * outs + c;
+            if (col < NY) {
                 float sum = 0.f;
                 #pragma unroll
                 for (int s = 0; s < 8; ++s) sum += part(s, m, c);
+                if (fused) {
+                    float up = 0.f;
+                    #pragma unroll
+                    for (int s = 0; s < 8; ++s) up += part(s, m, c + GATE_UP_UNIT);
+                    sum = sum / (1.f + __expf(-sum)) * up;
+                }
                 y(m, col) = __float2half(sum);
             }
         }
     
-#line 3534 "decode.cu"
+#line 3182 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3542,12 +3190,13 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
+    const I NY,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
     const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 16, ima_record};
-    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, part);
+    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
 }
 
 }  // namespace ima_gptq_gemv_narrow
@@ -3571,7 +3220,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
     int M,
     int K,
     int N,
-    int G) {
+    int G,
+    int NY) {
     using namespace ima_gptq_gemv_narrow;
     // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -3582,13 +3232,15 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     run<int, false>(ima_gptq_gemv_narrow::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
         ima_gptq_gemv_narrow::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemv_narrow::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+        ima_gptq_gemv_narrow::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
         G,
+        NY,
         nullptr);
 }
 
@@ -3611,7 +3263,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
     long long M,
     long long K,
     long long N,
-    long long G) {
+    long long G,
+    long long NY) {
     using namespace ima_gptq_gemv_narrow;
     // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -3622,13 +3275,15 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     run<long long, false>(ima_gptq_gemv_narrow::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
         ima_gptq_gemv_narrow::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemv_narrow::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+        ima_gptq_gemv_narrow::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
         G,
+        NY,
         nullptr);
 }
 
@@ -3652,6 +3307,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
     int K,
     int N,
     int G,
+    int NY,
     ImaRecord* ima_record) {
     using namespace ima_gptq_gemv_narrow;
     // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
@@ -3663,15 +3319,17 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
         ima_gptq_gemv_narrow::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+        ima_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
         G,
+        NY,
         &ima_pending);
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
@@ -3687,7 +3345,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
             break;
         case 5:
             ima_extent[0] = M;
-            ima_extent[1] = N;
+            ima_extent[1] = NY;
             break;
         case -1:
             ima_extent[0] = 8;
@@ -3719,6 +3377,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
     long long K,
     long long N,
     long long G,
+    long long NY,
     ImaRecord* ima_record) {
     using namespace ima_gptq_gemv_narrow;
     // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
@@ -3730,15 +3389,17 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
         ima_gptq_gemv_narrow::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+        ima_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
         G,
+        NY,
         &ima_pending);
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
@@ -3754,7 +3415,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
             break;
         case 5:
             ima_extent[0] = M;
-            ima_extent[1] = N;
+            ima_extent[1] = NY;
             break;
         case -1:
             ima_extent[0] = 8;

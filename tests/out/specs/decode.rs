@@ -15,11 +15,13 @@ pub const CUDA_SOURCE: &str = include_str!("decode.cu");
 /// The spec this module was generated from.
 pub const SPEC_FILE: &str = "specs/decode.ima";
 
+/// The spec's `const GATE_UP_UNIT = 8`.
+pub const GATE_UP_UNIT: i64 = 8;
+
 /// Every kernel of `specs/decode.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub add_rms_norm: AddRmsNorm,
     pub rope_cache: RopeCache,
-    pub silu_mul: SiluMul,
     pub gptq_gemv_narrow: GptqGemvNarrow,
 }
 
@@ -32,7 +34,6 @@ impl Kernels {
     pub fn set_checked(&self, on: bool) {
         self.add_rms_norm.kernel.set_checked(on);
         self.rope_cache.kernel.set_checked(on);
-        self.silu_mul.kernel.set_checked(on);
         self.gptq_gemv_narrow.kernel.set_checked(on);
     }
 
@@ -42,7 +43,6 @@ impl Kernels {
     pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
         self.add_rms_norm.kernel.set_checked_mode(mode);
         self.rope_cache.kernel.set_checked_mode(mode);
-        self.silu_mul.kernel.set_checked_mode(mode);
         self.gptq_gemv_narrow.kernel.set_checked_mode(mode);
     }
 
@@ -51,7 +51,6 @@ impl Kernels {
     pub fn check_deferred(&self) -> Result<(), ima::Error> {
         self.add_rms_norm.kernel.check_deferred()?;
         self.rope_cache.kernel.check_deferred()?;
-        self.silu_mul.kernel.check_deferred()?;
         self.gptq_gemv_narrow.kernel.check_deferred()?;
         Ok(())
     }
@@ -61,7 +60,6 @@ impl Kernels {
     pub fn set_sync(&self, on: bool) {
         self.add_rms_norm.kernel.set_sync(on);
         self.rope_cache.kernel.set_sync(on);
-        self.silu_mul.kernel.set_sync(on);
         self.gptq_gemv_narrow.kernel.set_sync(on);
     }
 
@@ -74,9 +72,6 @@ impl Kernels {
             },
             rope_cache: RopeCache {
                 kernel: module.kernel(&ROPE_CACHE)?,
-            },
-            silu_mul: SiluMul {
-                kernel: module.kernel(&SILU_MUL)?,
             },
             gptq_gemv_narrow: GptqGemvNarrow {
                 kernel: module.kernel(&GPTQ_GEMV_NARROW)?,
@@ -95,7 +90,7 @@ impl Kernels {
 ///
 /// allows); the second pass rereads the residual the same thread wrote in the first.
 ///
-/// Declared at `specs/decode.ima:10`.
+/// Declared at `specs/decode.ima:15`.
 pub struct AddRmsNorm {
     kernel: ima::Kernel,
 }
@@ -162,7 +157,7 @@ pub struct AddRmsNormArgs<'a, X: ima::ReadTensor<ima::half::f16>, Residual: ima:
 pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
     name: "add_rms_norm",
     signature: "add_rms_norm(x: f16[N,D], residual: f16[N,D], w: f16[D], y: f16[N,D], eps: f32)",
-    location: "specs/decode.ima:10",
+    location: "specs/decode.ima:15",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "D", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -263,7 +258,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
 ///
 /// slot outside the caches is reported and skipped. A raw grid: the body guards itself.
 ///
-/// Declared at `specs/decode.ima:64`.
+/// Declared at `specs/decode.ima:69`.
 pub struct RopeCache {
     kernel: ima::Kernel,
 }
@@ -348,7 +343,7 @@ pub struct RopeCacheArgs<'a, Qkv: ima::ReadTensor<ima::half::f16>, Positions: im
 pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
     name: "rope_cache",
     signature: "rope_cache(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D])",
-    location: "specs/decode.ima:64",
+    location: "specs/decode.ima:69",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "MAXPOS", bound_by: ima::Binding { arg: 2, dim: 0 } },
@@ -469,124 +464,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
     entry_i64: "rope_cache_i64",
 };
 
-/// `silu_mul(gu: f16[M,2 * F], y: f16[M,F])`
-///
-/// vLLM's SiluAndMul on the merged gate/up projection: y = silu(gate) · up, where a row of
-///
-/// `gu` holds gate's F columns, then up's. In f32, one rounding. A thread per 8 outputs,
-///
-/// 16-byte loads and store.
-///
-/// Declared at `specs/decode.ima:121`.
-pub struct SiluMul {
-    kernel: ima::Kernel,
-}
-
-impl SiluMul {
-    /// The contract every launch is checked against.
-    pub const CONTRACT: &'static ima::KernelContract = &SILU_MUL;
-
-    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
-    pub fn kernel(&self) -> &ima::Kernel {
-        &self.kernel
-    }
-
-    /// Checks every argument against the contract, then launches on `stream`. The
-    /// arguments are named: [`SiluMulArgs`] gives each one's element type and shape.
-    ///
-    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
-    // One `impl` type per tensor argument, however many the spec declares.
-    #[allow(clippy::type_complexity)]
-    pub fn launch(
-        &self,
-        stream: &Arc<ima::cudarc::driver::CudaStream>,
-        args: SiluMulArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
-    ) -> Result<ima::Launched, ima::Error> {
-        let SiluMulArgs { gu, y } = args;
-        self.kernel.launch(stream, &mut [ima::KernelArg::read(gu), ima::KernelArg::write(y)], &[])
-    }
-
-    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
-    /// next node, after the others, and returns the node's index. The graph borrows each
-    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
-    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
-    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
-    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
-    #[allow(clippy::type_complexity)]
-    pub fn launch_in<'a>(
-        &'a self,
-        graph: &mut ima::Graph<'a>,
-        args: SiluMulArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
-    ) -> Result<usize, ima::Error> {
-        let SiluMulArgs { gu, y } = args;
-        graph.launch_args(&self.kernel, [ima::KernelArg::read(gu), ima::KernelArg::write(y)], &[])
-    }
-}
-
-/// The arguments of [`SiluMul::launch`] and [`SiluMul::launch_in`], by name.
-///
-/// `silu_mul(gu: f16[M,2 * F], y: f16[M,F])`: each tensor's field gives its element type and its shape as the
-/// tensor holds it.
-pub struct SiluMulArgs<'a, Gu: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
-    /// f16 `[M, 2 * F]`, contiguous, 16-byte aligned
-    pub gu: &'a Gu,
-    /// f16 `[M, F]`, contiguous, 16-byte aligned
-    pub y: &'a mut Y,
-}
-
-/// The contract of `silu_mul`.
-pub static SILU_MUL: ima::KernelContract = ima::KernelContract {
-    name: "silu_mul",
-    signature: "silu_mul(gu: f16[M,2 * F], y: f16[M,F])",
-    location: "specs/decode.ima:121",
-    symbols: &[
-        ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
-        ima::Symbol { name: "F", bound_by: ima::Binding { arg: 1, dim: 1 } },
-    ],
-    args: &[
-        ima::TensorArg {
-            name: "gu",
-            role: ima::Role::In,
-            dtype: ima::DType::F16,
-            dims: &[
-                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
-                ima::Extent { text: "2 * F", expr: ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(1)) },
-            ],
-            stored: &[0, 1],
-            strided: false,
-            align: 16,
-            values: None,
-        },
-        ima::TensorArg {
-            name: "y",
-            role: ima::Role::Out,
-            dtype: ima::DType::F16,
-            dims: &[
-                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
-                ima::Extent { text: "F", expr: ima::Expr::Sym(1) },
-            ],
-            stored: &[0, 1],
-            strided: false,
-            align: 16,
-            values: None,
-        },
-    ],
-    params: &[
-    ],
-    constraints: &[
-        ima::Constraint { text: "F % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
-    ],
-    shared: &[
-    ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1)), &ima::Expr::Const(2048))] },
-    empty: ima::EmptyPolicy::Skip,
-    block: [256, 1, 1],
-    block_from_occupancy: false,
-    entry_i32: "silu_mul_i32",
-    entry_i64: "silu_mul_i64",
-};
-
-/// `gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,N])`
+/// `gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`
 ///
 /// W4A16 GEMV for up to 8 rows (the decode step's projections): y = x · W, W in GPTQ
 ///
@@ -614,7 +492,17 @@ pub static SILU_MUL: ima::KernelContract = ima::KernelContract {
 ///
 /// (the 8 warps').
 ///
-/// Declared at `specs/decode.ima:153`.
+/// 
+///
+/// With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+///
+/// SiluAndMul fused: W's columns hold gate's and up's interleaved in units of
+///
+/// `GATE_UP_UNIT`, a block's 16 columns being 8 of gate and the same 8 of up, and
+///
+/// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
+///
+/// Declared at `specs/decode.ima:141`.
 pub struct GptqGemvNarrow {
     kernel: ima::Kernel,
 }
@@ -670,27 +558,28 @@ impl GptqGemvNarrow {
 
 /// The arguments of [`GptqGemvNarrow::launch`] and [`GptqGemvNarrow::launch_in`], by name.
 ///
-/// `gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
+/// `gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
 pub struct GptqGemvNarrowArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[M, K]`, contiguous, 16-byte aligned
     pub x: &'a X,
     /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     pub w: &'a ima::QuantTensor<ima::half::f16>,
-    /// f16 `[M, N]`, contiguous
+    /// f16 `[M, NY]`, contiguous: x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
     pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_gemv_narrow`.
 pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv_narrow",
-    signature: "gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/decode.ima:153",
+    signature: "gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
+    location: "specs/decode.ima:141",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 1, dim: 1 } },
         ima::Symbol { name: "G", bound_by: ima::Binding { arg: 1, dim: 2 } },
+        ima::Symbol { name: "NY", bound_by: ima::Binding { arg: 5, dim: 1 } },
     ],
     args: &[
         ima::TensorArg {
@@ -765,7 +654,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             dtype: ima::DType::F16,
             dims: &[
                 ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
-                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "NY", expr: ima::Expr::Sym(4) },
             ],
             stored: &[0, 1],
             strided: false,
@@ -779,6 +668,8 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "M <= 8", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(8)) },
         ima::Constraint { text: "K % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "N % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
     ],
     shared: &[
         ima::SharedArray {

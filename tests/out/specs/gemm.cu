@@ -846,6 +846,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // that the next tiles' copies run under a tile's products and stores.
 namespace ima_attn_scores_mma {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
@@ -1217,7 +1218,7 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 21 "specs/gemm.ima"
+#line 26 "specs/gemm.ima"
 
         const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
         const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
@@ -1247,7 +1248,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1251 "gemm.cu"
+#line 1252 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1530,6 +1531,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
 // The same scores with f32 out: the same steps; the stores are twice the bytes.
 namespace ima_attn_scores_mma_f32 {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
@@ -1901,7 +1903,7 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 62 "specs/gemm.ima"
+#line 67 "specs/gemm.ima"
 
         const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
         const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
@@ -1931,7 +1933,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1935 "gemm.cu"
+#line 1937 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2216,6 +2218,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_che
 // across, 64 x 32 each (4 x 4 accumulator tiles); K staged 32 at a time, 4 stages deep.
 namespace ima_gemm_f16 {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in a: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -2584,7 +2587,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 104 "specs/gemm.ima"
+#line 109 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -2607,7 +2610,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2611 "gemm.cu"
+#line 2614 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2827,6 +2830,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
 // The same GEMM in bf16.
 namespace ima_gemm_bf16 {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in a: bf16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -3195,7 +3199,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 137 "specs/gemm.ima"
+#line 142 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -3218,7 +3222,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3222 "gemm.cu"
+#line 3226 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3434,7 +3438,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
-// gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,N])
+// gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])
 // W4A16 GEMM on the tensor cores, y = x · W with W in GPTQ int4, for M from 1 to a few
 // hundred: a block per 32 rows of x by 32 columns of W, its 8 warps splitting K in
 // chunks of 128 rows. Lane (g, t) of a warp reads the tile of 4 columns (4g .. 4g + 3)
@@ -3447,8 +3451,14 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
 // sums meet in shared memory and leave as 16-byte stores. M-blocks of a column strip
 // are adjacent in launch order, so a strip's weights come from memory once. Tiles past K
 // or N, or across a group, decode element by element (zeros outside).
+// 
+// With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+// SiluAndMul fused: W's columns hold gate's and up's interleaved in units of
+// `GATE_UP_UNIT` (as specs/decode.ima's gptq_gemv_narrow reads them), and
+// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 namespace ima_gptq_gemm {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -3902,7 +3912,8 @@ struct w_t {
     }
 };
 
-// out y: f16[M, N]
+// x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
+// out y: f16[M, NY]
 template <typename I, bool IMA_CHECKED>
 struct y_t {
     __half* __restrict__ p;
@@ -4086,8 +4097,9 @@ __device__ __forceinline__ void body(
     const I K,
     const I N,
     const I G,
+    const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 180 "specs/gemm.ima"
+#line 191 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
         const I m0 = I(blockIdx.x) * 32, n0 = I(blockIdx.y) * 32;
@@ -4145,21 +4157,29 @@ __device__ __forceinline__ void body(
         if (M - m0 > 16) run(ImaConst<2>{});
         else run(ImaConst<1>{});
         __syncthreads();
-        // Row r, columns 8 c8 .. 8 c8 + 7 of the block's tile: a thread each.
+        // Row r, columns c8 .. c8 + 7 of the block's tile: a thread each. Fused, the
+        // threads of gate's units (even ones) make the unit's outputs, with up's after it.
+        const bool fused = NY != N;
         const int r = threadIdx.x / 4, c8 = threadIdx.x % 4 * 8;
-        if (r < 32 && m0 + r < M && n0 + c8 < N) {
+        if (r < 32 && m0 + r < M && n0 + c8 < N && (!fused || c8 % (2 * GATE_UP_UNIT) == 0)) {
             ImaVec<__half, 8> v;
             #pragma unroll
             for (int j = 0; j < 8; ++j) {
                 float sum = 0.f;
                 #pragma unroll
                 for (int s = 0; s < 8; ++s) sum += part(s, r, c8 + j);
+                if (fused) {
+                    float up = 0.f;
+                    #pragma unroll
+                    for (int s = 0; s < 8; ++s) up += part(s, r, c8 + GATE_UP_UNIT + j);
+                    sum = sum / (1.f + __expf(-sum)) * up;
+                }
                 v.v[j] = __float2half_rn(sum);
             }
-            y.store8(m0 + r, n0 + c8, v);
+            y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4163 "gemm.cu"
+#line 4183 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4171,12 +4191,13 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
+    const I NY,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
     const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 32, ima_record};
-    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, part);
+    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
 }
 
 }  // namespace ima_gptq_gemm
@@ -4200,7 +4221,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32(
     int M,
     int K,
     int N,
-    int G) {
+    int G,
+    int NY) {
     using namespace ima_gptq_gemm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -4211,13 +4233,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     run<int, false>(ima_gptq_gemm::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
         ima_gptq_gemm::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemm::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+        ima_gptq_gemm::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
         G,
+        NY,
         nullptr);
 }
 
@@ -4240,7 +4264,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64(
     long long M,
     long long K,
     long long N,
-    long long G) {
+    long long G,
+    long long NY) {
     using namespace ima_gptq_gemm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -4251,13 +4276,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     run<long long, false>(ima_gptq_gemm::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
         ima_gptq_gemm::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemm::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+        ima_gptq_gemm::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
         G,
+        NY,
         nullptr);
 }
 
@@ -4281,6 +4308,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
     int K,
     int N,
     int G,
+    int NY,
     ImaRecord* ima_record) {
     using namespace ima_gptq_gemm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -4292,15 +4320,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_gptq_gemm::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
         ima_gptq_gemm::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+        ima_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
         G,
+        NY,
         &ima_pending);
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
@@ -4316,7 +4346,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
             break;
         case 5:
             ima_extent[0] = M;
-            ima_extent[1] = N;
+            ima_extent[1] = NY;
             break;
         case -1:
             ima_extent[0] = 8;
@@ -4348,6 +4378,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
     long long K,
     long long N,
     long long G,
+    long long NY,
     ImaRecord* ima_record) {
     using namespace ima_gptq_gemm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -4359,15 +4390,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_gptq_gemm::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
         ima_gptq_gemm::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+        ima_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
         G,
+        NY,
         &ima_pending);
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
@@ -4383,7 +4416,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
             break;
         case 5:
             ima_extent[0] = M;
-            ima_extent[1] = N;
+            ima_extent[1] = NY;
             break;
         case -1:
             ima_extent[0] = 8;

@@ -15,6 +15,9 @@ pub const CUDA_SOURCE: &str = include_str!("gemm.cu");
 /// The spec this module was generated from.
 pub const SPEC_FILE: &str = "specs/gemm.ima";
 
+/// The spec's `const GATE_UP_UNIT = 8`.
+pub const GATE_UP_UNIT: i64 = 8;
+
 /// Every kernel of `specs/gemm.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub attn_scores_mma: AttnScoresMma,
@@ -105,7 +108,7 @@ impl Kernels {
 ///
 /// that the next tiles' copies run under a tile's products and stores.
 ///
-/// Declared at `specs/gemm.ima:12`.
+/// Declared at `specs/gemm.ima:17`.
 pub struct AttnScoresMma {
     kernel: ima::Kernel,
 }
@@ -170,7 +173,7 @@ pub struct AttnScoresMmaArgs<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::Rea
 pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_mma",
     signature: "attn_scores_mma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)",
-    location: "specs/gemm.ima:12",
+    location: "specs/gemm.ima:17",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -264,7 +267,7 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
 ///
 /// The same scores with f32 out: the same steps; the stores are twice the bytes.
 ///
-/// Declared at `specs/gemm.ima:53`.
+/// Declared at `specs/gemm.ima:58`.
 pub struct AttnScoresMmaF32 {
     kernel: ima::Kernel,
 }
@@ -329,7 +332,7 @@ pub struct AttnScoresMmaF32Args<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::
 pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_mma_f32",
     signature: "attn_scores_mma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/gemm.ima:53",
+    location: "specs/gemm.ima:58",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -427,7 +430,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
 ///
 /// across, 64 x 32 each (4 x 4 accumulator tiles); K staged 32 at a time, 4 stages deep.
 ///
-/// Declared at `specs/gemm.ima:96`.
+/// Declared at `specs/gemm.ima:101`.
 pub struct GemmF16 {
     kernel: ima::Kernel,
 }
@@ -490,7 +493,7 @@ pub struct GemmF16Args<'a, A: ima::ReadTensor<ima::half::f16>, B: ima::ReadTenso
 pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
     name: "gemm_f16",
     signature: "gemm_f16(a: f16[M,K], b: f16[K,N], c: f16[M,N])",
-    location: "specs/gemm.ima:96",
+    location: "specs/gemm.ima:101",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -575,7 +578,7 @@ pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
 ///
 /// The same GEMM in bf16.
 ///
-/// Declared at `specs/gemm.ima:129`.
+/// Declared at `specs/gemm.ima:134`.
 pub struct GemmBf16 {
     kernel: ima::Kernel,
 }
@@ -638,7 +641,7 @@ pub struct GemmBf16Args<'a, A: ima::ReadTensor<ima::half::bf16>, B: ima::ReadTen
 pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
     name: "gemm_bf16",
     signature: "gemm_bf16(a: bf16[M,K], b: bf16[K,N], c: bf16[M,N])",
-    location: "specs/gemm.ima:129",
+    location: "specs/gemm.ima:134",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -719,7 +722,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
     entry_i64: "gemm_bf16_i64",
 };
 
-/// `gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,N])`
+/// `gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`
 ///
 /// W4A16 GEMM on the tensor cores, y = x · W with W in GPTQ int4, for M from 1 to a few
 ///
@@ -745,7 +748,17 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// or N, or across a group, decode element by element (zeros outside).
 ///
-/// Declared at `specs/gemm.ima:173`.
+/// 
+///
+/// With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+///
+/// SiluAndMul fused: W's columns hold gate's and up's interleaved in units of
+///
+/// `GATE_UP_UNIT` (as specs/decode.ima's gptq_gemv_narrow reads them), and
+///
+/// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
+///
+/// Declared at `specs/gemm.ima:183`.
 pub struct GptqGemm {
     kernel: ima::Kernel,
 }
@@ -801,27 +814,28 @@ impl GptqGemm {
 
 /// The arguments of [`GptqGemm::launch`] and [`GptqGemm::launch_in`], by name.
 ///
-/// `gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
+/// `gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
 pub struct GptqGemmArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[M, K]`, contiguous, 16-byte aligned
     pub x: &'a X,
     /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     pub w: &'a ima::QuantTensor<ima::half::f16>,
-    /// f16 `[M, N]`, contiguous, 16-byte aligned
+    /// f16 `[M, NY]`, contiguous, 16-byte aligned: x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
     pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_gemm`.
 pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm",
-    signature: "gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/gemm.ima:173",
+    signature: "gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
+    location: "specs/gemm.ima:183",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 1, dim: 1 } },
         ima::Symbol { name: "G", bound_by: ima::Binding { arg: 1, dim: 2 } },
+        ima::Symbol { name: "NY", bound_by: ima::Binding { arg: 5, dim: 1 } },
     ],
     args: &[
         ima::TensorArg {
@@ -896,7 +910,7 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
             dtype: ima::DType::F16,
             dims: &[
                 ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
-                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "NY", expr: ima::Expr::Sym(4) },
             ],
             stored: &[0, 1],
             strided: false,
@@ -909,6 +923,8 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
     constraints: &[
         ima::Constraint { text: "K % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "N % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
     ],
     shared: &[
         ima::SharedArray {
