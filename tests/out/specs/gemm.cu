@@ -4162,24 +4162,36 @@ __device__ __forceinline__ void body(
         const bool fused = NY != N;
         const int r = threadIdx.x / 4, c8 = threadIdx.x % 4 * 8;
         if (r < 32 && m0 + r < M && n0 + c8 < N && (!fused || c8 % (2 * GATE_UP_UNIT) == 0)) {
+            // The 8 warps' sums of columns c0 .. c0 + 7, read as 16-byte vectors (read a
+            // float at a time, 8 to a bank across the warp, the fused epilogue cost
+            // gptq_gemm 14 us at M = 32, N = 28672: bench/RESULTS.md).
+            auto sums = [&](int c0, float (&out)[8]) {
+                #pragma unroll
+                for (int j = 0; j < 8; ++j) out[j] = 0.f;
+                #pragma unroll
+                for (int s = 0; s < 8; ++s)
+                    #pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const ImaVec<float, 4>& q = part.at4(s, r, c0 + 4 * h);
+                        #pragma unroll
+                        for (int e = 0; e < 4; ++e) out[4 * h + e] += q.v[e];
+                    }
+            };
+            float sum[8];
+            sums(c8, sum);
+            if (fused) {
+                float up[8];
+                sums(c8 + GATE_UP_UNIT, up);
+                #pragma unroll
+                for (int j = 0; j < 8; ++j) sum[j] = sum[j] / (1.f + __expf(-sum[j])) * up[j];
+            }
             ImaVec<__half, 8> v;
             #pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                float sum = 0.f;
-                #pragma unroll
-                for (int s = 0; s < 8; ++s) sum += part(s, r, c8 + j);
-                if (fused) {
-                    float up = 0.f;
-                    #pragma unroll
-                    for (int s = 0; s < 8; ++s) up += part(s, r, c8 + GATE_UP_UNIT + j);
-                    sum = sum / (1.f + __expf(-sum)) * up;
-                }
-                v.v[j] = __float2half_rn(sum);
-            }
+            for (int j = 0; j < 8; ++j) v.v[j] = __float2half_rn(sum[j]);
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4183 "gemm.cu"
+#line 4195 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
