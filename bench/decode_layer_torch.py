@@ -70,6 +70,10 @@ def make_layer(c, t):
         for n in ("qkv", "o", "gate_up", "down")
     }
     inter, unit, eps, scale = c["intermediate"], c["gate_up_unit"], c["eps"], hd ** -0.5
+    # The dump interleaves gate's columns and up's by `unit`; torch's layer takes them
+    # apart once, here, into [gate | up].
+    k_gu = w["gate_up"].shape[0]
+    w["gate_up"] = w["gate_up"].view(k_gu, -1, 2, unit).transpose(1, 2).reshape(k_gu, 2 * inter)
     # Without padding rows the cache write needs no boolean mask (whose nonzero() waits
     # for the GPU), so the layer can be captured into a CUDA graph.
     padded = bool((t["slot_mapping"] < 0).any())
@@ -105,9 +109,8 @@ def make_layer(c, t):
         o = o @ w["o"]
         residual = o + residual
         x = rms(residual, t["norm2"], eps)
-        # The weights interleave gate's columns and up's in units of gate_up_unit.
-        gu = (x @ w["gate_up"]).view(b, -1, 2, unit)
-        act = F.silu(gu[:, :, 0].reshape(b, inter)) * gu[:, :, 1].reshape(b, inter)
+        gu = x @ w["gate_up"]
+        act = F.silu(gu[:, :inter]) * gu[:, inter:]
         return act @ w["down"], residual
 
     return layer

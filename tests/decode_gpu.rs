@@ -143,7 +143,7 @@ fn gptq_gemv_narrow_matches_an_f64_reference_on_ragged_shapes() {
 /// gptq_gemv_narrow with y half as wide as W: SiluAndMul fused, W's columns gate's and
 /// up's in turn by GATE_UP_UNIT, against silu(g) · u of the f64 products, release and
 /// checked, on (M, K, N, G) with N a multiple of two units: whole tiles then 8-row ones;
-/// groups of 20; several tiles a thread with a last block of one unit pair; M of 5.
+/// groups of 20; several tiles a thread (K = 4104); M of 5.
 /// Each of g and u may be off by the plain GEMV's tolerance, which silu'(g) (below 1.1)
 /// and silu(g) carry into the product.
 #[test]

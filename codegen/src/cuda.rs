@@ -179,8 +179,6 @@ struct Entry {
     suffix: &'static str,
     index_type: &'static str,
     checked: bool,
-    /// A checked entry point: its threads keep an ImaPending and flush it into the record.
-    flushes: bool,
     params: String,
     run_args: String,
 }
@@ -290,7 +288,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         .collect();
     let mut run_params = accessors.clone();
     run_params.extend(values.iter().cloned());
-    run_params.push("typename ImaRecorder<IMA_CHECKED>::type* const ima_record".into());
+    run_params.push("typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder".into());
     let mut body_params = accessors;
     body_params.extend(values);
     body_params.extend(
@@ -387,12 +385,22 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
 }
 
 /// The logical extents of each argument and shared array, for the violations that name
-/// them: a quantized argument's are K and N.
+/// them: a quantized argument's are K and N, its g_idx's K.
 fn report_extents(k: &ir::Kernel, index: &[usize]) -> Vec<ReportExtents> {
     let of = |dims: &[ir::Extent]| dims.iter().map(|d| c_expr(k, &d.expr)).collect();
-    let args = k.args.iter().zip(index).map(|(a, &i)| ReportExtents {
-        arg: i as i64,
-        extents: of(&a.dims),
+    let args = k.args.iter().zip(index).flat_map(|(a, &i)| {
+        let g_idx = a.quant.as_ref().and_then(|q| {
+            let q = quant(a, q, i);
+            q.g_idx.then(|| ReportExtents {
+                arg: q.g_idx_arg as i64,
+                extents: of(&a.dims[..1]),
+            })
+        });
+        std::iter::once(ReportExtents {
+            arg: i as i64,
+            extents: of(&a.dims),
+        })
+        .chain(g_idx)
     });
     let shared = k.shared.iter().enumerate().map(|(i, a)| ReportExtents {
         arg: -1 - i as i64,
@@ -629,8 +637,13 @@ fn entry(
         .collect();
     // A checked entry point's accessors record violations in the thread's pending one
     // (ima.cuh's ImaPending), which it flushes into `ima_record`; a release one's in
-    // `ima_record` itself.
-    let flushes = takes_record && checked;
+    // `ima_record` itself. Every checked entry point takes the record (ima_contract's
+    // entry_params).
+    assert!(
+        takes_record || !checked,
+        "{}: a checked entry point without a record",
+        k.name
+    );
     let record = match (takes_record, checked) {
         (true, true) => "&ima_pending",
         (true, false) => "ima_record",
@@ -679,7 +692,6 @@ fn entry(
         suffix,
         index_type,
         checked,
-        flushes,
         params: params.join(",\n    "),
         run_args: run_args.join(",\n        "),
     }

@@ -96,19 +96,19 @@ struct {{ p.name }}_t {
     // rare path costs the loop around it no registers or stack.
     static __device__ __noinline__ void ima_span_fault(typename ImaRecorder<IMA_CHECKED>::type* rec, ImaSite<I, {{ p.rank }}> at, I vlo, I vhi,
                                                        long long a, long long b) {
-        const I j = at.index[{{ p.rank - 1 }}];
+        const I j = at.v[{{ p.rank - 1 }}];
         int kind = IMA_BAD_VALUE;
         long long value = a, lo = vlo;
         if (!ima_value_in(a, vlo, vhi)) {
         } else if (j == 0 && a != vlo) {
             kind = IMA_VALUE_FIRST;
         } else {
-            at.index[{{ p.rank - 1 }}] = j + 1;
+            at.v[{{ p.rank - 1 }}] = j + 1;
             value = b;
             if (ima_value_in(b, vlo, vhi)) kind = b < a ? IMA_VALUE_ORDER : IMA_VALUE_LAST;
             if (kind == IMA_VALUE_ORDER) lo = a;
         }
-        ima_report_value<I, {{ p.rank }}>(rec, {{ p.arg }}, kind, at.index, value, lo, vhi);
+        ima_report_value<I, {{ p.rank }}>(rec, {{ p.arg }}, kind, at.v, value, lo, vhi);
     }
 {%- endif %}
 {%- when None %}
@@ -130,11 +130,11 @@ struct {{ p.name }}_t {
         }
         return *reinterpret_cast<const ImaVec<{{ p.c_type }}, {{ p.vec }}>*>(&p[{{ p.offset }}]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of {{ p.vec }}.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // {{ p.vec }} is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<{{ p.c_type }}, {{ p.vec }}> load{{ p.vec }}_or_zero({{ p.index_params }}) const {
         const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
         if constexpr (IMA_CHECKED) {
@@ -788,7 +788,7 @@ __device__ __forceinline__ void run(
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
 {%- for a in k.shared %}
-    const {{ a.name }}_t<I, IMA_CHECKED> {{ a.name }}{reinterpret_cast<{{ a.c_type }}*>(ima_smem + ima_smem_off), {{ a.dim_values }}, ima_record};
+    const {{ a.name }}_t<I, IMA_CHECKED> {{ a.name }}{reinterpret_cast<{{ a.c_type }}*>(ima_smem + ima_smem_off), {{ a.dim_values }}, ima_recorder};
 {%- if !loop.last %}
     ima_smem_off += ({{ a.bytes }} + 15) / 16 * 16;
 {%- endif %}
@@ -847,20 +847,20 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
     __builtin_assume({{ d }});
 {%- endfor %}
 {%- endif %}
-{%- if e.flushes %}
+{%- if e.checked %}
     ImaPending ima_pending;
     ima_pending.count = 0;
 {%- endif %}
     run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});
-{%- if e.flushes %}
+{%- if e.checked %}
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
 {%- for x in k.report_extents %}
         case {{ x.arg }}:
-{%- for e in x.extents %}
-            ima_extent[{{ loop.index0 }}] = {{ e }};
+{%- for extent in x.extents %}
+            ima_extent[{{ loop.index0 }}] = {{ extent }};
 {%- endfor %}
             break;
 {%- endfor %}

@@ -4,9 +4,10 @@
 //! passes untouched; one outside is pending in the thread until its flush, which fills the
 //! violation record once (which argument, dimension, index, extents, block and thread; the
 //! flag raised) and counts every later one; a vector access reports misalignment, its
-//! first element outside or its last; a value report carries the value and its bounds; the digit helpers walk a mixed radix; a shared tile's swizzle
-//! is a conflict-free permutation and its checked chunks report. No GPU needed: a host
-//! C++ compiler (`c++`, or `$CXX`) is.
+//! first element outside or its last; a value report carries the value and its bounds;
+//! the digit helpers walk a mixed radix; a shared tile's swizzle is a conflict-free
+//! permutation and its checked chunks report. No GPU needed: a host C++ compiler (`c++`,
+//! or `$CXX`) is.
 
 use std::path::Path;
 use std::process::Command;

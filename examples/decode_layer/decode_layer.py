@@ -31,6 +31,8 @@ class DecodeLayer:
         `weights`: NAME.qweight, NAME.qzeros, NAME.scales for NAME in PROJECTIONS (GPTQ v1,
         as GPTQModel writes them), norm1, norm2, cos_sin."""
         self.c = config
+        # Both W4A16 kernels read the gate/up weights interleaved by the same unit.
+        assert dk.GATE_UP_UNIT == gk.GATE_UP_UNIT
         self.w = {
             n: dk.QuantWeight(
                 "gptq",

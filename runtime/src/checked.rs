@@ -19,10 +19,10 @@ pub use crate::out_of_bounds::{Access, OutOfBounds};
 pub enum CheckedMode {
     /// The release entry points.
     Off,
-    /// Checked; each launch waits for its kernel and returns its first violation as
+    /// Checked; each launch waits for its kernel and returns a violation it made as
     /// [`crate::Error::OutOfBounds`]. The usual mode for finding a bug.
     Wait,
-    /// Checked; launches return once enqueued, and the kernel's first violation is
+    /// Checked; launches return once enqueued, and a violation the kernel made is
     /// returned by its next launch after the faulty one finished (which then does not
     /// launch), or by [`crate::Kernel::check_deferred`]. Costs no wait on the host, so it can stay
     /// on in a pipeline: the report is late but still names the kernel, argument and index.

@@ -71,10 +71,11 @@ enum : int {
     IMA_TILE_CHUNK = 9,
 };
 
-// Where a violation was found, passed by value to an out-of-line record.
+// R indices of a violation, or the extents they broke, passed by value to an out-of-line
+// record.
 template <typename I, int R>
 struct ImaSite {
-    I index[R];
+    I v[R];
 };
 
 // A thread's pending violation, in its local memory. A checked entry point's accesses
@@ -129,7 +130,8 @@ enum : int {
 __device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
     return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
 }
-// Only a shared tile's kinds have extents that are not the argument's: the tile's shape.
+// Only a shared tile's kinds have extents that are not the argument's logical ones: the
+// tile's shape (IMA_TILE_CHUNK), the array's last two extents (IMA_TILE_SHAPE).
 __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
 }
@@ -177,9 +179,12 @@ static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p,
         if ((unsigned long long)i >= (unsigned long long)e) first_outside = d;
     }
     r->dim = dim == IMA_FIND_DIM ? first_outside : dim;
-    r->value = p->value;
-    r->lo = p->lo;
-    r->hi = p->hi;
+    // The value kinds' fields, which a pending record sets only for them.
+    const int kind = code >> 8 & 15;
+    const bool valued = kind >= IMA_BAD_VALUE && kind <= IMA_VALUE_LAST;
+    r->value = valued ? p->value : 0;
+    r->lo = valued ? p->lo : 0;
+    r->hi = valued ? p->hi : 0;
     ima_publish(r);
 }
 
@@ -197,8 +202,8 @@ static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const
     r->dim = code & 15;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = at.index[d];
-        r->extent[d] = extent.index[d];
+        r->index[d] = at.v[d];
+        r->extent[d] = extent.v[d];
     }
     r->value = value;
     r->lo = lo;
@@ -224,8 +229,8 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = extent[d];
+        at.v[d] = index[d];
+        e.v[d] = extent[d];
     }
     ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
 }
@@ -236,7 +241,7 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
 template <typename I, int R>
 static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
                                                    long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.index);
+    ima_pend<I, R>(p, code, at.v);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
@@ -246,7 +251,7 @@ __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kin
                                                  long long value, long long lo, long long hi) {
     ImaSite<I, R> at;
 #pragma unroll
-    for (int d = 0; d < R; ++d) at.index[d] = index[d];
+    for (int d = 0; d < R; ++d) at.v[d] = index[d];
     ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
 }
 template <typename I, int R>
@@ -255,8 +260,8 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = 0;
+        at.v[d] = index[d];
+        e.v[d] = 0;
     }
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
 }
@@ -956,7 +961,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 960 "planted_bugs.cu"
+#line 965 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -969,7 +974,7 @@ __device__ __forceinline__ void run(
     const I S,
     const I D,
     const I T,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = B * H * S * T;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -1299,7 +1304,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1303 "planted_bugs.cu"
+#line 1308 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1308,7 +1313,7 @@ __device__ __forceinline__ void run(
     const y_t<I, IMA_CHECKED> y,
     const I M,
     const I N,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = N * M;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -1592,7 +1597,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 1596 "planted_bugs.cu"
+#line 1601 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1601,11 +1606,11 @@ __device__ __forceinline__ void run(
     const s_t<I, IMA_CHECKED> s,
     const I R,
     const I C,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_record};
+    const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
     const I ima_n = R;
     const I ima_step = I(gridDim.x);
     I ima_idx = I(blockIdx.x);
@@ -2228,7 +2233,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2232 "planted_bugs.cu"
+#line 2237 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2238,7 +2243,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2847,7 +2852,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 2851 "planted_bugs.cu"
+#line 2856 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2857,7 +2862,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 

@@ -71,10 +71,11 @@ enum : int {
     IMA_TILE_CHUNK = 9,
 };
 
-// Where a violation was found, passed by value to an out-of-line record.
+// R indices of a violation, or the extents they broke, passed by value to an out-of-line
+// record.
 template <typename I, int R>
 struct ImaSite {
-    I index[R];
+    I v[R];
 };
 
 // A thread's pending violation, in its local memory. A checked entry point's accesses
@@ -129,7 +130,8 @@ enum : int {
 __device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
     return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
 }
-// Only a shared tile's kinds have extents that are not the argument's: the tile's shape.
+// Only a shared tile's kinds have extents that are not the argument's logical ones: the
+// tile's shape (IMA_TILE_CHUNK), the array's last two extents (IMA_TILE_SHAPE).
 __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
 }
@@ -177,9 +179,12 @@ static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p,
         if ((unsigned long long)i >= (unsigned long long)e) first_outside = d;
     }
     r->dim = dim == IMA_FIND_DIM ? first_outside : dim;
-    r->value = p->value;
-    r->lo = p->lo;
-    r->hi = p->hi;
+    // The value kinds' fields, which a pending record sets only for them.
+    const int kind = code >> 8 & 15;
+    const bool valued = kind >= IMA_BAD_VALUE && kind <= IMA_VALUE_LAST;
+    r->value = valued ? p->value : 0;
+    r->lo = valued ? p->lo : 0;
+    r->hi = valued ? p->hi : 0;
     ima_publish(r);
 }
 
@@ -197,8 +202,8 @@ static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const
     r->dim = code & 15;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = at.index[d];
-        r->extent[d] = extent.index[d];
+        r->index[d] = at.v[d];
+        r->extent[d] = extent.v[d];
     }
     r->value = value;
     r->lo = lo;
@@ -224,8 +229,8 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = extent[d];
+        at.v[d] = index[d];
+        e.v[d] = extent[d];
     }
     ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
 }
@@ -236,7 +241,7 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
 template <typename I, int R>
 static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
                                                    long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.index);
+    ima_pend<I, R>(p, code, at.v);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
@@ -246,7 +251,7 @@ __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kin
                                                  long long value, long long lo, long long hi) {
     ImaSite<I, R> at;
 #pragma unroll
-    for (int d = 0; d < R; ++d) at.index[d] = index[d];
+    for (int d = 0; d < R; ++d) at.v[d] = index[d];
     ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
 }
 template <typename I, int R>
@@ -255,8 +260,8 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = 0;
+        at.v[d] = index[d];
+        e.v[d] = 0;
     }
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
 }
@@ -1270,7 +1275,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1274 "checkpoint.cu"
+#line 1279 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1280,7 +1285,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -1413,6 +1418,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
             ima_extent[0] = K;
             ima_extent[1] = N;
             break;
+        case 4:
+            ima_extent[0] = K;
+            break;
         case 5:
             ima_extent[0] = K;
             ima_extent[1] = N;
@@ -1463,6 +1471,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
         case 0:
             ima_extent[0] = K;
             ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = K;
             break;
         case 5:
             ima_extent[0] = K;
@@ -1936,7 +1947,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1940 "checkpoint.cu"
+#line 1951 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1946,7 +1957,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2589,7 +2600,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2593 "checkpoint.cu"
+#line 2604 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2599,7 +2610,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -3201,7 +3212,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3205 "checkpoint.cu"
+#line 3216 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3211,7 +3222,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -3335,6 +3346,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
             ima_extent[0] = K;
             ima_extent[1] = N;
             break;
+        case 3:
+            ima_extent[0] = K;
+            break;
         case 4:
             ima_extent[0] = K;
             ima_extent[1] = N;
@@ -3382,6 +3396,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
         case 0:
             ima_extent[0] = K;
             ima_extent[1] = N;
+            break;
+        case 3:
+            ima_extent[0] = K;
             break;
         case 4:
             ima_extent[0] = K;
@@ -3847,7 +3864,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3851 "checkpoint.cu"
+#line 3868 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3859,7 +3876,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4014,6 +4031,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
             ima_extent[0] = K;
             ima_extent[1] = N;
             break;
+        case 5:
+            ima_extent[0] = K;
+            break;
         case 6:
             ima_extent[0] = M;
             ima_extent[1] = N;
@@ -4074,6 +4094,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
         case 1:
             ima_extent[0] = K;
             ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = K;
             break;
         case 6:
             ima_extent[0] = M;
@@ -4568,7 +4591,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4572 "checkpoint.cu"
+#line 4595 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4580,7 +4603,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -5250,7 +5273,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5254 "checkpoint.cu"
+#line 5277 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5262,7 +5285,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -5417,6 +5440,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
             ima_extent[0] = K;
             ima_extent[1] = N;
             break;
+        case 5:
+            ima_extent[0] = K;
+            break;
         case 6:
             ima_extent[0] = M;
             ima_extent[1] = N;
@@ -5477,6 +5503,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
         case 1:
             ima_extent[0] = K;
             ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = K;
             break;
         case 6:
             ima_extent[0] = M;
@@ -5968,7 +5997,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5972 "checkpoint.cu"
+#line 6001 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5980,7 +6009,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -6635,7 +6664,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6639 "checkpoint.cu"
+#line 6668 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6647,7 +6676,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -6793,6 +6822,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
             ima_extent[0] = K;
             ima_extent[1] = N;
             break;
+        case 4:
+            ima_extent[0] = K;
+            break;
         case 5:
             ima_extent[0] = M;
             ima_extent[1] = N;
@@ -6850,6 +6882,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
         case 1:
             ima_extent[0] = K;
             ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = K;
             break;
         case 5:
             ima_extent[0] = M;

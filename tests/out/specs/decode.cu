@@ -71,10 +71,11 @@ enum : int {
     IMA_TILE_CHUNK = 9,
 };
 
-// Where a violation was found, passed by value to an out-of-line record.
+// R indices of a violation, or the extents they broke, passed by value to an out-of-line
+// record.
 template <typename I, int R>
 struct ImaSite {
-    I index[R];
+    I v[R];
 };
 
 // A thread's pending violation, in its local memory. A checked entry point's accesses
@@ -129,7 +130,8 @@ enum : int {
 __device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
     return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
 }
-// Only a shared tile's kinds have extents that are not the argument's: the tile's shape.
+// Only a shared tile's kinds have extents that are not the argument's logical ones: the
+// tile's shape (IMA_TILE_CHUNK), the array's last two extents (IMA_TILE_SHAPE).
 __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
 }
@@ -177,9 +179,12 @@ static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p,
         if ((unsigned long long)i >= (unsigned long long)e) first_outside = d;
     }
     r->dim = dim == IMA_FIND_DIM ? first_outside : dim;
-    r->value = p->value;
-    r->lo = p->lo;
-    r->hi = p->hi;
+    // The value kinds' fields, which a pending record sets only for them.
+    const int kind = code >> 8 & 15;
+    const bool valued = kind >= IMA_BAD_VALUE && kind <= IMA_VALUE_LAST;
+    r->value = valued ? p->value : 0;
+    r->lo = valued ? p->lo : 0;
+    r->hi = valued ? p->hi : 0;
     ima_publish(r);
 }
 
@@ -197,8 +202,8 @@ static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const
     r->dim = code & 15;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = at.index[d];
-        r->extent[d] = extent.index[d];
+        r->index[d] = at.v[d];
+        r->extent[d] = extent.v[d];
     }
     r->value = value;
     r->lo = lo;
@@ -224,8 +229,8 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = extent[d];
+        at.v[d] = index[d];
+        e.v[d] = extent[d];
     }
     ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
 }
@@ -236,7 +241,7 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
 template <typename I, int R>
 static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
                                                    long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.index);
+    ima_pend<I, R>(p, code, at.v);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
@@ -246,7 +251,7 @@ __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kin
                                                  long long value, long long lo, long long hi) {
     ImaSite<I, R> at;
 #pragma unroll
-    for (int d = 0; d < R; ++d) at.index[d] = index[d];
+    for (int d = 0; d < R; ++d) at.v[d] = index[d];
     ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
 }
 template <typename I, int R>
@@ -255,8 +260,8 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = 0;
+        at.v[d] = index[d];
+        e.v[d] = 0;
     }
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
 }
@@ -869,11 +874,11 @@ struct x_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -937,11 +942,11 @@ struct residual_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -1064,11 +1069,11 @@ struct w_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0) const {
         const I i[1] = {i0}, e[1] = {e0};
         if constexpr (IMA_CHECKED) {
@@ -1118,11 +1123,11 @@ struct y_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -1293,7 +1298,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 1297 "decode.cu"
+#line 1302 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1305,11 +1310,11 @@ __device__ __forceinline__ void run(
     const I N,
     const I D,
     const float eps,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_record};
+    const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
     const I ima_n = N;
     const I ima_step = I(gridDim.x);
     I ima_idx = I(blockIdx.x);
@@ -1565,11 +1570,11 @@ struct qkv_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -1658,11 +1663,11 @@ struct cos_sin_t {
         }
         return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 4.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 4 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<float, 4> load4_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -1751,11 +1756,11 @@ struct q_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2) const {
         const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2};
         if constexpr (IMA_CHECKED) {
@@ -1878,11 +1883,11 @@ struct k_cache_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         if constexpr (IMA_CHECKED) {
@@ -2004,11 +2009,11 @@ struct v_cache_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         if constexpr (IMA_CHECKED) {
@@ -2161,7 +2166,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 2165 "decode.cu"
+#line 2170 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2180,7 +2185,7 @@ __device__ __forceinline__ void run(
     const I BS,
     const I HKV,
     const I HQ,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, q, k_cache, v_cache, B, MAXPOS, D, NB, BS, HKV, HQ);
 }
 
@@ -2548,11 +2553,11 @@ struct x_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -3159,6 +3164,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         // An output a thread: of the block's 16 columns, or, fused, of its 8 (gate's
         // column c, up's c + 8).
+        static_assert(GATE_UP_UNIT == 8, "a block's 16 columns are one unit of gate and one of up");
         const bool fused = NY != N;
         const int outs = fused ? GATE_UP_UNIT : 16;
         const int tid = threadIdx.y * 4 + threadIdx.x;
@@ -3178,7 +3184,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3182 "decode.cu"
+#line 3188 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3191,11 +3197,11 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 16, ima_record};
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 16, ima_recorder};
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
 }
 

@@ -72,10 +72,11 @@ enum : int {
     IMA_TILE_CHUNK = 9,
 };
 
-// Where a violation was found, passed by value to an out-of-line record.
+// R indices of a violation, or the extents they broke, passed by value to an out-of-line
+// record.
 template <typename I, int R>
 struct ImaSite {
-    I index[R];
+    I v[R];
 };
 
 // A thread's pending violation, in its local memory. A checked entry point's accesses
@@ -130,7 +131,8 @@ enum : int {
 __device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
     return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
 }
-// Only a shared tile's kinds have extents that are not the argument's: the tile's shape.
+// Only a shared tile's kinds have extents that are not the argument's logical ones: the
+// tile's shape (IMA_TILE_CHUNK), the array's last two extents (IMA_TILE_SHAPE).
 __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
 }
@@ -178,9 +180,12 @@ static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p,
         if ((unsigned long long)i >= (unsigned long long)e) first_outside = d;
     }
     r->dim = dim == IMA_FIND_DIM ? first_outside : dim;
-    r->value = p->value;
-    r->lo = p->lo;
-    r->hi = p->hi;
+    // The value kinds' fields, which a pending record sets only for them.
+    const int kind = code >> 8 & 15;
+    const bool valued = kind >= IMA_BAD_VALUE && kind <= IMA_VALUE_LAST;
+    r->value = valued ? p->value : 0;
+    r->lo = valued ? p->lo : 0;
+    r->hi = valued ? p->hi : 0;
     ima_publish(r);
 }
 
@@ -198,8 +203,8 @@ static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const
     r->dim = code & 15;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = at.index[d];
-        r->extent[d] = extent.index[d];
+        r->index[d] = at.v[d];
+        r->extent[d] = extent.v[d];
     }
     r->value = value;
     r->lo = lo;
@@ -225,8 +230,8 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = extent[d];
+        at.v[d] = index[d];
+        e.v[d] = extent[d];
     }
     ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
 }
@@ -237,7 +242,7 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
 template <typename I, int R>
 static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
                                                    long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.index);
+    ima_pend<I, R>(p, code, at.v);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
@@ -247,7 +252,7 @@ __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kin
                                                  long long value, long long lo, long long hi) {
     ImaSite<I, R> at;
 #pragma unroll
-    for (int d = 0; d < R; ++d) at.index[d] = index[d];
+    for (int d = 0; d < R; ++d) at.v[d] = index[d];
     ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
 }
 template <typename I, int R>
@@ -256,8 +261,8 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = 0;
+        at.v[d] = index[d];
+        e.v[d] = 0;
     }
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
 }
@@ -870,11 +875,11 @@ struct q_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         if constexpr (IMA_CHECKED) {
@@ -937,11 +942,11 @@ struct k_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         if constexpr (IMA_CHECKED) {
@@ -1004,11 +1009,11 @@ struct o_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         if constexpr (IMA_CHECKED) {
@@ -1248,7 +1253,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1252 "gemm.cu"
+#line 1257 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1262,13 +1267,13 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_record};
+    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
     ima_smem_off += (3 * 128 * 64 * I(sizeof(__half)) + 15) / 16 * 16;
-    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_record};
+    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
     body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
@@ -1555,11 +1560,11 @@ struct q_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         if constexpr (IMA_CHECKED) {
@@ -1622,11 +1627,11 @@ struct k_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         if constexpr (IMA_CHECKED) {
@@ -1689,11 +1694,11 @@ struct o_t {
         }
         return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 4.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 4 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<float, 4> load4_or_zero(I i0, I i1, I i2, I i3) const {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         if constexpr (IMA_CHECKED) {
@@ -1933,7 +1938,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1937 "gemm.cu"
+#line 1942 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1947,13 +1952,13 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_record};
+    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
     ima_smem_off += (3 * 128 * 64 * I(sizeof(__half)) + 15) / 16 * 16;
-    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_record};
+    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
     body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
@@ -2242,11 +2247,11 @@ struct a_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -2309,11 +2314,11 @@ struct b_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -2376,11 +2381,11 @@ struct c_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -2610,7 +2615,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2614 "gemm.cu"
+#line 2619 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2621,13 +2626,13 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const sa_t<I, IMA_CHECKED> sa{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 128, 32, ima_record};
+    const sa_t<I, IMA_CHECKED> sa{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 128, 32, ima_recorder};
     ima_smem_off += (4 * 128 * 32 * I(sizeof(__half)) + 15) / 16 * 16;
-    const sb_t<I, IMA_CHECKED> sb{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 32, 128, ima_record};
+    const sb_t<I, IMA_CHECKED> sb{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 32, 128, ima_recorder};
     body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
 }
 
@@ -2854,11 +2859,11 @@ struct a_t {
         }
         return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__nv_bfloat16, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -2921,11 +2926,11 @@ struct b_t {
         }
         return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__nv_bfloat16, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -2988,11 +2993,11 @@ struct c_t {
         }
         return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__nv_bfloat16, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -3222,7 +3227,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3226 "gemm.cu"
+#line 3231 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3233,13 +3238,13 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const sa_t<I, IMA_CHECKED> sa{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 128, 32, ima_record};
+    const sa_t<I, IMA_CHECKED> sa{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 128, 32, ima_recorder};
     ima_smem_off += (4 * 128 * 32 * I(sizeof(__nv_bfloat16)) + 15) / 16 * 16;
-    const sb_t<I, IMA_CHECKED> sb{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 32, 128, ima_record};
+    const sb_t<I, IMA_CHECKED> sb{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 32, 128, ima_recorder};
     body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
 }
 
@@ -3482,11 +3487,11 @@ struct x_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -3935,11 +3940,11 @@ struct y_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -4159,6 +4164,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         // Row r, columns c8 .. c8 + 7 of the block's tile: a thread each. Fused, the
         // threads of gate's units (even ones) make the unit's outputs, with up's after it.
+        static_assert(GATE_UP_UNIT == 8, "a thread's 8 columns are one unit of gate or of up");
         const bool fused = NY != N;
         const int r = threadIdx.x / 4, c8 = threadIdx.x % 4 * 8;
         if (r < 32 && m0 + r < M && n0 + c8 < N && (!fused || c8 % (2 * GATE_UP_UNIT) == 0)) {
@@ -4191,7 +4197,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4195 "gemm.cu"
+#line 4201 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4204,11 +4210,11 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 32, ima_record};
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 32, ima_recorder};
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
 }
 

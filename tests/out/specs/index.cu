@@ -72,10 +72,11 @@ enum : int {
     IMA_TILE_CHUNK = 9,
 };
 
-// Where a violation was found, passed by value to an out-of-line record.
+// R indices of a violation, or the extents they broke, passed by value to an out-of-line
+// record.
 template <typename I, int R>
 struct ImaSite {
-    I index[R];
+    I v[R];
 };
 
 // A thread's pending violation, in its local memory. A checked entry point's accesses
@@ -130,7 +131,8 @@ enum : int {
 __device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
     return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
 }
-// Only a shared tile's kinds have extents that are not the argument's: the tile's shape.
+// Only a shared tile's kinds have extents that are not the argument's logical ones: the
+// tile's shape (IMA_TILE_CHUNK), the array's last two extents (IMA_TILE_SHAPE).
 __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
 }
@@ -178,9 +180,12 @@ static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p,
         if ((unsigned long long)i >= (unsigned long long)e) first_outside = d;
     }
     r->dim = dim == IMA_FIND_DIM ? first_outside : dim;
-    r->value = p->value;
-    r->lo = p->lo;
-    r->hi = p->hi;
+    // The value kinds' fields, which a pending record sets only for them.
+    const int kind = code >> 8 & 15;
+    const bool valued = kind >= IMA_BAD_VALUE && kind <= IMA_VALUE_LAST;
+    r->value = valued ? p->value : 0;
+    r->lo = valued ? p->lo : 0;
+    r->hi = valued ? p->hi : 0;
     ima_publish(r);
 }
 
@@ -198,8 +203,8 @@ static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const
     r->dim = code & 15;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = at.index[d];
-        r->extent[d] = extent.index[d];
+        r->index[d] = at.v[d];
+        r->extent[d] = extent.v[d];
     }
     r->value = value;
     r->lo = lo;
@@ -225,8 +230,8 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = extent[d];
+        at.v[d] = index[d];
+        e.v[d] = extent[d];
     }
     ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
 }
@@ -237,7 +242,7 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
 template <typename I, int R>
 static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
                                                    long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.index);
+    ima_pend<I, R>(p, code, at.v);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
@@ -247,7 +252,7 @@ __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kin
                                                  long long value, long long lo, long long hi) {
     ImaSite<I, R> at;
 #pragma unroll
-    for (int d = 0; d < R; ++d) at.index[d] = index[d];
+    for (int d = 0; d < R; ++d) at.v[d] = index[d];
     ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
 }
 template <typename I, int R>
@@ -256,8 +261,8 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = 0;
+        at.v[d] = index[d];
+        e.v[d] = 0;
     }
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
 }
@@ -893,11 +898,11 @@ struct table_t {
         }
         return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__nv_bfloat16, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -960,11 +965,11 @@ struct y_t {
         }
         return *reinterpret_cast<const ImaVec<__nv_bfloat16, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__nv_bfloat16, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -1079,7 +1084,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 1083 "index.cu"
+#line 1088 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1090,7 +1095,7 @@ __device__ __forceinline__ void run(
     const I T,
     const I V,
     const I D,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     body<I, IMA_CHECKED>(ids, table, y, T, V, D);
 }
 
@@ -1293,11 +1298,11 @@ struct key_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2) const {
         const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2};
         if constexpr (IMA_CHECKED) {
@@ -1360,11 +1365,11 @@ struct value_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2) const {
         const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2};
         if constexpr (IMA_CHECKED) {
@@ -1453,11 +1458,11 @@ struct k_cache_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         if constexpr (IMA_CHECKED) {
@@ -1579,11 +1584,11 @@ struct v_cache_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         if constexpr (IMA_CHECKED) {
@@ -1707,7 +1712,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 1711 "index.cu"
+#line 1716 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1722,7 +1727,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I NB,
     const I BS,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     body<I, IMA_CHECKED>(key, value, slot_mapping, k_cache, v_cache, T, HKV, D, NB, BS);
 }
 
@@ -2172,7 +2177,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 2176 "index.cu"
+#line 2181 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2183,13 +2188,13 @@ __device__ __forceinline__ void run(
     const I T,
     const I K,
     const int num_experts,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const fill_t<I, IMA_CHECKED> fill{reinterpret_cast<int*>(ima_smem + ima_smem_off), num_experts, ima_record};
+    const fill_t<I, IMA_CHECKED> fill{reinterpret_cast<int*>(ima_smem + ima_smem_off), num_experts, ima_recorder};
     ima_smem_off += (num_experts * I(sizeof(int)) + 15) / 16 * 16;
-    const warp_sums_t<I, IMA_CHECKED> warp_sums{reinterpret_cast<int*>(ima_smem + ima_smem_off), 32, ima_record};
+    const warp_sums_t<I, IMA_CHECKED> warp_sums{reinterpret_cast<int*>(ima_smem + ima_smem_off), 32, ima_recorder};
     body<I, IMA_CHECKED>(topk_ids, offsets, sorted, T, K, num_experts, fill, warp_sums);
 }
 
@@ -2431,19 +2436,19 @@ struct cu_seqlens_t {
     // rare path costs the loop around it no registers or stack.
     static __device__ __noinline__ void ima_span_fault(typename ImaRecorder<IMA_CHECKED>::type* rec, ImaSite<I, 1> at, I vlo, I vhi,
                                                        long long a, long long b) {
-        const I j = at.index[0];
+        const I j = at.v[0];
         int kind = IMA_BAD_VALUE;
         long long value = a, lo = vlo;
         if (!ima_value_in(a, vlo, vhi)) {
         } else if (j == 0 && a != vlo) {
             kind = IMA_VALUE_FIRST;
         } else {
-            at.index[0] = j + 1;
+            at.v[0] = j + 1;
             value = b;
             if (ima_value_in(b, vlo, vhi)) kind = b < a ? IMA_VALUE_ORDER : IMA_VALUE_LAST;
             if (kind == IMA_VALUE_ORDER) lo = a;
         }
-        ima_report_value<I, 1>(rec, 1, kind, at.index, value, lo, vhi);
+        ima_report_value<I, 1>(rec, 1, kind, at.v, value, lo, vhi);
     }
 };
 
@@ -2528,7 +2533,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 2532 "index.cu"
+#line 2537 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2539,7 +2544,7 @@ __device__ __forceinline__ void run(
     const I T,
     const I D,
     const I B1,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = (B1 - 1) * D;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);

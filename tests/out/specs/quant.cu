@@ -71,10 +71,11 @@ enum : int {
     IMA_TILE_CHUNK = 9,
 };
 
-// Where a violation was found, passed by value to an out-of-line record.
+// R indices of a violation, or the extents they broke, passed by value to an out-of-line
+// record.
 template <typename I, int R>
 struct ImaSite {
-    I index[R];
+    I v[R];
 };
 
 // A thread's pending violation, in its local memory. A checked entry point's accesses
@@ -129,7 +130,8 @@ enum : int {
 __device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
     return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
 }
-// Only a shared tile's kinds have extents that are not the argument's: the tile's shape.
+// Only a shared tile's kinds have extents that are not the argument's logical ones: the
+// tile's shape (IMA_TILE_CHUNK), the array's last two extents (IMA_TILE_SHAPE).
 __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
 }
@@ -177,9 +179,12 @@ static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p,
         if ((unsigned long long)i >= (unsigned long long)e) first_outside = d;
     }
     r->dim = dim == IMA_FIND_DIM ? first_outside : dim;
-    r->value = p->value;
-    r->lo = p->lo;
-    r->hi = p->hi;
+    // The value kinds' fields, which a pending record sets only for them.
+    const int kind = code >> 8 & 15;
+    const bool valued = kind >= IMA_BAD_VALUE && kind <= IMA_VALUE_LAST;
+    r->value = valued ? p->value : 0;
+    r->lo = valued ? p->lo : 0;
+    r->hi = valued ? p->hi : 0;
     ima_publish(r);
 }
 
@@ -197,8 +202,8 @@ static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const
     r->dim = code & 15;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        r->index[d] = at.index[d];
-        r->extent[d] = extent.index[d];
+        r->index[d] = at.v[d];
+        r->extent[d] = extent.v[d];
     }
     r->value = value;
     r->lo = lo;
@@ -224,8 +229,8 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = extent[d];
+        at.v[d] = index[d];
+        e.v[d] = extent[d];
     }
     ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
 }
@@ -236,7 +241,7 @@ __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int
 template <typename I, int R>
 static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
                                                    long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.index);
+    ima_pend<I, R>(p, code, at.v);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
@@ -246,7 +251,7 @@ __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kin
                                                  long long value, long long lo, long long hi) {
     ImaSite<I, R> at;
 #pragma unroll
-    for (int d = 0; d < R; ++d) at.index[d] = index[d];
+    for (int d = 0; d < R; ++d) at.v[d] = index[d];
     ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
 }
 template <typename I, int R>
@@ -255,8 +260,8 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
     ImaSite<I, R> at, e;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-        at.index[d] = index[d];
-        e.index[d] = 0;
+        at.v[d] = index[d];
+        e.v[d] = 0;
     }
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
 }
@@ -1253,11 +1258,11 @@ struct y_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -1381,7 +1386,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1385 "quant.cu"
+#line 1390 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1391,7 +1396,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -2028,7 +2033,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2032 "quant.cu"
+#line 2037 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2038,7 +2043,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2655,7 +2660,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2659 "quant.cu"
+#line 2664 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2665,7 +2670,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2798,6 +2803,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_
             ima_extent[0] = K;
             ima_extent[1] = N;
             break;
+        case 4:
+            ima_extent[0] = K;
+            break;
         case 5:
             ima_extent[0] = K;
             ima_extent[1] = N;
@@ -2848,6 +2856,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
         case 0:
             ima_extent[0] = K;
             ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = K;
             break;
         case 5:
             ima_extent[0] = K;
@@ -3148,11 +3159,11 @@ struct y_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -3276,7 +3287,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3280 "quant.cu"
+#line 3291 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3286,7 +3297,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -3808,7 +3819,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3812 "quant.cu"
+#line 3823 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3818,7 +3829,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -4123,7 +4134,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4127 "quant.cu"
+#line 4138 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4133,7 +4144,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4337,11 +4348,11 @@ struct x_t {
         }
         return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
     }
-    // The same vector, or zeros where it would leave the tensor: an edge the body masks on
-    // purpose (a ragged M or K), which is no violation in any mode. Its test is the one a
-    // body's own guard would make, so a checked entry point predicates the load as a
-    // release one does, with no record to branch around; it still reports a start that is
-    // not a multiple of 8.
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
     __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         if constexpr (IMA_CHECKED) {
@@ -4949,7 +4960,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4953 "quant.cu"
+#line 4964 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4961,11 +4972,11 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 128, ima_record};
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 128, ima_recorder};
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, part);
 }
 
@@ -5545,7 +5556,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5549 "quant.cu"
+#line 5560 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5557,7 +5568,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_record) {
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
