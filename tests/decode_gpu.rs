@@ -77,6 +77,63 @@ fn decode_layer_at_b8_context_512() {
     matches_reference(&[vec![512, 512, 512, 512, 512, 512, 512, 0]]);
 }
 
+/// One launch of gptq_gemv_narrow on x `[M, K]` (Lcg 3) and weights `[K, N]` (Lcg 5)
+/// quantized with group G, into a y `width` columns wide: what the f64 references need.
+struct Gemv {
+    k: usize,
+    n: usize,
+    x: Vec<f16>,
+    /// The weights as the kernel decodes them (the runtime's host dequantization).
+    w: Vec<f16>,
+    y: Vec<f16>,
+}
+
+impl Gemv {
+    fn run(
+        kernels: &decode::Kernels,
+        stream: &std::sync::Arc<ima::cudarc::driver::CudaStream>,
+        (m, k, n, g): (usize, usize, usize, usize),
+        width: usize,
+    ) -> Gemv {
+        let xh = Lcg::new(3).f16s(m * k, 1.0);
+        let x = Tensor::from_host(stream, &xh, &[m, k]).unwrap();
+        let mut rng = Lcg::new(5);
+        let weights: Vec<f32> = (0..k * n).map(|_| rng.next_f32()).collect();
+        let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
+        let w = QuantTensor::upload(stream, &host).unwrap();
+        let mut y = Tensor::full(stream, f16::NAN, &[m, width]).unwrap();
+        kernels
+            .gptq_gemv_narrow
+            .launch(
+                stream,
+                decode::GptqGemvNarrowArgs {
+                    x: &x,
+                    w: &w,
+                    y: &mut y,
+                },
+            )
+            .unwrap();
+        Gemv {
+            k,
+            n,
+            x: xh,
+            w: dequant_reference(&host),
+            y: y.to_host(stream).unwrap(),
+        }
+    }
+
+    /// Row r of x times column c of W in f64, and the products' 2-norm.
+    fn dot(&self, r: usize, c: usize) -> (f64, f64) {
+        let (mut v, mut norm) = (0f64, 0f64);
+        for kk in 0..self.k {
+            let p = f64::from(self.x[r * self.k + kk]) * f64::from(self.w[kk * self.n + c]);
+            v += p;
+            norm += p * p;
+        }
+        (v, norm.sqrt())
+    }
+}
+
 /// gptq_gemv_narrow against y = x · dequant(W) in f64, in release and checked modes, on
 /// (M, K, N, G): whole 32-row tiles then 8-row ones (K = 328); 8-row tiles only, across
 /// groups (G = 20) or in groups too small for a whole tile (G = 24); several tiles a
@@ -101,37 +158,13 @@ fn gptq_gemv_narrow_matches_an_f64_reference_on_ragged_shapes() {
             (5, 104, 16, 20),
             (8, 1048, 72, 24),
         ] {
-            let xh = Lcg::new(3).f16s(m * k, 1.0);
-            let x = Tensor::from_host(&stream, &xh, &[m, k]).unwrap();
-            let mut rng = Lcg::new(5);
-            let weights: Vec<f32> = (0..k * n).map(|_| rng.next_f32()).collect();
-            let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
-            let w = QuantTensor::upload(&stream, &host).unwrap();
-            let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
-            kernels
-                .gptq_gemv_narrow
-                .launch(
-                    &stream,
-                    decode::GptqGemvNarrowArgs {
-                        x: &x,
-                        w: &w,
-                        y: &mut y,
-                    },
-                )
-                .unwrap();
-            let wd = dequant_reference(&host);
-            let got = y.to_host(&stream).unwrap();
+            let run = Gemv::run(&kernels, &stream, (m, k, n, g), n);
             for r in 0..m {
                 for c in 0..n {
-                    let (mut want, mut norm) = (0f64, 0f64);
-                    for kk in 0..k {
-                        let p = f64::from(xh[r * k + kk]) * f64::from(wd[kk * n + c]);
-                        want += p;
-                        norm += p * p;
-                    }
-                    let g_ = f64::from(got[r * n + c]);
+                    let (want, norm) = run.dot(r, c);
+                    let g_ = f64::from(run.y[r * n + c]);
                     assert!(
-                        (g_ - want).abs() <= 1e-2 * want.abs() + 1e-2 + 8e-3 * norm.sqrt(),
+                        (g_ - want).abs() <= 1e-2 * want.abs() + 1e-2 + 8e-3 * norm,
                         "gptq_gemv_narrow M={m} K={k} N={n} G={g} checked={checked}: y[{r}, {c}] = {g_}, expected {want}"
                     );
                 }
@@ -161,46 +194,17 @@ fn gptq_gemv_narrow_fuses_silu_and_mul_when_y_is_half_as_wide() {
             (1, 4104, 144, 128),
             (5, 104, 32, 20),
         ] {
-            let xh = Lcg::new(3).f16s(m * k, 1.0);
-            let x = Tensor::from_host(&stream, &xh, &[m, k]).unwrap();
-            let mut rng = Lcg::new(5);
-            let weights: Vec<f32> = (0..k * n).map(|_| rng.next_f32()).collect();
-            let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
-            let w = QuantTensor::upload(&stream, &host).unwrap();
-            let mut y = Tensor::full(&stream, f16::NAN, &[m, n / 2]).unwrap();
-            kernels
-                .gptq_gemv_narrow
-                .launch(
-                    &stream,
-                    decode::GptqGemvNarrowArgs {
-                        x: &x,
-                        w: &w,
-                        y: &mut y,
-                    },
-                )
-                .unwrap();
-            let wd = dequant_reference(&host);
-            let got = y.to_host(&stream).unwrap();
-            // Column c of row r: the f64 product and its products' 2-norm.
-            let dot = |r: usize, c: usize| {
-                let (mut v, mut norm) = (0f64, 0f64);
-                for kk in 0..k {
-                    let p = f64::from(xh[r * k + kk]) * f64::from(wd[kk * n + c]);
-                    v += p;
-                    norm += p * p;
-                }
-                (v, norm.sqrt())
-            };
+            let run = Gemv::run(&kernels, &stream, (m, k, n, g), n / 2);
             for r in 0..m {
                 for j in 0..n / 2 {
                     let gate = 2 * unit * (j / unit) + j % unit;
-                    let ((gv, gn), (uv, un)) = (dot(r, gate), dot(r, gate + unit));
+                    let ((gv, gn), (uv, un)) = (run.dot(r, gate), run.dot(r, gate + unit));
                     let silu = gv / (1.0 + (-gv).exp());
                     let want = silu * uv;
                     let tol = |v: f64, norm: f64| 1e-2 * v.abs() + 1e-2 + 8e-3 * norm;
                     let bound =
                         1.1 * tol(gv, gn) * uv.abs() + silu.abs() * tol(uv, un) + 1e-2 * want.abs();
-                    let y_ = f64::from(got[r * n / 2 + j]);
+                    let y_ = f64::from(run.y[r * n / 2 + j]);
                     assert!(
                         (y_ - want).abs() <= bound,
                         "gptq_gemv_narrow fused M={m} K={k} N={n} G={g} checked={checked}: y[{r}, {j}] = {y_}, expected {want}"

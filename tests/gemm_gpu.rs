@@ -229,6 +229,43 @@ const GPTQ_SHAPES: [(usize, usize, usize, usize); 6] = [
     (130, 256, 32, 64),
 ];
 
+/// One launch of gptq_gemm on x `[M, K]` and weights `[K, N]` quantized with group G,
+/// into a y `width` columns wide: x · W in f64 with each sum's products' 2-norm (the
+/// kernel's B operands are the dequantized weights exactly, each (q - z) times its scale
+/// rounded once to f16, as the host reference rounds them), and y.
+fn gptq_gemm_and_f64(
+    kernels: &gemm::Kernels,
+    stream: &Arc<CudaStream>,
+    (m, k, n, g): (usize, usize, usize, usize),
+    width: usize,
+) -> (Vec<(f64, f64)>, Vec<f16>) {
+    let xh = f16s(m * k, 3);
+    let x = Tensor::from_host(stream, &xh, &[m, k]).unwrap();
+    let weights: Vec<f32> = lcg(5).take(k * n).collect();
+    let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
+    let w = QuantTensor::upload(stream, &host).unwrap();
+    let mut y = Tensor::full(stream, f16::NAN, &[m, width]).unwrap();
+    let launched = kernels
+        .gptq_gemm
+        .launch(
+            stream,
+            gemm::GptqGemmArgs {
+                x: &x,
+                w: &w,
+                y: &mut y,
+            },
+        )
+        .unwrap();
+    assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+    let wd = dequant_reference(&host);
+    let want = matmul_f64(
+        |r, kk| f64::from(xh[r * k + kk]),
+        |kk, col| f64::from(wd[kk * n + col]),
+        (m, k, n),
+    );
+    (want, y.to_host(stream).unwrap())
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gptq_gemm_matches_f64_reference_on_ragged_shapes() {
@@ -236,35 +273,8 @@ fn gptq_gemm_matches_f64_reference_on_ragged_shapes() {
     for checked in [false, true] {
         kernels.set_checked(checked);
         for (m, k, n, g) in GPTQ_SHAPES {
-            let xh = f16s(m * k, 3);
-            let x = Tensor::from_host(&stream, &xh, &[m, k]).unwrap();
-            let weights: Vec<f32> = lcg(5).take(k * n).collect();
-            let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
-            let w = QuantTensor::upload(&stream, &host).unwrap();
-            let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
-            let launched = kernels
-                .gptq_gemm
-                .launch(
-                    &stream,
-                    gemm::GptqGemmArgs {
-                        x: &x,
-                        w: &w,
-                        y: &mut y,
-                    },
-                )
-                .unwrap();
-            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
-            // The kernel's B operands are the dequantized weights exactly (each (q - z)
-            // times its scale, rounded once to f16, as the host reference rounds them).
-            let wd = dequant_reference(&host);
-            let want = matmul_f64(
-                |r, kk| f64::from(xh[r * k + kk]),
-                |kk, col| f64::from(wd[kk * n + col]),
-                (m, k, n),
-            );
-            for (e, (got, &(want, norm))) in
-                y.to_host(&stream).unwrap().iter().zip(&want).enumerate()
-            {
+            let (want, got) = gptq_gemm_and_f64(&kernels, &stream, (m, k, n, g), n);
+            for (e, (got, &(want, norm))) in got.iter().zip(&want).enumerate() {
                 let what = || {
                     format!(
                         "gptq_gemm M={m} K={k} N={n} G={g} checked={checked}: y[{}, {}]",
@@ -297,31 +307,7 @@ fn gptq_gemm_fuses_silu_and_mul_when_y_is_half_as_wide() {
             (64, 4096, 144, 128),
             (130, 256, 32, 64),
         ] {
-            let xh = f16s(m * k, 3);
-            let x = Tensor::from_host(&stream, &xh, &[m, k]).unwrap();
-            let weights: Vec<f32> = lcg(5).take(k * n).collect();
-            let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
-            let w = QuantTensor::upload(&stream, &host).unwrap();
-            let mut y = Tensor::full(&stream, f16::NAN, &[m, n / 2]).unwrap();
-            let launched = kernels
-                .gptq_gemm
-                .launch(
-                    &stream,
-                    gemm::GptqGemmArgs {
-                        x: &x,
-                        w: &w,
-                        y: &mut y,
-                    },
-                )
-                .unwrap();
-            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
-            let wd = dequant_reference(&host);
-            let gu = matmul_f64(
-                |r, kk| f64::from(xh[r * k + kk]),
-                |kk, col| f64::from(wd[kk * n + col]),
-                (m, k, n),
-            );
-            let got = y.to_host(&stream).unwrap();
+            let (gu, got) = gptq_gemm_and_f64(&kernels, &stream, (m, k, n, g), n / 2);
             for r in 0..m {
                 for j in 0..n / 2 {
                     let gate = 2 * unit * (j / unit) + j % unit;
