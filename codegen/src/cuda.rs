@@ -696,3 +696,59 @@ fn entry(
         run_args: run_args.join(",\n        "),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{dimension_divisors, report_extents};
+    use ima_dsl::abi::contract_index;
+
+    fn kernel(text: &str) -> ima_dsl::ir::Kernel {
+        let source = ima_dsl::Source::new("specs/t.ima", text);
+        let module = ima_dsl::compile(&source).expect("the spec checks");
+        module.kernels.into_iter().next().expect("one kernel")
+    }
+
+    /// Only the divisors are assumed: bounds made paged_attn's checked code larger.
+    #[test]
+    fn entry_points_assume_the_divisors_of_the_constraints_and_nothing_else() {
+        let k = kernel(
+            "kernel k where K % 8 == 0, N <= 64, M >= 2, N % 4 == 0 {\n    in x: f32[M, K]\n    out y: f32[M, N]\n    launch over y[m, n]\n    body { y(m, n) = x(m, 0); }\n}\n",
+        );
+        assert_eq!(dimension_divisors(&k), ["K % 8 == 0", "N % 4 == 0"]);
+    }
+
+    /// The flush's switch names every argument a violation can name: a plain one by its
+    /// contract index, a quantized one by its logical index with K and N, its g_idx by
+    /// its own index with K, and a shared array as -1 - n.
+    #[test]
+    fn the_flush_knows_the_extents_of_every_argument_a_violation_names() {
+        let k = kernel(
+            "kernel k {\n    in  w: q4[K, N] gptq(group = G, zeros = plain, g_idx)\n    out y: f16[K, N]\n    shared s: f32[4, 8]\n    launch over y[k, n]\n    body { s(0, 0) = 0.f; y(k, n) = __float2half_rn(w.dequant(k, n)); }\n}\n",
+        );
+        let index = contract_index(&k);
+        let got: Vec<(i64, Vec<String>)> = report_extents(&k, &index)
+            .into_iter()
+            .map(|r| (r.arg, r.extents))
+            .collect();
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let g_idx = got
+            .iter()
+            .find(|(_, e)| *e == strings(&["K"]))
+            .expect("a case for g_idx")
+            .0;
+        assert!(
+            g_idx > index[0] as i64 && g_idx < index[1] as i64,
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(index[0] as i64, strings(&["K", "N"]))),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(index[1] as i64, strings(&["K", "N"]))),
+            "{got:?}"
+        );
+        assert!(got.contains(&(-1, strings(&["4", "8"]))), "{got:?}");
+        assert_eq!(got.len(), 4, "{got:?}");
+    }
+}
