@@ -354,6 +354,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
     .into_iter()
     .map(|(suffix, index_type, checked)| entry(k, &contract, &abi, suffix, index_type, checked))
     .collect();
+    let report_extents = report_extents(k, &index, &args);
 
     KernelCu {
         name: k.name.clone(),
@@ -379,29 +380,34 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         block: k.block,
         min_blocks: k.min_blocks,
         divisors: dimension_divisors(k),
-        report_extents: report_extents(k, &index),
+        report_extents,
         entries,
     }
 }
 
 /// The logical extents of each argument and shared array, for the violations that name
 /// them: a quantized argument's are K and N, its g_idx's K.
-fn report_extents(k: &ir::Kernel, index: &[usize]) -> Vec<ReportExtents> {
+fn report_extents(k: &ir::Kernel, index: &[usize], accessors: &[ArgCu]) -> Vec<ReportExtents> {
     let of = |dims: &[ir::Extent]| dims.iter().map(|d| c_expr(k, &d.expr)).collect();
-    let args = k.args.iter().zip(index).flat_map(|(a, &i)| {
-        let g_idx = a.quant.as_ref().and_then(|q| {
-            let q = quant(a, q, i);
-            q.g_idx.then(|| ReportExtents {
-                arg: q.g_idx_arg as i64,
-                extents: of(&a.dims[..1]),
+    let args = k
+        .args
+        .iter()
+        .zip(index)
+        .zip(accessors)
+        .flat_map(|((a, &i), cu)| {
+            let g_idx = match cu {
+                ArgCu::Quant(q) if q.g_idx => Some(ReportExtents {
+                    arg: q.g_idx_arg as i64,
+                    extents: of(&a.dims[..1]),
+                }),
+                _ => None,
+            };
+            std::iter::once(ReportExtents {
+                arg: i as i64,
+                extents: of(&a.dims),
             })
+            .chain(g_idx)
         });
-        std::iter::once(ReportExtents {
-            arg: i as i64,
-            extents: of(&a.dims),
-        })
-        .chain(g_idx)
-    });
     let shared = k.shared.iter().enumerate().map(|(i, a)| ReportExtents {
         arg: -1 - i as i64,
         extents: of(&a.dims),
@@ -699,7 +705,7 @@ fn entry(
 
 #[cfg(test)]
 mod tests {
-    use super::{dimension_divisors, report_extents};
+    use super::{ArgCu, arg, dimension_divisors, report_extents};
     use ima_dsl::abi::contract_index;
 
     fn kernel(text: &str) -> ima_dsl::ir::Kernel {
@@ -726,7 +732,8 @@ mod tests {
             "kernel k {\n    in  w: q4[K, N] gptq(group = G, zeros = plain, g_idx)\n    out y: f16[K, N]\n    shared s: f32[4, 8]\n    launch over y[k, n]\n    body { s(0, 0) = 0.f; y(k, n) = __float2half_rn(w.dequant(k, n)); }\n}\n",
         );
         let index = contract_index(&k);
-        let got: Vec<(i64, Vec<String>)> = report_extents(&k, &index)
+        let accessors: Vec<ArgCu> = k.args.iter().zip(&index).map(|(a, &i)| arg(a, i)).collect();
+        let got: Vec<(i64, Vec<String>)> = report_extents(&k, &index, &accessors)
             .into_iter()
             .map(|r| (r.arg, r.extents))
             .collect();

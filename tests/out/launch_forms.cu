@@ -158,17 +158,25 @@ __device__ __forceinline__ void ima_publish(ImaRecord* r) {
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
+// Claims the launch's record for a violation described by `code` (ima_code), counting
+// `count` violations: true for the launch's first, whose thread then fills the rest and
+// publishes it.
+__device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int code) {
+    atomicAdd(&r->count, count);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return false;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = code >> 4 & 15;
+    return true;
+}
+
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own).
 static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
-    atomicAdd(&r->count, p->count);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    r->arg = code >> 16;
-    r->write = code >> 12 & 1;
-    r->kind = code >> 8 & 15;
-    r->rank = rank;
+    if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
     for (int d = rank - 1; d >= 0; --d) {
         const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
@@ -192,12 +200,7 @@ template <typename I, int R>
 static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
                                                    const ImaSite<I, R> extent, long long value, long long lo,
                                                    long long hi) {
-    atomicAdd(&r->count, 1u);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
-    r->arg = code >> 16;
-    r->write = code >> 12 & 1;
-    r->kind = code >> 8 & 15;
-    r->rank = R;
+    if (!ima_claim(r, 1u, code)) return;
     r->dim = code & 15;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -971,7 +974,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 975 "launch_forms.cu"
+#line 978 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1240,7 +1243,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 1244 "launch_forms.cu"
+#line 1247 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

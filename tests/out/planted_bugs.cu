@@ -159,17 +159,25 @@ __device__ __forceinline__ void ima_publish(ImaRecord* r) {
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
+// Claims the launch's record for a violation described by `code` (ima_code), counting
+// `count` violations: true for the launch's first, whose thread then fills the rest and
+// publishes it.
+__device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int code) {
+    atomicAdd(&r->count, count);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return false;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = code >> 4 & 15;
+    return true;
+}
+
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own).
 static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
-    atomicAdd(&r->count, p->count);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    r->arg = code >> 16;
-    r->write = code >> 12 & 1;
-    r->kind = code >> 8 & 15;
-    r->rank = rank;
+    if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
     for (int d = rank - 1; d >= 0; --d) {
         const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
@@ -193,12 +201,7 @@ template <typename I, int R>
 static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
                                                    const ImaSite<I, R> extent, long long value, long long lo,
                                                    long long hi) {
-    atomicAdd(&r->count, 1u);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
-    r->arg = code >> 16;
-    r->write = code >> 12 & 1;
-    r->kind = code >> 8 & 15;
-    r->rank = R;
+    if (!ima_claim(r, 1u, code)) return;
     r->dim = code & 15;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -961,7 +964,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 965 "planted_bugs.cu"
+#line 968 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1304,7 +1307,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1308 "planted_bugs.cu"
+#line 1311 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1597,7 +1600,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 1601 "planted_bugs.cu"
+#line 1604 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2233,7 +2236,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2237 "planted_bugs.cu"
+#line 2240 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2852,7 +2855,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 2856 "planted_bugs.cu"
+#line 2859 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -159,17 +159,25 @@ __device__ __forceinline__ void ima_publish(ImaRecord* r) {
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
+// Claims the launch's record for a violation described by `code` (ima_code), counting
+// `count` violations: true for the launch's first, whose thread then fills the rest and
+// publishes it.
+__device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int code) {
+    atomicAdd(&r->count, count);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return false;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = code >> 4 & 15;
+    return true;
+}
+
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own).
 static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
-    atomicAdd(&r->count, p->count);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    r->arg = code >> 16;
-    r->write = code >> 12 & 1;
-    r->kind = code >> 8 & 15;
-    r->rank = rank;
+    if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
     for (int d = rank - 1; d >= 0; --d) {
         const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
@@ -193,12 +201,7 @@ template <typename I, int R>
 static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
                                                    const ImaSite<I, R> extent, long long value, long long lo,
                                                    long long hi) {
-    atomicAdd(&r->count, 1u);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
-    r->arg = code >> 16;
-    r->write = code >> 12 & 1;
-    r->kind = code >> 8 & 15;
-    r->rank = R;
+    if (!ima_claim(r, 1u, code)) return;
     r->dim = code & 15;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -1275,7 +1278,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1279 "checkpoint.cu"
+#line 1282 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1947,7 +1950,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1951 "checkpoint.cu"
+#line 1954 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2600,7 +2603,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2604 "checkpoint.cu"
+#line 2607 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3212,7 +3215,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3216 "checkpoint.cu"
+#line 3219 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3864,7 +3867,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3868 "checkpoint.cu"
+#line 3871 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4591,7 +4594,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4595 "checkpoint.cu"
+#line 4598 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5273,7 +5276,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5277 "checkpoint.cu"
+#line 5280 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5997,7 +6000,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6001 "checkpoint.cu"
+#line 6004 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6664,7 +6667,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6668 "checkpoint.cu"
+#line 6671 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -159,17 +159,25 @@ __device__ __forceinline__ void ima_publish(ImaRecord* r) {
     *reinterpret_cast<volatile unsigned int*>(r->flag) = 1u;
 }
 
+// Claims the launch's record for a violation described by `code` (ima_code), counting
+// `count` violations: true for the launch's first, whose thread then fills the rest and
+// publishes it.
+__device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int code) {
+    atomicAdd(&r->count, count);
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return false;
+    r->arg = code >> 16;
+    r->write = code >> 12 & 1;
+    r->kind = code >> 8 & 15;
+    r->rank = code >> 4 & 15;
+    return true;
+}
+
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own).
 static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
-    atomicAdd(&r->count, p->count);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    r->arg = code >> 16;
-    r->write = code >> 12 & 1;
-    r->kind = code >> 8 & 15;
-    r->rank = rank;
+    if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
     for (int d = rank - 1; d >= 0; --d) {
         const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
@@ -193,12 +201,7 @@ template <typename I, int R>
 static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
                                                    const ImaSite<I, R> extent, long long value, long long lo,
                                                    long long hi) {
-    atomicAdd(&r->count, 1u);
-    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
-    r->arg = code >> 16;
-    r->write = code >> 12 & 1;
-    r->kind = code >> 8 & 15;
-    r->rank = R;
+    if (!ima_claim(r, 1u, code)) return;
     r->dim = code & 15;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -1386,7 +1389,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1390 "quant.cu"
+#line 1393 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2033,7 +2036,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2037 "quant.cu"
+#line 2040 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2660,7 +2663,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2664 "quant.cu"
+#line 2667 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3287,7 +3290,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3291 "quant.cu"
+#line 3294 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3819,7 +3822,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3823 "quant.cu"
+#line 3826 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4134,7 +4137,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4138 "quant.cu"
+#line 4141 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4960,7 +4963,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4964 "quant.cu"
+#line 4967 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5556,7 +5559,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5560 "quant.cu"
+#line 5563 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
