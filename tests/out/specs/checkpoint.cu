@@ -77,6 +77,13 @@ template <typename I, int R>
 struct ImaSite {
     I v[R];
 };
+template <typename I, int R>
+__device__ __forceinline__ ImaSite<I, R> ima_site(const I (&v)[R]) {
+    ImaSite<I, R> s;
+#pragma unroll
+    for (int d = 0; d < R; ++d) s.v[d] = v[d];
+    return s;
+}
 
 // A thread's pending violation, in its local memory. A checked entry point's accesses
 // record a violation here with a few stores under the failed test's predicate, without a
@@ -229,13 +236,7 @@ __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, in
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
-    ImaSite<I, R> at, e;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        at.v[d] = index[d];
-        e.v[d] = extent[d];
-    }
-    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
+    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), ima_site(index), ima_site(extent), 0, 0, 0);
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
@@ -252,21 +253,12 @@ static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, cons
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ImaSite<I, R> at;
-#pragma unroll
-    for (int d = 0; d < R; ++d) at.v[d] = index[d];
-    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
+    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), ima_site(index), value, lo, hi);
 }
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ImaSite<I, R> at, e;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        at.v[d] = index[d];
-        e.v[d] = 0;
-    }
-    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
+    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
 }
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
@@ -1278,7 +1270,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1282 "checkpoint.cu"
+#line 1274 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1950,7 +1942,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1954 "checkpoint.cu"
+#line 1946 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2603,7 +2595,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2607 "checkpoint.cu"
+#line 2599 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3215,7 +3207,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3219 "checkpoint.cu"
+#line 3211 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3867,7 +3859,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3871 "checkpoint.cu"
+#line 3863 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4594,7 +4586,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4598 "checkpoint.cu"
+#line 4590 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5276,7 +5268,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5280 "checkpoint.cu"
+#line 5272 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6000,7 +5992,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6004 "checkpoint.cu"
+#line 5996 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6667,7 +6659,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6671 "checkpoint.cu"
+#line 6663 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

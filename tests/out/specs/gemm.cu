@@ -78,6 +78,13 @@ template <typename I, int R>
 struct ImaSite {
     I v[R];
 };
+template <typename I, int R>
+__device__ __forceinline__ ImaSite<I, R> ima_site(const I (&v)[R]) {
+    ImaSite<I, R> s;
+#pragma unroll
+    for (int d = 0; d < R; ++d) s.v[d] = v[d];
+    return s;
+}
 
 // A thread's pending violation, in its local memory. A checked entry point's accesses
 // record a violation here with a few stores under the failed test's predicate, without a
@@ -230,13 +237,7 @@ __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, in
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
-    ImaSite<I, R> at, e;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        at.v[d] = index[d];
-        e.v[d] = extent[d];
-    }
-    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
+    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), ima_site(index), ima_site(extent), 0, 0, 0);
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
@@ -253,21 +254,12 @@ static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, cons
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ImaSite<I, R> at;
-#pragma unroll
-    for (int d = 0; d < R; ++d) at.v[d] = index[d];
-    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
+    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), ima_site(index), value, lo, hi);
 }
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ImaSite<I, R> at, e;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        at.v[d] = index[d];
-        e.v[d] = 0;
-    }
-    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
+    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
 }
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
@@ -1256,7 +1248,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1260 "gemm.cu"
+#line 1252 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1941,7 +1933,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1945 "gemm.cu"
+#line 1937 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2618,7 +2610,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2622 "gemm.cu"
+#line 2614 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3230,7 +3222,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3234 "gemm.cu"
+#line 3226 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4200,7 +4192,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4204 "gemm.cu"
+#line 4196 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -77,6 +77,13 @@ template <typename I, int R>
 struct ImaSite {
     I v[R];
 };
+template <typename I, int R>
+__device__ __forceinline__ ImaSite<I, R> ima_site(const I (&v)[R]) {
+    ImaSite<I, R> s;
+#pragma unroll
+    for (int d = 0; d < R; ++d) s.v[d] = v[d];
+    return s;
+}
 
 // A thread's pending violation, in its local memory. A checked entry point's accesses
 // record a violation here with a few stores under the failed test's predicate, without a
@@ -229,13 +236,7 @@ __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, in
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
-    ImaSite<I, R> at, e;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        at.v[d] = index[d];
-        e.v[d] = extent[d];
-    }
-    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), at, e, 0, 0, 0);
+    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), ima_site(index), ima_site(extent), 0, 0, 0);
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
@@ -252,21 +253,12 @@ static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, cons
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ImaSite<I, R> at;
-#pragma unroll
-    for (int d = 0; d < R; ++d) at.v[d] = index[d];
-    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), at, value, lo, hi);
+    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), ima_site(index), value, lo, hi);
 }
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ImaSite<I, R> at, e;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        at.v[d] = index[d];
-        e.v[d] = 0;
-    }
-    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), at, e, value, lo, hi);
+    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
 }
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
@@ -1389,7 +1381,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1393 "quant.cu"
+#line 1385 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2036,7 +2028,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2040 "quant.cu"
+#line 2032 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2663,7 +2655,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2667 "quant.cu"
+#line 2659 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3290,7 +3282,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3294 "quant.cu"
+#line 3286 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3822,7 +3814,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3826 "quant.cu"
+#line 3818 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4137,7 +4129,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4141 "quant.cu"
+#line 4133 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4963,7 +4955,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4967 "quant.cu"
+#line 4959 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5559,7 +5551,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5563 "quant.cu"
+#line 5555 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
