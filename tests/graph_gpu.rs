@@ -7,7 +7,9 @@
 //! a planted out-of-bounds read inside a replayed graph reported with the kernel's name and
 //! its node, deferred to the next replay or `check`, or at the replay in wait mode; copies
 //! and fills with zeros between kernels, in node order, updated, in sync mode, and refused
-//! when they break their checks; launches captured through the stubs' `launch_in`.
+//! when they break their checks; launches captured through the stubs' `launch_in`; a chain
+//! of kernels each reading the one before's output, launched directly and replayed, with
+//! programmatic dependent launch on sm_90 and later (`IMA_PROGRAMMATIC_LAUNCH=0` compares).
 //! (A device fault in a sync-mode replay: runtime/tests/gpu_graph_fault.rs.)
 //! `cargo test --test graph_gpu -- --ignored`, and under compute-sanitizer memcheck with
 //! `--padding`.
@@ -757,5 +759,140 @@ fn launches_captured_through_the_stubs_replay_equal_to_the_host_reference() {
         &rms_normed(&x_h, &w_h, 0.5),
         "after the graph",
     );
+    ctx.check_err().unwrap();
+}
+
+/// Checks each step of a chain of RMSNorms: step `k` normalises the step before's output
+/// (`x` for the first) with `ws[k]`.
+fn assert_chain(x: &[bf16], ws: &[Vec<bf16>], steps: &[Vec<bf16>], eps: f32, what: &str) {
+    let mut before = x;
+    for (k, (h, w)) in steps.iter().zip(ws).enumerate() {
+        assert_normed(h, &rms_normed(before, w, eps), &format!("{what}, step {k}"));
+        before = h;
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_chain_of_dependent_kernels_runs_in_order_launched_directly_and_replayed() {
+    // Each kernel reads what the one before wrote, so a kernel that started early (on
+    // sm_90 and later, programmatic dependent launch lets it) and read before waiting
+    // would see the NaNs of a fresh tensor, or the last replay's values, whose input was
+    // the other one.
+    const STEPS: usize = 8;
+    let (ctx, stream) = setup();
+    let norm = rmsnorm_spec::Kernels::load(&ctx).unwrap();
+    eprintln!(
+        "programmatic dependent launch: {}",
+        norm.rms_norm.kernel().programmatic_launch()
+    );
+    let (t, d, eps) = (1024, 1024, 1e-5);
+    let xs_h = [bf16s(t * d, 30), bf16s(t * d, 31)];
+    let ws_h: Vec<Vec<bf16>> = (0..STEPS as u64).map(|k| bf16s(d, 40 + k)).collect();
+    let wz_h = bf16s(d, 50);
+    let xs: Vec<Tensor<bf16>> = xs_h
+        .iter()
+        .map(|x| Tensor::from_host(&stream, x, &[t, d]).unwrap())
+        .collect();
+    let ws: Vec<Tensor<bf16>> = ws_h
+        .iter()
+        .map(|w| Tensor::from_host(&stream, w, &[d]).unwrap())
+        .collect();
+    let wz = Tensor::from_host(&stream, &wz_h, &[d]).unwrap();
+    let mut hs: Vec<Tensor<bf16>> = (0..STEPS)
+        .map(|_| Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap())
+        .collect();
+    let mut z = Tensor::full(&stream, bf16::NAN, &[t, d]).unwrap();
+    let empty_x = Tensor::<bf16>::zeros(&stream, &[0, d]).unwrap();
+    let mut empty_y = Tensor::<bf16>::zeros(&stream, &[0, d]).unwrap();
+
+    // Launched directly, back to back on one stream, from each input.
+    let mut direct = Vec::new();
+    for (which, x_h) in xs_h.iter().enumerate() {
+        for k in 0..STEPS {
+            let (done, rest) = hs.split_at_mut(k);
+            let x = if k == 0 { &xs[which] } else { &done[k - 1] };
+            norm.rms_norm
+                .launch(
+                    &stream,
+                    rmsnorm_spec::RmsNormArgs {
+                        x,
+                        w: &ws[k],
+                        y: &mut rest[0],
+                        eps,
+                    },
+                )
+                .unwrap();
+        }
+        let steps: Vec<Vec<bf16>> = hs.iter().map(|h| h.to_host(&stream).unwrap()).collect();
+        assert_chain(x_h, &ws_h, &steps, eps, &format!("direct, input {which}"));
+        direct.push(steps);
+    }
+
+    // The same chain as a graph, with a side node between its third and fourth steps
+    // (reading the third's output) that an update switches off, then on again: the chain
+    // keeps its order across it.
+    let mut graph = Graph::new(&stream).unwrap();
+    let x_args: Vec<_> = xs.iter().map(|x| graph.read(x)).collect();
+    let w_args: Vec<_> = ws.iter().map(|w| graph.read(w)).collect();
+    let h_args: Vec<_> = hs.iter_mut().map(|h| graph.write(h)).collect();
+    let (wz_arg, z_arg) = (graph.read(&wz), graph.write(&mut z));
+    let (ex, ey) = (graph.read(&empty_x), graph.write(&mut empty_y));
+    let kernel = norm.rms_norm.kernel();
+    let mut chain = Vec::new();
+    let side_on = [h_args[2], wz_arg, z_arg];
+    let mut side = None;
+    for k in 0..STEPS {
+        if k == 3 {
+            side = Some(graph.launch(kernel, &side_on, &[Scalar::F32(eps)]).unwrap());
+        }
+        let x = if k == 0 { x_args[0] } else { h_args[k - 1] };
+        chain.push(
+            graph
+                .launch(kernel, &[x, w_args[k], h_args[k]], &[Scalar::F32(eps)])
+                .unwrap(),
+        );
+    }
+    let side = side.unwrap();
+    for replay in 0..24 {
+        let which = replay % 2;
+        graph
+            .update(
+                chain[0],
+                &[x_args[which], w_args[0], h_args[0]],
+                &[Scalar::F32(eps)],
+            )
+            .unwrap();
+        // Switched off (which makes its edges ordinary ones), then on again.
+        let side_is_on = !(6..12).contains(&replay);
+        if replay == 6 {
+            graph
+                .update(side, &[ex, wz_arg, ey], &[Scalar::F32(eps)])
+                .unwrap();
+        }
+        if replay == 12 {
+            graph.update(side, &side_on, &[Scalar::F32(eps)]).unwrap();
+        }
+        // Two replays in sync mode: each node launched alone, as a direct launch.
+        graph.set_sync(replay % 12 == 9);
+        graph.replay(&stream).unwrap();
+        let what = format!("replay {replay}, input {which}");
+        for (k, &h) in h_args.iter().enumerate() {
+            assert_eq!(
+                bits(&graph.to_host::<bf16>(h, &stream).unwrap()),
+                bits(&direct[which][k]),
+                "{what}, step {k}: the graph's output is the direct launches'"
+            );
+        }
+        if side_is_on {
+            assert_normed(
+                &graph.to_host::<bf16>(z_arg, &stream).unwrap(),
+                &rms_normed(&direct[which][2], &wz_h, eps),
+                &format!("{what}: the side node"),
+            );
+        }
+    }
+    graph.check().unwrap();
+    drop(graph);
     ctx.check_err().unwrap();
 }

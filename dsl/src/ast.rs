@@ -61,6 +61,8 @@ pub enum Member {
     Shared(Shared),
     Empty(EmptyPolicy, Span),
     Launch(Launch),
+    /// `prefetch { ... }`: CUDA C run before the kernel waits for the one before it.
+    Prefetch(Body),
     Body(Body),
 }
 
