@@ -2,8 +2,7 @@
 # On the GPU machine, after bench/pack-and-note.sh (with .gpu carried): the decode layer
 # of examples/decode_layer against the PyTorch reference, and its speed beside torch's.
 #   bash bench/decode-layer-on-device.sh check   # B = 1, 8, 32, contexts 1 .. 4096: imac vs torch
-#   bash bench/decode-layer-on-device.sh bench   # B = 1 and 32 at 1024: imac (graph, kernel by kernel; with and
-#                                                # without programmatic launch), torch
+#   bash bench/decode-layer-on-device.sh bench   # B = 1 and 32 at 1024: imac (graph, kernel by kernel), torch
 #   bash bench/decode-layer-on-device.sh kernels # the same steps' kernels, each timed by ncu, release and deferred
 # Dumps go to $TMPDIR (about 2 GB for check); output to stdout and, when set, $OUT.
 # With the wheels of scripts/python-wheels in .gpu/wheels, the layer also runs from Python
@@ -31,10 +30,6 @@ case ${1:-check} in
     ;;
   bench)
     run bench
-    # The same without programmatic dependent launch: each kernel starts only once the one
-    # before it has finished, and the prefetch sections overlap nothing.
-    echo "without programmatic launch (IMA_PROGRAMMATIC_LAUNCH=0):"
-    IMA_PROGRAMMATIC_LAUNCH=0 run bench | grep '^| [0-9]' | sed 's/| imac /| imac in stream order, /'
     run dump "$tmp/b1-1024" 1024
     # shellcheck disable=SC2086
     run dump "$tmp/b32-1024" $(printf '1024 %.0s' $(seq 32))

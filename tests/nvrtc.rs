@@ -51,36 +51,3 @@ fn every_generated_kernel_compiles_for_sm_90_without_warnings() {
 fn the_bench_cuda_compiles_for_sm_90_without_warnings() {
     compiles_cleanly("bench");
 }
-
-/// A `prefetch` section runs before the kernel waits for the one ahead of it, so it sees
-/// each argument as an ImaPrefetchView: prefetching compiles, reading or writing does not.
-#[test]
-fn a_prefetch_section_can_prefetch_but_not_read_or_write() {
-    let spec = |section: &str| {
-        format!(
-            "kernel copy {{\n    in  x: f32[N]\n    out y: f32[N]\n    launch grid(ceil(N / 64)) block(64)\n    \
-             prefetch {{ {section} }}\n    body {{\n        const I i = I(blockIdx.x) * 64 + threadIdx.x;\n        \
-             if (i < N) y(i) = x(i);\n    }}\n}}\n"
-        )
-    };
-    let cuda = |section: &str| {
-        let source = ima_dsl::Source::new("prefetch_view.ima", spec(section));
-        let module = ima_dsl::compile(&source).expect("the spec is valid");
-        ima_codegen::cuda::generate(&module, "prefetch_view.cu")
-    };
-    let prefetch = cuda("x.prefetch_l2(I(blockIdx.x) * 64 + threadIdx.x);");
-    ima::compile_ptx_checked(&prefetch, "prefetch_view.cu", "sm_90").expect("a prefetch compiles");
-    for misuse in [
-        "const float v = x(0); (void)v;",
-        "y(0) = 1.f;",
-        "y.prefetch_l2(0); const float v = x.load(0); (void)v;",
-    ] {
-        let err = ima::compile_ptx_checked(&cuda(misuse), "prefetch_view.cu", "sm_90")
-            .expect_err(misuse)
-            .to_string();
-        assert!(
-            err.contains("prefetch_view.ima"),
-            "{misuse}: the error names the spec:\n{err}"
-        );
-    }
-}

@@ -64,7 +64,6 @@ mod tests {
             shared: vec![],
             empty: EmptyPolicy::Skip,
             launch: Launch::Grid { grid: vec![] },
-            prefetch: None,
             body: Body {
                 text: String::new(),
                 line: 1,

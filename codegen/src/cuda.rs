@@ -73,10 +73,6 @@ struct KernelCu {
     body_params: String,
     body_line: usize,
     body: String,
-    /// The `prefetch` section, if the spec has one: its parameters (each argument as a
-    /// view that can only prefetch, the symbols and params), run()'s names for them, and
-    /// its text and first line.
-    prefetch: Option<PrefetchCu>,
     run_params: String,
     domain: String,
     /// Launch indices a loop decodes (0 for a raw grid), and their extents, innermost first.
@@ -91,13 +87,6 @@ struct KernelCu {
     divisors: Vec<String>,
     report_extents: Vec<ReportExtents>,
     entries: Vec<Entry>,
-}
-
-struct PrefetchCu {
-    params: String,
-    args: String,
-    line: usize,
-    text: String,
 }
 
 enum ArgCu {
@@ -297,36 +286,6 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
                 .map(|p| format!("const {} {}", c_type(p.dtype), p.name)),
         )
         .collect();
-    // The prefetch section sees each argument only through ImaPrefetchView, which has no
-    // way to read: it runs before the kernel waits for the one before it.
-    let prefetch = k.prefetch.as_ref().map(|p| {
-        let views = k.args.iter().map(|a| {
-            format!(
-                "const ImaPrefetchView<{}_t<I, IMA_CHECKED>> {}",
-                a.name, a.name
-            )
-        });
-        let names = k
-            .args
-            .iter()
-            .map(|a| {
-                format!(
-                    "ImaPrefetchView<{}_t<I, IMA_CHECKED>>{{{}}}",
-                    a.name, a.name
-                )
-            })
-            .chain(symbols.iter().map(|s| s.to_string()))
-            .chain(k.params.iter().map(|p| p.name.clone()));
-        PrefetchCu {
-            params: views
-                .chain(values.iter().cloned())
-                .collect::<Vec<_>>()
-                .join(",\n    "),
-            args: names.collect::<Vec<_>>().join(", "),
-            line: p.line,
-            text: p.text.clone(),
-        }
-    });
     let mut run_params = accessors.clone();
     run_params.extend(values.iter().cloned());
     run_params.push("typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder".into());
@@ -412,7 +371,6 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         body_params: body_params.join(",\n    "),
         body_line: k.body.line,
         body: k.body.text.clone(),
-        prefetch,
         run_params: run_params.join(",\n    "),
         domain,
         rank,

@@ -120,12 +120,6 @@ struct {{ p.name }}_t {
         return p[{{ p.offset }}];
     }
 {%- endmatch %}
-    // Asks L2 for the line holding the element at ({{ p.indices }}) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2({{ p.index_params }}) const {
-        const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
-        if (ima_vec_inside<I, {{ p.rank }}, 1>(i, e)) ima_prefetch_l2(&p[{{ p.offset }}]);
-    }
 {%- if p.vec > 0 %}
     // {{ p.vec }} consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of {{ p.vec }} (the spec's align(16) and constraints
@@ -333,33 +327,6 @@ struct {{ q.name }}_t {
         return ima_dequant(k, n);
     }
 {%- if q.bits == 4 %}
-
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1{% if !q.g_idx %} and, in a group's first packed
-    // row, the group's scales{% if q.has_zeros %} and zero points{% endif %} there{% endif %}. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode.{% if q.g_idx %} (The groups come from g_idx, which
-    // the section may not read: they are not prefetched.){% endif %}
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-{%- if q.along_k %}
-        ima_prefetch_l2(&qweight[(k0 / 8) * qweight_s0 + n]);
-{%- else %}
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            if (k0 + j < K) ima_prefetch_l2(&qweight[(k0 + j) * qweight_s0 + n / 8]);
-{%- endif %}
-{%- if !q.g_idx %}
-        if (k0 % G < 8) {
-            const I g = ima_group_of(k0);
-            ima_prefetch_l2(&scales[g * scales_s0 + n]);
-{%- if q.has_zeros %}
-            ima_prefetch_l2(&qzeros[g * qzeros_s0 + n / 8]);
-{%- endif %}
-        }
-{%- endif %}
-    }
 
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
     // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
@@ -813,27 +780,9 @@ __device__ __forceinline__ void body(
 // ima:resume-line
 }
 
-{%- match k.prefetch %}
-{%- when Some with (p) %}
-template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void prefetch(
-    {{ p.params }}) {
-#line {{ p.line }} "{{ spec }}"
-{{ p.text }}
-// ima:resume-line
-}
-{% when None %}
-{%- endmatch %}
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     {{ k.run_params }}) {
-{%- match k.prefetch %}
-{%- when Some with (p) %}
-    // What does not depend on the kernel before this one, while it may still run.
-    prefetch<I, IMA_CHECKED>({{ p.args }});
-{%- when None %}
-{%- endmatch %}
-    ima_await_upstream();
 {%- if !k.shared.is_empty() %}
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];

@@ -61,8 +61,6 @@ pub enum Member {
     Shared(Shared),
     Empty(EmptyPolicy, Span),
     Launch(Launch),
-    /// `prefetch { ... }`: CUDA C run before the kernel waits for the one before it.
-    Prefetch(Body),
     Body(Body),
 }
 

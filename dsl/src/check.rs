@@ -252,29 +252,10 @@ impl<'a> KernelChecker<'a> {
             .collect();
         let threads_given = launch.is_some_and(|l| l.threads.is_some());
         let launch = launch.and_then(|l| self.launch(l, &tensors, &scope, &names));
-        let body = body.map(|b| self.ir_body(b));
-        let prefetch = match self
-            .all(|m| {
-                if let Member::Prefetch(b) = m {
-                    Some(b)
-                } else {
-                    None
-                }
-            })
-            .as_slice()
-        {
-            [] => None,
-            [one] => Some(self.ir_body(one)),
-            found => {
-                self.error(CheckError::RepeatedMember {
-                    kernel: k.name.name.clone(),
-                    member: "prefetch",
-                    count: found.len(),
-                    span: k.name.span,
-                });
-                None
-            }
-        };
+        let body = body.map(|b| ir::Body {
+            text: b.text.clone(),
+            line: self.source.line_col(b.span.start).0,
+        });
 
         let shared = self.shared_arrays(&scope, &mut names);
         let empty = match self
@@ -324,16 +305,8 @@ impl<'a> KernelChecker<'a> {
             block: launch.1,
             block_from_occupancy,
             min_blocks: launch.2,
-            prefetch,
             body: body?,
         })
-    }
-
-    fn ir_body(&self, b: &ast::Body) -> ir::Body {
-        ir::Body {
-            text: b.text.clone(),
-            line: self.source.line_col(b.span.start).0,
-        }
     }
 
     /// The members of one kind, in source order.

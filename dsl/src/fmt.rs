@@ -23,7 +23,7 @@ pub fn format(text: &str) -> Result<String, Vec<Diagnostic>> {
     let bodies: Vec<Range<usize>> = kernels(&file)
         .flat_map(|k| &k.members)
         .filter_map(|m| {
-            if let Member::Body(b) | Member::Prefetch(b) = m {
+            if let Member::Body(b) = m {
                 Some(b.span.range())
             } else {
                 None
@@ -308,8 +308,7 @@ fn kernel(text: &str, k: &Kernel, open: usize, comments: &[Comment]) -> String {
     out
 }
 
-/// A member's source range, docs included; a body's runs from `body` (or `prefetch`) to
-/// its `}`.
+/// A member's source range, docs included; a body's runs from `body` to its `}`.
 fn member_range(text: &str, m: &Member) -> Range<usize> {
     match m {
         Member::Tensor(t) => t.span.range(),
@@ -317,18 +316,14 @@ fn member_range(text: &str, m: &Member) -> Range<usize> {
         Member::Shared(s) => s.span.range(),
         Member::Empty(_, span) => span.range(),
         Member::Launch(l) => l.span.range(),
-        Member::Body(b) => block_range(text, b, "body"),
-        Member::Prefetch(b) => block_range(text, b, "prefetch"),
+        Member::Body(b) => {
+            let brace = b.span.start.saturating_sub(1);
+            let keyword = text
+                .get(..brace)
+                .map_or(0, |s| s.trim_end().len().saturating_sub("body".len()));
+            keyword..b.span.end + 1
+        }
     }
-}
-
-/// A block of CUDA C from its keyword to its closing brace.
-fn block_range(text: &str, b: &Body, keyword: &str) -> Range<usize> {
-    let brace = b.span.start.saturating_sub(1);
-    let start = text
-        .get(..brace)
-        .map_or(0, |s| s.trim_end().len().saturating_sub(keyword.len()));
-    start..b.span.end + 1
 }
 
 fn member(m: &Member, role_width: usize) -> String {
@@ -350,7 +345,6 @@ fn member(m: &Member, role_width: usize) -> String {
         Member::Empty(EmptyPolicy::Skip, _) => format!("{INDENT}empty skip"),
         Member::Empty(EmptyPolicy::Refuse, _) => format!("{INDENT}empty refuse"),
         Member::Launch(l) => format!("{INDENT}launch {}", launch(l)),
-        Member::Prefetch(b) => format!("{INDENT}prefetch {{{}}}", b.text),
         Member::Body(b) => format!("{INDENT}body {{{}}}", b.text),
     }
 }

@@ -27,10 +27,6 @@ pub struct Kernel {
     pub shared: Vec<SharedArray>,
     pub empty: EmptyPolicy,
     pub launch: Launch,
-    /// `prefetch { ... }`: run by each thread before the entry point waits for the kernel
-    /// before it in the stream (programmatic dependent launch), with the arguments as
-    /// views that can only prefetch into L2.
-    pub prefetch: Option<Body>,
     pub body: Body,
     /// Threads per block (x, y, z).
     pub block: [u32; 3],

@@ -74,7 +74,6 @@ fn rule_name(rule: &Rule) -> String {
         Rule::paren => "`(`",
         Rule::kw_over => "`over`",
         Rule::body => "`body { ... }`",
-        Rule::prefetch => "`prefetch { ... }`",
         Rule::body_text => "a body with balanced braces",
         Rule::stored | Rule::kw_stored => "`stored [...]`",
         Rule::strided => "`strided`",
@@ -207,7 +206,6 @@ fn kernel(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Kernel {
             }
             Rule::launch => members.push(Member::Launch(launch(p, diags))),
             Rule::body => members.push(Member::Body(body(p))),
-            Rule::prefetch => members.push(Member::Prefetch(body(p))),
             r => unreachable!("kernel has no {r:?}"),
         }
     }

@@ -3,13 +3,14 @@
 //! strides, the symbols, the scalar params; the violation record, where the entry point
 //! takes one, comes last and is pushed by the caller.
 //!
-//! One list serves both ways a kernel is started: a direct launch
-//! ([`crate::Kernel::launch`]) and a graph's kernel node ([`crate::graph`]) both point the
-//! driver's `kernelParams` array into it ([`param_pointers`]). So a direct launch and a
-//! graph node cannot disagree on the order or the types of what the kernel receives.
+//! One list serves both ways a kernel is started: [`crate::Kernel::launch`] pushes it into
+//! cudarc's launch builder, and a graph's kernel node ([`crate::graph`]) points the
+//! driver's `kernelParams` array into it. So a direct launch and a graph node cannot
+//! disagree on the order or the types of what the kernel receives.
 
 use std::ffi::c_void;
 
+use cudarc::driver::{LaunchArgs, PushKernelArg};
 use smallvec::SmallVec;
 
 use crate::capacity::{ABI_VALUES, ARGS};
@@ -33,6 +34,21 @@ pub(crate) enum AbiValue {
 pub(crate) type AbiValues = SmallVec<[AbiValue; ABI_VALUES]>;
 
 impl AbiValue {
+    /// Pushes the value into a launch builder, which reads it when the launch is enqueued.
+    pub(crate) fn push<'a>(&'a self, builder: &mut LaunchArgs<'a>) {
+        match self {
+            AbiValue::Ptr(p) => builder.arg(p),
+            AbiValue::I32(v) => builder.arg(v),
+            AbiValue::I64(v) => builder.arg(v),
+            AbiValue::Param(Scalar::F32(v)) => builder.arg(v),
+            AbiValue::Param(Scalar::F64(v)) => builder.arg(v),
+            AbiValue::Param(Scalar::I32(v)) => builder.arg(v),
+            AbiValue::Param(Scalar::U32(v)) => builder.arg(v),
+            AbiValue::Param(Scalar::I64(v)) => builder.arg(v),
+            AbiValue::Param(Scalar::U64(v)) => builder.arg(v),
+        };
+    }
+
     /// The address of the value itself, for a `kernelParams` array: the driver reads the
     /// parameter's size from it (4 bytes for `i32`, `u32` and `f32`, else 8), so each
     /// points at the payload of its own type, never at the enum.
@@ -52,12 +68,6 @@ impl AbiValue {
             AbiValue::Param(Scalar::U64(v)) => at(v),
         }
     }
-}
-
-/// One pointer per value, for the driver's `kernelParams`: valid while `values` lives
-/// unmoved (a launch or a graph call copies the values).
-pub(crate) fn param_pointers(values: &[AbiValue]) -> SmallVec<[*mut c_void; ABI_VALUES]> {
-    values.iter().map(AbiValue::param_ptr).collect()
 }
 
 /// Every value a launch of `c` that passed its checks (`plan`) passes to the kernel, but

@@ -1,16 +1,15 @@
 //! Device-side `contiguous()`: a strided view copied into a new row-major buffer by a small
-//! gather kernel, compiled with NVRTC once per context and kept for the process. Like a
-//! generated kernel, it waits for the kernel before it before reading anything, so it is
-//! launched with programmatic dependent launch where generated kernels are (crate::launch).
+//! gather kernel, compiled with NVRTC once per context and kept for the process.
 //!
 //! The `contiguous` method of every tensor ([`Tensor`], [`TensorView`], [`TensorViewMut`],
 //! [`DynTensor`], [`RawTensor`]) is defined here, above the tensor types, which know
 //! nothing of the gather kernel.
 
-use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut};
+use cudarc::driver::{
+    CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+};
 use cudarc::nvrtc::Ptx;
 
 use crate::arg::DeviceTensor;
@@ -18,7 +17,6 @@ use crate::borrowed::{RawTensor, TensorView, TensorViewMut};
 use crate::dyn_tensor::DynTensor;
 use crate::element::Element;
 use crate::error::Error;
-use crate::launch::{self, launch_programmatic};
 use crate::tensor::Tensor;
 use crate::view::checked_numel;
 
@@ -27,16 +25,8 @@ pub const MAX_RANK: usize = 8;
 
 const SOURCE: &str = r#"
 struct ImaGather { long long shape[8]; long long strides[8]; };
-// Programmatic dependent launch, as in the generated modules (codegen/include/ima.cuh).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
 template <typename W>
 __device__ void ima_gather(W* dst, const W* src, long long n, int rank, const ImaGather& g) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
         long long rest = i, at = 0;
@@ -61,51 +51,34 @@ struct Gather {
     strides: [i64; MAX_RANK],
 }
 
-/// A gather module loaded into one context, and whether its kernels launch with
-/// programmatic dependent launch there.
-#[derive(Clone)]
-struct Loaded {
-    context: usize,
-    module: Arc<CudaModule>,
-    programmatic: bool,
-}
+// SAFETY: a plain `repr(C)` struct of integers, laid out as the kernel's `ImaGather`.
+unsafe impl DeviceRepr for Gather {}
 
-/// Gather modules loaded so far.
-static MODULES: Mutex<Vec<Loaded>> = Mutex::new(Vec::new());
+/// Gather modules loaded so far, by context handle.
+static MODULES: Mutex<Vec<(usize, Arc<CudaModule>)>> = Mutex::new(Vec::new());
 
-fn module(stream: &Arc<CudaStream>) -> Result<Loaded, Error> {
+fn module(stream: &Arc<CudaStream>) -> Result<Arc<CudaModule>, Error> {
     let ctx = stream.context();
     let key = ctx.cu_ctx() as usize;
     let mut modules = MODULES.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(m) = modules.iter().find(|m| m.context == key) {
+    if let Some((_, m)) = modules.iter().find(|(k, _)| *k == key) {
         return Ok(m.clone());
     }
     let (major, minor) = ctx
         .compute_capability()
         .map_err(Error::driver("reading the device's compute capability"))?;
     let compiled = crate::compile_ptx(SOURCE, "ima_gather.cu", &format!("sm_{major}{minor}"))?;
-    let programmatic = launch::programmatic(major, launch::waits_for_grids(&compiled.ptx));
-    let module = ctx
+    let m = ctx
         .load_module(Ptx::from_src(compiled.ptx))
         .map_err(Error::driver("loading the gather kernels"))?;
-    let loaded = Loaded {
-        context: key,
-        module,
-        programmatic,
-    };
-    modules.push(loaded.clone());
-    Ok(loaded)
+    modules.push((key, m.clone()));
+    Ok(m)
 }
 
-/// The gather kernel for elements of `size` bytes, and whether it launches with
-/// programmatic dependent launch.
-fn function(stream: &Arc<CudaStream>, size: usize) -> Result<(CudaFunction, bool), Error> {
-    let loaded = module(stream)?;
-    let f = loaded
-        .module
+fn function(stream: &Arc<CudaStream>, size: usize) -> Result<CudaFunction, Error> {
+    module(stream)?
         .load_function(&format!("ima_gather_{size}"))
-        .map_err(Error::driver("loading a gather kernel"))?;
-    Ok((f, loaded.programmatic))
+        .map_err(Error::driver("loading a gather kernel"))
 }
 
 /// Copies the view `src` into `dst` (row-major, at least the view's element count) on
@@ -147,37 +120,27 @@ fn gather<T>(
         g.shape[d] = e as i64;
         g.strides[d] = s as i64;
     }
-    let (f, programmatic) = function(stream, size)?;
+    let f = function(stream, size)?;
     let (n, rank) = (n as i64, meta.shape.len() as i32);
     let (base, guard) = src.read_ptr(stream);
     let first = base + (meta.offset * size) as u64;
-    // The stream waits for the destination's pending reads and writes; the guard records
-    // the copy as its latest write.
-    let (out, out_guard) = dst.device_ptr_mut(stream);
     let blocks = ((n as u64).div_ceil(256)).min(1 << 20) as u32;
-    fn at<T>(v: &T) -> *mut c_void {
-        (v as *const T).cast_mut().cast()
-    }
-    let mut params = [at(&out), at(&first), at(&n), at(&rank), at(&g)];
+    let mut b = stream.launch_builder(&f);
+    b.arg(&mut *dst).arg(&first).arg(&n).arg(&rank).arg(&g);
     // SAFETY: the kernel takes (W*, const W*, long long, int, ImaGather) with W of the
-    // dtype's size, and `params` points at a live value of each (`Gather` is laid out as
-    // `ImaGather`); it writes elements 0..n of `dst`, which holds at least n of them, and
-    // reads the view's elements, which the view's constructor kept inside its buffer, after
-    // waiting for the kernel before it (sm_90 and later).
+    // dtype's size; it writes elements 0..n of `dst`, which holds at least n of them, and
+    // reads the view's elements, which the view's constructor kept inside its buffer.
     let launched = unsafe {
-        launch_programmatic(
-            f.cu_function(),
-            [blocks, 1, 1],
-            [256, 1, 1],
-            0,
-            stream,
-            &mut params,
-            programmatic,
-        )
+        b.launch(LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        })
     };
-    drop(out_guard);
     drop(guard);
-    launched.map_err(Error::driver("launching a device-side copy"))
+    launched
+        .map(drop)
+        .map_err(Error::driver("launching a device-side copy"))
 }
 
 /// A contiguous row-major copy of the view `src` (of `T` elements), made on the device.

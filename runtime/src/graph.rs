@@ -34,21 +34,6 @@
 //! memset nodes (`cuGraphAddMemcpyNode`, `cuGraphAddMemsetNode`), numbered with the
 //! kernel nodes. The nodes form a chain, ordered as one stream orders launches.
 //!
-//! # Programmatic edges
-//!
-//! Where a kernel launches with programmatic dependent launch
-//! ([`Kernel::programmatic_launch`]: generated kernels on sm_90 and later, unless
-//! `IMA_PROGRAMMATIC_LAUNCH=0`), its node is joined to a kernel node before it by a
-//! programmatic edge (`cuGraphAddDependencies_v2`, from the programmatic port of the one
-//! before): it may start once every block of the kernel before has called
-//! `griddepcontrol.launch_dependents`. As for a direct launch (crate::kernel), that is safe
-//! because each entry point waits for the kernel before it (`griddepcontrol.wait`) before
-//! touching any argument; a replay gains the launch gaps between kernels. Copies and fills
-//! keep ordinary edges. So does a node switched off (an empty node to the driver), on both
-//! sides, so that the kernels on either side stay ordered: from its capture, or from the
-//! update that first switches it off (which makes the next replay instantiate the graph
-//! again), for the graph's life.
-//!
 //! # Modes
 //!
 //! A node keeps the checked mode its kernel had when it was launched into the graph
@@ -274,7 +259,6 @@ impl<'a> Graph<'a> {
             source: Box::new(source),
         };
         let driver = |e| in_node(Error::driver(format!("updating {name}'s node"))(e));
-        let mut launch_switched_off = false;
         match &mut n.work {
             Work::Kernel(k) => {
                 let launch =
@@ -286,7 +270,6 @@ impl<'a> Graph<'a> {
                     .and_then(|()| self.exec.set_enabled(handle, !launch.skip))
                     .map_err(driver)?;
                 k.params = params.into();
-                launch_switched_off = launch.skip;
                 k.launch = launch;
             }
             Work::Memory(m) => {
@@ -304,9 +287,6 @@ impl<'a> Graph<'a> {
             }
         }
         n.args = args.into();
-        if launch_switched_off {
-            self.ordinary_edges(node).map_err(driver)?;
-        }
         Ok(())
     }
 
@@ -475,49 +455,20 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// Adds `work` on `args`, checked, as the graph's next node, after the others: by a
-    /// programmatic edge where both are kernels that allow it ([`Work::programmatic_after`]).
+    /// Adds `work` on `args`, checked, as the graph's next node, after the others.
     fn push(&mut self, args: &[GraphArg], work: Work<'a>) -> Result<usize, Error> {
         let index = self.nodes.len();
-        let before = self.nodes.last();
-        let after = before.map(|n| n.handle);
-        let programmatic = before.is_some_and(|n| work.programmatic_after(&n.work));
-        let handle = work
-            .with_params(|p| self.exec.add(after, p, programmatic))
-            .map_err(|e| {
-                let name = work.name();
-                self.new_node_error(name)(Error::driver(format!("adding {name} to a graph"))(e))
-            })?;
+        let after = self.nodes.last().map(|n| n.handle);
+        let handle = work.with_params(|p| self.exec.add(after, p)).map_err(|e| {
+            let name = work.name();
+            self.new_node_error(name)(Error::driver(format!("adding {name} to a graph"))(e))
+        })?;
         self.nodes.push(Node {
             args: args.into(),
             work,
             handle,
-            programmatic,
         });
         Ok(index)
-    }
-
-    /// Makes the programmatic edges into and out of node `i`, just switched off, ordinary
-    /// ones (the next replay instantiates the graph again). They stay ordinary when an
-    /// update switches it on again, so that a node switched on and off at every step costs
-    /// one new instantiation, not one per step.
-    fn ordinary_edges(&mut self, i: usize) -> Result<(), DriverError> {
-        for to in [i, i + 1] {
-            let Some(from) = to.checked_sub(1) else {
-                continue;
-            };
-            let Some(&Node {
-                handle,
-                programmatic: true,
-                ..
-            }) = self.nodes.get(to)
-            else {
-                continue;
-            };
-            self.exec.retype(self.nodes[from].handle, handle, false)?;
-            self.nodes[to].programmatic = false;
-        }
-        Ok(())
     }
 
     /// The error of the node `name` would become, the graph's next.

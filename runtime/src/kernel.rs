@@ -28,21 +28,6 @@
 //! the stream runs its work in order, and frees are enqueued on it. Code that turns
 //! event tracking off (`disable_event_tracking`) takes over this duty.
 //!
-//! # Programmatic dependent launch
-//!
-//! On devices of compute capability 9.0 and later, a launch lets the kernel start before
-//! the kernel ahead of it in the stream has finished (`cuLaunchKernelEx` with
-//! `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`; crate::launch). That is safe
-//! because every generated entry point runs `griddepcontrol.wait`, which waits for the
-//! kernel before it to complete and its writes to be visible, before it reads or writes
-//! any argument; it gains the launch latency, and the kernel's prefetch section overlaps
-//! the kernel before. Only the previous kernel in the same stream is relaxed: the event
-//! waits above, and copies, order as before, and an event recorded after the kernel
-//! completes only with it. A module without the generated modules' marker
-//! (`ima_programmatic_wait`: hand-written, or built for an earlier architecture) launches
-//! in plain stream order, and `IMA_PROGRAMMATIC_LAUNCH=0` turns it off
-//! ([`Kernel::programmatic_launch`]).
-//!
 //! # Sync mode
 //!
 //! With [`Kernel::set_sync`] (or `IMA_SYNC=1`), every launch synchronises its stream and
@@ -55,9 +40,11 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
-use cudarc::driver::{CudaFunction, CudaModule, CudaStream, DriverError, SyncOnDrop};
+use cudarc::driver::{
+    CudaFunction, CudaModule, CudaStream, DriverError, LaunchConfig, PushKernelArg, SyncOnDrop,
+};
 
-use crate::abi::{AbiValue, abi_values, param_pointers};
+use crate::abi::abi_values;
 use crate::arg::KernelArg;
 use crate::capacity::ARGS;
 use crate::check::{Checked, IndexWidth, Memo, TensorMeta, check_launch, is_sound};
@@ -65,7 +52,6 @@ use crate::checked::{CheckedMode, ViolationRecord};
 use crate::contract::{KernelContract, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
-use crate::launch::launch_programmatic;
 use crate::record::Record;
 use crate::violation::{LaunchError, Violation};
 use smallvec::SmallVec;
@@ -157,9 +143,6 @@ pub struct Kernel {
     sync: AtomicBool,
     /// A [`CheckedMode`].
     checked: AtomicU8,
-    /// Launches use programmatic dependent launch (see the module documentation), as the
-    /// module decided for its device and PTX.
-    programmatic: bool,
 }
 
 impl Kernel {
@@ -170,7 +153,6 @@ impl Kernel {
         device: DeviceId,
         limits: DeviceLimits,
         has_checked: bool,
-        programmatic: bool,
     ) -> Result<Kernel, Error> {
         let threads: u64 = contract.block.iter().map(|&b| u64::from(b)).product();
         let fail = |entry: &str, reason: String| Error::Entry {
@@ -249,7 +231,6 @@ impl Kernel {
             checks_values: contract.checks_values(),
             sync: AtomicBool::new(sync_from_env()),
             checked: AtomicU8::new(CheckedMode::from_env().as_u8()),
-            programmatic,
             contract,
         })
     }
@@ -342,14 +323,6 @@ impl Kernel {
         }
     }
 
-    /// Launches, direct or in a graph, use programmatic dependent launch: the kernel may
-    /// start while the one before it finishes (see the module documentation). On for a
-    /// module whose kernels wait for the grids before them, on a device of compute
-    /// capability 9.0 or later, unless `IMA_PROGRAMMATIC_LAUNCH=0`.
-    pub fn programmatic_launch(&self) -> bool {
-        self.programmatic
-    }
-
     /// Sync mode: synchronise after every launch and report any CUDA error as this
     /// kernel's [`Error::KernelFault`]. Also on when `IMA_SYNC=1`.
     pub fn set_sync(&self, on: bool) {
@@ -361,8 +334,8 @@ impl Kernel {
     /// See the module documentation for how the arguments stay alive.
     ///
     /// Outside checked and sync modes, a launch that passes its checks makes no heap
-    /// allocation for a contract of up to 8 tensor arguments with 32 strides and symbols in
-    /// all and 8 params.
+    /// allocation of its own for a contract of up to 8 tensor arguments with 32 strides and
+    /// symbols in all and 8 params (cudarc's launch builder makes its usual ones).
     pub fn launch(
         &self,
         stream: &Arc<CudaStream>,
@@ -375,9 +348,9 @@ impl Kernel {
         // entry point it takes.
         let mode = self.checked_mode();
         let checked = mode != CheckedMode::Off;
-        // Every value the kernel receives, the record's address last, lives in `values`,
-        // which the parameter pointers point into until the launch is enqueued.
-        let (plan, mut values, shapes) = {
+        // Every value the kernel receives but the record lives in `values` and `params`,
+        // made before the builder borrows them and never touched while it does.
+        let (plan, values, shapes) = {
             let metas: SmallVec<[TensorMeta<'_>; ARGS]> =
                 args.iter().map(KernelArg::meta).collect();
             let writable = |i: usize| args.get(i).is_some_and(|a| !a.is_read_only());
@@ -428,31 +401,23 @@ impl Kernel {
         }
         let record = own.as_ref().or(shared.as_ref().and_then(|d| d.as_ref()));
 
-        // The record's events, as a buffer's: the stream waits for its clean image, and the
-        // guard records the kernel's use of it.
-        let record_guard = record.map(|record| {
-            let (address, guard) = record.device_ptr(stream);
-            values.push(AbiValue::Ptr(address));
-            guard
-        });
-        let mut pointers = param_pointers(&values);
+        let mut builder = stream.launch_builder(func);
+        for v in &values {
+            v.push(&mut builder);
+        }
+        if let Some(record) = record {
+            builder.arg(record.device());
+        }
         // SAFETY: `check` verified every argument against the contract the entry points
-        // were generated from, `abi_values` lists them in its ABI order, and `values`
-        // lives, unmoved, through the call. Generated entry points wait for the kernel
-        // before them before touching any argument, as a programmatic launch needs.
+        // were generated from, and `abi_values` lists them in its ABI order.
         let launched = unsafe {
-            launch_programmatic(
-                func.cu_function(),
-                plan.grid,
-                plan.block,
-                plan.shared_bytes,
-                stream,
-                &mut pointers,
-                self.programmatic,
-            )
+            builder.launch(LaunchConfig {
+                grid_dim: plan.grid.into(),
+                block_dim: plan.block.into(),
+                shared_mem_bytes: plan.shared_bytes,
+            })
         };
         // Records the kernel's reads and writes on each buffer (see the module docs).
-        drop(record_guard);
         drop(guards);
         let fault = |error| Error::KernelFault {
             kernel: c.name,

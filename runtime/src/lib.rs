@@ -30,7 +30,6 @@ pub mod graph;
 mod index_value;
 pub mod kernel;
 mod kernel_args;
-mod launch;
 mod layout;
 pub mod locate;
 pub mod module;

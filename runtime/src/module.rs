@@ -10,7 +10,6 @@ use crate::contract::KernelContract;
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
 use crate::kernel::Kernel;
-use crate::launch;
 use crate::version::{check_driver_loads_nvrtc, driver_version};
 
 /// A module loaded into one context, with the name of the file it came from for messages
@@ -25,9 +24,6 @@ pub struct Module {
     /// The PTX's entry points, so that optional ones are looked up only where they exist
     /// (a failed lookup is a CUDA API error that compute-sanitizer reports).
     entries: Vec<String>,
-    /// The kernels are launched with programmatic dependent launch
-    /// ([`crate::launch::allows`]): decided once here, for the device and the PTX.
-    programmatic: bool,
 }
 
 impl Module {
@@ -62,9 +58,6 @@ impl Module {
         let module = ctx
             .load_module(Ptx::from_src(ptx))
             .map_err(|e| load_error(e, file, nvrtc))?;
-        let major = ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
-            .map_err(Error::driver("reading the device's compute capability"))?;
         Ok(Module {
             file: file.to_string(),
             module,
@@ -72,7 +65,6 @@ impl Module {
             limits: DeviceLimits::of(ctx)?,
             log: String::new(),
             entries: ptx_entries(ptx),
-            programmatic: launch::programmatic(major, launch::waits_for_grids(ptx)),
         })
     }
 
@@ -88,7 +80,6 @@ impl Module {
             self.device,
             self.limits,
             checked,
-            self.programmatic,
         )
     }
 
@@ -104,14 +95,6 @@ impl Module {
     /// The limits of the module's device, which every launch is checked against.
     pub fn limits(&self) -> &DeviceLimits {
         &self.limits
-    }
-
-    /// The module's kernels are launched with programmatic dependent launch: on a device
-    /// of compute capability 9.0 or later, for PTX whose kernels wait for the grids before
-    /// them (generated ones built for sm_90 or later define `ima_programmatic_wait`), unless
-    /// `IMA_PROGRAMMATIC_LAUNCH=0`.
-    pub fn programmatic_launch(&self) -> bool {
-        self.programmatic
     }
 }
 

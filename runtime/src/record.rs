@@ -9,9 +9,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{
-    CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, SyncOnDrop, result, sys,
-};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, result, sys};
 
 use crate::checked::ViolationRecord;
 
@@ -29,12 +27,9 @@ impl Record {
         Ok(Record { device, flag })
     }
 
-    /// The record's device address for a direct launch on `stream`, which first waits for
-    /// the record's last write (its clean image); the guard, dropped once the launch is
-    /// enqueued, records the launch as the record's latest use (crate::kernel,
-    /// "Lifetimes").
-    pub(crate) fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
-        self.device.device_ptr(stream)
+    /// What the kernel receives.
+    pub(crate) fn device(&self) -> &CudaSlice<u8> {
+        &self.device
     }
 
     /// The record's device address, for a kernel node's parameters (a graph,

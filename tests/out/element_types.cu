@@ -367,53 +367,6 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Programmatic dependent launch (sm_90 and later). The runtime lets a kernel start
-// before the kernel ahead of it in the stream has finished. Each entry point's run()
-// first runs the spec's `prefetch` section, if it has one, then ima_await_upstream():
-// griddepcontrol.wait, which returns once the kernel ahead has finished and its writes
-// are visible, before any argument is read or written; and launch_dependents, which lets
-// the kernel after this one start early in turn (its blocks take only what this one's
-// leave, and wait likewise). A kernel launched in plain stream order returns from the
-// wait at once. The runtime looks `ima_programmatic_wait` up in the module it loads: a
-// module built for an earlier architecture lacks it, and its kernels are launched in
-// stream order.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
-__device__ __forceinline__ void ima_await_upstream() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-// A hint that the L2 line holding *p is wanted soon: it reads nothing into the thread and
-// never faults. The accessors' `prefetch_l2` call it for addresses inside their tensors.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#if defined(__CUDA_ARCH__)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#else
-    (void)p;
-#endif
-}
-
-// An argument as a spec's `prefetch` section sees it: it can only ask for L2 prefetches
-// (the accessor's `prefetch_l2`). The section runs before the kernel waits for the one
-// ahead of it, whose writes it must not read; a prefetch into L2, where those writes
-// land, can never return stale data, and its data only reaches the kernel through the
-// body's own loads, after the wait.
-template <typename A>
-class ImaPrefetchView {
-    A a;
-
-  public:
-    __device__ __forceinline__ explicit ImaPrefetchView(const A& accessor) : a(accessor) {}
-    template <typename... T>
-    __device__ __forceinline__ void prefetch_l2(T... at) const {
-        a.prefetch_l2(at...);
-    }
-};
-
 // Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
 // of two adjacent accumulator tiles, once lanes have swapped halves (an output's
 // `store_acc`).
@@ -904,12 +857,6 @@ struct a_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // in b: e5m2[N]
@@ -924,12 +871,6 @@ struct b_t {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
         }
         return p[i0];
-    }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
     }
 };
 
@@ -946,12 +887,6 @@ struct y_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 template <typename I, bool IMA_CHECKED>
@@ -963,8 +898,9 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 967 "element_types.cu"
+#line 902 "element_types.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const a_t<I, IMA_CHECKED> a,
@@ -972,7 +908,6 @@ __device__ __forceinline__ void run(
     const y_t<I, IMA_CHECKED> y,
     const I N,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -1140,12 +1075,6 @@ struct a_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // in b: u8[N]
@@ -1160,12 +1089,6 @@ struct b_t {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
         }
         return p[i0];
-    }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
     }
 };
 
@@ -1182,12 +1105,6 @@ struct c_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // in d: u16[N]
@@ -1202,12 +1119,6 @@ struct d_t {
             if (!ima_in_bounds<I, 1>(rec, 3, 0, {i0}, {e0})) return {};
         }
         return p[i0];
-    }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
     }
 };
 
@@ -1224,12 +1135,6 @@ struct e_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // in f: u32[N]
@@ -1244,12 +1149,6 @@ struct f_t {
             if (!ima_in_bounds<I, 1>(rec, 5, 0, {i0}, {e0})) return {};
         }
         return p[i0];
-    }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
     }
 };
 
@@ -1266,12 +1165,6 @@ struct g_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // in h: u64[N]
@@ -1286,12 +1179,6 @@ struct h_t {
             if (!ima_in_bounds<I, 1>(rec, 7, 0, {i0}, {e0})) return {};
         }
         return p[i0];
-    }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
     }
 };
 
@@ -1308,12 +1195,6 @@ struct p_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // in q: bf16[N]
@@ -1328,12 +1209,6 @@ struct q_t {
             if (!ima_in_bounds<I, 1>(rec, 9, 0, {i0}, {e0})) return {};
         }
         return p[i0];
-    }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
     }
 };
 
@@ -1350,12 +1225,6 @@ struct r_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // in s: f64[N]
@@ -1371,12 +1240,6 @@ struct s_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // out y: f64[N]
@@ -1391,12 +1254,6 @@ struct y_t {
             if (!ima_in_bounds<I, 1>(rec, 12, 1, {i0}, {e0})) return ima_sink<double>();
         }
         return p[i0];
-    }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
     }
 };
 
@@ -1423,8 +1280,9 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 1427 "element_types.cu"
+#line 1284 "element_types.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const a_t<I, IMA_CHECKED> a,
@@ -1442,7 +1300,6 @@ __device__ __forceinline__ void run(
     const y_t<I, IMA_CHECKED> y,
     const I N,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);

@@ -365,53 +365,6 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Programmatic dependent launch (sm_90 and later). The runtime lets a kernel start
-// before the kernel ahead of it in the stream has finished. Each entry point's run()
-// first runs the spec's `prefetch` section, if it has one, then ima_await_upstream():
-// griddepcontrol.wait, which returns once the kernel ahead has finished and its writes
-// are visible, before any argument is read or written; and launch_dependents, which lets
-// the kernel after this one start early in turn (its blocks take only what this one's
-// leave, and wait likewise). A kernel launched in plain stream order returns from the
-// wait at once. The runtime looks `ima_programmatic_wait` up in the module it loads: a
-// module built for an earlier architecture lacks it, and its kernels are launched in
-// stream order.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
-__device__ __forceinline__ void ima_await_upstream() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-// A hint that the L2 line holding *p is wanted soon: it reads nothing into the thread and
-// never faults. The accessors' `prefetch_l2` call it for addresses inside their tensors.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#if defined(__CUDA_ARCH__)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#else
-    (void)p;
-#endif
-}
-
-// An argument as a spec's `prefetch` section sees it: it can only ask for L2 prefetches
-// (the accessor's `prefetch_l2`). The section runs before the kernel waits for the one
-// ahead of it, whose writes it must not read; a prefetch into L2, where those writes
-// land, can never return stale data, and its data only reaches the kernel through the
-// body's own loads, after the wait.
-template <typename A>
-class ImaPrefetchView {
-    A a;
-
-  public:
-    __device__ __forceinline__ explicit ImaPrefetchView(const A& accessor) : a(accessor) {}
-    template <typename... T>
-    __device__ __forceinline__ void prefetch_l2(T... at) const {
-        a.prefetch_l2(at...);
-    }
-};
-
 // Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
 // of two adjacent accumulator tiles, once lanes have swapped halves (an output's
 // `store_acc`).
@@ -901,12 +854,6 @@ struct q_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 };
 
 // out o: f32[S, T]
@@ -921,12 +868,6 @@ struct o_t {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1];
-    }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -990,8 +931,9 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 7 "tests/in/output_bound_symbol.ima"
  o(i, j) = 0.f; 
-#line 994 "output_bound_symbol.cu"
+#line 935 "output_bound_symbol.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const q_t<I, IMA_CHECKED> q,
@@ -1000,7 +942,6 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = S * T;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);

@@ -365,53 +365,6 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Programmatic dependent launch (sm_90 and later). The runtime lets a kernel start
-// before the kernel ahead of it in the stream has finished. Each entry point's run()
-// first runs the spec's `prefetch` section, if it has one, then ima_await_upstream():
-// griddepcontrol.wait, which returns once the kernel ahead has finished and its writes
-// are visible, before any argument is read or written; and launch_dependents, which lets
-// the kernel after this one start early in turn (its blocks take only what this one's
-// leave, and wait likewise). A kernel launched in plain stream order returns from the
-// wait at once. The runtime looks `ima_programmatic_wait` up in the module it loads: a
-// module built for an earlier architecture lacks it, and its kernels are launched in
-// stream order.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
-__device__ __forceinline__ void ima_await_upstream() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-// A hint that the L2 line holding *p is wanted soon: it reads nothing into the thread and
-// never faults. The accessors' `prefetch_l2` call it for addresses inside their tensors.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#if defined(__CUDA_ARCH__)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#else
-    (void)p;
-#endif
-}
-
-// An argument as a spec's `prefetch` section sees it: it can only ask for L2 prefetches
-// (the accessor's `prefetch_l2`). The section runs before the kernel waits for the one
-// ahead of it, whose writes it must not read; a prefetch into L2, where those writes
-// land, can never return stale data, and its data only reaches the kernel through the
-// body's own loads, after the wait.
-template <typename A>
-class ImaPrefetchView {
-    A a;
-
-  public:
-    __device__ __forceinline__ explicit ImaPrefetchView(const A& accessor) : a(accessor) {}
-    template <typename... T>
-    __device__ __forceinline__ void prefetch_l2(T... at) const {
-        a.prefetch_l2(at...);
-    }
-};
-
 // Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
 // of two adjacent accumulator tiles, once lanes have swapped halves (an output's
 // `store_acc`).
@@ -902,12 +855,6 @@ struct q_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
 };
 
 // in k: f16[B, H, T, D]
@@ -923,12 +870,6 @@ struct k_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
 };
 
 // out o: f32[B, H, S, T]
@@ -943,12 +884,6 @@ struct o_t {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -1021,8 +956,9 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1025 "planted_bugs.cu"
+#line 960 "planted_bugs.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const q_t<I, IMA_CHECKED> q,
@@ -1034,7 +970,6 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = B * H * S * T;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -1288,12 +1223,6 @@ struct x_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 };
 
 // out y: f32[N, M]
@@ -1308,12 +1237,6 @@ struct y_t {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1];
-    }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -1376,8 +1299,9 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1380 "planted_bugs.cu"
+#line 1303 "planted_bugs.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const x_t<I, IMA_CHECKED> x,
@@ -1385,7 +1309,6 @@ __device__ __forceinline__ void run(
     const I M,
     const I N,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = N * M;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -1555,12 +1478,6 @@ struct x_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 };
 
 // out s: f32[R, 1]
@@ -1575,12 +1492,6 @@ struct s_t {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1];
-    }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -1681,8 +1592,9 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 1685 "planted_bugs.cu"
+#line 1596 "planted_bugs.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const x_t<I, IMA_CHECKED> x,
@@ -1690,7 +1602,6 @@ __device__ __forceinline__ void run(
     const I R,
     const I C,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -1918,22 +1829,6 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         return ima_dequant(k, n);
-    }
-
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1 and, in a group's first packed
-    // row, the group's scales and zero points there. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode.
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-        ima_prefetch_l2(&qweight[(k0 / 8) * qweight_s0 + n]);
-        if (k0 % G < 8) {
-            const I g = ima_group_of(k0);
-            ima_prefetch_l2(&scales[g * scales_s0 + n]);
-            ima_prefetch_l2(&qzeros[g * qzeros_s0 + n / 8]);
-        }
     }
 
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
@@ -2271,12 +2166,6 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
     // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
@@ -2339,8 +2228,9 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2343 "planted_bugs.cu"
+#line 2232 "planted_bugs.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const w_t<I, IMA_CHECKED> w,
@@ -2349,7 +2239,6 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2597,22 +2486,6 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         return ima_dequant(k, n);
-    }
-
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1 and, in a group's first packed
-    // row, the group's scales and zero points there. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode.
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-        ima_prefetch_l2(&qweight[(k0 / 8) * qweight_s0 + n]);
-        if (k0 % G < 8) {
-            const I g = ima_group_of(k0);
-            ima_prefetch_l2(&scales[g * scales_s0 + n]);
-            ima_prefetch_l2(&qzeros[g * qzeros_s0 + n / 8]);
-        }
     }
 
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
@@ -2950,12 +2823,6 @@ struct y_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 template <typename I, bool IMA_CHECKED>
@@ -2980,8 +2847,9 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 2984 "planted_bugs.cu"
+#line 2851 "planted_bugs.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const w_t<I, IMA_CHECKED> w,
@@ -2990,7 +2858,6 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 

@@ -288,7 +288,7 @@ impl CheckError {
             } => Diagnostic::error(
                 format!("kernel `{kernel}` has {count} `{member}`s"),
                 *span,
-                format!("a kernel has one `{member}` at most"),
+                format!("needs exactly one `{member}`"),
             )
             .with_help(format!("keep one `{member}`")),
             SecondEmptyPolicy { span } => {

@@ -4,8 +4,7 @@ use std::ptr::null_mut;
 use std::sync::Arc;
 
 use cudarc::driver::sys::{
-    self, CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D,
-    CUDA_MEMSET_NODE_PARAMS, CUgraph, CUgraphDependencyType, CUgraphEdgeData, CUgraphExec,
+    self, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUgraph, CUgraphExec,
     CUgraphNode,
 };
 use cudarc::driver::{CudaContext, CudaStream, DriverError, result};
@@ -48,20 +47,14 @@ impl Exec {
     }
 
     /// Adds a node that runs after `after` (the graph is a chain, ordered as one stream
-    /// orders launches and copies). With `programmatic` (both are kernel nodes, see
-    /// `Work::programmatic_after`), the edge is programmatic: the new kernel may start once
-    /// every block of `after` has called `griddepcontrol.launch_dependents` or exited,
-    /// as a direct launch with programmatic dependent launch may.
+    /// orders launches and copies).
     pub(super) fn add(
         &mut self,
         after: Option<CUgraphNode>,
         params: Params<'_>,
-        programmatic: bool,
     ) -> Result<CUgraphNode, DriverError> {
         self.ctx.bind_to_thread()?;
-        // A programmatic edge is added once the node is: the node itself has none.
-        let deps = if programmatic { None } else { after };
-        let deps = deps.as_slice();
+        let deps = after.as_slice();
         let (graph, ctx) = (self.graph, self.ctx.cu_ctx());
         let mut node = null_mut();
         // SAFETY: `graph` is live; `deps` holds nodes of it. A kernel's parameters point at
@@ -81,51 +74,8 @@ impl Exec {
             }
         }
         .result()?;
-        if let (true, Some(after)) = (programmatic, after) {
-            let added = self.add_edge(after, node, true);
-            if let Err(e) = added {
-                // A node without its edge would run out of order: take it out again.
-                // SAFETY: `node` was just added to `graph`, and nothing refers to it yet.
-                self.ctx
-                    .record_err(unsafe { sys::cuGraphDestroyNode(node) }.result());
-                return Err(e);
-            }
-        }
         self.discard_exec()?;
         Ok(node)
-    }
-
-    /// Replaces the edge `from` → `to` with one of the other kind, `programmatic` or
-    /// ordinary: the next replay instantiates the graph again. Where the new edge cannot be
-    /// added, the old one is put back (the two nodes stay ordered) and the error returned.
-    pub(super) fn retype(
-        &mut self,
-        from: CUgraphNode,
-        to: CUgraphNode,
-        programmatic: bool,
-    ) -> Result<(), DriverError> {
-        self.ctx.bind_to_thread()?;
-        let old = edge_data(!programmatic);
-        // SAFETY: `from` and `to` are nodes of `graph`, joined by an edge of the other kind.
-        unsafe { sys::cuGraphRemoveDependencies_v2(self.graph, &from, &to, &old, 1) }.result()?;
-        if let Err(e) = self.add_edge(from, to, programmatic) {
-            self.ctx.record_err(self.add_edge(from, to, !programmatic));
-            return Err(e);
-        }
-        self.discard_exec()
-    }
-
-    /// Adds the edge `from` → `to`, programmatic or ordinary.
-    fn add_edge(
-        &self,
-        from: CUgraphNode,
-        to: CUgraphNode,
-        programmatic: bool,
-    ) -> Result<(), DriverError> {
-        let edge = edge_data(programmatic);
-        // SAFETY: `from` and `to` are nodes of `graph`; a programmatic edge joins two
-        // kernel nodes.
-        unsafe { sys::cuGraphAddDependencies_v2(self.graph, &from, &to, &edge, 1) }.result()
     }
 
     /// Instantiates the executable if there is none (the first replay, or the first after
@@ -212,25 +162,6 @@ impl Exec {
         let exec = std::mem::replace(&mut self.exec, null_mut());
         // SAFETY: instantiated here, destroyed once.
         unsafe { result::graph::exec_destroy(exec) }
-    }
-}
-
-/// The data of an edge: programmatic (from the upstream kernel's programmatic port), or
-/// ordinary, which waits for the upstream node to complete.
-fn edge_data(programmatic: bool) -> CUgraphEdgeData {
-    if !programmatic {
-        return CUgraphEdgeData {
-            from_port: 0,
-            to_port: 0,
-            type_: CUgraphDependencyType::CU_GRAPH_DEPENDENCY_TYPE_DEFAULT as u8,
-            reserved: [0; 5],
-        };
-    }
-    CUgraphEdgeData {
-        from_port: CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC as u8,
-        to_port: 0,
-        type_: CUgraphDependencyType::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC as u8,
-        reserved: [0; 5],
     }
 }
 

@@ -2,6 +2,7 @@
 //! captured or last updated, its own violation record, the kernel node's parameters) or a
 //! copy or fill ([`Memory`]).
 
+use std::ffi::c_void;
 use std::ptr::null_mut;
 
 use cudarc::driver::sys::{self, CUDA_KERNEL_NODE_PARAMS, CUgraphNode};
@@ -11,14 +12,13 @@ use smallvec::SmallVec;
 use super::bound::{Bound, GraphArg};
 use super::exec::Params;
 use super::memory::Memory;
-use crate::abi::{AbiValue, AbiValues, abi_values, param_pointers};
-use crate::capacity::ARGS;
+use crate::abi::{AbiValue, AbiValues, abi_values};
+use crate::capacity::{ABI_VALUES, ARGS};
 use crate::check::TensorMeta;
 use crate::checked::CheckedMode;
 use crate::contract::Scalar;
 use crate::error::Error;
 use crate::kernel::Kernel;
-use crate::launch::launch_programmatic;
 use crate::record::Record;
 
 /// Params a node keeps in place.
@@ -32,8 +32,6 @@ pub(super) struct Node<'a> {
     pub args: SmallVec<[GraphArg; ARGS]>,
     pub work: Work<'a>,
     pub handle: CUgraphNode,
-    /// The edge from the node before is programmatic ([`Work::programmatic_after`]).
-    pub programmatic: bool,
 }
 
 /// What a node runs.
@@ -86,22 +84,6 @@ impl Work<'_> {
         matches!(self, Work::Kernel(k) if k.launch.skip)
     }
 
-    /// The edge from a node running `before` to this one may be programmatic: this
-    /// kernel may start once every block of the kernel before has called
-    /// `griddepcontrol.launch_dependents` (or exited), as a direct launch may (its kernel
-    /// launches with programmatic dependent launch: it waits for the kernel before it
-    /// before touching any argument). Both are kernels, neither switched off (a switched-off
-    /// node is an empty node to the driver, and an edge through it must keep the order of
-    /// the kernels on either side); copies and fills keep ordinary edges.
-    pub(super) fn programmatic_after(&self, before: &Work<'_>) -> bool {
-        match (before, self) {
-            (Work::Kernel(b), Work::Kernel(k)) => {
-                k.launch.programmatic && !b.launch.skip && !k.launch.skip
-            }
-            _ => false,
-        }
-    }
-
     /// The node's violation record, if its kernel's entry point takes one.
     pub(super) fn record(&self) -> Option<&Record> {
         match self {
@@ -145,8 +127,6 @@ pub(super) struct NodeLaunch {
     block: [u32; 3],
     shared_bytes: u32,
     values: AbiValues,
-    /// The kernel launches with programmatic dependent launch ([`Kernel::programmatic_launch`]).
-    programmatic: bool,
     /// The launch domain is empty and the contract says skip: the node stays in the graph
     /// (an update may give it work again) but is switched off.
     pub skip: bool,
@@ -193,7 +173,6 @@ impl NodeLaunch {
             block: plan.block,
             shared_bytes: plan.shared_bytes,
             values,
-            programmatic: kernel.programmatic_launch(),
             skip: plan.skip,
         })
     }
@@ -210,7 +189,7 @@ impl NodeLaunch {
     /// Calls `f` with the kernel node's parameters, which point into `self` (the driver
     /// copies them, and the values, during a graph call).
     pub(super) fn with_params<R>(&self, f: impl FnOnce(Params<'_>) -> R) -> R {
-        let mut pointers = param_pointers(&self.values);
+        let mut pointers = self.pointers();
         let [gx, gy, gz] = self.grid;
         let [bx, by, bz] = self.block;
         let params = CUDA_KERNEL_NODE_PARAMS {
@@ -232,24 +211,34 @@ impl NodeLaunch {
     }
 
     /// Launches the node's kernel directly on `stream`, with exactly the node's
-    /// parameters (and programmatic dependent launch where its kernel has it): how a
-    /// sync-mode replay runs each node alone.
+    /// parameters: how a sync-mode replay runs each node alone.
     pub(super) fn launch_alone(&self, stream: &CudaStream) -> Result<(), DriverError> {
-        let mut pointers = param_pointers(&self.values);
+        stream.context().bind_to_thread()?;
+        let mut pointers = self.pointers();
+        let [gx, gy, gz] = self.grid;
+        let [bx, by, bz] = self.block;
         // SAFETY: the parameters passed the kernel's checks when the node was captured or
-        // last updated, the tensors they point into are borrowed by the graph, and
-        // `values` lives through the call. A programmatic kernel waits for the kernel
-        // before it before touching any argument.
+        // last updated, and the tensors they point into are borrowed by the graph.
         unsafe {
-            launch_programmatic(
+            sys::cuLaunchKernel(
                 self.func,
-                self.grid,
-                self.block,
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
                 self.shared_bytes,
-                stream,
-                &mut pointers,
-                self.programmatic,
+                stream.cu_stream(),
+                pointers.as_mut_ptr(),
+                null_mut(),
             )
         }
+        .result()
+    }
+
+    /// One pointer per value, for `kernelParams`.
+    fn pointers(&self) -> SmallVec<[*mut c_void; ABI_VALUES]> {
+        self.values.iter().map(AbiValue::param_ptr).collect()
     }
 }

@@ -365,53 +365,6 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Programmatic dependent launch (sm_90 and later). The runtime lets a kernel start
-// before the kernel ahead of it in the stream has finished. Each entry point's run()
-// first runs the spec's `prefetch` section, if it has one, then ima_await_upstream():
-// griddepcontrol.wait, which returns once the kernel ahead has finished and its writes
-// are visible, before any argument is read or written; and launch_dependents, which lets
-// the kernel after this one start early in turn (its blocks take only what this one's
-// leave, and wait likewise). A kernel launched in plain stream order returns from the
-// wait at once. The runtime looks `ima_programmatic_wait` up in the module it loads: a
-// module built for an earlier architecture lacks it, and its kernels are launched in
-// stream order.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
-__device__ __forceinline__ void ima_await_upstream() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-// A hint that the L2 line holding *p is wanted soon: it reads nothing into the thread and
-// never faults. The accessors' `prefetch_l2` call it for addresses inside their tensors.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#if defined(__CUDA_ARCH__)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#else
-    (void)p;
-#endif
-}
-
-// An argument as a spec's `prefetch` section sees it: it can only ask for L2 prefetches
-// (the accessor's `prefetch_l2`). The section runs before the kernel waits for the one
-// ahead of it, whose writes it must not read; a prefetch into L2, where those writes
-// land, can never return stale data, and its data only reaches the kernel through the
-// body's own loads, after the wait.
-template <typename A>
-class ImaPrefetchView {
-    A a;
-
-  public:
-    __device__ __forceinline__ explicit ImaPrefetchView(const A& accessor) : a(accessor) {}
-    template <typename... T>
-    __device__ __forceinline__ void prefetch_l2(T... at) const {
-        a.prefetch_l2(at...);
-    }
-};
-
 // Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
 // of two adjacent accumulator tiles, once lanes have swapped halves (an output's
 // `store_acc`).
@@ -907,12 +860,6 @@ struct x_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -980,12 +927,6 @@ struct residual_t {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1];
-    }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -1114,12 +1055,6 @@ struct w_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -1173,12 +1108,6 @@ struct y_t {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1];
-    }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -1364,8 +1293,9 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 1368 "decode.cu"
+#line 1297 "decode.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const x_t<I, IMA_CHECKED> x,
@@ -1376,7 +1306,6 @@ __device__ __forceinline__ void run(
     const I D,
     const float eps,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -1627,12 +1556,6 @@ struct qkv_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -1709,12 +1632,6 @@ struct positions_t {
         ima_report_value<I, 1>(rec, 1, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
         return vlo;
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // cos (first D/2 columns) and sin (last D/2) of each position's angles, per pair:
@@ -1731,12 +1648,6 @@ struct cos_sin_t {
             if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
         }
         return p[i0 * s0 + i1];
-    }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
     }
     // 4 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 4 (the spec's align(16) and constraints
@@ -1815,12 +1726,6 @@ struct slot_mapping_t {
         ima_report_value<I, 1>(rec, 3, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
         return {};
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // The rotated queries, for paged_attn.
@@ -1836,12 +1741,6 @@ struct q_t {
             if (!ima_in_bounds<I, 3>(rec, 4, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1 + i2];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2) const {
-        const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2};
-        if (ima_vec_inside<I, 3, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -1970,12 +1869,6 @@ struct k_cache_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -2101,12 +1994,6 @@ struct v_cache_t {
             if (!ima_in_bounds<I, 4>(rec, 6, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -2274,8 +2161,9 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 2278 "decode.cu"
+#line 2165 "decode.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const qkv_t<I, IMA_CHECKED> qkv,
@@ -2293,7 +2181,6 @@ __device__ __forceinline__ void run(
     const I HKV,
     const I HQ,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, q, k_cache, v_cache, B, MAXPOS, D, NB, BS, HKV, HQ);
 }
 
@@ -2652,12 +2539,6 @@ struct x_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -2772,22 +2653,6 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         return ima_dequant(k, n);
-    }
-
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1 and, in a group's first packed
-    // row, the group's scales and zero points there. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode.
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-        ima_prefetch_l2(&qweight[(k0 / 8) * qweight_s0 + n]);
-        if (k0 % G < 8) {
-            const I g = ima_group_of(k0);
-            ima_prefetch_l2(&scales[g * scales_s0 + n]);
-            ima_prefetch_l2(&qzeros[g * qzeros_s0 + n / 8]);
-        }
     }
 
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
@@ -3127,12 +2992,6 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
     // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
@@ -3244,7 +3103,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 156 "specs/decode.ima"
+#line 149 "specs/decode.ima"
 
         const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
         const int warp = threadIdx.y / 8;
@@ -3320,27 +3179,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3324 "decode.cu"
-}
-template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void prefetch(
-    const ImaPrefetchView<x_t<I, IMA_CHECKED>> x,
-    const ImaPrefetchView<w_t<I, IMA_CHECKED>> w,
-    const ImaPrefetchView<y_t<I, IMA_CHECKED>> y,
-    const I M,
-    const I K,
-    const I N,
-    const I G,
-    const I NY) {
-#line 149 "specs/decode.ima"
-
-        // While the kernel ahead (a norm, the attention) still runs, the blocks already on
-        // an SM ask L2 for their columns of W, each thread for the packed rows its loop
-        // will load: that much of W is read from L2 once the wait returns.
-        const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
-        for (I k8 = I(threadIdx.y) * 8; k8 < K; k8 += 512) w.prefetch_l2(k8, n, ImaConst<4>{});
-    
-#line 3344 "decode.cu"
+#line 3183 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3354,9 +3193,6 @@ __device__ __forceinline__ void run(
     const I G,
     const I NY,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    // What does not depend on the kernel before this one, while it may still run.
-    prefetch<I, IMA_CHECKED>(ImaPrefetchView<x_t<I, IMA_CHECKED>>{x}, ImaPrefetchView<w_t<I, IMA_CHECKED>>{w}, ImaPrefetchView<y_t<I, IMA_CHECKED>>{y}, M, K, N, G, NY);
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;

@@ -366,53 +366,6 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Programmatic dependent launch (sm_90 and later). The runtime lets a kernel start
-// before the kernel ahead of it in the stream has finished. Each entry point's run()
-// first runs the spec's `prefetch` section, if it has one, then ima_await_upstream():
-// griddepcontrol.wait, which returns once the kernel ahead has finished and its writes
-// are visible, before any argument is read or written; and launch_dependents, which lets
-// the kernel after this one start early in turn (its blocks take only what this one's
-// leave, and wait likewise). A kernel launched in plain stream order returns from the
-// wait at once. The runtime looks `ima_programmatic_wait` up in the module it loads: a
-// module built for an earlier architecture lacks it, and its kernels are launched in
-// stream order.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
-__device__ __forceinline__ void ima_await_upstream() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-// A hint that the L2 line holding *p is wanted soon: it reads nothing into the thread and
-// never faults. The accessors' `prefetch_l2` call it for addresses inside their tensors.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#if defined(__CUDA_ARCH__)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#else
-    (void)p;
-#endif
-}
-
-// An argument as a spec's `prefetch` section sees it: it can only ask for L2 prefetches
-// (the accessor's `prefetch_l2`). The section runs before the kernel waits for the one
-// ahead of it, whose writes it must not read; a prefetch into L2, where those writes
-// land, can never return stale data, and its data only reaches the kernel through the
-// body's own loads, after the wait.
-template <typename A>
-class ImaPrefetchView {
-    A a;
-
-  public:
-    __device__ __forceinline__ explicit ImaPrefetchView(const A& accessor) : a(accessor) {}
-    template <typename... T>
-    __device__ __forceinline__ void prefetch_l2(T... at) const {
-        a.prefetch_l2(at...);
-    }
-};
-
 // Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
 // of two adjacent accumulator tiles, once lanes have swapped halves (an output's
 // `store_acc`).
@@ -908,12 +861,6 @@ struct q_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -981,12 +928,6 @@ struct k_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -1053,12 +994,6 @@ struct o_t {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -1313,8 +1248,9 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1317 "gemm.cu"
+#line 1252 "gemm.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const q_t<I, IMA_CHECKED> q,
@@ -1327,7 +1263,6 @@ __device__ __forceinline__ void run(
     const I T,
     const float scale,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -1611,12 +1546,6 @@ struct q_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -1684,12 +1613,6 @@ struct k_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -1756,12 +1679,6 @@ struct o_t {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
     // 4 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 4 (the spec's align(16) and constraints
@@ -2016,8 +1933,9 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2020 "gemm.cu"
+#line 1937 "gemm.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const q_t<I, IMA_CHECKED> q,
@@ -2030,7 +1948,6 @@ __device__ __forceinline__ void run(
     const I T,
     const float scale,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -2316,12 +2233,6 @@ struct a_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -2389,12 +2300,6 @@ struct b_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -2461,12 +2366,6 @@ struct c_t {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1];
-    }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -2711,8 +2610,9 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2715 "gemm.cu"
+#line 2614 "gemm.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const a_t<I, IMA_CHECKED> a,
@@ -2722,7 +2622,6 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -2946,12 +2845,6 @@ struct a_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -3019,12 +2912,6 @@ struct b_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -3091,12 +2978,6 @@ struct c_t {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
         }
         return p[i0 * s0 + i1];
-    }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -3341,8 +3222,9 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3345 "gemm.cu"
+#line 3226 "gemm.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const a_t<I, IMA_CHECKED> a,
@@ -3352,7 +3234,6 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -3592,12 +3473,6 @@ struct x_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -3712,22 +3587,6 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         return ima_dequant(k, n);
-    }
-
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1 and, in a group's first packed
-    // row, the group's scales and zero points there. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode.
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-        ima_prefetch_l2(&qweight[(k0 / 8) * qweight_s0 + n]);
-        if (k0 % G < 8) {
-            const I g = ima_group_of(k0);
-            ima_prefetch_l2(&scales[g * scales_s0 + n]);
-            ima_prefetch_l2(&qzeros[g * qzeros_s0 + n / 8]);
-        }
     }
 
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
@@ -4067,12 +3926,6 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -4246,7 +4099,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 203 "specs/gemm.ima"
+#line 191 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
         const I m0 = I(blockIdx.x) * 32, n0 = I(blockIdx.y) * 32;
@@ -4339,32 +4192,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4343 "gemm.cu"
-}
-template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void prefetch(
-    const ImaPrefetchView<x_t<I, IMA_CHECKED>> x,
-    const ImaPrefetchView<w_t<I, IMA_CHECKED>> w,
-    const ImaPrefetchView<y_t<I, IMA_CHECKED>> y,
-    const I M,
-    const I K,
-    const I N,
-    const I G,
-    const I NY) {
-#line 191 "specs/gemm.ima"
-
-        // While the kernel ahead still runs, the blocks already on an SM ask L2 for the
-        // tiles of W their loop will load (those of the first row tile of x: the others
-        // read the same columns).
-        if (blockIdx.x == 0) {
-            const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-            const I n = min(I(blockIdx.y) * 32 + 4 * (lane / 4), N - 4);
-            for (I k = I(warp) * 128 + 32 * (lane % 4); k < K; k += 8 * 128)
-                #pragma unroll
-                for (int r = 0; r < 4; ++r) w.prefetch_l2(k + 8 * r, n, ImaConst<4>{});
-        }
-    
-#line 4368 "gemm.cu"
+#line 4196 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4378,9 +4206,6 @@ __device__ __forceinline__ void run(
     const I G,
     const I NY,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    // What does not depend on the kernel before this one, while it may still run.
-    prefetch<I, IMA_CHECKED>(ImaPrefetchView<x_t<I, IMA_CHECKED>>{x}, ImaPrefetchView<w_t<I, IMA_CHECKED>>{w}, ImaPrefetchView<y_t<I, IMA_CHECKED>>{y}, M, K, N, G, NY);
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;

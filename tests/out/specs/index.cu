@@ -366,53 +366,6 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Programmatic dependent launch (sm_90 and later). The runtime lets a kernel start
-// before the kernel ahead of it in the stream has finished. Each entry point's run()
-// first runs the spec's `prefetch` section, if it has one, then ima_await_upstream():
-// griddepcontrol.wait, which returns once the kernel ahead has finished and its writes
-// are visible, before any argument is read or written; and launch_dependents, which lets
-// the kernel after this one start early in turn (its blocks take only what this one's
-// leave, and wait likewise). A kernel launched in plain stream order returns from the
-// wait at once. The runtime looks `ima_programmatic_wait` up in the module it loads: a
-// module built for an earlier architecture lacks it, and its kernels are launched in
-// stream order.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
-__device__ __forceinline__ void ima_await_upstream() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-// A hint that the L2 line holding *p is wanted soon: it reads nothing into the thread and
-// never faults. The accessors' `prefetch_l2` call it for addresses inside their tensors.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#if defined(__CUDA_ARCH__)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#else
-    (void)p;
-#endif
-}
-
-// An argument as a spec's `prefetch` section sees it: it can only ask for L2 prefetches
-// (the accessor's `prefetch_l2`). The section runs before the kernel waits for the one
-// ahead of it, whose writes it must not read; a prefetch into L2, where those writes
-// land, can never return stale data, and its data only reaches the kernel through the
-// body's own loads, after the wait.
-template <typename A>
-class ImaPrefetchView {
-    A a;
-
-  public:
-    __device__ __forceinline__ explicit ImaPrefetchView(const A& accessor) : a(accessor) {}
-    template <typename... T>
-    __device__ __forceinline__ void prefetch_l2(T... at) const {
-        a.prefetch_l2(at...);
-    }
-};
-
 // Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
 // of two adjacent accumulator tiles, once lanes have swapped halves (an output's
 // `store_acc`).
@@ -916,12 +869,6 @@ struct ids_t {
         ima_report_value<I, 1>(rec, 0, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
         return vlo;
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // in table: bf16[V, D]
@@ -936,12 +883,6 @@ struct table_t {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
         }
         return p[i0 * s0 + i1];
-    }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -1009,12 +950,6 @@ struct y_t {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
         }
         return p[i0 * s0 + i1];
-    }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -1144,8 +1079,9 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 1148 "index.cu"
+#line 1083 "index.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const ids_t<I, IMA_CHECKED> ids,
@@ -1155,7 +1091,6 @@ __device__ __forceinline__ void run(
     const I V,
     const I D,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     body<I, IMA_CHECKED>(ids, table, y, T, V, D);
 }
 
@@ -1349,12 +1284,6 @@ struct key_t {
         }
         return p[i0 * s0 + i1 * s1 + i2];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2) const {
-        const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2};
-        if (ima_vec_inside<I, 3, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -1421,12 +1350,6 @@ struct value_t {
             if (!ima_in_bounds<I, 3>(rec, 1, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
         }
         return p[i0 * s0 + i1 * s1 + i2];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2) const {
-        const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2};
-        if (ima_vec_inside<I, 3, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -1505,12 +1428,6 @@ struct slot_mapping_t {
         ima_report_value<I, 1>(rec, 2, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
         return {};
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // Paged caches: NB blocks of BS token rows.
@@ -1526,12 +1443,6 @@ struct k_cache_t {
             if (!ima_in_bounds<I, 4>(rec, 3, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -1658,12 +1569,6 @@ struct v_cache_t {
             if (!ima_in_bounds<I, 4>(rec, 4, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
@@ -1802,8 +1707,9 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 1806 "index.cu"
+#line 1711 "index.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const key_t<I, IMA_CHECKED> key,
@@ -1817,7 +1723,6 @@ __device__ __forceinline__ void run(
     const I NB,
     const I BS,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     body<I, IMA_CHECKED>(key, value, slot_mapping, k_cache, v_cache, T, HKV, D, NB, BS);
 }
 
@@ -2129,12 +2034,6 @@ struct topk_ids_t {
         ima_report_value<I, 2>(rec, 0, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
         return {};
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 };
 
 // out offsets: i32[num_experts + 1]
@@ -2150,12 +2049,6 @@ struct offsets_t {
         }
         return p[i0];
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // out sorted: i32[T * K]
@@ -2170,12 +2063,6 @@ struct sorted_t {
             if (!ima_in_bounds<I, 1>(rec, 2, 1, {i0}, {e0})) return ima_sink<int>();
         }
         return p[i0];
-    }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
     }
 };
 
@@ -2285,8 +2172,9 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 2289 "index.cu"
+#line 2176 "index.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const topk_ids_t<I, IMA_CHECKED> topk_ids,
@@ -2296,7 +2184,6 @@ __device__ __forceinline__ void run(
     const I K,
     const int num_experts,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -2493,12 +2380,6 @@ struct x_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 };
 
 // Where each sequence starts, then T: B1 - 1 sequences.
@@ -2564,12 +2445,6 @@ struct cu_seqlens_t {
         }
         ima_report_value<I, 1>(rec, 1, kind, at.v, value, lo, vhi);
     }
-    // Asks L2 for the line holding the element at (i0) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0) const {
-        const I i[1] = {i0}, e[1] = {e0};
-        if (ima_vec_inside<I, 1, 1>(i, e)) ima_prefetch_l2(&p[i0]);
-    }
 };
 
 // out y: f32[B1 - 1, D]
@@ -2584,12 +2459,6 @@ struct y_t {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1];
-    }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -2659,8 +2528,9 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 2663 "index.cu"
+#line 2532 "index.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const x_t<I, IMA_CHECKED> x,
@@ -2670,7 +2540,6 @@ __device__ __forceinline__ void run(
     const I D,
     const I B1,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = (B1 - 1) * D;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);

@@ -365,53 +365,6 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Programmatic dependent launch (sm_90 and later). The runtime lets a kernel start
-// before the kernel ahead of it in the stream has finished. Each entry point's run()
-// first runs the spec's `prefetch` section, if it has one, then ima_await_upstream():
-// griddepcontrol.wait, which returns once the kernel ahead has finished and its writes
-// are visible, before any argument is read or written; and launch_dependents, which lets
-// the kernel after this one start early in turn (its blocks take only what this one's
-// leave, and wait likewise). A kernel launched in plain stream order returns from the
-// wait at once. The runtime looks `ima_programmatic_wait` up in the module it loads: a
-// module built for an earlier architecture lacks it, and its kernels are launched in
-// stream order.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
-__device__ __forceinline__ void ima_await_upstream() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-// A hint that the L2 line holding *p is wanted soon: it reads nothing into the thread and
-// never faults. The accessors' `prefetch_l2` call it for addresses inside their tensors.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#if defined(__CUDA_ARCH__)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#else
-    (void)p;
-#endif
-}
-
-// An argument as a spec's `prefetch` section sees it: it can only ask for L2 prefetches
-// (the accessor's `prefetch_l2`). The section runs before the kernel waits for the one
-// ahead of it, whose writes it must not read; a prefetch into L2, where those writes
-// land, can never return stale data, and its data only reaches the kernel through the
-// body's own loads, after the wait.
-template <typename A>
-class ImaPrefetchView {
-    A a;
-
-  public:
-    __device__ __forceinline__ explicit ImaPrefetchView(const A& accessor) : a(accessor) {}
-    template <typename... T>
-    __device__ __forceinline__ void prefetch_l2(T... at) const {
-        a.prefetch_l2(at...);
-    }
-};
-
 // Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
 // of two adjacent accumulator tiles, once lanes have swapped halves (an output's
 // `store_acc`).
@@ -955,22 +908,6 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1 and, in a group's first packed
-    // row, the group's scales and zero points there. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode.
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-        ima_prefetch_l2(&qweight[(k0 / 8) * qweight_s0 + n]);
-        if (k0 % G < 8) {
-            const I g = ima_group_of(k0);
-            ima_prefetch_l2(&scales[g * scales_s0 + n]);
-            ima_prefetch_l2(&qzeros[g * qzeros_s0 + n / 8]);
-        }
-    }
-
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
     // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
     // loads its packed words, and, when all its rows are in one group, that group's
@@ -1307,12 +1244,6 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -1450,8 +1381,9 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1454 "quant.cu"
+#line 1385 "quant.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const w_t<I, IMA_CHECKED> w,
@@ -1460,7 +1392,6 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -1698,22 +1629,6 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         return ima_dequant(k, n);
-    }
-
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1 and, in a group's first packed
-    // row, the group's scales and zero points there. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode.
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-        ima_prefetch_l2(&qweight[(k0 / 8) * qweight_s0 + n]);
-        if (k0 % G < 8) {
-            const I g = ima_group_of(k0);
-            ima_prefetch_l2(&scales[g * scales_s0 + n]);
-            ima_prefetch_l2(&qzeros[g * qzeros_s0 + n / 8]);
-        }
     }
 
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
@@ -2051,12 +1966,6 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
     // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
@@ -2119,8 +2028,9 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2123 "quant.cu"
+#line 2032 "quant.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const w_t<I, IMA_CHECKED> w,
@@ -2129,7 +2039,6 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2384,17 +2293,6 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         return ima_dequant(k, n);
-    }
-
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode. (The groups come from g_idx, which
-    // the section may not read: they are not prefetched.)
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-        ima_prefetch_l2(&qweight[(k0 / 8) * qweight_s0 + n]);
     }
 
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
@@ -2695,12 +2593,6 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
     // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
@@ -2763,8 +2655,9 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2767 "quant.cu"
+#line 2659 "quant.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const w_t<I, IMA_CHECKED> w,
@@ -2773,7 +2666,6 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -3044,24 +2936,6 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1 and, in a group's first packed
-    // row, the group's scales and zero points there. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode.
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            if (k0 + j < K) ima_prefetch_l2(&qweight[(k0 + j) * qweight_s0 + n / 8]);
-        if (k0 % G < 8) {
-            const I g = ima_group_of(k0);
-            ima_prefetch_l2(&scales[g * scales_s0 + n]);
-            ima_prefetch_l2(&qzeros[g * qzeros_s0 + n / 8]);
-        }
-    }
-
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
     // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
     // loads its packed words, and, when all its rows are in one group, that group's
@@ -3271,12 +3145,6 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -3414,8 +3282,9 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3418 "quant.cu"
+#line 3286 "quant.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const w_t<I, IMA_CHECKED> w,
@@ -3424,7 +3293,6 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -3667,24 +3535,6 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1 and, in a group's first packed
-    // row, the group's scales and zero points there. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode.
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            if (k0 + j < K) ima_prefetch_l2(&qweight[(k0 + j) * qweight_s0 + n / 8]);
-        if (k0 % G < 8) {
-            const I g = ima_group_of(k0);
-            ima_prefetch_l2(&scales[g * scales_s0 + n]);
-            ima_prefetch_l2(&qzeros[g * qzeros_s0 + n / 8]);
-        }
-    }
-
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
     // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
     // loads its packed words, and, when all its rows are in one group, that group's
@@ -3893,12 +3743,6 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
     // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
@@ -3970,8 +3814,9 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3974 "quant.cu"
+#line 3818 "quant.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const w_t<I, IMA_CHECKED> w,
@@ -3980,7 +3825,6 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -4223,12 +4067,6 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
     // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
@@ -4291,8 +4129,9 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4295 "quant.cu"
+#line 4133 "quant.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const w_t<I, IMA_CHECKED> w,
@@ -4301,7 +4140,6 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4496,12 +4334,6 @@ struct x_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -4616,22 +4448,6 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         return ima_dequant(k, n);
-    }
-
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1 and, in a group's first packed
-    // row, the group's scales and zero points there. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode.
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-        ima_prefetch_l2(&qweight[(k0 / 8) * qweight_s0 + n]);
-        if (k0 % G < 8) {
-            const I g = ima_group_of(k0);
-            ima_prefetch_l2(&scales[g * scales_s0 + n]);
-            ima_prefetch_l2(&qzeros[g * qzeros_s0 + n / 8]);
-        }
     }
 
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
@@ -4970,12 +4786,6 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
     // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
@@ -5145,8 +4955,9 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5149 "quant.cu"
+#line 4959 "quant.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const x_t<I, IMA_CHECKED> x,
@@ -5157,7 +4968,6 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -5400,12 +5210,6 @@ struct x_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 };
 
 // in w: q4[K, N] q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7] with group G
@@ -5469,24 +5273,6 @@ struct w_t {
     __device__ __forceinline__ float dequant(I k, I n) const {
         if (!ok(k, n)) return 0.f;
         return ima_dequant(k, n);
-    }
-
-    // Asks L2 (ima_prefetch_l2) for what `load_tile(k, n, ImaConst<C>{})` will read: the
-    // words of row k's packed row at columns n to n + C - 1 and, in a group's first packed
-    // row, the group's scales and zero points there. For a `prefetch` section; a tile
-    // outside K and N prefetches nothing, in every mode.
-    template <int C>
-    __device__ __forceinline__ void prefetch_l2(I k, I n, ImaConst<C>) const {
-        if (!(ima_below(k, K) && ima_below(n, N))) return;
-        const I k0 = k / 8 * 8;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            if (k0 + j < K) ima_prefetch_l2(&qweight[(k0 + j) * qweight_s0 + n / 8]);
-        if (k0 % G < 8) {
-            const I g = ima_group_of(k0);
-            ima_prefetch_l2(&scales[g * scales_s0 + n]);
-            ima_prefetch_l2(&qzeros[g * qzeros_s0 + n / 8]);
-        }
     }
 
     // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
@@ -5697,12 +5483,6 @@ struct y_t {
         }
         return p[i0 * s0 + i1];
     }
-    // Asks L2 for the line holding the element at (i0, i1) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1) const {
-        const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        if (ima_vec_inside<I, 2, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1]);
-    }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
     // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
@@ -5771,8 +5551,9 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5775 "quant.cu"
+#line 5555 "quant.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const x_t<I, IMA_CHECKED> x,
@@ -5783,7 +5564,6 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);

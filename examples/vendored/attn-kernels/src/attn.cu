@@ -365,53 +365,6 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
-// Programmatic dependent launch (sm_90 and later). The runtime lets a kernel start
-// before the kernel ahead of it in the stream has finished. Each entry point's run()
-// first runs the spec's `prefetch` section, if it has one, then ima_await_upstream():
-// griddepcontrol.wait, which returns once the kernel ahead has finished and its writes
-// are visible, before any argument is read or written; and launch_dependents, which lets
-// the kernel after this one start early in turn (its blocks take only what this one's
-// leave, and wait likewise). A kernel launched in plain stream order returns from the
-// wait at once. The runtime looks `ima_programmatic_wait` up in the module it loads: a
-// module built for an earlier architecture lacks it, and its kernels are launched in
-// stream order.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
-__device__ __forceinline__ void ima_await_upstream() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-// A hint that the L2 line holding *p is wanted soon: it reads nothing into the thread and
-// never faults. The accessors' `prefetch_l2` call it for addresses inside their tensors.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#if defined(__CUDA_ARCH__)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#else
-    (void)p;
-#endif
-}
-
-// An argument as a spec's `prefetch` section sees it: it can only ask for L2 prefetches
-// (the accessor's `prefetch_l2`). The section runs before the kernel waits for the one
-// ahead of it, whose writes it must not read; a prefetch into L2, where those writes
-// land, can never return stale data, and its data only reaches the kernel through the
-// body's own loads, after the wait.
-template <typename A>
-class ImaPrefetchView {
-    A a;
-
-  public:
-    __device__ __forceinline__ explicit ImaPrefetchView(const A& accessor) : a(accessor) {}
-    template <typename... T>
-    __device__ __forceinline__ void prefetch_l2(T... at) const {
-        a.prefetch_l2(at...);
-    }
-};
-
 // Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
 // of two adjacent accumulator tiles, once lanes have swapped halves (an output's
 // `store_acc`).
@@ -903,12 +856,6 @@ struct q_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
 };
 
 // Keys.
@@ -925,12 +872,6 @@ struct k_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
 };
 
 // out o: f32[B, H, S, T]
@@ -945,12 +886,6 @@ struct o_t {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -1026,8 +961,9 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1030 "attn.cu"
+#line 965 "attn.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const q_t<I, IMA_CHECKED> q,
@@ -1040,7 +976,6 @@ __device__ __forceinline__ void run(
     const I T,
     const float scale,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = B * H * S * T;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -1310,12 +1245,6 @@ struct s_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
 };
 
 // out p: f16[B, H, S, T]
@@ -1330,12 +1259,6 @@ struct p_t {
             if (!ima_in_bounds<I, 4>(rec, 1, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -1454,8 +1377,9 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1458 "attn.cu"
+#line 1381 "attn.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const s_t<I, IMA_CHECKED> s,
@@ -1465,7 +1389,6 @@ __device__ __forceinline__ void run(
     const I S,
     const I T,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
@@ -1688,12 +1611,6 @@ struct p_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
 };
 
 // in v: f16[B, H, T, D]
@@ -1709,12 +1626,6 @@ struct v_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
 };
 
 // out o: f32[B, H, S, D]
@@ -1729,12 +1640,6 @@ struct o_t {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -1807,8 +1712,9 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 1811 "attn.cu"
+#line 1716 "attn.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const p_t<I, IMA_CHECKED> p,
@@ -1820,7 +1726,6 @@ __device__ __forceinline__ void run(
     const I T,
     const I D,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     const I ima_n = B * H * S * D;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2077,12 +1982,6 @@ struct q_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -2150,12 +2049,6 @@ struct k_t {
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
     }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
-    }
     // 8 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 8 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
@@ -2222,12 +2115,6 @@ struct o_t {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
         }
         return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
-    }
-    // Asks L2 for the line holding the element at (i0, i1, i2, i3) (ima_prefetch_l2): for a
-    // `prefetch` section. An index outside the tensor prefetches nothing, in every mode.
-    __device__ __forceinline__ void prefetch_l2(I i0, I i1, I i2, I i3) const {
-        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        if (ima_vec_inside<I, 4, 1>(i, e)) ima_prefetch_l2(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -2451,8 +2338,9 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2455 "attn.cu"
+#line 2342 "attn.cu"
 }
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     const q_t<I, IMA_CHECKED> q,
@@ -2465,7 +2353,6 @@ __device__ __forceinline__ void run(
     const I T,
     const float scale,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    ima_await_upstream();
     // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
