@@ -8,12 +8,14 @@
 //! with `--padding` (the configuration). The layer's GEMV, gptq_gemv_narrow, is
 //! also checked alone on shapes the layer never has.
 
+mod common;
 #[path = "../examples/decode_layer/layer.rs"]
 #[allow(dead_code)]
 mod layer;
 #[path = "../examples/decode_layer/reference.rs"]
 mod reference;
 
+use common::{gate_up_columns, silu_and_mul};
 use ima::half::f16;
 use ima::{CheckedMode, QuantTensor, Tensor, ZeroStyle, dequant_reference, quantize_gptq};
 use layer::{Config, HostBatch, HostWeights, Kernels, Lcg, Weights, decode};
@@ -197,13 +199,11 @@ fn gptq_gemv_narrow_fuses_silu_and_mul_when_y_is_half_as_wide() {
             let run = Gemv::run(&kernels, &stream, (m, k, n, g), n / 2);
             for r in 0..m {
                 for j in 0..n / 2 {
-                    let gate = 2 * unit * (j / unit) + j % unit;
-                    let ((gv, gn), (uv, un)) = (run.dot(r, gate), run.dot(r, gate + unit));
-                    let silu = gv / (1.0 + (-gv).exp());
-                    let want = silu * uv;
+                    let (gate, up) = gate_up_columns(j, unit);
+                    let ((gv, gn), (uv, un)) = (run.dot(r, gate), run.dot(r, up));
                     let tol = |v: f64, norm: f64| 1e-2 * v.abs() + 1e-2 + 8e-3 * norm;
-                    let bound =
-                        1.1 * tol(gv, gn) * uv.abs() + silu.abs() * tol(uv, un) + 1e-2 * want.abs();
+                    let (want, carried) = silu_and_mul(gv, uv, tol(gv, gn), tol(uv, un));
+                    let bound = carried + 1e-2 * want.abs();
                     let y_ = f64::from(run.y[r * n / 2 + j]);
                     assert!(
                         (y_ - want).abs() <= bound,

@@ -11,7 +11,7 @@ mod gemm {
 
 mod common;
 
-use common::lcg;
+use common::{gate_up_columns, lcg, silu_and_mul};
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::{bf16, f16};
 use ima::{
@@ -310,15 +310,11 @@ fn gptq_gemm_fuses_silu_and_mul_when_y_is_half_as_wide() {
             let (gu, got) = gptq_gemm_and_f64(&kernels, &stream, (m, k, n, g), n / 2);
             for r in 0..m {
                 for j in 0..n / 2 {
-                    let gate = 2 * unit * (j / unit) + j % unit;
-                    let ((gv, gn), (uv, un)) = (gu[r * n + gate], gu[r * n + gate + unit]);
-                    let silu = gv / (1.0 + (-gv).exp());
-                    let want = silu * uv;
+                    let (gate, up) = gate_up_columns(j, unit);
+                    let ((gv, gn), (uv, un)) = (gu[r * n + gate], gu[r * n + up]);
                     let tol = |v: f64, norm: f64| 1e-3 * (v.abs() + norm) + 1e-6;
-                    let bound = 1.1 * tol(gv, gn) * uv.abs()
-                        + silu.abs() * tol(uv, un)
-                        + 1e-3 * want.abs()
-                        + 1e-4;
+                    let (want, carried) = silu_and_mul(gv, uv, tol(gv, gn), tol(uv, un));
+                    let bound = carried + 1e-3 * want.abs() + 1e-4;
                     let y_ = f64::from(got[r * n / 2 + j]);
                     assert!(
                         (y_ - want).abs() <= bound,

@@ -33,3 +33,19 @@ pub fn lcg(seed: u64) -> impl Iterator<Item = f32> {
         ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
     })
 }
+
+/// The columns of W that output column j of a fused gate/up projection reads (y half as
+/// wide as W, gate's and up's columns in turn by `unit`, the specs' GATE_UP_UNIT): gate's
+/// 2 unit ⌊j / unit⌋ + j mod unit, and up's one unit after it.
+pub fn gate_up_columns(j: usize, unit: usize) -> (usize, usize) {
+    let gate = 2 * unit * (j / unit) + j % unit;
+    (gate, gate + unit)
+}
+
+/// silu(g) · u of the f64 products g and u, and how far from it a kernel may land when
+/// its g and u may each be off by `g_err` and `u_err`: silu'(g), below 1.1 everywhere,
+/// and silu(g) carry them into the product. The caller adds the output's own rounding.
+pub fn silu_and_mul(g: f64, u: f64, g_err: f64, u_err: f64) -> (f64, f64) {
+    let silu = g / (1.0 + (-g).exp());
+    (silu * u, 1.1 * g_err * u.abs() + silu.abs() * u_err)
+}
