@@ -910,17 +910,24 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
-    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
-    // loads its packed words, and, when all its rows are in one group, that group's
-    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
-    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
-    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
-    // or N (the padding of the last word, a partial last tile) give 0 and are never read
-    // as data.
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
     template <int C, int R>
     struct Tile {
         I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
         // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
@@ -931,13 +938,15 @@ struct w_t {
         unsigned int zw;
     };
 
-    template <int C, int R = 1>
-    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
         static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
         Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
+        t.stride = S;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
         // Act-order: each row has a group of its own.
@@ -945,19 +954,20 @@ struct w_t {
         return t;
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
-    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
         }
     }
 
-    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
@@ -976,7 +986,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -1037,7 +1047,7 @@ struct w_t {
     }
 
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
-    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
     // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
     // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
@@ -1066,7 +1076,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int c = 0; c < C; ++c)
 #pragma unroll
@@ -1094,8 +1104,8 @@ struct w_t {
     }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
-    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
-    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
     // one packed row, `x.load8(m, k)` itself).
     // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
     // summing the products of two packed rows (8 products; one row, 4, when R is odd),
@@ -1154,8 +1164,8 @@ struct w_t {
 #pragma unroll 1
         for (int r = 0; r < R; ++r) {
             // Packed rows past K are zeros: their x is not asked for.
-            if (t.k0 + 8 * r >= K) break;
-            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
             for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
         }
@@ -1270,7 +1280,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1274 "checkpoint.cu"
+#line 1284 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1545,17 +1555,24 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
-    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
-    // loads its packed words, and, when all its rows are in one group, that group's
-    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
-    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
-    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
-    // or N (the padding of the last word, a partial last tile) give 0 and are never read
-    // as data.
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
     template <int C, int R>
     struct Tile {
         I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
         // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
@@ -1566,32 +1583,37 @@ struct w_t {
         unsigned int zw;
     };
 
-    template <int C, int R = 1>
-    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
         static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
         Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
+        t.stride = S;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
         const I g0 = ima_group_of(t.k0);
-        t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
+        // Rows k0 to k0 + span - 1 hold the tile's.
+        constexpr int span = 8 * (S * (R - 1) + 1);
+        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
-    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
         }
     }
 
@@ -1623,13 +1645,14 @@ struct w_t {
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
+        t.stride = 1;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
-    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
@@ -1648,7 +1671,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -1709,7 +1732,7 @@ struct w_t {
     }
 
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
-    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
     // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
     // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
@@ -1738,7 +1761,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int c = 0; c < C; ++c)
 #pragma unroll
@@ -1766,8 +1789,8 @@ struct w_t {
     }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
-    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
-    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
     // one packed row, `x.load8(m, k)` itself).
     // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
     // summing the products of two packed rows (8 products; one row, 4, when R is odd),
@@ -1826,8 +1849,8 @@ struct w_t {
 #pragma unroll 1
         for (int r = 0; r < R; ++r) {
             // Packed rows past K are zeros: their x is not asked for.
-            if (t.k0 + 8 * r >= K) break;
-            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
             for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
         }
@@ -1942,7 +1965,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1946 "checkpoint.cu"
+#line 1969 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2198,17 +2221,24 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
-    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
-    // loads its packed words, and, when all its rows are in one group, that group's
-    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
-    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
-    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
-    // or N (the padding of the last word, a partial last tile) give 0 and are never read
-    // as data.
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
     template <int C, int R>
     struct Tile {
         I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
         // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
@@ -2219,32 +2249,37 @@ struct w_t {
         unsigned int zw;
     };
 
-    template <int C, int R = 1>
-    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
         static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
         Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
+        t.stride = S;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
         const I g0 = ima_group_of(t.k0);
-        t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
+        // Rows k0 to k0 + span - 1 hold the tile's.
+        constexpr int span = 8 * (S * (R - 1) + 1);
+        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
-    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = 0;
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
         }
     }
 
@@ -2276,13 +2311,14 @@ struct w_t {
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
+        t.stride = 1;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
-    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
@@ -2301,7 +2337,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -2362,7 +2398,7 @@ struct w_t {
     }
 
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
-    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
     // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
     // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
@@ -2391,7 +2427,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int c = 0; c < C; ++c)
 #pragma unroll
@@ -2419,8 +2455,8 @@ struct w_t {
     }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
-    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
-    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
     // one packed row, `x.load8(m, k)` itself).
     // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
     // summing the products of two packed rows (8 products; one row, 4, when R is odd),
@@ -2479,8 +2515,8 @@ struct w_t {
 #pragma unroll 1
         for (int r = 0; r < R; ++r) {
             // Packed rows past K are zeros: their x is not asked for.
-            if (t.k0 + 8 * r >= K) break;
-            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
             for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
         }
@@ -2595,7 +2631,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2599 "checkpoint.cu"
+#line 2635 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2847,17 +2883,24 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
-    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
-    // loads its packed words, and, when all its rows are in one group, that group's
-    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
-    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
-    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
-    // or N (the padding of the last word, a partial last tile) give 0 and are never read
-    // as data.
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
     template <int C, int R>
     struct Tile {
         I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
         // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
@@ -2868,13 +2911,15 @@ struct w_t {
         unsigned int zw;
     };
 
-    template <int C, int R = 1>
-    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
         static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
         Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
+        t.stride = S;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
         // Act-order: each row has a group of its own.
@@ -2882,19 +2927,20 @@ struct w_t {
         return t;
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
-    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = 0;
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
         }
     }
 
-    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
@@ -2913,7 +2959,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -2974,7 +3020,7 @@ struct w_t {
     }
 
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
-    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
     // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
     // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
@@ -3003,7 +3049,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int c = 0; c < C; ++c)
 #pragma unroll
@@ -3031,8 +3077,8 @@ struct w_t {
     }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
-    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
-    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
     // one packed row, `x.load8(m, k)` itself).
     // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
     // summing the products of two packed rows (8 products; one row, 4, when R is odd),
@@ -3091,8 +3137,8 @@ struct w_t {
 #pragma unroll 1
         for (int r = 0; r < R; ++r) {
             // Packed rows past K are zeros: their x is not asked for.
-            if (t.k0 + 8 * r >= K) break;
-            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
             for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
         }
@@ -3207,7 +3253,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3211 "checkpoint.cu"
+#line 3257 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3493,17 +3539,24 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
-    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
-    // loads its packed words, and, when all its rows are in one group, that group's
-    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
-    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
-    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
-    // or N (the padding of the last word, a partial last tile) give 0 and are never read
-    // as data.
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
     template <int C, int R>
     struct Tile {
         I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
         // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
@@ -3514,13 +3567,15 @@ struct w_t {
         unsigned int zw;
     };
 
-    template <int C, int R = 1>
-    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
         static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
         Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
+        t.stride = S;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
         // Act-order: each row has a group of its own.
@@ -3528,19 +3583,20 @@ struct w_t {
         return t;
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
-    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
         }
     }
 
-    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
@@ -3559,7 +3615,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -3620,7 +3676,7 @@ struct w_t {
     }
 
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
-    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
     // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
     // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
@@ -3649,7 +3705,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int c = 0; c < C; ++c)
 #pragma unroll
@@ -3677,8 +3733,8 @@ struct w_t {
     }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
-    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
-    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
     // one packed row, `x.load8(m, k)` itself).
     // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
     // summing the products of two packed rows (8 products; one row, 4, when R is odd),
@@ -3737,8 +3793,8 @@ struct w_t {
 #pragma unroll 1
         for (int r = 0; r < R; ++r) {
             // Packed rows past K are zeros: their x is not asked for.
-            if (t.k0 + 8 * r >= K) break;
-            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
             for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
         }
@@ -3859,7 +3915,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3863 "checkpoint.cu"
+#line 3919 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4183,17 +4239,24 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
-    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
-    // loads its packed words, and, when all its rows are in one group, that group's
-    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
-    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
-    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
-    // or N (the padding of the last word, a partial last tile) give 0 and are never read
-    // as data.
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
     template <int C, int R>
     struct Tile {
         I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
         // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
@@ -4204,32 +4267,37 @@ struct w_t {
         unsigned int zw;
     };
 
-    template <int C, int R = 1>
-    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
         static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
         Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
+        t.stride = S;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
         const I g0 = ima_group_of(t.k0);
-        t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
+        // Rows k0 to k0 + span - 1 hold the tile's.
+        constexpr int span = 8 * (S * (R - 1) + 1);
+        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
-    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
         }
     }
 
@@ -4261,13 +4329,14 @@ struct w_t {
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
+        t.stride = 1;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
-    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
@@ -4286,7 +4355,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -4347,7 +4416,7 @@ struct w_t {
     }
 
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
-    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
     // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
     // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
@@ -4376,7 +4445,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int c = 0; c < C; ++c)
 #pragma unroll
@@ -4404,8 +4473,8 @@ struct w_t {
     }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
-    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
-    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
     // one packed row, `x.load8(m, k)` itself).
     // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
     // summing the products of two packed rows (8 products; one row, 4, when R is odd),
@@ -4464,8 +4533,8 @@ struct w_t {
 #pragma unroll 1
         for (int r = 0; r < R; ++r) {
             // Packed rows past K are zeros: their x is not asked for.
-            if (t.k0 + 8 * r >= K) break;
-            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
             for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
         }
@@ -4586,7 +4655,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4590 "checkpoint.cu"
+#line 4659 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4902,17 +4971,24 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
-    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
-    // loads its packed words, and, when all its rows are in one group, that group's
-    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
-    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
-    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
-    // or N (the padding of the last word, a partial last tile) give 0 and are never read
-    // as data.
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
     template <int C, int R>
     struct Tile {
         I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
         // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
@@ -4923,13 +4999,15 @@ struct w_t {
         unsigned int zw;
     };
 
-    template <int C, int R = 1>
-    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
         static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
         Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
+        t.stride = S;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
         // Act-order: each row has a group of its own.
@@ -4937,19 +5015,20 @@ struct w_t {
         return t;
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
-    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
         }
     }
 
-    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
@@ -4968,7 +5047,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -5029,7 +5108,7 @@ struct w_t {
     }
 
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
-    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
     // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
     // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
@@ -5058,7 +5137,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int c = 0; c < C; ++c)
 #pragma unroll
@@ -5086,8 +5165,8 @@ struct w_t {
     }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
-    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
-    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
     // one packed row, `x.load8(m, k)` itself).
     // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
     // summing the products of two packed rows (8 products; one row, 4, when R is odd),
@@ -5146,8 +5225,8 @@ struct w_t {
 #pragma unroll 1
         for (int r = 0; r < R; ++r) {
             // Packed rows past K are zeros: their x is not asked for.
-            if (t.k0 + 8 * r >= K) break;
-            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
             for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
         }
@@ -5268,7 +5347,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5272 "checkpoint.cu"
+#line 5351 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5589,17 +5668,24 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
-    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
-    // loads its packed words, and, when all its rows are in one group, that group's
-    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
-    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
-    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
-    // or N (the padding of the last word, a partial last tile) give 0 and are never read
-    // as data.
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
     template <int C, int R>
     struct Tile {
         I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
         // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
@@ -5610,32 +5696,37 @@ struct w_t {
         unsigned int zw;
     };
 
-    template <int C, int R = 1>
-    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
         static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
         Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
+        t.stride = S;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
         const I g0 = ima_group_of(t.k0);
-        t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
+        // Rows k0 to k0 + span - 1 hold the tile's.
+        constexpr int span = 8 * (S * (R - 1) + 1);
+        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
-    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = 0;
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
         }
     }
 
@@ -5667,13 +5758,14 @@ struct w_t {
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
+        t.stride = 1;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
-    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
@@ -5692,7 +5784,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -5753,7 +5845,7 @@ struct w_t {
     }
 
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
-    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
     // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
     // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
@@ -5782,7 +5874,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int c = 0; c < C; ++c)
 #pragma unroll
@@ -5810,8 +5902,8 @@ struct w_t {
     }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
-    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
-    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
     // one packed row, `x.load8(m, k)` itself).
     // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
     // summing the products of two packed rows (8 products; one row, 4, when R is odd),
@@ -5870,8 +5962,8 @@ struct w_t {
 #pragma unroll 1
         for (int r = 0; r < R; ++r) {
             // Packed rows past K are zeros: their x is not asked for.
-            if (t.k0 + 8 * r >= K) break;
-            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
             for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
         }
@@ -5992,7 +6084,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5996 "checkpoint.cu"
+#line 6088 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6293,17 +6385,24 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
-    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
-    // loads its packed words, and, when all its rows are in one group, that group's
-    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
-    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
-    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
-    // or N (the padding of the last word, a partial last tile) give 0 and are never read
-    // as data.
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
     template <int C, int R>
     struct Tile {
         I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
         // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
@@ -6314,13 +6413,15 @@ struct w_t {
         unsigned int zw;
     };
 
-    template <int C, int R = 1>
-    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
         static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
         Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
+        t.stride = S;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
         // Act-order: each row has a group of its own.
@@ -6328,19 +6429,20 @@ struct w_t {
         return t;
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
-    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = 0;
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
         }
     }
 
-    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
@@ -6359,7 +6461,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -6420,7 +6522,7 @@ struct w_t {
     }
 
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
-    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
     // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
     // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
@@ -6449,7 +6551,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int c = 0; c < C; ++c)
 #pragma unroll
@@ -6477,8 +6579,8 @@ struct w_t {
     }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
-    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
-    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
     // one packed row, `x.load8(m, k)` itself).
     // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
     // summing the products of two packed rows (8 products; one row, 4, when R is odd),
@@ -6537,8 +6639,8 @@ struct w_t {
 #pragma unroll 1
         for (int r = 0; r < R; ++r) {
             // Packed rows past K are zeros: their x is not asked for.
-            if (t.k0 + 8 * r >= K) break;
-            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
             for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
         }
@@ -6659,7 +6761,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6663 "checkpoint.cu"
+#line 6765 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2655,17 +2655,24 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
-    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
-    // loads its packed words, and, when all its rows are in one group, that group's
-    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
-    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
-    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
-    // or N (the padding of the last word, a partial last tile) give 0 and are never read
-    // as data.
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
     template <int C, int R>
     struct Tile {
         I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
         // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
@@ -2676,17 +2683,21 @@ struct w_t {
         unsigned int zw;
     };
 
-    template <int C, int R = 1>
-    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
         static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
         Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
+        t.stride = S;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
         const I g0 = ima_group_of(t.k0);
-        t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
+        // Rows k0 to k0 + span - 1 hold the tile's.
+        constexpr int span = 8 * (S * (R - 1) + 1);
+        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
         // A tile that is not whole loads the first packed row instead, R times (with N a
         // multiple of 8, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
@@ -2694,15 +2705,16 @@ struct w_t {
         return t;
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
-    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
         }
     }
 
@@ -2734,13 +2746,14 @@ struct w_t {
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
+        t.stride = 1;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
-    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
@@ -2759,7 +2772,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -2820,7 +2833,7 @@ struct w_t {
     }
 
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
-    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
     // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
     // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
@@ -2849,7 +2862,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int c = 0; c < C; ++c)
 #pragma unroll
@@ -2877,8 +2890,8 @@ struct w_t {
     }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
-    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
-    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
     // one packed row, `x.load8(m, k)` itself).
     // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
     // summing the products of two packed rows (8 products; one row, 4, when R is odd),
@@ -2937,8 +2950,8 @@ struct w_t {
 #pragma unroll 1
         for (int r = 0; r < R; ++r) {
             // Packed rows past K are zeros: their x is not asked for.
-            if (t.k0 + 8 * r >= K) break;
-            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
             for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
         }
@@ -3123,7 +3136,7 @@ __device__ __forceinline__ void body(
                 if constexpr (MR == 1) {
                     for (I b = threadIdx.y; b < whole; b += 64) {
                         const auto t = w.load_whole_tile(b, n, ImaConst<4>{}, ImaConst<R>{});
-                        w.dot_tile(t, [&](int r) { return x.load8(0, t.k0 + 8 * r); }, sums[0]);
+                        w.dot_tile(t, [&](int r) { return x.load8(0, t.row(r)); }, sums[0]);
                     }
                 }
                 for (I k8 = whole * 8 * R + I(threadIdx.y) * 8; k8 < K; k8 += 512) {
@@ -3179,7 +3192,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3183 "decode.cu"
+#line 3196 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -3441,9 +3441,11 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
 // gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])
 // W4A16 GEMM on the tensor cores, y = x · W with W in GPTQ int4, for M from 1 to a few
 // hundred: a block per 32 rows of x by 32 columns of W, its 8 warps splitting K in
-// chunks of 128 rows. Lane (g, t) of a warp reads the tile of 4 columns (4g .. 4g + 3)
-// by 32 rows (32t .. 32t + 31 of the chunk) with one load of its group's scales and
-// zeros (`load_tile`), and decodes it straight into B fragments (`dequant_frag`: a
+// steps of 128 rows (64 when x has more than 16 rows left). Lane (g, t) of a warp reads
+// a tile of 4 columns (4g .. 4g + 3) by 4 packed rows of the step (2), every fourth
+// from packed row t, with one load of its group's scales and zeros (`load_tile`), and
+// all of the step's x that it multiplies, then decodes the tile straight into B
+// fragments (`dequant_frag`: a
 // word's 8 rows as the pairs (j, j + 4), as `ima_row_pairs` makes of x's same rows), so
 // no shared memory stands between the weights and the tensor cores. The k order inside
 // a 16-row step is a permutation of K that both operands share; the n order makes lane
@@ -3589,17 +3591,24 @@ struct w_t {
         return ima_dequant(k, n);
     }
 
-    // A tile: R packed rows, rows 8*(k/8) to 8*(k/8)+8R-1, by columns n to n+C-1, with C
-    // 1, 2, 4 or 8 and n a multiple of C. `load_tile(k, n, ImaConst<C>{}, ImaConst<R>{})`
-    // loads its packed words, and, when all its rows are in one group, that group's
-    // scales and zero point once; `dequant_tile` decodes it, so a loop can have several
-    // tiles' loads in flight before it decodes the first, and `dot_tile` multiplies it by
-    // rows of x. `dequant_tile(k, n, out)` loads and decodes one 8-row tile. Entries past K
-    // or N (the padding of the last word, a partial last tile) give 0 and are never read
-    // as data.
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
     template <int C, int R>
     struct Tile {
         I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
         // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
@@ -3610,17 +3619,21 @@ struct w_t {
         unsigned int zw;
     };
 
-    template <int C, int R = 1>
-    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}) const {
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
         static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
         static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
         Tile<C, R> t;
         t.k0 = k / 8 * 8;
         t.n = n;
+        t.stride = S;
         t.refused = false;
         if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
         const I g0 = ima_group_of(t.k0);
-        t.whole = !t.refused && t.k0 + 8 * R <= K && n + C <= N && t.k0 + 8 * R <= (g0 + 1) * G;
+        // Rows k0 to k0 + span - 1 hold the tile's.
+        constexpr int span = 8 * (S * (R - 1) + 1);
+        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
         // A tile that is not whole loads the first packed row instead, R times (with N a
         // multiple of 8, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
@@ -3628,15 +3641,16 @@ struct w_t {
         return t;
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8r * lr to
-    // k0 + 8r * lr + 7 (lr = 0 loads the first R times), at columns n to n + C - 1.
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
         }
     }
 
@@ -3668,13 +3682,14 @@ struct w_t {
         Tile<C, R> t;
         t.k0 = b * 8 * R;
         t.n = n;
+        t.stride = 1;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
-    // Packed row r of a tile (its rows k0 + 8r to k0 + 8r + 7), decoded in f32.
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
         if (t.whole) {
@@ -3693,7 +3708,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -3754,7 +3769,7 @@ struct w_t {
     }
 
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
-    // k0 + 8r + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
     // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
     // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
@@ -3783,7 +3798,7 @@ struct w_t {
             return;
         }
         float edge[8][C];
-        ima_dequant_edge(*this, t.k0 + 8 * r, t.n, t.refused, edge);
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
 #pragma unroll
         for (int c = 0; c < C; ++c)
 #pragma unroll
@@ -3811,8 +3826,8 @@ struct w_t {
     }
 
     // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
-    // GEMV. xrow(r) gives rows k0 + 8r to k0 + 8r + 7 of an f16 activation as an
-    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.k0 + 8 * r); }`; for a tile of
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
     // one packed row, `x.load8(m, k)` itself).
     // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
     // summing the products of two packed rows (8 products; one row, 4, when R is odd),
@@ -3871,8 +3886,8 @@ struct w_t {
 #pragma unroll 1
         for (int r = 0; r < R; ++r) {
             // Packed rows past K are zeros: their x is not asked for.
-            if (t.k0 + 8 * r >= K) break;
-            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.k0 + 8 * r, t.n, t.refused, ima_row8(xrow, r));
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
 #pragma unroll
             for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
         }
@@ -4099,7 +4114,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 191 "specs/gemm.ima"
+#line 193 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
         const I m0 = I(blockIdx.x) * 32, n0 = I(blockIdx.y) * 32;
@@ -4107,34 +4122,43 @@ __device__ __forceinline__ void body(
         // K, and columns past N are not stored.
         const I n = min(n0 + 4 * g, N - 4);
         // MT accumulator rows of 16 (a compile-time count: the rows of x left, up to 32).
-        auto run = [&](auto tiles) {
+        // A warp's step is 32 R rows of K; lane t4 takes packed rows k0 / 8 + A t4 + S r,
+        // r < R, spread (S = 4, A = 1) when a step's rows lie in one group, or contiguous
+        // (S = 1, A = R). Spread, a warp's load of x at one r reads 64 contiguous bytes of
+        // each of its 8 rows, where contiguous would read 16 bytes of 64-byte runs: half as
+        // many L1 wavefronts, and x's loads are most of a step's (bench/RESULTS.md).
+        auto run = [&](auto tiles, auto spread) {
             constexpr int MT = decltype(tiles)::value;
+            // Packed rows a lane takes a step: 4 with one row tile, 2 with two, so that
+            // all of a step's x fits in registers and loads with the weights.
+            constexpr int R = MT == 1 ? 4 : 2;
+            constexpr int S = decltype(spread)::value ? 4 : 1, A = S == 4 ? 1 : R;
             ImaAcc4 acc[MT][4];
             #pragma unroll
             for (int i = 0; i < MT; ++i)
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
-            for (I k0 = I(warp) * 128; k0 < K; k0 += 8 * 128) {
-                const I k = k0 + 32 * t4;
-                const auto t = w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<4>{});
-                // x's rows m0 + 16 i + g (h = 0) and 8 below (h = 1), at k + 8 r: zeros
-                // past M or K. With one row tile they load with the weights.
-                auto xrow = [&](int i, int hh, int r) { return x.load8_or_zero(m0 + 16 * i + g + 8 * hh, k + 8 * r); };
-                ImaVec<__half, 8> x1[2][4];
-                if constexpr (MT == 1) {
+            for (I k0 = I(warp) * 32 * R; k0 < K; k0 += 8 * 32 * R) {
+                const I k = k0 + 8 * A * t4;
+                const auto t = w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{});
+                // x's rows m0 + 16 i + g (hh = 0) and 8 below (hh = 1), at the tile's
+                // packed rows as k places them (a tile past K is the last one inside,
+                // and x is zero there): zeros past M or K.
+                ImaVec<__half, 8> xv[MT][2][R];
+                #pragma unroll
+                for (int i = 0; i < MT; ++i)
                     #pragma unroll
                     for (int hh = 0; hh < 2; ++hh)
                         #pragma unroll
-                        for (int r = 0; r < 4; ++r) x1[hh][r] = xrow(0, hh, r);
-                }
+                        for (int r = 0; r < R; ++r) xv[i][hh][r] = x.load8_or_zero(m0 + 16 * i + g + 8 * hh, k + 8 * S * r);
                 #pragma unroll
-                for (int r = 0; r < 4; ++r) {
+                for (int r = 0; r < R; ++r) {
                     unsigned bf[4][4];
                     w.dequant_frag(t, r, bf);
                     #pragma unroll
                     for (int i = 0; i < MT; ++i) {
-                        const ImaFrag4 lo = ima_row_pairs(MT == 1 ? x1[0][r] : xrow(i, 0, r));
-                        const ImaFrag4 hi = ima_row_pairs(MT == 1 ? x1[1][r] : xrow(i, 1, r));
+                        const ImaFrag4 lo = ima_row_pairs(xv[i][0][r]);
+                        const ImaFrag4 hi = ima_row_pairs(xv[i][1][r]);
                         const unsigned a0[4] = {lo.x[0], hi.x[0], lo.x[1], hi.x[1]};
                         const unsigned a1[4] = {lo.x[2], hi.x[2], lo.x[3], hi.x[3]};
                         #pragma unroll
@@ -4154,8 +4178,13 @@ __device__ __forceinline__ void body(
                     #pragma unroll
                     for (int j = 0; j < 8; ++j) part(warp, 16 * i + g + 8 * hh, 8 * t4 + j) = acc[i][j % 4].x[2 * hh + j / 4];
         };
-        if (M - m0 > 16) run(ImaConst<2>{});
-        else run(ImaConst<1>{});
+        if (M - m0 > 16) {
+            if (G % 64 == 0) run(ImaConst<2>{}, ImaConst<1>{});
+            else run(ImaConst<2>{}, ImaConst<0>{});
+        } else {
+            if (G % 128 == 0) run(ImaConst<1>{}, ImaConst<1>{});
+            else run(ImaConst<1>{}, ImaConst<0>{});
+        }
         __syncthreads();
         // Row r, columns c8 .. c8 + 7 of the block's tile: a thread each. Fused, the
         // threads of gate's units (even ones) make the unit's outputs, with up's after it.
@@ -4192,7 +4221,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4196 "gemm.cu"
+#line 4225 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
