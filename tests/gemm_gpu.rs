@@ -219,11 +219,14 @@ fn gemm_matches<T: ima::Element + Into<f64> + Copy>(
 /// (M, K, N, G): one row of x; K no multiple of 32 nor of G (1000), so that the last
 /// steps of K are partial; groups of 20, so that most tiles cross a group and decode
 /// element by element; M of two and of three 64-row blocks with a partial last one, and
-/// N no multiple of the 32-column strips.
-const GPTQ_SHAPES: [(usize, usize, usize, usize); 6] = [
+/// N no multiple of the 32-column strips. Groups of 128 let every row-block's lanes take
+/// spread packed rows; groups of 64 only blocks of more than 16 rows (M = 130's last
+/// block of 2 takes contiguous ones); groups of 32 neither (M = 48: 32 rows, then 16).
+const GPTQ_SHAPES: [(usize, usize, usize, usize); 7] = [
     (1, 256, 64, 128),
     (16, 1000, 72, 128),
     (17, 328, 40, 20),
+    (48, 512, 64, 32),
     (64, 4096, 136, 128),
     (100, 520, 264, 128),
     (130, 256, 32, 64),
