@@ -16,7 +16,10 @@
 //!   elements a thread) and gptq_gemv (with its shared memory), a block of 256 per row
 //!   with 16-byte vectors for rms_norm, a thread per 16 bytes of a row for embedding and
 //!   reshape_and_cache; paged attention in its spec grid
-//!   (bench/twins/paged.cu), with block_tables and seq_lens entries used unchecked.
+//!   (bench/twins/paged.cu), with block_tables and seq_lens entries used unchecked; the
+//!   tensor-core kernels of specs/gemm.ima (bench/twins/gemm.cu) with ima.cuh's shared
+//!   tiles, accumulators and pipeline but every tile copied, stored and decoded
+//!   unconditionally (their shapes' tiles are all whole).
 //!
 //! Time is the median (and minimum) over `--iters` launches, each bracketed by its own
 //! pair of CUDA events after `--warmup` launches. The timed launches queue behind a kernel
@@ -37,7 +40,7 @@
 //! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
 //! attn_scores, attn_scores_tiled, rms_norm, rope, embedding, reshape_and_cache,
-//! paged_attn. The last three take indices from tensors (specs/index.ima, specs/paged.ima):
+//! paged_attn, attn_scores_mma, gemm, gptq_gemm. The last three take indices from tensors (specs/index.ima, specs/paged.ima):
 //! their release variant checks every id, slot, block id or length it reads too, their
 //! twins (bench/twins/) check none, and for the first two a "device copy" row moves the
 //! same bytes with `cuMemcpyDtoD`, the roofline they aim at.
@@ -122,6 +125,16 @@ const TWIN_FILES: &[(&str, &str)] = &[
     ),
     ("index.cu", include_str!("../bench/twins/index.cu")),
     ("paged.cu", include_str!("../bench/twins/paged.cu")),
+    // The tensor-core twins use ima.cuh's tiles, accumulators and pipeline, which are no
+    // guards: only the accessors guard, and those the twins do without.
+    (
+        "gemm.cu",
+        concat!(
+            "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n",
+            include_str!("../codegen/include/ima.cuh"),
+            include_str!("../bench/twins/gemm.cu")
+        ),
+    ),
 ];
 
 /// The bench's device-side helpers (fills, the hold, comparisons).
@@ -280,6 +293,27 @@ fn grid_stride(n: usize) -> LaunchConfig {
 
 fn i32_of(n: usize) -> Res<i32> {
     Ok(i32::try_from(n).map_err(|_| format!("{n} does not fit the twins' 32-bit indices"))?)
+}
+
+/// A twin of bench/twins/gemm.cu, allowed `smem` bytes of dynamic shared memory, and its
+/// launch of `grid` blocks of 256 threads with them.
+fn gemm_twin(
+    b: &Bench,
+    name: &str,
+    grid: (usize, usize),
+    smem: usize,
+) -> Res<(CudaFunction, LaunchConfig)> {
+    let f = b.func(name)?;
+    f.set_attribute(
+        ima::cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        i32::try_from(smem)?,
+    )?;
+    let cfg = LaunchConfig {
+        grid_dim: (u32::try_from(grid.0)?, u32::try_from(grid.1)?, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: u32::try_from(smem)?,
+    };
+    Ok((f, cfg))
 }
 
 fn bytes_of<T: ima::Element>(t: &Tensor<T>) -> f64 {
@@ -1106,6 +1140,16 @@ fn attn_scores_mma(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
             scale,
         },
     )?)?;
+    let mut o16_ref = Tensor::<f16>::zeros(&b.stream, &[bb, h, s, t])?;
+    done(stubs.release.attn_scores_mma.launch(
+        &b.stream,
+        gemm::AttnScoresMmaArgs {
+            q: &q,
+            k: &k,
+            o: &mut o16_ref,
+            scale,
+        },
+    )?)?;
     let flops = 2.0 * (bb * h * s * t * d) as f64;
     let bytes16 = bytes_of(&q) + bytes_of(&k) + bytes_of(&o16);
     let shape16 = format!("B={bb} H={h} S={s} T={t} D={d}, f16 out ({})", mb(bytes16));
@@ -1123,6 +1167,40 @@ fn attn_scores_mma(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
     add_rows(b, "attn_scores_mma", &shape16, bytes16, timed, &|_, st| {
         tflops(flops, st)
     });
+    // The twins: the spec's grid(ceil(S / 128), B * H) block(256), qs and ks (f16
+    // [3, 128, 64] each) in dynamic shared memory.
+    let twin_grid = (s.div_ceil(128), bb * h);
+    let twin_smem = 2 * 3 * 128 * 64 * 2;
+    let (hi, si, ti, di) = (i32_of(h)?, i32_of(s)?, i32_of(t)?, i32_of(d)?);
+    i32_of(bb * h * s * t)?;
+    if b.opts.variant("twin") {
+        let (f, cfg) = gemm_twin(b, "twin_attn_scores_mma", twin_grid, twin_smem)?;
+        let mut o_twin = Tensor::<f16>::zeros(&b.stream, &[bb, h, s, t])?;
+        let st = b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&f);
+            let mut o_view = o_twin.slice_mut();
+            l.arg(q.slice()).arg(k.slice()).arg(&mut o_view);
+            l.arg(&hi).arg(&si).arg(&ti).arg(&di).arg(&scale);
+            // SAFETY: q [B, H, S, D], k [B, H, T, D], o [B, H, S, T], contiguous, below
+            // 2^31 elements, with S and T multiples of 128 and D of 64: every tile the twin
+            // copies and stores unguarded lies inside; the shared memory it uses.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        });
+        let text = format!(
+            "{}; {}",
+            tflops(flops, st.as_ref().ok()),
+            b.verdict(
+                "compare_f16",
+                o_twin.slice(),
+                o16_ref.slice(),
+                (0.0, 0.0),
+                "release"
+            )
+        );
+        b.row("attn_scores_mma", &shape16, TWIN, bytes16, st);
+        b.output("attn_scores_mma", &shape16, TWIN, text);
+    }
     let bytes32 = bytes_of(&q) + bytes_of(&k) + bytes_of(&o32);
     let shape32 = format!("B={bb} H={h} S={s} T={t} D={d}, f32 out ({})", mb(bytes32));
     let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
@@ -1149,6 +1227,32 @@ fn attn_scores_mma(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
             )
         )
     });
+    if b.opts.variant("twin") {
+        let (f, cfg) = gemm_twin(b, "twin_attn_scores_mma_f32", twin_grid, twin_smem)?;
+        let mut o_twin = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
+        let st = b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&f);
+            let mut o_view = o_twin.slice_mut();
+            l.arg(q.slice()).arg(k.slice()).arg(&mut o_view);
+            l.arg(&hi).arg(&si).arg(&ti).arg(&di).arg(&scale);
+            // SAFETY: as the f16 twin's, with o f32.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        });
+        let text = format!(
+            "{}; {}",
+            tflops(flops, st.as_ref().ok()),
+            b.verdict(
+                "compare_f32",
+                o_twin.slice(),
+                o32_ref.slice(),
+                (0.0, 0.0),
+                "release"
+            )
+        );
+        b.row("attn_scores_mma", &shape32, TWIN, bytes32, st);
+        b.output("attn_scores_mma", &shape32, TWIN, text);
+    }
     Ok(())
 }
 
@@ -1182,12 +1286,52 @@ fn dense_gemm_of<T: ima::Element>(
     b.fill(&fill, &mut a.slice_mut(), seed, -1.0, 1.0)?;
     b.fill(&fill, &mut w.slice_mut(), seed + 1, -1.0, 1.0)?;
     let mut c = Tensor::<T>::zeros(&b.stream, &[n, n])?;
+    let mut c_ref = Tensor::<T>::zeros(&b.stream, &[n, n])?;
+    launch(&stubs.release, &b.stream, &a, &w, &mut c_ref)?;
     let bytes = 3.0 * bytes_of(&a);
     let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
         launch(ks, &b.stream, &a, &w, &mut c)
     });
     let shape = format!("M=N=K={n} {name} ({})", mb(bytes));
     add_rows(b, "gemm", &shape, bytes, timed, &|_, st| tflops(flops, st));
+    if b.opts.variant("twin") {
+        // The spec's grid(ceil(M / 128) * ceil(N / 128)) block(256), sa and sb (f16 or
+        // bf16 [4, 128, 32] and [4, 32, 128]) in dynamic shared memory.
+        let tiles = n.div_ceil(128);
+        let (f, cfg) = gemm_twin(
+            b,
+            &format!("twin_gemm_{name}"),
+            (tiles * tiles, 1),
+            2 * 4 * 128 * 32 * 2,
+        )?;
+        let ni = i32_of(n)?;
+        i32_of(n * n)?;
+        let mut c_twin = Tensor::<T>::zeros(&b.stream, &[n, n])?;
+        let st = b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&f);
+            let mut c_view = c_twin.slice_mut();
+            l.arg(a.slice()).arg(w.slice()).arg(&mut c_view);
+            l.arg(&ni).arg(&ni).arg(&ni);
+            // SAFETY: a, b and c are [n, n], contiguous, n a multiple of 128 and n * n
+            // below 2^31: every tile the twin copies and stores unguarded lies inside; the
+            // shared memory it uses.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        });
+        let text = format!(
+            "{}; {}",
+            tflops(flops, st.as_ref().ok()),
+            b.verdict(
+                &format!("compare_{name}"),
+                c_twin.slice(),
+                c_ref.slice(),
+                (0.0, 0.0),
+                "release"
+            )
+        );
+        b.row("gemm", &shape, TWIN, bytes, st);
+        b.output("gemm", &shape, TWIN, text);
+    }
     Ok(())
 }
 
@@ -1246,6 +1390,46 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
                 )
             )
         });
+        if b.opts.variant("twin") {
+            // The spec's grid(ceil(M / 32), ceil(N / 32)) block(256), part (f32
+            // [8, 32, 32]) in dynamic shared memory.
+            let (f, cfg) = gemm_twin(
+                b,
+                "twin_gptq_gemm",
+                (m.div_ceil(32), n / 32),
+                8 * 32 * 32 * 4,
+            )?;
+            let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
+            i32_of(k * n)?;
+            let parts = ws.iter().map(packed).collect::<Res<Vec<_>>>()?;
+            let mut y_twin = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
+            let st = b.time(&mut |i| {
+                let (qw, qz, sc) = parts[i % SETS];
+                let mut l = b.stream.launch_builder(&f);
+                let mut y_view = y_twin.slice_mut();
+                l.arg(x.slice()).arg(qw).arg(qz).arg(sc).arg(&mut y_view);
+                l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
+                // SAFETY: x [M, K] f16, qweight [K / 8, N], qzeros [K / G, N / 8], scales
+                // [K / G, N] f16, y [M, N], contiguous, below 2^31 elements, with M 16 or a
+                // multiple of 32, K a multiple of 1024, N of 32 and G = 128: every load and
+                // store of the twin lies inside; the shared memory it uses.
+                unsafe { l.launch(cfg) }?;
+                Ok(())
+            });
+            let text = format!(
+                "{}; {}",
+                tflops(flops, st.as_ref().ok()),
+                b.verdict(
+                    "compare_f16",
+                    y_twin.slice(),
+                    y_rel.slice(),
+                    (0.0, 0.0),
+                    "release"
+                )
+            );
+            b.row("gptq_gemm", &shape, TWIN, bytes, st);
+            b.output("gptq_gemm", &shape, TWIN, text);
+        }
     }
     Ok(())
 }

@@ -1,0 +1,249 @@
+// Hand-written twins of specs/gemm.ima (examples/bench.rs, cases attn_scores_mma, gemm
+// and gptq_gemm): the same algorithms, launch shapes and shared layouts, on raw pointers
+// with contiguous row-major 32-bit index arithmetic, and none of the accessors' guards.
+// Every tile is copied unconditionally (the spec's `tile_async` tests each tile against
+// the tensor's edge and zero-fills one that crosses it), every accumulator stored
+// unmasked (`store_acc` masks the elements past the output's edge), x read unmasked
+// (`load8_or_zero`) and every weight tile decoded from its words (`load_tile` tests
+// whether it lies inside K and N and in one group). So they hold only for shapes whose
+// tiles are all whole, as the bench's are. What is not a guard comes from ima.cuh, which
+// examples/bench.rs compiles ahead of this file: the swizzled shared tiles, the warp's
+// accumulators and ldmatrix, the pipeline, the m16n8k16 products, the fragment pairs.
+
+// The dynamic shared memory of every kernel here.
+extern __shared__ __align__(128) unsigned char twin_smem[];
+
+// Two adjacent accumulator tiles of one warp, stored as store_acc stores them (lanes l
+// and l ^ 1 swap halves, 4 consecutive columns a lane), at row row0 and column col0 of a
+// row-major matrix of ld columns: unmasked.
+template <typename T>
+__device__ __forceinline__ void twin_store_acc(T* p, int ld, int row0, int col0, const ImaAcc4& c0, const ImaAcc4& c1) {
+    const int l = threadIdx.x % 32, odd = l & 1;
+    T v[2][4];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+        const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+        const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                            odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+        for (int x = 0; x < 4; ++x) v[h][x] = T(w[x]);
+    }
+    const int row = row0 + l / 4, col = col0 + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+        *reinterpret_cast<ImaQuad<T>*>(p + (row + 8 * h) * ld + col) = ImaQuad<T>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+}
+
+// Stage `st` of a shared array of [STAGES, ROWS, COLS] 16-bit elements at `base`.
+template <typename T, int ROWS, int COLS>
+__device__ __forceinline__ ImaSmemTile<T, ROWS, COLS, false> twin_tile(unsigned char* base, int st) {
+    return ImaSmemTile<T, ROWS, COLS, false>{reinterpret_cast<ImaVec<T, 8>*>(base) + st * ROWS * COLS / 8, nullptr, 0, true};
+}
+
+// The rows x COLS tile of a row-major matrix of ld columns at (r0, c0), copied by the
+// block's 256 threads with cp.async, unconditionally.
+template <typename T, int ROWS, int COLS>
+__device__ __forceinline__ void twin_copy(const ImaSmemTile<T, ROWS, COLS, false>& t, const T* src, int ld, int r0, int c0) {
+    constexpr int CPR = COLS / 8, EACH = ROWS * CPR / 256;
+#pragma unroll
+    for (int e = 0; e < EACH; ++e) {
+        const int c = threadIdx.x + 256 * e, r = c / CPR, col = c % CPR * 8;
+        ima_async_copy16(&t.raw_chunk(r, col), src + (r0 + r) * ld + c0 + col);
+    }
+}
+
+// gemm_f16 and gemm_bf16: c = a b, [M, K] by [K, N], tiles of 128 x 128, K by 32, 4 stages;
+// shared sa [4, 128, 32] then sb [4, 32, 128].
+template <typename T>
+__device__ __forceinline__ void twin_gemm(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int M,
+                                          int N, int K) {
+    unsigned char* sa = twin_smem;
+    unsigned char* sb = twin_smem + 4 * 128 * 32 * 2;
+    int tm, tn;
+    ima_grouped_tile<8>(int(blockIdx.x), (M + 127) / 128, (N + 127) / 128, tm, tn);
+    const int m0 = tm * 128, n0 = tn * 128;
+    const int warp = threadIdx.x / 32, wm = warp / 4 * 64, wn = warp % 4 * 32;
+    ImaWarpAcc<4, 4> acc;
+    ima_pipeline<4>(
+        (K + 31) / 32,
+        [&](int st, int t) {
+            twin_copy(twin_tile<T, 128, 32>(sa, st), a, K, m0, 32 * t);
+            twin_copy(twin_tile<T, 32, 128>(sb, st), b, N, 32 * t, n0);
+        },
+        [&](int st, int) { acc.mma(twin_tile<T, 128, 32>(sa, st), wm, ImaConst<1>{}, twin_tile<T, 32, 128>(sb, st), wn); });
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; j += 2) twin_store_acc(c, N, m0 + wm + 16 * i, n0 + wn + 8 * j, acc.c[i][j], acc.c[i][j + 1]);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2)
+    twin_gemm_f16(const __half* a, const __half* b, __half* c, int M, int N, int K) {
+    twin_gemm(a, b, c, M, N, K);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2)
+    twin_gemm_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, int M, int N, int K) {
+    twin_gemm(a, b, c, M, N, K);
+}
+
+// attn_scores_mma (f16 out) and attn_scores_mma_f32: o = q kᵀ scale, q [B, H, S, D], k
+// [B, H, T, D], o [B, H, S, T]; a block per 128 rows of q, key tiles of 128, D by 64,
+// 3 stages; shared qs [3, 128, 64] then ks [3, 128, 64].
+template <typename O>
+__device__ __forceinline__ void twin_attn_scores(const __half* __restrict__ q, const __half* __restrict__ k,
+                                                 O* __restrict__ o, int H, int S, int T, int D, float scale) {
+    unsigned char* qs = twin_smem;
+    unsigned char* ks = twin_smem + 3 * 128 * 64 * 2;
+    const int bh = blockIdx.y, i0 = blockIdx.x * 128;
+    const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
+    const int DC = (D + 63) / 64;
+    const __half* qb = q + bh * S * D;
+    const __half* kb = k + bh * T * D;
+    O* ob = o + bh * S * T;
+    ImaWarpAcc<2, 8> acc;
+    ima_pipeline<3>(
+        (T + 127) / 128 * DC,
+        [&](int st, int u) {
+            const int j0 = u / DC * 128, d0 = u % DC * 64;
+            twin_copy(twin_tile<__half, 128, 64>(qs, st), qb, D, i0, d0);
+            twin_copy(twin_tile<__half, 128, 64>(ks, st), kb, D, j0, d0);
+        },
+        [&](int st, int u) {
+            acc.mma(twin_tile<__half, 128, 64>(qs, st), wi, ImaConst<0>{}, twin_tile<__half, 128, 64>(ks, st), wj);
+            if (u % DC != DC - 1) return;
+            const int j0 = u / DC * 128;
+            acc.scale(scale);
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; j += 2)
+                    twin_store_acc(ob, T, i0 + wi + 16 * i, j0 + wj + 8 * j, acc.c[i][j], acc.c[i][j + 1]);
+            acc = {};
+        });
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2)
+    twin_attn_scores_mma(const __half* q, const __half* k, __half* o, int H, int S, int T, int D, float scale) {
+    twin_attn_scores(q, k, o, H, S, T, D, scale);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2)
+    twin_attn_scores_mma_f32(const __half* q, const __half* k, float* o, int H, int S, int T, int D, float scale) {
+    twin_attn_scores(q, k, o, H, S, T, D, scale);
+}
+
+// (a & MASK) | 0x64006400 as one LOP3, as the quantized accessor's ima_nibbles.
+template <unsigned MASK>
+__device__ __forceinline__ __half2 twin_nibbles(unsigned a) {
+    unsigned r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(MASK), "r"(0x64006400u));
+    __half2 h;
+    memcpy(&h, &r, 4);
+    return h;
+}
+
+// gptq_gemm, y = x W (not fused), W in GPTQ v1 int4 (qweight [K / 8, N], qzeros
+// [K / G, N / 8] holding zero - 1, scales [K / G, N] f16): a block per 32 rows of x by 32
+// columns, 8 warps over K in steps of 128 rows (64 above 16 rows of x), lane (g, t4)
+// taking columns 4g .. 4g + 3 and packed rows t4, t4 + 4, ... of a step, the step's x
+// loaded with its words, the words decoded into B fragments as dequant_frag does, the
+// warps' sums meeting in shared part [8, 32, 32]. Needs G a multiple of 128, K of 1024
+// and N of 32.
+extern "C" __global__ void __launch_bounds__(256, 2)
+    twin_gptq_gemm(const __half* __restrict__ x, const unsigned* __restrict__ qweight, const unsigned* __restrict__ qzeros,
+                   const __half* __restrict__ scales, __half* __restrict__ y, int M, int K, int N, int G) {
+    float* part = reinterpret_cast<float*>(twin_smem);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
+    const int m0 = blockIdx.x * 32, n0 = blockIdx.y * 32, n = n0 + 4 * g;
+    auto run = [&](auto tiles) {
+        constexpr int MT = decltype(tiles)::value;
+        constexpr int R = MT == 1 ? 4 : 2;
+        ImaAcc4 acc[MT][4];
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
+        for (int k0 = warp * 32 * R; k0 < K; k0 += 8 * 32 * R) {
+            const int k = k0 + 8 * t4, grp = k / G;
+            unsigned w[R][4];
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const uint4 v = __ldg(reinterpret_cast<const uint4*>(qweight + (k / 8 + 4 * r) * N + n));
+                w[r][0] = v.x, w[r][1] = v.y, w[r][2] = v.z, w[r][3] = v.w;
+            }
+            __half s[4];
+            {
+                const uint2 v = __ldg(reinterpret_cast<const uint2*>(scales + grp * N + n));
+                memcpy(s, &v, 8);
+            }
+            const unsigned zw = __ldg(qzeros + grp * (N / 8) + n / 8);
+            ImaVec<__half, 8> xv[MT][2][R];
+#pragma unroll
+            for (int i = 0; i < MT; ++i)
+#pragma unroll
+                for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+                    for (int r = 0; r < R; ++r)
+                        xv[i][hh][r] = *reinterpret_cast<const ImaVec<__half, 8>*>(x + (m0 + 16 * i + g + 8 * hh) * K + k + 32 * r);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                unsigned bf[4][4];
+                const __half2 sixteenth = __float2half2_rn(0.0625f);
+#pragma unroll
+                for (int c = 0; c < 4; ++c) {
+                    const unsigned z = ((zw + 0x11111111u) >> (4 * (n % 8 + c))) & 0xF, wd = w[r][c], w8 = wd >> 8;
+                    const unsigned lb = 0x64006400u | z | (z << 16);
+                    __half2 lo;
+                    memcpy(&lo, &lb, 4);
+                    const __half2 hi = __hsub2(__float2half2_rn(960.f), lo);
+                    const __half2 sc = __half2half2(s[c]);
+                    const __half2 v[4] = {__hsub2(twin_nibbles<0x000F000Fu>(wd), lo), __hfma2(twin_nibbles<0x00F000F0u>(wd), sixteenth, hi),
+                                          __hsub2(twin_nibbles<0x000F000Fu>(w8), lo), __hfma2(twin_nibbles<0x00F000F0u>(w8), sixteenth, hi)};
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        const __half2 e = __hmul2(v[j], sc);
+                        memcpy(&bf[c][j], &e, 4);
+                    }
+                }
+#pragma unroll
+                for (int i = 0; i < MT; ++i) {
+                    const ImaFrag4 lo = ima_row_pairs(xv[i][0][r]);
+                    const ImaFrag4 hi = ima_row_pairs(xv[i][1][r]);
+                    const unsigned a0[4] = {lo.x[0], hi.x[0], lo.x[1], hi.x[1]};
+                    const unsigned a1[4] = {lo.x[2], hi.x[2], lo.x[3], hi.x[3]};
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) {
+                        acc[i][c] = ima_mma_m16n8k16_f16(a0, bf[c][0], bf[c][1], acc[i][c]);
+                        acc[i][c] = ima_mma_m16n8k16_f16(a1, bf[c][2], bf[c][3], acc[i][c]);
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+                for (int j = 0; j < 8; ++j) part[(warp * 32 + 16 * i + g + 8 * hh) * 32 + 8 * t4 + j] = acc[i][j % 4].x[2 * hh + j / 4];
+    };
+    if (M - m0 > 16) run(ImaConst<2>{});
+    else run(ImaConst<1>{});
+    __syncthreads();
+    const int r = threadIdx.x / 4, c8 = threadIdx.x % 4 * 8;
+    if (r < 32 && m0 + r < M) {
+        float sum[8] = {};
+#pragma unroll
+        for (int w = 0; w < 8; ++w)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const float4 q4 = *reinterpret_cast<const float4*>(part + (w * 32 + r) * 32 + c8 + 4 * h);
+                sum[4 * h] += q4.x, sum[4 * h + 1] += q4.y, sum[4 * h + 2] += q4.z, sum[4 * h + 3] += q4.w;
+            }
+        ImaVec<__half, 8> v;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v.v[j] = __float2half_rn(sum[j]);
+        *reinterpret_cast<ImaVec<__half, 8>*>(y + (m0 + r) * N + n0 + c8) = v;
+    }
+}
