@@ -220,8 +220,9 @@ fn gemm_matches<T: ima::Element + Into<f64> + Copy>(
 /// steps of K are partial; groups of 20, so that most tiles cross a group and decode
 /// element by element; M of two and of three 64-row blocks with a partial last one, and
 /// N no multiple of the 32-column strips. Groups of 128 let every row-block's lanes take
-/// spread packed rows; groups of 64 only blocks of more than 16 rows (M = 130's last
-/// block of 2 takes contiguous ones); groups of 32 neither (M = 48: 32 rows, then 16).
+/// 4 or 2 spread packed rows a step; groups of 64 only blocks of more than 16 rows (M =
+/// 130's last block of 2 takes one packed row a step); groups of 32 neither (M = 48: 32
+/// rows, then 16).
 const GPTQ_SHAPES: [(usize, usize, usize, usize); 7] = [
     (1, 256, 64, 128),
     (16, 1000, 72, 128),

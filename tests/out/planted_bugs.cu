@@ -1897,21 +1897,25 @@ struct w_t {
     // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
-    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode loads through load_tile, reports a tile that is not whole (which release would
-    // decode wrongly, or read out of bounds) and decodes it correctly.
-    template <int C, int R>
-    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
-        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
     }
 
-    template <int C, int R>
-    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = 8 * (b / S * S * R + b % S);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
             // partial), which release would decode wrongly, is reported.
-            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
             if (!t.whole && !t.refused) {
                 const I i[2] = {t.k0, n}, e[2] = {K, N};
                 ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
@@ -1919,9 +1923,9 @@ struct w_t {
             return t;
         }
         Tile<C, R> t;
-        t.k0 = b * 8 * R;
+        t.k0 = k0;
         t.n = n;
-        t.stride = 1;
+        t.stride = S;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
@@ -2241,7 +2245,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2245 "planted_bugs.cu"
+#line 2249 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2567,21 +2571,25 @@ struct w_t {
     // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
-    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode loads through load_tile, reports a tile that is not whole (which release would
-    // decode wrongly, or read out of bounds) and decodes it correctly.
-    template <int C, int R>
-    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
-        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
     }
 
-    template <int C, int R>
-    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = 8 * (b / S * S * R + b % S);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
             // partial), which release would decode wrongly, is reported.
-            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
             if (!t.whole && !t.refused) {
                 const I i[2] = {t.k0, n}, e[2] = {K, N};
                 ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
@@ -2589,9 +2597,9 @@ struct w_t {
             return t;
         }
         Tile<C, R> t;
-        t.k0 = b * 8 * R;
+        t.k0 = k0;
         t.n = n;
-        t.stride = 1;
+        t.stride = S;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
@@ -2873,7 +2881,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 2877 "planted_bugs.cu"
+#line 2885 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1621,21 +1621,25 @@ struct w_t {
     // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
-    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode loads through load_tile, reports a tile that is not whole (which release would
-    // decode wrongly, or read out of bounds) and decodes it correctly.
-    template <int C, int R>
-    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
-        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
     }
 
-    template <int C, int R>
-    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = 8 * (b / S * S * R + b % S);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
             // partial), which release would decode wrongly, is reported.
-            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
             if (!t.whole && !t.refused) {
                 const I i[2] = {t.k0, n}, e[2] = {K, N};
                 ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
@@ -1643,9 +1647,9 @@ struct w_t {
             return t;
         }
         Tile<C, R> t;
-        t.k0 = b * 8 * R;
+        t.k0 = k0;
         t.n = n;
-        t.stride = 1;
+        t.stride = S;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
@@ -1965,7 +1969,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1969 "checkpoint.cu"
+#line 1973 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2287,21 +2291,25 @@ struct w_t {
     // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
-    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode loads through load_tile, reports a tile that is not whole (which release would
-    // decode wrongly, or read out of bounds) and decodes it correctly.
-    template <int C, int R>
-    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
-        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
     }
 
-    template <int C, int R>
-    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = 8 * (b / S * S * R + b % S);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
             // partial), which release would decode wrongly, is reported.
-            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
             if (!t.whole && !t.refused) {
                 const I i[2] = {t.k0, n}, e[2] = {K, N};
                 ima_report<I, 2>(rec, 0, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
@@ -2309,9 +2317,9 @@ struct w_t {
             return t;
         }
         Tile<C, R> t;
-        t.k0 = b * 8 * R;
+        t.k0 = k0;
         t.n = n;
-        t.stride = 1;
+        t.stride = S;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
@@ -2631,7 +2639,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2635 "checkpoint.cu"
+#line 2643 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3253,7 +3261,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3257 "checkpoint.cu"
+#line 3265 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3915,7 +3923,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3919 "checkpoint.cu"
+#line 3927 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4305,21 +4313,25 @@ struct w_t {
     // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
-    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode loads through load_tile, reports a tile that is not whole (which release would
-    // decode wrongly, or read out of bounds) and decodes it correctly.
-    template <int C, int R>
-    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
-        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
     }
 
-    template <int C, int R>
-    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = 8 * (b / S * S * R + b % S);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
             // partial), which release would decode wrongly, is reported.
-            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
             if (!t.whole && !t.refused) {
                 const I i[2] = {t.k0, n}, e[2] = {K, N};
                 ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
@@ -4327,9 +4339,9 @@ struct w_t {
             return t;
         }
         Tile<C, R> t;
-        t.k0 = b * 8 * R;
+        t.k0 = k0;
         t.n = n;
-        t.stride = 1;
+        t.stride = S;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
@@ -4655,7 +4667,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4659 "checkpoint.cu"
+#line 4671 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5347,7 +5359,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5351 "checkpoint.cu"
+#line 5363 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5734,21 +5746,25 @@ struct w_t {
     // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
-    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode loads through load_tile, reports a tile that is not whole (which release would
-    // decode wrongly, or read out of bounds) and decodes it correctly.
-    template <int C, int R>
-    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
-        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
     }
 
-    template <int C, int R>
-    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = 8 * (b / S * S * R + b % S);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
             // partial), which release would decode wrongly, is reported.
-            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
             if (!t.whole && !t.refused) {
                 const I i[2] = {t.k0, n}, e[2] = {K, N};
                 ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
@@ -5756,9 +5772,9 @@ struct w_t {
             return t;
         }
         Tile<C, R> t;
-        t.k0 = b * 8 * R;
+        t.k0 = k0;
         t.n = n;
-        t.stride = 1;
+        t.stride = S;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
@@ -6084,7 +6100,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6088 "checkpoint.cu"
+#line 6104 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6761,7 +6777,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6765 "checkpoint.cu"
+#line 6781 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -3441,11 +3441,12 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
 // gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])
 // W4A16 GEMM on the tensor cores, y = x · W with W in GPTQ int4, for M from 1 to a few
 // hundred: a block per 32 rows of x by 32 columns of W, its 8 warps splitting K in
-// steps of 128 rows (64 when x has more than 16 rows left). Lane (g, t) of a warp reads
-// a tile of 4 columns (4g .. 4g + 3) by 4 packed rows of the step (2), every fourth
-// from packed row t, with one load of its group's scales and zeros (`load_tile`), and
-// all of the step's x that it multiplies, then decodes the tile straight into B
-// fragments (`dequant_frag`: a
+// steps of 128 rows (64 when x has more than 16 rows left; 32 when a group would not
+// hold a step). Lane (g, t) of a warp reads a tile of 4 columns (4g .. 4g + 3) by 4
+// packed rows of the step (2; 1), every fourth from packed row t, with one load of its
+// group's scales and zeros (`load_whole_tile`, which tests nothing, for the steps that
+// lie inside K; `load_tile` after them), and all of the step's x that it multiplies, then
+// decodes the tile straight into B fragments (`dequant_frag`: a
 // word's 8 rows as the pairs (j, j + 4), as `ima_row_pairs` makes of x's same rows), so
 // no shared memory stands between the weights and the tensor cores. The k order inside
 // a 16-row step is a permutation of K that both operands share; the n order makes lane
@@ -3658,21 +3659,25 @@ struct w_t {
     // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
     // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
     // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
-    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. Checked
-    // mode loads through load_tile, reports a tile that is not whole (which release would
-    // decode wrongly, or read out of bounds) and decodes it correctly.
-    template <int C, int R>
-    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>) const {
-        return G % (8 * R) == 0 && n >= 0 && n + C <= N ? K / (8 * R) : 0;
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
     }
 
-    template <int C, int R>
-    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>) const {
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = 8 * (b / S * S * R + b % S);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
             // partial), which release would decode wrongly, is reported.
-            Tile<C, R> t = load_tile(b * 8 * R, n, ImaConst<C>{}, ImaConst<R>{});
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
             if (!t.whole && !t.refused) {
                 const I i[2] = {t.k0, n}, e[2] = {K, N};
                 ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
@@ -3680,9 +3685,9 @@ struct w_t {
             return t;
         }
         Tile<C, R> t;
-        t.k0 = b * 8 * R;
+        t.k0 = k0;
         t.n = n;
-        t.stride = 1;
+        t.stride = S;
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
@@ -4114,7 +4119,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 193 "specs/gemm.ima"
+#line 194 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
         const I m0 = I(blockIdx.x) * 32, n0 = I(blockIdx.y) * 32;
@@ -4122,35 +4127,33 @@ __device__ __forceinline__ void body(
         // K, and columns past N are not stored.
         const I n = min(n0 + 4 * g, N - 4);
         // MT accumulator rows of 16 (a compile-time count: the rows of x left, up to 32).
-        // A warp's step is 32 R rows of K; lane t4 takes packed rows k0 / 8 + A t4 + S r,
-        // r < R, spread (S = 4, A = 1) when a step's rows lie in one group, or contiguous
-        // (S = 1, A = R). Spread, a warp's load of x at one r reads 64 contiguous bytes of
-        // each of its 8 rows, where contiguous would read 16 bytes of 64-byte runs: half as
-        // many L1 wavefronts, and x's loads are most of a step's (bench/RESULTS.md).
+        // A warp's step is 32 R rows of K; lane t4 takes packed rows k0 / 8 + t4 + 4 r,
+        // r < R, so that a warp's load of x at one r reads 64 contiguous bytes of each of
+        // its 8 rows (lanes that took consecutive packed rows would read 16 bytes of 64-byte
+        // runs: twice the L1 wavefronts, and x's loads are most of a step's;
+        // bench/RESULTS.md). R is 4 with one row tile, 2 with two, so that all of a step's
+        // x fits in registers and loads with the weights, when a step's rows lie in one
+        // group (G a multiple of 32 R); 1 otherwise.
         auto run = [&](auto tiles, auto spread) {
             constexpr int MT = decltype(tiles)::value;
-            // Packed rows a lane takes a step: 4 with one row tile, 2 with two, so that
-            // all of a step's x fits in registers and loads with the weights.
-            constexpr int R = MT == 1 ? 4 : 2;
-            constexpr int S = decltype(spread)::value ? 4 : 1, A = S == 4 ? 1 : R;
+            constexpr int R = !decltype(spread)::value ? 1 : MT == 1 ? 4 : 2, S = R == 1 ? 1 : 4;
             ImaAcc4 acc[MT][4];
             #pragma unroll
             for (int i = 0; i < MT; ++i)
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
-            for (I k0 = I(warp) * 32 * R; k0 < K; k0 += 8 * 32 * R) {
-                const I k = k0 + 8 * A * t4;
-                const auto t = w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{});
-                // x's rows m0 + 16 i + g (hh = 0) and 8 below (hh = 1), at the tile's
-                // packed rows as k places them (a tile past K is the last one inside,
-                // and x is zero there): zeros past M or K.
+            // One step: the lane's tile t, whose first row k is, x's rows m0 + 16 i + g
+            // (hh = 0) and 8 below (hh = 1) at the tile's packed rows as k places them (a
+            // tile past K is the last one inside, and x is zero there; zeros past M or K),
+            // all loaded before the first product, and the products.
+            auto step = [&](const auto& t, I k) {
                 ImaVec<__half, 8> xv[MT][2][R];
                 #pragma unroll
                 for (int i = 0; i < MT; ++i)
                     #pragma unroll
                     for (int hh = 0; hh < 2; ++hh)
                         #pragma unroll
-                        for (int r = 0; r < R; ++r) xv[i][hh][r] = x.load8_or_zero(m0 + 16 * i + g + 8 * hh, k + 8 * S * r);
+                        for (int r = 0; r < R; ++r) xv[i][hh][r] = x.load8_or_zero(m0 + 16 * i + g + 8 * hh, k + 32 * r);
                 #pragma unroll
                 for (int r = 0; r < R; ++r) {
                     unsigned bf[4][4];
@@ -4168,6 +4171,19 @@ __device__ __forceinline__ void body(
                         }
                     }
                 }
+            };
+            // The steps whose 4 tiles are all whole, a prefix of K, load with no test
+            // (lane t4's tile of step s is tile 4 s + t4), so that their loop has no
+            // element-by-element decode in it: with a test a tile, gptq_gemm ran 1.16 to
+            // 1.22 x its hand-written twin (bench/RESULTS.md). The rest go through
+            // load_tile (a lane past N reads the last tile inside instead).
+            const I whole_steps = w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}) / 4;
+            I s = warp;
+            for (; s < whole_steps; s += 8)
+                step(w.load_whole_tile(4 * s + t4, n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}), 32 * R * s + 8 * t4);
+            for (; 32 * R * s < K; s += 8) {
+                const I k = 32 * R * s + 8 * t4;
+                step(w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}), k);
             }
             // Lane (g, t4) holds columns 8 t4 + j of rows g and g + 8 of each tile: j < 4 in
             // n-tile j's first column, j >= 4 in n-tile j - 4's second.
@@ -4221,7 +4237,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4225 "gemm.cu"
+#line 4241 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -728,15 +728,17 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// hundred: a block per 32 rows of x by 32 columns of W, its 8 warps splitting K in
 ///
-/// steps of 128 rows (64 when x has more than 16 rows left). Lane (g, t) of a warp reads
+/// steps of 128 rows (64 when x has more than 16 rows left; 32 when a group would not
 ///
-/// a tile of 4 columns (4g .. 4g + 3) by 4 packed rows of the step (2), every fourth
+/// hold a step). Lane (g, t) of a warp reads a tile of 4 columns (4g .. 4g + 3) by 4
 ///
-/// from packed row t, with one load of its group's scales and zeros (`load_tile`), and
+/// packed rows of the step (2; 1), every fourth from packed row t, with one load of its
 ///
-/// all of the step's x that it multiplies, then decodes the tile straight into B
+/// group's scales and zeros (`load_whole_tile`, which tests nothing, for the steps that
 ///
-/// fragments (`dequant_frag`: a
+/// lie inside K; `load_tile` after them), and all of the step's x that it multiplies, then
+///
+/// decodes the tile straight into B fragments (`dequant_frag`: a
 ///
 /// word's 8 rows as the pairs (j, j + 4), as `ima_row_pairs` makes of x's same rows), so
 ///
@@ -762,7 +764,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/gemm.ima:185`.
+/// Declared at `specs/gemm.ima:186`.
 pub struct GptqGemm {
     kernel: ima::Kernel,
 }
@@ -833,7 +835,7 @@ pub struct GptqGemmArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTen
 pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm",
     signature: "gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm.ima:185",
+    location: "specs/gemm.ima:186",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
