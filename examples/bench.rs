@@ -126,15 +126,9 @@ const TWIN_FILES: &[(&str, &str)] = &[
     ("index.cu", include_str!("../bench/twins/index.cu")),
     ("paged.cu", include_str!("../bench/twins/paged.cu")),
     // The tensor-core twins use ima.cuh's tiles, accumulators and pipeline, which are no
-    // guards: only the accessors guard, and those the twins do without.
-    (
-        "gemm.cu",
-        concat!(
-            "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n",
-            include_str!("../codegen/include/ima.cuh"),
-            include_str!("../bench/twins/gemm.cu")
-        ),
-    ),
+    // guards (only the accessors guard, and the twins do without them), spliced in where
+    // the file says (`splice_ima_cuh`).
+    ("gemm.cu", include_str!("../bench/twins/gemm.cu")),
 ];
 
 /// The bench's device-side helpers (fills, the hold, comparisons).
@@ -2157,7 +2151,8 @@ fn main() -> Res<()> {
     let aux = ctx.load_module(Ptx::from_src(compiled.ptx))?;
     let mut twin_files = Vec::new();
     for (file, source) in TWIN_FILES {
-        let compiled = ima::compile_ptx(source, file, &format!("sm_{major}{minor}"))?;
+        let source = ima_codegen::cuda::splice_ima_cuh(source);
+        let compiled = ima::compile_ptx(&source, file, &format!("sm_{major}{minor}"))?;
         if !compiled.log.is_empty() {
             eprintln!("NVRTC on bench/twins/{file}:\n{}", compiled.log);
         }

@@ -6,9 +6,14 @@
 // unmasked (`store_acc` masks the elements past the output's edge), x read unmasked
 // (`load8_or_zero`) and every weight tile decoded from its words (`load_tile` tests
 // whether it lies inside K and N and in one group). So they hold only for shapes whose
-// tiles are all whole, as the bench's are. What is not a guard comes from ima.cuh, which
-// examples/bench.rs compiles ahead of this file: the swizzled shared tiles, the warp's
-// accumulators and ldmatrix, the pipeline, the m16n8k16 products, the fragment pairs.
+// tiles are all whole, as the bench's are. What is not a guard comes from ima.cuh, spliced
+// in below (ima_codegen::cuda::splice_ima_cuh, as examples/bench.rs and tests/nvrtc.rs
+// compile it): the swizzled shared tiles, the warp's accumulators and ldmatrix, the
+// pipeline, the m16n8k16 products, the fragment pairs.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+// <ima.cuh>
 
 // The dynamic shared memory of every kernel here.
 extern __shared__ __align__(128) unsigned char twin_smem[];

@@ -46,6 +46,15 @@ fn header(d: DType) -> Option<&'static str> {
 /// (`codegen/include/ima.cuh`, compiled on the host by `codegen/tests/ima_cuh.rs`).
 pub const IMA_CUH: &str = include_str!("../include/ima.cuh");
 
+/// The line of a hand-written CUDA file (bench/twins/gemm.cu) that stands for ima.cuh, after
+/// the file's CUDA includes: NVRTC compiles one source, so the header is spliced in there.
+pub const IMA_CUH_SPLICE: &str = "// <ima.cuh>\n";
+
+/// `source` with ima.cuh in place of its [`IMA_CUH_SPLICE`] line, or as it is without one.
+pub fn splice_ima_cuh(source: &str) -> String {
+    source.replacen(IMA_CUH_SPLICE, IMA_CUH, 1)
+}
+
 #[derive(Template)]
 #[template(path = "module.cu", escape = "none")]
 struct ModuleCu {

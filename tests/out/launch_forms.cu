@@ -180,8 +180,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
-// `extent`, supplied by the entry point, unless it gave its own).
-static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+// `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
+// checked entry point (a hand-written twin that splices this header in).
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
@@ -966,7 +967,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 970 "launch_forms.cu"
+#line 971 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1235,7 +1236,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 1239 "launch_forms.cu"
+#line 1240 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -181,8 +181,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
-// `extent`, supplied by the entry point, unless it gave its own).
-static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+// `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
+// checked entry point (a hand-written twin that splices this header in).
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
@@ -1280,7 +1281,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1284 "checkpoint.cu"
+#line 1285 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1969,7 +1970,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1973 "checkpoint.cu"
+#line 1974 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2639,7 +2640,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2643 "checkpoint.cu"
+#line 2644 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3261,7 +3262,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3265 "checkpoint.cu"
+#line 3266 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3923,7 +3924,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 3927 "checkpoint.cu"
+#line 3928 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4667,7 +4668,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4671 "checkpoint.cu"
+#line 4672 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5359,7 +5360,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5363 "checkpoint.cu"
+#line 5364 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6100,7 +6101,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6104 "checkpoint.cu"
+#line 6105 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6777,7 +6778,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6781 "checkpoint.cu"
+#line 6782 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -181,8 +181,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
-// `extent`, supplied by the entry point, unless it gave its own).
-static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+// `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
+// checked entry point (a hand-written twin that splices this header in).
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
@@ -1293,7 +1294,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 1297 "decode.cu"
+#line 1298 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2161,7 +2162,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 2165 "decode.cu"
+#line 2166 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3196,7 +3197,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3200 "decode.cu"
+#line 3201 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

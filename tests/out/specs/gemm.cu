@@ -182,8 +182,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
-// `extent`, supplied by the entry point, unless it gave its own).
-static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+// `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
+// checked entry point (a hand-written twin that splices this header in).
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
@@ -1248,7 +1249,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1252 "gemm.cu"
+#line 1253 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1933,7 +1934,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1937 "gemm.cu"
+#line 1938 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2610,7 +2611,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2614 "gemm.cu"
+#line 2615 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3222,7 +3223,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3226 "gemm.cu"
+#line 3227 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4237,7 +4238,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4241 "gemm.cu"
+#line 4242 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

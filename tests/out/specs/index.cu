@@ -182,8 +182,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
-// `extent`, supplied by the entry point, unless it gave its own).
-static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+// `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
+// checked entry point (a hand-written twin that splices this header in).
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
@@ -1079,7 +1080,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 1083 "index.cu"
+#line 1084 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1707,7 +1708,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 1711 "index.cu"
+#line 1712 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2172,7 +2173,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 2176 "index.cu"
+#line 2177 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2528,7 +2529,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 2532 "index.cu"
+#line 2533 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -181,8 +181,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
-// `extent`, supplied by the entry point, unless it gave its own).
-static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+// `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
+// checked entry point (a hand-written twin that splices this header in).
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
@@ -1398,7 +1399,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1402 "quant.cu"
+#line 1403 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2062,7 +2063,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2066 "quant.cu"
+#line 2067 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2699,7 +2700,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2703 "quant.cu"
+#line 2704 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3343,7 +3344,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3347 "quant.cu"
+#line 3348 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3892,7 +3893,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3896 "quant.cu"
+#line 3897 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4207,7 +4208,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4211 "quant.cu"
+#line 4212 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5050,7 +5051,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5054 "quant.cu"
+#line 5055 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5663,7 +5664,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5667 "quant.cu"
+#line 5668 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

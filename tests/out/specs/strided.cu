@@ -180,8 +180,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
-// `extent`, supplied by the entry point, unless it gave its own).
-static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+// `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
+// checked entry point (a hand-written twin that splices this header in).
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
@@ -933,7 +934,7 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 11 "specs/strided.ima"
  y(i, j) = a * x(i, j) + b; 
-#line 937 "strided.cu"
+#line 938 "strided.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

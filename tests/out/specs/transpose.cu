@@ -180,8 +180,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A thread's pending violations into the launch's record: all of them counted, and the
 // latest one of the first thread to flush described, with its extents (the argument's,
-// `extent`, supplied by the entry point, unless it gave its own).
-static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+// `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
+// checked entry point (a hand-written twin that splices this header in).
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
@@ -931,7 +932,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 8 "specs/transpose.ima"
  y(j, i) = x(i, j); 
-#line 935 "transpose.cu"
+#line 936 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1248,7 +1249,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 1252 "transpose.cu"
+#line 1253 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
