@@ -95,7 +95,8 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 
 // attn_scores_mma (f16 out) and attn_scores_mma_f32: o = q kᵀ scale, q [B, H, S, D], k
 // [B, H, T, D], o [B, H, S, T]; a block per 128 rows of q, key tiles of 128, D by 64,
-// 3 stages; shared qs [3, 128, 64] then ks [3, 128, 64].
+// 3 stages (with D <= 64, q's rows of the first step stay in stage 0); shared qs
+// [3, 128, 64] then ks [3, 128, 64].
 template <typename O>
 __device__ __forceinline__ void twin_attn_scores(const __half* __restrict__ q, const __half* __restrict__ k,
                                                  O* __restrict__ o, int H, int S, int T, int D, float scale) {
@@ -112,11 +113,11 @@ __device__ __forceinline__ void twin_attn_scores(const __half* __restrict__ q, c
         (T + 127) / 128 * DC,
         [&](int st, int u) {
             const int j0 = u / DC * 128, d0 = u % DC * 64;
-            twin_copy(twin_tile<__half, 128, 64>(qs, st), qb, D, i0, d0);
+            if (DC > 1 || u == 0) twin_copy(twin_tile<__half, 128, 64>(qs, st), qb, D, i0, d0);
             twin_copy(twin_tile<__half, 128, 64>(ks, st), kb, D, j0, d0);
         },
         [&](int st, int u) {
-            acc.mma(twin_tile<__half, 128, 64>(qs, st), wi, ImaConst<0>{}, twin_tile<__half, 128, 64>(ks, st), wj);
+            acc.mma(twin_tile<__half, 128, 64>(qs, DC > 1 ? st : 0), wi, ImaConst<0>{}, twin_tile<__half, 128, 64>(ks, st), wj);
             if (u % DC != DC - 1) return;
             const int j0 = u / DC * 128;
             acc.scale(scale);

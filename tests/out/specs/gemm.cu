@@ -844,7 +844,8 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // of q for one (b, h), its 8 warps 4 down by 2 across, 32 x 64 scores each (2 x 8
 // accumulator tiles), along T a tile of 128 keys at a time. Each step of the pipeline
 // stages 64 of D of the block's q rows and of one tile's keys, three stages deep, so
-// that the next tiles' copies run under a tile's products and stores.
+// that the next tiles' copies run under a tile's products and stores; with D <= 64 the
+// q rows of the first step stay, and each step after it stages its key tile alone.
 namespace ima_attn_scores_mma {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
@@ -1219,7 +1220,7 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 26 "specs/gemm.ima"
+#line 27 "specs/gemm.ima"
 
         const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
         const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
@@ -1231,11 +1232,13 @@ __device__ __forceinline__ void body(
             ima_ceil_div(T, I(128)) * DC,
             [&](int st, I u) {
                 const I j0 = u / DC * 128, d0 = u % DC * 64;
-                q.tile_async(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, S - i0, b, h, i0, d0);
+                // With one chunk of D, q's rows stay in stage 0 from the first step on.
+                if (DC > 1 || u == 0)
+                    q.tile_async(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, S - i0, b, h, i0, d0);
                 k.tile_async(ks.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, T - j0, b, h, j0, d0);
             },
             [&](int st, I u) {
-                acc.mma(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), wi, ImaConst<0>{},
+                acc.mma(qs.tile(ImaConst<128>{}, ImaConst<64>{}, DC > 1 ? st : 0), wi, ImaConst<0>{},
                         ks.tile(ImaConst<128>{}, ImaConst<64>{}, st), wj);
                 if (u % DC != DC - 1) return;
                 // The tile's last chunk of D: its scores leave, and the next tile starts at 0.
@@ -1249,7 +1252,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1253 "gemm.cu"
+#line 1256 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1904,7 +1907,7 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 67 "specs/gemm.ima"
+#line 70 "specs/gemm.ima"
 
         const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
         const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
@@ -1916,11 +1919,13 @@ __device__ __forceinline__ void body(
             ima_ceil_div(T, I(128)) * DC,
             [&](int st, I u) {
                 const I j0 = u / DC * 128, d0 = u % DC * 64;
-                q.tile_async(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, S - i0, b, h, i0, d0);
+                // With one chunk of D, q's rows stay in stage 0 from the first step on.
+                if (DC > 1 || u == 0)
+                    q.tile_async(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, S - i0, b, h, i0, d0);
                 k.tile_async(ks.tile(ImaConst<128>{}, ImaConst<64>{}, st), all, ImaConst<2>{}, T - j0, b, h, j0, d0);
             },
             [&](int st, I u) {
-                acc.mma(qs.tile(ImaConst<128>{}, ImaConst<64>{}, st), wi, ImaConst<0>{},
+                acc.mma(qs.tile(ImaConst<128>{}, ImaConst<64>{}, DC > 1 ? st : 0), wi, ImaConst<0>{},
                         ks.tile(ImaConst<128>{}, ImaConst<64>{}, st), wj);
                 if (u % DC != DC - 1) return;
                 // The tile's last chunk of D: its scores leave, and the next tile starts at 0.
@@ -1934,7 +1939,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1938 "gemm.cu"
+#line 1943 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2588,7 +2593,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 109 "specs/gemm.ima"
+#line 114 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -2611,7 +2616,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2615 "gemm.cu"
+#line 2620 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3200,7 +3205,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 142 "specs/gemm.ima"
+#line 147 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -3223,7 +3228,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3227 "gemm.cu"
+#line 3232 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4120,7 +4125,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 194 "specs/gemm.ima"
+#line 199 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
         const I m0 = I(blockIdx.x) * 32, n0 = I(blockIdx.y) * 32;
@@ -4238,7 +4243,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4242 "gemm.cu"
+#line 4247 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

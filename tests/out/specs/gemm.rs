@@ -106,9 +106,11 @@ impl Kernels {
 ///
 /// stages 64 of D of the block's q rows and of one tile's keys, three stages deep, so
 ///
-/// that the next tiles' copies run under a tile's products and stores.
+/// that the next tiles' copies run under a tile's products and stores; with D <= 64 the
 ///
-/// Declared at `specs/gemm.ima:17`.
+/// q rows of the first step stay, and each step after it stages its key tile alone.
+///
+/// Declared at `specs/gemm.ima:18`.
 pub struct AttnScoresMma {
     kernel: ima::Kernel,
 }
@@ -173,7 +175,7 @@ pub struct AttnScoresMmaArgs<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::Rea
 pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_mma",
     signature: "attn_scores_mma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)",
-    location: "specs/gemm.ima:17",
+    location: "specs/gemm.ima:18",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -267,7 +269,7 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
 ///
 /// The same scores with f32 out: the same steps; the stores are twice the bytes.
 ///
-/// Declared at `specs/gemm.ima:58`.
+/// Declared at `specs/gemm.ima:61`.
 pub struct AttnScoresMmaF32 {
     kernel: ima::Kernel,
 }
@@ -332,7 +334,7 @@ pub struct AttnScoresMmaF32Args<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::
 pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_mma_f32",
     signature: "attn_scores_mma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/gemm.ima:58",
+    location: "specs/gemm.ima:61",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -430,7 +432,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
 ///
 /// across, 64 x 32 each (4 x 4 accumulator tiles); K staged 32 at a time, 4 stages deep.
 ///
-/// Declared at `specs/gemm.ima:101`.
+/// Declared at `specs/gemm.ima:106`.
 pub struct GemmF16 {
     kernel: ima::Kernel,
 }
@@ -493,7 +495,7 @@ pub struct GemmF16Args<'a, A: ima::ReadTensor<ima::half::f16>, B: ima::ReadTenso
 pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
     name: "gemm_f16",
     signature: "gemm_f16(a: f16[M,K], b: f16[K,N], c: f16[M,N])",
-    location: "specs/gemm.ima:101",
+    location: "specs/gemm.ima:106",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -578,7 +580,7 @@ pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
 ///
 /// The same GEMM in bf16.
 ///
-/// Declared at `specs/gemm.ima:134`.
+/// Declared at `specs/gemm.ima:139`.
 pub struct GemmBf16 {
     kernel: ima::Kernel,
 }
@@ -641,7 +643,7 @@ pub struct GemmBf16Args<'a, A: ima::ReadTensor<ima::half::bf16>, B: ima::ReadTen
 pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
     name: "gemm_bf16",
     signature: "gemm_bf16(a: bf16[M,K], b: bf16[K,N], c: bf16[M,N])",
-    location: "specs/gemm.ima:134",
+    location: "specs/gemm.ima:139",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -764,7 +766,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/gemm.ima:186`.
+/// Declared at `specs/gemm.ima:191`.
 pub struct GptqGemm {
     kernel: ima::Kernel,
 }
@@ -835,7 +837,7 @@ pub struct GptqGemmArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTen
 pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm",
     signature: "gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm.ima:186",
+    location: "specs/gemm.ima:191",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
