@@ -929,7 +929,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -1574,7 +1574,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -2244,7 +2244,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -2910,7 +2910,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -3566,7 +3566,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -4266,7 +4266,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -5002,7 +5002,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -5699,7 +5699,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -6420,7 +6420,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.

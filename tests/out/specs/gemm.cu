@@ -3616,7 +3616,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.

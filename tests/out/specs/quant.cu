@@ -927,7 +927,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -1667,7 +1667,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -2348,7 +2348,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -2999,7 +2999,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -3615,7 +3615,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -4547,7 +4547,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
@@ -5389,7 +5389,7 @@ struct w_t {
         int stride;
         // The first row of packed row r.
         __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
-        // Inside K and N, with its 8R rows in one group: decoded from the loaded words.
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
         // Otherwise decoded element by element from memory.
         bool whole;
         // Checked mode: the tile failed its check, and decodes to zeros.
