@@ -1113,6 +1113,89 @@ fn tflops(flops: f64, st: Option<&Stats>) -> String {
     })
 }
 
+/// A twin's row: its times, and as output its TFLOP/s and how `out` compares with
+/// release's `reference` (`compare` the helper of their element type).
+#[allow(clippy::too_many_arguments)]
+fn twin_row<T>(
+    b: &mut Bench,
+    kernel: &str,
+    shape: &str,
+    bytes: f64,
+    flops: f64,
+    st: Res<Stats>,
+    (compare, out, reference): (&str, &Tensor<T>, &Tensor<T>),
+) where
+    T: ima::Element,
+{
+    let text = format!(
+        "{}; {}",
+        tflops(flops, st.as_ref().ok()),
+        b.verdict(
+            compare,
+            out.slice(),
+            reference.slice(),
+            (0.0, 0.0),
+            "release"
+        )
+    );
+    b.row(kernel, shape, TWIN, bytes, st);
+    b.output(kernel, shape, TWIN, text);
+}
+
+/// attn_scores_mma's twins (bench/twins/gemm.cu) on q `[B, H, S, D]` and k `[B, H, T, D]`,
+/// `dims` = (B, H, S, T, D).
+struct AttnTwin<'a> {
+    q: &'a Tensor<f16>,
+    k: &'a Tensor<f16>,
+    dims: (usize, usize, usize, usize, usize),
+    scale: f32,
+}
+
+impl AttnTwin<'_> {
+    /// Times the twin `name`, whose output is of `reference`'s type, and adds its row.
+    #[allow(clippy::too_many_arguments)]
+    fn row<O: ima::Element>(
+        &self,
+        b: &mut Bench,
+        name: &str,
+        shape: &str,
+        bytes: f64,
+        flops: f64,
+        reference: &Tensor<O>,
+        compare: &str,
+    ) -> Res<()> {
+        let (bb, h, s, t, d) = self.dims;
+        // The spec's grid(ceil(S / 128), B * H) block(256), qs and ks (f16 [3, 128, 64]
+        // each) in dynamic shared memory.
+        let (f, cfg) = gemm_twin(b, name, (s.div_ceil(128), bb * h), 2 * 3 * 128 * 64 * 2)?;
+        let (hi, si, ti, di) = (i32_of(h)?, i32_of(s)?, i32_of(t)?, i32_of(d)?);
+        i32_of(bb * h * s * t)?;
+        let mut out = Tensor::<O>::zeros(&b.stream, &[bb, h, s, t])?;
+        let st = b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&f);
+            let mut o_view = out.slice_mut();
+            l.arg(self.q.slice()).arg(self.k.slice()).arg(&mut o_view);
+            l.arg(&hi).arg(&si).arg(&ti).arg(&di).arg(&self.scale);
+            // SAFETY: q [B, H, S, D], k [B, H, T, D], o [B, H, S, T] of the twin's output
+            // type, contiguous, below 2^31 elements, with S and T multiples of 128 and D of
+            // 64: every tile the twin copies and stores unguarded lies inside; the shared
+            // memory it uses.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        });
+        twin_row(
+            b,
+            "attn_scores_mma",
+            shape,
+            bytes,
+            flops,
+            st,
+            (compare, &out, reference),
+        );
+        Ok(())
+    }
+}
+
 /// attn_scores_mma (f16 out) and attn_scores_mma_f32 at attn_scores' shape (cuBLAS's
 /// time for it, through torch, is bench/torch_triton.py's `attn_scores` rows). Every f32
 /// variant's output is compared with a release launch's.
@@ -1162,39 +1245,23 @@ fn attn_scores_mma(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
     add_rows(b, "attn_scores_mma", &shape16, bytes16, timed, &|_, st| {
         tflops(flops, st)
     });
-    // The twins: the spec's grid(ceil(S / 128), B * H) block(256), qs and ks (f16
-    // [3, 128, 64] each) in dynamic shared memory.
-    let twin_grid = (s.div_ceil(128), bb * h);
-    let twin_smem = 2 * 3 * 128 * 64 * 2;
-    let (hi, si, ti, di) = (i32_of(h)?, i32_of(s)?, i32_of(t)?, i32_of(d)?);
-    i32_of(bb * h * s * t)?;
+    let dims = (bb, h, s, t, d);
     if b.opts.variant("twin") {
-        let (f, cfg) = gemm_twin(b, "twin_attn_scores_mma", twin_grid, twin_smem)?;
-        let mut o_twin = Tensor::<f16>::zeros(&b.stream, &[bb, h, s, t])?;
-        let st = b.time(&mut |_| {
-            let mut l = b.stream.launch_builder(&f);
-            let mut o_view = o_twin.slice_mut();
-            l.arg(q.slice()).arg(k.slice()).arg(&mut o_view);
-            l.arg(&hi).arg(&si).arg(&ti).arg(&di).arg(&scale);
-            // SAFETY: q [B, H, S, D], k [B, H, T, D], o [B, H, S, T], contiguous, below
-            // 2^31 elements, with S and T multiples of 128 and D of 64: every tile the twin
-            // copies and stores unguarded lies inside; the shared memory it uses.
-            unsafe { l.launch(cfg) }?;
-            Ok(())
-        });
-        let text = format!(
-            "{}; {}",
-            tflops(flops, st.as_ref().ok()),
-            b.verdict(
-                "compare_f16",
-                o_twin.slice(),
-                o16_ref.slice(),
-                (0.0, 0.0),
-                "release"
-            )
-        );
-        b.row("attn_scores_mma", &shape16, TWIN, bytes16, st);
-        b.output("attn_scores_mma", &shape16, TWIN, text);
+        let twin = AttnTwin {
+            q: &q,
+            k: &k,
+            dims,
+            scale,
+        };
+        twin.row(
+            b,
+            "twin_attn_scores_mma",
+            &shape16,
+            bytes16,
+            flops,
+            &o16_ref,
+            "compare_f16",
+        )?;
     }
     let bytes32 = bytes_of(&q) + bytes_of(&k) + bytes_of(&o32);
     let shape32 = format!("B={bb} H={h} S={s} T={t} D={d}, f32 out ({})", mb(bytes32));
@@ -1223,30 +1290,21 @@ fn attn_scores_mma(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
         )
     });
     if b.opts.variant("twin") {
-        let (f, cfg) = gemm_twin(b, "twin_attn_scores_mma_f32", twin_grid, twin_smem)?;
-        let mut o_twin = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
-        let st = b.time(&mut |_| {
-            let mut l = b.stream.launch_builder(&f);
-            let mut o_view = o_twin.slice_mut();
-            l.arg(q.slice()).arg(k.slice()).arg(&mut o_view);
-            l.arg(&hi).arg(&si).arg(&ti).arg(&di).arg(&scale);
-            // SAFETY: as the f16 twin's, with o f32.
-            unsafe { l.launch(cfg) }?;
-            Ok(())
-        });
-        let text = format!(
-            "{}; {}",
-            tflops(flops, st.as_ref().ok()),
-            b.verdict(
-                "compare_f32",
-                o_twin.slice(),
-                o32_ref.slice(),
-                (0.0, 0.0),
-                "release"
-            )
-        );
-        b.row("attn_scores_mma", &shape32, TWIN, bytes32, st);
-        b.output("attn_scores_mma", &shape32, TWIN, text);
+        let twin = AttnTwin {
+            q: &q,
+            k: &k,
+            dims,
+            scale,
+        };
+        twin.row(
+            b,
+            "twin_attn_scores_mma_f32",
+            &shape32,
+            bytes32,
+            flops,
+            &o32_ref,
+            "compare_f32",
+        )?;
     }
     Ok(())
 }
@@ -1313,19 +1371,16 @@ fn dense_gemm_of<T: ima::Element>(
             unsafe { l.launch(cfg) }?;
             Ok(())
         });
-        let text = format!(
-            "{}; {}",
-            tflops(flops, st.as_ref().ok()),
-            b.verdict(
-                &format!("compare_{name}"),
-                c_twin.slice(),
-                c_ref.slice(),
-                (0.0, 0.0),
-                "release"
-            )
+        let compare = format!("compare_{name}");
+        twin_row(
+            b,
+            "gemm",
+            &shape,
+            bytes,
+            flops,
+            st,
+            (&compare, &c_twin, &c_ref),
         );
-        b.row("gemm", &shape, TWIN, bytes, st);
-        b.output("gemm", &shape, TWIN, text);
     }
     Ok(())
 }
@@ -1411,19 +1466,15 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
                 unsafe { l.launch(cfg) }?;
                 Ok(())
             });
-            let text = format!(
-                "{}; {}",
-                tflops(flops, st.as_ref().ok()),
-                b.verdict(
-                    "compare_f16",
-                    y_twin.slice(),
-                    y_rel.slice(),
-                    (0.0, 0.0),
-                    "release"
-                )
+            twin_row(
+                b,
+                "gptq_gemm",
+                &shape,
+                bytes,
+                flops,
+                st,
+                ("compare_f16", &y_twin, &y_rel),
             );
-            b.row("gptq_gemm", &shape, TWIN, bytes, st);
-            b.output("gptq_gemm", &shape, TWIN, text);
         }
     }
     Ok(())
