@@ -4148,10 +4148,10 @@ __device__ __forceinline__ void body(
             for (int i = 0; i < MT; ++i)
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
-            // One step: the lane's tile t, whose first row k is, x's rows m0 + 16 i + g
+            // One step: the lane's tile t, whose first row is k; x's rows m0 + 16 i + g
             // (hh = 0) and 8 below (hh = 1) at the tile's packed rows as k places them (a
             // tile past K is the last one inside, and x is zero there; zeros past M or K),
-            // all loaded before the first product, and the products.
+            // all loaded before the first product; and the products.
             auto step = [&](const auto& t, I k) {
                 ImaVec<__half, 8> xv[MT][2][R];
                 #pragma unroll
