@@ -290,12 +290,13 @@ fn i32_of(n: usize) -> Res<i32> {
     Ok(i32::try_from(n).map_err(|_| format!("{n} does not fit the twins' 32-bit indices"))?)
 }
 
-/// A twin of bench/twins/gemm.cu, allowed `smem` bytes of dynamic shared memory, and its
-/// launch of `grid` blocks of 256 threads with them.
-fn gemm_twin(
+/// A twin allowed `smem` bytes of dynamic shared memory (which may exceed the default
+/// 48 KB), and its launch of `grid` blocks of `threads` with them.
+fn twin_with_smem(
     b: &Bench,
     name: &str,
-    grid: (usize, usize),
+    grid: (usize, usize, usize),
+    threads: u32,
     smem: usize,
 ) -> Res<(CudaFunction, LaunchConfig)> {
     let f = b.func(name)?;
@@ -304,8 +305,12 @@ fn gemm_twin(
         i32::try_from(smem)?,
     )?;
     let cfg = LaunchConfig {
-        grid_dim: (u32::try_from(grid.0)?, u32::try_from(grid.1)?, 1),
-        block_dim: (256, 1, 1),
+        grid_dim: (
+            u32::try_from(grid.0)?,
+            u32::try_from(grid.1)?,
+            u32::try_from(grid.2)?,
+        ),
+        block_dim: (threads, 1, 1),
         shared_mem_bytes: u32::try_from(smem)?,
     };
     Ok((f, cfg))
@@ -1167,7 +1172,13 @@ impl AttnTwin<'_> {
         let (bb, h, s, t, d) = self.dims;
         // The spec's grid(ceil(S / 128), B * H) block(256), qs and ks (f16 [3, 128, 64]
         // each) in dynamic shared memory.
-        let (f, cfg) = gemm_twin(b, name, (s.div_ceil(128), bb * h), 2 * 3 * 128 * 64 * 2)?;
+        let (f, cfg) = twin_with_smem(
+            b,
+            name,
+            (s.div_ceil(128), bb * h, 1),
+            256,
+            2 * 3 * 128 * 64 * 2,
+        )?;
         let (hi, si, ti, di) = (i32_of(h)?, i32_of(s)?, i32_of(t)?, i32_of(d)?);
         i32_of(bb * h * s * t)?;
         let mut out = Tensor::<O>::zeros(&b.stream, &[bb, h, s, t])?;
@@ -1351,10 +1362,11 @@ fn dense_gemm_of<T: ima::Element>(
         // The spec's grid(ceil(M / 128) * ceil(N / 128)) block(256), sa and sb (f16 or
         // bf16 [4, 128, 32] and [4, 32, 128]) in dynamic shared memory.
         let tiles = n.div_ceil(128);
-        let (f, cfg) = gemm_twin(
+        let (f, cfg) = twin_with_smem(
             b,
             &format!("twin_gemm_{name}"),
-            (tiles * tiles, 1),
+            (tiles * tiles, 1, 1),
+            256,
             2 * 4 * 128 * 32 * 2,
         )?;
         let ni = i32_of(n)?;
@@ -1443,10 +1455,11 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
         if b.opts.variant("twin") {
             // The spec's grid(ceil(M / 32), ceil(N / 32)) block(256), part (f32
             // [8, 32, 32]) in dynamic shared memory.
-            let (f, cfg) = gemm_twin(
+            let (f, cfg) = twin_with_smem(
                 b,
                 "twin_gptq_gemm",
-                (m.div_ceil(32), n / 32),
+                (m.div_ceil(32), n / 32, 1),
+                256,
                 8 * 32 * 32 * 4,
             )?;
             let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
@@ -1981,7 +1994,6 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
         .then(|| b.time(&mut |_| launch(&stubs.release, &mut rel)));
     let checked = b.time_checked(&stubs.checked, &mut |_| launch(&stubs.checked, &mut chk));
     let twin = if b.opts.variant("twin") {
-        let part_f = b.func("twin_paged_attn")?;
         let (hqi, hkvi, di, bsi, pi) = (
             i32_of(hq)?,
             i32_of(hkv)?,
@@ -1999,19 +2011,17 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
             + pad16(2 * 8 * d * 4)
             + pad16(2 * 2 * 8 * 4)
             + (TWIN_PART / bs + 2) * 4;
-        part_f.set_attribute(
-            ima::cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            i32::try_from(part_smem)?,
-        )?;
-        let part_cfg = LaunchConfig {
-            grid_dim: (
-                u32::try_from((p * bs).div_ceil(TWIN_PART))?,
-                u32::try_from(hkv * (hq / hkv).div_ceil(8))?,
-                u32::try_from(bb)?,
+        let (part_f, part_cfg) = twin_with_smem(
+            b,
+            "twin_paged_attn",
+            (
+                (p * bs).div_ceil(TWIN_PART),
+                hkv * (hq / hkv).div_ceil(8),
+                bb,
             ),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: u32::try_from(part_smem)?,
-        };
+            128,
+            part_smem,
+        )?;
         Some(b.time(&mut |_| {
             let mut l = b.stream.launch_builder(&part_f);
             let mut po_view = twin_ws.part_o.slice_mut();
