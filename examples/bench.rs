@@ -21,6 +21,11 @@
 //!   tiles, accumulators and pipeline but every tile copied, stored and decoded
 //!   unconditionally (their shapes' tiles are all whole).
 //!
+//! `--variants explore` adds kernels that are not the spec's: variants of the GEMV twin,
+//! and for the bf16 GEMM a prototype on Hopper's TMA and warpgroup MMA
+//! (bench/explore/hopper_gemm.cu, sm_90a), the design the tensor-core issue asks the tile
+//! accessors to reach.
+//!
 //! Time is the median (and minimum) over `--iters` launches, each bracketed by its own
 //! pair of CUDA events after `--warmup` launches. The timed launches queue behind a kernel
 //! that holds the stream (`bench_hold`) until the host has queued them all, so they run
@@ -1394,6 +1399,136 @@ fn dense_gemm_of<T: ima::Element>(
             (&compare, &c_twin, &c_ref),
         );
     }
+    if b.opts.variant("explore") && T::DTYPE == ima::DType::BF16 {
+        hopper_gemm_row(b, &shape, bytes, flops, (&a, &w), &c_ref, n)?;
+    }
+    Ok(())
+}
+
+/// A 2-D tensor map (TMA) of a row-major bf16 matrix: 128 opaque bytes, passed by value.
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct TensorMap([u64; 16]);
+// SAFETY: 128 plain bytes, passed by value as a `__grid_constant__` kernel parameter.
+unsafe impl ima::cudarc::driver::DeviceRepr for TensorMap {}
+
+/// The tensor map of a row-major bf16 matrix of `rows` x `cols` at `ptr`, in boxes of
+/// `box_rows` x `box_cols`, 128-byte swizzled in shared memory, zeros outside.
+fn tensor_map_bf16(
+    ptr: u64,
+    rows: usize,
+    cols: usize,
+    box_rows: u32,
+    box_cols: u32,
+) -> Res<TensorMap> {
+    use ima::cudarc::driver::sys;
+    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::uninit();
+    let dims = [cols as u64, rows as u64];
+    let strides = [(cols * 2) as u64];
+    let boxes = [box_cols, box_rows];
+    let elems = [1u32, 1];
+    // SAFETY: every array has the rank's entries (strides one fewer); `ptr` is a device
+    // allocation of rows x cols bf16, 16-byte aligned, its row stride a multiple of 16.
+    let r = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            2,
+            ptr as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            elems.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(format!("cuTensorMapEncodeTiled: {r:?}").into());
+    }
+    // SAFETY: encoded above.
+    Ok(TensorMap(unsafe { map.assume_init() }.opaque))
+}
+
+/// The prototype Hopper GEMM (bench/explore/hopper_gemm.cu: TMA and wgmma, sm_90a only)
+/// on the bf16 case's operands, as an "explore" row compared with release's output.
+fn hopper_gemm_row<T: ima::Element>(
+    b: &mut Bench,
+    shape: &str,
+    bytes: f64,
+    flops: f64,
+    (a, w): (&Tensor<T>, &Tensor<T>),
+    reference: &Tensor<T>,
+    n: usize,
+) -> Res<()> {
+    use ima::cudarc::driver::DevicePtr;
+    let compiled = ima::compile_ptx(
+        include_str!("../bench/explore/hopper_gemm.cu"),
+        "hopper_gemm.cu",
+        "compute_90a",
+    )?;
+    if !compiled.log.is_empty() {
+        eprintln!("NVRTC on bench/explore/hopper_gemm.cu:\n{}", compiled.log);
+    }
+    let module = b.ctx.load_module(Ptx::from_src(compiled.ptx))?;
+    let f = module.load_function("hopper_gemm_bf16")?;
+    // 4 stages of A (128 x 64) and B (64 x 256) bf16, 1024 bytes of slack to align them,
+    // and 8 mbarriers.
+    let smem: usize = 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 64;
+    f.set_attribute(
+        ima::cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        i32::try_from(smem)?,
+    )?;
+    // A's boxes are 128 rows by 64 of K, B's 64 of K by 64 columns (a stage takes four).
+    let (tm_a, tm_b) = {
+        let (pa, _ga) = a.slice().device_ptr(&b.stream);
+        let (pw, _gw) = w.slice().device_ptr(&b.stream);
+        (
+            tensor_map_bf16(pa, n, n, 128, 64)?,
+            tensor_map_bf16(pw, n, n, 64, 64)?,
+        )
+    };
+    let ni = i32_of(n)?;
+    let cfg = LaunchConfig {
+        grid_dim: (
+            u32::try_from(n.div_ceil(256))?,
+            u32::try_from(n.div_ceil(128))?,
+            1,
+        ),
+        block_dim: (384, 1, 1),
+        shared_mem_bytes: u32::try_from(smem)?,
+    };
+    let mut c = Tensor::<T>::zeros(&b.stream, &[n, n])?;
+    let st = b.time(&mut |_| {
+        let mut l = b.stream.launch_builder(&f);
+        let mut c_view = c.slice_mut();
+        l.arg(&tm_a)
+            .arg(&tm_b)
+            .arg(&mut c_view)
+            .arg(&ni)
+            .arg(&ni)
+            .arg(&ni);
+        // SAFETY: the tensor maps describe a and b ([n, n] bf16, alive for the launch); c is
+        // [n, n] bf16, written only inside; the shared memory it uses.
+        unsafe { l.launch(cfg) }?;
+        Ok(())
+    });
+    let variant = "explore: TMA + wgmma (prototype)";
+    let text = format!(
+        "{}; {}",
+        tflops(flops, st.as_ref().ok()),
+        b.verdict(
+            "compare_bf16",
+            c.slice(),
+            reference.slice(),
+            (1e-2, 1e-2),
+            "release"
+        )
+    );
+    b.row("gemm", shape, variant, bytes, st);
+    b.output("gemm", shape, variant, text);
     Ok(())
 }
 
