@@ -21,11 +21,6 @@
 //!   tiles, accumulators and pipeline but every tile copied, stored and decoded
 //!   unconditionally (their shapes' tiles are all whole).
 //!
-//! `--variants explore` adds kernels that are not the spec's: variants of the GEMV twin,
-//! and for the bf16 GEMM a prototype on Hopper's TMA and warpgroup MMA
-//! (bench/explore/hopper_gemm.cu, sm_90a), the design the tensor-core issue asks the tile
-//! accessors to reach.
-//!
 //! Time is the median (and minimum) over `--iters` launches, each bracketed by its own
 //! pair of CUDA events after `--warmup` launches. The timed launches queue behind a kernel
 //! that holds the stream (`bench_hold`) until the host has queued them all, so they run
@@ -45,7 +40,7 @@
 //! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
 //! attn_scores, attn_scores_tiled, rms_norm, rope, embedding, reshape_and_cache,
-//! paged_attn, attn_scores_mma, gemm, gptq_gemm. embedding, reshape_and_cache and
+//! paged_attn, attn_scores_mma, gemm, gemm_tma (compute capability 9.0), gptq_gemm. embedding, reshape_and_cache and
 //! paged_attn take indices from tensors (specs/index.ima, specs/paged.ima):
 //! their release variant checks every id, slot, block id or length it reads too, their
 //! twins (bench/twins/) check none, and for the first two a "device copy" row moves the
@@ -122,6 +117,12 @@ stubs!(
     GemmBf16,
     GptqGemm
 );
+stubs!(
+    gemm_tma,
+    "../tests/out/specs/gemm_tma.rs",
+    GemmTmaF16,
+    GemmTmaBf16
+);
 
 /// Twins kept in files of their own, each compiled as a module: (file name, source).
 const TWIN_FILES: &[(&str, &str)] = &[
@@ -131,6 +132,9 @@ const TWIN_FILES: &[(&str, &str)] = &[
     ),
     ("index.cu", include_str!("../bench/twins/index.cu")),
     ("paged.cu", include_str!("../bench/twins/paged.cu")),
+    // Hand-written on TMA and warpgroup MMA, with no ima.cuh; sm_90a only (its kernels
+    // are left out elsewhere).
+    ("gemm_tma.cu", include_str!("../bench/twins/gemm_tma.cu")),
     // The tensor-core twins use ima.cuh's tiles, accumulators and pipeline, which are no
     // guards (only the accessors guard, and the twins do without them), spliced in where
     // the file says (`splice_ima_cuh`).
@@ -168,6 +172,7 @@ const CASES: &[&str] = &[
     "graph_replay",
     "attn_scores_mma",
     "gemm",
+    "gemm_tma",
     "gptq_gemm",
 ];
 
@@ -654,7 +659,7 @@ macro_rules! checked_stubs {
         }
     )*};
 }
-checked_stubs!(quant, attn, rmsnorm, rope, index, paged, gemm);
+checked_stubs!(quant, attn, rmsnorm, rope, index, paged, gemm, gemm_tma);
 
 /// Both stub sets: the second with checked mode on.
 struct Stubs<K> {
@@ -1399,40 +1404,138 @@ fn dense_gemm_of<T: ima::Element>(
             (&compare, &c_twin, &c_ref),
         );
     }
-    if b.opts.variant("explore") && T::DTYPE == ima::DType::BF16 {
-        hopper_gemm_row(b, &shape, bytes, flops, (&a, &w), &c_ref, n)?;
+    Ok(())
+}
+
+/// gemm_tma_bf16 and gemm_tma_f16 (specs/gemm_tma.ima: TMA and warpgroup MMA, compute
+/// capability 9.0) at M = N = K = 8192, in TFLOP/s, and their twin (bench/twins/gemm_tma.cu,
+/// hand-written with no ima.cuh); torch.matmul (cuBLAS) of the same products is
+/// bench/torch_triton.py's `gemm` rows.
+fn gemm_tma(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>) -> Res<()> {
+    gemm_tma_of::<bf16>(b, stubs, "bf16", 60, &|ks, s, a, w, c| {
+        done(
+            ks.gemm_tma_bf16
+                .launch(s, gemm_tma::GemmTmaBf16Args { a, b: w, c })?,
+        )
+    })?;
+    gemm_tma_of::<f16>(b, stubs, "f16", 62, &|ks, s, a, w, c| {
+        done(
+            ks.gemm_tma_f16
+                .launch(s, gemm_tma::GemmTmaF16Args { a, b: w, c })?,
+        )
+    })
+}
+
+/// One dtype's rows of [`gemm_tma`], as [`dense_gemm_of`]'s.
+type GemmTmaLaunch<T> =
+    dyn Fn(&gemm_tma::Kernels, &Arc<CudaStream>, &Tensor<T>, &Tensor<T>, &mut Tensor<T>) -> Res<()>;
+fn gemm_tma_of<T: ima::Element>(
+    b: &mut Bench,
+    stubs: &Stubs<gemm_tma::Kernels>,
+    name: &str,
+    seed: u32,
+    launch: &GemmTmaLaunch<T>,
+) -> Res<()> {
+    let n = 8192;
+    let flops = 2.0 * (n as f64).powi(3);
+    let mut a = Tensor::<T>::zeros(&b.stream, &[n, n])?;
+    let mut w = Tensor::<T>::zeros(&b.stream, &[n, n])?;
+    let fill = format!("fill_{name}");
+    b.fill(&fill, &mut a.slice_mut(), seed, -1.0, 1.0)?;
+    b.fill(&fill, &mut w.slice_mut(), seed + 1, -1.0, 1.0)?;
+    let mut c = Tensor::<T>::zeros(&b.stream, &[n, n])?;
+    let mut c_ref = Tensor::<T>::zeros(&b.stream, &[n, n])?;
+    launch(&stubs.release, &b.stream, &a, &w, &mut c_ref)?;
+    let bytes = 3.0 * bytes_of(&a);
+    let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
+        launch(ks, &b.stream, &a, &w, &mut c)
+    });
+    let shape = format!("M=N=K={n} {name} ({})", mb(bytes));
+    add_rows(b, "gemm_tma", &shape, bytes, timed, &|_, st| {
+        tflops(flops, st)
+    });
+    if b.opts.variant("twin") {
+        // The spec's grid(ceil(N / 256), ceil(M / 128)) block(384); 4 stages of a
+        // (128 x 64) and b (64 x 256), 1024 bytes of slack to align them.
+        let (f, cfg) = twin_with_smem(
+            b,
+            &format!("twin_gemm_tma_{name}"),
+            (n.div_ceil(256), n.div_ceil(128), 1),
+            384,
+            4 * (128 * 64 + 64 * 256) * 2 + 1024,
+        )?;
+        // A's boxes are 128 rows by 64 of K, b's 64 of K by 64 columns (a stage takes
+        // four).
+        let (tm_a, tm_b) = {
+            use ima::cudarc::driver::DevicePtr;
+            let (pa, _ga) = a.slice().device_ptr(&b.stream);
+            let (pw, _gw) = w.slice().device_ptr(&b.stream);
+            (
+                tensor_map::<T>(pa, n, n, 128)?,
+                tensor_map::<T>(pw, n, n, 64)?,
+            )
+        };
+        let ni = i32_of(n)?;
+        let mut c_twin = Tensor::<T>::zeros(&b.stream, &[n, n])?;
+        let st = b.time(&mut |_| {
+            let mut l = b.stream.launch_builder(&f);
+            let mut c_view = c_twin.slice_mut();
+            l.arg(&tm_a).arg(&tm_b).arg(&mut c_view);
+            l.arg(&ni).arg(&ni).arg(&ni);
+            // SAFETY: the tensor maps describe a and b ([n, n], alive for the launch); c
+            // is [n, n], n a multiple of the tiles, so the twin's unmasked stores lie
+            // inside; the shared memory it uses.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        });
+        let compare = format!("compare_{name}");
+        twin_row(
+            b,
+            "gemm_tma",
+            &shape,
+            bytes,
+            flops,
+            st,
+            (&compare, &c_twin, &c_ref),
+        );
     }
     Ok(())
 }
 
-/// A 2-D tensor map (TMA) of a row-major bf16 matrix: 128 opaque bytes, passed by value.
+/// A TMA tensor map: 128 opaque bytes, passed by value.
 #[repr(C, align(64))]
 #[derive(Clone, Copy)]
 struct TensorMap([u64; 16]);
 // SAFETY: 128 plain bytes, passed by value as a `__grid_constant__` kernel parameter.
 unsafe impl ima::cudarc::driver::DeviceRepr for TensorMap {}
 
-/// The tensor map of a row-major bf16 matrix of `rows` x `cols` at `ptr`, in boxes of
-/// `box_rows` x `box_cols`, 128-byte swizzled in shared memory, zeros outside.
-fn tensor_map_bf16(
+/// The twin's tensor map of a row-major 16-bit matrix of `rows` x `cols` at `ptr`, in
+/// boxes of `box_rows` x 64 columns, 128-byte swizzled in shared memory, zeros outside
+/// (as the runtime encodes a `tma(box_rows, 64)` argument's).
+fn tensor_map<T: ima::Element>(
     ptr: u64,
     rows: usize,
     cols: usize,
     box_rows: u32,
-    box_cols: u32,
 ) -> Res<TensorMap> {
     use ima::cudarc::driver::sys;
+    let dtype = match T::DTYPE {
+        ima::DType::BF16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        ima::DType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        d => return Err(format!("no twin tensor map of {d:?}").into()),
+    };
     let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::uninit();
     let dims = [cols as u64, rows as u64];
     let strides = [(cols * 2) as u64];
-    let boxes = [box_cols, box_rows];
+    let boxes = [64, box_rows];
     let elems = [1u32, 1];
     // SAFETY: every array has the rank's entries (strides one fewer); `ptr` is a device
-    // allocation of rows x cols bf16, 16-byte aligned, its row stride a multiple of 16.
+    // allocation of rows x cols 16-bit elements, 16-byte aligned, its row stride a
+    // multiple of 16.
     let r = unsafe {
         sys::cuTensorMapEncodeTiled(
             map.as_mut_ptr(),
-            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            dtype,
             2,
             ptr as *mut std::ffi::c_void,
             dims.as_ptr(),
@@ -1450,86 +1553,6 @@ fn tensor_map_bf16(
     }
     // SAFETY: encoded above.
     Ok(TensorMap(unsafe { map.assume_init() }.opaque))
-}
-
-/// The prototype Hopper GEMM (bench/explore/hopper_gemm.cu: TMA and wgmma, sm_90a only)
-/// on the bf16 case's operands, as an "explore" row compared with release's output.
-fn hopper_gemm_row<T: ima::Element>(
-    b: &mut Bench,
-    shape: &str,
-    bytes: f64,
-    flops: f64,
-    (a, w): (&Tensor<T>, &Tensor<T>),
-    reference: &Tensor<T>,
-    n: usize,
-) -> Res<()> {
-    use ima::cudarc::driver::DevicePtr;
-    let compiled = ima::compile_ptx(
-        include_str!("../bench/explore/hopper_gemm.cu"),
-        "hopper_gemm.cu",
-        "compute_90a",
-    )?;
-    if !compiled.log.is_empty() {
-        eprintln!("NVRTC on bench/explore/hopper_gemm.cu:\n{}", compiled.log);
-    }
-    let module = b.ctx.load_module(Ptx::from_src(compiled.ptx))?;
-    let f = module.load_function("hopper_gemm_bf16")?;
-    // 4 stages of A (128 x 64) and B (64 x 256) bf16, 1024 bytes of slack to align them,
-    // and 8 mbarriers.
-    let smem: usize = 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 64;
-    f.set_attribute(
-        ima::cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        i32::try_from(smem)?,
-    )?;
-    // A's boxes are 128 rows by 64 of K, B's 64 of K by 64 columns (a stage takes four).
-    let (tm_a, tm_b) = {
-        let (pa, _ga) = a.slice().device_ptr(&b.stream);
-        let (pw, _gw) = w.slice().device_ptr(&b.stream);
-        (
-            tensor_map_bf16(pa, n, n, 128, 64)?,
-            tensor_map_bf16(pw, n, n, 64, 64)?,
-        )
-    };
-    let ni = i32_of(n)?;
-    let cfg = LaunchConfig {
-        grid_dim: (
-            u32::try_from(n.div_ceil(256))?,
-            u32::try_from(n.div_ceil(128))?,
-            1,
-        ),
-        block_dim: (384, 1, 1),
-        shared_mem_bytes: u32::try_from(smem)?,
-    };
-    let mut c = Tensor::<T>::zeros(&b.stream, &[n, n])?;
-    let st = b.time(&mut |_| {
-        let mut l = b.stream.launch_builder(&f);
-        let mut c_view = c.slice_mut();
-        l.arg(&tm_a)
-            .arg(&tm_b)
-            .arg(&mut c_view)
-            .arg(&ni)
-            .arg(&ni)
-            .arg(&ni);
-        // SAFETY: the tensor maps describe a and b ([n, n] bf16, alive for the launch); c is
-        // [n, n] bf16, written only inside; the shared memory it uses.
-        unsafe { l.launch(cfg) }?;
-        Ok(())
-    });
-    let variant = "explore: TMA + wgmma (prototype)";
-    let text = format!(
-        "{}; {}",
-        tflops(flops, st.as_ref().ok()),
-        b.verdict(
-            "compare_bf16",
-            c.slice(),
-            reference.slice(),
-            (1e-2, 1e-2),
-            "release"
-        )
-    );
-    b.row("gemm", shape, variant, bytes, st);
-    b.output("gemm", shape, variant, text);
-    Ok(())
 }
 
 /// gptq_gemm at M = 16, 64 and 128, K = 8192, N = 28672, G = 128, over 4 weight sets (no
@@ -2349,7 +2372,7 @@ fn main() -> Res<()> {
     let mut twin_files = Vec::new();
     for (file, source) in TWIN_FILES {
         let source = ima_codegen::cuda::splice_ima_cuh(source);
-        let compiled = ima::compile_ptx(&source, file, &format!("sm_{major}{minor}"))?;
+        let compiled = ima::compile_ptx(&source, file, &ima::arch_for(major, minor))?;
         if !compiled.log.is_empty() {
             eprintln!("NVRTC on bench/twins/{file}:\n{}", compiled.log);
         }
@@ -2429,6 +2452,10 @@ fn main() -> Res<()> {
         case!("attn_scores_mma", attn_scores_mma(&mut b, &stubs));
         case!("gemm", dense_gemm(&mut b, &stubs));
         case!("gptq_gemm", gptq_gemm(&mut b, &stubs));
+    }
+    if b.opts.wants("gemm_tma") {
+        let stubs = stubs_of!(gemm_tma, gemm_tma_f16, gemm_tma_bf16);
+        case!("gemm_tma", gemm_tma(&mut b, &stubs));
     }
     if b.opts.wants("graph_replay") {
         let (there, back) = (rmsnorm::Kernels::load(&ctx)?, rmsnorm::Kernels::load(&ctx)?);

@@ -96,6 +96,10 @@ struct KernelCu {
     divisors: Vec<String>,
     report_extents: Vec<ReportExtents>,
     entries: Vec<Entry>,
+    /// An argument is read through TMA: the kernel exists only in PTX for sm_90a.
+    sm90a: bool,
+    /// The largest alignment of its shared arrays, in bytes (16 unless one asks for more).
+    smem_align: u64,
 }
 
 enum ArgCu {
@@ -132,6 +136,16 @@ struct PlainCu {
     values: Option<Box<ValuesCu>>,
     /// The stride of the last logical dimension, in elements: `1` where it is innermost.
     last_stride: String,
+    /// `tma(ROWS, COLS)`: its tensor map's box, and its indices as TMA coordinates.
+    tma: Option<Box<TmaCu>>,
+}
+
+/// What a `tma` argument's `tma_load` needs.
+struct TmaCu {
+    rows: u32,
+    cols: u32,
+    /// The indices innermost first, as TMA coordinates (`int(i1), int(i0)`).
+    coords_inner_first: String,
 }
 
 /// A value contract, as the accessor of its argument checks it.
@@ -182,6 +196,11 @@ struct SharedCu {
     /// The offset of the tile at the leading indices: the array's offset with the last
     /// two indices 0.
     tile_offset: String,
+    /// Alignment of its start in bytes; at 1024 it has `tma_tile`.
+    align: u64,
+    /// Alignment of the next array's start (its own for the last), which the carve
+    /// rounds its end up to.
+    next_align: u64,
 }
 
 struct Entry {
@@ -354,7 +373,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
 
     let contract = contract_args(k);
     let abi = kernel_contract(m, k);
-    let entries = [
+    let entries: Vec<Entry> = [
         ("i32", "int", false),
         ("i64", "long long", false),
         ("i32_checked", "int", true),
@@ -376,6 +395,8 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
             .enumerate()
             .map(|(i, a)| shared(k, i, a))
             .collect(),
+        sm90a: abi.needs_sm90a(),
+        smem_align: k.shared.iter().map(|a| a.align).max().unwrap_or(16),
         launch,
         body_params: body_params.join(",\n    "),
         body_line: k.body.line,
@@ -481,6 +502,8 @@ fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
         lead_params: (0..lead).map(|d| format!(", I i{d}")).collect(),
         lead_indices_then_zeros: list((0..rank).map(tile_index)),
         tile_offset: row_major_offset(rank, tile_index),
+        align: a.align,
+        next_align: k.shared.get(i + 1).map_or(a.align, |b| b.align),
     }
 }
 
@@ -574,6 +597,13 @@ fn plain(a: &ir::TensorArg, index: usize) -> PlainCu {
         } else {
             format!("s{}", rank - 1)
         },
+        tma: a.tma.map(|b| {
+            Box::new(TmaCu {
+                rows: b.rows,
+                cols: b.cols,
+                coords_inner_first: list((0..rank).rev().map(|d| format!("int(i{d})"))),
+            })
+        }),
     }
 }
 
@@ -639,6 +669,12 @@ fn entry(
             EntryParam::Stride { arg, dim } => {
                 format!("{index_type} {}_s{dim}", contract[arg].ident)
             }
+            EntryParam::TensorMap { arg } => {
+                format!(
+                    "const __grid_constant__ ImaTensorMap {}_tma",
+                    contract[arg].ident
+                )
+            }
             EntryParam::Symbol(s) => format!("{index_type} {}", k.symbols[s].name),
             EntryParam::Param(p) => {
                 let p = &k.params[p];
@@ -686,6 +722,9 @@ fn entry(
                 .collect(),
         };
         fields.extend(logical);
+        if a.tma.is_some() {
+            fields.push(format!("&{}_tma", a.name));
+        }
         if let Some(v) = &a.values {
             fields.push(c_expr(k, &v.lo.expr));
             fields.push(c_expr(k, &v.hi.expr));

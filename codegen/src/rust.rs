@@ -94,6 +94,7 @@ struct SharedRs {
     name: String,
     dtype: String,
     dims: Vec<ExtentRs>,
+    align: usize,
 }
 
 struct SymbolRs {
@@ -112,6 +113,8 @@ struct ArgRs {
     align: usize,
     /// `None`, or `Some(ima::ValueContract { .. })`.
     values: String,
+    /// `None`, or `Some(ima::TmaBox { .. })`.
+    tma: String,
 }
 
 struct ExtentRs {
@@ -396,6 +399,9 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 strided: a.strided,
                 align: a.align,
                 values: a.values.as_ref().map_or("None".into(), value_contract),
+                tma: a.tma.map_or("None".into(), |b| {
+                    format!("Some(ima::TmaBox {{ rows: {}, cols: {} }})", b.rows, b.cols)
+                }),
             })
             .collect(),
         params: c
@@ -421,6 +427,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 name: a.name.clone(),
                 dtype: dtype_variant(a.dtype),
                 dims: a.dims.iter().map(extent).collect(),
+                align: a.align,
             })
             .collect(),
         launch: match &c.launch {

@@ -5,7 +5,8 @@
 // (every accessor checks its indices and records a violation instead of touching
 // memory out of bounds). Parameters, in the order of ima_contract's `entry_params`, which
 // the runtime pushes a launch's values in: each buffer's data pointer and its strides
-// (elements, logical order), each symbol's value, the scalar params, and, in the checked
+// (elements, logical order) and, for a `tma` argument, its TMA tensor map, each symbol's
+// value, the scalar params, and, in the checked
 // entry points and in every entry point of a kernel with value contracts, the violation
 // record. ima.cuh, embedded below, declares the record and the checks and helpers every
 // module shares; after it come each kernel's accessors, body and entry points.
@@ -20,6 +21,11 @@
 {%- for line in k.docs %}
 // {{ line }}
 {%- endfor %}
+{%- if k.sm90a %}
+// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
+// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+{%- endif %}
 namespace ima_{{ k.name }} {
 {% for c in consts %}
 [[maybe_unused]] constexpr {{ c.c_type }} {{ c.name }} = {{ c.value }};
@@ -36,6 +42,10 @@ struct {{ p.name }}_t {
     {{ p.pointee }}* __restrict__ p;
     I {{ p.stride_fields }};
     I {{ p.extent_fields }};
+{%- if p.tma.is_some() %}
+    // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
+    const ImaTensorMap* tma;
+{%- endif %}
 {%- match p.values %}
 {%- when Some with (v) %}
     // The contract's bounds, lo .. hi.
@@ -175,6 +185,31 @@ struct {{ p.name }}_t {
     }
 {%- endif %}
 #endif
+{%- match p.tma %}
+{%- when Some with (t) %}
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // The ROWS x COLS tile whose element (0, 0) is at ({{ p.indices }}), rows along dimension
+    // {{ p.rank - 2 }} and columns along the last, copied by the TMA unit into the 128-byte-swizzled
+    // shared tile `dst` in boxes of {{ t.rows }} x {{ t.cols }} (COLS / {{ t.cols }} of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
+    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    template <int ROWS, int COLS, bool C>
+    __device__ __forceinline__ void tma_load(const ImaTmaTile<{{ p.c_type }}, ROWS, COLS, C>& dst, ImaBarrier bar, {{ p.index_params }}) const {
+        static_assert(ROWS == {{ t.rows }} && COLS % {{ t.cols }} == 0, "a TMA tile is whole boxes of the argument's tma({{ t.rows }}, {{ t.cols }})");
+        const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
+        bool ok = dst.ok && ima_nonempty<I, {{ p.rank }}>(e);
+        if constexpr (IMA_CHECKED) {
+            if (ok) ok = ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 0, i, e);
+        }
+        const int c[{{ p.rank }}] = {{ "{" }}{{ t.coords_inner_first }}{{ "}" }};
+        ima_tma_load<{{ p.rank }}, COLS / {{ t.cols }}>(dst.addr, tma, bar, c, {{ t.cols }}, ROWS * 128, ok);
+    }
+#endif
+{%- when None %}
+{%- endmatch %}
 {%- if p.write == 1 %}
     __device__ __forceinline__ void store{{ p.vec }}({{ p.index_params }}, const ImaVec<{{ p.c_type }}, {{ p.vec }}>& v) const {
         if constexpr (IMA_CHECKED) {
@@ -785,6 +820,31 @@ struct {{ a.name }}_t {
         }
         return t;
     }
+{%- if a.align >= 1024 %}
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Its last two dimensions{% if a.rank > 2 %} at ({{ a.lead_indices }}){% endif %} as a ROWS x COLS tile in TMA's
+    // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
+    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
+    // checked entry point checks both and the leading indices, once; a refused tile is not
+    // loaded, and the MMA reads the array's start in its place.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaTmaTile<{{ a.c_type }}, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>{{ a.lead_params }}) const {
+        ImaTmaTile<{{ a.c_type }}, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[{{ a.tile_offset }}])), rec, {{ a.arg }}, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS == d{{ a.rank - 2 }} && COLS == d{{ a.rank - 1 }})) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d{{ a.rank - 2 }}, d{{ a.rank - 1 }}};
+                ima_report<I, 2>(rec, {{ a.arg }}, 1, IMA_TILE_SHAPE, ROWS == d{{ a.rank - 2 }} ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[{{ a.rank }}] = {{ "{" }}{{ a.lead_indices_then_zeros }}{{ "}" }}, e[{{ a.rank }}] = {{ "{" }}{{ a.dim_list }}{{ "}" }};
+                t.ok = ima_in_bounds<I, {{ a.rank }}>(rec, {{ a.arg }}, 1, i, e);
+            }
+            if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
+        }
+        return t;
+    }
+#endif
+{%- endif %}
 {%- endif %}
 {%- endif %}
 };
@@ -801,13 +861,21 @@ template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void run(
     {{ k.run_params }}) {
 {%- if !k.shared.is_empty() %}
-    // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
+    // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
+    // sizes the launch alike (runtime/src/check/shared.rs).
+{%- if k.smem_align > 16 %}
+    // Their start is rounded up to {{ k.smem_align }} bytes from the 16-byte-aligned base, in the
+    // {{ k.smem_align - 16 }} bytes the runtime reserves for it.
+    extern __shared__ __align__(16) unsigned char ima_smem_base[];
+    unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & {{ k.smem_align - 1 }}u);
+{%- else %}
     extern __shared__ __align__(16) unsigned char ima_smem[];
+{%- endif %}
     I ima_smem_off = 0;
 {%- for a in k.shared %}
     const {{ a.name }}_t<I, IMA_CHECKED> {{ a.name }}{reinterpret_cast<{{ a.c_type }}*>(ima_smem + ima_smem_off), {{ a.dim_values }}, ima_recorder};
 {%- if !loop.last %}
-    ima_smem_off += ({{ a.bytes }} + 15) / 16 * 16;
+    ima_smem_off = (ima_smem_off + {{ a.bytes }} + {{ a.next_align - 1 }}) / {{ a.next_align }} * {{ a.next_align }};
 {%- endif %}
 {%- endfor %}
 {%- endif %}
@@ -887,4 +955,7 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
 {%- endif %}
 }
 {% endfor %}
+{%- if k.sm90a %}
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+{%- endif %}
 {%- endfor %}

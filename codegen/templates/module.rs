@@ -209,6 +209,7 @@ pub static {{ k.contract_name }}: ima::KernelContract = ima::KernelContract {
             strided: {{ a.strided }},
             align: {{ a.align }},
             values: {{ a.values }},
+            tma: {{ a.tma }},
         },
 {%- endfor %}
     ],
@@ -232,6 +233,7 @@ pub static {{ k.contract_name }}: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "{{ d.text }}", expr: {{ d.expr }} },
 {%- endfor %}
             ],
+            align: {{ a.align }},
         },
 {%- endfor %}
     ],

@@ -4,7 +4,7 @@
 //! runtime pushes a launch's values in the order the same function gives
 //! (runtime/src/kernel.rs), so the two cannot disagree.
 
-use crate::{KernelContract, Role, owned};
+use crate::{KernelContract, Role, SHARED_ALIGN, owned};
 
 /// One parameter of an entry point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,6 +14,10 @@ pub enum EntryParam {
     /// The stride of logical dimension `dim` of contract argument `arg`, in elements, in
     /// the entry point's index type.
     Stride { arg: usize, dim: usize },
+    /// The TMA tensor map of contract argument `arg` (`tma(ROWS, COLS)`): 128 bytes, passed
+    /// by value as a `const __grid_constant__ CUtensorMap`, encoded by the runtime from the
+    /// same view as the pointer and strides before it.
+    TensorMap { arg: usize },
     /// The value of the contract's symbol `.0`, in the entry point's index type.
     Symbol(usize),
     /// The contract's scalar param `.0`, in its own type.
@@ -24,21 +28,23 @@ pub enum EntryParam {
 
 /// The parameters of an entry point of a contract whose arguments have these roles and
 /// ranks: for each argument the kernel receives (all but a quantized argument's logical
-/// shape), its pointer and then its strides in logical order; each symbol's value; each
+/// shape), its pointer, then its strides in logical order, then its tensor map where it
+/// has one; each symbol's value; each
 /// scalar param; and last the violation record, which checked entry points take, and every
 /// entry point of a kernel with a value contract (release ones report a bad entry too).
 fn entry_params(
-    args: impl Iterator<Item = (Role, usize)>,
+    args: impl Iterator<Item = (Role, usize, bool)>,
     symbols: usize,
     params: usize,
     record: bool,
 ) -> impl Iterator<Item = EntryParam> {
     let buffers = args
         .enumerate()
-        .filter(|(_, (role, _))| *role != Role::Logical)
-        .flat_map(|(arg, (_, rank))| {
+        .filter(|(_, (role, _, _))| *role != Role::Logical)
+        .flat_map(|(arg, (_, rank, tma))| {
             std::iter::once(EntryParam::Pointer { arg })
                 .chain((0..rank).map(move |dim| EntryParam::Stride { arg, dim }))
+                .chain(tma.then_some(EntryParam::TensorMap { arg }))
         });
     buffers
         .chain((0..symbols).map(EntryParam::Symbol))
@@ -53,10 +59,27 @@ impl KernelContract {
         self.args.iter().any(|a| a.values.is_some())
     }
 
+    /// An argument is read through TMA (`tma(...)`): the kernel runs only where the
+    /// module is compiled for sm_90a, on devices of compute capability 9.0, whose
+    /// architecture-specific features (TMA, warpgroup MMA, `setmaxnreg`) its body may use.
+    pub fn needs_sm90a(&self) -> bool {
+        self.args.iter().any(|a| a.tma.is_some())
+    }
+
+    /// Bytes of dynamic shared memory a launch reserves beyond its arrays: the kernel
+    /// rounds the start of its arrays up to the largest alignment among them, from a base
+    /// that is only 16-byte aligned.
+    pub fn shared_slack(&self) -> usize {
+        let most = self.shared.iter().map(|s| s.align).max();
+        most.unwrap_or(SHARED_ALIGN).max(SHARED_ALIGN) - SHARED_ALIGN
+    }
+
     /// The parameters of the kernel's checked (`checked`) or release entry points, in order.
     pub fn entry_params(&self, checked: bool) -> impl Iterator<Item = EntryParam> + '_ {
         entry_params(
-            self.args.iter().map(|a| (a.role, a.dims.len())),
+            self.args
+                .iter()
+                .map(|a| (a.role, a.dims.len(), a.tma.is_some())),
             self.symbols.len(),
             self.params.len(),
             checked || self.checks_values(),
@@ -70,10 +93,17 @@ impl owned::KernelContract {
         self.args.iter().any(|a| a.values.is_some())
     }
 
+    /// As [`KernelContract::needs_sm90a`], for the owned form.
+    pub fn needs_sm90a(&self) -> bool {
+        self.args.iter().any(|a| a.tma.is_some())
+    }
+
     /// As [`KernelContract::entry_params`], for the owned form.
     pub fn entry_params(&self, checked: bool) -> impl Iterator<Item = EntryParam> + '_ {
         entry_params(
-            self.args.iter().map(|a| (a.role, a.dims.len())),
+            self.args
+                .iter()
+                .map(|a| (a.role, a.dims.len(), a.tma.is_some())),
             self.symbols.len(),
             self.params.len(),
             checked || self.checks_values(),
@@ -96,6 +126,7 @@ mod tests {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         }
     }
 

@@ -163,6 +163,18 @@ pub struct TensorArg {
     /// What the entries of an integer argument may hold (`values(...)`, an act-order
     /// `g_idx`'s groups). The kernel checks each entry it reads, in every mode.
     pub values: Option<ValueContract>,
+    /// `tma(ROWS, COLS)`: the kernel also receives a TMA tensor map of the argument, which
+    /// the runtime encodes at launch from the checked view (docs/tensor-cores.md).
+    pub tma: Option<TmaBox>,
+}
+
+/// The box of an argument's TMA tensor map: `rows` along its next-to-last logical
+/// dimension by `cols` along its last (one along every other), 128-byte swizzled in shared
+/// memory, zeros outside the tensor. `cols` elements make 128 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TmaBox {
+    pub rows: u32,
+    pub cols: u32,
 }
 
 /// A value contract: every entry `v` the kernel reads has `lo <= v < hi`, or is the
@@ -215,16 +227,20 @@ pub enum Launch {
 }
 
 /// `shared tile: f32[BLOCK, D]`: a dynamic shared-memory array. Arrays are laid out in
-/// declaration order, each starting at a multiple of [`SHARED_ALIGN`] bytes; the kernel
+/// declaration order, each starting at a multiple of its `align` bytes; the kernel
 /// computes the same offsets from the symbols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SharedArray {
     pub name: &'static str,
     pub dtype: DType,
     pub dims: &'static [Extent],
+    /// Alignment of the array's start in bytes: [`SHARED_ALIGN`], or the spec's larger
+    /// `align(N)` (1024 for the 128-byte-swizzled tiles of TMA and wgmma).
+    pub align: usize,
 }
 
-/// Alignment of each shared-memory array's start, in bytes (a 16-byte vector load's).
+/// Alignment of each shared-memory array's start, in bytes (a 16-byte vector load's),
+/// unless the spec asks for more.
 pub const SHARED_ALIGN: usize = 16;
 
 /// Everything the runtime needs to check and launch one kernel.

@@ -141,6 +141,7 @@ pub struct TensorArg {
     pub strided: bool,
     pub align: usize,
     pub values: Option<ValueContract>,
+    pub tma: Option<fixed::TmaBox>,
 }
 
 /// See [`fixed::Symbol`].
@@ -171,6 +172,7 @@ pub struct SharedArray {
     pub name: String,
     pub dtype: DType,
     pub dims: Vec<Extent>,
+    pub align: usize,
 }
 
 /// See [`fixed::Launch`].
@@ -234,6 +236,7 @@ impl KernelContract {
                             sentinel: v.sentinel,
                             ascending: v.ascending,
                         }),
+                        tma: a.tma,
                     })
                     .collect(),
             ),
@@ -262,6 +265,7 @@ impl KernelContract {
                         name: leak_str(&s.name),
                         dtype: s.dtype,
                         dims: extents(&s.dims),
+                        align: s.align,
                     })
                     .collect(),
             ),

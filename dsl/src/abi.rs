@@ -166,6 +166,11 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
                 strided: a.strided,
                 align: a.align as usize,
                 values: a.values,
+                // A quantized argument's buffers never have one (the checker refuses it).
+                tma: match a.kind {
+                    ArgKind::Buffer => a.ir.tma,
+                    ArgKind::Logical => None,
+                },
             })
             .collect(),
         params: k
@@ -184,6 +189,7 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
                 name: s.name.clone(),
                 dtype: s.dtype,
                 dims: s.dims.clone(),
+                align: s.align as usize,
             })
             .collect(),
         launch: match &k.launch {

@@ -95,9 +95,19 @@ pub struct TensorArg {
     pub stored: Option<Vec<Ident>>,
     pub strided: Option<Span>,
     pub align: Option<(u64, Span)>,
+    /// `tma(ROWS, COLS)`: the box of its TMA tensor map.
+    pub tma: Option<Tma>,
     pub quant: Option<Quant>,
     /// Boxed: most arguments have none, and it holds two expressions.
     pub values: Option<Box<Values>>,
+    pub span: Span,
+}
+
+/// `tma(128, 64)`: the box of an argument's TMA tensor map, rows by columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tma {
+    pub rows: u64,
+    pub cols: u64,
     pub span: Span,
 }
 
@@ -156,6 +166,8 @@ pub struct Shared {
     pub name: Ident,
     pub dtype: Ident,
     pub extents: Vec<Expr>,
+    /// `align(1024)`: a start aligned beyond the default 16 bytes.
+    pub align: Option<(u64, Span)>,
     pub span: Span,
 }
 

@@ -2,7 +2,7 @@
 //!
 //! One blank line between items; members indented four spaces, one a line, roles padded to
 //! the kernel's longest; expressions as [`Expr`]'s `Display` prints them; attributes in the
-//! order `stored`, `strided`, `align`, quantization, `values`. Bodies are kept byte for byte. Every
+//! order `stored`, `strided`, `align`, `tma`, quantization, `values`. Bodies are kept byte for byte. Every
 //! comment is kept: one on a line of its own stays above the member or item that follows it
 //! (single blank lines around it are kept too), one after code stays at the end of that
 //! line, and one inside a member or a kernel's header moves above it.
@@ -336,11 +336,13 @@ fn member(m: &Member, role_width: usize) -> String {
             p.dtype.name
         ),
         Member::Shared(s) => format!(
-            "{}{INDENT}shared {}: {}[{}]",
+            "{}{INDENT}shared {}: {}[{}]{}",
             docs(INDENT, &s.docs),
             s.name.name,
             s.dtype.name,
-            list(&s.extents)
+            list(&s.extents),
+            s.align
+                .map_or(String::new(), |(n, _)| format!(" align({n})"))
         ),
         Member::Empty(EmptyPolicy::Skip, _) => format!("{INDENT}empty skip"),
         Member::Empty(EmptyPolicy::Refuse, _) => format!("{INDENT}empty refuse"),
@@ -366,6 +368,9 @@ fn tensor(t: &TensorArg, role_width: usize) -> String {
     }
     if let Some((n, _)) = t.align {
         s.push_str(&format!(" align({n})"));
+    }
+    if let Some(b) = &t.tma {
+        s.push_str(&format!(" tma({}, {})", b.rows, b.cols));
     }
     if let Some(q) = &t.quant {
         let options: Vec<String> = q

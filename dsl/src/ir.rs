@@ -77,6 +77,8 @@ pub struct SharedArray {
     pub docs: Vec<String>,
     pub dtype: DType,
     pub dims: Vec<Extent>,
+    /// Alignment of its start in bytes: 16, or the spec's `align(N)`.
+    pub align: u64,
 }
 
 /// A symbol such as `D`, with the input dimension its value is read from at launch.
@@ -107,6 +109,8 @@ pub struct TensorArg {
     pub quant: Option<Quant>,
     /// `values(...)`: what the entries of an integer argument may hold.
     pub values: Option<Values>,
+    /// `tma(ROWS, COLS)`: the box of the TMA tensor map the kernel also receives.
+    pub tma: Option<ima_contract::TmaBox>,
 }
 
 /// A value contract: every entry `v` read by the kernel has `lo <= v < hi` or is the

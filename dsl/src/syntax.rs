@@ -78,6 +78,7 @@ fn rule_name(rule: &Rule) -> String {
         Rule::stored | Rule::kw_stored => "`stored [...]`",
         Rule::strided => "`strided`",
         Rule::align | Rule::kw_align => "`align(N)`",
+        Rule::tma | Rule::kw_tma => "`tma(ROWS, COLS)`",
         Rule::values | Rule::kw_values => "`values(...)`",
         Rule::value_range => "a range `lo .. hi`",
         Rule::value_order | Rule::kw_ascending => "`ascending from A to B`",
@@ -133,6 +134,7 @@ fn children(pair: Pair<Rule>) -> impl Iterator<Item = Pair<Rule>> {
                 | Rule::kw_where
                 | Rule::kw_stored
                 | Rule::kw_align
+                | Rule::kw_tma
                 | Rule::kw_param
                 | Rule::kw_launch
                 | Rule::kw_over
@@ -228,6 +230,7 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
     let mut stored = None;
     let mut strided = None;
     let mut align = None;
+    let mut tma = None;
     let mut quant = None;
     let mut values = None;
     for p in children(pair) {
@@ -249,6 +252,17 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
                 let n = children(p).next().expect("grammar: align has a number");
                 align = Some((int_value(&n, diags) as u64, span(&n)));
             }
+            Rule::tma => {
+                let sp = span(&p);
+                let mut n = children(p).map(|n| int_value(&n, diags) as u64);
+                let mut next = || n.next().expect("grammar: tma has two numbers");
+                let (rows, cols) = (next(), next());
+                tma = Some(Tma {
+                    rows,
+                    cols,
+                    span: sp,
+                });
+            }
             Rule::quant => quant = Some(quant_format(p, diags)),
             Rule::values => values = Some(Box::new(value_contract(p, diags))),
             r => unreachable!("tensor argument has no {r:?}"),
@@ -263,6 +277,7 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
         stored,
         strided,
         align,
+        tma,
         quant,
         values,
         span: sp,
@@ -332,12 +347,17 @@ fn shared(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Shared {
     let mut name = None;
     let mut dtype = None;
     let mut extents = Vec::new();
+    let mut align = None;
     for p in children(pair) {
         match p.as_rule() {
             Rule::doc => docs.push(doc_text(&p)),
             Rule::ident => name = Some(ident(p)),
             Rule::dtype => dtype = Some(ident(p)),
             Rule::extents => extents = children(p).map(|e| expr(e, diags)).collect(),
+            Rule::align => {
+                let n = children(p).next().expect("grammar: align has a number");
+                align = Some((int_value(&n, diags) as u64, span(&n)));
+            }
             r => unreachable!("shared has no {r:?}"),
         }
     }
@@ -346,6 +366,7 @@ fn shared(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Shared {
         name: name.expect("grammar: shared has a name"),
         dtype: dtype.expect("grammar: shared has a type"),
         extents,
+        align,
         span: sp,
     }
 }

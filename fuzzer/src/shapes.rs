@@ -165,10 +165,10 @@ pub fn shared_bytes(c: &KernelContract, symbols: &[i64], params: &[Scalar]) -> O
             bytes = bytes.saturating_mul(n);
         }
         end = end
-            .next_multiple_of(SHARED_ALIGN as u128)
+            .next_multiple_of(s.align.max(SHARED_ALIGN) as u128)
             .saturating_add(bytes);
     }
-    Some(end)
+    Some(end.saturating_add(c.shared_slack() as u128))
 }
 
 /// Whether `symbols` and `params` make a valid case within `budget` bytes.

@@ -1,6 +1,6 @@
 //! The values a kernel receives, in the ABI order its contract defines
 //! (`KernelContract::entry_params`, ima-contract's abi.rs): each buffer's pointer and its
-//! strides, the symbols, the scalar params; the violation record, where the entry point
+//! strides (and a `tma` argument's tensor map), the symbols, the scalar params; the violation record, where the entry point
 //! takes one, comes last and is pushed by the caller.
 //!
 //! One list serves both ways a kernel is started: [`crate::Kernel::launch`] pushes it into
@@ -17,9 +17,10 @@ use crate::capacity::{ABI_VALUES, ARGS};
 use crate::check::{Checked, IndexWidth, TensorMeta, view_address};
 use crate::contract::{EntryParam, KernelContract, Scalar};
 use crate::error::Error;
+use crate::tensor_map::{TensorMap, encode};
 
 /// One value a kernel receives.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum AbiValue {
     /// A buffer's address, at the view's first element.
     Ptr(u64),
@@ -29,6 +30,9 @@ pub(crate) enum AbiValue {
     I64(i64),
     /// A scalar param, in its declared type.
     Param(Scalar),
+    /// A `tma` argument's tensor map, 128 bytes passed by value. Boxed, so that the other
+    /// values stay small: a launch of a kernel with tensor maps allocates them, no other.
+    TensorMap(Box<TensorMap>),
 }
 
 pub(crate) type AbiValues = SmallVec<[AbiValue; ABI_VALUES]>;
@@ -46,6 +50,7 @@ impl AbiValue {
             AbiValue::Param(Scalar::U32(v)) => builder.arg(v),
             AbiValue::Param(Scalar::I64(v)) => builder.arg(v),
             AbiValue::Param(Scalar::U64(v)) => builder.arg(v),
+            AbiValue::TensorMap(m) => builder.arg(&**m),
         };
     }
 
@@ -66,6 +71,7 @@ impl AbiValue {
             AbiValue::Param(Scalar::U32(v)) => at(v),
             AbiValue::Param(Scalar::I64(v)) => at(v),
             AbiValue::Param(Scalar::U64(v)) => at(v),
+            AbiValue::TensorMap(m) => at(&**m),
         }
     }
 }
@@ -103,6 +109,16 @@ pub(crate) fn abi_values(
             EntryParam::Pointer { arg } => AbiValue::Ptr(view_address(&metas[arg]) as u64),
             EntryParam::Stride { arg, dim } => index(plan.values[first_stride[arg] + dim])?,
             EntryParam::Symbol(s) => index(plan.values[symbols_at + s])?,
+            EntryParam::TensorMap { arg } => {
+                let a = &c.args[arg];
+                let b = a.tma.ok_or_else(|| {
+                    Error::Internal(format!(
+                        "{}: {} has a tensor map but no box",
+                        c.name, a.name
+                    ))
+                })?;
+                AbiValue::TensorMap(Box::new(encode(c.name, a, &metas[arg], b)?))
+            }
             EntryParam::Param(p) => AbiValue::Param(params[p]),
             // The caller's: a direct launch pushes the record's device pointer, a graph
             // node its own record's.

@@ -290,6 +290,7 @@ mod tests {
                     strided: false,
                     align: 2,
                     values: None,
+                    tma: None,
                 },
                 TensorArg {
                     name: "ids",
@@ -312,6 +313,7 @@ mod tests {
                         sentinel: None,
                         ascending: false,
                     }),
+                    tma: None,
                 },
             ],
             params: &[],

@@ -54,6 +54,15 @@ pub fn nvrtc_version() -> Result<(i32, i32), Error> {
     Ok((major, minor))
 }
 
+/// The architecture a module is compiled for on a device of compute capability
+/// `(major, minor)`: `sm_XY`, and `sm_90a` on a 9.0 device, whose architecture-specific
+/// features (TMA, warpgroup MMA, `setmaxnreg`) the kernels with `tma` arguments use. PTX
+/// for sm_90a loads on 9.0 devices only, which is exactly where it is asked for.
+pub fn arch_for(major: i32, minor: i32) -> String {
+    let features = if (major, minor) == (9, 0) { "a" } else { "" };
+    format!("sm_{major}{minor}{features}")
+}
+
 /// Compiles `source` (named `file` in messages) for `arch` (`sm_90`), with the CUDA
 /// headers on the include path, C++17 and line info for profilers and sanitizers.
 pub fn compile_ptx(source: &str, file: &str, arch: &str) -> Result<Compiled, Error> {

@@ -36,6 +36,7 @@ pub mod module;
 mod out_of_bounds;
 mod record;
 pub mod tensor;
+mod tensor_map;
 mod thread_safe;
 mod validate;
 pub mod version;
@@ -50,10 +51,11 @@ pub use arg::{DeviceTensor, DeviceTensorMut, KernelArg, LogicalShape, ReadTensor
 pub use borrowed::{RawTensor, TensorView, TensorViewMut};
 pub use check::{GRID_THREADS, IndexWidth, Plan, TensorMeta, check};
 pub use checked::{Access, CheckedMode, OutOfBounds};
-pub use compile::{Compiled, compile_ptx, compile_ptx_checked, nvrtc_version};
+pub use compile::{Compiled, arch_for, compile_ptx, compile_ptx_checked, nvrtc_version};
 pub use contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EvalError, Expr, Extent, KernelContract,
-    Launch, Param, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, ValueContract,
+    Launch, Param, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, TmaBox,
+    ValueContract,
 };
 pub use device::{DeviceId, DeviceLimits, context};
 pub use dyn_tensor::DynTensor;

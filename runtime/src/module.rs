@@ -5,7 +5,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaModule, DriverError, sys};
 use cudarc::nvrtc::Ptx;
 
-use crate::compile::{compile_ptx, nvrtc_version};
+use crate::compile::{arch_for, compile_ptx, nvrtc_version};
 use crate::contract::KernelContract;
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
@@ -24,18 +24,20 @@ pub struct Module {
     /// The PTX's entry points, so that optional ones are looked up only where they exist
     /// (a failed lookup is a CUDA API error that compute-sanitizer reports).
     entries: Vec<String>,
+    /// The device's compute capability, (major, minor).
+    capability: (i32, i32),
 }
 
 impl Module {
-    /// Compiles `source` with NVRTC for `ctx`'s device (`sm_XY` from its compute
-    /// capability) and loads it. Refuses first, with both versions, when NVRTC is newer
-    /// than the driver ([`Error::PtxTooNew`]).
+    /// Compiles `source` with NVRTC for `ctx`'s device ([`arch_for`] its compute
+    /// capability) and loads it. Refuses first,
+    /// with both versions, when NVRTC is newer than the driver ([`Error::PtxTooNew`]).
     pub fn compile(ctx: &Arc<CudaContext>, file: &str, source: &str) -> Result<Module, Error> {
         check_driver_loads_nvrtc(file)?;
         let (major, minor) = ctx
             .compute_capability()
             .map_err(Error::driver("reading the device's compute capability"))?;
-        let compiled = compile_ptx(source, file, &format!("sm_{major}{minor}"))?;
+        let compiled = compile_ptx(source, file, &arch_for(major, minor))?;
         let mut module = Self::load(ctx, file, &compiled.ptx, nvrtc_version().ok())?;
         module.log = compiled.log;
         Ok(module)
@@ -58,6 +60,9 @@ impl Module {
         let module = ctx
             .load_module(Ptx::from_src(ptx))
             .map_err(|e| load_error(e, file, nvrtc))?;
+        let capability = ctx
+            .compute_capability()
+            .map_err(Error::driver("reading the device's compute capability"))?;
         Ok(Module {
             file: file.to_string(),
             module,
@@ -65,14 +70,35 @@ impl Module {
             limits: DeviceLimits::of(ctx)?,
             log: String::new(),
             entries: ptx_entries(ptx),
+            capability,
         })
     }
 
     /// The kernel of `contract`, with both of its entry points.
     pub fn kernel(&self, contract: &'static KernelContract) -> Result<Kernel, Error> {
+        // Its entry points exist only in PTX for sm_90a (the generated CUDA leaves them
+        // out elsewhere): say why, rather than that they are missing.
+        if contract.needs_sm90a() && (self.capability != (9, 0) || !self.has(contract.entry_i32)) {
+            let (major, minor) = self.capability;
+            return Err(Error::Entry {
+                kernel: contract.name,
+                entry: contract.entry_i32.to_string(),
+                file: self.file.clone(),
+                reason: format!(
+                    "reads its `tma` arguments with TMA and warpgroup MMA, which need a device of \
+                     compute capability 9.0 and PTX compiled for sm_90a; this device is {major}.{minor}\
+                     {}",
+                    if self.capability == (9, 0) {
+                        ", and the module was compiled for another architecture"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
         let checked = [contract.entry_i32, contract.entry_i64]
             .iter()
-            .all(|e| self.entries.iter().any(|x| *x == format!("{e}_checked")));
+            .all(|e| self.has(&format!("{e}_checked")));
         Kernel::load(
             &self.module,
             &self.file,
@@ -81,6 +107,11 @@ impl Module {
             self.limits,
             checked,
         )
+    }
+
+    /// Whether the PTX has the entry point `name`.
+    fn has(&self, name: &str) -> bool {
+        self.entries.iter().any(|x| x == name)
     }
 
     /// What NVRTC said while compiling (empty when loaded from PTX, or when it said nothing).

@@ -137,6 +137,7 @@ static OUT_BOUND: KernelContract = KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         TensorArg {
             name: "o",
@@ -147,6 +148,7 @@ static OUT_BOUND: KernelContract = KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[],

@@ -181,6 +181,7 @@ static DEQUANT: KernelContract = KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         TensorArg {
             name: "w",
@@ -197,6 +198,7 @@ static DEQUANT: KernelContract = KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[Param {
@@ -485,6 +487,7 @@ fn malformed_contract_is_refused_not_a_panic() {
         strided: false,
         align: 4,
         values: None,
+        tma: None,
     }];
     static BAD: KernelContract = KernelContract {
         name: "bad",

@@ -41,6 +41,7 @@ static ROWS: KernelContract = KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         TensorArg {
             name: "y",
@@ -51,6 +52,7 @@ static ROWS: KernelContract = KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[Param {
@@ -63,6 +65,7 @@ static ROWS: KernelContract = KernelContract {
             name: "idx",
             dtype: DType::U8,
             dims: &[ext("N", Expr::Sym(1))],
+            align: 16,
         },
         SharedArray {
             name: "tile",
@@ -71,6 +74,7 @@ static ROWS: KernelContract = KernelContract {
                 "N + extra",
                 Expr::Bin(BinOp::Add, &Expr::Sym(1), &Expr::Param(0)),
             )],
+            align: 16,
         },
     ],
     launch: Launch::Blocks { arg: 0, outer: 1 },
@@ -181,6 +185,7 @@ static FILL: KernelContract = KernelContract {
         strided: false,
         align: 4,
         values: None,
+        tma: None,
     }],
     params: &[
         Param {

@@ -41,6 +41,7 @@ static SCALE: KernelContract = KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         TensorArg {
             name: "y",
@@ -51,6 +52,7 @@ static SCALE: KernelContract = KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[Param {
@@ -99,6 +101,7 @@ static ROWSUM: KernelContract = KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         TensorArg {
             name: "y",
@@ -109,6 +112,7 @@ static ROWSUM: KernelContract = KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[],
@@ -117,6 +121,7 @@ static ROWSUM: KernelContract = KernelContract {
         name: "tile",
         dtype: DType::F32,
         dims: &[ext("N", Expr::Sym(1))],
+        align: 16,
     }],
     launch: Launch::Blocks { arg: 0, outer: 1 },
     empty: EmptyPolicy::Skip,
@@ -145,6 +150,7 @@ static FILL: KernelContract = KernelContract {
         strided: false,
         align: 4,
         values: None,
+        tma: None,
     }],
     params: &[
         Param {

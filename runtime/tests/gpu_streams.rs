@@ -29,6 +29,7 @@ const fn vector(name: &'static str, role: Role) -> TensorArg {
         strided: false,
         align: 4,
         values: None,
+        tma: None,
     }
 }
 

@@ -33,6 +33,7 @@ const fn input(name: &'static str, dtype: DType, dims: &'static [Extent]) -> Ten
         strided: false,
         align: dtype.size(),
         values: None,
+        tma: None,
     }
 }
 

@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+pub mod dense;
+
 /// The workspace root, where specs/ and tests/ live.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -152,6 +152,7 @@ pub static WIDEN_FP8: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 1,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "b",
@@ -164,6 +165,7 @@ pub static WIDEN_FP8: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 1,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -176,6 +178,7 @@ pub static WIDEN_FP8: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -295,6 +298,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 1,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "b",
@@ -307,6 +311,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 1,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "c",
@@ -319,6 +324,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "d",
@@ -331,6 +337,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "e",
@@ -343,6 +350,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "f",
@@ -355,6 +363,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "g",
@@ -367,6 +376,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 8,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "h",
@@ -379,6 +389,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 8,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "p",
@@ -391,6 +402,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "q",
@@ -403,6 +415,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "r",
@@ -415,6 +428,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "s",
@@ -427,6 +441,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 8,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -439,6 +454,7 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 8,
             values: None,
+            tma: None,
         },
     ],
     params: &[

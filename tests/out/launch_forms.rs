@@ -155,6 +155,7 @@ pub static ROW_SUMS: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "s",
@@ -168,6 +169,7 @@ pub static ROW_SUMS: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -182,6 +184,7 @@ pub static ROW_SUMS: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "W * 8", expr: ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(4), &ima::Expr::Const(8)) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Blocks { arg: 1, outer: 1 },
@@ -272,6 +275,7 @@ pub static FILL: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -285,6 +289,7 @@ pub static FILL: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[

@@ -183,6 +183,7 @@ pub static SCORES_OFF_BY_ONE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "k",
@@ -198,6 +199,7 @@ pub static SCORES_OFF_BY_ONE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "o",
@@ -213,6 +215,7 @@ pub static SCORES_OFF_BY_ONE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -312,6 +315,7 @@ pub static TRANSPOSE_SWAPPED: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -325,6 +329,7 @@ pub static TRANSPOSE_SWAPPED: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -424,6 +429,7 @@ pub static SHARED_OVERRUN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "s",
@@ -437,6 +443,7 @@ pub static SHARED_OVERRUN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -450,6 +457,7 @@ pub static SHARED_OVERRUN: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Blocks { arg: 1, outer: 1 },
@@ -551,6 +559,7 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -564,6 +573,7 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -577,6 +587,7 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -590,6 +601,7 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -603,6 +615,7 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -712,6 +725,7 @@ pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -725,6 +739,7 @@ pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -738,6 +753,7 @@ pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -751,6 +767,7 @@ pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -763,6 +780,7 @@ pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[

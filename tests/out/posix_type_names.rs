@@ -142,6 +142,7 @@ pub static POSIX_NAMES: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "size",
@@ -154,6 +155,7 @@ pub static POSIX_NAMES: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "off",
@@ -166,6 +168,7 @@ pub static POSIX_NAMES: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[

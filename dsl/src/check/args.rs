@@ -104,6 +104,7 @@ impl KernelChecker<'_> {
             (_, None) => None,
         };
         let values = self.values(t, dtype, scope);
+        let tma = self.tma(t, dtype);
         Some(ir::TensorArg {
             name: t.name.name.clone(),
             docs: t.docs.clone(),
@@ -115,7 +116,51 @@ impl KernelChecker<'_> {
             align: align?,
             quant,
             values: values?,
+            tma: tma?,
         })
+    }
+
+    /// `tma(ROWS, COLS)`: an input's TMA tensor map, over a row-major tensor whose rows
+    /// start 16-byte aligned (align(16), which the constraints prove of the last extent),
+    /// in 128-byte-swizzled boxes. `None` when it is wrong (reported).
+    fn tma(
+        &mut self,
+        t: &ast::TensorArg,
+        dtype: Option<DType>,
+    ) -> Option<Option<ima_contract::TmaBox>> {
+        let Some(tma) = &t.tma else {
+            return Some(None);
+        };
+        let errors_before = self.errors.len();
+        let arg = t.name.name.clone();
+        if t.role != Role::In {
+            self.error(CheckError::TmaNotInput {
+                arg: arg.clone(),
+                span: tma.span,
+            });
+        }
+        let plain = t.quant.is_none() && t.stored.is_none() && t.strided.is_none();
+        if !plain || t.align.is_none_or(|(n, _)| n < 16) || !(2..=5).contains(&t.extents.len()) {
+            self.error(CheckError::TmaLayout {
+                arg: arg.clone(),
+                span: tma.span,
+            });
+        }
+        let dtype = dtype?;
+        let row_bytes = tma.cols.checked_mul(dtype.size() as u64);
+        if row_bytes != Some(128) || !(8..=256).contains(&tma.rows) || tma.rows % 8 != 0 {
+            self.error(CheckError::TmaBox {
+                arg,
+                rows: tma.rows,
+                cols: tma.cols,
+                dtype,
+                span: tma.span,
+            });
+        }
+        (self.errors.len() == errors_before).then_some(Some(ima_contract::TmaBox {
+            rows: tma.rows as u32,
+            cols: tma.cols as u32,
+        }))
     }
 
     /// Reads a quantization format's options; returns it with the scales' type.

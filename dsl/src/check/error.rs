@@ -139,6 +139,17 @@ check_errors! {
     /// A format without `group`.
     QuantNoGroup { format: String, first_extent: Option<String>, span: Span },
 
+    // TMA (check/args.rs).
+    /// `tma(...)` on an argument the kernel writes.
+    TmaNotInput { arg: String, span: Span },
+    /// `tma(...)` on an argument that is not a plain, contiguous, 16-byte-aligned tensor of
+    /// rank 2 to 5.
+    TmaLayout { arg: String, span: Span },
+    /// A box whose rows are not 128 bytes, or whose row count is not 8 to 256 in steps of 8.
+    TmaBox { arg: String, rows: u64, cols: u64, dtype: DType, span: Span },
+    /// `align(N)` on a shared array other than a power of two from 16 to 1024.
+    SharedAlign { name: String, align: u64, span: Span },
+
     // Value contracts (check/values.rs).
     /// `values(...)` on a quantized argument.
     ValuesOnQuant { arg: String, span: Span },
@@ -461,6 +472,43 @@ impl CheckError {
                 "read-only",
             )
             .with_help("kernels read quantized weights; write dequantized values to a plain output"),
+            TmaNotInput { arg, span } => Diagnostic::error(
+                format!("`tma` on `{arg}`, which is not `in`"),
+                *span,
+                "TMA tensor maps are read here",
+            )
+            .with_help("kernels read inputs through TMA; store outputs with `store_acc`"),
+            TmaLayout { arg, span } => Diagnostic::error(
+                format!("`tma` on `{arg}`, which is not a plain contiguous tensor of rank 2 to 5 with align(16)"),
+                *span,
+                "no tensor map for this layout",
+            )
+            .with_help(
+                "a tensor map describes a row-major tensor whose rows start 16-byte aligned: declare it \
+                 with `align(16)`, without `stored`, `strided` or a quantization format",
+            ),
+            TmaBox {
+                arg,
+                rows,
+                cols,
+                dtype,
+                span,
+            } => Diagnostic::error(
+                format!("`tma({rows}, {cols})` on `{arg}`: a box of {rows} rows of {cols} {} elements", dtype.name()),
+                *span,
+                "not a 128-byte-swizzled box",
+            )
+            .with_help(format!(
+                "a box row is 128 bytes ({} {} columns), and its rows number 8 to 256 in steps of 8",
+                128 / dtype.size(),
+                dtype.name()
+            )),
+            SharedAlign { name, align, span } => Diagnostic::error(
+                format!("shared `{name}` asks for align({align})"),
+                *span,
+                "not a power of two from 16 to 1024",
+            )
+            .with_help("shared arrays start 16-byte aligned; align(1024) suits TMA's 128-byte swizzle"),
             QuantAlign { arg, span } => Diagnostic::error(
                 format!("`align` on quantized `{arg}` other than align(16) on a 4-bit format"),
                 *span,

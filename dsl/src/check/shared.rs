@@ -6,6 +6,7 @@ use super::{CheckError, KernelChecker, Scope, check_reserved, duplicate};
 use crate::ast::{self, Member, Span};
 use crate::facts::{Knowledge, Var};
 use crate::ir;
+use ima_contract::SHARED_ALIGN;
 use std::collections::HashMap;
 
 fn symbols_in(e: &ir::Expr) -> Vec<usize> {
@@ -42,11 +43,24 @@ impl<'a> KernelChecker<'a> {
                 names.insert(&sh.name.name, sh.name.span);
                 let dtype = self.dtype(&sh.dtype);
                 let dims: Vec<Option<ir::Extent>> = scope.extents(&sh.extents, self.errors);
+                let align = match sh.align {
+                    None => Some(SHARED_ALIGN as u64),
+                    Some((n, span)) if !n.is_power_of_two() || !(16..=1024).contains(&n) => {
+                        self.error(CheckError::SharedAlign {
+                            name: sh.name.name.clone(),
+                            align: n,
+                            span,
+                        });
+                        None
+                    }
+                    Some((n, _)) => Some(n),
+                };
                 Some(ir::SharedArray {
                     name: sh.name.name.clone(),
                     docs: sh.docs.clone(),
                     dtype: dtype?,
                     dims: dims.into_iter().collect::<Option<_>>()?,
+                    align: align?,
                 })
             })
             .collect()

@@ -7,7 +7,8 @@ use crate::violation::{SharedUse, Violation};
 use smallvec::SmallVec;
 
 /// Bytes of dynamic shared memory the launch needs: the arrays in declaration order, each
-/// starting at a multiple of [`SHARED_ALIGN`]. `None` when an extent cannot be evaluated
+/// starting at a multiple of its alignment (at least [`SHARED_ALIGN`]), and the slack the
+/// kernel takes to align their start ([`KernelContract::shared_slack`]). `None` when an extent cannot be evaluated
 /// or the total exceeds `limit` (both reported in `v`).
 pub(super) fn shared_bytes(
     c: &KernelContract,
@@ -54,7 +55,8 @@ pub(super) fn shared_bytes(
     }
     let end = placements(c, &extents)
         .last()
-        .map_or(0, |p| p.offset.saturating_add(p.bytes));
+        .map_or(0, |p| p.offset.saturating_add(p.bytes))
+        .saturating_add(c.shared_slack() as u128);
     if end > u128::from(limit) {
         // Only a refused launch lists the arrays.
         let clip = |x: u128| x.min(u128::from(u64::MAX)) as u64;
@@ -101,7 +103,7 @@ fn placements<'a>(
             acc.saturating_mul(n as u128)
         });
         let offset = end
-            .checked_next_multiple_of(SHARED_ALIGN as u128)
+            .checked_next_multiple_of(array.align.max(SHARED_ALIGN) as u128)
             .unwrap_or(u128::MAX);
         end = offset.saturating_add(bytes);
         Placement {

@@ -52,6 +52,7 @@ pub static ATTN: KernelContract = KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         TensorArg {
             name: "k",
@@ -62,6 +63,7 @@ pub static ATTN: KernelContract = KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         TensorArg {
             name: "o",
@@ -72,6 +74,7 @@ pub static ATTN: KernelContract = KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[Param {

@@ -20,6 +20,7 @@ const X: TensorArg = TensorArg {
     strided: false,
     align: 4,
     values: None,
+    tma: None,
 };
 
 const fn contract(

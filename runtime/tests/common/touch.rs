@@ -25,6 +25,7 @@ pub static TOUCH: KernelContract = KernelContract {
         strided: false,
         align: 4,
         values: None,
+        tma: None,
     }],
     params: &[],
     constraints: &[],

@@ -177,6 +177,7 @@ pub static ATTN_SCORES: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "k",
@@ -192,6 +193,7 @@ pub static ATTN_SCORES: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "o",
@@ -207,6 +209,7 @@ pub static ATTN_SCORES: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -313,6 +316,7 @@ pub static SOFTMAX_ROWS: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "p",
@@ -328,6 +332,7 @@ pub static SOFTMAX_ROWS: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -341,6 +346,7 @@ pub static SOFTMAX_ROWS: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Blocks { arg: 1, outer: 3 },
@@ -441,6 +447,7 @@ pub static ATTN_PV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "v",
@@ -456,6 +463,7 @@ pub static ATTN_PV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "o",
@@ -471,6 +479,7 @@ pub static ATTN_PV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -585,6 +594,7 @@ pub static ATTN_SCORES_TILED: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "k",
@@ -600,6 +610,7 @@ pub static ATTN_SCORES_TILED: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "o",
@@ -615,6 +626,7 @@ pub static ATTN_SCORES_TILED: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -631,6 +643,7 @@ pub static ATTN_SCORES_TILED: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
             ],
+            align: 16,
         },
         ima::SharedArray {
             name: "ks",
@@ -639,6 +652,7 @@ pub static ATTN_SCORES_TILED: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(4), &ima::Expr::Const(128))] },

@@ -233,6 +233,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -246,6 +247,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -259,6 +261,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -272,6 +275,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -284,6 +288,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             strided: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) }, sentinel: None, ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -297,6 +302,7 @@ pub static GPTQ_V1_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract 
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -404,6 +410,7 @@ pub static GPTQ_V2_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -417,6 +424,7 @@ pub static GPTQ_V2_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -430,6 +438,7 @@ pub static GPTQ_V2_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -443,6 +452,7 @@ pub static GPTQ_V2_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -456,6 +466,7 @@ pub static GPTQ_V2_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -563,6 +574,7 @@ pub static GPTQ_SYM_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -576,6 +588,7 @@ pub static GPTQ_SYM_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -589,6 +602,7 @@ pub static GPTQ_SYM_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -602,6 +616,7 @@ pub static GPTQ_SYM_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -726,6 +741,7 @@ pub static GPTQ_SYM_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -739,6 +755,7 @@ pub static GPTQ_SYM_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -752,6 +769,7 @@ pub static GPTQ_SYM_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -764,6 +782,7 @@ pub static GPTQ_SYM_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract
             strided: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) }, sentinel: None, ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -777,6 +796,7 @@ pub static GPTQ_SYM_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -906,6 +926,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w",
@@ -920,6 +941,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -933,6 +955,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -946,6 +969,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -959,6 +983,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -971,6 +996,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) }, sentinel: None, ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -984,6 +1010,7 @@ pub static GPTQ_V1_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -1096,6 +1123,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w",
@@ -1110,6 +1138,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -1123,6 +1152,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -1136,6 +1166,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1149,6 +1180,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -1162,6 +1194,7 @@ pub static GPTQ_V2_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -1292,6 +1325,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w",
@@ -1306,6 +1340,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -1319,6 +1354,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -1332,6 +1368,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1345,6 +1382,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -1357,6 +1395,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) }, sentinel: None, ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -1370,6 +1409,7 @@ pub static GPTQ_V2_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -1482,6 +1522,7 @@ pub static GPTQ_SYM_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w",
@@ -1496,6 +1537,7 @@ pub static GPTQ_SYM_GEMV: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -1509,6 +1551,7 @@ pub static GPTQ_SYM_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1522,6 +1565,7 @@ pub static GPTQ_SYM_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -1535,6 +1579,7 @@ pub static GPTQ_SYM_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -1665,6 +1710,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w",
@@ -1679,6 +1725,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -1692,6 +1739,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1705,6 +1753,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -1717,6 +1766,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) }, sentinel: None, ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -1730,6 +1780,7 @@ pub static GPTQ_SYM_ACT_ORDER_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[

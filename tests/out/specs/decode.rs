@@ -175,6 +175,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "residual",
@@ -188,6 +189,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w",
@@ -200,6 +202,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -213,6 +216,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -228,6 +232,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Blocks { arg: 3, outer: 1 },
@@ -366,6 +371,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "positions",
@@ -378,6 +384,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 8,
             values: Some(ima::ValueContract { text: "0 .. MAXPOS", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "MAXPOS", expr: ima::Expr::Sym(1) }, sentinel: None, ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "cos_sin",
@@ -391,6 +398,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "slot_mapping",
@@ -403,6 +411,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 8,
             values: Some(ima::ValueContract { text: "0 .. NB * BS, or -1", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "NB * BS", expr: ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(3), &ima::Expr::Sym(4)) }, sentinel: Some(-1), ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "q",
@@ -417,6 +426,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "k_cache",
@@ -432,6 +442,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "v_cache",
@@ -447,6 +458,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -594,6 +606,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w",
@@ -608,6 +621,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -621,6 +635,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -634,6 +649,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -647,6 +663,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -660,6 +677,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -680,6 +698,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "16", expr: ima::Expr::Const(16) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(16))] },

@@ -198,6 +198,7 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "k",
@@ -213,6 +214,7 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "o",
@@ -228,6 +230,7 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -246,6 +249,7 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "64", expr: ima::Expr::Const(64) },
             ],
+            align: 16,
         },
         ima::SharedArray {
             name: "ks",
@@ -255,6 +259,7 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "64", expr: ima::Expr::Const(64) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1))] },
@@ -357,6 +362,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "k",
@@ -372,6 +378,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "o",
@@ -387,6 +394,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -405,6 +413,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "64", expr: ima::Expr::Const(64) },
             ],
+            align: 16,
         },
         ima::SharedArray {
             name: "ks",
@@ -414,6 +423,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "64", expr: ima::Expr::Const(64) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1))] },
@@ -514,6 +524,7 @@ pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "b",
@@ -527,6 +538,7 @@ pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "c",
@@ -540,6 +552,7 @@ pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -557,6 +570,7 @@ pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
             ],
+            align: 16,
         },
         ima::SharedArray {
             name: "sb",
@@ -566,6 +580,7 @@ pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(128)), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)))] },
@@ -662,6 +677,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "b",
@@ -675,6 +691,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "c",
@@ -688,6 +705,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -705,6 +723,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
             ],
+            align: 16,
         },
         ima::SharedArray {
             name: "sb",
@@ -714,6 +733,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(128)), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)))] },
@@ -858,6 +878,7 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w",
@@ -872,6 +893,7 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -885,6 +907,7 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -898,6 +921,7 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -911,6 +935,7 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -924,6 +949,7 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -943,6 +969,7 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(32)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))] },

@@ -192,6 +192,7 @@ pub static EMBEDDING: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. V", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "V", expr: ima::Expr::Sym(1) }, sentinel: None, ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "table",
@@ -205,6 +206,7 @@ pub static EMBEDDING: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -218,6 +220,7 @@ pub static EMBEDDING: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -352,6 +355,7 @@ pub static RESHAPE_AND_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "value",
@@ -366,6 +370,7 @@ pub static RESHAPE_AND_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "slot_mapping",
@@ -378,6 +383,7 @@ pub static RESHAPE_AND_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 8,
             values: Some(ima::ValueContract { text: "0 .. NB * BS, or -1", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "NB * BS", expr: ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(3), &ima::Expr::Sym(4)) }, sentinel: Some(-1), ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "k_cache",
@@ -393,6 +399,7 @@ pub static RESHAPE_AND_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "v_cache",
@@ -408,6 +415,7 @@ pub static RESHAPE_AND_CACHE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -552,6 +560,7 @@ pub static MOE_ROUTE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. num_experts, or -1", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "num_experts", expr: ima::Expr::Param(0) }, sentinel: Some(-1), ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "offsets",
@@ -564,6 +573,7 @@ pub static MOE_ROUTE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "sorted",
@@ -576,6 +586,7 @@ pub static MOE_ROUTE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -592,6 +603,7 @@ pub static MOE_ROUTE: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "num_experts", expr: ima::Expr::Param(0) },
             ],
+            align: 16,
         },
         ima::SharedArray {
             name: "warp_sums",
@@ -599,6 +611,7 @@ pub static MOE_ROUTE: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Const(1)] },
@@ -717,6 +730,7 @@ pub static MEAN_POOL_VARLEN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "cu_seqlens",
@@ -729,6 +743,7 @@ pub static MEAN_POOL_VARLEN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: Some(ima::ValueContract { text: "ascending from 0 to T", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "T + 1", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Sym(0), &ima::Expr::Const(1)) }, sentinel: None, ascending: true }),
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -742,6 +757,7 @@ pub static MEAN_POOL_VARLEN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[

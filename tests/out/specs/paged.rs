@@ -218,6 +218,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "k_cache",
@@ -233,6 +234,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "v_cache",
@@ -248,6 +250,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "block_tables",
@@ -261,6 +264,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. NB", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "NB", expr: ima::Expr::Sym(3) }, sentinel: None, ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "seq_lens",
@@ -273,6 +277,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. P * BS + 1", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "P * BS + 1", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(1)) }, sentinel: None, ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "part_o",
@@ -288,6 +293,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "part_lse",
@@ -302,6 +308,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "arrivals",
@@ -315,6 +322,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "out",
@@ -329,6 +337,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -352,6 +361,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "16", expr: ima::Expr::Const(16) },
                 ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
             ],
+            align: 16,
         },
         ima::SharedArray {
             name: "qs",
@@ -360,6 +370,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
             ],
+            align: 16,
         },
         ima::SharedArray {
             name: "red_o",
@@ -369,6 +380,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
             ],
+            align: 16,
         },
         ima::SharedArray {
             name: "red_ml",
@@ -378,6 +390,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "2", expr: ima::Expr::Const(2) },
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
             ],
+            align: 16,
         },
         ima::SharedArray {
             name: "pages",
@@ -385,6 +398,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "SPAN * PART / BS + 2", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(4), &ima::Expr::Const(128)), &ima::Expr::Sym(4)), &ima::Expr::Const(2)) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Sym(5)), &ima::Expr::Const(8))), ima::Expr::Sym(0)] },

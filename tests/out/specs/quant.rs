@@ -216,6 +216,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -229,6 +230,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -242,6 +244,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -255,6 +258,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -268,6 +272,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -376,6 +381,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -389,6 +395,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -402,6 +409,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -415,6 +423,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -428,6 +437,7 @@ pub static GPTQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -552,6 +562,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -565,6 +576,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -578,6 +590,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -591,6 +604,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.g_idx",
@@ -603,6 +617,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. ceil(K / G)", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Sym(2)) }, sentinel: None, ascending: false }),
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -616,6 +631,7 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -725,6 +741,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -738,6 +755,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -751,6 +769,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -764,6 +783,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -777,6 +797,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -885,6 +906,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -898,6 +920,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -911,6 +934,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -924,6 +948,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -937,6 +962,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -1044,6 +1070,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -1057,6 +1084,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 1,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1070,6 +1098,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -1083,6 +1112,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -1204,6 +1234,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w",
@@ -1218,6 +1249,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -1231,6 +1263,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -1244,6 +1277,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1257,6 +1291,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -1270,6 +1305,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -1288,6 +1324,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128))] },
@@ -1393,6 +1430,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w",
@@ -1407,6 +1445,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qweight",
@@ -1420,6 +1459,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -1433,6 +1473,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1446,6 +1487,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -1459,6 +1501,7 @@ pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 2,
             values: None,
+            tma: None,
         },
     ],
     params: &[

@@ -154,6 +154,7 @@ pub static RMS_NORM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "w",
@@ -166,6 +167,7 @@ pub static RMS_NORM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -179,6 +181,7 @@ pub static RMS_NORM: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -194,6 +197,7 @@ pub static RMS_NORM: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Blocks { arg: 2, outer: 1 },

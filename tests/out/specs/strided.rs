@@ -150,6 +150,7 @@ pub static AFFINE_VIEW: ima::KernelContract = ima::KernelContract {
             strided: true,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -163,6 +164,7 @@ pub static AFFINE_VIEW: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[

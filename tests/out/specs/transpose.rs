@@ -155,6 +155,7 @@ pub static TRANSPOSE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -168,6 +169,7 @@ pub static TRANSPOSE: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -269,6 +271,7 @@ pub static TRANSPOSE_TILED: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
         ima::TensorArg {
             name: "y",
@@ -282,6 +285,7 @@ pub static TRANSPOSE_TILED: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
+            tma: None,
         },
     ],
     params: &[
@@ -296,6 +300,7 @@ pub static TRANSPOSE_TILED: ima::KernelContract = ima::KernelContract {
                 ima::Extent { text: "TILE", expr: ima::Expr::Const(32) },
                 ima::Extent { text: "TILE + 1", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Const(32), &ima::Expr::Const(1)) },
             ],
+            align: 16,
         },
     ],
     launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(32)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(32))] },

@@ -5,7 +5,8 @@
 // (every accessor checks its indices and records a violation instead of touching
 // memory out of bounds). Parameters, in the order of ima_contract's `entry_params`, which
 // the runtime pushes a launch's values in: each buffer's data pointer and its strides
-// (elements, logical order), each symbol's value, the scalar params, and, in the checked
+// (elements, logical order) and, for a `tma` argument, its TMA tensor map, each symbol's
+// value, the scalar params, and, in the checked
 // entry points and in every entry point of a kernel with value contracts, the violation
 // record. ima.cuh, embedded below, declares the record and the checks and helpers every
 // module shares; after it come each kernel's accessors, body and entry points.
@@ -722,6 +723,332 @@ __device__ __forceinline__ void ima_pipeline(I tiles, Load&& load, Compute&& com
 }
 #endif
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// Hopper (sm_90a): tiles copied by the TMA unit and multiplied by warpgroup MMA
+// (docs/tensor-cores.md). An input declared `tma(ROWS, COLS)` has `x.tma_load(dst, bar,
+// i...)`; a shared array declared `align(1024)` has `s.tma_tile(...)`, the destination and
+// the MMA's operand; ImaTmaPipeline runs the warp-specialised main loop and ImaWgAcc holds
+// a warpgroup's accumulators. The generated CUDA compiles a kernel with `tma` arguments
+// only here; the runtime refuses it on other devices.
+
+// A CUtensorMap (cuda.h, which NVRTC lacks): 128 opaque bytes, 64-byte aligned, encoded by
+// the runtime from an argument's checked view (runtime/src/tensor_map.rs).
+struct alignas(64) ImaTensorMap {
+    unsigned long long opaque[16];
+};
+
+// An mbarrier in shared memory, by its shared-window address.
+struct ImaBarrier {
+    unsigned addr;
+};
+
+// A ROWS x COLS tile of a shared array in the layout TMA writes with its 128-byte swizzle:
+// panels of 128-byte rows (PANEL columns), panel p at p * ROWS * 128 bytes, the 16-byte
+// chunks of row r XOR-ed with r % 8 (the pattern repeats every 1024 bytes, hence the
+// array's align(1024)). `ok` is false for a tile a checked entry point refused, whose
+// address is then its array's start: loads skip it, and the MMA reads it.
+template <typename T, int ROWS, int COLS, bool CHECKED>
+struct ImaTmaTile {
+    static constexpr int PANEL = 128 / int(sizeof(T));
+    static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
+    static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
+    unsigned addr;
+    typename ImaRecorder<CHECKED>::type* rec;
+    int arg;
+    bool ok;
+};
+
+template <typename I, int R>
+__device__ __forceinline__ bool ima_nonempty(const I (&e)[R]) {
+#pragma unroll
+    for (int d = 0; d < R; ++d)
+        if (e[d] == 0) return false;
+    return true;
+}
+
+__device__ __forceinline__ void ima_mbar_wait(unsigned bar, unsigned parity) {
+    asm volatile(
+        "{\n"
+        ".reg .pred P1;\n"
+        "IMA_WAIT:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+        "@P1 bra.uni IMA_DONE;\n"
+        "bra.uni IMA_WAIT;\n"
+        "IMA_DONE:\n"
+        "}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void ima_mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+// BOXES boxes of a tensor map side by side along its innermost dimension (box b at
+// coordinate c[0] + b * box_cols, landing at dst + b * box_bytes), their bytes first
+// added to what the barrier's phase waits for. One thread issues them. When `ok` is false
+// (a refused tile, or an empty tensor) nothing is read: the tile is zero-filled by the
+// thread instead, and fenced for the MMA's reads, so that the pipeline goes on.
+template <int R, int BOXES>
+__device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* map, ImaBarrier bar, const int (&c)[R],
+                                             int box_cols, unsigned box_bytes, bool ok) {
+    static_assert(R >= 2 && R <= 5, "a tensor map has 2 to 5 dimensions");
+    if (!ok) {
+        for (unsigned o = 0; o < BOXES * box_bytes; o += 16)
+            asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(dst + o), "r"(0u) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        return;
+    }
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar.addr), "r"(BOXES * box_bytes)
+                 : "memory");
+    const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+#pragma unroll
+    for (int b = 0; b < BOXES; ++b) {
+        const unsigned to = dst + b * box_bytes;
+        const int x = c[0] + b * box_cols;
+        if constexpr (R == 2) {
+            asm volatile(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 3) {
+            asm volatile(
+                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 4) {
+            asm volatile(
+                "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
+                : "memory");
+        } else {
+            asm volatile(
+                "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
+                : "memory");
+        }
+    }
+}
+
+// A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
+// CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
+// threads, warpgroup 0 the producer and warpgroups 1 .. CONSUMERS the consumers, with
+// STAGES buffers circulating through a "full" and an "empty" mbarrier each. Every thread
+// of the block constructs it (thread 0 initialises the barriers, then all synchronise).
+// Then `consumer()` is the thread's consumer index, or -1 in the producer, which calls
+// `produce(steps, load)`: one thread waits for stage s to be free, issues step t's loads
+// (`load(s, t, bar)`: `x.tma_load(tile, bar, ...)` for each operand) and arrives. Each
+// consumer calls `consume(steps, compute)`: it waits for stage s's bytes, runs
+// `compute(s, t)` (ImaWgAcc's `mma`, which waits for its products) and frees the stage.
+// The producer gives its registers back (setmaxnreg) to the consumers, which hold the
+// accumulators.
+template <int STAGES, int CONSUMERS>
+struct ImaTmaPipeline {
+    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
+    static constexpr int PRODUCER_REGS = 40;
+    static constexpr int CONSUMER_REGS = (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8 > 256 ? 256 : (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    unsigned full, empty;
+
+    __device__ __forceinline__ ImaTmaPipeline() {
+        __shared__ __align__(8) unsigned long long bars[2 * STAGES];
+        full = unsigned(__cvta_generic_to_shared(bars));
+        empty = full + 8 * STAGES;
+        if (threadIdx.x == 0) {
+#pragma unroll
+            for (int s = 0; s < STAGES; ++s) {
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(full + 8 * s), "r"(1));
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(CONSUMERS));
+            }
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        }
+        __syncthreads();
+    }
+
+    __device__ __forceinline__ int consumer() const { return int(threadIdx.x / 128) - 1; }
+
+    template <typename I, typename Load>
+    __device__ __forceinline__ void produce(I steps, Load&& load) const {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
+        if (threadIdx.x != 0) return;
+#pragma unroll 1
+        for (I t = 0; t < steps; ++t) {
+            const int s = int(t % STAGES);
+            // Round t / STAGES of stage s: the consumers freed round t / STAGES - 1.
+            if (t >= STAGES) ima_mbar_wait(empty + 8 * s, unsigned((t / STAGES - 1) & 1));
+            load(s, t, ImaBarrier{full + 8 * s});
+            ima_mbar_arrive(full + 8 * s);
+        }
+    }
+
+    template <typename I, typename Compute>
+    __device__ __forceinline__ void consume(I steps, Compute&& compute) const {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
+#pragma unroll 1
+        for (I t = 0; t < steps; ++t) {
+            const int s = int(t % STAGES);
+            ima_mbar_wait(full + 8 * s, unsigned((t / STAGES) & 1));
+            compute(s, t);
+            if (threadIdx.x % 128 == 0) ima_mbar_arrive(empty + 8 * s);
+        }
+    }
+};
+
+// The 64-bit shared-memory matrix descriptor of warpgroup MMA (PTX ISA, "Matrix
+// Descriptor"): start address, leading and stride byte offsets (each >> 4, 14 bits), and
+// the 128-byte swizzle (1 << 62).
+__device__ __forceinline__ unsigned long long ima_wgmma_desc_field(unsigned x) {
+    return (unsigned long long)((x & 0x3FFFF) >> 4);
+}
+__device__ __forceinline__ unsigned long long ima_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+    return ima_wgmma_desc_field(addr) | ima_wgmma_desc_field(lbo) << 16 | ima_wgmma_desc_field(sbo) << 32 | 1ull << 62;
+}
+
+// The accumulator operands of an m64nNk16 MMA: N / 8 accumulator tiles from c[i].
+#define IMA_WG_ACC1(c, i) "+f"(c[i].x[0]), "+f"(c[i].x[1]), "+f"(c[i].x[2]), "+f"(c[i].x[3])
+#define IMA_WG_ACC4(c, i) IMA_WG_ACC1(c, i), IMA_WG_ACC1(c, i + 1), IMA_WG_ACC1(c, i + 2), IMA_WG_ACC1(c, i + 3)
+#define IMA_WG_ACC8(c, i) IMA_WG_ACC4(c, i), IMA_WG_ACC4(c, i + 4)
+// Their names in the instruction, %0 .. %(N / 2 - 1).
+#define IMA_WG_REGS32 \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define IMA_WG_REGS64 \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, " \
+    "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, " \
+    "%56, %57, %58, %59, %60, %61, %62, %63"
+#define IMA_WG_REGS128 \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, " \
+    "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, " \
+    "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, " \
+    "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, " \
+    "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, " \
+    "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, " \
+    "%123, %124, %125, %126, %127"
+
+// d += A B for one m64nNk16 step of a warpgroup, A and B described in shared memory; B is
+// N-major (stored [k][n]) when TB, else K-major (stored [n][k]).
+template <typename T, int N>
+struct ImaWgmma;
+#ifdef __CUDA_FP16_TYPES_EXIST__
+template <>
+struct ImaWgmma<__half, 64> {
+    template <int TB>
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[8], unsigned long long a, unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" IMA_WG_REGS32 "}, %32, %33, 1, 1, 1, 0, %34;"
+                     : IMA_WG_ACC8(c, 0)
+                     : "l"(a), "l"(b), "n"(TB));
+    }
+};
+template <>
+struct ImaWgmma<__half, 128> {
+    template <int TB>
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[16], unsigned long long a, unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" IMA_WG_REGS64 "}, %64, %65, 1, 1, 1, 0, %66;"
+                     : IMA_WG_ACC8(c, 0), IMA_WG_ACC8(c, 8)
+                     : "l"(a), "l"(b), "n"(TB));
+    }
+};
+template <>
+struct ImaWgmma<__half, 256> {
+    template <int TB>
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[32], unsigned long long a, unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {" IMA_WG_REGS128 "}, %128, %129, 1, 1, 1, 0, %130;"
+                     : IMA_WG_ACC8(c, 0), IMA_WG_ACC8(c, 8), IMA_WG_ACC8(c, 16), IMA_WG_ACC8(c, 24)
+                     : "l"(a), "l"(b), "n"(TB));
+    }
+};
+#endif
+#ifdef __CUDA_BF16_TYPES_EXIST__
+template <>
+struct ImaWgmma<__nv_bfloat16, 64> {
+    template <int TB>
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[8], unsigned long long a, unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" IMA_WG_REGS32 "}, %32, %33, 1, 1, 1, 0, %34;"
+                     : IMA_WG_ACC8(c, 0)
+                     : "l"(a), "l"(b), "n"(TB));
+    }
+};
+template <>
+struct ImaWgmma<__nv_bfloat16, 128> {
+    template <int TB>
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[16], unsigned long long a, unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" IMA_WG_REGS64 "}, %64, %65, 1, 1, 1, 0, %66;"
+                     : IMA_WG_ACC8(c, 0), IMA_WG_ACC8(c, 8)
+                     : "l"(a), "l"(b), "n"(TB));
+    }
+};
+template <>
+struct ImaWgmma<__nv_bfloat16, 256> {
+    template <int TB>
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[32], unsigned long long a, unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {" IMA_WG_REGS128 "}, %128, %129, 1, 1, 1, 0, %130;"
+                     : IMA_WG_ACC8(c, 0), IMA_WG_ACC8(c, 8), IMA_WG_ACC8(c, 16), IMA_WG_ACC8(c, 24)
+                     : "l"(a), "l"(b), "n"(TB));
+    }
+};
+#endif
+#undef IMA_WG_ACC1
+#undef IMA_WG_ACC4
+#undef IMA_WG_ACC8
+#undef IMA_WG_REGS32
+#undef IMA_WG_REGS64
+#undef IMA_WG_REGS128
+
+// A warpgroup's accumulators of a 64 x N product on the tensor cores (f32): N / 8 tiles
+// of 16 x 8 per warp, tile j at columns 8 j of the warp's 16 rows (rows `row0()` of the
+// 64): each tile the m16n8 accumulator layout that outputs' `store_acc` stores.
+// `mma(a, ar0, ImaConst<B_KN>{}, b)` adds the product of rows ar0 .. ar0 + 63 of A's tile
+// (stored [m][k]) and B's tile over all k of the stage, B stored [k][n] (`ImaConst<1>`)
+// or [n][k] (`ImaConst<0>`), and waits for it: on return the stage may be freed.
+template <int N>
+struct ImaWgAcc {
+    ImaAcc4 c[N / 8];
+
+    __device__ __forceinline__ ImaWgAcc() {
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j) c[j] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
+    }
+
+    // The first of this thread's warp's 16 rows among the warpgroup's 64.
+    __device__ __forceinline__ int row0() const { return 16 * int(threadIdx.x % 128 / 32); }
+
+    template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
+    __device__ __forceinline__ void mma(const ImaTmaTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
+                                        const ImaTmaTile<T, RB, CB, CH>& b) {
+        static_assert(sizeof(T) == 2, "warpgroup MMA here multiplies 16-bit elements");
+        static_assert(KA % 16 == 0 && (B_KN ? RB == KA && CB == N : CB == KA && RB == N),
+                      "A's columns are B's k, and B has the accumulator's N");
+        constexpr int PANEL = 64;  // 16-bit columns in a 128-byte panel
+        if constexpr (CH) {
+            // Refused rows are reported and rows 0 multiplied instead (a refused tile points
+            // at its array's start): every thread of the warpgroup issues the same MMAs,
+            // since a skipped one would put them all in a divergent path, which ptxas
+            // serialises.
+            if (!(ar0 >= 0 && ar0 % 64 == 0 && ar0 + 64 <= RA)) {
+                const int i[2] = {ar0, 0}, e[2] = {RA, KA};
+                ima_report<int, 2>(a.rec, a.arg, 0, IMA_TILE_CHUNK, 0, i, e);
+                ar0 = 0;
+            }
+        }
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int k = 0; k < KA; k += 16) {
+            // A, K-major: 8-row groups 1024 bytes apart, a k step 32 bytes into its panel.
+            const unsigned long long da =
+                ima_wgmma_desc(a.addr + (k / PANEL) * RA * 128 + ar0 * 128 + (k % PANEL) * 2, 16, 1024);
+            // B, N-major: panels of 64 columns RB * 128 bytes apart, 8-row groups of k 1024
+            // apart; K-major: as A.
+            const unsigned long long db =
+                B_KN ? ima_wgmma_desc(b.addr + k * 128, RB * 128, 1024)
+                     : ima_wgmma_desc(b.addr + (k / PANEL) * RB * 128 + (k % PANEL) * 2, 16, 1024);
+            ImaWgmma<T, N>::template mma<B_KN>(c, da, db);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    }
+};
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
 // (the caller guarantees p is aligned to the whole row, up to 16 bytes).
 template <bool VEC, typename T, int C>
@@ -962,7 +1289,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 966 "attn.cu"
+#line 1293 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1378,7 +1705,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1382 "attn.cu"
+#line 1709 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1390,7 +1717,8 @@ __device__ __forceinline__ void run(
     const I S,
     const I T,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
+    // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
+    // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
     const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
@@ -1713,7 +2041,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 1717 "attn.cu"
+#line 2045 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2339,7 +2667,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2343 "attn.cu"
+#line 2671 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2354,11 +2682,12 @@ __device__ __forceinline__ void run(
     const I T,
     const float scale,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
-    // Shared arrays, each at a 16-byte-aligned offset; the runtime sizes the launch alike.
+    // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
+    // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
     const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, 128, ima_recorder};
-    ima_smem_off += (32 * 128 * I(sizeof(float)) + 15) / 16 * 16;
+    ima_smem_off = (ima_smem_off + 32 * 128 * I(sizeof(float)) + 15) / 16 * 16;
     const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, 128, ima_recorder};
     body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }

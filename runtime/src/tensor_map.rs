@@ -1,0 +1,109 @@
+//! TMA tensor maps: what a kernel's `tma(ROWS, COLS)` argument receives besides its pointer
+//! and strides, encoded at launch from the same checked view (`cuTensorMapEncodeTiled`).
+//!
+//! The map gives the TMA unit the tensor's true extents, so a box that reaches past them
+//! is zero-filled by the hardware and nothing outside the tensor is read: the bounds a
+//! tile load needs travel with the map, not with the body's arithmetic.
+
+use cudarc::driver::sys;
+
+use crate::check::{TensorMeta, view_address};
+use crate::contract::{DType, TensorArg, TmaBox};
+use crate::error::Error;
+
+/// A `CUtensorMap`: 128 opaque bytes, passed by value as a kernel's
+/// `const __grid_constant__ ImaTensorMap` (codegen/include/ima.cuh).
+#[repr(C, align(64))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TensorMap(pub [u64; 16]);
+
+// SAFETY: 128 plain bytes with the layout of the CUDA type, passed by value.
+unsafe impl cudarc::driver::DeviceRepr for TensorMap {}
+
+/// The TMA element type of `dtype`, where it has one.
+fn data_type(dtype: DType) -> Option<sys::CUtensorMapDataType> {
+    use sys::CUtensorMapDataType::*;
+    Some(match dtype {
+        DType::F16 => CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        DType::BF16 => CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        DType::F32 => CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        DType::F64 => CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+        DType::I32 => CU_TENSOR_MAP_DATA_TYPE_INT32,
+        DType::U32 => CU_TENSOR_MAP_DATA_TYPE_UINT32,
+        DType::I64 => CU_TENSOR_MAP_DATA_TYPE_INT64,
+        DType::U64 => CU_TENSOR_MAP_DATA_TYPE_UINT64,
+        DType::U8 | DType::I8 => CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        _ => return None,
+    })
+}
+
+/// The tensor map of `arg` of kernel `kernel`, whose view `meta` passed the launch's checks:
+/// row-major (the checker allows `tma` only without `stored` or `strided`), its address and
+/// row strides multiples of 16 bytes (align(16), and a last extent the constraints prove a
+/// multiple of 16 bytes). Boxes of `b.rows` x `b.cols`, 128-byte swizzled, zeros outside.
+///
+/// An empty tensor gets a map of zeros, which no load uses: the accessor loads nothing
+/// from an empty tensor (ima.cuh's `ima_tma_load`), since the driver encodes no map of
+/// an extent 0.
+pub(crate) fn encode(
+    kernel: &str,
+    arg: &TensorArg,
+    meta: &TensorMeta<'_>,
+    b: TmaBox,
+) -> Result<TensorMap, Error> {
+    let fail =
+        |reason: String| Error::Internal(format!("{kernel}: {}'s tensor map: {reason}", arg.name));
+    if meta.shape.contains(&0) {
+        return Ok(TensorMap([0; 16]));
+    }
+    let dtype = data_type(arg.dtype)
+        .ok_or_else(|| fail(format!("TMA has no element type {}", arg.dtype.name())))?;
+    let rank = meta.shape.len();
+    let size = arg.dtype.size() as u64;
+    // Innermost first, as the driver takes them; a coordinate is an i32 in the kernel.
+    let mut dims = [1u64; 5];
+    let mut strides = [0u64; 4];
+    let mut boxes = [1u32; 5];
+    for (i, (&n, &s)) in meta.shape.iter().zip(meta.strides).rev().enumerate() {
+        if n > i32::MAX as usize {
+            return Err(fail(format!(
+                "dimension {} has {n} elements, past a TMA coordinate's 2^31",
+                rank - 1 - i
+            )));
+        }
+        dims[i] = n as u64;
+        if i > 0 {
+            strides[i - 1] = s as u64 * size;
+        }
+    }
+    boxes[0] = b.cols;
+    boxes[1] = b.rows;
+    let elements = [1u32; 5];
+    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::uninit();
+    // SAFETY: every array holds at least `rank` entries (the strides `rank - 1`); the
+    // address is the view's first element, inside its live buffer (checked), and the map
+    // is written by the call before it is read.
+    let result = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            dtype,
+            rank as u32,
+            view_address(meta) as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            elements.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    result.result().map_err(|e| {
+        fail(format!(
+            "cuTensorMapEncodeTiled of dims {dims:?}, byte strides {strides:?}, box {boxes:?}: {e}"
+        ))
+    })?;
+    // SAFETY: written by the successful call above.
+    Ok(TensorMap(unsafe { map.assume_init() }.opaque))
+}

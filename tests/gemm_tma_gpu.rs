@@ -1,0 +1,106 @@
+//! specs/gemm_tma.ima's dense GEMMs (TMA and warpgroup MMA, compute capability 9.0) end to
+//! end on a GPU, through the committed generated stub, on shapes that are no multiple of
+//! their tiles (the TMA unit zero-fills what lies past the tensor's extents, and the
+//! stores are masked), against an f64 reference, in release and in checked mode, where
+//! nothing may be reported.
+
+#[allow(dead_code)]
+mod gemm_tma {
+    include!("out/specs/gemm_tma.rs");
+}
+
+mod common;
+
+use common::dense::{f16s, gemm_matches};
+use gemm_tma as gemm;
+use ima::cudarc::driver::{CudaContext, CudaStream};
+use ima::half::{bf16, f16};
+use ima::{Launched, Tensor};
+use std::sync::Arc;
+
+fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, gemm::Kernels) {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = gemm::Kernels::load(&ctx).unwrap();
+    (ctx, stream, kernels)
+}
+
+/// (M, K, N) for the TMA GEMMs (128 x 256 block tiles, 64-deep stages, 4 of them):
+/// partial tiles in every dimension; two row tiles and two column tiles with K of 16
+/// stages, so that each stage's barriers go round four times; three by three tiles with a
+/// K of one partial stage; a single row with a K that is one eighth of a box.
+const GEMM_TMA_SHAPES: [(usize, usize, usize); 4] =
+    [(77, 200, 136), (130, 1000, 264), (300, 72, 520), (1, 8, 8)];
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_tma_f16_and_bf16_match_f64_reference_on_ragged_shapes() {
+    let (_ctx, stream, kernels) = setup();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        for (m, k, n) in GEMM_TMA_SHAPES {
+            let (ah, bh) = (f16s(m * k, 5), f16s(k * n, 6));
+            // f16 out: one rounding, 2^-11.
+            gemm_matches::<f16>(
+                &stream,
+                &format!("gemm_tma_f16 checked={checked}"),
+                (&ah, &bh),
+                (m, k, n),
+                1e-3,
+                f16::NAN,
+                &|a, b, c| {
+                    kernels
+                        .gemm_tma_f16
+                        .launch(&stream, gemm::GemmTmaF16Args { a, b, c })
+                },
+            );
+            let a16: Vec<bf16> = ah.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
+            let b16: Vec<bf16> = bh.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
+            // bf16 out: one rounding, 2^-8.
+            gemm_matches::<bf16>(
+                &stream,
+                &format!("gemm_tma_bf16 checked={checked}"),
+                (&a16, &b16),
+                (m, k, n),
+                8e-3,
+                bf16::NAN,
+                &|a, b, c| {
+                    kernels
+                        .gemm_tma_bf16
+                        .launch(&stream, gemm::GemmTmaBf16Args { a, b, c })
+                },
+            );
+        }
+    }
+}
+
+/// K = 0: a and b are empty, so their tensor maps are never used (the runtime encodes
+/// zeros for them), and c is the empty sum, zeros, in both modes.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_tma_of_an_empty_k_writes_zeros() {
+    let (_ctx, stream, kernels) = setup();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        let a = Tensor::<bf16>::zeros(&stream, &[5, 0]).unwrap();
+        let b = Tensor::<bf16>::zeros(&stream, &[0, 16]).unwrap();
+        let mut c = Tensor::full(&stream, bf16::NAN, &[5, 16]).unwrap();
+        let launched = kernels
+            .gemm_tma_bf16
+            .launch(
+                &stream,
+                gemm::GemmTmaBf16Args {
+                    a: &a,
+                    b: &b,
+                    c: &mut c,
+                },
+            )
+            .unwrap();
+        assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+        let got = c.to_host(&stream).unwrap();
+        assert!(
+            got.iter().all(|v| v.to_f32() == 0.0),
+            "checked={checked}: {got:?}"
+        );
+    }
+}
