@@ -141,17 +141,24 @@ __device__ __forceinline__ void gemm_tma(const CUtensorMap& tm_a, const CUtensor
     }
     // Thread (warp w, lane l) of the consumer holds rows 16 w + l / 4 (+ 8) and column pairs
     // 8 j + 2 (l % 4) of the 64 x 256 tile: d[4 j .. 4 j + 3] = (r, c), (r, c + 1),
-    // (r + 8, c), (r + 8, c + 1).
-    const int w = tid / 32, l = tid % 32;
+    // (r + 8, c), (r + 8, c + 1). Lanes l and l ^ 1 swap halves of tiles j and j + 1 first,
+    // so that each lane stores 4 consecutive columns as one 8-byte access (as the spec's
+    // `store_acc` does, without its masks).
+    const int w = tid / 32, l = tid % 32, odd = l & 1;
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
-        const int col = n0 + 8 * j + 2 * (l % 4);
+    for (int j = 0; j < 32; j += 2) {
+        const int col = n0 + 8 * j + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
+            const float* c0 = &d[4 * j + 2 * h];
+            const float* c1 = &d[4 * j + 4 + 2 * h];
+            const float s0 = odd ? c0[0] : c1[0], s1 = odd ? c0[1] : c1[1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const T v[4] = {T(odd ? r0 : c0[0]), T(odd ? r1 : c0[1]), T(odd ? c1[0] : r0), T(odd ? c1[1] : r1)};
             const int row = m0 + 64 * cw + 16 * w + l / 4 + 8 * h;
-            T* at = c + (long long)row * N + col;
-            at[0] = T(d[4 * j + 2 * h]);
-            at[1] = T(d[4 * j + 2 * h + 1]);
+            uint2 packed;
+            memcpy(&packed, v, 8);
+            *reinterpret_cast<uint2*>(c + (long long)row * N + col) = packed;
         }
     }
 }

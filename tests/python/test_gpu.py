@@ -15,6 +15,7 @@ import traceback
 import torch
 
 import attn_kernels as ak
+import gemm_tma_kernels as tk
 import index_kernels as ik
 import planted_bugs_kernels as pb
 import quant_kernels as qk
@@ -471,6 +472,27 @@ def test_quantized_custom_ops_compile_and_pass_opcheck():
     with torch.no_grad():
         compiled = torch.compile(f, fullgraph=True)
         torch.testing.assert_close(compiled(*args[:4]), f(*args[:4]))
+
+
+def test_gemm_tma_matches_torch_on_ragged_shapes_in_both_modes():
+    # TMA tensor maps encoded from torch tensors: partial tiles in M, N and K.
+    for mode in ("off", "wait"):
+        tk.set_checked(mode)
+        try:
+            for (m, k, n), dtype in (((77, 200, 136), torch.bfloat16), ((130, 1000, 264), torch.float16)):
+                a = torch.randn(m, k, device=dev, dtype=dtype)
+                b = torch.randn(k, n, device=dev, dtype=dtype)
+                f = tk.gemm_tma_bf16 if dtype == torch.bfloat16 else tk.gemm_tma_f16
+                c = torch.full((m, n), float("nan"), device=dev, dtype=dtype)
+                f(a, b, c)
+                ref = (a.double() @ b.double()).to(dtype)
+                torch.testing.assert_close(c, ref, atol=5e-2, rtol=2e-2)
+        finally:
+            tk.set_checked("off")
+    # A view whose rows are not contiguous has no tensor map: refused before launching.
+    a = torch.randn(64, 256, device=dev, dtype=torch.bfloat16)[:, :128]
+    b = torch.randn(128, 64, device=dev, dtype=torch.bfloat16)
+    refused(tk.gemm_tma_bf16, a, b, torch.empty(64, 64, device=dev, dtype=torch.bfloat16), contains=("a",))
 
 
 def test_a_call_on_another_device_launches_there():
