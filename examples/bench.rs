@@ -40,7 +40,8 @@
 //! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
 //! attn_scores, attn_scores_tiled, rms_norm, rope, embedding, reshape_and_cache,
-//! paged_attn, attn_scores_mma, gemm, gemm_tma (compute capability 9.0), gptq_gemm. embedding, reshape_and_cache and
+//! paged_attn, attn_scores_mma, gemm, gemm_tma and attn_scores_tma (compute capability 9.0),
+//! gptq_gemm. embedding, reshape_and_cache and
 //! paged_attn take indices from tensors (specs/index.ima, specs/paged.ima):
 //! their release variant checks every id, slot, block id or length it reads too, their
 //! twins (bench/twins/) check none, and for the first two a "device copy" row moves the
@@ -121,7 +122,9 @@ stubs!(
     gemm_tma,
     "../tests/out/specs/gemm_tma.rs",
     GemmTmaF16,
-    GemmTmaBf16
+    GemmTmaBf16,
+    AttnScoresTma,
+    AttnScoresTmaF32
 );
 
 /// Twins kept in files of their own, each compiled as a module: (file name, source).
@@ -173,6 +176,7 @@ const CASES: &[&str] = &[
     "attn_scores_mma",
     "gemm",
     "gemm_tma",
+    "attn_scores_tma",
     "gptq_gemm",
 ];
 
@@ -1502,6 +1506,93 @@ fn gemm_tma_of<T: ima::Element>(
     Ok(())
 }
 
+/// attn_scores_tma and attn_scores_tma_f32 (specs/gemm_tma.ima: TMA and warpgroup MMA) at
+/// attn_scores_mma's shape, their outputs compared with attn_scores_mma's (specs/gemm.ima,
+/// mma.sync: another algorithm) in release; torch's are the `attn_scores` rows of
+/// bench/torch_triton.py.
+fn attn_scores_tma(
+    b: &mut Bench,
+    stubs: &Stubs<gemm_tma::Kernels>,
+    mma: &gemm::Kernels,
+) -> Res<()> {
+    let (bb, h, s, t, d) = (8, 16, 512, 512, 64);
+    let scale = 1.0 / (d as f32).sqrt();
+    let mut q = Tensor::<f16>::zeros(&b.stream, &[bb, h, s, d])?;
+    let mut k = Tensor::<f16>::zeros(&b.stream, &[bb, h, t, d])?;
+    b.fill("fill_f16", &mut q.slice_mut(), 50, -1.0, 1.0)?;
+    b.fill("fill_f16", &mut k.slice_mut(), 51, -1.0, 1.0)?;
+    let mut o16 = Tensor::<f16>::zeros(&b.stream, &[bb, h, s, t])?;
+    let mut o32 = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
+    let mut o16_mma = Tensor::<f16>::zeros(&b.stream, &[bb, h, s, t])?;
+    let mut o32_mma = Tensor::<f32>::zeros(&b.stream, &[bb, h, s, t])?;
+    done(mma.attn_scores_mma.launch(
+        &b.stream,
+        gemm::AttnScoresMmaArgs {
+            q: &q,
+            k: &k,
+            o: &mut o16_mma,
+            scale,
+        },
+    )?)?;
+    done(mma.attn_scores_mma_f32.launch(
+        &b.stream,
+        gemm::AttnScoresMmaF32Args {
+            q: &q,
+            k: &k,
+            o: &mut o32_mma,
+            scale,
+        },
+    )?)?;
+    let flops = 2.0 * (bb * h * s * t * d) as f64;
+    let bytes16 = bytes_of(&q) + bytes_of(&k) + bytes_of(&o16);
+    let shape16 = format!("B={bb} H={h} S={s} T={t} D={d}, f16 out ({})", mb(bytes16));
+    let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
+        done(ks.attn_scores_tma.launch(
+            &b.stream,
+            gemm_tma::AttnScoresTmaArgs {
+                q: &q,
+                k: &k,
+                o: &mut o16,
+                scale,
+            },
+        )?)
+    });
+    let same16 = b.verdict(
+        "compare_f16",
+        o16.slice(),
+        o16_mma.slice(),
+        (1e-2, 1e-2),
+        "attn_scores_mma",
+    );
+    add_rows(b, "attn_scores_tma", &shape16, bytes16, timed, &|_, st| {
+        format!("{}; {same16}", tflops(flops, st))
+    });
+    let bytes32 = bytes_of(&q) + bytes_of(&k) + bytes_of(&o32);
+    let shape32 = format!("B={bb} H={h} S={s} T={t} D={d}, f32 out ({})", mb(bytes32));
+    let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
+        done(ks.attn_scores_tma_f32.launch(
+            &b.stream,
+            gemm_tma::AttnScoresTmaF32Args {
+                q: &q,
+                k: &k,
+                o: &mut o32,
+                scale,
+            },
+        )?)
+    });
+    let same32 = b.verdict(
+        "compare_f32",
+        o32.slice(),
+        o32_mma.slice(),
+        (1e-4, 1e-4),
+        "attn_scores_mma_f32",
+    );
+    add_rows(b, "attn_scores_tma", &shape32, bytes32, timed, &|_, st| {
+        format!("{}; {same32}", tflops(flops, st))
+    });
+    Ok(())
+}
+
 /// A TMA tensor map: 128 opaque bytes, passed by value.
 #[repr(C, align(64))]
 #[derive(Clone, Copy)]
@@ -2453,9 +2544,17 @@ fn main() -> Res<()> {
         case!("gemm", dense_gemm(&mut b, &stubs));
         case!("gptq_gemm", gptq_gemm(&mut b, &stubs));
     }
-    if b.opts.wants("gemm_tma") {
-        let stubs = stubs_of!(gemm_tma, gemm_tma_f16, gemm_tma_bf16);
+    if b.opts.wants("gemm_tma") || b.opts.wants("attn_scores_tma") {
+        let stubs = stubs_of!(
+            gemm_tma,
+            gemm_tma_f16,
+            gemm_tma_bf16,
+            attn_scores_tma,
+            attn_scores_tma_f32
+        );
         case!("gemm_tma", gemm_tma(&mut b, &stubs));
+        let mma = gemm::Kernels::load(&ctx)?;
+        case!("attn_scores_tma", attn_scores_tma(&mut b, &stubs, &mma));
     }
     if b.opts.wants("graph_replay") {
         let (there, back) = (rmsnorm::Kernels::load(&ctx)?, rmsnorm::Kernels::load(&ctx)?);

@@ -1,5 +1,5 @@
-//! specs/gemm_tma.ima's dense GEMMs (TMA and warpgroup MMA, compute capability 9.0) end to
-//! end on a GPU, through the committed generated stub, on shapes that are no multiple of
+//! specs/gemm_tma.ima's dense GEMMs and attention scores (TMA and warpgroup MMA, compute
+//! capability 9.0) end to end on a GPU, through the committed generated stub, on shapes that are no multiple of
 //! their tiles (the TMA unit zero-fills what lies past the tensor's extents, and the
 //! stores are masked), against an f64 reference, in release and in checked mode, where
 //! nothing may be reported.
@@ -11,7 +11,7 @@ mod gemm_tma {
 
 mod common;
 
-use common::dense::{f16s, gemm_matches};
+use common::dense::{assert_near, f16s, gemm_matches, matmul_f64};
 use gemm_tma as gemm;
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::{bf16, f16};
@@ -102,5 +102,81 @@ fn gemm_tma_of_an_empty_k_writes_zeros() {
             got.iter().all(|v| v.to_f32() == 0.0),
             "checked={checked}: {got:?}"
         );
+    }
+}
+
+/// Shapes [B, H, S, T, D] for the TMA scores (128 rows of q by 256 keys a block, D 64 at a
+/// time): partial tiles each way, with several heads, so that a box past S or T must not
+/// reach the next head's rows (the rank-4 tensor maps bound each dimension); two key tiles,
+/// the second partial, and D of one partial chunk; D of three chunks, the last partial.
+const SCORE_SHAPES: [[usize; 5]; 3] = [
+    [2, 3, 77, 200, 64],
+    [1, 2, 130, 264, 40],
+    [1, 1, 129, 136, 136],
+];
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn attn_scores_tma_matches_f64_reference_on_ragged_shapes_f16_and_f32_out() {
+    let (_ctx, stream, kernels) = setup();
+    let scale = 0.125f32;
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        for [b, h, s, t, d] in SCORE_SHAPES {
+            let qh = f16s(b * h * s * d, 1);
+            let kh = f16s(b * h * t * d, 2);
+            let q = Tensor::from_host(&stream, &qh, &[b, h, s, d]).unwrap();
+            let k = Tensor::from_host(&stream, &kh, &[b, h, t, d]).unwrap();
+            let mut o16 = Tensor::full(&stream, f16::NAN, &[b, h, s, t]).unwrap();
+            let mut o32 = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
+            let launched = kernels
+                .attn_scores_tma
+                .launch(
+                    &stream,
+                    gemm::AttnScoresTmaArgs {
+                        q: &q,
+                        k: &k,
+                        o: &mut o16,
+                        scale,
+                    },
+                )
+                .unwrap();
+            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+            let launched = kernels
+                .attn_scores_tma_f32
+                .launch(
+                    &stream,
+                    gemm::AttnScoresTmaF32Args {
+                        q: &q,
+                        k: &k,
+                        o: &mut o32,
+                        scale,
+                    },
+                )
+                .unwrap();
+            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+            let (got16, got32) = (o16.to_host(&stream).unwrap(), o32.to_host(&stream).unwrap());
+            for bh in 0..b * h {
+                let want = matmul_f64(
+                    |i, dd| f64::from(qh[(bh * s + i) * d + dd]),
+                    |dd, j| f64::from(kh[(bh * t + j) * d + dd]),
+                    (s, d, t),
+                );
+                for (e, &(sum, norm)) in want.iter().enumerate() {
+                    let (want, norm) = (sum * f64::from(scale), norm * f64::from(scale));
+                    let at = bh * s * t + e;
+                    let what = || {
+                        format!(
+                            "{b}x{h}x{s}x{t}x{d} checked={checked}: o[{bh}, {}, {}]",
+                            e / t,
+                            e % t
+                        )
+                    };
+                    // f16 out: one rounding (2^-11) of an f32 sum; f32 out: the sum's own.
+                    assert_near(f64::from(got16[at]), want, norm, 1e-3, &what);
+                    assert_near(f64::from(got32[at]), want, norm, 1e-5, &what);
+                }
+            }
+        }
     }
 }

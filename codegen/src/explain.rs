@@ -89,9 +89,15 @@ fn contract(file: &str, k: &Kernel) -> String {
         out.push_str(&table("    ", &["argument", "entries"], &values));
     }
     if !k.shared.is_empty() {
-        out.push_str("\n  shared memory (dynamic; each array starts at a 16-byte boundary)\n");
+        out.push_str(
+            "\n  shared memory (dynamic; each array starts at a multiple of its alignment)\n",
+        );
         let rows: Vec<Vec<String>> = k.shared.iter().map(shared_row).collect();
-        out.push_str(&table("    ", &["name", "dtype", "shape", "bytes"], &rows));
+        out.push_str(&table(
+            "    ",
+            &["name", "dtype", "shape", "bytes", "align"],
+            &rows,
+        ));
     }
     out.push_str("\n  launch\n");
     out.push_str(&table("    ", &[], &launch_rows(k)));
@@ -155,12 +161,18 @@ fn argument_rows(a: &ir::TensorArg) -> Vec<Vec<String>> {
             }
             rows
         }
-        _ => vec![row(
-            a.name.clone(),
-            dims(&a.physical_dims().collect::<Vec<_>>()),
-            a.dtype,
-            layout,
-        )],
+        _ => {
+            let layout = match a.tma {
+                Some(b) => format!("{layout}; TMA boxes {} x {}", b.rows, b.cols),
+                None => layout.to_string(),
+            };
+            vec![row(
+                a.name.clone(),
+                dims(&a.physical_dims().collect::<Vec<_>>()),
+                a.dtype,
+                &layout,
+            )]
+        }
     }
 }
 
@@ -214,6 +226,7 @@ fn shared_row(s: &ir::SharedArray) -> Vec<String> {
         s.dtype.name().to_string(),
         dims(&s.dims.iter().collect::<Vec<_>>()),
         bytes,
+        s.align.to_string(),
     ]
 }
 

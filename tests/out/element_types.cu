@@ -1014,6 +1014,14 @@ struct ImaWgAcc {
     // The first of this thread's warp's 16 rows among the warpgroup's 64.
     __device__ __forceinline__ int row0() const { return 16 * int(threadIdx.x % 128 / 32); }
 
+    // Every accumulator times s (a softmax scale, say), before the stores.
+    __device__ __forceinline__ void scale(float s) {
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
     __device__ __forceinline__ void mma(const ImaTmaTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
                                         const ImaTmaTile<T, RB, CB, CH>& b) {
@@ -1226,7 +1234,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 1230 "element_types.cu"
+#line 1238 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1608,7 +1616,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 1612 "element_types.cu"
+#line 1620 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

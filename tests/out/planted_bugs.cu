@@ -1012,6 +1012,14 @@ struct ImaWgAcc {
     // The first of this thread's warp's 16 rows among the warpgroup's 64.
     __device__ __forceinline__ int row0() const { return 16 * int(threadIdx.x % 128 / 32); }
 
+    // Every accumulator times s (a softmax scale, say), before the stores.
+    __device__ __forceinline__ void scale(float s) {
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
     __device__ __forceinline__ void mma(const ImaTmaTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
                                         const ImaTmaTile<T, RB, CB, CH>& b) {
@@ -1284,7 +1292,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1288 "planted_bugs.cu"
+#line 1296 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1627,7 +1635,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1631 "planted_bugs.cu"
+#line 1639 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1920,7 +1928,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 1924 "planted_bugs.cu"
+#line 1932 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2574,7 +2582,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2578 "planted_bugs.cu"
+#line 2586 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3210,7 +3218,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3214 "planted_bugs.cu"
+#line 3222 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

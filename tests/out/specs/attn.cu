@@ -1012,6 +1012,14 @@ struct ImaWgAcc {
     // The first of this thread's warp's 16 rows among the warpgroup's 64.
     __device__ __forceinline__ int row0() const { return 16 * int(threadIdx.x % 128 / 32); }
 
+    // Every accumulator times s (a softmax scale, say), before the stores.
+    __device__ __forceinline__ void scale(float s) {
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
     __device__ __forceinline__ void mma(const ImaTmaTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
                                         const ImaTmaTile<T, RB, CB, CH>& b) {
@@ -1289,7 +1297,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1293 "attn.cu"
+#line 1301 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1705,7 +1713,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1709 "attn.cu"
+#line 1717 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2041,7 +2049,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2045 "attn.cu"
+#line 2053 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2667,7 +2675,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2671 "attn.cu"
+#line 2679 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

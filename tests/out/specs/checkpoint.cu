@@ -1012,6 +1012,14 @@ struct ImaWgAcc {
     // The first of this thread's warp's 16 rows among the warpgroup's 64.
     __device__ __forceinline__ int row0() const { return 16 * int(threadIdx.x % 128 / 32); }
 
+    // Every accumulator times s (a softmax scale, say), before the stores.
+    __device__ __forceinline__ void scale(float s) {
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
     __device__ __forceinline__ void mma(const ImaTmaTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
                                         const ImaTmaTile<T, RB, CB, CH>& b) {
@@ -1608,7 +1616,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1612 "checkpoint.cu"
+#line 1620 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2297,7 +2305,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2301 "checkpoint.cu"
+#line 2309 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2967,7 +2975,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2971 "checkpoint.cu"
+#line 2979 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3589,7 +3597,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3593 "checkpoint.cu"
+#line 3601 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4251,7 +4259,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4255 "checkpoint.cu"
+#line 4263 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4995,7 +5003,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4999 "checkpoint.cu"
+#line 5007 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5687,7 +5695,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5691 "checkpoint.cu"
+#line 5699 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6428,7 +6436,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6432 "checkpoint.cu"
+#line 6440 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7105,7 +7113,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7109 "checkpoint.cu"
+#line 7117 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

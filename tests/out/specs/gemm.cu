@@ -1013,6 +1013,14 @@ struct ImaWgAcc {
     // The first of this thread's warp's 16 rows among the warpgroup's 64.
     __device__ __forceinline__ int row0() const { return 16 * int(threadIdx.x % 128 / 32); }
 
+    // Every accumulator times s (a softmax scale, say), before the stores.
+    __device__ __forceinline__ void scale(float s) {
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
     __device__ __forceinline__ void mma(const ImaTmaTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
                                         const ImaTmaTile<T, RB, CB, CH>& b) {
@@ -1579,7 +1587,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1583 "gemm.cu"
+#line 1591 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2267,7 +2275,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2271 "gemm.cu"
+#line 2279 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2945,7 +2953,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 2949 "gemm.cu"
+#line 2957 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3558,7 +3566,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3562 "gemm.cu"
+#line 3570 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4574,7 +4582,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4578 "gemm.cu"
+#line 4586 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

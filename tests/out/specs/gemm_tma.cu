@@ -1013,6 +1013,14 @@ struct ImaWgAcc {
     // The first of this thread's warp's 16 rows among the warpgroup's 64.
     __device__ __forceinline__ int row0() const { return 16 * int(threadIdx.x % 128 / 32); }
 
+    // Every accumulator times s (a softmax scale, say), before the stores.
+    __device__ __forceinline__ void scale(float s) {
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
     __device__ __forceinline__ void mma(const ImaTmaTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
                                         const ImaTmaTile<T, RB, CB, CH>& b) {
@@ -1659,7 +1667,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1663 "gemm_tma.cu"
+#line 1671 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2381,7 +2389,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2385 "gemm_tma.cu"
+#line 2393 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2602,6 +2610,1593 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
             ima_extent[0] = 4;
             ima_extent[1] = 64;
             ima_extent[2] = 256;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+// ---------------------------------------------------------------------------------------
+// attn_scores_tma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)
+// Attention scores on Hopper, o = q · kᵀ · scale, f16 out: a block per 128 rows of q
+// for one (b, h) walks the keys 256 at a time, D 64 at a time; the TMA unit copies q's
+// rows and the key tile (rank-4 tensor maps: rows past S or T, columns past D arrive as
+// zeros), and two consumer warpgroups multiply 64 x 256 each, keys as a K-major operand.
+// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
+// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace ima_attn_scores_tma {
+
+
+// in q: f16[B, H, S, D]
+template <typename I, bool IMA_CHECKED>
+struct q_t {
+    const __half* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
+    const ImaTensorMap* tma;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 0, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
+#endif
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // The ROWS x COLS tile whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension
+    // 2 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
+    // shared tile `dst` in boxes of 128 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
+    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    template <int ROWS, int COLS, bool C>
+    __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
+        static_assert(ROWS == 128 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        bool ok = dst.ok && ima_nonempty<I, 4>(e);
+        if constexpr (IMA_CHECKED) {
+            if (ok) ok = ima_in_bounds<I, 4>(rec, 0, 0, i, e);
+        }
+        const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+    }
+#endif
+};
+
+// in k: f16[B, H, T, D]
+template <typename I, bool IMA_CHECKED>
+struct k_t {
+    const __half* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
+    const ImaTensorMap* tma;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 1, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
+#endif
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // The ROWS x COLS tile whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension
+    // 2 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
+    // shared tile `dst` in boxes of 256 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
+    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    template <int ROWS, int COLS, bool C>
+    __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
+        static_assert(ROWS == 256 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(256, 64)");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        bool ok = dst.ok && ima_nonempty<I, 4>(e);
+        if constexpr (IMA_CHECKED) {
+            if (ok) ok = ima_in_bounds<I, 4>(rec, 1, 0, i, e);
+        }
+        const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+    }
+#endif
+};
+
+// out o: f16[B, H, S, T]
+template <typename I, bool IMA_CHECKED>
+struct o_t {
+    __half* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 2, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 2, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 2, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 2, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
+#endif
+    __device__ __forceinline__ void store8(I i0, I i1, I i2, I i3, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = v;
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 3;
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            I o[4];
+#pragma unroll
+            for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 4>(rec, 2, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// Stages of the block's rows of q and of a tile of k: [stage, row, d].
+// shared qs: f16[4, 128, 64], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct qs_t {
+    __half* p;
+    I d0, d1, d2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 8 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
+    // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
+    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
+    // checked entry point checks both and the leading indices, once; a refused tile is not
+    // loaded, and the MMA reads the array's start in its place.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS == d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
+            }
+            if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
+        }
+        return t;
+    }
+#endif
+};
+
+// shared ks: f16[4, 256, 64], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct ks_t {
+    __half* p;
+    I d0, d1, d2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 8 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -2, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
+    // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
+    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
+    // checked entry point checks both and the leading indices, once; a refused tile is not
+    // loaded, and the MMA reads the array's start in its place.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS == d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
+            }
+            if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
+        }
+        return t;
+    }
+#endif
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const q_t<I, IMA_CHECKED> q,
+    const k_t<I, IMA_CHECKED> k,
+    const o_t<I, IMA_CHECKED> o,
+    const I B,
+    const I H,
+    const I S,
+    const I D,
+    const I T,
+    const float scale,
+    const qs_t<I, IMA_CHECKED> qs,
+    const ks_t<I, IMA_CHECKED> ks) {
+#line 91 "specs/gemm_tma.ima"
+
+        const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
+        // Step u is chunk u % DC of D for the tile of 256 keys u / DC.
+        const I DC = ima_ceil_div(D, I(64)), steps = ima_ceil_div(T, I(256)) * DC;
+        const ImaTmaPipeline<4, 2> pipe;
+        if (pipe.consumer() < 0) {
+            pipe.produce(steps, [&](int st, I u, ImaBarrier bar) {
+                const I j0 = u / DC * 256, d0 = u % DC * 64;
+                q.tma_load(qs.tma_tile(ImaConst<128>{}, ImaConst<64>{}, st), bar, b, h, i0, d0);
+                k.tma_load(ks.tma_tile(ImaConst<256>{}, ImaConst<64>{}, st), bar, b, h, j0, d0);
+            });
+            return;
+        }
+        const int wg = pipe.consumer();
+        ImaWgAcc<256> acc;
+        pipe.consume(steps, [&](int st, I u) {
+            // Keys are stored [n][k]: a K-major B (ImaConst<0>).
+            acc.mma(qs.tma_tile(ImaConst<128>{}, ImaConst<64>{}, st), 64 * wg, ImaConst<0>{},
+                    ks.tma_tile(ImaConst<256>{}, ImaConst<64>{}, st));
+            if (u % DC != DC - 1) return;
+            // The tile's last chunk of D: its scores leave, and the next tile starts at 0.
+            const I j0 = u / DC * 256;
+            acc.scale(scale);
+            #pragma unroll
+            for (int j = 0; j < 32; j += 2)
+                o.store_acc(acc.c[j], acc.c[j + 1], ImaConst<2>{}, b, h, i0 + 64 * wg + acc.row0(), j0 + 8 * j);
+            acc = ImaWgAcc<256>{};
+        });
+    
+#line 3125 "gemm_tma.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const q_t<I, IMA_CHECKED> q,
+    const k_t<I, IMA_CHECKED> k,
+    const o_t<I, IMA_CHECKED> o,
+    const I B,
+    const I H,
+    const I S,
+    const I D,
+    const I T,
+    const float scale,
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
+    // sizes the launch alike (runtime/src/check/shared.rs).
+    // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
+    // 1008 bytes the runtime reserves for it.
+    extern __shared__ __align__(16) unsigned char ima_smem_base[];
+    unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
+    I ima_smem_off = 0;
+    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 128, 64, ima_recorder};
+    ima_smem_off = (ima_smem_off + 4 * 128 * 64 * I(sizeof(__half)) + 1023) / 1024 * 1024;
+    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 256, 64, ima_recorder};
+    body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
+}
+
+}  // namespace ima_attn_scores_tma
+
+extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32(
+    const __half* __restrict__ q,
+    int q_s0,
+    int q_s1,
+    int q_s2,
+    int q_s3,
+    const __grid_constant__ ImaTensorMap q_tma,
+    const __half* __restrict__ k,
+    int k_s0,
+    int k_s1,
+    int k_s2,
+    int k_s3,
+    const __grid_constant__ ImaTensorMap k_tma,
+    __half* __restrict__ o,
+    int o_s0,
+    int o_s1,
+    int o_s2,
+    int o_s3,
+    int B,
+    int H,
+    int S,
+    int D,
+    int T,
+    float scale) {
+    using namespace ima_attn_scores_tma;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 8 == 0);
+    run<int, false>(ima_attn_scores_tma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
+        ima_attn_scores_tma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
+        ima_attn_scores_tma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64(
+    const __half* __restrict__ q,
+    long long q_s0,
+    long long q_s1,
+    long long q_s2,
+    long long q_s3,
+    const __grid_constant__ ImaTensorMap q_tma,
+    const __half* __restrict__ k,
+    long long k_s0,
+    long long k_s1,
+    long long k_s2,
+    long long k_s3,
+    const __grid_constant__ ImaTensorMap k_tma,
+    __half* __restrict__ o,
+    long long o_s0,
+    long long o_s1,
+    long long o_s2,
+    long long o_s3,
+    long long B,
+    long long H,
+    long long S,
+    long long D,
+    long long T,
+    float scale) {
+    using namespace ima_attn_scores_tma;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 8 == 0);
+    run<long long, false>(ima_attn_scores_tma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
+        ima_attn_scores_tma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
+        ima_attn_scores_tma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked(
+    const __half* __restrict__ q,
+    int q_s0,
+    int q_s1,
+    int q_s2,
+    int q_s3,
+    const __grid_constant__ ImaTensorMap q_tma,
+    const __half* __restrict__ k,
+    int k_s0,
+    int k_s1,
+    int k_s2,
+    int k_s3,
+    const __grid_constant__ ImaTensorMap k_tma,
+    __half* __restrict__ o,
+    int o_s0,
+    int o_s1,
+    int o_s2,
+    int o_s3,
+    int B,
+    int H,
+    int S,
+    int D,
+    int T,
+    float scale,
+    ImaRecord* ima_record) {
+    using namespace ima_attn_scores_tma;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_attn_scores_tma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
+        ima_attn_scores_tma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
+        ima_attn_scores_tma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = D;
+            break;
+        case 1:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = T;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = T;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 256;
+            ima_extent[2] = 64;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked(
+    const __half* __restrict__ q,
+    long long q_s0,
+    long long q_s1,
+    long long q_s2,
+    long long q_s3,
+    const __grid_constant__ ImaTensorMap q_tma,
+    const __half* __restrict__ k,
+    long long k_s0,
+    long long k_s1,
+    long long k_s2,
+    long long k_s3,
+    const __grid_constant__ ImaTensorMap k_tma,
+    __half* __restrict__ o,
+    long long o_s0,
+    long long o_s1,
+    long long o_s2,
+    long long o_s3,
+    long long B,
+    long long H,
+    long long S,
+    long long D,
+    long long T,
+    float scale,
+    ImaRecord* ima_record) {
+    using namespace ima_attn_scores_tma;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_attn_scores_tma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
+        ima_attn_scores_tma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
+        ima_attn_scores_tma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = D;
+            break;
+        case 1:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = T;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = T;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 256;
+            ima_extent[2] = 64;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+// ---------------------------------------------------------------------------------------
+// attn_scores_tma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)
+// The same scores with f32 out.
+// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
+// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace ima_attn_scores_tma_f32 {
+
+
+// in q: f16[B, H, S, D]
+template <typename I, bool IMA_CHECKED>
+struct q_t {
+    const __half* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
+    const ImaTensorMap* tma;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 0, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
+#endif
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // The ROWS x COLS tile whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension
+    // 2 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
+    // shared tile `dst` in boxes of 128 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
+    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    template <int ROWS, int COLS, bool C>
+    __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
+        static_assert(ROWS == 128 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        bool ok = dst.ok && ima_nonempty<I, 4>(e);
+        if constexpr (IMA_CHECKED) {
+            if (ok) ok = ima_in_bounds<I, 4>(rec, 0, 0, i, e);
+        }
+        const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+    }
+#endif
+};
+
+// in k: f16[B, H, T, D]
+template <typename I, bool IMA_CHECKED>
+struct k_t {
+    const __half* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
+    const ImaTensorMap* tma;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 1, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
+#endif
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // The ROWS x COLS tile whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension
+    // 2 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
+    // shared tile `dst` in boxes of 256 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
+    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    template <int ROWS, int COLS, bool C>
+    __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
+        static_assert(ROWS == 256 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(256, 64)");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        bool ok = dst.ok && ima_nonempty<I, 4>(e);
+        if constexpr (IMA_CHECKED) {
+            if (ok) ok = ima_in_bounds<I, 4>(rec, 1, 0, i, e);
+        }
+        const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+    }
+#endif
+};
+
+// out o: f32[B, H, S, T]
+template <typename I, bool IMA_CHECKED>
+struct o_t {
+    float* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 4 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 4 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<float, 4> load4(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 2, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 4 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<float, 4> load4_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 4 != 0) {
+                ima_report<I, 4>(rec, 2, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 4>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load4_async(ImaVec<float, 4>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 2, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<float, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 2, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
+#endif
+    __device__ __forceinline__ void store4(I i0, I i1, I i2, I i3, const ImaVec<float, 4>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
+        }
+        *reinterpret_cast<ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = v;
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension RD and columns
+    // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 3;
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            I o[4];
+#pragma unroll
+            for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 4>(rec, 2, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        float v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        float* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            float* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<float>*>(r) = ImaQuad<float>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// Stages of the block's rows of q and of a tile of k: [stage, row, d].
+// shared qs: f16[4, 128, 64], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct qs_t {
+    __half* p;
+    I d0, d1, d2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 8 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
+    // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
+    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
+    // checked entry point checks both and the leading indices, once; a refused tile is not
+    // loaded, and the MMA reads the array's start in its place.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS == d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
+            }
+            if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
+        }
+        return t;
+    }
+#endif
+};
+
+// shared ks: f16[4, 256, 64], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct ks_t {
+    __half* p;
+    I d0, d1, d2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 8 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -2, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
+    // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
+    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
+    // checked entry point checks both and the leading indices, once; a refused tile is not
+    // loaded, and the MMA reads the array's start in its place.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS == d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
+            }
+            if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
+        }
+        return t;
+    }
+#endif
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const q_t<I, IMA_CHECKED> q,
+    const k_t<I, IMA_CHECKED> k,
+    const o_t<I, IMA_CHECKED> o,
+    const I B,
+    const I H,
+    const I S,
+    const I D,
+    const I T,
+    const float scale,
+    const qs_t<I, IMA_CHECKED> qs,
+    const ks_t<I, IMA_CHECKED> ks) {
+#line 132 "specs/gemm_tma.ima"
+
+        const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
+        // Step u is chunk u % DC of D for the tile of 256 keys u / DC.
+        const I DC = ima_ceil_div(D, I(64)), steps = ima_ceil_div(T, I(256)) * DC;
+        const ImaTmaPipeline<4, 2> pipe;
+        if (pipe.consumer() < 0) {
+            pipe.produce(steps, [&](int st, I u, ImaBarrier bar) {
+                const I j0 = u / DC * 256, d0 = u % DC * 64;
+                q.tma_load(qs.tma_tile(ImaConst<128>{}, ImaConst<64>{}, st), bar, b, h, i0, d0);
+                k.tma_load(ks.tma_tile(ImaConst<256>{}, ImaConst<64>{}, st), bar, b, h, j0, d0);
+            });
+            return;
+        }
+        const int wg = pipe.consumer();
+        ImaWgAcc<256> acc;
+        pipe.consume(steps, [&](int st, I u) {
+            // Keys are stored [n][k]: a K-major B (ImaConst<0>).
+            acc.mma(qs.tma_tile(ImaConst<128>{}, ImaConst<64>{}, st), 64 * wg, ImaConst<0>{},
+                    ks.tma_tile(ImaConst<256>{}, ImaConst<64>{}, st));
+            if (u % DC != DC - 1) return;
+            // The tile's last chunk of D: its scores leave, and the next tile starts at 0.
+            const I j0 = u / DC * 256;
+            acc.scale(scale);
+            #pragma unroll
+            for (int j = 0; j < 32; j += 2)
+                o.store_acc(acc.c[j], acc.c[j + 1], ImaConst<2>{}, b, h, i0 + 64 * wg + acc.row0(), j0 + 8 * j);
+            acc = ImaWgAcc<256>{};
+        });
+    
+#line 3917 "gemm_tma.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const q_t<I, IMA_CHECKED> q,
+    const k_t<I, IMA_CHECKED> k,
+    const o_t<I, IMA_CHECKED> o,
+    const I B,
+    const I H,
+    const I S,
+    const I D,
+    const I T,
+    const float scale,
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
+    // sizes the launch alike (runtime/src/check/shared.rs).
+    // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
+    // 1008 bytes the runtime reserves for it.
+    extern __shared__ __align__(16) unsigned char ima_smem_base[];
+    unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
+    I ima_smem_off = 0;
+    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 128, 64, ima_recorder};
+    ima_smem_off = (ima_smem_off + 4 * 128 * 64 * I(sizeof(__half)) + 1023) / 1024 * 1024;
+    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 256, 64, ima_recorder};
+    body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
+}
+
+}  // namespace ima_attn_scores_tma_f32
+
+extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32(
+    const __half* __restrict__ q,
+    int q_s0,
+    int q_s1,
+    int q_s2,
+    int q_s3,
+    const __grid_constant__ ImaTensorMap q_tma,
+    const __half* __restrict__ k,
+    int k_s0,
+    int k_s1,
+    int k_s2,
+    int k_s3,
+    const __grid_constant__ ImaTensorMap k_tma,
+    float* __restrict__ o,
+    int o_s0,
+    int o_s1,
+    int o_s2,
+    int o_s3,
+    int B,
+    int H,
+    int S,
+    int D,
+    int T,
+    float scale) {
+    using namespace ima_attn_scores_tma_f32;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 4 == 0);
+    run<int, false>(ima_attn_scores_tma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
+        ima_attn_scores_tma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
+        ima_attn_scores_tma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64(
+    const __half* __restrict__ q,
+    long long q_s0,
+    long long q_s1,
+    long long q_s2,
+    long long q_s3,
+    const __grid_constant__ ImaTensorMap q_tma,
+    const __half* __restrict__ k,
+    long long k_s0,
+    long long k_s1,
+    long long k_s2,
+    long long k_s3,
+    const __grid_constant__ ImaTensorMap k_tma,
+    float* __restrict__ o,
+    long long o_s0,
+    long long o_s1,
+    long long o_s2,
+    long long o_s3,
+    long long B,
+    long long H,
+    long long S,
+    long long D,
+    long long T,
+    float scale) {
+    using namespace ima_attn_scores_tma_f32;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 4 == 0);
+    run<long long, false>(ima_attn_scores_tma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
+        ima_attn_scores_tma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
+        ima_attn_scores_tma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32_checked(
+    const __half* __restrict__ q,
+    int q_s0,
+    int q_s1,
+    int q_s2,
+    int q_s3,
+    const __grid_constant__ ImaTensorMap q_tma,
+    const __half* __restrict__ k,
+    int k_s0,
+    int k_s1,
+    int k_s2,
+    int k_s3,
+    const __grid_constant__ ImaTensorMap k_tma,
+    float* __restrict__ o,
+    int o_s0,
+    int o_s1,
+    int o_s2,
+    int o_s3,
+    int B,
+    int H,
+    int S,
+    int D,
+    int T,
+    float scale,
+    ImaRecord* ima_record) {
+    using namespace ima_attn_scores_tma_f32;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 4 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_attn_scores_tma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
+        ima_attn_scores_tma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
+        ima_attn_scores_tma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = D;
+            break;
+        case 1:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = T;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = T;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 256;
+            ima_extent[2] = 64;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_checked(
+    const __half* __restrict__ q,
+    long long q_s0,
+    long long q_s1,
+    long long q_s2,
+    long long q_s3,
+    const __grid_constant__ ImaTensorMap q_tma,
+    const __half* __restrict__ k,
+    long long k_s0,
+    long long k_s1,
+    long long k_s2,
+    long long k_s3,
+    const __grid_constant__ ImaTensorMap k_tma,
+    float* __restrict__ o,
+    long long o_s0,
+    long long o_s1,
+    long long o_s2,
+    long long o_s3,
+    long long B,
+    long long H,
+    long long S,
+    long long D,
+    long long T,
+    float scale,
+    ImaRecord* ima_record) {
+    using namespace ima_attn_scores_tma_f32;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(D % 8 == 0);
+    __builtin_assume(T % 4 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_attn_scores_tma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
+        ima_attn_scores_tma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
+        ima_attn_scores_tma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+        B,
+        H,
+        S,
+        D,
+        T,
+        scale,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = D;
+            break;
+        case 1:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = T;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = B;
+            ima_extent[1] = H;
+            ima_extent[2] = S;
+            ima_extent[3] = T;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 128;
+            ima_extent[2] = 64;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 256;
+            ima_extent[2] = 64;
             break;
         }
         ima_flush(ima_record, &ima_pending, ima_extent);

@@ -19,6 +19,8 @@ pub const SPEC_FILE: &str = "specs/gemm_tma.ima";
 pub struct Kernels {
     pub gemm_tma_f16: GemmTmaF16,
     pub gemm_tma_bf16: GemmTmaBf16,
+    pub attn_scores_tma: AttnScoresTma,
+    pub attn_scores_tma_f32: AttnScoresTmaF32,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -30,6 +32,8 @@ impl Kernels {
     pub fn set_checked(&self, on: bool) {
         self.gemm_tma_f16.kernel.set_checked(on);
         self.gemm_tma_bf16.kernel.set_checked(on);
+        self.attn_scores_tma.kernel.set_checked(on);
+        self.attn_scores_tma_f32.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -38,6 +42,8 @@ impl Kernels {
     pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
         self.gemm_tma_f16.kernel.set_checked_mode(mode);
         self.gemm_tma_bf16.kernel.set_checked_mode(mode);
+        self.attn_scores_tma.kernel.set_checked_mode(mode);
+        self.attn_scores_tma_f32.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -45,6 +51,8 @@ impl Kernels {
     pub fn check_deferred(&self) -> Result<(), ima::Error> {
         self.gemm_tma_f16.kernel.check_deferred()?;
         self.gemm_tma_bf16.kernel.check_deferred()?;
+        self.attn_scores_tma.kernel.check_deferred()?;
+        self.attn_scores_tma_f32.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -53,6 +61,8 @@ impl Kernels {
     pub fn set_sync(&self, on: bool) {
         self.gemm_tma_f16.kernel.set_sync(on);
         self.gemm_tma_bf16.kernel.set_sync(on);
+        self.attn_scores_tma.kernel.set_sync(on);
+        self.attn_scores_tma_f32.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -64,6 +74,12 @@ impl Kernels {
             },
             gemm_tma_bf16: GemmTmaBf16 {
                 kernel: module.kernel(&GEMM_TMA_BF16)?,
+            },
+            attn_scores_tma: AttnScoresTma {
+                kernel: module.kernel(&ATTN_SCORES_TMA)?,
+            },
+            attn_scores_tma_f32: AttnScoresTmaF32 {
+                kernel: module.kernel(&ATTN_SCORES_TMA_F32)?,
             },
         })
     }
@@ -389,4 +405,338 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: false,
     entry_i32: "gemm_tma_bf16_i32",
     entry_i64: "gemm_tma_bf16_i64",
+};
+
+/// `attn_scores_tma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)`
+///
+/// Attention scores on Hopper, o = q · kᵀ · scale, f16 out: a block per 128 rows of q
+///
+/// for one (b, h) walks the keys 256 at a time, D 64 at a time; the TMA unit copies q's
+///
+/// rows and the key tile (rank-4 tensor maps: rows past S or T, columns past D arrive as
+///
+/// zeros), and two consumer warpgroups multiply 64 x 256 each, keys as a K-major operand.
+///
+/// Declared at `specs/gemm_tma.ima:82`.
+pub struct AttnScoresTma {
+    kernel: ima::Kernel,
+}
+
+impl AttnScoresTma {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &ATTN_SCORES_TMA;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`AttnScoresTmaArgs`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: AttnScoresTmaArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let AttnScoresTmaArgs { q, k, o, scale } = args;
+        self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: AttnScoresTmaArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let AttnScoresTmaArgs { q, k, o, scale } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
+    }
+}
+
+/// The arguments of [`AttnScoresTma::launch`] and [`AttnScoresTma::launch_in`], by name.
+///
+/// `attn_scores_tma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct AttnScoresTmaArgs<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::ReadTensor<ima::half::f16>, O: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[B, H, S, D]`, contiguous, 16-byte aligned
+    pub q: &'a Q,
+    /// f16 `[B, H, T, D]`, contiguous, 16-byte aligned
+    pub k: &'a K,
+    /// f16 `[B, H, S, T]`, contiguous, 16-byte aligned
+    pub o: &'a mut O,
+    /// f32
+    pub scale: f32,
+}
+
+/// The contract of `attn_scores_tma`.
+pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
+    name: "attn_scores_tma",
+    signature: "attn_scores_tma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)",
+    location: "specs/gemm_tma.ima:82",
+    symbols: &[
+        ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "S", bound_by: ima::Binding { arg: 0, dim: 2 } },
+        ima::Symbol { name: "D", bound_by: ima::Binding { arg: 0, dim: 3 } },
+        ima::Symbol { name: "T", bound_by: ima::Binding { arg: 1, dim: 2 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "q",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "S", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 128, cols: 64 }),
+        },
+        ima::TensorArg {
+            name: "k",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "T", expr: ima::Expr::Sym(4) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 256, cols: 64 }),
+        },
+        ima::TensorArg {
+            name: "o",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "S", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "T", expr: ima::Expr::Sym(4) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+        ima::Param { name: "scale", dtype: ima::DType::F32 },
+    ],
+    constraints: &[
+        ima::Constraint { text: "D % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(3), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "T % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+    ],
+    shared: &[
+        ima::SharedArray {
+            name: "qs",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "128", expr: ima::Expr::Const(128) },
+                ima::Extent { text: "64", expr: ima::Expr::Const(64) },
+            ],
+            align: 1024,
+        },
+        ima::SharedArray {
+            name: "ks",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "256", expr: ima::Expr::Const(256) },
+                ima::Extent { text: "64", expr: ima::Expr::Const(64) },
+            ],
+            align: 1024,
+        },
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1))] },
+    empty: ima::EmptyPolicy::Skip,
+    block: [384, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "attn_scores_tma_i32",
+    entry_i64: "attn_scores_tma_i64",
+};
+
+/// `attn_scores_tma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`
+///
+/// The same scores with f32 out.
+///
+/// Declared at `specs/gemm_tma.ima:123`.
+pub struct AttnScoresTmaF32 {
+    kernel: ima::Kernel,
+}
+
+impl AttnScoresTmaF32 {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &ATTN_SCORES_TMA_F32;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`AttnScoresTmaF32Args`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: AttnScoresTmaF32Args<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let AttnScoresTmaF32Args { q, k, o, scale } = args;
+        self.kernel.launch(stream, &mut [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: AttnScoresTmaF32Args<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let AttnScoresTmaF32Args { q, k, o, scale } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(q), ima::KernelArg::read(k), ima::KernelArg::write(o)], &[ima::Scalar::F32(scale)])
+    }
+}
+
+/// The arguments of [`AttnScoresTmaF32::launch`] and [`AttnScoresTmaF32::launch_in`], by name.
+///
+/// `attn_scores_tma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct AttnScoresTmaF32Args<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::ReadTensor<ima::half::f16>, O: ima::WriteTensor<f32>> {
+    /// f16 `[B, H, S, D]`, contiguous, 16-byte aligned
+    pub q: &'a Q,
+    /// f16 `[B, H, T, D]`, contiguous, 16-byte aligned
+    pub k: &'a K,
+    /// f32 `[B, H, S, T]`, contiguous, 16-byte aligned
+    pub o: &'a mut O,
+    /// f32
+    pub scale: f32,
+}
+
+/// The contract of `attn_scores_tma_f32`.
+pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
+    name: "attn_scores_tma_f32",
+    signature: "attn_scores_tma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
+    location: "specs/gemm_tma.ima:123",
+    symbols: &[
+        ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "S", bound_by: ima::Binding { arg: 0, dim: 2 } },
+        ima::Symbol { name: "D", bound_by: ima::Binding { arg: 0, dim: 3 } },
+        ima::Symbol { name: "T", bound_by: ima::Binding { arg: 1, dim: 2 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "q",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "S", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 128, cols: 64 }),
+        },
+        ima::TensorArg {
+            name: "k",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "T", expr: ima::Expr::Sym(4) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 256, cols: 64 }),
+        },
+        ima::TensorArg {
+            name: "o",
+            role: ima::Role::Out,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "H", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "S", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "T", expr: ima::Expr::Sym(4) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+        ima::Param { name: "scale", dtype: ima::DType::F32 },
+    ],
+    constraints: &[
+        ima::Constraint { text: "D % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(3), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "T % 4 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(4)), &ima::Expr::Const(0)) },
+    ],
+    shared: &[
+        ima::SharedArray {
+            name: "qs",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "128", expr: ima::Expr::Const(128) },
+                ima::Extent { text: "64", expr: ima::Expr::Const(64) },
+            ],
+            align: 1024,
+        },
+        ima::SharedArray {
+            name: "ks",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "256", expr: ima::Expr::Const(256) },
+                ima::Extent { text: "64", expr: ima::Expr::Const(64) },
+            ],
+            align: 1024,
+        },
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1))] },
+    empty: ima::EmptyPolicy::Skip,
+    block: [384, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "attn_scores_tma_f32_i32",
+    entry_i64: "attn_scores_tma_f32_i64",
 };

@@ -1013,6 +1013,14 @@ struct ImaWgAcc {
     // The first of this thread's warp's 16 rows among the warpgroup's 64.
     __device__ __forceinline__ int row0() const { return 16 * int(threadIdx.x % 128 / 32); }
 
+    // Every accumulator times s (a softmax scale, say), before the stores.
+    __device__ __forceinline__ void scale(float s) {
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
     __device__ __forceinline__ void mma(const ImaTmaTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
                                         const ImaTmaTile<T, RB, CB, CH>& b) {
@@ -1407,7 +1415,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 1411 "index.cu"
+#line 1419 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2035,7 +2043,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2039 "index.cu"
+#line 2047 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2500,7 +2508,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 2504 "index.cu"
+#line 2512 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2857,7 +2865,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 2861 "index.cu"
+#line 2869 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

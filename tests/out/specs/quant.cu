@@ -1012,6 +1012,14 @@ struct ImaWgAcc {
     // The first of this thread's warp's 16 rows among the warpgroup's 64.
     __device__ __forceinline__ int row0() const { return 16 * int(threadIdx.x % 128 / 32); }
 
+    // Every accumulator times s (a softmax scale, say), before the stores.
+    __device__ __forceinline__ void scale(float s) {
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
     __device__ __forceinline__ void mma(const ImaTmaTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
                                         const ImaTmaTile<T, RB, CB, CH>& b) {
@@ -1726,7 +1734,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1730 "quant.cu"
+#line 1738 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2390,7 +2398,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2394 "quant.cu"
+#line 2402 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3027,7 +3035,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3031 "quant.cu"
+#line 3039 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3671,7 +3679,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3675 "quant.cu"
+#line 3683 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4220,7 +4228,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4224 "quant.cu"
+#line 4232 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4535,7 +4543,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4539 "quant.cu"
+#line 4547 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5378,7 +5386,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5382 "quant.cu"
+#line 5390 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5992,7 +6000,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5996 "quant.cu"
+#line 6004 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
