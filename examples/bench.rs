@@ -1460,13 +1460,14 @@ fn gemm_tma_of<T: ima::Element>(
     });
     if b.opts.variant("twin") {
         // The spec's grid(ceil(N / 256), ceil(M / 128)) block(384); 4 stages of a
-        // (128 x 64) and b (64 x 256), 1024 bytes of slack to align them.
+        // (128 x 64) and b (64 x 256), 1024 bytes of slack to align them, and the 8
+        // mbarriers after them.
         let (f, cfg) = twin_with_smem(
             b,
             &format!("twin_gemm_tma_{name}"),
             (n.div_ceil(256), n.div_ceil(128), 1),
             384,
-            4 * (128 * 64 + 64 * 256) * 2 + 1024,
+            4 * (128 * 64 + 64 * 256) * 2 + 1024 + 64,
         )?;
         // A's boxes are 128 rows by 64 of K, b's 64 of K by 64 columns (a stage takes
         // four).

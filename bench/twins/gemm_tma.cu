@@ -150,11 +150,13 @@ __device__ __forceinline__ void gemm_tma(const CUtensorMap& tm_a, const CUtensor
         const int col = n0 + 8 * j + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const float* c0 = &d[4 * j + 2 * h];
-            const float* c1 = &d[4 * j + 4 + 2 * h];
-            const float s0 = odd ? c0[0] : c1[0], s1 = odd ? c0[1] : c1[1];
+            // Tile j's pair (a0, a1) and tile j + 1's (b0, b1), by constant index, so that the
+            // accumulators stay registers.
+            const float a0 = d[4 * j + 2 * h], a1 = d[4 * j + 2 * h + 1];
+            const float b0 = d[4 * j + 4 + 2 * h], b1 = d[4 * j + 4 + 2 * h + 1];
+            const float s0 = odd ? a0 : b0, s1 = odd ? a1 : b1;
             const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
-            const T v[4] = {T(odd ? r0 : c0[0]), T(odd ? r1 : c0[1]), T(odd ? c1[0] : r0), T(odd ? c1[1] : r1)};
+            const T v[4] = {T(odd ? r0 : a0), T(odd ? r1 : a1), T(odd ? b0 : r0), T(odd ? b1 : r1)};
             const int row = m0 + 64 * cw + 16 * w + l / 4 + 8 * h;
             uint2 packed;
             memcpy(&packed, v, 8);

@@ -196,8 +196,9 @@ struct SharedCu {
     /// The offset of the tile at the leading indices: the array's offset with the last
     /// two indices 0.
     tile_offset: String,
-    /// Alignment of its start in bytes; at 1024 it has `tma_tile`.
-    align: u64,
+    /// Aligned to 1024 bytes with constant last two extents (rows, columns): it has
+    /// `tma_tile` of that shape.
+    tma_tile: Option<(i64, i64)>,
     /// Alignment of the next array's start (its own for the last), which the carve
     /// rounds its end up to.
     next_align: u64,
@@ -502,7 +503,10 @@ fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
         lead_params: (0..lead).map(|d| format!(", I i{d}")).collect(),
         lead_indices_then_zeros: list((0..rank).map(tile_index)),
         tile_offset: row_major_offset(rank, tile_index),
-        align: a.align,
+        tma_tile: match &a.dims[..] {
+            [.., r, c] if a.align >= 1024 => r.expr.eval_const().zip(c.expr.eval_const()),
+            _ => None,
+        },
         next_align: k.shared.get(i + 1).map_or(a.align, |b| b.align),
     }
 }

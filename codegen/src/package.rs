@@ -54,6 +54,8 @@ struct LibRs<'a> {
 #[template(path = "crate/runtime.rs", escape = "none")]
 struct RuntimeRs<'a> {
     archs: &'a [String],
+    /// A kernel reads a `tma` argument: on a 9.0 device only sm_90a PTX has it.
+    needs_sm90a: bool,
 }
 
 /// The crate's package name: `specs/attn.ima` → `attn-kernels`.
@@ -116,6 +118,10 @@ pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> V
             "src/runtime.rs",
             render(&RuntimeRs {
                 archs: &options.archs,
+                needs_sm90a: m
+                    .kernels
+                    .iter()
+                    .any(|k| k.args.iter().any(|a| a.tma.is_some())),
             }),
         ),
         file(

@@ -194,18 +194,18 @@ struct {{ p.name }}_t {
     // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
     // bounds every box: elements past the extents arrive as zeros, and nothing outside
     // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
-    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
-    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<{{ p.c_type }}, ROWS, COLS, C>& dst, ImaBarrier bar, {{ p.index_params }}) const {
         static_assert(ROWS == {{ t.rows }} && COLS % {{ t.cols }} == 0, "a TMA tile is whole boxes of the argument's tma({{ t.rows }}, {{ t.cols }})");
         const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
-        bool ok = dst.ok && ima_nonempty<I, {{ p.rank }}>(e);
+        bool ok = ima_nonempty<I, {{ p.rank }}>(e);
         if constexpr (IMA_CHECKED) {
-            if (ok) ok = ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 0, i, e);
+            if (ok && dst.ok) ok = ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 0, i, e);
         }
         const int c[{{ p.rank }}] = {{ "{" }}{{ t.coords_inner_first }}{{ "}" }};
-        ima_tma_load<{{ p.rank }}, COLS / {{ t.cols }}>(dst.addr, tma, bar, c, {{ t.cols }}, ROWS * 128, ok);
+        ima_tma_load<{{ p.rank }}, COLS / {{ t.cols }}>(dst.addr, tma, bar, c, {{ t.cols }}, ROWS * 128, dst.ok, ok);
     }
 #endif
 {%- when None %}
@@ -820,31 +820,29 @@ struct {{ a.name }}_t {
         }
         return t;
     }
-{%- if a.align >= 1024 %}
+{%- match a.tma_tile %}
+{%- when Some with (tt) %}
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Its last two dimensions{% if a.rank > 2 %} at ({{ a.lead_indices }}){% endif %} as a ROWS x COLS tile in TMA's
     // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
-    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
-    // checked entry point checks both and the leading indices, once; a refused tile is not
-    // loaded, and the MMA reads the array's start in its place.
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaTmaTile<{{ a.c_type }}, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>{{ a.lead_params }}) const {
+        static_assert(ROWS == {{ tt.0 }} && COLS == {{ tt.1 }}, "a TMA tile of shared {{ a.name }} is its last two extents, {{ tt.0 }} x {{ tt.1 }}");
         ImaTmaTile<{{ a.c_type }}, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[{{ a.tile_offset }}])), rec, {{ a.arg }}, true};
         if constexpr (IMA_CHECKED) {
-            if (!(ROWS == d{{ a.rank - 2 }} && COLS == d{{ a.rank - 1 }})) {
-                const I i[2] = {ROWS, COLS}, e[2] = {d{{ a.rank - 2 }}, d{{ a.rank - 1 }}};
-                ima_report<I, 2>(rec, {{ a.arg }}, 1, IMA_TILE_SHAPE, ROWS == d{{ a.rank - 2 }} ? 1 : 0, i, e);
-                t.ok = false;
-            } else {
-                const I i[{{ a.rank }}] = {{ "{" }}{{ a.lead_indices_then_zeros }}{{ "}" }}, e[{{ a.rank }}] = {{ "{" }}{{ a.dim_list }}{{ "}" }};
-                t.ok = ima_in_bounds<I, {{ a.rank }}>(rec, {{ a.arg }}, 1, i, e);
-            }
+            const I i[{{ a.rank }}] = {{ "{" }}{{ a.lead_indices_then_zeros }}{{ "}" }}, e[{{ a.rank }}] = {{ "{" }}{{ a.dim_list }}{{ "}" }};
+            t.ok = ima_in_bounds<I, {{ a.rank }}>(rec, {{ a.arg }}, 1, i, e);
             if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
         }
         return t;
     }
 #endif
-{%- endif %}
+{%- when None %}
+{%- endmatch %}
 {%- endif %}
 {%- endif %}
 };

@@ -20,10 +20,10 @@ pub(crate) struct TensorMap(pub [u64; 16]);
 // SAFETY: 128 plain bytes with the layout of the CUDA type, passed by value.
 unsafe impl cudarc::driver::DeviceRepr for TensorMap {}
 
-/// The TMA element type of `dtype`, where it has one.
-fn data_type(dtype: DType) -> Option<sys::CUtensorMapDataType> {
+/// The TMA element type of `dtype`.
+fn data_type(dtype: DType) -> sys::CUtensorMapDataType {
     use sys::CUtensorMapDataType::*;
-    Some(match dtype {
+    match dtype {
         DType::F16 => CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         DType::BF16 => CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         DType::F32 => CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
@@ -32,9 +32,10 @@ fn data_type(dtype: DType) -> Option<sys::CUtensorMapDataType> {
         DType::U32 => CU_TENSOR_MAP_DATA_TYPE_UINT32,
         DType::I64 => CU_TENSOR_MAP_DATA_TYPE_INT64,
         DType::U64 => CU_TENSOR_MAP_DATA_TYPE_UINT64,
-        DType::U8 | DType::I8 => CU_TENSOR_MAP_DATA_TYPE_UINT8,
-        _ => return None,
-    })
+        DType::I16 | DType::U16 => CU_TENSOR_MAP_DATA_TYPE_UINT16,
+        // Bytes: the TMA unit copies them whatever they mean.
+        DType::U8 | DType::I8 | DType::E4M3 | DType::E5M2 => CU_TENSOR_MAP_DATA_TYPE_UINT8,
+    }
 }
 
 /// The tensor map of `arg` of kernel `kernel`, whose view `meta` passed the launch's checks:
@@ -56,15 +57,18 @@ pub(crate) fn encode(
     if meta.shape.contains(&0) {
         return Ok(TensorMap([0; 16]));
     }
-    let dtype = data_type(arg.dtype)
-        .ok_or_else(|| fail(format!("TMA has no element type {}", arg.dtype.name())))?;
+    let dtype = data_type(arg.dtype);
     let rank = meta.shape.len();
     let size = arg.dtype.size() as u64;
-    // Innermost first, as the driver takes them; a coordinate is an i32 in the kernel.
+    // Innermost first, as the driver takes them; a coordinate is an i32 in the kernel. The
+    // strides are the row-major ones of the shape: the view's equal them wherever they
+    // matter, and a dimension of extent 1 (whose stride the layout checks ignore, and a
+    // caller may have set to anything) is never stepped over.
     let mut dims = [1u64; 5];
     let mut strides = [0u64; 4];
     let mut boxes = [1u32; 5];
-    for (i, (&n, &s)) in meta.shape.iter().zip(meta.strides).rev().enumerate() {
+    let mut reach = size;
+    for (i, &n) in meta.shape.iter().rev().enumerate() {
         if n > i32::MAX as usize {
             return Err(fail(format!(
                 "dimension {} has {n} elements, past a TMA coordinate's 2^31",
@@ -73,8 +77,9 @@ pub(crate) fn encode(
         }
         dims[i] = n as u64;
         if i > 0 {
-            strides[i - 1] = s as u64 * size;
+            strides[i - 1] = reach;
         }
+        reach *= n as u64;
     }
     boxes[0] = b.cols;
     boxes[1] = b.rows;

@@ -80,6 +80,12 @@ impl<'a> KernelChecker<'a> {
                 None
             }
         });
+        let most = shared
+            .iter()
+            .map(|a| a.align)
+            .max()
+            .unwrap_or(SHARED_ALIGN as u64);
+        let slack = most.saturating_sub(SHARED_ALIGN as u64);
         let mut total: u64 = 0;
         for (a, decl) in shared.iter().zip(decls) {
             let mut elems: u64 = 1;
@@ -102,9 +108,14 @@ impl<'a> KernelChecker<'a> {
                     }
                 }
             }
+            // Laid out as the runtime lays them out: each array at a multiple of its
+            // alignment, and the bytes that align their start reserved too.
             let bytes = elems.saturating_mul(a.dtype.size() as u64);
-            total = total.saturating_add(bytes.div_ceil(16).saturating_mul(16));
-            if total > MAX_SHARED_BYTES {
+            total = total
+                .checked_next_multiple_of(a.align)
+                .unwrap_or(u64::MAX)
+                .saturating_add(bytes);
+            if total.saturating_add(slack) > MAX_SHARED_BYTES {
                 self.error(CheckError::SharedTooLarge {
                     name: a.name.clone(),
                     total,

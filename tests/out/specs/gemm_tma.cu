@@ -746,8 +746,9 @@ struct ImaBarrier {
 // A ROWS x COLS tile of a shared array in the layout TMA writes with its 128-byte swizzle:
 // panels of 128-byte rows (PANEL columns), panel p at p * ROWS * 128 bytes, the 16-byte
 // chunks of row r XOR-ed with r % 8 (the pattern repeats every 1024 bytes, hence the
-// array's align(1024)). `ok` is false for a tile a checked entry point refused, whose
-// address is then its array's start: loads skip it, and the MMA reads it.
+// array's align(1024)). `ok` is false for a tile a checked entry point refused (its
+// leading indices outside the array), whose address is then its array's first tile:
+// loads leave it alone, and the MMA reads it.
 template <typename T, int ROWS, int COLS, bool CHECKED>
 struct ImaTmaTile {
     static constexpr int PANEL = 128 / int(sizeof(T));
@@ -786,13 +787,17 @@ __device__ __forceinline__ void ima_mbar_arrive(unsigned bar) {
 
 // BOXES boxes of a tensor map side by side along its innermost dimension (box b at
 // coordinate c[0] + b * box_cols, landing at dst + b * box_bytes), their bytes first
-// added to what the barrier's phase waits for. One thread issues them. When `ok` is false
-// (a refused tile, or an empty tensor) nothing is read: the tile is zero-filled by the
-// thread instead, and fenced for the MMA's reads, so that the pipeline goes on.
+// added to what the barrier's phase waits for. One thread issues them. Nothing is
+// expected of the barrier unless they are issued, so a load that is not still lets the
+// stage complete: when `write` is false (a shared tile a checked entry point refused) the
+// tile is left alone; when `ok` is false (an origin it refused, or an empty tensor)
+// nothing is read, and the tile is zero-filled by the thread instead and fenced for the
+// MMA's reads.
 template <int R, int BOXES>
 __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* map, ImaBarrier bar, const int (&c)[R],
-                                             int box_cols, unsigned box_bytes, bool ok) {
+                                             int box_cols, unsigned box_bytes, bool write, bool ok) {
     static_assert(R >= 2 && R <= 5, "a tensor map has 2 to 5 dimensions");
+    if (!write) return;
     if (!ok) {
         for (unsigned o = 0; o < BOXES * box_bytes; o += 16)
             asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(dst + o), "r"(0u) : "memory");
@@ -841,7 +846,11 @@ __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* m
 // consumer calls `consume(steps, compute)`: it waits for stage s's bytes, runs
 // `compute(s, t)` (ImaWgAcc's `mma`, which waits for its products) and frees the stage.
 // The producer gives its registers back (setmaxnreg) to the consumers, which hold the
-// accumulators.
+// accumulators: the kernel must keep one block an SM (no `min_blocks` above 1), whose
+// registers the counts below share out. A pipeline runs one main loop: `produce` and
+// `consume` are called once each (a second loop would restart the barriers' phases).
+// The barriers count on a block of exactly 128 (1 + CONSUMERS) threads along x; another
+// shape traps at the start, rather than hang.
 template <int STAGES, int CONSUMERS>
 struct ImaTmaPipeline {
     static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
@@ -850,6 +859,7 @@ struct ImaTmaPipeline {
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
+        if (blockDim.x != 128 * (1 + CONSUMERS) || blockDim.y != 1 || blockDim.z != 1) __trap();
         __shared__ __align__(8) unsigned long long bars[2 * STAGES];
         full = unsigned(__cvta_generic_to_shared(bars));
         empty = full + 8 * STAGES;
@@ -1027,6 +1037,7 @@ struct ImaWgAcc {
         static_assert(sizeof(T) == 2, "warpgroup MMA here multiplies 16-bit elements");
         static_assert(KA % 16 == 0 && (B_KN ? RB == KA && CB == N : CB == KA && RB == N),
                       "A's columns are B's k, and B has the accumulator's N");
+        static_assert(RA % 64 == 0, "A's tile is whole warpgroups of 64 rows");
         constexpr int PANEL = 64;  // 16-bit columns in a 128-byte panel
         if constexpr (CH) {
             // Refused rows are reported and rows 0 multiplied instead (a refused tile points
@@ -1260,18 +1271,18 @@ struct a_t {
     // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
     // bounds every box: elements past the extents arrive as zeros, and nothing outside
     // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
-    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
-    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
         static_assert(ROWS == 128 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        bool ok = dst.ok && ima_nonempty<I, 2>(e);
+        bool ok = ima_nonempty<I, 2>(e);
         if constexpr (IMA_CHECKED) {
-            if (ok) ok = ima_in_bounds<I, 2>(rec, 0, 0, i, e);
+            if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 0, 0, i, e);
         }
         const int c[2] = {int(i1), int(i0)};
-        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -1350,18 +1361,18 @@ struct b_t {
     // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
     // bounds every box: elements past the extents arrive as zeros, and nothing outside
     // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
-    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
-    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
         static_assert(ROWS == 64 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(64, 64)");
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        bool ok = dst.ok && ima_nonempty<I, 2>(e);
+        bool ok = ima_nonempty<I, 2>(e);
         if constexpr (IMA_CHECKED) {
-            if (ok) ok = ima_in_bounds<I, 2>(rec, 1, 0, i, e);
+            if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 1, 0, i, e);
         }
         const int c[2] = {int(i1), int(i0)};
-        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -1542,21 +1553,17 @@ struct sa_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
     // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
-    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
-    // checked entry point checks both and the leading indices, once; a refused tile is not
-    // loaded, and the MMA reads the array's start in its place.
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 128 && COLS == 64, "a TMA tile of shared sa is its last two extents, 128 x 64");
         ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -1, true};
         if constexpr (IMA_CHECKED) {
-            if (!(ROWS == d1 && COLS == d2)) {
-                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
-                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
-                t.ok = false;
-            } else {
-                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
-                t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
-            }
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
             if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
         }
         return t;
@@ -1613,21 +1620,17 @@ struct sb_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
     // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
-    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
-    // checked entry point checks both and the leading indices, once; a refused tile is not
-    // loaded, and the MMA reads the array's start in its place.
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 64 && COLS == 256, "a TMA tile of shared sb is its last two extents, 64 x 256");
         ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -2, true};
         if constexpr (IMA_CHECKED) {
-            if (!(ROWS == d1 && COLS == d2)) {
-                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
-                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
-                t.ok = false;
-            } else {
-                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
-                t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
-            }
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
             if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
         }
         return t;
@@ -1667,7 +1670,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1671 "gemm_tma.cu"
+#line 1674 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1982,18 +1985,18 @@ struct a_t {
     // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
     // bounds every box: elements past the extents arrive as zeros, and nothing outside
     // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
-    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
-    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__nv_bfloat16, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
         static_assert(ROWS == 128 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        bool ok = dst.ok && ima_nonempty<I, 2>(e);
+        bool ok = ima_nonempty<I, 2>(e);
         if constexpr (IMA_CHECKED) {
-            if (ok) ok = ima_in_bounds<I, 2>(rec, 0, 0, i, e);
+            if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 0, 0, i, e);
         }
         const int c[2] = {int(i1), int(i0)};
-        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -2072,18 +2075,18 @@ struct b_t {
     // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
     // bounds every box: elements past the extents arrive as zeros, and nothing outside
     // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
-    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
-    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__nv_bfloat16, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
         static_assert(ROWS == 64 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(64, 64)");
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
-        bool ok = dst.ok && ima_nonempty<I, 2>(e);
+        bool ok = ima_nonempty<I, 2>(e);
         if constexpr (IMA_CHECKED) {
-            if (ok) ok = ima_in_bounds<I, 2>(rec, 1, 0, i, e);
+            if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 1, 0, i, e);
         }
         const int c[2] = {int(i1), int(i0)};
-        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -2264,21 +2267,17 @@ struct sa_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
     // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
-    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
-    // checked entry point checks both and the leading indices, once; a refused tile is not
-    // loaded, and the MMA reads the array's start in its place.
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaTmaTile<__nv_bfloat16, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 128 && COLS == 64, "a TMA tile of shared sa is its last two extents, 128 x 64");
         ImaTmaTile<__nv_bfloat16, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -1, true};
         if constexpr (IMA_CHECKED) {
-            if (!(ROWS == d1 && COLS == d2)) {
-                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
-                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
-                t.ok = false;
-            } else {
-                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
-                t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
-            }
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
             if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
         }
         return t;
@@ -2335,21 +2334,17 @@ struct sb_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
     // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
-    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
-    // checked entry point checks both and the leading indices, once; a refused tile is not
-    // loaded, and the MMA reads the array's start in its place.
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaTmaTile<__nv_bfloat16, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 64 && COLS == 256, "a TMA tile of shared sb is its last two extents, 64 x 256");
         ImaTmaTile<__nv_bfloat16, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -2, true};
         if constexpr (IMA_CHECKED) {
-            if (!(ROWS == d1 && COLS == d2)) {
-                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
-                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
-                t.ok = false;
-            } else {
-                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
-                t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
-            }
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
             if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
         }
         return t;
@@ -2389,7 +2384,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2393 "gemm_tma.cu"
+#line 2388 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2619,10 +2614,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 // ---------------------------------------------------------------------------------------
 // attn_scores_tma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)
-// Attention scores on Hopper, o = q · kᵀ · scale, f16 out: a block per 128 rows of q
-// for one (b, h) walks the keys 256 at a time, D 64 at a time; the TMA unit copies q's
-// rows and the key tile (rank-4 tensor maps: rows past S or T, columns past D arrive as
-// zeros), and two consumer warpgroups multiply 64 x 256 each, keys as a K-major operand.
+// Attention scores on Hopper, o = q · kᵀ · scale, f16 out: one block an SM of the H100
+// and H200 (132), each walking items of 128 rows of q for one (b, h), and within an item
+// the keys 256 at a time, D 64 at a time; the TMA unit copies q's rows and the key tile
+// (rank-4 tensor maps: rows past S or T, columns past D arrive as zeros), and two
+// consumer warpgroups multiply 64 x 256 each, keys as a K-major operand.
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -2703,18 +2699,18 @@ struct q_t {
     // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
     // bounds every box: elements past the extents arrive as zeros, and nothing outside
     // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
-    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
-    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
         static_assert(ROWS == 128 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        bool ok = dst.ok && ima_nonempty<I, 4>(e);
+        bool ok = ima_nonempty<I, 4>(e);
         if constexpr (IMA_CHECKED) {
-            if (ok) ok = ima_in_bounds<I, 4>(rec, 0, 0, i, e);
+            if (ok && dst.ok) ok = ima_in_bounds<I, 4>(rec, 0, 0, i, e);
         }
         const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
-        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -2793,18 +2789,18 @@ struct k_t {
     // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
     // bounds every box: elements past the extents arrive as zeros, and nothing outside
     // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
-    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
-    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
         static_assert(ROWS == 256 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(256, 64)");
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        bool ok = dst.ok && ima_nonempty<I, 4>(e);
+        bool ok = ima_nonempty<I, 4>(e);
         if constexpr (IMA_CHECKED) {
-            if (ok) ok = ima_in_bounds<I, 4>(rec, 1, 0, i, e);
+            if (ok && dst.ok) ok = ima_in_bounds<I, 4>(rec, 1, 0, i, e);
         }
         const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
-        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -2985,21 +2981,17 @@ struct qs_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
     // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
-    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
-    // checked entry point checks both and the leading indices, once; a refused tile is not
-    // loaded, and the MMA reads the array's start in its place.
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 128 && COLS == 64, "a TMA tile of shared qs is its last two extents, 128 x 64");
         ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -1, true};
         if constexpr (IMA_CHECKED) {
-            if (!(ROWS == d1 && COLS == d2)) {
-                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
-                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
-                t.ok = false;
-            } else {
-                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
-                t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
-            }
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
             if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
         }
         return t;
@@ -3056,21 +3048,17 @@ struct ks_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
     // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
-    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
-    // checked entry point checks both and the leading indices, once; a refused tile is not
-    // loaded, and the MMA reads the array's start in its place.
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 256 && COLS == 64, "a TMA tile of shared ks is its last two extents, 256 x 64");
         ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -2, true};
         if constexpr (IMA_CHECKED) {
-            if (!(ROWS == d1 && COLS == d2)) {
-                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
-                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
-                t.ok = false;
-            } else {
-                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
-                t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
-            }
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
             if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
         }
         return t;
@@ -3091,15 +3079,28 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 91 "specs/gemm_tma.ima"
+#line 92 "specs/gemm_tma.ima"
 
-        const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
-        // Step u is chunk u % DC of D for the tile of 256 keys u / DC.
-        const I DC = ima_ceil_div(D, I(64)), steps = ima_ceil_div(T, I(256)) * DC;
+        // Items are (b, h, tile of 128 rows of q), a block taking items blockIdx.x,
+        // blockIdx.x + gridDim.x, ... in one pipeline, so that the next item's copies run
+        // while this one's scores are stored. An item's steps are its key tiles of 256, D
+        // 64 at a time: step u of the block is chunk u % DC of key tile u / DC % TT of its
+        // item u / (TT DC).
+        const I SI = ima_ceil_div(S, I(128)), items = SI * B * H;
+        const I DC = ima_ceil_div(D, I(64)), TT = ima_ceil_div(T, I(256));
+        const I mine = items > I(blockIdx.x) ? (items - 1 - I(blockIdx.x)) / I(gridDim.x) + 1 : I(0);
+        const auto item = [&](I u, I& b, I& h, I& i0) {
+            const I it = I(blockIdx.x) + u / (TT * DC) * I(gridDim.x), bh = it / SI;
+            b = bh / H;
+            h = bh % H;
+            i0 = it % SI * 128;
+        };
         const ImaTmaPipeline<4, 2> pipe;
         if (pipe.consumer() < 0) {
-            pipe.produce(steps, [&](int st, I u, ImaBarrier bar) {
-                const I j0 = u / DC * 256, d0 = u % DC * 64;
+            pipe.produce(mine * TT * DC, [&](int st, I u, ImaBarrier bar) {
+                I b, h, i0;
+                item(u, b, h, i0);
+                const I j0 = u / DC % TT * 256, d0 = u % DC * 64;
                 q.tma_load(qs.tma_tile(ImaConst<128>{}, ImaConst<64>{}, st), bar, b, h, i0, d0);
                 k.tma_load(ks.tma_tile(ImaConst<256>{}, ImaConst<64>{}, st), bar, b, h, j0, d0);
             });
@@ -3107,13 +3108,15 @@ __device__ __forceinline__ void body(
         }
         const int wg = pipe.consumer();
         ImaWgAcc<256> acc;
-        pipe.consume(steps, [&](int st, I u) {
+        pipe.consume(mine * TT * DC, [&](int st, I u) {
             // Keys are stored [n][k]: a K-major B (ImaConst<0>).
             acc.mma(qs.tma_tile(ImaConst<128>{}, ImaConst<64>{}, st), 64 * wg, ImaConst<0>{},
                     ks.tma_tile(ImaConst<256>{}, ImaConst<64>{}, st));
             if (u % DC != DC - 1) return;
             // The tile's last chunk of D: its scores leave, and the next tile starts at 0.
-            const I j0 = u / DC * 256;
+            I b, h, i0;
+            item(u, b, h, i0);
+            const I j0 = u / DC % TT * 256;
             acc.scale(scale);
             #pragma unroll
             for (int j = 0; j < 32; j += 2)
@@ -3121,7 +3124,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 3125 "gemm_tma.cu"
+#line 3128 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3495,18 +3498,18 @@ struct q_t {
     // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
     // bounds every box: elements past the extents arrive as zeros, and nothing outside
     // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
-    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
-    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
         static_assert(ROWS == 128 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        bool ok = dst.ok && ima_nonempty<I, 4>(e);
+        bool ok = ima_nonempty<I, 4>(e);
         if constexpr (IMA_CHECKED) {
-            if (ok) ok = ima_in_bounds<I, 4>(rec, 0, 0, i, e);
+            if (ok && dst.ok) ok = ima_in_bounds<I, 4>(rec, 0, 0, i, e);
         }
         const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
-        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -3585,18 +3588,18 @@ struct k_t {
     // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
     // bounds every box: elements past the extents arrive as zeros, and nothing outside
     // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
-    // point checks the origin, once; a refused tile, or any tile of an empty tensor, is
-    // not copied, and its bytes are completed on the barrier so that the pipeline goes on.
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
         static_assert(ROWS == 256 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(256, 64)");
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-        bool ok = dst.ok && ima_nonempty<I, 4>(e);
+        bool ok = ima_nonempty<I, 4>(e);
         if constexpr (IMA_CHECKED) {
-            if (ok) ok = ima_in_bounds<I, 4>(rec, 1, 0, i, e);
+            if (ok && dst.ok) ok = ima_in_bounds<I, 4>(rec, 1, 0, i, e);
         }
         const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
-        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, ok);
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -3777,21 +3780,17 @@ struct qs_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
     // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
-    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
-    // checked entry point checks both and the leading indices, once; a refused tile is not
-    // loaded, and the MMA reads the array's start in its place.
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 128 && COLS == 64, "a TMA tile of shared qs is its last two extents, 128 x 64");
         ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -1, true};
         if constexpr (IMA_CHECKED) {
-            if (!(ROWS == d1 && COLS == d2)) {
-                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
-                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
-                t.ok = false;
-            } else {
-                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
-                t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
-            }
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
             if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
         }
         return t;
@@ -3848,21 +3847,17 @@ struct ks_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
     // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
-    // operand of ImaWgAcc's warpgroup MMA. COLS and ROWS must be the last two extents. A
-    // checked entry point checks both and the leading indices, once; a refused tile is not
-    // loaded, and the MMA reads the array's start in its place.
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
     template <int ROWS, int COLS>
     __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 256 && COLS == 64, "a TMA tile of shared ks is its last two extents, 256 x 64");
         ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -2, true};
         if constexpr (IMA_CHECKED) {
-            if (!(ROWS == d1 && COLS == d2)) {
-                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
-                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS == d1 ? 1 : 0, i, e);
-                t.ok = false;
-            } else {
-                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
-                t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
-            }
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
             if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
         }
         return t;
@@ -3883,15 +3878,28 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 132 "specs/gemm_tma.ima"
+#line 148 "specs/gemm_tma.ima"
 
-        const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
-        // Step u is chunk u % DC of D for the tile of 256 keys u / DC.
-        const I DC = ima_ceil_div(D, I(64)), steps = ima_ceil_div(T, I(256)) * DC;
+        // Items are (b, h, tile of 128 rows of q), a block taking items blockIdx.x,
+        // blockIdx.x + gridDim.x, ... in one pipeline, so that the next item's copies run
+        // while this one's scores are stored. An item's steps are its key tiles of 256, D
+        // 64 at a time: step u of the block is chunk u % DC of key tile u / DC % TT of its
+        // item u / (TT DC).
+        const I SI = ima_ceil_div(S, I(128)), items = SI * B * H;
+        const I DC = ima_ceil_div(D, I(64)), TT = ima_ceil_div(T, I(256));
+        const I mine = items > I(blockIdx.x) ? (items - 1 - I(blockIdx.x)) / I(gridDim.x) + 1 : I(0);
+        const auto item = [&](I u, I& b, I& h, I& i0) {
+            const I it = I(blockIdx.x) + u / (TT * DC) * I(gridDim.x), bh = it / SI;
+            b = bh / H;
+            h = bh % H;
+            i0 = it % SI * 128;
+        };
         const ImaTmaPipeline<4, 2> pipe;
         if (pipe.consumer() < 0) {
-            pipe.produce(steps, [&](int st, I u, ImaBarrier bar) {
-                const I j0 = u / DC * 256, d0 = u % DC * 64;
+            pipe.produce(mine * TT * DC, [&](int st, I u, ImaBarrier bar) {
+                I b, h, i0;
+                item(u, b, h, i0);
+                const I j0 = u / DC % TT * 256, d0 = u % DC * 64;
                 q.tma_load(qs.tma_tile(ImaConst<128>{}, ImaConst<64>{}, st), bar, b, h, i0, d0);
                 k.tma_load(ks.tma_tile(ImaConst<256>{}, ImaConst<64>{}, st), bar, b, h, j0, d0);
             });
@@ -3899,13 +3907,15 @@ __device__ __forceinline__ void body(
         }
         const int wg = pipe.consumer();
         ImaWgAcc<256> acc;
-        pipe.consume(steps, [&](int st, I u) {
+        pipe.consume(mine * TT * DC, [&](int st, I u) {
             // Keys are stored [n][k]: a K-major B (ImaConst<0>).
             acc.mma(qs.tma_tile(ImaConst<128>{}, ImaConst<64>{}, st), 64 * wg, ImaConst<0>{},
                     ks.tma_tile(ImaConst<256>{}, ImaConst<64>{}, st));
             if (u % DC != DC - 1) return;
             // The tile's last chunk of D: its scores leave, and the next tile starts at 0.
-            const I j0 = u / DC * 256;
+            I b, h, i0;
+            item(u, b, h, i0);
+            const I j0 = u / DC % TT * 256;
             acc.scale(scale);
             #pragma unroll
             for (int j = 0; j < 32; j += 2)
@@ -3913,7 +3923,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 3917 "gemm_tma.cu"
+#line 3927 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

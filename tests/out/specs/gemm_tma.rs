@@ -409,15 +409,17 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
 
 /// `attn_scores_tma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)`
 ///
-/// Attention scores on Hopper, o = q · kᵀ · scale, f16 out: a block per 128 rows of q
+/// Attention scores on Hopper, o = q · kᵀ · scale, f16 out: one block an SM of the H100
 ///
-/// for one (b, h) walks the keys 256 at a time, D 64 at a time; the TMA unit copies q's
+/// and H200 (132), each walking items of 128 rows of q for one (b, h), and within an item
 ///
-/// rows and the key tile (rank-4 tensor maps: rows past S or T, columns past D arrive as
+/// the keys 256 at a time, D 64 at a time; the TMA unit copies q's rows and the key tile
 ///
-/// zeros), and two consumer warpgroups multiply 64 x 256 each, keys as a K-major operand.
+/// (rank-4 tensor maps: rows past S or T, columns past D arrive as zeros), and two
 ///
-/// Declared at `specs/gemm_tma.ima:82`.
+/// consumer warpgroups multiply 64 x 256 each, keys as a K-major operand.
+///
+/// Declared at `specs/gemm_tma.ima:83`.
 pub struct AttnScoresTma {
     kernel: ima::Kernel,
 }
@@ -482,7 +484,7 @@ pub struct AttnScoresTmaArgs<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::Rea
 pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_tma",
     signature: "attn_scores_tma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)",
-    location: "specs/gemm_tma.ima:82",
+    location: "specs/gemm_tma.ima:83",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -569,7 +571,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             align: 1024,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)] },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -581,7 +583,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
 ///
 /// The same scores with f32 out.
 ///
-/// Declared at `specs/gemm_tma.ima:123`.
+/// Declared at `specs/gemm_tma.ima:139`.
 pub struct AttnScoresTmaF32 {
     kernel: ima::Kernel,
 }
@@ -646,7 +648,7 @@ pub struct AttnScoresTmaF32Args<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::
 pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_tma_f32",
     signature: "attn_scores_tma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/gemm_tma.ima:123",
+    location: "specs/gemm_tma.ima:139",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -733,7 +735,7 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
             align: 1024,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)] },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,

@@ -745,8 +745,9 @@ struct ImaBarrier {
 // A ROWS x COLS tile of a shared array in the layout TMA writes with its 128-byte swizzle:
 // panels of 128-byte rows (PANEL columns), panel p at p * ROWS * 128 bytes, the 16-byte
 // chunks of row r XOR-ed with r % 8 (the pattern repeats every 1024 bytes, hence the
-// array's align(1024)). `ok` is false for a tile a checked entry point refused, whose
-// address is then its array's start: loads skip it, and the MMA reads it.
+// array's align(1024)). `ok` is false for a tile a checked entry point refused (its
+// leading indices outside the array), whose address is then its array's first tile:
+// loads leave it alone, and the MMA reads it.
 template <typename T, int ROWS, int COLS, bool CHECKED>
 struct ImaTmaTile {
     static constexpr int PANEL = 128 / int(sizeof(T));
@@ -785,13 +786,17 @@ __device__ __forceinline__ void ima_mbar_arrive(unsigned bar) {
 
 // BOXES boxes of a tensor map side by side along its innermost dimension (box b at
 // coordinate c[0] + b * box_cols, landing at dst + b * box_bytes), their bytes first
-// added to what the barrier's phase waits for. One thread issues them. When `ok` is false
-// (a refused tile, or an empty tensor) nothing is read: the tile is zero-filled by the
-// thread instead, and fenced for the MMA's reads, so that the pipeline goes on.
+// added to what the barrier's phase waits for. One thread issues them. Nothing is
+// expected of the barrier unless they are issued, so a load that is not still lets the
+// stage complete: when `write` is false (a shared tile a checked entry point refused) the
+// tile is left alone; when `ok` is false (an origin it refused, or an empty tensor)
+// nothing is read, and the tile is zero-filled by the thread instead and fenced for the
+// MMA's reads.
 template <int R, int BOXES>
 __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* map, ImaBarrier bar, const int (&c)[R],
-                                             int box_cols, unsigned box_bytes, bool ok) {
+                                             int box_cols, unsigned box_bytes, bool write, bool ok) {
     static_assert(R >= 2 && R <= 5, "a tensor map has 2 to 5 dimensions");
+    if (!write) return;
     if (!ok) {
         for (unsigned o = 0; o < BOXES * box_bytes; o += 16)
             asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(dst + o), "r"(0u) : "memory");
@@ -840,7 +845,11 @@ __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* m
 // consumer calls `consume(steps, compute)`: it waits for stage s's bytes, runs
 // `compute(s, t)` (ImaWgAcc's `mma`, which waits for its products) and frees the stage.
 // The producer gives its registers back (setmaxnreg) to the consumers, which hold the
-// accumulators.
+// accumulators: the kernel must keep one block an SM (no `min_blocks` above 1), whose
+// registers the counts below share out. A pipeline runs one main loop: `produce` and
+// `consume` are called once each (a second loop would restart the barriers' phases).
+// The barriers count on a block of exactly 128 (1 + CONSUMERS) threads along x; another
+// shape traps at the start, rather than hang.
 template <int STAGES, int CONSUMERS>
 struct ImaTmaPipeline {
     static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
@@ -849,6 +858,7 @@ struct ImaTmaPipeline {
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
+        if (blockDim.x != 128 * (1 + CONSUMERS) || blockDim.y != 1 || blockDim.z != 1) __trap();
         __shared__ __align__(8) unsigned long long bars[2 * STAGES];
         full = unsigned(__cvta_generic_to_shared(bars));
         empty = full + 8 * STAGES;
@@ -1012,12 +1022,21 @@ struct ImaWgAcc {
     // The first of this thread's warp's 16 rows among the warpgroup's 64.
     __device__ __forceinline__ int row0() const { return 16 * int(threadIdx.x % 128 / 32); }
 
+    // Every accumulator times s (a softmax scale, say), before the stores.
+    __device__ __forceinline__ void scale(float s) {
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
     __device__ __forceinline__ void mma(const ImaTmaTile<T, RA, KA, CH>& a, int ar0, ImaConst<B_KN>,
                                         const ImaTmaTile<T, RB, CB, CH>& b) {
         static_assert(sizeof(T) == 2, "warpgroup MMA here multiplies 16-bit elements");
         static_assert(KA % 16 == 0 && (B_KN ? RB == KA && CB == N : CB == KA && RB == N),
                       "A's columns are B's k, and B has the accumulator's N");
+        static_assert(RA % 64 == 0, "A's tile is whole warpgroups of 64 rows");
         constexpr int PANEL = 64;  // 16-bit columns in a 128-byte panel
         if constexpr (CH) {
             // Refused rows are reported and rows 0 multiplied instead (a refused tile points
@@ -1289,7 +1308,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1293 "attn.cu"
+#line 1312 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1705,7 +1724,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1709 "attn.cu"
+#line 1728 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2041,7 +2060,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2045 "attn.cu"
+#line 2064 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2667,7 +2686,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2671 "attn.cu"
+#line 2690 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

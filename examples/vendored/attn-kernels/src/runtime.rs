@@ -14,8 +14,8 @@ pub const PTX: &[(&str, &str)] = &[];
 pub struct Module;
 
 impl Module {
-    /// Loads the shipped PTX of the newest `sm_XY` not newer than the device (PTX runs on
-    /// later GPUs too); compiles `source` with NVRTC when none fits.
+    /// Loads the shipped PTX that fits the device ([`newest_fitting`]: PTX runs on later
+    /// GPUs too); compiles `source` with NVRTC when none fits.
     pub fn compile(
         ctx: &Arc<CudaContext>,
         file: &str,
@@ -32,11 +32,29 @@ impl Module {
     }
 }
 
-/// The PTX of the newest plain `sm_XY` in [`PTX`] with `XY <= capability`.
+/// A kernel of the module reads a `tma` argument, which only PTX for sm_90a has.
+const NEEDS_SM90A: bool = false;
+
+/// The shipped PTX that fits a device of `capability` (`XY`): `sm_XYa`, compiled for that
+/// exact device with its architecture-specific features, or else the newest plain `sm_XY`
+/// not newer than it. On a 9.0 device a module with `tma` kernels takes only `sm_90a`,
+/// and is compiled with NVRTC without it.
 fn newest_fitting(capability: i32) -> Option<&'static str> {
     PTX.iter()
-        .filter_map(|&(arch, ptx)| Some((arch.strip_prefix("sm_")?.parse::<i32>().ok()?, ptx)))
-        .filter(|&(sm, _)| sm <= capability)
-        .max_by_key(|&(sm, _)| sm)
+        .filter_map(|&(arch, ptx)| {
+            let digits = arch.strip_prefix("sm_")?;
+            let (digits, specific) = match digits.strip_suffix('a') {
+                Some(d) => (d, true),
+                None => (digits, false),
+            };
+            let sm = digits.parse::<i32>().ok()?;
+            let fits = if specific {
+                sm == capability
+            } else {
+                sm <= capability && !(NEEDS_SM90A && capability == 90)
+            };
+            fits.then_some(((sm, specific), ptx))
+        })
+        .max_by_key(|&(key, _)| key)
         .map(|(_, ptx)| ptx)
 }
