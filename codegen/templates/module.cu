@@ -188,6 +188,7 @@ struct {{ p.name }}_t {
 {%- match p.tma %}
 {%- when Some with (t) %}
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+{%- if p.write == 0 %}
     // The ROWS x COLS tile whose element (0, 0) is at ({{ p.indices }}), rows along dimension
     // {{ p.rank - 2 }} and columns along the last, copied by the TMA unit into the 128-byte-swizzled
     // shared tile `dst` in boxes of {{ t.rows }} x {{ t.cols }} (COLS / {{ t.cols }} of them), their bytes counted on
@@ -207,6 +208,25 @@ struct {{ p.name }}_t {
         const int c[{{ p.rank }}] = {{ "{" }}{{ t.coords_inner_first }}{{ "}" }};
         ima_tma_load<{{ p.rank }}, COLS / {{ t.cols }}>(dst.addr, tma, bar, c, {{ t.cols }}, ROWS * 128, dst.ok, ok);
     }
+{%- else %}
+    // The ROWS x COLS tile whose element (0, 0) is at ({{ p.indices }}) stored by the TMA unit
+    // from the 128-byte-swizzled shared tile `src`, in boxes of {{ t.rows }} x {{ t.cols }}: elements past
+    // the extents are not written (the tensor map clips them). One thread calls it, once
+    // every thread that wrote `src` has fenced it (ima_tma_store_fence) and synchronised;
+    // the same thread's `ima_tma_store_wait()` comes before `src` is written again and
+    // before the block exits. A checked entry point checks the origin, once; a refused
+    // tile is not stored.
+    template <int ROWS, int COLS, bool C>
+    __device__ __forceinline__ void tma_store(const ImaTmaTile<{{ p.c_type }}, ROWS, COLS, C>& src, {{ p.index_params }}) const {
+        static_assert(ROWS == {{ t.rows }} && COLS % {{ t.cols }} == 0, "a TMA tile is whole boxes of the argument's tma({{ t.rows }}, {{ t.cols }})");
+        if constexpr (IMA_CHECKED) {
+            const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
+            if (!src.ok || !ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 1, i, e)) return;
+        }
+        const int c[{{ p.rank }}] = {{ "{" }}{{ t.coords_inner_first }}{{ "}" }};
+        ima_tma_store<{{ p.rank }}, COLS / {{ t.cols }}>(src.addr, tma, c, {{ t.cols }}, ROWS * 128);
+    }
+{%- endif %}
 #endif
 {%- when None %}
 {%- endmatch %}

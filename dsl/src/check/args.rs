@@ -120,7 +120,8 @@ impl KernelChecker<'_> {
         })
     }
 
-    /// `tma(ROWS, COLS)`: an input's TMA tensor map, over a row-major tensor whose rows
+    /// `tma(ROWS, COLS)`: an argument's TMA tensor map (an input's loads tiles, an
+    /// output's stores them), over a row-major tensor whose rows
     /// start 16-byte aligned (align(16), which the constraints prove of the last extent),
     /// in 128-byte-swizzled boxes. `None` when it is wrong (reported).
     fn tma(
@@ -133,12 +134,6 @@ impl KernelChecker<'_> {
         };
         let errors_before = self.errors.len();
         let arg = t.name.name.clone();
-        if t.role != Role::In {
-            self.error(CheckError::TmaNotInput {
-                arg: arg.clone(),
-                span: tma.span,
-            });
-        }
         let plain = t.quant.is_none() && t.stored.is_none() && t.strided.is_none();
         if !plain || t.align.is_none_or(|(n, _)| n < 16) || !(2..=5).contains(&t.extents.len()) {
             self.error(CheckError::TmaLayout {

@@ -140,8 +140,6 @@ check_errors! {
     QuantNoGroup { format: String, first_extent: Option<String>, span: Span },
 
     // TMA (check/args.rs).
-    /// `tma(...)` on an argument the kernel writes.
-    TmaNotInput { arg: String, span: Span },
     /// `tma(...)` on an argument that is not a plain, contiguous, 16-byte-aligned tensor of
     /// rank 2 to 5.
     TmaLayout { arg: String, span: Span },
@@ -472,12 +470,6 @@ impl CheckError {
                 "read-only",
             )
             .with_help("kernels read quantized weights; write dequantized values to a plain output"),
-            TmaNotInput { arg, span } => Diagnostic::error(
-                format!("`tma` on `{arg}`, which is not `in`"),
-                *span,
-                "TMA tensor maps are read here",
-            )
-            .with_help("kernels read inputs through TMA; store outputs with `store_acc`"),
             TmaLayout { arg, span } => Diagnostic::error(
                 format!("`tma` on `{arg}`, which is not a plain contiguous tensor of rank 2 to 5 with align(16)"),
                 *span,

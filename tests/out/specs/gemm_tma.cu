@@ -835,6 +835,55 @@ __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* m
     }
 }
 
+// The other direction: a ROWS x COLS shared tile stored by the TMA unit (`y.tma_store`),
+// its boxes at coordinate c[0] + b * box_cols from src + b * box_bytes; the tensor map
+// clips whatever part of a box lies outside the tensor. One thread issues them and
+// commits them as one bulk group; `ima_tma_store_wait` (the same thread) waits until
+// every group it committed has read its shared memory, before the tile is written again,
+// and before the block exits.
+template <int R, int BOXES>
+__device__ __forceinline__ void ima_tma_store(unsigned src, const ImaTensorMap* map, const int (&c)[R], int box_cols,
+                                              unsigned box_bytes) {
+    static_assert(R >= 2 && R <= 5, "a tensor map has 2 to 5 dimensions");
+    const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+#pragma unroll
+    for (int b = 0; b < BOXES; ++b) {
+        const unsigned from = src + b * box_bytes;
+        const int x = c[0] + b * box_cols;
+        if constexpr (R == 2) {
+            asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(m), "r"(x),
+                         "r"(c[1]), "r"(from)
+                         : "memory");
+        } else if constexpr (R == 3) {
+            asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"(m),
+                         "r"(x), "r"(c[1]), "r"(c[2]), "r"(from)
+                         : "memory");
+        } else if constexpr (R == 4) {
+            asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];" ::"l"(m),
+                         "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(from)
+                         : "memory");
+        } else {
+            asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];" ::"l"(m),
+                         "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(from)
+                         : "memory");
+        }
+    }
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void ima_tma_store_wait() {
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+// Shared-memory writes of this thread made visible to the TMA unit (the async proxy): each
+// thread that wrote a tile calls it before the barrier after which one thread stores it.
+__device__ __forceinline__ void ima_tma_store_fence() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+// A barrier of this thread's warpgroup alone (named barrier 1 + its index; 0 is
+// __syncthreads'), for a consumer's epilogue while the producer runs on.
+__device__ __forceinline__ void ima_warpgroup_sync() {
+    asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
+}
+
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
 // threads, warpgroup 0 the producer and warpgroups 1 .. CONSUMERS the consumers, with
@@ -1029,6 +1078,43 @@ struct ImaWgAcc {
         for (int j = 0; j < N / 8; ++j)
 #pragma unroll
             for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
+    // The warpgroup's 64 x N accumulators, converted to T, written into the shared tile `t`
+    // (ROWS x N, TMA's 128-byte-swizzled layout) at rows r0 .. r0 + 63: each thread its
+    // pairs of columns, a warp's store of one pair per lane falling in 32 different banks.
+    // Then `ima_tma_store_fence`, a barrier, and one thread's `y.tma_store(t, ...)`.
+    template <typename T, int ROWS, bool CH>
+    __device__ __forceinline__ void store_tile(const ImaTmaTile<T, ROWS, N, CH>& t, int r0) const {
+        static_assert(sizeof(T) == 2 || sizeof(T) == 4, "16- or 32-bit elements");
+        static_assert(ROWS % 64 == 0, "the tile is whole warpgroups of 64 rows");
+        if constexpr (CH) {
+            if (!t.ok) return;
+            if (!(r0 >= 0 && r0 % 64 == 0 && r0 + 64 <= ROWS)) {
+                const int i[2] = {r0, 0}, e[2] = {ROWS, N};
+                ima_report<int, 2>(t.rec, t.arg, 1, IMA_TILE_CHUNK, 0, i, e);
+                return;
+            }
+        }
+        const int l = threadIdx.x % 32;
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = r0 + row0() + l / 4 + 8 * h;
+                const unsigned byte = unsigned(8 * j + 2 * (l % 4)) * unsigned(sizeof(T));
+                const unsigned at = t.addr + byte / 128 * (ROWS * 128) + r * 128 + ((byte % 128 / 16) ^ (r % 8)) * 16 + byte % 16;
+                const T v[2] = {T(c[j].x[2 * h]), T(c[j].x[2 * h + 1])};
+                if constexpr (sizeof(T) == 2) {
+                    unsigned w;
+                    memcpy(&w, v, 4);
+                    asm volatile("st.shared.b32 [%0], %1;" ::"r"(at), "r"(w) : "memory");
+                } else {
+                    unsigned w[2];
+                    memcpy(w, v, 8);
+                    asm volatile("st.shared.v2.b32 [%0], {%1, %2};" ::"r"(at), "r"(w[0]), "r"(w[1]) : "memory");
+                }
+            }
     }
 
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
@@ -1670,7 +1756,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1674 "gemm_tma.cu"
+#line 1760 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2384,7 +2470,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2388 "gemm_tma.cu"
+#line 2474 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2618,7 +2704,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
 // and H200 (132), each walking items of 128 rows of q for one (b, h), and within an item
 // the keys 256 at a time, D 64 at a time; the TMA unit copies q's rows and the key tile
 // (rank-4 tensor maps: rows past S or T, columns past D arrive as zeros), and two
-// consumer warpgroups multiply 64 x 256 each, keys as a K-major operand.
+// consumer warpgroups multiply 64 x 256 each, keys as a K-major operand, and store their
+// scores through shared memory with the TMA unit (3 stages, so that the staging fits).
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -2811,6 +2898,8 @@ struct o_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
+    // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
+    const ImaTensorMap* tma;
     typename ImaRecorder<IMA_CHECKED>::type* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
@@ -2868,6 +2957,25 @@ struct o_t {
             if (!ima_vec_in_bounds<I, 4, 8>(rec, 2, 0, i, e)) return;
         }
         ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
+#endif
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // The ROWS x COLS tile whose element (0, 0) is at (i0, i1, i2, i3) stored by the TMA unit
+    // from the 128-byte-swizzled shared tile `src`, in boxes of 64 x 64: elements past
+    // the extents are not written (the tensor map clips them). One thread calls it, once
+    // every thread that wrote `src` has fenced it (ima_tma_store_fence) and synchronised;
+    // the same thread's `ima_tma_store_wait()` comes before `src` is written again and
+    // before the block exits. A checked entry point checks the origin, once; a refused
+    // tile is not stored.
+    template <int ROWS, int COLS, bool C>
+    __device__ __forceinline__ void tma_store(const ImaTmaTile<__half, ROWS, COLS, C>& src, I i0, I i1, I i2, I i3) const {
+        static_assert(ROWS == 64 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(64, 64)");
+        if constexpr (IMA_CHECKED) {
+            const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+            if (!src.ok || !ima_in_bounds<I, 4>(rec, 2, 1, i, e)) return;
+        }
+        const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
+        ima_tma_store<4, COLS / 64>(src.addr, tma, c, 64, ROWS * 128);
     }
 #endif
     __device__ __forceinline__ void store8(I i0, I i1, I i2, I i3, const ImaVec<__half, 8>& v) const {
@@ -2932,7 +3040,7 @@ struct o_t {
 };
 
 // Stages of the block's rows of q and of a tile of k: [stage, row, d].
-// shared qs: f16[4, 128, 64], row-major in dynamic shared memory
+// shared qs: f16[3, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
@@ -2999,7 +3107,7 @@ struct qs_t {
 #endif
 };
 
-// shared ks: f16[4, 256, 64], row-major in dynamic shared memory
+// shared ks: f16[3, 256, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
@@ -3066,6 +3174,74 @@ struct ks_t {
 #endif
 };
 
+// Each consumer's scores on their way out, [consumer, row, t].
+// shared os: f16[2, 64, 256], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct os_t {
+    __half* p;
+    I d0, d1, d2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -3, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, -3, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 8 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -3, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -3, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -3, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -3, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
+    // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 64 && COLS == 256, "a TMA tile of shared os is its last two extents, 64 x 256");
+        ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -3, true};
+        if constexpr (IMA_CHECKED) {
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -3, 1, i, e);
+            if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
+        }
+        return t;
+    }
+#endif
+};
+
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
     const q_t<I, IMA_CHECKED> q,
@@ -3078,8 +3254,9 @@ __device__ __forceinline__ void body(
     const I T,
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
-    const ks_t<I, IMA_CHECKED> ks) {
-#line 92 "specs/gemm_tma.ima"
+    const ks_t<I, IMA_CHECKED> ks,
+    const os_t<I, IMA_CHECKED> os) {
+#line 95 "specs/gemm_tma.ima"
 
         // Items are (b, h, tile of 128 rows of q), a block taking items blockIdx.x,
         // blockIdx.x + gridDim.x, ... in one pipeline, so that the next item's copies run
@@ -3095,7 +3272,7 @@ __device__ __forceinline__ void body(
             h = bh % H;
             i0 = it % SI * 128;
         };
-        const ImaTmaPipeline<4, 2> pipe;
+        const ImaTmaPipeline<3, 2> pipe;
         if (pipe.consumer() < 0) {
             pipe.produce(mine * TT * DC, [&](int st, I u, ImaBarrier bar) {
                 I b, h, i0;
@@ -3118,13 +3295,21 @@ __device__ __forceinline__ void body(
             item(u, b, h, i0);
             const I j0 = u / DC % TT * 256;
             acc.scale(scale);
-            #pragma unroll
-            for (int j = 0; j < 32; j += 2)
-                o.store_acc(acc.c[j], acc.c[j + 1], ImaConst<2>{}, b, h, i0 + 64 * wg + acc.row0(), j0 + 8 * j);
+            // Through shared memory to the TMA unit, which writes whole lines and clips
+            // the edges: the last tile's store must have read os first.
+            const auto out = os.tma_tile(ImaConst<64>{}, ImaConst<256>{}, wg);
+            const bool lead = threadIdx.x % 128 == 0;
+            if (lead) ima_tma_store_wait();
+            ima_warpgroup_sync();
+            acc.store_tile(out, 0);
+            ima_tma_store_fence();
+            ima_warpgroup_sync();
+            if (lead) o.tma_store(out, b, h, i0 + 64 * wg, j0);
             acc = ImaWgAcc<256>{};
         });
+        if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3128 "gemm_tma.cu"
+#line 3313 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3146,10 +3331,12 @@ __device__ __forceinline__ void run(
     extern __shared__ __align__(16) unsigned char ima_smem_base[];
     unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
     I ima_smem_off = 0;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 128, 64, ima_recorder};
-    ima_smem_off = (ima_smem_off + 4 * 128 * 64 * I(sizeof(__half)) + 1023) / 1024 * 1024;
-    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 256, 64, ima_recorder};
-    body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
+    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
+    ima_smem_off = (ima_smem_off + 3 * 128 * 64 * I(sizeof(__half)) + 1023) / 1024 * 1024;
+    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 256, 64, ima_recorder};
+    ima_smem_off = (ima_smem_off + 3 * 256 * 64 * I(sizeof(__half)) + 1023) / 1024 * 1024;
+    const os_t<I, IMA_CHECKED> os{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 2, 64, 256, ima_recorder};
+    body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks, os);
 }
 
 }  // namespace ima_attn_scores_tma
@@ -3172,6 +3359,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32(
     int o_s1,
     int o_s2,
     int o_s3,
+    const __grid_constant__ ImaTensorMap o_tma,
     int B,
     int H,
     int S,
@@ -3190,7 +3378,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32(
     __builtin_assume(T % 8 == 0);
     run<int, false>(ima_attn_scores_tma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
         ima_attn_scores_tma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
-        ima_attn_scores_tma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+        ima_attn_scores_tma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, nullptr},
         B,
         H,
         S,
@@ -3218,6 +3406,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64(
     long long o_s1,
     long long o_s2,
     long long o_s3,
+    const __grid_constant__ ImaTensorMap o_tma,
     long long B,
     long long H,
     long long S,
@@ -3236,7 +3425,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64(
     __builtin_assume(T % 8 == 0);
     run<long long, false>(ima_attn_scores_tma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
         ima_attn_scores_tma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
-        ima_attn_scores_tma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+        ima_attn_scores_tma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, nullptr},
         B,
         H,
         S,
@@ -3264,6 +3453,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked
     int o_s1,
     int o_s2,
     int o_s3,
+    const __grid_constant__ ImaTensorMap o_tma,
     int B,
     int H,
     int S,
@@ -3285,7 +3475,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked
     ima_pending.count = 0;
     run<int, true>(ima_attn_scores_tma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
         ima_attn_scores_tma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_attn_scores_tma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+        ima_attn_scores_tma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, &ima_pending},
         B,
         H,
         S,
@@ -3316,14 +3506,19 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked
             ima_extent[3] = T;
             break;
         case -1:
-            ima_extent[0] = 4;
+            ima_extent[0] = 3;
             ima_extent[1] = 128;
             ima_extent[2] = 64;
             break;
         case -2:
-            ima_extent[0] = 4;
+            ima_extent[0] = 3;
             ima_extent[1] = 256;
             ima_extent[2] = 64;
+            break;
+        case -3:
+            ima_extent[0] = 2;
+            ima_extent[1] = 64;
+            ima_extent[2] = 256;
             break;
         }
         ima_flush(ima_record, &ima_pending, ima_extent);
@@ -3348,6 +3543,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
     long long o_s1,
     long long o_s2,
     long long o_s3,
+    const __grid_constant__ ImaTensorMap o_tma,
     long long B,
     long long H,
     long long S,
@@ -3369,7 +3565,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
     ima_pending.count = 0;
     run<long long, true>(ima_attn_scores_tma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
         ima_attn_scores_tma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_attn_scores_tma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+        ima_attn_scores_tma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, &ima_pending},
         B,
         H,
         S,
@@ -3400,14 +3596,19 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
             ima_extent[3] = T;
             break;
         case -1:
-            ima_extent[0] = 4;
+            ima_extent[0] = 3;
             ima_extent[1] = 128;
             ima_extent[2] = 64;
             break;
         case -2:
-            ima_extent[0] = 4;
+            ima_extent[0] = 3;
             ima_extent[1] = 256;
             ima_extent[2] = 64;
+            break;
+        case -3:
+            ima_extent[0] = 2;
+            ima_extent[1] = 64;
+            ima_extent[2] = 256;
             break;
         }
         ima_flush(ima_record, &ima_pending, ima_extent);
@@ -3878,7 +4079,7 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 148 "specs/gemm_tma.ima"
+#line 159 "specs/gemm_tma.ima"
 
         // Items are (b, h, tile of 128 rows of q), a block taking items blockIdx.x,
         // blockIdx.x + gridDim.x, ... in one pipeline, so that the next item's copies run
@@ -3923,7 +4124,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 3927 "gemm_tma.cu"
+#line 4128 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -417,9 +417,11 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// (rank-4 tensor maps: rows past S or T, columns past D arrive as zeros), and two
 ///
-/// consumer warpgroups multiply 64 x 256 each, keys as a K-major operand.
+/// consumer warpgroups multiply 64 x 256 each, keys as a K-major operand, and store their
 ///
-/// Declared at `specs/gemm_tma.ima:83`.
+/// scores through shared memory with the TMA unit (3 stages, so that the staging fits).
+///
+/// Declared at `specs/gemm_tma.ima:84`.
 pub struct AttnScoresTma {
     kernel: ima::Kernel,
 }
@@ -484,7 +486,7 @@ pub struct AttnScoresTmaArgs<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::Rea
 pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_tma",
     signature: "attn_scores_tma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)",
-    location: "specs/gemm_tma.ima:83",
+    location: "specs/gemm_tma.ima:84",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -539,7 +541,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: None,
+            tma: Some(ima::TmaBox { rows: 64, cols: 64 }),
         },
     ],
     params: &[
@@ -554,7 +556,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             name: "qs",
             dtype: ima::DType::F16,
             dims: &[
-                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "64", expr: ima::Expr::Const(64) },
             ],
@@ -564,9 +566,19 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             name: "ks",
             dtype: ima::DType::F16,
             dims: &[
-                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
                 ima::Extent { text: "256", expr: ima::Expr::Const(256) },
                 ima::Extent { text: "64", expr: ima::Expr::Const(64) },
+            ],
+            align: 1024,
+        },
+        ima::SharedArray {
+            name: "os",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "64", expr: ima::Expr::Const(64) },
+                ima::Extent { text: "256", expr: ima::Expr::Const(256) },
             ],
             align: 1024,
         },
@@ -583,7 +595,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
 ///
 /// The same scores with f32 out.
 ///
-/// Declared at `specs/gemm_tma.ima:139`.
+/// Declared at `specs/gemm_tma.ima:150`.
 pub struct AttnScoresTmaF32 {
     kernel: ima::Kernel,
 }
@@ -648,7 +660,7 @@ pub struct AttnScoresTmaF32Args<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::
 pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_tma_f32",
     signature: "attn_scores_tma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/gemm_tma.ima:139",
+    location: "specs/gemm_tma.ima:150",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },

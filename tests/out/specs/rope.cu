@@ -834,6 +834,55 @@ __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* m
     }
 }
 
+// The other direction: a ROWS x COLS shared tile stored by the TMA unit (`y.tma_store`),
+// its boxes at coordinate c[0] + b * box_cols from src + b * box_bytes; the tensor map
+// clips whatever part of a box lies outside the tensor. One thread issues them and
+// commits them as one bulk group; `ima_tma_store_wait` (the same thread) waits until
+// every group it committed has read its shared memory, before the tile is written again,
+// and before the block exits.
+template <int R, int BOXES>
+__device__ __forceinline__ void ima_tma_store(unsigned src, const ImaTensorMap* map, const int (&c)[R], int box_cols,
+                                              unsigned box_bytes) {
+    static_assert(R >= 2 && R <= 5, "a tensor map has 2 to 5 dimensions");
+    const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+#pragma unroll
+    for (int b = 0; b < BOXES; ++b) {
+        const unsigned from = src + b * box_bytes;
+        const int x = c[0] + b * box_cols;
+        if constexpr (R == 2) {
+            asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(m), "r"(x),
+                         "r"(c[1]), "r"(from)
+                         : "memory");
+        } else if constexpr (R == 3) {
+            asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"(m),
+                         "r"(x), "r"(c[1]), "r"(c[2]), "r"(from)
+                         : "memory");
+        } else if constexpr (R == 4) {
+            asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];" ::"l"(m),
+                         "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(from)
+                         : "memory");
+        } else {
+            asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];" ::"l"(m),
+                         "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(from)
+                         : "memory");
+        }
+    }
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void ima_tma_store_wait() {
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+// Shared-memory writes of this thread made visible to the TMA unit (the async proxy): each
+// thread that wrote a tile calls it before the barrier after which one thread stores it.
+__device__ __forceinline__ void ima_tma_store_fence() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+// A barrier of this thread's warpgroup alone (named barrier 1 + its index; 0 is
+// __syncthreads'), for a consumer's epilogue while the producer runs on.
+__device__ __forceinline__ void ima_warpgroup_sync() {
+    asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
+}
+
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
 // threads, warpgroup 0 the producer and warpgroups 1 .. CONSUMERS the consumers, with
@@ -1028,6 +1077,43 @@ struct ImaWgAcc {
         for (int j = 0; j < N / 8; ++j)
 #pragma unroll
             for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
+    // The warpgroup's 64 x N accumulators, converted to T, written into the shared tile `t`
+    // (ROWS x N, TMA's 128-byte-swizzled layout) at rows r0 .. r0 + 63: each thread its
+    // pairs of columns, a warp's store of one pair per lane falling in 32 different banks.
+    // Then `ima_tma_store_fence`, a barrier, and one thread's `y.tma_store(t, ...)`.
+    template <typename T, int ROWS, bool CH>
+    __device__ __forceinline__ void store_tile(const ImaTmaTile<T, ROWS, N, CH>& t, int r0) const {
+        static_assert(sizeof(T) == 2 || sizeof(T) == 4, "16- or 32-bit elements");
+        static_assert(ROWS % 64 == 0, "the tile is whole warpgroups of 64 rows");
+        if constexpr (CH) {
+            if (!t.ok) return;
+            if (!(r0 >= 0 && r0 % 64 == 0 && r0 + 64 <= ROWS)) {
+                const int i[2] = {r0, 0}, e[2] = {ROWS, N};
+                ima_report<int, 2>(t.rec, t.arg, 1, IMA_TILE_CHUNK, 0, i, e);
+                return;
+            }
+        }
+        const int l = threadIdx.x % 32;
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = r0 + row0() + l / 4 + 8 * h;
+                const unsigned byte = unsigned(8 * j + 2 * (l % 4)) * unsigned(sizeof(T));
+                const unsigned at = t.addr + byte / 128 * (ROWS * 128) + r * 128 + ((byte % 128 / 16) ^ (r % 8)) * 16 + byte % 16;
+                const T v[2] = {T(c[j].x[2 * h]), T(c[j].x[2 * h + 1])};
+                if constexpr (sizeof(T) == 2) {
+                    unsigned w;
+                    memcpy(&w, v, 4);
+                    asm volatile("st.shared.b32 [%0], %1;" ::"r"(at), "r"(w) : "memory");
+                } else {
+                    unsigned w[2];
+                    memcpy(w, v, 8);
+                    asm volatile("st.shared.v2.b32 [%0], {%1, %2};" ::"r"(at), "r"(w[0]), "r"(w[1]) : "memory");
+                }
+            }
     }
 
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
@@ -1446,7 +1532,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 1450 "rope.cu"
+#line 1536 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
