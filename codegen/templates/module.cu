@@ -214,14 +214,19 @@ struct {{ p.name }}_t {
     // the extents are not written (the tensor map clips them). One thread calls it, once
     // every thread that wrote `src` has fenced it (ima_tma_store_fence) and synchronised;
     // the same thread's `ima_tma_store_wait()` comes before `src` is written again and
-    // before the block exits. A checked entry point checks the origin, once; a refused
-    // tile is not stored.
+    // before the block exits. A checked entry point checks the origin once, as store_acc
+    // does: its row and column clamped to the last inside (a tile wholly past the edge
+    // stores nothing, which is no violation), the other indices inside, none negative; a
+    // refused tile is not stored.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_store(const ImaTmaTile<{{ p.c_type }}, ROWS, COLS, C>& src, {{ p.index_params }}) const {
         static_assert(ROWS == {{ t.rows }} && COLS % {{ t.cols }} == 0, "a TMA tile is whole boxes of the argument's tma({{ t.rows }}, {{ t.cols }})");
         if constexpr (IMA_CHECKED) {
             const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
-            if (!src.ok || !ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 1, i, e)) return;
+            I o[{{ p.rank }}];
+#pragma unroll
+            for (int d = 0; d < {{ p.rank }}; ++d) o[d] = d >= {{ p.rank - 2 }} ? min(i[d], e[d] - 1) : i[d];
+            if (!src.ok || !ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 1, o, e)) return;
         }
         const int c[{{ p.rank }}] = {{ "{" }}{{ t.coords_inner_first }}{{ "}" }};
         ima_tma_store<{{ p.rank }}, COLS / {{ t.cols }}>(src.addr, tma, c, {{ t.cols }}, ROWS * 128);

@@ -2965,14 +2965,19 @@ struct o_t {
     // the extents are not written (the tensor map clips them). One thread calls it, once
     // every thread that wrote `src` has fenced it (ima_tma_store_fence) and synchronised;
     // the same thread's `ima_tma_store_wait()` comes before `src` is written again and
-    // before the block exits. A checked entry point checks the origin, once; a refused
-    // tile is not stored.
+    // before the block exits. A checked entry point checks the origin once, as store_acc
+    // does: its row and column clamped to the last inside (a tile wholly past the edge
+    // stores nothing, which is no violation), the other indices inside, none negative; a
+    // refused tile is not stored.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_store(const ImaTmaTile<__half, ROWS, COLS, C>& src, I i0, I i1, I i2, I i3) const {
         static_assert(ROWS == 64 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(64, 64)");
         if constexpr (IMA_CHECKED) {
             const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
-            if (!src.ok || !ima_in_bounds<I, 4>(rec, 2, 1, i, e)) return;
+            I o[4];
+#pragma unroll
+            for (int d = 0; d < 4; ++d) o[d] = d >= 2 ? min(i[d], e[d] - 1) : i[d];
+            if (!src.ok || !ima_in_bounds<I, 4>(rec, 2, 1, o, e)) return;
         }
         const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
         ima_tma_store<4, COLS / 64>(src.addr, tma, c, 64, ROWS * 128);
@@ -3309,7 +3314,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3313 "gemm_tma.cu"
+#line 3318 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4124,7 +4129,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4128 "gemm_tma.cu"
+#line 4133 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
