@@ -1345,17 +1345,32 @@ fn dense_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
     })
 }
 
-/// One dtype's rows of [`dense_gemm`]: `launch(kernels, stream, a, b, c)`, operands filled
-/// by `fill_{name}` with seeds `seed` and `seed + 1`.
-type GemmLaunch<T> =
-    dyn Fn(&gemm::Kernels, &Arc<CudaStream>, &Tensor<T>, &Tensor<T>, &mut Tensor<T>) -> Res<()>;
-fn dense_gemm_of<T: ima::Element>(
+/// `launch(kernels, stream, a, b, c)`: one dense GEMM through a stub set's kernels.
+type GemmLaunch<K, T> =
+    dyn Fn(&K, &Arc<CudaStream>, &Tensor<T>, &Tensor<T>, &mut Tensor<T>) -> Res<()>;
+
+/// The operands of a timed square GEMM, release's output, and what its rows were named
+/// and measured by, for the twin's row.
+struct GemmCase<T> {
+    n: usize,
+    a: Tensor<T>,
+    w: Tensor<T>,
+    c_ref: Tensor<T>,
+    shape: String,
+    bytes: f64,
+    flops: f64,
+}
+
+/// The rows of `kernel` (release and the checked modes asked for) for one dtype of a
+/// GEMM at M = N = K = 8192, operands filled by `fill_{name}` with seeds `seed` and
+/// `seed + 1`.
+fn gemm_rows<K: CheckedStubs, T: ima::Element>(
     b: &mut Bench,
-    stubs: &Stubs<gemm::Kernels>,
-    name: &str,
-    seed: u32,
-    launch: &GemmLaunch<T>,
-) -> Res<()> {
+    stubs: &Stubs<K>,
+    kernel: &str,
+    (name, seed): (&str, u32),
+    launch: &GemmLaunch<K, T>,
+) -> Res<GemmCase<T>> {
     let n = 8192;
     let flops = 2.0 * (n as f64).powi(3);
     let mut a = Tensor::<T>::zeros(&b.stream, &[n, n])?;
@@ -1371,7 +1386,35 @@ fn dense_gemm_of<T: ima::Element>(
         launch(ks, &b.stream, &a, &w, &mut c)
     });
     let shape = format!("M=N=K={n} {name} ({})", mb(bytes));
-    add_rows(b, "gemm", &shape, bytes, timed, &|_, st| tflops(flops, st));
+    add_rows(b, kernel, &shape, bytes, timed, &|_, st| tflops(flops, st));
+    Ok(GemmCase {
+        n,
+        a,
+        w,
+        c_ref,
+        shape,
+        bytes,
+        flops,
+    })
+}
+
+/// One dtype's rows of [`dense_gemm`], and its twin's.
+fn dense_gemm_of<T: ima::Element>(
+    b: &mut Bench,
+    stubs: &Stubs<gemm::Kernels>,
+    name: &str,
+    seed: u32,
+    launch: &GemmLaunch<gemm::Kernels, T>,
+) -> Res<()> {
+    let GemmCase {
+        n,
+        a,
+        w,
+        c_ref,
+        shape,
+        bytes,
+        flops,
+    } = gemm_rows(b, stubs, "gemm", (name, seed), launch)?;
     if b.opts.variant("twin") {
         // The spec's grid(ceil(M / 128) * ceil(N / 128)) block(256), sa and sb (f16 or
         // bf16 [4, 128, 32] and [4, 32, 128]) in dynamic shared memory.
@@ -1430,34 +1473,23 @@ fn gemm_tma(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>) -> Res<()> {
     })
 }
 
-/// One dtype's rows of [`gemm_tma`], as [`dense_gemm_of`]'s.
-type GemmTmaLaunch<T> =
-    dyn Fn(&gemm_tma::Kernels, &Arc<CudaStream>, &Tensor<T>, &Tensor<T>, &mut Tensor<T>) -> Res<()>;
+/// One dtype's rows of [`gemm_tma`], and its twin's.
 fn gemm_tma_of<T: ima::Element>(
     b: &mut Bench,
     stubs: &Stubs<gemm_tma::Kernels>,
     name: &str,
     seed: u32,
-    launch: &GemmTmaLaunch<T>,
+    launch: &GemmLaunch<gemm_tma::Kernels, T>,
 ) -> Res<()> {
-    let n = 8192;
-    let flops = 2.0 * (n as f64).powi(3);
-    let mut a = Tensor::<T>::zeros(&b.stream, &[n, n])?;
-    let mut w = Tensor::<T>::zeros(&b.stream, &[n, n])?;
-    let fill = format!("fill_{name}");
-    b.fill(&fill, &mut a.slice_mut(), seed, -1.0, 1.0)?;
-    b.fill(&fill, &mut w.slice_mut(), seed + 1, -1.0, 1.0)?;
-    let mut c = Tensor::<T>::zeros(&b.stream, &[n, n])?;
-    let mut c_ref = Tensor::<T>::zeros(&b.stream, &[n, n])?;
-    launch(&stubs.release, &b.stream, &a, &w, &mut c_ref)?;
-    let bytes = 3.0 * bytes_of(&a);
-    let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
-        launch(ks, &b.stream, &a, &w, &mut c)
-    });
-    let shape = format!("M=N=K={n} {name} ({})", mb(bytes));
-    add_rows(b, "gemm_tma", &shape, bytes, timed, &|_, st| {
-        tflops(flops, st)
-    });
+    let GemmCase {
+        n,
+        a,
+        w,
+        c_ref,
+        shape,
+        bytes,
+        flops,
+    } = gemm_rows(b, stubs, "gemm_tma", (name, seed), launch)?;
     if b.opts.variant("twin") {
         // The spec's grid(ceil(N / 256), ceil(M / 128)) block(384); 4 stages of a
         // (128 x 64) and b (64 x 256), 1024 bytes of slack to align them, and the 8

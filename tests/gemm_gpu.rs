@@ -11,7 +11,7 @@ mod gemm {
 
 mod common;
 
-use common::dense::{assert_near, f16s, gemm_matches, matmul_f64};
+use common::dense::{assert_near, f16s, gemm_matches, matmul_f64, scores_match};
 use common::{gate_up_columns, lcg, silu_and_mul};
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::{bf16, f16};
@@ -42,61 +42,31 @@ fn attn_scores_mma_matches_f64_reference_on_ragged_shapes_f16_and_f32_out() {
     let scale = 0.125f32;
     for checked in [false, true] {
         kernels.set_checked(checked);
-        for [b, h, s, t, d] in SCORE_SHAPES {
-            let qh = f16s(b * h * s * d, 1);
-            let kh = f16s(b * h * t * d, 2);
-            let q = Tensor::from_host(&stream, &qh, &[b, h, s, d]).unwrap();
-            let k = Tensor::from_host(&stream, &kh, &[b, h, t, d]).unwrap();
-            let mut o16 = Tensor::full(&stream, f16::NAN, &[b, h, s, t]).unwrap();
-            let mut o32 = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
-            let launched = kernels
-                .attn_scores_mma
-                .launch(
+        for shape in SCORE_SHAPES {
+            let what = format!("attn_scores_mma checked={checked}");
+            scores_match(&stream, &what, shape, scale, &|q, k, o16, o32| {
+                let launched = kernels.attn_scores_mma.launch(
                     &stream,
                     gemm::AttnScoresMmaArgs {
-                        q: &q,
-                        k: &k,
-                        o: &mut o16,
+                        q,
+                        k,
+                        o: o16,
                         scale,
                     },
-                )
-                .unwrap();
-            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
-            let launched = kernels
-                .attn_scores_mma_f32
-                .launch(
+                )?;
+                assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+                let launched = kernels.attn_scores_mma_f32.launch(
                     &stream,
                     gemm::AttnScoresMmaF32Args {
-                        q: &q,
-                        k: &k,
-                        o: &mut o32,
+                        q,
+                        k,
+                        o: o32,
                         scale,
                     },
-                )
-                .unwrap();
-            assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
-            let (got16, got32) = (o16.to_host(&stream).unwrap(), o32.to_host(&stream).unwrap());
-            for bh in 0..b * h {
-                let want = matmul_f64(
-                    |i, dd| f64::from(qh[(bh * s + i) * d + dd]),
-                    |dd, j| f64::from(kh[(bh * t + j) * d + dd]),
-                    (s, d, t),
-                );
-                for (e, &(sum, norm)) in want.iter().enumerate() {
-                    let (want, norm) = (sum * f64::from(scale), norm * f64::from(scale));
-                    let at = bh * s * t + e;
-                    let what = || {
-                        format!(
-                            "{b}x{h}x{s}x{t}x{d} checked={checked}: o[{bh}, {}, {}]",
-                            e / t,
-                            e % t
-                        )
-                    };
-                    // f16 out: one rounding (2^-11) of an f32 sum; f32 out: the sum's own.
-                    assert_near(f64::from(got16[at]), want, norm, 1e-3, &what);
-                    assert_near(f64::from(got32[at]), want, norm, 1e-5, &what);
-                }
-            }
+                )?;
+                assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
+                Ok(())
+            });
         }
     }
 }

@@ -174,5 +174,87 @@ mod tests {
         assert_eq!(c.entry_params(false).collect::<Vec<_>>(), release);
         let checked: Vec<_> = release.into_iter().chain([Record]).collect();
         assert_eq!(c.entry_params(true).collect::<Vec<_>>(), checked);
+        assert!(!c.needs_sm90a());
+    }
+
+    /// A `tma` argument's tensor map follows its strides, before the next argument; the
+    /// kernel then needs sm_90a.
+    #[test]
+    fn a_tensor_map_follows_its_arguments_strides() {
+        const E: Extent = Extent {
+            text: "N",
+            expr: crate::Expr::Sym(0),
+        };
+        let tma = TensorArg {
+            tma: Some(crate::TmaBox { rows: 64, cols: 64 }),
+            ..arg(Role::In, &[E, E])
+        };
+        let args = [tma, arg(Role::Out, &[E])];
+        let c = KernelContract {
+            name: "k",
+            signature: "",
+            location: "",
+            symbols: &[],
+            args: Box::leak(Box::new(args)),
+            params: &[],
+            constraints: &[],
+            shared: &[],
+            launch: crate::Launch::Threads { arg: 1 },
+            empty: crate::EmptyPolicy::Skip,
+            block: [256, 1, 1],
+            block_from_occupancy: false,
+            entry_i32: "k_i32",
+            entry_i64: "k_i64",
+        };
+        use EntryParam::*;
+        assert_eq!(
+            c.entry_params(false).collect::<Vec<_>>(),
+            [
+                Pointer { arg: 0 },
+                Stride { arg: 0, dim: 0 },
+                Stride { arg: 0, dim: 1 },
+                TensorMap { arg: 0 },
+                Pointer { arg: 1 },
+                Stride { arg: 1, dim: 0 },
+            ]
+        );
+        assert!(c.needs_sm90a());
+    }
+
+    /// The slack is what rounds the arrays' start up from a 16-byte-aligned base to the
+    /// largest alignment among them.
+    #[test]
+    fn shared_slack_is_the_largest_alignment_less_sixteen() {
+        let array = |align| crate::SharedArray {
+            name: "s",
+            dtype: DType::F16,
+            dims: &[],
+            align,
+        };
+        let with = |shared: &'static [crate::SharedArray]| KernelContract {
+            name: "k",
+            signature: "",
+            location: "",
+            symbols: &[],
+            args: &[],
+            params: &[],
+            constraints: &[],
+            shared,
+            launch: crate::Launch::Grid { dims: &[] },
+            empty: crate::EmptyPolicy::Skip,
+            block: [128, 1, 1],
+            block_from_occupancy: false,
+            entry_i32: "k_i32",
+            entry_i64: "k_i64",
+        };
+        assert_eq!(with(&[]).shared_slack(), 0);
+        assert_eq!(
+            with(Box::leak(Box::new([array(16), array(16)]))).shared_slack(),
+            0
+        );
+        assert_eq!(
+            with(Box::leak(Box::new([array(16), array(1024)]))).shared_slack(),
+            1008
+        );
     }
 }

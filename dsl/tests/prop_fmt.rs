@@ -251,6 +251,12 @@ impl Gen {
                     self.tok("[");
                     self.list(2);
                     self.tok("]");
+                    if self.rng.chance(30) {
+                        self.tok("align");
+                        self.tok("(");
+                        self.one_of(&["1024", "16", "24"]);
+                        self.tok(")");
+                    }
                 }
                 4 => self.launch(),
                 5 => {
@@ -274,7 +280,7 @@ impl Gen {
         self.list(1);
         self.tok("]");
         for _ in 0..self.rng.below(4) {
-            match self.rng.below(5) {
+            match self.rng.below(6) {
                 0 => {
                     self.tok("stored");
                     self.tok("[");
@@ -312,6 +318,14 @@ impl Gen {
                     self.tok("align");
                     self.tok("(");
                     self.one_of(&["16", "8", "3"]);
+                    self.tok(")");
+                }
+                5 => {
+                    self.tok("tma");
+                    self.tok("(");
+                    self.one_of(&["128", "64", "7"]);
+                    self.tok(",");
+                    self.one_of(&["64", "32", "0"]);
                     self.tok(")");
                 }
                 _ => {
@@ -468,6 +482,7 @@ const INSERTS: &[&str] = &[
     "stored",
     "strided",
     "align",
+    "tma",
     "values",
     "ascending",
     "..",

@@ -85,6 +85,28 @@ static ROWS: KernelContract = KernelContract {
     entry_i64: "rows_i64",
 };
 
+/// ROWS with its tile aligned to 1024 bytes, as TMA's swizzled tiles are.
+static ROWS_ALIGNED: KernelContract = KernelContract {
+    shared: &[
+        SharedArray {
+            name: "idx",
+            dtype: DType::U8,
+            dims: &[ext("N", Expr::Sym(1))],
+            align: 16,
+        },
+        SharedArray {
+            name: "tile",
+            dtype: DType::F32,
+            dims: &[ext(
+                "N + extra",
+                Expr::Bin(BinOp::Add, &Expr::Sym(1), &Expr::Param(0)),
+            )],
+            align: 1024,
+        },
+    ],
+    ..ROWS
+};
+
 fn rows_args(r: usize, n: usize) -> Vec<Fake> {
     spread(vec![
         Fake::new(DType::F32, &[r, n], 0),
@@ -99,6 +121,11 @@ fn blocks_launch_one_block_per_outer_tuple() {
     assert_eq!(plan.numel, 1500);
     // idx: 5 bytes at 0; tile: 20 bytes at the next multiple of 16.
     assert_eq!(plan.shared_bytes, 16 + 20);
+
+    // With the tile aligned to 1024: it starts at 1024, and the launch reserves the 1008
+    // bytes that round a 16-byte-aligned base up to 1024.
+    let plan = run(&ROWS_ALIGNED, &rows_args(300, 5), &[Scalar::I32(0)]).unwrap();
+    assert_eq!(plan.shared_bytes, 1024 + 20 + 1008);
 
     // Block-stride: the grid stops at GRID_THREADS threads.
     let plan = run(&ROWS, &rows_args(1 << 20, 1), &[Scalar::I32(0)]).unwrap();

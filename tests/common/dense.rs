@@ -1,5 +1,5 @@
-//! Dense products on the GPU against f64: the operands, the reference and the comparison
-//! that tests/gemm_gpu.rs and tests/gemm_tma_gpu.rs share.
+//! Dense products on the GPU against f64: the operands, the reference and the comparisons
+//! (GEMMs, attention scores) that tests/gemm_gpu.rs and tests/gemm_tma_gpu.rs share.
 
 use super::lcg;
 use ima::cudarc::driver::CudaStream;
@@ -72,5 +72,42 @@ pub fn gemm_matches<T: ima::Element + Into<f64> + Copy>(
     for (e, (got, &(want, norm))) in c.to_host(stream).unwrap().iter().zip(&want).enumerate() {
         let what = || format!("{name} {m}x{k}x{n}: c[{}, {}]", e / n, e % n);
         assert_near((*got).into(), want, norm, rel, &what);
+    }
+}
+
+/// One launch of an attention-score kernel pair on q `[B, H, S, D]` and k `[B, H, T, D]`:
+/// `launch(q, k, o16, o32)` fills scores with f16 and f32 out, and both are held to the f64
+/// product times `scale`: f16 within one rounding (2^-11) of an f32 sum, f32 within the
+/// sum's own. The outputs start as NaN, so an element left unwritten fails.
+pub type ScoresLaunch<'a> = dyn Fn(&Tensor<f16>, &Tensor<f16>, &mut Tensor<f16>, &mut Tensor<f32>) -> Result<(), Error>
+    + 'a;
+pub fn scores_match(
+    stream: &Arc<CudaStream>,
+    what: &str,
+    [b, h, s, t, d]: [usize; 5],
+    scale: f32,
+    launch: &ScoresLaunch<'_>,
+) {
+    let qh = f16s(b * h * s * d, 1);
+    let kh = f16s(b * h * t * d, 2);
+    let q = Tensor::from_host(stream, &qh, &[b, h, s, d]).unwrap();
+    let k = Tensor::from_host(stream, &kh, &[b, h, t, d]).unwrap();
+    let mut o16 = Tensor::full(stream, f16::NAN, &[b, h, s, t]).unwrap();
+    let mut o32 = Tensor::full(stream, f32::NAN, &[b, h, s, t]).unwrap();
+    launch(&q, &k, &mut o16, &mut o32).unwrap();
+    let (got16, got32) = (o16.to_host(stream).unwrap(), o32.to_host(stream).unwrap());
+    for bh in 0..b * h {
+        let want = matmul_f64(
+            |i, dd| f64::from(qh[(bh * s + i) * d + dd]),
+            |dd, j| f64::from(kh[(bh * t + j) * d + dd]),
+            (s, d, t),
+        );
+        for (e, &(sum, norm)) in want.iter().enumerate() {
+            let (want, norm) = (sum * f64::from(scale), norm * f64::from(scale));
+            let at = bh * s * t + e;
+            let name = || format!("{what} {b}x{h}x{s}x{t}x{d}: o[{bh}, {}, {}]", e / t, e % t);
+            assert_near(f64::from(got16[at]), want, norm, 1e-3, &name);
+            assert_near(f64::from(got32[at]), want, norm, 1e-5, &name);
+        }
     }
 }
