@@ -1,7 +1,8 @@
 //! The values a kernel receives, in the ABI order its contract defines
 //! (`KernelContract::entry_params`, ima-contract's abi.rs): each buffer's pointer and its
-//! strides (and a `tma` argument's tensor map), the symbols, the scalar params; the violation record, where the entry point
-//! takes one, comes last and is pushed by the caller.
+//! strides (and a `tma` argument's tensor map), the symbols, the scalar params; the
+//! violation record, where the entry point takes one, comes last and is pushed by the
+//! caller.
 //!
 //! One list serves both ways a kernel is started: [`crate::Kernel::launch`] pushes it into
 //! cudarc's launch builder, and a graph's kernel node ([`crate::graph`]) points the

@@ -30,8 +30,8 @@ pub struct Module {
 
 impl Module {
     /// Compiles `source` with NVRTC for `ctx`'s device ([`arch_for`] its compute
-    /// capability) and loads it. Refuses first,
-    /// with both versions, when NVRTC is newer than the driver ([`Error::PtxTooNew`]).
+    /// capability) and loads it. Refuses first, with both versions, when NVRTC is newer
+    /// than the driver ([`Error::PtxTooNew`]).
     pub fn compile(ctx: &Arc<CudaContext>, file: &str, source: &str) -> Result<Module, Error> {
         check_driver_loads_nvrtc(file)?;
         let (major, minor) = ctx
