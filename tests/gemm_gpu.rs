@@ -11,10 +11,10 @@ mod gemm {
 
 mod common;
 
-use common::dense::{assert_near, f16s, gemm_matches, matmul_f64, scores_match};
+use common::dense::{assert_near, f16s, gemm_pair_matches, matmul_f64, scores_match};
 use common::{gate_up_columns, lcg, silu_and_mul};
 use ima::cudarc::driver::{CudaContext, CudaStream};
-use ima::half::{bf16, f16};
+use ima::half::f16;
 use ima::{
     Error, Launched, QuantTensor, Tensor, Violation, ZeroStyle, dequant_reference, quantize_gptq,
 };
@@ -83,32 +83,19 @@ fn gemm_f16_and_bf16_match_f64_reference_on_ragged_shapes() {
     let (_ctx, stream, kernels) = setup();
     for checked in [false, true] {
         kernels.set_checked(checked);
-        for (m, k, n) in GEMM_SHAPES {
-            let (ah, bh) = (f16s(m * k, 3), f16s(k * n, 4));
-            // f16 out: one rounding, 2^-11.
-            gemm_matches::<f16>(
+        for shape in GEMM_SHAPES {
+            gemm_pair_matches(
                 &stream,
-                &format!("gemm_f16 checked={checked}"),
-                (&ah, &bh),
-                (m, k, n),
-                1e-3,
-                f16::NAN,
+                (
+                    &format!("gemm_f16 checked={checked}"),
+                    &format!("gemm_bf16 checked={checked}"),
+                ),
+                shape,
                 &|a, b, c| {
                     kernels
                         .gemm_f16
                         .launch(&stream, gemm::GemmF16Args { a, b, c })
                 },
-            );
-            let a16: Vec<bf16> = ah.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
-            let b16: Vec<bf16> = bh.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
-            // bf16 out: one rounding, 2^-8.
-            gemm_matches::<bf16>(
-                &stream,
-                &format!("gemm_bf16 checked={checked}"),
-                (&a16, &b16),
-                (m, k, n),
-                8e-3,
-                bf16::NAN,
                 &|a, b, c| {
                     kernels
                         .gemm_bf16

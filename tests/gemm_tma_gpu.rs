@@ -11,10 +11,10 @@ mod gemm_tma {
 
 mod common;
 
-use common::dense::{f16s, gemm_matches, scores_match};
+use common::dense::{gemm_pair_matches, scores_match};
 use gemm_tma as gemm;
 use ima::cudarc::driver::{CudaContext, CudaStream};
-use ima::half::{bf16, f16};
+use ima::half::bf16;
 use ima::{Launched, Tensor};
 use std::sync::Arc;
 
@@ -38,32 +38,19 @@ fn gemm_tma_f16_and_bf16_match_f64_reference_on_ragged_shapes() {
     let (_ctx, stream, kernels) = setup();
     for checked in [false, true] {
         kernels.set_checked(checked);
-        for (m, k, n) in GEMM_TMA_SHAPES {
-            let (ah, bh) = (f16s(m * k, 5), f16s(k * n, 6));
-            // f16 out: one rounding, 2^-11.
-            gemm_matches::<f16>(
+        for shape in GEMM_TMA_SHAPES {
+            gemm_pair_matches(
                 &stream,
-                &format!("gemm_tma_f16 checked={checked}"),
-                (&ah, &bh),
-                (m, k, n),
-                1e-3,
-                f16::NAN,
+                (
+                    &format!("gemm_tma_f16 checked={checked}"),
+                    &format!("gemm_tma_bf16 checked={checked}"),
+                ),
+                shape,
                 &|a, b, c| {
                     kernels
                         .gemm_tma_f16
                         .launch(&stream, gemm::GemmTmaF16Args { a, b, c })
                 },
-            );
-            let a16: Vec<bf16> = ah.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
-            let b16: Vec<bf16> = bh.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
-            // bf16 out: one rounding, 2^-8.
-            gemm_matches::<bf16>(
-                &stream,
-                &format!("gemm_tma_bf16 checked={checked}"),
-                (&a16, &b16),
-                (m, k, n),
-                8e-3,
-                bf16::NAN,
                 &|a, b, c| {
                     kernels
                         .gemm_tma_bf16

@@ -3,7 +3,7 @@
 
 use super::lcg;
 use ima::cudarc::driver::CudaStream;
-use ima::half::f16;
+use ima::half::{bf16, f16};
 use ima::{Error, Launched, Tensor};
 use std::sync::Arc;
 
@@ -110,4 +110,37 @@ pub fn scores_match(
             assert_near(f64::from(got32[at]), want, norm, 1e-5, &name);
         }
     }
+}
+
+/// A GEMM in f16 and in bf16 on the same shape, each against the f64 product within one
+/// rounding of its output (2^-11 and 2^-8): operands from seeds 3 and 4, the bf16 ones the
+/// f16 values rounded. `names` label the failures.
+pub fn gemm_pair_matches(
+    stream: &Arc<CudaStream>,
+    names: (&str, &str),
+    (m, k, n): (usize, usize, usize),
+    f16_launch: &GemmLaunch<'_, f16>,
+    bf16_launch: &GemmLaunch<'_, bf16>,
+) {
+    let (ah, bh) = (f16s(m * k, 3), f16s(k * n, 4));
+    gemm_matches::<f16>(
+        stream,
+        names.0,
+        (&ah, &bh),
+        (m, k, n),
+        1e-3,
+        f16::NAN,
+        f16_launch,
+    );
+    let a16: Vec<bf16> = ah.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
+    let b16: Vec<bf16> = bh.iter().map(|v| bf16::from_f32(v.to_f32())).collect();
+    gemm_matches::<bf16>(
+        stream,
+        names.1,
+        (&a16, &b16),
+        (m, k, n),
+        8e-3,
+        bf16::NAN,
+        bf16_launch,
+    );
 }
