@@ -11,7 +11,7 @@ mod gemm {
 
 mod common;
 
-use common::dense::{assert_near, f16s, gemm_pair_matches, matmul_f64, scores_match};
+use common::dense::{SCORE_SHAPES, assert_near, f16s, gemm_pair_matches, matmul_f64, scores_match};
 use common::{gate_up_columns, lcg, silu_and_mul};
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::f16;
@@ -26,14 +26,6 @@ fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, gemm::Kernels) {
     let kernels = gemm::Kernels::load(&ctx).unwrap();
     (ctx, stream, kernels)
 }
-
-/// Shapes [B, H, S, T, D]: one partial tile each way; several tiles with partial last
-/// ones; D of two stages, the second partial (136 = 64 + 64 + 8).
-const SCORE_SHAPES: [[usize; 5]; 3] = [
-    [2, 3, 77, 200, 64],
-    [1, 2, 130, 264, 40],
-    [1, 1, 129, 136, 136],
-];
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

@@ -11,7 +11,7 @@ mod gemm_tma {
 
 mod common;
 
-use common::dense::{gemm_pair_matches, scores_match};
+use common::dense::{SCORE_SHAPES, gemm_pair_matches, scores_match};
 use gemm_tma as gemm;
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::bf16;
@@ -91,16 +91,6 @@ fn gemm_tma_of_an_empty_k_writes_zeros() {
         );
     }
 }
-
-/// Shapes [B, H, S, T, D] for the TMA scores (128 rows of q by 256 keys a block, D 64 at a
-/// time): partial tiles each way, with several heads, so that a box past S or T must not
-/// reach the next head's rows (the rank-4 tensor maps bound each dimension); two key tiles,
-/// the second partial, and D of one partial chunk; D of three chunks, the last partial.
-const SCORE_SHAPES: [[usize; 5]; 3] = [
-    [2, 3, 77, 200, 64],
-    [1, 2, 130, 264, 40],
-    [1, 1, 129, 136, 136],
-];
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

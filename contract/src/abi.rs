@@ -116,6 +116,27 @@ mod tests {
     use super::*;
     use crate::{DType, Extent, TensorArg};
 
+    /// A contract of `args` (leaked) with nothing else: no symbols, params, constraints or
+    /// shared arrays.
+    fn contract(args: Vec<TensorArg>) -> KernelContract {
+        KernelContract {
+            name: "k",
+            signature: "",
+            location: "",
+            symbols: &[],
+            args: Box::leak(args.into_boxed_slice()),
+            params: &[],
+            constraints: &[],
+            shared: &[],
+            launch: crate::Launch::Grid { dims: &[] },
+            empty: crate::EmptyPolicy::Skip,
+            block: [256, 1, 1],
+            block_from_occupancy: false,
+            entry_i32: "k_i32",
+            entry_i64: "k_i64",
+        }
+    }
+
     fn arg(role: Role, dims: &'static [Extent]) -> TensorArg {
         TensorArg {
             name: "a",
@@ -138,7 +159,6 @@ mod tests {
             text: "N",
             expr: crate::Expr::Sym(0),
         };
-        let args = [arg(Role::Logical, &[E, E]), arg(Role::In, &[E, E])];
         let symbols = [crate::Symbol {
             name: "N",
             bound_by: crate::Binding { arg: 1, dim: 0 },
@@ -148,20 +168,9 @@ mod tests {
             dtype: DType::F32,
         }];
         let c = KernelContract {
-            name: "k",
-            signature: "",
-            location: "",
             symbols: Box::leak(Box::new(symbols)),
-            args: Box::leak(Box::new(args)),
             params: Box::leak(Box::new(params)),
-            constraints: &[],
-            shared: &[],
-            launch: crate::Launch::Threads { arg: 1 },
-            empty: crate::EmptyPolicy::Skip,
-            block: [256, 1, 1],
-            block_from_occupancy: false,
-            entry_i32: "k_i32",
-            entry_i64: "k_i64",
+            ..contract(vec![arg(Role::Logical, &[E, E]), arg(Role::In, &[E, E])])
         };
         use EntryParam::*;
         let release = [
@@ -189,23 +198,7 @@ mod tests {
             tma: Some(crate::TmaBox { rows: 64, cols: 64 }),
             ..arg(Role::In, &[E, E])
         };
-        let args = [tma, arg(Role::Out, &[E])];
-        let c = KernelContract {
-            name: "k",
-            signature: "",
-            location: "",
-            symbols: &[],
-            args: Box::leak(Box::new(args)),
-            params: &[],
-            constraints: &[],
-            shared: &[],
-            launch: crate::Launch::Threads { arg: 1 },
-            empty: crate::EmptyPolicy::Skip,
-            block: [256, 1, 1],
-            block_from_occupancy: false,
-            entry_i32: "k_i32",
-            entry_i64: "k_i64",
-        };
+        let c = contract(vec![tma, arg(Role::Out, &[E])]);
         use EntryParam::*;
         assert_eq!(
             c.entry_params(false).collect::<Vec<_>>(),
@@ -232,20 +225,8 @@ mod tests {
             align,
         };
         let with = |shared: &'static [crate::SharedArray]| KernelContract {
-            name: "k",
-            signature: "",
-            location: "",
-            symbols: &[],
-            args: &[],
-            params: &[],
-            constraints: &[],
             shared,
-            launch: crate::Launch::Grid { dims: &[] },
-            empty: crate::EmptyPolicy::Skip,
-            block: [128, 1, 1],
-            block_from_occupancy: false,
-            entry_i32: "k_i32",
-            entry_i64: "k_i64",
+            ..contract(Vec::new())
         };
         assert_eq!(with(&[]).shared_slack(), 0);
         assert_eq!(

@@ -34,35 +34,38 @@ impl Module {
     /// than the driver ([`Error::PtxTooNew`]).
     pub fn compile(ctx: &Arc<CudaContext>, file: &str, source: &str) -> Result<Module, Error> {
         check_driver_loads_nvrtc(file)?;
-        let (major, minor) = ctx
-            .compute_capability()
-            .map_err(Error::driver("reading the device's compute capability"))?;
+        let (major, minor) = capability(ctx)?;
         let compiled = compile_ptx(source, file, &arch_for(major, minor))?;
-        let mut module = Self::load(ctx, file, &compiled.ptx, nvrtc_version().ok())?;
+        let mut module = Self::load(
+            ctx,
+            file,
+            &compiled.ptx,
+            nvrtc_version().ok(),
+            (major, minor),
+        )?;
         module.log = compiled.log;
         Ok(module)
     }
 
     /// Loads PTX compiled earlier (shipped in a generated crate, or cached).
     pub fn load_ptx(ctx: &Arc<CudaContext>, file: &str, ptx: &str) -> Result<Module, Error> {
-        Self::load(ctx, file, ptx, None)
+        Self::load(ctx, file, ptx, None, capability(ctx)?)
     }
 
-    /// Loads `ptx`, made by NVRTC `nvrtc` when known.
+    /// Loads `ptx`, made by NVRTC `nvrtc` when known, into `ctx`, whose device has compute
+    /// capability `capability`.
     fn load(
         ctx: &Arc<CudaContext>,
         file: &str,
         ptx: &str,
         nvrtc: Option<(i32, i32)>,
+        capability: (i32, i32),
     ) -> Result<Module, Error> {
         // PTX is text, and a NUL ends it as it would in C (cudarc would panic on one).
         let ptx = ptx.split('\0').next().unwrap_or_default();
         let module = ctx
             .load_module(Ptx::from_src(ptx))
             .map_err(|e| load_error(e, file, nvrtc))?;
-        let capability = ctx
-            .compute_capability()
-            .map_err(Error::driver("reading the device's compute capability"))?;
         Ok(Module {
             file: file.to_string(),
             module,
@@ -127,6 +130,12 @@ impl Module {
     pub fn limits(&self) -> &DeviceLimits {
         &self.limits
     }
+}
+
+/// The compute capability of `ctx`'s device, (major, minor).
+fn capability(ctx: &Arc<CudaContext>) -> Result<(i32, i32), Error> {
+    ctx.compute_capability()
+        .map_err(Error::driver("reading the device's compute capability"))
 }
 
 /// The names of a PTX module's kernels: `.entry NAME(` lines.

@@ -75,6 +75,17 @@ pub fn gemm_matches<T: ima::Element + Into<f64> + Copy>(
     }
 }
 
+/// Shapes [B, H, S, T, D] for the attention-score kernels: partial tiles each way (the
+/// mma.sync kernels take 128 x 128 and D 64 a stage, the TMA ones 128 x 256), with several
+/// heads, so that a tile past S or T must not reach the next head's rows; several key
+/// tiles, the last partial, and D of one partial chunk; D of three chunks, the last
+/// partial (136 = 64 + 64 + 8).
+pub const SCORE_SHAPES: [[usize; 5]; 3] = [
+    [2, 3, 77, 200, 64],
+    [1, 2, 130, 264, 40],
+    [1, 1, 129, 136, 136],
+];
+
 /// One launch of an attention-score kernel pair on q `[B, H, S, D]` and k `[B, H, T, D]`:
 /// `launch(q, k, o16, o32)` fills scores with f16 and f32 out, and both are held to the f64
 /// product times `scale`: f16 within one rounding (2^-11) of an f32 sum, f32 within the
