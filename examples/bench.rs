@@ -124,7 +124,8 @@ stubs!(
     GemmTmaF16,
     GemmTmaBf16,
     AttnScoresTma,
-    AttnScoresTmaF32
+    AttnScoresTmaF32,
+    GptqGemmTma
 );
 
 /// Twins kept in files of their own, each compiled as a module: (file name, source).
@@ -178,6 +179,7 @@ const CASES: &[&str] = &[
     "gemm_tma",
     "attn_scores_tma",
     "gptq_gemm",
+    "gptq_gemm_tma",
 ];
 
 impl Opts {
@@ -1775,6 +1777,82 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
     Ok(())
 }
 
+/// gptq_gemm_tma (specs/gemm_tma.ima: GPTQ words, scales, zeros and x streamed by the TMA
+/// unit) at M = 16 and 32, K = 8192, N = 28672, G = 128, over 4 weight sets as gptq_gemm's
+/// case; its output is compared with gptq_gemm's (specs/gemm.ima, another order of the
+/// same sums: within f16 rounding), each checked variant's with release's.
+fn gptq_gemm_tma(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
+    let (k, n, g) = (8192, 28672, 128);
+    const SETS: usize = 4;
+    let ws = (0..SETS)
+        .map(|i| {
+            random_quant(
+                b,
+                QuantFormat::Gptq(ZeroStyle::MinusOne),
+                k,
+                n,
+                g,
+                70 + 3 * i as u32,
+            )
+        })
+        .collect::<Res<Vec<_>>>()?;
+    for m in [16, 32] {
+        let mut x = Tensor::<f16>::zeros(&b.stream, &[m, k])?;
+        b.fill("fill_f16", &mut x.slice_mut(), 80, -1.0, 1.0)?;
+        let mut y_rel = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
+        let mut y_chk = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
+        let mut y_mma = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
+        done(mma.gptq_gemm.launch(
+            &b.stream,
+            gemm::GptqGemmArgs {
+                x: &x,
+                w: &ws[0],
+                y: &mut y_mma,
+            },
+        )?)?;
+        let bytes = quant_bytes(&ws[0]) + bytes_of(&x) + bytes_of(&y_rel);
+        let timed = time_stub_variants(b, stubs, &mut |ks, checked, i| {
+            let y = if checked { &mut y_chk } else { &mut y_rel };
+            done(ks.gptq_gemm_tma.launch(
+                &b.stream,
+                gemm_tma::GptqGemmTmaArgs {
+                    x: &x,
+                    w: &ws[i % SETS],
+                    y,
+                },
+            )?)
+        });
+        // The timed launches end on the last weight set; set 0's product, as gptq_gemm's.
+        done(stubs.release.gptq_gemm_tma.launch(
+            &b.stream,
+            gemm_tma::GptqGemmTmaArgs {
+                x: &x,
+                w: &ws[0],
+                y: &mut y_rel,
+            },
+        )?)?;
+        let shape = format!(
+            "M={m} K={k} N={n} G={g} ({}, {SETS} weight sets)",
+            mb(bytes)
+        );
+        let flops = 2.0 * (m * k * n) as f64;
+        add_rows(b, "gptq_gemm_tma", &shape, bytes, timed, &|b, st| {
+            format!(
+                "{}; release {}",
+                tflops(flops, st),
+                b.verdict(
+                    "compare_f16",
+                    y_rel.slice(),
+                    y_mma.slice(),
+                    (2e-3, 2e-3),
+                    "gptq_gemm"
+                )
+            )
+        });
+    }
+    Ok(())
+}
+
 fn rms_norm(b: &mut Bench, stubs: &Stubs<rmsnorm::Kernels>) -> Res<()> {
     let (n, d) = (16384, 8192);
     let eps = 1e-6f32;
@@ -2577,17 +2655,19 @@ fn main() -> Res<()> {
         case!("gemm", dense_gemm(&mut b, &stubs));
         case!("gptq_gemm", gptq_gemm(&mut b, &stubs));
     }
-    if b.opts.wants("gemm_tma") || b.opts.wants("attn_scores_tma") {
+    if wants(&["gemm_tma", "attn_scores_tma", "gptq_gemm_tma"], &b) {
         let stubs = stubs_of!(
             gemm_tma,
             gemm_tma_f16,
             gemm_tma_bf16,
             attn_scores_tma,
-            attn_scores_tma_f32
+            attn_scores_tma_f32,
+            gptq_gemm_tma
         );
         case!("gemm_tma", gemm_tma(&mut b, &stubs));
         let mma = gemm::Kernels::load(&ctx)?;
         case!("attn_scores_tma", attn_scores_tma(&mut b, &stubs, &mma));
+        case!("gptq_gemm_tma", gptq_gemm_tma(&mut b, &stubs, &mma));
     }
     if b.opts.wants("graph_replay") {
         let (there, back) = (rmsnorm::Kernels::load(&ctx)?, rmsnorm::Kernels::load(&ctx)?);

@@ -11,13 +11,12 @@ mod gemm {
 
 mod common;
 
-use common::dense::{SCORE_SHAPES, assert_near, f16s, gemm_pair_matches, matmul_f64, scores_match};
-use common::{gate_up_columns, lcg, silu_and_mul};
+use common::dense::{SCORE_SHAPES, f16s, gemm_pair_matches, scores_match};
+use common::lcg;
+use common::w4a16::{w4a16_fused_matches, w4a16_matches};
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::f16;
-use ima::{
-    Error, Launched, QuantTensor, Tensor, Violation, ZeroStyle, dequant_reference, quantize_gptq,
-};
+use ima::{Error, Launched, QuantTensor, Tensor, Violation, ZeroStyle, quantize_gptq};
 use std::sync::Arc;
 
 fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, gemm::Kernels) {
@@ -115,100 +114,50 @@ const GPTQ_SHAPES: [(usize, usize, usize, usize); 7] = [
     (130, 256, 32, 64),
 ];
 
-/// One launch of gptq_gemm on x `[M, K]` and weights `[K, N]` quantized with group G,
-/// into a y `width` columns wide: x · W in f64 with each sum's products' 2-norm (the
-/// kernel's B operands are the dequantized weights exactly, each (q - z) times its scale
-/// rounded once to f16, as the host reference rounds them), and y.
-fn gptq_gemm_and_f64(
-    kernels: &gemm::Kernels,
-    stream: &Arc<CudaStream>,
-    (m, k, n, g): (usize, usize, usize, usize),
-    width: usize,
-) -> (Vec<(f64, f64)>, Vec<f16>) {
-    let xh = f16s(m * k, 3);
-    let x = Tensor::from_host(stream, &xh, &[m, k]).unwrap();
-    let weights: Vec<f32> = lcg(5).take(k * n).collect();
-    let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
-    let w = QuantTensor::upload(stream, &host).unwrap();
-    let mut y = Tensor::full(stream, f16::NAN, &[m, width]).unwrap();
-    let launched = kernels
-        .gptq_gemm
-        .launch(
-            stream,
-            gemm::GptqGemmArgs {
-                x: &x,
-                w: &w,
-                y: &mut y,
-            },
-        )
-        .unwrap();
-    assert!(matches!(launched, Launched::Done { .. }), "{launched:?}");
-    let wd = dequant_reference(&host);
-    let want = matmul_f64(
-        |r, kk| f64::from(xh[r * k + kk]),
-        |kk, col| f64::from(wd[kk * n + col]),
-        (m, k, n),
-    );
-    (want, y.to_host(stream).unwrap())
-}
-
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gptq_gemm_matches_f64_reference_on_ragged_shapes() {
     let (_ctx, stream, kernels) = setup();
     for checked in [false, true] {
         kernels.set_checked(checked);
-        for (m, k, n, g) in GPTQ_SHAPES {
-            let (want, got) = gptq_gemm_and_f64(&kernels, &stream, (m, k, n, g), n);
-            for (e, (got, &(want, norm))) in got.iter().zip(&want).enumerate() {
-                let what = || {
-                    format!(
-                        "gptq_gemm M={m} K={k} N={n} G={g} checked={checked}: y[{}, {}]",
-                        e / n,
-                        e % n
-                    )
-                };
-                assert_near(f64::from(*got), want, norm, 1e-3, &what);
-            }
-        }
+        w4a16_matches(
+            &stream,
+            &format!("gptq_gemm checked={checked}"),
+            &GPTQ_SHAPES,
+            &|x, w, y| {
+                kernels
+                    .gptq_gemm
+                    .launch(&stream, gemm::GptqGemmArgs { x, w, y })
+            },
+        );
     }
 }
 
-/// gptq_gemm with y half as wide as W: SiluAndMul fused, W's columns gate's and up's in
-/// turn by GATE_UP_UNIT, against silu(g) · u of the f64 products, release and checked, on
+/// gptq_gemm with y half as wide as W: SiluAndMul fused, release and checked, on
 /// (M, K, N, G) of GPTQ_SHAPES' kinds with N a multiple of two units: one row; ragged M,
 /// K across groups; a last 32-column strip with one unit pair (N = 144); several M-blocks.
-/// Each of g and u may be off by gptq_gemm's own tolerance, which silu'(g) (below 1.1)
-/// and silu(g) carry into the product.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gptq_gemm_fuses_silu_and_mul_when_y_is_half_as_wide() {
     let (_ctx, stream, kernels) = setup();
-    let unit = gemm::GATE_UP_UNIT as usize;
     for checked in [false, true] {
         kernels.set_checked(checked);
-        for (m, k, n, g) in [
-            (1, 256, 64, 128),
-            (17, 328, 48, 20),
-            (64, 4096, 144, 128),
-            (130, 256, 32, 64),
-        ] {
-            let (gu, got) = gptq_gemm_and_f64(&kernels, &stream, (m, k, n, g), n / 2);
-            for r in 0..m {
-                for j in 0..n / 2 {
-                    let (gate, up) = gate_up_columns(j, unit);
-                    let ((gv, gn), (uv, un)) = (gu[r * n + gate], gu[r * n + up]);
-                    let tol = |v: f64, norm: f64| 1e-3 * (v.abs() + norm) + 1e-6;
-                    let (want, carried) = silu_and_mul(gv, uv, tol(gv, gn), tol(uv, un));
-                    let bound = carried + 1e-3 * want.abs() + 1e-4;
-                    let y_ = f64::from(got[r * n / 2 + j]);
-                    assert!(
-                        (y_ - want).abs() <= bound,
-                        "gptq_gemm fused M={m} K={k} N={n} G={g} checked={checked}: y[{r}, {j}] = {y_}, expected {want}"
-                    );
-                }
-            }
-        }
+        w4a16_fused_matches(
+            &stream,
+            &format!("gptq_gemm checked={checked}"),
+            &[
+                (1, 256, 64, 128),
+                (17, 328, 48, 20),
+                (64, 4096, 144, 128),
+                (130, 256, 32, 64),
+            ],
+            gemm::GATE_UP_UNIT as usize,
+            &|x, w, y| {
+                kernels
+                    .gptq_gemm
+                    .launch(&stream, gemm::GptqGemmArgs { x, w, y })
+            },
+        );
     }
 }
 

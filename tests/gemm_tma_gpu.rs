@@ -1,8 +1,9 @@
-//! specs/gemm_tma.ima's dense GEMMs and attention scores (TMA and warpgroup MMA, compute
-//! capability 9.0) end to end on a GPU, through the committed generated stub, on shapes that are no multiple of
-//! their tiles (the TMA unit zero-fills what lies past the tensor's extents, and the
-//! stores are masked), against an f64 reference, in release and in checked mode, where
-//! nothing may be reported.
+//! specs/gemm_tma.ima's dense GEMMs, attention scores (TMA and warpgroup MMA) and W4A16
+//! GEMM (TMA-streamed GPTQ weights), compute capability 9.0, end to end on a GPU, through
+//! the committed generated stub, on shapes that are no multiple of their tiles (the TMA
+//! unit zero-fills what lies past the tensor's extents, and the stores are masked),
+//! against an f64 reference, in release and in checked mode, where nothing may be
+//! reported.
 
 #[allow(dead_code)]
 mod gemm_tma {
@@ -11,11 +12,13 @@ mod gemm_tma {
 
 mod common;
 
-use common::dense::{SCORE_SHAPES, gemm_pair_matches, scores_match};
+use common::dense::{SCORE_SHAPES, f16s, gemm_pair_matches, scores_match};
+use common::lcg;
+use common::w4a16::{w4a16_fused_matches, w4a16_matches};
 use gemm_tma as gemm;
 use ima::cudarc::driver::{CudaContext, CudaStream};
-use ima::half::bf16;
-use ima::{Launched, Tensor};
+use ima::half::{bf16, f16};
+use ima::{Error, Launched, QuantTensor, Tensor, Violation, ZeroStyle, quantize_gptq};
 use std::sync::Arc;
 
 fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, gemm::Kernels) {
@@ -125,5 +128,97 @@ fn attn_scores_tma_matches_f64_reference_on_ragged_shapes_f16_and_f32_out() {
                 Ok(())
             });
         }
+    }
+}
+
+/// (M, K, N, G) for gptq_gemm_tma (stages of 512 rows of K by a 32-column strip, 132
+/// blocks): one row; 16 rows with K no multiple of a stage or of G (the last stage's x
+/// tiles past K are not copied, and the maps zero-fill the rest); 17 rows (two row tiles
+/// of x, the second mostly past M) with groups of 32, a tile's most; 137 strips, so that
+/// the first blocks take two and their pipeline runs on from one strip into the next; a K
+/// of one packed row.
+const GPTQ_TMA_SHAPES: [(usize, usize, usize, usize); 5] = [
+    (1, 256, 64, 128),
+    (16, 1000, 72, 128),
+    (17, 520, 40, 32),
+    (32, 4096, 4360, 64),
+    (5, 8, 8, 32),
+];
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_tma_matches_f64_reference_on_ragged_shapes() {
+    let (_ctx, stream, kernels) = setup();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        w4a16_matches(
+            &stream,
+            &format!("gptq_gemm_tma checked={checked}"),
+            &GPTQ_TMA_SHAPES,
+            &|x, w, y| {
+                kernels
+                    .gptq_gemm_tma
+                    .launch(&stream, gemm::GptqGemmTmaArgs { x, w, y })
+            },
+        );
+    }
+}
+
+/// gptq_gemm_tma with y half as wide as W (SiluAndMul fused): one row; two row tiles with
+/// groups of 32 and a last strip of one unit pair (N = 48); 137 strips, the last half full.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_tma_fuses_silu_and_mul_when_y_is_half_as_wide() {
+    let (_ctx, stream, kernels) = setup();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        w4a16_fused_matches(
+            &stream,
+            &format!("gptq_gemm_tma checked={checked}"),
+            &[(1, 256, 64, 128), (17, 520, 48, 32), (32, 1024, 4368, 128)],
+            gemm::GATE_UP_UNIT as usize,
+            &|x, w, y| {
+                kernels
+                    .gptq_gemm_tma
+                    .launch(&stream, gemm::GptqGemmTmaArgs { x, w, y })
+            },
+        );
+    }
+}
+
+/// Groups that a tile of 512 rows would not hold whole (20), or more of than its shared
+/// tile has room for (16): refused before the launch, naming the weight and its group.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_tma_refuses_groups_that_do_not_divide_its_tiles() {
+    let (_ctx, stream, kernels) = setup();
+    let (m, k, n) = (2, 640, 64);
+    let x = Tensor::from_host(&stream, &f16s(m * k, 3), &[m, k]).unwrap();
+    let weights: Vec<f32> = lcg(5).take(k * n).collect();
+    for g in [20, 16] {
+        let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
+        let w = QuantTensor::upload(&stream, &host).unwrap();
+        let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
+        let err = kernels
+            .gptq_gemm_tma
+            .launch(
+                &stream,
+                gemm::GptqGemmTmaArgs {
+                    x: &x,
+                    w: &w,
+                    y: &mut y,
+                },
+            )
+            .unwrap_err();
+        let Error::Launch(e) = &err else {
+            panic!("G = {g}: {err}")
+        };
+        assert!(
+            e.violations.iter().any(|v| matches!(
+                v,
+                Violation::TmaGroup { arg: "w", rows: 512, group } if *group == g
+            )),
+            "G = {g}: {err}"
+        );
     }
 }

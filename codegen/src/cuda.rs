@@ -726,8 +726,12 @@ fn entry(
                 .collect(),
         };
         fields.extend(logical);
-        if a.tma.is_some() {
-            fields.push(format!("&{}_tma", a.name));
+        // The tensor maps: a plain argument's, or each buffer's of a quantized one.
+        for b in contract
+            .iter()
+            .filter(|c| std::ptr::eq(c.ir, a) && c.tma.is_some())
+        {
+            fields.push(format!("&{}_tma", b.ident));
         }
         if let Some(v) = &a.values {
             fields.push(c_expr(k, &v.lo.expr));

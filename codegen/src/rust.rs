@@ -400,7 +400,10 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 align: a.align,
                 values: a.values.as_ref().map_or("None".into(), value_contract),
                 tma: a.tma.map_or("None".into(), |b| {
-                    format!("Some(ima::TmaBox {{ rows: {}, cols: {} }})", b.rows, b.cols)
+                    format!(
+                        "Some(ima::TmaBox {{ rows: {}, cols: {}, groups: {} }})",
+                        b.rows, b.cols, b.groups
+                    )
                 }),
             })
             .collect(),

@@ -315,6 +315,14 @@ struct {{ q.name }}_t {
     I {{ b.part }}_s0{% if b.rank == 2 %}, {{ b.part }}_s1{% endif %};
 {%- endfor %}
     I K, N, G;
+{%- if q.tma.is_some() %}
+    // The tensor maps of `tma_load` (tma(...)), encoded by the runtime at launch.
+    const ImaTensorMap* qweight_tma;
+{%- if q.has_zeros %}
+    const ImaTensorMap* qzeros_tma;
+{%- endif %}
+    const ImaTensorMap* scales_tma;
+{%- endif %}
     typename ImaRecorder<IMA_CHECKED>::type* rec;
 {%- if q.vec %}
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
@@ -597,6 +605,37 @@ struct {{ q.name }}_t {
         return sum;
     }
 
+    // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
+    // halves, and its scale in f16 (s).
+    struct ImaColumn {
+        __half2 lo, hi, s;
+    };
+    static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, {{ q.scale_type }} scale) {
+        ImaColumn q;
+        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
+{%- if q.scale_type == "__half" %}
+        q.s = __half2half2(scale);
+{%- else %}
+        q.s = __float2half2_rn({{ q.to_float }}(scale));
+{%- endif %}
+        return q;
+    }
+    // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once: b[0], b[1] are b0, b1 of one m16n8k16 step's B
+    // operand, b[2], b[3] of a second.
+    static __device__ __forceinline__ void ima_word_frag(unsigned int w, const ImaColumn& q, unsigned (&b)[4]) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, q.hi),
+                              __hsub2(ima_nibbles<0x000F000Fu>(w8), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, q.hi)};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const __half2 e = __hmul2(v[j], q.s);
+            memcpy(&b[j], &e, 4);
+        }
+    }
+
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
     // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
@@ -607,27 +646,9 @@ struct {{ q.name }}_t {
     __device__ __forceinline__ void dequant_frag(const Tile<C, R>& t, int r, unsigned (&b)[C][4]) const {
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            const __half2 sixteenth = __float2half2_rn(0.0625f);
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c)), w = t.w[r][c], w8 = w >> 8;
-                const __half2 lo = ima_as_half2(0x64006400u | z | (z << 16));
-                const __half2 hi = __hsub2(__float2half2_rn(960.f), lo);
-{%- if q.scale_type == "__half" %}
-                const __half2 s = __half2half2(t.s[c]);
-{%- else %}
-                const __half2 s = __float2half2_rn({{ q.to_float }}(t.s[c]));
-{%- endif %}
-                const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), lo),
-                                      __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, hi),
-                                      __hsub2(ima_nibbles<0x000F000Fu>(w8), lo),
-                                      __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi)};
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const __half2 e = __hmul2(v[j], s);
-                    memcpy(&b[c][j], &e, 4);
-                }
-            }
+            for (int c = 0; c < C; ++c)
+                ima_word_frag(t.w[r][c], ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]), b[c]);
             return;
         }
         float edge[8][C];
@@ -789,6 +810,97 @@ struct {{ q.name }}_t {
         ima_report<I, 2>(rec, {{ q.arg }}, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
         return false;
     }
+{%- match q.tma %}
+{%- when Some with (t) %}
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+    // tma({{ t.0 }}, {{ t.1 }}): tiles of ROWS = {{ t.0 }} rows of K by COLS = {{ t.1 }} columns, copied by the
+    // TMA unit into one shared tile (an i32 array's ImaTmaTile): the packed words first,
+    // ROWS / 8 rows of 128 bytes a 32-column panel, panel after panel, 128-byte swizzled;
+    // then the tile's ROWS / G rows of COLS scales; then its rows of COLS / 8 zero words.
+    // The runtime encodes the three maps at launch and refuses a group size G that does not
+    // divide ROWS or is below 32, so room for ROWS / 32 groups is enough
+    // (docs/tensor-cores.md, "W4A16 on Hopper").
+    static constexpr int TMA_ROWS = {{ t.0 }}, TMA_COLS = {{ t.1 }}, TMA_PACKED = TMA_ROWS / 8, TMA_GROUPS = TMA_ROWS / 32;
+    static constexpr int TMA_WORD_BYTES = TMA_PACKED * 4 * TMA_COLS, TMA_SCALE_BYTES = TMA_GROUPS * TMA_COLS * 2,
+                         TMA_ZERO_BYTES = TMA_GROUPS * TMA_COLS / 2;
+
+    // The tile whose first row is k0 (a multiple of ROWS) and first column n0 (a multiple
+    // of 8), into `dst`, its bytes counted on the stage's barrier `bar`. The maps bound
+    // every box: rows past K and columns past N arrive as zeros (scales too, so such
+    // weights decode to 0), and nothing outside the buffers is read. One thread calls it.
+    // A checked entry point checks the origin, once: a refused tile, or any tile of an
+    // empty argument, is not copied but zero-filled, and a refused shared tile is left
+    // alone.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_load(const ImaTmaTile<int, TR, TC, C>& dst, ImaBarrier bar, I k0, I n0) const {
+        static_assert(TR * TC * 4 >= TMA_WORD_BYTES + TMA_SCALE_BYTES + TMA_ZERO_BYTES,
+                      "the shared tile holds a tma({{ t.0 }}, {{ t.1 }}) tile's words, scales and zeros");
+        const I e[2] = {K, N};
+        bool ok = ima_nonempty<I, 2>(e);
+        if constexpr (IMA_CHECKED) {
+            if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, {{ q.arg }}, 0, {k0, n0}, e);
+            if (ok && (k0 % TMA_ROWS != 0 || n0 % 8 != 0)) {
+                const I i[2] = {k0, n0};
+                ima_report<I, 2>(rec, {{ q.arg }}, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                ok = false;
+            }
+        }
+        const I g0 = ok ? k0 / G : I(0);
+        const unsigned group_rows = ok ? unsigned(TMA_ROWS / G) : unsigned(TMA_GROUPS);
+        const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
+        ima_tma_load<2, TMA_COLS / 32>(dst.addr, qweight_tma, bar, cw, 32, TMA_PACKED * 128, dst.ok, ok);
+        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
+{%- if q.has_zeros %}
+        const int cz[2] = {int(n0 / 8), int(g0)};
+        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
+                           group_rows * TMA_COLS / 2, dst.ok, ok);
+{%- endif %}
+    }
+
+    // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 .. c0 + 3 of the
+    // tile (c0 a multiple of 4): what `tma_frag` decodes their words with. The indices
+    // wrap inside the tile, so no read leaves it.
+    struct ImaTmaGroup {
+        ImaColumn c[4];
+    };
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ ImaTmaGroup tma_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
+        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS, c = c0 % TMA_COLS / 4 * 4;
+        unsigned sw[2];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        {{ q.scale_type }} s[4];
+        memcpy(s, sw, 8);
+{%- if q.has_zeros %}
+        unsigned int z1[1];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
+        const unsigned int zw = z1[0];
+{%- else %}
+        const unsigned int zw = 0;
+{%- endif %}
+        ImaTmaGroup q;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) q.c[j] = ima_column(unsigned(ima_zero_in(zw, c + j)), s[j]);
+        return q;
+    }
+
+    // Packed row p of a loaded tile (0 .. ROWS / 8 - 1) at columns c0 .. c0 + 3 (one
+    // 16-byte read) as tensor-core operands, as `dequant_frag` makes them, with the
+    // columns' group `q` (tma_group of row 8p): b[j][0], b[j][1] and b[j][2], b[j][3] are
+    // the B operands of two m16n8k16 steps for column c0 + j, whose A fragments
+    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaTmaGroup& q, int p, int c0,
+                                             unsigned (&b)[4][4]) const {
+        const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
+        unsigned w[4];
+        ima_ld_shared(t.addr + c / 32 * (TMA_PACKED * 128) + r * 128 + ((c % 32 / 4) ^ (r % 8)) * 16, w);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) ima_word_frag(w[j], q.c[j], b[j]);
+    }
+#endif
+{%- when None %}
+{%- endmatch %}
 {%- endif %}
 };
 {%- endmatch %}

@@ -195,7 +195,11 @@ mod tests {
             expr: crate::Expr::Sym(0),
         };
         let tma = TensorArg {
-            tma: Some(crate::TmaBox { rows: 64, cols: 64 }),
+            tma: Some(crate::TmaBox {
+                rows: 64,
+                cols: 64,
+                groups: false,
+            }),
             ..arg(Role::In, &[E, E])
         };
         let c = contract(vec![tma, arg(Role::Out, &[E])]);

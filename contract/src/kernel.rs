@@ -171,10 +171,18 @@ pub struct TensorArg {
 /// The box of an argument's TMA tensor map: `rows` along its next-to-last logical
 /// dimension by `cols` along its last (one along every other), 128-byte swizzled in shared
 /// memory, zeros outside the tensor. `cols` elements make 128 bytes.
+///
+/// A quantized argument's `tma(ROWS, COLS)` gives each of its buffers a box: qweight's is
+/// `ROWS / 8` packed rows by 32 words (COLS / 32 of them side by side), and its scales'
+/// and zeros' are `groups` boxes, not swizzled, whose `rows` counts rows of K: the box
+/// holds their `rows / G` groups, by `cols` entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TmaBox {
     pub rows: u32,
     pub cols: u32,
+    /// A box of a quantized argument's per-group buffer (scales, qzeros): `rows / G` rows,
+    /// where G divides `rows`, not swizzled.
+    pub groups: bool,
 }
 
 /// A value contract: every entry `v` the kernel reads has `lo <= v < hi`, or is the

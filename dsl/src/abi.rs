@@ -6,7 +6,7 @@
 
 use crate::ir::{self, DType, Extent, Role};
 pub use ima_contract::owned;
-use ima_contract::{Binding, Role as ContractRole};
+use ima_contract::{Binding, Role as ContractRole, TmaBox};
 
 pub struct ContractArg<'a> {
     /// `q`, or `w.qzeros` for a quantized argument's buffer.
@@ -25,6 +25,8 @@ pub struct ContractArg<'a> {
     pub align: u64,
     /// What its entries may hold: a plain argument's `values(...)`, a `g_idx`'s groups.
     pub values: Option<ir::Values>,
+    /// The box of the TMA tensor map the kernel receives with it.
+    pub tma: Option<TmaBox>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +59,7 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                 strided: a.strided,
                 align: a.align,
                 values: a.values.clone(),
+                tma: a.tma,
             }),
             Some(q) => {
                 let mut logical = a.dims.clone();
@@ -72,6 +75,7 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                     strided: true,
                     align: a.dtype.size() as u64,
                     values: None,
+                    tma: None,
                 });
                 for b in q.buffers(&a.dims[0], &a.dims[1], a.dtype) {
                     out.push(ContractArg {
@@ -85,6 +89,7 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                         strided: false,
                         align: buffer_align(a, b.part, b.dtype),
                         values: b.values,
+                        tma: a.tma.map(|t| buffer_tma(t, b.part)),
                     });
                 }
             }
@@ -105,6 +110,27 @@ fn buffer_align(a: &ir::TensorArg, part: &str, dtype: DType) -> u64 {
         a.align.max(dtype.size() as u64)
     } else {
         dtype.size() as u64
+    }
+}
+
+/// The box of a GPTQ buffer's tensor map, from its argument's `tma(ROWS, COLS)` (`t`, in
+/// rows of K by columns; the checker allows it on GPTQ without act-order): qweight's is
+/// ROWS / 8 packed rows by 32 words, 128 bytes (COLS / 32 boxes side by side); the scales'
+/// and zeros' hold the tile's ROWS / G groups (`groups`) of COLS scales, or of COLS / 8
+/// zero words.
+fn buffer_tma(t: TmaBox, part: &str) -> TmaBox {
+    match part {
+        "qweight" => TmaBox {
+            rows: t.rows / 8,
+            cols: 32,
+            groups: false,
+        },
+        "qzeros" => TmaBox {
+            cols: t.cols / 8,
+            groups: true,
+            ..t
+        },
+        _ => TmaBox { groups: true, ..t },
     }
 }
 
@@ -166,11 +192,7 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
                 strided: a.strided,
                 align: a.align as usize,
                 values: a.values,
-                // A quantized argument's buffers never have one (the checker refuses it).
-                tma: match a.kind {
-                    ArgKind::Buffer => a.ir.tma,
-                    ArgKind::Logical => None,
-                },
+                tma: a.tma,
             })
             .collect(),
         params: k

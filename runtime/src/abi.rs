@@ -15,6 +15,7 @@ use cudarc::driver::{LaunchArgs, PushKernelArg};
 use smallvec::SmallVec;
 
 use crate::capacity::{ABI_VALUES, ARGS};
+use crate::check::quant_group;
 use crate::check::{Checked, IndexWidth, TensorMeta, view_address};
 use crate::contract::{EntryParam, KernelContract, Scalar};
 use crate::error::Error;
@@ -118,7 +119,8 @@ pub(crate) fn abi_values(
                         c.name, a.name
                     ))
                 })?;
-                AbiValue::TensorMap(Box::new(encode(c.name, a, &metas[arg], b)?))
+                let group = b.groups.then(|| quant_group(c, metas, arg)).flatten();
+                AbiValue::TensorMap(Box::new(encode(c.name, a, &metas[arg], b, group)?))
             }
             EntryParam::Param(p) => AbiValue::Param(params[p]),
             // The caller's: a direct launch pushes the record's device pointer, a graph

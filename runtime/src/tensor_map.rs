@@ -41,7 +41,13 @@ fn data_type(dtype: DType) -> sys::CUtensorMapDataType {
 /// The tensor map of `arg` of kernel `kernel`, whose view `meta` passed the launch's checks:
 /// row-major (the checker allows `tma` only without `stored` or `strided`), its address and
 /// row strides multiples of 16 bytes (align(16), and a last extent the constraints prove a
-/// multiple of 16 bytes). Boxes of `b.rows` x `b.cols`, 128-byte swizzled, zeros outside.
+/// multiple of 16 bytes; a quantized argument's buffers are contiguous, their rows whole
+/// 16-byte multiples as N is a multiple of 8). Boxes of `b.rows` x `b.cols`, 128-byte
+/// swizzled, zeros outside.
+///
+/// A quantized argument's scales and zeros (`b.groups`) have boxes of `b.rows / group`
+/// rows, not swizzled: `group` is the argument's G, which the launch's checks made a
+/// divisor of `b.rows` (check/tma.rs).
 ///
 /// An empty tensor gets a map of zeros, which no load uses: the accessor loads nothing
 /// from an empty tensor (ima.cuh's `ima_tma_load`), since the driver encodes no map of
@@ -51,6 +57,7 @@ pub(crate) fn encode(
     arg: &TensorArg,
     meta: &TensorMeta<'_>,
     b: TmaBox,
+    group: Option<usize>,
 ) -> Result<TensorMap, Error> {
     let fail =
         |reason: String| Error::Internal(format!("{kernel}: {}'s tensor map: {reason}", arg.name));
@@ -81,8 +88,24 @@ pub(crate) fn encode(
         }
         reach *= n as u64;
     }
+    let (rows, swizzle) = if b.groups {
+        let g = group
+            .filter(|&g| g > 0 && (b.rows as usize).is_multiple_of(g))
+            .ok_or_else(|| {
+                fail(format!(
+                    "a box of groups of {} rows of K with group size {group:?}",
+                    b.rows
+                ))
+            })?;
+        (
+            (b.rows as usize / g) as u32,
+            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+        )
+    } else {
+        (b.rows, sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B)
+    };
     boxes[0] = b.cols;
-    boxes[1] = b.rows;
+    boxes[1] = rows;
     let elements = [1u32; 5];
     let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::uninit();
     // SAFETY: every array holds at least `rank` entries (the strides `rank - 1`); the
@@ -99,7 +122,7 @@ pub(crate) fn encode(
             boxes.as_ptr(),
             elements.as_ptr(),
             sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            swizzle,
             sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
             sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )

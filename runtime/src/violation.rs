@@ -164,6 +164,14 @@ pub enum Violation {
         arg: &'static str,
         shape: Vec<usize>,
     },
+    /// A quantized argument read by TMA (`tma(ROWS, COLS)`) whose group size does not
+    /// divide the tile's rows, or is below 32: its tiles would not hold whole groups, or
+    /// more groups than the kernel's shared tile has room for.
+    TmaGroup {
+        arg: &'static str,
+        rows: u32,
+        group: usize,
+    },
     /// The launch domain has more elements than a 64-bit index reaches.
     TooLarge {
         arg: &'static str,
@@ -403,6 +411,11 @@ impl fmt::Display for Violation {
                 "launch domain {arg} has no elements (shape {}) and the kernel refuses empty \
                  launches",
                 list(shape)
+            ),
+            Violation::TmaGroup { arg, rows, group } => write!(
+                f,
+                "{arg}: group size {group} for tiles of {rows} rows (tma): the group must divide \
+                 {rows} and be at least 32"
             ),
             Violation::TooLarge { arg, shape } => write!(
                 f,

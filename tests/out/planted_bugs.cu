@@ -748,15 +748,44 @@ struct ImaBarrier {
 // array's align(1024)). `ok` is false for a tile a checked entry point refused (its
 // leading indices outside the array), whose address is then its array's first tile:
 // loads leave it alone, and the MMA reads it.
+// N 32-bit words (1, 2 or 4: one access) from the shared-window address `addr`, which a
+// TMA copy wrote: volatile, so that the read stays after the barrier wait (volatile too)
+// that orders it.
+template <int N>
+__device__ __forceinline__ void ima_ld_shared(unsigned addr, unsigned (&w)[N]) {
+    static_assert(N == 1 || N == 2 || N == 4, "one shared access reads 4, 8 or 16 bytes");
+    if constexpr (N == 1) {
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(w[0]) : "r"(addr));
+    } else if constexpr (N == 2) {
+        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "r"(addr));
+    } else {
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                     : "r"(addr));
+    }
+}
+
 template <typename T, int ROWS, int COLS, bool CHECKED>
 struct ImaTmaTile {
-    static constexpr int PANEL = 128 / int(sizeof(T));
+    static constexpr int PANEL = 128 / int(sizeof(T)), CHUNK = 16 / int(sizeof(T));
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
     typename ImaRecorder<CHECKED>::type* rec;
     int arg;
     bool ok;
+
+    // The 16 bytes of row `row` from column `col` (a multiple of CHUNK): an operand
+    // fragment's run, for a body that feeds mma.sync from the tile (ima_row_pairs). The
+    // indices wrap inside the tile, so no read leaves it.
+    __device__ __forceinline__ ImaVec<T, CHUNK> chunk(int row, int col) const {
+        const int r = row % ROWS, c = col % COLS;
+        ImaVec<T, CHUNK> v;
+        unsigned w[4];
+        ima_ld_shared(addr + c / PANEL * (ROWS * 128) + r * 128 + ((c % PANEL / CHUNK) ^ (r % 8)) * 16, w);
+        memcpy(&v, w, 16);
+        return v;
+    }
 };
 
 template <typename I, int R>
@@ -899,9 +928,17 @@ __device__ __forceinline__ void ima_warpgroup_sync() {
 // `consume` are called once each (a second loop would restart the barriers' phases).
 // The barriers count on a block of exactly 128 (1 + CONSUMERS) threads along x; another
 // shape traps at the start, rather than hang.
-template <int STAGES, int CONSUMERS>
+//
+// WARPS: each consumer warp frees a stage when it is done with it, rather than each
+// consumer warpgroup: for a `compute` whose warps read the stage on their own (mma.sync
+// fed by `chunk` and a quantized accessor's `tma_frag`), where a warpgroup's first warp
+// would otherwise free the stage while the others still read it. Such a body meets its
+// fellow consumers with `consumers_sync()`.
+template <int STAGES, int CONSUMERS, bool WARPS = false>
 struct ImaTmaPipeline {
     static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
+    // Arrivals that free a stage.
+    static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
     static constexpr int PRODUCER_REGS = 40;
     static constexpr int CONSUMER_REGS = (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8 > 256 ? 256 : (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     unsigned full, empty;
@@ -915,7 +952,7 @@ struct ImaTmaPipeline {
 #pragma unroll
             for (int s = 0; s < STAGES; ++s) {
                 asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(full + 8 * s), "r"(1));
-                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(CONSUMERS));
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(RELEASES));
             }
             asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         }
@@ -946,8 +983,19 @@ struct ImaTmaPipeline {
             const int s = int(t % STAGES);
             ima_mbar_wait(full + 8 * s, unsigned((t / STAGES) & 1));
             compute(s, t);
-            if (threadIdx.x % 128 == 0) ima_mbar_arrive(empty + 8 * s);
+            if constexpr (WARPS) {
+                __syncwarp();
+                if (threadIdx.x % 32 == 0) ima_mbar_arrive(empty + 8 * s);
+            } else {
+                if (threadIdx.x % 128 == 0) ima_mbar_arrive(empty + 8 * s);
+            }
         }
+    }
+
+    // A barrier of the consumer warpgroups alone (named barrier 5), while the producer runs
+    // on: for an epilogue in which they meet in shared memory.
+    __device__ __forceinline__ void consumers_sync() const {
+        asm volatile("bar.sync 5, %0;" ::"n"(128 * CONSUMERS) : "memory");
     }
 };
 
@@ -1389,7 +1437,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1393 "planted_bugs.cu"
+#line 1441 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1732,7 +1780,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1736 "planted_bugs.cu"
+#line 1784 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2025,7 +2073,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2029 "planted_bugs.cu"
+#line 2077 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2445,6 +2493,33 @@ struct w_t {
         return sum;
     }
 
+    // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
+    // halves, and its scale in f16 (s).
+    struct ImaColumn {
+        __half2 lo, hi, s;
+    };
+    static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
+        ImaColumn q;
+        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
+        q.s = __half2half2(scale);
+        return q;
+    }
+    // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once: b[0], b[1] are b0, b1 of one m16n8k16 step's B
+    // operand, b[2], b[3] of a second.
+    static __device__ __forceinline__ void ima_word_frag(unsigned int w, const ImaColumn& q, unsigned (&b)[4]) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, q.hi),
+                              __hsub2(ima_nibbles<0x000F000Fu>(w8), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, q.hi)};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const __half2 e = __hmul2(v[j], q.s);
+            memcpy(&b[j], &e, 4);
+        }
+    }
+
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
     // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
@@ -2455,23 +2530,9 @@ struct w_t {
     __device__ __forceinline__ void dequant_frag(const Tile<C, R>& t, int r, unsigned (&b)[C][4]) const {
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            const __half2 sixteenth = __float2half2_rn(0.0625f);
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c)), w = t.w[r][c], w8 = w >> 8;
-                const __half2 lo = ima_as_half2(0x64006400u | z | (z << 16));
-                const __half2 hi = __hsub2(__float2half2_rn(960.f), lo);
-                const __half2 s = __half2half2(t.s[c]);
-                const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), lo),
-                                      __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, hi),
-                                      __hsub2(ima_nibbles<0x000F000Fu>(w8), lo),
-                                      __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi)};
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const __half2 e = __hmul2(v[j], s);
-                    memcpy(&b[c][j], &e, 4);
-                }
-            }
+            for (int c = 0; c < C; ++c)
+                ima_word_frag(t.w[r][c], ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]), b[c]);
             return;
         }
         float edge[8][C];
@@ -2679,7 +2740,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2683 "planted_bugs.cu"
+#line 2744 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3119,6 +3180,33 @@ struct w_t {
         return sum;
     }
 
+    // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
+    // halves, and its scale in f16 (s).
+    struct ImaColumn {
+        __half2 lo, hi, s;
+    };
+    static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
+        ImaColumn q;
+        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
+        q.s = __half2half2(scale);
+        return q;
+    }
+    // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once: b[0], b[1] are b0, b1 of one m16n8k16 step's B
+    // operand, b[2], b[3] of a second.
+    static __device__ __forceinline__ void ima_word_frag(unsigned int w, const ImaColumn& q, unsigned (&b)[4]) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, q.hi),
+                              __hsub2(ima_nibbles<0x000F000Fu>(w8), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, q.hi)};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const __half2 e = __hmul2(v[j], q.s);
+            memcpy(&b[j], &e, 4);
+        }
+    }
+
     // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
     // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
     // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
@@ -3129,23 +3217,9 @@ struct w_t {
     __device__ __forceinline__ void dequant_frag(const Tile<C, R>& t, int r, unsigned (&b)[C][4]) const {
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            const __half2 sixteenth = __float2half2_rn(0.0625f);
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c)), w = t.w[r][c], w8 = w >> 8;
-                const __half2 lo = ima_as_half2(0x64006400u | z | (z << 16));
-                const __half2 hi = __hsub2(__float2half2_rn(960.f), lo);
-                const __half2 s = __half2half2(t.s[c]);
-                const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), lo),
-                                      __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, hi),
-                                      __hsub2(ima_nibbles<0x000F000Fu>(w8), lo),
-                                      __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi)};
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const __half2 e = __hmul2(v[j], s);
-                    memcpy(&b[c][j], &e, 4);
-                }
-            }
+            for (int c = 0; c < C; ++c)
+                ima_word_frag(t.w[r][c], ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]), b[c]);
             return;
         }
         float edge[8][C];
@@ -3315,7 +3389,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3319 "planted_bugs.cu"
+#line 3393 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -104,7 +104,7 @@ impl KernelChecker<'_> {
             (_, None) => None,
         };
         let values = self.values(t, dtype, scope);
-        let tma = self.tma(t, dtype);
+        let tma = self.tma(t, dtype, quant.as_ref());
         Some(ir::TensorArg {
             name: t.name.name.clone(),
             docs: t.docs.clone(),
@@ -123,18 +123,24 @@ impl KernelChecker<'_> {
     /// `tma(ROWS, COLS)`: an argument's TMA tensor map (an input's loads tiles, an
     /// output's stores them), over a row-major tensor whose rows
     /// start 16-byte aligned (align(16), which the constraints prove of the last extent),
-    /// in 128-byte-swizzled boxes. `None` when it is wrong (reported).
+    /// in 128-byte-swizzled boxes; or, on a GPTQ argument, tiles of ROWS rows of K by COLS
+    /// columns of its packed words, scales and zeros (`quant_tma`). `None` when it is wrong
+    /// (reported).
     fn tma(
         &mut self,
         t: &ast::TensorArg,
         dtype: Option<DType>,
+        quant: Option<&ir::Quant>,
     ) -> Option<Option<ima_contract::TmaBox>> {
         let Some(tma) = &t.tma else {
             return Some(None);
         };
+        if t.quant.is_some() {
+            return self.quant_tma(t, tma, quant?);
+        }
         let errors_before = self.errors.len();
         let arg = t.name.name.clone();
-        let plain = t.quant.is_none() && t.stored.is_none() && t.strided.is_none();
+        let plain = t.stored.is_none() && t.strided.is_none();
         if !plain || t.align.is_none_or(|(n, _)| n < 16) || !(2..=5).contains(&t.extents.len()) {
             self.error(CheckError::TmaLayout {
                 arg: arg.clone(),
@@ -155,6 +161,46 @@ impl KernelChecker<'_> {
         (self.errors.len() == errors_before).then_some(Some(ima_contract::TmaBox {
             rows: tma.rows as u32,
             cols: tma.cols as u32,
+            groups: false,
+        }))
+    }
+
+    /// `tma(ROWS, COLS)` on a quantized argument: a GPTQ format without act-order (whose
+    /// rows would not come in groups), tiles of ROWS rows of K, a multiple of 64 up to
+    /// 2048 (qweight's box of ROWS / 8 packed rows is then whole 8-row swizzle periods,
+    /// at most 256), by COLS columns, a multiple of 32 up to 256 (qweight's boxes are 32
+    /// words, 128 bytes, wide; the scales' one box is at most 256). The box it stands for
+    /// is the argument's own (rows of K by columns), which `contract_args` turns into each
+    /// buffer's.
+    fn quant_tma(
+        &mut self,
+        t: &ast::TensorArg,
+        tma: &ast::Tma,
+        quant: &ir::Quant,
+    ) -> Option<Option<ima_contract::TmaBox>> {
+        let arg = t.name.name.clone();
+        if !matches!(quant.format, ir::QuantFormat::Gptq { g_idx: false, .. }) {
+            self.error(CheckError::TmaQuantFormat {
+                arg,
+                span: tma.span,
+            });
+            return None;
+        }
+        let rows_ok = tma.rows.is_multiple_of(64) && (64..=2048).contains(&tma.rows);
+        let cols_ok = tma.cols.is_multiple_of(32) && (32..=256).contains(&tma.cols);
+        if !rows_ok || !cols_ok {
+            self.error(CheckError::TmaQuantBox {
+                arg,
+                rows: tma.rows,
+                cols: tma.cols,
+                span: tma.span,
+            });
+            return None;
+        }
+        Some(Some(ima_contract::TmaBox {
+            rows: tma.rows as u32,
+            cols: tma.cols as u32,
+            groups: false,
         }))
     }
 

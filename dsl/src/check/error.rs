@@ -145,6 +145,11 @@ check_errors! {
     TmaLayout { arg: String, span: Span },
     /// A box whose rows are not 128 bytes, or whose row count is not 8 to 256 in steps of 8.
     TmaBox { arg: String, rows: u64, cols: u64, dtype: DType, span: Span },
+    /// `tma(...)` on a quantized argument whose format is not GPTQ without act-order.
+    TmaQuantFormat { arg: String, span: Span },
+    /// A quantized argument's tile whose rows are not 64 to 2048 in steps of 64, or whose
+    /// columns are not 32 to 256 in steps of 32.
+    TmaQuantBox { arg: String, rows: u64, cols: u64, span: Span },
     /// `align(N)` on a shared array other than a power of two from 16 to 1024.
     SharedAlign { name: String, align: u64, span: Span },
 
@@ -495,6 +500,25 @@ impl CheckError {
                 128 / dtype.size(),
                 dtype.name()
             )),
+            TmaQuantFormat { arg, span } => Diagnostic::error(
+                format!("`tma` on `{arg}`, which is not in GPTQ format without act-order"),
+                *span,
+                "no tensor maps for this format",
+            )
+            .with_help(
+                "a quantized argument's tiles come by TMA as GPTQ's packed words, scales and zeros, \
+                 group by group: `gptq(group = G)`, without `g_idx`",
+            ),
+            TmaQuantBox { arg, rows, cols, span } => Diagnostic::error(
+                format!("`tma({rows}, {cols})` on `{arg}`: a tile of {rows} rows of K by {cols} columns"),
+                *span,
+                "not a tile of whole swizzled boxes",
+            )
+            .with_help(
+                "a quantized tile's rows number 64 to 2048 in steps of 64 (its packed words are then \
+                 whole 8-row swizzle periods, at most 256 of them), and its columns 32 to 256 in steps of \
+                 32 (boxes of 32 words, 128 bytes)",
+            ),
             SharedAlign { name, align, span } => Diagnostic::error(
                 format!("shared `{name}` asks for align({align})"),
                 *span,

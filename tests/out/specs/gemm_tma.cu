@@ -749,15 +749,44 @@ struct ImaBarrier {
 // array's align(1024)). `ok` is false for a tile a checked entry point refused (its
 // leading indices outside the array), whose address is then its array's first tile:
 // loads leave it alone, and the MMA reads it.
+// N 32-bit words (1, 2 or 4: one access) from the shared-window address `addr`, which a
+// TMA copy wrote: volatile, so that the read stays after the barrier wait (volatile too)
+// that orders it.
+template <int N>
+__device__ __forceinline__ void ima_ld_shared(unsigned addr, unsigned (&w)[N]) {
+    static_assert(N == 1 || N == 2 || N == 4, "one shared access reads 4, 8 or 16 bytes");
+    if constexpr (N == 1) {
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(w[0]) : "r"(addr));
+    } else if constexpr (N == 2) {
+        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "r"(addr));
+    } else {
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                     : "r"(addr));
+    }
+}
+
 template <typename T, int ROWS, int COLS, bool CHECKED>
 struct ImaTmaTile {
-    static constexpr int PANEL = 128 / int(sizeof(T));
+    static constexpr int PANEL = 128 / int(sizeof(T)), CHUNK = 16 / int(sizeof(T));
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
     typename ImaRecorder<CHECKED>::type* rec;
     int arg;
     bool ok;
+
+    // The 16 bytes of row `row` from column `col` (a multiple of CHUNK): an operand
+    // fragment's run, for a body that feeds mma.sync from the tile (ima_row_pairs). The
+    // indices wrap inside the tile, so no read leaves it.
+    __device__ __forceinline__ ImaVec<T, CHUNK> chunk(int row, int col) const {
+        const int r = row % ROWS, c = col % COLS;
+        ImaVec<T, CHUNK> v;
+        unsigned w[4];
+        ima_ld_shared(addr + c / PANEL * (ROWS * 128) + r * 128 + ((c % PANEL / CHUNK) ^ (r % 8)) * 16, w);
+        memcpy(&v, w, 16);
+        return v;
+    }
 };
 
 template <typename I, int R>
@@ -900,9 +929,17 @@ __device__ __forceinline__ void ima_warpgroup_sync() {
 // `consume` are called once each (a second loop would restart the barriers' phases).
 // The barriers count on a block of exactly 128 (1 + CONSUMERS) threads along x; another
 // shape traps at the start, rather than hang.
-template <int STAGES, int CONSUMERS>
+//
+// WARPS: each consumer warp frees a stage when it is done with it, rather than each
+// consumer warpgroup: for a `compute` whose warps read the stage on their own (mma.sync
+// fed by `chunk` and a quantized accessor's `tma_frag`), where a warpgroup's first warp
+// would otherwise free the stage while the others still read it. Such a body meets its
+// fellow consumers with `consumers_sync()`.
+template <int STAGES, int CONSUMERS, bool WARPS = false>
 struct ImaTmaPipeline {
     static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
+    // Arrivals that free a stage.
+    static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
     static constexpr int PRODUCER_REGS = 40;
     static constexpr int CONSUMER_REGS = (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8 > 256 ? 256 : (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     unsigned full, empty;
@@ -916,7 +953,7 @@ struct ImaTmaPipeline {
 #pragma unroll
             for (int s = 0; s < STAGES; ++s) {
                 asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(full + 8 * s), "r"(1));
-                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(CONSUMERS));
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(RELEASES));
             }
             asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         }
@@ -947,8 +984,19 @@ struct ImaTmaPipeline {
             const int s = int(t % STAGES);
             ima_mbar_wait(full + 8 * s, unsigned((t / STAGES) & 1));
             compute(s, t);
-            if (threadIdx.x % 128 == 0) ima_mbar_arrive(empty + 8 * s);
+            if constexpr (WARPS) {
+                __syncwarp();
+                if (threadIdx.x % 32 == 0) ima_mbar_arrive(empty + 8 * s);
+            } else {
+                if (threadIdx.x % 128 == 0) ima_mbar_arrive(empty + 8 * s);
+            }
         }
+    }
+
+    // A barrier of the consumer warpgroups alone (named barrier 5), while the producer runs
+    // on: for an epilogue in which they meet in shared memory.
+    __device__ __forceinline__ void consumers_sync() const {
+        asm volatile("bar.sync 5, %0;" ::"n"(128 * CONSUMERS) : "memory");
     }
 };
 
@@ -1282,6 +1330,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_gemm_tma_f16 {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in a: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -1734,7 +1783,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 19 "specs/gemm_tma.ima"
+#line 24 "specs/gemm_tma.ima"
 
         const I m0 = I(blockIdx.y) * 128, n0 = I(blockIdx.x) * 256;
         const ImaTmaPipeline<4, 2> pipe;
@@ -1756,7 +1805,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1760 "gemm_tma.cu"
+#line 1809 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1996,6 +2045,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_gemm_tma_bf16 {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in a: bf16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -2448,7 +2498,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 55 "specs/gemm_tma.ima"
+#line 60 "specs/gemm_tma.ima"
 
         const I m0 = I(blockIdx.y) * 128, n0 = I(blockIdx.x) * 256;
         const ImaTmaPipeline<4, 2> pipe;
@@ -2470,7 +2520,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2474 "gemm_tma.cu"
+#line 2524 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2711,6 +2761,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_attn_scores_tma {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
@@ -3261,7 +3312,7 @@ __device__ __forceinline__ void body(
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks,
     const os_t<I, IMA_CHECKED> os) {
-#line 95 "specs/gemm_tma.ima"
+#line 100 "specs/gemm_tma.ima"
 
         // Items are (b, h, tile of 128 rows of q), a block taking items blockIdx.x,
         // blockIdx.x + gridDim.x, ... in one pipeline, so that the next item's copies run
@@ -3314,7 +3365,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3318 "gemm_tma.cu"
+#line 3369 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3629,6 +3680,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_attn_scores_tma_f32 {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
@@ -4084,7 +4136,7 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 159 "specs/gemm_tma.ima"
+#line 164 "specs/gemm_tma.ima"
 
         // Items are (b, h, tile of 128 rows of q), a block taking items blockIdx.x,
         // blockIdx.x + gridDim.x, ... in one pipeline, so that the next item's copies run
@@ -4129,7 +4181,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4133 "gemm_tma.cu"
+#line 4185 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4413,6 +4465,1335 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
             ima_extent[0] = 4;
             ima_extent[1] = 256;
             ima_extent[2] = 64;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+// ---------------------------------------------------------------------------------------
+// gptq_gemm_tma(x: f16[M,K], w: q4[K,N], y: f16[M,NY])
+// W4A16 GEMM on Hopper for up to 32 rows of x (a decode batch), y = x · W with W in GPTQ
+// int4, its group G dividing 512 and at least 32: the TMA unit streams W's packed words,
+// scales and zeros, 512 rows of K by 32 columns a stage, and x's matching 512 columns, so
+// that the bytes in flight do not wait on registers. Each of 132 persistent blocks takes
+// strips of 32 columns (blockIdx.x, blockIdx.x + gridDim.x, ...) over all of K, in one
+// pipeline of 4 stages. Consumer warp w multiplies the stage's rows 64 w .. 64 w + 63, the
+// rows of x's tile w: lane (g, t4) decodes packed rows 8 w + 2 t4 and 8 w + 2 t4 + 1 of
+// columns 4 g .. 4 g + 3 (`tma_frag`, as gptq_gemm's `dequant_frag`) into m16n8k16 B
+// fragments, against x's rows by `chunk` and ima_row_pairs; reading even and odd packed
+// rows in turn keeps a quarter warp's words and x in distinct banks of the swizzled tiles.
+// The 8 warps' sums of a strip meet in shared memory at its end. The maps bound every
+// copy (zeros past M, K and N); x's tiles past K are not copied, and their warps skip
+// them. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+// SiluAndMul fused, as gptq_gemm's. Compute capability 9.0 only.
+// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
+// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace ima_gptq_gemm_tma {
+
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+
+// in x: f16[M, K]
+template <typename I, bool IMA_CHECKED>
+struct x_t {
+    const __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
+    const ImaTensorMap* tma;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // The ROWS x COLS tile whose element (0, 0) is at (i0, i1), rows along dimension
+    // 0 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
+    // shared tile `dst` in boxes of 16 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
+    template <int ROWS, int COLS, bool C>
+    __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
+        static_assert(ROWS == 16 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(16, 64)");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        bool ok = ima_nonempty<I, 2>(e);
+        if constexpr (IMA_CHECKED) {
+            if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 0, 0, i, e);
+        }
+        const int c[2] = {int(i1), int(i0)};
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
+    }
+#endif
+};
+
+// in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
+// Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
+template <typename I, bool IMA_CHECKED>
+struct w_t {
+    const int* __restrict__ qweight;
+    I qweight_s0, qweight_s1;
+    const int* __restrict__ qzeros;
+    I qzeros_s0, qzeros_s1;
+    const __half* __restrict__ scales;
+    I scales_s0, scales_s1;
+    I K, N, G;
+    // The tensor maps of `tma_load` (tma(...)), encoded by the runtime at launch.
+    const ImaTensorMap* qweight_tma;
+    const ImaTensorMap* qzeros_tma;
+    const ImaTensorMap* scales_tma;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
+    // in vectors.
+    static constexpr bool VEC = true;
+
+    // Group of row k.
+    __device__ __forceinline__ I group(I k) const {
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
+    }
+    __device__ __forceinline__ bool ok(I k, I n) const {
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
+        return true;
+    }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw + 0x11111111u) >> (4 * (n % 8))) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
+    // The stored 4-bit value of (k, n).
+    __device__ __forceinline__ int raw(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_raw(k, n);
+    }
+    // The zero point of (k, n).
+    __device__ __forceinline__ int zero(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_zero(group(k), n);
+    }
+    // The scale of (k, n).
+    __device__ __forceinline__ float scale(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_scale(group(k), n);
+    }
+    // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
+    __device__ __forceinline__ float dequant(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_dequant(k, n);
+    }
+
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
+    template <int C, int R>
+    struct Tile {
+        I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[R][C];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
+        Tile<C, R> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.stride = S;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = ima_group_of(t.k0);
+        // Rows k0 to k0 + span - 1 hold the tile's.
+        constexpr int span = 8 * (S * (R - 1) + 1);
+        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // A tile that is not whole loads the first packed row instead, R times (with N a
+        // multiple of 8, it exists), so that the loads need no branch.
+        const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+        }
+    }
+
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
+    }
+
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = 8 * (b / S * S * R + b % S);
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
+        Tile<C, R> t;
+        t.k0 = k0;
+        t.n = n;
+        t.stride = S;
+        t.whole = true;
+        t.refused = false;
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
+        if (t.whole) {
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            float scale[C], zero[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
+            }
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[j][c] = (ima_biased((t.w[r][c] >> (4 * j)) & 0xF) - zero[c]) * scale[c];
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[j][c] = edge[j][c];
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, 1>& t, float (&out)[8][C]) const {
+        dequant_tile(t, 0, out);
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
+    }
+
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    // (a & MASK) | 0x64006400 as one LOP3: written in C, it takes two (one immediate an
+    // instruction).
+    template <unsigned int MASK>
+    static __device__ __forceinline__ __half2 ima_nibbles(unsigned int a) {
+        unsigned int r;
+        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(MASK), "r"(0x64006400u));
+        return ima_as_half2(r);
+    }
+    // sum + the 8 values (q - z) of word w times x, in half2 arithmetic. 0x6400 is 1024 in
+    // f16, where the spacing is 1: the masks give 1024 + q for the low nibble of each byte
+    // pair and 1024 + 16q for the high one, as (row j, row j + 4) pairs; lo holds 1024 + z
+    // and hi -(64 + z), so one subtraction or one FMA by 1/16 leaves q - z, exact in f16.
+    // xp: x as (row j, row j + 4) pairs.
+    static __device__ __forceinline__ __half2 ima_dot_word(unsigned int w, __half2 lo, __half2 hi,
+                                                           const __half2 (&xp)[4], __half2 sum) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w), lo), xp[0], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, hi), xp[1], sum);
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w8), lo), xp[2], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi), xp[3], sum);
+        return sum;
+    }
+
+    // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
+    // halves, and its scale in f16 (s).
+    struct ImaColumn {
+        __half2 lo, hi, s;
+    };
+    static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
+        ImaColumn q;
+        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
+        q.s = __half2half2(scale);
+        return q;
+    }
+    // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once: b[0], b[1] are b0, b1 of one m16n8k16 step's B
+    // operand, b[2], b[3] of a second.
+    static __device__ __forceinline__ void ima_word_frag(unsigned int w, const ImaColumn& q, unsigned (&b)[4]) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, q.hi),
+                              __hsub2(ima_nibbles<0x000F000Fu>(w8), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, q.hi)};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const __half2 e = __hmul2(v[j], q.s);
+            memcpy(&b[j], &e, 4);
+        }
+    }
+
+    // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
+    // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
+    // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
+    // that is not whole decodes element by element, out of line: zeros past K or N.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_frag(const Tile<C, R>& t, int r, unsigned (&b)[C][4]) const {
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+                ima_word_frag(t.w[r][c], ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]), b[c]);
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const __half2 e = __floats2half2_rn(edge[j][c], edge[j + 4][c]);
+                memcpy(&b[c][j], &e, 4);
+            }
+    }
+
+    // x's rows for `dot_tile`: a function of the packed row, or for a tile of one packed
+    // row the 8 values themselves.
+    template <typename F>
+    static __device__ __forceinline__ auto ima_row8(F& f, int r) -> decltype(f(r)) { return f(r); }
+    static __device__ __forceinline__ ImaVec<__half, 8> ima_row8(const ImaVec<__half, 8>& v, int) { return v; }
+    static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
+    template <typename T>
+    static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
+
+    // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
+    // one packed row, `x.load8(m, k)` itself).
+    // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
+    // summing the products of two packed rows (8 products; one row, 4, when R is odd),
+    // then sums in f32 and applies the scale once: about 2.4 instructions a weight
+    // instead of 6. f16 bounds those partial sums: |x| must stay below 65504 / (8 * 15),
+    // about 545. Other tiles dequantize in f32, out of line.
+    template <int C, int R, typename XRow>
+    __device__ __forceinline__ void dot_tile(const Tile<C, R>& t, XRow&& xrow, float (&acc)[C]) const {
+        static_assert(R == 1 || decltype(ima_row8_tag(&xrow))::value == 0,
+                      "a tile of several packed rows takes x as a function of the packed row");
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            __half2 lo[C], hi[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
+                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
+                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
+            }
+            float part[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) part[c] = 0.f;
+            constexpr int H = R % 2 == 0 ? 2 : 1;
+#pragma unroll
+            for (int r0 = 0; r0 < R; r0 += H) {
+                __half2 sum[C];
+#pragma unroll
+                for (int c = 0; c < C; ++c) sum[c] = __float2half2_rn(0.f);
+#pragma unroll
+                for (int r = r0; r < r0 + H; ++r) {
+                    const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
+                    // (row j, row j + 4) pairs: one byte permute each.
+                    unsigned int xw[4];
+                    memcpy(xw, &x8, 16);
+                    const unsigned int pw[4] = {__byte_perm(xw[0], xw[2], 0x5410), __byte_perm(xw[0], xw[2], 0x7632),
+                                                __byte_perm(xw[1], xw[3], 0x5410), __byte_perm(xw[1], xw[3], 0x7632)};
+                    __half2 xp[4];
+                    memcpy(xp, pw, 16);
+#pragma unroll
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                }
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    const float2 f = __half22float2(sum[c]);
+                    part[c] += f.x + f.y;
+                }
+            }
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += part[c] * __half2float(t.s[c]);
+            return;
+        }
+        // Out of line, a packed row at a time, with plain values (no reference to the tile
+        // or to xrow, which would put them in local memory), so that the edge's registers
+        // do not weigh on the loop around.
+#pragma unroll 1
+        for (int r = 0; r < R; ++r) {
+            // Packed rows past K are zeros: their x is not asked for.
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
+        }
+    }
+    template <int C>
+    struct ImaSum {
+        float v[C];
+    };
+    template <int C>
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+                                                         const ImaVec<__half, 8> x) {
+        float v[8][C];
+        ima_dequant_edge(self, k0, n0, refused, v);
+        ImaSum<C> sum;
+#pragma unroll
+        for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
+        ima_dot8(x, v, sum.v);
+        return sum;
+    }
+    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
+    // column wide.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
+    }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+    // tma(512, 32): tiles of ROWS = 512 rows of K by COLS = 32 columns, copied by the
+    // TMA unit into one shared tile (an i32 array's ImaTmaTile): the packed words first,
+    // ROWS / 8 rows of 128 bytes a 32-column panel, panel after panel, 128-byte swizzled;
+    // then the tile's ROWS / G rows of COLS scales; then its rows of COLS / 8 zero words.
+    // The runtime encodes the three maps at launch and refuses a group size G that does not
+    // divide ROWS or is below 32, so room for ROWS / 32 groups is enough
+    // (docs/tensor-cores.md, "W4A16 on Hopper").
+    static constexpr int TMA_ROWS = 512, TMA_COLS = 32, TMA_PACKED = TMA_ROWS / 8, TMA_GROUPS = TMA_ROWS / 32;
+    static constexpr int TMA_WORD_BYTES = TMA_PACKED * 4 * TMA_COLS, TMA_SCALE_BYTES = TMA_GROUPS * TMA_COLS * 2,
+                         TMA_ZERO_BYTES = TMA_GROUPS * TMA_COLS / 2;
+
+    // The tile whose first row is k0 (a multiple of ROWS) and first column n0 (a multiple
+    // of 8), into `dst`, its bytes counted on the stage's barrier `bar`. The maps bound
+    // every box: rows past K and columns past N arrive as zeros (scales too, so such
+    // weights decode to 0), and nothing outside the buffers is read. One thread calls it.
+    // A checked entry point checks the origin, once: a refused tile, or any tile of an
+    // empty argument, is not copied but zero-filled, and a refused shared tile is left
+    // alone.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_load(const ImaTmaTile<int, TR, TC, C>& dst, ImaBarrier bar, I k0, I n0) const {
+        static_assert(TR * TC * 4 >= TMA_WORD_BYTES + TMA_SCALE_BYTES + TMA_ZERO_BYTES,
+                      "the shared tile holds a tma(512, 32) tile's words, scales and zeros");
+        const I e[2] = {K, N};
+        bool ok = ima_nonempty<I, 2>(e);
+        if constexpr (IMA_CHECKED) {
+            if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 1, 0, {k0, n0}, e);
+            if (ok && (k0 % TMA_ROWS != 0 || n0 % 8 != 0)) {
+                const I i[2] = {k0, n0};
+                ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                ok = false;
+            }
+        }
+        const I g0 = ok ? k0 / G : I(0);
+        const unsigned group_rows = ok ? unsigned(TMA_ROWS / G) : unsigned(TMA_GROUPS);
+        const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
+        ima_tma_load<2, TMA_COLS / 32>(dst.addr, qweight_tma, bar, cw, 32, TMA_PACKED * 128, dst.ok, ok);
+        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
+        const int cz[2] = {int(n0 / 8), int(g0)};
+        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
+                           group_rows * TMA_COLS / 2, dst.ok, ok);
+    }
+
+    // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 .. c0 + 3 of the
+    // tile (c0 a multiple of 4): what `tma_frag` decodes their words with. The indices
+    // wrap inside the tile, so no read leaves it.
+    struct ImaTmaGroup {
+        ImaColumn c[4];
+    };
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ ImaTmaGroup tma_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
+        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS, c = c0 % TMA_COLS / 4 * 4;
+        unsigned sw[2];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        __half s[4];
+        memcpy(s, sw, 8);
+        unsigned int z1[1];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
+        const unsigned int zw = z1[0];
+        ImaTmaGroup q;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) q.c[j] = ima_column(unsigned(ima_zero_in(zw, c + j)), s[j]);
+        return q;
+    }
+
+    // Packed row p of a loaded tile (0 .. ROWS / 8 - 1) at columns c0 .. c0 + 3 (one
+    // 16-byte read) as tensor-core operands, as `dequant_frag` makes them, with the
+    // columns' group `q` (tma_group of row 8p): b[j][0], b[j][1] and b[j][2], b[j][3] are
+    // the B operands of two m16n8k16 steps for column c0 + j, whose A fragments
+    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaTmaGroup& q, int p, int c0,
+                                             unsigned (&b)[4][4]) const {
+        const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
+        unsigned w[4];
+        ima_ld_shared(t.addr + c / 32 * (TMA_PACKED * 128) + r * 128 + ((c % 32 / 4) ^ (r % 8)) * 16, w);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) ima_word_frag(w[j], q.c[j], b[j]);
+    }
+#endif
+};
+
+// x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
+// out y: f16[M, NY]
+template <typename I, bool IMA_CHECKED>
+struct y_t {
+    __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 5, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 5, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 5, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 5, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+    __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 5, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1]) = v;
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 1;
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            I o[2];
+#pragma unroll
+            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// Stages of W's tile: 64 packed rows of 32 words, then up to 16 groups' scales and
+// zeros (`tma_load`'s layout).
+// shared ws: i32[4, 80, 32], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct ws_t {
+    int* p;
+    I d0, d1, d2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ int& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<int>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<int, 4>& at4(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 4>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<int, 4>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 4 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<int, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<int, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<int, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<int, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<int, 4>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<int, 4>>();
+        }
+        return t;
+    }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
+    // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaTmaTile<int, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 80 && COLS == 32, "a TMA tile of shared ws is its last two extents, 80 x 32");
+        ImaTmaTile<int, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
+            if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
+        }
+        return t;
+    }
+#endif
+};
+
+// Stages of x's tiles: [stage, 64 columns of K, 16 rows of x, row, column].
+// shared xs: f16[4, 8, 2, 16, 64], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct xs_t {
+    __half* p;
+    I d0, d1, d2, d3, d4;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3, I i4) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 5>(rec, -2, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4})) return ima_shared_sink<__half>();
+        }
+        return p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4];
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1, I i2, I i3, I i4) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 5, 8>(rec, -2, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if (((((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4) % 8 != 0) {
+                const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {d0, d1, d2, d3, d4};
+                ima_report<I, 5>(rec, -2, 1, IMA_MISALIGNED_VECTOR, 4, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4]);
+    }
+    // Its last two dimensions at (i0, i1, i2) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1, I i2) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + 0) * d4 + 0]), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d3 && COLS == d4)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d3, d4};
+                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS <= d3 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[5] = {i0, i1, i2, 0, 0}, e[5] = {d0, d1, d2, d3, d4};
+                t.ok = ima_in_bounds<I, 5>(rec, -2, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Its last two dimensions at (i0, i1, i2) as a ROWS x COLS tile in TMA's
+    // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1, I i2) const {
+        static_assert(ROWS == 16 && COLS == 64, "a TMA tile of shared xs is its last two extents, 16 x 64");
+        ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + 0) * d4 + 0])), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            const I i[5] = {i0, i1, i2, 0, 0}, e[5] = {d0, d1, d2, d3, d4};
+            t.ok = ima_in_bounds<I, 5>(rec, -2, 1, i, e);
+            if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
+        }
+        return t;
+    }
+#endif
+};
+
+// The warps' sums of a strip: [warp, row, column].
+// shared part: f32[8, 32, 32], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct part_t {
+    float* p;
+    I d0, d1, d2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -3, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 4>(rec, -3, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 4 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -3, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -3, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -3, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -3, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<float, 4>>();
+        }
+        return t;
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I M,
+    const I K,
+    const I N,
+    const I G,
+    const I NY,
+    const ws_t<I, IMA_CHECKED> ws,
+    const xs_t<I, IMA_CHECKED> xs,
+    const part_t<I, IMA_CHECKED> part) {
+#line 237 "specs/gemm_tma.ima"
+
+        // Step u of the block is step u % KS (rows u % KS * 512 ..) of its strip u / KS.
+        const I KS = ima_ceil_div(K, I(512)), strips = ima_ceil_div(N, I(32));
+        const I mine = strips > I(blockIdx.x) ? (strips - 1 - I(blockIdx.x)) / I(gridDim.x) + 1 : I(0);
+        const auto n0_of = [&](I u) { return (I(blockIdx.x) + u / KS * I(gridDim.x)) * 32; };
+        // Row tiles of x: 1 or 2.
+        const int MT = M > 16 ? 2 : 1;
+        const ImaTmaPipeline<4, 2, true> pipe;
+        if (pipe.consumer() < 0) {
+            pipe.produce(mine * KS, [&](int st, I u, ImaBarrier bar) {
+                const I k0 = u % KS * 512;
+                w.tma_load(ws.tma_tile(ImaConst<80>{}, ImaConst<32>{}, st), bar, k0, n0_of(u));
+                for (int j = 0; j < 8 && k0 + 64 * j < K; ++j)
+                    for (int h = 0; h < MT; ++h)
+                        x.tma_load(xs.tma_tile(ImaConst<16>{}, ImaConst<64>{}, st, j, h), bar, 16 * h, k0 + 64 * j);
+            });
+            return;
+        }
+        const int warp = threadIdx.x / 32 - 4, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
+        ImaAcc4 acc[2][4];
+        const auto clear = [&] {
+            #pragma unroll
+            for (int i = 0; i < 2; ++i)
+                #pragma unroll
+                for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
+        };
+        clear();
+        // This warp's rows of a stage, with T row tiles of x (a compile-time count).
+        const auto step = [&](int st, auto tiles) {
+            constexpr int T = decltype(tiles)::value;
+            const auto wt = ws.tma_tile(ImaConst<80>{}, ImaConst<32>{}, st);
+            #pragma unroll
+            for (int q = 0; q < 2; ++q) {
+                const int p = 8 * warp + 2 * t4 + q;
+                unsigned b[4][4];
+                w.tma_frag(wt, w.tma_group(wt, 8 * p, 4 * g), p, 4 * g, b);
+                #pragma unroll
+                for (int i = 0; i < T; ++i) {
+                    const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<64>{}, st, warp, i);
+                    const ImaFrag4 lo = ima_row_pairs(xt.chunk(g, 8 * (p % 8)));
+                    const ImaFrag4 hi = ima_row_pairs(xt.chunk(g + 8, 8 * (p % 8)));
+                    const unsigned a0[4] = {lo.x[0], hi.x[0], lo.x[1], hi.x[1]};
+                    const unsigned a1[4] = {lo.x[2], hi.x[2], lo.x[3], hi.x[3]};
+                    #pragma unroll
+                    for (int c = 0; c < 4; ++c) {
+                        acc[i][c] = ima_mma_m16n8k16_f16(a0, b[c][0], b[c][1], acc[i][c]);
+                        acc[i][c] = ima_mma_m16n8k16_f16(a1, b[c][2], b[c][3], acc[i][c]);
+                    }
+                }
+            }
+        };
+        static_assert(GATE_UP_UNIT == 8, "a strip's 32 columns are units of gate and up in turn");
+        const bool fused = NY != N;
+        pipe.consume(mine * KS, [&](int st, I u) {
+            if (u % KS * 512 + 64 * warp < K) {
+                if (MT == 2) step(st, ImaConst<2>{});
+                else step(st, ImaConst<1>{});
+            }
+            if (u % KS != KS - 1) return;
+            // The strip is done: lane (g, t4) holds columns 8 t4 + j of rows g and g + 8 of
+            // each row tile, j < 4 in n-tile j's first column, j >= 4 in n-tile j - 4's
+            // second; the warps' sums meet in `part`.
+            #pragma unroll
+            for (int i = 0; i < 2; ++i)
+                #pragma unroll
+                for (int hh = 0; hh < 2; ++hh)
+                    #pragma unroll
+                    for (int j = 0; j < 8; ++j) part(warp, 16 * i + g + 8 * hh, 8 * t4 + j) = acc[i][j % 4].x[2 * hh + j / 4];
+            clear();
+            pipe.consumers_sync();
+            // An output a thread: of the strip's 32 columns, or, fused, of its 16 (gate's
+            // column c of a unit, with up's c + 8).
+            const I n0 = n0_of(u);
+            const int outs = fused ? 16 : 32;
+            for (int o = threadIdx.x - 128; o < int(M) * outs; o += 256) {
+                const int r = o / outs, c = o % outs, gate = fused ? c / 8 * 16 + c % 8 : c;
+                float sum = 0.f;
+                #pragma unroll
+                for (int s = 0; s < 8; ++s) sum += part(s, r, gate);
+                if (fused) {
+                    float up = 0.f;
+                    #pragma unroll
+                    for (int s = 0; s < 8; ++s) up += part(s, r, gate + GATE_UP_UNIT);
+                    sum = sum / (1.f + __expf(-sum)) * up;
+                }
+                const I col = (fused ? n0 / 2 : n0) + c;
+                if (col < NY) y(r, col) = __float2half(sum);
+            }
+            pipe.consumers_sync();
+        });
+    
+#line 5507 "gemm_tma.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I M,
+    const I K,
+    const I N,
+    const I G,
+    const I NY,
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
+    // sizes the launch alike (runtime/src/check/shared.rs).
+    // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
+    // 1008 bytes the runtime reserves for it.
+    extern __shared__ __align__(16) unsigned char ima_smem_base[];
+    unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
+    I ima_smem_off = 0;
+    const ws_t<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 4, 80, 32, ima_recorder};
+    ima_smem_off = (ima_smem_off + 4 * 80 * 32 * I(sizeof(int)) + 1023) / 1024 * 1024;
+    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 8, 2, 16, 64, ima_recorder};
+    ima_smem_off = (ima_smem_off + 4 * 8 * 2 * 16 * 64 * I(sizeof(__half)) + 15) / 16 * 16;
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 32, ima_recorder};
+    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, ws, xs, part);
+}
+
+}  // namespace ima_gptq_gemm_tma
+
+extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32(
+    const __half* __restrict__ x,
+    int x_s0,
+    int x_s1,
+    const __grid_constant__ ImaTensorMap x_tma,
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    const __grid_constant__ ImaTensorMap w_scales_tma,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int M,
+    int K,
+    int N,
+    int G,
+    int NY) {
+    using namespace ima_gptq_gemm_tma;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
+    run<int, false>(ima_gptq_gemm_tma::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_gptq_gemm_tma::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_gptq_gemm_tma::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64(
+    const __half* __restrict__ x,
+    long long x_s0,
+    long long x_s1,
+    const __grid_constant__ ImaTensorMap x_tma,
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    const __grid_constant__ ImaTensorMap w_scales_tma,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long M,
+    long long K,
+    long long N,
+    long long G,
+    long long NY) {
+    using namespace ima_gptq_gemm_tma;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
+    run<long long, false>(ima_gptq_gemm_tma::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_gptq_gemm_tma::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_gptq_gemm_tma::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
+    const __half* __restrict__ x,
+    int x_s0,
+    int x_s1,
+    const __grid_constant__ ImaTensorMap x_tma,
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    const __grid_constant__ ImaTensorMap w_scales_tma,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int M,
+    int K,
+    int N,
+    int G,
+    int NY,
+    ImaRecord* ima_record) {
+    using namespace ima_gptq_gemm_tma;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_gemm_tma::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_gptq_gemm_tma::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_gptq_gemm_tma::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = M;
+            ima_extent[1] = NY;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 80;
+            ima_extent[2] = 32;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 8;
+            ima_extent[2] = 2;
+            ima_extent[3] = 16;
+            ima_extent[4] = 64;
+            break;
+        case -3:
+            ima_extent[0] = 8;
+            ima_extent[1] = 32;
+            ima_extent[2] = 32;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
+    const __half* __restrict__ x,
+    long long x_s0,
+    long long x_s1,
+    const __grid_constant__ ImaTensorMap x_tma,
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    const __grid_constant__ ImaTensorMap w_scales_tma,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long M,
+    long long K,
+    long long N,
+    long long G,
+    long long NY,
+    ImaRecord* ima_record) {
+    using namespace ima_gptq_gemm_tma;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_gemm_tma::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_gptq_gemm_tma::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_gptq_gemm_tma::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = M;
+            ima_extent[1] = NY;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 80;
+            ima_extent[2] = 32;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 8;
+            ima_extent[2] = 2;
+            ima_extent[3] = 16;
+            ima_extent[4] = 64;
+            break;
+        case -3:
+            ima_extent[0] = 8;
+            ima_extent[1] = 32;
+            ima_extent[2] = 32;
             break;
         }
         ima_flush(ima_record, &ima_pending, ima_extent);

@@ -15,12 +15,16 @@ pub const CUDA_SOURCE: &str = include_str!("gemm_tma.cu");
 /// The spec this module was generated from.
 pub const SPEC_FILE: &str = "specs/gemm_tma.ima";
 
+/// The spec's `const GATE_UP_UNIT = 8`.
+pub const GATE_UP_UNIT: i64 = 8;
+
 /// Every kernel of `specs/gemm_tma.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub gemm_tma_f16: GemmTmaF16,
     pub gemm_tma_bf16: GemmTmaBf16,
     pub attn_scores_tma: AttnScoresTma,
     pub attn_scores_tma_f32: AttnScoresTmaF32,
+    pub gptq_gemm_tma: GptqGemmTma,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -34,6 +38,7 @@ impl Kernels {
         self.gemm_tma_bf16.kernel.set_checked(on);
         self.attn_scores_tma.kernel.set_checked(on);
         self.attn_scores_tma_f32.kernel.set_checked(on);
+        self.gptq_gemm_tma.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -44,6 +49,7 @@ impl Kernels {
         self.gemm_tma_bf16.kernel.set_checked_mode(mode);
         self.attn_scores_tma.kernel.set_checked_mode(mode);
         self.attn_scores_tma_f32.kernel.set_checked_mode(mode);
+        self.gptq_gemm_tma.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -53,6 +59,7 @@ impl Kernels {
         self.gemm_tma_bf16.kernel.check_deferred()?;
         self.attn_scores_tma.kernel.check_deferred()?;
         self.attn_scores_tma_f32.kernel.check_deferred()?;
+        self.gptq_gemm_tma.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -63,6 +70,7 @@ impl Kernels {
         self.gemm_tma_bf16.kernel.set_sync(on);
         self.attn_scores_tma.kernel.set_sync(on);
         self.attn_scores_tma_f32.kernel.set_sync(on);
+        self.gptq_gemm_tma.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -81,6 +89,9 @@ impl Kernels {
             attn_scores_tma_f32: AttnScoresTmaF32 {
                 kernel: module.kernel(&ATTN_SCORES_TMA_F32)?,
             },
+            gptq_gemm_tma: GptqGemmTma {
+                kernel: module.kernel(&GPTQ_GEMM_TMA)?,
+            },
         })
     }
 }
@@ -97,7 +108,7 @@ impl Kernels {
 ///
 /// ragged M, N and K need no code; the stores are masked. Compute capability 9.0 only.
 ///
-/// Declared at `specs/gemm_tma.ima:11`.
+/// Declared at `specs/gemm_tma.ima:16`.
 pub struct GemmTmaF16 {
     kernel: ima::Kernel,
 }
@@ -160,7 +171,7 @@ pub struct GemmTmaF16Args<'a, A: ima::ReadTensor<ima::half::f16>, B: ima::ReadTe
 pub static GEMM_TMA_F16: ima::KernelContract = ima::KernelContract {
     name: "gemm_tma_f16",
     signature: "gemm_tma_f16(a: f16[M,K], b: f16[K,N], c: f16[M,N])",
-    location: "specs/gemm_tma.ima:11",
+    location: "specs/gemm_tma.ima:16",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -179,7 +190,7 @@ pub static GEMM_TMA_F16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 128, cols: 64 }),
+            tma: Some(ima::TmaBox { rows: 128, cols: 64, groups: false }),
         },
         ima::TensorArg {
             name: "b",
@@ -193,7 +204,7 @@ pub static GEMM_TMA_F16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 64, cols: 64 }),
+            tma: Some(ima::TmaBox { rows: 64, cols: 64, groups: false }),
         },
         ima::TensorArg {
             name: "c",
@@ -258,7 +269,7 @@ pub static GEMM_TMA_F16: ima::KernelContract = ima::KernelContract {
 ///
 /// ragged M, N and K need no code; the stores are masked. Compute capability 9.0 only.
 ///
-/// Declared at `specs/gemm_tma.ima:47`.
+/// Declared at `specs/gemm_tma.ima:52`.
 pub struct GemmTmaBf16 {
     kernel: ima::Kernel,
 }
@@ -321,7 +332,7 @@ pub struct GemmTmaBf16Args<'a, A: ima::ReadTensor<ima::half::bf16>, B: ima::Read
 pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
     name: "gemm_tma_bf16",
     signature: "gemm_tma_bf16(a: bf16[M,K], b: bf16[K,N], c: bf16[M,N])",
-    location: "specs/gemm_tma.ima:47",
+    location: "specs/gemm_tma.ima:52",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -340,7 +351,7 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 128, cols: 64 }),
+            tma: Some(ima::TmaBox { rows: 128, cols: 64, groups: false }),
         },
         ima::TensorArg {
             name: "b",
@@ -354,7 +365,7 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 64, cols: 64 }),
+            tma: Some(ima::TmaBox { rows: 64, cols: 64, groups: false }),
         },
         ima::TensorArg {
             name: "c",
@@ -421,7 +432,7 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// scores through shared memory with the TMA unit (3 stages, so that the staging fits).
 ///
-/// Declared at `specs/gemm_tma.ima:84`.
+/// Declared at `specs/gemm_tma.ima:89`.
 pub struct AttnScoresTma {
     kernel: ima::Kernel,
 }
@@ -486,7 +497,7 @@ pub struct AttnScoresTmaArgs<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::Rea
 pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_tma",
     signature: "attn_scores_tma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)",
-    location: "specs/gemm_tma.ima:84",
+    location: "specs/gemm_tma.ima:89",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -509,7 +520,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 128, cols: 64 }),
+            tma: Some(ima::TmaBox { rows: 128, cols: 64, groups: false }),
         },
         ima::TensorArg {
             name: "k",
@@ -525,7 +536,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 256, cols: 64 }),
+            tma: Some(ima::TmaBox { rows: 256, cols: 64, groups: false }),
         },
         ima::TensorArg {
             name: "o",
@@ -541,7 +552,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 64, cols: 64 }),
+            tma: Some(ima::TmaBox { rows: 64, cols: 64, groups: false }),
         },
     ],
     params: &[
@@ -595,7 +606,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
 ///
 /// The same scores with f32 out.
 ///
-/// Declared at `specs/gemm_tma.ima:150`.
+/// Declared at `specs/gemm_tma.ima:155`.
 pub struct AttnScoresTmaF32 {
     kernel: ima::Kernel,
 }
@@ -660,7 +671,7 @@ pub struct AttnScoresTmaF32Args<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::
 pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_tma_f32",
     signature: "attn_scores_tma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/gemm_tma.ima:150",
+    location: "specs/gemm_tma.ima:155",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -683,7 +694,7 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 128, cols: 64 }),
+            tma: Some(ima::TmaBox { rows: 128, cols: 64, groups: false }),
         },
         ima::TensorArg {
             name: "k",
@@ -699,7 +710,7 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 256, cols: 64 }),
+            tma: Some(ima::TmaBox { rows: 256, cols: 64, groups: false }),
         },
         ima::TensorArg {
             name: "o",
@@ -753,4 +764,251 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: false,
     entry_i32: "attn_scores_tma_f32_i32",
     entry_i64: "attn_scores_tma_f32_i64",
+};
+
+/// `gptq_gemm_tma(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`
+///
+/// W4A16 GEMM on Hopper for up to 32 rows of x (a decode batch), y = x · W with W in GPTQ
+///
+/// int4, its group G dividing 512 and at least 32: the TMA unit streams W's packed words,
+///
+/// scales and zeros, 512 rows of K by 32 columns a stage, and x's matching 512 columns, so
+///
+/// that the bytes in flight do not wait on registers. Each of 132 persistent blocks takes
+///
+/// strips of 32 columns (blockIdx.x, blockIdx.x + gridDim.x, ...) over all of K, in one
+///
+/// pipeline of 4 stages. Consumer warp w multiplies the stage's rows 64 w .. 64 w + 63, the
+///
+/// rows of x's tile w: lane (g, t4) decodes packed rows 8 w + 2 t4 and 8 w + 2 t4 + 1 of
+///
+/// columns 4 g .. 4 g + 3 (`tma_frag`, as gptq_gemm's `dequant_frag`) into m16n8k16 B
+///
+/// fragments, against x's rows by `chunk` and ima_row_pairs; reading even and odd packed
+///
+/// rows in turn keeps a quarter warp's words and x in distinct banks of the swizzled tiles.
+///
+/// The 8 warps' sums of a strip meet in shared memory at its end. The maps bound every
+///
+/// copy (zeros past M, K and N); x's tiles past K are not copied, and their warps skip
+///
+/// them. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+///
+/// SiluAndMul fused, as gptq_gemm's. Compute capability 9.0 only.
+///
+/// Declared at `specs/gemm_tma.ima:224`.
+pub struct GptqGemmTma {
+    kernel: ima::Kernel,
+}
+
+impl GptqGemmTma {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &GPTQ_GEMM_TMA;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqGemmTmaArgs`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: GptqGemmTmaArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let GptqGemmTmaArgs { x, w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.launch(stream, &mut args, &[])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqGemmTmaArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqGemmTmaArgs { x, w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
+}
+
+/// The arguments of [`GptqGemmTma::launch`] and [`GptqGemmTma::launch_in`], by name.
+///
+/// `gptq_gemm_tma(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqGemmTmaArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous, 16-byte aligned
+    pub x: &'a X,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[M, NY]`, contiguous, 16-byte aligned: x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
+    pub y: &'a mut Y,
+}
+
+/// The contract of `gptq_gemm_tma`.
+pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
+    name: "gptq_gemm_tma",
+    signature: "gptq_gemm_tma(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
+    location: "specs/gemm_tma.ima:224",
+    symbols: &[
+        ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 1, dim: 1 } },
+        ima::Symbol { name: "G", bound_by: ima::Binding { arg: 1, dim: 2 } },
+        ima::Symbol { name: "NY", bound_by: ima::Binding { arg: 5, dim: 1 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "x",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 16, cols: 64, groups: false }),
+        },
+        ima::TensorArg {
+            name: "w",
+            role: ima::Role::Logical,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "G", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2],
+            strided: true,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.qweight",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(8)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 64, cols: 32, groups: false }),
+        },
+        ima::TensorArg {
+            name: "w.qzeros",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "ceil(N / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(8)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 512, cols: 4, groups: true }),
+        },
+        ima::TensorArg {
+            name: "w.scales",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 512, cols: 32, groups: true }),
+        },
+        ima::TensorArg {
+            name: "y",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "NY", expr: ima::Expr::Sym(4) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+        ima::Constraint { text: "M <= 32", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(32)) },
+        ima::Constraint { text: "K % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "N % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
+    ],
+    shared: &[
+        ima::SharedArray {
+            name: "ws",
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "80", expr: ima::Expr::Const(80) },
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+            ],
+            align: 1024,
+        },
+        ima::SharedArray {
+            name: "xs",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "16", expr: ima::Expr::Const(16) },
+                ima::Extent { text: "64", expr: ima::Expr::Const(64) },
+            ],
+            align: 1024,
+        },
+        ima::SharedArray {
+            name: "part",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+            ],
+            align: 16,
+        },
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)] },
+    empty: ima::EmptyPolicy::Skip,
+    block: [384, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "gptq_gemm_tma_i32",
+    entry_i64: "gptq_gemm_tma_i64",
 };

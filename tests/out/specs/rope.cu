@@ -748,15 +748,44 @@ struct ImaBarrier {
 // array's align(1024)). `ok` is false for a tile a checked entry point refused (its
 // leading indices outside the array), whose address is then its array's first tile:
 // loads leave it alone, and the MMA reads it.
+// N 32-bit words (1, 2 or 4: one access) from the shared-window address `addr`, which a
+// TMA copy wrote: volatile, so that the read stays after the barrier wait (volatile too)
+// that orders it.
+template <int N>
+__device__ __forceinline__ void ima_ld_shared(unsigned addr, unsigned (&w)[N]) {
+    static_assert(N == 1 || N == 2 || N == 4, "one shared access reads 4, 8 or 16 bytes");
+    if constexpr (N == 1) {
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(w[0]) : "r"(addr));
+    } else if constexpr (N == 2) {
+        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "r"(addr));
+    } else {
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                     : "r"(addr));
+    }
+}
+
 template <typename T, int ROWS, int COLS, bool CHECKED>
 struct ImaTmaTile {
-    static constexpr int PANEL = 128 / int(sizeof(T));
+    static constexpr int PANEL = 128 / int(sizeof(T)), CHUNK = 16 / int(sizeof(T));
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
     typename ImaRecorder<CHECKED>::type* rec;
     int arg;
     bool ok;
+
+    // The 16 bytes of row `row` from column `col` (a multiple of CHUNK): an operand
+    // fragment's run, for a body that feeds mma.sync from the tile (ima_row_pairs). The
+    // indices wrap inside the tile, so no read leaves it.
+    __device__ __forceinline__ ImaVec<T, CHUNK> chunk(int row, int col) const {
+        const int r = row % ROWS, c = col % COLS;
+        ImaVec<T, CHUNK> v;
+        unsigned w[4];
+        ima_ld_shared(addr + c / PANEL * (ROWS * 128) + r * 128 + ((c % PANEL / CHUNK) ^ (r % 8)) * 16, w);
+        memcpy(&v, w, 16);
+        return v;
+    }
 };
 
 template <typename I, int R>
@@ -899,9 +928,17 @@ __device__ __forceinline__ void ima_warpgroup_sync() {
 // `consume` are called once each (a second loop would restart the barriers' phases).
 // The barriers count on a block of exactly 128 (1 + CONSUMERS) threads along x; another
 // shape traps at the start, rather than hang.
-template <int STAGES, int CONSUMERS>
+//
+// WARPS: each consumer warp frees a stage when it is done with it, rather than each
+// consumer warpgroup: for a `compute` whose warps read the stage on their own (mma.sync
+// fed by `chunk` and a quantized accessor's `tma_frag`), where a warpgroup's first warp
+// would otherwise free the stage while the others still read it. Such a body meets its
+// fellow consumers with `consumers_sync()`.
+template <int STAGES, int CONSUMERS, bool WARPS = false>
 struct ImaTmaPipeline {
     static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
+    // Arrivals that free a stage.
+    static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
     static constexpr int PRODUCER_REGS = 40;
     static constexpr int CONSUMER_REGS = (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8 > 256 ? 256 : (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     unsigned full, empty;
@@ -915,7 +952,7 @@ struct ImaTmaPipeline {
 #pragma unroll
             for (int s = 0; s < STAGES; ++s) {
                 asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(full + 8 * s), "r"(1));
-                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(CONSUMERS));
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(RELEASES));
             }
             asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         }
@@ -946,8 +983,19 @@ struct ImaTmaPipeline {
             const int s = int(t % STAGES);
             ima_mbar_wait(full + 8 * s, unsigned((t / STAGES) & 1));
             compute(s, t);
-            if (threadIdx.x % 128 == 0) ima_mbar_arrive(empty + 8 * s);
+            if constexpr (WARPS) {
+                __syncwarp();
+                if (threadIdx.x % 32 == 0) ima_mbar_arrive(empty + 8 * s);
+            } else {
+                if (threadIdx.x % 128 == 0) ima_mbar_arrive(empty + 8 * s);
+            }
         }
+    }
+
+    // A barrier of the consumer warpgroups alone (named barrier 5), while the producer runs
+    // on: for an epilogue in which they meet in shared memory.
+    __device__ __forceinline__ void consumers_sync() const {
+        asm volatile("bar.sync 5, %0;" ::"n"(128 * CONSUMERS) : "memory");
     }
 };
 
@@ -1532,7 +1580,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 1536 "rope.cu"
+#line 1584 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
