@@ -132,17 +132,17 @@ fn attn_scores_tma_matches_f64_reference_on_ragged_shapes_f16_and_f32_out() {
 }
 
 /// (M, K, N, G) for gptq_gemm_tma (stages of 512 rows of K by a 32-column strip, 132
-/// blocks): one row; 16 rows with K no multiple of a stage or of G (the last stage's x
-/// tiles past K are not copied, and the maps zero-fill the rest); 17 rows (two row tiles
-/// of x, the second mostly past M) with groups of 32, a tile's most; 137 strips, so that
-/// the first blocks take two and their pipeline runs on from one strip into the next; a K
-/// of one packed row.
+/// blocks; N a multiple of 32, for the zeros' tensor map): one row; 16 rows with K no
+/// multiple of a stage or of G (x's boxes past K arrive as zeros, and W's rows there decode
+/// with the last group's scale); 17 rows (two row tiles of x, the second mostly past M)
+/// with groups of 32, a tile's most; 136 strips, so that the first blocks take two and
+/// their pipeline runs on from one strip into the next; a K of one packed row.
 const GPTQ_TMA_SHAPES: [(usize, usize, usize, usize); 5] = [
     (1, 256, 64, 128),
-    (16, 1000, 72, 128),
-    (17, 520, 40, 32),
-    (32, 4096, 4360, 64),
-    (5, 8, 8, 32),
+    (16, 1000, 96, 128),
+    (17, 520, 64, 32),
+    (32, 4096, 4352, 64),
+    (5, 8, 32, 32),
 ];
 
 #[test]
@@ -165,7 +165,7 @@ fn gptq_gemm_tma_matches_f64_reference_on_ragged_shapes() {
 }
 
 /// gptq_gemm_tma with y half as wide as W (SiluAndMul fused): one row; two row tiles with
-/// groups of 32 and a last strip of one unit pair (N = 48); 137 strips, the last half full.
+/// groups of 32; 136 strips.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gptq_gemm_tma_fuses_silu_and_mul_when_y_is_half_as_wide() {
@@ -175,7 +175,7 @@ fn gptq_gemm_tma_fuses_silu_and_mul_when_y_is_half_as_wide() {
         w4a16_fused_matches(
             &stream,
             &format!("gptq_gemm_tma checked={checked}"),
-            &[(1, 256, 64, 128), (17, 520, 48, 32), (32, 1024, 4368, 128)],
+            &[(1, 256, 64, 128), (17, 520, 64, 32), (32, 1024, 4352, 128)],
             gemm::GATE_UP_UNIT as usize,
             &|x, w, y| {
                 kernels
@@ -187,15 +187,16 @@ fn gptq_gemm_tma_fuses_silu_and_mul_when_y_is_half_as_wide() {
 }
 
 /// Groups that a tile of 512 rows would not hold whole (20), or more of than its shared
-/// tile has room for (16): refused before the launch, naming the weight and its group.
+/// tile has room for (16), and zeros' rows of 36 bytes (N = 72), which no tensor map
+/// strides over: refused before the launch, naming the weight and its group, or its zeros.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn gptq_gemm_tma_refuses_groups_that_do_not_divide_its_tiles() {
+fn gptq_gemm_tma_refuses_groups_it_cannot_tile_and_zeros_it_cannot_map() {
     let (_ctx, stream, kernels) = setup();
-    let (m, k, n) = (2, 640, 64);
+    let (m, k) = (2, 640);
     let x = Tensor::from_host(&stream, &f16s(m * k, 3), &[m, k]).unwrap();
-    let weights: Vec<f32> = lcg(5).take(k * n).collect();
-    for g in [20, 16] {
+    for (n, g) in [(64, 20), (64, 16), (72, 128)] {
+        let weights: Vec<f32> = lcg(5).take(k * n).collect();
         let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
         let w = QuantTensor::upload(&stream, &host).unwrap();
         let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
@@ -211,14 +212,13 @@ fn gptq_gemm_tma_refuses_groups_that_do_not_divide_its_tiles() {
             )
             .unwrap_err();
         let Error::Launch(e) = &err else {
-            panic!("G = {g}: {err}")
+            panic!("N = {n}, G = {g}: {err}")
         };
-        assert!(
-            e.violations.iter().any(|v| matches!(
-                v,
-                Violation::TmaGroup { arg: "w", rows: 512, group } if *group == g
-            )),
-            "G = {g}: {err}"
-        );
+        let named = e.violations.iter().any(|v| match v {
+            Violation::TmaGroup { arg, rows, group } => *arg == "w" && *rows == 512 && *group == g,
+            Violation::TmaRow { arg, bytes } => *arg == "w.qzeros" && *bytes == 36,
+            _ => false,
+        });
+        assert!(named, "N = {n}, G = {g}: {err}");
     }
 }

@@ -846,8 +846,10 @@ struct {{ q.name }}_t {
                 ok = false;
             }
         }
-        const I g0 = ok ? k0 / G : I(0);
-        const unsigned group_rows = ok ? unsigned(TMA_ROWS / G) : unsigned(TMA_GROUPS);
+        // Shifts where G is a power of two: one thread issues every stage's copies, and its
+        // instructions are the pipeline's pace.
+        const I g0 = ok ? ima_group_of(k0) : I(0);
+        const unsigned group_rows = ok ? unsigned(ima_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
         ima_tma_load<2, TMA_COLS / 32>(dst.addr, qweight_tma, bar, cw, 32, TMA_PACKED * 128, dst.ok, ok);
         ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);

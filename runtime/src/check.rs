@@ -240,6 +240,7 @@ pub(crate) fn check_launch(
     check_dims(contract, args, &ranked, &env, &mut v);
     check_constraints(contract, &env, &mut v);
     check_value_ranges(contract, args, &ranked, &env, &mut v);
+    tma::check_rows(contract, args, &ranked, &mut v);
     tma::check_groups(contract, args, &ranked, &mut v);
     for (((a, m), &ok), &reach) in contract.args.iter().zip(args).zip(&*ranked).zip(&*reaches) {
         // A logical argument has a shape and nothing else to check.

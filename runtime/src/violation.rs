@@ -172,6 +172,9 @@ pub enum Violation {
         rows: u32,
         group: usize,
     },
+    /// An argument read or written by TMA whose rows are not a multiple of 16 bytes, which
+    /// a tensor map's strides must be (a quantized argument's qzeros: N a multiple of 32).
+    TmaRow { arg: &'static str, bytes: usize },
     /// The launch domain has more elements than a 64-bit index reaches.
     TooLarge {
         arg: &'static str,
@@ -416,6 +419,10 @@ impl fmt::Display for Violation {
                 f,
                 "{arg}: group size {group} for tiles of {rows} rows (tma): the group must divide \
                  {rows} and be at least 32"
+            ),
+            Violation::TmaRow { arg, bytes } => write!(
+                f,
+                "{arg}: rows of {bytes} bytes; a TMA tensor map needs rows of a multiple of 16 bytes"
             ),
             Violation::TooLarge { arg, shape } => write!(
                 f,

@@ -1,4 +1,5 @@
-//! A quantized argument read by TMA: its tiles hold whole groups.
+//! Arguments read or written by TMA: rows a tensor map can stride over, and a quantized
+//! argument's tiles of whole groups.
 
 use crate::check::TensorMeta;
 use crate::contract::{KernelContract, Role};
@@ -13,6 +14,25 @@ pub(crate) fn quant_group(
 ) -> Option<usize> {
     let logical = (0..arg).rev().find(|&i| c.args[i].role == Role::Logical)?;
     args[logical].shape.get(2).copied()
+}
+
+/// A tensor map's row stride is a multiple of 16 bytes: each `tma` argument's rows (its
+/// innermost extent's bytes; the layout checks make it contiguous) must be.
+pub(super) fn check_rows(
+    c: &KernelContract,
+    args: &[TensorMeta<'_>],
+    ranked: &[bool],
+    v: &mut Vec<Violation>,
+) {
+    for ((a, m), &ok) in c.args.iter().zip(args).zip(ranked) {
+        let Some(&cols) = m.shape.last().filter(|_| ok && a.tma.is_some()) else {
+            continue;
+        };
+        let bytes = cols * a.dtype.size();
+        if !bytes.is_multiple_of(16) {
+            v.push(Violation::TmaRow { arg: a.name, bytes });
+        }
+    }
 }
 
 /// A `tma(ROWS, COLS)` tile of a quantized argument takes `ROWS / G` rows of its scales and

@@ -4485,8 +4485,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
 // fragments, against x's rows by `chunk` and ima_row_pairs; reading even and odd packed
 // rows in turn keeps a quarter warp's words and x in distinct banks of the swizzled tiles.
 // The 8 warps' sums of a strip meet in shared memory at its end. The maps bound every
-// copy (zeros past M, K and N); x's tiles past K are not copied, and their warps skip
-// them. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+// copy (zeros past M, K and N), and a warp whose rows lie past K skips them. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
 // SiluAndMul fused, as gptq_gemm's. Compute capability 9.0 only.
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
@@ -5036,8 +5035,10 @@ struct w_t {
                 ok = false;
             }
         }
-        const I g0 = ok ? k0 / G : I(0);
-        const unsigned group_rows = ok ? unsigned(TMA_ROWS / G) : unsigned(TMA_GROUPS);
+        // Shifts where G is a power of two: one thread issues every stage's copies, and its
+        // instructions are the pipeline's pace.
+        const I g0 = ok ? ima_group_of(k0) : I(0);
+        const unsigned group_rows = ok ? unsigned(ima_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
         ima_tma_load<2, TMA_COLS / 32>(dst.addr, qweight_tma, bar, cw, 32, TMA_PACKED * 128, dst.ok, ok);
         ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
@@ -5281,67 +5282,67 @@ struct ws_t {
 #endif
 };
 
-// Stages of x's tiles: [stage, 64 columns of K, 16 rows of x, row, column].
-// shared xs: f16[4, 8, 2, 16, 64], row-major in dynamic shared memory
+// Stages of x's tiles: [stage, 16 rows of x, row, 512 columns of K].
+// shared xs: f16[4, 2, 16, 512], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct xs_t {
     __half* p;
-    I d0, d1, d2, d3, d4;
+    I d0, d1, d2, d3;
     typename ImaRecorder<IMA_CHECKED>::type* rec;
-    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3, I i4) const {
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 5>(rec, -2, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4})) return ima_shared_sink<__half>();
+            if (!ima_in_bounds<I, 4>(rec, -2, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<__half>();
         }
-        return p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4];
+        return p[((i0 * d1 + i1) * d2 + i2) * d3 + i3];
     }
     // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
     // ldmatrix); its first element must lie at a multiple of 8 elements.
-    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1, I i2, I i3, I i4) const {
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 5, 8>(rec, -2, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4}))
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, -2, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3}))
                 return ima_shared_sink<ImaVec<__half, 8>>();
-            if (((((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4) % 8 != 0) {
-                const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {d0, d1, d2, d3, d4};
-                ima_report<I, 5>(rec, -2, 1, IMA_MISALIGNED_VECTOR, 4, i, e);
+            if ((((i0 * d1 + i1) * d2 + i2) * d3 + i3) % 8 != 0) {
+                const I i[4] = {i0, i1, i2, i3}, e[4] = {d0, d1, d2, d3};
+                ima_report<I, 4>(rec, -2, 1, IMA_MISALIGNED_VECTOR, 3, i, e);
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4]);
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[((i0 * d1 + i1) * d2 + i2) * d3 + i3]);
     }
-    // Its last two dimensions at (i0, i1, i2) as a ROWS x COLS tile (ImaSmemTile), the
+    // Its last two dimensions at (i0, i1) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
     // and ROWS at most the one before. A checked entry point checks both and the leading
     // indices, once; the chunks of a refused tile are the shared sink.
     template <int ROWS, int COLS>
-    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1, I i2) const {
-        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + 0) * d4 + 0]), rec, -2, true};
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[((i0 * d1 + i1) * d2 + 0) * d3 + 0]), rec, -2, true};
         if constexpr (IMA_CHECKED) {
-            if (!(ROWS <= d3 && COLS == d4)) {
-                const I i[2] = {ROWS, COLS}, e[2] = {d3, d4};
-                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS <= d3 ? 1 : 0, i, e);
+            if (!(ROWS <= d2 && COLS == d3)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d2, d3};
+                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS <= d2 ? 1 : 0, i, e);
                 t.ok = false;
             } else {
-                const I i[5] = {i0, i1, i2, 0, 0}, e[5] = {d0, d1, d2, d3, d4};
-                t.ok = ima_in_bounds<I, 5>(rec, -2, 1, i, e);
+                const I i[4] = {i0, i1, 0, 0}, e[4] = {d0, d1, d2, d3};
+                t.ok = ima_in_bounds<I, 4>(rec, -2, 1, i, e);
             }
             if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
         }
         return t;
     }
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    // Its last two dimensions at (i0, i1, i2) as a ROWS x COLS tile in TMA's
+    // Its last two dimensions at (i0, i1) as a ROWS x COLS tile in TMA's
     // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
     // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
     // are constants (a tile of another shape does not compile). A checked entry point
     // checks the leading indices, once; a refused tile points at the array's first, which
     // loads leave alone and the MMA reads in its place.
     template <int ROWS, int COLS>
-    __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1, I i2) const {
-        static_assert(ROWS == 16 && COLS == 64, "a TMA tile of shared xs is its last two extents, 16 x 64");
-        ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + 0) * d4 + 0])), rec, -2, true};
+    __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1) const {
+        static_assert(ROWS == 16 && COLS == 512, "a TMA tile of shared xs is its last two extents, 16 x 512");
+        ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[((i0 * d1 + i1) * d2 + 0) * d3 + 0])), rec, -2, true};
         if constexpr (IMA_CHECKED) {
-            const I i[5] = {i0, i1, i2, 0, 0}, e[5] = {d0, d1, d2, d3, d4};
-            t.ok = ima_in_bounds<I, 5>(rec, -2, 1, i, e);
+            const I i[4] = {i0, i1, 0, 0}, e[4] = {d0, d1, d2, d3};
+            t.ok = ima_in_bounds<I, 4>(rec, -2, 1, i, e);
             if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
         }
         return t;
@@ -5411,22 +5412,28 @@ __device__ __forceinline__ void body(
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs,
     const part_t<I, IMA_CHECKED> part) {
-#line 237 "specs/gemm_tma.ima"
+#line 236 "specs/gemm_tma.ima"
 
-        // Step u of the block is step u % KS (rows u % KS * 512 ..) of its strip u / KS.
         const I KS = ima_ceil_div(K, I(512)), strips = ima_ceil_div(N, I(32));
         const I mine = strips > I(blockIdx.x) ? (strips - 1 - I(blockIdx.x)) / I(gridDim.x) + 1 : I(0);
-        const auto n0_of = [&](I u) { return (I(blockIdx.x) + u / KS * I(gridDim.x)) * 32; };
         // Row tiles of x: 1 or 2.
         const int MT = M > 16 ? 2 : 1;
         const ImaTmaPipeline<4, 2, true> pipe;
         if (pipe.consumer() < 0) {
-            pipe.produce(mine * KS, [&](int st, I u, ImaBarrier bar) {
-                const I k0 = u % KS * 512;
-                w.tma_load(ws.tma_tile(ImaConst<80>{}, ImaConst<32>{}, st), bar, k0, n0_of(u));
-                for (int j = 0; j < 8 && k0 + 64 * j < K; ++j)
-                    for (int h = 0; h < MT; ++h)
-                        x.tma_load(xs.tma_tile(ImaConst<16>{}, ImaConst<64>{}, st, j, h), bar, 16 * h, k0 + 64 * j);
+            // The block's steps in order: rows k0 .. k0 + 511 of its strip from column n0.
+            // Kept as they advance, not divided out of the step's number: one thread
+            // issues every stage's copies, and its instructions are the pipeline's pace.
+            I k0 = 0, n0 = I(blockIdx.x) * 32;
+            pipe.produce(mine * KS, [&](int st, I, ImaBarrier bar) {
+                w.tma_load(ws.tma_tile(ImaConst<80>{}, ImaConst<32>{}, st), bar, k0, n0);
+                // 8 boxes of 64 columns; those past K arrive as zeros.
+                for (int h = 0; h < MT; ++h)
+                    x.tma_load(xs.tma_tile(ImaConst<16>{}, ImaConst<512>{}, st, h), bar, 16 * h, k0);
+                k0 += 512;
+                if (k0 >= K) {
+                    k0 = 0;
+                    n0 += I(gridDim.x) * 32;
+                }
             });
             return;
         }
@@ -5439,20 +5446,22 @@ __device__ __forceinline__ void body(
                 for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
         };
         clear();
-        // This warp's rows of a stage, with T row tiles of x (a compile-time count).
+        // This warp's rows of a stage, 64 w .. 64 w + 63, with T row tiles of x (a
+        // compile-time count). A lane's two packed rows lie in one group (G >= 32).
         const auto step = [&](int st, auto tiles) {
             constexpr int T = decltype(tiles)::value;
             const auto wt = ws.tma_tile(ImaConst<80>{}, ImaConst<32>{}, st);
+            const auto group = w.tma_group(wt, 8 * (8 * warp + 2 * t4), 4 * g);
             #pragma unroll
             for (int q = 0; q < 2; ++q) {
                 const int p = 8 * warp + 2 * t4 + q;
                 unsigned b[4][4];
-                w.tma_frag(wt, w.tma_group(wt, 8 * p, 4 * g), p, 4 * g, b);
+                w.tma_frag(wt, group, p, 4 * g, b);
                 #pragma unroll
                 for (int i = 0; i < T; ++i) {
-                    const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<64>{}, st, warp, i);
-                    const ImaFrag4 lo = ima_row_pairs(xt.chunk(g, 8 * (p % 8)));
-                    const ImaFrag4 hi = ima_row_pairs(xt.chunk(g + 8, 8 * (p % 8)));
+                    const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<512>{}, st, i);
+                    const ImaFrag4 lo = ima_row_pairs(xt.chunk(g, 8 * p));
+                    const ImaFrag4 hi = ima_row_pairs(xt.chunk(g + 8, 8 * p));
                     const unsigned a0[4] = {lo.x[0], hi.x[0], lo.x[1], hi.x[1]};
                     const unsigned a1[4] = {lo.x[2], hi.x[2], lo.x[3], hi.x[3]};
                     #pragma unroll
@@ -5465,12 +5474,15 @@ __device__ __forceinline__ void body(
         };
         static_assert(GATE_UP_UNIT == 8, "a strip's 32 columns are units of gate and up in turn");
         const bool fused = NY != N;
-        pipe.consume(mine * KS, [&](int st, I u) {
-            if (u % KS * 512 + 64 * warp < K) {
+        I k0 = 0, n0 = I(blockIdx.x) * 32;
+        pipe.consume(mine * KS, [&](int st, I) {
+            // Rows past K are zeros in x's tiles: a warp wholly past K skips them.
+            if (k0 + 64 * warp < K) {
                 if (MT == 2) step(st, ImaConst<2>{});
                 else step(st, ImaConst<1>{});
             }
-            if (u % KS != KS - 1) return;
+            k0 += 512;
+            if (k0 < K) return;
             // The strip is done: lane (g, t4) holds columns 8 t4 + j of rows g and g + 8 of
             // each row tile, j < 4 in n-tile j's first column, j >= 4 in n-tile j - 4's
             // second; the warps' sums meet in `part`.
@@ -5484,7 +5496,6 @@ __device__ __forceinline__ void body(
             pipe.consumers_sync();
             // An output a thread: of the strip's 32 columns, or, fused, of its 16 (gate's
             // column c of a unit, with up's c + 8).
-            const I n0 = n0_of(u);
             const int outs = fused ? 16 : 32;
             for (int o = threadIdx.x - 128; o < int(M) * outs; o += 256) {
                 const int r = o / outs, c = o % outs, gate = fused ? c / 8 * 16 + c % 8 : c;
@@ -5501,9 +5512,11 @@ __device__ __forceinline__ void body(
                 if (col < NY) y(r, col) = __float2half(sum);
             }
             pipe.consumers_sync();
+            k0 = 0;
+            n0 += I(gridDim.x) * 32;
         });
     
-#line 5507 "gemm_tma.cu"
+#line 5520 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5526,8 +5539,8 @@ __device__ __forceinline__ void run(
     I ima_smem_off = 0;
     const ws_t<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 4, 80, 32, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 80 * 32 * I(sizeof(int)) + 1023) / 1024 * 1024;
-    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 8, 2, 16, 64, ima_recorder};
-    ima_smem_off = (ima_smem_off + 4 * 8 * 2 * 16 * 64 * I(sizeof(__half)) + 15) / 16 * 16;
+    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 2, 16, 512, ima_recorder};
+    ima_smem_off = (ima_smem_off + 4 * 2 * 16 * 512 * I(sizeof(__half)) + 15) / 16 * 16;
     const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 32, ima_recorder};
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, ws, xs, part);
 }
@@ -5699,10 +5712,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
             break;
         case -2:
             ima_extent[0] = 4;
-            ima_extent[1] = 8;
-            ima_extent[2] = 2;
-            ima_extent[3] = 16;
-            ima_extent[4] = 64;
+            ima_extent[1] = 2;
+            ima_extent[2] = 16;
+            ima_extent[3] = 512;
             break;
         case -3:
             ima_extent[0] = 8;
@@ -5785,10 +5797,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
             break;
         case -2:
             ima_extent[0] = 4;
-            ima_extent[1] = 8;
-            ima_extent[2] = 2;
-            ima_extent[3] = 16;
-            ima_extent[4] = 64;
+            ima_extent[1] = 2;
+            ima_extent[2] = 16;
+            ima_extent[3] = 512;
             break;
         case -3:
             ima_extent[0] = 8;

@@ -790,13 +790,11 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
 ///
 /// The 8 warps' sums of a strip meet in shared memory at its end. The maps bound every
 ///
-/// copy (zeros past M, K and N); x's tiles past K are not copied, and their warps skip
-///
-/// them. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+/// copy (zeros past M, K and N), and a warp whose rows lie past K skips them. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
 ///
 /// SiluAndMul fused, as gptq_gemm's. Compute capability 9.0 only.
 ///
-/// Declared at `specs/gemm_tma.ima:224`.
+/// Declared at `specs/gemm_tma.ima:223`.
 pub struct GptqGemmTma {
     kernel: ima::Kernel,
 }
@@ -867,7 +865,7 @@ pub struct GptqGemmTmaArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::Write
 pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_tma",
     signature: "gptq_gemm_tma(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:224",
+    location: "specs/gemm_tma.ima:223",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -987,10 +985,9 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
             dtype: ima::DType::F16,
             dims: &[
                 ima::Extent { text: "4", expr: ima::Expr::Const(4) },
-                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "2", expr: ima::Expr::Const(2) },
                 ima::Extent { text: "16", expr: ima::Expr::Const(16) },
-                ima::Extent { text: "64", expr: ima::Expr::Const(64) },
+                ima::Extent { text: "512", expr: ima::Expr::Const(512) },
             ],
             align: 1024,
         },
