@@ -136,13 +136,13 @@ fn attn_scores_tma_matches_f64_reference_on_ragged_shapes_f16_and_f32_out() {
 /// multiple of a stage or of G (x's boxes past K arrive as zeros, and W's rows there decode
 /// with the last group's scale); 17 rows (two row tiles of x, the second mostly past M)
 /// with groups of 32, a tile's most; 136 strips, so that the first blocks take two and
-/// their pipeline runs on from one strip into the next; a K of one packed row.
+/// their pipeline runs on from one strip into the next; a K of one group.
 const GPTQ_TMA_SHAPES: [(usize, usize, usize, usize); 5] = [
     (1, 256, 64, 128),
     (16, 1000, 96, 128),
     (17, 520, 64, 32),
     (32, 4096, 4352, 64),
-    (5, 8, 32, 32),
+    (5, 32, 32, 32),
 ];
 
 #[test]

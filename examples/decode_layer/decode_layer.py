@@ -20,16 +20,8 @@ import decode_kernels as dk
 import gemm_kernels as gk
 import paged_kernels as pk
 
-try:
-    import gemm_tma_kernels as gtk
-except ImportError:
-    gtk = None
-
-# Rows up to which the projections use gptq_gemv_narrow (M <= 8); gptq_gemm_tma up to
-# TMA_ROWS on a device of compute capability 9.0 (specs/gemm_tma.ima, where its package is
-# installed); gptq_gemm above.
+# Rows up to which the projections use gptq_gemv_narrow (M <= 8); gptq_gemm above.
 GEMV_ROWS = 8
-TMA_ROWS = 32
 PROJECTIONS = ("qkv", "o", "gate_up", "down")
 
 
@@ -52,10 +44,6 @@ class DecodeLayer:
             for n in PROJECTIONS
         }
         self.norm1, self.norm2, self.cos_sin = weights["norm1"], weights["norm2"], weights["cos_sin"]
-        device = weights["norm1"].device
-        self.tma = gtk is not None and torch.cuda.get_device_capability(device) == (9, 0)
-        if self.tma:
-            assert gtk.GATE_UP_UNIT == dk.GATE_UP_UNIT
         self.scratch = {}
 
     def _workspace(self, b, pages, device):
@@ -81,11 +69,8 @@ class DecodeLayer:
         return self.scratch[key]
 
     def _project(self, name, x, y):
-        rows = x.shape[0]
-        if rows <= GEMV_ROWS:
+        if x.shape[0] <= GEMV_ROWS:
             dk.gptq_gemv_narrow(x, self.w[name], y)
-        elif rows <= TMA_ROWS and self.tma:
-            gtk.gptq_gemm_tma(x, self.w[name], y)
         else:
             gk.gptq_gemm(x, self.w[name], y)
 

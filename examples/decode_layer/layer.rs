@@ -26,11 +26,6 @@ pub mod paged {}
 #[ima_kernel("specs/gemm.ima")]
 pub mod gemm {}
 
-/// The W4A16 GEMM whose weights the TMA unit streams, for up to 32 rows on compute
-/// capability 9.0.
-#[ima_kernel("specs/gemm_tma.ima")]
-pub mod gemm_tma {}
-
 /// A Llama 3 8B layer's shapes.
 #[derive(Debug, Clone, Copy)]
 pub struct Config {
@@ -370,27 +365,18 @@ pub struct Kernels {
     pub decode: decode::Kernels,
     pub paged: paged::Kernels,
     pub gemm: gemm::Kernels,
-    /// On a device of compute capability 9.0 only.
-    pub gemm_tma: Option<gemm_tma::Kernels>,
 }
 
 /// Rows up to which the W4A16 projections use the GEMV (`gptq_gemv_narrow`'s `M <= 8`);
-/// `gptq_gemm_tma` up to `TMA_ROWS` where the device has it; the tensor-core `gptq_gemm`
-/// above.
+/// the tensor-core `gptq_gemm` above.
 const GEMV_ROWS: usize = 8;
-const TMA_ROWS: usize = 32;
 
 impl Kernels {
     pub fn load(ctx: &Arc<ima::cudarc::driver::CudaContext>) -> Result<Kernels, Error> {
-        let hopper = ctx.compute_capability().map_err(|e| Error::Driver {
-            what: "reading the device's compute capability".into(),
-            source: e,
-        })? == (9, 0);
         Ok(Kernels {
             decode: decode::Kernels::load(ctx)?,
             paged: paged::Kernels::load(ctx)?,
             gemm: gemm::Kernels::load(ctx)?,
-            gemm_tma: hopper.then(|| gemm_tma::Kernels::load(ctx)).transpose()?,
         })
     }
 
@@ -402,24 +388,22 @@ impl Kernels {
     }
 
     /// The kernels the layer launches.
-    pub fn all(&self) -> Vec<&Kernel> {
-        let mut all = vec![
+    pub fn all(&self) -> [&Kernel; 5] {
+        [
             self.decode.add_rms_norm.kernel(),
             self.decode.rope_cache.kernel(),
             self.paged.paged_attn.kernel(),
             self.decode.gptq_gemv_narrow.kernel(),
             self.gemm.gptq_gemm.kernel(),
-        ];
-        all.extend(self.gemm_tma.as_ref().map(|g| g.gptq_gemm_tma.kernel()));
-        all
+        ]
     }
 
     /// The W4A16 kernel for `rows` rows of x.
     fn projection(&self, rows: usize) -> &Kernel {
-        match &self.gemm_tma {
-            _ if rows <= GEMV_ROWS => self.decode.gptq_gemv_narrow.kernel(),
-            Some(g) if rows <= TMA_ROWS => g.gptq_gemm_tma.kernel(),
-            _ => self.gemm.gptq_gemm.kernel(),
+        if rows <= GEMV_ROWS {
+            self.decode.gptq_gemv_narrow.kernel()
+        } else {
+            self.gemm.gptq_gemm.kernel()
         }
     }
 
@@ -432,19 +416,15 @@ impl Kernels {
         y: &mut impl ima::WriteTensor<f16>,
         rows: usize,
     ) -> Result<(), Error> {
-        match &self.gemm_tma {
-            _ if rows <= GEMV_ROWS => self
-                .decode
+        if rows <= GEMV_ROWS {
+            self.decode
                 .gptq_gemv_narrow
-                .launch(stream, decode::GptqGemvNarrowArgs { x, w, y })?,
-            Some(g) if rows <= TMA_ROWS => g
-                .gptq_gemm_tma
-                .launch(stream, gemm_tma::GptqGemmTmaArgs { x, w, y })?,
-            _ => self
-                .gemm
+                .launch(stream, decode::GptqGemvNarrowArgs { x, w, y })?;
+        } else {
+            self.gemm
                 .gptq_gemm
-                .launch(stream, gemm::GptqGemmArgs { x, w, y })?,
-        };
+                .launch(stream, gemm::GptqGemmArgs { x, w, y })?;
+        }
         Ok(())
     }
 
