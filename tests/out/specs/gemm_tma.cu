@@ -5350,8 +5350,9 @@ struct xs_t {
 #endif
 };
 
-// The warps' sums of a strip: [warp, row, column].
-// shared part: f32[8, 32, 32], row-major in dynamic shared memory
+// The warps' sums of a strip: [warp, row, column], rows padded to 36 so that a quarter
+// warp's 16-byte stores fall in distinct banks.
+// shared part: f32[8, 32, 36], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
@@ -5412,7 +5413,7 @@ __device__ __forceinline__ void body(
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs,
     const part_t<I, IMA_CHECKED> part) {
-#line 236 "specs/gemm_tma.ima"
+#line 237 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(512)), strips = ima_ceil_div(N, I(32));
         const I mine = strips > I(blockIdx.x) ? (strips - 1 - I(blockIdx.x)) / I(gridDim.x) + 1 : I(0);
@@ -5485,13 +5486,22 @@ __device__ __forceinline__ void body(
             if (k0 < K) return;
             // The strip is done: lane (g, t4) holds columns 8 t4 + j of rows g and g + 8 of
             // each row tile, j < 4 in n-tile j's first column, j >= 4 in n-tile j - 4's
-            // second; the warps' sums meet in `part`.
+            // second; the warps' sums meet in `part`, 4 columns a store (a float at a time,
+            // 8 lanes to a bank, the stores took a quarter of the kernel's time at M = 16:
+            // bench/RESULTS.md).
             #pragma unroll
-            for (int i = 0; i < 2; ++i)
+            for (int i = 0; i < 2; ++i) {
+                if (i >= MT) break;
                 #pragma unroll
                 for (int hh = 0; hh < 2; ++hh)
                     #pragma unroll
-                    for (int j = 0; j < 8; ++j) part(warp, 16 * i + g + 8 * hh, 8 * t4 + j) = acc[i][j % 4].x[2 * hh + j / 4];
+                    for (int h = 0; h < 2; ++h) {
+                        ImaVec<float, 4> v;
+                        #pragma unroll
+                        for (int e = 0; e < 4; ++e) v.v[e] = acc[i][e].x[2 * hh + h];
+                        part.at4(warp, 16 * i + g + 8 * hh, 8 * t4 + 4 * h) = v;
+                    }
+            }
             clear();
             pipe.consumers_sync();
             // An output a thread: of the strip's 32 columns, or, fused, of its 16 (gate's
@@ -5516,7 +5526,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5520 "gemm_tma.cu"
+#line 5530 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5541,7 +5551,7 @@ __device__ __forceinline__ void run(
     ima_smem_off = (ima_smem_off + 4 * 80 * 32 * I(sizeof(int)) + 1023) / 1024 * 1024;
     const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 2, 16, 512, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 2 * 16 * 512 * I(sizeof(__half)) + 15) / 16 * 16;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 32, ima_recorder};
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 36, ima_recorder};
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, ws, xs, part);
 }
 
@@ -5719,7 +5729,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
         case -3:
             ima_extent[0] = 8;
             ima_extent[1] = 32;
-            ima_extent[2] = 32;
+            ima_extent[2] = 36;
             break;
         }
         ima_flush(ima_record, &ima_pending, ima_extent);
@@ -5804,7 +5814,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
         case -3:
             ima_extent[0] = 8;
             ima_extent[1] = 32;
-            ima_extent[2] = 32;
+            ima_extent[2] = 36;
             break;
         }
         ima_flush(ima_record, &ima_pending, ima_extent);

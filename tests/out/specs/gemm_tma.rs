@@ -997,7 +997,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
-                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "36", expr: ima::Expr::Const(36) },
             ],
             align: 16,
         },
