@@ -147,11 +147,20 @@ fn argument_rows(a: &ir::TensorArg) -> Vec<Vec<String>> {
                 "packed buffers:".to_string(),
             ]];
             for b in q.buffers(k, n, a.dtype) {
+                // `tma(ROWS, COLS)`: each buffer's boxes, the groups' in rows of K over G.
+                let layout = match a.tma.map(|t| ima_dsl::abi::buffer_tma(t, b.part)) {
+                    Some(t) if t.groups => format!(
+                        "contiguous; TMA boxes {} / {} x {}",
+                        t.rows, q.group.text, t.cols
+                    ),
+                    Some(t) => format!("contiguous; TMA boxes {} x {}", t.rows, t.cols),
+                    None => "contiguous".to_string(),
+                };
                 let mut r = row(
                     format!("  {}", b.part),
                     dims(&b.dims.iter().collect::<Vec<_>>()),
                     b.dtype,
-                    "contiguous",
+                    &layout,
                 );
                 r[1].clear();
                 r[2].clear();

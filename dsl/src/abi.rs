@@ -118,7 +118,7 @@ fn buffer_align(a: &ir::TensorArg, part: &str, dtype: DType) -> u64 {
 /// ROWS / 8 packed rows by 32 words, 128 bytes (COLS / 32 boxes side by side); the scales'
 /// and zeros' hold the tile's ROWS / G groups (`groups`) of COLS scales, or of COLS / 8
 /// zero words.
-fn buffer_tma(t: TmaBox, part: &str) -> TmaBox {
+pub fn buffer_tma(t: TmaBox, part: &str) -> TmaBox {
     match part {
         "qweight" => TmaBox {
             rows: t.rows / 8,

@@ -4485,8 +4485,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
 // fragments, against x's rows by `chunk` and ima_row_pairs; reading even and odd packed
 // rows in turn keeps a quarter warp's words and x in distinct banks of the swizzled tiles.
 // The 8 warps' sums of a strip meet in shared memory at its end. The maps bound every
-// copy (zeros past M, K and N), and a warp whose rows lie past K skips them. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
-// SiluAndMul fused, as gptq_gemm's. Compute capability 9.0 only.
+// copy (zeros past M, K and N), and a warp whose rows lie past K skips them. With y half
+// as wide as W (NY = N / 2) it is a gate/up projection with vLLM's SiluAndMul fused, as
+// gptq_gemm's. Compute capability 9.0 only; N a multiple of 32 (the zeros' rows a
+// multiple of 16 bytes, which a tensor map needs). On the H200 it is slower than
+// gptq_gemm (bench/RESULTS.md): an example of TMA-streamed quantized weights, not yet a
+// faster GEMM.
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -5413,7 +5417,7 @@ __device__ __forceinline__ void body(
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs,
     const part_t<I, IMA_CHECKED> part) {
-#line 237 "specs/gemm_tma.ima"
+#line 241 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(512)), strips = ima_ceil_div(N, I(32));
         const I mine = strips > I(blockIdx.x) ? (strips - 1 - I(blockIdx.x)) / I(gridDim.x) + 1 : I(0);
@@ -5526,7 +5530,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5530 "gemm_tma.cu"
+#line 5534 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

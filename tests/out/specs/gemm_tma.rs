@@ -790,11 +790,19 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
 ///
 /// The 8 warps' sums of a strip meet in shared memory at its end. The maps bound every
 ///
-/// copy (zeros past M, K and N), and a warp whose rows lie past K skips them. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+/// copy (zeros past M, K and N), and a warp whose rows lie past K skips them. With y half
 ///
-/// SiluAndMul fused, as gptq_gemm's. Compute capability 9.0 only.
+/// as wide as W (NY = N / 2) it is a gate/up projection with vLLM's SiluAndMul fused, as
 ///
-/// Declared at `specs/gemm_tma.ima:223`.
+/// gptq_gemm's. Compute capability 9.0 only; N a multiple of 32 (the zeros' rows a
+///
+/// multiple of 16 bytes, which a tensor map needs). On the H200 it is slower than
+///
+/// gptq_gemm (bench/RESULTS.md): an example of TMA-streamed quantized weights, not yet a
+///
+/// faster GEMM.
+///
+/// Declared at `specs/gemm_tma.ima:227`.
 pub struct GptqGemmTma {
     kernel: ima::Kernel,
 }
@@ -865,7 +873,7 @@ pub struct GptqGemmTmaArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::Write
 pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_tma",
     signature: "gptq_gemm_tma(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:223",
+    location: "specs/gemm_tma.ima:227",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
