@@ -13,7 +13,7 @@ use fake::{Fake, refused, run, spread};
 use ima_runtime::{
     BinOp, Binding, DType, DeviceId, EmptyPolicy, EvalError, Expr, Extent, GRID_THREADS,
     IndexWidth, KernelContract, Launch, Param, Role, Scalar, StrideFault, Symbol, TensorArg,
-    Violation,
+    TmaBox, Violation,
 };
 use proptest::prelude::*;
 
@@ -674,4 +674,151 @@ proptest! {
             prop_assert!(v.iter().any(is_stride), "{:?}", v);
         }
     }
+}
+
+const K_CEIL_8: Expr = Expr::Bin(BinOp::CeilDiv, &Expr::Sym(0), &Expr::Const(8));
+const K_CEIL_G: Expr = Expr::Bin(BinOp::CeilDiv, &Expr::Sym(0), &Expr::Sym(2));
+const N_CEIL_8: Expr = Expr::Bin(BinOp::CeilDiv, &Expr::Sym(1), &Expr::Const(8));
+
+/// `stream(w: q4[K, N] gptq(group = G) tma(512, 32))`: a GPTQ argument read by TMA, its
+/// logical shape and buffers as codegen emits them, each buffer with its box.
+static QUANT_TMA: KernelContract = KernelContract {
+    name: "stream",
+    signature: "stream(w: q4[K, N])",
+    location: "specs/q.ima:1",
+    symbols: &[
+        Symbol {
+            name: "K",
+            bound_by: Binding { arg: 0, dim: 0 },
+        },
+        Symbol {
+            name: "N",
+            bound_by: Binding { arg: 0, dim: 1 },
+        },
+        Symbol {
+            name: "G",
+            bound_by: Binding { arg: 0, dim: 2 },
+        },
+    ],
+    args: &[
+        TensorArg {
+            name: "w",
+            role: Role::Logical,
+            dtype: DType::F16,
+            dims: &[
+                ext("K", Expr::Sym(0)),
+                ext("N", Expr::Sym(1)),
+                ext("G", Expr::Sym(2)),
+            ],
+            stored: &[0, 1, 2],
+            strided: true,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+        TensorArg {
+            name: "w.qweight",
+            role: Role::In,
+            dtype: DType::I32,
+            dims: &[ext("ceil(K / 8)", K_CEIL_8), ext("N", Expr::Sym(1))],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(TmaBox {
+                rows: 64,
+                cols: 32,
+                groups: false,
+            }),
+        },
+        TensorArg {
+            name: "w.qzeros",
+            role: Role::In,
+            dtype: DType::I32,
+            dims: &[ext("ceil(K / G)", K_CEIL_G), ext("ceil(N / 8)", N_CEIL_8)],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: Some(TmaBox {
+                rows: 512,
+                cols: 4,
+                groups: true,
+            }),
+        },
+        TensorArg {
+            name: "w.scales",
+            role: Role::In,
+            dtype: DType::F16,
+            dims: &[ext("ceil(K / G)", K_CEIL_G), ext("N", Expr::Sym(1))],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(TmaBox {
+                rows: 512,
+                cols: 32,
+                groups: true,
+            }),
+        },
+    ],
+    params: &[],
+    constraints: &[],
+    shared: &[],
+    launch: Launch::Grid {
+        dims: &[Expr::Const(1)],
+    },
+    empty: EmptyPolicy::Refuse,
+    block: [128, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "stream_i32",
+    entry_i64: "stream_i64",
+};
+
+/// The logical shape and the three buffers of a GPTQ weight of `[k, n]` with group `g`.
+fn quant_args(k: usize, n: usize, g: usize) -> Vec<Fake> {
+    spread(vec![
+        Fake::new(DType::F16, &[k, n, g], 0),
+        Fake::new(DType::I32, &[k.div_ceil(8), n], 0),
+        Fake::new(DType::I32, &[k.div_ceil(g), n.div_ceil(8)], 0),
+        Fake::new(DType::F16, &[k.div_ceil(g), n], 0),
+    ])
+}
+
+/// Tiles of 512 rows hold whole groups of 32 to 512 rows: G = 20 (no divisor) and G = 16
+/// (more groups than a tile has room for) are refused, once for the weight, naming it;
+/// zeros' rows of 9 words, 36 bytes, are no stride a tensor map takes.
+#[test]
+fn tma_on_a_quantized_weight_needs_whole_groups_and_16_byte_rows() {
+    for g in [32, 64, 128, 256, 512] {
+        run(&QUANT_TMA, &quant_args(1024, 64, g), &[]).unwrap();
+    }
+    for g in [20, 16, 1024] {
+        let v = run(&QUANT_TMA, &quant_args(1024, 64, g), &[]).unwrap_err();
+        assert_eq!(
+            v,
+            [Violation::TmaGroup {
+                arg: "w",
+                rows: 512,
+                group: g
+            }],
+            "G = {g}"
+        );
+    }
+    let v = run(&QUANT_TMA, &quant_args(1024, 72, 128), &[]).unwrap_err();
+    assert_eq!(
+        v,
+        [Violation::TmaRow {
+            arg: "w.qzeros",
+            bytes: 36
+        }]
+    );
+    let msg = refused(&QUANT_TMA, &quant_args(1024, 64, 20), &[]);
+    assert!(
+        msg.ends_with(
+            "w: group size 20 for tiles of 512 rows (tma): the group must divide 512 and be at \
+             least 32"
+        ),
+        "{msg}"
+    );
 }
