@@ -134,6 +134,60 @@ pub fn buffer_tma(t: TmaBox, part: &str) -> TmaBox {
     }
 }
 
+/// What a GPTQ argument's `tma(ROWS, COLS)` needs of its shapes, as constraints the
+/// checker adds to the kernel's (so that the launch checks them like the spec's own, and
+/// `imac fuzz` and `imac explain` see them): G divides ROWS, so that a tile holds whole
+/// groups, and is at least 32, as the accessor has room for ROWS / 32 groups a tile; and,
+/// with zeros, N a multiple of 32, so that qzeros' rows (N / 8 words) are the multiple of
+/// 16 bytes a tensor map's stride must be.
+pub fn quant_tma_constraints(a: &ir::TensorArg) -> Vec<ir::Constraint> {
+    let (Some(t), Some(q)) = (a.tma, &a.quant) else {
+        return Vec::new();
+    };
+    let bin = |op, l: ir::Expr, r: ir::Expr| ir::Expr::Bin(op, Box::new(l), Box::new(r));
+    let (g, n) = (&q.group, &a.dims[1]);
+    let (g_text, n_text) = (ir::paren(&g.text), ir::paren(&n.text));
+    let name = &a.name;
+    let mut out = vec![
+        ir::Constraint {
+            text: format!(
+                "{} % {g_text} == 0 (tma({}, {}) on {name})",
+                t.rows, t.rows, t.cols
+            ),
+            expr: bin(
+                ir::BinOp::Eq,
+                bin(
+                    ir::BinOp::Rem,
+                    ir::Expr::Const(t.rows.into()),
+                    g.expr.clone(),
+                ),
+                ir::Expr::Const(0),
+            ),
+        },
+        ir::Constraint {
+            text: format!("{g_text} >= 32 (tma on {name})"),
+            expr: bin(ir::BinOp::Ge, g.expr.clone(), ir::Expr::Const(32)),
+        },
+    ];
+    if matches!(
+        q.format,
+        ir::QuantFormat::Gptq {
+            zeros: ir::Zeros::MinusOne | ir::Zeros::Plain,
+            ..
+        }
+    ) {
+        out.push(ir::Constraint {
+            text: format!("{n_text} % 32 == 0 (tma on {name}'s zeros)"),
+            expr: bin(
+                ir::BinOp::Eq,
+                bin(ir::BinOp::Rem, n.expr.clone(), ir::Expr::Const(32)),
+                ir::Expr::Const(0),
+            ),
+        });
+    }
+    out
+}
+
 /// Whether any of the kernel's arguments has a value contract: then every entry point,
 /// release ones too, takes the violation record that reports an entry outside it.
 pub fn has_value_contracts(k: &ir::Kernel) -> bool {

@@ -280,8 +280,10 @@ impl<'a> KernelChecker<'a> {
             return None;
         }
         let launch = launch?;
-        let constraints: Vec<ir::Constraint> = constraints.into_iter().collect::<Option<_>>()?;
+        let mut constraints: Vec<ir::Constraint> =
+            constraints.into_iter().collect::<Option<_>>()?;
         let args: Vec<ir::TensorArg> = args.into_iter().collect::<Option<_>>()?;
+        constraints.extend(args.iter().flat_map(crate::abi::quant_tma_constraints));
         let shared: Vec<ir::SharedArray> = shared.into_iter().collect::<Option<_>>()?;
         let knowledge = self.constraint_facts(&constraints, symbols.len(), params.len(), &symbols);
         self.vector_alignment(&tensors, &args, &knowledge, &symbols);

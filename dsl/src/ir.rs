@@ -222,7 +222,7 @@ impl Quant {
 }
 
 /// Parenthesises a compound extent inside a larger one: `ceil((S + 1) / 8)`.
-pub(crate) fn paren(text: &str) -> String {
+pub fn paren(text: &str) -> String {
     if text.chars().all(|c| c.is_alphanumeric() || c == '_') {
         text.to_string()
     } else {

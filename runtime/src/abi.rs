@@ -15,11 +15,10 @@ use cudarc::driver::{LaunchArgs, PushKernelArg};
 use smallvec::SmallVec;
 
 use crate::capacity::{ABI_VALUES, ARGS};
-use crate::check::quant_group;
 use crate::check::{Checked, IndexWidth, TensorMeta, view_address};
 use crate::contract::{EntryParam, KernelContract, Scalar};
 use crate::error::Error;
-use crate::tensor_map::{TensorMap, encode};
+use crate::tensor_map::{TensorMap, encode, quant_group};
 
 /// One value a kernel receives.
 #[derive(Debug, Clone)]

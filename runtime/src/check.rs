@@ -25,13 +25,11 @@ mod shared;
 mod test_attn;
 #[cfg(test)]
 pub(crate) mod test_case;
-mod tma;
 mod values;
 
 pub use domain::GRID_THREADS;
 pub(crate) use memo::Memo;
 pub(crate) use memory::view_address;
-pub(crate) use tma::quant_group;
 
 use crate::capacity::{ARGS, VALUES};
 use crate::contract::{
@@ -240,8 +238,6 @@ pub(crate) fn check_launch(
     check_dims(contract, args, &ranked, &env, &mut v);
     check_constraints(contract, &env, &mut v);
     check_value_ranges(contract, args, &ranked, &env, &mut v);
-    tma::check_rows(contract, args, &ranked, &mut v);
-    tma::check_groups(contract, args, &ranked, &mut v);
     for (((a, m), &ok), &reach) in contract.args.iter().zip(args).zip(&*ranked).zip(&*reaches) {
         // A logical argument has a shape and nothing else to check.
         if ok && a.role != Role::Logical {

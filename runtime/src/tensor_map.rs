@@ -8,7 +8,7 @@
 use cudarc::driver::sys;
 
 use crate::check::{TensorMeta, view_address};
-use crate::contract::{DType, TensorArg, TmaBox};
+use crate::contract::{DType, KernelContract, Role, TensorArg, TmaBox};
 use crate::error::Error;
 
 /// A `CUtensorMap`: 128 opaque bytes, passed by value as a kernel's
@@ -38,6 +38,17 @@ fn data_type(dtype: DType) -> sys::CUtensorMapDataType {
     }
 }
 
+/// The group size G of the quantized argument whose buffer is contract argument `arg`:
+/// its logical `[K, N, G]` argument is the nearest before it.
+pub(crate) fn quant_group(
+    c: &KernelContract,
+    metas: &[TensorMeta<'_>],
+    arg: usize,
+) -> Option<usize> {
+    let logical = (0..arg).rev().find(|&i| c.args[i].role == Role::Logical)?;
+    metas[logical].shape.get(2).copied()
+}
+
 /// The tensor map of `arg` of kernel `kernel`, whose view `meta` passed the launch's checks:
 /// row-major (the checker allows `tma` only without `stored` or `strided`), its address and
 /// row strides multiples of 16 bytes (align(16), and a last extent the constraints prove a
@@ -47,7 +58,7 @@ fn data_type(dtype: DType) -> sys::CUtensorMapDataType {
 ///
 /// A quantized argument's scales and zeros (`b.groups`) have boxes of `b.rows / group`
 /// rows, not swizzled: `group` is the argument's G, which the launch's checks made a
-/// divisor of `b.rows` (check/tma.rs).
+/// divisor of `b.rows` (the constraints `quant_tma_constraints` adds, dsl/src/abi.rs).
 ///
 /// An empty tensor gets a map of zeros, which no load uses: the accessor loads nothing
 /// from an empty tensor (ima.cuh's `ima_tma_load`), since the driver encodes no map of

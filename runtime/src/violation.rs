@@ -164,17 +164,6 @@ pub enum Violation {
         arg: &'static str,
         shape: Vec<usize>,
     },
-    /// A quantized argument read by TMA (`tma(ROWS, COLS)`) whose group size does not
-    /// divide the tile's rows, or is below 32: its tiles would not hold whole groups, or
-    /// more groups than the kernel's shared tile has room for.
-    TmaGroup {
-        arg: &'static str,
-        rows: u32,
-        group: usize,
-    },
-    /// An argument read or written by TMA whose rows are not a multiple of 16 bytes, which
-    /// a tensor map's strides must be (a quantized argument's qzeros: N a multiple of 32).
-    TmaRow { arg: &'static str, bytes: usize },
     /// The launch domain has more elements than a 64-bit index reaches.
     TooLarge {
         arg: &'static str,
@@ -414,15 +403,6 @@ impl fmt::Display for Violation {
                 "launch domain {arg} has no elements (shape {}) and the kernel refuses empty \
                  launches",
                 list(shape)
-            ),
-            Violation::TmaGroup { arg, rows, group } => write!(
-                f,
-                "{arg}: group size {group} for tiles of {rows} rows (tma): the group must divide \
-                 {rows} and be at least 32"
-            ),
-            Violation::TmaRow { arg, bytes } => write!(
-                f,
-                "{arg}: rows of {bytes} bytes; a TMA tensor map needs rows of a multiple of 16 bytes"
             ),
             Violation::TooLarge { arg, shape } => write!(
                 f,

@@ -5596,7 +5596,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    __builtin_assume(NY % 8 == 0);
+    __builtin_assume(N % 32 == 0);
+    __builtin_assume(NY % 16 == 0);
     run<int, false>(ima_gptq_gemm_tma::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_tma::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
         ima_gptq_gemm_tma::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
@@ -5643,7 +5644,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    __builtin_assume(NY % 8 == 0);
+    __builtin_assume(N % 32 == 0);
+    __builtin_assume(NY % 16 == 0);
     run<long long, false>(ima_gptq_gemm_tma::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_tma::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
         ima_gptq_gemm_tma::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
@@ -5691,7 +5693,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    __builtin_assume(NY % 8 == 0);
+    __builtin_assume(N % 32 == 0);
+    __builtin_assume(NY % 16 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_gptq_gemm_tma::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
@@ -5776,7 +5779,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    __builtin_assume(NY % 8 == 0);
+    __builtin_assume(N % 32 == 0);
+    __builtin_assume(NY % 16 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_gptq_gemm_tma::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
