@@ -283,3 +283,48 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
         entry_i64: format!("{}_i64", k.name),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Source, compile};
+
+    /// The constraints of a kernel whose one input is `w`, declared as `decl`.
+    fn constraints_of(decl: &str) -> Vec<String> {
+        let text = format!(
+            "kernel k where N % 8 == 0 {{\n    in  w: {decl}\n    out y: f16[N]\n    launch grid(1) \
+             block(128)\n    body {{ }}\n}}\n"
+        );
+        let module = compile(&Source::new("t.ima", text)).unwrap();
+        module.kernels[0]
+            .constraints
+            .iter()
+            .map(|c| c.text.clone())
+            .collect()
+    }
+
+    #[test]
+    fn tma_on_a_gptq_argument_adds_what_its_tiles_need() {
+        assert_eq!(
+            constraints_of("q4[K, N] align(16) gptq(group = G) tma(512, 32)"),
+            [
+                "N % 8 == 0",
+                "512 % G == 0 (tma(512, 32) on w)",
+                "G >= 32 (tma on w)",
+                "N % 32 == 0 (tma on w's zeros)"
+            ]
+        );
+        // Symmetric: no zeros, so no demand on N.
+        assert_eq!(
+            constraints_of("q4[K, N] align(16) gptq(group = 128, sym) tma(256, 64)"),
+            [
+                "N % 8 == 0",
+                "256 % 128 == 0 (tma(256, 64) on w)",
+                "128 >= 32 (tma on w)"
+            ]
+        );
+        assert_eq!(
+            constraints_of("q4[K, N] align(16) gptq(group = G)"),
+            ["N % 8 == 0"]
+        );
+    }
+}

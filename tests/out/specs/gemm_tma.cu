@@ -5020,8 +5020,10 @@ struct w_t {
 
     // The tile whose first row is k0 (a multiple of ROWS) and first column n0 (a multiple
     // of 8), into `dst`, its bytes counted on the stage's barrier `bar`. The maps bound
-    // every box: rows past K and columns past N arrive as zeros (scales too, so such
-    // weights decode to 0), and nothing outside the buffers is read. One thread calls it.
+    // every box: packed rows past K and columns past N arrive as zero words, which decode
+    // to -z times their group's scale (zero past the last group), so a body multiplies
+    // them by x's rows past K, zeros too where x comes by its own map; nothing outside the
+    // buffers is read. One thread calls it.
     // A checked entry point checks the origin, once: a refused tile, or any tile of an
     // empty argument, is not copied but zero-filled, and a refused shared tile is left
     // alone.
@@ -5530,7 +5532,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5534 "gemm_tma.cu"
+#line 5536 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
