@@ -1681,14 +1681,12 @@ fn tensor_map<T: ima::Element>(
     Ok(TensorMap(unsafe { map.assume_init() }.opaque))
 }
 
-/// gptq_gemm at M = 16, 64 and 128, K = 8192, N = 28672, G = 128, over 4 weight sets (no
-/// launch finds its weight in L2): TB/s counts the weights, scales and zeros read once,
-/// x read once and y written once; torch's dense `x @ W` of the same shapes is
-/// bench/torch_triton.py's `gptq_gemm` rows. Each checked variant's output is compared
-/// with the release one's.
-fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
+/// Weight sets of the W4A16 cases a launch cycles through (SETS of them, 123 MB each), so
+/// that none finds its weights in L2: (K, N, G) = (8192, 28672, 128), GPTQ v1.
+const SETS: usize = 4;
+type W4a16Weights = ((usize, usize, usize), Vec<QuantTensor<f16>>);
+fn w4a16_weights(b: &mut Bench) -> Res<W4a16Weights> {
     let (k, n, g) = (8192, 28672, 128);
-    const SETS: usize = 4;
     let ws = (0..SETS)
         .map(|i| {
             random_quant(
@@ -1701,6 +1699,16 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
             )
         })
         .collect::<Res<Vec<_>>>()?;
+    Ok(((k, n, g), ws))
+}
+
+/// gptq_gemm at M = 16, 64 and 128, K = 8192, N = 28672, G = 128, over 4 weight sets (no
+/// launch finds its weight in L2): TB/s counts the weights, scales and zeros read once,
+/// x read once and y written once; torch's dense `x @ W` of the same shapes is
+/// bench/torch_triton.py's `gptq_gemm` rows. Each checked variant's output is compared
+/// with the release one's.
+fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
+    let ((k, n, g), ws) = w4a16_weights(b)?;
     for m in [16, 64, 128] {
         let mut x = Tensor::<f16>::zeros(&b.stream, &[m, k])?;
         b.fill("fill_f16", &mut x.slice_mut(), 80, -1.0, 1.0)?;
@@ -1782,20 +1790,7 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
 /// case; its output is compared with gptq_gemm's (specs/gemm.ima, another order of the
 /// same sums: within f16 rounding), each checked variant's with release's.
 fn gptq_gemm_tma(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
-    let (k, n, g) = (8192, 28672, 128);
-    const SETS: usize = 4;
-    let ws = (0..SETS)
-        .map(|i| {
-            random_quant(
-                b,
-                QuantFormat::Gptq(ZeroStyle::MinusOne),
-                k,
-                n,
-                g,
-                70 + 3 * i as u32,
-            )
-        })
-        .collect::<Res<Vec<_>>>()?;
+    let ((k, n, g), ws) = w4a16_weights(b)?;
     for m in [16, 32] {
         let mut x = Tensor::<f16>::zeros(&b.stream, &[m, k])?;
         b.fill("fill_f16", &mut x.slice_mut(), 80, -1.0, 1.0)?;
