@@ -52,9 +52,10 @@ pub(crate) fn quant_group(
 /// The tensor map of `arg` of kernel `kernel`, whose view `meta` passed the launch's checks:
 /// row-major (the checker allows `tma` only without `stored` or `strided`), its address and
 /// row strides multiples of 16 bytes (align(16), and a last extent the constraints prove a
-/// multiple of 16 bytes; a quantized argument's buffers are contiguous, their rows whole
-/// 16-byte multiples as N is a multiple of 8). Boxes of `b.rows` x `b.cols`, 128-byte
-/// swizzled, zeros outside.
+/// multiple of 16 bytes; a quantized argument's buffers are contiguous, and their rows
+/// 16-byte multiples: qweight's and the scales' as N is a multiple of 8, the zeros' as the
+/// checker adds N % 32 == 0). Boxes of `b.rows` x `b.cols`, 128-byte swizzled, zeros
+/// outside.
 ///
 /// A quantized argument's scales and zeros (`b.groups`) have boxes of `b.rows / group`
 /// rows, not swizzled: `group` is the argument's G, which the launch's checks made a
