@@ -495,6 +495,27 @@ def test_gemm_tma_matches_torch_on_ragged_shapes_in_both_modes():
     refused(tk.gemm_tma_bf16, a, b, torch.empty(64, 64, device=dev, dtype=torch.bfloat16), contains=("a",))
 
 
+def test_gptq_gemm_tma_matches_torch_and_refuses_groups_its_tiles_cannot_hold():
+    # The GPTQ weight's words, scales and zeros come by TMA maps the runtime encodes from
+    # the torch tensors; K no multiple of a tile, two row tiles of x at M = 17.
+    k, n = 1000, 96
+    w, ref = gptq_v1_weight(k=k, n=n, group=128)
+    for mode in ("off", "wait"):
+        tk.set_checked(mode)
+        try:
+            for m in (1, 17):
+                x = torch.randn(m, k, device=dev, dtype=torch.float16)
+                y = torch.full((m, n), float("nan"), device=dev, dtype=torch.float16)
+                tk.gptq_gemm_tma(x, w, y)
+                torch.testing.assert_close(y.float(), (x.double() @ ref.double()).float(), atol=2e-2, rtol=2e-2)
+        finally:
+            tk.set_checked("off")
+    # Groups of 20 do not tile 512 rows: the constraint the checker added names why.
+    w20, _ = gptq_v1_weight(k=640, n=64, group=20)
+    x = torch.randn(2, 640, device=dev, dtype=torch.float16)
+    refused(tk.gptq_gemm_tma, x, w20, torch.empty(2, 64, device=dev, dtype=torch.float16), contains=("512 % G == 0",))
+
+
 def test_a_call_on_another_device_launches_there():
     if torch.cuda.device_count() < 2:
         print("  (one GPU: skipped)")
