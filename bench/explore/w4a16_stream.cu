@@ -1,13 +1,23 @@
-// Prototype (not part of the build): a W4A16 GPTQ GEMM for M <= 16 on Hopper that streams
-// the packed weights with the TMA unit through a 4-stage pipeline, stream-K over
-// (strip of 128 columns, step of 512 rows of K) units, to measure whether a weight stream
-// decoupled from registers reaches the HBM roofline. x also comes by TMA (16 rows, zeros
-// past M and K). Consumers: 8 warps, warp (wn, wk): columns 32 wn .. 32 wn + 31 of the
-// strip, packed rows 32 wk .. 32 wk + 31 of the step; lane (g, t4) reads 4 words (columns
-// 4g .. 4g + 3) of packed row 4q + t4 and decodes them into m16n8k16 B fragments.
-// Partial strips meet in an f32 workspace; the last block to arrive writes y.
+// Prototypes (not part of the build; bench/RESULTS.md, "W4A16 on TMA", has what each
+// measured): W4A16 GPTQ GEMMs for up to 64 rows of x on Hopper whose packed words, scales,
+// zeros and x the TMA unit streams through a pipeline of stages, a producer warpgroup
+// issuing the copies and consumer warps decoding the words (LOP3) into mma.sync m16n8k16
+// B fragments:
+// - w4a16_stream<MT>: stream-K over units of (a strip of 128 columns, 512 / MT rows of
+//   K), partial strips added into an f32 workspace, the last block of a strip to arrive
+//   writing y; consumer warp (wn, wk) takes columns 32 wn .. and half wk of a stage's rows.
+// - w4a16_stream3: the same for M <= 16 with three consumer warpgroups and (q - z)
+//   decoded unscaled into low- and high-nibble accumulators, scaled per group in f32.
+// - w4a16_strips<MT>: whole strips of 32 columns a block over all of K (the design of
+//   specs/gemm_tma.ima's gptq_gemm_tma).
+// `./w M K N GRID MODE`: MODE 0 stream-K, 2 its stream alone (no consumer work), 3 without
+// x's copies; +10 w4a16_stream3, +20 w4a16_strips. (The variants with W read from L2, or
+// as one unswizzled box, were earlier revisions of this file: see its git history.) Each
+// output is checked against a one-thread-an-output reference kernel, and again after two
+// more launches.
 //
-// nvcc -O3 -std=c++17 -arch=sm_90a -o w4a16_stream w4a16_stream.cu
+// nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o w w4a16_stream.cu -lcuda
+// (-DXR=32: w4a16_strips with x tiles of 32 rows whatever M)
 #include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
