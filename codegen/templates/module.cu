@@ -898,7 +898,7 @@ struct {{ q.name }}_t {
                                              unsigned (&b)[4][4]) const {
         const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
         unsigned w[4];
-        ima_ld_shared(t.addr + c / 32 * (TMA_PACKED * 128) + r * 128 + ((c % 32 / 4) ^ (r % 8)) * 16, w);
+        ima_ld_shared(ima_swizzled(t.addr, TMA_PACKED, r, unsigned(c / 4 * 16)), w);
 #pragma unroll
         for (int j = 0; j < 4; ++j) ima_word_frag(w[j], q.c[j], b[j]);
     }

@@ -765,6 +765,15 @@ __device__ __forceinline__ void ima_ld_shared(unsigned addr, unsigned (&w)[N]) {
     }
 }
 
+// The shared address of byte `byte` of row `row` (byte counted along the row, across
+// panels) of a tile in TMA's 128-byte-swizzled layout at `base`, whose panels (128-byte
+// columns) are `rows` rows apart: the 16-byte chunk of a row XOR-ed with row % 8. One
+// definition for every body that reads or writes such a tile by hand.
+__device__ __forceinline__ unsigned ima_swizzled(unsigned base, int rows, int row, unsigned byte) {
+    return base + byte / 128 * unsigned(rows * 128) + unsigned(row) * 128 + ((byte % 128 / 16) ^ unsigned(row % 8)) * 16 +
+           byte % 16;
+}
+
 template <typename T, int ROWS, int COLS, bool CHECKED>
 struct ImaTmaTile {
     static constexpr int PANEL = 128 / int(sizeof(T)), CHUNK = 16 / int(sizeof(T));
@@ -782,7 +791,7 @@ struct ImaTmaTile {
         const int r = row % ROWS, c = col % COLS;
         ImaVec<T, CHUNK> v;
         unsigned w[4];
-        ima_ld_shared(addr + c / PANEL * (ROWS * 128) + r * 128 + ((c % PANEL / CHUNK) ^ (r % 8)) * 16, w);
+        ima_ld_shared(ima_swizzled(addr, ROWS, r, unsigned(c / CHUNK * 16)), w);
         memcpy(&v, w, 16);
         return v;
     }
@@ -1150,7 +1159,7 @@ struct ImaWgAcc {
             for (int h = 0; h < 2; ++h) {
                 const int r = r0 + row0() + l / 4 + 8 * h;
                 const unsigned byte = unsigned(8 * j + 2 * (l % 4)) * unsigned(sizeof(T));
-                const unsigned at = t.addr + byte / 128 * (ROWS * 128) + r * 128 + ((byte % 128 / 16) ^ (r % 8)) * 16 + byte % 16;
+                const unsigned at = ima_swizzled(t.addr, ROWS, r, byte);
                 const T v[2] = {T(c[j].x[2 * h]), T(c[j].x[2 * h + 1])};
                 if constexpr (sizeof(T) == 2) {
                     unsigned w;
@@ -1442,7 +1451,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1446 "attn.cu"
+#line 1455 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1858,7 +1867,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1862 "attn.cu"
+#line 1871 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2194,7 +2203,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2198 "attn.cu"
+#line 2207 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2820,7 +2829,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2824 "attn.cu"
+#line 2833 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

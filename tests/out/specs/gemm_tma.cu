@@ -766,6 +766,15 @@ __device__ __forceinline__ void ima_ld_shared(unsigned addr, unsigned (&w)[N]) {
     }
 }
 
+// The shared address of byte `byte` of row `row` (byte counted along the row, across
+// panels) of a tile in TMA's 128-byte-swizzled layout at `base`, whose panels (128-byte
+// columns) are `rows` rows apart: the 16-byte chunk of a row XOR-ed with row % 8. One
+// definition for every body that reads or writes such a tile by hand.
+__device__ __forceinline__ unsigned ima_swizzled(unsigned base, int rows, int row, unsigned byte) {
+    return base + byte / 128 * unsigned(rows * 128) + unsigned(row) * 128 + ((byte % 128 / 16) ^ unsigned(row % 8)) * 16 +
+           byte % 16;
+}
+
 template <typename T, int ROWS, int COLS, bool CHECKED>
 struct ImaTmaTile {
     static constexpr int PANEL = 128 / int(sizeof(T)), CHUNK = 16 / int(sizeof(T));
@@ -783,7 +792,7 @@ struct ImaTmaTile {
         const int r = row % ROWS, c = col % COLS;
         ImaVec<T, CHUNK> v;
         unsigned w[4];
-        ima_ld_shared(addr + c / PANEL * (ROWS * 128) + r * 128 + ((c % PANEL / CHUNK) ^ (r % 8)) * 16, w);
+        ima_ld_shared(ima_swizzled(addr, ROWS, r, unsigned(c / CHUNK * 16)), w);
         memcpy(&v, w, 16);
         return v;
     }
@@ -1151,7 +1160,7 @@ struct ImaWgAcc {
             for (int h = 0; h < 2; ++h) {
                 const int r = r0 + row0() + l / 4 + 8 * h;
                 const unsigned byte = unsigned(8 * j + 2 * (l % 4)) * unsigned(sizeof(T));
-                const unsigned at = t.addr + byte / 128 * (ROWS * 128) + r * 128 + ((byte % 128 / 16) ^ (r % 8)) * 16 + byte % 16;
+                const unsigned at = ima_swizzled(t.addr, ROWS, r, byte);
                 const T v[2] = {T(c[j].x[2 * h]), T(c[j].x[2 * h + 1])};
                 if constexpr (sizeof(T) == 2) {
                     unsigned w;
@@ -1805,7 +1814,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1809 "gemm_tma.cu"
+#line 1818 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2520,7 +2529,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2524 "gemm_tma.cu"
+#line 2533 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3365,7 +3374,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3369 "gemm_tma.cu"
+#line 3378 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4181,7 +4190,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4185 "gemm_tma.cu"
+#line 4194 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5085,7 +5094,7 @@ struct w_t {
                                              unsigned (&b)[4][4]) const {
         const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
         unsigned w[4];
-        ima_ld_shared(t.addr + c / 32 * (TMA_PACKED * 128) + r * 128 + ((c % 32 / 4) ^ (r % 8)) * 16, w);
+        ima_ld_shared(ima_swizzled(t.addr, TMA_PACKED, r, unsigned(c / 4 * 16)), w);
 #pragma unroll
         for (int j = 0; j < 4; ++j) ima_word_frag(w[j], q.c[j], b[j]);
     }
@@ -5532,7 +5541,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5536 "gemm_tma.cu"
+#line 5545 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

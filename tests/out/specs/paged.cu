@@ -765,6 +765,15 @@ __device__ __forceinline__ void ima_ld_shared(unsigned addr, unsigned (&w)[N]) {
     }
 }
 
+// The shared address of byte `byte` of row `row` (byte counted along the row, across
+// panels) of a tile in TMA's 128-byte-swizzled layout at `base`, whose panels (128-byte
+// columns) are `rows` rows apart: the 16-byte chunk of a row XOR-ed with row % 8. One
+// definition for every body that reads or writes such a tile by hand.
+__device__ __forceinline__ unsigned ima_swizzled(unsigned base, int rows, int row, unsigned byte) {
+    return base + byte / 128 * unsigned(rows * 128) + unsigned(row) * 128 + ((byte % 128 / 16) ^ unsigned(row % 8)) * 16 +
+           byte % 16;
+}
+
 template <typename T, int ROWS, int COLS, bool CHECKED>
 struct ImaTmaTile {
     static constexpr int PANEL = 128 / int(sizeof(T)), CHUNK = 16 / int(sizeof(T));
@@ -782,7 +791,7 @@ struct ImaTmaTile {
         const int r = row % ROWS, c = col % COLS;
         ImaVec<T, CHUNK> v;
         unsigned w[4];
-        ima_ld_shared(addr + c / PANEL * (ROWS * 128) + r * 128 + ((c % PANEL / CHUNK) ^ (r % 8)) * 16, w);
+        ima_ld_shared(ima_swizzled(addr, ROWS, r, unsigned(c / CHUNK * 16)), w);
         memcpy(&v, w, 16);
         return v;
     }
@@ -1150,7 +1159,7 @@ struct ImaWgAcc {
             for (int h = 0; h < 2; ++h) {
                 const int r = r0 + row0() + l / 4 + 8 * h;
                 const unsigned byte = unsigned(8 * j + 2 * (l % 4)) * unsigned(sizeof(T));
-                const unsigned at = t.addr + byte / 128 * (ROWS * 128) + r * 128 + ((byte % 128 / 16) ^ (r % 8)) * 16 + byte % 16;
+                const unsigned at = ima_swizzled(t.addr, ROWS, r, byte);
                 const T v[2] = {T(c[j].x[2 * h]), T(c[j].x[2 * h + 1])};
                 if constexpr (sizeof(T) == 2) {
                     unsigned w;
@@ -2551,7 +2560,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 2555 "paged.cu"
+#line 2564 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
