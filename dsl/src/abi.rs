@@ -169,13 +169,11 @@ pub fn quant_tma_constraints(a: &ir::TensorArg) -> Vec<ir::Constraint> {
             expr: bin(ir::BinOp::Ge, g.expr.clone(), ir::Expr::Const(32)),
         },
     ];
-    if matches!(
-        q.format,
-        ir::QuantFormat::Gptq {
-            zeros: ir::Zeros::MinusOne | ir::Zeros::Plain,
-            ..
-        }
-    ) {
+    let has_zeros = q
+        .buffers(&a.dims[0], n, a.dtype)
+        .iter()
+        .any(|b| b.part == "qzeros");
+    if has_zeros {
         out.push(ir::Constraint {
             text: format!("{n_text} % 32 == 0 (tma on {name}'s zeros)"),
             expr: bin(
