@@ -125,7 +125,8 @@ stubs!(
     GemmTmaBf16,
     AttnScoresTma,
     AttnScoresTmaF32,
-    GptqGemmTma
+    GptqGemmTma,
+    GptqGemmWg
 );
 
 /// Twins kept in files of their own, each compiled as a module: (file name, source).
@@ -180,6 +181,7 @@ const CASES: &[&str] = &[
     "attn_scores_tma",
     "gptq_gemm",
     "gptq_gemm_tma",
+    "gptq_gemm_wg",
 ];
 
 impl Opts {
@@ -1785,13 +1787,22 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
     Ok(())
 }
 
-/// gptq_gemm_tma (specs/gemm_tma.ima: GPTQ words, scales, zeros and x streamed by the TMA
-/// unit) at M = 16 and 32, K = 8192, N = 28672, G = 128, over 4 weight sets as gptq_gemm's
-/// case; its output is compared with gptq_gemm's (specs/gemm.ima, another order of the
-/// same sums: within f16 rounding), each checked variant's with release's.
-fn gptq_gemm_tma(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
+/// A W4A16 kernel of specs/gemm_tma.ima, `launch(kernels, x, W, y)`, at each M of `ms`,
+/// K = 8192, N = 28672, G = 128, over 4 weight sets as gptq_gemm's case; its output is
+/// compared with gptq_gemm's (specs/gemm.ima, another order of the same sums: within f16
+/// rounding), each checked variant's with release's.
+type W4a16TmaLaunch<'a> =
+    dyn Fn(&gemm_tma::Kernels, &Tensor<f16>, &QuantTensor<f16>, &mut Tensor<f16>) -> Res<()> + 'a;
+fn w4a16_tma_case(
+    b: &mut Bench,
+    stubs: &Stubs<gemm_tma::Kernels>,
+    mma: &gemm::Kernels,
+    kernel: &str,
+    ms: &[usize],
+    launch: &W4a16TmaLaunch<'_>,
+) -> Res<()> {
     let ((k, n, g), ws) = w4a16_weights(b)?;
-    for m in [16, 32] {
+    for &m in ms {
         let mut x = Tensor::<f16>::zeros(&b.stream, &[m, k])?;
         b.fill("fill_f16", &mut x.slice_mut(), 80, -1.0, 1.0)?;
         let mut y_rel = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
@@ -1808,30 +1819,16 @@ fn gptq_gemm_tma(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ke
         let bytes = quant_bytes(&ws[0]) + bytes_of(&x) + bytes_of(&y_rel);
         let timed = time_stub_variants(b, stubs, &mut |ks, checked, i| {
             let y = if checked { &mut y_chk } else { &mut y_rel };
-            done(ks.gptq_gemm_tma.launch(
-                &b.stream,
-                gemm_tma::GptqGemmTmaArgs {
-                    x: &x,
-                    w: &ws[i % SETS],
-                    y,
-                },
-            )?)
+            launch(ks, &x, &ws[i % SETS], y)
         });
         // The timed launches end on the last weight set; set 0's product, as gptq_gemm's.
-        done(stubs.release.gptq_gemm_tma.launch(
-            &b.stream,
-            gemm_tma::GptqGemmTmaArgs {
-                x: &x,
-                w: &ws[0],
-                y: &mut y_rel,
-            },
-        )?)?;
+        launch(&stubs.release, &x, &ws[0], &mut y_rel)?;
         let shape = format!(
             "M={m} K={k} N={n} G={g} ({}, {SETS} weight sets)",
             mb(bytes)
         );
         let flops = 2.0 * (m * k * n) as f64;
-        add_rows(b, "gptq_gemm_tma", &shape, bytes, timed, &|b, st| {
+        add_rows(b, kernel, &shape, bytes, timed, &|b, st| {
             format!(
                 "{}; release {}",
                 tflops(flops, st),
@@ -1846,6 +1843,54 @@ fn gptq_gemm_tma(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ke
         });
     }
     Ok(())
+}
+
+/// gptq_gemm_tma (GPTQ words, scales, zeros and x streamed by the TMA unit, mma.sync) at
+/// M = 16 and 32.
+fn gptq_gemm_tma(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
+    let stream = b.stream.clone();
+    w4a16_tma_case(b, stubs, mma, "gptq_gemm_tma", &[16, 32], &|ks, x, w, y| {
+        done(
+            ks.gptq_gemm_tma
+                .launch(&stream, gemm_tma::GptqGemmTmaArgs { x, w, y })?,
+        )
+    })
+}
+
+/// gptq_gemm_wg (the weights as warpgroup MMA's register operand, stream-K over 132
+/// blocks) at M = 16, 32, 64 and 128, on one workspace an M (each launch leaves it zero).
+fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
+    let stream = b.stream.clone();
+    let workspace = std::cell::RefCell::new(None::<(usize, Tensor<f32>, Tensor<i32>)>);
+    w4a16_tma_case(
+        b,
+        stubs,
+        mma,
+        "gptq_gemm_wg",
+        &[16, 32, 64, 128],
+        &|ks, x, w, y| {
+            let (m, n) = (x.shape()[0], w.n());
+            let mut slot = workspace.borrow_mut();
+            if slot.as_ref().is_none_or(|(rows, ..)| *rows != m) {
+                *slot = Some((
+                    m,
+                    Tensor::zeros(&stream, &[m, n])?,
+                    Tensor::zeros(&stream, &[m.div_ceil(64), n.div_ceil(64)])?,
+                ));
+            }
+            let (_, part, arrivals) = slot.as_mut().expect("allocated above");
+            done(ks.gptq_gemm_wg.launch(
+                &stream,
+                gemm_tma::GptqGemmWgArgs {
+                    x,
+                    w,
+                    part,
+                    arrivals,
+                    y,
+                },
+            )?)
+        },
+    )
 }
 
 fn rms_norm(b: &mut Bench, stubs: &Stubs<rmsnorm::Kernels>) -> Res<()> {
@@ -2650,19 +2695,29 @@ fn main() -> Res<()> {
         case!("gemm", dense_gemm(&mut b, &stubs));
         case!("gptq_gemm", gptq_gemm(&mut b, &stubs));
     }
-    if wants(&["gemm_tma", "attn_scores_tma", "gptq_gemm_tma"], &b) {
+    if wants(
+        &[
+            "gemm_tma",
+            "attn_scores_tma",
+            "gptq_gemm_tma",
+            "gptq_gemm_wg",
+        ],
+        &b,
+    ) {
         let stubs = stubs_of!(
             gemm_tma,
             gemm_tma_f16,
             gemm_tma_bf16,
             attn_scores_tma,
             attn_scores_tma_f32,
-            gptq_gemm_tma
+            gptq_gemm_tma,
+            gptq_gemm_wg
         );
         case!("gemm_tma", gemm_tma(&mut b, &stubs));
         let mma = gemm::Kernels::load(&ctx)?;
         case!("attn_scores_tma", attn_scores_tma(&mut b, &stubs, &mma));
         case!("gptq_gemm_tma", gptq_gemm_tma(&mut b, &stubs, &mma));
+        case!("gptq_gemm_wg", gptq_gemm_wg(&mut b, &stubs, &mma));
     }
     if b.opts.wants("graph_replay") {
         let (there, back) = (rmsnorm::Kernels::load(&ctx)?, rmsnorm::Kernels::load(&ctx)?);

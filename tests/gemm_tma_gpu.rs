@@ -1,5 +1,5 @@
 //! specs/gemm_tma.ima's dense GEMMs, attention scores (TMA and warpgroup MMA) and W4A16
-//! GEMM (TMA-streamed GPTQ weights), compute capability 9.0, end to end on a GPU, through
+//! GEMMs (TMA-streamed GPTQ weights, on mma.sync and on warpgroup MMA), compute capability 9.0, end to end on a GPU, through
 //! the committed generated stub, on shapes that are no multiple of their tiles (the TMA
 //! unit zero-fills what lies past the tensor's extents, and the stores are masked),
 //! against an f64 reference, in release and in checked mode, where nothing may be
@@ -19,6 +19,7 @@ use gemm_tma as gemm;
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::{bf16, f16};
 use ima::{Error, Launched, QuantTensor, Tensor, Violation, ZeroStyle, quantize_gptq};
+use std::cell::RefCell;
 use std::sync::Arc;
 
 fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, gemm::Kernels) {
@@ -226,4 +227,122 @@ fn gptq_gemm_tma_refuses_groups_it_cannot_tile_and_zeros_it_cannot_map() {
             "N = {n}, G = {g}: {err}"
         );
     }
+}
+
+/// gptq_gemm_wg's workspaces for M rows of x and N columns of W, zero as its contract asks.
+struct WgWorkspace {
+    part: Tensor<f32>,
+    arrivals: Tensor<i32>,
+}
+
+impl WgWorkspace {
+    fn new(stream: &Arc<CudaStream>, m: usize, n: usize) -> Self {
+        WgWorkspace {
+            part: Tensor::zeros(stream, &[m, n]).unwrap(),
+            arrivals: Tensor::zeros(stream, &[m.div_ceil(64), n.div_ceil(64)]).unwrap(),
+        }
+    }
+
+    /// One launch, then (waiting for it) the check that it left both workspaces zero.
+    fn launch(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        kernels: &gemm::Kernels,
+        x: &Tensor<f16>,
+        w: &QuantTensor<f16>,
+        y: &mut Tensor<f16>,
+    ) -> Result<Launched, Error> {
+        let launched = kernels.gptq_gemm_wg.launch(
+            stream,
+            gemm::GptqGemmWgArgs {
+                x,
+                w,
+                part: &mut self.part,
+                arrivals: &mut self.arrivals,
+                y,
+            },
+        )?;
+        let part = self.part.to_host(stream).unwrap();
+        assert!(part.iter().all(|&v| v == 0.0), "part left nonzero");
+        let arrivals = self.arrivals.to_host(stream).unwrap();
+        assert!(
+            arrivals.iter().all(|&v| v == 0),
+            "arrivals left nonzero: {arrivals:?}"
+        );
+        Ok(launched)
+    }
+}
+
+/// (M, K, N, G) for gptq_gemm_wg (units of 64 rows of x by 192 columns by 256 rows of K,
+/// shared out evenly over 132 blocks): one row, W's second and third 64 columns wholly past
+/// N; 16 rows with K no multiple of a unit or of G and the second 64 columns partly past N; 17
+/// rows (32 accumulator rows) with groups of 32; 40 rows (64) over 368 units, so that most
+/// tiles are split between two blocks and added up in the workspace; 100 rows (two row
+/// blocks, the second partly past M) over 96 units, fewer than the blocks, so that each
+/// tile is the sum of 8 blocks' parts, with groups of 256; a K of one group.
+const GPTQ_WG_SHAPES: [(usize, usize, usize, usize); 6] = [
+    (1, 256, 64, 128),
+    (16, 1000, 96, 128),
+    (17, 520, 64, 32),
+    (40, 4096, 4352, 64),
+    (100, 2048, 1024, 256),
+    (5, 32, 32, 32),
+];
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_wg_matches_f64_reference_on_ragged_shapes_and_leaves_its_workspace_zero() {
+    let (_ctx, stream, kernels) = setup();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        w4a16_matches(
+            &stream,
+            &format!("gptq_gemm_wg checked={checked}"),
+            &GPTQ_WG_SHAPES,
+            &|x, w, y| {
+                WgWorkspace::new(&stream, x.shape()[0], w.n()).launch(&stream, &kernels, x, w, y)
+            },
+        );
+    }
+}
+
+/// gptq_gemm_wg with y half as wide as W (SiluAndMul fused): one row; 32 accumulator rows
+/// with groups of 32; tiles split between blocks; two row blocks.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_wg_fuses_silu_and_mul_when_y_is_half_as_wide() {
+    let (_ctx, stream, kernels) = setup();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        w4a16_fused_matches(
+            &stream,
+            &format!("gptq_gemm_wg checked={checked}"),
+            &[
+                (1, 256, 64, 128),
+                (17, 520, 64, 32),
+                (40, 4096, 4352, 64),
+                (100, 2048, 1024, 256),
+            ],
+            gemm::GATE_UP_UNIT as usize,
+            &|x, w, y| {
+                WgWorkspace::new(&stream, x.shape()[0], w.n()).launch(&stream, &kernels, x, w, y)
+            },
+        );
+    }
+}
+
+/// Three launches in a row on one workspace, which each leaves zero for the next: each
+/// result is right on its own.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_wg_runs_again_on_the_workspace_it_left() {
+    let (_ctx, stream, kernels) = setup();
+    let (m, n) = (40, 4352);
+    let workspace = RefCell::new(WgWorkspace::new(&stream, m, n));
+    w4a16_matches(
+        &stream,
+        "gptq_gemm_wg on one workspace",
+        &[(m, 4096, n, 64), (m, 4096, n, 128), (m, 1000, n, 32)],
+        &|x, w, y| workspace.borrow_mut().launch(&stream, &kernels, x, w, y),
+    );
 }

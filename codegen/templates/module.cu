@@ -902,6 +902,71 @@ struct {{ q.name }}_t {
 #pragma unroll
         for (int j = 0; j < 4; ++j) ima_word_frag(w[j], q.c[j], b[j]);
     }
+
+    // For warpgroup MMA with the weights as its register A operand (ImaWgmmaRegA): A's
+    // rows are W's columns, two adjacent ones to a lane, and k runs in its natural order,
+    // so that B is x's tile as the TMA unit copies it. What decoding a column takes there:
+    // -(1024 + z) and -(64 + z) (bias), which one FMA by (1, 1/16) turns a byte's nibbles
+    // into q - z, exact, and the scale in both halves (s).
+    struct ImaWgColumn {
+        __half2 bias, s;
+    };
+    struct ImaWgGroup {
+        ImaWgColumn c[2];
+    };
+    // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 and c0 + 1 of the
+    // tile (c0 even). The indices wrap inside the tile, so no read leaves it.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ ImaWgGroup tma_wg_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
+        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS, c = c0 % TMA_COLS / 2 * 2;
+        unsigned sw[1];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        {{ q.scale_type }} s[2];
+        memcpy(s, sw, 4);
+{%- if q.has_zeros %}
+        unsigned int z1[1];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
+        const unsigned int zw = z1[0];
+{%- else %}
+        const unsigned int zw = 0;
+{%- endif %}
+        ImaWgGroup q;
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            // 1024 + z in both halves, times -1, plus (0, 960).
+            const unsigned int lo = 0x64006400u | unsigned(ima_zero_in(zw, c + j)) * 0x10001u;
+            q.c[j].bias = __hfma2(ima_as_half2(lo), __float2half2_rn(-1.f), __floats2half2_rn(0.f, 960.f));
+            q.c[j].s = ima_column(0u, s[j]).s;
+        }
+        return q;
+    }
+    // Rows 16 j .. 16 j + 15 of a loaded tile (j < ROWS / 16) at columns c0 and c0 + 1 (c0
+    // even; their group `q`, tma_wg_group of row 16 j) as this lane's register A fragment
+    // of one k step of 16 (ImaWgmmaRegA): lane 4 g + t puts column c0 in A's row g and
+    // c0 + 1 in row g + 8, and takes byte t of the step's two packed words, rows 16 j + 2 t,
+    // 2 t + 1 and 16 j + 8 + 2 t, 8 + 2 t + 1, each pair (q - z) exact times the scale,
+    // rounded once (as `dequant_frag`). A warp's lanes 4 g .. 4 g + 3 read one 8-byte run,
+    // so a quarter warp's reads are one. The indices wrap inside the tile.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_wg_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
+                                                unsigned (&a)[4]) const {
+        const int r = 2 * j % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const unsigned byte = threadIdx.x % 4, pick = 0x4040u | byte | byte << 8;
+        const __half2 scale = __floats2half2_rn(1.f, 0.0625f);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            unsigned w[2];
+            ima_ld_shared(ima_swizzled(t.addr, TMA_PACKED, r + h, unsigned(c * 4)), w);
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                // Byte t in bytes 0 and 2: its low nibble at bits 0-3 and its high one at
+                // bits 20-23, i.e. the f16 pair (1024 + lo, 1024 + 16 hi).
+                const __half2 v = ima_nibbles<0x00F0000Fu>(__byte_perm(w[e], 0u, pick));
+                const __half2 d = __hmul2(__hfma2(v, scale, q.c[e].bias), q.c[e].s);
+                memcpy(&a[2 * h + e], &d, 4);
+            }
+        }
+    }
 #endif
 {%- when None %}
 {%- endmatch %}

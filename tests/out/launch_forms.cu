@@ -1102,6 +1102,41 @@ struct ImaWgmma<__nv_bfloat16, 256> {
     }
 };
 #endif
+
+// d += A B for one m64nNk16 step of a warpgroup, A in registers (each warp's 16 rows in
+// the m16n8k16 A fragment layout: a[0] rows g, a[1] rows g + 8 at k 2 t, 2 t + 1, a[2],
+// a[3] the same at k + 8, for lane 4 g + t) and B described in shared memory, K-major
+// (stored [n][k]). f16 only: W4A16's decoded weights.
+template <int N>
+struct ImaWgmmaRegA;
+#ifdef __CUDA_FP16_TYPES_EXIST__
+template <>
+struct ImaWgmmaRegA<16> {
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[2], const unsigned (&a)[4], unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
+                     "{%8, %9, %10, %11}, %12, 1, 1, 1, 0;"
+                     : IMA_WG_ACC1(c, 0), IMA_WG_ACC1(c, 1)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+    }
+};
+template <>
+struct ImaWgmmaRegA<32> {
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[4], const unsigned (&a)[4], unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                     "%10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, 1, 1, 1, 0;"
+                     : IMA_WG_ACC4(c, 0)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+    }
+};
+template <>
+struct ImaWgmmaRegA<64> {
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[8], const unsigned (&a)[4], unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" IMA_WG_REGS32 "}, {%32, %33, %34, %35}, %36, 1, 1, 1, 0;"
+                     : IMA_WG_ACC8(c, 0)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+    }
+};
+#endif
 #undef IMA_WG_ACC1
 #undef IMA_WG_ACC4
 #undef IMA_WG_ACC8
@@ -1170,6 +1205,32 @@ struct ImaWgAcc {
                     asm volatile("st.shared.v2.b32 [%0], {%1, %2};" ::"r"(at), "r"(w[0]), "r"(w[1]) : "memory");
                 }
             }
+    }
+
+    // Issues acc += A B for one k step of 16, A from registers (`a`, ImaWgmmaRegA's
+    // layout: a quantized accessor's `tma_wg_frag`) and B the first N rows of a K-major
+    // tile (stored [n][k]) at columns k .. k + 15, and returns without waiting. The body
+    // fences (`fence()`) after writing `a` and before the first such step reads it, commits
+    // its steps (`commit()`) and waits for them (`wait<0>()`) before it frees B's stage or
+    // writes `a` again. The tile's rows past N are not read. f16 only.
+#ifdef __CUDA_FP16_TYPES_EXIST__
+    template <int RB, int KB, bool CH>
+    __device__ __forceinline__ void mma_regs(const unsigned (&a)[4], const ImaTmaTile<__half, RB, KB, CH>& b, int k) {
+        static_assert(RB >= N && RB % 8 == 0 && KB % 16 == 0, "B's tile holds the accumulator's N rows, whole k steps");
+        constexpr int PANEL = 64;  // 16-bit columns in a 128-byte panel
+        const int kk = (k % KB) / 16 * 16;  // wraps inside the tile, a whole step
+        // The step's offset added to the tile's descriptor (its address field, in units of
+        // 16 bytes, cannot carry: shared memory ends below 2^18 bytes), so that a body's
+        // unrolled steps share one descriptor and add constants.
+        const unsigned long long step = unsigned((kk / PANEL) * RB * 128 + (kk % PANEL) * 2) / 16;
+        ImaWgmmaRegA<N>::mma(c, a, ima_wgmma_desc(b.addr, 16, 1024) + step);
+    }
+#endif
+    static __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+    static __device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+    template <int PENDING>
+    static __device__ __forceinline__ void wait() {
+        asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(PENDING) : "memory");
     }
 
     template <int B_KN, typename T, int RA, int KA, int RB, int CB, bool CH>
@@ -1456,7 +1517,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 1460 "launch_forms.cu"
+#line 1521 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1726,7 +1787,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 1730 "launch_forms.cu"
+#line 1791 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

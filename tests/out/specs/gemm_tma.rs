@@ -25,6 +25,7 @@ pub struct Kernels {
     pub attn_scores_tma: AttnScoresTma,
     pub attn_scores_tma_f32: AttnScoresTmaF32,
     pub gptq_gemm_tma: GptqGemmTma,
+    pub gptq_gemm_wg: GptqGemmWg,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -39,6 +40,7 @@ impl Kernels {
         self.attn_scores_tma.kernel.set_checked(on);
         self.attn_scores_tma_f32.kernel.set_checked(on);
         self.gptq_gemm_tma.kernel.set_checked(on);
+        self.gptq_gemm_wg.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -50,6 +52,7 @@ impl Kernels {
         self.attn_scores_tma.kernel.set_checked_mode(mode);
         self.attn_scores_tma_f32.kernel.set_checked_mode(mode);
         self.gptq_gemm_tma.kernel.set_checked_mode(mode);
+        self.gptq_gemm_wg.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -60,6 +63,7 @@ impl Kernels {
         self.attn_scores_tma.kernel.check_deferred()?;
         self.attn_scores_tma_f32.kernel.check_deferred()?;
         self.gptq_gemm_tma.kernel.check_deferred()?;
+        self.gptq_gemm_wg.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -71,6 +75,7 @@ impl Kernels {
         self.attn_scores_tma.kernel.set_sync(on);
         self.attn_scores_tma_f32.kernel.set_sync(on);
         self.gptq_gemm_tma.kernel.set_sync(on);
+        self.gptq_gemm_wg.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -91,6 +96,9 @@ impl Kernels {
             },
             gptq_gemm_tma: GptqGemmTma {
                 kernel: module.kernel(&GPTQ_GEMM_TMA)?,
+            },
+            gptq_gemm_wg: GptqGemmWg {
+                kernel: module.kernel(&GPTQ_GEMM_WG)?,
             },
         })
     }
@@ -1019,4 +1027,286 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: false,
     entry_i32: "gptq_gemm_tma_i32",
     entry_i64: "gptq_gemm_tma_i64",
+};
+
+/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[M,N], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`
+///
+/// W4A16 GEMM on Hopper's warpgroup MMA for up to 128 rows of x (a decode batch or a short
+///
+/// prefill), y = x · W with W in GPTQ int4, its group G dividing 256 and at least 32. The
+///
+/// weights are the MMA's register A operand (`tma_wg_frag`): A's rows are W's columns, so
+///
+/// that k runs in the natural order of x's rows and B is x's tile as the TMA unit copies
+///
+/// it, K-major. Units of work are (64 rows of x, 192 columns of W, 256 rows of K), ordered
+///
+/// rows of x, then columns, then K; each of 132 persistent blocks takes an equal run of
+///
+/// them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
+///
+/// each. A tile whose K the block runs through alone is stored at once; one that two
+///
+/// blocks share is added up in the workspace `part`, and the last block to finish it
+///
+/// (counted in `arrivals`) stores it and leaves both zero. The maps bound every copy (zeros
+///
+/// past M, K and N), and the stores are masked. With y half as wide as W (NY = N / 2) it is
+///
+/// a gate/up projection with vLLM's SiluAndMul fused, as gptq_gemm's. Compute capability
+///
+/// 9.0 only; N a multiple of 32 (the zeros' rows a multiple of 16 bytes, which a tensor map
+///
+/// needs).
+///
+/// Declared at `specs/gemm_tma.ima:369`.
+pub struct GptqGemmWg {
+    kernel: ima::Kernel,
+}
+
+impl GptqGemmWg {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &GPTQ_GEMM_WG;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqGemmWgArgs`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: GptqGemmWgArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let GptqGemmWgArgs { x, w, part, arrivals, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(part));
+        args.push(ima::KernelArg::write(arrivals));
+        args.push(ima::KernelArg::write(y));
+        self.kernel.launch(stream, &mut args, &[])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqGemmWgArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqGemmWgArgs { x, w, part, arrivals, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(part));
+        args.push(ima::KernelArg::write(arrivals));
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
+}
+
+/// The arguments of [`GptqGemmWg::launch`] and [`GptqGemmWg::launch_in`], by name.
+///
+/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[M,N], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqGemmWgArgs<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::WriteTensor<f32>, Arrivals: ima::WriteTensor<i32>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous, 16-byte aligned
+    pub x: &'a X,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f32 `[M, N]`, contiguous: Workspace: sums of the tiles that blocks share, zero before a launch and after it.
+    pub part: &'a mut Part,
+    /// i32 `[ceil(M / 64), ceil(N / 64)]`, contiguous: Workspace: units of K done, a counter a (64 rows of x, 64 columns of W); zero before a launch and after it.
+    pub arrivals: &'a mut Arrivals,
+    /// f16 `[M, NY]`, contiguous, 16-byte aligned: x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
+    pub y: &'a mut Y,
+}
+
+/// The contract of `gptq_gemm_wg`.
+pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
+    name: "gptq_gemm_wg",
+    signature: "gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[M,N], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
+    location: "specs/gemm_tma.ima:369",
+    symbols: &[
+        ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 1, dim: 1 } },
+        ima::Symbol { name: "G", bound_by: ima::Binding { arg: 1, dim: 2 } },
+        ima::Symbol { name: "NY", bound_by: ima::Binding { arg: 7, dim: 1 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "x",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 64, cols: 64, groups: false }),
+        },
+        ima::TensorArg {
+            name: "w",
+            role: ima::Role::Logical,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "G", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2],
+            strided: true,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.qweight",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(8)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 32, cols: 32, groups: false }),
+        },
+        ima::TensorArg {
+            name: "w.qzeros",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "ceil(N / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(8)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 256, cols: 24, groups: true }),
+        },
+        ima::TensorArg {
+            name: "w.scales",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 256, cols: 192, groups: true }),
+        },
+        ima::TensorArg {
+            name: "part",
+            role: ima::Role::InOut,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "arrivals",
+            role: ima::Role::InOut,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(M / 64)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(64)) },
+                ima::Extent { text: "ceil(N / 64)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(64)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "y",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "NY", expr: ima::Expr::Sym(4) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+        ima::Constraint { text: "M <= 128", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(128)) },
+        ima::Constraint { text: "K % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "N % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY % 16 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(16)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
+        ima::Constraint { text: "256 % G == 0 (tma(256, 192) on w)", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Const(256), &ima::Expr::Sym(3)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "G >= 32 (tma on w)", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(3), &ima::Expr::Const(32)) },
+        ima::Constraint { text: "N % 32 == 0 (tma on w's zeros)", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(32)), &ima::Expr::Const(0)) },
+    ],
+    shared: &[
+        ima::SharedArray {
+            name: "ws",
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
+                ima::Extent { text: "40", expr: ima::Expr::Const(40) },
+                ima::Extent { text: "192", expr: ima::Expr::Const(192) },
+            ],
+            align: 1024,
+        },
+        ima::SharedArray {
+            name: "xs",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
+                ima::Extent { text: "64", expr: ima::Expr::Const(64) },
+                ima::Extent { text: "256", expr: ima::Expr::Const(256) },
+            ],
+            align: 1024,
+        },
+        ima::SharedArray {
+            name: "last",
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
+            ],
+            align: 16,
+        },
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)] },
+    empty: ima::EmptyPolicy::Skip,
+    block: [512, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "gptq_gemm_wg_i32",
+    entry_i64: "gptq_gemm_wg_i64",
 };
