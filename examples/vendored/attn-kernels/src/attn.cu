@@ -1107,34 +1107,38 @@ struct ImaWgmma<__nv_bfloat16, 256> {
 // d += A B for one m64nNk16 step of a warpgroup, A in registers (each warp's 16 rows in
 // the m16n8k16 A fragment layout: a[0] rows g, a[1] rows g + 8 at k 2 t, 2 t + 1, a[2],
 // a[3] the same at k + 8, for lane 4 g + t) and B described in shared memory, K-major
-// (stored [n][k]). f16 only: W4A16's decoded weights.
+// (stored [n][k]), its descriptor in two 32-bit halves (the step's offset added to the low
+// one). f16 only: W4A16's decoded weights.
 template <int N>
 struct ImaWgmmaRegA;
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <>
 struct ImaWgmmaRegA<16> {
-    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[2], const unsigned (&a)[4], unsigned long long b) {
-        asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
-                     "{%8, %9, %10, %11}, %12, 1, 1, 1, 0;"
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[2], const unsigned (&a)[4], unsigned b_lo, unsigned b_hi) {
+        asm volatile("{\n.reg .b64 d;\nmov.b64 d, {%12, %13};\n"
+                     "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
+                     "{%8, %9, %10, %11}, d, 1, 1, 1, 0;\n}"
                      : IMA_WG_ACC1(c, 0), IMA_WG_ACC1(c, 1)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b_lo), "r"(b_hi));
     }
 };
 template <>
 struct ImaWgmmaRegA<32> {
-    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[4], const unsigned (&a)[4], unsigned long long b) {
-        asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                     "%10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, 1, 1, 1, 0;"
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[4], const unsigned (&a)[4], unsigned b_lo, unsigned b_hi) {
+        asm volatile("{\n.reg .b64 d;\nmov.b64 d, {%20, %21};\n"
+                     "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                     "%10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, d, 1, 1, 1, 0;\n}"
                      : IMA_WG_ACC4(c, 0)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b_lo), "r"(b_hi));
     }
 };
 template <>
 struct ImaWgmmaRegA<64> {
-    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[8], const unsigned (&a)[4], unsigned long long b) {
-        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" IMA_WG_REGS32 "}, {%32, %33, %34, %35}, %36, 1, 1, 1, 0;"
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[8], const unsigned (&a)[4], unsigned b_lo, unsigned b_hi) {
+        asm volatile("{\n.reg .b64 d;\nmov.b64 d, {%36, %37};\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" IMA_WG_REGS32 "}, {%32, %33, %34, %35}, d, 1, 1, 1, 0;\n}"
                      : IMA_WG_ACC8(c, 0)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b_lo), "r"(b_hi));
     }
 };
 #endif
@@ -1223,8 +1227,9 @@ struct ImaWgAcc {
         // The step's offset added to the tile's descriptor (its address field, in units of
         // 16 bytes, cannot carry: shared memory ends below 2^18 bytes), so that a body's
         // unrolled steps share one descriptor and add constants.
-        const unsigned long long step = unsigned((kk / PANEL) * RB * 128 + (kk % PANEL) * 2) / 16;
-        ImaWgmmaRegA<N>::mma(c, a, ima_wgmma_desc(b.addr, 16, 1024) + step);
+        const unsigned step = unsigned((kk / PANEL) * RB * 128 + (kk % PANEL) * 2) / 16;
+        const unsigned long long d = ima_wgmma_desc(b.addr, 16, 1024);
+        ImaWgmmaRegA<N>::mma(c, a, unsigned(d) + step, unsigned(d >> 32));
     }
 #endif
     static __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -1512,7 +1517,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1516 "attn.cu"
+#line 1521 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1928,7 +1933,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1932 "attn.cu"
+#line 1937 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2264,7 +2269,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2268 "attn.cu"
+#line 2273 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2890,7 +2895,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2894 "attn.cu"
+#line 2899 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
