@@ -7094,10 +7094,16 @@ __device__ __forceinline__ void body(
         const I u1 = I((long long)units * (blockIdx.x + 1) / gridDim.x);
         const ImaTmaPipeline<3, 3> pipe;
         if (pipe.consumer() < 0) {
-            pipe.produce(u1 - u0, [&](int st, I t, ImaBarrier bar) {
-                const I u = u0 + t, kc = u % KS, tile = u / KS;
+            // The unit's place kept as it advances, not divided out of its number: one
+            // thread issues every stage's copies.
+            I kc = u0 % KS, tile = u0 / KS;
+            pipe.produce(u1 - u0, [&](int st, I, ImaBarrier bar) {
                 w.tma_load(ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st), bar, 256 * kc, tile % NS * 192);
                 x.tma_load(xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st), bar, tile / NS * 64, 256 * kc);
+                if (++kc == KS) {
+                    kc = 0;
+                    ++tile;
+                }
             });
             return;
         }
@@ -7133,8 +7139,14 @@ __device__ __forceinline__ void body(
                         if (m < M && n < NY) y(m, n) = __float2half(v);
                     }
             };
+            // The next unit's place, kept as it advances (no division a step).
+            I next_kc = u0 % KS, next_tile = u0 / KS;
             pipe.consume(u1 - u0, [&](int st, I t) {
-                const I u = u0 + t, kc = u % KS, tile = u / KS;
+                const I kc = next_kc, tile = next_tile;
+                if (++next_kc == KS) {
+                    next_kc = 0;
+                    ++next_tile;
+                }
                 const auto wt = ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st);
                 const auto xt = xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st);
                 // The stage's 16 steps in quarters, each decoded whole and then multiplied,
@@ -7148,7 +7160,8 @@ __device__ __forceinline__ void body(
                     if (h >= 2) acc.template wait<1>();
                     #pragma unroll
                     for (int j = 4 * h; j < 4 * h + 4; ++j) {
-                        if (j > 0 && (j & group_steps) == 0) q = w.tma_wg_group(wt, 16 * j, c0);
+                        // A group starts at an even step (G >= 32).
+                        if (j % 2 == 0 && j > 0 && (j & group_steps) == 0) q = w.tma_wg_group(wt, 16 * j, c0);
                         w.tma_wg_frag(wt, q, j, c0, a[h % 2][j % 4]);
                     }
                     acc.fence();
@@ -7160,7 +7173,7 @@ __device__ __forceinline__ void body(
                 // running into the next step, to free the stage there, made ptxas wait
                 // after every MMA.)
                 acc.template wait<0>();
-                if (kc != KS - 1 && u != u1 - 1) return;
+                if (kc != KS - 1 && t != u1 - u0 - 1) return;
                 // The tile is done here: 64 rows of x from m0, this warpgroup's 64 columns.
                 const I m0 = tile / NS * 64, n0 = tile % NS * 192;
                 if (n0 + 64 * wg < N) {
@@ -7177,7 +7190,7 @@ __device__ __forceinline__ void body(
                         __threadfence();
                         ima_warpgroup_sync();
                         if (threadIdx.x % 128 == 0) {
-                            const I mine = u + 1 - (tile * KS > u0 ? tile * KS : u0);
+                            const I mine = u0 + t + 1 - (tile * KS > u0 ? tile * KS : u0);
                             last(wg) = atomicAdd(&arrivals(m0 / 64, n0 / 64 + wg), int(mine)) + int(mine) == int(KS);
                         }
                         ima_warpgroup_sync();
@@ -7209,7 +7222,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7213 "gemm_tma.cu"
+#line 7226 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
