@@ -862,6 +862,26 @@ struct {{ q.name }}_t {
 {%- endif %}
     }
 
+    // The scales of row k's group (0 <= k < ROWS) at columns c .. c + N - 1 of a loaded tile
+    // (c a multiple of N: one read), and the zero word that holds theirs: what `tma_group`
+    // and `tma_wg_group` decode with.
+    template <int N, int TR, int TC, bool C>
+    __device__ __forceinline__ unsigned int ima_tma_group_words(const ImaTmaTile<int, TR, TC, C>& t, int k, int c,
+                                                                {{ q.scale_type }} (&s)[N]) const {
+        static_assert(N == 2 || N == 4, "the scales of 2 or 4 columns, one read");
+        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS;
+        unsigned sw[N / 2];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        memcpy(s, sw, 2 * N);
+{%- if q.has_zeros %}
+        unsigned int z1[1];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
+        return z1[0];
+{%- else %}
+        return 0;
+{%- endif %}
+    }
+
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 .. c0 + 3 of the
     // tile (c0 a multiple of 4): what `tma_frag` decodes their words with. The indices
     // wrap inside the tile, so no read leaves it.
@@ -870,18 +890,9 @@ struct {{ q.name }}_t {
     };
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaTmaGroup tma_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS, c = c0 % TMA_COLS / 4 * 4;
-        unsigned sw[2];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        const int c = c0 % TMA_COLS / 4 * 4;
         {{ q.scale_type }} s[4];
-        memcpy(s, sw, 8);
-{%- if q.has_zeros %}
-        unsigned int z1[1];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
-        const unsigned int zw = z1[0];
-{%- else %}
-        const unsigned int zw = 0;
-{%- endif %}
+        const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaTmaGroup q;
 #pragma unroll
         for (int j = 0; j < 4; ++j) q.c[j] = ima_column(unsigned(ima_zero_in(zw, c + j)), s[j]);
@@ -918,18 +929,9 @@ struct {{ q.name }}_t {
     // tile (c0 even). The indices wrap inside the tile, so no read leaves it.
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaWgGroup tma_wg_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS, c = c0 % TMA_COLS / 2 * 2;
-        unsigned sw[1];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        const int c = c0 % TMA_COLS / 2 * 2;
         {{ q.scale_type }} s[2];
-        memcpy(s, sw, 4);
-{%- if q.has_zeros %}
-        unsigned int z1[1];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
-        const unsigned int zw = z1[0];
-{%- else %}
-        const unsigned int zw = 0;
-{%- endif %}
+        const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaWgGroup q;
 #pragma unroll
         for (int j = 0; j < 2; ++j) {

@@ -5128,6 +5128,22 @@ struct w_t {
                            group_rows * TMA_COLS / 2, dst.ok, ok);
     }
 
+    // The scales of row k's group (0 <= k < ROWS) at columns c .. c + N - 1 of a loaded tile
+    // (c a multiple of N: one read), and the zero word that holds theirs: what `tma_group`
+    // and `tma_wg_group` decode with.
+    template <int N, int TR, int TC, bool C>
+    __device__ __forceinline__ unsigned int ima_tma_group_words(const ImaTmaTile<int, TR, TC, C>& t, int k, int c,
+                                                                __half (&s)[N]) const {
+        static_assert(N == 2 || N == 4, "the scales of 2 or 4 columns, one read");
+        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS;
+        unsigned sw[N / 2];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        memcpy(s, sw, 2 * N);
+        unsigned int z1[1];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
+        return z1[0];
+    }
+
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 .. c0 + 3 of the
     // tile (c0 a multiple of 4): what `tma_frag` decodes their words with. The indices
     // wrap inside the tile, so no read leaves it.
@@ -5136,14 +5152,9 @@ struct w_t {
     };
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaTmaGroup tma_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS, c = c0 % TMA_COLS / 4 * 4;
-        unsigned sw[2];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        const int c = c0 % TMA_COLS / 4 * 4;
         __half s[4];
-        memcpy(s, sw, 8);
-        unsigned int z1[1];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
-        const unsigned int zw = z1[0];
+        const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaTmaGroup q;
 #pragma unroll
         for (int j = 0; j < 4; ++j) q.c[j] = ima_column(unsigned(ima_zero_in(zw, c + j)), s[j]);
@@ -5180,14 +5191,9 @@ struct w_t {
     // tile (c0 even). The indices wrap inside the tile, so no read leaves it.
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaWgGroup tma_wg_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS, c = c0 % TMA_COLS / 2 * 2;
-        unsigned sw[1];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        const int c = c0 % TMA_COLS / 2 * 2;
         __half s[2];
-        memcpy(s, sw, 4);
-        unsigned int z1[1];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
-        const unsigned int zw = z1[0];
+        const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaWgGroup q;
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
@@ -5668,7 +5674,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5672 "gemm_tma.cu"
+#line 5678 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6546,6 +6552,22 @@ struct w_t {
                            group_rows * TMA_COLS / 2, dst.ok, ok);
     }
 
+    // The scales of row k's group (0 <= k < ROWS) at columns c .. c + N - 1 of a loaded tile
+    // (c a multiple of N: one read), and the zero word that holds theirs: what `tma_group`
+    // and `tma_wg_group` decode with.
+    template <int N, int TR, int TC, bool C>
+    __device__ __forceinline__ unsigned int ima_tma_group_words(const ImaTmaTile<int, TR, TC, C>& t, int k, int c,
+                                                                __half (&s)[N]) const {
+        static_assert(N == 2 || N == 4, "the scales of 2 or 4 columns, one read");
+        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS;
+        unsigned sw[N / 2];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        memcpy(s, sw, 2 * N);
+        unsigned int z1[1];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
+        return z1[0];
+    }
+
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 .. c0 + 3 of the
     // tile (c0 a multiple of 4): what `tma_frag` decodes their words with. The indices
     // wrap inside the tile, so no read leaves it.
@@ -6554,14 +6576,9 @@ struct w_t {
     };
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaTmaGroup tma_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS, c = c0 % TMA_COLS / 4 * 4;
-        unsigned sw[2];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        const int c = c0 % TMA_COLS / 4 * 4;
         __half s[4];
-        memcpy(s, sw, 8);
-        unsigned int z1[1];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
-        const unsigned int zw = z1[0];
+        const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaTmaGroup q;
 #pragma unroll
         for (int j = 0; j < 4; ++j) q.c[j] = ima_column(unsigned(ima_zero_in(zw, c + j)), s[j]);
@@ -6598,14 +6615,9 @@ struct w_t {
     // tile (c0 even). The indices wrap inside the tile, so no read leaves it.
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaWgGroup tma_wg_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS, c = c0 % TMA_COLS / 2 * 2;
-        unsigned sw[1];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        const int c = c0 % TMA_COLS / 2 * 2;
         __half s[2];
-        memcpy(s, sw, 4);
-        unsigned int z1[1];
-        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
-        const unsigned int zw = z1[0];
+        const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaWgGroup q;
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
@@ -7118,26 +7130,29 @@ __device__ __forceinline__ void body(
         const auto run = [&](auto nx) {
             constexpr int NX = decltype(nx)::value;
             ImaWgAcc<NX> acc;
-            // Final sums, in the accumulators' layout, of the tile of x's rows from m0 and W's
-            // columns from n0: lane 4 g + t holds rows 8 j + 2 t (x[0], x[2]) and 8 j + 2 t + 1
-            // (x[1], x[3]) of accumulator tile j, at columns c0 (x[0], x[1]) and c0 + 1.
-            const auto emit = [&](const ImaAcc4 (&c)[NX / 8], I m0, I n0) {
+            // f(j, e, m, n) for each of the lane's accumulators of the tile of x's rows from m0
+            // and W's columns from n0: lane 4 g + t holds rows m = 8 j + 2 t (x[0], x[2]) and
+            // 8 j + 2 t + 1 (x[1], x[3]) of accumulator tile j, at columns n = c0 (x[0], x[1])
+            // and c0 + 1.
+            const auto each = [&](I m0, I n0, auto&& f) {
                 #pragma unroll
                 for (int j = 0; j < NX / 8; ++j)
                     #pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const I m = m0 + 8 * j + 2 * (lane % 4) + e % 2;
-                        I n = n0 + c0 + e / 2;
-                        float v = c[j].x[e];
-                        if (fused) {
-                            // Gate's columns are the warp's lanes g < 4; up's, 16 lanes on.
-                            const float up = __shfl_down_sync(0xffffffffu, v, 16);
-                            if (lane >= 16) continue;
-                            v = v / (1.f + __expf(-v)) * up;
-                            n = n / 16 * 8 + n % 8;
-                        }
-                        if (m < M && n < NY) y(m, n) = __float2half(v);
+                    for (int e = 0; e < 4; ++e) f(j, e, m0 + 8 * j + 2 * (lane % 4) + e % 2, n0 + c0 + e / 2);
+            };
+            // Final sums c, in the accumulators' layout, into y.
+            const auto emit = [&](const ImaAcc4 (&c)[NX / 8], I m0, I n0) {
+                each(m0, n0, [&](int j, int e, I m, I n) {
+                    float v = c[j].x[e];
+                    if (fused) {
+                        // Gate's columns are the warp's lanes g < 4; up's, 16 lanes on.
+                        const float up = __shfl_down_sync(0xffffffffu, v, 16);
+                        if (lane >= 16) return;
+                        v = v / (1.f + __expf(-v)) * up;
+                        n = n / 16 * 8 + n % 8;
                     }
+                    if (m < M && n < NY) y(m, n) = __float2half(v);
+                });
             };
             // The next unit's place, kept as it advances (no division a step).
             I next_kc = u0 % KS, next_tile = u0 / KS;
@@ -7180,13 +7195,9 @@ __device__ __forceinline__ void body(
                     if (tile * KS >= u0 && kc == KS - 1) {
                         emit(acc.c, m0, n0);
                     } else {
-                        #pragma unroll
-                        for (int j = 0; j < NX / 8; ++j)
-                            #pragma unroll
-                            for (int e = 0; e < 4; ++e) {
-                                const I m = m0 + 8 * j + 2 * (lane % 4) + e % 2, n = n0 + c0 + e / 2;
-                                if (m < M && n < N) atomicAdd(&part(m, n), acc.c[j].x[e]);
-                            }
+                        each(m0, n0, [&](int j, int e, I m, I n) {
+                            if (m < M && n < N) atomicAdd(&part(m, n), acc.c[j].x[e]);
+                        });
                         __threadfence();
                         ima_warpgroup_sync();
                         if (threadIdx.x % 128 == 0) {
@@ -7197,17 +7208,13 @@ __device__ __forceinline__ void body(
                         if (last(wg)) {
                             __threadfence();
                             ImaAcc4 sum[NX / 8];
-                            #pragma unroll
-                            for (int j = 0; j < NX / 8; ++j)
-                                #pragma unroll
-                                for (int e = 0; e < 4; ++e) {
-                                    const I m = m0 + 8 * j + 2 * (lane % 4) + e % 2, n = n0 + c0 + e / 2;
-                                    sum[j].x[e] = 0.f;
-                                    if (m < M && n < N) {
-                                        sum[j].x[e] = __ldcg(&part(m, n));
-                                        part(m, n) = 0.f;
-                                    }
+                            each(m0, n0, [&](int j, int e, I m, I n) {
+                                sum[j].x[e] = 0.f;
+                                if (m < M && n < N) {
+                                    sum[j].x[e] = __ldcg(&part(m, n));
+                                    part(m, n) = 0.f;
                                 }
+                            });
                             emit(sum, m0, n0);
                             if (threadIdx.x % 128 == 0) arrivals(m0 / 64, n0 / 64 + wg) = 0;
                         }
@@ -7222,7 +7229,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7226 "gemm_tma.cu"
+#line 7233 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
