@@ -40,8 +40,8 @@
 //! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
 //! attn_scores, attn_scores_tiled, rms_norm, rope, embedding, reshape_and_cache,
-//! paged_attn, attn_scores_mma, gemm, gemm_tma and attn_scores_tma (compute capability 9.0),
-//! gptq_gemm. embedding, reshape_and_cache and
+//! paged_attn, attn_scores_mma, gemm, gemm_tma, attn_scores_tma, gptq_gemm_tma and
+//! gptq_gemm_wg (compute capability 9.0), gptq_gemm. embedding, reshape_and_cache and
 //! paged_attn take indices from tensors (specs/index.ima, specs/paged.ima):
 //! their release variant checks every id, slot, block id or length it reads too, their
 //! twins (bench/twins/) check none, and for the first two a "device copy" row moves the
