@@ -337,6 +337,14 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
+// outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
+// exists to write them.
+template <typename I, typename F>
+__device__ __forceinline__ void ima_grid_for(I n, F&& f) {
+    for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) f(i);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -1512,7 +1520,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1516 "planted_bugs.cu"
+#line 1524 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1855,7 +1863,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1859 "planted_bugs.cu"
+#line 1867 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2148,7 +2156,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2152 "planted_bugs.cu"
+#line 2160 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2815,7 +2823,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2819 "planted_bugs.cu"
+#line 2827 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3464,7 +3472,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3468 "planted_bugs.cu"
+#line 3476 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -336,6 +336,14 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
+// outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
+// exists to write them.
+template <typename I, typename F>
+__device__ __forceinline__ void ima_grid_for(I n, F&& f) {
+    for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) f(i);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -1450,7 +1458,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/posix_type_names.ima"
  off(i) = key(i) + size(i); 
-#line 1454 "posix_type_names.cu"
+#line 1462 "posix_type_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

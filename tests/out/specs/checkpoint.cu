@@ -337,6 +337,14 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
+// outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
+// exists to write them.
+template <typename I, typename F>
+__device__ __forceinline__ void ima_grid_for(I n, F&& f) {
+    for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) f(i);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -1849,7 +1857,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1853 "checkpoint.cu"
+#line 1861 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2551,7 +2559,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2555 "checkpoint.cu"
+#line 2563 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3234,7 +3242,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3238 "checkpoint.cu"
+#line 3246 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3869,7 +3877,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3873 "checkpoint.cu"
+#line 3881 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4544,7 +4552,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4548 "checkpoint.cu"
+#line 4556 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5301,7 +5309,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5305 "checkpoint.cu"
+#line 5313 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6006,7 +6014,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6010 "checkpoint.cu"
+#line 6018 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6760,7 +6768,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6764 "checkpoint.cu"
+#line 6772 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7450,7 +7458,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7454 "checkpoint.cu"
+#line 7462 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -338,6 +338,14 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
+// outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
+// exists to write them.
+template <typename I, typename F>
+__device__ __forceinline__ void ima_grid_for(I n, F&& f) {
+    for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) f(i);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -1807,7 +1815,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1811 "gemm.cu"
+#line 1819 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2495,7 +2503,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2499 "gemm.cu"
+#line 2507 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3173,7 +3181,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3177 "gemm.cu"
+#line 3185 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3786,7 +3794,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3790 "gemm.cu"
+#line 3798 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4815,7 +4823,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4819 "gemm.cu"
+#line 4827 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

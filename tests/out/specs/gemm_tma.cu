@@ -338,6 +338,14 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
+// outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
+// exists to write them.
+template <typename I, typename F>
+__device__ __forceinline__ void ima_grid_for(I n, F&& f) {
+    for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) f(i);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -1880,7 +1888,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1884 "gemm_tma.cu"
+#line 1892 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2595,7 +2603,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2599 "gemm_tma.cu"
+#line 2607 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3389,6 +3397,11 @@ __device__ __forceinline__ void body(
     const os_t<I, IMA_CHECKED> os) {
 #line 100 "specs/gemm_tma.ima"
 
+        // D = 0: every score is the empty sum, 0, and there are no steps to write it.
+        if (D == 0) {
+            ima_grid_for(B * H * S * T, [&](I i) { o(i / (H * S * T), i / (S * T) % H, i / T % S, i % T) = __float2half(0.f); });
+            return;
+        }
         // Items are (b, h, tile of 128 rows of q), a block taking items blockIdx.x,
         // blockIdx.x + gridDim.x, ... in one pipeline, so that the next item's copies run
         // while this one's scores are stored. An item's steps are its key tiles of 256, D
@@ -3440,7 +3453,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3444 "gemm_tma.cu"
+#line 3457 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4211,8 +4224,13 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 164 "specs/gemm_tma.ima"
+#line 169 "specs/gemm_tma.ima"
 
+        // D = 0: every score is the empty sum, 0, and there are no steps to write it.
+        if (D == 0) {
+            ima_grid_for(B * H * S * T, [&](I i) { o(i / (H * S * T), i / (S * T) % H, i / T % S, i % T) = 0.f; });
+            return;
+        }
         // Items are (b, h, tile of 128 rows of q), a block taking items blockIdx.x,
         // blockIdx.x + gridDim.x, ... in one pipeline, so that the next item's copies run
         // while this one's scores are stored. An item's steps are its key tiles of 256, D
@@ -4256,7 +4274,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4260 "gemm_tma.cu"
+#line 4278 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5561,7 +5579,7 @@ __device__ __forceinline__ void body(
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs,
     const part_t<I, IMA_CHECKED> part) {
-#line 241 "specs/gemm_tma.ima"
+#line 251 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(512)), strips = ima_ceil_div(N, I(32));
         const I mine = strips > I(blockIdx.x) ? (strips - 1 - I(blockIdx.x)) / I(gridDim.x) + 1 : I(0);
@@ -5674,7 +5692,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5678 "gemm_tma.cu"
+#line 5696 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7097,7 +7115,7 @@ __device__ __forceinline__ void body(
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs,
     const last_t<I, IMA_CHECKED> last) {
-#line 387 "specs/gemm_tma.ima"
+#line 397 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
         const I units = ima_ceil_div(M, I(64)) * NS * KS;
@@ -7229,7 +7247,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7233 "gemm_tma.cu"
+#line 7251 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

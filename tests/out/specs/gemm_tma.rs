@@ -614,7 +614,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
 ///
 /// The same scores with f32 out.
 ///
-/// Declared at `specs/gemm_tma.ima:155`.
+/// Declared at `specs/gemm_tma.ima:160`.
 pub struct AttnScoresTmaF32 {
     kernel: ima::Kernel,
 }
@@ -679,7 +679,7 @@ pub struct AttnScoresTmaF32Args<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::
 pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_tma_f32",
     signature: "attn_scores_tma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/gemm_tma.ima:155",
+    location: "specs/gemm_tma.ima:160",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -810,7 +810,7 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
 ///
 /// faster GEMM.
 ///
-/// Declared at `specs/gemm_tma.ima:227`.
+/// Declared at `specs/gemm_tma.ima:237`.
 pub struct GptqGemmTma {
     kernel: ima::Kernel,
 }
@@ -881,7 +881,7 @@ pub struct GptqGemmTmaArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::Write
 pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_tma",
     signature: "gptq_gemm_tma(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:227",
+    location: "specs/gemm_tma.ima:237",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1059,7 +1059,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
 ///
 /// needs).
 ///
-/// Declared at `specs/gemm_tma.ima:369`.
+/// Declared at `specs/gemm_tma.ima:379`.
 pub struct GptqGemmWg {
     kernel: ima::Kernel,
 }
@@ -1138,7 +1138,7 @@ pub struct GptqGemmWgArgs<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::Wri
 pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_wg",
     signature: "gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[M,N], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:369",
+    location: "specs/gemm_tma.ima:379",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },

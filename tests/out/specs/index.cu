@@ -338,6 +338,14 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
+// outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
+// exists to write them.
+template <typename I, typename F>
+__device__ __forceinline__ void ima_grid_for(I n, F&& f) {
+    for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) f(i);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -1635,7 +1643,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 1639 "index.cu"
+#line 1647 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2263,7 +2271,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2267 "index.cu"
+#line 2275 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2728,7 +2736,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 2732 "index.cu"
+#line 2740 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3085,7 +3093,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3089 "index.cu"
+#line 3097 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -337,6 +337,14 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
+// outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
+// exists to write them.
+template <typename I, typename F>
+__device__ __forceinline__ void ima_grid_for(I n, F&& f) {
+    for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) f(i);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -1967,7 +1975,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1971 "quant.cu"
+#line 1979 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2644,7 +2652,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2648 "quant.cu"
+#line 2656 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3294,7 +3302,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3298 "quant.cu"
+#line 3306 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3938,7 +3946,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3942 "quant.cu"
+#line 3950 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4487,7 +4495,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4491 "quant.cu"
+#line 4499 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4802,7 +4810,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4806 "quant.cu"
+#line 4814 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5658,7 +5666,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5662 "quant.cu"
+#line 5670 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6272,7 +6280,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6276 "quant.cu"
+#line 6284 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

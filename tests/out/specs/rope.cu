@@ -337,6 +337,14 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
+// outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
+// exists to write them.
+template <typename I, typename F>
+__device__ __forceinline__ void ima_grid_for(I n, F&& f) {
+    for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) f(i);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -1655,7 +1663,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 1659 "rope.cu"
+#line 1667 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

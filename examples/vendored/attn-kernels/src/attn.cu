@@ -337,6 +337,14 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
+// outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
+// exists to write them.
+template <typename I, typename F>
+__device__ __forceinline__ void ima_grid_for(I n, F&& f) {
+    for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < n; i += I(gridDim.x) * I(blockDim.x)) f(i);
+}
+
 // 0 <= i < e, for an extent e >= 0: one unsigned comparison.
 __device__ __forceinline__ bool ima_below(int i, int e) { return unsigned(i) < unsigned(e); }
 __device__ __forceinline__ bool ima_below(long long i, long long e) {
@@ -1517,7 +1525,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1521 "attn.cu"
+#line 1529 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1933,7 +1941,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1937 "attn.cu"
+#line 1945 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2269,7 +2277,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2273 "attn.cu"
+#line 2281 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2895,7 +2903,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2899 "attn.cu"
+#line 2907 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
