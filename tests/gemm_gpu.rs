@@ -103,8 +103,11 @@ fn gemm_f16_and_bf16_match_f64_reference_on_ragged_shapes() {
 /// N no multiple of the 32-column strips. Groups of 128 let every row-block's lanes take
 /// 4 or 2 spread packed rows a step; groups of 64 only blocks of more than 16 rows (M =
 /// 130's last block of 2 takes one packed row a step); groups of 32 neither (M = 48: 32
-/// rows, then 16).
-const GPTQ_SHAPES: [(usize, usize, usize, usize); 7] = [
+/// rows, then 16). Blocks take 16 rows of x where that makes at most 264 blocks (every
+/// shape above N = 264 here), 32 otherwise: M = 40 and 33 with N = 4352 and 8480 (408 and
+/// 795 blocks of 16 rows), so a block of 32 rows with spread packed rows (groups of 128,
+/// then of 64) and a last block of 8 rows, then 1.
+const GPTQ_SHAPES: [(usize, usize, usize, usize); 9] = [
     (1, 256, 64, 128),
     (16, 1000, 72, 128),
     (17, 328, 40, 20),
@@ -112,6 +115,8 @@ const GPTQ_SHAPES: [(usize, usize, usize, usize); 7] = [
     (64, 4096, 136, 128),
     (100, 520, 264, 128),
     (130, 256, 32, 64),
+    (40, 512, 4352, 128),
+    (33, 256, 8480, 64),
 ];
 
 #[test]
@@ -135,7 +140,8 @@ fn gptq_gemm_matches_f64_reference_on_ragged_shapes() {
 
 /// gptq_gemm with y half as wide as W: SiluAndMul fused, release and checked, on
 /// (M, K, N, G) of GPTQ_SHAPES' kinds with N a multiple of two units: one row; ragged M,
-/// K across groups; a last 32-column strip with one unit pair (N = 144); several M-blocks.
+/// K across groups; a last 32-column strip with one unit pair (N = 144); several M-blocks
+/// of 16 rows; blocks of 32 rows (N = 8480: 795 blocks of 16 rows would be too many).
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gptq_gemm_fuses_silu_and_mul_when_y_is_half_as_wide() {
@@ -150,6 +156,7 @@ fn gptq_gemm_fuses_silu_and_mul_when_y_is_half_as_wide() {
                 (17, 328, 48, 20),
                 (64, 4096, 144, 128),
                 (130, 256, 32, 64),
+                (40, 256, 8480, 128),
             ],
             gemm::GATE_UP_UNIT as usize,
             &|x, w, y| {

@@ -4013,7 +4013,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
 // ---------------------------------------------------------------------------------------
 // gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])
 // W4A16 GEMM on the tensor cores, y = x · W with W in GPTQ int4, for M from 1 to a few
-// hundred: a block per 32 rows of x by 32 columns of W, its 8 warps splitting K in
+// hundred: a block per 32 rows of x (16 where that fills the GPU better: a projection of
+// few columns) by 32 columns of W, its 8 warps splitting K in
 // steps of 128 rows (64 when x has more than 16 rows left; 32 when a group would not
 // hold a step). Lane (g, t) of a warp reads a tile of 4 columns (4g .. 4g + 3) by 4
 // packed rows of the step (2; 1), every fourth from packed row t, with one load of its
@@ -4705,10 +4706,15 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 199 "specs/gemm.ima"
+#line 200 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
-        const I m0 = I(blockIdx.x) * 32, n0 = I(blockIdx.y) * 32;
+        // A block's rows of x: 32, or 16 where blocks of 16 rows make at most 264 of them
+        // (two on each of the H200's 132 SMs): a projection with few columns, such as the
+        // decode layer's O and down (N = 4096) at 32 rows, then fills the GPU, each
+        // block decoding its weights for 16 rows (bench/RESULTS.md). The grid says which.
+        const I rows = I(gridDim.x) * 16 >= M ? 16 : 32;
+        const I m0 = I(blockIdx.x) * rows, n0 = I(blockIdx.y) * 32;
         // A lane past K or N reads the last tile inside instead: x is zero in rows past
         // K, and columns past N are not stored.
         const I n = min(n0 + 4 * g, N - 4);
@@ -4780,7 +4786,7 @@ __device__ __forceinline__ void body(
                     #pragma unroll
                     for (int j = 0; j < 8; ++j) part(warp, 16 * i + g + 8 * hh, 8 * t4 + j) = acc[i][j % 4].x[2 * hh + j / 4];
         };
-        if (M - m0 > 16) {
+        if (M - m0 > 16 && rows == 32) {
             if (G % 64 == 0) run(ImaConst<2>{}, ImaConst<1>{});
             else run(ImaConst<2>{}, ImaConst<0>{});
         } else {
@@ -4793,7 +4799,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a thread's 8 columns are one unit of gate or of up");
         const bool fused = NY != N;
         const int r = threadIdx.x / 4, c8 = threadIdx.x % 4 * 8;
-        if (r < 32 && m0 + r < M && n0 + c8 < N && (!fused || c8 % (2 * GATE_UP_UNIT) == 0)) {
+        if (r < rows && m0 + r < M && n0 + c8 < N && (!fused || c8 % (2 * GATE_UP_UNIT) == 0)) {
             // The 8 warps' sums of columns c0 .. c0 + 7, read as 16-byte vectors (read a
             // float at a time, 8 to a bank across the warp, the fused epilogue cost
             // gptq_gemm 14 us at M = 32, N = 28672: bench/RESULTS.md).
@@ -4823,7 +4829,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4827 "gemm.cu"
+#line 4833 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -748,7 +748,9 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMM on the tensor cores, y = x · W with W in GPTQ int4, for M from 1 to a few
 ///
-/// hundred: a block per 32 rows of x by 32 columns of W, its 8 warps splitting K in
+/// hundred: a block per 32 rows of x (16 where that fills the GPU better: a projection of
+///
+/// few columns) by 32 columns of W, its 8 warps splitting K in
 ///
 /// steps of 128 rows (64 when x has more than 16 rows left; 32 when a group would not
 ///
@@ -786,7 +788,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/gemm.ima:191`.
+/// Declared at `specs/gemm.ima:192`.
 pub struct GptqGemm {
     kernel: ima::Kernel,
 }
@@ -857,7 +859,7 @@ pub struct GptqGemmArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTen
 pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm",
     signature: "gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm.ima:191",
+    location: "specs/gemm.ima:192",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -972,7 +974,7 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(32)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Const(16), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(16), &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Const(1), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(16)), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))), &ima::Expr::Const(265)))))), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
