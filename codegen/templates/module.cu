@@ -605,6 +605,17 @@ struct {{ q.name }}_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2({{ q.scale_type }} scale) {
+{%- if q.scale_type == "__half" %}
+        return __half2half2(scale);
+{%- else %}
+        return __float2half2_rn({{ q.to_float }}(scale));
+{%- endif %}
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -612,13 +623,9 @@ struct {{ q.name }}_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, {{ q.scale_type }} scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-{%- if q.scale_type == "__half" %}
-        q.s = __half2half2(scale);
-{%- else %}
-        q.s = __float2half2_rn({{ q.to_float }}(scale));
-{%- endif %}
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -700,7 +707,7 @@ struct {{ q.name }}_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -936,9 +943,9 @@ struct {{ q.name }}_t {
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
             // 1024 + z in both halves, times -1, plus (0, 960).
-            const unsigned int lo = 0x64006400u | unsigned(ima_zero_in(zw, c + j)) * 0x10001u;
+            const unsigned int lo = ima_biased_zero(unsigned(ima_zero_in(zw, c + j)));
             q.c[j].bias = __hfma2(ima_as_half2(lo), __float2half2_rn(-1.f), __floats2half2_rn(0.f, 960.f));
-            q.c[j].s = ima_column(0u, s[j]).s;
+            q.c[j].s = ima_scale2(s[j]);
         }
         return q;
     }

@@ -79,11 +79,13 @@ pub fn gemm_matches<T: ima::Element + Into<f64> + Copy>(
 /// mma.sync kernels take 128 x 128 and D 64 a stage, the TMA ones 128 x 256), with several
 /// heads, so that a tile past S or T must not reach the next head's rows; several key
 /// tiles, the last partial, and D of one partial chunk; D of three chunks, the last
-/// partial (136 = 64 + 64 + 8).
-pub const SCORE_SHAPES: [[usize; 5]; 3] = [
+/// partial (136 = 64 + 64 + 8); D = 0, whose scores are the empty sums, zeros, written
+/// apart from the steps (there are none).
+pub const SCORE_SHAPES: [[usize; 5]; 4] = [
     [2, 3, 77, 200, 64],
     [1, 2, 130, 264, 40],
     [1, 1, 129, 136, 136],
+    [2, 3, 130, 264, 0],
 ];
 
 /// One launch of an attention-score kernel pair on q `[B, H, S, D]` and k `[B, H, T, D]`:

@@ -2576,6 +2576,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -2583,9 +2590,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -2665,7 +2672,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -2823,7 +2830,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2827 "planted_bugs.cu"
+#line 2834 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3263,6 +3270,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -3270,9 +3284,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -3352,7 +3366,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -3472,7 +3486,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3476 "planted_bugs.cu"
+#line 3490 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

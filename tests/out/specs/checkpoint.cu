@@ -1610,6 +1610,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -1617,9 +1624,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -1699,7 +1706,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -1857,7 +1864,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1861 "checkpoint.cu"
+#line 1868 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2312,6 +2319,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -2319,9 +2333,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -2401,7 +2415,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -2559,7 +2573,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2563 "checkpoint.cu"
+#line 2577 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2995,6 +3009,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -3002,9 +3023,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -3084,7 +3105,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -3242,7 +3263,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3246 "checkpoint.cu"
+#line 3267 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3630,6 +3651,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -3637,9 +3665,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -3719,7 +3747,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -3877,7 +3905,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3881 "checkpoint.cu"
+#line 3909 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4299,6 +4327,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -4306,9 +4341,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -4388,7 +4423,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -4552,7 +4587,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4556 "checkpoint.cu"
+#line 4591 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5056,6 +5091,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -5063,9 +5105,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -5145,7 +5187,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -5309,7 +5351,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5313 "checkpoint.cu"
+#line 5355 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5761,6 +5803,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -5768,9 +5817,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -5850,7 +5899,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -6014,7 +6063,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6018 "checkpoint.cu"
+#line 6067 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6515,6 +6564,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -6522,9 +6578,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -6604,7 +6660,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -6768,7 +6824,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6772 "checkpoint.cu"
+#line 6828 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7205,6 +7261,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -7212,9 +7275,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -7294,7 +7357,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -7458,7 +7521,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7462 "checkpoint.cu"
+#line 7525 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1785,6 +1785,11 @@ __device__ __forceinline__ void body(
     const ks_t<I, IMA_CHECKED> ks) {
 #line 27 "specs/gemm.ima"
 
+        // D = 0: every score is the empty sum, 0, and there are no steps to write it.
+        if (D == 0) {
+            ima_grid_for(B * H * S * T, [&](I i) { o(i / (H * S * T), i / (S * T) % H, i / T % S, i % T) = __float2half(0.f); });
+            return;
+        }
         const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
         const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
         const auto all = ima_group<256>(threadIdx.x);
@@ -1815,7 +1820,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1819 "gemm.cu"
+#line 1824 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2471,8 +2476,13 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 70 "specs/gemm.ima"
+#line 75 "specs/gemm.ima"
 
+        // D = 0: every score is the empty sum, 0, and there are no steps to write it.
+        if (D == 0) {
+            ima_grid_for(B * H * S * T, [&](I i) { o(i / (H * S * T), i / (S * T) % H, i / T % S, i % T) = 0.f; });
+            return;
+        }
         const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
         const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
         const auto all = ima_group<256>(threadIdx.x);
@@ -2503,7 +2513,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2507 "gemm.cu"
+#line 2517 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3158,7 +3168,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 114 "specs/gemm.ima"
+#line 124 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -3181,7 +3191,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3185 "gemm.cu"
+#line 3195 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3771,7 +3781,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 147 "specs/gemm.ima"
+#line 157 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -3794,7 +3804,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3798 "gemm.cu"
+#line 3808 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4347,6 +4357,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -4354,9 +4371,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -4436,7 +4453,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -4706,7 +4723,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 200 "specs/gemm.ima"
+#line 210 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
         // A block's rows of x: 32, or 16 where blocks of 16 rows make at most 264 of them
@@ -4829,7 +4846,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4833 "gemm.cu"
+#line 4850 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1653,6 +1653,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -1660,9 +1667,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -1742,7 +1749,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -1975,7 +1982,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1979 "quant.cu"
+#line 1986 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2405,6 +2412,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -2412,9 +2426,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -2494,7 +2508,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -2652,7 +2666,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2656 "quant.cu"
+#line 2670 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3055,6 +3069,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -3062,9 +3083,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -3144,7 +3165,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -3302,7 +3323,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3306 "quant.cu"
+#line 3327 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3946,7 +3967,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3950 "quant.cu"
+#line 3971 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4495,7 +4516,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4499 "quant.cu"
+#line 4520 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4810,7 +4831,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4814 "quant.cu"
+#line 4835 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5312,6 +5333,13 @@ struct w_t {
         return sum;
     }
 
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
+    // decoded into 1024 + q is less to give q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
     // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
     // halves, and its scale in f16 (s).
     struct ImaColumn {
@@ -5319,9 +5347,9 @@ struct w_t {
     };
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
-        q.lo = ima_as_half2(0x64006400u | z | (z << 16));
+        q.lo = ima_as_half2(ima_biased_zero(z));
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
-        q.s = __half2half2(scale);
+        q.s = ima_scale2(scale);
         return q;
     }
     // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
@@ -5401,7 +5429,7 @@ struct w_t {
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(0x64006400u | z | (z << 16));
+                lo[c] = ima_as_half2(ima_biased_zero(z));
                 // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
                 hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
             }
@@ -5666,7 +5694,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5670 "quant.cu"
+#line 5698 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6280,7 +6308,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6284 "quant.cu"
+#line 6312 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
