@@ -25,8 +25,9 @@ inline long long ima_host_broken_assumptions = 0;
 struct ImaHostDim3 {
     unsigned int x, y, z;
 };
-// The thread the host plays: a test sets them before a report.
-inline ImaHostDim3 blockIdx, threadIdx;
+// The thread the host plays: a test sets them before a report. One block of one thread
+// unless a test says otherwise.
+inline ImaHostDim3 blockIdx, threadIdx, blockDim{1, 1, 1}, gridDim{1, 1, 1};
 
 // One thread: the atomics are plain reads and writes.
 inline unsigned int atomicAdd(unsigned int* a, unsigned int v) {
