@@ -1785,12 +1785,15 @@ __device__ __forceinline__ void body(
     const ks_t<I, IMA_CHECKED> ks) {
 #line 27 "specs/gemm.ima"
 
-        // D = 0: every score is the empty sum, 0, and there are no steps to write it.
+        const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
+        // D = 0: the block's scores are empty sums, 0, and there are no steps to write
+        // them (a warp a row, with no division, so that the 64-bit entry point's registers
+        // are as before).
         if (D == 0) {
-            ima_grid_for(B * H * S * T, [&](I i) { o(i / (H * S * T), i / (S * T) % H, i / T % S, i % T) = __float2half(0.f); });
+            for (int r = threadIdx.x / 32; r < 128 && i0 + r < S; r += 8)
+                for (I j = threadIdx.x % 32; j < T; j += 32) o(b, h, i0 + r, j) = __float2half(0.f);
             return;
         }
-        const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
         const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
         const auto all = ima_group<256>(threadIdx.x);
         // Step u stages chunk u % DC of D for the tile of keys u / DC.
@@ -1820,7 +1823,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1824 "gemm.cu"
+#line 1827 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2476,14 +2479,17 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 75 "specs/gemm.ima"
+#line 78 "specs/gemm.ima"
 
-        // D = 0: every score is the empty sum, 0, and there are no steps to write it.
+        const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
+        // D = 0: the block's scores are empty sums, 0, and there are no steps to write
+        // them (a warp a row, with no division, so that the 64-bit entry point's registers
+        // are as before).
         if (D == 0) {
-            ima_grid_for(B * H * S * T, [&](I i) { o(i / (H * S * T), i / (S * T) % H, i / T % S, i % T) = 0.f; });
+            for (int r = threadIdx.x / 32; r < 128 && i0 + r < S; r += 8)
+                for (I j = threadIdx.x % 32; j < T; j += 32) o(b, h, i0 + r, j) = 0.f;
             return;
         }
-        const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
         const int warp = threadIdx.x / 32, wi = warp / 2 * 32, wj = warp % 2 * 64;
         const auto all = ima_group<256>(threadIdx.x);
         // Step u stages chunk u % DC of D for the tile of keys u / DC.
@@ -2513,7 +2519,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2517 "gemm.cu"
+#line 2523 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3168,7 +3174,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 124 "specs/gemm.ima"
+#line 130 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -3191,7 +3197,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3195 "gemm.cu"
+#line 3201 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3781,7 +3787,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 157 "specs/gemm.ima"
+#line 163 "specs/gemm.ima"
 
         I tm, tn;
         ima_grouped_tile<8>(I(blockIdx.x), ima_ceil_div(M, I(128)), ima_ceil_div(N, I(128)), tm, tn);
@@ -3804,7 +3810,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3808 "gemm.cu"
+#line 3814 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4723,7 +4729,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 210 "specs/gemm.ima"
+#line 216 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
         // A block's rows of x: 32, or 16 where blocks of 16 rows make at most 264 of them
@@ -4846,7 +4852,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4850 "gemm.cu"
+#line 4856 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

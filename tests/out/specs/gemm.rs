@@ -274,7 +274,7 @@ pub static ATTN_SCORES_MMA: ima::KernelContract = ima::KernelContract {
 ///
 /// The same scores with f32 out: the same steps; the stores are twice the bytes.
 ///
-/// Declared at `specs/gemm.ima:66`.
+/// Declared at `specs/gemm.ima:69`.
 pub struct AttnScoresMmaF32 {
     kernel: ima::Kernel,
 }
@@ -339,7 +339,7 @@ pub struct AttnScoresMmaF32Args<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::
 pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_mma_f32",
     signature: "attn_scores_mma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/gemm.ima:66",
+    location: "specs/gemm.ima:69",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -442,7 +442,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
 ///
 /// across, 64 x 32 each (4 x 4 accumulator tiles); K staged 32 at a time, 4 stages deep.
 ///
-/// Declared at `specs/gemm.ima:116`.
+/// Declared at `specs/gemm.ima:122`.
 pub struct GemmF16 {
     kernel: ima::Kernel,
 }
@@ -505,7 +505,7 @@ pub struct GemmF16Args<'a, A: ima::ReadTensor<ima::half::f16>, B: ima::ReadTenso
 pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
     name: "gemm_f16",
     signature: "gemm_f16(a: f16[M,K], b: f16[K,N], c: f16[M,N])",
-    location: "specs/gemm.ima:116",
+    location: "specs/gemm.ima:122",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -595,7 +595,7 @@ pub static GEMM_F16: ima::KernelContract = ima::KernelContract {
 ///
 /// The same GEMM in bf16.
 ///
-/// Declared at `specs/gemm.ima:149`.
+/// Declared at `specs/gemm.ima:155`.
 pub struct GemmBf16 {
     kernel: ima::Kernel,
 }
@@ -658,7 +658,7 @@ pub struct GemmBf16Args<'a, A: ima::ReadTensor<ima::half::bf16>, B: ima::ReadTen
 pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
     name: "gemm_bf16",
     signature: "gemm_bf16(a: bf16[M,K], b: bf16[K,N], c: bf16[M,N])",
-    location: "specs/gemm.ima:149",
+    location: "specs/gemm.ima:155",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -788,7 +788,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/gemm.ima:202`.
+/// Declared at `specs/gemm.ima:208`.
 pub struct GptqGemm {
     kernel: ima::Kernel,
 }
@@ -859,7 +859,7 @@ pub struct GptqGemmArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTen
 pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm",
     signature: "gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm.ima:202",
+    location: "specs/gemm.ima:208",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
