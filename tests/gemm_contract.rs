@@ -1,0 +1,55 @@
+//! specs/gemm.ima's contracts checked on the CPU with fake tensors: gptq_gemm's grid takes
+//! blocks of 16 rows of x while they number at most 264 (two on each of the H200's 132
+//! SMs), and of 32 rows otherwise (its body reads the height back from the grid).
+
+#[allow(dead_code)]
+mod gemm {
+    include!("out/specs/gemm.rs");
+}
+
+#[allow(dead_code)]
+#[path = "../runtime/tests/common/fake.rs"]
+mod fake;
+
+use fake::{Fake, run, spread};
+use ima::DType;
+
+/// gptq_gemm's arguments for x `[M, K]`, a `K x N` GPTQ weight with groups of 128 (the
+/// logical `[K, N, G]`, qweight, qzeros, scales) and y `[M, N]`.
+fn gptq_gemm_args(m: usize, k: usize, n: usize) -> Vec<Fake> {
+    let g = 128;
+    spread(vec![
+        Fake::new(DType::F16, &[m, k], 0),
+        Fake::new(DType::F16, &[k, n, g], 0),
+        Fake::new(DType::I32, &[k / 8, n], 0),
+        Fake::new(DType::I32, &[k / g, n / 8], 0),
+        Fake::new(DType::F16, &[k / g, n], 0),
+        Fake::new(DType::F16, &[m, n], 0),
+    ])
+}
+
+#[test]
+fn gptq_gemm_takes_16_rows_a_block_while_that_makes_at_most_264_blocks() {
+    // (M, N) and the grid, worked out by hand: ceil(M / 16) * ceil(N / 32) blocks of 16
+    // rows if that is at most 264, else ceil(M / 32) * ceil(N / 32) of 32.
+    for (m, n, grid) in [
+        // The decode layer's O and down at B = 32: 2 x 128 = 256 blocks of 16 rows.
+        (32, 4096, [2, 128, 1]),
+        // QKV at B = 32: 2 x 192 = 384 would be too many; 192 blocks of 32 rows.
+        (32, 6144, [1, 192, 1]),
+        // gate/up at B = 32.
+        (32, 28672, [1, 896, 1]),
+        // One row block either way.
+        (16, 4096, [1, 128, 1]),
+        // 264 blocks of 16 rows exactly (3 x 88), then one row more: 4 x 88 = 352.
+        (48, 2816, [3, 88, 1]),
+        (49, 2816, [2, 88, 1]),
+        // A ragged M with few columns: 7 x 9.
+        (100, 264, [7, 9, 1]),
+    ] {
+        let plan = run(gemm::GptqGemm::CONTRACT, &gptq_gemm_args(m, 4096, n), &[])
+            .unwrap_or_else(|v| panic!("M = {m}, N = {n}: {v:?}"));
+        assert_eq!(plan.grid, grid, "M = {m}, N = {n}");
+        assert_eq!(plan.block, [256, 1, 1], "M = {m}, N = {n}");
+    }
+}
