@@ -1113,17 +1113,17 @@ fn time_stub_variants<K: CheckedStubs>(
     timed
 }
 
-/// The rows of `timed`, each with the output column `output` gives its times.
+/// The rows of `timed`, each with the output column `output` gives its variant and times.
 fn add_rows(
     b: &mut Bench,
     kernel: &str,
     shape: &str,
     bytes: f64,
     timed: Vec<(&'static str, Res<Stats>)>,
-    output: &dyn Fn(&Bench, Option<&Stats>) -> String,
+    output: &dyn Fn(&Bench, &str, Option<&Stats>) -> String,
 ) {
     for (variant, st) in timed {
-        let text = output(b, st.as_ref().ok());
+        let text = output(b, variant, st.as_ref().ok());
         b.row(kernel, shape, variant, bytes, st);
         b.output(kernel, shape, variant, text);
     }
@@ -1271,9 +1271,14 @@ fn attn_scores_mma(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
             },
         )?)
     });
-    add_rows(b, "attn_scores_mma", &shape16, bytes16, timed, &|_, st| {
-        tflops(flops, st)
-    });
+    add_rows(
+        b,
+        "attn_scores_mma",
+        &shape16,
+        bytes16,
+        timed,
+        &|_, _, st| tflops(flops, st),
+    );
     let dims = (bb, h, s, t, d);
     if b.opts.variant("twin") {
         let twin = AttnTwin {
@@ -1305,19 +1310,26 @@ fn attn_scores_mma(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
             },
         )?)
     });
-    add_rows(b, "attn_scores_mma", &shape32, bytes32, timed, &|b, st| {
-        format!(
-            "{}; {}",
-            tflops(flops, st),
-            b.verdict(
-                "compare_f32",
-                o32.slice(),
-                o32_ref.slice(),
-                (0.0, 0.0),
-                "release"
+    add_rows(
+        b,
+        "attn_scores_mma",
+        &shape32,
+        bytes32,
+        timed,
+        &|b, _, st| {
+            format!(
+                "{}; {}",
+                tflops(flops, st),
+                b.verdict(
+                    "compare_f32",
+                    o32.slice(),
+                    o32_ref.slice(),
+                    (0.0, 0.0),
+                    "release"
+                )
             )
-        )
-    });
+        },
+    );
     if b.opts.variant("twin") {
         let twin = AttnTwin {
             q: &q,
@@ -1390,7 +1402,9 @@ fn gemm_rows<K: CheckedStubs, T: ima::Element>(
         launch(ks, &b.stream, &a, &w, &mut c)
     });
     let shape = format!("M=N=K={n} {name} ({})", mb(bytes));
-    add_rows(b, kernel, &shape, bytes, timed, &|_, st| tflops(flops, st));
+    add_rows(b, kernel, &shape, bytes, timed, &|_, _, st| {
+        tflops(flops, st)
+    });
     Ok(GemmCase {
         n,
         a,
@@ -1601,9 +1615,14 @@ fn attn_scores_tma(
         (1e-2, 1e-2),
         "attn_scores_mma",
     );
-    add_rows(b, "attn_scores_tma", &shape16, bytes16, timed, &|_, st| {
-        format!("{}; {same16}", tflops(flops, st))
-    });
+    add_rows(
+        b,
+        "attn_scores_tma",
+        &shape16,
+        bytes16,
+        timed,
+        &|_, _, st| format!("{}; {same16}", tflops(flops, st)),
+    );
     let bytes32 = bytes_of(&q) + bytes_of(&k) + bytes_of(&o32);
     let shape32 = format!("B={bb} H={h} S={s} T={t} D={d}, f32 out ({})", mb(bytes32));
     let timed = time_stub_variants(b, stubs, &mut |ks, _, _| {
@@ -1624,9 +1643,14 @@ fn attn_scores_tma(
         (1e-4, 1e-4),
         "attn_scores_mma_f32",
     );
-    add_rows(b, "attn_scores_tma", &shape32, bytes32, timed, &|_, st| {
-        format!("{}; {same32}", tflops(flops, st))
-    });
+    add_rows(
+        b,
+        "attn_scores_tma",
+        &shape32,
+        bytes32,
+        timed,
+        &|_, _, st| format!("{}; {same32}", tflops(flops, st)),
+    );
     Ok(())
 }
 
@@ -1733,7 +1757,12 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
             mb(bytes)
         );
         let flops = 2.0 * (m * k * n) as f64;
-        add_rows(b, "gptq_gemm", &shape, bytes, timed, &|b, st| {
+        // Each checked variant's output against release's (both end on the same weight
+        // set); release's row has nothing to be compared with.
+        add_rows(b, "gptq_gemm", &shape, bytes, timed, &|b, variant, st| {
+            if variant == RELEASE {
+                return tflops(flops, st);
+            }
             format!(
                 "{}; {}",
                 tflops(flops, st),
@@ -1747,8 +1776,9 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
             )
         });
         if b.opts.variant("twin") {
-            // The spec's grid(ceil(M / 32), ceil(N / 32)) block(256), part (f32
-            // [8, 32, 32]) in dynamic shared memory.
+            // The spec's grid at these shapes, grid(ceil(M / 32), ceil(N / 32)) (blocks of
+            // 16 rows would be more than 264), block(256), part (f32 [8, 32, 32]) in dynamic
+            // shared memory.
             let (f, cfg) = twin_with_smem(
                 b,
                 "twin_gptq_gemm",
@@ -1821,25 +1851,39 @@ fn w4a16_tma_case(
             let y = if checked { &mut y_chk } else { &mut y_rel };
             launch(ks, &x, &ws[i % SETS], y)
         });
-        // The timed launches end on the last weight set; set 0's product, as gptq_gemm's.
+        // The timed launches end on the last weight set; set 0's product, as gptq_gemm's,
+        // from release and, where a checked variant ran, from the checked entry point.
         launch(&stubs.release, &x, &ws[0], &mut y_rel)?;
+        if timed.iter().any(|(v, _)| *v != RELEASE) {
+            launch(&stubs.checked, &x, &ws[0], &mut y_chk)?;
+        }
         let shape = format!(
             "M={m} K={k} N={n} G={g} ({}, {SETS} weight sets)",
             mb(bytes)
         );
         let flops = 2.0 * (m * k * n) as f64;
-        add_rows(b, kernel, &shape, bytes, timed, &|b, st| {
-            format!(
-                "{}; release {}",
-                tflops(flops, st),
-                b.verdict(
+        // Release against gptq_gemm (another order of the same sums), each checked variant
+        // against release.
+        add_rows(b, kernel, &shape, bytes, timed, &|b, variant, st| {
+            let verdict = if variant == RELEASE {
+                let v = b.verdict(
                     "compare_f16",
                     y_rel.slice(),
                     y_mma.slice(),
                     (2e-3, 2e-3),
-                    "gptq_gemm"
+                    "gptq_gemm",
+                );
+                format!("release {v}")
+            } else {
+                b.verdict(
+                    "compare_f16",
+                    y_chk.slice(),
+                    y_rel.slice(),
+                    (0.0, 0.0),
+                    "release",
                 )
-            )
+            };
+            format!("{}; {verdict}", tflops(flops, st))
         });
     }
     Ok(())
