@@ -605,8 +605,8 @@ struct {{ q.name }}_t {
         return sum;
     }
 
-    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
-    // decoded into 1024 + q is less to give q - z.
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
     static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
     // A group's scale in both halves of an f16 pair.
     static __device__ __forceinline__ __half2 ima_scale2({{ q.scale_type }} scale) {

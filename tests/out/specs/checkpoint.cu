@@ -1610,8 +1610,8 @@ struct w_t {
         return sum;
     }
 
-    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
-    // decoded into 1024 + q is less to give q - z.
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
     static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
     // A group's scale in both halves of an f16 pair.
     static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
@@ -2319,8 +2319,8 @@ struct w_t {
         return sum;
     }
 
-    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
-    // decoded into 1024 + q is less to give q - z.
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
     static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
     // A group's scale in both halves of an f16 pair.
     static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
@@ -3009,8 +3009,8 @@ struct w_t {
         return sum;
     }
 
-    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
-    // decoded into 1024 + q is less to give q - z.
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
     static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
     // A group's scale in both halves of an f16 pair.
     static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
@@ -3651,8 +3651,8 @@ struct w_t {
         return sum;
     }
 
-    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
-    // decoded into 1024 + q is less to give q - z.
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
     static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
     // A group's scale in both halves of an f16 pair.
     static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
@@ -4327,8 +4327,8 @@ struct w_t {
         return sum;
     }
 
-    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
-    // decoded into 1024 + q is less to give q - z.
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
     static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
     // A group's scale in both halves of an f16 pair.
     static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
@@ -5091,8 +5091,8 @@ struct w_t {
         return sum;
     }
 
-    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
-    // decoded into 1024 + q is less to give q - z.
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
     static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
     // A group's scale in both halves of an f16 pair.
     static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
@@ -5803,8 +5803,8 @@ struct w_t {
         return sum;
     }
 
-    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
-    // decoded into 1024 + q is less to give q - z.
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
     static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
     // A group's scale in both halves of an f16 pair.
     static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
@@ -6564,8 +6564,8 @@ struct w_t {
         return sum;
     }
 
-    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
-    // decoded into 1024 + q is less to give q - z.
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
     static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
     // A group's scale in both halves of an f16 pair.
     static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
@@ -7261,8 +7261,8 @@ struct w_t {
         return sum;
     }
 
-    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): what a nibble
-    // decoded into 1024 + q is less to give q - z.
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
     static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
     // A group's scale in both halves of an f16 pair.
     static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
