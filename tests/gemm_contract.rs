@@ -1,6 +1,7 @@
 //! specs/gemm.ima's contracts checked on the CPU with fake tensors: gptq_gemm's grid takes
 //! blocks of 16 rows of x while they number at most 264 (two on each of the H200's 132
-//! SMs), and of 32 rows otherwise (its body reads the height back from the grid).
+//! SMs), and of 32 rows otherwise (its body reads the height back from the grid); the
+//! attention scores with D = 0 launch, so that their body writes the empty sums' zeros.
 
 #[allow(dead_code)]
 mod gemm {
@@ -51,5 +52,31 @@ fn gptq_gemm_takes_16_rows_a_block_while_that_makes_at_most_264_blocks() {
             .unwrap_or_else(|v| panic!("M = {m}, N = {n}: {v:?}"));
         assert_eq!(plan.grid, grid, "M = {m}, N = {n}");
         assert_eq!(plan.block, [256, 1, 1], "M = {m}, N = {n}");
+    }
+}
+
+/// q `[B, H, S, 0]` and k `[B, H, T, 0]` are empty, o `[B, H, S, T]` is not: the launch
+/// goes ahead on o's grid (a skipped launch would leave o as it was), for both outputs.
+#[test]
+fn attention_scores_of_an_empty_d_launch_on_the_output_s_grid() {
+    let (b, h, s, t) = (2, 3, 130, 264);
+    for (contract, out) in [
+        (gemm::AttnScoresMma::CONTRACT, DType::F16),
+        (gemm::AttnScoresMmaF32::CONTRACT, DType::F32),
+    ] {
+        let args = spread(vec![
+            Fake::new(DType::F16, &[b, h, s, 0], 0),
+            Fake::new(DType::F16, &[b, h, t, 0], 0),
+            Fake::new(out, &[b, h, s, t], 0),
+        ]);
+        let plan = run(contract, &args, &[ima::Scalar::F32(0.125)])
+            .unwrap_or_else(|v| panic!("{}: {v:?}", contract.name));
+        assert!(!plan.skip, "{}", contract.name);
+        assert_eq!(
+            plan.grid,
+            [2, 6, 1],
+            "{}: ceil(S / 128) by B * H",
+            contract.name
+        );
     }
 }
