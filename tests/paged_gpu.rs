@@ -311,13 +311,15 @@ fn paged_attention_gqa8_and_odd_pages_match_the_reference() {
     run_against_reference(16, 2, 128, 7, 30);
 }
 
-/// Partitions of several runs: 16 sequences by 8 KV heads make 128 (sequence, head block)
-/// pairs, so a block takes the spec's SPAN runs of PART tokens (the cases above have 16
-/// or 32 pairs: one run, or two). Lengths at and past one partition, two, and a run.
+/// Partitions of three runs: 16 sequences by 8 KV heads make 128 (sequence, head block)
+/// pairs, and with a longest length of 4096 the grid has 32 runs a sequence, 4096 in
+/// all, so a partition is 3 runs of PART tokens (specs/paged.ima's rule; the cases above
+/// have at most 32 pairs and 512 runs: partitions of two runs). Lengths at and past one
+/// partition, two, and a run.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn paged_attention_with_partitions_of_span_runs_matches_the_reference() {
-    let part = PART as i32 * paged::SPAN as i32;
+fn paged_attention_with_partitions_of_three_runs_matches_the_reference() {
+    let part = 3 * PART as i32;
     let lens = [
         1,
         part,
@@ -337,6 +339,25 @@ fn paged_attention_with_partitions_of_span_runs_matches_the_reference() {
         100,
     ];
     run_lens_against_reference(8, 8, 128, 16, &lens, 50);
+}
+
+/// Partitions of one run: 2 sequences by 8 KV heads (16 pairs) with a longest length of
+/// 1500 make a grid of 192 runs, below the 256 that take partitions of two.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn paged_attention_with_partitions_of_one_run_matches_the_reference() {
+    run_lens_against_reference(8, 8, 128, 16, &[1500, PART as i32 + 1], 70);
+}
+
+/// A partition a sequence: 128 pairs as above, and no length past SPAN runs (the grid
+/// has at most SPAN runs a sequence), so each block attends a whole sequence and is the
+/// only one to arrive.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn paged_attention_with_a_partition_a_sequence_matches_the_reference() {
+    let span = (PART * paged::SPAN) as i32;
+    let lens = [1, span, span - 1, PART as i32 + 1, 0, 3 * PART as i32, 17, 16, 15, 300, 2, 100, 128, 257, 500, 64];
+    run_lens_against_reference(8, 8, 128, 16, &lens, 60);
 }
 
 /// D = 256 with a group of 3 (one query head of each block's 4 unused) and pages of 32.

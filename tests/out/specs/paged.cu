@@ -2316,17 +2316,18 @@ __device__ __forceinline__ void body(
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
     const pages_t<I, IMA_CHECKED> pages) {
-#line 82 "specs/paged.ima"
+#line 87 "specs/paged.ima"
 
         constexpr int W = 4;      // warps a block
         constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
         constexpr int GC = 8;     // query heads a block serves
         constexpr int TILE = 16;  // tokens a tile
-        // Runs a partition takes: a power of 2 up to SPAN, the same for every block. From
-        // the grid where it is needed, not kept in a register across the main loop.
+        // Runs a partition takes (the rule at the top of this file), the same for every
+        // block. From the grid where it is needed, not kept in a register across the main
+        // loop.
         auto runs = [] {
-            const unsigned pairs = gridDim.y * gridDim.z;
-            return pairs >= 128 ? I(SPAN) : pairs >= 32 ? I(SPAN / 2) : I(1);
+            const unsigned pairs = gridDim.y * gridDim.z, all = gridDim.x * pairs;
+            return gridDim.x <= SPAN && pairs >= 128 ? I(gridDim.x) : all >= 1024 ? I(3) : all >= 256 ? I(2) : I(1);
         };
         if (I(blockIdx.x) % runs() != 0) return;
         const I b = blockIdx.z;
@@ -2634,7 +2635,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 2638 "paged.cu"
+#line 2639 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

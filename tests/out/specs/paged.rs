@@ -103,7 +103,7 @@ impl Kernels {
 ///
 /// of shared memory fit).
 ///
-/// Declared at `specs/paged.ima:43`.
+/// Declared at `specs/paged.ima:48`.
 pub struct PagedAttn {
     kernel: ima::Kernel,
 }
@@ -194,7 +194,7 @@ pub struct PagedAttnArgs<'a, Q: ima::ReadTensor<ima::half::f16>, KCache: ima::Re
 pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
     name: "paged_attn",
     signature: "paged_attn(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)",
-    location: "specs/paged.ima:43",
+    location: "specs/paged.ima:48",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "HQ", bound_by: ima::Binding { arg: 0, dim: 1 } },
