@@ -341,12 +341,12 @@ fn paged_attention_with_partitions_of_three_runs_matches_the_reference() {
     run_lens_against_reference(8, 8, 128, 16, &lens, 50);
 }
 
-/// Partitions of one run: 2 sequences by 8 KV heads (16 pairs) with a longest length of
-/// 1500 make a grid of 192 runs, below the 256 that take partitions of two.
+/// Partitions of one run: 5 sequences by 8 KV heads (40 pairs) with a longest length of
+/// 768 make a grid of 240 runs, below the 256 that take partitions of two.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn paged_attention_with_partitions_of_one_run_matches_the_reference() {
-    run_lens_against_reference(8, 8, 128, 16, &[1500, PART as i32 + 1], 70);
+    run_lens_against_reference(8, 8, 128, 16, &[700, PART as i32 + 1, 1, 768, 0], 70);
 }
 
 /// A partition a sequence: 128 pairs as above, and no length past SPAN runs (the grid
