@@ -1,12 +1,13 @@
-//! The Llama 3 8B decoder layer of examples/decode_layer (specs/decode.ima, paged.ima
-//! and gemm.ima chained; GPTQ int4 weights from the runtime's quantizer; a paged
+//! The Llama 3 8B decoder layer of examples/decode_layer (specs/decode.ima, quant.ima,
+//! paged.ima and gemm.ima chained; GPTQ int4 weights from the runtime's quantizer; a paged
 //! KV cache with block tables in random order) against the f64 host reference of
 //! examples/decode_layer/reference.rs, which dequantizes the same int4 data: batches of
 //! 1, 8 and 32 sequences with contexts from 1 to 4096 and padding rows (slot -1), kernel
 //! by kernel and as a replayed `ima::Graph`, in release, checked and deferred modes.
 //! `decode_layer_at_b8_context_512` is the one to run under compute-sanitizer memcheck
-//! with `--padding` (the configuration). The layer's GEMV, gptq_gemv_narrow, is
-//! also checked alone on shapes the layer never has.
+//! with `--padding` (the configuration). The layer's narrow GEMV,
+//! gptq_gemv_narrow, is also checked alone on shapes the layer never has (quant's
+//! gptq_gemv in tests/quant_gpu.rs).
 
 mod common;
 #[path = "../examples/decode_layer/layer.rs"]

@@ -356,7 +356,24 @@ fn paged_attention_with_partitions_of_one_run_matches_the_reference() {
 #[ignore = "needs a CUDA GPU"]
 fn paged_attention_with_a_partition_a_sequence_matches_the_reference() {
     let span = PART as i32 * paged::SPAN as i32;
-    let lens = [1, span, span - 1, PART as i32 + 1, 0, 3 * PART as i32, 17, 16, 15, 300, 2, 100, 128, 257, 500, 64];
+    let lens = [
+        1,
+        span,
+        span - 1,
+        PART as i32 + 1,
+        0,
+        3 * PART as i32,
+        17,
+        16,
+        15,
+        300,
+        2,
+        100,
+        128,
+        257,
+        500,
+        64,
+    ];
     run_lens_against_reference(8, 8, 128, 16, &lens, 60);
 }
 

@@ -19,9 +19,12 @@ import torch
 import decode_kernels as dk
 import gemm_kernels as gk
 import paged_kernels as pk
+import quant_kernels as qk
 
-# Rows up to which the projections use gptq_gemv_narrow (M <= 8); gptq_gemm above.
-GEMV_ROWS = 8
+# A projection of one row of x takes a GEMV: quant's gptq_gemv (blocks of 128 columns)
+# when it has at least WIDE_GEMV_BLOCKS of them, gptq_gemv_narrow (16 columns) below; more
+# rows take gptq_gemm (as examples/decode_layer/layer.rs's `Projection`).
+WIDE_GEMV_BLOCKS = 132
 PROJECTIONS = ("qkv", "o", "gate_up", "down")
 
 
@@ -31,8 +34,8 @@ class DecodeLayer:
         `weights`: NAME.qweight, NAME.qzeros, NAME.scales for NAME in PROJECTIONS (GPTQ v1,
         as GPTQModel writes them), norm1, norm2, cos_sin."""
         self.c = config
-        # Both W4A16 kernels read the gate/up weights interleaved by the same unit.
-        assert dk.GATE_UP_UNIT == gk.GATE_UP_UNIT
+        # The W4A16 kernels read the gate/up weights interleaved by the same unit.
+        assert dk.GATE_UP_UNIT == gk.GATE_UP_UNIT == qk.GATE_UP_UNIT
         self.w = {
             n: dk.QuantWeight(
                 "gptq",
@@ -43,6 +46,8 @@ class DecodeLayer:
             )
             for n in PROJECTIONS
         }
+        # Each projection's columns (qweight's).
+        self.cols = {n: weights[n + ".qweight"].shape[1] for n in PROJECTIONS}
         self.norm1, self.norm2, self.cos_sin = weights["norm1"], weights["norm2"], weights["cos_sin"]
         self.scratch = {}
 
@@ -69,10 +74,13 @@ class DecodeLayer:
         return self.scratch[key]
 
     def _project(self, name, x, y):
-        if x.shape[0] <= GEMV_ROWS:
-            dk.gptq_gemv_narrow(x, self.w[name], y)
+        w = self.w[name]
+        if x.shape[0] > 1:
+            gk.gptq_gemm(x, w, y)
+        elif -(-self.cols[name] // 128) >= WIDE_GEMV_BLOCKS:
+            qk.gptq_gemv(x, w, y)
         else:
-            gk.gptq_gemm(x, self.w[name], y)
+            dk.gptq_gemv_narrow(x, w, y)
 
     def __call__(self, hidden, residual, positions, slot_mapping, block_tables, seq_lens, k_cache, v_cache):
         """Returns the layer's output (a new tensor) and the residual stream (`residual`,

@@ -13,10 +13,14 @@ use ima::{
     ima_kernel, quantize_gptq,
 };
 
-/// RMSNorm with the residual add, RoPE with the KV-cache write, SiLU-and-multiply, and
-/// the W4A16 GEMV for up to 8 rows.
+/// RMSNorm with the residual add, RoPE with the KV-cache write, and the W4A16 GEMV of
+/// 16-column blocks.
 #[ima_kernel("specs/decode.ima")]
 pub mod decode {}
+
+/// The W4A16 GEMV of 128-column blocks, for the gate/up projection of one row.
+#[ima_kernel("specs/quant.ima")]
+pub mod quant {}
 
 /// Paged attention decode with GQA.
 #[ima_kernel("specs/paged.ima")]
@@ -320,11 +324,12 @@ pub struct State {
 }
 
 /// The gate/up projection's weights hold gate's columns and up's interleaved in units of
-/// this many (specs/decode.ima's and specs/gemm.ima's `GATE_UP_UNIT`, which must agree):
-/// columns 2u·j .. 2u·j + u - 1 are gate's u·j .., the next u up's. With its output half as
-/// wide as the weights, either W4A16 kernel then fuses SiluAndMul.
+/// this many (specs/decode.ima's, specs/quant.ima's and specs/gemm.ima's `GATE_UP_UNIT`,
+/// which must agree): columns 2u·j .. 2u·j + u - 1 are gate's u·j .., the next u up's. With
+/// its output half as wide as the weights, each W4A16 kernel then fuses SiluAndMul.
 pub const GATE_UP_UNIT: usize = decode::GATE_UP_UNIT as usize;
 const _: () = assert!(decode::GATE_UP_UNIT == gemm::GATE_UP_UNIT);
+const _: () = assert!(decode::GATE_UP_UNIT == quant::GATE_UP_UNIT);
 
 /// Tokens of a run, the unit of paged_attn's partitions and its workspace: specs/paged.ima's
 /// `PART`.
@@ -363,18 +368,48 @@ impl State {
 /// The layer's kernels, loaded once per context.
 pub struct Kernels {
     pub decode: decode::Kernels,
+    pub quant: quant::Kernels,
     pub paged: paged::Kernels,
     pub gemm: gemm::Kernels,
 }
 
-/// Rows up to which the W4A16 projections use the GEMV (`gptq_gemv_narrow`'s `M <= 8`);
-/// the tensor-core `gptq_gemm` above.
-const GEMV_ROWS: usize = 8;
+/// The W4A16 kernel of a projection: a GEMV for one row of x, the tensor-core `gptq_gemm`
+/// for more (the GEMVs' paths for 2 to 8 rows read the weights once for each 4 rows, and
+/// from 2 rows on gptq_gemm was 1.3 to 5 times faster on the layer's shapes:
+/// bench/RESULTS.md, "The W4A16 kernels by rows of x"). Of the GEMVs, 128-column blocks
+/// (quant's `gptq_gemv`) when they number at least `WIDE_GEMV_BLOCKS`, enough to give
+/// every SM of an H200 one (the gate/up projection: 224 blocks, 20.0 us against 22.5 for
+/// 16-column blocks), else 16-column ones (`gptq_gemv_narrow`: QKV, O and down, whose
+/// 32 to 48 blocks of 128 columns would leave most SMs idle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Projection {
+    Narrow,
+    Wide,
+    Gemm,
+}
+
+/// Blocks of 128 columns from which one row's projection takes `gptq_gemv`: the H200's
+/// 132 SMs.
+const WIDE_GEMV_BLOCKS: usize = 132;
+
+impl Projection {
+    /// The kernel for `rows` rows of x and `n` columns of the weights.
+    fn of(rows: usize, n: usize) -> Projection {
+        if rows > 1 {
+            Projection::Gemm
+        } else if n.div_ceil(128) >= WIDE_GEMV_BLOCKS {
+            Projection::Wide
+        } else {
+            Projection::Narrow
+        }
+    }
+}
 
 impl Kernels {
     pub fn load(ctx: &Arc<ima::cudarc::driver::CudaContext>) -> Result<Kernels, Error> {
         Ok(Kernels {
             decode: decode::Kernels::load(ctx)?,
+            quant: quant::Kernels::load(ctx)?,
             paged: paged::Kernels::load(ctx)?,
             gemm: gemm::Kernels::load(ctx)?,
         })
@@ -388,26 +423,27 @@ impl Kernels {
     }
 
     /// The kernels the layer launches.
-    pub fn all(&self) -> [&Kernel; 5] {
+    pub fn all(&self) -> [&Kernel; 6] {
         [
             self.decode.add_rms_norm.kernel(),
             self.decode.rope_cache.kernel(),
             self.paged.paged_attn.kernel(),
             self.decode.gptq_gemv_narrow.kernel(),
+            self.quant.gptq_gemv.kernel(),
             self.gemm.gptq_gemm.kernel(),
         ]
     }
 
-    /// The W4A16 kernel for `rows` rows of x.
-    fn projection(&self, rows: usize) -> &Kernel {
-        if rows <= GEMV_ROWS {
-            self.decode.gptq_gemv_narrow.kernel()
-        } else {
-            self.gemm.gptq_gemm.kernel()
+    /// The W4A16 kernel for `rows` rows of x and `n` columns of the weights.
+    fn projection(&self, rows: usize, n: usize) -> &Kernel {
+        match Projection::of(rows, n) {
+            Projection::Narrow => self.decode.gptq_gemv_narrow.kernel(),
+            Projection::Wide => self.quant.gptq_gemv.kernel(),
+            Projection::Gemm => self.gemm.gptq_gemm.kernel(),
         }
     }
 
-    /// y = x · w through the kernel for x's rows.
+    /// y = x · w through the kernel for x's rows and w's columns.
     fn project(
         &self,
         stream: &Arc<CudaStream>,
@@ -416,15 +452,20 @@ impl Kernels {
         y: &mut impl ima::WriteTensor<f16>,
         rows: usize,
     ) -> Result<(), Error> {
-        if rows <= GEMV_ROWS {
-            self.decode
+        match Projection::of(rows, w.n()) {
+            Projection::Narrow => self
+                .decode
                 .gptq_gemv_narrow
-                .launch(stream, decode::GptqGemvNarrowArgs { x, w, y })?;
-        } else {
-            self.gemm
+                .launch(stream, decode::GptqGemvNarrowArgs { x, w, y })?,
+            Projection::Wide => self
+                .quant
+                .gptq_gemv
+                .launch(stream, quant::GptqGemvArgs { x, w, y })?,
+            Projection::Gemm => self
+                .gemm
                 .gptq_gemm
-                .launch(stream, gemm::GptqGemmArgs { x, w, y })?;
-        }
+                .launch(stream, gemm::GptqGemmArgs { x, w, y })?,
+        };
         Ok(())
     }
 
@@ -565,21 +606,22 @@ impl Kernels {
         let out = graph.write(&mut s.out);
 
         let eps = [Scalar::F32(c.eps)];
-        // x, the weight's parts, y.
-        let project = |graph: &mut Graph<'a>, x: GraphArg, w: &[GraphArg], y: GraphArg| {
-            let args: Vec<GraphArg> = std::iter::once(x)
-                .chain(w.iter().copied())
-                .chain([y])
-                .collect();
-            graph.launch(self.projection(b), &args, &[]).map(|_| ())
-        };
+        // x, the weight (its columns, and its parts), y.
+        let project =
+            |graph: &mut Graph<'a>, x: GraphArg, (n, w): (usize, &[GraphArg]), y: GraphArg| {
+                let args: Vec<GraphArg> = std::iter::once(x)
+                    .chain(w.iter().copied())
+                    .chain([y])
+                    .collect();
+                graph.launch(self.projection(b, n), &args, &[]).map(|_| ())
+            };
         let d = &self.decode;
         graph.launch(
             d.add_rms_norm.kernel(),
             &[hidden, residual, norm1, normed],
             &eps,
         )?;
-        project(graph, normed, &qkv_w, qkv)?;
+        project(graph, normed, (w.qkv.n(), &qkv_w), qkv)?;
         graph.launch(
             d.rope_cache.kernel(),
             &[qkv, positions, cos_sin, slots, q, k_cache, v_cache],
@@ -592,10 +634,10 @@ impl Kernels {
             ],
             &[Scalar::F32(attention_scale(c))],
         )?;
-        project(graph, attn_rows, &o_w, o)?;
+        project(graph, attn_rows, (w.o.n(), &o_w), o)?;
         graph.launch(d.add_rms_norm.kernel(), &[o, residual, norm2, normed], &eps)?;
-        project(graph, normed, &gu_w, act)?;
-        project(graph, act, &down_w, out)
+        project(graph, normed, (w.gate_up.n(), &gu_w), act)?;
+        project(graph, act, (w.down.n(), &down_w), out)
     }
 }
 

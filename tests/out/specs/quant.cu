@@ -1409,6 +1409,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // tile in 80 registers, three blocks on each SM instead of two.
 namespace ima_gptq_dequant {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
@@ -1982,7 +1983,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1986 "quant.cu"
+#line 1987 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2171,6 +2172,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64_checked(
 // GPTQ int4 to f16 for any N, a thread per element: the padded last word along N too.
 namespace ima_gptq_dequant_any_n {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
@@ -2666,7 +2668,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2670 "quant.cu"
+#line 2672 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2864,6 +2866,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_chec
 // GPTQ int4 with act-order (g_idx) and zeros stored plain.
 namespace ima_gptq_act_order_dequant {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored plain, act-order g_idx with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N], g_idx i32[K].
@@ -3323,7 +3326,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3327 "quant.cu"
+#line 3330 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3538,6 +3541,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
 // columns of one row, and the same three blocks on each SM.
 namespace ima_awq_dequant {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in w: q4[K, N] q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7] with group G
 // Buffers: qweight i32[K, ceil(N / 8)], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
@@ -3967,7 +3971,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3971 "quant.cu"
+#line 3975 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4156,6 +4160,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64_checked(
 // AWQ int4 to f16 for any N, a thread per packed word (8 columns of one row).
 namespace ima_awq_dequant_any_n {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in w: q4[K, N] q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7] with group G
 // Buffers: qweight i32[K, ceil(N / 8)], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
@@ -4516,7 +4521,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4520 "quant.cu"
+#line 4525 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4697,6 +4702,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_check
 // int8 with per-group scales to f16.
 namespace ima_int8_dequant {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in w: q8[K, N] q8, symmetric with group G
 // Buffers: qweight i8[K, N], scales f16[ceil(K / G), N].
@@ -4831,7 +4837,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4835 "quant.cu"
+#line 4841 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5013,15 +5019,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
-// gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
+// gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,NY])
 // W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 128 columns:
 // 32 threads across take 4 columns each (one 16-byte load of qweight per packed row, so
 // that a warp reads 512 contiguous bytes of it), 8 threads down split K between them, for
 // M = 1 in tiles of 64 rows with all 8 packed rows' loads in flight; the 8 partial sums of
 // each output meet in shared memory. `min_blocks 2` leaves 128 registers a thread, enough
 // for the M > 1 path and for 64-bit indices.
+// 
+// With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+// SiluAndMul fused, as specs/decode.ima's gptq_gemv_narrow: W's columns hold gate's and
+// up's interleaved in units of GATE_UP_UNIT, and y = silu(x · W_gate) · (x · W_up), in
+// f32 with one rounding. (Its M > 1 path reads the weights once for each 4 rows of x:
+// from 2 rows on, specs/gemm.ima's gptq_gemm is faster, bench/RESULTS.md.)
 namespace ima_gptq_gemv {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -5512,7 +5525,8 @@ struct w_t {
     }
 };
 
-// out y: f16[M, N]
+// x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
+// out y: f16[M, NY]
 template <typename I, bool IMA_CHECKED>
 struct y_t {
     __half* __restrict__ p;
@@ -5634,8 +5648,9 @@ __device__ __forceinline__ void body(
     const I K,
     const I N,
     const I G,
+    const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 111 "specs/quant.ima"
+#line 123 "specs/quant.ima"
 
         const I n = I(blockIdx.x) * 128 + threadIdx.x * 4;
         // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode
@@ -5683,18 +5698,30 @@ __device__ __forceinline__ void body(
             for (I m0 = 0; m0 < M; m0 += 4) accumulate(ImaConst<4>{}, m0);
         }
         __syncthreads();
-        // M x 128 sums of 8 slices each, by the block's 256 threads.
-        for (I o = I(threadIdx.y) * 32 + threadIdx.x; o < M * 128; o += 256) {
-            const I m = o / 128, c = o % 128, col = I(blockIdx.x) * 128 + c;
-            if (col < N) {
+        // M x 128 sums of 8 slices each, by the block's 256 threads; fused, M x 64 outputs,
+        // output c of the block from its gate column cg (unit c / U of gate, U =
+        // GATE_UP_UNIT) and up's cg + U.
+        static_assert(128 % (2 * GATE_UP_UNIT) == 0, "a block's 128 columns are whole units of gate and of up");
+        const bool fused = NY != N;
+        const int outs = fused ? 64 : 128;
+        for (I o = I(threadIdx.y) * 32 + threadIdx.x; o < M * outs; o += 256) {
+            const I m = o / outs, c = o % outs, col = I(blockIdx.x) * outs + c;
+            if (col < NY) {
+                const int cg = fused ? int(c / GATE_UP_UNIT * 2 * GATE_UP_UNIT + c % GATE_UP_UNIT) : int(c);
                 float sum = 0.f;
                 #pragma unroll
-                for (int s = 0; s < 8; ++s) sum += part(s, m, c);
+                for (int s = 0; s < 8; ++s) sum += part(s, m, cg);
+                if (fused) {
+                    float up = 0.f;
+                    #pragma unroll
+                    for (int s = 0; s < 8; ++s) up += part(s, m, cg + GATE_UP_UNIT);
+                    sum = sum / (1.f + __expf(-sum)) * up;
+                }
                 y(m, col) = __float2half(sum);
             }
         }
     
-#line 5698 "quant.cu"
+#line 5725 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5706,13 +5733,14 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
+    const I NY,
     typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
     const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 128, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, part);
+    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
 }
 
 }  // namespace ima_gptq_gemv
@@ -5736,7 +5764,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     int M,
     int K,
     int N,
-    int G) {
+    int G,
+    int NY) {
     using namespace ima_gptq_gemv;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -5747,13 +5776,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     run<int, false>(ima_gptq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
         ima_gptq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+        ima_gptq_gemv::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
         G,
+        NY,
         nullptr);
 }
 
@@ -5776,7 +5807,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
     long long M,
     long long K,
     long long N,
-    long long G) {
+    long long G,
+    long long NY) {
     using namespace ima_gptq_gemv;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
@@ -5787,13 +5819,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     run<long long, false>(ima_gptq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
         ima_gptq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+        ima_gptq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
         G,
+        NY,
         nullptr);
 }
 
@@ -5817,6 +5851,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     int K,
     int N,
     int G,
+    int NY,
     ImaRecord* ima_record) {
     using namespace ima_gptq_gemv;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
@@ -5828,15 +5863,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_gptq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
         ima_gptq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+        ima_gptq_gemv::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
         G,
+        NY,
         &ima_pending);
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
@@ -5852,7 +5889,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
             break;
         case 5:
             ima_extent[0] = M;
-            ima_extent[1] = N;
+            ima_extent[1] = NY;
             break;
         case -1:
             ima_extent[0] = 8;
@@ -5884,6 +5921,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     long long K,
     long long N,
     long long G,
+    long long NY,
     ImaRecord* ima_record) {
     using namespace ima_gptq_gemv;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
@@ -5895,15 +5933,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_gptq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
         ima_gptq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+        ima_gptq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
         G,
+        NY,
         &ima_pending);
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
@@ -5919,7 +5959,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
             break;
         case 5:
             ima_extent[0] = M;
-            ima_extent[1] = N;
+            ima_extent[1] = NY;
             break;
         case -1:
             ima_extent[0] = 8;
@@ -5936,6 +5976,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
 // W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 namespace ima_awq_gemv {
 
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -6302,13 +6343,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 177 "specs/quant.ima"
+#line 201 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6312 "quant.cu"
+#line 6353 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

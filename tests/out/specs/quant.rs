@@ -15,6 +15,9 @@ pub const CUDA_SOURCE: &str = include_str!("quant.cu");
 /// The spec this module was generated from.
 pub const SPEC_FILE: &str = "specs/quant.ima";
 
+/// The spec's `const GATE_UP_UNIT = 8`.
+pub const GATE_UP_UNIT: i64 = 8;
+
 /// Every kernel of `specs/quant.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub gptq_dequant: GptqDequant,
@@ -1129,7 +1132,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
     entry_i64: "int8_dequant_i64",
 };
 
-/// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`
+/// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 128 columns:
 ///
@@ -1143,7 +1146,19 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 ///
 /// for the M > 1 path and for 64-bit indices.
 ///
-/// Declared at `specs/quant.ima:104`.
+/// 
+///
+/// With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+///
+/// SiluAndMul fused, as specs/decode.ima's gptq_gemv_narrow: W's columns hold gate's and
+///
+/// up's interleaved in units of GATE_UP_UNIT, and y = silu(x · W_gate) · (x · W_up), in
+///
+/// f32 with one rounding. (Its M > 1 path reads the weights once for each 4 rows of x:
+///
+/// from 2 rows on, specs/gemm.ima's gptq_gemm is faster, bench/RESULTS.md.)
+///
+/// Declared at `specs/quant.ima:115`.
 pub struct GptqGemv {
     kernel: ima::Kernel,
 }
@@ -1199,27 +1214,28 @@ impl GptqGemv {
 
 /// The arguments of [`GptqGemv::launch`] and [`GptqGemv::launch_in`], by name.
 ///
-/// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])`: each tensor's field gives its element type and its shape as the
+/// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
 pub struct GptqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[M, K]`, contiguous, 16-byte aligned
     pub x: &'a X,
     /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     pub w: &'a ima::QuantTensor<ima::half::f16>,
-    /// f16 `[M, N]`, contiguous
+    /// f16 `[M, NY]`, contiguous: x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
     pub y: &'a mut Y,
 }
 
 /// The contract of `gptq_gemv`.
 pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv",
-    signature: "gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:104",
+    signature: "gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
+    location: "specs/quant.ima:115",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 1, dim: 1 } },
         ima::Symbol { name: "G", bound_by: ima::Binding { arg: 1, dim: 2 } },
+        ima::Symbol { name: "NY", bound_by: ima::Binding { arg: 5, dim: 1 } },
     ],
     args: &[
         ima::TensorArg {
@@ -1299,7 +1315,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             dtype: ima::DType::F16,
             dims: &[
                 ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
-                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "NY", expr: ima::Expr::Sym(4) },
             ],
             stored: &[0, 1],
             strided: false,
@@ -1314,6 +1330,8 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "M <= 8", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(8)) },
         ima::Constraint { text: "K % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "N % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
     ],
     shared: &[
         ima::SharedArray {
@@ -1339,7 +1357,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:172`.
+/// Declared at `specs/quant.ima:196`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -1410,7 +1428,7 @@ pub struct AwqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTens
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:172",
+    location: "specs/quant.ima:196",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
