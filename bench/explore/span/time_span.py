@@ -1,0 +1,93 @@
+"""Throwaway: paged_attn with 1, 2, 3 or 4 runs of 128 tokens a partition (span.ima) against
+specs/paged.ima's rule, on the decode layer's heads (32 query, 8 KV, D = 128, pages of 16
+in random order), as CUDA graphs cycling through caches larger than L2 (µs a launch)."""
+import random
+import torch
+import paged_kernels as pk
+import span_kernels as sk
+
+dev = "cuda"
+HQ, HKV, D, BS = 32, 8, 128, 16
+
+
+def case(lens, seed):
+    rnd = random.Random(seed)
+    b = len(lens)
+    pages = [(l + BS - 1) // BS for l in lens]
+    p = max(1, max(pages))
+    nb = max(1, sum(pages))
+    order = list(range(nb))
+    rnd.shuffle(order)
+    tables = torch.zeros(b, p, dtype=torch.int32)
+    nxt = 0
+    for s, n in enumerate(pages):
+        for j in range(n):
+            tables[s, j] = order[nxt]
+            nxt += 1
+    k = torch.randn(nb, BS, HKV, D, device=dev, dtype=torch.float16)
+    v = torch.randn(nb, BS, HKV, D, device=dev, dtype=torch.float16)
+    q = torch.randn(b, HQ, D, device=dev, dtype=torch.float16)
+    parts = (p * BS + 127) // 128
+    return dict(q=q, k=k, v=v, tables=tables.to(dev), lens=torch.tensor(lens, dtype=torch.int32, device=dev),
+                part_o=torch.zeros(b, HQ, parts, D, device=dev), part_lse=torch.zeros(b, HQ, parts, device=dev),
+                arrivals=torch.zeros(b, HQ, dtype=torch.int32, device=dev), out=torch.empty(b, HQ, D, device=dev, dtype=torch.float16))
+
+
+def call(f, c):
+    f(c["q"], c["k"], c["v"], c["tables"], c["lens"], c["part_o"], c["part_lse"], c["arrivals"], c["out"], D ** -0.5)
+
+
+def timed(f, sets, reps=20):
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            for c in sets:
+                call(f, c)
+        torch.cuda.synchronize()
+        with torch.cuda.graph(g):
+            for c in sets:
+                call(f, c)
+    ts = []
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        g.replay()
+        e1.record()
+        torch.cuda.synchronize()
+        ts.append(e0.elapsed_time(e1) * 1e3 / len(sets))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+rnd = random.Random(1)
+cases = {
+    "B=32 ctx 1024": [1024] * 32,
+    "B=32 ctx 512": [512] * 32,
+    "B=32 ctx 2048": [2048] * 32,
+    "B=32 ctx 4096": [4096] * 32,
+    "B=32 ragged 1..4096": [rnd.randint(1, 4096) for _ in range(32)],
+    "B=8 ctx 1024": [1024] * 8,
+    "B=16 ctx 1024": [1024] * 16,
+    "B=64 ctx 1024": [1024] * 64,
+    "B=1 ctx 1024": [1024],
+    "B=1 ctx 4096": [4096],
+}
+names = ["rule"] + [f"span{r}" for r in (1, 2, 3, 4)]
+print("case | MB | " + " | ".join(names))
+for name, lens in cases.items():
+    mb = sum(lens) * HKV * D * 2 * 2 / 1e6
+    nsets = max(1, min(16, int(300 // mb) + 1))
+    sets = [case(lens, i) for i in range(nsets)]
+    ref = None
+    row = []
+    for fname in names:
+        f = pk.paged_attn if fname == "rule" else getattr(sk, fname)
+        t = timed(f, sets)
+        call(f, sets[0])
+        o = sets[0]["out"].float().clone()
+        if ref is None:
+            ref = o
+        err = (o - ref).abs().max().item()
+        row.append(f"{t:.1f}" + ("" if err < 2e-3 else f" (DIFF {err:.2g})"))
+    print(f"{name} | {mb:.0f} | " + " | ".join(row), flush=True)
