@@ -215,3 +215,68 @@ fn gptq_gemv_narrow_fuses_silu_and_mul_when_y_is_half_as_wide() {
         }
     }
 }
+
+/// add_rms_norm against f64, release and checked, on (N, D): one vector a row (D = 8);
+/// the layer's width (4096, all of it in the vectors the threads keep in registers); one
+/// vector past them (D = 4104), and many (D = 20488), read again in the second pass. residual + x of two f16 values is exact in f32, so the stored residual must
+/// equal the f64 sum rounded to f16; y may differ from the f64 normalisation by its own
+/// rounding and f32's (0.2% beside 1e-3).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn add_rms_norm_matches_an_f64_reference() {
+    let ctx = ima::context(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = decode::Kernels::load(&ctx).unwrap();
+    let eps = 1e-5f32;
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        for (n, d) in [(1, 8), (3, 4096), (2, 4104), (1, 20488)] {
+            let xh = Lcg::new(7).f16s(n * d, 1.0);
+            let rh = Lcg::new(8).f16s(n * d, 2.0);
+            let wh = Lcg::new(9).f16s(d, 1.0);
+            let x = Tensor::from_host(&stream, &xh, &[n, d]).unwrap();
+            let mut residual = Tensor::from_host(&stream, &rh, &[n, d]).unwrap();
+            let w = Tensor::from_host(&stream, &wh, &[d]).unwrap();
+            let mut y = Tensor::full(&stream, f16::NAN, &[n, d]).unwrap();
+            kernels
+                .add_rms_norm
+                .launch(
+                    &stream,
+                    decode::AddRmsNormArgs {
+                        x: &x,
+                        residual: &mut residual,
+                        w: &w,
+                        y: &mut y,
+                        eps,
+                    },
+                )
+                .unwrap();
+            let (got_r, got_y) = (
+                residual.to_host(&stream).unwrap(),
+                y.to_host(&stream).unwrap(),
+            );
+            for row in 0..n {
+                let sums: Vec<f16> = (0..d)
+                    .map(|i| {
+                        let at = row * d + i;
+                        f16::from_f64(f64::from(xh[at]) + f64::from(rh[at]))
+                    })
+                    .collect();
+                let ss: f64 = sums.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
+                let inv = 1.0 / (ss / d as f64 + f64::from(eps)).sqrt();
+                for i in 0..d {
+                    let at = row * d + i;
+                    let what = format!("add_rms_norm N={n} D={d} checked={checked}, [{row}, {i}]");
+                    assert_eq!(got_r[at].to_bits(), sums[i].to_bits(), "{what}: residual");
+                    let want = f64::from(sums[i]) * inv * f64::from(wh[i]);
+                    let got = f64::from(got_y[at]);
+                    assert!(
+                        (got - want).abs() <= 2e-3 * want.abs() + 1e-3,
+                        "{what}: y = {got}, expected {want}"
+                    );
+                }
+            }
+        }
+    }
+    kernels.set_checked(false);
+}

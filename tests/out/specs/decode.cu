@@ -1405,7 +1405,11 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // vLLM's fused_add_rms_norm: residual += x (rounded to f16), then
 // y = residual / sqrt(mean(residual²) + eps) · w, a block per row. A thread takes 8
 // elements at a time with 16-byte loads and stores (`align(16)`, which `D % 8 == 0`
-// allows); the second pass rereads the residual the same thread wrote in the first.
+// allows). The first KEPT = 2 vectors of a thread (all of a row of up to 4096, as a Llama
+// 8B layer's) stay in registers with their weights, loaded with x and the residual, so
+// that the second pass reads no memory: a row's one round trip to memory is the first
+// pass's loads. Columns past those are read again in the second pass. `min_blocks 4`
+// leaves the 64 registers that takes (with 32, it spilled).
 namespace ima_add_rms_norm {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
@@ -1826,11 +1830,14 @@ __device__ __forceinline__ void body(
     const float eps,
     const red_t<I, IMA_CHECKED> red,
     const I row) {
-#line 28 "specs/decode.ima"
+#line 32 "specs/decode.ima"
 
+        constexpr int KEPT = 2;
         const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+        const I step = I(blockDim.x) * 8;
+        // residual + x at column d, rounded to f16, stored, and its squares added to ss.
         float ss = 0.f;
-        for (I d = threadIdx.x * 8; d < D; d += blockDim.x * 8) {
+        auto add = [&](I d) {
             const auto a = x.load8(row, d);
             const auto r = residual.load8(row, d);
             ImaVec<__half, 8> sum;
@@ -1841,23 +1848,38 @@ __device__ __forceinline__ void body(
                 ss += f * f;
             }
             residual.store8(row, d, sum);
+            return sum;
+        };
+        ImaVec<__half, 8> kept[KEPT], gain[KEPT];
+        #pragma unroll
+        for (int i = 0; i < KEPT; ++i) {
+            const I d = I(threadIdx.x) * 8 + i * step;
+            if (d < D) {
+                gain[i] = w.load8(d);
+                kept[i] = add(d);
+            }
         }
+        for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) add(d);
         for (int o = 16; o > 0; o /= 2) ss += __shfl_xor_sync(0xffffffffu, ss, o);
         if (lane == 0) red(warp) = ss;
         __syncthreads();
         ss = 0.f;
         for (int i = 0; i < warps; ++i) ss += red(i);
         const float inv = rsqrtf(ss / float(D) + eps);
-        for (I d = threadIdx.x * 8; d < D; d += blockDim.x * 8) {
-            const auto r = residual.load8(row, d);
-            const auto g = w.load8(d);
+        auto normalise = [&](I d, const ImaVec<__half, 8>& r, const ImaVec<__half, 8>& g) {
             ImaVec<__half, 8> out;
             #pragma unroll
             for (int j = 0; j < 8; ++j) out.v[j] = __float2half(__half2float(r.v[j]) * inv * __half2float(g.v[j]));
             y.store8(row, d, out);
+        };
+        #pragma unroll
+        for (int i = 0; i < KEPT; ++i) {
+            const I d = I(threadIdx.x) * 8 + i * step;
+            if (d < D) normalise(d, kept[i], gain[i]);
         }
+        for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 1861 "decode.cu"
+#line 1883 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1900,7 +1922,7 @@ __device__ __forceinline__ void run(
 
 }  // namespace ima_add_rms_norm
 
-extern "C" __global__ void __launch_bounds__(256, 8) add_rms_norm_i32(
+extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -1934,7 +1956,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) add_rms_norm_i32(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 8) add_rms_norm_i64(
+extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -1968,7 +1990,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) add_rms_norm_i64(
         nullptr);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 8) add_rms_norm_i32_checked(
+extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
     const __half* __restrict__ x,
     int x_s0,
     int x_s1,
@@ -2030,7 +2052,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) add_rms_norm_i32_checked(
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256, 8) add_rms_norm_i64_checked(
+extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
     const __half* __restrict__ x,
     long long x_s0,
     long long x_s1,
@@ -2689,7 +2711,7 @@ __device__ __forceinline__ void body(
     const I BS,
     const I HKV,
     const I HQ) {
-#line 85 "specs/decode.ima"
+#line 107 "specs/decode.ima"
 
         // Thread t: head row t / (D/16) of the batch (sequence b, head hd), pair offset j.
         const I t = I(blockIdx.x) * 256 + threadIdx.x;
@@ -2726,7 +2748,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 2730 "decode.cu"
+#line 2752 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3705,7 +3727,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 149 "specs/decode.ima"
+#line 171 "specs/decode.ima"
 
         const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
         const int warp = threadIdx.y / 8;
@@ -3781,7 +3803,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3785 "decode.cu"
+#line 3807 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

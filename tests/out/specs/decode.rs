@@ -88,9 +88,17 @@ impl Kernels {
 ///
 /// elements at a time with 16-byte loads and stores (`align(16)`, which `D % 8 == 0`
 ///
-/// allows); the second pass rereads the residual the same thread wrote in the first.
+/// allows). The first KEPT = 2 vectors of a thread (all of a row of up to 4096, as a Llama
 ///
-/// Declared at `specs/decode.ima:15`.
+/// 8B layer's) stay in registers with their weights, loaded with x and the residual, so
+///
+/// that the second pass reads no memory: a row's one round trip to memory is the first
+///
+/// pass's loads. Columns past those are read again in the second pass. `min_blocks 4`
+///
+/// leaves the 64 registers that takes (with 32, it spilled).
+///
+/// Declared at `specs/decode.ima:19`.
 pub struct AddRmsNorm {
     kernel: ima::Kernel,
 }
@@ -157,7 +165,7 @@ pub struct AddRmsNormArgs<'a, X: ima::ReadTensor<ima::half::f16>, Residual: ima:
 pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
     name: "add_rms_norm",
     signature: "add_rms_norm(x: f16[N,D], residual: f16[N,D], w: f16[D], y: f16[N,D], eps: f32)",
-    location: "specs/decode.ima:15",
+    location: "specs/decode.ima:19",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "D", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -263,7 +271,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
 ///
 /// slot outside the caches is reported and skipped. A raw grid: the body guards itself.
 ///
-/// Declared at `specs/decode.ima:69`.
+/// Declared at `specs/decode.ima:91`.
 pub struct RopeCache {
     kernel: ima::Kernel,
 }
@@ -348,7 +356,7 @@ pub struct RopeCacheArgs<'a, Qkv: ima::ReadTensor<ima::half::f16>, Positions: im
 pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
     name: "rope_cache",
     signature: "rope_cache(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D])",
-    location: "specs/decode.ima:69",
+    location: "specs/decode.ima:91",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "MAXPOS", bound_by: ima::Binding { arg: 2, dim: 0 } },
@@ -514,7 +522,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
 ///
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/decode.ima:141`.
+/// Declared at `specs/decode.ima:163`.
 pub struct GptqGemvNarrow {
     kernel: ima::Kernel,
 }
@@ -585,7 +593,7 @@ pub struct GptqGemvNarrowArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::Wr
 pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv_narrow",
     signature: "gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/decode.ima:141",
+    location: "specs/decode.ima:163",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
