@@ -12,6 +12,7 @@ bench/decode_layer_torch.py runs it on the data `decode_layer dump` writes and c
 it with the PyTorch reference.
 """
 
+import functools
 import math
 
 import torch
@@ -21,11 +22,13 @@ import gemm_kernels as gk
 import paged_kernels as pk
 import quant_kernels as qk
 
-# A projection of one row of x takes a GEMV: quant's gptq_gemv (blocks of 128 columns)
-# when it has at least WIDE_GEMV_BLOCKS of them, gptq_gemv_narrow (16 columns) below; more
-# rows take gptq_gemm (as examples/decode_layer/layer.rs's `Projection`).
-WIDE_GEMV_BLOCKS = 132
 PROJECTIONS = ("qkv", "o", "gate_up", "down")
+
+
+@functools.lru_cache(maxsize=None)
+def sm_count(device):
+    """The device's SMs (read once: the projections ask at every call)."""
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 class DecodeLayer:
@@ -74,10 +77,13 @@ class DecodeLayer:
         return self.scratch[key]
 
     def _project(self, name, x, y):
+        # One row of x takes a GEMV: quant's gptq_gemv (blocks of 128 columns) when it has a
+        # block for every SM, gptq_gemv_narrow (16 columns) otherwise; more rows take
+        # gptq_gemm (as examples/decode_layer/layer.rs's `Projection`).
         w = self.w[name]
         if x.shape[0] > 1:
             gk.gptq_gemm(x, w, y)
-        elif -(-self.cols[name] // 128) >= WIDE_GEMV_BLOCKS:
+        elif -(-self.cols[name] // 128) >= sm_count(x.device):
             qk.gptq_gemv(x, w, y)
         else:
             dk.gptq_gemv_narrow(x, w, y)

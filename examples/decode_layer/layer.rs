@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use ima::cudarc::driver::CudaStream;
+use ima::cudarc::driver::sys::CUdevice_attribute;
 use ima::half::f16;
 use ima::{
     Error, Graph, GraphArg, Kernel, QuantFormat, QuantHost, QuantTensor, Scalar, Tensor, ZeroStyle,
@@ -371,14 +372,16 @@ pub struct Kernels {
     pub quant: quant::Kernels,
     pub paged: paged::Kernels,
     pub gemm: gemm::Kernels,
+    /// The device's SMs, for `Projection::of`.
+    sms: usize,
 }
 
 /// The W4A16 kernel of a projection: a GEMV for one row of x, the tensor-core `gptq_gemm`
 /// for more (the GEMVs' paths for 2 to 8 rows read the weights once for each 4 rows, and
 /// from 2 rows on gptq_gemm was 1.3 to 5 times faster on the layer's shapes:
 /// bench/RESULTS.md, "The W4A16 kernels by rows of x"). Of the GEMVs, 128-column blocks
-/// (quant's `gptq_gemv`) when they number at least `WIDE_GEMV_BLOCKS`, enough to give
-/// every SM of an H200 one (the gate/up projection: 224 blocks, 20.0 us against 22.5 for
+/// (quant's `gptq_gemv`) when they number at least the device's SMs, one each (the
+/// gate/up projection: 224 blocks on an H200's 132 SMs, 20.0 us against 22.5 for
 /// 16-column blocks), else 16-column ones (`gptq_gemv_narrow`: QKV, O and down, whose
 /// 32 to 48 blocks of 128 columns would leave most SMs idle).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -388,16 +391,12 @@ enum Projection {
     Gemm,
 }
 
-/// Blocks of 128 columns from which one row's projection takes `gptq_gemv`: the H200's
-/// 132 SMs.
-const WIDE_GEMV_BLOCKS: usize = 132;
-
 impl Projection {
-    /// The kernel for `rows` rows of x and `n` columns of the weights.
-    fn of(rows: usize, n: usize) -> Projection {
+    /// The kernel for `rows` rows of x and `n` columns of the weights on `sms` SMs.
+    fn of(rows: usize, n: usize, sms: usize) -> Projection {
         if rows > 1 {
             Projection::Gemm
-        } else if n.div_ceil(128) >= WIDE_GEMV_BLOCKS {
+        } else if n.div_ceil(128) >= sms {
             Projection::Wide
         } else {
             Projection::Narrow
@@ -412,6 +411,12 @@ impl Kernels {
             quant: quant::Kernels::load(ctx)?,
             paged: paged::Kernels::load(ctx)?,
             gemm: gemm::Kernels::load(ctx)?,
+            sms: ctx
+                .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .map_err(|source| Error::Driver {
+                    what: "reading the device's SM count".into(),
+                    source,
+                })? as usize,
         })
     }
 
@@ -436,7 +441,7 @@ impl Kernels {
 
     /// The W4A16 kernel for `rows` rows of x and `n` columns of the weights.
     fn projection(&self, rows: usize, n: usize) -> &Kernel {
-        match Projection::of(rows, n) {
+        match Projection::of(rows, n, self.sms) {
             Projection::Narrow => self.decode.gptq_gemv_narrow.kernel(),
             Projection::Wide => self.quant.gptq_gemv.kernel(),
             Projection::Gemm => self.gemm.gptq_gemm.kernel(),
@@ -452,7 +457,7 @@ impl Kernels {
         y: &mut impl ima::WriteTensor<f16>,
         rows: usize,
     ) -> Result<(), Error> {
-        match Projection::of(rows, w.n()) {
+        match Projection::of(rows, w.n(), self.sms) {
             Projection::Narrow => self
                 .decode
                 .gptq_gemv_narrow
