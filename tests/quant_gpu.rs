@@ -210,6 +210,19 @@ fn assert_close(got: &[f16], want: &(Vec<f64>, Vec<f64>), normwise: f64, what: &
     }
 }
 
+/// gptq_gemv through its stub: y = x · w, or with y half as wide the fused SiluAndMul.
+fn gptq_gemv(
+    kernels: &quant::Kernels,
+    stream: &Arc<CudaStream>,
+    x: &Tensor<f16>,
+    w: &QuantTensor<f16>,
+    y: &mut Tensor<f16>,
+) -> Result<ima::Launched, Error> {
+    kernels
+        .gptq_gemv
+        .launch(stream, quant::GptqGemvArgs { x, w, y })
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gemvs_match_an_f64_reference() {
@@ -241,36 +254,14 @@ fn gemvs_match_an_f64_reference() {
         let w = QuantTensor::upload(&stream, &host).unwrap();
         let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
         if k % 8 == 0 && n % 8 == 0 {
-            kernels
-                .gptq_gemv
-                .launch(
-                    &stream,
-                    quant::GptqGemvArgs {
-                        x: &x,
-                        w: &w,
-                        y: &mut y,
-                    },
-                )
-                .unwrap();
+            gptq_gemv(&kernels, &stream, &x, &w, &mut y).unwrap();
             let want = gemv_reference(&xh, &dequant_reference(&host), m, k, n);
             // Its whole tiles sum 8 products a lane in f16 (the accessor's `dot_tile`):
             // about 0.1% of the norm at K = 4096; allowed 0.8%.
             let what = format!("gptq_gemv M={m} K={k} N={n} G={g}");
             assert_close(&y.to_host(&stream).unwrap(), &want, 8e-3, &what);
         } else {
-            assert!(
-                kernels
-                    .gptq_gemv
-                    .launch(
-                        &stream,
-                        quant::GptqGemvArgs {
-                            x: &x,
-                            w: &w,
-                            y: &mut y
-                        }
-                    )
-                    .is_err()
-            );
+            assert!(gptq_gemv(&kernels, &stream, &x, &w, &mut y).is_err());
         }
 
         let host = quantize_awq::<f16>(&weights(k * n, 9), k, n, g).unwrap();
@@ -322,17 +313,7 @@ fn gptq_gemv_fuses_silu_and_mul_when_y_is_half_as_wide() {
                 .unwrap();
             let w = QuantTensor::upload(&stream, &host).unwrap();
             let mut y = Tensor::full(&stream, f16::NAN, &[m, n / 2]).unwrap();
-            kernels
-                .gptq_gemv
-                .launch(
-                    &stream,
-                    quant::GptqGemvArgs {
-                        x: &x,
-                        w: &w,
-                        y: &mut y,
-                    },
-                )
-                .unwrap();
+            gptq_gemv(&kernels, &stream, &x, &w, &mut y).unwrap();
             let (dots, norms) = gemv_reference(&xh, &dequant_reference(&host), m, k, n);
             let got = y.to_host(&stream).unwrap();
             for r in 0..m {

@@ -5,39 +5,10 @@ import torch
 import decode_kernels as dk
 import gemm_kernels as gk
 import gemm_tma_kernels as tk
+from timing import gptq_weight, graph_us
 
 dev = "cuda"
 G = 128
-
-
-def weight(k, n):
-    qweight = torch.randint(-2**31, 2**31 - 1, (k // 8, n), device=dev, dtype=torch.int32)
-    qzeros = torch.randint(-2**31, 2**31 - 1, (k // G, n // 8), device=dev, dtype=torch.int32)
-    scales = (torch.rand(k // G, n, device=dev) * 0.01).half()
-    return dk.QuantWeight("gptq", qweight=qweight, qzeros=qzeros, scales=scales, group_size=G)
-
-
-def timed(fn, sets, reps=20):
-    g = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            for a in sets:
-                fn(*a)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(g):
-            for a in sets:
-                fn(*a)
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        g.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1e3 / len(sets))
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 shapes = [(4096, 6144), (4096, 4096), (4096, 28672), (14336, 4096), (8192, 28672),
@@ -48,14 +19,14 @@ if len(sys.argv) == 4:
     cases = [tuple(int(a) for a in sys.argv[1:])]
 for m, k, n in cases:
     nsets = min(64, max(2, int(200e6 // (k * n // 2)) + 1))
-    ws = [weight(k, n) for _ in range(nsets)]
+    ws = [gptq_weight(dk.QuantWeight, k, n, G) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     y = torch.empty(m, n, device=dev, dtype=torch.float16)
     part = torch.zeros(m, n, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
-    t_wg = timed(lambda w: tk.gptq_gemm_wg(x, w, part, arr, y), [(w,) for w in ws])
+    t_wg = graph_us(lambda w: tk.gptq_gemm_wg(x, w, part, arr, y), [(w,) for w in ws])
     y2 = torch.empty_like(y)
-    t_mma = timed(lambda w: gk.gptq_gemm(x, w, y2), [(w,) for w in ws])
+    t_mma = graph_us(lambda w: gk.gptq_gemm(x, w, y2), [(w,) for w in ws])
     tk.gptq_gemm_wg(x, ws[0], part, arr, y)
     gk.gptq_gemm(x, ws[0], y2)
     err = (y.float() - y2.float()).abs().max().item()

@@ -1,8 +1,13 @@
 """Throwaway: cj.ima's variants against gptq_gemm (and gptq_gemv_narrow at M <= 8), as CUDA
 graphs of launches cycling through weight sets larger than L2 (µs a launch), with the
 outputs compared with gptq_gemm's."""
+import os
 import sys
+
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import gptq_weight, graph_us  # noqa: E402
 import decode_kernels as dk
 import gemm_kernels as gk
 import cj_kernels as cj
@@ -10,36 +15,6 @@ import cj_kernels as cj
 dev = "cuda"
 G = 128
 VARIANTS = [n for n in dir(cj) if n.startswith("cj") and not n.endswith("_shapes")]
-
-
-def weight(k, n):
-    qweight = torch.randint(-2**31, 2**31 - 1, (k // 8, n), device=dev, dtype=torch.int32)
-    qzeros = torch.randint(-2**31, 2**31 - 1, (k // G, n // 8), device=dev, dtype=torch.int32)
-    scales = (torch.rand(k // G, n, device=dev) * 0.01).half()
-    return dk.QuantWeight("gptq", qweight=qweight, qzeros=qzeros, scales=scales, group_size=G)
-
-
-def timed(fn, sets, reps=20):
-    g = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            for a in sets:
-                fn(*a)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(g):
-            for a in sets:
-                fn(*a)
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        g.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1e3 / len(sets))
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 cases = [(16, 8192, 28672), (32, 8192, 28672), (64, 8192, 28672),
@@ -51,22 +26,22 @@ if len(sys.argv) > 1:
 print("M K N | gptq_gemm | " + " | ".join(VARIANTS) + " | gemv_narrow")
 for m, k, n in cases:
     nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
-    ws = [weight(k, n) for _ in range(nsets)]
+    ws = [gptq_weight(dk.QuantWeight, k, n, G) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     ref = torch.empty(m, n, device=dev, dtype=torch.float16)
-    t_ref = timed(lambda w: gk.gptq_gemm(x, w, ref), [(w,) for w in ws])
+    t_ref = graph_us(lambda w: gk.gptq_gemm(x, w, ref), [(w,) for w in ws])
     gk.gptq_gemm(x, ws[0], ref)
     row = [f"{t_ref:.1f}"]
     for v in VARIANTS:
         y = torch.empty_like(ref)
         f = getattr(cj, v)
-        t = timed(lambda w: f(x, w, y), [(w,) for w in ws])
+        t = graph_us(lambda w: f(x, w, y), [(w,) for w in ws])
         f(x, ws[0], y)
         err = (y.float() - ref.float()).abs().max().item()
         row.append(f"{t:.1f}" + ("" if err < 1e-2 * max(1.0, ref.float().abs().max().item()) else f" (DIFF {err:.3g})"))
     if m <= 8:
         y = torch.empty_like(ref)
-        t = timed(lambda w: dk.gptq_gemv_narrow(x, w, y), [(w,) for w in ws])
+        t = graph_us(lambda w: dk.gptq_gemv_narrow(x, w, y), [(w,) for w in ws])
         row.append(f"{t:.1f}")
     else:
         row.append("-")

@@ -1,8 +1,14 @@
 """Throwaway: paged_attn with 1, 2, 3 or 4 runs of 128 tokens a partition (span.ima) against
 specs/paged.ima's rule, on the decode layer's heads (32 query, 8 KV, D = 128, pages of 16
 in random order), as CUDA graphs cycling through caches larger than L2 (µs a launch)."""
+import os
 import random
+import sys
+
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import graph_us  # noqa: E402
 import paged_kernels as pk
 import span_kernels as sk
 
@@ -37,29 +43,6 @@ def call(f, c):
     f(c["q"], c["k"], c["v"], c["tables"], c["lens"], c["part_o"], c["part_lse"], c["arrivals"], c["out"], D ** -0.5)
 
 
-def timed(f, sets, reps=20):
-    g = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            for c in sets:
-                call(f, c)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(g):
-            for c in sets:
-                call(f, c)
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        g.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1e3 / len(sets))
-    ts.sort()
-    return ts[len(ts) // 2]
-
-
 rnd = random.Random(1)
 cases = {
     "B=32 ctx 1024": [1024] * 32,
@@ -83,7 +66,7 @@ for name, lens in cases.items():
     row = []
     for fname in names:
         f = pk.paged_attn if fname == "rule" else getattr(sk, fname)
-        t = timed(f, sets)
+        t = graph_us(lambda c: call(f, c), [(c,) for c in sets])
         call(f, sets[0])
         o = sets[0]["out"].float().clone()
         if ref is None:

@@ -1,32 +1,16 @@
 """Throwaway: stream.ima's access shapes, TB/s reading int32 matrices of the W4A16 shapes
 (CUDA graphs cycling through sets larger than L2)."""
+import os
+import sys
+
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import graph_us  # noqa: E402
 import stream_kernels as sk
 
 dev = "cuda"
 VARIANTS = [n for n in dir(sk) if n.startswith("s") and n[1].isdigit() and not n.endswith("_shapes")]
-
-
-def timed(fn, sets, reps=20):
-    g = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        for a in sets:
-            fn(*a)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(g):
-            for a in sets:
-                fn(*a)
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        g.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1e3 / len(sets))
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 print("KP N MB | " + " | ".join(VARIANTS) + " (TB/s)")
@@ -39,6 +23,6 @@ for kp, n in [(1024, 28672), (512, 28672), (1792, 4096), (512, 6144), (512, 4096
         f = getattr(sk, v)
         cols = 4 * int(v[1:].split("_")[0])
         o = torch.empty((n + cols - 1) // cols, 256, device=dev, dtype=torch.int32)
-        t = timed(lambda w: f(w, o), [(w,) for w in ws])
+        t = graph_us(lambda w: f(w, o), [(w,) for w in ws], warm=1)
         row.append(f"{mb / t:.2f}")
     print(f"{kp} {n} {mb:.0f} | " + " | ".join(row), flush=True)
