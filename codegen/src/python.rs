@@ -290,18 +290,39 @@ fn py_expr(k: &ir::Kernel, e: &Expr) -> String {
     }
 }
 
-/// The body of `NAME_output_shapes(inputs..., params...)`, when every output's shape
-/// follows from the inputs and params: each symbol from its input's dimension (a
-/// quantized input's `k`, `n` or `group_size`), then each output's physical shape.
+/// The symbols that only outputs carry (specs/quant.ima's `NY`, the width of a y that may
+/// be half of W's for a fused SiluAndMul): nothing the inputs hold says their value, so
+/// `NAME_output_shapes` and the op that allocates the outputs take each as an `int`
+/// parameter of the symbol's name, after the params.
+fn output_symbols(k: &ir::Kernel) -> Vec<&str> {
+    k.symbols
+        .iter()
+        .filter(|s| k.args[s.arg].role == Role::Out)
+        .map(|s| s.name.as_str())
+        .collect()
+}
+
+/// The body of `NAME_output_shapes(inputs..., params..., output symbols...)`, when every
+/// output's shape follows from those: each symbol from its input's dimension (a quantized
+/// input's `k`, `n` or `group_size`) or, one only outputs carry, from its parameter
+/// ([`output_symbols`]); then each output's physical shape. None for a kernel with an
+/// `inout` argument, or none written, or an output symbol named as an argument or param.
 fn output_shapes(k: &ir::Kernel) -> Option<Vec<String>> {
     if k.args.iter().any(|a| a.role == Role::InOut) || !k.args.iter().any(|a| a.role == Role::Out) {
         return None;
     }
+    let taken = |name: &str| {
+        k.args.iter().any(|a| a.name == name) || k.params.iter().any(|p| p.name == name)
+    };
     let mut lines = Vec::new();
     for s in &k.symbols {
         let a = &k.args[s.arg];
-        if a.role != Role::In {
-            return None;
+        if a.role == Role::Out {
+            if taken(&s.name) {
+                return None;
+            }
+            lines.push(format!("s_{0} = {0}", s.name));
+            continue;
         }
         let value = if a.quant.is_some() {
             format!("{}.{}", a.name, ["k", "n", "group_size"].get(s.dim)?)
@@ -476,16 +497,18 @@ SPEC_FILE = _native.SPEC_FILE
             s.push_str(&format!("\n\n{}.validate = {name}\n", k.name));
         }
         let shapes = output_shapes(k);
+        let out_symbols = output_symbols(k);
         let inputs: Vec<&str> = k
             .args
             .iter()
             .filter(|a| a.role == Role::In)
             .map(|a| a.name.as_str())
             .chain(params.iter().copied())
+            .chain(out_symbols.iter().copied())
             .collect();
         if let Some(lines) = &shapes {
             s.push_str(&format!(
-                "\n\ndef {name}_output_shapes({args}):\n    \"\"\"The shapes of `{name}`'s outputs ({outs}), from its inputs' shapes and\n    params, as the spec's extents give them.\"\"\"\n",
+                "\n\ndef {name}_output_shapes({args}):\n    \"\"\"The shapes of `{name}`'s outputs ({outs}), from its inputs' shapes and\n    params{given}, as the spec's extents give them.\"\"\"\n",
                 name = k.name,
                 args = inputs.join(", "),
                 outs = k
@@ -495,6 +518,11 @@ SPEC_FILE = _native.SPEC_FILE
                     .map(|a| a.name.as_str())
                     .collect::<Vec<_>>()
                     .join(", "),
+                given = if out_symbols.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and the extents only outputs carry ({})", out_symbols.join(", "))
+                },
             ));
             for l in lines {
                 s.push_str(&format!("    {l}\n"));
@@ -519,6 +547,7 @@ SPEC_FILE = _native.SPEC_FILE
             .filter(|a| a.role == Role::In)
             .flat_map(op_params)
             .chain(param_list.iter().cloned())
+            .chain(out_symbols.iter().map(|s| (s.to_string(), "int")))
             .collect();
         let rebuild = |role: Option<Role>| -> String {
             k.args
@@ -671,7 +700,8 @@ fn init_pyi(m: &ir::Module, kernels: &[&ir::Kernel]) -> String {
             ));
         }
         if output_shapes(k).is_some() {
-            let typed_in = pyi_params(k, |a| a.role == Role::In);
+            let mut typed_in = pyi_params(k, |a| a.role == Role::In);
+            typed_in.extend(output_symbols(k).iter().map(|s| format!("{s}: int")));
             s.push_str(&format!(
                 "\ndef {}_output_shapes({}) -> tuple[tuple[int, ...], ...]: ...\n",
                 k.name,
@@ -693,6 +723,35 @@ mod tests {
         for name in PACKAGE_NAMES.iter().chain(&["SPEC_FILE", "ops"]) {
             assert!(ima_dsl::reserved(name).is_some(), "{name} is not reserved");
         }
+    }
+
+    /// A symbol only an output carries (a y that may be half as wide as x) is an `int`
+    /// parameter, after the params, of the shape function and of the op that allocates the
+    /// outputs, and the stubs type it.
+    #[test]
+    fn an_output_symbol_is_a_parameter_of_the_shape_function_and_the_op() {
+        let source = ima_dsl::Source::new(
+            "specs/half.ima",
+            "kernel pick where NY == N || 2 * NY == N {\n    in x: f32[N]\n    out y: f32[NY]\n    param scale: f32\n    launch over y[i]\n    body { y(i) = x(i) * scale; }\n}\n",
+        );
+        let module = ima_dsl::compile(&source).expect("the spec checks");
+        let kernels: Vec<&ima_dsl::ir::Kernel> = module.kernels.iter().collect();
+        let py = init_py(&module, "half_kernels", &kernels);
+        for line in [
+            "def pick_output_shapes(x, scale, NY):",
+            "    s_NY = NY",
+            "    return ((s_NY,),)",
+            "    def _pick_op(x: _torch.Tensor, scale: float, NY: int) -> _torch.Tensor:",
+            "        (s_y,) = pick_output_shapes(x, scale, NY)",
+        ] {
+            assert!(py.lines().any(|l| l == line), "no `{line}` in:\n{py}");
+        }
+        let pyi = init_pyi(&module, &kernels);
+        assert!(
+            pyi.lines()
+                .any(|l| l == "def pick_output_shapes(x: Array, scale: float, NY: int) -> tuple[tuple[int, ...], ...]: ..."),
+            "{pyi}"
+        );
     }
 
     /// A spec's constants are the package's module attributes, exported and typed.

@@ -190,6 +190,9 @@ def test_a_quant_kernel_refuses_another_format_before_the_gpu():
     # Made by another package: any package's QuantWeight goes to any package's kernels.
     w = rk.QuantWeight("gptq", qweight=Shaped(64, 256), qzeros=Shaped(4, 32), scales=Shaped(4, 256), group_size=128)
     assert qk.gptq_dequant_output_shapes(w) == ((512, 256),)
+    # y's width is NY, which only y carries: W's N, or half of it with SiluAndMul fused.
+    assert qk.gptq_gemv_output_shapes(Shaped(3, 512), w, 256) == ((3, 256),)
+    assert qk.gptq_gemv_output_shapes(Shaped(3, 512), w, 128) == ((3, 128),)
     try:
         qk.gptq_act_order_dequant(w, Shaped(512, 256))
     except qk.ContractError as e:

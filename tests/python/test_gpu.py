@@ -463,16 +463,14 @@ def test_quantized_custom_ops_compile_and_pass_opcheck():
     w, ref = gptq_v1_weight(k=512, n=256, group=128)
     x = torch.randn(2, 512, device=dev, dtype=torch.float16)
     args = (x, w.qweight, w.qzeros, w.scales, 128, None)
-    # gptq_gemv's y may be half as wide as W (its fused SiluAndMul), so its width is bound
-    # by y alone and the op that allocates y does not exist: its `_out` op writes a given y.
-    y = torch.empty(2, 256, device=dev, dtype=torch.float16)
-    torch.library.opcheck(qk.ops.gptq_gemv_out.default, args + (y,))
+    # gptq_gemv's y may be half as wide as W (its fused SiluAndMul): its width NY, which
+    # only y carries, is the op's last argument.
+    torch.library.opcheck(qk.ops.gptq_gemv.default, args + (256,))
+    torch.library.opcheck(qk.ops.gptq_gemv.default, args + (128,))
     torch.library.opcheck(qk.ops.gptq_dequant.default, args[1:])
 
     def f(x, qweight, qzeros, scales):
-        y = x.new_empty(x.shape[0], qweight.shape[1])
-        qk.ops.gptq_gemv_out(x, qweight, qzeros, scales, 128, None, y)
-        return y * 2
+        return qk.ops.gptq_gemv(x, qweight, qzeros, scales, 128, None, qweight.shape[1]) * 2
 
     with torch.no_grad():
         compiled = torch.compile(f, fullgraph=True)
