@@ -725,18 +725,27 @@ mod tests {
         }
     }
 
+    /// The package `NAME_kernels` of a spec `specs/NAME.ima` holding `text`: its
+    /// `__init__.py` and its stubs.
+    fn package(name: &str, text: &str) -> (String, String) {
+        let source = ima_dsl::Source::new(format!("specs/{name}.ima"), text);
+        let module = ima_dsl::compile(&source).expect("the spec checks");
+        let kernels: Vec<&ima_dsl::ir::Kernel> = module.kernels.iter().collect();
+        (
+            init_py(&module, &format!("{name}_kernels"), &kernels),
+            init_pyi(&module, &kernels),
+        )
+    }
+
     /// A symbol only an output carries (a y that may be half as wide as x) is an `int`
     /// parameter, after the params, of the shape function and of the op that allocates the
     /// outputs, and the stubs type it.
     #[test]
     fn an_output_symbol_is_a_parameter_of_the_shape_function_and_the_op() {
-        let source = ima_dsl::Source::new(
-            "specs/half.ima",
+        let (py, pyi) = package(
+            "half",
             "kernel pick where NY == N || 2 * NY == N {\n    in x: f32[N]\n    out y: f32[NY]\n    param scale: f32\n    launch over y[i]\n    body { y(i) = x(i) * scale; }\n}\n",
         );
-        let module = ima_dsl::compile(&source).expect("the spec checks");
-        let kernels: Vec<&ima_dsl::ir::Kernel> = module.kernels.iter().collect();
-        let py = init_py(&module, "half_kernels", &kernels);
         for line in [
             "def pick_output_shapes(x, scale, NY):",
             "    s_NY = NY",
@@ -746,7 +755,6 @@ mod tests {
         ] {
             assert!(py.lines().any(|l| l == line), "no `{line}` in:\n{py}");
         }
-        let pyi = init_pyi(&module, &kernels);
         assert!(
             pyi.lines()
                 .any(|l| l == "def pick_output_shapes(x: Array, scale: float, NY: int) -> tuple[tuple[int, ...], ...]: ..."),
@@ -757,16 +765,12 @@ mod tests {
     /// A spec's constants are the package's module attributes, exported and typed.
     #[test]
     fn a_spec_s_constants_are_module_attributes() {
-        let source = ima_dsl::Source::new(
-            "specs/tiles.ima",
+        let (py, pyi) = package(
+            "tiles",
             "/// Rows of a tile.\nconst TILE = 32\n\nkernel copy {\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body { y(i) = x(i) + TILE; }\n}\n",
         );
-        let module = ima_dsl::compile(&source).expect("the spec checks");
-        let kernels: Vec<&ima_dsl::ir::Kernel> = module.kernels.iter().collect();
-        let py = init_py(&module, "tiles_kernels", &kernels);
         assert!(py.lines().any(|l| l == "TILE = 32"), "{py}");
         assert!(py.contains("\n    \"TILE\",\n"), "not in __all__: {py}");
-        let pyi = init_pyi(&module, &kernels);
         assert!(pyi.lines().any(|l| l == "TILE: int"), "{pyi}");
     }
 }
