@@ -3103,7 +3103,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
 // H200 the layer's gate/up projection (K = 4096, N = 28672) ran 25.2 us this way against
 // 29.3 us with tiles of 8 rows at 16 warps an SM (ncu, bench/RESULTS.md). The 64 partial
 // sums of an output meet in registers (the 8 of a warp, by shuffles) and in shared memory
-// (the 8 warps').
+// (the 8 warps'). Rows past the first go 4 at a time in 8-row tiles, each pass reading
+// the weights again: from 2 rows on, specs/gemm.ima's gptq_gemm is faster (1.3 to 1.8x
+// at M = 2 on the layer's shapes, bench/RESULTS.md), and the decode layer takes it.
 // 
 // With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
 // SiluAndMul fused: W's columns hold gate's and up's interleaved in units of
@@ -3727,7 +3729,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 171 "specs/decode.ima"
+#line 173 "specs/decode.ima"
 
         const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
         const int warp = threadIdx.y / 8;
@@ -3803,7 +3805,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3807 "decode.cu"
+#line 3809 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

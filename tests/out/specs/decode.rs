@@ -510,7 +510,11 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
 ///
 /// sums of an output meet in registers (the 8 of a warp, by shuffles) and in shared memory
 ///
-/// (the 8 warps').
+/// (the 8 warps'). Rows past the first go 4 at a time in 8-row tiles, each pass reading
+///
+/// the weights again: from 2 rows on, specs/gemm.ima's gptq_gemm is faster (1.3 to 1.8x
+///
+/// at M = 2 on the layer's shapes, bench/RESULTS.md), and the decode layer takes it.
 ///
 /// 
 ///
@@ -522,7 +526,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
 ///
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/decode.ima:163`.
+/// Declared at `specs/decode.ima:165`.
 pub struct GptqGemvNarrow {
     kernel: ima::Kernel,
 }
@@ -593,7 +597,7 @@ pub struct GptqGemvNarrowArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::Wr
 pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv_narrow",
     signature: "gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/decode.ima:163",
+    location: "specs/decode.ima:165",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
