@@ -624,6 +624,7 @@ struct {{ q.name }}_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, {{ q.scale_type }} scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -703,14 +704,10 @@ struct {{ q.name }}_t {
 {%- if q.along_k %}
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -731,7 +728,7 @@ struct {{ q.name }}_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {

@@ -2591,6 +2591,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -2668,14 +2669,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -2696,7 +2693,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -2830,7 +2827,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2834 "planted_bugs.cu"
+#line 2831 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3285,6 +3282,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -3362,14 +3360,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -3390,7 +3384,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -3486,7 +3480,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3490 "planted_bugs.cu"
+#line 3484 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

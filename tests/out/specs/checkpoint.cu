@@ -1625,6 +1625,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -1702,14 +1703,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -1730,7 +1727,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -1864,7 +1861,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1868 "checkpoint.cu"
+#line 1865 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2334,6 +2331,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -2411,14 +2409,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -2439,7 +2433,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -2573,7 +2567,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2577 "checkpoint.cu"
+#line 2571 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3024,6 +3018,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -3101,14 +3096,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -3129,7 +3120,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -3263,7 +3254,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3267 "checkpoint.cu"
+#line 3258 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3666,6 +3657,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -3743,14 +3735,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -3771,7 +3759,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -3905,7 +3893,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3909 "checkpoint.cu"
+#line 3897 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4342,6 +4330,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -4419,14 +4408,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -4447,7 +4432,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -4587,7 +4572,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4591 "checkpoint.cu"
+#line 4576 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5106,6 +5091,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -5183,14 +5169,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -5211,7 +5193,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -5351,7 +5333,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5355 "checkpoint.cu"
+#line 5337 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5818,6 +5800,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -5895,14 +5878,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -5923,7 +5902,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -6063,7 +6042,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6067 "checkpoint.cu"
+#line 6046 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6579,6 +6558,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -6656,14 +6636,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -6684,7 +6660,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -6824,7 +6800,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6828 "checkpoint.cu"
+#line 6804 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7276,6 +7252,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -7353,14 +7330,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -7381,7 +7354,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -7521,7 +7494,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7525 "checkpoint.cu"
+#line 7498 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

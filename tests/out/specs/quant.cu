@@ -1669,6 +1669,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -1746,14 +1747,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -1774,7 +1771,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -1983,7 +1980,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1987 "quant.cu"
+#line 1984 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2429,6 +2426,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -2506,14 +2504,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -2534,7 +2528,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -2668,7 +2662,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2672 "quant.cu"
+#line 2666 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3087,6 +3081,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -3164,14 +3159,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -3192,7 +3183,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -3326,7 +3317,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3330 "quant.cu"
+#line 3321 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3971,7 +3962,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3975 "quant.cu"
+#line 3966 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4521,7 +4512,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4525 "quant.cu"
+#line 4516 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4837,7 +4828,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4841 "quant.cu"
+#line 4832 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5361,6 +5352,7 @@ struct w_t {
     static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
         ImaColumn q;
         q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
         q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
         q.s = ima_scale2(scale);
         return q;
@@ -5438,14 +5430,10 @@ struct w_t {
                       "a tile of several packed rows takes x as a function of the packed row");
         if (t.whole) {
             const I col0 = C == 8 ? 0 : t.n % 8;
-            __half2 lo[C], hi[C];
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const unsigned int z = unsigned(ima_zero_in(t.zw, col0 + c));
-                lo[c] = ima_as_half2(ima_biased_zero(z));
-                // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
-                hi[c] = __hsub2(__float2half2_rn(960.f), lo[c]);
-            }
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
             float part[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) part[c] = 0.f;
@@ -5466,7 +5454,7 @@ struct w_t {
                     __half2 xp[4];
                     memcpy(xp, pw, 16);
 #pragma unroll
-                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], lo[c], hi[c], xp, sum[c]);
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
                 }
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
@@ -5721,7 +5709,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5725 "quant.cu"
+#line 5713 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6349,7 +6337,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6353 "quant.cu"
+#line 6341 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
