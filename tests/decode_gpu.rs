@@ -16,7 +16,7 @@ mod layer;
 #[path = "../examples/decode_layer/reference.rs"]
 mod reference;
 
-use common::{gate_up_columns, silu_and_mul};
+use common::w4a16::{GEMV_FUSED, w4a16_fused_matches};
 use ima::half::f16;
 use ima::{CheckedMode, QuantTensor, Tensor, ZeroStyle, dequant_reference, quantize_gptq};
 use layer::{Config, HostBatch, HostWeights, Kernels, Lcg, Weights, decode};
@@ -81,7 +81,7 @@ fn decode_layer_at_b8_context_512() {
 }
 
 /// One launch of gptq_gemv_narrow on x `[M, K]` (Lcg 3) and weights `[K, N]` (Lcg 5)
-/// quantized with group G, into a y `width` columns wide: what the f64 references need.
+/// quantized with group G, into y `[M, N]`: what the f64 reference needs.
 struct Gemv {
     k: usize,
     n: usize,
@@ -96,7 +96,6 @@ impl Gemv {
         kernels: &decode::Kernels,
         stream: &std::sync::Arc<ima::cudarc::driver::CudaStream>,
         (m, k, n, g): (usize, usize, usize, usize),
-        width: usize,
     ) -> Gemv {
         let xh = Lcg::new(3).f16s(m * k, 1.0);
         let x = Tensor::from_host(stream, &xh, &[m, k]).unwrap();
@@ -104,7 +103,7 @@ impl Gemv {
         let weights: Vec<f32> = (0..k * n).map(|_| rng.next_f32()).collect();
         let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
         let w = QuantTensor::upload(stream, &host).unwrap();
-        let mut y = Tensor::full(stream, f16::NAN, &[m, width]).unwrap();
+        let mut y = Tensor::full(stream, f16::NAN, &[m, n]).unwrap();
         kernels
             .gptq_gemv_narrow
             .launch(
@@ -161,7 +160,7 @@ fn gptq_gemv_narrow_matches_an_f64_reference_on_ragged_shapes() {
             (5, 104, 16, 20),
             (8, 1048, 72, 24),
         ] {
-            let run = Gemv::run(&kernels, &stream, (m, k, n, g), n);
+            let run = Gemv::run(&kernels, &stream, (m, k, n, g));
             for r in 0..m {
                 for c in 0..n {
                     let (want, norm) = run.dot(r, c);
@@ -177,42 +176,34 @@ fn gptq_gemv_narrow_matches_an_f64_reference_on_ragged_shapes() {
 }
 
 /// gptq_gemv_narrow with y half as wide as W: SiluAndMul fused, W's columns gate's and
-/// up's in turn by GATE_UP_UNIT, against silu(g) · u of the f64 products, release and
-/// checked, on (M, K, N, G) with N a multiple of two units: whole tiles then 8-row ones;
-/// groups of 20; several tiles a thread (K = 4104); M of 5.
-/// Each of g and u may be off by the plain GEMV's tolerance, which silu'(g) (below 1.1)
-/// and silu(g) carry into the product.
+/// up's in turn by GATE_UP_UNIT, against silu(g) · u of the f64 products within the
+/// GEMVs' tolerance, release and checked, on (M, K, N, G) with N a multiple of two units:
+/// whole tiles then 8-row ones; groups of 20; several tiles a thread (K = 4104); M of 5.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gptq_gemv_narrow_fuses_silu_and_mul_when_y_is_half_as_wide() {
     let ctx = ima::context(0).unwrap();
     let stream = ctx.new_stream().unwrap();
     let kernels = decode::Kernels::load(&ctx).unwrap();
-    let unit = decode::GATE_UP_UNIT as usize;
     for checked in [false, true] {
         kernels.set_checked(checked);
-        for (m, k, n, g) in [
-            (1, 328, 48, 128),
-            (1, 104, 16, 20),
-            (1, 4104, 144, 128),
-            (5, 104, 32, 20),
-        ] {
-            let run = Gemv::run(&kernels, &stream, (m, k, n, g), n / 2);
-            for r in 0..m {
-                for j in 0..n / 2 {
-                    let (gate, up) = gate_up_columns(j, unit);
-                    let ((gv, gn), (uv, un)) = (run.dot(r, gate), run.dot(r, up));
-                    let tol = |v: f64, norm: f64| 1e-2 * v.abs() + 1e-2 + 8e-3 * norm;
-                    let (want, carried) = silu_and_mul(gv, uv, tol(gv, gn), tol(uv, un));
-                    let bound = carried + 1e-2 * want.abs();
-                    let y_ = f64::from(run.y[r * n / 2 + j]);
-                    assert!(
-                        (y_ - want).abs() <= bound,
-                        "gptq_gemv_narrow fused M={m} K={k} N={n} G={g} checked={checked}: y[{r}, {j}] = {y_}, expected {want}"
-                    );
-                }
-            }
-        }
+        w4a16_fused_matches(
+            &stream,
+            &format!("gptq_gemv_narrow checked={checked}"),
+            &[
+                (1, 328, 48, 128),
+                (1, 104, 16, 20),
+                (1, 4104, 144, 128),
+                (5, 104, 32, 20),
+            ],
+            decode::GATE_UP_UNIT as usize,
+            &GEMV_FUSED,
+            &|x, w, y| {
+                kernels
+                    .gptq_gemv_narrow
+                    .launch(&stream, decode::GptqGemvNarrowArgs { x, w, y })
+            },
+        );
     }
 }
 

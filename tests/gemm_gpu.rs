@@ -13,7 +13,7 @@ mod common;
 
 use common::dense::{SCORE_SHAPES, f16s, gemm_pair_matches, scores_match};
 use common::lcg;
-use common::w4a16::{w4a16_fused_matches, w4a16_matches};
+use common::w4a16::{MMA_FUSED, w4a16_fused_matches, w4a16_matches};
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::f16;
 use ima::{Error, Launched, QuantTensor, Tensor, Violation, ZeroStyle, quantize_gptq};
@@ -159,6 +159,7 @@ fn gptq_gemm_fuses_silu_and_mul_when_y_is_half_as_wide() {
                 (40, 256, 8480, 128),
             ],
             gemm::GATE_UP_UNIT as usize,
+            &MMA_FUSED,
             &|x, w, y| {
                 kernels
                     .gptq_gemm

@@ -14,7 +14,7 @@ mod common;
 
 use common::dense::{SCORE_SHAPES, f16s, gemm_pair_matches, scores_match};
 use common::lcg;
-use common::w4a16::{w4a16_fused_matches, w4a16_matches};
+use common::w4a16::{MMA_FUSED, w4a16_fused_matches, w4a16_matches};
 use gemm_tma as gemm;
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::{bf16, f16};
@@ -178,6 +178,7 @@ fn gptq_gemm_tma_fuses_silu_and_mul_when_y_is_half_as_wide() {
             &format!("gptq_gemm_tma checked={checked}"),
             &[(1, 256, 64, 128), (17, 520, 64, 32), (32, 1024, 4352, 128)],
             gemm::GATE_UP_UNIT as usize,
+            &MMA_FUSED,
             &|x, w, y| {
                 kernels
                     .gptq_gemm_tma
@@ -324,6 +325,7 @@ fn gptq_gemm_wg_fuses_silu_and_mul_when_y_is_half_as_wide() {
                 (100, 2048, 1024, 256),
             ],
             gemm::GATE_UP_UNIT as usize,
+            &MMA_FUSED,
             &|x, w, y| {
                 WgWorkspace::new(&stream, x.shape()[0], w.n()).launch(&stream, &kernels, x, w, y)
             },

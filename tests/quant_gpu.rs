@@ -10,7 +10,8 @@ mod quant {
 
 mod common;
 
-use common::{gate_up_columns, lcg, silu_and_mul};
+use common::lcg;
+use common::w4a16::{GEMV_FUSED, w4a16_fused_matches};
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::f16;
 use ima::{
@@ -285,56 +286,29 @@ fn gemvs_match_an_f64_reference() {
 }
 
 /// gptq_gemv with y half as wide as W: SiluAndMul fused, W's columns gate's and up's in
-/// turn by GATE_UP_UNIT, against silu(g) · u of the f64 products, release and checked, on
-/// (M, K, N, G): two blocks of 128 columns and one of 16 (N = 272) over 64-row tiles then
-/// 8-row ones; groups of 20 (8-row tiles only); many tiles a thread (K = 4096); M of 5
-/// (rows 4 at a time, in two passes). Each of g and u may be off by the plain GEMV's
-/// tolerance (0.8% of the products' 2-norm beside 1% of the value), which silu'(g) (below
-/// 1.1) and silu(g) carry into the product.
+/// turn by GATE_UP_UNIT, against silu(g) · u of the f64 products within the GEMVs'
+/// tolerance, release and checked, on (M, K, N, G): two blocks of 128 columns and one of 16
+/// (N = 272) over 64-row tiles then 8-row ones; groups of 20 (8-row tiles only); many tiles
+/// a thread (K = 4096); M of 5 (rows 4 at a time, in two passes).
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gptq_gemv_fuses_silu_and_mul_when_y_is_half_as_wide() {
     let (_ctx, stream, kernels) = setup();
-    let unit = quant::GATE_UP_UNIT as usize;
     for checked in [false, true] {
         kernels.set_checked(checked);
-        for (m, k, n, g) in [
-            (1, 328, 272, 128),
-            (1, 104, 32, 20),
-            (1, 4096, 144, 128),
-            (5, 104, 160, 20),
-        ] {
-            let xh: Vec<f16> = weights(m * k, 3)
-                .iter()
-                .map(|&v| f16::from_f32(v))
-                .collect();
-            let x = Tensor::from_host(&stream, &xh, &[m, k]).unwrap();
-            let host = quantize_gptq::<f16>(&weights(k * n, 5), k, n, g, ZeroStyle::MinusOne, None)
-                .unwrap();
-            let w = QuantTensor::upload(&stream, &host).unwrap();
-            let mut y = Tensor::full(&stream, f16::NAN, &[m, n / 2]).unwrap();
-            gptq_gemv(&kernels, &stream, &x, &w, &mut y).unwrap();
-            let (dots, norms) = gemv_reference(&xh, &dequant_reference(&host), m, k, n);
-            let got = y.to_host(&stream).unwrap();
-            for r in 0..m {
-                for j in 0..n / 2 {
-                    let (gate, up) = gate_up_columns(j, unit);
-                    let (gv, uv) = (dots[r * n + gate], dots[r * n + up]);
-                    let tol = |v: f64, norm: f64| 1e-2 * v.abs() + 1e-2 + 8e-3 * norm;
-                    let (want, carried) = silu_and_mul(
-                        gv,
-                        uv,
-                        tol(gv, norms[r * n + gate]),
-                        tol(uv, norms[r * n + up]),
-                    );
-                    let got = f64::from(got[r * n / 2 + j]);
-                    assert!(
-                        (got - want).abs() <= carried + 1e-2 * want.abs(),
-                        "gptq_gemv fused M={m} K={k} N={n} G={g} checked={checked}: y[{r}, {j}] = {got}, expected {want}"
-                    );
-                }
-            }
-        }
+        w4a16_fused_matches(
+            &stream,
+            &format!("gptq_gemv checked={checked}"),
+            &[
+                (1, 328, 272, 128),
+                (1, 104, 32, 20),
+                (1, 4096, 144, 128),
+                (5, 104, 160, 20),
+            ],
+            quant::GATE_UP_UNIT as usize,
+            &GEMV_FUSED,
+            &|x, w, y| gptq_gemv(&kernels, &stream, x, w, y),
+        );
     }
     kernels.set_checked(false);
 }

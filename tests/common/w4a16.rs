@@ -58,15 +58,42 @@ pub fn w4a16_matches(
     }
 }
 
+/// How far a fused gate/up output may land from silu(g) · u: each of g and u may be off by
+/// `rel` of its value, `normwise` of its products' 2-norm and `abs`, which silu'(g) (below
+/// 1.1) and silu(g) carry into the product; the output's own rounding adds `rel` of it and
+/// `out_abs`.
+pub struct FusedTolerance {
+    pub rel: f64,
+    pub normwise: f64,
+    pub abs: f64,
+    pub out_abs: f64,
+}
+
+/// The tensor-core kernels (f32 sums): 0.1% of each product's value and 2-norm.
+pub const MMA_FUSED: FusedTolerance = FusedTolerance {
+    rel: 1e-3,
+    normwise: 1e-3,
+    abs: 1e-6,
+    out_abs: 1e-4,
+};
+
+/// The GEMVs, whose whole tiles sum 8 products a lane in f16 (the accessor's `dot_tile`):
+/// 1% of each product's value (and 0.01) and 0.8% of its 2-norm.
+pub const GEMV_FUSED: FusedTolerance = FusedTolerance {
+    rel: 1e-2,
+    normwise: 8e-3,
+    abs: 1e-2,
+    out_abs: 0.0,
+};
+
 /// `name` with y half as wide as W: SiluAndMul fused, W's columns gate's and up's in turn
-/// by `unit` columns, against silu(g) · u of the f64 products. Each of g and u may be off
-/// by the plain product's tolerance, which silu'(g) (below 1.1) and silu(g) carry into the
-/// product.
+/// by `unit` columns, against silu(g) · u of the f64 products, within `tol`.
 pub fn w4a16_fused_matches(
     stream: &Arc<CudaStream>,
     name: &str,
     shapes: &[(usize, usize, usize, usize)],
     unit: usize,
+    tol: &FusedTolerance,
     launch: &W4a16Launch<'_>,
 ) {
     for &(m, k, n, g) in shapes {
@@ -75,9 +102,9 @@ pub fn w4a16_fused_matches(
             for j in 0..n / 2 {
                 let (gate, up) = gate_up_columns(j, unit);
                 let ((gv, gn), (uv, un)) = (gu[r * n + gate], gu[r * n + up]);
-                let tol = |v: f64, norm: f64| 1e-3 * (v.abs() + norm) + 1e-6;
-                let (want, carried) = silu_and_mul(gv, uv, tol(gv, gn), tol(uv, un));
-                let bound = carried + 1e-3 * want.abs() + 1e-4;
+                let off = |v: f64, norm: f64| tol.rel * v.abs() + tol.normwise * norm + tol.abs;
+                let (want, carried) = silu_and_mul(gv, uv, off(gv, gn), off(uv, un));
+                let bound = carried + tol.rel * want.abs() + tol.out_abs;
                 let y_ = f64::from(got[r * n / 2 + j]);
                 assert!(
                     (y_ - want).abs() <= bound,
