@@ -519,6 +519,64 @@ struct {{ q.name }}_t {
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
+{%- if q.along_k %}
+
+    // A loop's walk over whole tiles b, b + DB, b + 2 DB, ... of columns n to n + C - 1,
+    // DB a multiple of S: `auto at = w.tile_walk(b, ImaConst<DB>{}, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})`, then `w.load_whole_tile(at)` loads the tile
+    // load_whole_tile(b, n, ...) would, and `at.next()` steps to b + DB. The address of
+    // the tile's first word is formed once and advanced by a constant, where
+    // load_whole_tile(b, ...) forms it from b at every load: in gptq_gemm's loop that
+    // index arithmetic was a quarter of the instructions (bench/RESULTS.md). As for
+    // load_whole_tile, the loop keeps b below whole_tiles(...); checked mode loads through
+    // load_whole_tile(b, ...), with its checks.
+    template <int C, int R, int S, int DB>
+    struct TileWalk {
+        static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
+        I b, n;
+        // Row k0 of tile b, and &qweight[k0 / 8][n] (release only).
+        I k0;
+        const unsigned int* q;
+        I q_step;
+        __device__ __forceinline__ void next() {
+            b += DB;
+            k0 += 8 * R * DB;
+            q += q_step;
+        }
+    };
+
+    template <int DB, int C, int R, int S = 1>
+    __device__ __forceinline__ TileWalk<C, R, S, DB> tile_walk(I b, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        TileWalk<C, R, S, DB> at;
+        at.b = b;
+        at.n = n;
+        at.k0 = 8 * (b / S * S * R + b % S);
+        at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+        at.q_step = DB * R * qweight_s0;
+        return at;
+    }
+
+    template <int C, int R, int S, int DB>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(const TileWalk<C, R, S, DB>& at) const {
+        if constexpr (IMA_CHECKED) return load_whole_tile(at.b, at.n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+        Tile<C, R> t;
+        t.k0 = at.k0;
+        t.n = at.n;
+        t.stride = S;
+        t.whole = true;
+        t.refused = false;
+        const I g = ima_group_of(at.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
+{%- if q.has_zeros %}
+        t.zw = ima_zero_word(g, at.n);
+{%- else %}
+        t.zw = 0;
+{%- endif %}
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
+        return t;
+    }
+{%- endif %}
 {%- endif %}
 
     // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.

@@ -4284,6 +4284,58 @@ struct w_t {
         return t;
     }
 
+    // A loop's walk over whole tiles b, b + DB, b + 2 DB, ... of columns n to n + C - 1,
+    // DB a multiple of S: `auto at = w.tile_walk(b, ImaConst<DB>{}, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})`, then `w.load_whole_tile(at)` loads the tile
+    // load_whole_tile(b, n, ...) would, and `at.next()` steps to b + DB. The address of
+    // the tile's first word is formed once and advanced by a constant, where
+    // load_whole_tile(b, ...) forms it from b at every load: in gptq_gemm's loop that
+    // index arithmetic was a quarter of the instructions (bench/RESULTS.md). As for
+    // load_whole_tile, the loop keeps b below whole_tiles(...); checked mode loads through
+    // load_whole_tile(b, ...), with its checks.
+    template <int C, int R, int S, int DB>
+    struct TileWalk {
+        static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
+        I b, n;
+        // Row k0 of tile b, and &qweight[k0 / 8][n] (release only).
+        I k0;
+        const unsigned int* q;
+        I q_step;
+        __device__ __forceinline__ void next() {
+            b += DB;
+            k0 += 8 * R * DB;
+            q += q_step;
+        }
+    };
+
+    template <int DB, int C, int R, int S = 1>
+    __device__ __forceinline__ TileWalk<C, R, S, DB> tile_walk(I b, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        TileWalk<C, R, S, DB> at;
+        at.b = b;
+        at.n = n;
+        at.k0 = 8 * (b / S * S * R + b % S);
+        at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+        at.q_step = DB * R * qweight_s0;
+        return at;
+    }
+
+    template <int C, int R, int S, int DB>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(const TileWalk<C, R, S, DB>& at) const {
+        if constexpr (IMA_CHECKED) return load_whole_tile(at.b, at.n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+        Tile<C, R> t;
+        t.k0 = at.k0;
+        t.n = at.n;
+        t.stride = S;
+        t.whole = true;
+        t.refused = false;
+        const I g = ima_group_of(at.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
+        t.zw = ima_zero_word(g, at.n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
+        return t;
+    }
+
     // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
@@ -4755,17 +4807,23 @@ __device__ __forceinline__ void body(
                 #pragma unroll
                 for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
             // One step: the lane's tile t, whose first row is k; x's rows m0 + 16 i + g
-            // (hh = 0) and 8 below (hh = 1) at the tile's packed rows as k places them (a
-            // tile past K is the last one inside, and x is zero there; zeros past M or K),
-            // all loaded before the first product; and the products.
-            auto step = [&](const auto& t, I k) {
+            // (hh = 0) and 8 below (hh = 1) at the tile's packed rows as k places them,
+            // all loaded before the first product; and the products. In a whole step
+            // (inside K), rows of x past M read row M - 1 instead, with no test: an MMA's
+            // rows are independent, and the epilogue stores only rows below M. Otherwise,
+            // and in checked entry points (where load8 would check and record each load,
+            // 4 to 17% slower, while load8_or_zero's test is a predicate), a tile past K
+            // is the last one inside, and x is zero there (zeros past M or K).
+            auto step = [&](const auto& t, I k, auto whole) {
                 ImaVec<__half, 8> xv[MT][2][R];
                 #pragma unroll
                 for (int i = 0; i < MT; ++i)
                     #pragma unroll
                     for (int hh = 0; hh < 2; ++hh)
                         #pragma unroll
-                        for (int r = 0; r < R; ++r) xv[i][hh][r] = x.load8_or_zero(m0 + 16 * i + g + 8 * hh, k + 32 * r);
+                        for (int r = 0; r < R; ++r)
+                            xv[i][hh][r] = decltype(whole)::value && !IMA_CHECKED ? x.load8(min(m0 + 16 * i + g + 8 * hh, M - 1), k + 32 * r)
+                                                                                  : x.load8_or_zero(m0 + 16 * i + g + 8 * hh, k + 32 * r);
                 #pragma unroll
                 for (int r = 0; r < R; ++r) {
                     unsigned bf[4][4];
@@ -4787,15 +4845,36 @@ __device__ __forceinline__ void body(
             // The steps whose 4 tiles are all whole, a prefix of K, load with no test
             // (lane t4's tile of step s is tile 4 s + t4), so that their loop has no
             // element-by-element decode in it: with a test a tile, gptq_gemm ran 1.16 to
-            // 1.22 x its hand-written twin (bench/RESULTS.md). The rest go through
-            // load_tile (a lane past N reads the last tile inside instead).
+            // 1.22 x its hand-written twin (bench/RESULTS.md). A walk forms their address
+            // once and advances it 32 tiles (8 steps) at a time; with one row tile, each
+            // step's tile loads under the products of the step before (bench/RESULTS.md).
+            // The rest go through load_tile (a lane past N reads the last tile inside).
             const I whole_steps = w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}) / 4;
             I s = warp;
-            for (; s < whole_steps; s += 8)
-                step(w.load_whole_tile(4 * s + t4, n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}), 32 * R * s + 8 * t4);
+            if constexpr (MT > 1) {
+                for (; s < whole_steps; s += 8)
+                    step(w.load_whole_tile(4 * s + t4, n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}), 32 * R * s + 8 * t4, ImaConst<1>{});
+            } else if (s < whole_steps) {
+                auto at = w.tile_walk(4 * s + t4, ImaConst<32>{}, n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{});
+                auto t = w.load_whole_tile(at);
+                for (; s + 8 < whole_steps; s += 8) {
+                    at.next();
+                    if constexpr (IMA_CHECKED) {
+                        // A checked load is larger: two tiles' would spill.
+                        step(t, 32 * R * s + 8 * t4, ImaConst<1>{});
+                        t = w.load_whole_tile(at);
+                    } else {
+                        const auto ahead = w.load_whole_tile(at);
+                        step(t, 32 * R * s + 8 * t4, ImaConst<1>{});
+                        t = ahead;
+                    }
+                }
+                step(t, 32 * R * s + 8 * t4, ImaConst<1>{});
+                s += 8;
+            }
             for (; 32 * R * s < K; s += 8) {
                 const I k = 32 * R * s + 8 * t4;
-                step(w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}), k);
+                step(w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}), k, ImaConst<0>{});
             }
             // Lane (g, t4) holds columns 8 t4 + j of rows g and g + 8 of each tile: j < 4 in
             // n-tile j's first column, j >= 4 in n-tile j - 4's second.
@@ -4849,7 +4928,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4853 "gemm.cu"
+#line 4932 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

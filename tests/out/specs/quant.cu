@@ -1575,6 +1575,58 @@ struct w_t {
         return t;
     }
 
+    // A loop's walk over whole tiles b, b + DB, b + 2 DB, ... of columns n to n + C - 1,
+    // DB a multiple of S: `auto at = w.tile_walk(b, ImaConst<DB>{}, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})`, then `w.load_whole_tile(at)` loads the tile
+    // load_whole_tile(b, n, ...) would, and `at.next()` steps to b + DB. The address of
+    // the tile's first word is formed once and advanced by a constant, where
+    // load_whole_tile(b, ...) forms it from b at every load: in gptq_gemm's loop that
+    // index arithmetic was a quarter of the instructions (bench/RESULTS.md). As for
+    // load_whole_tile, the loop keeps b below whole_tiles(...); checked mode loads through
+    // load_whole_tile(b, ...), with its checks.
+    template <int C, int R, int S, int DB>
+    struct TileWalk {
+        static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
+        I b, n;
+        // Row k0 of tile b, and &qweight[k0 / 8][n] (release only).
+        I k0;
+        const unsigned int* q;
+        I q_step;
+        __device__ __forceinline__ void next() {
+            b += DB;
+            k0 += 8 * R * DB;
+            q += q_step;
+        }
+    };
+
+    template <int DB, int C, int R, int S = 1>
+    __device__ __forceinline__ TileWalk<C, R, S, DB> tile_walk(I b, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        TileWalk<C, R, S, DB> at;
+        at.b = b;
+        at.n = n;
+        at.k0 = 8 * (b / S * S * R + b % S);
+        at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+        at.q_step = DB * R * qweight_s0;
+        return at;
+    }
+
+    template <int C, int R, int S, int DB>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(const TileWalk<C, R, S, DB>& at) const {
+        if constexpr (IMA_CHECKED) return load_whole_tile(at.b, at.n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+        Tile<C, R> t;
+        t.k0 = at.k0;
+        t.n = at.n;
+        t.stride = S;
+        t.whole = true;
+        t.refused = false;
+        const I g = ima_group_of(at.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
+        t.zw = ima_zero_word(g, at.n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
+        return t;
+    }
+
     // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
@@ -1980,7 +2032,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 1984 "quant.cu"
+#line 2036 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2332,6 +2384,58 @@ struct w_t {
         return t;
     }
 
+    // A loop's walk over whole tiles b, b + DB, b + 2 DB, ... of columns n to n + C - 1,
+    // DB a multiple of S: `auto at = w.tile_walk(b, ImaConst<DB>{}, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})`, then `w.load_whole_tile(at)` loads the tile
+    // load_whole_tile(b, n, ...) would, and `at.next()` steps to b + DB. The address of
+    // the tile's first word is formed once and advanced by a constant, where
+    // load_whole_tile(b, ...) forms it from b at every load: in gptq_gemm's loop that
+    // index arithmetic was a quarter of the instructions (bench/RESULTS.md). As for
+    // load_whole_tile, the loop keeps b below whole_tiles(...); checked mode loads through
+    // load_whole_tile(b, ...), with its checks.
+    template <int C, int R, int S, int DB>
+    struct TileWalk {
+        static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
+        I b, n;
+        // Row k0 of tile b, and &qweight[k0 / 8][n] (release only).
+        I k0;
+        const unsigned int* q;
+        I q_step;
+        __device__ __forceinline__ void next() {
+            b += DB;
+            k0 += 8 * R * DB;
+            q += q_step;
+        }
+    };
+
+    template <int DB, int C, int R, int S = 1>
+    __device__ __forceinline__ TileWalk<C, R, S, DB> tile_walk(I b, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        TileWalk<C, R, S, DB> at;
+        at.b = b;
+        at.n = n;
+        at.k0 = 8 * (b / S * S * R + b % S);
+        at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+        at.q_step = DB * R * qweight_s0;
+        return at;
+    }
+
+    template <int C, int R, int S, int DB>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(const TileWalk<C, R, S, DB>& at) const {
+        if constexpr (IMA_CHECKED) return load_whole_tile(at.b, at.n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+        Tile<C, R> t;
+        t.k0 = at.k0;
+        t.n = at.n;
+        t.stride = S;
+        t.whole = true;
+        t.refused = false;
+        const I g = ima_group_of(at.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
+        t.zw = ima_zero_word(g, at.n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
+        return t;
+    }
+
     // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
     template <int C, int R>
     __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
@@ -2662,7 +2766,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2666 "quant.cu"
+#line 2770 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3317,7 +3421,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3321 "quant.cu"
+#line 3425 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3962,7 +4066,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3966 "quant.cu"
+#line 4070 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4512,7 +4616,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4516 "quant.cu"
+#line 4620 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4828,7 +4932,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4832 "quant.cu"
+#line 4936 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5255,6 +5359,58 @@ struct w_t {
         t.whole = true;
         t.refused = false;
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A loop's walk over whole tiles b, b + DB, b + 2 DB, ... of columns n to n + C - 1,
+    // DB a multiple of S: `auto at = w.tile_walk(b, ImaConst<DB>{}, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})`, then `w.load_whole_tile(at)` loads the tile
+    // load_whole_tile(b, n, ...) would, and `at.next()` steps to b + DB. The address of
+    // the tile's first word is formed once and advanced by a constant, where
+    // load_whole_tile(b, ...) forms it from b at every load: in gptq_gemm's loop that
+    // index arithmetic was a quarter of the instructions (bench/RESULTS.md). As for
+    // load_whole_tile, the loop keeps b below whole_tiles(...); checked mode loads through
+    // load_whole_tile(b, ...), with its checks.
+    template <int C, int R, int S, int DB>
+    struct TileWalk {
+        static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
+        I b, n;
+        // Row k0 of tile b, and &qweight[k0 / 8][n] (release only).
+        I k0;
+        const unsigned int* q;
+        I q_step;
+        __device__ __forceinline__ void next() {
+            b += DB;
+            k0 += 8 * R * DB;
+            q += q_step;
+        }
+    };
+
+    template <int DB, int C, int R, int S = 1>
+    __device__ __forceinline__ TileWalk<C, R, S, DB> tile_walk(I b, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        TileWalk<C, R, S, DB> at;
+        at.b = b;
+        at.n = n;
+        at.k0 = 8 * (b / S * S * R + b % S);
+        at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+        at.q_step = DB * R * qweight_s0;
+        return at;
+    }
+
+    template <int C, int R, int S, int DB>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(const TileWalk<C, R, S, DB>& at) const {
+        if constexpr (IMA_CHECKED) return load_whole_tile(at.b, at.n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+        Tile<C, R> t;
+        t.k0 = at.k0;
+        t.n = at.n;
+        t.stride = S;
+        t.whole = true;
+        t.refused = false;
+        const I g = ima_group_of(at.k0);
+        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
+        t.zw = ima_zero_word(g, at.n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
         return t;
     }
 
@@ -5709,7 +5865,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5713 "quant.cu"
+#line 5869 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6337,7 +6493,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6341 "quant.cu"
+#line 6497 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
