@@ -2497,20 +2497,24 @@ struct w_t {
         return t;
     }
 
-    // A loop's walk over whole tiles b, b + DB, b + 2 DB, ... of columns n to n + C - 1,
-    // DB a multiple of S: `auto at = w.tile_walk(b, ImaConst<DB>{}, n, ImaConst<C>{},
-    // ImaConst<R>{}, ImaConst<S>{})`, then `w.load_whole_tile(at)` loads the tile
-    // load_whole_tile(b, n, ...) would, and `at.next()` steps to b + DB. The address of
-    // the tile's first word is formed once and advanced by a constant, where
-    // load_whole_tile(b, ...) forms it from b at every load: in gptq_gemm's loop that
-    // index arithmetic was a quarter of the instructions (bench/RESULTS.md). As for
-    // load_whole_tile, the loop keeps b below whole_tiles(...); checked mode loads through
-    // load_whole_tile(b, ...), with its checks.
+    // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
+    // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
+    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // address is formed once and advanced by a constant (TileWalk) instead of formed from
+    // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
+    // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
+    // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
+    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
+    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
+    // whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
         I b, n;
-        // Row k0 of tile b, and &qweight[k0 / 8][n] (release only).
+        // Row k0 of tile b, and &qweight[k0 / 8][n].
         I k0;
         const unsigned int* q;
         I q_step;
@@ -2521,20 +2525,34 @@ struct w_t {
         }
     };
 
-    template <int DB, int C, int R, int S = 1>
-    __device__ __forceinline__ TileWalk<C, R, S, DB> tile_walk(I b, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        TileWalk<C, R, S, DB> at;
-        at.b = b;
-        at.n = n;
-        at.k0 = 8 * (b / S * S * R + b % S);
-        at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
-        at.q_step = DB * R * qweight_s0;
-        return at;
+    template <int DB, int C, int R, int S, typename F>
+    __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
+        if (b0 >= end) return;
+        if constexpr (IMA_CHECKED) {
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+        } else {
+            TileWalk<C, R, S, DB> at;
+            at.b = b0;
+            at.n = n;
+            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+            at.q_step = DB * R * qweight_s0;
+            Tile<C, R> t = ima_walk_tile(at);
+            for (; at.b + DB < end;) {
+                const I b = at.b;
+                at.next();
+                const Tile<C, R> ahead = ima_walk_tile(at);
+                f(t, b);
+                t = ahead;
+            }
+            f(t, at.b);
+        }
     }
 
+    // The tile a walk is at (release): load_whole_tile(at.b, at.n, ...)'s words, scales and
+    // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
-    __device__ __forceinline__ Tile<C, R> load_whole_tile(const TileWalk<C, R, S, DB>& at) const {
-        if constexpr (IMA_CHECKED) return load_whole_tile(at.b, at.n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
         Tile<C, R> t;
         t.k0 = at.k0;
         t.n = at.n;
@@ -2879,7 +2897,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2883 "planted_bugs.cu"
+#line 2901 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3240,20 +3258,24 @@ struct w_t {
         return t;
     }
 
-    // A loop's walk over whole tiles b, b + DB, b + 2 DB, ... of columns n to n + C - 1,
-    // DB a multiple of S: `auto at = w.tile_walk(b, ImaConst<DB>{}, n, ImaConst<C>{},
-    // ImaConst<R>{}, ImaConst<S>{})`, then `w.load_whole_tile(at)` loads the tile
-    // load_whole_tile(b, n, ...) would, and `at.next()` steps to b + DB. The address of
-    // the tile's first word is formed once and advanced by a constant, where
-    // load_whole_tile(b, ...) forms it from b at every load: in gptq_gemm's loop that
-    // index arithmetic was a quarter of the instructions (bench/RESULTS.md). As for
-    // load_whole_tile, the loop keeps b below whole_tiles(...); checked mode loads through
-    // load_whole_tile(b, ...), with its checks.
+    // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
+    // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
+    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // address is formed once and advanced by a constant (TileWalk) instead of formed from
+    // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
+    // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
+    // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
+    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
+    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
+    // whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
         I b, n;
-        // Row k0 of tile b, and &qweight[k0 / 8][n] (release only).
+        // Row k0 of tile b, and &qweight[k0 / 8][n].
         I k0;
         const unsigned int* q;
         I q_step;
@@ -3264,20 +3286,34 @@ struct w_t {
         }
     };
 
-    template <int DB, int C, int R, int S = 1>
-    __device__ __forceinline__ TileWalk<C, R, S, DB> tile_walk(I b, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        TileWalk<C, R, S, DB> at;
-        at.b = b;
-        at.n = n;
-        at.k0 = 8 * (b / S * S * R + b % S);
-        at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
-        at.q_step = DB * R * qweight_s0;
-        return at;
+    template <int DB, int C, int R, int S, typename F>
+    __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
+        if (b0 >= end) return;
+        if constexpr (IMA_CHECKED) {
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+        } else {
+            TileWalk<C, R, S, DB> at;
+            at.b = b0;
+            at.n = n;
+            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+            at.q_step = DB * R * qweight_s0;
+            Tile<C, R> t = ima_walk_tile(at);
+            for (; at.b + DB < end;) {
+                const I b = at.b;
+                at.next();
+                const Tile<C, R> ahead = ima_walk_tile(at);
+                f(t, b);
+                t = ahead;
+            }
+            f(t, at.b);
+        }
     }
 
+    // The tile a walk is at (release): load_whole_tile(at.b, at.n, ...)'s words, scales and
+    // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
-    __device__ __forceinline__ Tile<C, R> load_whole_tile(const TileWalk<C, R, S, DB>& at) const {
-        if constexpr (IMA_CHECKED) return load_whole_tile(at.b, at.n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
         Tile<C, R> t;
         t.k0 = at.k0;
         t.n = at.n;
@@ -3584,7 +3620,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3588 "planted_bugs.cu"
+#line 3624 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

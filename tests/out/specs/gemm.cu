@@ -4284,20 +4284,24 @@ struct w_t {
         return t;
     }
 
-    // A loop's walk over whole tiles b, b + DB, b + 2 DB, ... of columns n to n + C - 1,
-    // DB a multiple of S: `auto at = w.tile_walk(b, ImaConst<DB>{}, n, ImaConst<C>{},
-    // ImaConst<R>{}, ImaConst<S>{})`, then `w.load_whole_tile(at)` loads the tile
-    // load_whole_tile(b, n, ...) would, and `at.next()` steps to b + DB. The address of
-    // the tile's first word is formed once and advanced by a constant, where
-    // load_whole_tile(b, ...) forms it from b at every load: in gptq_gemm's loop that
-    // index arithmetic was a quarter of the instructions (bench/RESULTS.md). As for
-    // load_whole_tile, the loop keeps b below whole_tiles(...); checked mode loads through
-    // load_whole_tile(b, ...), with its checks.
+    // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
+    // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
+    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // address is formed once and advanced by a constant (TileWalk) instead of formed from
+    // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
+    // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
+    // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
+    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
+    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
+    // whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
         I b, n;
-        // Row k0 of tile b, and &qweight[k0 / 8][n] (release only).
+        // Row k0 of tile b, and &qweight[k0 / 8][n].
         I k0;
         const unsigned int* q;
         I q_step;
@@ -4308,20 +4312,34 @@ struct w_t {
         }
     };
 
-    template <int DB, int C, int R, int S = 1>
-    __device__ __forceinline__ TileWalk<C, R, S, DB> tile_walk(I b, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        TileWalk<C, R, S, DB> at;
-        at.b = b;
-        at.n = n;
-        at.k0 = 8 * (b / S * S * R + b % S);
-        at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
-        at.q_step = DB * R * qweight_s0;
-        return at;
+    template <int DB, int C, int R, int S, typename F>
+    __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
+        if (b0 >= end) return;
+        if constexpr (IMA_CHECKED) {
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+        } else {
+            TileWalk<C, R, S, DB> at;
+            at.b = b0;
+            at.n = n;
+            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+            at.q_step = DB * R * qweight_s0;
+            Tile<C, R> t = ima_walk_tile(at);
+            for (; at.b + DB < end;) {
+                const I b = at.b;
+                at.next();
+                const Tile<C, R> ahead = ima_walk_tile(at);
+                f(t, b);
+                t = ahead;
+            }
+            f(t, at.b);
+        }
     }
 
+    // The tile a walk is at (release): load_whole_tile(at.b, at.n, ...)'s words, scales and
+    // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
-    __device__ __forceinline__ Tile<C, R> load_whole_tile(const TileWalk<C, R, S, DB>& at) const {
-        if constexpr (IMA_CHECKED) return load_whole_tile(at.b, at.n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
         Tile<C, R> t;
         t.k0 = at.k0;
         t.n = at.n;
@@ -4845,32 +4863,19 @@ __device__ __forceinline__ void body(
             // The steps whose 4 tiles are all whole, a prefix of K, load with no test
             // (lane t4's tile of step s is tile 4 s + t4), so that their loop has no
             // element-by-element decode in it: with a test a tile, gptq_gemm ran 1.16 to
-            // 1.22 x its hand-written twin (bench/RESULTS.md). A walk forms their address
-            // once and advances it 32 tiles (8 steps) at a time; with one row tile, each
-            // step's tile loads under the products of the step before (bench/RESULTS.md).
-            // The rest go through load_tile (a lane past N reads the last tile inside).
+            // 1.22 x its hand-written twin (bench/RESULTS.md). With one row tile they go
+            // through for_whole_tiles, which loads each step's tile under the products of
+            // the step before (with two, the registers are not there). The rest go through
+            // load_tile (a lane past N reads the last tile inside instead).
             const I whole_steps = w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}) / 4;
             I s = warp;
-            if constexpr (MT > 1) {
+            if constexpr (MT == 1) {
+                w.for_whole_tiles(4 * s + t4, 4 * whole_steps, ImaConst<32>{}, n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{},
+                                  [&](const auto& t, I) { step(t, t.k0, ImaConst<1>{}); });
+                s += (max(whole_steps - s, I(0)) + 7) / 8 * 8;
+            } else {
                 for (; s < whole_steps; s += 8)
                     step(w.load_whole_tile(4 * s + t4, n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}), 32 * R * s + 8 * t4, ImaConst<1>{});
-            } else if (s < whole_steps) {
-                auto at = w.tile_walk(4 * s + t4, ImaConst<32>{}, n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{});
-                auto t = w.load_whole_tile(at);
-                for (; s + 8 < whole_steps; s += 8) {
-                    at.next();
-                    if constexpr (IMA_CHECKED) {
-                        // A checked load is larger: two tiles' would spill.
-                        step(t, 32 * R * s + 8 * t4, ImaConst<1>{});
-                        t = w.load_whole_tile(at);
-                    } else {
-                        const auto ahead = w.load_whole_tile(at);
-                        step(t, 32 * R * s + 8 * t4, ImaConst<1>{});
-                        t = ahead;
-                    }
-                }
-                step(t, 32 * R * s + 8 * t4, ImaConst<1>{});
-                s += 8;
             }
             for (; 32 * R * s < K; s += 8) {
                 const I k = 32 * R * s + 8 * t4;
@@ -4928,7 +4933,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4932 "gemm.cu"
+#line 4937 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
