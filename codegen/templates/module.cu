@@ -457,17 +457,23 @@ struct {{ q.name }}_t {
 {%- endif %}
     }
 
-    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
-    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
-    // columns n to n + C - 1.
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
     template <int C, int R>
-    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
 {%- if q.has_zeros %}
         t.zw = ima_zero_word(g, n);
 {%- else %}
         t.zw = 0;
 {%- endif %}
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
 {%- if q.along_k %}
@@ -510,13 +516,20 @@ struct {{ q.name }}_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 {%- if q.along_k %}
@@ -530,10 +543,10 @@ struct {{ q.name }}_t {
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
-    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
-    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
-    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
-    // whole_tiles(...).
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
@@ -577,19 +590,8 @@ struct {{ q.name }}_t {
     // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
     __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
-        Tile<C, R> t;
-        t.k0 = at.k0;
-        t.n = at.n;
-        t.stride = S;
-        t.whole = true;
-        t.refused = false;
-        const I g = ima_group_of(at.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
-{%- if q.has_zeros %}
-        t.zw = ima_zero_word(g, at.n);
-{%- else %}
-        t.zw = 0;
-{%- endif %}
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
         for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
         return t;

@@ -1518,13 +1518,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -1861,7 +1867,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1865 "checkpoint.cu"
+#line 1871 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2185,13 +2191,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -2227,13 +2239,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -2246,10 +2265,10 @@ struct w_t {
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
-    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
-    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
-    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
-    // whole_tiles(...).
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
@@ -2293,15 +2312,8 @@ struct w_t {
     // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
     __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
-        Tile<C, R> t;
-        t.k0 = at.k0;
-        t.n = at.n;
-        t.stride = S;
-        t.whole = true;
-        t.refused = false;
-        const I g = ima_group_of(at.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
-        t.zw = ima_zero_word(g, at.n);
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
         for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
         return t;
@@ -2637,7 +2649,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2641 "checkpoint.cu"
+#line 2653 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2942,13 +2954,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = 0;
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = 0;
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -2984,13 +3002,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -3003,10 +3028,10 @@ struct w_t {
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
-    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
-    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
-    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
-    // whole_tiles(...).
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
@@ -3050,15 +3075,8 @@ struct w_t {
     // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
     __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
-        Tile<C, R> t;
-        t.k0 = at.k0;
-        t.n = at.n;
-        t.stride = S;
-        t.whole = true;
-        t.refused = false;
-        const I g = ima_group_of(at.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
-        t.zw = 0;
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
         for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
         return t;
@@ -3394,7 +3412,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3398 "checkpoint.cu"
+#line 3416 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3690,13 +3708,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = 0;
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = 0;
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -4033,7 +4057,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4037 "checkpoint.cu"
+#line 4061 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4363,13 +4387,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -4712,7 +4742,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4716 "checkpoint.cu"
+#line 4746 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5085,13 +5115,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -5127,13 +5163,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -5146,10 +5189,10 @@ struct w_t {
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
-    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
-    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
-    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
-    // whole_tiles(...).
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
@@ -5193,15 +5236,8 @@ struct w_t {
     // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
     __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
-        Tile<C, R> t;
-        t.k0 = at.k0;
-        t.n = at.n;
-        t.stride = S;
-        t.whole = true;
-        t.refused = false;
-        const I g = ima_group_of(at.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
-        t.zw = ima_zero_word(g, at.n);
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
         for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
         return t;
@@ -5543,7 +5579,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5547 "checkpoint.cu"
+#line 5583 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5903,13 +5939,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -6252,7 +6294,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6256 "checkpoint.cu"
+#line 6298 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6622,13 +6664,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = 0;
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = 0;
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -6664,13 +6712,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -6683,10 +6738,10 @@ struct w_t {
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
-    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
-    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
-    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
-    // whole_tiles(...).
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
@@ -6730,15 +6785,8 @@ struct w_t {
     // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
     __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
-        Tile<C, R> t;
-        t.k0 = at.k0;
-        t.n = at.n;
-        t.stride = S;
-        t.whole = true;
-        t.refused = false;
-        const I g = ima_group_of(at.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
-        t.zw = 0;
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
         for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
         return t;
@@ -7080,7 +7128,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7084 "checkpoint.cu"
+#line 7132 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7425,13 +7473,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = 0;
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = 0;
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -7774,7 +7828,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7778 "checkpoint.cu"
+#line 7832 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

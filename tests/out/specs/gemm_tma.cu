@@ -4797,13 +4797,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -4839,13 +4845,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -4858,10 +4871,10 @@ struct w_t {
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
-    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
-    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
-    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
-    // whole_tiles(...).
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
@@ -4905,15 +4918,8 @@ struct w_t {
     // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
     __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
-        Tile<C, R> t;
-        t.k0 = at.k0;
-        t.n = at.n;
-        t.stride = S;
-        t.whole = true;
-        t.refused = false;
-        const I g = ima_group_of(at.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
-        t.zw = ima_zero_word(g, at.n);
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
         for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
         return t;
@@ -5766,7 +5772,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5770 "gemm_tma.cu"
+#line 5776 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6295,13 +6301,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -6337,13 +6349,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -6356,10 +6375,10 @@ struct w_t {
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
-    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
-    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
-    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
-    // whole_tiles(...).
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
@@ -6403,15 +6422,8 @@ struct w_t {
     // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
     __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
-        Tile<C, R> t;
-        t.k0 = at.k0;
-        t.n = at.n;
-        t.stride = S;
-        t.whole = true;
-        t.refused = false;
-        const I g = ima_group_of(at.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
-        t.zw = ima_zero_word(g, at.n);
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
         for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
         return t;
@@ -7395,7 +7407,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7399 "gemm_tma.cu"
+#line 7411 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

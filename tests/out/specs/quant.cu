@@ -1523,13 +1523,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -1565,13 +1571,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -1584,10 +1597,10 @@ struct w_t {
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
-    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
-    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
-    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
-    // whole_tiles(...).
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
@@ -1631,15 +1644,8 @@ struct w_t {
     // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
     __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
-        Tile<C, R> t;
-        t.k0 = at.k0;
-        t.n = at.n;
-        t.stride = S;
-        t.whole = true;
-        t.refused = false;
-        const I g = ima_group_of(at.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
-        t.zw = ima_zero_word(g, at.n);
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
         for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
         return t;
@@ -2050,7 +2056,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2054 "quant.cu"
+#line 2060 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2350,13 +2356,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -2392,13 +2404,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -2411,10 +2430,10 @@ struct w_t {
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
-    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
-    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
-    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
-    // whole_tiles(...).
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
@@ -2458,15 +2477,8 @@ struct w_t {
     // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
     __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
-        Tile<C, R> t;
-        t.k0 = at.k0;
-        t.n = at.n;
-        t.stride = S;
-        t.whole = true;
-        t.refused = false;
-        const I g = ima_group_of(at.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
-        t.zw = ima_zero_word(g, at.n);
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
         for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
         return t;
@@ -2802,7 +2814,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2806 "quant.cu"
+#line 2818 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3114,13 +3126,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -3457,7 +3475,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3461 "quant.cu"
+#line 3479 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3789,13 +3807,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
 #pragma unroll
@@ -3832,13 +3856,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -4102,7 +4133,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4106 "quant.cu"
+#line 4137 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4405,13 +4436,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
 #pragma unroll
@@ -4448,13 +4485,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -4652,7 +4696,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4656 "quant.cu"
+#line 4700 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4968,7 +5012,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4972 "quant.cu"
+#line 5016 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5346,13 +5390,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
@@ -5388,13 +5438,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -5407,10 +5464,10 @@ struct w_t {
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
-    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load each tile through
-    // load_whole_tile(b, ...), with its checks, one at a time (their loads are larger: two
-    // tiles' would spill). As for load_whole_tile, the caller keeps end at most
-    // whole_tiles(...).
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
     template <int C, int R, int S, int DB>
     struct TileWalk {
         static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
@@ -5454,15 +5511,8 @@ struct w_t {
     // zero word, from the walk's address.
     template <int C, int R, int S, int DB>
     __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
-        Tile<C, R> t;
-        t.k0 = at.k0;
-        t.n = at.n;
-        t.stride = S;
-        t.whole = true;
-        t.refused = false;
-        const I g = ima_group_of(at.k0);
-        ima_load_row<VEC>(&scales[g * scales_s0 + at.n], t.s);
-        t.zw = ima_zero_word(g, at.n);
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
         for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
         return t;
@@ -5919,7 +5969,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5923 "quant.cu"
+#line 5973 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6303,13 +6353,19 @@ struct w_t {
         return t;
     }
 
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
     template <int C, int R>
     __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
-        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
-        t.zw = ima_zero_word(g, n);
+        ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
 #pragma unroll
@@ -6346,13 +6402,20 @@ struct w_t {
             }
             return t;
         }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
         Tile<C, R> t;
         t.k0 = k0;
         t.n = n;
         t.stride = S;
         t.whole = true;
         t.refused = false;
-        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
 
@@ -6547,7 +6610,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6551 "quant.cu"
+#line 6614 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
