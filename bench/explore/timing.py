@@ -1,6 +1,7 @@
-"""What the throwaway timers of bench/explore share: random GPTQ weights on the device, and
-the time of a launch as the median replay of a CUDA graph of launches cycling through
-argument sets (chosen larger than L2, so that each launch reads from memory)."""
+"""What the throwaway timers of bench/explore share: random GPTQ weights on the device, the
+time of a launch as the median replay of a CUDA graph of launches cycling through
+argument sets (chosen larger than L2, so that each launch reads from memory), and a
+table of kernel variants against a reference."""
 import torch
 
 dev = "cuda"
@@ -38,3 +39,27 @@ def graph_us(fn, sets, reps=20, warm=2):
         ts.append(e0.elapsed_time(e1) * 1e3 / len(sets))
     ts.sort()
     return ts[len(ts) // 2]
+
+
+def variants_against(ref, variants, cases, quant_weight, group=128, tolerance=2e-2):
+    """Prints, for each (M, K, N) of `cases`, the µs a launch of ref(x, w, y) and of each
+    kernel of `variants` (name -> a function of the same arguments, or a function of M
+    giving that dict), on random f16 x and GPTQ weight sets of at least 300 MB in all,
+    cycled by graph_us; an output that differs from ref's by more than `tolerance` times
+    its largest magnitude is marked DIFF."""
+    for m, k, n in cases:
+        vs = variants(m) if callable(variants) else variants
+        nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+        ws = [gptq_weight(quant_weight, k, n, group) for _ in range(nsets)]
+        x = torch.randn(m, k, device=dev, dtype=torch.float16)
+        y_ref = torch.empty(m, n, device=dev, dtype=torch.float16)
+        row = [f"reference {graph_us(lambda w: ref(x, w, y_ref), [(w,) for w in ws]):.1f}"]
+        ref(x, ws[0], y_ref)
+        bound = tolerance * max(1.0, y_ref.float().abs().max().item())
+        for name, f in vs.items():
+            y = torch.empty_like(y_ref)
+            t = graph_us(lambda w: f(x, w, y), [(w,) for w in ws])
+            f(x, ws[0], y)
+            err = (y.float() - y_ref.float()).abs().max().item()
+            row.append(f"{name} {t:.1f}" + ("" if err < bound else f" (DIFF {err:.3g})"))
+        print(f"M={m} K={k} N={n}: " + ", ".join(row), flush=True)

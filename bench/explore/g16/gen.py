@@ -9,8 +9,38 @@ K a multiple of 128 and N of 32), to see what its loop's instructions cost:
   c: raw pointers (release only) formed once and advanced each step, instead of the
      accessors' index arithmetic at every load (what a cursor in the accessor would give).
 Kernel g16_{flags}."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gptq16 import EPILOGUE  # noqa: E402
+
 VARIANTS = ["b", "s", "sp"]
 CURSOR = ["c", "sc", "scp", "cp"]
+
+# A step's products for packed row r (x's fragments from xv, the weights' from bf) and,
+# with SCALE, the step's f32 scaling: the same in both templates.
+PRODUCTS = r"""                const ImaFrag4 lo = ima_row_pairs(xv[0][r]);
+                const ImaFrag4 hi = ima_row_pairs(xv[1][r]);
+                const unsigned a0[4] = {{lo.x[0], hi.x[0], lo.x[1], hi.x[1]}};
+                const unsigned a1[4] = {{lo.x[2], hi.x[2], lo.x[3], hi.x[3]}};
+                #pragma unroll
+                for (int c = 0; c < 4; ++c) {{
+                    ImaAcc4& a = {SCALE} ? tmp[c] : acc[c];
+                    a = ima_mma_m16n8k16_f16(a0, bf[c][0], bf[c][1], a);
+                    a = ima_mma_m16n8k16_f16(a1, bf[c][2], bf[c][3], a);
+                }}
+            }}
+            if constexpr ({SCALE}) {{
+                #pragma unroll
+                for (int c = 0; c < 4; ++c) {{
+                    const float s0 = __half2float(sc.v[c]), s1 = __half2float(sc.v[c + 4]);
+                    acc[c].x[0] += tmp[c].x[0] * s0;
+                    acc[c].x[1] += tmp[c].x[1] * s1;
+                    acc[c].x[2] += tmp[c].x[2] * s0;
+                    acc[c].x[3] += tmp[c].x[3] * s1;
+                }}
+"""
 
 BODY = r"""
 kernel g16_{NAME} where K % 128 == 0, N % 32 == 0 {{
@@ -77,27 +107,7 @@ kernel g16_{NAME} where K % 128 == 0, N % 32 == 0 {{
                 }} else {{
                     w.dequant_frag(t, r, bf);
                 }}
-                const ImaFrag4 lo = ima_row_pairs(xv[0][r]);
-                const ImaFrag4 hi = ima_row_pairs(xv[1][r]);
-                const unsigned a0[4] = {{lo.x[0], hi.x[0], lo.x[1], hi.x[1]}};
-                const unsigned a1[4] = {{lo.x[2], hi.x[2], lo.x[3], hi.x[3]}};
-                #pragma unroll
-                for (int c = 0; c < 4; ++c) {{
-                    ImaAcc4& a = {SCALE} ? tmp[c] : acc[c];
-                    a = ima_mma_m16n8k16_f16(a0, bf[c][0], bf[c][1], a);
-                    a = ima_mma_m16n8k16_f16(a1, bf[c][2], bf[c][3], a);
-                }}
-            }}
-            if constexpr ({SCALE}) {{
-                #pragma unroll
-                for (int c = 0; c < 4; ++c) {{
-                    const float s0 = __half2float(sc.v[c]), s1 = __half2float(sc.v[c + 4]);
-                    acc[c].x[0] += tmp[c].x[0] * s0;
-                    acc[c].x[1] += tmp[c].x[1] * s1;
-                    acc[c].x[2] += tmp[c].x[2] * s0;
-                    acc[c].x[3] += tmp[c].x[3] * s1;
-                }}
-            }}
+""" + PRODUCTS + r"""            }}
         }};
         const I steps = K / (32 * R);
         auto load = [&](I s) {{ return w.load_whole_tile(4 * s + t4, n, ImaConst<4>{{}}, ImaConst<R>{{}}, ImaConst<S>{{}}); }};
@@ -115,34 +125,7 @@ kernel g16_{NAME} where K % 128 == 0, N % 32 == 0 {{
         }} else {{
             for (; s < steps; s += 8) step(load(s), 32 * R * s + 8 * t4);
         }}
-        #pragma unroll
-        for (int hh = 0; hh < 2; ++hh)
-            #pragma unroll
-            for (int j = 0; j < 8; ++j) part(warp, g + 8 * hh, 8 * t4 + j) = acc[j % 4].x[2 * hh + j / 4];
-        __syncthreads();
-        if (threadIdx.x < 64) {{
-            const int r = threadIdx.x / 4, c8 = threadIdx.x % 4 * 8;
-            if (m0 + r < M) {{
-                float sum[8];
-                #pragma unroll
-                for (int j = 0; j < 8; ++j) sum[j] = 0.f;
-                #pragma unroll
-                for (int s8 = 0; s8 < 8; ++s8)
-                    #pragma unroll
-                    for (int h = 0; h < 2; ++h) {{
-                        const ImaVec<float, 4>& q = part.at4(s8, r, c8 + 4 * h);
-                        #pragma unroll
-                        for (int e = 0; e < 4; ++e) sum[4 * h + e] += q.v[e];
-                    }}
-                ImaVec<__half, 8> v;
-                #pragma unroll
-                for (int j = 0; j < 8; ++j) v.v[j] = __float2half_rn(sum[j]);
-                y.store8(m0 + r, n0 + c8, v);
-            }}
-        }}
-    }}
-}}
-"""
+""" + EPILOGUE
 
 BODY_C = r"""
 kernel g16_{NAME} where K % 128 == 0, N % 32 == 0, G % 128 == 0 {{
@@ -218,27 +201,7 @@ kernel g16_{NAME} where K % 128 == 0, N % 32 == 0, G % 128 == 0 {{
                     }}
                     memcpy(bf[c], v, 16);
                 }}
-                const ImaFrag4 lo = ima_row_pairs(xv[0][r]);
-                const ImaFrag4 hi = ima_row_pairs(xv[1][r]);
-                const unsigned a0[4] = {{lo.x[0], hi.x[0], lo.x[1], hi.x[1]}};
-                const unsigned a1[4] = {{lo.x[2], hi.x[2], lo.x[3], hi.x[3]}};
-                #pragma unroll
-                for (int c = 0; c < 4; ++c) {{
-                    ImaAcc4& a = {SCALE} ? tmp[c] : acc[c];
-                    a = ima_mma_m16n8k16_f16(a0, bf[c][0], bf[c][1], a);
-                    a = ima_mma_m16n8k16_f16(a1, bf[c][2], bf[c][3], a);
-                }}
-            }}
-            if constexpr ({SCALE}) {{
-                #pragma unroll
-                for (int c = 0; c < 4; ++c) {{
-                    const float s0 = __half2float(sc.v[c]), s1 = __half2float(sc.v[c + 4]);
-                    acc[c].x[0] += tmp[c].x[0] * s0;
-                    acc[c].x[1] += tmp[c].x[1] * s1;
-                    acc[c].x[2] += tmp[c].x[2] * s0;
-                    acc[c].x[3] += tmp[c].x[3] * s1;
-                }}
-            }}
+""" + PRODUCTS + r"""            }}
         }};
         if constexpr ({PF}) {{
             if (s0 < steps) {{
@@ -264,34 +227,7 @@ kernel g16_{NAME} where K % 128 == 0, N % 32 == 0, G % 128 == 0 {{
                 k0 += 1024;
             }}
         }}
-        #pragma unroll
-        for (int hh = 0; hh < 2; ++hh)
-            #pragma unroll
-            for (int j = 0; j < 8; ++j) part(warp, g + 8 * hh, 8 * t4 + j) = acc[j % 4].x[2 * hh + j / 4];
-        __syncthreads();
-        if (threadIdx.x < 64) {{
-            const int r = threadIdx.x / 4, c8 = threadIdx.x % 4 * 8;
-            if (m0 + r < M) {{
-                float sum[8];
-                #pragma unroll
-                for (int j = 0; j < 8; ++j) sum[j] = 0.f;
-                #pragma unroll
-                for (int s8 = 0; s8 < 8; ++s8)
-                    #pragma unroll
-                    for (int h = 0; h < 2; ++h) {{
-                        const ImaVec<float, 4>& q = part.at4(s8, r, c8 + 4 * h);
-                        #pragma unroll
-                        for (int e = 0; e < 4; ++e) sum[4 * h + e] += q.v[e];
-                    }}
-                ImaVec<__half, 8> v;
-                #pragma unroll
-                for (int j = 0; j < 8; ++j) v.v[j] = __float2half_rn(sum[j]);
-                y.store8(m0 + r, n0 + c8, v);
-            }}
-        }}
-    }}
-}}
-"""
+""" + EPILOGUE
 
 with open("g16.ima", "w") as f:
     f.write("/// Throwaway variants of gptq_gemm's 16-row path (bench/explore/g16/gen.py).\n")

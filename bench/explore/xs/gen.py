@@ -8,6 +8,12 @@ Kernels xs_b{MINB}.
 Prepared in session 21 and compiled (116 registers, no spills in release); not yet run:
 build its wheel (`imac compile bench/explore/xs/xs.ima --python`, maturin) with gemm's and
 run time_xs.py there."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gptq16 import EPILOGUE  # noqa: E402
+
 VARIANTS = [2]
 
 BODY = r"""
@@ -68,34 +74,7 @@ kernel xs_b{B} where K % 1024 == 0, N % 32 == 0, G % 128 == 0 {{
             // Stage st is copied into again at round j + 2.
             __syncthreads();
         }}
-        #pragma unroll
-        for (int hh = 0; hh < 2; ++hh)
-            #pragma unroll
-            for (int jj = 0; jj < 8; ++jj) part(warp, g + 8 * hh, 8 * t4 + jj) = acc[jj % 4].x[2 * hh + jj / 4];
-        __syncthreads();
-        if (threadIdx.x < 64) {{
-            const int r = threadIdx.x / 4, c8 = threadIdx.x % 4 * 8;
-            if (m0 + r < M) {{
-                float sum[8];
-                #pragma unroll
-                for (int jj = 0; jj < 8; ++jj) sum[jj] = 0.f;
-                #pragma unroll
-                for (int s8 = 0; s8 < 8; ++s8)
-                    #pragma unroll
-                    for (int h = 0; h < 2; ++h) {{
-                        const ImaVec<float, 4>& q = part.at4(s8, r, c8 + 4 * h);
-                        #pragma unroll
-                        for (int e = 0; e < 4; ++e) sum[4 * h + e] += q.v[e];
-                    }}
-                ImaVec<__half, 8> v;
-                #pragma unroll
-                for (int jj = 0; jj < 8; ++jj) v.v[jj] = __float2half_rn(sum[jj]);
-                y.store8(m0 + r, n0 + c8, v);
-            }}
-        }}
-    }}
-}}
-"""
+""" + EPILOGUE
 
 with open("xs.ima", "w") as f:
     f.write("/// Throwaway: gptq_gemm's 16-row path with x staged in shared memory (bench/explore/xs/gen.py).\n")
