@@ -2512,8 +2512,8 @@ struct w_t {
 
     // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
     // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
-    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
-    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
     // address is formed once and advanced by a constant (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
@@ -2542,7 +2542,7 @@ struct w_t {
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
@@ -2552,13 +2552,12 @@ struct w_t {
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
             for (; at.b + DB < end;) {
-                const I b = at.b;
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
-                f(t, b);
+                f(t);
                 t = ahead;
             }
-            f(t, at.b);
+            f(t);
         }
     }
 
@@ -2903,7 +2902,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2907 "planted_bugs.cu"
+#line 2906 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3279,8 +3278,8 @@ struct w_t {
 
     // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
     // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
-    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
-    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
     // address is formed once and advanced by a constant (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
@@ -3309,7 +3308,7 @@ struct w_t {
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
@@ -3319,13 +3318,12 @@ struct w_t {
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
             for (; at.b + DB < end;) {
-                const I b = at.b;
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
-                f(t, b);
+                f(t);
                 t = ahead;
             }
-            f(t, at.b);
+            f(t);
         }
     }
 
@@ -3632,7 +3630,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3636 "planted_bugs.cu"
+#line 3634 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2258,8 +2258,8 @@ struct w_t {
 
     // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
     // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
-    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
-    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
     // address is formed once and advanced by a constant (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
@@ -2288,7 +2288,7 @@ struct w_t {
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
@@ -2298,13 +2298,12 @@ struct w_t {
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
             for (; at.b + DB < end;) {
-                const I b = at.b;
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
-                f(t, b);
+                f(t);
                 t = ahead;
             }
-            f(t, at.b);
+            f(t);
         }
     }
 
@@ -2649,7 +2648,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2653 "checkpoint.cu"
+#line 2652 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3021,8 +3020,8 @@ struct w_t {
 
     // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
     // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
-    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
-    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
     // address is formed once and advanced by a constant (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
@@ -3051,7 +3050,7 @@ struct w_t {
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
@@ -3061,13 +3060,12 @@ struct w_t {
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
             for (; at.b + DB < end;) {
-                const I b = at.b;
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
-                f(t, b);
+                f(t);
                 t = ahead;
             }
-            f(t, at.b);
+            f(t);
         }
     }
 
@@ -3412,7 +3410,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3416 "checkpoint.cu"
+#line 3414 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4057,7 +4055,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4061 "checkpoint.cu"
+#line 4059 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4742,7 +4740,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4746 "checkpoint.cu"
+#line 4744 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5182,8 +5180,8 @@ struct w_t {
 
     // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
     // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
-    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
-    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
     // address is formed once and advanced by a constant (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
@@ -5212,7 +5210,7 @@ struct w_t {
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
@@ -5222,13 +5220,12 @@ struct w_t {
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
             for (; at.b + DB < end;) {
-                const I b = at.b;
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
-                f(t, b);
+                f(t);
                 t = ahead;
             }
-            f(t, at.b);
+            f(t);
         }
     }
 
@@ -5579,7 +5576,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5583 "checkpoint.cu"
+#line 5580 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6294,7 +6291,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6298 "checkpoint.cu"
+#line 6295 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6731,8 +6728,8 @@ struct w_t {
 
     // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
     // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
-    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
-    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
     // address is formed once and advanced by a constant (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
@@ -6761,7 +6758,7 @@ struct w_t {
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
@@ -6771,13 +6768,12 @@ struct w_t {
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
             for (; at.b + DB < end;) {
-                const I b = at.b;
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
-                f(t, b);
+                f(t);
                 t = ahead;
             }
-            f(t, at.b);
+            f(t);
         }
     }
 
@@ -7128,7 +7124,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7132 "checkpoint.cu"
+#line 7128 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7828,7 +7824,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7832 "checkpoint.cu"
+#line 7828 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -4299,8 +4299,8 @@ struct w_t {
 
     // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
     // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
-    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
-    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
     // address is formed once and advanced by a constant (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
@@ -4329,7 +4329,7 @@ struct w_t {
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
@@ -4339,13 +4339,12 @@ struct w_t {
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
             for (; at.b + DB < end;) {
-                const I b = at.b;
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
-                f(t, b);
+                f(t);
                 t = ahead;
             }
-            f(t, at.b);
+            f(t);
         }
     }
 
@@ -4877,7 +4876,7 @@ __device__ __forceinline__ void body(
             I s = warp;
             if constexpr (MT == 1) {
                 w.for_whole_tiles(4 * s + t4, 4 * whole_steps, ImaConst<32>{}, n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{},
-                                  [&](const auto& t, I) { step(t, t.k0, ImaConst<1>{}); });
+                                  [&](const auto& t) { step(t, t.k0, ImaConst<1>{}); });
                 s += (max(whole_steps - s, I(0)) + 7) / 8 * 8;
             } else {
                 for (; s < whole_steps; s += 8)
@@ -4939,7 +4938,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
         }
     
-#line 4943 "gemm.cu"
+#line 4942 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1590,8 +1590,8 @@ struct w_t {
 
     // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
     // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
-    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
-    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
     // address is formed once and advanced by a constant (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
@@ -1620,7 +1620,7 @@ struct w_t {
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
@@ -1630,13 +1630,12 @@ struct w_t {
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
             for (; at.b + DB < end;) {
-                const I b = at.b;
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
-                f(t, b);
+                f(t);
                 t = ahead;
             }
-            f(t, at.b);
+            f(t);
         }
     }
 
@@ -2056,7 +2055,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2060 "quant.cu"
+#line 2059 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2423,8 +2422,8 @@ struct w_t {
 
     // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
     // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
-    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
-    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
     // address is formed once and advanced by a constant (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
@@ -2453,7 +2452,7 @@ struct w_t {
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
@@ -2463,13 +2462,12 @@ struct w_t {
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
             for (; at.b + DB < end;) {
-                const I b = at.b;
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
-                f(t, b);
+                f(t);
                 t = ahead;
             }
-            f(t, at.b);
+            f(t);
         }
     }
 
@@ -2814,7 +2812,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2818 "quant.cu"
+#line 2816 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3475,7 +3473,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3479 "quant.cu"
+#line 3477 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4133,7 +4131,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4137 "quant.cu"
+#line 4135 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4696,7 +4694,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4700 "quant.cu"
+#line 4698 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5012,7 +5010,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5016 "quant.cu"
+#line 5014 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5457,8 +5455,8 @@ struct w_t {
 
     // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
     // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
-    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t, b) with each tile t =
-    // load_whole_tile(b, n, ...), in order. In release, each tile's loads are issued before
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
     // address is formed once and advanced by a constant (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
@@ -5487,7 +5485,7 @@ struct w_t {
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}), b);
+            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
@@ -5497,13 +5495,12 @@ struct w_t {
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
             for (; at.b + DB < end;) {
-                const I b = at.b;
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
-                f(t, b);
+                f(t);
                 t = ahead;
             }
-            f(t, at.b);
+            f(t);
         }
     }
 
@@ -5969,7 +5966,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5973 "quant.cu"
+#line 5970 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6610,7 +6607,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6614 "quant.cu"
+#line 6611 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
