@@ -5,43 +5,10 @@ import os
 import random
 import sys
 
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us  # noqa: E402
+from paged_cases import compare  # noqa: E402
 import paged_kernels as pk
 import span_kernels as sk
-
-dev = "cuda"
-HQ, HKV, D, BS = 32, 8, 128, 16
-
-
-def case(lens, seed):
-    rnd = random.Random(seed)
-    b = len(lens)
-    pages = [(l + BS - 1) // BS for l in lens]
-    p = max(1, max(pages))
-    nb = max(1, sum(pages))
-    order = list(range(nb))
-    rnd.shuffle(order)
-    tables = torch.zeros(b, p, dtype=torch.int32)
-    nxt = 0
-    for s, n in enumerate(pages):
-        for j in range(n):
-            tables[s, j] = order[nxt]
-            nxt += 1
-    k = torch.randn(nb, BS, HKV, D, device=dev, dtype=torch.float16)
-    v = torch.randn(nb, BS, HKV, D, device=dev, dtype=torch.float16)
-    q = torch.randn(b, HQ, D, device=dev, dtype=torch.float16)
-    parts = (p * BS + 127) // 128
-    return dict(q=q, k=k, v=v, tables=tables.to(dev), lens=torch.tensor(lens, dtype=torch.int32, device=dev),
-                part_o=torch.zeros(b, HQ, parts, D, device=dev), part_lse=torch.zeros(b, HQ, parts, device=dev),
-                arrivals=torch.zeros(b, HQ, dtype=torch.int32, device=dev), out=torch.empty(b, HQ, D, device=dev, dtype=torch.float16))
-
-
-def call(f, c):
-    f(c["q"], c["k"], c["v"], c["tables"], c["lens"], c["part_o"], c["part_lse"], c["arrivals"], c["out"], D ** -0.5)
-
 
 rnd = random.Random(1)
 cases = {
@@ -56,21 +23,4 @@ cases = {
     "B=1 ctx 1024": [1024],
     "B=1 ctx 4096": [4096],
 }
-names = ["rule"] + [f"span{r}" for r in (1, 2, 3, 4)]
-print("case | MB | " + " | ".join(names))
-for name, lens in cases.items():
-    mb = sum(lens) * HKV * D * 2 * 2 / 1e6
-    nsets = max(1, min(16, int(300 // mb) + 1))
-    sets = [case(lens, i) for i in range(nsets)]
-    ref = None
-    row = []
-    for fname in names:
-        f = pk.paged_attn if fname == "rule" else getattr(sk, fname)
-        t = graph_us(lambda c: call(f, c), [(c,) for c in sets])
-        call(f, sets[0])
-        o = sets[0]["out"].float().clone()
-        if ref is None:
-            ref = o
-        err = (o - ref).abs().max().item()
-        row.append(f"{t:.1f}" + ("" if err < 2e-3 else f" (DIFF {err:.2g})"))
-    print(f"{name} | {mb:.0f} | " + " | ".join(row), flush=True)
+compare(cases, {"rule": pk.paged_attn, **{f"span{r}": getattr(sk, f"span{r}") for r in (1, 2, 3, 4)}})

@@ -1,0 +1,60 @@
+"""What the throwaway paged_attn timers (span/time_span.py, st/time_st.py) share: the
+decode layer's heads (32 query, 8 KV, D = 128, pages of 16), a batch's arguments with its
+pages in random order, one call of a paged_attn-shaped kernel on them, and a table of
+such kernels side by side."""
+import random
+
+import torch
+from timing import graph_us
+
+dev = "cuda"
+HQ, HKV, D, BS = 32, 8, 128, 16
+
+
+def case(lens, seed):
+    rnd = random.Random(seed)
+    b = len(lens)
+    pages = [(l + BS - 1) // BS for l in lens]
+    p = max(1, max(pages))
+    nb = max(1, sum(pages))
+    order = list(range(nb))
+    rnd.shuffle(order)
+    tables = torch.zeros(b, p, dtype=torch.int32)
+    nxt = 0
+    for s, n in enumerate(pages):
+        for j in range(n):
+            tables[s, j] = order[nxt]
+            nxt += 1
+    k = torch.randn(nb, BS, HKV, D, device=dev, dtype=torch.float16)
+    v = torch.randn(nb, BS, HKV, D, device=dev, dtype=torch.float16)
+    q = torch.randn(b, HQ, D, device=dev, dtype=torch.float16)
+    parts = (p * BS + 127) // 128
+    return dict(q=q, k=k, v=v, tables=tables.to(dev), lens=torch.tensor(lens, dtype=torch.int32, device=dev),
+                part_o=torch.zeros(b, HQ, parts, D, device=dev), part_lse=torch.zeros(b, HQ, parts, device=dev),
+                arrivals=torch.zeros(b, HQ, dtype=torch.int32, device=dev), out=torch.empty(b, HQ, D, device=dev, dtype=torch.float16))
+
+def call(f, c):
+    f(c["q"], c["k"], c["v"], c["tables"], c["lens"], c["part_o"], c["part_lse"], c["arrivals"], c["out"], D ** -0.5)
+
+
+def compare(cases, kernels):
+    """Prints, for each batch of `cases` (name -> its sequences' lengths), the µs a launch
+    of each kernel of `kernels` (name -> a function of paged_attn's arguments), as CUDA
+    graphs cycling through caches of at least 300 MB in all; an output that differs from
+    the first kernel's by 2e-3 or more is marked DIFF."""
+    print("case | MB | " + " | ".join(kernels))
+    for name, lens in cases.items():
+        mb = sum(lens) * HKV * D * 2 * 2 / 1e6
+        nsets = max(1, min(16, int(300 // mb) + 1))
+        sets = [case(lens, i) for i in range(nsets)]
+        ref = None
+        row = []
+        for f in kernels.values():
+            t = graph_us(lambda c: call(f, c), [(c,) for c in sets])
+            call(f, sets[0])
+            o = sets[0]["out"].float().clone()
+            if ref is None:
+                ref = o
+            err = (o - ref).abs().max().item()
+            row.append(f"{t:.1f}" + ("" if err < 2e-3 else f" (DIFF {err:.2g})"))
+        print(f"{name} | {mb:.0f} | " + " | ".join(row), flush=True)

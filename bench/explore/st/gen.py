@@ -1,0 +1,33 @@
+"""Throwaway: writes st.ima, specs/paged.ima's paged_attn with ST (the K/V tiles a warp
+keeps in shared memory: one computed, the rest in flight) raised from 2 to 3. Under ncu at
+B = 32, context 1024 (45.8 µs, DRAM 63% of peak), 28.5% of the stall samples were warps
+waiting at the cp.async wait for their next tile (bench/RESULTS.md): a third stage keeps
+two tiles in flight a warp. Its shared memory (96 KB of tiles a block) allows 2 blocks an
+SM instead of 3, so min_blocks 2; st2b2 is the unchanged kernel at min_blocks 2, to tell
+the two effects apart. Kernels st3 and st2b2.
+Prepared in session 21 and compiled; not yet run: build its wheel with paged's and run
+time_st.py there."""
+import sys
+
+root = sys.argv[1] if len(sys.argv) > 1 else "../../.."
+text = open(f"{root}/specs/paged.ima").read()
+i = text.index("kernel paged_attn ")
+j = text.index("\n}\n", i) + 3
+body = text[i:j]
+consts = "".join(line + "\n" for line in text[:i].splitlines() if line.startswith("const "))
+
+
+def variant(name, st, min_blocks):
+    k = body.replace("kernel paged_attn ", f"kernel {name} ", 1)
+    for old, new in [("shared kv: f16[4, 2, 2, 16, D]", f"shared kv: f16[4, {st}, 2, 16, D]"),
+                     ("constexpr int ST = 2;", f"constexpr int ST = {st};"),
+                     ("block(128) min_blocks 3", f"block(128) min_blocks {min_blocks}")]:
+        assert old in k, old
+        k = k.replace(old, new)
+    return k
+
+
+with open("st.ima", "w") as f:
+    f.write("/// Throwaway: specs/paged.ima's paged_attn with three K/V stages a warp (bench/explore/st/gen.py).\n")
+    f.write(consts)
+    f.write("\n" + variant("st3", 3, 2) + "\n" + variant("st2b2", 2, 2))
