@@ -2227,7 +2227,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -2242,6 +2242,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -2293,7 +2299,7 @@ struct w_t {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
             at.n = n;
-            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -2648,7 +2654,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2652 "checkpoint.cu"
+#line 2658 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2989,7 +2995,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -3004,6 +3010,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -3055,7 +3067,7 @@ struct w_t {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
             at.n = n;
-            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -3410,7 +3422,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3414 "checkpoint.cu"
+#line 3426 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4055,7 +4067,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4059 "checkpoint.cu"
+#line 4071 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4740,7 +4752,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4744 "checkpoint.cu"
+#line 4756 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5149,7 +5161,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -5164,6 +5176,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -5215,7 +5233,7 @@ struct w_t {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
             at.n = n;
-            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -5576,7 +5594,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5580 "checkpoint.cu"
+#line 5598 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6291,7 +6309,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6295 "checkpoint.cu"
+#line 6313 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6697,7 +6715,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -6712,6 +6730,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -6763,7 +6787,7 @@ struct w_t {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
             at.n = n;
-            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -7124,7 +7148,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7128 "checkpoint.cu"
+#line 7152 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7824,7 +7848,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7828 "checkpoint.cu"
+#line 7852 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

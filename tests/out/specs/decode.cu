@@ -3330,7 +3330,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -3345,6 +3345,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -3396,7 +3402,7 @@ struct w_t {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
             at.n = n;
-            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -3877,7 +3883,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3881 "decode.cu"
+#line 3887 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -4833,7 +4833,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -4848,6 +4848,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -4899,7 +4905,7 @@ struct w_t {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
             at.n = n;
-            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -5771,7 +5777,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5775 "gemm_tma.cu"
+#line 5781 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6336,7 +6342,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -6351,6 +6357,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -6402,7 +6414,7 @@ struct w_t {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
             at.n = n;
-            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -7405,7 +7417,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7409 "gemm_tma.cu"
+#line 7421 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

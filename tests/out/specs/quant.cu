@@ -1559,7 +1559,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -1574,6 +1574,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -1625,7 +1631,7 @@ struct w_t {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
             at.n = n;
-            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -2055,7 +2061,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2059 "quant.cu"
+#line 2065 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2391,7 +2397,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -2406,6 +2412,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -2457,7 +2469,7 @@ struct w_t {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
             at.n = n;
-            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -2812,7 +2824,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2816 "quant.cu"
+#line 2828 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3473,7 +3485,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3477 "quant.cu"
+#line 3489 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3842,7 +3854,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -3857,6 +3869,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -4131,7 +4149,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4135 "quant.cu"
+#line 4153 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4471,7 +4489,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -4486,6 +4504,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -4694,7 +4718,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4698 "quant.cu"
+#line 4722 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5010,7 +5034,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5014 "quant.cu"
+#line 5038 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5424,7 +5448,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -5439,6 +5463,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -5490,7 +5520,7 @@ struct w_t {
             TileWalk<C, R, S, DB> at;
             at.b = b0;
             at.n = n;
-            at.k0 = 8 * (b0 / S * S * R + b0 % S);
+            at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = DB * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -5966,7 +5996,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5970 "quant.cu"
+#line 6000 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6387,7 +6417,7 @@ struct w_t {
 
     template <int C, int R, int S = 1>
     __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
-        const I k0 = 8 * (b / S * S * R + b % S);
+        const I k0 = ima_whole_tile_row<R, S>(b);
         if constexpr (IMA_CHECKED) {
             // load_tile's checks, then whether the tile is whole: a tile outside K or N is
             // refused as out of bounds; one inside that is not whole (across a group, or
@@ -6402,6 +6432,12 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
     }
 
     // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
@@ -6607,7 +6643,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6611 "quant.cu"
+#line 6647 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
