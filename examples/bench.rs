@@ -1776,17 +1776,20 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
             )
         });
         if b.opts.variant("twin") {
-            // The spec's grid at these shapes, grid(ceil(M / 32), ceil(N / 32)) (blocks of
-            // 16 rows would be more than 264), block(256), part (f32 [8, 32, 32]) in dynamic
+            let wn = if m <= 32 { 4 } else { 2 };
+            // The spec's grid at these shapes, grid(ceil(M / 32), ceil(N / (32 WN))) (blocks
+            // of 16 rows would be more than 264; WN 4 for one row block of N = 28672, 2
+            // for more), block(256), part (f32 [8, 32, 32]) in dynamic
             // shared memory.
             let (f, cfg) = twin_with_smem(
                 b,
                 "twin_gptq_gemm",
-                (m.div_ceil(32), n / 32, 1),
+                (m.div_ceil(32), n / (32 * wn), 1),
                 256,
                 8 * 32 * 32 * 4,
             )?;
             let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
+            let wni = i32_of(wn)?;
             i32_of(k * n)?;
             let parts = ws.iter().map(packed).collect::<Res<Vec<_>>>()?;
             let mut y_twin = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
@@ -1795,10 +1798,10 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
                 let mut l = b.stream.launch_builder(&f);
                 let mut y_view = y_twin.slice_mut();
                 l.arg(x.slice()).arg(qw).arg(qz).arg(sc).arg(&mut y_view);
-                l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
+                l.arg(&mi).arg(&ki).arg(&ni).arg(&gi).arg(&wni);
                 // SAFETY: x [M, K] f16, qweight [K / 8, N], qzeros [K / G, N / 8], scales
                 // [K / G, N] f16, y [M, N], contiguous, below 2^31 elements, with M 16 or a
-                // multiple of 32, K a multiple of 1024, N of 32 and G = 128: every load and
+                // multiple of 32, K a multiple of 1024, N of 32 WN and G = 128: every load and
                 // store of the twin lies inside; the shared memory it uses.
                 unsafe { l.launch(cfg) }?;
                 Ok(())

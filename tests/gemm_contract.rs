@@ -1,6 +1,7 @@
 //! specs/gemm.ima's contracts checked on the CPU with fake tensors: gptq_gemm's grid takes
 //! blocks of 16 rows of x while they number at most 264 (two on each of the H200's 132
-//! SMs), and of 32 rows otherwise (its body reads the height back from the grid); the
+//! SMs), and of 32 rows otherwise, and blocks of 32, 64 or 128 columns (its warps 1, 2 or
+//! 4 ways across) by the shape (its body reads both back from the grid); the
 //! attention scores with D = 0 launch, so that their body writes the empty sums' zeros.
 
 #[allow(dead_code)]
@@ -32,14 +33,25 @@ fn gptq_gemm_args(m: usize, k: usize, n: usize) -> Vec<Fake> {
 #[test]
 fn gptq_gemm_takes_16_rows_a_block_while_that_makes_at_most_264_blocks() {
     // (M, N) and the grid, worked out by hand: ceil(M / 16) * ceil(N / 32) blocks of 16
-    // rows if that is at most 264, else ceil(M / 32) * ceil(N / 32) of 32.
+    // rows if that is at most 264, else ceil(M / 32) of 32; by ceil(N / (32 WN)) strips,
+    // WN 4 where ceil(N / 32) >= 800 and M <= 32, else 2 where ceil(M / 32) * ceil(N / 64)
+    // >= 224, else 1.
     for (m, n, grid) in [
         // The decode layer's O and down at B = 32: 2 x 128 = 256 blocks of 16 rows.
         (32, 4096, [2, 128, 1]),
         // QKV at B = 32: 2 x 192 = 384 would be too many; 192 blocks of 32 rows.
         (32, 6144, [1, 192, 1]),
-        // gate/up at B = 32.
-        (32, 28672, [1, 896, 1]),
+        // gate/up at B = 32: 896 strips of 32 columns, so 224 of 128.
+        (32, 28672, [1, 224, 1]),
+        (16, 28672, [1, 224, 1]),
+        // Two row blocks of 32: 2 x 448 strips of 64 columns.
+        (33, 28672, [2, 448, 1]),
+        (128, 28672, [4, 448, 1]),
+        // 224 strips of 64 exactly; 265 of 32 are fewer than 800.
+        (32, 14336, [1, 224, 1]),
+        (33, 8480, [2, 133, 1]),
+        // 801 strips of 32: 201 of 128, the last one 8 columns wide.
+        (20, 25608, [1, 201, 1]),
         // One row block either way.
         (16, 4096, [1, 128, 1]),
         // 264 blocks of 16 rows exactly (3 x 88), then one row more: 4 x 88 = 352.

@@ -106,8 +106,11 @@ fn gemm_f16_and_bf16_match_f64_reference_on_ragged_shapes() {
 /// rows, then 16). Blocks take 16 rows of x where that makes at most 264 blocks (every
 /// shape above N = 264 here), 32 otherwise: M = 40 and 33 with N = 4352 and 8480 (408 and
 /// 795 blocks of 16 rows), so a block of 32 rows with spread packed rows (groups of 128,
-/// then of 64) and a last block of 8 rows, then 1.
-const GPTQ_SHAPES: [(usize, usize, usize, usize); 9] = [
+/// then of 64) and a last block of 8 rows, then 1. A block's warps split 2 ways across
+/// columns at N = 8480 (two row blocks of 133 strips of 64 columns, the last one half
+/// past N) and 4 ways at N = 25608 (one row block of 201 strips of 128, the last one
+/// 8 columns wide); 1 way below.
+const GPTQ_SHAPES: [(usize, usize, usize, usize); 10] = [
     (1, 256, 64, 128),
     (16, 1000, 72, 128),
     (17, 328, 40, 20),
@@ -117,6 +120,7 @@ const GPTQ_SHAPES: [(usize, usize, usize, usize); 9] = [
     (130, 256, 32, 64),
     (40, 512, 4352, 128),
     (33, 256, 8480, 64),
+    (20, 264, 25608, 128),
 ];
 
 #[test]
@@ -141,7 +145,8 @@ fn gptq_gemm_matches_f64_reference_on_ragged_shapes() {
 /// gptq_gemm with y half as wide as W: SiluAndMul fused, release and checked, on
 /// (M, K, N, G) of GPTQ_SHAPES' kinds with N a multiple of two units: one row; ragged M,
 /// K across groups; a last 32-column strip with one unit pair (N = 144); several M-blocks
-/// of 16 rows; blocks of 32 rows (N = 8480: 795 blocks of 16 rows would be too many).
+/// of 16 rows; blocks of 32 rows (N = 8480: 795 blocks of 16 rows would be too many),
+/// their warps 2 ways across columns; warps 4 ways across (N = 25616).
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gptq_gemm_fuses_silu_and_mul_when_y_is_half_as_wide() {
@@ -157,6 +162,7 @@ fn gptq_gemm_fuses_silu_and_mul_when_y_is_half_as_wide() {
                 (64, 4096, 144, 128),
                 (130, 256, 32, 64),
                 (40, 256, 8480, 128),
+                (9, 512, 25616, 128),
             ],
             gemm::GATE_UP_UNIT as usize,
             &MMA_FUSED,

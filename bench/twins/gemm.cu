@@ -151,18 +151,20 @@ __device__ __forceinline__ __half2 twin_nibbles(unsigned a) {
 }
 
 // gptq_gemm, y = x W (not fused), W in GPTQ v1 int4 (qweight [K / 8, N], qzeros
-// [K / G, N / 8] holding zero - 1, scales [K / G, N] f16): a block per 32 rows of x by 32
-// columns, 8 warps over K in steps of 128 rows (64 above 16 rows of x), lane (g, t4)
-// taking columns 4g .. 4g + 3 and packed rows t4, t4 + 4, ... of a step, the step's x
-// loaded with its words, the words decoded into B fragments as dequant_frag does, the
-// warps' sums meeting in shared part [8, 32, 32]. Needs G a multiple of 128, K of 1024
-// and N of 32.
+// [K / G, N / 8] holding zero - 1, scales [K / G, N] f16): a block per 32 rows of x by
+// 32 WN columns, its 8 warps WN across (32 columns each) by 8 / WN over K in steps of 128
+// rows (64 above 16 rows of x), lane (g, t4) taking columns 4g .. 4g + 3 and packed rows
+// t4, t4 + 4, ... of a step, the step's x loaded with its words (the words not allocating
+// in L1), the words decoded into B fragments as dequant_frag does, the warps' sums
+// meeting in shared part [8, 32, 32]. Needs G a multiple of 128, K of 1024 and N of
+// 32 WN; WN is 1, 2 or 4.
 extern "C" __global__ void __launch_bounds__(256, 2)
     twin_gptq_gemm(const __half* __restrict__ x, const unsigned* __restrict__ qweight, const unsigned* __restrict__ qzeros,
-                   const __half* __restrict__ scales, __half* __restrict__ y, int M, int K, int N, int G) {
+                   const __half* __restrict__ scales, __half* __restrict__ y, int M, int K, int N, int G, int WN) {
     float* part = reinterpret_cast<float*>(twin_smem);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
-    const int m0 = blockIdx.x * 32, n0 = blockIdx.y * 32, n = n0 + 4 * g;
+    const int KW = 8 / WN, wn = warp % WN, wk = warp / WN;
+    const int m0 = blockIdx.x * 32, nb = blockIdx.y * 32 * WN, n = nb + 32 * wn + 4 * g;
     auto run = [&](auto tiles) {
         constexpr int MT = decltype(tiles)::value;
         constexpr int R = MT == 1 ? 4 : 2;
@@ -171,13 +173,14 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         for (int i = 0; i < MT; ++i)
 #pragma unroll
             for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
-        for (int k0 = warp * 32 * R; k0 < K; k0 += 8 * 32 * R) {
+        for (int k0 = wk * 32 * R; k0 < K; k0 += KW * 32 * R) {
             const int k = k0 + 8 * t4, grp = k / G;
             unsigned w[R][4];
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                const uint4 v = __ldg(reinterpret_cast<const uint4*>(qweight + (k / 8 + 4 * r) * N + n));
-                w[r][0] = v.x, w[r][1] = v.y, w[r][2] = v.z, w[r][3] = v.w;
+                asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                    : "=r"(w[r][0]), "=r"(w[r][1]), "=r"(w[r][2]), "=r"(w[r][3])
+                    : "l"(qweight + (k / 8 + 4 * r) * N + n));
             }
             __half s[4];
             {
@@ -237,19 +240,19 @@ extern "C" __global__ void __launch_bounds__(256, 2)
     if (M - m0 > 16) run(ImaConst<2>{});
     else run(ImaConst<1>{});
     __syncthreads();
-    const int r = threadIdx.x / 4, c8 = threadIdx.x % 4 * 8;
-    if (r < 32 && m0 + r < M) {
+    for (int i = threadIdx.x; i < 32 * 4 * WN; i += 256) {
+        const int r = i / (4 * WN), c8 = i % (4 * WN) * 8, cw = c8 / 32;
+        if (m0 + r >= M) continue;
         float sum[8] = {};
-#pragma unroll
-        for (int w = 0; w < 8; ++w)
+        for (int s = 0; s < KW; ++s)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const float4 q4 = *reinterpret_cast<const float4*>(part + (w * 32 + r) * 32 + c8 + 4 * h);
+                const float4 q4 = *reinterpret_cast<const float4*>(part + ((cw + WN * s) * 32 + r) * 32 + c8 % 32 + 4 * h);
                 sum[4 * h] += q4.x, sum[4 * h + 1] += q4.y, sum[4 * h + 2] += q4.z, sum[4 * h + 3] += q4.w;
             }
         ImaVec<__half, 8> v;
 #pragma unroll
         for (int j = 0; j < 8; ++j) v.v[j] = __float2half_rn(sum[j]);
-        *reinterpret_cast<ImaVec<__half, 8>*>(y + (m0 + r) * N + n0 + c8) = v;
+        *reinterpret_cast<ImaVec<__half, 8>*>(y + (m0 + r) * N + nb + c8) = v;
     }
 }

@@ -540,12 +540,12 @@ struct {{ q.name }}_t {
     }
 {%- if q.along_k %}
 
-    // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
-    // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
+    // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
+    // n + C - 1 (db a positive multiple of S): `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
     // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
-    // address is formed once and advanced by a constant (TileWalk) instead of formed from
+    // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
@@ -553,35 +553,35 @@ struct {{ q.name }}_t {
     // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
     // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
     // end at most whole_tiles(...).
-    template <int C, int R, int S, int DB>
+    template <int C, int R, int S>
     struct TileWalk {
-        static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
-        I b, n;
+        I b, n, db;
         // Row k0 of tile b, and &qweight[k0 / 8][n].
         I k0;
         const unsigned int* q;
         I q_step;
         __device__ __forceinline__ void next() {
-            b += DB;
-            k0 += 8 * R * DB;
+            b += db;
+            k0 += 8 * R * db;
             q += q_step;
         }
     };
 
-    template <int DB, int C, int R, int S, typename F>
-    __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
+    template <int C, int R, int S, typename F>
+    __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
+            for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
-            TileWalk<C, R, S, DB> at;
+            TileWalk<C, R, S> at;
             at.b = b0;
             at.n = n;
+            at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
-            at.q_step = DB * R * qweight_s0;
+            at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
-            for (; at.b + DB < end;) {
+            for (; at.b + db < end;) {
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
                 f(t);
@@ -593,8 +593,8 @@ struct {{ q.name }}_t {
 
     // The tile a walk is at (release): load_whole_tile(at.b, at.n, ...)'s words, scales and
     // zero word, from the walk's address.
-    template <int C, int R, int S, int DB>
-    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
+    template <int C, int R, int S>
+    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S>& at) const {
         Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
         ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll

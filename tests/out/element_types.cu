@@ -1288,14 +1288,20 @@ struct ImaWgAcc {
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
-// (the caller guarantees p is aligned to the whole row, up to 16 bytes).
+// (the caller guarantees p is aligned to the whole row, up to 16 bytes). The quantized
+// accessors' weights and scales, read once: 16-byte rows do not allocate in L1, which
+// keeps L1 for what the body reads again (gptq_gemm's x across its warps: 1 to 5% on
+// every W4A16 kernel, bench/RESULTS.md).
 template <bool VEC, typename T, int C>
 __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     constexpr int BYTES = int(sizeof(T)) * C;
     if constexpr (VEC && BYTES % 16 == 0) {
 #pragma unroll
         for (int i = 0; i < BYTES / 16; ++i) {
-            const int4 v = __ldg(reinterpret_cast<const int4*>(p) + i);
+            int4 v;
+            asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                         : "l"(reinterpret_cast<const int4*>(p) + i));
             memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
         }
     } else if constexpr (VEC && BYTES == 8) {
@@ -1462,7 +1468,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 1466 "element_types.cu"
+#line 1472 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1844,7 +1850,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 1848 "element_types.cu"
+#line 1854 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -6,7 +6,8 @@ launches cycling through weight sets larger than L2 (µs a launch); outputs comp
     python3 time_walk.py [release|deferred]
 Run once, against 5e6d67e, on a tree whose GEMVs' one-row loops went through
 for_whole_tiles too (8 to 11% slower; reverted): as committed, the GEMV rows compare the
-same code."""
+same code. Run again against 13a5da8 for the warps split across columns (gptq_gemm) and
+the weights' loads that skip L1 (all of them)."""
 import os
 import sys
 
@@ -31,7 +32,9 @@ dev = "cuda"
 cases = [("QKV", "gptq_gemv_narrow", 1, 4096, 6144, 0), ("O", "gptq_gemv_narrow", 1, 4096, 4096, 0),
          ("down", "gptq_gemv_narrow", 1, 14336, 4096, 0), ("gate/up", "gptq_gemv", 1, 4096, 28672, 1),
          ("", "gptq_gemm", 16, 8192, 28672, 0), ("O", "gptq_gemm", 32, 4096, 4096, 0),
-         ("down", "gptq_gemm", 32, 14336, 4096, 0), ("", "gptq_gemm", 16, 4096, 28672, 0)]
+         ("down", "gptq_gemm", 32, 14336, 4096, 0), ("", "gptq_gemm", 16, 4096, 28672, 0),
+         ("QKV", "gptq_gemm", 32, 4096, 6144, 0), ("gate/up", "gptq_gemm", 32, 4096, 28672, 1),
+         ("", "gptq_gemm", 64, 8192, 28672, 0), ("", "gptq_gemm", 128, 8192, 28672, 0)]
 modules = {"gptq_gemv_narrow": (d0, dk), "gptq_gemv": (q0, qk), "gptq_gemm": (g0, gk)}
 print(f"{mode}: kernel M K N fused | before | tree | tree / before")
 for label, name, m, k, n, fused in cases:

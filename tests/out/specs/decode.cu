@@ -1286,14 +1286,20 @@ struct ImaWgAcc {
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
-// (the caller guarantees p is aligned to the whole row, up to 16 bytes).
+// (the caller guarantees p is aligned to the whole row, up to 16 bytes). The quantized
+// accessors' weights and scales, read once: 16-byte rows do not allocate in L1, which
+// keeps L1 for what the body reads again (gptq_gemm's x across its warps: 1 to 5% on
+// every W4A16 kernel, bench/RESULTS.md).
 template <bool VEC, typename T, int C>
 __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     constexpr int BYTES = int(sizeof(T)) * C;
     if constexpr (VEC && BYTES % 16 == 0) {
 #pragma unroll
         for (int i = 0; i < BYTES / 16; ++i) {
-            const int4 v = __ldg(reinterpret_cast<const int4*>(p) + i);
+            int4 v;
+            asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                         : "l"(reinterpret_cast<const int4*>(p) + i));
             memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
         }
     } else if constexpr (VEC && BYTES == 8) {
@@ -1879,7 +1885,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 1883 "decode.cu"
+#line 1889 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2748,7 +2754,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 2752 "decode.cu"
+#line 2758 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3365,12 +3371,12 @@ struct w_t {
         return t;
     }
 
-    // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
-    // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
+    // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
+    // n + C - 1 (db a positive multiple of S): `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
     // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
-    // address is formed once and advanced by a constant (TileWalk) instead of formed from
+    // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
@@ -3378,35 +3384,35 @@ struct w_t {
     // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
     // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
     // end at most whole_tiles(...).
-    template <int C, int R, int S, int DB>
+    template <int C, int R, int S>
     struct TileWalk {
-        static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
-        I b, n;
+        I b, n, db;
         // Row k0 of tile b, and &qweight[k0 / 8][n].
         I k0;
         const unsigned int* q;
         I q_step;
         __device__ __forceinline__ void next() {
-            b += DB;
-            k0 += 8 * R * DB;
+            b += db;
+            k0 += 8 * R * db;
             q += q_step;
         }
     };
 
-    template <int DB, int C, int R, int S, typename F>
-    __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
+    template <int C, int R, int S, typename F>
+    __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
+            for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
-            TileWalk<C, R, S, DB> at;
+            TileWalk<C, R, S> at;
             at.b = b0;
             at.n = n;
+            at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
-            at.q_step = DB * R * qweight_s0;
+            at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
-            for (; at.b + DB < end;) {
+            for (; at.b + db < end;) {
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
                 f(t);
@@ -3418,8 +3424,8 @@ struct w_t {
 
     // The tile a walk is at (release): load_whole_tile(at.b, at.n, ...)'s words, scales and
     // zero word, from the walk's address.
-    template <int C, int R, int S, int DB>
-    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
+    template <int C, int R, int S>
+    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S>& at) const {
         Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
         ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
@@ -3883,7 +3889,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3887 "decode.cu"
+#line 3893 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1287,14 +1287,20 @@ struct ImaWgAcc {
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
-// (the caller guarantees p is aligned to the whole row, up to 16 bytes).
+// (the caller guarantees p is aligned to the whole row, up to 16 bytes). The quantized
+// accessors' weights and scales, read once: 16-byte rows do not allocate in L1, which
+// keeps L1 for what the body reads again (gptq_gemm's x across its warps: 1 to 5% on
+// every W4A16 kernel, bench/RESULTS.md).
 template <bool VEC, typename T, int C>
 __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     constexpr int BYTES = int(sizeof(T)) * C;
     if constexpr (VEC && BYTES % 16 == 0) {
 #pragma unroll
         for (int i = 0; i < BYTES / 16; ++i) {
-            const int4 v = __ldg(reinterpret_cast<const int4*>(p) + i);
+            int4 v;
+            asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                         : "l"(reinterpret_cast<const int4*>(p) + i));
             memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
         }
     } else if constexpr (VEC && BYTES == 8) {
@@ -1823,7 +1829,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1827 "gemm.cu"
+#line 1833 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2519,7 +2525,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2523 "gemm.cu"
+#line 2529 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3197,7 +3203,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3201 "gemm.cu"
+#line 3207 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3810,7 +3816,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3814 "gemm.cu"
+#line 3820 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4030,9 +4036,14 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
 // gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])
 // W4A16 GEMM on the tensor cores, y = x · W with W in GPTQ int4, for M from 1 to a few
 // hundred: a block per 32 rows of x (16 where that fills the GPU better: a projection of
-// few columns) by 32 columns of W, its 8 warps splitting K in
+// few columns) by 32 WN columns of W, its 8 warps WN across (32 columns each) by 8 / WN
+// along K, each warp's part of K in
 // steps of 128 rows (64 when x has more than 16 rows left; 32 when a group would not
-// hold a step). Lane (g, t) of a warp reads a tile of 4 columns (4g .. 4g + 3) by 4
+// hold a step). WN is 4 for the widest W with at most 32 rows of x, 2 where the blocks of
+// 64 columns still number 224 or more, 1 otherwise (the grid says which): each block
+// reads its rows of x for all of K from L2, which for 32-column blocks at M = 16,
+// N = 28672 was twice the weights' bytes, while warps on the same rows of K at once
+// share x's lines in L1. Lane (g, t) of a warp reads a tile of 4 columns (4g .. 4g + 3) by 4
 // packed rows of the step (2; 1), every fourth from packed row t, with one load of its
 // group's scales and zeros (`load_whole_tile`, which tests nothing, for the steps that
 // lie inside K; `load_tile` after them), and all of the step's x that it multiplies, then
@@ -4303,12 +4314,12 @@ struct w_t {
         return t;
     }
 
-    // A loop over whole tiles b = b0, b0 + DB, b0 + 2 DB, ... < end of columns n to
-    // n + C - 1 (DB a multiple of S): `w.for_whole_tiles(b0, end, ImaConst<DB>{}, n,
+    // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
+    // n + C - 1 (db a positive multiple of S): `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
     // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
-    // address is formed once and advanced by a constant (TileWalk) instead of formed from
+    // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
     // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
@@ -4316,35 +4327,35 @@ struct w_t {
     // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
     // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
     // end at most whole_tiles(...).
-    template <int C, int R, int S, int DB>
+    template <int C, int R, int S>
     struct TileWalk {
-        static_assert(DB > 0 && DB % S == 0, "a walk steps by whole runs of S tiles");
-        I b, n;
+        I b, n, db;
         // Row k0 of tile b, and &qweight[k0 / 8][n].
         I k0;
         const unsigned int* q;
         I q_step;
         __device__ __forceinline__ void next() {
-            b += DB;
-            k0 += 8 * R * DB;
+            b += db;
+            k0 += 8 * R * db;
             q += q_step;
         }
     };
 
-    template <int DB, int C, int R, int S, typename F>
-    __device__ __forceinline__ void for_whole_tiles(I b0, I end, ImaConst<DB>, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
+    template <int C, int R, int S, typename F>
+    __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
         if constexpr (IMA_CHECKED) {
-            for (I b = b0; b < end; b += DB) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
+            for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
-            TileWalk<C, R, S, DB> at;
+            TileWalk<C, R, S> at;
             at.b = b0;
             at.n = n;
+            at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
-            at.q_step = DB * R * qweight_s0;
+            at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
-            for (; at.b + DB < end;) {
+            for (; at.b + db < end;) {
                 at.next();
                 const Tile<C, R> ahead = ima_walk_tile(at);
                 f(t);
@@ -4356,8 +4367,8 @@ struct w_t {
 
     // The tile a walk is at (release): load_whole_tile(at.b, at.n, ...)'s words, scales and
     // zero word, from the walk's address.
-    template <int C, int R, int S, int DB>
-    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S, DB>& at) const {
+    template <int C, int R, int S>
+    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S>& at) const {
         Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
         ima_load_group(t, ima_group_of(at.k0), at.n);
 #pragma unroll
@@ -4807,7 +4818,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 216 "specs/gemm.ima"
+#line 221 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
         // A block's rows of x: 32, or 16 where blocks of 16 rows make at most 264 of them
@@ -4815,7 +4826,11 @@ __device__ __forceinline__ void body(
         // decode layer's O and down (N = 4096) at 32 rows, then fills the GPU, each
         // block decoding its weights for 16 rows (bench/RESULTS.md). The grid says which.
         const I rows = I(gridDim.x) * 16 >= M ? 16 : 32;
-        const I m0 = I(blockIdx.x) * rows, n0 = I(blockIdx.y) * 32;
+        // The warps' split (WN across by KW along K): the fewest strips of 32 columns a
+        // block that the grid's blocks need to cover N.
+        const int WN = I(gridDim.y) * 32 >= N ? 1 : I(gridDim.y) * 64 >= N ? 2 : 4, KW = 8 / WN;
+        const int wn = warp % WN, wk = warp / WN;
+        const I m0 = I(blockIdx.x) * rows, nb = I(blockIdx.y) * 32 * WN, n0 = nb + 32 * wn;
         // A lane past K or N reads the last tile inside instead: x is zero in rows past
         // K, and columns past N are not stored.
         const I n = min(n0 + 4 * g, N - 4);
@@ -4879,16 +4894,16 @@ __device__ __forceinline__ void body(
             // the step before (with two, the registers are not there). The rest go through
             // load_tile (a lane past N reads the last tile inside instead).
             const I whole_steps = w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}) / 4;
-            I s = warp;
+            I s = wk;
             if constexpr (MT == 1) {
-                w.for_whole_tiles(4 * s + t4, 4 * whole_steps, ImaConst<32>{}, n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{},
+                w.for_whole_tiles(4 * s + t4, 4 * whole_steps, I(4 * KW), n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{},
                                   [&](const auto& t) { step(t, t.k0, ImaConst<1>{}); });
-                s += (max(whole_steps - s, I(0)) + 7) / 8 * 8;
+                s += (max(whole_steps - s, I(0)) + KW - 1) / KW * KW;
             } else {
-                for (; s < whole_steps; s += 8)
+                for (; s < whole_steps; s += KW)
                     step(w.load_whole_tile(4 * s + t4, n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}), 32 * R * s + 8 * t4, ImaConst<1>{});
             }
-            for (; 32 * R * s < K; s += 8) {
+            for (; 32 * R * s < K; s += KW) {
                 const I k = 32 * R * s + 8 * t4;
                 step(w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}), k, ImaConst<0>{});
             }
@@ -4909,23 +4924,24 @@ __device__ __forceinline__ void body(
             else run(ImaConst<1>{}, ImaConst<0>{});
         }
         __syncthreads();
-        // Row r, columns c8 .. c8 + 7 of the block's tile: a thread each. Fused, the
-        // threads of gate's units (even ones) make the unit's outputs, with up's after it.
+        // Row r, columns c8 .. c8 + 7 of the block's tile (of warp column cw's strip): a
+        // thread each. Fused, the threads of gate's units (even ones) make the unit's
+        // outputs, with up's after it.
         static_assert(GATE_UP_UNIT == 8, "a thread's 8 columns are one unit of gate or of up");
         const bool fused = NY != N;
-        const int r = threadIdx.x / 4, c8 = threadIdx.x % 4 * 8;
-        if (r < rows && m0 + r < M && n0 + c8 < N && (!fused || c8 % (2 * GATE_UP_UNIT) == 0)) {
-            // The 8 warps' sums of columns c0 .. c0 + 7, read as 16-byte vectors (read a
-            // float at a time, 8 to a bank across the warp, the fused epilogue cost
+        for (int i = threadIdx.x; i < rows * 4 * WN; i += 256) {
+            const int r = i / (4 * WN), c8 = i % (4 * WN) * 8, cw = c8 / 32;
+            if (m0 + r >= M || nb + c8 >= N || (fused && c8 % (2 * GATE_UP_UNIT) != 0)) continue;
+            // The column's KW warps' sums of columns c0 .. c0 + 7, read as 16-byte vectors
+            // (read a float at a time, 8 to a bank across the warp, the fused epilogue cost
             // gptq_gemm 14 us at M = 32, N = 28672: bench/RESULTS.md).
             auto sums = [&](int c0, float (&out)[8]) {
                 #pragma unroll
                 for (int j = 0; j < 8; ++j) out[j] = 0.f;
-                #pragma unroll
-                for (int s = 0; s < 8; ++s)
+                for (int s = 0; s < KW; ++s)
                     #pragma unroll
                     for (int h = 0; h < 2; ++h) {
-                        const ImaVec<float, 4>& q = part.at4(s, r, c0 + 4 * h);
+                        const ImaVec<float, 4>& q = part.at4(cw + WN * s, r, c0 % 32 + 4 * h);
                         #pragma unroll
                         for (int e = 0; e < 4; ++e) out[4 * h + e] += q.v[e];
                     }
@@ -4941,10 +4957,10 @@ __device__ __forceinline__ void body(
             ImaVec<__half, 8> v;
             #pragma unroll
             for (int j = 0; j < 8; ++j) v.v[j] = __float2half_rn(sum[j]);
-            y.store8(m0 + r, fused ? (n0 + c8) / 2 : n0 + c8, v);
+            y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 4948 "gemm.cu"
+#line 4964 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -750,11 +750,21 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// hundred: a block per 32 rows of x (16 where that fills the GPU better: a projection of
 ///
-/// few columns) by 32 columns of W, its 8 warps splitting K in
+/// few columns) by 32 WN columns of W, its 8 warps WN across (32 columns each) by 8 / WN
+///
+/// along K, each warp's part of K in
 ///
 /// steps of 128 rows (64 when x has more than 16 rows left; 32 when a group would not
 ///
-/// hold a step). Lane (g, t) of a warp reads a tile of 4 columns (4g .. 4g + 3) by 4
+/// hold a step). WN is 4 for the widest W with at most 32 rows of x, 2 where the blocks of
+///
+/// 64 columns still number 224 or more, 1 otherwise (the grid says which): each block
+///
+/// reads its rows of x for all of K from L2, which for 32-column blocks at M = 16,
+///
+/// N = 28672 was twice the weights' bytes, while warps on the same rows of K at once
+///
+/// share x's lines in L1. Lane (g, t) of a warp reads a tile of 4 columns (4g .. 4g + 3) by 4
 ///
 /// packed rows of the step (2; 1), every fourth from packed row t, with one load of its
 ///
@@ -788,7 +798,7 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/gemm.ima:208`.
+/// Declared at `specs/gemm.ima:213`.
 pub struct GptqGemm {
     kernel: ima::Kernel,
 }
@@ -859,7 +869,7 @@ pub struct GptqGemmArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTen
 pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm",
     signature: "gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm.ima:208",
+    location: "specs/gemm.ima:213",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -974,7 +984,7 @@ pub static GPTQ_GEMM: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Const(16), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(16), &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Const(1), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(16)), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))), &ima::Expr::Const(265)))))), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Const(16), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(16), &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Const(1), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(16)), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32))), &ima::Expr::Const(265)))))), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(32), &ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Const(1), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Sub, &ima::Expr::Const(1), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Const(1), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32)), &ima::Expr::Const(800))), &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Const(1), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(32), &ima::Expr::Bin(ima::BinOp::Max, &ima::Expr::Sym(0), &ima::Expr::Const(1)))))), &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Const(1), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(32)), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(64))), &ima::Expr::Const(224))))), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(3), &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Const(1), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(32)), &ima::Expr::Const(800)))), &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Const(1), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(32), &ima::Expr::Bin(ima::BinOp::Max, &ima::Expr::Sym(0), &ima::Expr::Const(1))))))))] },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,

@@ -1287,14 +1287,20 @@ struct ImaWgAcc {
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
-// (the caller guarantees p is aligned to the whole row, up to 16 bytes).
+// (the caller guarantees p is aligned to the whole row, up to 16 bytes). The quantized
+// accessors' weights and scales, read once: 16-byte rows do not allocate in L1, which
+// keeps L1 for what the body reads again (gptq_gemm's x across its warps: 1 to 5% on
+// every W4A16 kernel, bench/RESULTS.md).
 template <bool VEC, typename T, int C>
 __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     constexpr int BYTES = int(sizeof(T)) * C;
     if constexpr (VEC && BYTES % 16 == 0) {
 #pragma unroll
         for (int i = 0; i < BYTES / 16; ++i) {
-            const int4 v = __ldg(reinterpret_cast<const int4*>(p) + i);
+            int4 v;
+            asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                         : "l"(reinterpret_cast<const int4*>(p) + i));
             memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
         }
     } else if constexpr (VEC && BYTES == 8) {
@@ -1643,7 +1649,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 1647 "index.cu"
+#line 1653 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2271,7 +2277,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2275 "index.cu"
+#line 2281 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2736,7 +2742,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 2740 "index.cu"
+#line 2746 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3093,7 +3099,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3097 "index.cu"
+#line 3103 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

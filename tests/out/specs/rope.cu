@@ -1286,14 +1286,20 @@ struct ImaWgAcc {
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
-// (the caller guarantees p is aligned to the whole row, up to 16 bytes).
+// (the caller guarantees p is aligned to the whole row, up to 16 bytes). The quantized
+// accessors' weights and scales, read once: 16-byte rows do not allocate in L1, which
+// keeps L1 for what the body reads again (gptq_gemm's x across its warps: 1 to 5% on
+// every W4A16 kernel, bench/RESULTS.md).
 template <bool VEC, typename T, int C>
 __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     constexpr int BYTES = int(sizeof(T)) * C;
     if constexpr (VEC && BYTES % 16 == 0) {
 #pragma unroll
         for (int i = 0; i < BYTES / 16; ++i) {
-            const int4 v = __ldg(reinterpret_cast<const int4*>(p) + i);
+            int4 v;
+            asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                         : "l"(reinterpret_cast<const int4*>(p) + i));
             memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
         }
     } else if constexpr (VEC && BYTES == 8) {
@@ -1663,7 +1669,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 1667 "rope.cu"
+#line 1673 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
