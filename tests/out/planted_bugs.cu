@@ -1285,6 +1285,18 @@ struct ImaWgAcc {
 };
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
+// A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
+// build of the header, for its tests, reads through __ldg).
+__device__ __forceinline__ int4 ima_ldg_stream(const int4* p) {
+#ifdef __CUDA_ARCH__
+    int4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+#else
+    return __ldg(p);
+#endif
+}
+
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
 // (the caller guarantees p is aligned to the whole row, up to 16 bytes). The quantized
 // accessors' weights and scales, read once: 16-byte rows do not allocate in L1, which
@@ -1296,10 +1308,7 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     if constexpr (VEC && BYTES % 16 == 0) {
 #pragma unroll
         for (int i = 0; i < BYTES / 16; ++i) {
-            int4 v;
-            asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                         : "l"(reinterpret_cast<const int4*>(p) + i));
+            const int4 v = ima_ldg_stream(reinterpret_cast<const int4*>(p) + i);
             memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
         }
     } else if constexpr (VEC && BYTES == 8) {
@@ -1526,7 +1535,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1530 "planted_bugs.cu"
+#line 1539 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1869,7 +1878,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1873 "planted_bugs.cu"
+#line 1882 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2162,7 +2171,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2166 "planted_bugs.cu"
+#line 2175 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2914,7 +2923,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2918 "planted_bugs.cu"
+#line 2927 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3648,7 +3657,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3652 "planted_bugs.cu"
+#line 3661 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

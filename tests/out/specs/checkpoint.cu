@@ -1285,6 +1285,18 @@ struct ImaWgAcc {
 };
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
+// A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
+// build of the header, for its tests, reads through __ldg).
+__device__ __forceinline__ int4 ima_ldg_stream(const int4* p) {
+#ifdef __CUDA_ARCH__
+    int4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+#else
+    return __ldg(p);
+#endif
+}
+
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
 // (the caller guarantees p is aligned to the whole row, up to 16 bytes). The quantized
 // accessors' weights and scales, read once: 16-byte rows do not allocate in L1, which
@@ -1296,10 +1308,7 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     if constexpr (VEC && BYTES % 16 == 0) {
 #pragma unroll
         for (int i = 0; i < BYTES / 16; ++i) {
-            int4 v;
-            asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                         : "l"(reinterpret_cast<const int4*>(p) + i));
+            const int4 v = ima_ldg_stream(reinterpret_cast<const int4*>(p) + i);
             memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
         }
     } else if constexpr (VEC && BYTES == 8) {
@@ -1873,7 +1882,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1877 "checkpoint.cu"
+#line 1886 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2660,7 +2669,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2664 "checkpoint.cu"
+#line 2673 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3428,7 +3437,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3432 "checkpoint.cu"
+#line 3441 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4073,7 +4082,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4077 "checkpoint.cu"
+#line 4086 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4758,7 +4767,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4762 "checkpoint.cu"
+#line 4771 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5600,7 +5609,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5604 "checkpoint.cu"
+#line 5613 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6315,7 +6324,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6319 "checkpoint.cu"
+#line 6328 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7154,7 +7163,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7158 "checkpoint.cu"
+#line 7167 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7854,7 +7863,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7858 "checkpoint.cu"
+#line 7867 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

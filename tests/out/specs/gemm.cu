@@ -1286,6 +1286,18 @@ struct ImaWgAcc {
 };
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
+// A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
+// build of the header, for its tests, reads through __ldg).
+__device__ __forceinline__ int4 ima_ldg_stream(const int4* p) {
+#ifdef __CUDA_ARCH__
+    int4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+#else
+    return __ldg(p);
+#endif
+}
+
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
 // (the caller guarantees p is aligned to the whole row, up to 16 bytes). The quantized
 // accessors' weights and scales, read once: 16-byte rows do not allocate in L1, which
@@ -1297,10 +1309,7 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     if constexpr (VEC && BYTES % 16 == 0) {
 #pragma unroll
         for (int i = 0; i < BYTES / 16; ++i) {
-            int4 v;
-            asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                         : "l"(reinterpret_cast<const int4*>(p) + i));
+            const int4 v = ima_ldg_stream(reinterpret_cast<const int4*>(p) + i);
             memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
         }
     } else if constexpr (VEC && BYTES == 8) {
@@ -1829,7 +1838,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1833 "gemm.cu"
+#line 1842 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2525,7 +2534,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2529 "gemm.cu"
+#line 2538 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3203,7 +3212,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3207 "gemm.cu"
+#line 3216 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3816,7 +3825,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3820 "gemm.cu"
+#line 3829 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4889,20 +4898,15 @@ __device__ __forceinline__ void body(
             // The steps whose 4 tiles are all whole, a prefix of K, load with no test
             // (lane t4's tile of step s is tile 4 s + t4), so that their loop has no
             // element-by-element decode in it: with a test a tile, gptq_gemm ran 1.16 to
-            // 1.22 x its hand-written twin (bench/RESULTS.md). With one row tile they go
-            // through for_whole_tiles, which loads each step's tile under the products of
-            // the step before (with two, the registers are not there). The rest go through
-            // load_tile (a lane past N reads the last tile inside instead).
+            // 1.22 x its hand-written twin (bench/RESULTS.md). They go through
+            // for_whole_tiles, which loads each step's tile under the products of the step
+            // before. The rest go through load_tile (a lane past N reads the last tile
+            // inside instead).
             const I whole_steps = w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}) / 4;
             I s = wk;
-            if constexpr (MT == 1) {
-                w.for_whole_tiles(4 * s + t4, 4 * whole_steps, I(4 * KW), n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{},
-                                  [&](const auto& t) { step(t, t.k0, ImaConst<1>{}); });
-                s += (max(whole_steps - s, I(0)) + KW - 1) / KW * KW;
-            } else {
-                for (; s < whole_steps; s += KW)
-                    step(w.load_whole_tile(4 * s + t4, n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}), 32 * R * s + 8 * t4, ImaConst<1>{});
-            }
+            w.for_whole_tiles(4 * s + t4, 4 * whole_steps, I(4 * KW), n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{},
+                              [&](const auto& t) { step(t, t.k0, ImaConst<1>{}); });
+            s += (max(whole_steps - s, I(0)) + KW - 1) / KW * KW;
             for (; 32 * R * s < K; s += KW) {
                 const I k = 32 * R * s + 8 * t4;
                 step(w.load_tile(min(k, K - 8), n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}), k, ImaConst<0>{});
@@ -4960,7 +4964,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 4964 "gemm.cu"
+#line 4968 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

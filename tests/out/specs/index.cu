@@ -1286,6 +1286,18 @@ struct ImaWgAcc {
 };
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
+// A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
+// build of the header, for its tests, reads through __ldg).
+__device__ __forceinline__ int4 ima_ldg_stream(const int4* p) {
+#ifdef __CUDA_ARCH__
+    int4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+#else
+    return __ldg(p);
+#endif
+}
+
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
 // (the caller guarantees p is aligned to the whole row, up to 16 bytes). The quantized
 // accessors' weights and scales, read once: 16-byte rows do not allocate in L1, which
@@ -1297,10 +1309,7 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     if constexpr (VEC && BYTES % 16 == 0) {
 #pragma unroll
         for (int i = 0; i < BYTES / 16; ++i) {
-            int4 v;
-            asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                         : "l"(reinterpret_cast<const int4*>(p) + i));
+            const int4 v = ima_ldg_stream(reinterpret_cast<const int4*>(p) + i);
             memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
         }
     } else if constexpr (VEC && BYTES == 8) {
@@ -1649,7 +1658,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 1653 "index.cu"
+#line 1662 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2277,7 +2286,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2281 "index.cu"
+#line 2290 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2742,7 +2751,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 2746 "index.cu"
+#line 2755 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3099,7 +3108,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3103 "index.cu"
+#line 3112 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

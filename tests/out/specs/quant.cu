@@ -1285,6 +1285,18 @@ struct ImaWgAcc {
 };
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
+// A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
+// build of the header, for its tests, reads through __ldg).
+__device__ __forceinline__ int4 ima_ldg_stream(const int4* p) {
+#ifdef __CUDA_ARCH__
+    int4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+#else
+    return __ldg(p);
+#endif
+}
+
 // C consecutive elements starting at p, loaded as 16-, 8- or 4-byte vectors when VEC
 // (the caller guarantees p is aligned to the whole row, up to 16 bytes). The quantized
 // accessors' weights and scales, read once: 16-byte rows do not allocate in L1, which
@@ -1296,10 +1308,7 @@ __device__ __forceinline__ void ima_load_row(const T* p, T (&out)[C]) {
     if constexpr (VEC && BYTES % 16 == 0) {
 #pragma unroll
         for (int i = 0; i < BYTES / 16; ++i) {
-            int4 v;
-            asm("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                         : "l"(reinterpret_cast<const int4*>(p) + i));
+            const int4 v = ima_ldg_stream(reinterpret_cast<const int4*>(p) + i);
             memcpy(reinterpret_cast<char*>(out) + 16 * i, &v, 16);
         }
     } else if constexpr (VEC && BYTES == 8) {
@@ -2067,7 +2076,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2071 "quant.cu"
+#line 2080 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2830,7 +2839,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2834 "quant.cu"
+#line 2843 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3491,7 +3500,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3495 "quant.cu"
+#line 3504 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4155,7 +4164,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4159 "quant.cu"
+#line 4168 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4724,7 +4733,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4728 "quant.cu"
+#line 4737 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5040,7 +5049,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5044 "quant.cu"
+#line 5053 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6002,7 +6011,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6006 "quant.cu"
+#line 6015 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6649,7 +6658,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6653 "quant.cu"
+#line 6662 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
