@@ -6,6 +6,10 @@ the weights' bytes for down). Each block adds its part of the sums into the f32 
 `kparts` (atomics), and the last of a tile's KS blocks to arrive (counted in `arrivals`)
 stores y from it and leaves both zero, as specs/gemm_tma.ima's gptq_gemm_wg does. Kernels
 sk{WN}{KS}: the grid's y is ceil(N / (32 WN)), its z KS.
+sk47 is for the widest W (N = 28672, 224 blocks of 128 columns at WN = 4): 224 blocks on
+264 slots leave 92 SMs two tiles and 40 one, and if an SM's own rate sets the pace (DRAM
+runs at 2.35 TB/s there), the SMs with two set it. In 7 K-parts, 1568 blocks give a slot
+at most 6 of them: an SM at most 12/7 of a tile instead of 2.
 Prepared in session 22 and compiled; not yet run: build its wheel with gemm's and run
 time_sk.py there.
     python3 gen.py [repo root]"""
@@ -115,4 +119,4 @@ def variant(wn, ks):
 with open("sk.ima", "w") as f:
     f.write("/// Throwaway: gptq_gemm with K split between blocks (bench/explore/sk/gen.py).\n")
     f.write("const GATE_UP_UNIT = 8\n\n")
-    f.write("\n".join(variant(wn, ks) for wn, ks in [(1, 1), (2, 2), (4, 4), (2, 4), (4, 2), (1, 2)]))
+    f.write("\n".join(variant(wn, ks) for wn, ks in [(1, 1), (2, 2), (4, 4), (2, 4), (4, 2), (1, 2), (4, 7)]))

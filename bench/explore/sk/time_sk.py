@@ -3,7 +3,7 @@ workspace, warps WN ways across columns: sk{WN}{KS}) against gptq_gemm, as CUDA 
 launches cycling through weight sets larger than L2 (µs a launch), each output compared
 with gptq_gemm's. A wrong workspace protocol shows as DIFF (each launch must leave the
 workspace zero for the next). Shapes: the decode layer's projections at B = 32 (down, O,
-QKV; gate/up unfused) and down at 16 rows.
+QKV; gate/up unfused), down at 16 rows, and the widest W at 16 rows.
     python3 time_sk.py [M,K,N ...]"""
 import functools
 import os
@@ -16,7 +16,8 @@ from timing import variants_against  # noqa: E402
 import gemm_kernels as gk
 import sk_kernels as sk
 
-cases = [(32, 14336, 4096), (32, 4096, 4096), (32, 4096, 6144), (16, 14336, 4096), (32, 4096, 28672), (8, 14336, 4096)]
+cases = [(32, 14336, 4096), (32, 4096, 4096), (32, 4096, 6144), (16, 14336, 4096), (32, 4096, 28672), (8, 14336, 4096),
+         (16, 8192, 28672), (16, 4096, 28672)]
 if len(sys.argv) > 1:
     cases = [tuple(int(a) for a in c.split(",")) for c in sys.argv[1:]]
 
