@@ -541,7 +541,9 @@ struct {{ q.name }}_t {
 {%- if q.along_k %}
 
     // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
-    // n + C - 1 (db a positive multiple of S): `w.for_whole_tiles(b0, end, db, n,
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
     // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
@@ -570,6 +572,7 @@ struct {{ q.name }}_t {
     template <int C, int R, int S, typename F>
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
+        db = max(db - db % S, I(S));
         if constexpr (IMA_CHECKED) {
             for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {

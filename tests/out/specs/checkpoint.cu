@@ -2278,7 +2278,9 @@ struct w_t {
     }
 
     // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
-    // n + C - 1 (db a positive multiple of S): `w.for_whole_tiles(b0, end, db, n,
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
     // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
@@ -2307,6 +2309,7 @@ struct w_t {
     template <int C, int R, int S, typename F>
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
+        db = max(db - db % S, I(S));
         if constexpr (IMA_CHECKED) {
             for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
@@ -2669,7 +2672,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2673 "checkpoint.cu"
+#line 2676 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3046,7 +3049,9 @@ struct w_t {
     }
 
     // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
-    // n + C - 1 (db a positive multiple of S): `w.for_whole_tiles(b0, end, db, n,
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
     // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
@@ -3075,6 +3080,7 @@ struct w_t {
     template <int C, int R, int S, typename F>
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
+        db = max(db - db % S, I(S));
         if constexpr (IMA_CHECKED) {
             for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
@@ -3437,7 +3443,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3441 "checkpoint.cu"
+#line 3447 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4082,7 +4088,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4086 "checkpoint.cu"
+#line 4092 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4767,7 +4773,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4771 "checkpoint.cu"
+#line 4777 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5212,7 +5218,9 @@ struct w_t {
     }
 
     // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
-    // n + C - 1 (db a positive multiple of S): `w.for_whole_tiles(b0, end, db, n,
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
     // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
@@ -5241,6 +5249,7 @@ struct w_t {
     template <int C, int R, int S, typename F>
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
+        db = max(db - db % S, I(S));
         if constexpr (IMA_CHECKED) {
             for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
@@ -5609,7 +5618,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5613 "checkpoint.cu"
+#line 5622 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6324,7 +6333,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6328 "checkpoint.cu"
+#line 6337 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6766,7 +6775,9 @@ struct w_t {
     }
 
     // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
-    // n + C - 1 (db a positive multiple of S): `w.for_whole_tiles(b0, end, db, n,
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
     // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
@@ -6795,6 +6806,7 @@ struct w_t {
     template <int C, int R, int S, typename F>
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
+        db = max(db - db % S, I(S));
         if constexpr (IMA_CHECKED) {
             for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
@@ -7163,7 +7175,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7167 "checkpoint.cu"
+#line 7179 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7863,7 +7875,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7867 "checkpoint.cu"
+#line 7879 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1610,7 +1610,9 @@ struct w_t {
     }
 
     // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
-    // n + C - 1 (db a positive multiple of S): `w.for_whole_tiles(b0, end, db, n,
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
     // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
@@ -1639,6 +1641,7 @@ struct w_t {
     template <int C, int R, int S, typename F>
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
+        db = max(db - db % S, I(S));
         if constexpr (IMA_CHECKED) {
             for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
@@ -2076,7 +2079,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2080 "quant.cu"
+#line 2083 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2448,7 +2451,9 @@ struct w_t {
     }
 
     // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
-    // n + C - 1 (db a positive multiple of S): `w.for_whole_tiles(b0, end, db, n,
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
     // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
@@ -2477,6 +2482,7 @@ struct w_t {
     template <int C, int R, int S, typename F>
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
+        db = max(db - db % S, I(S));
         if constexpr (IMA_CHECKED) {
             for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
@@ -2839,7 +2845,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2843 "quant.cu"
+#line 2849 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3500,7 +3506,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3504 "quant.cu"
+#line 3510 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4164,7 +4170,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4168 "quant.cu"
+#line 4174 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4733,7 +4739,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4737 "quant.cu"
+#line 4743 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5049,7 +5055,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5053 "quant.cu"
+#line 5059 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5499,7 +5505,9 @@ struct w_t {
     }
 
     // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
-    // n + C - 1 (db a positive multiple of S): `w.for_whole_tiles(b0, end, db, n,
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
     // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
     // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
@@ -5528,6 +5536,7 @@ struct w_t {
     template <int C, int R, int S, typename F>
     __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
         if (b0 >= end) return;
+        db = max(db - db % S, I(S));
         if constexpr (IMA_CHECKED) {
             for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
         } else {
@@ -6011,7 +6020,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6015 "quant.cu"
+#line 6024 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6658,7 +6667,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6662 "quant.cu"
+#line 6671 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
