@@ -154,10 +154,10 @@ __device__ __forceinline__ __half2 twin_nibbles(unsigned a) {
 // [K / G, N / 8] holding zero - 1, scales [K / G, N] f16): a block per 32 rows of x by
 // 32 WN columns, its 8 warps WN across (32 columns each) by 8 / WN over K in steps of 128
 // rows (64 above 16 rows of x), lane (g, t4) taking columns 4g .. 4g + 3 and packed rows
-// t4, t4 + 4, ... of a step, the step's x loaded with its words (the words not allocating
-// in L1), the words decoded into B fragments as dequant_frag does, the warps' sums
-// meeting in shared part [8, 32, 32]. Needs G a multiple of 128, K of 1024 and N of
-// 32 WN; WN is 1, 2 or 4.
+// t4, t4 + 4, ... of a step, the step's words (not allocating in L1) loaded a step ahead
+// of its products as for_whole_tiles loads them, its x with its products, the words
+// decoded into B fragments as dequant_frag does, the warps' sums meeting in shared part
+// [8, 32, 32]. Needs G a multiple of 128, K of 1024 and N of 32 WN; WN is 1, 2 or 4.
 extern "C" __global__ void __launch_bounds__(256, 2)
     twin_gptq_gemm(const __half* __restrict__ x, const unsigned* __restrict__ qweight, const unsigned* __restrict__ qzeros,
                    const __half* __restrict__ scales, __half* __restrict__ y, int M, int K, int N, int G, int WN) {
@@ -173,21 +173,34 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         for (int i = 0; i < MT; ++i)
 #pragma unroll
             for (int c = 0; c < 4; ++c) acc[i][c] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
-        for (int k0 = wk * 32 * R; k0 < K; k0 += KW * 32 * R) {
-            const int k = k0 + 8 * t4, grp = k / G;
+        // A step's words, scales and zero word, loaded a step ahead of its products.
+        struct Words {
             unsigned w[R][4];
+            __half s[4];
+            unsigned zw;
+        };
+        auto load = [&](int k0) {
+            Words t;
+            const int k = k0 + 8 * t4, grp = k / G;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                    : "=r"(w[r][0]), "=r"(w[r][1]), "=r"(w[r][2]), "=r"(w[r][3])
+                    : "=r"(t.w[r][0]), "=r"(t.w[r][1]), "=r"(t.w[r][2]), "=r"(t.w[r][3])
                     : "l"(qweight + (k / 8 + 4 * r) * N + n));
             }
-            __half s[4];
-            {
-                const uint2 v = __ldg(reinterpret_cast<const uint2*>(scales + grp * N + n));
-                memcpy(s, &v, 8);
-            }
-            const unsigned zw = __ldg(qzeros + grp * (N / 8) + n / 8);
+            const uint2 v = __ldg(reinterpret_cast<const uint2*>(scales + grp * N + n));
+            memcpy(t.s, &v, 8);
+            t.zw = __ldg(qzeros + grp * (N / 8) + n / 8);
+            return t;
+        };
+        int k0 = wk * 32 * R;
+        Words cur = k0 < K ? load(k0) : Words{};
+        for (; k0 < K; k0 += KW * 32 * R) {
+            const int k = k0 + 8 * t4;
+            const Words next = k0 + KW * 32 * R < K ? load(k0 + KW * 32 * R) : cur;
+            const auto& w = cur.w;
+            const auto& s = cur.s;
+            const unsigned zw = cur.zw;
             ImaVec<__half, 8> xv[MT][2][R];
 #pragma unroll
             for (int i = 0; i < MT; ++i)
@@ -229,6 +242,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
                     }
                 }
             }
+            cur = next;
         }
 #pragma unroll
         for (int i = 0; i < MT; ++i)
