@@ -13,13 +13,13 @@ at most 6 of them: an SM at most 12/7 of a tile instead of 2.
 Prepared in session 22 and compiled; not yet run: build its wheel with gemm's and run
 time_sk.py there.
     python3 gen.py [repo root]"""
+import os
 import sys
 
-root = sys.argv[1] if len(sys.argv) > 1 else "../../.."
-text = open(f"{root}/specs/gemm.ima").read()
-i = text.index("kernel gptq_gemm ")
-j = text.index("\n}\n", i) + 3
-body = text[i:j]
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from spec_text import edit, kernel  # noqa: E402
+
+_, body = kernel("gemm.ima", "gptq_gemm")
 
 EPILOGUE_OLD = body[body.index("        const bool fused = NY != N;\n        for (int i = threadIdx.x;"):body.rindex("    }\n}")]
 EPILOGUE_NEW = r"""        const bool fused = NY != N;
@@ -90,9 +90,9 @@ EPILOGUE_NEW = r"""        const bool fused = NY != N;
 
 
 def variant(wn, ks):
-    k = body.replace("kernel gptq_gemm ", f"kernel sk{wn}{ks} ", 1)
-    launch = k[k.index("    launch grid("):k.index(" block(256)")]
-    for old, new in [
+    launch = body[body.index("    launch grid("):body.index(" block(256)")]
+    return edit(body, [
+        ("kernel gptq_gemm ", f"kernel sk{wn}{ks} "),
         (launch, "    launch grid(ceil(M / (16 + 16 * min(1, ceil(M / 16) * ceil(N / 32) / 265))), "
                   f"ceil(N / {32 * wn}), {ks})"),
         ("    out y: f16[M, NY] align(16)\n",
@@ -110,10 +110,7 @@ def variant(wn, ks):
          "            const I whole_steps = min(w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}, ImaConst<S>{}) / 4, s_hi);"),
         ("for (; 32 * R * s < K; s += KW) {", "for (; s < s_hi; s += KW) {"),
         (EPILOGUE_OLD, EPILOGUE_NEW),
-    ]:
-        assert k.count(old) == 1, old
-        k = k.replace(old, new)
-    return k
+    ])
 
 
 with open("sk.ima", "w") as f:

@@ -7,24 +7,21 @@ SM instead of 3, so min_blocks 2; st2b2 is the unchanged kernel at min_blocks 2,
 the two effects apart. Kernels st3 and st2b2.
 Prepared in session 21 and compiled; not yet run: build its wheel with paged's and run
 time_st.py there."""
+import os
 import sys
 
-root = sys.argv[1] if len(sys.argv) > 1 else "../../.."
-text = open(f"{root}/specs/paged.ima").read()
-i = text.index("kernel paged_attn ")
-j = text.index("\n}\n", i) + 3
-body = text[i:j]
-consts = "".join(line + "\n" for line in text[:i].splitlines() if line.startswith("const "))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from spec_text import edit, kernel  # noqa: E402
+
+before, body = kernel("paged.ima", "paged_attn")
+consts = "".join(line + "\n" for line in before.splitlines() if line.startswith("const "))
 
 
 def variant(name, st, min_blocks):
-    k = body.replace("kernel paged_attn ", f"kernel {name} ", 1)
-    for old, new in [("shared kv: f16[4, 2, 2, 16, D]", f"shared kv: f16[4, {st}, 2, 16, D]"),
-                     ("constexpr int ST = 2;", f"constexpr int ST = {st};"),
-                     ("block(128) min_blocks 3", f"block(128) min_blocks {min_blocks}")]:
-        assert old in k, old
-        k = k.replace(old, new)
-    return k
+    return edit(body, [("kernel paged_attn ", f"kernel {name} "),
+                       ("shared kv: f16[4, 2, 2, 16, D]", f"shared kv: f16[4, {st}, 2, 16, D]"),
+                       ("constexpr int ST = 2;", f"constexpr int ST = {st};"),
+                       ("block(128) min_blocks 3", f"block(128) min_blocks {min_blocks}")])
 
 
 with open("st.ima", "w") as f:

@@ -5,17 +5,17 @@ M = 16, K = 8192, N = 28672 that is 896 blocks x 256 KB = 235 MB of L2 reads of 
 118 MB of weights, and at the layer's gate/up (M = 32, K = 4096) 235 MB against 59 MB;
 the kernels run at 5.6 to 5.9 TB/s of the two together, near L2's rate. With WN warps on
 the same rows of K at once, x's lines come from L1 for all but one of them. Kernels wn{WN}.
-Run once against 13a5da8 (bench/RESULTS.md); the kernel now does this with WN from
-the grid, and for_whole_tiles takes its stride at run time, so this file no longer
-compiles as written.
+Run once against 13a5da8 (bench/RESULTS.md). The kernel now does this with WN from the
+grid, so these edits match only that commit's spec: `python3 gen.py ROOT` with ROOT a
+checkout of 13a5da8 (whose for_whole_tiles took its stride as a constant).
     python3 gen.py [repo root]"""
+import os
 import sys
 
-root = sys.argv[1] if len(sys.argv) > 1 else "../../.."
-text = open(f"{root}/specs/gemm.ima").read()
-i = text.index("kernel gptq_gemm ")
-j = text.index("\n}\n", i) + 3
-body = text[i:j]
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from spec_text import edit, kernel  # noqa: E402
+
+_, body = kernel("gemm.ima", "gptq_gemm")
 
 EPILOGUE_OLD = body[body.index("        static_assert(GATE_UP_UNIT"):body.rindex("    }\n}")]
 EPILOGUE_NEW = r"""        const bool fused = NY != N;
@@ -51,8 +51,8 @@ EPILOGUE_NEW = r"""        const bool fused = NY != N;
 
 
 def variant(wn):
-    k = body.replace("kernel gptq_gemm ", f"kernel wn{wn} ", 1)
-    for old, new in [
+    return edit(body, [
+        ("kernel gptq_gemm ", f"kernel wn{wn} "),
         ("ceil(N / 32) / 265))), ceil(N / 32))", f"ceil(N / {32 * wn}) / 265))), ceil(N / {32 * wn}))"),
         ("const int warp = threadIdx.x / 32,",
          f"constexpr int WN = {wn};\n        const int warp = threadIdx.x / 32, wn = warp % WN, wk = warp / WN,"),
@@ -63,10 +63,7 @@ def variant(wn):
         ("for (; s < whole_steps; s += 8)", "for (; s < whole_steps; s += 8 / WN)"),
         ("for (; 32 * R * s < K; s += 8)", "for (; 32 * R * s < K; s += 8 / WN)"),
         (EPILOGUE_OLD, EPILOGUE_NEW),
-    ]:
-        assert k.count(old) == 1, old
-        k = k.replace(old, new)
-    return k
+    ])
 
 
 with open("wn.ima", "w") as f:
