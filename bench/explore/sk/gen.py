@@ -10,8 +10,9 @@ sk47 is for the widest W (N = 28672, 224 blocks of 128 columns at WN = 4): 224 b
 264 slots leave 92 SMs two tiles and 40 one, and if an SM's own rate sets the pace (DRAM
 runs at 2.35 TB/s there), the SMs with two set it. In 7 K-parts, 1568 blocks give a slot
 at most 6 of them: an SM at most 12/7 of a tile instead of 2.
-Prepared in session 22 and compiled; not yet run: build its wheel with gemm's and run
-time_sk.py there.
+Prepared in session 22, run in session 23 (time_sk.py with its wheel and gemm's): every
+split slower than gptq_gemm, sk47 98.4 against 52.0 µs at M = 16 (bench/RESULTS.md,
+"Stall profiles, and one persistent kernel a layer").
     python3 gen.py [repo root]"""
 import os
 import sys

@@ -1,0 +1,296 @@
+// Throwaway: can one persistent kernel a layer, its phases separated by grid barriers,
+// stream the decode layer's bytes at B = 1 closer to the roofline than eight launches?
+// bench/explore/pdl/pdl_chain measured the chain of eight launches (no arithmetic) at
+// 41.4 us a layer against the layer's roofline of 27.6 us: launch boundaries alone cost
+// more than the 30% that issue 22's goal leaves. This is the same work (the four
+// projections' int32 matrices read in 32-column strips, 8 warps a block splitting the
+// rows, 4 16-byte loads in flight a lane; 4 MB of KV in 64 strips; the two norms' and
+// RoPE's reads of the activation) as one launch a layer, 2 blocks on each of the SMs,
+// each block taking the strips blockIdx, blockIdx + grid, ... of a phase. Barriers only
+// where the layer has a dependency that crosses blocks: after QKV (attention needs every
+// head's q, k, v), after attention (O needs every head's output), after O (norm2 needs
+// the whole row), after gate/up (down needs the whole row). The norms and RoPE run
+// redundantly in every block that needs their result (each reads the 16 KB row), so they
+// need no barrier of their own. Modes:
+//   0  eight launches (pdl_chain's mode 0, for the same run)
+//   4  one launch a layer, grid barriers, strips as above
+//   7  as 4, each block asking the L2 for its first unit of the next phase (every row's
+//      128 bytes, prefetch.global.L2) before it waits at a barrier: weights depend on
+//      nothing, so a block with no work left in a phase can start the next one's reads
+//   8  as 7, the block's first two units
+//   9  as 4, in wide units: 128-column strips (512 contiguous bytes a warp's load) cut
+//      into row chunks to make about two units a block
+//  10  eight launches of wide units (a launch's grid: about 528 units)
+//  11  as 4 with no barriers (wrong as a layer: what the phases' reads cost with no
+//      dependency between them)
+// (A first form of 7 that loaded the next unit's first tiles into registers held them in
+// local memory, through a pointer, and ran 47.5 us: not a measurement, removed.)
+//
+// Build here (scripts/cuda-env's static CUDA runtime):
+//   source scripts/cuda-env && nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a \
+//     -L"$IMA_CUDA_ROOT/lib" -o bench/explore/mega/mega_chain bench/explore/mega/mega_chain.cu
+// Run there with the (git-ignored) binary carried.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CHECK(x)                                                                            \
+    do {                                                                                    \
+        cudaError_t e_ = (x);                                                               \
+        if (e_ != cudaSuccess) {                                                            \
+            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+            std::exit(1);                                                                   \
+        }                                                                                   \
+    } while (0)
+
+constexpr int ACT = 4096;  // activation vector: f32 words
+constexpr int U = 4, LD = 4;
+
+struct Matrix {
+    const int4* w;
+    int rows, cols4;
+};
+
+// --- eight launches (pdl_chain's mode 0) ---
+__global__ void __launch_bounds__(256) small(const float* __restrict__ in, float* __restrict__ out) {
+    float acc = 0.f;
+    for (int i = threadIdx.x; i < ACT; i += 256) acc += in[i];
+    __shared__ float red[256];
+    red[threadIdx.x] = acc;
+    __syncthreads();
+    for (int i = threadIdx.x; i < ACT; i += 256) out[i] = in[i] + red[i % 256] * 1e-9f;
+}
+
+// 32-column strip `s` of m: XOR of its words, as pdl_chain's strip reads them.
+__device__ __forceinline__ unsigned strip_rows(const Matrix& m, int s) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int c = s * 8 + lane % 8;
+    unsigned acc = 0;
+    if (c >= m.cols4) return 0;
+    for (int r = warp * LD + lane / 8; r < m.rows; r += 8 * LD * U) {
+        int4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int rr = r + 8 * LD * u;
+            v[u] = rr < m.rows ? m.w[size_t(rr) * m.cols4 + c] : make_int4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc ^= unsigned(v[u].x ^ v[u].y ^ v[u].z ^ v[u].w);
+    }
+    return acc;
+}
+
+// Wide units: 128-column strips (a warp's load reads 512 contiguous bytes of one row)
+// cut into row chunks, so that the 4096-column matrices make blocks enough as well.
+// Unit u of m: strip u % strips, rows [chunk * rows / chunks, ...) of chunk u / strips.
+struct Wide {
+    int strips, chunks;
+    __host__ __device__ int units() const { return strips * chunks; }
+};
+__host__ __device__ inline Wide wide_of(const Matrix& m, int target) {
+    const int strips = (m.cols4 + 31) / 32;
+    int chunks = (target + strips / 2) / strips;
+    chunks = chunks < 1 ? 1 : chunks > m.rows / 32 ? m.rows / 32 : chunks;
+    return {strips, chunks};
+}
+__device__ __forceinline__ unsigned wide_rows(const Matrix& m, Wide wd, int u) {
+    const int warp = threadIdx.x / 32, c = u % wd.strips * 32 + threadIdx.x % 32, h = u / wd.strips;
+    const int lo = m.rows * h / wd.chunks, hi = m.rows * (h + 1) / wd.chunks;
+    unsigned acc = 0;
+    if (c >= m.cols4) return 0;
+    for (int r = lo + warp; r < hi; r += 8 * U) {
+        int4 v[U];
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+            const int rr = r + 8 * k;
+            v[k] = rr < hi ? m.w[size_t(rr) * m.cols4 + c] : make_int4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int k = 0; k < U; ++k) acc ^= unsigned(v[k].x ^ v[k].y ^ v[k].z ^ v[k].w);
+    }
+    return acc;
+}
+
+__global__ void __launch_bounds__(256, 2) wide(Matrix m, Wide wd, const float* __restrict__ in, float* __restrict__ out) {
+    const float a = in[(blockIdx.x * 256 + threadIdx.x) % ACT];
+    const unsigned acc = wide_rows(m, wd, blockIdx.x);
+    if (blockIdx.x * 256 + threadIdx.x < ACT) out[blockIdx.x * 256 + threadIdx.x] = a + float(acc & 1u) * 1e-9f;
+}
+
+__global__ void __launch_bounds__(256, 2) strip(Matrix m, const float* __restrict__ in, float* __restrict__ out) {
+    const float a = in[(blockIdx.x * 256 + threadIdx.x) % ACT];
+    const unsigned acc = strip_rows(m, blockIdx.x);
+    if (blockIdx.x * 256 + threadIdx.x < ACT) out[blockIdx.x * 256 + threadIdx.x] = a + float(acc & 1u) * 1e-9f;
+}
+
+// --- one launch a layer ---
+struct Layer {
+    Matrix m[5];  // QKV, KV (attention), O, gate/up, down
+};
+
+// Every block arrives; the last resets the count and advances the generation.
+template <int MODE>
+__device__ __forceinline__ void grid_barrier(unsigned* count, unsigned* gen) {
+    if (MODE == 11) return;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned g;
+        asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(g) : "l"(gen) : "memory");
+        if (atomicAdd(count, 1u) == gridDim.x - 1) {
+            *count = 0;
+            asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(gen) : "memory");
+        } else {
+            unsigned now;
+            do {
+                asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(gen) : "memory");
+            } while (now == g);
+        }
+    }
+    __syncthreads();
+}
+
+// The block's sum of the row (a norm's or RoPE's read), redundantly in every block.
+__device__ __forceinline__ float row_sum(const float* in) {
+    float acc = 0.f;
+    for (int i = threadIdx.x; i < ACT; i += 256) acc += in[i];
+    return acc;
+}
+
+template <int MODE>
+__global__ void __launch_bounds__(256, 2) mega(Layer L, float* act, unsigned* bar) {
+    unsigned acc = 0;
+    float a = row_sum(act);  // norm1
+    auto strips = [&](int p) { return (L.m[p].cols4 + 7) / 8; };
+    // Phase p: the block's strips of matrix p.
+    auto run = [&](int p) {
+        if (MODE == 9) {
+            const Wide wd = wide_of(L.m[p], 2 * gridDim.x);
+            for (int u = blockIdx.x; u < wd.units(); u += gridDim.x) acc ^= wide_rows(L.m[p], wd, u);
+        } else {
+            for (int u = blockIdx.x; u < strips(p); u += gridDim.x) acc ^= strip_rows(L.m[p], u);
+        }
+    };
+    // Modes 7 and 8: the L2 asked for the block's first units of phase p, a 128-byte row
+    // segment a request.
+    auto prefetch = [&](int p) {
+        if (MODE < 7) return;
+        const Matrix& m = L.m[p];
+        for (int k = 0; k < MODE - 6; ++k) {
+            const int u = blockIdx.x + k * gridDim.x;
+            if (u >= strips(p)) return;
+            for (int r = threadIdx.x; r < m.rows; r += 256)
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(m.w + size_t(r) * m.cols4 + 8 * u));
+        }
+    };
+    run(0);  // QKV
+    prefetch(1);
+    grid_barrier<MODE>(bar, bar + 1);
+    a += row_sum(act);  // RoPE's read of q and k
+    run(1);             // attention
+    prefetch(2);
+    grid_barrier<MODE>(bar, bar + 1);
+    run(2);  // O
+    prefetch(3);
+    grid_barrier<MODE>(bar, bar + 1);
+    a += row_sum(act);  // norm2
+    run(3);             // gate/up
+    prefetch(4);
+    grid_barrier<MODE>(bar, bar + 1);
+    run(4);  // down
+    if (blockIdx.x * 256 + threadIdx.x < ACT) act[blockIdx.x * 256 + threadIdx.x] = a * 1e-9f + float(acc & 1u) * 1e-9f;
+}
+
+int main() {
+    const int shapes[5][2] = {{512, 6144}, {512, 2048}, {512, 4096}, {512, 28672}, {1792, 4096}};  // rows x words
+    constexpr int LAYERS = 4;
+    std::vector<Layer> layers(LAYERS);
+    size_t bytes = 0;
+    for (auto& l : layers)
+        for (int p = 0; p < 5; ++p) {
+            int4* w;
+            const size_t n = size_t(shapes[p][0]) * shapes[p][1] * 4;
+            CHECK(cudaMalloc(&w, n));
+            CHECK(cudaMemset(w, p + 1, n));
+            l.m[p] = {w, shapes[p][0], shapes[p][1] / 4};
+            bytes += n;
+        }
+    float* act[8];
+    for (auto& a : act) {
+        CHECK(cudaMalloc(&a, ACT * sizeof(float)));
+        CHECK(cudaMemset(a, 0, ACT * sizeof(float)));
+    }
+    unsigned* bar;
+    CHECK(cudaMalloc(&bar, 8));
+    CHECK(cudaMemset(bar, 0, 8));
+    int sms;
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    int per_sm;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mega<8>, 256, 0));
+    const int grid = sms * std::min(per_sm, 2);
+    std::printf("weights and KV %.0f MB over %d layers (%.1f MB a layer); persistent grid %d; us a layer (median of 50 replays of %d layers)\n",
+                bytes / 1e6, LAYERS, bytes / 1e6 / LAYERS, grid, LAYERS);
+    cudaStream_t s;
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    auto run = [&](const char* name, auto body) {
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+        for (int l = 0; l < LAYERS; ++l) body(layers[l]);
+        CHECK(cudaStreamEndCapture(s, &g));
+        CHECK(cudaGraphInstantiate(&ge, g, 0));
+        for (int i = 0; i < 5; ++i) CHECK(cudaGraphLaunch(ge, s));
+        CHECK(cudaStreamSynchronize(s));
+        cudaEvent_t e0, e1;
+        CHECK(cudaEventCreate(&e0));
+        CHECK(cudaEventCreate(&e1));
+        std::vector<float> us;
+        for (int i = 0; i < 50; ++i) {
+            CHECK(cudaEventRecord(e0, s));
+            CHECK(cudaGraphLaunch(ge, s));
+            CHECK(cudaEventRecord(e1, s));
+            CHECK(cudaEventSynchronize(e1));
+            float ms;
+            CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            us.push_back(ms * 1e3f / LAYERS);
+        }
+        std::sort(us.begin(), us.end());
+        std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us[us.size() / 2], bytes / LAYERS / (us[us.size() / 2] * 1e-6) / 1e12);
+        CHECK(cudaGraphExecDestroy(ge));
+        CHECK(cudaGraphDestroy(g));
+    };
+    auto strips = [](const Matrix& m) { return dim3((m.cols4 + 7) / 8); };
+    for (int rep = 0; rep < 2; ++rep) {
+        run("0: eight launches", [&](const Layer& l) {
+            small<<<1, 256, 0, s>>>(act[0], act[1]);
+            strip<<<strips(l.m[0]), 256, 0, s>>>(l.m[0], act[1], act[2]);
+            small<<<1, 256, 0, s>>>(act[2], act[3]);
+            strip<<<strips(l.m[1]), 256, 0, s>>>(l.m[1], act[3], act[4]);
+            strip<<<strips(l.m[2]), 256, 0, s>>>(l.m[2], act[4], act[5]);
+            small<<<1, 256, 0, s>>>(act[5], act[6]);
+            strip<<<strips(l.m[3]), 256, 0, s>>>(l.m[3], act[6], act[7]);
+            strip<<<strips(l.m[4]), 256, 0, s>>>(l.m[4], act[7], act[0]);
+        });
+        run("4: one launch, grid barriers", [&](const Layer& l) { mega<4><<<grid, 256, 0, s>>>(l, act[0], bar); });
+        run("7: as 4, the L2 asked for the next phase's first unit before each barrier", [&](const Layer& l) { mega<7><<<grid, 256, 0, s>>>(l, act[0], bar); });
+        run("8: as 7, the first two units", [&](const Layer& l) { mega<8><<<grid, 256, 0, s>>>(l, act[0], bar); });
+        run("9: as 4, wide units", [&](const Layer& l) { mega<9><<<grid, 256, 0, s>>>(l, act[0], bar); });
+        run("11: as 4, no barriers", [&](const Layer& l) { mega<11><<<grid, 256, 0, s>>>(l, act[0], bar); });
+        run("10: eight launches of wide units", [&](const Layer& l) {
+            auto w = [&](int p, float* in, float* out) {
+                const Wide wd = wide_of(l.m[p], 2 * grid);
+                wide<<<wd.units(), 256, 0, s>>>(l.m[p], wd, in, out);
+            };
+            small<<<1, 256, 0, s>>>(act[0], act[1]);
+            w(0, act[1], act[2]);
+            small<<<1, 256, 0, s>>>(act[2], act[3]);
+            w(1, act[3], act[4]);
+            w(2, act[4], act[5]);
+            small<<<1, 256, 0, s>>>(act[5], act[6]);
+            w(3, act[6], act[7]);
+            w(4, act[7], act[0]);
+        });
+    }
+    CHECK(cudaDeviceSynchronize());
+    return 0;
+}
