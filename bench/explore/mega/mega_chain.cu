@@ -23,6 +23,10 @@
 //  10  eight launches of wide units (a launch's grid: about 528 units)
 //  11  as 4 with no barriers (wrong as a layer: what the phases' reads cost with no
 //      dependency between them)
+//  12  one launch, the phases' units dealt round-robin in the layer's order, each unit
+//      waiting for the phase before it to be done (flow, below), its first loads issued
+//      before it waits
+//  13  as 12, no loads before the wait
 // (A first form of 7 that loaded the next unit's first tiles into registers held them in
 // local memory, through a pointer, and ran 47.5 us: not a measurement, removed.)
 //
@@ -201,6 +205,76 @@ __global__ void __launch_bounds__(256, 2) mega(Layer L, float* act, unsigned* ba
     if (blockIdx.x * 256 + threadIdx.x < ACT) act[blockIdx.x * 256 + threadIdx.x] = a * 1e-9f + float(acc & 1u) * 1e-9f;
 }
 
+
+// Forms 12 and 13: the phases' units concatenated in the layer's order (QKV, KV, O,
+// gate/up, down) and dealt round-robin to the blocks, so that a block's units rise in that
+// order; a unit of phase p waits for phase p - 1 to be done (a count a phase), which cannot
+// deadlock with every block resident: no unit waits on a later one. Form 12 issues the
+// unit's first U loads a lane (weights depend on nothing) before it waits, so that blocks
+// done with a phase start reading the next while its last units run elsewhere. The last
+// block out resets the counts for the next launch.
+template <int MODE>
+__global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* done) {
+    int first[6] = {0};
+    for (int p = 0; p < 5; ++p) first[p + 1] = first[p] + (L.m[p].cols4 + 7) / 8;
+    unsigned acc = 0;
+    float a = row_sum(act);  // norm1
+    int read_for = 0;        // phases whose row this block has read (RoPE's, norm2's)
+    int ready = 0;           // phases before this one are known done
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int u = blockIdx.x; u < first[5]; u += gridDim.x) {
+        int p = 0;
+        while (u >= first[p + 1]) ++p;
+        const Matrix& m = L.m[p];
+        const int c = (u - first[p]) * 8 + lane % 8, r0 = warp * LD + lane / 8;
+        int4 v[U];
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+            const int r = r0 + 8 * LD * k;
+            v[k] = MODE == 12 && c < m.cols4 && r < m.rows ? m.w[size_t(r) * m.cols4 + c] : make_int4(0, 0, 0, 0);
+        }
+        if (p > ready) {  // once a phase: a done phase stays done
+            ready = p;
+            if (threadIdx.x == 0) {
+                unsigned n;
+                do {
+                    asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(n) : "l"(done + p - 1) : "memory");
+                } while (n < unsigned(first[p] - first[p - 1]));
+            }
+            __syncthreads();
+        }
+        if ((p == 1 || p == 3) && !(read_for & (1 << p))) {
+            a += row_sum(act);
+            read_for |= 1 << p;
+        }
+        if (c < m.cols4) {
+            int r = r0;
+            if (MODE == 12) {
+#pragma unroll
+                for (int k = 0; k < U; ++k) acc ^= unsigned(v[k].x ^ v[k].y ^ v[k].z ^ v[k].w);
+                r += 8 * LD * U;
+            }
+            for (; r < m.rows; r += 8 * LD * U) {
+#pragma unroll
+                for (int k = 0; k < U; ++k) {
+                    const int rr = r + 8 * LD * k;
+                    v[k] = rr < m.rows ? m.w[size_t(rr) * m.cols4 + c] : make_int4(0, 0, 0, 0);
+                }
+#pragma unroll
+                for (int k = 0; k < U; ++k) acc ^= unsigned(v[k].x ^ v[k].y ^ v[k].z ^ v[k].w);
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(done + p) : "memory");
+    }
+    if (blockIdx.x * 256 + threadIdx.x < ACT) act[blockIdx.x * 256 + threadIdx.x] = a * 1e-9f + float(acc & 1u) * 1e-9f;
+    __syncthreads();
+    if (threadIdx.x == 0 && atomicAdd(done + 5, 1u) == gridDim.x - 1) {
+        for (int p = 0; p < 6; ++p) done[p] = 0;
+        __threadfence();
+    }
+}
+
 int main() {
     const int shapes[5][2] = {{512, 6144}, {512, 2048}, {512, 4096}, {512, 28672}, {1792, 4096}};  // rows x words
     constexpr int LAYERS = 4;
@@ -223,10 +297,16 @@ int main() {
     unsigned* bar;
     CHECK(cudaMalloc(&bar, 8));
     CHECK(cudaMemset(bar, 0, 8));
+    unsigned* done;
+    CHECK(cudaMalloc(&done, 6 * sizeof(unsigned)));
+    CHECK(cudaMemset(done, 0, 6 * sizeof(unsigned)));
     int sms;
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     int per_sm;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mega<8>, 256, 0));
+    int per_sm_flow;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_flow, flow<12>, 256, 0));
+    per_sm = std::min(per_sm, per_sm_flow);
     const int grid = sms * std::min(per_sm, 2);
     std::printf("weights and KV %.0f MB over %d layers (%.1f MB a layer); persistent grid %d; us a layer (median of 50 replays of %d layers)\n",
                 bytes / 1e6, LAYERS, bytes / 1e6 / LAYERS, grid, LAYERS);
@@ -275,6 +355,8 @@ int main() {
         run("7: as 4, the L2 asked for the next phase's first unit before each barrier", [&](const Layer& l) { mega<7><<<grid, 256, 0, s>>>(l, act[0], bar); });
         run("8: as 7, the first two units", [&](const Layer& l) { mega<8><<<grid, 256, 0, s>>>(l, act[0], bar); });
         run("9: as 4, wide units", [&](const Layer& l) { mega<9><<<grid, 256, 0, s>>>(l, act[0], bar); });
+        run("12: units dealt round-robin, a count a phase, first loads before the wait", [&](const Layer& l) { flow<12><<<grid, 256, 0, s>>>(l, act[0], done); });
+        run("13: as 12, no loads before the wait", [&](const Layer& l) { flow<13><<<grid, 256, 0, s>>>(l, act[0], done); });
         run("11: as 4, no barriers", [&](const Layer& l) { mega<11><<<grid, 256, 0, s>>>(l, act[0], bar); });
         run("10: eight launches of wide units", [&](const Layer& l) {
             auto w = [&](int p, float* in, float* out) {
