@@ -2,9 +2,16 @@
 time of a launch as the median replay of a CUDA graph of launches cycling through
 argument sets (chosen larger than L2, so that each launch reads from memory), and a
 table of kernel variants against a reference."""
+import sys
+
 import torch
 
 dev = "cuda"
+
+
+def shapes(default):
+    """A timer's (M, K, N) cases: its command line's M,K,N arguments, or `default`."""
+    return [tuple(int(a) for a in c.split(",")) for c in sys.argv[1:]] or default
 
 
 def gptq_weight(quant_weight, k, n, group=128):

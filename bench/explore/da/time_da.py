@@ -5,14 +5,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import variants_against  # noqa: E402
+from timing import shapes, variants_against  # noqa: E402
 import da_kernels as da
 import gemm_kernels as gk
 
-cases = [(16, 8192, 28672), (16, 4096, 28672), (32, 4096, 28672), (32, 4096, 4096), (32, 14336, 4096), (32, 4096, 6144),
-         (64, 8192, 28672), (128, 8192, 28672)]
-if len(sys.argv) > 1:
-    cases = [tuple(int(a) for a in c.split(",")) for c in sys.argv[1:]]
+cases = shapes([(16, 8192, 28672), (16, 4096, 28672), (32, 4096, 28672), (32, 4096, 4096), (32, 14336, 4096), (32, 4096, 6144),
+                (64, 8192, 28672), (128, 8192, 28672)])
 names = sorted(n for n in dir(da) if n.startswith("da") and n[2].isdigit() and not n.endswith("_output_shapes"))
 if os.environ.get("DA_ONLY"):
     names = [n for n in names if n.startswith(os.environ["DA_ONLY"])]

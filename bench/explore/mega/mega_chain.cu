@@ -34,19 +34,7 @@
 //   source scripts/cuda-env && nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a \
 //     -L"$IMA_CUDA_ROOT/lib" -o bench/explore/mega/mega_chain bench/explore/mega/mega_chain.cu
 // Run there with the (git-ignored) binary carried.
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#define CHECK(x)                                                                            \
-    do {                                                                                    \
-        cudaError_t e_ = (x);                                                               \
-        if (e_ != cudaSuccess) {                                                            \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                   \
-        }                                                                                   \
-    } while (0)
+#include "../graph_time.cuh"
 
 constexpr int ACT = 4096;  // activation vector: f32 words
 constexpr int U = 4, LD = 4;
@@ -66,23 +54,45 @@ __global__ void __launch_bounds__(256) small(const float* __restrict__ in, float
     for (int i = threadIdx.x; i < ACT; i += 256) out[i] = in[i] + red[i % 256] * 1e-9f;
 }
 
-// 32-column strip `s` of m: XOR of its words, as pdl_chain's strip reads them.
-__device__ __forceinline__ unsigned strip_rows(const Matrix& m, int s) {
+// Rows r, r + step, ..., r + (U - 1) step of int4 column c of m, those at or past hi as
+// zeros: one lane's U 16-byte loads in flight.
+__device__ __forceinline__ void load_rows(const Matrix& m, int c, int r, int step, int hi, int4 (&v)[U]) {
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+        const int rr = r + step * k;
+        v[k] = rr < hi ? m.w[size_t(rr) * m.cols4 + c] : make_int4(0, 0, 0, 0);
+    }
+}
+// What a lane keeps of its loads: their XOR (the reads, and no arithmetic to speak of).
+__device__ __forceinline__ unsigned xor_of(const int4 (&v)[U]) {
+    unsigned acc = 0;
+#pragma unroll
+    for (int k = 0; k < U; ++k) acc ^= unsigned(v[k].x ^ v[k].y ^ v[k].z ^ v[k].w);
+    return acc;
+}
+
+// 32-column strip `s` of m: XOR of its words, as pdl_chain's strip reads them (lane % 8
+// an int4 column, lane / 8 and the warp the rows). With `first`, the caller has loaded
+// the strip's first U rows a lane into v already (flow's form 12).
+__device__ __forceinline__ unsigned strip_rows(const Matrix& m, int s, int4 (&v)[U], bool first = false) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int c = s * 8 + lane % 8;
-    unsigned acc = 0;
     if (c >= m.cols4) return 0;
-    for (int r = warp * LD + lane / 8; r < m.rows; r += 8 * LD * U) {
-        int4 v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const int rr = r + 8 * LD * u;
-            v[u] = rr < m.rows ? m.w[size_t(rr) * m.cols4 + c] : make_int4(0, 0, 0, 0);
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) acc ^= unsigned(v[u].x ^ v[u].y ^ v[u].z ^ v[u].w);
+    unsigned acc = 0;
+    int r = warp * LD + lane / 8;
+    if (first) {
+        acc ^= xor_of(v);
+        r += 8 * LD * U;
+    }
+    for (; r < m.rows; r += 8 * LD * U) {
+        load_rows(m, c, r, 8 * LD, m.rows, v);
+        acc ^= xor_of(v);
     }
     return acc;
+}
+__device__ __forceinline__ unsigned strip_rows(const Matrix& m, int s) {
+    int4 v[U];
+    return strip_rows(m, s, v);
 }
 
 // Wide units: 128-column strips (a warp's load reads 512 contiguous bytes of one row)
@@ -105,13 +115,8 @@ __device__ __forceinline__ unsigned wide_rows(const Matrix& m, Wide wd, int u) {
     if (c >= m.cols4) return 0;
     for (int r = lo + warp; r < hi; r += 8 * U) {
         int4 v[U];
-#pragma unroll
-        for (int k = 0; k < U; ++k) {
-            const int rr = r + 8 * k;
-            v[k] = rr < hi ? m.w[size_t(rr) * m.cols4 + c] : make_int4(0, 0, 0, 0);
-        }
-#pragma unroll
-        for (int k = 0; k < U; ++k) acc ^= unsigned(v[k].x ^ v[k].y ^ v[k].z ^ v[k].w);
+        load_rows(m, c, r, 8, hi, v);
+        acc ^= xor_of(v);
     }
     return acc;
 }
@@ -226,13 +231,9 @@ __global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* do
         int p = 0;
         while (u >= first[p + 1]) ++p;
         const Matrix& m = L.m[p];
-        const int c = (u - first[p]) * 8 + lane % 8, r0 = warp * LD + lane / 8;
+        const int strip = u - first[p], c = strip * 8 + lane % 8;
         int4 v[U];
-#pragma unroll
-        for (int k = 0; k < U; ++k) {
-            const int r = r0 + 8 * LD * k;
-            v[k] = MODE == 12 && c < m.cols4 && r < m.rows ? m.w[size_t(r) * m.cols4 + c] : make_int4(0, 0, 0, 0);
-        }
+        if (MODE == 12 && c < m.cols4) load_rows(m, c, warp * LD + lane / 8, 8 * LD, m.rows, v);
         if (p > ready) {  // once a phase: a done phase stays done
             ready = p;
             if (threadIdx.x == 0) {
@@ -247,23 +248,7 @@ __global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* do
             a += row_sum(act);
             read_for |= 1 << p;
         }
-        if (c < m.cols4) {
-            int r = r0;
-            if (MODE == 12) {
-#pragma unroll
-                for (int k = 0; k < U; ++k) acc ^= unsigned(v[k].x ^ v[k].y ^ v[k].z ^ v[k].w);
-                r += 8 * LD * U;
-            }
-            for (; r < m.rows; r += 8 * LD * U) {
-#pragma unroll
-                for (int k = 0; k < U; ++k) {
-                    const int rr = r + 8 * LD * k;
-                    v[k] = rr < m.rows ? m.w[size_t(rr) * m.cols4 + c] : make_int4(0, 0, 0, 0);
-                }
-#pragma unroll
-                for (int k = 0; k < U; ++k) acc ^= unsigned(v[k].x ^ v[k].y ^ v[k].z ^ v[k].w);
-            }
-        }
+        acc ^= strip_rows(m, strip, v, MODE == 12);
         __syncthreads();
         if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(done + p) : "memory");
     }
@@ -313,31 +298,8 @@ int main() {
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     auto run = [&](const char* name, auto body) {
-        cudaGraph_t g;
-        cudaGraphExec_t ge;
-        CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-        for (int l = 0; l < LAYERS; ++l) body(layers[l]);
-        CHECK(cudaStreamEndCapture(s, &g));
-        CHECK(cudaGraphInstantiate(&ge, g, 0));
-        for (int i = 0; i < 5; ++i) CHECK(cudaGraphLaunch(ge, s));
-        CHECK(cudaStreamSynchronize(s));
-        cudaEvent_t e0, e1;
-        CHECK(cudaEventCreate(&e0));
-        CHECK(cudaEventCreate(&e1));
-        std::vector<float> us;
-        for (int i = 0; i < 50; ++i) {
-            CHECK(cudaEventRecord(e0, s));
-            CHECK(cudaGraphLaunch(ge, s));
-            CHECK(cudaEventRecord(e1, s));
-            CHECK(cudaEventSynchronize(e1));
-            float ms;
-            CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            us.push_back(ms * 1e3f / LAYERS);
-        }
-        std::sort(us.begin(), us.end());
-        std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us[us.size() / 2], bytes / LAYERS / (us[us.size() / 2] * 1e-6) / 1e12);
-        CHECK(cudaGraphExecDestroy(ge));
-        CHECK(cudaGraphDestroy(g));
+        const float us = graph_us_a_layer(s, LAYERS, [&](int l) { body(layers[l]); });
+        std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us, bytes / LAYERS / (us * 1e-6) / 1e12);
     };
     auto strips = [](const Matrix& m) { return dim3((m.cols4 + 7) / 8); };
     for (int rep = 0; rep < 2; ++rep) {

@@ -23,19 +23,7 @@
 // Run there, with the (git-ignored) binary carried: run with carry ["bench/explore/pdl/pdl_chain"]
 // and the command bench/explore/pdl/pdl_chain.
 // Written in session 20 and compiled, not yet run: the session had no device time left.
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#define CHECK(x)                                                                       \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            std::exit(1);                                                              \
-        }                                                                              \
-    } while (0)
+#include "../graph_time.cuh"
 
 constexpr int ACT = 4096;  // activation vector: f32 words
 
@@ -156,33 +144,7 @@ int main() {
     std::printf("weights %.0f MB over %d layers; us a layer (median of 50 replays of %d layers)\n", bytes / 1e6, LAYERS, LAYERS);
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    auto run = [&](int mode, auto body) {
-        cudaGraph_t g;
-        cudaGraphExec_t ge;
-        CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-        for (int l = 0; l < LAYERS; ++l) body(l);
-        CHECK(cudaStreamEndCapture(s, &g));
-        CHECK(cudaGraphInstantiate(&ge, g, 0));
-        for (int i = 0; i < 5; ++i) CHECK(cudaGraphLaunch(ge, s));
-        CHECK(cudaStreamSynchronize(s));
-        cudaEvent_t e0, e1;
-        CHECK(cudaEventCreate(&e0));
-        CHECK(cudaEventCreate(&e1));
-        std::vector<float> us;
-        for (int i = 0; i < 50; ++i) {
-            CHECK(cudaEventRecord(e0, s));
-            CHECK(cudaGraphLaunch(ge, s));
-            CHECK(cudaEventRecord(e1, s));
-            CHECK(cudaEventSynchronize(e1));
-            float ms;
-            CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            us.push_back(ms * 1e3f / LAYERS);
-        }
-        std::sort(us.begin(), us.end());
-        std::printf("mode %d: %.1f us a layer\n", mode, us[us.size() / 2]);
-        CHECK(cudaGraphExecDestroy(ge));
-        CHECK(cudaGraphDestroy(g));
-    };
+    auto run = [&](int mode, auto body) { std::printf("mode %d: %.1f us a layer\n", mode, graph_us_a_layer(s, LAYERS, body)); };
     for (int rep = 0; rep < 2; ++rep) {
         run(0, [&](int l) { layer<0>(s, weights[l], m, act, kvs[l]); });
         run(1, [&](int l) { layer<1>(s, weights[l], m, act, kvs[l]); });

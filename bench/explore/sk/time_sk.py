@@ -12,14 +12,12 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import variants_against  # noqa: E402
+from timing import shapes, variants_against  # noqa: E402
 import gemm_kernels as gk
 import sk_kernels as sk
 
-cases = [(32, 14336, 4096), (32, 4096, 4096), (32, 4096, 6144), (16, 14336, 4096), (32, 4096, 28672), (8, 14336, 4096),
-         (16, 8192, 28672), (16, 4096, 28672)]
-if len(sys.argv) > 1:
-    cases = [tuple(int(a) for a in c.split(",")) for c in sys.argv[1:]]
+cases = shapes([(32, 14336, 4096), (32, 4096, 4096), (32, 4096, 6144), (16, 14336, 4096), (32, 4096, 28672), (8, 14336, 4096),
+                (16, 8192, 28672), (16, 4096, 28672)])
 
 
 @functools.cache

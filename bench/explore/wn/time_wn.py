@@ -8,7 +8,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import variants_against  # noqa: E402
+from timing import shapes, variants_against  # noqa: E402
 import gemm_kernels as gk
 import wn_kernels as wk
 
@@ -17,9 +17,7 @@ try:  # the same kernels built with the weights' loads not allocating in L1
 except ImportError:
     wka = None
 
-cases = [(16, 8192, 28672), (64, 8192, 28672), (128, 8192, 28672), (32, 4096, 28672), (32, 14336, 4096), (32, 4096, 6144), (32, 4096, 4096), (16, 4096, 28672), (48, 8192, 28672), (8, 4096, 28672), (16, 4096, 6144)]
-if len(sys.argv) > 1:
-    cases = [tuple(int(a) for a in c.split(",")) for c in sys.argv[1:]]
+cases = shapes([(16, 8192, 28672), (64, 8192, 28672), (128, 8192, 28672), (32, 4096, 28672), (32, 14336, 4096), (32, 4096, 6144), (32, 4096, 4096), (16, 4096, 28672), (48, 8192, 28672), (8, 4096, 28672), (16, 4096, 6144)])
 variants = {n: getattr(wk, n) for n in ("wn1", "wn2", "wn4")}
 if wka:
     variants.update({n: getattr(wka, n) for n in ("wna1", "wna2", "wna4")})

@@ -6,12 +6,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import variants_against  # noqa: E402
+from timing import shapes, variants_against  # noqa: E402
 import gemm_kernels as gk
 import xs_kernels as xk
 
-cases = [(16, 8192, 28672), (16, 4096, 28672), (16, 4096, 6144), (32, 4096, 4096), (32, 14336, 4096), (9, 4096, 28672), (16, 14336, 4096)]
-if len(sys.argv) > 1:
-    cases = [tuple(int(a) for a in c.split(",")) for c in sys.argv[1:]]
+cases = shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 4096, 6144), (32, 4096, 4096), (32, 14336, 4096), (9, 4096, 28672), (16, 14336, 4096)])
 variants = {n: getattr(xk, n) for n in dir(xk) if n.startswith("xs_") and not n.endswith(("_shapes", "_out"))}
 variants_against(gk.gptq_gemm, variants, cases, gk.QuantWeight)
