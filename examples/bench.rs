@@ -19,7 +19,9 @@
 //!   (bench/twins/paged.cu), with block_tables and seq_lens entries used unchecked; the
 //!   tensor-core kernels of specs/gemm.ima (bench/twins/gemm.cu) with ima.cuh's shared
 //!   tiles, accumulators and pipeline but every tile copied, stored and decoded
-//!   unconditionally (their shapes' tiles are all whole).
+//!   unconditionally (their shapes' tiles are all whole); specs/gemm_tma.ima's
+//!   gptq_gemm_wg the same way, its TMA loads through maps the bench encodes
+//!   (`tensor_map_of`), with no origin tested and its sums stored unmasked.
 //!
 //! Time is the median (and minimum) over `--iters` launches, each bracketed by its own
 //! pair of CUDA events after `--warmup` launches. The timed launches queue behind a kernel
@@ -1137,7 +1139,8 @@ fn tflops(flops: f64, st: Option<&Stats>) -> String {
 }
 
 /// A twin's row: its times, and as output its TFLOP/s and how `out` compares with
-/// release's `reference` (`compare` the helper of their element type).
+/// release's `reference` (`compare` the helper of their element type) within `tol`
+/// (absolute, relative; zero where both sum in the same order).
 #[allow(clippy::too_many_arguments)]
 fn twin_row<T>(
     b: &mut Bench,
@@ -1146,20 +1149,14 @@ fn twin_row<T>(
     bytes: f64,
     flops: f64,
     st: Res<Stats>,
-    (compare, out, reference): (&str, &Tensor<T>, &Tensor<T>),
+    (compare, out, reference, tol): (&str, &Tensor<T>, &Tensor<T>, (f32, f32)),
 ) where
     T: ima::Element,
 {
     let text = format!(
         "{}; {}",
         tflops(flops, st.as_ref().ok()),
-        b.verdict(
-            compare,
-            out.slice(),
-            reference.slice(),
-            (0.0, 0.0),
-            "release"
-        )
+        b.verdict(compare, out.slice(), reference.slice(), tol, "release")
     );
     b.row(kernel, shape, TWIN, bytes, st);
     b.output(kernel, shape, TWIN, text);
@@ -1219,7 +1216,7 @@ impl AttnTwin<'_> {
             bytes,
             flops,
             st,
-            (compare, &out, reference),
+            (compare, &out, reference, (0.0, 0.0)),
         );
         Ok(())
     }
@@ -1466,7 +1463,7 @@ fn dense_gemm_of<T: ima::Element>(
             bytes,
             flops,
             st,
-            (&compare, &c_twin, &c_ref),
+            (&compare, &c_twin, &c_ref, (0.0, 0.0)),
         );
     }
     Ok(())
@@ -1551,7 +1548,7 @@ fn gemm_tma_of<T: ima::Element>(
             bytes,
             flops,
             st,
-            (&compare, &c_twin, &c_ref),
+            (&compare, &c_twin, &c_ref, (0.0, 0.0)),
         );
     }
     Ok(())
@@ -1670,24 +1667,56 @@ fn tensor_map<T: ima::Element>(
     cols: usize,
     box_rows: u32,
 ) -> Res<TensorMap> {
+    let layout = MapLayout {
+        rows,
+        cols,
+        box_rows,
+        box_cols: 64,
+        swizzle: true,
+    };
+    match T::DTYPE {
+        ima::DType::BF16 | ima::DType::F16 => tensor_map_of(ptr, T::DTYPE, layout),
+        d => Err(format!("no twin tensor map of {d:?}").into()),
+    }
+}
+
+/// A twin's tensor map: a row-major `rows` x `cols` matrix in boxes of `box_rows` x
+/// `box_cols`, 128-byte swizzled in shared memory or not.
+#[derive(Clone, Copy)]
+struct MapLayout {
+    rows: usize,
+    cols: usize,
+    box_rows: u32,
+    box_cols: u32,
+    swizzle: bool,
+}
+
+/// The tensor map of a row-major matrix of 16- or 32-bit `dtype` at `ptr`, zeros outside.
+fn tensor_map_of(ptr: u64, dtype: ima::DType, l: MapLayout) -> Res<TensorMap> {
     use ima::cudarc::driver::sys;
-    let dtype = match T::DTYPE {
+    let data = match dtype {
         ima::DType::BF16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         ima::DType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        ima::DType::I32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32,
         d => return Err(format!("no twin tensor map of {d:?}").into()),
     };
     let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::uninit();
-    let dims = [cols as u64, rows as u64];
-    let strides = [(cols * 2) as u64];
-    let boxes = [64, box_rows];
+    let dims = [l.cols as u64, l.rows as u64];
+    let strides = [(l.cols * dtype.size()) as u64];
+    let boxes = [l.box_cols, l.box_rows];
     let elems = [1u32, 1];
+    let swizzle = if l.swizzle {
+        sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B
+    } else {
+        sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE
+    };
     // SAFETY: every array has the rank's entries (strides one fewer); `ptr` is a device
-    // allocation of rows x cols 16-bit elements, 16-byte aligned, its row stride a
+    // allocation of rows x cols elements of `dtype`, 16-byte aligned, its row stride a
     // multiple of 16.
     let r = unsafe {
         sys::cuTensorMapEncodeTiled(
             map.as_mut_ptr(),
-            dtype,
+            data,
             2,
             ptr as *mut std::ffi::c_void,
             dims.as_ptr(),
@@ -1695,7 +1724,7 @@ fn tensor_map<T: ima::Element>(
             boxes.as_ptr(),
             elems.as_ptr(),
             sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            swizzle,
             sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
             sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )
@@ -1813,7 +1842,7 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
                 bytes,
                 flops,
                 st,
-                ("compare_f16", &y_twin, &y_rel),
+                ("compare_f16", &y_twin, &y_rel, (0.0, 0.0)),
             );
         }
     }
@@ -1826,6 +1855,9 @@ fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
 /// rounding), each checked variant's with release's.
 type W4a16TmaLaunch<'a> =
     dyn Fn(&gemm_tma::Kernels, &Tensor<f16>, &QuantTensor<f16>, &mut Tensor<f16>) -> Res<()> + 'a;
+/// A launch of the kernel's twin (bench/twins/), `twin(bench, x, W, y)`, where it has one.
+type W4a16TmaTwin<'a> =
+    dyn Fn(&Bench, &Tensor<f16>, &QuantTensor<f16>, &mut Tensor<f16>) -> Res<()> + 'a;
 fn w4a16_tma_case(
     b: &mut Bench,
     stubs: &Stubs<gemm_tma::Kernels>,
@@ -1833,6 +1865,7 @@ fn w4a16_tma_case(
     kernel: &str,
     ms: &[usize],
     launch: &W4a16TmaLaunch<'_>,
+    twin: Option<&W4a16TmaTwin<'_>>,
 ) -> Res<()> {
     let ((k, n, g), ws) = w4a16_weights(b)?;
     for &m in ms {
@@ -1888,6 +1921,21 @@ fn w4a16_tma_case(
             };
             format!("{}; {verdict}", tflops(flops, st))
         });
+        if let Some(twin) = twin.filter(|_| b.opts.variant("twin")) {
+            let mut y_twin = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
+            let st = b.time(&mut |i| twin(b, &x, &ws[i % SETS], &mut y_twin));
+            twin(b, &x, &ws[0], &mut y_twin)?;
+            // Tiles that blocks share are summed by atomics in both, in no fixed order.
+            twin_row(
+                b,
+                kernel,
+                &shape,
+                bytes,
+                flops,
+                st,
+                ("compare_f16", &y_twin, &y_rel, (2e-3, 2e-3)),
+            );
+        }
     }
     Ok(())
 }
@@ -1896,19 +1944,41 @@ fn w4a16_tma_case(
 /// M = 16 and 32.
 fn gptq_gemm_tma(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
     let stream = b.stream.clone();
-    w4a16_tma_case(b, stubs, mma, "gptq_gemm_tma", &[16, 32], &|ks, x, w, y| {
-        done(
-            ks.gptq_gemm_tma
-                .launch(&stream, gemm_tma::GptqGemmTmaArgs { x, w, y })?,
-        )
-    })
+    w4a16_tma_case(
+        b,
+        stubs,
+        mma,
+        "gptq_gemm_tma",
+        &[16, 32],
+        &|ks, x, w, y| {
+            done(
+                ks.gptq_gemm_tma
+                    .launch(&stream, gemm_tma::GptqGemmTmaArgs { x, w, y })?,
+            )
+        },
+        None,
+    )
 }
 
 /// gptq_gemm_wg (the weights as warpgroup MMA's register operand, stream-K over 132
-/// blocks) at M = 16, 32, 64 and 128, on one workspace an M (each launch leaves it zero).
+/// blocks) at M = 16, 32, 64 and 128, on one workspace an M (each launch leaves it zero),
+/// and its twin (bench/twins/gemm.cu's twin_gptq_gemm_wg) on a workspace of its own.
 fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
     let stream = b.stream.clone();
-    let workspace = std::cell::RefCell::new(None::<(usize, Tensor<f32>, Tensor<i32>)>);
+    // A workspace an M (part [M, N] f32, arrivals [ceil(M / 64), ceil(N / 64)] i32, zero).
+    type Workspace = std::cell::RefCell<Option<(usize, Tensor<f32>, Tensor<i32>)>>;
+    let workspace_of = |slot: &Workspace, m: usize, n: usize| -> Res<()> {
+        if slot.borrow().as_ref().is_none_or(|(rows, ..)| *rows != m) {
+            *slot.borrow_mut() = Some((
+                m,
+                Tensor::zeros(&stream, &[m, n])?,
+                Tensor::zeros(&stream, &[m.div_ceil(64), n.div_ceil(64)])?,
+            ));
+        }
+        Ok(())
+    };
+    let workspace = Workspace::new(None);
+    let twin_workspace = Workspace::new(None);
     w4a16_tma_case(
         b,
         stubs,
@@ -1916,15 +1986,8 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
         "gptq_gemm_wg",
         &[16, 32, 64, 128],
         &|ks, x, w, y| {
-            let (m, n) = (x.shape()[0], w.n());
+            workspace_of(&workspace, x.shape()[0], w.n())?;
             let mut slot = workspace.borrow_mut();
-            if slot.as_ref().is_none_or(|(rows, ..)| *rows != m) {
-                *slot = Some((
-                    m,
-                    Tensor::zeros(&stream, &[m, n])?,
-                    Tensor::zeros(&stream, &[m.div_ceil(64), n.div_ceil(64)])?,
-                ));
-            }
             let (_, part, arrivals) = slot.as_mut().expect("allocated above");
             done(ks.gptq_gemm_wg.launch(
                 &stream,
@@ -1937,6 +2000,96 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
                 },
             )?)
         },
+        Some(&|b, x, w, y| {
+            use ima::cudarc::driver::DevicePtr;
+            let (m, k, n, g) = (x.shape()[0], w.k(), w.n(), w.spec().group());
+            workspace_of(&twin_workspace, m, n)?;
+            let mut slot = twin_workspace.borrow_mut();
+            let (_, part, arrivals) = slot.as_mut().expect("allocated above");
+            // The spec's grid(132) block(512); 3 stages of W's tile (40 x 192 i32) and x's
+            // (64 x 256 f16), 1024 bytes of slack to align them, and 3 flags.
+            let (f, cfg) = twin_with_smem(
+                b,
+                "twin_gptq_gemm_wg",
+                (132, 1, 1),
+                512,
+                1024 + 3 * (40 * 192 * 4 + 64 * 256 * 2) + 16,
+            )?;
+            let (qw, qz, sc) = packed(w)?;
+            // The maps the runtime encodes for the spec's tma(64, 64) on x and tma(256, 192)
+            // on W: x in boxes of 64 x 64, the words in boxes of 32 packed rows by 32
+            // columns (both 128-byte swizzled), the scales and zeros in boxes of 256 / G
+            // rows by 192 and 24 columns.
+            let map = |ptr: u64, dtype, rows, cols, box_rows: usize, box_cols: u32, swizzle| {
+                let box_rows = u32::try_from(box_rows)?;
+                tensor_map_of(
+                    ptr,
+                    dtype,
+                    MapLayout {
+                        rows,
+                        cols,
+                        box_rows,
+                        box_cols,
+                        swizzle,
+                    },
+                )
+            };
+            let maps = [
+                map(
+                    x.slice().device_ptr(&b.stream).0,
+                    ima::DType::F16,
+                    m,
+                    k,
+                    64,
+                    64,
+                    true,
+                )?,
+                map(
+                    qw.device_ptr(&b.stream).0,
+                    ima::DType::I32,
+                    k / 8,
+                    n,
+                    32,
+                    32,
+                    true,
+                )?,
+                map(
+                    sc.device_ptr(&b.stream).0,
+                    ima::DType::F16,
+                    k / g,
+                    n,
+                    256 / g,
+                    192,
+                    false,
+                )?,
+                map(
+                    qz.device_ptr(&b.stream).0,
+                    ima::DType::I32,
+                    k / g,
+                    n / 8,
+                    256 / g,
+                    24,
+                    false,
+                )?,
+            ];
+            let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
+            i32_of(m * n)?;
+            let mut l = b.stream.launch_builder(&f);
+            let (mut part_view, mut arrivals_view, mut y_view) =
+                (part.slice_mut(), arrivals.slice_mut(), y.slice_mut());
+            l.arg(&maps[0]).arg(&maps[1]).arg(&maps[2]).arg(&maps[3]);
+            l.arg(&mut part_view)
+                .arg(&mut arrivals_view)
+                .arg(&mut y_view);
+            l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
+            // SAFETY: the maps describe x [M, K] f16 and W's qweight [K / 8, N], scales
+            // [K / G, N] f16 and qzeros [K / G, N / 8], alive for the launch; part [M, N]
+            // and arrivals [ceil(M / 64), ceil(N / 64)] are zero, as each launch leaves
+            // them; y [M, N]; M is 16, 32 or a multiple of 64, N of 64, and G divides 256,
+            // so the twin's unmasked stores and sums lie inside; the shared memory it uses.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        }),
     )
 }
 

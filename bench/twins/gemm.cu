@@ -270,3 +270,176 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         *reinterpret_cast<ImaVec<__half, 8>*>(y + (m0 + r) * N + nb + c8) = v;
     }
 }
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// gptq_gemm_wg of specs/gemm_tma.ima (sm_90a), y = x W (not fused), W in GPTQ v1 int4 as
+// for twin_gptq_gemm: stream-K over the grid's blocks of units (64 rows of x, 192 columns
+// of W, 256 rows of K), a producer warpgroup whose one thread copies each unit's words,
+// scales, zeros and x by TMA into 3 stages (ima.cuh's ImaTmaPipeline, ima_tma_load), three
+// consumer warpgroups of 64 columns decoding the words into warpgroup MMA's register A
+// operand (W's columns as A's rows) against x's tile as B (ImaWgAcc's mma_regs), tiles that
+// blocks share summed in the f32 workspace `part` and counted in `arrivals` (both zero
+// before a launch and after it). The stage's layout is the accessor's `tma(256, 192)`:
+// 32 packed rows of 192 words in 32-column 128-byte-swizzled panels, then 8 groups' rows of
+// 192 scales, then their rows of 24 zero words; x's tile is [64 rows, 256 of K] in 64-column
+// panels. By hand here, and without the accessors' guards: the tensor maps' origins are not
+// tested (the spec's tma_load tests each against an empty tensor, and a checked entry
+// point against the extents), the decode reads the stage at its indices without wrapping
+// them inside the tile, and the sums are stored and added unmasked (the spec masks each
+// element at M and N), so M must be a multiple of the accumulator's rows (16, 32 or 64)
+// and N of 64 (a warpgroup's columns past N, as in the spec, do nothing). G divides 256.
+namespace twin_wg {
+constexpr int STAGES = 3, TILE_K = 256, TILE_N = 192, PACKED = TILE_K / 8, GROUPS = TILE_K / 32;
+constexpr unsigned WORD_BYTES = PACKED * 4 * TILE_N, SCALE_BYTES = GROUPS * TILE_N * 2,
+                   W_STAGE = 40 * TILE_N * 4, X_STAGE = 64 * TILE_K * 2;
+
+// -(1024 + z) and -(64 + z) in one f16 pair (bias), and the scale in both halves (s): what
+// one column of a group decodes with, as the accessor's ImaWgColumn.
+struct Column {
+    __half2 bias, s;
+};
+// Columns c and c + 1 (c even) of the group of row k of the stage's tile at `w`.
+__device__ __forceinline__ void group(unsigned w, int k, int c, int G, Column (&q)[2]) {
+    const int g = k % TILE_K / G;
+    unsigned sw[1], zw[1];
+    ima_ld_shared(w + WORD_BYTES + unsigned(g * TILE_N + c) * 2, sw);
+    ima_ld_shared(w + WORD_BYTES + SCALE_BYTES + unsigned(g * (TILE_N / 8) + c / 8) * 4, zw);
+    __half s[2];
+    memcpy(s, sw, 4);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+        // GPTQ v1 stores zero - 1 in each nibble.
+        const unsigned z = ((zw[0] + 0x11111111u) >> (4 * ((c + j) % 8))) & 0xFu;
+        __half2 lo;
+        const unsigned bits = 0x64006400u | z * 0x10001u;
+        memcpy(&lo, &bits, 4);
+        q[j].bias = __hfma2(lo, __float2half2_rn(-1.f), __floats2half2_rn(0.f, 960.f));
+        q[j].s = __half2half2(s[j]);
+    }
+}
+// Rows 16 j .. 16 j + 15 of the stage's tile at `w`, columns c and c + 1, as lane 4 g + t's
+// register A fragment of one k step (the accessor's tma_wg_frag): byte t of the step's two
+// packed words, each nibble pair (q - z) exact times the scale, rounded once.
+__device__ __forceinline__ void frag(unsigned w, const Column (&q)[2], int j, int c, unsigned (&a)[4]) {
+    const unsigned byte = threadIdx.x % 4, pick = 0x4040u | byte | byte << 8;
+    const __half2 scale = __floats2half2_rn(1.f, 0.0625f);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        unsigned wd[2];
+        ima_ld_shared(ima_swizzled(w, PACKED, 2 * j + h, unsigned(c * 4)), wd);
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const __half2 v = twin_nibbles<0x00F0000Fu>(__byte_perm(wd[e], 0u, pick));
+            const __half2 d = __hmul2(__hfma2(v, scale, q[e].bias), q[e].s);
+            memcpy(&a[2 * h + e], &d, 4);
+        }
+    }
+}
+}  // namespace twin_wg
+
+extern "C" __global__ void __launch_bounds__(512, 1)
+    twin_gptq_gemm_wg(const __grid_constant__ ImaTensorMap x_map, const __grid_constant__ ImaTensorMap qweight_map,
+                      const __grid_constant__ ImaTensorMap scales_map, const __grid_constant__ ImaTensorMap qzeros_map,
+                      float* __restrict__ part, int* __restrict__ arrivals, __half* __restrict__ y, int M, int K, int N,
+                      int G) {
+    using namespace twin_wg;
+    // The stages on a 1024-byte boundary (the 128-byte swizzle's period): ws [3, 40, 192]
+    // i32, xs [3, 64, 256] f16, then each consumer warpgroup's `last` flag.
+    const unsigned smem = unsigned(__cvta_generic_to_shared(twin_smem)), pad = (1024u - smem % 1024u) % 1024u;
+    const unsigned ws = smem + pad, xs = ws + STAGES * W_STAGE;
+    int* last = reinterpret_cast<int*>(twin_smem + pad + STAGES * (W_STAGE + X_STAGE));
+    const int KS = (K + TILE_K - 1) / TILE_K, NS = (N + TILE_N - 1) / TILE_N, NB = (N + 63) / 64;
+    const int units = (M + 63) / 64 * NS * KS;
+    const int u0 = int((long long)units * blockIdx.x / gridDim.x), u1 = int((long long)units * (blockIdx.x + 1) / gridDim.x);
+    const ImaTmaPipeline<STAGES, 3> pipe;
+    if (pipe.consumer() < 0) {
+        int kc = u0 % KS, tile = u0 / KS;
+        const int group_rows = TILE_K / G;
+        pipe.produce(u1 - u0, [&](int st, int, ImaBarrier bar) {
+            const unsigned wdst = ws + st * W_STAGE;
+            const int n0 = tile % NS * TILE_N, k0 = TILE_K * kc;
+            const int cw[2] = {n0, k0 / 8}, cs[2] = {n0, k0 / G}, cz[2] = {n0 / 8, k0 / G}, cx[2] = {k0, tile / NS * 64};
+            ima_tma_load<2, TILE_N / 32>(wdst, &qweight_map, bar, cw, 32, PACKED * 128, true, true);
+            ima_tma_load<2, 1>(wdst + WORD_BYTES, &scales_map, bar, cs, TILE_N, group_rows * TILE_N * 2, true, true);
+            ima_tma_load<2, 1>(wdst + WORD_BYTES + SCALE_BYTES, &qzeros_map, bar, cz, TILE_N / 8, group_rows * TILE_N / 2,
+                               true, true);
+            ima_tma_load<2, TILE_K / 64>(xs + st * X_STAGE, &x_map, bar, cx, 64, 64 * 128, true, true);
+            if (++kc == KS) {
+                kc = 0;
+                ++tile;
+            }
+        });
+        return;
+    }
+    const int wg = pipe.consumer(), lane = threadIdx.x % 32;
+    const int c0 = 64 * wg + 16 * (threadIdx.x / 32 % 4) + 2 * (lane / 4);
+    const int group_steps = G / 16 - 1;
+    const auto run = [&](auto nx) {
+        constexpr int NX = decltype(nx)::value;
+        ImaWgAcc<NX> acc;
+        // f(j, e, m, n) for each of the lane's accumulators, as the spec's `each`.
+        const auto each = [&](int m0, int n0, auto&& f) {
+#pragma unroll
+            for (int j = 0; j < NX / 8; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) f(j, e, m0 + 8 * j + 2 * (lane % 4) + e % 2, n0 + c0 + e / 2);
+        };
+        int next_kc = u0 % KS, next_tile = u0 / KS;
+        pipe.consume(u1 - u0, [&](int st, int t) {
+            const int kc = next_kc, tile = next_tile;
+            if (++next_kc == KS) {
+                next_kc = 0;
+                ++next_tile;
+            }
+            const unsigned wt = ws + st * W_STAGE;
+            const ImaTmaTile<__half, 64, TILE_K, false> xt{xs + st * X_STAGE, nullptr, 0, true};
+            unsigned a[2][4][4];
+            Column q[2];
+            group(wt, 0, c0, G, q);
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                if (h >= 2) acc.template wait<1>();
+#pragma unroll
+                for (int j = 4 * h; j < 4 * h + 4; ++j) {
+                    if (j % 2 == 0 && j > 0 && (j & group_steps) == 0) group(wt, 16 * j, c0, G, q);
+                    frag(wt, q, j, c0, a[h % 2][j % 4]);
+                }
+                acc.fence();
+#pragma unroll
+                for (int j = 4 * h; j < 4 * h + 4; ++j) acc.mma_regs(a[h % 2][j % 4], xt, 16 * j);
+                acc.commit();
+            }
+            acc.template wait<0>();
+            if (kc != KS - 1 && t != u1 - u0 - 1) return;
+            const int m0 = tile / NS * 64, n0 = tile % NS * TILE_N;
+            if (n0 + 64 * wg < N) {
+                if (tile * KS >= u0 && kc == KS - 1) {
+                    each(m0, n0, [&](int j, int e, int m, int n) { y[m * N + n] = __float2half(acc.c[j].x[e]); });
+                } else {
+                    each(m0, n0, [&](int j, int e, int m, int n) { atomicAdd(&part[m * N + n], acc.c[j].x[e]); });
+                    __threadfence();
+                    ima_warpgroup_sync();
+                    if (threadIdx.x % 128 == 0) {
+                        const int mine = u0 + t + 1 - (tile * KS > u0 ? tile * KS : u0);
+                        last[wg] = atomicAdd(&arrivals[m0 / 64 * NB + n0 / 64 + wg], mine) + mine == KS;
+                    }
+                    ima_warpgroup_sync();
+                    if (last[wg]) {
+                        __threadfence();
+                        each(m0, n0, [&](int j, int e, int m, int n) {
+                            y[m * N + n] = __float2half(__ldcg(&part[m * N + n]));
+                            part[m * N + n] = 0.f;
+                        });
+                        if (threadIdx.x % 128 == 0) arrivals[m0 / 64 * NB + n0 / 64 + wg] = 0;
+                    }
+                    ima_warpgroup_sync();
+                }
+            }
+            acc = ImaWgAcc<NX>{};
+        });
+    };
+    if (M <= 16) run(ImaConst<16>{});
+    else if (M <= 32) run(ImaConst<32>{});
+    else run(ImaConst<64>{});
+}
+#endif
