@@ -27,6 +27,10 @@
 //      waiting for the phase before it to be done (flow, below), its first loads issued
 //      before it waits
 //  13  as 12, no loads before the wait
+//  14  one block an SM: a producer warp streams the block's units (128 rows by 32 columns)
+//      through a ring of 8 slots of shared memory by cp.async.bulk, ahead of the phases'
+//      dependencies, which the 8 consumer warps wait for (ring_flow, below)
+//  15  as 14 without the phase waits
 // (A first form of 7 that loaded the next unit's first tiles into registers held them in
 // local memory, through a pointer, and ran 47.5 us: not a measurement, removed.)
 //
@@ -260,6 +264,133 @@ __global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* do
     }
 }
 
+
+// Forms 14 and 15: the same persistent order as flow's (units dealt round-robin in the
+// layer's order), but each SM's block streams its units' weights through a ring of shared
+// memory, so that reads run ahead across the phases' dependencies: a producer warp copies
+// unit after unit (cp.async.bulk of each row's 128 bytes, counted on the slot's mbarrier)
+// as soon as a slot is free, whatever phase the consumers wait on; 8 consumer warps wait
+// for the phase before a unit's (form 14; a real layer's activations) and for the slot,
+// read it, and free it. A unit: 128 rows of K by a 32-column strip (16 KB). Form 15 skips
+// the phase waits (not a layer: the ring's reads alone).
+namespace ring {
+constexpr int SLOTS = 8, ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
+constexpr int THREADS = 32 * (1 + CONSUMERS);
+constexpr size_t SMEM = size_t(SLOTS) * UNIT_BYTES + 2 * SLOTS * 8 + 128;
+
+// Unit u of the layer: its phase p, 32-column strip s and chunk h of 128 rows.
+struct Unit {
+    int p, s, h;
+};
+__device__ __forceinline__ int chunks(const Matrix& m) { return (m.rows + ROWS - 1) / ROWS; }
+__device__ __forceinline__ int units(const Matrix& m) { return (m.cols4 + 7) / 8 * chunks(m); }
+__device__ __forceinline__ Unit unit(const Layer& L, int u) {
+    int p = 0;
+    while (u >= units(L.m[p])) u -= units(L.m[p++]);
+    return {p, u / chunks(L.m[p]), u % chunks(L.m[p])};
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+    asm volatile(
+        "{\n.reg .pred P;\nW:\nmbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n@!P bra.uni W;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+}  // namespace ring
+
+template <int MODE>
+__global__ void __launch_bounds__(ring::THREADS, 1) ring_flow(Layer L, float* act, unsigned* done) {
+    using namespace ring;
+    extern __shared__ __align__(128) unsigned char smem[];
+    const unsigned base = unsigned(__cvta_generic_to_shared(smem));
+    const unsigned full = base + SLOTS * UNIT_BYTES, empty = full + 8 * SLOTS;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int total = 0;
+    for (int p = 0; p < 5; ++p) total += units(L.m[p]);
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < SLOTS; ++s) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(CONSUMERS));
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (warp == 0) {
+        // The producer: unit i of this block into slot i % SLOTS, once its consumers freed
+        // the slot's last round.
+        int i = 0;
+        for (int u = blockIdx.x; u < total; u += gridDim.x, ++i) {
+            const int slot = i % SLOTS;
+            if (i >= SLOTS) mbar_wait(empty + 8 * slot, unsigned((i / SLOTS - 1) & 1));
+            const Unit t = unit(L, u);
+            const Matrix& m = L.m[t.p];
+            const int r0 = t.h * ROWS, rows = min(ROWS, m.rows - r0);
+            if (lane == 0)
+                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot), "r"(rows * 128)
+                             : "memory");
+            __syncwarp();
+            for (int r = lane; r < rows; r += 32) {
+                const int4* src = m.w + size_t(r0 + r) * m.cols4 + 8 * t.s;
+                asm volatile(
+                    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 128, [%2];" ::"r"(
+                        base + slot * UNIT_BYTES + r * 128),
+                    "l"(src), "r"(full + 8 * slot)
+                    : "memory");
+            }
+        }
+        return;
+    }
+    // The consumers: 256 threads, 64 bytes of a 16 KB unit each.
+    const int ct = threadIdx.x - 32;
+    unsigned acc = 0;
+    float a = 0.f;
+    int ready = 0, read_for = 0, i = 0;
+    for (int u = blockIdx.x; u < total; u += gridDim.x, ++i) {
+        const int slot = i % SLOTS;
+        const Unit t = unit(L, u);
+        if (MODE == 14 && t.p > ready) {
+            ready = t.p;
+            int need = units(L.m[t.p - 1]);
+            if (ct == 0) {
+                unsigned n;
+                do {
+                    asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(n) : "l"(done + t.p - 1) : "memory");
+                } while (n < unsigned(need));
+            }
+            asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+        }
+        if ((t.p == 1 || t.p == 3) && !(read_for & (1 << t.p))) {
+            for (int j = ct; j < ACT; j += 32 * CONSUMERS) a += act[j];
+            read_for |= 1 << t.p;
+        }
+        mbar_wait(full + 8 * slot, unsigned((i / SLOTS) & 1));
+        const Matrix& m = L.m[t.p];
+        const int rows = min(ROWS, m.rows - t.h * ROWS);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const int off = (ct + 256 * k) * 16;  // 16 bytes of the unit's rows x 128
+            if (off < rows * 128) {
+                unsigned v[4];
+                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+                             : "r"(base + slot * UNIT_BYTES + off));
+                acc ^= v[0] ^ v[1] ^ v[2] ^ v[3];
+            }
+        }
+        __syncwarp();
+        if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot) : "memory");
+        if (MODE == 14) {
+            asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+            if (ct == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(done + t.p) : "memory");
+        }
+    }
+    if (blockIdx.x * 256 + ct < ACT) act[blockIdx.x * 256 + ct] = a * 1e-9f + float(acc & 1u) * 1e-9f;
+    asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+    if (ct == 0 && atomicAdd(done + 5, 1u) == gridDim.x - 1) {
+        for (int p = 0; p < 6; ++p) done[p] = 0;
+        __threadfence();
+    }
+}
+
 int main() {
     const int shapes[5][2] = {{512, 6144}, {512, 2048}, {512, 4096}, {512, 28672}, {1792, 4096}};  // rows x words
     constexpr int LAYERS = 4;
@@ -287,6 +418,8 @@ int main() {
     CHECK(cudaMemset(done, 0, 6 * sizeof(unsigned)));
     int sms;
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CHECK(cudaFuncSetAttribute(ring_flow<14>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
+    CHECK(cudaFuncSetAttribute(ring_flow<15>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
     int per_sm;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mega<8>, 256, 0));
     int per_sm_flow;
@@ -319,6 +452,12 @@ int main() {
         run("9: as 4, wide units", [&](const Layer& l) { mega<9><<<grid, 256, 0, s>>>(l, act[0], bar); });
         run("12: units dealt round-robin, a count a phase, first loads before the wait", [&](const Layer& l) { flow<12><<<grid, 256, 0, s>>>(l, act[0], done); });
         run("13: as 12, no loads before the wait", [&](const Layer& l) { flow<13><<<grid, 256, 0, s>>>(l, act[0], done); });
+        run("14: one block an SM streaming its units through a ring of shared memory, a count a phase", [&](const Layer& l) {
+            ring_flow<14><<<sms, ring::THREADS, ring::SMEM, s>>>(l, act[0], done);
+        });
+        run("15: as 14 with no phase waits (the ring's reads alone)", [&](const Layer& l) {
+            ring_flow<15><<<sms, ring::THREADS, ring::SMEM, s>>>(l, act[0], done);
+        });
         run("11: as 4, no barriers", [&](const Layer& l) { mega<11><<<grid, 256, 0, s>>>(l, act[0], bar); });
         run("10: eight launches of wide units", [&](const Layer& l) {
             auto w = [&](int p, float* in, float* out) {
