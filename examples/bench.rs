@@ -1979,6 +1979,15 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
     };
     let workspace = Workspace::new(None);
     let twin_workspace = Workspace::new(None);
+    // The spec's grid(132) block(512); 3 stages of W's tile (40 x 192 i32) and x's
+    // (64 x 256 f16), 1024 bytes of slack to align them, and 3 flags.
+    let (f, cfg) = twin_with_smem(
+        b,
+        "twin_gptq_gemm_wg",
+        (132, 1, 1),
+        512,
+        1024 + 3 * (40 * 192 * 4 + 64 * 256 * 2) + 16,
+    )?;
     w4a16_tma_case(
         b,
         stubs,
@@ -2001,76 +2010,39 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
             )?)
         },
         Some(&|b, x, w, y| {
+            use ima::DType::{F16, I32};
             use ima::cudarc::driver::DevicePtr;
             let (m, k, n, g) = (x.shape()[0], w.k(), w.n(), w.spec().group());
             workspace_of(&twin_workspace, m, n)?;
             let mut slot = twin_workspace.borrow_mut();
             let (_, part, arrivals) = slot.as_mut().expect("allocated above");
-            // The spec's grid(132) block(512); 3 stages of W's tile (40 x 192 i32) and x's
-            // (64 x 256 f16), 1024 bytes of slack to align them, and 3 flags.
-            let (f, cfg) = twin_with_smem(
-                b,
-                "twin_gptq_gemm_wg",
-                (132, 1, 1),
-                512,
-                1024 + 3 * (40 * 192 * 4 + 64 * 256 * 2) + 16,
-            )?;
             let (qw, qz, sc) = packed(w)?;
             // The maps the runtime encodes for the spec's tma(64, 64) on x and tma(256, 192)
             // on W: x in boxes of 64 x 64, the words in boxes of 32 packed rows by 32
             // columns (both 128-byte swizzled), the scales and zeros in boxes of 256 / G
-            // rows by 192 and 24 columns.
-            let map = |ptr: u64, dtype, rows, cols, box_rows: usize, box_cols: u32, swizzle| {
+            // rows by 192 and 24 columns. Encoded at each launch, on the host, while the
+            // bench's hold keeps the GPU from starting (`Bench::time`).
+            let map = |ptr, dtype, (rows, cols), (box_rows, box_cols): (usize, u32), swizzle| {
                 let box_rows = u32::try_from(box_rows)?;
-                tensor_map_of(
-                    ptr,
-                    dtype,
-                    MapLayout {
-                        rows,
-                        cols,
-                        box_rows,
-                        box_cols,
-                        swizzle,
-                    },
-                )
+                let layout = MapLayout {
+                    rows,
+                    cols,
+                    box_rows,
+                    box_cols,
+                    swizzle,
+                };
+                tensor_map_of(ptr, dtype, layout)
             };
+            let (px, pw) = (
+                x.slice().device_ptr(&b.stream).0,
+                qw.device_ptr(&b.stream).0,
+            );
+            let (ps, pz) = (sc.device_ptr(&b.stream).0, qz.device_ptr(&b.stream).0);
             let maps = [
-                map(
-                    x.slice().device_ptr(&b.stream).0,
-                    ima::DType::F16,
-                    m,
-                    k,
-                    64,
-                    64,
-                    true,
-                )?,
-                map(
-                    qw.device_ptr(&b.stream).0,
-                    ima::DType::I32,
-                    k / 8,
-                    n,
-                    32,
-                    32,
-                    true,
-                )?,
-                map(
-                    sc.device_ptr(&b.stream).0,
-                    ima::DType::F16,
-                    k / g,
-                    n,
-                    256 / g,
-                    192,
-                    false,
-                )?,
-                map(
-                    qz.device_ptr(&b.stream).0,
-                    ima::DType::I32,
-                    k / g,
-                    n / 8,
-                    256 / g,
-                    24,
-                    false,
-                )?,
+                map(px, F16, (m, k), (64, 64), true)?,
+                map(pw, I32, (k / 8, n), (32, 32), true)?,
+                map(ps, F16, (k / g, n), (256 / g, 192), false)?,
+                map(pz, I32, (k / g, n / 8), (256 / g, 24), false)?,
             ];
             let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
             i32_of(m * n)?;
