@@ -9,7 +9,7 @@
 // tiles are all whole, as the bench's are. What is not a guard comes from ima.cuh, spliced
 // in below (ima_codegen::cuda::splice_ima_cuh, as examples/bench.rs and tests/nvrtc.rs
 // compile it): the swizzled shared tiles, the warp's accumulators and ldmatrix, the
-// pipeline, the m16n8k16 products, the fragment pairs.
+// pipeline, the m16n8k16 products, the fragment pairs, the weights' loads that skip L1.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -184,9 +184,8 @@ extern "C" __global__ void __launch_bounds__(256, 2)
             const int k = k0 + 8 * t4, grp = k / G;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                    : "=r"(t.w[r][0]), "=r"(t.w[r][1]), "=r"(t.w[r][2]), "=r"(t.w[r][3])
-                    : "l"(qweight + (k / 8 + 4 * r) * N + n));
+                const int4 v = ima_ldg_stream(reinterpret_cast<const int4*>(qweight + (k / 8 + 4 * r) * N + n));
+                memcpy(t.w[r], &v, 16);
             }
             const uint2 v = __ldg(reinterpret_cast<const uint2*>(scales + grp * N + n));
             memcpy(t.s, &v, 8);
