@@ -909,11 +909,16 @@ struct {{ q.name }}_t {
     // ROWS / 8 rows of 128 bytes a 32-column panel, panel after panel, 128-byte swizzled;
     // then the tile's ROWS / G rows of COLS scales; then its rows of COLS / 8 zero words.
     // The runtime encodes the three maps at launch and refuses a group size G that does not
-    // divide ROWS or is below 32, so room for ROWS / 32 groups is enough
-    // (docs/tensor-cores.md, "W4A16 on Hopper").
+    // divide ROWS, is below 32 or is not a power of two, so room for ROWS / 32 groups is
+    // enough (docs/tensor-cores.md, "W4A16 on Hopper").
     static constexpr int TMA_ROWS = {{ t.0 }}, TMA_COLS = {{ t.1 }}, TMA_PACKED = TMA_ROWS / 8, TMA_GROUPS = TMA_ROWS / 32;
     static constexpr int TMA_WORD_BYTES = TMA_PACKED * 4 * TMA_COLS, TMA_SCALE_BYTES = TMA_GROUPS * TMA_COLS * 2,
                          TMA_ZERO_BYTES = TMA_GROUPS * TMA_COLS / 2;
+
+    // k / G for a row k >= 0, by a shift, G being a power of two here. ima_group_of's
+    // branch to a division split the consumers' unrolled steps (gptq_gemm_wg ran 3 to 14%
+    // behind its twin), and one thread's instructions are the producer's pace.
+    __device__ __forceinline__ I ima_tma_group_of(I k) const { return k >> ima_log2(G); }
 
     // The tile whose first row is k0 (a multiple of ROWS) and first column n0 (a multiple
     // of 8), into `dst`, its bytes counted on the stage's barrier `bar`. The maps bound
@@ -938,10 +943,8 @@ struct {{ q.name }}_t {
                 ok = false;
             }
         }
-        // Shifts where G is a power of two: one thread issues every stage's copies, and its
-        // instructions are the pipeline's pace.
-        const I g0 = ok ? ima_group_of(k0) : I(0);
-        const unsigned group_rows = ok ? unsigned(ima_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
+        const I g0 = ok ? ima_tma_group_of(k0) : I(0);
+        const unsigned group_rows = ok ? unsigned(ima_tma_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
         ima_tma_load<2, TMA_COLS / 32>(dst.addr, qweight_tma, bar, cw, 32, TMA_PACKED * 128, dst.ok, ok);
         ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
@@ -959,7 +962,7 @@ struct {{ q.name }}_t {
     __device__ __forceinline__ unsigned int ima_tma_group_words(const ImaTmaTile<int, TR, TC, C>& t, int k, int c,
                                                                 {{ q.scale_type }} (&s)[N]) const {
         static_assert(N == 2 || N == 4, "the scales of 2 or 4 columns, one read");
-        const int g = int(ima_group_of(I(k % TMA_ROWS))) % TMA_GROUPS;
+        const int g = int(ima_tma_group_of(I(k % TMA_ROWS))) % TMA_GROUPS;
         unsigned sw[N / 2];
         ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
         memcpy(s, sw, 2 * N);

@@ -986,6 +986,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
         ima::Constraint { text: "512 % G == 0 (tma(512, 32) on w)", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Const(512), &ima::Expr::Sym(3)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "G >= 32 (tma on w)", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(3), &ima::Expr::Const(32)) },
+        ima::Constraint { text: "2048 % G == 0 (tma on w: G a power of two)", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Const(2048), &ima::Expr::Sym(3)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "N % 32 == 0 (tma on w's zeros)", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(32)), &ima::Expr::Const(0)) },
     ],
     shared: &[
@@ -1271,6 +1272,7 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
         ima::Constraint { text: "256 % G == 0 (tma(256, 192) on w)", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Const(256), &ima::Expr::Sym(3)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "G >= 32 (tma on w)", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(3), &ima::Expr::Const(32)) },
+        ima::Constraint { text: "2048 % G == 0 (tma on w: G a power of two)", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Const(2048), &ima::Expr::Sym(3)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "N % 32 == 0 (tma on w's zeros)", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(32)), &ima::Expr::Const(0)) },
     ],
     shared: &[
