@@ -69,12 +69,13 @@ __device__ inline void cp_async4_pred(void* smem_ptr, const void* glob_ptr, bool
 __device__ inline void cp_async4_stream(void* smem_ptr, const void* glob_ptr) {
   const int BYTES = 16;
   uint32_t smem = static_cast<uint32_t>(__cvta_generic_to_shared(smem_ptr));
+  // imac: no L2 policy. nvcc 13.0 compiled Marlin<256, 1, 8, 8, 4, 8>'s copies with the
+  // evict_first policy into LDGSTS ... desc[UR1] with UR0 and UR1 never written: an
+  // illegal instruction on the H200 (compute-sanitizer, at +0x1170), whether the policy
+  // was made inside this asm block (Marlin's form) or in a statement of its own.
   asm volatile(
-    "{\n"
-    "   .reg .b64 p;\n"
-    "   createpolicy.fractional.L2::evict_first.b64 p, 1.0;"
-    "   cp.async.cg.shared.global.L2::cache_hint [%0], [%1], %2, p;\n"
-    "}\n" :: "r"(smem), "l"(glob_ptr), "n"(BYTES)
+    "cp.async.cg.shared.global [%0], [%1], %2;\n"
+    :: "r"(smem), "l"(glob_ptr), "n"(BYTES)
   );
 }
 

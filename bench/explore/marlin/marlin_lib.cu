@@ -1,5 +1,6 @@
 // Marlin (IST-DASLab/marlin at 2f6d7c1, Apache-2.0; marlin_cuda_kernel.cu beside this file,
-// unchanged) as a C entry point that bench/explore/marlin/time_marlin.py loads with ctypes:
+// changed in one place, marked `imac:`, its weights' copies without their L2 policy, which
+// nvcc 13.0 miscompiled) as a C entry point that bench/explore/marlin/time_marlin.py loads with ctypes:
 // the best published W4A16 kernel for small batches, as a reference for issue 21's
 // gptq_gemm. Build (here, then carry the .so):
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC --expt-relaxed-constexpr \

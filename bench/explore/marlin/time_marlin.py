@@ -3,7 +3,8 @@ beside this file, through libmarlin.so; see marlin_lib.cu) against gptq_gemm and
 dense f16 product on the same shapes, each as CUDA graphs cycling weight sets larger than
 L2 (timing.py's graph_us), µs a launch.
 
-Marlin's format is symmetric (q - 8, no zero points) and permuted into its tiles, so it
+Marlin's weight copies here carry no L2 evict_first policy (see marlin_cuda_kernel.cu's
+`imac:` note). Its format is symmetric (q - 8, no zero points) and permuted into its tiles, so it
 does a little less than gptq_gemm a weight (no zero point to subtract). Its weights here
 are random 4-bit values packed in Marlin's own order (a transcription of its
 `Layer.pack`), and its output is checked against an f32 product of the same weights
