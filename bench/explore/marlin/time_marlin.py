@@ -9,10 +9,13 @@ does a little less than gptq_gemm a weight (no zero point to subtract). Its weig
 are random 4-bit values packed in Marlin's own order (a transcription of its
 `Layer.pack`), and its output is checked against an f32 product of the same weights
 dequantised by torch; a mismatch prints DIFF.
-    python3 -u time_marlin.py [M,K,N ...]"""
+    python3 -u time_marlin.py [M,K,N ...]
+On the H200 (session of 1cd6769) two shapes took about 240 s, the first gptq_gemm call
+compiling gemm.ima's module included: give it several minutes, not the device's memcheck."""
 import ctypes
 import os
 import sys
+import time
 
 import torch
 
@@ -75,6 +78,7 @@ def main():
     cases = shapes([(16, 8192, 28672), (64, 8192, 28672), (128, 8192, 28672), (1, 8192, 28672),
                     (1, 4096, 6144), (1, 4096, 4096), (1, 4096, 28672), (1, 14336, 4096),
                     (32, 4096, 6144), (32, 4096, 4096), (32, 4096, 28672), (32, 14336, 4096)])
+    start = time.time()
     for m, k, n in cases:
         nsets = max(2, int(300e6 // (k * n // 2)) + 1)
         x = torch.randn(m, k, device=dev, dtype=torch.float16)
@@ -95,8 +99,8 @@ def main():
         del gw
         roof = (k * n / 2 + k // G * n * 2.5) / 4.26e6
         print(f"M={m} K={k} N={n}: marlin {t_marlin:.1f}" + ("" if ok else f" (DIFF {err:.3g})")
-              + f", gptq_gemm {t_imac:.1f}, cuBLAS f16 {t_cublas:.1f}, weights' roofline {roof:.1f}",
-              flush=True)
+              + f", gptq_gemm {t_imac:.1f}, cuBLAS f16 {t_cublas:.1f}, weights' roofline {roof:.1f}"
+              + f" ({time.time() - start:.0f} s since the start)", flush=True)
 
 
 main()
