@@ -408,13 +408,15 @@ fn expr(k: &Kernel, e: &Expr) -> String {
             Expr::Param(p) => (k.params.get(*p).map_or("?".into(), |p| p.name.clone()), 8),
             Expr::Neg(a) => (format!("-{}", go(k, a, 7)), 7),
             Expr::Not(a) => (format!("!{}", go(k, a, 7)), 7),
-            Expr::Bin(op @ (BinOp::CeilDiv | BinOp::Min | BinOp::Max), a, b) => {
-                let between = if *op == BinOp::CeilDiv { " / " } else { ", " };
-                (
-                    format!("{}({}{between}{})", op.symbol(), go(k, a, 0), go(k, b, 0)),
-                    8,
-                )
+            // ceil(a / b) reads as a division inside: its operands bind as `/`'s do, so
+            // that ceil(M / (16 + X)) keeps its parentheses.
+            Expr::Bin(BinOp::CeilDiv, a, b) => {
+                (format!("ceil({} / {})", go(k, a, 6), go(k, b, 7)), 8)
             }
+            Expr::Bin(op @ (BinOp::Min | BinOp::Max), a, b) => (
+                format!("{}({}, {})", op.symbol(), go(k, a, 0), go(k, b, 0)),
+                8,
+            ),
             Expr::Bin(op, a, b) => {
                 let p = prec(*op);
                 (
@@ -450,7 +452,7 @@ kernel rope where D % 8 == 0 {
 }
 kernel raw {
     in  x: f32[N, M]
-    launch grid(ceil(N / T), M) block(32, 8) min_blocks 3
+    launch grid(ceil(N / T), ceil((M + 1) / (16 + 16 * min(1, N / 33))), ceil(M * 2 / 4)) block(32, 8) min_blocks 3
     empty refuse
     body { }
 }
@@ -489,7 +491,7 @@ kernel raw {
         let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
         let text = words(&explain(&module(SPEC), Some("raw")).unwrap());
         for line in [
-            "domain raw grid(ceil(N / 32), M) block(32, 8) = 256 threads per block",
+            "domain raw grid(ceil(N / 32), ceil((M + 1) / (16 + 16 * min(1, N / 33))), ceil(M * 2 / 4)) block(32, 8) = 256 threads per block",
             "guard none: the body guards its own indices",
             "occupancy min_blocks 3: __launch_bounds__(256, 3)",
             "empty refuse",
