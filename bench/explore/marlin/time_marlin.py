@@ -10,8 +10,8 @@ are random 4-bit values packed in Marlin's own order (a transcription of its
 `Layer.pack`), and its output is checked against an f32 product of the same weights
 dequantised by torch; a mismatch prints DIFF.
     python3 -u time_marlin.py [M,K,N ...]
-On the H200 (session of 1cd6769) two shapes took about 240 s, the first gptq_gemm call
-compiling gemm.ima's module included: give it several minutes, not the device's memcheck."""
+On the H200 (session of 1cd6769) the shape after M = 64 hung twice (not investigated);
+M = 32 and 128 alone ran in 27 s, start included."""
 import ctypes
 import os
 import sys
