@@ -31,13 +31,20 @@
 //      through a ring of 8 slots of shared memory by cp.async.bulk, ahead of the phases'
 //      dependencies, which the 8 consumer warps wait for (ring_flow, below)
 //  15  as 14 without the phase waits
+//  16  as 14, a unit copied as one box of a 2-D tensor map (128 rows by 32 words) where 14
+//      issues 128 bulk copies of a row's 128 bytes: forms 14 and 15 streamed 0.55 TB/s
+//      with or without the phase waits, so their copies were the limit
+//  17  as 16 without the phase waits
 // (A first form of 7 that loaded the next unit's first tiles into registers held them in
 // local memory, through a pointer, and ran 47.5 us: not a measurement, removed.)
 //
-// Build here (scripts/cuda-env's static CUDA runtime):
+// Build here (scripts/cuda-env's static CUDA runtime; cuTensorMapEncodeTiled comes through
+// cudaGetDriverEntryPoint, so no -lcuda):
 //   source scripts/cuda-env && nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a \
 //     -L"$IMA_CUDA_ROOT/lib" -o bench/explore/mega/mega_chain bench/explore/mega/mega_chain.cu
 // Run there with the (git-ignored) binary carried.
+#include <cuda.h>
+
 #include "../graph_time.cuh"
 
 constexpr int ACT = 4096;  // activation vector: f32 words
@@ -265,18 +272,27 @@ __global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* do
 }
 
 
-// Forms 14 and 15: the same persistent order as flow's (units dealt round-robin in the
+// Forms 14 to 17: the same persistent order as flow's (units dealt round-robin in the
 // layer's order), but each SM's block streams its units' weights through a ring of shared
 // memory, so that reads run ahead across the phases' dependencies: a producer warp copies
 // unit after unit (cp.async.bulk of each row's 128 bytes, counted on the slot's mbarrier)
 // as soon as a slot is free, whatever phase the consumers wait on; 8 consumer warps wait
 // for the phase before a unit's (form 14; a real layer's activations) and for the slot,
 // read it, and free it. A unit: 128 rows of K by a 32-column strip (16 KB). Form 15 skips
-// the phase waits (not a layer: the ring's reads alone).
+// the phase waits (not a layer: the ring's reads alone). Forms 16 and 17 copy a unit as one
+// box of its matrix's 2-D tensor map (rows past the matrix arrive as zeros, and count).
 namespace ring {
 constexpr int SLOTS = 8, ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
 constexpr int THREADS = 32 * (1 + CONSUMERS);
 constexpr size_t SMEM = size_t(SLOTS) * UNIT_BYTES + 2 * SLOTS * 8 + 128;
+// Whether a form waits for the phase before a unit's, and whether it copies by tensor map.
+__host__ __device__ constexpr bool waits(int mode) { return mode == 14 || mode == 16; }
+__host__ __device__ constexpr bool by_map(int mode) { return mode >= 16; }
+
+// The layer's five matrices as 2-D tensor maps of 32-bit words, boxes of ROWS x 32.
+struct Maps {
+    CUtensorMap m[5];
+};
 
 // Unit u of the layer: its phase p, 32-column strip s and chunk h of 128 rows.
 struct Unit {
@@ -298,7 +314,8 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 }  // namespace ring
 
 template <int MODE>
-__global__ void __launch_bounds__(ring::THREADS, 1) ring_flow(Layer L, float* act, unsigned* done) {
+__global__ void __launch_bounds__(ring::THREADS, 1)
+    ring_flow(Layer L, const __grid_constant__ ring::Maps maps, float* act, unsigned* done) {
     using namespace ring;
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned base = unsigned(__cvta_generic_to_shared(smem));
@@ -324,6 +341,19 @@ __global__ void __launch_bounds__(ring::THREADS, 1) ring_flow(Layer L, float* ac
             const Unit t = unit(L, u);
             const Matrix& m = L.m[t.p];
             const int r0 = t.h * ROWS, rows = min(ROWS, m.rows - r0);
+            if (by_map(MODE)) {
+                if (lane == 0) {
+                    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot),
+                                 "r"(UNIT_BYTES)
+                                 : "memory");
+                    asm volatile(
+                        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+                        "[%4];" ::"r"(base + slot * UNIT_BYTES),
+                        "l"(reinterpret_cast<unsigned long long>(&maps.m[t.p])), "r"(32 * t.s), "r"(r0), "r"(full + 8 * slot)
+                        : "memory");
+                }
+                continue;
+            }
             if (lane == 0)
                 asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot), "r"(rows * 128)
                              : "memory");
@@ -347,7 +377,7 @@ __global__ void __launch_bounds__(ring::THREADS, 1) ring_flow(Layer L, float* ac
     for (int u = blockIdx.x; u < total; u += gridDim.x, ++i) {
         const int slot = i % SLOTS;
         const Unit t = unit(L, u);
-        if (MODE == 14 && t.p > ready) {
+        if (waits(MODE) && t.p > ready) {
             ready = t.p;
             int need = units(L.m[t.p - 1]);
             if (ct == 0) {
@@ -378,7 +408,7 @@ __global__ void __launch_bounds__(ring::THREADS, 1) ring_flow(Layer L, float* ac
         }
         __syncwarp();
         if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot) : "memory");
-        if (MODE == 14) {
+        if (waits(MODE)) {
             asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
             if (ct == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(done + t.p) : "memory");
         }
@@ -389,6 +419,31 @@ __global__ void __launch_bounds__(ring::THREADS, 1) ring_flow(Layer L, float* ac
         for (int p = 0; p < 6; ++p) done[p] = 0;
         __threadfence();
     }
+}
+
+typedef CUresult (*EncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// Matrix m as a tensor map of 32-bit words, boxes of ring::ROWS rows by 32 words, unswizzled.
+static CUtensorMap map_of(const Matrix& m) {
+    static EncodeTiled encode = [] {
+        void* f = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &f, cudaEnableDefault, &q));
+        return reinterpret_cast<EncodeTiled>(f);
+    }();
+    CUtensorMap t;
+    const cuuint64_t dims[2] = {cuuint64_t(m.cols4) * 4, cuuint64_t(m.rows)}, strides[1] = {cuuint64_t(m.cols4) * 16};
+    const cuuint32_t box[2] = {32, ring::ROWS}, steps[2] = {1, 1};
+    const CUresult r = encode(&t, CU_TENSOR_MAP_DATA_TYPE_UINT32, 2, const_cast<int4*>(m.w), dims, strides, box, steps,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        std::fprintf(stderr, "cuTensorMapEncodeTiled: %d\n", int(r));
+        std::exit(1);
+    }
+    return t;
 }
 
 int main() {
@@ -405,6 +460,9 @@ int main() {
             l.m[p] = {w, shapes[p][0], shapes[p][1] / 4};
             bytes += n;
         }
+    std::vector<ring::Maps> maps(LAYERS);
+    for (int l = 0; l < LAYERS; ++l)
+        for (int p = 0; p < 5; ++p) maps[l].m[p] = map_of(layers[l].m[p]);
     float* act[8];
     for (auto& a : act) {
         CHECK(cudaMalloc(&a, ACT * sizeof(float)));
@@ -420,6 +478,8 @@ int main() {
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     CHECK(cudaFuncSetAttribute(ring_flow<14>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
     CHECK(cudaFuncSetAttribute(ring_flow<15>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
+    CHECK(cudaFuncSetAttribute(ring_flow<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
+    CHECK(cudaFuncSetAttribute(ring_flow<17>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
     int per_sm;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mega<8>, 256, 0));
     int per_sm_flow;
@@ -431,12 +491,12 @@ int main() {
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     auto run = [&](const char* name, auto body) {
-        const float us = graph_us_a_layer(s, LAYERS, [&](int l) { body(layers[l]); });
+        const float us = graph_us_a_layer(s, LAYERS, [&](int l) { body(layers[l], maps[l]); });
         std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us, bytes / LAYERS / (us * 1e-6) / 1e12);
     };
     auto strips = [](const Matrix& m) { return dim3((m.cols4 + 7) / 8); };
     for (int rep = 0; rep < 2; ++rep) {
-        run("0: eight launches", [&](const Layer& l) {
+        run("0: eight launches", [&](const Layer& l, const ring::Maps& lm) {
             small<<<1, 256, 0, s>>>(act[0], act[1]);
             strip<<<strips(l.m[0]), 256, 0, s>>>(l.m[0], act[1], act[2]);
             small<<<1, 256, 0, s>>>(act[2], act[3]);
@@ -446,20 +506,26 @@ int main() {
             strip<<<strips(l.m[3]), 256, 0, s>>>(l.m[3], act[6], act[7]);
             strip<<<strips(l.m[4]), 256, 0, s>>>(l.m[4], act[7], act[0]);
         });
-        run("4: one launch, grid barriers", [&](const Layer& l) { mega<4><<<grid, 256, 0, s>>>(l, act[0], bar); });
-        run("7: as 4, the L2 asked for the next phase's first unit before each barrier", [&](const Layer& l) { mega<7><<<grid, 256, 0, s>>>(l, act[0], bar); });
-        run("8: as 7, the first two units", [&](const Layer& l) { mega<8><<<grid, 256, 0, s>>>(l, act[0], bar); });
-        run("9: as 4, wide units", [&](const Layer& l) { mega<9><<<grid, 256, 0, s>>>(l, act[0], bar); });
-        run("12: units dealt round-robin, a count a phase, first loads before the wait", [&](const Layer& l) { flow<12><<<grid, 256, 0, s>>>(l, act[0], done); });
-        run("13: as 12, no loads before the wait", [&](const Layer& l) { flow<13><<<grid, 256, 0, s>>>(l, act[0], done); });
-        run("14: one block an SM streaming its units through a ring of shared memory, a count a phase", [&](const Layer& l) {
-            ring_flow<14><<<sms, ring::THREADS, ring::SMEM, s>>>(l, act[0], done);
+        run("4: one launch, grid barriers", [&](const Layer& l, const ring::Maps& lm) { mega<4><<<grid, 256, 0, s>>>(l, act[0], bar); });
+        run("7: as 4, the L2 asked for the next phase's first unit before each barrier", [&](const Layer& l, const ring::Maps& lm) { mega<7><<<grid, 256, 0, s>>>(l, act[0], bar); });
+        run("8: as 7, the first two units", [&](const Layer& l, const ring::Maps& lm) { mega<8><<<grid, 256, 0, s>>>(l, act[0], bar); });
+        run("9: as 4, wide units", [&](const Layer& l, const ring::Maps& lm) { mega<9><<<grid, 256, 0, s>>>(l, act[0], bar); });
+        run("12: units dealt round-robin, a count a phase, first loads before the wait", [&](const Layer& l, const ring::Maps& lm) { flow<12><<<grid, 256, 0, s>>>(l, act[0], done); });
+        run("13: as 12, no loads before the wait", [&](const Layer& l, const ring::Maps& lm) { flow<13><<<grid, 256, 0, s>>>(l, act[0], done); });
+        run("14: one block an SM streaming its units through a ring of shared memory, a count a phase", [&](const Layer& l, const ring::Maps& lm) {
+            ring_flow<14><<<sms, ring::THREADS, ring::SMEM, s>>>(l, lm, act[0], done);
         });
-        run("15: as 14 with no phase waits (the ring's reads alone)", [&](const Layer& l) {
-            ring_flow<15><<<sms, ring::THREADS, ring::SMEM, s>>>(l, act[0], done);
+        run("15: as 14 with no phase waits (the ring's reads alone)", [&](const Layer& l, const ring::Maps& lm) {
+            ring_flow<15><<<sms, ring::THREADS, ring::SMEM, s>>>(l, lm, act[0], done);
         });
-        run("11: as 4, no barriers", [&](const Layer& l) { mega<11><<<grid, 256, 0, s>>>(l, act[0], bar); });
-        run("10: eight launches of wide units", [&](const Layer& l) {
+        run("16: as 14, a unit copied as one box of a tensor map", [&](const Layer& l, const ring::Maps& lm) {
+            ring_flow<16><<<sms, ring::THREADS, ring::SMEM, s>>>(l, lm, act[0], done);
+        });
+        run("17: as 16 with no phase waits", [&](const Layer& l, const ring::Maps& lm) {
+            ring_flow<17><<<sms, ring::THREADS, ring::SMEM, s>>>(l, lm, act[0], done);
+        });
+        run("11: as 4, no barriers", [&](const Layer& l, const ring::Maps& lm) { mega<11><<<grid, 256, 0, s>>>(l, act[0], bar); });
+        run("10: eight launches of wide units", [&](const Layer& l, const ring::Maps& lm) {
             auto w = [&](int p, float* in, float* out) {
                 const Wide wd = wide_of(l.m[p], 2 * grid);
                 wide<<<wd.units(), 256, 0, s>>>(l.m[p], wd, in, out);
