@@ -347,4 +347,32 @@ mod tests {
             ["N % 8 == 0"]
         );
     }
+
+    /// G's values that the `tma` constraints of a 192-row tile let through (K and N = G, so
+    /// that one value binds every symbol): the powers of two from 32 that divide 192, and
+    /// not 48 or 96, which divide it too.
+    #[test]
+    fn tma_on_a_gptq_argument_takes_only_powers_of_two() {
+        struct G(i64);
+        impl ima_contract::Env for G {
+            type Error = ima_contract::EvalError;
+            fn symbol(&self, _: usize) -> Result<i64, Self::Error> {
+                Ok(self.0)
+            }
+            fn param(&self, _: usize) -> Result<i64, Self::Error> {
+                Ok(0)
+            }
+        }
+        let text = "kernel k where G % 8 == 0 {\n    in  w: q4[G, G] align(16) gptq(group = G, sym) tma(192, 64)\n    \
+                    out y: f16[G]\n    launch grid(1) block(128)\n    body { }\n}\n";
+        let module = compile(&Source::new("t.ima", text)).unwrap();
+        let taken = |g: i64| {
+            module.kernels[0]
+                .constraints
+                .iter()
+                .all(|c| ima_contract::eval(&c.expr, &G(g)) == Ok(1))
+        };
+        let taken: Vec<i64> = (1..=256).filter(|&g| taken(g)).collect();
+        assert_eq!(taken, [32, 64]);
+    }
 }
