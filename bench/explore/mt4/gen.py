@@ -12,7 +12,7 @@ at M = 64, K = 8192, N = 28672 against gptq_gemm's 136.8 in one run (bench/RESUL
   spilled 392 bytes: not kept);
 - mt4l1 (190 registers, no spills): mt4l at one block an SM (8 warps an SM).
 The paths for M <= 32 are gptq_gemm's; `part` doubles to 64 KB for the 64 rows.
-Run in session 24 (time_mt4.py): both 30 to 130% slower than gptq_gemm at every M > 32
+Run in session 24 (time_mt4.py): both 20 to 130% slower than gptq_gemm at every M > 32
 (bench/RESULTS.md, "Tried: gptq_gemm with blocks of 64 rows").
     python3 gen.py [repo root]"""
 import os
