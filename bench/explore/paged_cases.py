@@ -33,6 +33,20 @@ def case(lens, seed):
                 part_o=torch.zeros(b, HQ, parts, D, device=dev), part_lse=torch.zeros(b, HQ, parts, device=dev),
                 arrivals=torch.zeros(b, HQ, dtype=torch.int32, device=dev), out=torch.empty(b, HQ, D, device=dev, dtype=torch.float16))
 
+def batches():
+    """The batches the stage timers (st/time_st.py, pt8/time_pt8.py) compare on: the decode
+    layer's B = 32 at three contexts, and smaller ones (name -> the sequences' lengths)."""
+    rnd = random.Random(1)
+    return {
+        "B=32 ctx 1024": [1024] * 32,
+        "B=32 ctx 4096": [4096] * 32,
+        "B=32 ragged 1..4096": [rnd.randint(1, 4096) for _ in range(32)],
+        "B=8 ctx 1024": [1024] * 8,
+        "B=1 ctx 1024": [1024],
+        "B=1 ctx 4096": [4096],
+    }
+
+
 def call(f, c):
     f(c["q"], c["k"], c["v"], c["tables"], c["lens"], c["part_o"], c["part_lse"], c["arrivals"], c["out"], D ** -0.5)
 

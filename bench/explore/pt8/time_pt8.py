@@ -4,22 +4,13 @@ larger than L2 (µs a launch), outputs compared. Needs the wheels of specs/paged
 pt8.ima.
     python3 -u time_pt8.py"""
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from paged_cases import compare  # noqa: E402
+from paged_cases import batches, compare  # noqa: E402
 import paged_kernels as pk  # noqa: E402
 import pt8_kernels as p8  # noqa: E402
 
-rnd = random.Random(1)
-cases = {
-    "B=32 ctx 1024": [1024] * 32,
-    "B=32 ctx 4096": [4096] * 32,
-    "B=32 ragged 1..4096": [rnd.randint(1, 4096) for _ in range(32)],
-    "B=8 ctx 1024": [1024] * 8,
-    "B=1 ctx 1024": [1024],
-    "B=1 ctx 4096": [4096],
-    "B=3 ragged 1..40": [1, 17, 40],
-}
+# A ragged batch whose sequences end inside a tile of 8 and inside a page.
+cases = {**batches(), "B=3 ragged 1..40": [1, 17, 40]}
 compare(cases, {"paged_attn": pk.paged_attn, "pt8s4": p8.pt8s4, "pt8s3": p8.pt8s3, "pt8s2": p8.pt8s2})
