@@ -37,8 +37,10 @@
 //!
 //! ```text
 //! bench [--out PATH] [--tsv PATH] [--iters N] [--warmup N]
-//!       [--only CASE,...] [--variants release,checked,deferred,twin,explore]
+//!       [--only CASE,...] [--variants release,checked,deferred,twin,explore] [--rows M,...]
 //! ```
+//! `--rows` keeps only those rows of x in the W4A16 GEMM cases (gptq_gemm and the `_tma`
+//! ones), so that a profiler's launches are one shape's.
 //! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
 //! attn_scores, attn_scores_tiled, rms_norm, rope, embedding, reshape_and_cache,
@@ -161,6 +163,8 @@ struct Opts {
     warmup: usize,
     only: Option<Vec<String>>,
     variants: Vec<String>,
+    /// `--rows`: the W4A16 GEMM cases' rows of x to run, all where None.
+    rows: Option<Vec<usize>>,
 }
 
 const CASES: &[&str] = &[
@@ -195,6 +199,7 @@ impl Opts {
             iters: 50,
             warmup: 5,
             only: None,
+            rows: None,
             variants: vec![
                 "release".into(),
                 "checked".into(),
@@ -212,10 +217,21 @@ impl Opts {
                 "--warmup" => o.warmup = value()?.parse()?,
                 "--only" => o.only = Some(value()?.split(',').map(str::to_string).collect()),
                 "--variants" => o.variants = value()?.split(',').map(str::to_string).collect(),
+                "--rows" => {
+                    let rows = value()?
+                        .split(',')
+                        .map(|r| {
+                            r.parse()
+                                .map_err(|_| format!("--rows takes counts of rows, not `{r}`"))
+                        })
+                        .collect::<Result<Vec<usize>, _>>()?;
+                    o.rows = Some(rows);
+                }
                 "-h" | "--help" => {
                     println!(
                         "bench [--out PATH] [--tsv PATH] [--iters N] [--warmup N] \
-                         [--only CASE,...] [--variants release,checked,deferred,twin,explore]\ncases: {}",
+                         [--only CASE,...] [--variants release,checked,deferred,twin,explore] \
+                         [--rows M,...]\ncases: {}",
                         CASES.join(", ")
                     );
                     std::process::exit(0);
@@ -247,6 +263,14 @@ impl Opts {
 
     fn variant(&self, v: &str) -> bool {
         self.variants.iter().any(|x| x == v)
+    }
+
+    /// The rows of x of `ms` that `--rows` keeps.
+    fn rows_of(&self, ms: &[usize]) -> Vec<usize> {
+        ms.iter()
+            .copied()
+            .filter(|m| self.rows.as_ref().is_none_or(|r| r.contains(m)))
+            .collect()
     }
 }
 
@@ -1764,7 +1788,7 @@ fn w4a16_weights(b: &mut Bench) -> Res<W4a16Weights> {
 /// with the release one's.
 fn gptq_gemm(b: &mut Bench, stubs: &Stubs<gemm::Kernels>) -> Res<()> {
     let ((k, n, g), ws) = w4a16_weights(b)?;
-    for m in [16, 64, 128] {
+    for m in b.opts.rows_of(&[16, 64, 128]) {
         let mut x = Tensor::<f16>::zeros(&b.stream, &[m, k])?;
         b.fill("fill_f16", &mut x.slice_mut(), 80, -1.0, 1.0)?;
         let mut y_rel = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
@@ -1868,7 +1892,7 @@ fn w4a16_tma_case(
     twin: Option<&W4a16TmaTwin<'_>>,
 ) -> Res<()> {
     let ((k, n, g), ws) = w4a16_weights(b)?;
-    for &m in ms {
+    for m in b.opts.rows_of(ms) {
         let mut x = Tensor::<f16>::zeros(&b.stream, &[m, k])?;
         b.fill("fill_f16", &mut x.slice_mut(), 80, -1.0, 1.0)?;
         let mut y_rel = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
