@@ -150,6 +150,15 @@ __device__ __forceinline__ __half2 twin_nibbles(unsigned a) {
     return h;
 }
 
+// 1024 + z in both halves of an f16 pair, z the zero at nibble i of the zero word zw: GPTQ
+// v1 stores zero - 1, read word-wise as the accessor reads it (+ 0x11111111 on the word).
+__device__ __forceinline__ __half2 twin_biased_zero(unsigned zw, int i) {
+    const unsigned z = ((zw + 0x11111111u) >> (4 * i)) & 0xFu, bits = 0x64006400u | z * 0x10001u;
+    __half2 h;
+    memcpy(&h, &bits, 4);
+    return h;
+}
+
 // gptq_gemm, y = x W (not fused), W in GPTQ v1 int4 (qweight [K / 8, N], qzeros
 // [K / G, N / 8] holding zero - 1, scales [K / G, N] f16): a block per 32 rows of x by
 // 32 WN columns, its 8 warps WN across (32 columns each) by 8 / WN over K in steps of 128
@@ -214,10 +223,8 @@ extern "C" __global__ void __launch_bounds__(256, 2)
                 const __half2 sixteenth = __float2half2_rn(0.0625f);
 #pragma unroll
                 for (int c = 0; c < 4; ++c) {
-                    const unsigned z = ((zw + 0x11111111u) >> (4 * (n % 8 + c))) & 0xF, wd = w[r][c], w8 = wd >> 8;
-                    const unsigned lb = 0x64006400u | z | (z << 16);
-                    __half2 lo;
-                    memcpy(&lo, &lb, 4);
+                    const unsigned wd = w[r][c], w8 = wd >> 8;
+                    const __half2 lo = twin_biased_zero(zw, n % 8 + c);
                     const __half2 hi = __hsub2(__float2half2_rn(960.f), lo);
                     const __half2 sc = __half2half2(s[c]);
                     const __half2 v[4] = {__hsub2(twin_nibbles<0x000F000Fu>(wd), lo), __hfma2(twin_nibbles<0x00F000F0u>(wd), sixteenth, hi),
@@ -307,12 +314,7 @@ __device__ __forceinline__ void group(unsigned w, int k, int c, int G, Column (&
     memcpy(s, sw, 4);
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
-        // GPTQ v1 stores zero - 1 in each nibble.
-        const unsigned z = ((zw[0] + 0x11111111u) >> (4 * ((c + j) % 8))) & 0xFu;
-        __half2 lo;
-        const unsigned bits = 0x64006400u | z * 0x10001u;
-        memcpy(&lo, &bits, 4);
-        q[j].bias = __hfma2(lo, __float2half2_rn(-1.f), __floats2half2_rn(0.f, 960.f));
+        q[j].bias = __hfma2(twin_biased_zero(zw[0], (c + j) % 8), __float2half2_rn(-1.f), __floats2half2_rn(0.f, 960.f));
         q[j].s = __half2half2(s[j]);
     }
 }
