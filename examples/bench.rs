@@ -1985,17 +1985,19 @@ fn gptq_gemm_tma(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ke
 }
 
 /// gptq_gemm_wg (the weights as warpgroup MMA's register operand, stream-K over 132
-/// blocks) at M = 16, 32, 64 and 128, on one workspace an M (each launch leaves it zero),
+/// blocks) at M = 16, 32, 64 and 128, on one workspace an M (each launch leaves its
+/// counters zero),
 /// and its twin (bench/twins/gemm.cu's twin_gptq_gemm_wg) on a workspace of its own.
 fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
     let stream = b.stream.clone();
-    // A workspace an M (part [M, N] f32, arrivals [ceil(M / 64), ceil(N / 64)] i32, zero).
+    // A workspace an M (the blocks' slots, part [132, 2, 3, 8, 128, 4] f32, and arrivals
+    // [ceil(M / 64), ceil(N / 64)] i32, zero).
     type Workspace = std::cell::RefCell<Option<(usize, Tensor<f32>, Tensor<i32>)>>;
     let workspace_of = |slot: &Workspace, m: usize, n: usize| -> Res<()> {
         if slot.borrow().as_ref().is_none_or(|(rows, ..)| *rows != m) {
             *slot.borrow_mut() = Some((
                 m,
-                Tensor::zeros(&stream, &[m, n])?,
+                Tensor::zeros(&stream, &[132, 2, 3, 8, 128, 4])?,
                 Tensor::zeros(&stream, &[m.div_ceil(64), n.div_ceil(64)])?,
             ));
         }
@@ -2079,9 +2081,9 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
                 .arg(&mut y_view);
             l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
             // SAFETY: the maps describe x [M, K] f16 and W's qweight [K / 8, N], scales
-            // [K / G, N] f16 and qzeros [K / G, N / 8], alive for the launch; part [M, N]
-            // and arrivals [ceil(M / 64), ceil(N / 64)] are zero, as each launch leaves
-            // them; y [M, N]; M is 16, 32 or a multiple of 64, N of 64, and G divides 256,
+            // [K / G, N] f16 and qzeros [K / G, N / 8], alive for the launch; part
+            // [132, 2, 3, 8, 128, 4], the 132 blocks' slots; arrivals [ceil(M / 64),
+            // ceil(N / 64)] zero, as each launch leaves it; y [M, N]; M is 16, 32 or a multiple of 64, N of 64, and G divides 256,
             // so the twin's unmasked stores and sums lie inside; the shared memory it uses.
             unsafe { l.launch(cfg) }?;
             Ok(())

@@ -284,8 +284,9 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 // scales, zeros and x by TMA into 3 stages (ima.cuh's ImaTmaPipeline, ima_tma_load), three
 // consumer warpgroups of 64 columns decoding the words into warpgroup MMA's register A
 // operand (W's columns as A's rows) against x's tile as B (ImaWgAcc's mma_regs), tiles that
-// blocks share summed in the f32 workspace `part` and counted in `arrivals` (both zero
-// before a launch and after it). The stage's layout is the accessor's `tma(256, 192)`:
+// blocks share stored in each block's slot of the f32 workspace `part`, counted in
+// `arrivals` (zero before a launch and after it) and added up by the last block to arrive,
+// in the blocks' order. The stage's layout is the accessor's `tma(256, 192)`:
 // 32 packed rows of 192 words in 32-column 128-byte-swizzled panels, then 8 groups' rows of
 // 192 scales, then their rows of 24 zero words; x's tile is [64 rows, 256 of K] in 64-column
 // panels. By hand here, and without the accessors' guards: the tensor maps' origins are not
@@ -335,6 +336,11 @@ __device__ __forceinline__ void frag(unsigned w, const Column (&q)[2], int j, in
             memcpy(&a[2 * h + e], &d, 4);
         }
     }
+}
+// Thread tid's first float4 in block b's slot s for consumer warpgroup wg; its accumulator
+// tile j's is 128 float4 on.
+__device__ __forceinline__ float4* float4_slot(float* part, int b, int s, int wg, int tid) {
+    return reinterpret_cast<float4*>(part) + ((b * 2 + s) * 3 + wg) * 8 * 128 + tid;
 }
 }  // namespace twin_wg
 
@@ -417,7 +423,13 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                 if (tile * KS >= u0 && kc == KS - 1) {
                     each(m0, n0, [&](int j, int e, int m, int n) { y[m * N + n] = __float2half(acc.c[j].x[e]); });
                 } else {
-                    each(m0, n0, [&](int j, int e, int m, int n) { atomicAdd(&part[m * N + n], acc.c[j].x[e]); });
+                    // The spec's slots: part [132, 2, 3, 8, 128, 4] f32, [block, slot, wg, j, thread, e].
+                    const auto start = [&](int b) { return int((long long)units * b / gridDim.x); };
+                    const int me = blockIdx.x, tid = threadIdx.x % 128;
+                    const auto slot = [&](int b) { return float4_slot(part, b, tile == start(b) / KS ? 0 : 1, wg, tid); };
+#pragma unroll
+                    for (int j = 0; j < NX / 8; ++j)
+                        slot(me)[128 * j] = make_float4(acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3]);
                     __threadfence();
                     ima_warpgroup_sync();
                     if (threadIdx.x % 128 == 0) {
@@ -427,10 +439,23 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                     ima_warpgroup_sync();
                     if (last[wg]) {
                         __threadfence();
-                        each(m0, n0, [&](int j, int e, int m, int n) {
-                            y[m * N + n] = __float2half(__ldcg(&part[m * N + n]));
-                            part[m * N + n] = 0.f;
-                        });
+                        int lo = me, hi = me;
+                        while (start(lo) > tile * KS) --lo;
+                        while (hi + 1 < int(gridDim.x) && start(hi + 1) < (tile + 1) * KS) ++hi;
+                        ImaAcc4 sum[NX / 8] = {};
+                        for (int b = lo; b <= hi; ++b) {
+                            if (b != me && start(b) == start(b + 1)) continue;
+#pragma unroll
+                            for (int j = 0; j < NX / 8; ++j) {
+                                const float4 v = b == me ? make_float4(acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3])
+                                                         : slot(b)[128 * j];
+                                sum[j].x[0] += v.x;
+                                sum[j].x[1] += v.y;
+                                sum[j].x[2] += v.z;
+                                sum[j].x[3] += v.w;
+                            }
+                        }
+                        each(m0, n0, [&](int j, int e, int m, int n) { y[m * N + n] = __float2half(sum[j].x[e]); });
                         if (threadIdx.x % 128 == 0) arrivals[m0 / 64 * NB + n0 / 64 + wg] = 0;
                     }
                     ima_warpgroup_sync();

@@ -519,10 +519,11 @@ def test_gptq_gemm_tma_matches_torch_and_refuses_groups_its_tiles_cannot_hold():
     refused(tk.gptq_gemm_tma, x, w20, torch.empty(2, 64, device=dev, dtype=torch.float16), contains=("512 % G == 0",))
 
 
-def test_gptq_gemm_wg_matches_torch_and_leaves_its_workspace_zero():
+def test_gptq_gemm_wg_matches_torch_and_leaves_its_counters_zero():
     # Warpgroup MMA on the decoded weights, stream-K over the GPU's blocks: a tile split
-    # between blocks is summed in `part`, counted in `arrivals`, both left zero; one, two
-    # and four accumulator widths, and two row blocks of x at M = 100.
+    # between blocks is added up from the blocks' slots in `part` (scratch: NaN here, so a
+    # slot read before it is written shows), counted in `arrivals`, left zero; one, two and
+    # four accumulator widths, and two row blocks of x at M = 100.
     k, n = 1000, 4352
     w, ref = gptq_v1_weight(k=k, n=n, group=128)
     for mode in ("off", "wait"):
@@ -530,18 +531,18 @@ def test_gptq_gemm_wg_matches_torch_and_leaves_its_workspace_zero():
         try:
             for m in (1, 17, 100):
                 x = torch.randn(m, k, device=dev, dtype=torch.float16)
-                part = torch.zeros(m, n, device=dev, dtype=torch.float32)
+                part = torch.full((132, 2, 3, 8, 128, 4), float("nan"), device=dev, dtype=torch.float32)
                 arrivals = torch.zeros((m + 63) // 64, n // 64, device=dev, dtype=torch.int32)
                 y = torch.full((m, n), float("nan"), device=dev, dtype=torch.float16)
                 tk.gptq_gemm_wg(x, w, part, arrivals, y)
                 torch.testing.assert_close(y.float(), (x.double() @ ref.double()).float(), atol=2e-2, rtol=2e-2)
-                assert not part.any() and not arrivals.any(), "the workspace is left zero"
+                assert not arrivals.any(), "the counters are left zero"
         finally:
             tk.set_checked("off")
     # Groups of 20 do not tile 256 rows: the constraint the checker added names why.
     w20, _ = gptq_v1_weight(k=640, n=64, group=20)
     x = torch.randn(2, 640, device=dev, dtype=torch.float16)
-    part = torch.zeros(2, 64, device=dev, dtype=torch.float32)
+    part = torch.empty(132, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
     arrivals = torch.zeros(1, 1, device=dev, dtype=torch.int32)
     refused(tk.gptq_gemm_wg, x, w20, part, arrivals, torch.empty(2, 64, device=dev, dtype=torch.float16),
             contains=("256 % G == 0",))

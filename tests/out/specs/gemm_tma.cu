@@ -6099,7 +6099,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 // ---------------------------------------------------------------------------------------
-// gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[M,N], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])
+// gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[132,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])
 // W4A16 GEMM on Hopper's warpgroup MMA for up to 128 rows of x (a decode batch or a short
 // prefill), y = x · W with W in GPTQ int4, its group G dividing 256 and at least 32. The
 // weights are the MMA's register A operand (`tma_wg_frag`): A's rows are W's columns, so
@@ -6107,9 +6107,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
 // it, K-major. Units of work are (64 rows of x, 192 columns of W, 256 rows of K), ordered
 // rows of x, then columns, then K; each of 132 persistent blocks takes an equal run of
 // them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
-// each. A tile whose K the block runs through alone is stored at once; one that two
-// blocks share is added up in the workspace `part`, and the last block to finish it
-// (counted in `arrivals`) stores it and leaves both zero. The maps bound every copy (zeros
+// each. A tile whose K the block runs through alone is stored at once. Of one that blocks
+// share, each block stores its sums in its slot of the workspace `part` (plain 16-byte
+// stores, no atomics) and counts its units in `arrivals`; the last block to arrive adds
+// the slots up in the blocks' order, so that the sums do not depend on which block is
+// last, stores the tile and leaves its counter zero. The maps bound every copy (zeros
 // past M, K and N), and the stores are masked. With y half as wide as W (NY = N / 2) it is
 // a gate/up projection with vLLM's SiluAndMul fused, as gptq_gemm's. Compute capability
 // 9.0 only; N a multiple of 32 (the zeros' rows a multiple of 16 bytes, which a tensor map
@@ -6873,24 +6875,84 @@ struct w_t {
 #endif
 };
 
-// Workspace: sums of the tiles that blocks share, zero before a launch and after it.
-// inout part: f32[M, N]
+// Workspace: each block's sums of the tiles it shares with others, two slots a block of
+// the grid (its first tile's and its last's), [block, slot, consumer warpgroup,
+// accumulator tile, thread, 4]; scratch, written before it is read in each launch.
+// inout part: f32[132, 2, 3, 8, 128, 4]
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* __restrict__ p;
-    I s0, s1;
-    I e0, e1;
+    I s0, s1, s2, s3, s4, s5;
+    I e0, e1, e2, e3, e4, e5;
     typename ImaRecorder<IMA_CHECKED>::type* rec;
-    __device__ __forceinline__ float& operator()(I i0, I i1) const {
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3, I i4, I i5) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
+            if (!ima_in_bounds<I, 6>(rec, 5, 1, {i0, i1, i2, i3, i4, i5}, {e0, e1, e2, e3, e4, e5})) return ima_sink<float>();
         }
-        return p[i0 * s0 + i1];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5];
+    }
+    // 4 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 4 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<float, 4> load4(I i0, I i1, I i2, I i3, I i4, I i5) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 6, 4>(rec, 5, 0, {i0, i1, i2, i3, i4, i5}, {e0, e1, e2, e3, e4, e5})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 4 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<float, 4> load4_or_zero(I i0, I i1, I i2, I i3, I i4, I i5) const {
+        const I i[6] = {i0, i1, i2, i3, i4, i5}, e[6] = {e0, e1, e2, e3, e4, e5};
+        if constexpr (IMA_CHECKED) {
+            if (i[5] % 4 != 0) {
+                ima_report<I, 6>(rec, 5, 0, IMA_MISALIGNED_VECTOR, 5, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 6, 4>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load4_async(ImaVec<float, 4>& dst, I i0, I i1, I i2, I i3, I i4, I i5) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 6, 4>(rec, 5, 0, {i0, i1, i2, i3, i4, i5}, {e0, e1, e2, e3, e4, e5})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3, i4, i5), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<float, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3, I i4, I i5) const {
+        static_assert(RD >= 0 && RD < 5, "a tile's rows run along a dimension before the last");
+        const I i[6] = {i0, i1, i2, i3, i4, i5}, e[6] = {e0, e1, e2, e3, e4, e5}, s[6] = {s0, s1, s2, s3, s4, s5};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 6, 4>(rec, 5, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5], s[RD], min(rows, e[RD] - i[RD]), e[5] - i[5]);
+    }
+#endif
+    __device__ __forceinline__ void store4(I i0, I i1, I i2, I i3, I i4, I i5, const ImaVec<float, 4>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 6, 4>(rec, 5, 1, {i0, i1, i2, i3, i4, i5}, {e0, e1, e2, e3, e4, e5})) return;
+        }
+        *reinterpret_cast<ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5]) = v;
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
     // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
-    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // whose element (0, 0) is at (i0, i1, i2, i3, i4, i5), rows along dimension RD and columns
     // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
     // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
     // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
@@ -6899,15 +6961,15 @@ struct part_t {
     // once, its row and column clamped to the last inside: the other indices must lie
     // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
-        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
-        constexpr int L = 1;
-        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3, I i4, I i5) const {
+        static_assert(RD >= 0 && RD < 5, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 5;
+        const I i[6] = {i0, i1, i2, i3, i4, i5}, e[6] = {e0, e1, e2, e3, e4, e5}, s[6] = {s0, s1, s2, s3, s4, s5};
         if constexpr (IMA_CHECKED) {
-            I o[2];
+            I o[6];
 #pragma unroll
-            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
-            if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
+            for (int d = 0; d < 6; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 6>(rec, 5, 1, o, e)) return;
         }
         const int l = threadIdx.x % 32, odd = l & 1;
         // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
@@ -6925,11 +6987,15 @@ struct part_t {
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
         if (n <= 0) return;
-        float* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+        float* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
             float* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<float>*>(r) = ImaQuad<float>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
 #pragma unroll
             for (int x = 0; x < 4; ++x)
                 if (x < n) r[x * 1] = v[h][x];
@@ -7312,7 +7378,7 @@ __device__ __forceinline__ void body(
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs,
     const last_t<I, IMA_CHECKED> last) {
-#line 397 "specs/gemm_tma.ima"
+#line 401 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
         const I units = ima_ceil_div(M, I(64)) * NS * KS;
@@ -7345,19 +7411,29 @@ __device__ __forceinline__ void body(
         const auto run = [&](auto nx) {
             constexpr int NX = decltype(nx)::value;
             ImaWgAcc<NX> acc;
-            // f(j, e, m, n) for each of the lane's accumulators of the tile of x's rows from m0
-            // and W's columns from n0: lane 4 g + t holds rows m = 8 j + 2 t (x[0], x[2]) and
-            // 8 j + 2 t + 1 (x[1], x[3]) of accumulator tile j, at columns n = c0 (x[0], x[1])
-            // and c0 + 1.
+            // f(j, e, m, n, inside) for each of the lane's accumulators of the tile of x's rows
+            // from m0 and W's columns from n0: lane 4 g + t holds rows m = 8 j + 2 t (x[0],
+            // x[2]) and 8 j + 2 t + 1 (x[1], x[3]) of accumulator tile j, at columns n = c0
+            // (x[0], x[1]) and c0 + 1; `inside` says m < M and n < N. The guard is paid once a
+            // tile: for a tile inside M and N it is a constant true, and only an edge tile
+            // compares each element (a comparison and a branch an element cost the twin's
+            // unguarded epilogue 3x its instructions).
             const auto each = [&](I m0, I n0, auto&& f) {
-                #pragma unroll
-                for (int j = 0; j < NX / 8; ++j)
+                const auto all = [&](auto edge) {
                     #pragma unroll
-                    for (int e = 0; e < 4; ++e) f(j, e, m0 + 8 * j + 2 * (lane % 4) + e % 2, n0 + c0 + e / 2);
+                    for (int j = 0; j < NX / 8; ++j)
+                        #pragma unroll
+                        for (int e = 0; e < 4; ++e) {
+                            const I m = m0 + 8 * j + 2 * (lane % 4) + e % 2, n = n0 + c0 + e / 2;
+                            f(j, e, m, n, !decltype(edge)::value || (m < M && n < N));
+                        }
+                };
+                if (m0 + NX <= M && n0 + 64 * wg + 64 <= N) all(ImaConst<0>{});
+                else all(ImaConst<1>{});
             };
             // Final sums c, in the accumulators' layout, into y.
             const auto emit = [&](const ImaAcc4 (&c)[NX / 8], I m0, I n0) {
-                each(m0, n0, [&](int j, int e, I m, I n) {
+                each(m0, n0, [&](int j, int e, I m, I n, bool inside) {
                     float v = c[j].x[e];
                     if (fused) {
                         // Gate's columns are the warp's lanes g < 4; up's, 16 lanes on.
@@ -7366,7 +7442,8 @@ __device__ __forceinline__ void body(
                         v = v / (1.f + __expf(-v)) * up;
                         n = n / 16 * 8 + n % 8;
                     }
-                    if (m < M && n < NY) y(m, n) = __float2half(v);
+                    // An up column is inside where its gate column is (N % 16 == 0).
+                    if (inside) y(m, n) = __float2half(v);
                 });
             };
             // The next unit's place, kept as it advances (no division a step).
@@ -7410,9 +7487,16 @@ __device__ __forceinline__ void body(
                     if (tile * KS >= u0 && kc == KS - 1) {
                         emit(acc.c, m0, n0);
                     } else {
-                        each(m0, n0, [&](int j, int e, I m, I n) {
-                            if (m < M && n < N) atomicAdd(&part(m, n), acc.c[j].x[e]);
-                        });
+                        // The blocks' runs are [start(b), start(b + 1)).
+                        const auto start = [&](I b) { return I((long long)units * b / gridDim.x); };
+                        const I me = blockIdx.x, tid = threadIdx.x % 128;
+                        // A block shares at most its first tile and its last.
+                        const auto slot = [&](I b) { return tile == start(b) / KS ? 0 : 1; };
+                        #pragma unroll
+                        for (int j = 0; j < NX / 8; ++j) {
+                            const float* c = acc.c[j].x;
+                            part.store4(me, slot(me), wg, j, tid, 0, ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}});
+                        }
                         __threadfence();
                         ima_warpgroup_sync();
                         if (threadIdx.x % 128 == 0) {
@@ -7422,14 +7506,23 @@ __device__ __forceinline__ void body(
                         ima_warpgroup_sync();
                         if (last(wg)) {
                             __threadfence();
-                            ImaAcc4 sum[NX / 8];
-                            each(m0, n0, [&](int j, int e, I m, I n) {
-                                sum[j].x[e] = 0.f;
-                                if (m < M && n < N) {
-                                    sum[j].x[e] = __ldcg(&part(m, n));
-                                    part(m, n) = 0.f;
+                            // The tile's blocks: from the one whose run holds its first unit
+                            // to the last that starts before its end.
+                            I lo = me, hi = me;
+                            while (start(lo) > tile * KS) --lo;
+                            while (hi + 1 < I(gridDim.x) && start(hi + 1) < (tile + 1) * KS) ++hi;
+                            ImaAcc4 sum[NX / 8] = {};
+                            for (I b = lo; b <= hi; ++b) {
+                                // A block of an empty run (fewer units than blocks) has no slot.
+                                if (b != me && start(b) == start(b + 1)) continue;
+                                #pragma unroll
+                                for (int j = 0; j < NX / 8; ++j) {
+                                    const ImaVec<float, 4> v = b == me ? ImaVec<float, 4>{{acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3]}}
+                                                                       : part.load4(b, slot(b), wg, j, tid, 0);
+                                    #pragma unroll
+                                    for (int e = 0; e < 4; ++e) sum[j].x[e] += v.v[e];
                                 }
-                            });
+                            }
                             emit(sum, m0, n0);
                             if (threadIdx.x % 128 == 0) arrivals(m0 / 64, n0 / 64 + wg) = 0;
                         }
@@ -7444,7 +7537,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7448 "gemm_tma.cu"
+#line 7541 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7497,6 +7590,10 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
     float* __restrict__ part,
     int part_s0,
     int part_s1,
+    int part_s2,
+    int part_s3,
+    int part_s4,
+    int part_s5,
     int* __restrict__ arrivals,
     int arrivals_s0,
     int arrivals_s1,
@@ -7522,7 +7619,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
     __builtin_assume(NY % 16 == 0);
     run<int, false>(ima_gptq_gemm_wg::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_wg::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_wg::part_t<int, false>{part, part_s0, part_s1, M, N, nullptr},
+        ima_gptq_gemm_wg::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, part_s5, 132, 2, 3, 8, 128, 4, nullptr},
         ima_gptq_gemm_wg::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
         ima_gptq_gemm_wg::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
@@ -7553,6 +7650,10 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
     float* __restrict__ part,
     long long part_s0,
     long long part_s1,
+    long long part_s2,
+    long long part_s3,
+    long long part_s4,
+    long long part_s5,
     int* __restrict__ arrivals,
     long long arrivals_s0,
     long long arrivals_s1,
@@ -7578,7 +7679,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
     __builtin_assume(NY % 16 == 0);
     run<long long, false>(ima_gptq_gemm_wg::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_wg::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_wg::part_t<long long, false>{part, part_s0, part_s1, M, N, nullptr},
+        ima_gptq_gemm_wg::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, part_s5, 132, 2, 3, 8, 128, 4, nullptr},
         ima_gptq_gemm_wg::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
         ima_gptq_gemm_wg::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
@@ -7609,6 +7710,10 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
     float* __restrict__ part,
     int part_s0,
     int part_s1,
+    int part_s2,
+    int part_s3,
+    int part_s4,
+    int part_s5,
     int* __restrict__ arrivals,
     int arrivals_s0,
     int arrivals_s1,
@@ -7637,7 +7742,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
     ima_pending.count = 0;
     run<int, true>(ima_gptq_gemm_wg::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
         ima_gptq_gemm_wg::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_wg::part_t<int, true>{part, part_s0, part_s1, M, N, &ima_pending},
+        ima_gptq_gemm_wg::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, part_s5, 132, 2, 3, 8, 128, 4, &ima_pending},
         ima_gptq_gemm_wg::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
         ima_gptq_gemm_wg::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
@@ -7659,8 +7764,12 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
             ima_extent[1] = N;
             break;
         case 5:
-            ima_extent[0] = M;
-            ima_extent[1] = N;
+            ima_extent[0] = 132;
+            ima_extent[1] = 2;
+            ima_extent[2] = 3;
+            ima_extent[3] = 8;
+            ima_extent[4] = 128;
+            ima_extent[5] = 4;
             break;
         case 6:
             ima_extent[0] = ima_ceil_div(M, 64);
@@ -7708,6 +7817,10 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
     float* __restrict__ part,
     long long part_s0,
     long long part_s1,
+    long long part_s2,
+    long long part_s3,
+    long long part_s4,
+    long long part_s5,
     int* __restrict__ arrivals,
     long long arrivals_s0,
     long long arrivals_s1,
@@ -7736,7 +7849,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
     ima_pending.count = 0;
     run<long long, true>(ima_gptq_gemm_wg::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
         ima_gptq_gemm_wg::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_wg::part_t<long long, true>{part, part_s0, part_s1, M, N, &ima_pending},
+        ima_gptq_gemm_wg::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, part_s5, 132, 2, 3, 8, 128, 4, &ima_pending},
         ima_gptq_gemm_wg::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
         ima_gptq_gemm_wg::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
@@ -7758,8 +7871,12 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
             ima_extent[1] = N;
             break;
         case 5:
-            ima_extent[0] = M;
-            ima_extent[1] = N;
+            ima_extent[0] = 132;
+            ima_extent[1] = 2;
+            ima_extent[2] = 3;
+            ima_extent[3] = 8;
+            ima_extent[4] = 128;
+            ima_extent[5] = 4;
             break;
         case 6:
             ima_extent[0] = ima_ceil_div(M, 64);

@@ -1030,7 +1030,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
     entry_i64: "gptq_gemm_tma_i64",
 };
 
-/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[M,N], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`
+/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[132,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`
 ///
 /// W4A16 GEMM on Hopper's warpgroup MMA for up to 128 rows of x (a decode batch or a short
 ///
@@ -1046,11 +1046,15 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
 ///
 /// them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
 ///
-/// each. A tile whose K the block runs through alone is stored at once; one that two
+/// each. A tile whose K the block runs through alone is stored at once. Of one that blocks
 ///
-/// blocks share is added up in the workspace `part`, and the last block to finish it
+/// share, each block stores its sums in its slot of the workspace `part` (plain 16-byte
 ///
-/// (counted in `arrivals`) stores it and leaves both zero. The maps bound every copy (zeros
+/// stores, no atomics) and counts its units in `arrivals`; the last block to arrive adds
+///
+/// the slots up in the blocks' order, so that the sums do not depend on which block is
+///
+/// last, stores the tile and leaves its counter zero. The maps bound every copy (zeros
 ///
 /// past M, K and N), and the stores are masked. With y half as wide as W (NY = N / 2) it is
 ///
@@ -1060,7 +1064,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
 ///
 /// needs).
 ///
-/// Declared at `specs/gemm_tma.ima:379`.
+/// Declared at `specs/gemm_tma.ima:381`.
 pub struct GptqGemmWg {
     kernel: ima::Kernel,
 }
@@ -1120,14 +1124,14 @@ impl GptqGemmWg {
 
 /// The arguments of [`GptqGemmWg::launch`] and [`GptqGemmWg::launch_in`], by name.
 ///
-/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[M,N], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
+/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[132,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
 pub struct GptqGemmWgArgs<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::WriteTensor<f32>, Arrivals: ima::WriteTensor<i32>, Y: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[M, K]`, contiguous, 16-byte aligned
     pub x: &'a X,
     /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     pub w: &'a ima::QuantTensor<ima::half::f16>,
-    /// f32 `[M, N]`, contiguous: Workspace: sums of the tiles that blocks share, zero before a launch and after it.
+    /// f32 `[132, 2, 3, 8, 128, 4]`, contiguous, 16-byte aligned: Workspace: each block's sums of the tiles it shares with others, two slots a block of the grid (its first tile's and its last's), [block, slot, consumer warpgroup, accumulator tile, thread, 4]; scratch, written before it is read in each launch.
     pub part: &'a mut Part,
     /// i32 `[ceil(M / 64), ceil(N / 64)]`, contiguous: Workspace: units of K done, a counter a (64 rows of x, 64 columns of W); zero before a launch and after it.
     pub arrivals: &'a mut Arrivals,
@@ -1138,8 +1142,8 @@ pub struct GptqGemmWgArgs<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::Wri
 /// The contract of `gptq_gemm_wg`.
 pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_wg",
-    signature: "gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[M,N], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:379",
+    signature: "gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[132,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
+    location: "specs/gemm_tma.ima:381",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1224,12 +1228,16 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
             role: ima::Role::InOut,
             dtype: ima::DType::F32,
             dims: &[
-                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
-                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "132", expr: ima::Expr::Const(132) },
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "128", expr: ima::Expr::Const(128) },
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
             ],
-            stored: &[0, 1],
+            stored: &[0, 1, 2, 3, 4, 5],
             strided: false,
-            align: 4,
+            align: 16,
             values: None,
             tma: None,
         },
