@@ -35,6 +35,9 @@
 //      issues 128 bulk copies of a row's 128 bytes: forms 14 and 15 streamed 0.55 TB/s
 //      with or without the phase waits, so their copies were the limit
 //  17  as 16 without the phase waits
+//  18  as 16, each block counting its units of a phase once, after the last of them (one
+//      `red.release` a phase where 16 has one a unit: about 52 a block, each a fence that
+//      waits for the block's memory operations; 16 ran at half of 17's rate)
 // (A first form of 7 that loaded the next unit's first tiles into registers held them in
 // local memory, through a pointer, and ran 47.5 us: not a measurement, removed.)
 //
@@ -286,7 +289,9 @@ constexpr int SLOTS = 8, ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
 constexpr int THREADS = 32 * (1 + CONSUMERS);
 constexpr size_t SMEM = size_t(SLOTS) * UNIT_BYTES + 2 * SLOTS * 8 + 128;
 // Whether a form waits for the phase before a unit's, and whether it copies by tensor map.
-__host__ __device__ constexpr bool waits(int mode) { return mode == 14 || mode == 16; }
+__host__ __device__ constexpr bool waits(int mode) { return mode == 14 || mode == 16 || mode == 18; }
+// Whether a form counts a block's units of a phase once (18) rather than each unit.
+__host__ __device__ constexpr bool counts_a_phase(int mode) { return mode == 18; }
 __host__ __device__ constexpr bool by_map(int mode) { return mode >= 16; }
 
 // The layer's five matrices as 2-D tensor maps of 32-bit words, boxes of ROWS x 32.
@@ -373,7 +378,7 @@ __global__ void __launch_bounds__(ring::THREADS, 1)
     const int ct = threadIdx.x - 32;
     unsigned acc = 0;
     float a = 0.f;
-    int ready = 0, read_for = 0, i = 0;
+    int ready = 0, read_for = 0, i = 0, mine = 0;
     for (int u = blockIdx.x; u < total; u += gridDim.x, ++i) {
         const int slot = i % SLOTS;
         const Unit t = unit(L, u);
@@ -408,7 +413,14 @@ __global__ void __launch_bounds__(ring::THREADS, 1)
         }
         __syncwarp();
         if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot) : "memory");
-        if (waits(MODE)) {
+        if (counts_a_phase(MODE)) {
+            ++mine;
+            if (u + int(gridDim.x) >= total || unit(L, u + gridDim.x).p != t.p) {
+                asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+                if (ct == 0) asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(done + t.p), "r"(mine) : "memory");
+                mine = 0;
+            }
+        } else if (waits(MODE)) {
             asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
             if (ct == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(done + t.p) : "memory");
         }
@@ -480,6 +492,7 @@ int main() {
     CHECK(cudaFuncSetAttribute(ring_flow<15>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
     CHECK(cudaFuncSetAttribute(ring_flow<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
     CHECK(cudaFuncSetAttribute(ring_flow<17>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
+    CHECK(cudaFuncSetAttribute(ring_flow<18>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
     int per_sm;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mega<8>, 256, 0));
     int per_sm_flow;
@@ -523,6 +536,9 @@ int main() {
         });
         run("17: as 16 with no phase waits", [&](const Layer& l, const ring::Maps& lm) {
             ring_flow<17><<<sms, ring::THREADS, ring::SMEM, s>>>(l, lm, act[0], done);
+        });
+        run("18: as 16, a block's units of a phase counted once", [&](const Layer& l, const ring::Maps& lm) {
+            ring_flow<18><<<sms, ring::THREADS, ring::SMEM, s>>>(l, lm, act[0], done);
         });
         run("11: as 4, no barriers", [&](const Layer& l, const ring::Maps& lm) { mega<11><<<grid, 256, 0, s>>>(l, act[0], bar); });
         run("10: eight launches of wide units", [&](const Layer& l, const ring::Maps& lm) {
