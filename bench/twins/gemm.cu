@@ -427,9 +427,9 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                     const auto start = [&](int b) { return int((long long)units * b / gridDim.x); };
                     const int me = blockIdx.x, tid = threadIdx.x % 128;
                     const auto slot = [&](int b) { return float4_slot(part, b, tile == start(b) / KS ? 0 : 1, wg, tid); };
+                    const auto own = [&](int j) { return make_float4(acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3]); };
 #pragma unroll
-                    for (int j = 0; j < NX / 8; ++j)
-                        slot(me)[128 * j] = make_float4(acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3]);
+                    for (int j = 0; j < NX / 8; ++j) slot(me)[128 * j] = own(j);
                     __threadfence();
                     ima_warpgroup_sync();
                     if (threadIdx.x % 128 == 0) {
@@ -447,8 +447,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                             if (b != me && start(b) == start(b + 1)) continue;
 #pragma unroll
                             for (int j = 0; j < NX / 8; ++j) {
-                                const float4 v = b == me ? make_float4(acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3])
-                                                         : slot(b)[128 * j];
+                                const float4 v = b == me ? own(j) : slot(b)[128 * j];
                                 sum[j].x[0] += v.x;
                                 sum[j].x[1] += v.y;
                                 sum[j].x[2] += v.z;

@@ -7416,8 +7416,8 @@ __device__ __forceinline__ void body(
             // x[2]) and 8 j + 2 t + 1 (x[1], x[3]) of accumulator tile j, at columns n = c0
             // (x[0], x[1]) and c0 + 1; `inside` says m < M and n < N. The guard is paid once a
             // tile: for a tile inside M and N it is a constant true, and only an edge tile
-            // compares each element (a comparison and a branch an element cost the twin's
-            // unguarded epilogue 3x its instructions).
+            // compares each element (a comparison and a branch an element made the shared
+            // tiles' path 3x the twin's instructions).
             const auto each = [&](I m0, I n0, auto&& f) {
                 const auto all = [&](auto edge) {
                     #pragma unroll
@@ -7492,11 +7492,13 @@ __device__ __forceinline__ void body(
                         const I me = blockIdx.x, tid = threadIdx.x % 128;
                         // A block shares at most its first tile and its last.
                         const auto slot = [&](I b) { return tile == start(b) / KS ? 0 : 1; };
-                        #pragma unroll
-                        for (int j = 0; j < NX / 8; ++j) {
+                        // This block's sums of accumulator tile j, as its slot holds them.
+                        const auto own = [&](int j) {
                             const float* c = acc.c[j].x;
-                            part.store4(me, slot(me), wg, j, tid, 0, ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}});
-                        }
+                            return ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}};
+                        };
+                        #pragma unroll
+                        for (int j = 0; j < NX / 8; ++j) part.store4(me, slot(me), wg, j, tid, 0, own(j));
                         __threadfence();
                         ima_warpgroup_sync();
                         if (threadIdx.x % 128 == 0) {
@@ -7517,8 +7519,7 @@ __device__ __forceinline__ void body(
                                 if (b != me && start(b) == start(b + 1)) continue;
                                 #pragma unroll
                                 for (int j = 0; j < NX / 8; ++j) {
-                                    const ImaVec<float, 4> v = b == me ? ImaVec<float, 4>{{acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3]}}
-                                                                       : part.load4(b, slot(b), wg, j, tid, 0);
+                                    const ImaVec<float, 4> v = b == me ? own(j) : part.load4(b, slot(b), wg, j, tid, 0);
                                     #pragma unroll
                                     for (int e = 0; e < 4; ++e) sum[j].x[e] += v.v[e];
                                 }
@@ -7537,7 +7538,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7541 "gemm_tma.cu"
+#line 7542 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
