@@ -423,7 +423,8 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                 if (tile * KS >= u0 && kc == KS - 1) {
                     each(m0, n0, [&](int j, int e, int m, int n) { y[m * N + n] = __float2half(acc.c[j].x[e]); });
                 } else {
-                    // The spec's slots: part [132, 2, 3, 8, 128, 4] f32, [block, slot, wg, j, thread, e].
+                    // The spec's slots: part [BLOCKS = 132, 2, 3, 8, 128, 4] f32,
+                    // [block, slot, wg, j, thread, e].
                     const auto start = [&](int b) { return int((long long)units * b / gridDim.x); };
                     const int me = blockIdx.x, tid = threadIdx.x % 128;
                     const auto slot = [&](int b) { return float4_slot(part, b, tile == start(b) / KS ? 0 : 1, wg, tid); };

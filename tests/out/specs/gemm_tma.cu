@@ -1429,6 +1429,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 namespace ima_gemm_tma_f16 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int BLOCKS = 132;
 
 // in a: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -1881,7 +1882,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 24 "specs/gemm_tma.ima"
+#line 28 "specs/gemm_tma.ima"
 
         const I m0 = I(blockIdx.y) * 128, n0 = I(blockIdx.x) * 256;
         const ImaTmaPipeline<4, 2> pipe;
@@ -1903,7 +1904,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1907 "gemm_tma.cu"
+#line 1908 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2144,6 +2145,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
 namespace ima_gemm_tma_bf16 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int BLOCKS = 132;
 
 // in a: bf16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -2596,7 +2598,7 @@ __device__ __forceinline__ void body(
     const I N,
     const sa_t<I, IMA_CHECKED> sa,
     const sb_t<I, IMA_CHECKED> sb) {
-#line 60 "specs/gemm_tma.ima"
+#line 64 "specs/gemm_tma.ima"
 
         const I m0 = I(blockIdx.y) * 128, n0 = I(blockIdx.x) * 256;
         const ImaTmaPipeline<4, 2> pipe;
@@ -2618,7 +2620,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2622 "gemm_tma.cu"
+#line 2624 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2860,6 +2862,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
 namespace ima_attn_scores_tma {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int BLOCKS = 132;
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
@@ -3410,7 +3413,7 @@ __device__ __forceinline__ void body(
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks,
     const os_t<I, IMA_CHECKED> os) {
-#line 100 "specs/gemm_tma.ima"
+#line 104 "specs/gemm_tma.ima"
 
         // D = 0: every score is the empty sum, 0, and there are no steps to write it.
         if (D == 0) {
@@ -3468,7 +3471,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3472 "gemm_tma.cu"
+#line 3475 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3784,6 +3787,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
 namespace ima_attn_scores_tma_f32 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int BLOCKS = 132;
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
@@ -4239,7 +4243,7 @@ __device__ __forceinline__ void body(
     const float scale,
     const qs_t<I, IMA_CHECKED> qs,
     const ks_t<I, IMA_CHECKED> ks) {
-#line 169 "specs/gemm_tma.ima"
+#line 173 "specs/gemm_tma.ima"
 
         // D = 0: every score is the empty sum, 0, and there are no steps to write it.
         if (D == 0) {
@@ -4289,7 +4293,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4293 "gemm_tma.cu"
+#line 4297 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4585,8 +4589,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
 // W4A16 GEMM on Hopper for up to 32 rows of x (a decode batch), y = x · W with W in GPTQ
 // int4, its group G dividing 512 and at least 32: the TMA unit streams W's packed words,
 // scales and zeros, 512 rows of K by 32 columns a stage, and x's matching 512 columns, so
-// that the bytes in flight do not wait on registers. Each of 132 persistent blocks takes
-// strips of 32 columns (blockIdx.x, blockIdx.x + gridDim.x, ...) over all of K, in one
+// that the bytes in flight do not wait on registers. Each of the BLOCKS persistent blocks
+// takes strips of 32 columns (blockIdx.x, blockIdx.x + gridDim.x, ...) over all of K, in one
 // pipeline of 4 stages. Consumer warp w multiplies the stage's rows 64 w .. 64 w + 63, the
 // rows of x's tile w: lane (g, t4) decodes packed rows 8 w + 2 t4 and 8 w + 2 t4 + 1 of
 // columns 4 g .. 4 g + 3 (`tma_frag`, as gptq_gemm's `dequant_frag`) into m16n8k16 B
@@ -4605,6 +4609,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
 namespace ima_gptq_gemm_tma {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int BLOCKS = 132;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -5685,7 +5690,7 @@ __device__ __forceinline__ void body(
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs,
     const part_t<I, IMA_CHECKED> part) {
-#line 251 "specs/gemm_tma.ima"
+#line 255 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(512)), strips = ima_ceil_div(N, I(32));
         const I mine = strips > I(blockIdx.x) ? (strips - 1 - I(blockIdx.x)) / I(gridDim.x) + 1 : I(0);
@@ -5798,7 +5803,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5802 "gemm_tma.cu"
+#line 5807 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6099,14 +6104,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 // ---------------------------------------------------------------------------------------
-// gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[132,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])
+// gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])
 // W4A16 GEMM on Hopper's warpgroup MMA for up to 128 rows of x (a decode batch or a short
 // prefill), y = x · W with W in GPTQ int4, its group G dividing 256 and at least 32. The
 // weights are the MMA's register A operand (`tma_wg_frag`): A's rows are W's columns, so
 // that k runs in the natural order of x's rows and B is x's tile as the TMA unit copies
 // it, K-major. Units of work are (64 rows of x, 192 columns of W, 256 rows of K), ordered
-// rows of x, then columns, then K; each of 132 persistent blocks takes an equal run of
-// them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
+// rows of x, then columns, then K; each of the BLOCKS persistent blocks takes an equal run
+// of them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
 // each. A tile whose K the block runs through alone is stored at once. Of one that blocks
 // share, each block stores its sums in its slot of the workspace `part` (plain 16-byte
 // stores, no atomics) and counts its units in `arrivals`; the last block to arrive adds
@@ -6122,6 +6127,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
 namespace ima_gptq_gemm_wg {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int BLOCKS = 132;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -6878,7 +6884,7 @@ struct w_t {
 // Workspace: each block's sums of the tiles it shares with others, two slots a block of
 // the grid (its first tile's and its last's), [block, slot, consumer warpgroup,
 // accumulator tile, thread, 4]; scratch, written before it is read in each launch.
-// inout part: f32[132, 2, 3, 8, 128, 4]
+// inout part: f32[BLOCKS, 2, 3, 8, 128, 4]
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* __restrict__ p;
@@ -7378,7 +7384,7 @@ __device__ __forceinline__ void body(
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs,
     const last_t<I, IMA_CHECKED> last) {
-#line 401 "specs/gemm_tma.ima"
+#line 405 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
         const I units = ima_ceil_div(M, I(64)) * NS * KS;
@@ -7538,7 +7544,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7542 "gemm_tma.cu"
+#line 7548 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -18,6 +18,9 @@ pub const SPEC_FILE: &str = "specs/gemm_tma.ima";
 /// The spec's `const GATE_UP_UNIT = 8`.
 pub const GATE_UP_UNIT: i64 = 8;
 
+/// The spec's `const BLOCKS = 132`.
+pub const BLOCKS: i64 = 132;
+
 /// Every kernel of `specs/gemm_tma.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub gemm_tma_f16: GemmTmaF16,
@@ -116,7 +119,7 @@ impl Kernels {
 ///
 /// ragged M, N and K need no code; the stores are masked. Compute capability 9.0 only.
 ///
-/// Declared at `specs/gemm_tma.ima:16`.
+/// Declared at `specs/gemm_tma.ima:20`.
 pub struct GemmTmaF16 {
     kernel: ima::Kernel,
 }
@@ -179,7 +182,7 @@ pub struct GemmTmaF16Args<'a, A: ima::ReadTensor<ima::half::f16>, B: ima::ReadTe
 pub static GEMM_TMA_F16: ima::KernelContract = ima::KernelContract {
     name: "gemm_tma_f16",
     signature: "gemm_tma_f16(a: f16[M,K], b: f16[K,N], c: f16[M,N])",
-    location: "specs/gemm_tma.ima:16",
+    location: "specs/gemm_tma.ima:20",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -277,7 +280,7 @@ pub static GEMM_TMA_F16: ima::KernelContract = ima::KernelContract {
 ///
 /// ragged M, N and K need no code; the stores are masked. Compute capability 9.0 only.
 ///
-/// Declared at `specs/gemm_tma.ima:52`.
+/// Declared at `specs/gemm_tma.ima:56`.
 pub struct GemmTmaBf16 {
     kernel: ima::Kernel,
 }
@@ -340,7 +343,7 @@ pub struct GemmTmaBf16Args<'a, A: ima::ReadTensor<ima::half::bf16>, B: ima::Read
 pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
     name: "gemm_tma_bf16",
     signature: "gemm_tma_bf16(a: bf16[M,K], b: bf16[K,N], c: bf16[M,N])",
-    location: "specs/gemm_tma.ima:52",
+    location: "specs/gemm_tma.ima:56",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -440,7 +443,7 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
 ///
 /// scores through shared memory with the TMA unit (3 stages, so that the staging fits).
 ///
-/// Declared at `specs/gemm_tma.ima:89`.
+/// Declared at `specs/gemm_tma.ima:93`.
 pub struct AttnScoresTma {
     kernel: ima::Kernel,
 }
@@ -505,7 +508,7 @@ pub struct AttnScoresTmaArgs<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::Rea
 pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_tma",
     signature: "attn_scores_tma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)",
-    location: "specs/gemm_tma.ima:89",
+    location: "specs/gemm_tma.ima:93",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -614,7 +617,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
 ///
 /// The same scores with f32 out.
 ///
-/// Declared at `specs/gemm_tma.ima:160`.
+/// Declared at `specs/gemm_tma.ima:164`.
 pub struct AttnScoresTmaF32 {
     kernel: ima::Kernel,
 }
@@ -679,7 +682,7 @@ pub struct AttnScoresTmaF32Args<'a, Q: ima::ReadTensor<ima::half::f16>, K: ima::
 pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
     name: "attn_scores_tma_f32",
     signature: "attn_scores_tma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)",
-    location: "specs/gemm_tma.ima:160",
+    location: "specs/gemm_tma.ima:164",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "H", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -782,9 +785,9 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
 ///
 /// scales and zeros, 512 rows of K by 32 columns a stage, and x's matching 512 columns, so
 ///
-/// that the bytes in flight do not wait on registers. Each of 132 persistent blocks takes
+/// that the bytes in flight do not wait on registers. Each of the BLOCKS persistent blocks
 ///
-/// strips of 32 columns (blockIdx.x, blockIdx.x + gridDim.x, ...) over all of K, in one
+/// takes strips of 32 columns (blockIdx.x, blockIdx.x + gridDim.x, ...) over all of K, in one
 ///
 /// pipeline of 4 stages. Consumer warp w multiplies the stage's rows 64 w .. 64 w + 63, the
 ///
@@ -810,7 +813,7 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
 ///
 /// faster GEMM.
 ///
-/// Declared at `specs/gemm_tma.ima:237`.
+/// Declared at `specs/gemm_tma.ima:241`.
 pub struct GptqGemmTma {
     kernel: ima::Kernel,
 }
@@ -881,7 +884,7 @@ pub struct GptqGemmTmaArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::Write
 pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_tma",
     signature: "gptq_gemm_tma(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:237",
+    location: "specs/gemm_tma.ima:241",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1030,7 +1033,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
     entry_i64: "gptq_gemm_tma_i64",
 };
 
-/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[132,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`
+/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`
 ///
 /// W4A16 GEMM on Hopper's warpgroup MMA for up to 128 rows of x (a decode batch or a short
 ///
@@ -1042,9 +1045,9 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
 ///
 /// it, K-major. Units of work are (64 rows of x, 192 columns of W, 256 rows of K), ordered
 ///
-/// rows of x, then columns, then K; each of 132 persistent blocks takes an equal run of
+/// rows of x, then columns, then K; each of the BLOCKS persistent blocks takes an equal run
 ///
-/// them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
+/// of them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
 ///
 /// each. A tile whose K the block runs through alone is stored at once. Of one that blocks
 ///
@@ -1064,7 +1067,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
 ///
 /// needs).
 ///
-/// Declared at `specs/gemm_tma.ima:381`.
+/// Declared at `specs/gemm_tma.ima:385`.
 pub struct GptqGemmWg {
     kernel: ima::Kernel,
 }
@@ -1124,14 +1127,14 @@ impl GptqGemmWg {
 
 /// The arguments of [`GptqGemmWg::launch`] and [`GptqGemmWg::launch_in`], by name.
 ///
-/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[132,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
+/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
 pub struct GptqGemmWgArgs<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::WriteTensor<f32>, Arrivals: ima::WriteTensor<i32>, Y: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[M, K]`, contiguous, 16-byte aligned
     pub x: &'a X,
     /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     pub w: &'a ima::QuantTensor<ima::half::f16>,
-    /// f32 `[132, 2, 3, 8, 128, 4]`, contiguous, 16-byte aligned: Workspace: each block's sums of the tiles it shares with others, two slots a block of the grid (its first tile's and its last's), [block, slot, consumer warpgroup, accumulator tile, thread, 4]; scratch, written before it is read in each launch.
+    /// f32 `[BLOCKS, 2, 3, 8, 128, 4]`, contiguous, 16-byte aligned: Workspace: each block's sums of the tiles it shares with others, two slots a block of the grid (its first tile's and its last's), [block, slot, consumer warpgroup, accumulator tile, thread, 4]; scratch, written before it is read in each launch.
     pub part: &'a mut Part,
     /// i32 `[ceil(M / 64), ceil(N / 64)]`, contiguous: Workspace: units of K done, a counter a (64 rows of x, 64 columns of W); zero before a launch and after it.
     pub arrivals: &'a mut Arrivals,
@@ -1142,8 +1145,8 @@ pub struct GptqGemmWgArgs<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::Wri
 /// The contract of `gptq_gemm_wg`.
 pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_wg",
-    signature: "gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[132,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:381",
+    signature: "gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
+    location: "specs/gemm_tma.ima:385",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1228,7 +1231,7 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
             role: ima::Role::InOut,
             dtype: ima::DType::F32,
             dims: &[
-                ima::Extent { text: "132", expr: ima::Expr::Const(132) },
+                ima::Extent { text: "BLOCKS", expr: ima::Expr::Const(132) },
                 ima::Extent { text: "2", expr: ima::Expr::Const(2) },
                 ima::Extent { text: "3", expr: ima::Expr::Const(3) },
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
