@@ -38,6 +38,17 @@
 //  18  as 16, each block counting its units of a phase once, after the last of them (one
 //      `red.release` a phase where 16 has one a unit: about 52 a block, each a fence that
 //      waits for the block's memory operations; 16 ran at half of 17's rate)
+//  19  as 16, the counts made by a signalling warp, off the consumers' path: it waits for
+//      each unit's consumers (the slot's `consumed` barrier), frees the slot for the
+//      producer, and adds up the units it has seen in one `red.release` when the next
+//      one is not yet consumed or counts elsewhere (18 ran 47.8 us against 17's 34.2:
+//      what is left of 16's loss is the skew between phases, and what fences remain)
+//  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
+//      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
+//      for the 64 of gate/up's strips that make its rows, in counters of their own; only
+//      attention (on QKV) and gate/up (on O, through the norm) wait for a whole phase. O's
+//      and down's units are dealt chunk by chunk (all strips of chunk 0 first), so that
+//      their first units need the strips that finish first
 // (A first form of 7 that loaded the next unit's first tiles into registers held them in
 // local memory, through a pointer, and ran 47.5 us: not a measurement, removed.)
 //
@@ -286,12 +297,21 @@ __global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* do
 // box of its matrix's 2-D tensor map (rows past the matrix arrive as zeros, and count).
 namespace ring {
 constexpr int SLOTS = 8, ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
-constexpr int THREADS = 32 * (1 + CONSUMERS);
-constexpr size_t SMEM = size_t(SLOTS) * UNIT_BYTES + 2 * SLOTS * 8 + 128;
+// The producer warp, the consumers and, in forms 19 and 20, the signalling warp.
+__host__ __device__ constexpr int threads(int mode) { return 32 * (1 + CONSUMERS + (mode >= 19)); }
+// Each slot's full, empty and consumed barriers.
+constexpr size_t SMEM = size_t(SLOTS) * UNIT_BYTES + 3 * SLOTS * 8 + 128;
 // Whether a form waits for the phase before a unit's, and whether it copies by tensor map.
-__host__ __device__ constexpr bool waits(int mode) { return mode == 14 || mode == 16 || mode == 18; }
+__host__ __device__ constexpr bool waits(int mode) { return mode == 14 || mode == 16 || mode >= 18; }
 // Whether a form counts a block's units of a phase once (18) rather than each unit.
 __host__ __device__ constexpr bool counts_a_phase(int mode) { return mode == 18; }
+// Whether a signalling warp counts the units (19, 20), and whether O and down wait only for
+// the strips that make their rows (20).
+__host__ __device__ constexpr bool signals(int mode) { return mode >= 19; }
+__host__ __device__ constexpr bool narrow(int mode) { return mode == 20; }
+// `done`: the phases' counts [0, 5), the blocks' exits [5], attention's groups of 16
+// strips [6, 10) and gate/up's groups of 64 [10, 24).
+constexpr int EXITS = 5, ATTN_GROUPS = 6, GATE_UP_GROUPS = 10, COUNTERS = 24;
 __host__ __device__ constexpr bool by_map(int mode) { return mode >= 16; }
 
 // The layer's five matrices as 2-D tensor maps of 32-bit words, boxes of ROWS x 32.
@@ -305,10 +325,31 @@ struct Unit {
 };
 __device__ __forceinline__ int chunks(const Matrix& m) { return (m.rows + ROWS - 1) / ROWS; }
 __device__ __forceinline__ int units(const Matrix& m) { return (m.cols4 + 7) / 8 * chunks(m); }
+__device__ __forceinline__ int strips(const Matrix& m) { return (m.cols4 + 7) / 8; }
+// Strip-major (a strip's chunks in a row, so that strips finish in order), or in form 20
+// chunk-major for O and down (every strip's chunk 0 first).
+template <int MODE>
 __device__ __forceinline__ Unit unit(const Layer& L, int u) {
     int p = 0;
     while (u >= units(L.m[p])) u -= units(L.m[p++]);
+    if (narrow(MODE) && (p == 2 || p == 4)) return {p, u % strips(L.m[p]), u / strips(L.m[p])};
     return {p, u / chunks(L.m[p]), u % chunks(L.m[p])};
+}
+// The counter of `done` that unit t's consumption adds to.
+template <int MODE>
+__device__ __forceinline__ int counter_of(const Unit& t) {
+    if (narrow(MODE) && t.p == 1) return ATTN_GROUPS + t.s / 16;
+    if (narrow(MODE) && t.p == 3) return GATE_UP_GROUPS + t.s / 64;
+    return t.p;
+}
+__device__ __forceinline__ bool mbar_test(unsigned bar, unsigned parity) {
+    unsigned ok;
+    asm volatile(
+        "{\n.reg .pred P;\nmbarrier.test_wait.parity.shared::cta.b64 P, [%1], %2;\nselp.u32 %0, 1, 0, P;\n}\n"
+        : "=r"(ok)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    return ok != 0;
 }
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
     asm volatile(
@@ -319,19 +360,20 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 }  // namespace ring
 
 template <int MODE>
-__global__ void __launch_bounds__(ring::THREADS, 1)
+__global__ void __launch_bounds__(ring::threads(MODE), 1)
     ring_flow(Layer L, const __grid_constant__ ring::Maps maps, float* act, unsigned* done) {
     using namespace ring;
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned base = unsigned(__cvta_generic_to_shared(smem));
-    const unsigned full = base + SLOTS * UNIT_BYTES, empty = full + 8 * SLOTS;
+    const unsigned full = base + SLOTS * UNIT_BYTES, empty = full + 8 * SLOTS, consumed = empty + 8 * SLOTS;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int total = 0;
     for (int p = 0; p < 5; ++p) total += units(L.m[p]);
     if (threadIdx.x == 0) {
         for (int s = 0; s < SLOTS; ++s) {
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(CONSUMERS));
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(signals(MODE) ? 1 : CONSUMERS));
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(consumed + 8 * s), "r"(CONSUMERS));
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -343,7 +385,7 @@ __global__ void __launch_bounds__(ring::THREADS, 1)
         for (int u = blockIdx.x; u < total; u += gridDim.x, ++i) {
             const int slot = i % SLOTS;
             if (i >= SLOTS) mbar_wait(empty + 8 * slot, unsigned((i / SLOTS - 1) & 1));
-            const Unit t = unit(L, u);
+            const Unit t = unit<MODE>(L, u);
             const Matrix& m = L.m[t.p];
             const int r0 = t.h * ROWS, rows = min(ROWS, m.rows - r0);
             if (by_map(MODE)) {
@@ -374,24 +416,69 @@ __global__ void __launch_bounds__(ring::THREADS, 1)
         }
         return;
     }
+    if (signals(MODE) && warp == 1 + CONSUMERS) {
+        // The signalling warp's lane 0: unit i's consumers done, its slot freed, its count
+        // added up with the units before it that count in the same counter, and released
+        // when the next unit is not yet consumed or counts elsewhere.
+        if (lane != 0) return;
+        int i = 0, pending = -1;
+        unsigned n = 0;
+        for (int u = blockIdx.x; u < total; u += gridDim.x, ++i) {
+            const int slot = i % SLOTS;
+            mbar_wait(consumed + 8 * slot, unsigned((i / SLOTS) & 1));
+            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot) : "memory");
+            const int c = counter_of<MODE>(unit<MODE>(L, u));
+            if (c != pending && n > 0) {
+                asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(done + pending), "r"(n) : "memory");
+                n = 0;
+            }
+            pending = c;
+            ++n;
+            const int next = u + gridDim.x;
+            if (next >= total || !mbar_test(consumed + 8 * ((i + 1) % SLOTS), unsigned(((i + 1) / SLOTS) & 1))) {
+                asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(done + pending), "r"(n) : "memory");
+                n = 0;
+            }
+        }
+        if (atomicAdd(done + EXITS, 1u) == gridDim.x - 1) {
+            for (int p = 0; p < COUNTERS; ++p) done[p] = 0;
+            __threadfence();
+        }
+        return;
+    }
     // The consumers: 256 threads, 64 bytes of a 16 KB unit each.
     const int ct = threadIdx.x - 32;
     unsigned acc = 0;
     float a = 0.f;
-    int ready = 0, read_for = 0, i = 0, mine = 0;
+    int ready = 0, read_for = 0, i = 0, mine = 0, ready_chunk = -1;
+    // Until counter c of `done` reaches need (ct 0 polls, the consumers meet).
+    const auto wait_for = [&](int c, unsigned need) {
+        if (ct == 0) {
+            unsigned n;
+            do {
+                asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(n) : "l"(done + c) : "memory");
+            } while (n < need);
+        }
+        asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+    };
     for (int u = blockIdx.x; u < total; u += gridDim.x, ++i) {
         const int slot = i % SLOTS;
-        const Unit t = unit(L, u);
-        if (waits(MODE) && t.p > ready) {
-            ready = t.p;
-            int need = units(L.m[t.p - 1]);
-            if (ct == 0) {
-                unsigned n;
-                do {
-                    asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(n) : "l"(done + t.p - 1) : "memory");
-                } while (n < unsigned(need));
+        const Unit t = unit<MODE>(L, u);
+        if (narrow(MODE) && (t.p == 2 || t.p == 4)) {
+            // O's chunk h: attention's strips 16 h .. 16 h + 15; down's: gate/up's 64 h ..
+            // 64 h + 63 (chunk-major, so h only grows within the phase).
+            if (t.p > ready || t.h > ready_chunk) {
+                const Matrix& before = L.m[t.p - 1];
+                const int width = t.p == 2 ? 16 : 64, first = width * t.h;
+                const int in_group = min(width, strips(before) - first);
+                wait_for((t.p == 2 ? ATTN_GROUPS : GATE_UP_GROUPS) + t.h, unsigned(in_group * chunks(before)));
+                ready = t.p;
+                ready_chunk = t.h;
             }
-            asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+        } else if (waits(MODE) && t.p > ready) {
+            ready = t.p;
+            ready_chunk = -1;
+            wait_for(t.p - 1, unsigned(units(L.m[t.p - 1])));
         }
         if ((t.p == 1 || t.p == 3) && !(read_for & (1 << t.p))) {
             for (int j = ct; j < ACT; j += 32 * CONSUMERS) a += act[j];
@@ -412,10 +499,13 @@ __global__ void __launch_bounds__(ring::THREADS, 1)
             }
         }
         __syncwarp();
-        if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot) : "memory");
+        if (lane == 0)
+            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"((signals(MODE) ? consumed : empty) + 8 * slot)
+                         : "memory");
+        if (signals(MODE)) continue;
         if (counts_a_phase(MODE)) {
             ++mine;
-            if (u + int(gridDim.x) >= total || unit(L, u + gridDim.x).p != t.p) {
+            if (u + int(gridDim.x) >= total || unit<MODE>(L, u + gridDim.x).p != t.p) {
                 asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
                 if (ct == 0) asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(done + t.p), "r"(mine) : "memory");
                 mine = 0;
@@ -426,9 +516,11 @@ __global__ void __launch_bounds__(ring::THREADS, 1)
         }
     }
     if (blockIdx.x * 256 + ct < ACT) act[blockIdx.x * 256 + ct] = a * 1e-9f + float(acc & 1u) * 1e-9f;
+    // In forms 19 and 20 the signalling warp, the last to count, counts the exit.
+    if (signals(MODE)) return;
     asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
-    if (ct == 0 && atomicAdd(done + 5, 1u) == gridDim.x - 1) {
-        for (int p = 0; p < 6; ++p) done[p] = 0;
+    if (ct == 0 && atomicAdd(done + EXITS, 1u) == gridDim.x - 1) {
+        for (int p = 0; p < COUNTERS; ++p) done[p] = 0;
         __threadfence();
     }
 }
@@ -484,8 +576,8 @@ int main() {
     CHECK(cudaMalloc(&bar, 8));
     CHECK(cudaMemset(bar, 0, 8));
     unsigned* done;
-    CHECK(cudaMalloc(&done, 6 * sizeof(unsigned)));
-    CHECK(cudaMemset(done, 0, 6 * sizeof(unsigned)));
+    CHECK(cudaMalloc(&done, ring::COUNTERS * sizeof(unsigned)));
+    CHECK(cudaMemset(done, 0, ring::COUNTERS * sizeof(unsigned)));
     int sms;
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     CHECK(cudaFuncSetAttribute(ring_flow<14>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
@@ -493,6 +585,8 @@ int main() {
     CHECK(cudaFuncSetAttribute(ring_flow<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
     CHECK(cudaFuncSetAttribute(ring_flow<17>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
     CHECK(cudaFuncSetAttribute(ring_flow<18>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
+    CHECK(cudaFuncSetAttribute(ring_flow<19>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
+    CHECK(cudaFuncSetAttribute(ring_flow<20>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
     int per_sm;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mega<8>, 256, 0));
     int per_sm_flow;
@@ -526,19 +620,25 @@ int main() {
         run("12: units dealt round-robin, a count a phase, first loads before the wait", [&](const Layer& l, const ring::Maps& lm) { flow<12><<<grid, 256, 0, s>>>(l, act[0], done); });
         run("13: as 12, no loads before the wait", [&](const Layer& l, const ring::Maps& lm) { flow<13><<<grid, 256, 0, s>>>(l, act[0], done); });
         run("14: one block an SM streaming its units through a ring of shared memory, a count a phase", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<14><<<sms, ring::THREADS, ring::SMEM, s>>>(l, lm, act[0], done);
+            ring_flow<14><<<sms, ring::threads(14), ring::SMEM, s>>>(l, lm, act[0], done);
         });
         run("15: as 14 with no phase waits (the ring's reads alone)", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<15><<<sms, ring::THREADS, ring::SMEM, s>>>(l, lm, act[0], done);
+            ring_flow<15><<<sms, ring::threads(15), ring::SMEM, s>>>(l, lm, act[0], done);
         });
         run("16: as 14, a unit copied as one box of a tensor map", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<16><<<sms, ring::THREADS, ring::SMEM, s>>>(l, lm, act[0], done);
+            ring_flow<16><<<sms, ring::threads(16), ring::SMEM, s>>>(l, lm, act[0], done);
         });
         run("17: as 16 with no phase waits", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<17><<<sms, ring::THREADS, ring::SMEM, s>>>(l, lm, act[0], done);
+            ring_flow<17><<<sms, ring::threads(17), ring::SMEM, s>>>(l, lm, act[0], done);
         });
         run("18: as 16, a block's units of a phase counted once", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<18><<<sms, ring::THREADS, ring::SMEM, s>>>(l, lm, act[0], done);
+            ring_flow<18><<<sms, ring::threads(18), ring::SMEM, s>>>(l, lm, act[0], done);
+        });
+        run("19: as 16, a signalling warp counts the units, several at a time", [&](const Layer& l, const ring::Maps& lm) {
+            ring_flow<19><<<sms, ring::threads(19), ring::SMEM, s>>>(l, lm, act[0], done);
+        });
+        run("20: as 19, O and down waiting only for the strips that make their rows", [&](const Layer& l, const ring::Maps& lm) {
+            ring_flow<20><<<sms, ring::threads(20), ring::SMEM, s>>>(l, lm, act[0], done);
         });
         run("11: as 4, no barriers", [&](const Layer& l, const ring::Maps& lm) { mega<11><<<grid, 256, 0, s>>>(l, act[0], bar); });
         run("10: eight launches of wide units", [&](const Layer& l, const ring::Maps& lm) {
