@@ -59,6 +59,8 @@
 // Run there with the (git-ignored) binary carried.
 #include <cuda.h>
 
+#include <type_traits>
+
 #include "../graph_time.cuh"
 
 constexpr int ACT = 4096;  // activation vector: f32 words
@@ -580,13 +582,6 @@ int main() {
     CHECK(cudaMemset(done, 0, ring::COUNTERS * sizeof(unsigned)));
     int sms;
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    CHECK(cudaFuncSetAttribute(ring_flow<14>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
-    CHECK(cudaFuncSetAttribute(ring_flow<15>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
-    CHECK(cudaFuncSetAttribute(ring_flow<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
-    CHECK(cudaFuncSetAttribute(ring_flow<17>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
-    CHECK(cudaFuncSetAttribute(ring_flow<18>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
-    CHECK(cudaFuncSetAttribute(ring_flow<19>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
-    CHECK(cudaFuncSetAttribute(ring_flow<20>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
     int per_sm;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mega<8>, 256, 0));
     int per_sm_flow;
@@ -597,6 +592,22 @@ int main() {
                 bytes / 1e6, LAYERS, bytes / 1e6 / LAYERS, grid, LAYERS);
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    // Each ring form's launch, its shared memory allowed first.
+    auto ring_form = [&](auto mode) {
+        constexpr int MODE = decltype(mode)::value;
+        CHECK(cudaFuncSetAttribute(ring_flow<MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
+        return [=](const Layer& l, const ring::Maps& lm) {
+            ring_flow<MODE><<<sms, ring::threads(MODE), ring::SMEM, s>>>(l, lm, act[0], done);
+        };
+    };
+    using std::integral_constant;
+    const auto ring14 = ring_form(integral_constant<int, 14>{});
+    const auto ring15 = ring_form(integral_constant<int, 15>{});
+    const auto ring16 = ring_form(integral_constant<int, 16>{});
+    const auto ring17 = ring_form(integral_constant<int, 17>{});
+    const auto ring18 = ring_form(integral_constant<int, 18>{});
+    const auto ring19 = ring_form(integral_constant<int, 19>{});
+    const auto ring20 = ring_form(integral_constant<int, 20>{});
     auto run = [&](const char* name, auto body) {
         const float us = graph_us_a_layer(s, LAYERS, [&](int l) { body(layers[l], maps[l]); });
         std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us, bytes / LAYERS / (us * 1e-6) / 1e12);
@@ -619,27 +630,13 @@ int main() {
         run("9: as 4, wide units", [&](const Layer& l, const ring::Maps& lm) { mega<9><<<grid, 256, 0, s>>>(l, act[0], bar); });
         run("12: units dealt round-robin, a count a phase, first loads before the wait", [&](const Layer& l, const ring::Maps& lm) { flow<12><<<grid, 256, 0, s>>>(l, act[0], done); });
         run("13: as 12, no loads before the wait", [&](const Layer& l, const ring::Maps& lm) { flow<13><<<grid, 256, 0, s>>>(l, act[0], done); });
-        run("14: one block an SM streaming its units through a ring of shared memory, a count a phase", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<14><<<sms, ring::threads(14), ring::SMEM, s>>>(l, lm, act[0], done);
-        });
-        run("15: as 14 with no phase waits (the ring's reads alone)", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<15><<<sms, ring::threads(15), ring::SMEM, s>>>(l, lm, act[0], done);
-        });
-        run("16: as 14, a unit copied as one box of a tensor map", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<16><<<sms, ring::threads(16), ring::SMEM, s>>>(l, lm, act[0], done);
-        });
-        run("17: as 16 with no phase waits", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<17><<<sms, ring::threads(17), ring::SMEM, s>>>(l, lm, act[0], done);
-        });
-        run("18: as 16, a block's units of a phase counted once", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<18><<<sms, ring::threads(18), ring::SMEM, s>>>(l, lm, act[0], done);
-        });
-        run("19: as 16, a signalling warp counts the units, several at a time", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<19><<<sms, ring::threads(19), ring::SMEM, s>>>(l, lm, act[0], done);
-        });
-        run("20: as 19, O and down waiting only for the strips that make their rows", [&](const Layer& l, const ring::Maps& lm) {
-            ring_flow<20><<<sms, ring::threads(20), ring::SMEM, s>>>(l, lm, act[0], done);
-        });
+        run("14: one block an SM streaming its units through a ring of shared memory, a count a phase", ring14);
+        run("15: as 14 with no phase waits (the ring's reads alone)", ring15);
+        run("16: as 14, a unit copied as one box of a tensor map", ring16);
+        run("17: as 16 with no phase waits", ring17);
+        run("18: as 16, a block's units of a phase counted once", ring18);
+        run("19: as 16, a signalling warp counts the units, several at a time", ring19);
+        run("20: as 19, O and down waiting only for the strips that make their rows", ring20);
         run("11: as 4, no barriers", [&](const Layer& l, const ring::Maps& lm) { mega<11><<<grid, 256, 0, s>>>(l, act[0], bar); });
         run("10: eight launches of wide units", [&](const Layer& l, const ring::Maps& lm) {
             auto w = [&](int p, float* in, float* out) {
