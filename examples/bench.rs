@@ -2083,8 +2083,9 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
             // SAFETY: the maps describe x [M, K] f16 and W's qweight [K / 8, N], scales
             // [K / G, N] f16 and qzeros [K / G, N / 8], alive for the launch; part
             // [BLOCKS, 2, 3, 8, 128, 4], the blocks' slots; arrivals [ceil(M / 64),
-            // ceil(N / 64)] zero, as each launch leaves it; y [M, N]; M is 16, 32 or a multiple of 64, N of 64, and G divides 256,
-            // so the twin's unmasked stores and sums lie inside; the shared memory it uses.
+            // ceil(N / 64)] zero, as each launch leaves it; y [M, N]; M is 16, 32 or a
+            // multiple of 64, N of 64, and G divides 256, so the twin's unmasked stores and
+            // sums lie inside; the shared memory it uses.
             unsafe { l.launch(cfg) }?;
             Ok(())
         }),
