@@ -1,0 +1,86 @@
+"""Throwaway: where gptq_gemm_wg's fixed cost goes (about 25,000 cycles a launch however
+small the work; bench/RESULTS.md, "gptq_gemm_wg's shared tiles from slots"). `stamped` is
+gptq_gemm_wg with one thread of each warpgroup writing %globaltimer and its own clock64
+(since the block's entry) at each point of its life into `stamps` [block, role, 16]:
+role 0..2 the consumer warpgroups, 3 the producer; [k] the global time of point k, [8 + k]
+the SM cycles since entry. Points: 0 entry, 1 pipeline set up; the producer's 2 its last
+copy issued; a consumer's 2 its first stage landed, 3 its first stage's MMAs done, 4 its
+shared tile's slot about to be stored, 5 its arrival counted, 6 its shared tile's path
+done, 7 the end of its units.
+    python3 gen.py [repo root]"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from spec_text import edit, kernel  # noqa: E402
+
+before, k = kernel("gemm_tma.ima", "gptq_gemm_wg")
+consts = "".join(line + "\n" for line in before.splitlines() if line.startswith("const "))
+S = "if (stamper) stamp"
+stamped = edit(k, [
+    ("kernel gptq_gemm_wg ", "kernel stamped "),
+    ("    out   y: f16[M, NY] align(16)\n", "    out   y: f16[M, NY] align(16)\n    inout stamps: i64[BLOCKS, 4, 32]\n"),
+    ("    body {\n", "    body {\n"
+     "        const auto now = [] { long long t; asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); return t; };\n"
+     "        const long long t_entry = now(), c_entry = clock64();\n"
+     "        const auto stamp = [&](int role, int p) {\n"
+     "            stamps(I(blockIdx.x), I(role), I(p)) = now();\n"
+     "            stamps(I(blockIdx.x), I(role), I(16 + p)) = clock64() - c_entry;\n"
+     "        };\n"),
+    ("        const ImaTmaPipeline<3, 3> pipe;\n", "        const ImaTmaPipeline<3, 3> pipe;\n"
+     "        const int role = pipe.consumer() < 0 ? 3 : pipe.consumer();\n"
+     "        const bool stamper = threadIdx.x % 128 == 0;\n"
+     "        if (stamper) {\n"
+     "            stamps(I(blockIdx.x), I(role), I(0)) = t_entry;\n"
+     "            stamps(I(blockIdx.x), I(role), I(16)) = 0;\n"
+     "            stamp(role, 1);\n"
+     "            for (int p = 2; p < 16; ++p) stamps(I(blockIdx.x), I(role), I(p)) = 0;\n"
+     "        }\n"),
+    ("            });\n            return;\n        }\n", f"            }});\n            {S}(3, 2);\n            return;\n        }}\n"),
+    ("                const I kc = next_kc, tile = next_tile;\n",
+     f"                const I kc = next_kc, tile = next_tile;\n                if (t == 0) {S}(wg, 2);\n"),
+    ("                acc.template wait<0>();\n", f"                acc.template wait<0>();\n                if (t == 0) {S}(wg, 3);\n"),
+    ("                        #pragma unroll\n                        for (int j = 0; j < NX / 8; ++j) part.store4",
+     f"                        {S}(wg, 4);\n                        #pragma unroll\n                        for (int j = 0; j < NX / 8; ++j) part.store4"),
+    ("                        ima_warpgroup_sync();\n                        if (last(wg)) {\n",
+     f"                        ima_warpgroup_sync();\n                        {S}(wg, 5);\n                        if (last(wg)) {{\n"),
+    ("                        ima_warpgroup_sync();\n                    }\n",
+     f"                        ima_warpgroup_sync();\n                        {S}(wg, 6);\n                    }}\n"),
+    ("            });\n        };\n        if (M <= 16)", f"            }});\n            {S}(wg, 7);\n        }};\n        if (M <= 16)"),
+])
+# The last arriver's path, point by point: 8 after its fence, 9 its blocks found, 10 the
+# slots summed, 11 y stored; and the occurrence's tile, its block count, its unit t and
+# the block's units (12 to 15, plain values).
+stamped = edit(stamped, [
+    ("                        if (last(wg)) {\n                            __threadfence();\n",
+     f"                        if (last(wg)) {{\n                            __threadfence();\n                            {S}(wg, 8);\n"),
+    ("                            ImaAcc4 sum[NX / 8] = {};\n",
+     f"                            {S}(wg, 9);\n"
+     "                            if (stamper) {\n"
+     "                                stamps(I(blockIdx.x), I(wg), I(12)) = tile;\n"
+     "                                stamps(I(blockIdx.x), I(wg), I(13)) = hi - lo + 1;\n"
+     "                                stamps(I(blockIdx.x), I(wg), I(14)) = t;\n"
+     "                                stamps(I(blockIdx.x), I(wg), I(15)) = u1 - u0;\n"
+     "                            }\n"
+     "                            ImaAcc4 sum[NX / 8] = {};\n"),
+    ("                            emit(sum, m0, n0);\n",
+     f"                            {S}(wg, 10);\n                            emit(sum, m0, n0);\n                            {S}(wg, 11);\n"),
+])
+# The arrival counted by an acq_rel atomic (CUTLASS's stream-K barrier: a warpgroup barrier,
+# then one thread's release of the slot the warpgroup stored, which the last arriver
+# acquires), in place of the two __threadfence()s (MEMBAR.SC.GPU each).
+RA = [
+    ("                        __threadfence();\n                        ima_warpgroup_sync();\n",
+     "                        ima_warpgroup_sync();\n"),
+    ("atomicAdd(&arrivals(m0 / 64, n0 / 64 + wg), int(mine))",
+     "[&] { int old; asm volatile(\"atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\" : \"=r\"(old) : \"l\"(&arrivals(m0 / 64, n0 / 64 + wg)), \"r\"(int(mine)) : \"memory\"); return old; }()"),
+    ("                        if (last(wg)) {\n                            __threadfence();\n",
+     "                        if (last(wg)) {\n"),
+]
+stamped_ra = edit(stamped.replace("kernel stamped ", "kernel stamped_ra "), RA)
+relacq = edit(k.replace("kernel gptq_gemm_wg ", "kernel relacq "), RA)
+with open("wt.ima", "w") as f:
+    f.write("/// Throwaway: gptq_gemm_wg with time stamps (bench/explore/wt/gen.py).\n")
+    f.write(consts)
+    for text in (stamped, stamped_ra, relacq):
+        f.write("\n" + text)
