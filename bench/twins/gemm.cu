@@ -357,7 +357,11 @@ extern "C" __global__ void __launch_bounds__(512, 1)
     int* last = reinterpret_cast<int*>(twin_smem + pad + STAGES * (W_STAGE + X_STAGE));
     const int KS = (K + TILE_K - 1) / TILE_K, NS = (N + TILE_N - 1) / TILE_N, NB = (N + 63) / 64;
     const int units = (M + 63) / 64 * NS * KS;
-    const int u0 = int((long long)units * blockIdx.x / gridDim.x), u1 = int((long long)units * (blockIdx.x + 1) / gridDim.x);
+    // The spec's runs: q + 1 units for each of the first r blocks, q for the rest.
+    const int q = units / int(gridDim.x), r = units % int(gridDim.x);
+    const auto start = [&](int b) { return b * q + (b < r ? b : r); };
+    const auto owner = [&](int u) { return u < r * (q + 1) ? u / (q + 1) : r + (u - r * (q + 1)) / q; };
+    const int u0 = start(blockIdx.x), u1 = start(blockIdx.x + 1);
     const ImaTmaPipeline<STAGES, 3> pipe;
     if (pipe.consumer() < 0) {
         int kc = u0 % KS, tile = u0 / KS;
@@ -425,30 +429,25 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                 } else {
                     // The spec's slots: part [BLOCKS = 132, 2, 3, 8, 128, 4] f32,
                     // [block, slot, wg, j, thread, e].
-                    const auto start = [&](int b) { return int((long long)units * b / gridDim.x); };
                     const int me = blockIdx.x, tid = threadIdx.x % 128;
-                    const auto slot = [&](int b) { return float4_slot(part, b, tile == start(b) / KS ? 0 : 1, wg, tid); };
+                    const int lo = owner(tile * KS), hi = owner(tile * KS + KS - 1);
+                    const auto slot = [&](int b) { return float4_slot(part, b, b == lo && start(lo) < tile * KS ? 1 : 0, wg, tid); };
                     const auto own = [&](int j) { return make_float4(acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3]); };
 #pragma unroll
                     for (int j = 0; j < NX / 8; ++j) slot(me)[128 * j] = own(j);
-                    __threadfence();
                     ima_warpgroup_sync();
                     if (threadIdx.x % 128 == 0) {
                         const int mine = u0 + t + 1 - (tile * KS > u0 ? tile * KS : u0);
-                        last[wg] = atomicAdd(&arrivals[m0 / 64 * NB + n0 / 64 + wg], mine) + mine == KS;
+                        last[wg] = ima_atomic_add_acq_rel(&arrivals[m0 / 64 * NB + n0 / 64 + wg], mine) + mine == KS;
                     }
                     ima_warpgroup_sync();
                     if (last[wg]) {
-                        __threadfence();
-                        int lo = me, hi = me;
-                        while (start(lo) > tile * KS) --lo;
-                        while (hi + 1 < int(gridDim.x) && start(hi + 1) < (tile + 1) * KS) ++hi;
                         ImaAcc4 sum[NX / 8] = {};
+#pragma unroll 2
                         for (int b = lo; b <= hi; ++b) {
-                            if (b != me && start(b) == start(b + 1)) continue;
 #pragma unroll
                             for (int j = 0; j < NX / 8; ++j) {
-                                const float4 v = b == me ? own(j) : slot(b)[128 * j];
+                                const float4 v = slot(b)[128 * j];
                                 sum[j].x[0] += v.x;
                                 sum[j].x[1] += v.y;
                                 sum[j].x[2] += v.z;

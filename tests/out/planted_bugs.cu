@@ -928,6 +928,17 @@ __device__ __forceinline__ void ima_tma_store_fence() {
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
+// *counter += v at GPU scope, returning the old value, as a release of what this thread's
+// group wrote before the barrier that precedes the call and an acquire of what the groups
+// that added before it released: the counter of CUTLASS's stream-K fixup. Blocks that
+// share a tile call it once a group after a barrier (ima_warpgroup_sync), and the last one
+// reads their partial sums after its next barrier. Cheaper than __threadfence() on each
+// side, which is a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
@@ -1535,7 +1546,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1539 "planted_bugs.cu"
+#line 1550 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1878,7 +1889,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1882 "planted_bugs.cu"
+#line 1893 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2171,7 +2182,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2175 "planted_bugs.cu"
+#line 2186 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2926,7 +2937,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2930 "planted_bugs.cu"
+#line 2941 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3663,7 +3674,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3667 "planted_bugs.cu"
+#line 3678 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

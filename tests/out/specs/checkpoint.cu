@@ -928,6 +928,17 @@ __device__ __forceinline__ void ima_tma_store_fence() {
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
+// *counter += v at GPU scope, returning the old value, as a release of what this thread's
+// group wrote before the barrier that precedes the call and an acquire of what the groups
+// that added before it released: the counter of CUTLASS's stream-K fixup. Blocks that
+// share a tile call it once a group after a barrier (ima_warpgroup_sync), and the last one
+// reads their partial sums after its next barrier. Cheaper than __threadfence() on each
+// side, which is a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
@@ -1882,7 +1893,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1886 "checkpoint.cu"
+#line 1897 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2672,7 +2683,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2676 "checkpoint.cu"
+#line 2687 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3443,7 +3454,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3447 "checkpoint.cu"
+#line 3458 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4088,7 +4099,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4092 "checkpoint.cu"
+#line 4103 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4773,7 +4784,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4777 "checkpoint.cu"
+#line 4788 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5618,7 +5629,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5622 "checkpoint.cu"
+#line 5633 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6333,7 +6344,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6337 "checkpoint.cu"
+#line 6348 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7175,7 +7186,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7179 "checkpoint.cu"
+#line 7190 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7875,7 +7886,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7879 "checkpoint.cu"
+#line 7890 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

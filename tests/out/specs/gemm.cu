@@ -929,6 +929,17 @@ __device__ __forceinline__ void ima_tma_store_fence() {
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
+// *counter += v at GPU scope, returning the old value, as a release of what this thread's
+// group wrote before the barrier that precedes the call and an acquire of what the groups
+// that added before it released: the counter of CUTLASS's stream-K fixup. Blocks that
+// share a tile call it once a group after a barrier (ima_warpgroup_sync), and the last one
+// reads their partial sums after its next barrier. Cheaper than __threadfence() on each
+// side, which is a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
@@ -1838,7 +1849,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1842 "gemm.cu"
+#line 1853 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2534,7 +2545,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2538 "gemm.cu"
+#line 2549 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3212,7 +3223,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3216 "gemm.cu"
+#line 3227 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3825,7 +3836,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3829 "gemm.cu"
+#line 3840 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4967,7 +4978,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 4971 "gemm.cu"
+#line 4982 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

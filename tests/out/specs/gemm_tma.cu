@@ -929,6 +929,17 @@ __device__ __forceinline__ void ima_tma_store_fence() {
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
+// *counter += v at GPU scope, returning the old value, as a release of what this thread's
+// group wrote before the barrier that precedes the call and an acquire of what the groups
+// that added before it released: the counter of CUTLASS's stream-K fixup. Blocks that
+// share a tile call it once a group after a barrier (ima_warpgroup_sync), and the last one
+// reads their partial sums after its next barrier. Cheaper than __threadfence() on each
+// side, which is a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
@@ -1904,7 +1915,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1908 "gemm_tma.cu"
+#line 1919 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2620,7 +2631,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2624 "gemm_tma.cu"
+#line 2635 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3471,7 +3482,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3475 "gemm_tma.cu"
+#line 3486 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4293,7 +4304,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4297 "gemm_tma.cu"
+#line 4308 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5803,7 +5814,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5807 "gemm_tma.cu"
+#line 5818 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7388,9 +7399,15 @@ __device__ __forceinline__ void body(
 
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
         const I units = ima_ceil_div(M, I(64)) * NS * KS;
-        // The block's run of units, [u0, u1); in 64 bits, as units times the grid may not fit.
-        const I u0 = I((long long)units * blockIdx.x / gridDim.x);
-        const I u1 = I((long long)units * (blockIdx.x + 1) / gridDim.x);
+        // Block b's run of units is [start(b), start(b + 1)): q + 1 units for each of the first
+        // r blocks, q for the rest. A closed form with no division, which the last block of a
+        // shared tile evaluates for each of the tile's blocks (floor(units · b / BLOCKS), the
+        // form before, took a 64-bit division each time).
+        const I q = units / I(gridDim.x), r = units % I(gridDim.x);
+        const auto start = [&](I b) { return b * q + (b < r ? b : r); };
+        // The block whose run holds unit u (u < units, so q > 0 where it divides by q).
+        const auto owner = [&](I u) { return u < r * (q + 1) ? u / (q + 1) : r + (u - r * (q + 1)) / q; };
+        const I u0 = start(I(blockIdx.x)), u1 = start(I(blockIdx.x) + 1);
         const ImaTmaPipeline<3, 3> pipe;
         if (pipe.consumer() < 0) {
             // The unit's place kept as it advances, not divided out of its number: one
@@ -7493,11 +7510,12 @@ __device__ __forceinline__ void body(
                     if (tile * KS >= u0 && kc == KS - 1) {
                         emit(acc.c, m0, n0);
                     } else {
-                        // The blocks' runs are [start(b), start(b + 1)).
-                        const auto start = [&](I b) { return I((long long)units * b / gridDim.x); };
                         const I me = blockIdx.x, tid = threadIdx.x % 128;
-                        // A block shares at most its first tile and its last.
-                        const auto slot = [&](I b) { return tile == start(b) / KS ? 0 : 1; };
+                        // The tile's units lie in the runs of blocks lo .. hi, none of them empty.
+                        // A block shares at most its first tile and its last: only lo's run may
+                        // start before the tile, which is then its last (slot 1).
+                        const I lo = owner(tile * KS), hi = owner(tile * KS + KS - 1);
+                        const auto slot = [&](I b) { return b == lo && start(lo) < tile * KS ? 1 : 0; };
                         // This block's sums of accumulator tile j, as its slot holds them.
                         const auto own = [&](int j) {
                             const float* c = acc.c[j].x;
@@ -7505,31 +7523,30 @@ __device__ __forceinline__ void body(
                         };
                         #pragma unroll
                         for (int j = 0; j < NX / 8; ++j) part.store4(me, slot(me), wg, j, tid, 0, own(j));
-                        __threadfence();
+                        // The warpgroup's slot released, and the others' acquired by the last,
+                        // through the counter (CUTLASS's stream-K barrier), not by two
+                        // __threadfence()s (sequentially consistent fences, MEMBAR.SC.GPU).
                         ima_warpgroup_sync();
                         if (threadIdx.x % 128 == 0) {
                             const I mine = u0 + t + 1 - (tile * KS > u0 ? tile * KS : u0);
-                            last(wg) = atomicAdd(&arrivals(m0 / 64, n0 / 64 + wg), int(mine)) + int(mine) == int(KS);
+                            last(wg) = ima_atomic_add_acq_rel(&arrivals(m0 / 64, n0 / 64 + wg), int(mine)) + int(mine) == int(KS);
                         }
                         ima_warpgroup_sync();
                         if (last(wg)) {
-                            __threadfence();
-                            // The tile's blocks: from the one whose run holds its first unit
-                            // to the last that starts before its end.
-                            I lo = me, hi = me;
-                            while (start(lo) > tile * KS) --lo;
-                            while (hi + 1 < I(gridDim.x) && start(hi + 1) < (tile + 1) * KS) ++hi;
+                            // The tile's sums in the blocks' order, so that they do not depend on
+                            // which block arrives last, its own slot read back as the others'.
+                            // Unrolled, so that several blocks' loads are in flight at once: one
+                            // block's at a time, each waiting a round trip to L2, took 9 of a
+                            // launch's 21 µs at M = 32, K = N = 4096 (bench/RESULTS.md).
                             ImaAcc4 sum[NX / 8] = {};
-                            for (I b = lo; b <= hi; ++b) {
-                                // A block of an empty run (fewer units than blocks) has no slot.
-                                if (b != me && start(b) == start(b + 1)) continue;
+                            #pragma unroll 2
+                            for (I b = lo; b <= hi; ++b)
                                 #pragma unroll
                                 for (int j = 0; j < NX / 8; ++j) {
-                                    const ImaVec<float, 4> v = b == me ? own(j) : part.load4(b, slot(b), wg, j, tid, 0);
+                                    const ImaVec<float, 4> v = part.load4(b, slot(b), wg, j, tid, 0);
                                     #pragma unroll
                                     for (int e = 0; e < 4; ++e) sum[j].x[e] += v.v[e];
                                 }
-                            }
                             emit(sum, m0, n0);
                             if (threadIdx.x % 128 == 0) arrivals(m0 / 64, n0 / 64 + wg) = 0;
                         }
@@ -7544,7 +7561,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7548 "gemm_tma.cu"
+#line 7565 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

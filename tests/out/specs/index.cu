@@ -929,6 +929,17 @@ __device__ __forceinline__ void ima_tma_store_fence() {
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
+// *counter += v at GPU scope, returning the old value, as a release of what this thread's
+// group wrote before the barrier that precedes the call and an acquire of what the groups
+// that added before it released: the counter of CUTLASS's stream-K fixup. Blocks that
+// share a tile call it once a group after a barrier (ima_warpgroup_sync), and the last one
+// reads their partial sums after its next barrier. Cheaper than __threadfence() on each
+// side, which is a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
@@ -1658,7 +1669,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 1662 "index.cu"
+#line 1673 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2286,7 +2297,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2290 "index.cu"
+#line 2301 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2751,7 +2762,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 2755 "index.cu"
+#line 2766 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3108,7 +3119,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3112 "index.cu"
+#line 3123 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

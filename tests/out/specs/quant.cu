@@ -928,6 +928,17 @@ __device__ __forceinline__ void ima_tma_store_fence() {
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
+// *counter += v at GPU scope, returning the old value, as a release of what this thread's
+// group wrote before the barrier that precedes the call and an acquire of what the groups
+// that added before it released: the counter of CUTLASS's stream-K fixup. Blocks that
+// share a tile call it once a group after a barrier (ima_warpgroup_sync), and the last one
+// reads their partial sums after its next barrier. Cheaper than __threadfence() on each
+// side, which is a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
@@ -2079,7 +2090,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2083 "quant.cu"
+#line 2094 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2845,7 +2856,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2849 "quant.cu"
+#line 2860 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3506,7 +3517,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3510 "quant.cu"
+#line 3521 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4170,7 +4181,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4174 "quant.cu"
+#line 4185 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4739,7 +4750,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4743 "quant.cu"
+#line 4754 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5055,7 +5066,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5059 "quant.cu"
+#line 5070 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6020,7 +6031,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6024 "quant.cu"
+#line 6035 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6667,7 +6678,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6671 "quant.cu"
+#line 6682 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

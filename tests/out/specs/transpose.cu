@@ -927,6 +927,17 @@ __device__ __forceinline__ void ima_tma_store_fence() {
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
+// *counter += v at GPU scope, returning the old value, as a release of what this thread's
+// group wrote before the barrier that precedes the call and an acquire of what the groups
+// that added before it released: the counter of CUTLASS's stream-K fixup. Blocks that
+// share a tile call it once a group after a barrier (ima_warpgroup_sync), and the last one
+// reads their partial sums after its next barrier. Cheaper than __threadfence() on each
+// side, which is a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
@@ -1510,7 +1521,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 8 "specs/transpose.ima"
  y(j, i) = x(i, j); 
-#line 1514 "transpose.cu"
+#line 1525 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1827,7 +1838,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 1831 "transpose.cu"
+#line 1842 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
