@@ -2,7 +2,8 @@
 # Builds, on the build machine, what the GPU runs prepared in session 26 need
 # (bench/explore/prepared-run.sh runs them there): decode_gpu, the decode_layer example and
 # the bench (pack), and the wheels of the Python layer (decode, paged, gemm, quant and
-# gemm_tma) and of test_gpu.py. Then call the device with carry [".gpu"].
+# gemm_tma), of test_gpu.py and of bench/explore/wt/wt3.ima (gen3.py). Then call the device
+# with carry [".gpu"]: bench/explore/prepared-run.sh, then prepared-run-2.sh.
 #   bench/explore/prepared-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -10,5 +11,6 @@ bench/pack-and-note.sh -j2 --test decode_gpu --example decode_layer --example be
 # scripts/python-wheels builds into .gpu/wheels (after pack, which empties .gpu); it
 # checks rmsnorm's and quant's wheels on the CPU, so it gets those too.
 scripts/python-wheels specs/rmsnorm.ima specs/quant.ima specs/attn.ima specs/strided.ima specs/index.ima \
-    tests/in/planted_bugs.ima specs/gemm.ima specs/decode.ima specs/paged.ima specs/gemm_tma.ima
+    tests/in/planted_bugs.ima specs/gemm.ima specs/decode.ima specs/paged.ima specs/gemm_tma.ima \
+    bench/explore/wt/wt3.ima
 du -sh .gpu

@@ -8,7 +8,7 @@
 # 2. the layer's speed at B = 1 and 32, context 1024, beside torch's
 #    (bench/decode-layer-on-device.sh bench), and against torch (... check);
 # 3. gptq_gemm_wg and gptq_gemm's bench rows, release and twin.
-# Then, in a call of its own: bash .gpu/on-device sanitize decode_gpu.
+# Then, in a call of its own, bench/explore/prepared-run-2.sh.
 #   bash bench/explore/prepared-run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,0 +1,61 @@
+"""Throwaway: gptq_gemm_wg's timeline after b1cbb7b, from wt3.ima's `stamped` (gen3.py),
+as time_wt.py read b74cd2e's: after a CUDA graph of launches cycling weight sets larger
+than L2, for each point, over the blocks that reach it, the global time since the
+earliest block's entry (ns: min / median / max) and the block's own cycles since its entry
+(median); the slowest blocks' rows; and the graph's µs a launch of stamped, gptq_gemm_wg
+and gptq_gemm.
+    python3 -u time_wt3.py [M,K,N ...]"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import graph_us, gptq_weight, shapes  # noqa: E402
+import gemm_kernels as gk  # noqa: E402
+import gemm_tma_kernels as tk  # noqa: E402
+import wt3_kernels as wk  # noqa: E402
+
+dev = "cuda"
+producer = ["entry", "set up", "last copy issued"]
+consumer = ["entry", "set up", "first stage landed", "its MMAs done", "slot store", "arrival counted",
+            "shared tile done", "end", "last: summed", "last: y stored"]
+
+
+def timeline(s):
+    t0 = s[:, :, 0].min().item()
+    print(f"  entries span {s[:, :, 0].max().item() - t0} ns")
+    for role in (3, 0):
+        for p, pname in enumerate(producer if role == 3 else consumer):
+            g, c = s[:, role, p], s[:, role, 16 + p]
+            have = g != 0
+            if not have.any():
+                continue
+            g, c = g[have] - t0, c[have]
+            print(f"    {'producer' if role == 3 else 'consumer 0'} {p:2d} {pname:20s} blocks {int(have.sum()):3d}: "
+                  f"{g.min().item():6d} {g.median().item():6d} {g.max().item():6d} ns, {c.median().item():7d} cycles")
+    ends = s[:, :3, 7].max(dim=1).values - t0
+    for b in ends.argsort(descending=True)[:3].tolist():
+        wg = int(s[b, :3, 7].argmax())
+        r = s[b, wg]
+        pts = " ".join(f"{p}:{(r[p] - t0).item() if r[p] else '-'}" for p in range(10))
+        print(f"    slowest: block {b} wg {wg}: {pts} | tile {r[12].item()} blocks {r[13].item()} t {r[14].item()} "
+              f"units {r[15].item()}")
+
+
+for m, k, n in shapes([(32, 4096, 4096), (32, 4096, 6144), (32, 14336, 4096), (32, 4096, 28672), (16, 512, 4096)]):
+    nsets = min(64, max(2, int(200e6 // (k * n // 2)) + 1))
+    ws = [gptq_weight(wk.QuantWeight, k, n) for _ in range(nsets)]
+    x = torch.randn(m, k, device=dev, dtype=torch.float16)
+    part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
+    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    st = torch.zeros(tk.BLOCKS, 4, 32, device=dev, dtype=torch.int64)
+    y = torch.empty(m, n, device=dev, dtype=torch.float16)
+    t_st = graph_us(lambda w: wk.stamped(x, w, part, arr, y, st), [(w,) for w in ws])
+    s = st.cpu()
+    t_wg = graph_us(lambda w: tk.gptq_gemm_wg(x, w, part, arr, y), [(w,) for w in ws])
+    t_g = graph_us(lambda w: gk.gptq_gemm(x, w, y), [(w,) for w in ws])
+    units = -(-m // 64) * -(-n // 192) * -(-k // 256)
+    print(f"M={m} K={k} N={n}: units {units} ({units / 132:.1f} a block); stamped {t_st:.1f} us, "
+          f"gptq_gemm_wg {t_wg:.1f}, gptq_gemm {t_g:.1f}", flush=True)
+    timeline(s)
