@@ -3,7 +3,8 @@
 # (bench/explore/prepared-run.sh runs them there): decode_gpu, the decode_layer example and
 # the bench (pack), and the wheels of the Python layer (decode, paged, gemm, quant and
 # gemm_tma), of test_gpu.py and of bench/explore/wt/wt3.ima (gen3.py). Then call the device
-# with carry [".gpu"]: bench/explore/prepared-run.sh, then prepared-run-2.sh.
+# with carry [".gpu"]: bench/explore/prepared-run.sh, prepared-run-2.sh and prepared-run-3.sh,
+# a call each.
 #   bench/explore/prepared-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
