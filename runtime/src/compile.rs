@@ -90,6 +90,7 @@ pub fn compile_ptx(source: &str, file: &str, arch: &str) -> Result<Compiled, Err
     };
     let src = CString::new(source).map_err(nul("source"))?;
     let name = CString::new(file).map_err(nul("file name"))?;
+    // ptx_cache.rs's FORMAT stands for these options in its entries' keys: change it with them.
     let options = [
         format!("--gpu-architecture={arch}"),
         format!("--include-path={include}"),

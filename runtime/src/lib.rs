@@ -34,6 +34,7 @@ mod layout;
 pub mod locate;
 pub mod module;
 mod out_of_bounds;
+mod ptx_cache;
 mod record;
 pub mod tensor;
 mod tensor_map;

@@ -10,6 +10,7 @@ use crate::contract::KernelContract;
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
 use crate::kernel::Kernel;
+use crate::ptx_cache;
 use crate::version::{check_driver_loads_nvrtc, driver_version};
 
 /// A module loaded into one context, with the name of the file it came from for messages
@@ -31,18 +32,23 @@ pub struct Module {
 impl Module {
     /// Compiles `source` with NVRTC for `ctx`'s device ([`arch_for`] its compute
     /// capability) and loads it. Refuses first, with both versions, when NVRTC is newer
-    /// than the driver ([`Error::PtxTooNew`]).
+    /// than the driver ([`Error::PtxTooNew`]). The PTX is kept in memory and in the user's
+    /// cache directory (`IMA_PTX_CACHE`; runtime/src/ptx_cache.rs), so that the same
+    /// source for the same device and NVRTC compiles once.
     pub fn compile(ctx: &Arc<CudaContext>, file: &str, source: &str) -> Result<Module, Error> {
         check_driver_loads_nvrtc(file)?;
         let (major, minor) = capability(ctx)?;
-        let compiled = compile_ptx(source, file, &arch_for(major, minor))?;
-        let mut module = Self::load(
-            ctx,
+        let (arch, nvrtc) = (arch_for(major, minor), nvrtc_version()?);
+        let key = ptx_cache::Key {
+            source,
             file,
-            &compiled.ptx,
-            nvrtc_version().ok(),
-            (major, minor),
-        )?;
+            arch: &arch,
+            nvrtc,
+        };
+        let compiled = ptx_cache::compiled(&key, ptx_cache::dir().as_deref(), || {
+            compile_ptx(source, file, &arch)
+        })?;
+        let mut module = Self::load(ctx, file, &compiled.ptx, Some(nvrtc), (major, minor))?;
         module.log = compiled.log;
         Ok(module)
     }

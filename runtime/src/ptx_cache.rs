@@ -1,0 +1,389 @@
+//! The PTX that [`crate::Module::compile`] gets from NVRTC, kept so that a module's source is
+//! compiled once a process and once a machine: in memory, and on disk in the user's cache
+//! directory. NVRTC takes tens of seconds on the larger generated modules (a minute for
+//! specs/gemm_tma.ima's), which every process that loads them paid again.
+//!
+//! An entry is found only by exact comparison of everything the PTX depends on (the
+//! source, the file name that line info carries, the architecture, NVRTC's version and this
+//! format's options), never by a hash alone, and the cache is best effort: an entry that
+//! cannot be read, or is not the one asked for, is compiled again, and one that cannot be
+//! written is left out. Writes go to a temporary file renamed into place, so that
+//! processes that share the directory never read a partial entry.
+//!
+//! `IMA_PTX_CACHE` names the directory; `off` (or an empty value) keeps the cache in
+//! memory only. By default it is `$XDG_CACHE_HOME/imac/ptx`, else `$HOME/.cache/imac/ptx`.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use crate::compile::Compiled;
+use crate::error::Error;
+
+/// What a module's PTX depends on besides NVRTC's fixed options (`compile_ptx`'s, which
+/// [`FORMAT`] stands for).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Key<'a> {
+    pub source: &'a str,
+    pub file: &'a str,
+    pub arch: &'a str,
+    pub nvrtc: (i32, i32),
+}
+
+/// The entries' format and `compile_ptx`'s options: change it when either changes.
+const FORMAT: &str = "imac-ptx-cache 1";
+
+/// `key`'s PTX and NVRTC log: from memory, else from `dir`, else from `compile`, whose
+/// result is then kept in both (a failed compile is not kept).
+pub(crate) fn compiled(
+    key: &Key<'_>,
+    dir: Option<&Path>,
+    compile: impl FnOnce() -> Result<Compiled, Error>,
+) -> Result<Compiled, Error> {
+    let id = key.id();
+    if let Some(hit) = memory()
+        .lock()
+        .ok()
+        .and_then(|m| m.get(&id).and_then(|e| e.get(key)))
+    {
+        return Ok(hit);
+    }
+    let stored = dir.and_then(|d| read(&d.join(entry_name(id)), key));
+    let compiled = match stored {
+        Some(c) => c,
+        None => {
+            let c = compile()?;
+            if let Some(d) = dir {
+                write(d, id, key, &c);
+            }
+            c
+        }
+    };
+    if let Ok(mut m) = memory().lock() {
+        m.insert(id, Entry::new(key, &compiled));
+    }
+    Ok(compiled)
+}
+
+/// The directory `IMA_PTX_CACHE` names, or the default under the user's cache directory;
+/// None where the cache is off or no directory is known.
+pub(crate) fn dir() -> Option<PathBuf> {
+    dir_from(|name| std::env::var_os(name))
+}
+
+fn dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    match var("IMA_PTX_CACHE") {
+        Some(v) if v.is_empty() || v == "off" => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => var("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(|v| PathBuf::from(v).join("imac/ptx"))
+            .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache/imac/ptx"))),
+    }
+}
+
+/// An entry in memory: its key, owned, and its result.
+struct Entry {
+    source: String,
+    file: String,
+    arch: String,
+    nvrtc: (i32, i32),
+    compiled: Compiled,
+}
+
+impl Entry {
+    fn new(key: &Key<'_>, compiled: &Compiled) -> Entry {
+        Entry {
+            source: key.source.to_string(),
+            file: key.file.to_string(),
+            arch: key.arch.to_string(),
+            nvrtc: key.nvrtc,
+            compiled: compiled.clone(),
+        }
+    }
+
+    /// The result, if the entry is `key`'s (the id alone may collide).
+    fn get(&self, key: &Key<'_>) -> Option<Compiled> {
+        let mine = Key {
+            source: &self.source,
+            file: &self.file,
+            arch: &self.arch,
+            nvrtc: self.nvrtc,
+        };
+        (mine == *key).then(|| self.compiled.clone())
+    }
+}
+
+fn memory() -> &'static Mutex<HashMap<u64, Entry>> {
+    static MEMORY: OnceLock<Mutex<HashMap<u64, Entry>>> = OnceLock::new();
+    MEMORY.get_or_init(Default::default)
+}
+
+/// FNV-1a over `parts`, each one's length first.
+fn fnv(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in (part.len() as u64).to_le_bytes().iter().chain(*part) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+impl Key<'_> {
+    /// A name for the entry's file and its slot in memory, not a proof that an entry is
+    /// this key's.
+    fn id(&self) -> u64 {
+        fnv(&[
+            FORMAT.as_bytes(),
+            self.source.as_bytes(),
+            self.file.as_bytes(),
+            self.arch.as_bytes(),
+            &self.nvrtc.0.to_le_bytes(),
+            &self.nvrtc.1.to_le_bytes(),
+        ])
+    }
+}
+
+fn entry_name(id: u64) -> String {
+    format!("{id:016x}.ptxc")
+}
+
+/// An entry's bytes: a header line with the format, NVRTC's version, a check of the log and
+/// PTX (which the key cannot verify) and the lengths of the fields, then the fields (file,
+/// arch, source, log, PTX) back to back.
+fn encode(key: &Key<'_>, c: &Compiled) -> Vec<u8> {
+    let fields = [key.file, key.arch, key.source, &c.log, &c.ptx];
+    let check = fnv(&[c.log.as_bytes(), c.ptx.as_bytes()]);
+    let mut out = format!("{FORMAT} {} {} {check}", key.nvrtc.0, key.nvrtc.1);
+    for f in fields {
+        out += &format!(" {}", f.len());
+    }
+    out.push('\n');
+    for f in fields {
+        out += f;
+    }
+    out.into_bytes()
+}
+
+/// The entry in `bytes`, if it is `key`'s.
+fn decode(bytes: &[u8], key: &Key<'_>) -> Option<Compiled> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let (header, mut rest) = text.split_once('\n')?;
+    let header = header.strip_prefix(FORMAT)?.strip_prefix(' ')?;
+    let numbers: Vec<u64> = header
+        .split(' ')
+        .map(|n| n.parse().ok())
+        .collect::<Option<_>>()?;
+    let [major, minor, check, lengths @ ..] = numbers.as_slice() else {
+        return None;
+    };
+    let nvrtc = (i32::try_from(*major).ok()?, i32::try_from(*minor).ok()?);
+    if lengths.len() != 5 || nvrtc != key.nvrtc {
+        return None;
+    }
+    let mut fields = Vec::with_capacity(5);
+    for &len in lengths {
+        let len = usize::try_from(len).ok()?;
+        let (field, after) = (rest.get(..len)?, rest.get(len..)?);
+        fields.push(field);
+        rest = after;
+    }
+    let [file, arch, source, log, ptx] = fields.as_slice() else {
+        return None;
+    };
+    let whole = rest.is_empty() && fnv(&[log.as_bytes(), ptx.as_bytes()]) == *check;
+    let mine = *file == key.file && *arch == key.arch && *source == key.source;
+    (whole && mine).then(|| Compiled {
+        ptx: ptx.to_string(),
+        log: log.to_string(),
+    })
+}
+
+fn read(path: &Path, key: &Key<'_>) -> Option<Compiled> {
+    decode(&fs::read(path).ok()?, key)
+}
+
+/// Writes the entry through a file of this call's own (the process's id and a count),
+/// renamed into place; any failure leaves the cache as it was.
+fn write(dir: &Path, id: u64, key: &Key<'_>, c: &Compiled) {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!("{}.{}.{n}.tmp", entry_name(id), std::process::id()));
+    let written = fs::create_dir_all(dir)
+        .and_then(|()| fs::File::create(&tmp))
+        .and_then(|mut f| f.write_all(&encode(key, c)))
+        .and_then(|()| fs::rename(&tmp, dir.join(entry_name(id))));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    fn key<'a>(source: &'a str, file: &'a str) -> Key<'a> {
+        Key {
+            source,
+            file,
+            arch: "sm_90a",
+            nvrtc: (13, 0),
+        }
+    }
+
+    fn result(ptx: &str) -> Compiled {
+        Compiled {
+            ptx: ptx.to_string(),
+            log: "a warning\nover two lines".to_string(),
+        }
+    }
+
+    #[test]
+    fn an_entry_decodes_to_its_key_only() {
+        let k = key("__global__ void f() {}\n", "a.ima");
+        let bytes = encode(&k, &result(".entry f"));
+        assert_eq!(decode(&bytes, &k), Some(result(".entry f")));
+        for other in [
+            key("__global__ void g() {}\n", "a.ima"),
+            key("__global__ void f() {}\n", "b.ima"),
+            Key {
+                arch: "sm_80",
+                ..k.clone()
+            },
+            Key {
+                nvrtc: (12, 9),
+                ..k.clone()
+            },
+        ] {
+            assert_eq!(decode(&bytes, &other), None, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_entry_is_a_miss() {
+        let k = key("src", "a.ima");
+        let bytes = encode(&k, &result(".entry f"));
+        for cut in [0, 5, bytes.len() / 2, bytes.len() - 1] {
+            assert_eq!(decode(&bytes[..cut], &k), None, "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(b'x');
+        assert_eq!(decode(&longer, &k), None);
+        assert_eq!(decode(b"imac-ptx-cache 2 13 0 1 5 6 3 0 8\n", &k), None);
+        // The PTX changed in place, its length kept: the check refuses it.
+        let text = String::from_utf8(bytes)
+            .unwrap()
+            .replace(".entry f", ".entry g");
+        assert_eq!(decode(text.as_bytes(), &k), None);
+    }
+
+    #[test]
+    fn a_module_compiles_once_a_directory_then_once_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = Cell::new(0);
+        let compile = || {
+            calls.set(calls.get() + 1);
+            Ok(result(".entry once"))
+        };
+        // A source of this test's own, so that no other test's entry in memory answers.
+        let k = key(
+            "// a_module_compiles_once_a_directory_then_once_in_memory\n",
+            "t.ima",
+        );
+        assert_eq!(
+            compiled(&k, Some(dir.path()), compile).unwrap(),
+            result(".entry once")
+        );
+        assert_eq!(
+            compiled(&k, Some(dir.path()), compile).unwrap(),
+            result(".entry once")
+        );
+        assert_eq!(calls.get(), 1);
+        // Another process: nothing in memory, the entry on disk.
+        memory().lock().unwrap().clear();
+        assert_eq!(
+            compiled(&k, Some(dir.path()), compile).unwrap(),
+            result(".entry once")
+        );
+        assert_eq!(calls.get(), 1);
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            [std::ffi::OsString::from(entry_name(k.id()))],
+            "no temporary file left"
+        );
+    }
+
+    #[test]
+    fn a_failed_compile_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let k = key("// a_failed_compile_is_not_kept\n", "t.ima");
+        let failed = || {
+            Err(Error::Nvrtc {
+                file: "t.ima".into(),
+                log: "error".into(),
+            })
+        };
+        assert!(compiled(&k, Some(dir.path()), failed).is_err());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert_eq!(
+            compiled(&k, Some(dir.path()), || Ok(result(".entry"))).unwrap(),
+            result(".entry")
+        );
+    }
+
+    #[test]
+    fn an_unwritable_directory_still_compiles() {
+        let dir = tempfile::tempdir().unwrap();
+        // A file where the directory should be: create_dir_all fails.
+        let blocked = dir.path().join("blocked");
+        fs::write(&blocked, b"").unwrap();
+        let k = key("// an_unwritable_directory_still_compiles\n", "t.ima");
+        assert_eq!(
+            compiled(&k, Some(&blocked.join("ptx")), || Ok(result(".entry"))).unwrap(),
+            result(".entry")
+        );
+    }
+
+    #[test]
+    fn the_directory_follows_the_environment() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).into())
+            }
+        };
+        assert_eq!(
+            dir_from(env(&[("IMA_PTX_CACHE", "/c"), ("HOME", "/h")])),
+            Some("/c".into())
+        );
+        assert_eq!(
+            dir_from(env(&[("IMA_PTX_CACHE", "off"), ("HOME", "/h")])),
+            None
+        );
+        assert_eq!(
+            dir_from(env(&[("IMA_PTX_CACHE", ""), ("HOME", "/h")])),
+            None
+        );
+        assert_eq!(
+            dir_from(env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")])),
+            Some("/x/imac/ptx".into())
+        );
+        assert_eq!(
+            dir_from(env(&[("XDG_CACHE_HOME", ""), ("HOME", "/h")])),
+            Some("/h/.cache/imac/ptx".into())
+        );
+        assert_eq!(dir_from(env(&[])), None);
+    }
+}
