@@ -16,34 +16,12 @@ from timing import graph_us, gptq_weight, shapes  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 import wt_kernels as wk  # noqa: E402
+from stamping import timeline  # noqa: E402
 
 dev = "cuda"
 out = os.environ.get("OUT", "/tmp")
-producer = ["entry", "set up", "last copy issued"]
 consumer = ["entry", "set up", "first stage landed", "its MMAs done", "slot store", "arrival counted",
             "shared tile done", "end", "last: fenced", "last: blocks found", "last: summed", "last: y stored"]
-
-
-def timeline(name, s):
-    t0 = s[:, :, 0].min().item()
-    print(f"  {name}: entries span {s[:, :, 0].max().item() - t0} ns")
-    for role in (3, 0):
-        for p, pname in enumerate(producer if role == 3 else consumer):
-            g, c = s[:, role, p], s[:, role, 16 + p]
-            have = g != 0
-            if not have.any():
-                continue
-            g, c = g[have] - t0, c[have]
-            print(f"    {'producer' if role == 3 else 'consumer 0'} {p:2d} {pname:20s} blocks {int(have.sum()):3d}: "
-                  f"{g.min().item():6d} {g.median().item():6d} {g.max().item():6d} ns, {c.median().item():7d} cycles")
-    ends = s[:, :3, 7].max(dim=1).values - t0
-    for b in ends.argsort(descending=True)[:4].tolist():
-        wg = int(s[b, :3, 7].argmax())
-        r = s[b, wg]
-        pts = " ".join(f"{p}:{(r[p] - t0).item() if r[p] else '-'}" for p in range(12))
-        print(f"    slowest: block {b} wg {wg}: {pts} | tile {r[12].item()} blocks {r[13].item()} t {r[14].item()} units {r[15].item()}")
-
-
 for m, k, n in shapes([(16, 512, 4096), (32, 4096, 4096), (32, 4096, 6144), (32, 14336, 4096), (32, 4096, 28672)]):
     nsets = min(64, max(2, int(200e6 // (k * n // 2)) + 1))
     ws = [gptq_weight(wk.QuantWeight, k, n) for _ in range(nsets)]
@@ -72,7 +50,7 @@ for m, k, n in shapes([(16, 512, 4096), (32, 4096, 4096), (32, 4096, 6144), (32,
             with open(f"{out}/stamps.txt", "a") as fo:
                 fo.write(f"# {name} {m} {k} {n}\n")
                 fo.write("\n".join(" ".join(str(v) for v in s[b, r].tolist()) for b in range(s.shape[0]) for r in range(4)) + "\n")
-            timeline(name, s)
+            timeline(s, consumer, 12)
         else:
             ys[name] = y
             err = (y.float() - ys["gptq_gemm_wg"].float()).abs().max().item()

@@ -15,34 +15,11 @@ from timing import graph_us, gptq_weight, shapes  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 import wt3_kernels as wk  # noqa: E402
+from stamping import timeline  # noqa: E402
 
 dev = "cuda"
-producer = ["entry", "set up", "last copy issued"]
 consumer = ["entry", "set up", "first stage landed", "its MMAs done", "slot store", "arrival counted",
             "shared tile done", "end", "last: summed", "last: y stored"]
-
-
-def timeline(s):
-    t0 = s[:, :, 0].min().item()
-    print(f"  entries span {s[:, :, 0].max().item() - t0} ns")
-    for role in (3, 0):
-        for p, pname in enumerate(producer if role == 3 else consumer):
-            g, c = s[:, role, p], s[:, role, 16 + p]
-            have = g != 0
-            if not have.any():
-                continue
-            g, c = g[have] - t0, c[have]
-            print(f"    {'producer' if role == 3 else 'consumer 0'} {p:2d} {pname:20s} blocks {int(have.sum()):3d}: "
-                  f"{g.min().item():6d} {g.median().item():6d} {g.max().item():6d} ns, {c.median().item():7d} cycles")
-    ends = s[:, :3, 7].max(dim=1).values - t0
-    for b in ends.argsort(descending=True)[:3].tolist():
-        wg = int(s[b, :3, 7].argmax())
-        r = s[b, wg]
-        pts = " ".join(f"{p}:{(r[p] - t0).item() if r[p] else '-'}" for p in range(10))
-        print(f"    slowest: block {b} wg {wg}: {pts} | tile {r[12].item()} blocks {r[13].item()} t {r[14].item()} "
-              f"units {r[15].item()}")
-
-
 for m, k, n in shapes([(32, 4096, 4096), (32, 4096, 6144), (32, 14336, 4096), (32, 4096, 28672), (16, 512, 4096)]):
     nsets = min(64, max(2, int(200e6 // (k * n // 2)) + 1))
     ws = [gptq_weight(wk.QuantWeight, k, n) for _ in range(nsets)]
@@ -58,4 +35,4 @@ for m, k, n in shapes([(32, 4096, 4096), (32, 4096, 6144), (32, 14336, 4096), (3
     units = -(-m // 64) * -(-n // 192) * -(-k // 256)
     print(f"M={m} K={k} N={n}: units {units} ({units / 132:.1f} a block); stamped {t_st:.1f} us, "
           f"gptq_gemm_wg {t_wg:.1f}, gptq_gemm {t_g:.1f}", flush=True)
-    timeline(s)
+    timeline(s, consumer, 10)
