@@ -1,0 +1,118 @@
+"""Throwaway: gptq_gemm_wg's 16-row path with the weights repacked and the zeros and
+scales folded out of the decode (issue 21: fewer instructions a weight).
+
+`rp16` (M <= 16) reads a repacked qweight (rp.py's `repack`: same shape, each lane's 8
+nibbles of a k step of 16 in one word, where gptq_gemm_wg takes a byte of each of four
+words), turns a word into its 4 register pairs (1024 + q) by a shift and a LOP3 each (no
+PRMT, no HFMA2, no HMUL2), multiplies them as they are, and keeps per group of 128 rows
+(G = 128 only) both T = sum (1024 + q) x and, by one more MMA a step whose A is all ones,
+O = sum x; at the group's end acc += s (T - (1024 + z) O) in f32.
+    python3 gen.py [repo root]"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from spec_text import edit, kernel  # noqa: E402
+
+before, k = kernel("gemm_tma.ima", "gptq_gemm_wg")
+consts = "".join(line + "\n" for line in before.splitlines() if line.startswith("const "))
+start = k.index("                // The stage's 16 steps in quarters")
+end_marker = "                acc.template wait<0>();\n"
+end = k.index(end_marker, start) + len(end_marker)
+original = k[start:end]
+
+NEW = r'''                if constexpr (NX == 16) {
+                    // Repacked (rp.py): lane 4 g + t's word of step j lies at packed row
+                    // 2 j + t / 2, column c0 + t % 2; nibble s and 4 + s are A pair s.
+                    const int t4 = lane % 4;
+                    const unsigned col_byte = unsigned((c0 % 192 + (t4 & 1)) * 4);
+                    float sc[2][2], zb[2][2];
+                    #pragma unroll
+                    for (int gi = 0; gi < 2; ++gi) {
+                        __half s2[2];
+                        const unsigned zw = w.ima_tma_group_words(wt, 128 * gi, c0 % 192, s2);
+                        #pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            sc[gi][e] = __half2float(s2[e]);
+                            zb[gi][e] = 1024.f + float(w.ima_zero_in(zw, c0 % 192 + e));
+                        }
+                    }
+                    ImaWgAcc<16> T[2], O[2];
+                    const unsigned ones[4] = {0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u};
+                    const unsigned long long dx = ima_wgmma_desc(xt.addr, 16, 1024);
+                    const auto mma = [&](ImaAcc4 (&c)[2], const unsigned (&a)[4], int j) {
+                        const int kk = 16 * j;
+                        const unsigned step = unsigned((kk / 64) * 64 * 128 + (kk % 64) * 2) / 16;
+                        const unsigned lo = unsigned(dx) + step, hi = unsigned(dx >> 32);
+                        if (j % 8 == 0)
+                            asm volatile("{\n.reg .b64 d;\nmov.b64 d, {%12, %13};\n"
+                                         "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
+                                         "{%8, %9, %10, %11}, d, 0, 1, 1, 0;\n}"
+                                         : "+f"(c[0].x[0]), "+f"(c[0].x[1]), "+f"(c[0].x[2]), "+f"(c[0].x[3]),
+                                           "+f"(c[1].x[0]), "+f"(c[1].x[1]), "+f"(c[1].x[2]), "+f"(c[1].x[3])
+                                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(lo), "r"(hi));
+                        else
+                            ImaWgmmaRegA<16>::mma(c, a, lo, hi);
+                    };
+                    const auto fold = [&](int gi) {
+                        #pragma unroll
+                        for (int jt = 0; jt < 2; ++jt)
+                            #pragma unroll
+                            for (int e = 0; e < 4; ++e)
+                                acc.c[jt].x[e] += sc[gi][e / 2] * fmaf(-zb[gi][e / 2], O[gi].c[jt].x[e], T[gi].c[jt].x[e]);
+                    };
+                    unsigned a[2][4][4];
+                    #pragma unroll
+                    for (int h = 0; h < 4; ++h) {
+                        if (h >= 2) acc.template wait<1>();
+                        if (h == 3) fold(0);
+                        #pragma unroll
+                        for (int j = 4 * h; j < 4 * h + 4; ++j) {
+                            unsigned wv[1];
+                            ima_ld_shared(ima_swizzled(wt.addr, 32, 2 * j + (t4 >> 1), col_byte), wv);
+                            #pragma unroll
+                            for (int s = 0; s < 4; ++s)
+                                asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(a[h % 2][j % 4][s]) : "r"(wv[0] >> (4 * s)), "n"(0x000F000Fu), "r"(0x64006400u));
+                        }
+                        acc.fence();
+                        #pragma unroll
+                        for (int j = 4 * h; j < 4 * h + 4; ++j) {
+                            mma(T[h / 2].c, a[h % 2][j % 4], j);
+                            mma(O[h / 2].c, ones, j);
+                        }
+                        acc.commit();
+                    }
+                    acc.template wait<0>();
+                    fold(1);
+                } else {
+'''
+# rp16b: the zero subtracted in the decode (HSUB2 of 1024 + z, exact), no ones MMA; only
+# the scale per group in f32: acc += s T.
+LOP = ('asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(a[h % 2][j % 4][s]) '
+       ': "r"(wv[0] >> (4 * s)), "n"(0x000F000Fu), "r"(0x64006400u));')
+LOP_B = ('{\n                                unsigned v;\n'
+         '                                asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(v) '
+         ': "r"(wv[0] >> (4 * s)), "n"(0x000F000Fu), "r"(0x64006400u));\n'
+         '                                const __half2 d = __hsub2(w.ima_as_half2(v), zb2[h / 2][s % 2]);\n'
+         '                                memcpy(&a[h % 2][j % 4][s], &d, 4);\n'
+         '                            }')
+NEW_B = edit(NEW, [
+    ("                    ImaWgAcc<16> T[2], O[2];\n", "                    ImaWgAcc<16> T[2];\n"),
+    ("                    float sc[2][2], zb[2][2];\n", "                    float sc[2][2];\n                    __half2 zb2[2][2];\n"),
+    ("                            zb[gi][e] = 1024.f + float(w.ima_zero_in(zw, c0 % 192 + e));\n",
+     "                            const unsigned zh = 0x64006400u | unsigned(w.ima_zero_in(zw, c0 % 192 + e)) * 0x10001u;\n"
+     "                            memcpy(&zb2[gi][e], &zh, 4);\n"),
+    ("acc.c[jt].x[e] += sc[gi][e / 2] * fmaf(-zb[gi][e / 2], O[gi].c[jt].x[e], T[gi].c[jt].x[e]);",
+     "acc.c[jt].x[e] = fmaf(sc[gi][e / 2], T[gi].c[jt].x[e], acc.c[jt].x[e]);"),
+    (LOP, LOP_B),
+    ("                            mma(O[h / 2].c, ones, j);\n", ""),
+    ("                    const unsigned ones[4] = {0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u};\n", ""),
+])
+out = []
+for name, body in (("rp16", NEW), ("rp16b", NEW_B)):
+    v = k[:start] + body + original + "                }\n" + k[end:]
+    out.append(edit(v, [("kernel gptq_gemm_wg where M <= 128,", f"kernel {name} where M <= 16, G == 128,")]))
+with open("rp.ima", "w") as f:
+    f.write("/// Throwaway: gptq_gemm_wg's 16-row path on repacked weights, zeros and scales folded (bench/explore/rp/gen.py).\n")
+    f.write(consts)
+    f.write("\n" + "\n".join(out))

@@ -1,0 +1,69 @@
+"""Throwaway: rp.ima's rp16 and rp16b (gen.py) on repacked weights against gptq_gemm_wg
+and gptq_gemm on the same weights as GPTQ packs them, CUDA graphs cycling weight sets
+larger than L2, µs a launch; outputs against gptq_gemm_wg's.
+    python3 -u rp.py [M,K,N ...]"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import graph_us, shapes  # noqa: E402
+import gemm_kernels as gk  # noqa: E402
+import gemm_tma_kernels as tk  # noqa: E402
+import rp_kernels as rk  # noqa: E402
+
+dev = "cuda"
+
+
+def repack(qw):
+    """GPTQ's [K/8, N] words (word (p, n) holds rows 8 p + i at bits 4 i) repacked: of each
+    k step j of 16 rows and column pair (2 c, 2 c + 1), lane t's word (t < 4) holds, at
+    nibble s + 4 i, row 16 j + 8 h + 2 t + i of column 2 c + e, s = 2 h + e; it lies at
+    packed row 2 j + t // 2, column 2 c + t % 2."""
+    k8, n = qw.shape
+    k = 8 * k8
+    w = qw.to(torch.int64) & 0xFFFFFFFF
+    q = torch.stack([(w >> (4 * i)) & 15 for i in range(8)], dim=1).reshape(k, n)  # q[k, n]
+    q = q.reshape(k // 16, 2, 4, 2, n // 2, 2)  # [j, h, t, i, c, e]
+    word = torch.zeros(k // 16, 4, n // 2, dtype=torch.int64, device=qw.device)
+    for h in range(2):
+        for i in range(2):
+            for e in range(2):
+                word |= q[:, h, :, i, :, e] << (4 * (2 * h + e) + 16 * i)
+    word = word.reshape(k // 16, 2, 2, n // 2).permute(0, 1, 3, 2).reshape(k8, n)
+    return torch.where(word >= 2**31, word - 2**32, word).to(torch.int32)
+
+
+def weights(k, n, group=128):
+    qweight = torch.randint(-2**31, 2**31 - 1, (k // 8, n), device=dev, dtype=torch.int32)
+    qzeros = torch.randint(-2**31, 2**31 - 1, (k // group, n // 8), device=dev, dtype=torch.int32)
+    scales = (torch.rand(k // group, n, device=dev) * 0.01).half()
+    mk = lambda cls, qw: cls("gptq", qweight=qw, qzeros=qzeros, scales=scales, group_size=group)  # noqa: E731
+    return mk(tk.QuantWeight, qweight), mk(gk.QuantWeight, qweight), mk(rk.QuantWeight, repack(qweight))
+
+
+for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), (16, 4096, 6144),
+                       (16, 4096, 4096), (8, 8192, 28672), (1, 8192, 28672)]):
+    nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+    ws = [weights(k, n) for _ in range(nsets)]
+    x = torch.randn(m, k, device=dev, dtype=torch.float16)
+    part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
+    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    ys = {name: torch.empty(m, n, device=dev, dtype=torch.float16) for name in ("wg", "gemm", "rp16", "rp16b")}
+    calls = {
+        "gptq_gemm_wg": lambda w: tk.gptq_gemm_wg(x, w[0], part, arr, ys["wg"]),
+        "gptq_gemm": lambda w: gk.gptq_gemm(x, w[1], ys["gemm"]),
+        "rp16": lambda w: rk.rp16(x, w[2], part, arr, ys["rp16"]),
+        "rp16b": lambda w: rk.rp16b(x, w[2], part, arr, ys["rp16b"]),
+    }
+    row = []
+    for name, f in calls.items():
+        t = graph_us(f, [(w,) for w in ws])
+        row.append(f"{name} {t:.1f}")
+    for f in calls.values():
+        f(ws[0])
+    ref = ys["wg"].float()
+    bound = max(1.0, ref.abs().max().item())
+    errs = ", ".join(f"{nm} {((ys[nm].float() - ref).abs().max().item() / bound):.1e}" for nm in ("gemm", "rp16", "rp16b"))
+    print(f"M={m} K={k} N={n}: " + ", ".join(row) + f" | max err / max |y|: {errs}", flush=True)
