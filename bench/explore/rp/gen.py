@@ -108,10 +108,43 @@ NEW_B = edit(NEW, [
     ("                            mma(O[h / 2].c, ones, j);\n", ""),
     ("                    const unsigned ones[4] = {0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u};\n", ""),
 ])
+# Diagnostics of rp16b (outputs wrong where they skip work): `nomma` decodes and multiplies
+# nothing (the decoded words folded into a sink); `nodec` multiplies constant registers
+# (no loads, no decode); `empty` only waits for each stage and frees it (the pipeline's
+# stream alone); `s5` is rp16b with 5 stages of 16 rows of x (x's box 16 rows), so that
+# more of W is in flight.
+MMA = "                            mma(T[h / 2].c, a[h % 2][j % 4], j);\n"
+NOMMA = edit(NEW_B, [
+    ("                    unsigned a[2][4][4];\n", "                    unsigned a[2][4][4], sink = 0;\n"),
+    (MMA, "                            sink ^= a[h % 2][j % 4][0] ^ a[h % 2][j % 4][1] ^ a[h % 2][j % 4][2] ^ a[h % 2][j % 4][3];\n"),
+    ("                    fold(1);\n", "                    fold(1);\n                    if (sink == 0x12345678u) acc.c[0].x[0] += 1.f;\n"),
+])
+NODEC = edit(NEW_B, [
+    ("                            ima_ld_shared(ima_swizzled(wt.addr, 32, 2 * j + (t4 >> 1), col_byte), wv);\n",
+     "                            wv[0] = 0x01234567u;\n"),
+])
+EMPTY = "                if constexpr (NX == 16) {\n                } else {\n"
+variants = [("rp16", NEW, []), ("rp16b", NEW_B, []), ("rp16b_nomma", NOMMA, []), ("rp16b_nodec", NODEC, []),
+            ("rp16b_empty", EMPTY, []),
+            ("rp16b_s5", NEW_B, [
+                ("    in    x: f16[M, K] align(16) tma(64, 64)\n", "    in    x: f16[M, K] align(16) tma(16, 64)\n"),
+                ("    shared ws: i32[3, 40, 192] align(1024)\n", "    shared ws: i32[5, 40, 192] align(1024)\n"),
+                ("    shared xs: f16[3, 64, 256] align(1024)\n", "    shared xs: f16[5, 16, 256] align(1024)\n"),
+                ("        const ImaTmaPipeline<3, 3> pipe;\n", "        const ImaTmaPipeline<5, 3> pipe;\n"),
+                ("x.tma_load(xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st), bar, tile / NS * 64, 256 * kc);",
+                 "x.tma_load(xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st), bar, tile / NS * 64, 256 * kc);"),
+                ("                const auto xt = xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st);\n",
+                 "                const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st);\n"),
+                ("const unsigned step = unsigned((kk / 64) * 64 * 128 + (kk % 64) * 2) / 16;",
+                 "const unsigned step = unsigned((kk / 64) * 16 * 128 + (kk % 64) * 2) / 16;"),
+                ("        if (M <= 16) run(ImaConst<16>{});\n        else if (M <= 32) run(ImaConst<32>{});\n        else run(ImaConst<64>{});\n",
+                 "        run(ImaConst<16>{});\n"),
+            ])]
 out = []
-for name, body in (("rp16", NEW), ("rp16b", NEW_B)):
+for name, body, kernel_edits in variants:
     v = k[:start] + body + original + "                }\n" + k[end:]
-    out.append(edit(v, [("kernel gptq_gemm_wg where M <= 128,", f"kernel {name} where M <= 16, G == 128,")]))
+    v = edit(v, [("kernel gptq_gemm_wg where M <= 128,", f"kernel {name} where M <= 16, G == 128,")] + kernel_edits)
+    out.append(v)
 with open("rp.ima", "w") as f:
     f.write("/// Throwaway: gptq_gemm_wg's 16-row path on repacked weights, zeros and scales folded (bench/explore/rp/gen.py).\n")
     f.write(consts)

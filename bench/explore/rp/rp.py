@@ -1,4 +1,4 @@
-"""Throwaway: rp.ima's rp16 and rp16b (gen.py) on repacked weights against gptq_gemm_wg
+"""Throwaway: rp.ima's rp16, rp16b and rp16b's diagnostics (gen.py) on repacked weights against gptq_gemm_wg
 and gptq_gemm on the same weights as GPTQ packs them, CUDA graphs cycling weight sets
 larger than L2, µs a launch; outputs against gptq_gemm_wg's.
     python3 -u rp.py [M,K,N ...]"""
@@ -50,13 +50,14 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
-    ys = {name: torch.empty(m, n, device=dev, dtype=torch.float16) for name in ("wg", "gemm", "rp16", "rp16b")}
+    names = ["rp16", "rp16b", "rp16b_s5", "rp16b_nomma", "rp16b_nodec", "rp16b_empty"]
+    ys = {name: torch.empty(m, n, device=dev, dtype=torch.float16) for name in ["wg", "gemm"] + names}
     calls = {
         "gptq_gemm_wg": lambda w: tk.gptq_gemm_wg(x, w[0], part, arr, ys["wg"]),
         "gptq_gemm": lambda w: gk.gptq_gemm(x, w[1], ys["gemm"]),
-        "rp16": lambda w: rk.rp16(x, w[2], part, arr, ys["rp16"]),
-        "rp16b": lambda w: rk.rp16b(x, w[2], part, arr, ys["rp16b"]),
     }
+    for name in names:
+        calls[name] = (lambda f, y: lambda w: f(x, w[2], part, arr, y))(getattr(rk, name), ys[name])
     row = []
     for name, f in calls.items():
         t = graph_us(f, [(w,) for w in ws])
@@ -65,5 +66,5 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
         f(ws[0])
     ref = ys["wg"].float()
     bound = max(1.0, ref.abs().max().item())
-    errs = ", ".join(f"{nm} {((ys[nm].float() - ref).abs().max().item() / bound):.1e}" for nm in ("gemm", "rp16", "rp16b"))
+    errs = ", ".join(f"{nm} {((ys[nm].float() - ref).abs().max().item() / bound):.1e}" for nm in ("gemm", "rp16", "rp16b", "rp16b_s5"))
     print(f"M={m} K={k} N={n}: " + ", ".join(row) + f" | max err / max |y|: {errs}", flush=True)
