@@ -289,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 // in the blocks' order. The stage's layout is the accessor's `tma(256, 192)`:
 // 32 packed rows of 192 words in 32-column 128-byte-swizzled panels, then 8 groups' rows of
 // 192 scales, then their rows of 24 zero words; x's tile is [64 rows, 256 of K] in 64-column
-// panels, of which the accumulators' rows (16, 32 or 64) are copied, in boxes of 16 rows. By hand here, and without the accessors' guards: the tensor maps' origins are not
+// panels. By hand here, and without the accessors' guards: the tensor maps' origins are not
 // tested (the spec's tma_load tests each against an empty tensor, and a checked entry
 // point against the extents), the decode reads the stage at its indices without wrapping
 // them inside the tile, and the sums are stored and added unmasked (the spec masks each
@@ -365,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
     const ImaTmaPipeline<STAGES, 3> pipe;
     if (pipe.consumer() < 0) {
         int kc = u0 % KS, tile = u0 / KS;
-        const int group_rows = TILE_K / G, x_rows = M <= 16 ? 16 : M <= 32 ? 32 : 64;
+        const int group_rows = TILE_K / G;
         pipe.produce(u1 - u0, [&](int st, int, ImaBarrier bar) {
             const unsigned wdst = ws + st * W_STAGE;
             const int n0 = tile % NS * TILE_N, k0 = TILE_K * kc;
@@ -374,8 +374,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
             ima_tma_load<2, 1>(wdst + WORD_BYTES, &scales_map, bar, cs, TILE_N, group_rows * TILE_N * 2, true, true);
             ima_tma_load<2, 1>(wdst + WORD_BYTES + SCALE_BYTES, &qzeros_map, bar, cz, TILE_N / 8, group_rows * TILE_N / 2,
                                true, true);
-            ima_tma_load_rows<2, TILE_K / 64>(xs + st * X_STAGE, &x_map, bar, cx, 64, 16, 16 * 128, 64 * 128, x_rows / 16,
-                                              true, true);
+            ima_tma_load<2, TILE_K / 64>(xs + st * X_STAGE, &x_map, bar, cx, 64, 64 * 128, true, true);
             if (++kc == KS) {
                 kc = 0;
                 ++tile;

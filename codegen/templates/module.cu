@@ -191,42 +191,22 @@ struct {{ p.name }}_t {
 {%- if p.write == 0 %}
     // The ROWS x COLS tile whose element (0, 0) is at ({{ p.indices }}), rows along dimension
     // {{ p.rank - 2 }} and columns along the last, copied by the TMA unit into the 128-byte-swizzled
-    // shared tile `dst` in boxes of {{ t.rows }} x {{ t.cols }} (ROWS / {{ t.rows }} x COLS / {{ t.cols }} of them), their
-    // bytes counted on the stage's barrier `bar`. The tensor map, encoded by the runtime
-    // from this view, bounds every box: elements past the extents arrive as zeros, and
-    // nothing outside the tensor is read. One thread calls it (ImaTmaPipeline's producer).
-    // A checked entry point checks the origin, once: a refused tile, or any tile of an
-    // empty tensor, is not copied but zero-filled, and a refused shared tile is left alone.
+    // shared tile `dst` in boxes of {{ t.rows }} x {{ t.cols }} (COLS / {{ t.cols }} of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<{{ p.c_type }}, ROWS, COLS, C>& dst, ImaBarrier bar, {{ p.index_params }}) const {
-        tma_load_rows(dst, ROWS, bar, {{ p.indices }});
-    }
-
-    // The same tile's first `rows` rows only: rows / {{ t.rows }} boxes down each of its COLS / {{ t.cols }}
-    // panels, `rows` a multiple of {{ t.rows }} up to ROWS, the tile's rows from `rows` on left as they
-    // were. For a body that reads no further (an MMA whose N is `rows`): the TMA unit fills
-    // a box's rows past the tensor with zeros, which costs it time as reading does
-    // (gptq_gemm_wg at M = 16 streamed its weights in 54.7 µs with boxes of 64 rows of x, 48
-    // of them past M, and in 38.0 with boxes of 16: bench/RESULTS.md), so a tile of a short
-    // tensor should ask for the rows it has. A `rows` outside that range is clamped into it
-    // (at least one box, at most the tile), so no box lands outside `dst`; a checked entry
-    // point also reports it.
-    template <int ROWS, int COLS, bool C>
-    __device__ __forceinline__ void tma_load_rows(const ImaTmaTile<{{ p.c_type }}, ROWS, COLS, C>& dst, int rows, ImaBarrier bar, {{ p.index_params }}) const {
-        static_assert(ROWS % {{ t.rows }} == 0 && COLS % {{ t.cols }} == 0, "a TMA tile is whole boxes of the argument's tma({{ t.rows }}, {{ t.cols }})");
+        static_assert(ROWS == {{ t.rows }} && COLS % {{ t.cols }} == 0, "a TMA tile is whole boxes of the argument's tma({{ t.rows }}, {{ t.cols }})");
         const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
         bool ok = ima_nonempty<I, {{ p.rank }}>(e);
         if constexpr (IMA_CHECKED) {
             if (ok && dst.ok) ok = ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 0, i, e);
-            if (dst.ok && !(rows > 0 && rows % {{ t.rows }} == 0 && rows <= ROWS)) {
-                const int r[2] = {rows, 0}, re[2] = {ROWS, COLS};
-                ima_report<int, 2>(dst.rec, dst.arg, 1, IMA_TILE_CHUNK, 0, r, re);
-            }
         }
-        const int boxes = rows < {{ t.rows }} ? 1 : rows > ROWS ? ROWS / {{ t.rows }} : rows / {{ t.rows }};
         const int c[{{ p.rank }}] = {{ "{" }}{{ t.coords_inner_first }}{{ "}" }};
-        ima_tma_load_rows<{{ p.rank }}, COLS / {{ t.cols }}>(dst.addr, tma, bar, c, {{ t.cols }}, {{ t.rows }}, {{ t.rows }} * 128, ROWS * 128, boxes,
-                                               dst.ok, ok);
+        ima_tma_load<{{ p.rank }}, COLS / {{ t.cols }}>(dst.addr, tma, bar, c, {{ t.cols }}, ROWS * 128, dst.ok, ok);
     }
 {%- else %}
     // The ROWS x COLS tile whose element (0, 0) is at ({{ p.indices }}) stored by the TMA unit

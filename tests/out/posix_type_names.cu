@@ -829,76 +829,54 @@ __device__ __forceinline__ void ima_mbar_arrive(unsigned bar) {
     asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
-// One box of a tensor map at coordinates c, with c[0] and c[1] replaced by x and y (its
-// innermost and row coordinates), landing at shared address `to`, its bytes completing on
-// the barrier's phase. One thread issues it.
-template <int R>
-__device__ __forceinline__ void ima_tma_box(unsigned to, const ImaTensorMap* map, ImaBarrier bar, const int (&c)[R], int x,
-                                            int y) {
-    static_assert(R >= 2 && R <= 5, "a tensor map has 2 to 5 dimensions");
-    const unsigned long long m = reinterpret_cast<unsigned long long>(map);
-    if constexpr (R == 2) {
-        asm volatile(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
-            "l"(m), "r"(x), "r"(y), "r"(bar.addr)
-            : "memory");
-    } else if constexpr (R == 3) {
-        asm volatile(
-            "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
-            "l"(m), "r"(x), "r"(y), "r"(c[2]), "r"(bar.addr)
-            : "memory");
-    } else if constexpr (R == 4) {
-        asm volatile(
-            "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
-            "l"(m), "r"(x), "r"(y), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
-            : "memory");
-    } else {
-        asm volatile(
-            "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
-            "l"(m), "r"(x), "r"(y), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
-            : "memory");
-    }
-}
-
-// A tile of BOXES panels side by side along a tensor map's innermost dimension (panel b at
-// coordinate c[0] + b * box_cols, landing at dst + b * panel_bytes), of which the first
-// `row_boxes` boxes down each panel are copied (box r at row coordinate
-// c[1] + r * box_rows, landing box_bytes after the one before), their bytes first added
-// to what the barrier's phase waits for; the panels' bytes past them are left as they
-// were. One thread issues them. Nothing is expected of the barrier unless they are
-// issued, so a load that is not still lets the stage complete: when `write` is false (a
-// shared tile a checked entry point refused) the tile is left alone; when `ok` is false
-// (an origin it refused, or an empty tensor) nothing is read, and the boxes' bytes are
-// zero-filled by the thread instead and fenced for the MMA's reads.
-template <int R, int BOXES>
-__device__ __forceinline__ void ima_tma_load_rows(unsigned dst, const ImaTensorMap* map, ImaBarrier bar, const int (&c)[R],
-                                                  int box_cols, int box_rows, unsigned box_bytes, unsigned panel_bytes,
-                                                  int row_boxes, bool write, bool ok) {
-    if (!write) return;
-    if (!ok) {
-        for (int b = 0; b < BOXES; ++b)
-            for (unsigned o = 0; o < unsigned(row_boxes) * box_bytes; o += 16)
-                asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(dst + b * panel_bytes + o), "r"(0u)
-                             : "memory");
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        return;
-    }
-    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar.addr),
-                 "r"(unsigned(row_boxes) * BOXES * box_bytes)
-                 : "memory");
-    for (int r = 0; r < row_boxes; ++r)
-#pragma unroll
-        for (int b = 0; b < BOXES; ++b)
-            ima_tma_box<R>(dst + b * panel_bytes + r * box_bytes, map, bar, c, c[0] + b * box_cols, c[1] + r * box_rows);
-}
-
 // BOXES boxes of a tensor map side by side along its innermost dimension (box b at
-// coordinate c[0] + b * box_cols, landing at dst + b * box_bytes): ima_tma_load_rows with
-// one box down each panel.
+// coordinate c[0] + b * box_cols, landing at dst + b * box_bytes), their bytes first
+// added to what the barrier's phase waits for. One thread issues them. Nothing is
+// expected of the barrier unless they are issued, so a load that is not still lets the
+// stage complete: when `write` is false (a shared tile a checked entry point refused) the
+// tile is left alone; when `ok` is false (an origin it refused, or an empty tensor)
+// nothing is read, and the tile is zero-filled by the thread instead and fenced for the
+// MMA's reads.
 template <int R, int BOXES>
 __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* map, ImaBarrier bar, const int (&c)[R],
                                              int box_cols, unsigned box_bytes, bool write, bool ok) {
-    ima_tma_load_rows<R, BOXES>(dst, map, bar, c, box_cols, 0, box_bytes, box_bytes, 1, write, ok);
+    static_assert(R >= 2 && R <= 5, "a tensor map has 2 to 5 dimensions");
+    if (!write) return;
+    if (!ok) {
+        for (unsigned o = 0; o < BOXES * box_bytes; o += 16)
+            asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(dst + o), "r"(0u) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        return;
+    }
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar.addr), "r"(BOXES * box_bytes)
+                 : "memory");
+    const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+#pragma unroll
+    for (int b = 0; b < BOXES; ++b) {
+        const unsigned to = dst + b * box_bytes;
+        const int x = c[0] + b * box_cols;
+        if constexpr (R == 2) {
+            asm volatile(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 3) {
+            asm volatile(
+                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 4) {
+            asm volatile(
+                "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
+                : "memory");
+        } else {
+            asm volatile(
+                "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
+                : "memory");
+        }
+    }
 }
 
 // The other direction: a ROWS x COLS shared tile stored by the TMA unit (`y.tma_store`),
@@ -1506,7 +1484,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/posix_type_names.ima"
  off(i) = key(i) + size(i); 
-#line 1510 "posix_type_names.cu"
+#line 1488 "posix_type_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

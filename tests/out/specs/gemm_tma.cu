@@ -831,76 +831,54 @@ __device__ __forceinline__ void ima_mbar_arrive(unsigned bar) {
     asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
-// One box of a tensor map at coordinates c, with c[0] and c[1] replaced by x and y (its
-// innermost and row coordinates), landing at shared address `to`, its bytes completing on
-// the barrier's phase. One thread issues it.
-template <int R>
-__device__ __forceinline__ void ima_tma_box(unsigned to, const ImaTensorMap* map, ImaBarrier bar, const int (&c)[R], int x,
-                                            int y) {
-    static_assert(R >= 2 && R <= 5, "a tensor map has 2 to 5 dimensions");
-    const unsigned long long m = reinterpret_cast<unsigned long long>(map);
-    if constexpr (R == 2) {
-        asm volatile(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
-            "l"(m), "r"(x), "r"(y), "r"(bar.addr)
-            : "memory");
-    } else if constexpr (R == 3) {
-        asm volatile(
-            "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
-            "l"(m), "r"(x), "r"(y), "r"(c[2]), "r"(bar.addr)
-            : "memory");
-    } else if constexpr (R == 4) {
-        asm volatile(
-            "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
-            "l"(m), "r"(x), "r"(y), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
-            : "memory");
-    } else {
-        asm volatile(
-            "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
-            "l"(m), "r"(x), "r"(y), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
-            : "memory");
-    }
-}
-
-// A tile of BOXES panels side by side along a tensor map's innermost dimension (panel b at
-// coordinate c[0] + b * box_cols, landing at dst + b * panel_bytes), of which the first
-// `row_boxes` boxes down each panel are copied (box r at row coordinate
-// c[1] + r * box_rows, landing box_bytes after the one before), their bytes first added
-// to what the barrier's phase waits for; the panels' bytes past them are left as they
-// were. One thread issues them. Nothing is expected of the barrier unless they are
-// issued, so a load that is not still lets the stage complete: when `write` is false (a
-// shared tile a checked entry point refused) the tile is left alone; when `ok` is false
-// (an origin it refused, or an empty tensor) nothing is read, and the boxes' bytes are
-// zero-filled by the thread instead and fenced for the MMA's reads.
-template <int R, int BOXES>
-__device__ __forceinline__ void ima_tma_load_rows(unsigned dst, const ImaTensorMap* map, ImaBarrier bar, const int (&c)[R],
-                                                  int box_cols, int box_rows, unsigned box_bytes, unsigned panel_bytes,
-                                                  int row_boxes, bool write, bool ok) {
-    if (!write) return;
-    if (!ok) {
-        for (int b = 0; b < BOXES; ++b)
-            for (unsigned o = 0; o < unsigned(row_boxes) * box_bytes; o += 16)
-                asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(dst + b * panel_bytes + o), "r"(0u)
-                             : "memory");
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        return;
-    }
-    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar.addr),
-                 "r"(unsigned(row_boxes) * BOXES * box_bytes)
-                 : "memory");
-    for (int r = 0; r < row_boxes; ++r)
-#pragma unroll
-        for (int b = 0; b < BOXES; ++b)
-            ima_tma_box<R>(dst + b * panel_bytes + r * box_bytes, map, bar, c, c[0] + b * box_cols, c[1] + r * box_rows);
-}
-
 // BOXES boxes of a tensor map side by side along its innermost dimension (box b at
-// coordinate c[0] + b * box_cols, landing at dst + b * box_bytes): ima_tma_load_rows with
-// one box down each panel.
+// coordinate c[0] + b * box_cols, landing at dst + b * box_bytes), their bytes first
+// added to what the barrier's phase waits for. One thread issues them. Nothing is
+// expected of the barrier unless they are issued, so a load that is not still lets the
+// stage complete: when `write` is false (a shared tile a checked entry point refused) the
+// tile is left alone; when `ok` is false (an origin it refused, or an empty tensor)
+// nothing is read, and the tile is zero-filled by the thread instead and fenced for the
+// MMA's reads.
 template <int R, int BOXES>
 __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* map, ImaBarrier bar, const int (&c)[R],
                                              int box_cols, unsigned box_bytes, bool write, bool ok) {
-    ima_tma_load_rows<R, BOXES>(dst, map, bar, c, box_cols, 0, box_bytes, box_bytes, 1, write, ok);
+    static_assert(R >= 2 && R <= 5, "a tensor map has 2 to 5 dimensions");
+    if (!write) return;
+    if (!ok) {
+        for (unsigned o = 0; o < BOXES * box_bytes; o += 16)
+            asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(dst + o), "r"(0u) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        return;
+    }
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar.addr), "r"(BOXES * box_bytes)
+                 : "memory");
+    const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+#pragma unroll
+    for (int b = 0; b < BOXES; ++b) {
+        const unsigned to = dst + b * box_bytes;
+        const int x = c[0] + b * box_cols;
+        if constexpr (R == 2) {
+            asm volatile(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 3) {
+            asm volatile(
+                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 4) {
+            asm volatile(
+                "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
+                : "memory");
+        } else {
+            asm volatile(
+                "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
+                : "memory");
+        }
+    }
 }
 
 // The other direction: a ROWS x COLS shared tile stored by the TMA unit (`y.tma_store`),
@@ -1534,42 +1512,22 @@ struct a_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // The ROWS x COLS tile whose element (0, 0) is at (i0, i1), rows along dimension
     // 0 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
-    // shared tile `dst` in boxes of 128 x 64 (ROWS / 128 x COLS / 64 of them), their
-    // bytes counted on the stage's barrier `bar`. The tensor map, encoded by the runtime
-    // from this view, bounds every box: elements past the extents arrive as zeros, and
-    // nothing outside the tensor is read. One thread calls it (ImaTmaPipeline's producer).
-    // A checked entry point checks the origin, once: a refused tile, or any tile of an
-    // empty tensor, is not copied but zero-filled, and a refused shared tile is left alone.
+    // shared tile `dst` in boxes of 128 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
-        tma_load_rows(dst, ROWS, bar, i0, i1);
-    }
-
-    // The same tile's first `rows` rows only: rows / 128 boxes down each of its COLS / 64
-    // panels, `rows` a multiple of 128 up to ROWS, the tile's rows from `rows` on left as they
-    // were. For a body that reads no further (an MMA whose N is `rows`): the TMA unit fills
-    // a box's rows past the tensor with zeros, which costs it time as reading does
-    // (gptq_gemm_wg at M = 16 streamed its weights in 54.7 µs with boxes of 64 rows of x, 48
-    // of them past M, and in 38.0 with boxes of 16: bench/RESULTS.md), so a tile of a short
-    // tensor should ask for the rows it has. A `rows` outside that range is clamped into it
-    // (at least one box, at most the tile), so no box lands outside `dst`; a checked entry
-    // point also reports it.
-    template <int ROWS, int COLS, bool C>
-    __device__ __forceinline__ void tma_load_rows(const ImaTmaTile<__half, ROWS, COLS, C>& dst, int rows, ImaBarrier bar, I i0, I i1) const {
-        static_assert(ROWS % 128 == 0 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
+        static_assert(ROWS == 128 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         bool ok = ima_nonempty<I, 2>(e);
         if constexpr (IMA_CHECKED) {
             if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 0, 0, i, e);
-            if (dst.ok && !(rows > 0 && rows % 128 == 0 && rows <= ROWS)) {
-                const int r[2] = {rows, 0}, re[2] = {ROWS, COLS};
-                ima_report<int, 2>(dst.rec, dst.arg, 1, IMA_TILE_CHUNK, 0, r, re);
-            }
         }
-        const int boxes = rows < 128 ? 1 : rows > ROWS ? ROWS / 128 : rows / 128;
         const int c[2] = {int(i1), int(i0)};
-        ima_tma_load_rows<2, COLS / 64>(dst.addr, tma, bar, c, 64, 128, 128 * 128, ROWS * 128, boxes,
-                                               dst.ok, ok);
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -1644,42 +1602,22 @@ struct b_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // The ROWS x COLS tile whose element (0, 0) is at (i0, i1), rows along dimension
     // 0 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
-    // shared tile `dst` in boxes of 64 x 64 (ROWS / 64 x COLS / 64 of them), their
-    // bytes counted on the stage's barrier `bar`. The tensor map, encoded by the runtime
-    // from this view, bounds every box: elements past the extents arrive as zeros, and
-    // nothing outside the tensor is read. One thread calls it (ImaTmaPipeline's producer).
-    // A checked entry point checks the origin, once: a refused tile, or any tile of an
-    // empty tensor, is not copied but zero-filled, and a refused shared tile is left alone.
+    // shared tile `dst` in boxes of 64 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
-        tma_load_rows(dst, ROWS, bar, i0, i1);
-    }
-
-    // The same tile's first `rows` rows only: rows / 64 boxes down each of its COLS / 64
-    // panels, `rows` a multiple of 64 up to ROWS, the tile's rows from `rows` on left as they
-    // were. For a body that reads no further (an MMA whose N is `rows`): the TMA unit fills
-    // a box's rows past the tensor with zeros, which costs it time as reading does
-    // (gptq_gemm_wg at M = 16 streamed its weights in 54.7 µs with boxes of 64 rows of x, 48
-    // of them past M, and in 38.0 with boxes of 16: bench/RESULTS.md), so a tile of a short
-    // tensor should ask for the rows it has. A `rows` outside that range is clamped into it
-    // (at least one box, at most the tile), so no box lands outside `dst`; a checked entry
-    // point also reports it.
-    template <int ROWS, int COLS, bool C>
-    __device__ __forceinline__ void tma_load_rows(const ImaTmaTile<__half, ROWS, COLS, C>& dst, int rows, ImaBarrier bar, I i0, I i1) const {
-        static_assert(ROWS % 64 == 0 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(64, 64)");
+        static_assert(ROWS == 64 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(64, 64)");
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         bool ok = ima_nonempty<I, 2>(e);
         if constexpr (IMA_CHECKED) {
             if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 1, 0, i, e);
-            if (dst.ok && !(rows > 0 && rows % 64 == 0 && rows <= ROWS)) {
-                const int r[2] = {rows, 0}, re[2] = {ROWS, COLS};
-                ima_report<int, 2>(dst.rec, dst.arg, 1, IMA_TILE_CHUNK, 0, r, re);
-            }
         }
-        const int boxes = rows < 64 ? 1 : rows > ROWS ? ROWS / 64 : rows / 64;
         const int c[2] = {int(i1), int(i0)};
-        ima_tma_load_rows<2, COLS / 64>(dst.addr, tma, bar, c, 64, 64, 64 * 128, ROWS * 128, boxes,
-                                               dst.ok, ok);
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -1977,7 +1915,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1981 "gemm_tma.cu"
+#line 1919 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2290,42 +2228,22 @@ struct a_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // The ROWS x COLS tile whose element (0, 0) is at (i0, i1), rows along dimension
     // 0 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
-    // shared tile `dst` in boxes of 128 x 64 (ROWS / 128 x COLS / 64 of them), their
-    // bytes counted on the stage's barrier `bar`. The tensor map, encoded by the runtime
-    // from this view, bounds every box: elements past the extents arrive as zeros, and
-    // nothing outside the tensor is read. One thread calls it (ImaTmaPipeline's producer).
-    // A checked entry point checks the origin, once: a refused tile, or any tile of an
-    // empty tensor, is not copied but zero-filled, and a refused shared tile is left alone.
+    // shared tile `dst` in boxes of 128 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__nv_bfloat16, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
-        tma_load_rows(dst, ROWS, bar, i0, i1);
-    }
-
-    // The same tile's first `rows` rows only: rows / 128 boxes down each of its COLS / 64
-    // panels, `rows` a multiple of 128 up to ROWS, the tile's rows from `rows` on left as they
-    // were. For a body that reads no further (an MMA whose N is `rows`): the TMA unit fills
-    // a box's rows past the tensor with zeros, which costs it time as reading does
-    // (gptq_gemm_wg at M = 16 streamed its weights in 54.7 µs with boxes of 64 rows of x, 48
-    // of them past M, and in 38.0 with boxes of 16: bench/RESULTS.md), so a tile of a short
-    // tensor should ask for the rows it has. A `rows` outside that range is clamped into it
-    // (at least one box, at most the tile), so no box lands outside `dst`; a checked entry
-    // point also reports it.
-    template <int ROWS, int COLS, bool C>
-    __device__ __forceinline__ void tma_load_rows(const ImaTmaTile<__nv_bfloat16, ROWS, COLS, C>& dst, int rows, ImaBarrier bar, I i0, I i1) const {
-        static_assert(ROWS % 128 == 0 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
+        static_assert(ROWS == 128 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         bool ok = ima_nonempty<I, 2>(e);
         if constexpr (IMA_CHECKED) {
             if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 0, 0, i, e);
-            if (dst.ok && !(rows > 0 && rows % 128 == 0 && rows <= ROWS)) {
-                const int r[2] = {rows, 0}, re[2] = {ROWS, COLS};
-                ima_report<int, 2>(dst.rec, dst.arg, 1, IMA_TILE_CHUNK, 0, r, re);
-            }
         }
-        const int boxes = rows < 128 ? 1 : rows > ROWS ? ROWS / 128 : rows / 128;
         const int c[2] = {int(i1), int(i0)};
-        ima_tma_load_rows<2, COLS / 64>(dst.addr, tma, bar, c, 64, 128, 128 * 128, ROWS * 128, boxes,
-                                               dst.ok, ok);
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -2400,42 +2318,22 @@ struct b_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // The ROWS x COLS tile whose element (0, 0) is at (i0, i1), rows along dimension
     // 0 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
-    // shared tile `dst` in boxes of 64 x 64 (ROWS / 64 x COLS / 64 of them), their
-    // bytes counted on the stage's barrier `bar`. The tensor map, encoded by the runtime
-    // from this view, bounds every box: elements past the extents arrive as zeros, and
-    // nothing outside the tensor is read. One thread calls it (ImaTmaPipeline's producer).
-    // A checked entry point checks the origin, once: a refused tile, or any tile of an
-    // empty tensor, is not copied but zero-filled, and a refused shared tile is left alone.
+    // shared tile `dst` in boxes of 64 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__nv_bfloat16, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
-        tma_load_rows(dst, ROWS, bar, i0, i1);
-    }
-
-    // The same tile's first `rows` rows only: rows / 64 boxes down each of its COLS / 64
-    // panels, `rows` a multiple of 64 up to ROWS, the tile's rows from `rows` on left as they
-    // were. For a body that reads no further (an MMA whose N is `rows`): the TMA unit fills
-    // a box's rows past the tensor with zeros, which costs it time as reading does
-    // (gptq_gemm_wg at M = 16 streamed its weights in 54.7 µs with boxes of 64 rows of x, 48
-    // of them past M, and in 38.0 with boxes of 16: bench/RESULTS.md), so a tile of a short
-    // tensor should ask for the rows it has. A `rows` outside that range is clamped into it
-    // (at least one box, at most the tile), so no box lands outside `dst`; a checked entry
-    // point also reports it.
-    template <int ROWS, int COLS, bool C>
-    __device__ __forceinline__ void tma_load_rows(const ImaTmaTile<__nv_bfloat16, ROWS, COLS, C>& dst, int rows, ImaBarrier bar, I i0, I i1) const {
-        static_assert(ROWS % 64 == 0 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(64, 64)");
+        static_assert(ROWS == 64 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(64, 64)");
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         bool ok = ima_nonempty<I, 2>(e);
         if constexpr (IMA_CHECKED) {
             if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 1, 0, i, e);
-            if (dst.ok && !(rows > 0 && rows % 64 == 0 && rows <= ROWS)) {
-                const int r[2] = {rows, 0}, re[2] = {ROWS, COLS};
-                ima_report<int, 2>(dst.rec, dst.arg, 1, IMA_TILE_CHUNK, 0, r, re);
-            }
         }
-        const int boxes = rows < 64 ? 1 : rows > ROWS ? ROWS / 64 : rows / 64;
         const int c[2] = {int(i1), int(i0)};
-        ima_tma_load_rows<2, COLS / 64>(dst.addr, tma, bar, c, 64, 64, 64 * 128, ROWS * 128, boxes,
-                                               dst.ok, ok);
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -2733,7 +2631,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2737 "gemm_tma.cu"
+#line 2635 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3047,42 +2945,22 @@ struct q_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // The ROWS x COLS tile whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension
     // 2 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
-    // shared tile `dst` in boxes of 128 x 64 (ROWS / 128 x COLS / 64 of them), their
-    // bytes counted on the stage's barrier `bar`. The tensor map, encoded by the runtime
-    // from this view, bounds every box: elements past the extents arrive as zeros, and
-    // nothing outside the tensor is read. One thread calls it (ImaTmaPipeline's producer).
-    // A checked entry point checks the origin, once: a refused tile, or any tile of an
-    // empty tensor, is not copied but zero-filled, and a refused shared tile is left alone.
+    // shared tile `dst` in boxes of 128 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
-        tma_load_rows(dst, ROWS, bar, i0, i1, i2, i3);
-    }
-
-    // The same tile's first `rows` rows only: rows / 128 boxes down each of its COLS / 64
-    // panels, `rows` a multiple of 128 up to ROWS, the tile's rows from `rows` on left as they
-    // were. For a body that reads no further (an MMA whose N is `rows`): the TMA unit fills
-    // a box's rows past the tensor with zeros, which costs it time as reading does
-    // (gptq_gemm_wg at M = 16 streamed its weights in 54.7 µs with boxes of 64 rows of x, 48
-    // of them past M, and in 38.0 with boxes of 16: bench/RESULTS.md), so a tile of a short
-    // tensor should ask for the rows it has. A `rows` outside that range is clamped into it
-    // (at least one box, at most the tile), so no box lands outside `dst`; a checked entry
-    // point also reports it.
-    template <int ROWS, int COLS, bool C>
-    __device__ __forceinline__ void tma_load_rows(const ImaTmaTile<__half, ROWS, COLS, C>& dst, int rows, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
-        static_assert(ROWS % 128 == 0 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
+        static_assert(ROWS == 128 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         bool ok = ima_nonempty<I, 4>(e);
         if constexpr (IMA_CHECKED) {
             if (ok && dst.ok) ok = ima_in_bounds<I, 4>(rec, 0, 0, i, e);
-            if (dst.ok && !(rows > 0 && rows % 128 == 0 && rows <= ROWS)) {
-                const int r[2] = {rows, 0}, re[2] = {ROWS, COLS};
-                ima_report<int, 2>(dst.rec, dst.arg, 1, IMA_TILE_CHUNK, 0, r, re);
-            }
         }
-        const int boxes = rows < 128 ? 1 : rows > ROWS ? ROWS / 128 : rows / 128;
         const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
-        ima_tma_load_rows<4, COLS / 64>(dst.addr, tma, bar, c, 64, 128, 128 * 128, ROWS * 128, boxes,
-                                               dst.ok, ok);
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -3157,42 +3035,22 @@ struct k_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // The ROWS x COLS tile whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension
     // 2 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
-    // shared tile `dst` in boxes of 256 x 64 (ROWS / 256 x COLS / 64 of them), their
-    // bytes counted on the stage's barrier `bar`. The tensor map, encoded by the runtime
-    // from this view, bounds every box: elements past the extents arrive as zeros, and
-    // nothing outside the tensor is read. One thread calls it (ImaTmaPipeline's producer).
-    // A checked entry point checks the origin, once: a refused tile, or any tile of an
-    // empty tensor, is not copied but zero-filled, and a refused shared tile is left alone.
+    // shared tile `dst` in boxes of 256 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
-        tma_load_rows(dst, ROWS, bar, i0, i1, i2, i3);
-    }
-
-    // The same tile's first `rows` rows only: rows / 256 boxes down each of its COLS / 64
-    // panels, `rows` a multiple of 256 up to ROWS, the tile's rows from `rows` on left as they
-    // were. For a body that reads no further (an MMA whose N is `rows`): the TMA unit fills
-    // a box's rows past the tensor with zeros, which costs it time as reading does
-    // (gptq_gemm_wg at M = 16 streamed its weights in 54.7 µs with boxes of 64 rows of x, 48
-    // of them past M, and in 38.0 with boxes of 16: bench/RESULTS.md), so a tile of a short
-    // tensor should ask for the rows it has. A `rows` outside that range is clamped into it
-    // (at least one box, at most the tile), so no box lands outside `dst`; a checked entry
-    // point also reports it.
-    template <int ROWS, int COLS, bool C>
-    __device__ __forceinline__ void tma_load_rows(const ImaTmaTile<__half, ROWS, COLS, C>& dst, int rows, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
-        static_assert(ROWS % 256 == 0 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(256, 64)");
+        static_assert(ROWS == 256 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(256, 64)");
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         bool ok = ima_nonempty<I, 4>(e);
         if constexpr (IMA_CHECKED) {
             if (ok && dst.ok) ok = ima_in_bounds<I, 4>(rec, 1, 0, i, e);
-            if (dst.ok && !(rows > 0 && rows % 256 == 0 && rows <= ROWS)) {
-                const int r[2] = {rows, 0}, re[2] = {ROWS, COLS};
-                ima_report<int, 2>(dst.rec, dst.arg, 1, IMA_TILE_CHUNK, 0, r, re);
-            }
         }
-        const int boxes = rows < 256 ? 1 : rows > ROWS ? ROWS / 256 : rows / 256;
         const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
-        ima_tma_load_rows<4, COLS / 64>(dst.addr, tma, bar, c, 64, 256, 256 * 128, ROWS * 128, boxes,
-                                               dst.ok, ok);
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -3624,7 +3482,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3628 "gemm_tma.cu"
+#line 3486 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4012,42 +3870,22 @@ struct q_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // The ROWS x COLS tile whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension
     // 2 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
-    // shared tile `dst` in boxes of 128 x 64 (ROWS / 128 x COLS / 64 of them), their
-    // bytes counted on the stage's barrier `bar`. The tensor map, encoded by the runtime
-    // from this view, bounds every box: elements past the extents arrive as zeros, and
-    // nothing outside the tensor is read. One thread calls it (ImaTmaPipeline's producer).
-    // A checked entry point checks the origin, once: a refused tile, or any tile of an
-    // empty tensor, is not copied but zero-filled, and a refused shared tile is left alone.
+    // shared tile `dst` in boxes of 128 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
-        tma_load_rows(dst, ROWS, bar, i0, i1, i2, i3);
-    }
-
-    // The same tile's first `rows` rows only: rows / 128 boxes down each of its COLS / 64
-    // panels, `rows` a multiple of 128 up to ROWS, the tile's rows from `rows` on left as they
-    // were. For a body that reads no further (an MMA whose N is `rows`): the TMA unit fills
-    // a box's rows past the tensor with zeros, which costs it time as reading does
-    // (gptq_gemm_wg at M = 16 streamed its weights in 54.7 µs with boxes of 64 rows of x, 48
-    // of them past M, and in 38.0 with boxes of 16: bench/RESULTS.md), so a tile of a short
-    // tensor should ask for the rows it has. A `rows` outside that range is clamped into it
-    // (at least one box, at most the tile), so no box lands outside `dst`; a checked entry
-    // point also reports it.
-    template <int ROWS, int COLS, bool C>
-    __device__ __forceinline__ void tma_load_rows(const ImaTmaTile<__half, ROWS, COLS, C>& dst, int rows, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
-        static_assert(ROWS % 128 == 0 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
+        static_assert(ROWS == 128 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(128, 64)");
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         bool ok = ima_nonempty<I, 4>(e);
         if constexpr (IMA_CHECKED) {
             if (ok && dst.ok) ok = ima_in_bounds<I, 4>(rec, 0, 0, i, e);
-            if (dst.ok && !(rows > 0 && rows % 128 == 0 && rows <= ROWS)) {
-                const int r[2] = {rows, 0}, re[2] = {ROWS, COLS};
-                ima_report<int, 2>(dst.rec, dst.arg, 1, IMA_TILE_CHUNK, 0, r, re);
-            }
         }
-        const int boxes = rows < 128 ? 1 : rows > ROWS ? ROWS / 128 : rows / 128;
         const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
-        ima_tma_load_rows<4, COLS / 64>(dst.addr, tma, bar, c, 64, 128, 128 * 128, ROWS * 128, boxes,
-                                               dst.ok, ok);
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -4122,42 +3960,22 @@ struct k_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // The ROWS x COLS tile whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension
     // 2 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
-    // shared tile `dst` in boxes of 256 x 64 (ROWS / 256 x COLS / 64 of them), their
-    // bytes counted on the stage's barrier `bar`. The tensor map, encoded by the runtime
-    // from this view, bounds every box: elements past the extents arrive as zeros, and
-    // nothing outside the tensor is read. One thread calls it (ImaTmaPipeline's producer).
-    // A checked entry point checks the origin, once: a refused tile, or any tile of an
-    // empty tensor, is not copied but zero-filled, and a refused shared tile is left alone.
+    // shared tile `dst` in boxes of 256 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
-        tma_load_rows(dst, ROWS, bar, i0, i1, i2, i3);
-    }
-
-    // The same tile's first `rows` rows only: rows / 256 boxes down each of its COLS / 64
-    // panels, `rows` a multiple of 256 up to ROWS, the tile's rows from `rows` on left as they
-    // were. For a body that reads no further (an MMA whose N is `rows`): the TMA unit fills
-    // a box's rows past the tensor with zeros, which costs it time as reading does
-    // (gptq_gemm_wg at M = 16 streamed its weights in 54.7 µs with boxes of 64 rows of x, 48
-    // of them past M, and in 38.0 with boxes of 16: bench/RESULTS.md), so a tile of a short
-    // tensor should ask for the rows it has. A `rows` outside that range is clamped into it
-    // (at least one box, at most the tile), so no box lands outside `dst`; a checked entry
-    // point also reports it.
-    template <int ROWS, int COLS, bool C>
-    __device__ __forceinline__ void tma_load_rows(const ImaTmaTile<__half, ROWS, COLS, C>& dst, int rows, ImaBarrier bar, I i0, I i1, I i2, I i3) const {
-        static_assert(ROWS % 256 == 0 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(256, 64)");
+        static_assert(ROWS == 256 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(256, 64)");
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
         bool ok = ima_nonempty<I, 4>(e);
         if constexpr (IMA_CHECKED) {
             if (ok && dst.ok) ok = ima_in_bounds<I, 4>(rec, 1, 0, i, e);
-            if (dst.ok && !(rows > 0 && rows % 256 == 0 && rows <= ROWS)) {
-                const int r[2] = {rows, 0}, re[2] = {ROWS, COLS};
-                ima_report<int, 2>(dst.rec, dst.arg, 1, IMA_TILE_CHUNK, 0, r, re);
-            }
         }
-        const int boxes = rows < 256 ? 1 : rows > ROWS ? ROWS / 256 : rows / 256;
         const int c[4] = {int(i3), int(i2), int(i1), int(i0)};
-        ima_tma_load_rows<4, COLS / 64>(dst.addr, tma, bar, c, 64, 256, 256 * 128, ROWS * 128, boxes,
-                                               dst.ok, ok);
+        ima_tma_load<4, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -4486,7 +4304,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4490 "gemm_tma.cu"
+#line 4308 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4874,42 +4692,22 @@ struct x_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // The ROWS x COLS tile whose element (0, 0) is at (i0, i1), rows along dimension
     // 0 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
-    // shared tile `dst` in boxes of 16 x 64 (ROWS / 16 x COLS / 64 of them), their
-    // bytes counted on the stage's barrier `bar`. The tensor map, encoded by the runtime
-    // from this view, bounds every box: elements past the extents arrive as zeros, and
-    // nothing outside the tensor is read. One thread calls it (ImaTmaPipeline's producer).
-    // A checked entry point checks the origin, once: a refused tile, or any tile of an
-    // empty tensor, is not copied but zero-filled, and a refused shared tile is left alone.
+    // shared tile `dst` in boxes of 16 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
-        tma_load_rows(dst, ROWS, bar, i0, i1);
-    }
-
-    // The same tile's first `rows` rows only: rows / 16 boxes down each of its COLS / 64
-    // panels, `rows` a multiple of 16 up to ROWS, the tile's rows from `rows` on left as they
-    // were. For a body that reads no further (an MMA whose N is `rows`): the TMA unit fills
-    // a box's rows past the tensor with zeros, which costs it time as reading does
-    // (gptq_gemm_wg at M = 16 streamed its weights in 54.7 µs with boxes of 64 rows of x, 48
-    // of them past M, and in 38.0 with boxes of 16: bench/RESULTS.md), so a tile of a short
-    // tensor should ask for the rows it has. A `rows` outside that range is clamped into it
-    // (at least one box, at most the tile), so no box lands outside `dst`; a checked entry
-    // point also reports it.
-    template <int ROWS, int COLS, bool C>
-    __device__ __forceinline__ void tma_load_rows(const ImaTmaTile<__half, ROWS, COLS, C>& dst, int rows, ImaBarrier bar, I i0, I i1) const {
-        static_assert(ROWS % 16 == 0 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(16, 64)");
+        static_assert(ROWS == 16 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(16, 64)");
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         bool ok = ima_nonempty<I, 2>(e);
         if constexpr (IMA_CHECKED) {
             if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 0, 0, i, e);
-            if (dst.ok && !(rows > 0 && rows % 16 == 0 && rows <= ROWS)) {
-                const int r[2] = {rows, 0}, re[2] = {ROWS, COLS};
-                ima_report<int, 2>(dst.rec, dst.arg, 1, IMA_TILE_CHUNK, 0, r, re);
-            }
         }
-        const int boxes = rows < 16 ? 1 : rows > ROWS ? ROWS / 16 : rows / 16;
         const int c[2] = {int(i1), int(i0)};
-        ima_tma_load_rows<2, COLS / 64>(dst.addr, tma, bar, c, 64, 16, 16 * 128, ROWS * 128, boxes,
-                                               dst.ok, ok);
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -6016,7 +5814,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6020 "gemm_tma.cu"
+#line 5818 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6412,42 +6210,22 @@ struct x_t {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // The ROWS x COLS tile whose element (0, 0) is at (i0, i1), rows along dimension
     // 0 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
-    // shared tile `dst` in boxes of 16 x 64 (ROWS / 16 x COLS / 64 of them), their
-    // bytes counted on the stage's barrier `bar`. The tensor map, encoded by the runtime
-    // from this view, bounds every box: elements past the extents arrive as zeros, and
-    // nothing outside the tensor is read. One thread calls it (ImaTmaPipeline's producer).
-    // A checked entry point checks the origin, once: a refused tile, or any tile of an
-    // empty tensor, is not copied but zero-filled, and a refused shared tile is left alone.
+    // shared tile `dst` in boxes of 64 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
     template <int ROWS, int COLS, bool C>
     __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
-        tma_load_rows(dst, ROWS, bar, i0, i1);
-    }
-
-    // The same tile's first `rows` rows only: rows / 16 boxes down each of its COLS / 64
-    // panels, `rows` a multiple of 16 up to ROWS, the tile's rows from `rows` on left as they
-    // were. For a body that reads no further (an MMA whose N is `rows`): the TMA unit fills
-    // a box's rows past the tensor with zeros, which costs it time as reading does
-    // (gptq_gemm_wg at M = 16 streamed its weights in 54.7 µs with boxes of 64 rows of x, 48
-    // of them past M, and in 38.0 with boxes of 16: bench/RESULTS.md), so a tile of a short
-    // tensor should ask for the rows it has. A `rows` outside that range is clamped into it
-    // (at least one box, at most the tile), so no box lands outside `dst`; a checked entry
-    // point also reports it.
-    template <int ROWS, int COLS, bool C>
-    __device__ __forceinline__ void tma_load_rows(const ImaTmaTile<__half, ROWS, COLS, C>& dst, int rows, ImaBarrier bar, I i0, I i1) const {
-        static_assert(ROWS % 16 == 0 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(16, 64)");
+        static_assert(ROWS == 64 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(64, 64)");
         const I i[2] = {i0, i1}, e[2] = {e0, e1};
         bool ok = ima_nonempty<I, 2>(e);
         if constexpr (IMA_CHECKED) {
             if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 0, 0, i, e);
-            if (dst.ok && !(rows > 0 && rows % 16 == 0 && rows <= ROWS)) {
-                const int r[2] = {rows, 0}, re[2] = {ROWS, COLS};
-                ima_report<int, 2>(dst.rec, dst.arg, 1, IMA_TILE_CHUNK, 0, r, re);
-            }
         }
-        const int boxes = rows < 16 ? 1 : rows > ROWS ? ROWS / 16 : rows / 16;
         const int c[2] = {int(i1), int(i0)};
-        ima_tma_load_rows<2, COLS / 64>(dst.addr, tma, bar, c, 64, 16, 16 * 128, ROWS * 128, boxes,
-                                               dst.ok, ok);
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
     }
 #endif
 };
@@ -7505,8 +7283,7 @@ struct ws_t {
 #endif
 };
 
-// Stages of x's tile: [stage, 64 rows of x, 256 columns of K], of which a stage holds
-// the rows that the accumulators multiply (16, 32 or 64).
+// Stages of x's tile: [stage, 64 rows of x, 256 columns of K].
 // shared xs: f16[3, 64, 256], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct xs_t {
@@ -7618,7 +7395,7 @@ __device__ __forceinline__ void body(
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs,
     const last_t<I, IMA_CHECKED> last) {
-#line 406 "specs/gemm_tma.ima"
+#line 405 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
         const I units = ima_ceil_div(M, I(64)) * NS * KS;
@@ -7636,13 +7413,9 @@ __device__ __forceinline__ void body(
             // The unit's place kept as it advances, not divided out of its number: one
             // thread issues every stage's copies.
             I kc = u0 % KS, tile = u0 / KS;
-            // x's rows that the consumers' accumulators take (run's NX, below): boxes of
-            // rows past M would only be filled with zeros, which costs the TMA unit time
-            // (at M = 16 the stream took 54.7 µs with 64 rows, 38.0 with 16: bench/RESULTS.md).
-            const int x_rows = M <= 16 ? 16 : M <= 32 ? 32 : 64;
             pipe.produce(u1 - u0, [&](int st, I, ImaBarrier bar) {
                 w.tma_load(ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st), bar, 256 * kc, tile % NS * 192);
-                x.tma_load_rows(xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st), x_rows, bar, tile / NS * 64, 256 * kc);
+                x.tma_load(xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st), bar, tile / NS * 64, 256 * kc);
                 if (++kc == KS) {
                     kc = 0;
                     ++tile;
@@ -7788,7 +7561,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7792 "gemm_tma.cu"
+#line 7565 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1167,7 +1167,7 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 16, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 64, cols: 64, groups: false }),
         },
         ima::TensorArg {
             name: "w",
