@@ -1,17 +1,14 @@
 #!/usr/bin/env bash
-# Builds, on the build machine, what the GPU runs prepared in session 26 need
-# (bench/explore/prepared-run.sh runs them there): decode_gpu, the decode_layer example and
-# the bench (pack), and the wheels of the Python layer (decode, paged, gemm, quant and
-# gemm_tma), of test_gpu.py and of bench/explore/wt/wt3.ima (gen3.py). Then call the device
-# with carry [".gpu"]: bench/explore/prepared-run.sh, prepared-run-2.sh and prepared-run-3.sh,
-# a call each.
+# Builds, on the build machine, what the GPU run prepared in session 27 needs
+# (bench/explore/prepared-run.sh runs it there): the wheels of gemm.ima, gemm_tma.ima and
+# bench/explore/rp/rp2.ima (gen2.py). Then call the device with carry [".gpu"]:
+# bash bench/explore/prepared-run.sh.
 #   bench/explore/prepared-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bench/pack-and-note.sh -j2 --test decode_gpu --example decode_layer --example bench
+(cd bench/explore/rp && python3 gen2.py)
+bench/pack-and-note.sh -j2 --example bench
 # scripts/python-wheels builds into .gpu/wheels (after pack, which empties .gpu); it
 # checks rmsnorm's and quant's wheels on the CPU, so it gets those too.
-scripts/python-wheels specs/rmsnorm.ima specs/quant.ima specs/attn.ima specs/strided.ima specs/index.ima \
-    tests/in/planted_bugs.ima specs/gemm.ima specs/decode.ima specs/paged.ima specs/gemm_tma.ima \
-    bench/explore/wt/wt3.ima
+scripts/python-wheels specs/rmsnorm.ima specs/quant.ima specs/gemm.ima specs/gemm_tma.ima bench/explore/rp/rp2.ima
 du -sh .gpu

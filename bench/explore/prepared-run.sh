@@ -1,21 +1,15 @@
 #!/usr/bin/env bash
-# Runs, on the GPU machine, the first of session 26's prepared calls (built by
-# bench/explore/prepared-build.sh), each step under its own time limit (510 s in all,
-# below a call's 600): the first GPU run of the decode layer with gemm_tma.ima's
-# gptq_gemm_wg for its down and gate/up projections from 17 rows on
-# (examples/decode_layer/layer.rs's `projection_of`, decode_layer.py's `_project`).
-# Loading the layer's kernels now compiles gemm_tma.ima's module with NVRTC too (about a
-# minute on the build machine's nvcc), once a machine since the runtime's PTX cache
-# (runtime/src/ptx_cache.rs; the first GPU run of that cache too), hence the limits.
-# 1. decode_gpu (the layer against its f64 reference at B = 1, 8 and 32, every mode);
-# 2. the layer's speed at B = 1 and 32, context 1024, beside torch's
-#    (bench/decode-layer-on-device.sh bench).
-# Then prepared-run-2.sh and prepared-run-3.sh, a call each.
+# Runs, on the GPU machine, session 27's prepared call (built by
+# bench/explore/prepared-build.sh): bench/explore/rp/rp2.py, where rp16b_s5's consumers
+# spend a stage (its decode alone, its MMAs alone, its MMAs on two accumulators a group)
+# and gptq_gemm_wg's own decode in its 5-stage pipeline, at M = 16 and 8. Each process
+# compiles three modules with NVRTC at first load (gemm_tma's and rp2's take a minute or
+# more), hence the limit.
 #   bash bench/explore/prepared-run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 echo "== commit $(cat .gpu/commit)"
-echo "== decode_gpu"
-timeout 240 bash .gpu/on-device test decode_gpu 2>&1 | grep -E "^test |test result|panicked"
-echo "== decode layer bench"
-timeout 270 bash bench/decode-layer-on-device.sh bench 2>&1 | tail -30
+site=$(mktemp -d)
+python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/gemm_kernels-*.whl \
+    .gpu/wheels/gemm_tma_kernels-*.whl .gpu/wheels/rp2_kernels-*.whl && export PYTHONPATH=$site
+(cd bench/explore/rp && timeout 500 python3 -u rp2.py 2>&1)

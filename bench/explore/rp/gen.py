@@ -124,28 +124,36 @@ NODEC = edit(NEW_B, [
      "                            wv[0] = 0x01234567u;\n"),
 ])
 EMPTY = "                if constexpr (NX == 16) {\n                } else {\n"
+# rp16b_s5's pipeline: 5 stages, x's box (and its tile) 16 rows, the 16-row path only.
+S5 = [
+    ("    in    x: f16[M, K] align(16) tma(64, 64)\n", "    in    x: f16[M, K] align(16) tma(16, 64)\n"),
+    ("    shared ws: i32[3, 40, 192] align(1024)\n", "    shared ws: i32[5, 40, 192] align(1024)\n"),
+    ("    shared xs: f16[3, 64, 256] align(1024)\n", "    shared xs: f16[5, 16, 256] align(1024)\n"),
+    ("        const ImaTmaPipeline<3, 3> pipe;\n", "        const ImaTmaPipeline<5, 3> pipe;\n"),
+    ("x.tma_load(xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st), bar, tile / NS * 64, 256 * kc);",
+     "x.tma_load(xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st), bar, tile / NS * 64, 256 * kc);"),
+    ("                const auto xt = xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st);\n",
+     "                const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st);\n"),
+    ("        if (M <= 16) run(ImaConst<16>{});\n        else if (M <= 32) run(ImaConst<32>{});\n        else run(ImaConst<64>{});\n",
+     "        run(ImaConst<16>{});\n"),
+]
 variants = [("rp16", NEW, []), ("rp16b", NEW_B, []), ("rp16b_nomma", NOMMA, []), ("rp16b_nodec", NODEC, []),
             ("rp16b_empty", EMPTY, []),
-            ("rp16b_s5", NEW_B, [
-                ("    in    x: f16[M, K] align(16) tma(64, 64)\n", "    in    x: f16[M, K] align(16) tma(16, 64)\n"),
-                ("    shared ws: i32[3, 40, 192] align(1024)\n", "    shared ws: i32[5, 40, 192] align(1024)\n"),
-                ("    shared xs: f16[3, 64, 256] align(1024)\n", "    shared xs: f16[5, 16, 256] align(1024)\n"),
-                ("        const ImaTmaPipeline<3, 3> pipe;\n", "        const ImaTmaPipeline<5, 3> pipe;\n"),
-                ("x.tma_load(xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st), bar, tile / NS * 64, 256 * kc);",
-                 "x.tma_load(xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st), bar, tile / NS * 64, 256 * kc);"),
-                ("                const auto xt = xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st);\n",
-                 "                const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st);\n"),
+            ("rp16b_s5", NEW_B, S5 + [
                 ("const unsigned step = unsigned((kk / 64) * 64 * 128 + (kk % 64) * 2) / 16;",
                  "const unsigned step = unsigned((kk / 64) * 16 * 128 + (kk % 64) * 2) / 16;"),
-                ("        if (M <= 16) run(ImaConst<16>{});\n        else if (M <= 32) run(ImaConst<32>{});\n        else run(ImaConst<64>{});\n",
-                 "        run(ImaConst<16>{});\n"),
             ])]
-out = []
-for name, body, kernel_edits in variants:
+
+
+def variant(name, body, kernel_edits):
+    """Kernel `name`: gptq_gemm_wg with `body` for its 16-row path's stage (the original
+    stage for the other paths), and `kernel_edits` applied to the whole kernel."""
     v = k[:start] + body + original + "                }\n" + k[end:]
-    v = edit(v, [("kernel gptq_gemm_wg where M <= 128,", f"kernel {name} where M <= 16, G == 128,")] + kernel_edits)
-    out.append(v)
-with open("rp.ima", "w") as f:
-    f.write("/// Throwaway: gptq_gemm_wg's 16-row path on repacked weights, zeros and scales folded (bench/explore/rp/gen.py).\n")
-    f.write(consts)
-    f.write("\n" + "\n".join(out))
+    return edit(v, [("kernel gptq_gemm_wg where M <= 128,", f"kernel {name} where M <= 16, G == 128,")] + kernel_edits)
+
+
+if __name__ == "__main__":
+    with open("rp.ima", "w") as f:
+        f.write("/// Throwaway: gptq_gemm_wg's 16-row path on repacked weights, zeros and scales folded (bench/explore/rp/gen.py).\n")
+        f.write(consts)
+        f.write("\n" + "\n".join(variant(*v) for v in variants))

@@ -12,27 +12,9 @@ from timing import graph_us, shapes  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 import rp_kernels as rk  # noqa: E402
+from repack import repack  # noqa: E402
 
 dev = "cuda"
-
-
-def repack(qw):
-    """GPTQ's [K/8, N] words (word (p, n) holds rows 8 p + i at bits 4 i) repacked: of each
-    k step j of 16 rows and column pair (2 c, 2 c + 1), lane t's word (t < 4) holds, at
-    nibble s + 4 i, row 16 j + 8 h + 2 t + i of column 2 c + e, s = 2 h + e; it lies at
-    packed row 2 j + t // 2, column 2 c + t % 2."""
-    k8, n = qw.shape
-    k = 8 * k8
-    w = qw.to(torch.int64) & 0xFFFFFFFF
-    q = torch.stack([(w >> (4 * i)) & 15 for i in range(8)], dim=1).reshape(k, n)  # q[k, n]
-    q = q.reshape(k // 16, 2, 4, 2, n // 2, 2)  # [j, h, t, i, c, e]
-    word = torch.zeros(k // 16, 4, n // 2, dtype=torch.int64, device=qw.device)
-    for h in range(2):
-        for i in range(2):
-            for e in range(2):
-                word |= q[:, h, :, i, :, e] << (4 * (2 * h + e) + 16 * i)
-    word = word.reshape(k // 16, 2, 2, n // 2).permute(0, 1, 3, 2).reshape(k8, n)
-    return torch.where(word >= 2**31, word - 2**32, word).to(torch.int32)
 
 
 def weights(k, n, group=128):

@@ -1,0 +1,36 @@
+"""Throwaway, prepared for the session after 27: where rp16b_s5's consumers spend a stage,
+and whether its 5-stage pipeline alone (no repacked weights) carries gptq_gemm_wg.
+rp.ima's rp16b_s5 took 52.5 µs at M = 16, K = 8192, N = 28672, where its pipeline with
+idle consumers (stream.ima's e5) took 38.0 (bench/RESULTS.md, "What paces gptq_gemm_wg at
+16 rows"). Kernels of rp2.ima, all M <= 16 and G = 128:
+  s5        rp16b_s5 (repacked weights);
+  s5_nodec  its MMAs on constant registers (no loads, no decode);
+  s5_nomma  its decode, no MMA (the decoded words folded into a sink);
+  s5_acc4   its MMAs into two accumulators a group, alternating steps, so that no MMA
+            waits for the one before it (the chain of 8 a group halved);
+  wg_s5     gptq_gemm_wg's own decode (GPTQ's words as they are) in s5's pipeline.
+    python3 gen2.py [repo root]"""
+from gen import NEW_B, NODEC, NOMMA, S5, consts, edit, original, variant
+
+STEP = [("const unsigned step = unsigned((kk / 64) * 64 * 128 + (kk % 64) * 2) / 16;",
+         "const unsigned step = unsigned((kk / 64) * 16 * 128 + (kk % 64) * 2) / 16;")]
+ACC4 = edit(NEW_B, [
+    ("                    ImaWgAcc<16> T[2];\n", "                    ImaWgAcc<16> T[2][2];\n"),
+    ("                        if (j % 8 == 0)\n", "                        if (j % 8 < 2)\n"),
+    ("                            mma(T[h / 2].c, a[h % 2][j % 4], j);\n",
+     "                            mma(T[h / 2][j % 2].c, a[h % 2][j % 4], j);\n"),
+    ("acc.c[jt].x[e] = fmaf(sc[gi][e / 2], T[gi].c[jt].x[e], acc.c[jt].x[e]);",
+     "acc.c[jt].x[e] = fmaf(sc[gi][e / 2], T[gi][0].c[jt].x[e] + T[gi][1].c[jt].x[e], acc.c[jt].x[e]);"),
+])
+WG = "                if constexpr (true) {\n" + original + "                } else {\n"
+variants = [
+    ("s5", NEW_B, S5 + STEP),
+    ("s5_nodec", NODEC, S5 + STEP),
+    ("s5_nomma", NOMMA, S5 + STEP),
+    ("s5_acc4", ACC4, S5 + STEP),
+    ("wg_s5", WG, S5),
+]
+with open("rp2.ima", "w") as f:
+    f.write("/// Throwaway: rp16b_s5's stage taken apart, and gptq_gemm_wg in its pipeline (bench/explore/rp/gen2.py).\n")
+    f.write(consts)
+    f.write("\n" + "\n".join(variant(*v) for v in variants))

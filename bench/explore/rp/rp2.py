@@ -1,0 +1,50 @@
+"""Throwaway, prepared for the session after 27: rp2.ima's kernels (gen2.py) beside
+gptq_gemm_wg and gptq_gemm, CUDA graphs cycling weight sets larger than L2, µs a launch;
+outputs against gptq_gemm_wg's (s5_nodec's and s5_nomma's are not meaningful).
+    python3 -u rp2.py [M,K,N ...]"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import graph_us, shapes  # noqa: E402
+import gemm_kernels as gk  # noqa: E402
+import gemm_tma_kernels as tk  # noqa: E402
+import rp2_kernels as rk  # noqa: E402
+from repack import repack  # noqa: E402
+
+dev = "cuda"
+
+
+def weights(k, n, group=128):
+    qweight = torch.randint(-2**31, 2**31 - 1, (k // 8, n), device=dev, dtype=torch.int32)
+    qzeros = torch.randint(-2**31, 2**31 - 1, (k // group, n // 8), device=dev, dtype=torch.int32)
+    scales = (torch.rand(k // group, n, device=dev) * 0.01).half()
+    mk = lambda cls, qw: cls("gptq", qweight=qw, qzeros=qzeros, scales=scales, group_size=group)  # noqa: E731
+    return {"tk": mk(tk.QuantWeight, qweight), "gk": mk(gk.QuantWeight, qweight),
+            "rp": mk(rk.QuantWeight, repack(qweight)), "rk": mk(rk.QuantWeight, qweight)}
+
+
+for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096), (8, 8192, 28672)]):
+    nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+    ws = [weights(k, n) for _ in range(nsets)]
+    x = torch.randn(m, k, device=dev, dtype=torch.float16)
+    part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
+    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    names = {"s5": "rp", "s5_nodec": "rp", "s5_nomma": "rp", "s5_acc4": "rp", "wg_s5": "rk"}
+    ys = {nm: torch.empty(m, n, device=dev, dtype=torch.float16) for nm in ["wg", "gemm", *names]}
+    calls = {
+        "gptq_gemm_wg": lambda w: tk.gptq_gemm_wg(x, w["tk"], part, arr, ys["wg"]),
+        "gptq_gemm": lambda w: gk.gptq_gemm(x, w["gk"], ys["gemm"]),
+    }
+    for nm, fmt in names.items():
+        calls[nm] = (lambda f, y, fmt: lambda w: f(x, w[fmt], part, arr, y))(getattr(rk, nm), ys[nm], fmt)
+    row = [f"{nm} {graph_us(f, [(w,) for w in ws]):.1f}" for nm, f in calls.items()]
+    for f in calls.values():
+        f(ws[0])
+    ref = ys["wg"].float()
+    bound = max(1.0, ref.abs().max().item())
+    errs = ", ".join(f"{nm} {((ys[nm].float() - ref).abs().max().item() / bound):.1e}"
+                     for nm in ("gemm", "s5", "s5_acc4", "wg_s5"))
+    print(f"M={m} K={k} N={n}: " + ", ".join(row) + f" | max err / max |y|: {errs}", flush=True)
