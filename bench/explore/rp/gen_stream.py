@@ -4,17 +4,8 @@ whatever the accumulators hold), in four shapes of the pipeline:
 `e3` 3 stages, x's box 64 rows (gptq_gemm_wg's); `e5` 5 stages, x's box 16 rows;
 `e3w` 3 stages of W alone (x not loaded); `e6w` 6 stages of W alone.
     python3 gen_stream.py [repo root]"""
-import os
-import sys
+from gen import consts, edit, end, k, start
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from spec_text import edit, kernel  # noqa: E402
-
-before, k = kernel("gemm_tma.ima", "gptq_gemm_wg")
-consts = "".join(line + "\n" for line in before.splitlines() if line.startswith("const "))
-start = k.index("                // The stage's 16 steps in quarters")
-end_marker = "                acc.template wait<0>();\n"
-end = k.index(end_marker, start) + len(end_marker)
 empty = k[:start] + k[end:]
 empty = edit(empty, [("        if (M <= 16) run(ImaConst<16>{});\n        else if (M <= 32) run(ImaConst<32>{});\n        else run(ImaConst<64>{});\n",
                       "        run(ImaConst<16>{});\n")])

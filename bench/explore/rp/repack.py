@@ -1,5 +1,8 @@
-"""Throwaway: GPTQ's words repacked for rp.ima's and rp2.ima's kernels (gen.py, gen2.py)."""
+"""Throwaway: GPTQ's words repacked for rp.ima's and rp2.ima's kernels (gen.py, gen2.py),
+and the weight sets their timers (rp.py, rp2.py) cycle."""
 import torch
+
+dev = "cuda"
 
 
 def repack(qw):
@@ -19,3 +22,14 @@ def repack(qw):
                 word |= q[:, h, :, i, :, e] << (4 * (2 * h + e) + 16 * i)
     word = word.reshape(k // 16, 2, 2, n // 2).permute(0, 1, 3, 2).reshape(k8, n)
     return torch.where(word >= 2**31, word - 2**32, word).to(torch.int32)
+
+
+def weights(formats, k, n, group=128):
+    """One random GPTQ weight, K x N, as each of `formats` (name -> (a package's
+    QuantWeight class, whether its words are repacked)) makes it."""
+    qweight = torch.randint(-2**31, 2**31 - 1, (k // 8, n), device=dev, dtype=torch.int32)
+    qzeros = torch.randint(-2**31, 2**31 - 1, (k // group, n // 8), device=dev, dtype=torch.int32)
+    scales = (torch.rand(k // group, n, device=dev) * 0.01).half()
+    repacked = repack(qweight)
+    return {name: cls("gptq", qweight=repacked if rp else qweight, qzeros=qzeros, scales=scales, group_size=group)
+            for name, (cls, rp) in formats.items()}

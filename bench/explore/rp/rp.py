@@ -12,34 +12,27 @@ from timing import graph_us, shapes  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 import rp_kernels as rk  # noqa: E402
-from repack import repack  # noqa: E402
+from repack import weights  # noqa: E402
 
 dev = "cuda"
-
-
-def weights(k, n, group=128):
-    qweight = torch.randint(-2**31, 2**31 - 1, (k // 8, n), device=dev, dtype=torch.int32)
-    qzeros = torch.randint(-2**31, 2**31 - 1, (k // group, n // 8), device=dev, dtype=torch.int32)
-    scales = (torch.rand(k // group, n, device=dev) * 0.01).half()
-    mk = lambda cls, qw: cls("gptq", qweight=qw, qzeros=qzeros, scales=scales, group_size=group)  # noqa: E731
-    return mk(tk.QuantWeight, qweight), mk(gk.QuantWeight, qweight), mk(rk.QuantWeight, repack(qweight))
+FORMATS = {"tk": (tk.QuantWeight, False), "gk": (gk.QuantWeight, False), "rp": (rk.QuantWeight, True)}
 
 
 for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), (16, 4096, 6144),
                        (16, 4096, 4096), (8, 8192, 28672), (1, 8192, 28672)]):
     nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
-    ws = [weights(k, n) for _ in range(nsets)]
+    ws = [weights(FORMATS, k, n) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
     names = ["rp16", "rp16b", "rp16b_s5", "rp16b_nomma", "rp16b_nodec", "rp16b_empty"]
     ys = {name: torch.empty(m, n, device=dev, dtype=torch.float16) for name in ["wg", "gemm"] + names}
     calls = {
-        "gptq_gemm_wg": lambda w: tk.gptq_gemm_wg(x, w[0], part, arr, ys["wg"]),
-        "gptq_gemm": lambda w: gk.gptq_gemm(x, w[1], ys["gemm"]),
+        "gptq_gemm_wg": lambda w: tk.gptq_gemm_wg(x, w["tk"], part, arr, ys["wg"]),
+        "gptq_gemm": lambda w: gk.gptq_gemm(x, w["gk"], ys["gemm"]),
     }
     for name in names:
-        calls[name] = (lambda f, y: lambda w: f(x, w[2], part, arr, y))(getattr(rk, name), ys[name])
+        calls[name] = (lambda f, y: lambda w: f(x, w["rp"], part, arr, y))(getattr(rk, name), ys[name])
     row = []
     for name, f in calls.items():
         t = graph_us(f, [(w,) for w in ws])

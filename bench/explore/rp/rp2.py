@@ -12,23 +12,16 @@ from timing import graph_us, shapes  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 import rp2_kernels as rk  # noqa: E402
-from repack import repack  # noqa: E402
+from repack import weights  # noqa: E402
 
 dev = "cuda"
-
-
-def weights(k, n, group=128):
-    qweight = torch.randint(-2**31, 2**31 - 1, (k // 8, n), device=dev, dtype=torch.int32)
-    qzeros = torch.randint(-2**31, 2**31 - 1, (k // group, n // 8), device=dev, dtype=torch.int32)
-    scales = (torch.rand(k // group, n, device=dev) * 0.01).half()
-    mk = lambda cls, qw: cls("gptq", qweight=qw, qzeros=qzeros, scales=scales, group_size=group)  # noqa: E731
-    return {"tk": mk(tk.QuantWeight, qweight), "gk": mk(gk.QuantWeight, qweight),
-            "rp": mk(rk.QuantWeight, repack(qweight)), "rk": mk(rk.QuantWeight, qweight)}
+FORMATS = {"tk": (tk.QuantWeight, False), "gk": (gk.QuantWeight, False), "rp": (rk.QuantWeight, True),
+           "rk": (rk.QuantWeight, False)}
 
 
 for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096), (8, 8192, 28672)]):
     nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
-    ws = [weights(k, n) for _ in range(nsets)]
+    ws = [weights(FORMATS, k, n) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
