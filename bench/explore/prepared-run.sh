@@ -2,7 +2,8 @@
 # Runs, on the GPU machine, session 27's prepared call (built by
 # bench/explore/prepared-build.sh): bench/explore/rp/rp2.py, where rp16b_s5's consumers
 # spend a stage (its decode alone, its MMAs alone, its MMAs on two accumulators a group)
-# and gptq_gemm_wg's own decode in its 5-stage pipeline, at M = 16 and 8. Each process
+# and gptq_gemm_wg's own decode in its 5-stage pipeline (with one accumulator, and with two),
+# at M = 16 and 8. Each process
 # compiles three modules with NVRTC at first load (gemm_tma's and rp2's take a minute or
 # more), hence the limit.
 #   bash bench/explore/prepared-run.sh

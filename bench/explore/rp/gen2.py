@@ -8,7 +8,9 @@ idle consumers (stream.ima's e5) took 38.0 (bench/RESULTS.md, "What paces gptq_g
   s5_nomma  its decode, no MMA (the decoded words folded into a sink);
   s5_acc4   its MMAs into two accumulators a group, alternating steps, so that no MMA
             waits for the one before it (the chain of 8 a group halved);
-  wg_s5     gptq_gemm_wg's own decode (GPTQ's words as they are) in s5's pipeline.
+  wg_s5     gptq_gemm_wg's own decode (GPTQ's words as they are) in s5's pipeline;
+  wg_s5_acc2  wg_s5 with its MMAs into two accumulators, alternating steps, added up at
+            the end of each stage.
     python3 gen2.py [repo root]"""
 from gen import NEW_B, NODEC, NOMMA, S5, consts, edit, original, variant
 
@@ -23,12 +25,24 @@ ACC4 = edit(NEW_B, [
      "acc.c[jt].x[e] = fmaf(sc[gi][e / 2], T[gi][0].c[jt].x[e] + T[gi][1].c[jt].x[e], acc.c[jt].x[e]);"),
 ])
 WG = "                if constexpr (true) {\n" + original + "                } else {\n"
+WG_ACC2 = "                if constexpr (true) {\n" + edit(original, [
+    ("for (int j = 4 * h; j < 4 * h + 4; ++j) acc.mma_regs(a[h % 2][j % 4], xt, 16 * j);",
+     "for (int j = 4 * h; j < 4 * h + 4; ++j) (j % 2 ? acc2 : acc).mma_regs(a[h % 2][j % 4], xt, 16 * j);"),
+    ("                acc.template wait<0>();\n",
+     "                acc.template wait<0>();\n"
+     "                #pragma unroll\n"
+     "                for (int jt = 0; jt < NX / 8; ++jt)\n"
+     "                    #pragma unroll\n"
+     "                    for (int e = 0; e < 4; ++e) acc.c[jt].x[e] += acc2.c[jt].x[e];\n"
+     "                acc2 = ImaWgAcc<NX>{};\n"),
+]) + "                } else {\n"
 variants = [
     ("s5", NEW_B, S5 + STEP),
     ("s5_nodec", NODEC, S5 + STEP),
     ("s5_nomma", NOMMA, S5 + STEP),
     ("s5_acc4", ACC4, S5 + STEP),
     ("wg_s5", WG, S5),
+    ("wg_s5_acc2", WG_ACC2, S5 + [("            ImaWgAcc<NX> acc;\n", "            ImaWgAcc<NX> acc, acc2;\n")]),
 ]
 with open("rp2.ima", "w") as f:
     f.write("/// Throwaway: rp16b_s5's stage taken apart, and gptq_gemm_wg in its pipeline (bench/explore/rp/gen2.py).\n")

@@ -25,7 +25,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096), (
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
-    names = {"s5": "rp", "s5_nodec": "rp", "s5_nomma": "rp", "s5_acc4": "rp", "wg_s5": "rk"}
+    names = {"s5": "rp", "s5_nodec": "rp", "s5_nomma": "rp", "s5_acc4": "rp", "wg_s5": "rk", "wg_s5_acc2": "rk"}
     ys = {nm: torch.empty(m, n, device=dev, dtype=torch.float16) for nm in ["wg", "gemm", *names]}
     calls = {
         "gptq_gemm_wg": lambda w: tk.gptq_gemm_wg(x, w["tk"], part, arr, ys["wg"]),
@@ -39,5 +39,5 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096), (
     ref = ys["wg"].float()
     bound = max(1.0, ref.abs().max().item())
     errs = ", ".join(f"{nm} {((ys[nm].float() - ref).abs().max().item() / bound):.1e}"
-                     for nm in ("gemm", "s5", "s5_acc4", "wg_s5"))
+                     for nm in ("gemm", "s5", "s5_acc4", "wg_s5", "wg_s5_acc2"))
     print(f"M={m} K={k} N={n}: " + ", ".join(row) + f" | max err / max |y|: {errs}", flush=True)
