@@ -1,6 +1,8 @@
 """Throwaway: the decode layer from Python (examples/decode_layer/decode_layer.py) with and
 without gptq_gemm_wg for its projections, CUDA graphs, one call; then each projection
-alone at the layer's rows, both kernels. Reads the dumps of `decode_layer dump`.
+alone at the layer's rows, both kernels. Reads the dumps of `decode_layer dump`. Ran
+against 5ee7996's decode_layer.py, whose WARPGROUP_MIN_WEIGHTS rule this sets; the rule
+went with the revert of 6ffa763 (bench/RESULTS.md, "gptq_gemm_wg in the decode layer").
 
     python3 -u ab.py DIR...
 """
