@@ -3,7 +3,8 @@
 # bench/explore/prepared-build.sh): bench/explore/rp/rp2.py, where rp16b_s5's consumers
 # spend a stage (its decode alone, its MMAs alone, its MMAs on two accumulators a group)
 # and gptq_gemm_wg's own decode in its 5-stage pipeline (with one accumulator, and with two),
-# at M = 16 and 8. Each process
+# at M = 16 and 8; and at M = 32 (the layer's B = 32 shapes) gptq_gemm_wg's 32-row path in
+# 4 stages of 32 rows of x (wg_s4_32). Each process
 # compiles three modules with NVRTC at first load (gemm_tma's and rp2's take a minute or
 # more), hence the limit.
 #   bash bench/explore/prepared-run.sh

@@ -10,7 +10,9 @@ idle consumers (stream.ima's e5) took 38.0 (bench/RESULTS.md, "What paces gptq_g
             waits for the one before it (the chain of 8 a group halved);
   wg_s5     gptq_gemm_wg's own decode (GPTQ's words as they are) in s5's pipeline;
   wg_s5_acc2  wg_s5 with its MMAs into two accumulators, alternating steps, added up at
-            the end of each stage.
+            the end of each stage;
+  wg_s4_32  (M <= 32) gptq_gemm_wg's 32-row path alone in 4 stages of 32 rows of x (x's
+            box 32 rows): the layer's projections at B = 32.
     python3 gen2.py [repo root]"""
 from gen import NEW_B, NODEC, NOMMA, S5, consts, edit, original, variant
 
@@ -44,7 +46,25 @@ variants = [
     ("wg_s5", WG, S5),
     ("wg_s5_acc2", WG_ACC2, S5 + [("            ImaWgAcc<NX> acc;\n", "            ImaWgAcc<NX> acc, acc2;\n")]),
 ]
+# wg_s4_32's pipeline: 4 stages, x's box (and its tile) 32 rows, the 32-row path only.
+S4_32 = [
+    ("    in    x: f16[M, K] align(16) tma(64, 64)\n", "    in    x: f16[M, K] align(16) tma(32, 64)\n"),
+    ("    shared ws: i32[3, 40, 192] align(1024)\n", "    shared ws: i32[4, 40, 192] align(1024)\n"),
+    ("    shared xs: f16[3, 64, 256] align(1024)\n", "    shared xs: f16[4, 32, 256] align(1024)\n"),
+    ("        const ImaTmaPipeline<3, 3> pipe;\n", "        const ImaTmaPipeline<4, 3> pipe;\n"),
+    ("x.tma_load(xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st), bar, tile / NS * 64, 256 * kc);",
+     "x.tma_load(xs.tma_tile(ImaConst<32>{}, ImaConst<256>{}, st), bar, tile / NS * 64, 256 * kc);"),
+    ("                const auto xt = xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st);\n",
+     "                const auto xt = xs.tma_tile(ImaConst<32>{}, ImaConst<256>{}, st);\n"),
+    ("        if (M <= 16) run(ImaConst<16>{});\n        else if (M <= 32) run(ImaConst<32>{});\n        else run(ImaConst<64>{});\n",
+     "        run(ImaConst<32>{});\n"),
+    ("kernel wg_s4_32 where M <= 16,", "kernel wg_s4_32 where M <= 32,"),
+]
+kernels = [variant(*v) for v in variants]
+# variant() names the kernel and asks M <= 16 before its edits: the 32-row one's edits
+# come after.
+kernels.append(edit(variant("wg_s4_32", WG, []), S4_32))
 with open("rp2.ima", "w") as f:
     f.write("/// Throwaway: rp16b_s5's stage taken apart, and gptq_gemm_wg in its pipeline (bench/explore/rp/gen2.py).\n")
     f.write(consts)
-    f.write("\n" + "\n".join(variant(*v) for v in variants))
+    f.write("\n" + "\n".join(kernels))

@@ -1,6 +1,7 @@
 """Throwaway, prepared for the session after 27: rp2.ima's kernels (gen2.py) beside
 gptq_gemm_wg and gptq_gemm, CUDA graphs cycling weight sets larger than L2, µs a launch;
-outputs against gptq_gemm_wg's (s5_nodec's and s5_nomma's are not meaningful).
+outputs against gptq_gemm_wg's (s5_nodec's and s5_nomma's are not meaningful); at M = 32
+wg_s4_32 alone beside them.
     python3 -u rp2.py [M,K,N ...]"""
 import os
 import sys
@@ -19,13 +20,16 @@ FORMATS = {"tk": (tk.QuantWeight, False), "gk": (gk.QuantWeight, False), "rp": (
            "rk": (rk.QuantWeight, False)}
 
 
-for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096), (8, 8192, 28672)]):
+for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096), (8, 8192, 28672),
+                       (32, 4096, 4096), (32, 4096, 6144), (32, 14336, 4096), (32, 4096, 28672),
+                       (32, 8192, 28672)]):
     nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
     ws = [weights(FORMATS, k, n) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
-    names = {"s5": "rp", "s5_nodec": "rp", "s5_nomma": "rp", "s5_acc4": "rp", "wg_s5": "rk", "wg_s5_acc2": "rk"}
+    names = ({"s5": "rp", "s5_nodec": "rp", "s5_nomma": "rp", "s5_acc4": "rp", "wg_s5": "rk", "wg_s5_acc2": "rk"}
+             if m <= 16 else {"wg_s4_32": "rk"})
     ys = {nm: torch.empty(m, n, device=dev, dtype=torch.float16) for nm in ["wg", "gemm", *names]}
     calls = {
         "gptq_gemm_wg": lambda w: tk.gptq_gemm_wg(x, w["tk"], part, arr, ys["wg"]),
@@ -39,5 +43,5 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096), (
     ref = ys["wg"].float()
     bound = max(1.0, ref.abs().max().item())
     errs = ", ".join(f"{nm} {((ys[nm].float() - ref).abs().max().item() / bound):.1e}"
-                     for nm in ("gemm", "s5", "s5_acc4", "wg_s5", "wg_s5_acc2"))
+                     for nm in ("gemm", "s5", "s5_acc4", "wg_s5", "wg_s5_acc2", "wg_s4_32") if nm in ys)
     print(f"M={m} K={k} N={n}: " + ", ".join(row) + f" | max err / max |y|: {errs}", flush=True)
