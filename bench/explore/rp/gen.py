@@ -1,7 +1,7 @@
 """Throwaway: gptq_gemm_wg's 16-row path with the weights repacked and the zeros and
 scales folded out of the decode (issue 21: fewer instructions a weight).
 
-`rp16` (M <= 16) reads a repacked qweight (rp.py's `repack`: same shape, each lane's 8
+`rp16` (M <= 16) reads a repacked qweight (repack.py's `repack`: same shape, each lane's 8
 nibbles of a k step of 16 in one word, where gptq_gemm_wg takes a byte of each of four
 words), turns a word into its 4 register pairs (1024 + q) by a shift and a LOP3 each (no
 PRMT, no HFMA2, no HMUL2), multiplies them as they are, and keeps per group of 128 rows
@@ -22,7 +22,7 @@ end = k.index(end_marker, start) + len(end_marker)
 original = k[start:end]
 
 NEW = r'''                if constexpr (NX == 16) {
-                    // Repacked (rp.py): lane 4 g + t's word of step j lies at packed row
+                    // Repacked (repack.py): lane 4 g + t's word of step j lies at packed row
                     // 2 j + t / 2, column c0 + t % 2; nibble s and 4 + s are A pair s.
                     const int t4 = lane % 4;
                     const unsigned col_byte = unsigned((c0 % 192 + (t4 & 1)) * 4);
