@@ -15,6 +15,12 @@ def kernel(spec, name):
     return text[:i], text[i:j]
 
 
+def constants(before):
+    """The `const` lines of the spec text `before` a kernel, which a throwaway spec of the
+    kernel holds too."""
+    return "".join(line + "\n" for line in before.splitlines() if line.startswith("const "))
+
+
 def edit(text, pairs):
     """text with each (old, new) of `pairs` replaced, in order; each old must occur once."""
     for old, new in pairs:

@@ -23,6 +23,15 @@ def gptq_weight(quant_weight, k, n, group=128):
     return quant_weight("gptq", qweight=qweight, qzeros=qzeros, scales=scales, group_size=group)
 
 
+def wg_workspace(package, m, n):
+    """gptq_gemm_wg's workspaces as gemm_tma.ima declares them, for M rows of x and N
+    columns of W: `part`, its blocks' slots (scratch), and `arrivals`, zero. `package`: any
+    package of a spec with the kernel's BLOCKS."""
+    part = torch.empty(package.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
+    arrivals = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    return part, arrivals
+
+
 def graph_us(fn, sets, reps=20, warm=2):
     """µs a launch of fn(*args), args in `sets`: a graph of one launch a set, median of
     `reps` replays, after `warm` passes outside the graph."""

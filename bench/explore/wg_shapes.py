@@ -5,7 +5,7 @@ import torch
 import decode_kernels as dk
 import gemm_kernels as gk
 import gemm_tma_kernels as tk
-from timing import gptq_weight, graph_us
+from timing import gptq_weight, graph_us, wg_workspace
 
 dev = "cuda"
 G = 128
@@ -22,9 +22,7 @@ for m, k, n in cases:
     ws = [gptq_weight(dk.QuantWeight, k, n, G) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     y = torch.empty(m, n, device=dev, dtype=torch.float16)
-    # The blocks' slots (abb29ee: scratch, [BLOCKS, 2, 3, 8, 128, 4]).
-    part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
-    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    part, arr = wg_workspace(tk, m, n)
     t_wg = graph_us(lambda w: tk.gptq_gemm_wg(x, w, part, arr, y), [(w,) for w in ws])
     y2 = torch.empty_like(y)
     t_mma = graph_us(lambda w: gk.gptq_gemm(x, w, y2), [(w,) for w in ws])

@@ -6,14 +6,13 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import gptq_weight  # noqa: E402
+from timing import gptq_weight, wg_workspace  # noqa: E402
 import gemm_tma_kernels as tk
 
 m, k, n = (int(a) for a in sys.argv[1:4])
 ws = [gptq_weight(tk.QuantWeight, k, n, 128) for _ in range(4)]
 x = torch.randn(m, k, device="cuda", dtype=torch.float16)
-part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device="cuda", dtype=torch.float32)
-arrivals = torch.zeros((m + 63) // 64, n // 64, device="cuda", dtype=torch.int32)
+part, arrivals = wg_workspace(tk, m, n)
 y = torch.empty(m, n, device="cuda", dtype=torch.float16)
 for w in ws:
     tk.gptq_gemm_wg(x, w, part, arrivals, y)

@@ -12,10 +12,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from spec_text import edit, kernel  # noqa: E402
+from spec_text import constants, edit, kernel  # noqa: E402
 
 before, k = kernel("gemm_tma.ima", "gptq_gemm_wg")
-consts = "".join(line + "\n" for line in before.splitlines() if line.startswith("const "))
+consts = constants(before)
 start = k.index("                // The stage's 16 steps in quarters")
 end_marker = "                acc.template wait<0>();\n"
 end = k.index(end_marker, start) + len(end_marker)

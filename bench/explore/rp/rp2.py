@@ -9,7 +9,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us, shapes  # noqa: E402
+from timing import graph_us, shapes, wg_workspace  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 import rp2_kernels as rk  # noqa: E402
@@ -26,8 +26,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096), (
     nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
     ws = [weights(FORMATS, k, n) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
-    part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
-    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    part, arr = wg_workspace(tk, m, n)
     names = ({"s5": "rp", "s5_nodec": "rp", "s5_nomma": "rp", "s5_acc4": "rp", "wg_s5": "rk", "wg_s5_acc2": "rk"}
              if m <= 16 else {"wg_s4_32": "rk"})
     ys = {nm: torch.empty(m, n, device=dev, dtype=torch.float16) for nm in ["wg", "gemm", *names]}

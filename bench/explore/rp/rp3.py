@@ -9,7 +9,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us, shapes  # noqa: E402
+from timing import graph_us, shapes, wg_workspace  # noqa: E402
 import rp3_kernels as rk  # noqa: E402
 from repack import weights  # noqa: E402
 
@@ -20,8 +20,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096)]):
     nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
     ws = [weights(FORMATS, k, n) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
-    part = torch.empty(rk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
-    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    part, arr = wg_workspace(rk, m, n)
     y = torch.empty(m, n, device=dev, dtype=torch.float16)
     ph = torch.zeros(rk.BLOCKS, 3, 4, device=dev, dtype=torch.int64)
     for name, fmt in (("s5_ph", "rp"), ("wg_s5_ph", "rk")):

@@ -11,10 +11,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from spec_text import edit, kernel  # noqa: E402
+from spec_text import constants, edit, kernel  # noqa: E402
 
 before, body = kernel("paged.ima", "paged_attn")
-consts = "".join(line + "\n" for line in before.splitlines() if line.startswith("const "))
+consts = constants(before)
 
 
 def variant(name, st, min_blocks):

@@ -12,11 +12,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from spec_text import edit, kernel  # noqa: E402
+from spec_text import constants, edit, kernel  # noqa: E402
 from stamping import S, STAMPED  # noqa: E402
 
 before, k = kernel("gemm_tma.ima", "gptq_gemm_wg")
-consts = "".join(line + "\n" for line in before.splitlines() if line.startswith("const "))
+consts = constants(before)
 stamped = edit(k, STAMPED)
 # The last arriver's path, point by point: 8 after its fence, 9 its blocks found, 10 the
 # slots summed, 11 y stored; and the occurrence's tile, its block count, its unit t and

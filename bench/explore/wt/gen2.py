@@ -5,10 +5,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from spec_text import edit, kernel  # noqa: E402
+from spec_text import constants, edit, kernel  # noqa: E402
 
 before, k = kernel("gemm_tma.ima", "gptq_gemm_wg")
-consts = "".join(line + "\n" for line in before.splitlines() if line.startswith("const "))
+consts = constants(before)
 with open("wt2.ima", "w") as f:
     f.write("/// Throwaway: gptq_gemm_wg's sum unrolled by 1 and 4 (bench/explore/wt/gen2.py).\n")
     f.write(consts)

@@ -13,11 +13,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from spec_text import edit, kernel  # noqa: E402
+from spec_text import constants, edit, kernel  # noqa: E402
 from stamping import S, STAMPED  # noqa: E402
 
 before, k = kernel("gemm_tma.ima", "gptq_gemm_wg")
-consts = "".join(line + "\n" for line in before.splitlines() if line.startswith("const "))
+consts = constants(before)
 # The last block's path: 8 the slots summed, 9 y stored; and the occurrence's tile, its
 # block count, its unit t and the block's units (12 to 15, plain values).
 stamped = edit(edit(k, STAMPED), [

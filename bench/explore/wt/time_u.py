@@ -5,10 +5,8 @@ launch), outputs compared with gptq_gemm_wg's.
 import os
 import sys
 
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import shapes, variants_against  # noqa: E402
+from timing import shapes, variants_against, wg_workspace  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 import wt2_kernels as wk  # noqa: E402
@@ -22,8 +20,7 @@ def with_workspace(kernel):
     def f(x, w, y):
         m, n = x.shape[0], y.shape[1]
         if (m, n) not in spaces:
-            spaces[(m, n)] = (torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device="cuda", dtype=torch.float32),
-                              torch.zeros((m + 63) // 64, (n + 63) // 64, device="cuda", dtype=torch.int32))
+            spaces[(m, n)] = wg_workspace(tk, m, n)
         part, arrivals = spaces[(m, n)]
         kernel(x, w, part, arrivals, y)
     return f

@@ -12,7 +12,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us, gptq_weight, shapes  # noqa: E402
+from timing import graph_us, gptq_weight, shapes, wg_workspace  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 import wt_kernels as wk  # noqa: E402
@@ -26,8 +26,7 @@ for m, k, n in shapes([(16, 512, 4096), (32, 4096, 4096), (32, 4096, 6144), (32,
     nsets = min(64, max(2, int(200e6 // (k * n // 2)) + 1))
     ws = [gptq_weight(wk.QuantWeight, k, n) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
-    part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
-    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    part, arr = wg_workspace(tk, m, n)
     units = -(-m // 64) * -(-n // 192) * -(-k // 256)
     print(f"M={m} K={k} N={n}: units {units} ({units / 132:.1f} a block)")
     ys = {}

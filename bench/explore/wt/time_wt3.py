@@ -11,7 +11,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us, gptq_weight, shapes  # noqa: E402
+from timing import graph_us, gptq_weight, shapes, wg_workspace  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 import wt3_kernels as wk  # noqa: E402
@@ -24,8 +24,7 @@ for m, k, n in shapes([(32, 4096, 4096), (32, 4096, 6144), (32, 14336, 4096), (3
     nsets = min(64, max(2, int(200e6 // (k * n // 2)) + 1))
     ws = [gptq_weight(wk.QuantWeight, k, n) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
-    part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
-    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    part, arr = wg_workspace(tk, m, n)
     st = torch.zeros(tk.BLOCKS, 4, 32, device=dev, dtype=torch.int64)
     y = torch.empty(m, n, device=dev, dtype=torch.float16)
     t_st = graph_us(lambda w: wk.stamped(x, w, part, arr, y, st), [(w,) for w in ws])
