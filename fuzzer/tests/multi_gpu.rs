@@ -1,50 +1,126 @@
-//! Two GPUs: a tensor on GPU 1 passed to a launch on GPU 0 is refused before launching.
+//! Two GPUs: a tensor on GPU 1, or a stream of GPU 1, passed to a launch of a kernel loaded
+//! on GPU 0 is refused before launching, and the output is left as it was.
+//!
+//! These tests need two GPUs and fail on one: run this binary on a two-GPU machine
+//! (`bash .gpu/on-device test multi_gpu`) and leave it out on one
+//! (`bash .gpu/on-device test -v multi_gpu`).
+
+use std::sync::Arc;
 
 use ima_fuzz::contract;
-use ima_runtime::cudarc::driver::CudaContext;
-use ima_runtime::{DType, DeviceId, DynTensor, Error, KernelArg, Module, Violation};
+use ima_runtime::cudarc::driver::{CudaContext, CudaStream};
+use ima_runtime::{DType, DeviceId, DynTensor, Error, Kernel, KernelArg, Module, Violation};
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn a_tensor_on_another_gpu_is_refused_with_violation_device() {
-    let n = CudaContext::device_count().unwrap_or(0);
-    if n < 2 {
-        println!("needs 2 GPUs, found {n}");
-        return;
-    }
+/// GPU 0 and GPU 1, each with a stream, and the example transpose loaded on GPU 0.
+struct TwoGpus {
+    ctx0: Arc<CudaContext>,
+    ctx1: Arc<CudaContext>,
+    s0: Arc<CudaStream>,
+    s1: Arc<CudaStream>,
+    transpose: Kernel,
+    _module: Module,
+}
+
+fn two_gpus() -> TwoGpus {
+    let n = CudaContext::device_count().unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        n >= 2,
+        "this test needs two GPUs and found {n}: run it on a two-GPU machine"
+    );
     let file = "specs/transpose.ima";
-    let text =
-        std::fs::read_to_string(format!("{}/../{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let m = contract::load(file, &text).unwrap();
+    let text = std::fs::read_to_string(format!("{}/../{file}", env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
+    let m = contract::load(file, &text).unwrap_or_else(|e| panic!("{e}"));
     let cuda = ima_codegen::cuda::generate(&m, "transpose.cu");
     let c = contract::build_all(&m)
         .into_iter()
         .find(|c| c.name == "transpose")
-        .unwrap();
-
+        .expect("specs/transpose.ima has a kernel named transpose");
     let (ctx0, ctx1) = (CudaContext::new(0).unwrap(), CudaContext::new(1).unwrap());
     let (s0, s1) = (ctx0.new_stream().unwrap(), ctx1.new_stream().unwrap());
-    let module = Module::compile(&ctx0, file, &cuda).unwrap();
-    let kernel = module.kernel(c).unwrap();
+    let module = Module::compile(&ctx0, file, &cuda).unwrap_or_else(|e| panic!("{e}"));
+    let transpose = module.kernel(c).unwrap_or_else(|e| panic!("{e}"));
+    TwoGpus {
+        ctx0,
+        ctx1,
+        s0,
+        s1,
+        transpose,
+        _module: module,
+    }
+}
 
-    let (rows, cols) = (33, 17);
-    let x =
-        DynTensor::from_bytes(&s1, DType::F32, &vec![0u8; rows * cols * 4], &[rows, cols]).unwrap();
-    let mut y = DynTensor::zeros(&s0, DType::F32, &[cols, rows]).unwrap();
-    let result = kernel.launch(
-        &s0,
-        &mut [KernelArg::read_dyn(&x), KernelArg::write_dyn(&mut y)],
-        &[],
-    );
+const ROWS: usize = 33;
+const COLS: usize = 17;
+
+/// An f32 tensor of `shape` on `stream`'s GPU, every element `value`.
+fn filled(stream: &Arc<CudaStream>, value: f32, shape: &[usize]) -> DynTensor {
+    let bytes: Vec<u8> = (0..shape.iter().product::<usize>())
+        .flat_map(|_| value.to_le_bytes())
+        .collect();
+    DynTensor::from_bytes(stream, DType::F32, &bytes, shape).unwrap()
+}
+
+/// The launch's violations; panics if it was not refused by the checker.
+fn refused<T: std::fmt::Debug>(result: Result<T, Error>) -> Vec<Violation> {
     let Err(Error::Launch(e)) = result else {
         panic!("expected a refusal, got {result:?}");
     };
+    eprintln!("{e}");
+    e.violations
+}
+
+/// Every element of `y` (on GPU 0) is still NaN: nothing ran.
+fn untouched(g: &TwoGpus, y: &DynTensor) {
+    let bytes = y.to_bytes(&g.s0).unwrap();
     assert!(
-        e.violations.iter().any(|v| matches!(
+        bytes
+            .chunks_exact(4)
+            .all(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_nan()),
+        "the refused launch wrote y"
+    );
+}
+
+#[test]
+#[ignore = "needs two CUDA GPUs"]
+fn a_tensor_on_another_gpu_is_refused_with_violation_device() {
+    let g = two_gpus();
+    let x = filled(&g.s1, 1.0, &[ROWS, COLS]);
+    let mut y = filled(&g.s0, f32::NAN, &[COLS, ROWS]);
+    let v = refused(g.transpose.launch(
+        &g.s0,
+        &mut [KernelArg::read_dyn(&x), KernelArg::write_dyn(&mut y)],
+        &[],
+    ));
+    assert!(
+        v.iter().any(|v| matches!(
             v,
             Violation::Device { arg: "x", expected, actual }
-                if *expected == DeviceId::of(&ctx0) && *actual == DeviceId::of(&ctx1)
+                if *expected == DeviceId::of(&g.ctx0) && *actual == DeviceId::of(&g.ctx1)
         )),
-        "{e}"
+        "{v:?}"
     );
+    untouched(&g, &y);
+}
+
+#[test]
+#[ignore = "needs two CUDA GPUs"]
+fn a_stream_of_another_gpu_is_refused_with_violation_stream() {
+    let g = two_gpus();
+    let x = filled(&g.s0, 1.0, &[ROWS, COLS]);
+    let mut y = filled(&g.s0, f32::NAN, &[COLS, ROWS]);
+    let v = refused(g.transpose.launch(
+        &g.s1,
+        &mut [KernelArg::read_dyn(&x), KernelArg::write_dyn(&mut y)],
+        &[],
+    ));
+    assert!(
+        v.iter().any(|v| matches!(
+            v,
+            Violation::Stream { kernel, stream }
+                if *kernel == DeviceId::of(&g.ctx0) && *stream == DeviceId::of(&g.ctx1)
+        )),
+        "{v:?}"
+    );
+    untouched(&g, &y);
 }

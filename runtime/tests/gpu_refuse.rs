@@ -3,7 +3,8 @@
 //!
 //! Each test launches a real kernel with one bad argument and asserts the typed error and
 //! that the NaN-poisoned output buffer is untouched: the checker refused before anything
-//! reached the GPU. (Index width is `gpu::past_two_billion_elements_uses_64_bit_indices`.)
+//! reached the GPU. (Index width is `gpu::past_two_billion_elements_uses_64_bit_indices`;
+//! a tensor or a stream of another GPU is `fuzzer/tests/multi_gpu.rs`, on two GPUs.)
 //! The kernels are hand-written in the ABI of `contract.rs`.
 
 use std::sync::Arc;
@@ -411,39 +412,6 @@ fn dtype_of_an_untyped_tensor() {
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
     assert_eq!(got, (0..8).map(|i| 3.0 * i as f32).collect::<Vec<_>>());
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU (two, for the cross-device case)"]
-fn device() {
-    let count = CudaContext::device_count().unwrap();
-    if count < 2 {
-        eprintln!("one GPU: the cross-device refusal is covered by check::device");
-        return;
-    }
-    let g = setup();
-    let other = CudaContext::new(1).unwrap().default_stream();
-    let x = Tensor::from_host(&other, &halves(8), &[8]).unwrap();
-    let mut y = poisoned(&g.stream, 8);
-    let v = refused(g.run_scale(KernelArg::read(&x), &mut y, Scalar::F32(1.0)));
-    assert!(
-        matches!(v[..], [Violation::Device { arg: "x", .. }]),
-        "{v:?}"
-    );
-    untouched(&g.stream, &y);
-
-    // A stream of the other device for a kernel loaded on device 0.
-    let x = Tensor::from_host(&g.stream, &halves(8), &[8]).unwrap();
-    let v = refused(g.scale.launch(
-        &other,
-        &mut [KernelArg::read(&x), KernelArg::write(&mut y)],
-        &[Scalar::F32(1.0)],
-    ));
-    assert!(
-        v.iter().any(|v| matches!(v, Violation::Stream { .. })),
-        "{v:?}"
-    );
-    untouched(&g.stream, &y);
 }
 
 #[test]
