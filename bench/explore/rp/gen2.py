@@ -60,11 +60,12 @@ S4_32 = [
      "        run(ImaConst<32>{});\n"),
     ("kernel wg_s4_32 where M <= 16,", "kernel wg_s4_32 where M <= 32,"),
 ]
-kernels = [variant(*v) for v in variants]
-# variant() names the kernel and asks M <= 16 before its edits: the 32-row one's edits
-# come after.
-kernels.append(edit(variant("wg_s4_32", WG, []), S4_32))
-with open("rp2.ima", "w") as f:
-    f.write("/// Throwaway: rp16b_s5's stage taken apart, and gptq_gemm_wg in its pipeline (bench/explore/rp/gen2.py).\n")
-    f.write(consts)
-    f.write("\n" + "\n".join(kernels))
+if __name__ == "__main__":
+    kernels = [variant(*v) for v in variants]
+    # variant() names the kernel and asks M <= 16 before its edits: the 32-row one's edits
+    # come after.
+    kernels.append(edit(variant("wg_s4_32", WG, []), S4_32))
+    with open("rp2.ima", "w") as f:
+        f.write("/// Throwaway: rp16b_s5's stage taken apart, and gptq_gemm_wg in its pipeline (bench/explore/rp/gen2.py).\n")
+        f.write(consts)
+        f.write("\n" + "\n".join(kernels))
