@@ -4,6 +4,8 @@ Install the wheels that scripts/python-wheels built into .gpu/wheels, then run:
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .gpu/wheels/*.whl
     PYTHONPATH=/tmp/site python3 tests/python/test_gpu.py
 Each test prints `ok NAME`; the script exits 1 if any failed, after running all of them.
+The tests marked `@needs_two_gpus` run only with `--two-gpus`, on a machine with two GPUs
+(with fewer they fail); without it they are listed as not run, never counted as passed.
 """
 
 import gc
@@ -23,6 +25,12 @@ import rmsnorm_kernels as rk
 import strided_kernels as sk
 
 dev = torch.device("cuda", 0)
+
+
+def needs_two_gpus(test):
+    """Marks a test that needs a second GPU: run only with `--two-gpus`."""
+    test.needs_two_gpus = True
+    return test
 
 
 def refused(f, *args, contains=()):
@@ -548,10 +556,10 @@ def test_gptq_gemm_wg_matches_torch_and_leaves_its_counters_zero():
             contains=("256 % G == 0",))
 
 
+@needs_two_gpus
 def test_a_call_on_another_device_launches_there():
-    if torch.cuda.device_count() < 2:
-        print("  (one GPU: skipped)")
-        return
+    n = torch.cuda.device_count()
+    assert n >= 2, f"this test needs two GPUs and found {n}"
     d1 = torch.device("cuda", 1)
     x = torch.randn(8, 256, device=d1, dtype=torch.bfloat16)
     w = torch.randn(256, device=d1, dtype=torch.bfloat16)
@@ -562,9 +570,13 @@ def test_a_call_on_another_device_launches_there():
 
 
 if __name__ == "__main__":
-    failed = 0
+    two_gpus = "--two-gpus" in sys.argv[1:]
+    failed, not_run = 0, []
     for name, f in sorted(globals().items()):
         if not name.startswith("test_"):
+            continue
+        if getattr(f, "needs_two_gpus", False) and not two_gpus:
+            not_run.append(name)
             continue
         try:
             f()
@@ -573,5 +585,7 @@ if __name__ == "__main__":
             failed += 1
             print(f"FAILED {name}", flush=True)
             traceback.print_exc()
+    for name in not_run:
+        print(f"not run {name}: needs two GPUs (--two-gpus, on a two-GPU machine)")
     print(f"{failed} failed")
     sys.exit(1 if failed else 0)
