@@ -61,37 +61,42 @@ fn filled(stream: &Arc<CudaStream>, value: f32, shape: &[usize]) -> DynTensor {
     DynTensor::from_bytes(stream, DType::F32, &bytes, shape).unwrap()
 }
 
-/// The launch's violations; panics if it was not refused by the checker.
-fn refused<T: std::fmt::Debug>(result: Result<T, Error>) -> Vec<Violation> {
-    let Err(Error::Launch(e)) = result else {
-        panic!("expected a refusal, got {result:?}");
-    };
-    eprintln!("{e}");
-    e.violations
-}
-
-/// Every element of `y` (on GPU 0) is still NaN: nothing ran.
-fn untouched(g: &TwoGpus, y: &DynTensor) {
-    let bytes = y.to_bytes(&g.s0).unwrap();
-    assert!(
-        bytes
-            .chunks_exact(4)
-            .all(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_nan()),
-        "the refused launch wrote y"
-    );
+impl TwoGpus {
+    /// Launches the transpose on `stream` with x made on `x_stream` and y on GPU 0 (NaN),
+    /// asserts that the checker refused it and that y was left as it was, and returns the
+    /// refusal's violations.
+    fn refused_transpose(
+        &self,
+        stream: &Arc<CudaStream>,
+        x_stream: &Arc<CudaStream>,
+    ) -> Vec<Violation> {
+        let x = filled(x_stream, 1.0, &[ROWS, COLS]);
+        let mut y = filled(&self.s0, f32::NAN, &[COLS, ROWS]);
+        let result = self.transpose.launch(
+            stream,
+            &mut [KernelArg::read_dyn(&x), KernelArg::write_dyn(&mut y)],
+            &[],
+        );
+        let Err(Error::Launch(e)) = result else {
+            panic!("expected a refusal, got {result:?}");
+        };
+        eprintln!("{e}");
+        let bytes = y.to_bytes(&self.s0).unwrap();
+        assert!(
+            bytes
+                .chunks_exact(4)
+                .all(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_nan()),
+            "the refused launch wrote y"
+        );
+        e.violations
+    }
 }
 
 #[test]
 #[ignore = "needs two CUDA GPUs"]
 fn a_tensor_on_another_gpu_is_refused_with_violation_device() {
     let g = two_gpus();
-    let x = filled(&g.s1, 1.0, &[ROWS, COLS]);
-    let mut y = filled(&g.s0, f32::NAN, &[COLS, ROWS]);
-    let v = refused(g.transpose.launch(
-        &g.s0,
-        &mut [KernelArg::read_dyn(&x), KernelArg::write_dyn(&mut y)],
-        &[],
-    ));
+    let v = g.refused_transpose(&g.s0, &g.s1);
     assert!(
         v.iter().any(|v| matches!(
             v,
@@ -100,20 +105,13 @@ fn a_tensor_on_another_gpu_is_refused_with_violation_device() {
         )),
         "{v:?}"
     );
-    untouched(&g, &y);
 }
 
 #[test]
 #[ignore = "needs two CUDA GPUs"]
 fn a_stream_of_another_gpu_is_refused_with_violation_stream() {
     let g = two_gpus();
-    let x = filled(&g.s0, 1.0, &[ROWS, COLS]);
-    let mut y = filled(&g.s0, f32::NAN, &[COLS, ROWS]);
-    let v = refused(g.transpose.launch(
-        &g.s1,
-        &mut [KernelArg::read_dyn(&x), KernelArg::write_dyn(&mut y)],
-        &[],
-    ));
+    let v = g.refused_transpose(&g.s1, &g.s0);
     assert!(
         v.iter().any(|v| matches!(
             v,
@@ -122,5 +120,4 @@ fn a_stream_of_another_gpu_is_refused_with_violation_stream() {
         )),
         "{v:?}"
     );
-    untouched(&g, &y);
 }

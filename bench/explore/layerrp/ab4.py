@@ -11,10 +11,12 @@ import torch
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", ".."))
+sys.path.insert(0, os.path.join(here, ".."))
 sys.path.insert(0, os.path.join(here, "..", "rp"))
 sys.path.insert(0, os.path.join(here, "..", "..", "..", "examples", "decode_layer"))
 import decode_layer  # noqa: E402
 from decode_layer_torch import captured, inputs, load, median_us, weights  # noqa: E402
+from layer_ab import alternate  # noqa: E402
 import rp4_kernels as rk  # noqa: E402
 from repack import repack  # noqa: E402
 
@@ -47,17 +49,7 @@ c, t = load(sys.argv[1])
 args = inputs(t)
 b = t["seq_lens"].shape[0]
 layer = Layer(c, weights(t))
-outs = {}
-for _ in range(2):
-    for name, plan in PLANS.items():
-        layer.plan = plan
-        us = median_us(captured(layer, args), 200)
-        out, _ = layer(*inputs(t))
-        outs.setdefault(name, out.clone())
-        print(f"B={b} layer, {name}: {us:.1f} us", flush=True)
-base = outs["gptq_gemm"].float()
-for name, o in outs.items():
-    print(f"  {name}: max |out - gptq_gemm's| {(o.float() - base).abs().max().item():.3e} (max |out| {base.abs().max().item():.3e})")
+alternate(layer, t, PLANS, lambda plan: setattr(layer, "plan", plan))
 s = layer._workspace(b, t["block_tables"].shape[1], args[0].device)
 x_of = {"qkv": s["normed"], "o": s["attn"].view(b, -1), "gate_up": s["normed"], "down": s["act"]}
 y_of = {"qkv": s["qkv"], "o": s["o"], "gate_up": s["act"], "down": torch.empty_like(args[0])}

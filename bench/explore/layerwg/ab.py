@@ -14,28 +14,20 @@ import torch
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", ".."))
+sys.path.insert(0, os.path.join(here, ".."))
 sys.path.insert(0, os.path.join(here, "..", "..", "..", "examples", "decode_layer"))
 import decode_layer  # noqa: E402
 from decode_layer_torch import captured, inputs, load, median_us, weights  # noqa: E402
+from layer_ab import alternate  # noqa: E402
 
-RULES = {"wg from 2^25 weights": 1 << 25, "no wg": 1 << 62, "wg everywhere": 0}
+RULES = {"no wg": 1 << 62, "wg from 2^25 weights": 1 << 25, "wg everywhere": 0}
 
 for d in sys.argv[1:]:
     c, t = load(d)
     args = inputs(t)
     b = t["seq_lens"].shape[0]
     layer = decode_layer.DecodeLayer(c, weights(t))
-    outs = {}
-    for _ in range(2):
-        for name, rule in RULES.items():
-            decode_layer.WARPGROUP_MIN_WEIGHTS = rule
-            us = median_us(captured(layer, args), 200)
-            out, res = layer(*inputs(t))
-            outs.setdefault(name, out.clone())
-            print(f"B={b} layer, {name}: {us:.1f} us", flush=True)
-    base = outs["no wg"].float()
-    for name, o in outs.items():
-        print(f"  {name}: max |out - no wg| {(o.float() - base).abs().max().item():.3e}")
+    alternate(layer, t, RULES, lambda rule: setattr(decode_layer, "WARPGROUP_MIN_WEIGHTS", rule))
     s = layer._workspace(b, t["block_tables"].shape[1], args[0].device)
     x_of = {"qkv": s["normed"], "o": s["attn"].view(b, -1), "gate_up": s["normed"], "down": s["act"]}
     y_of = {"qkv": s["qkv"], "o": s["o"], "gate_up": s["act"], "down": s["out"] if "out" in s else torch.empty_like(args[0])}
