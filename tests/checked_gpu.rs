@@ -239,8 +239,9 @@ fn checked_outputs_equal_release_outputs() {
     let (ctx, stream) = setup();
     let kernels = attn::Kernels::load(&ctx).unwrap();
     let (b, h, s, t, d) = (2, 3, 77, 45, 64);
-    let q = Tensor::from_host(&stream, &halves(b * h * s * d, 6), &[b, h, s, d]).unwrap();
-    let k = Tensor::from_host(&stream, &halves(b * h * t * d, 7), &[b, h, t, d]).unwrap();
+    let (qh, kh) = (halves(b * h * s * d, 6), halves(b * h * t * d, 7));
+    let q = Tensor::from_host(&stream, &qh, &[b, h, s, d]).unwrap();
+    let k = Tensor::from_host(&stream, &kh, &[b, h, t, d]).unwrap();
     let mut release = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
     let mut checked = Tensor::full(&stream, f32::NAN, &[b, h, s, t]).unwrap();
     let mut p_release = Tensor::full(&stream, f16::NAN, &[b, h, s, t]).unwrap();
@@ -292,20 +293,50 @@ fn checked_outputs_equal_release_outputs() {
         )
         .unwrap();
 
+    // Release against an f64 reference (so that two unwritten outputs cannot agree), then
+    // checked against release, bit for bit.
     let (a, c) = (
         release.to_host(&stream).unwrap(),
         checked.to_host(&stream).unwrap(),
     );
+    let (pa, pc) = (
+        p_release.to_host(&stream).unwrap(),
+        p_checked.to_host(&stream).unwrap(),
+    );
+    for row in 0..b * h * s {
+        let (bh, i) = (row / s, row % s);
+        let scores: Vec<f64> = (0..t)
+            .map(|j| {
+                let dot: f64 = (0..d)
+                    .map(|dd| {
+                        f64::from(qh[(bh * s + i) * d + dd]) * f64::from(kh[(bh * t + j) * d + dd])
+                    })
+                    .sum();
+                0.125 * dot
+            })
+            .collect();
+        let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = scores.iter().map(|v| (v - max).exp()).sum();
+        for (j, want) in scores.iter().enumerate() {
+            let got = f64::from(a[row * t + j]);
+            assert!(
+                (got - want).abs() <= 1e-3 * want.abs().max(1e-2),
+                "score [{row}, {j}] = {got}, expected {want}"
+            );
+            let p_want = (want - max).exp() / sum;
+            let p_got = f64::from(pa[row * t + j]);
+            assert!(
+                (p_got - p_want).abs() <= 2e-3 * p_want + 1e-4,
+                "probability [{row}, {j}] = {p_got}, expected {p_want}"
+            );
+        }
+    }
     assert!(
         a.iter().zip(&c).all(|(x, y)| x.to_bits() == y.to_bits()),
         "scores differ"
     );
-    let (a, c) = (
-        p_release.to_host(&stream).unwrap(),
-        p_checked.to_host(&stream).unwrap(),
-    );
     assert!(
-        a.iter().zip(&c).all(|(x, y)| x.to_bits() == y.to_bits()),
+        pa.iter().zip(&pc).all(|(x, y)| x.to_bits() == y.to_bits()),
         "probabilities differ"
     );
 }

@@ -105,6 +105,9 @@ pub struct Report {
     pub seed: u64,
     /// Cases launched (or offered to the checker), over all kernels.
     pub cases: usize,
+    /// Of `cases`, those that had nothing to assert: under `negative`, a kernel with no
+    /// argument to mutate; or a case whose value ranges are empty, so nothing launched.
+    pub unasserted: usize,
     pub findings: Vec<Finding>,
     /// What could not be generated or run (a skipped case past 2^31 elements, ...).
     pub notes: Vec<String>,
@@ -191,8 +194,13 @@ pub fn fuzz(
             let outcome = one_case(&stream, c, kernel, case, seed, i, opts.negative);
             report.cases += 1;
             bar.inc(1);
-            let Err((kind, tensors, message)) = outcome else {
-                continue;
+            let (kind, tensors, message) = match outcome {
+                Ok(true) => continue,
+                Ok(false) => {
+                    report.unasserted += 1;
+                    continue;
+                }
+                Err(failure) => failure,
             };
             let sticky = kind == Kind::Cuda;
             let f = finding(kind, tensors, message);
@@ -230,8 +238,8 @@ fn replay(m: &ir::Module, kernel: &str, seed: u64, opts: &Options) -> String {
 
 type Failure = (Kind, String, String);
 
-/// Runs case `i`: `Ok` when it passed, else the finding's kind, the tensors and what
-/// happened.
+/// Runs case `i`: `Ok(true)` when it passed, `Ok(false)` when it had nothing to assert
+/// (see `Report::unasserted`), else the finding's kind, the tensors and what happened.
 fn one_case(
     stream: &Arc<CudaStream>,
     c: &KernelContract,
@@ -240,13 +248,13 @@ fn one_case(
     seed: u64,
     i: usize,
     negative: bool,
-) -> Result<(), Failure> {
+) -> Result<bool, Failure> {
     let mut rng = Rng::for_case(seed, c.name, i, "tensors");
     let mutation = if negative {
         match Mutation::choose(c, case, &mut rng) {
             Some(m) => Some(m),
             // Nothing to mutate in this kernel: nothing to assert.
-            None => return Ok(()),
+            None => return Ok(false),
         }
     } else {
         None
@@ -261,7 +269,7 @@ fn one_case(
     })?;
     // No entries keep a value contract in this case (an empty range): nothing to launch.
     let Some(mut tensors) = built else {
-        return Ok(());
+        return Ok(false);
     };
     let mut described = tensors.describe(c);
     if let Some(m) = &mutation {
@@ -303,12 +311,12 @@ fn one_case(
         (Some(Mutation::Value { arg, .. }), Err(Error::IndexValue(v)))
             if v.arg == c.args[*arg].name =>
         {
-            Ok(())
+            Ok(true)
         }
         (_, Err(Error::IndexValue(v))) => fail(Kind::IndexValue, v.to_string()),
         // The kernel never read the planted entry: nothing to report, nothing touched.
         (Some(Mutation::Value { .. }), Ok(_)) => match synced {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(true),
             Err(e) => fail(Kind::Cuda, format!("synchronising: {e}")),
         },
         (None, Err(Error::Launch(e))) => fail(
@@ -321,10 +329,12 @@ fn one_case(
             "the launch was skipped, but no extent is 0".into(),
         ),
         (None, Ok(Launched::Done { .. })) => match synced {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(true),
             Err(e) => fail(Kind::Cuda, format!("synchronising: {e}")),
         },
-        (Some(m), Err(Error::Launch(e))) if e.violations.iter().any(|v| m.expects(c, v)) => Ok(()),
+        (Some(m), Err(Error::Launch(e))) if e.violations.iter().any(|v| m.expects(c, v)) => {
+            Ok(true)
+        }
         (Some(m), Err(Error::Launch(e))) => fail(
             Kind::Accepted,
             format!(
@@ -365,8 +375,9 @@ pub fn run(m: &ir::Module, cuda: &str, opts: &Options) -> bool {
         println!("note: {note}");
     }
     println!(
-        "{} case(s), {} finding(s), seed {seed}",
+        "{} case(s) ({} with nothing to assert), {} finding(s), seed {seed}",
         report.cases,
+        report.unasserted,
         report.findings.len()
     );
     report.findings.is_empty()

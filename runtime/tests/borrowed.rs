@@ -173,5 +173,18 @@ fn a_symbol_binds_from_an_output() {
     let o = raw(DType::F32, 1000, &[5, 7], 8);
     let metas = [x.meta(), o.meta()];
     let v = check(&OUT_BOUND, DEV, &LIMITS, &metas, &[]).unwrap_err();
-    assert!(v.to_string().contains('N'), "{v}");
+    assert!(
+        matches!(
+            v.violations[..],
+            [Violation::Dim {
+                arg: "o",
+                position: 0,
+                extent: "N",
+                expected: 4,
+                actual: 5,
+                ..
+            }]
+        ),
+        "{v}"
+    );
 }

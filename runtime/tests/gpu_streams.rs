@@ -174,22 +174,29 @@ fn a_reader_on_another_stream_waits_for_the_writer() {
 fn a_tensor_dropped_right_after_its_launch_outlives_the_kernel() {
     let (ctx, spin_k, _) = setup();
 
+    // After each drop a tensor of the same size is allocated on the freeing stream and
+    // filled with 9: the stream-ordered pool hands it y's memory as soon as the free is
+    // done in that stream's order, so a free not ordered after the kernel would let the
+    // kernel's late writes land in it (memcheck also sees the write into freed memory).
+    let n = 1 << 16;
     // Default stream only: the free is enqueued behind the kernel on the same stream.
     let stream = ctx.default_stream();
-    let mut y = Tensor::<f32>::zeros(&stream, &[1 << 16]).unwrap();
+    let mut y = Tensor::<f32>::zeros(&stream, &[n]).unwrap();
     spin(&spin_k, &stream, &mut y, 1.0);
     drop(y);
-    stream.synchronize().unwrap();
+    let z = Tensor::full(&stream, 9.0f32, &[n]).unwrap();
+    assert_eq!(z.to_host(&stream).unwrap(), vec![9.0; n]);
     ctx.check_err().unwrap();
 
     // Allocated on stream b, written on stream a, dropped at once: the free on b waits
     // for a's write event.
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
-    let mut y = Tensor::<f32>::zeros(&b, &[1 << 16]).unwrap();
+    let mut y = Tensor::<f32>::zeros(&b, &[n]).unwrap();
     spin(&spin_k, &a, &mut y, 2.0);
     drop(y);
+    let z = Tensor::full(&b, 9.0f32, &[n]).unwrap();
     a.synchronize().unwrap();
-    b.synchronize().unwrap();
+    assert_eq!(z.to_host(&b).unwrap(), vec![9.0; n]);
     ctx.check_err().unwrap();
 }
 
@@ -252,7 +259,10 @@ fn a_graph_dropped_right_after_its_replay_outlives_it_and_so_do_its_tensors() {
     graph.replay(&a).unwrap_or_else(|e| panic!("{e}"));
     drop(graph);
     drop(y);
+    // y's memory, if freed before the replay's write, goes to this tensor (as in
+    // a_tensor_dropped_right_after_its_launch_outlives_the_kernel).
+    let z = Tensor::full(&b, 9.0f32, &[1 << 16]).unwrap();
     a.synchronize().unwrap();
-    b.synchronize().unwrap();
+    assert_eq!(z.to_host(&b).unwrap(), vec![9.0; 1 << 16]);
     ctx.check_err().unwrap();
 }

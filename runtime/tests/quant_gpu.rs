@@ -16,7 +16,7 @@ fn weights(k: usize, n: usize) -> Vec<f32> {
 }
 
 #[test]
-#[ignore = "needs a GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn upload_keeps_padded_shapes_and_contents() {
     let ctx = CudaContext::new(0).unwrap_or_else(|e| panic!("{e}"));
     let stream = ctx.default_stream();
@@ -65,7 +65,7 @@ fn upload_keeps_padded_shapes_and_contents() {
 }
 
 #[test]
-#[ignore = "needs a GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn from_parts_validates_nothing() {
     let ctx = CudaContext::new(0).unwrap_or_else(|e| panic!("{e}"));
     let stream = ctx.default_stream();

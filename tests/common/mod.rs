@@ -52,3 +52,25 @@ pub fn silu_and_mul(g: f64, u: f64, g_err: f64, u_err: f64) -> (f64, f64) {
     let silu = g / (1.0 + (-g).exp());
     (silu * u, 1.1 * g_err * u.abs() + silu.abs() * u_err)
 }
+
+/// Asserts that `result` is the checker's refusal and that it names each constraint of
+/// `constraints` (their spec text, as `K % 8 == 0`) as not holding: any other error, or a
+/// launch, fails the test.
+pub fn assert_refused_by(
+    result: Result<ima::Launched, ima::Error>,
+    constraints: &[&str],
+    what: &str,
+) {
+    let e = match result {
+        Err(ima::Error::Launch(e)) => e,
+        other => panic!("{what}: expected the checker's refusal, got {other:?}"),
+    };
+    for want in constraints {
+        assert!(
+            e.violations
+                .iter()
+                .any(|v| matches!(v, ima::Violation::Constraint { text, .. } if text == want)),
+            "{what}: the refusal does not name `{want}`:\n{e}"
+        );
+    }
+}

@@ -103,23 +103,25 @@ def test_each_bad_argument_is_refused():
     # A CPU tensor.
     refused(rk.rms_norm, x.cpu(), w, y, 1e-6, contains=("argument `x` is a cpu tensor",))
     # A wrong dtype.
-    refused(rk.rms_norm, x.float(), w, y, 1e-6, contains=("x",))
+    refused(rk.rms_norm, x.float(), w, y, 1e-6, contains=("argument x: dtype is f32, expected bf16",))
     # A transposed view where the spec wants a contiguous argument.
     sq = torch.randn(256, 256, device=dev, dtype=torch.bfloat16)
-    refused(rk.rms_norm, sq.t(), w, torch.empty_like(sq), 1e-6, contains=("x",))
+    refused(rk.rms_norm, sq.t(), w, torch.empty_like(sq), 1e-6, contains=("argument x: not contiguous",))
     # A bf16 view 2 bytes off the 16-byte alignment the spec asks for.
     big = torch.randn(8 * 256 + 8, device=dev, dtype=torch.bfloat16)
     off = big[1 : 1 + 8 * 256].view(8, 256)
-    refused(rk.rms_norm, off, w, y, 1e-6, contains=("align",))
+    refused(rk.rms_norm, off, w, y, 1e-6, contains=("argument x: data pointer", "is not aligned to 16 bytes"))
     # An empty view where the spec says `empty refuse`.
-    refused(sk.affine_view, torch.empty(0, 4, device=dev), torch.empty(0, 4, device=dev), 1.0, 0.0)
+    refused(sk.affine_view, torch.empty(0, 4, device=dev), torch.empty(0, 4, device=dev), 1.0, 0.0,
+            contains=("has no elements (shape [0, 4]) and the kernel refuses empty launches",))
     # An output overlapping an input.
-    refused(rk.rms_norm, x, w, x, 1e-6, contains=("overlap",))
+    refused(rk.rms_norm, x, w, x, 1e-6, contains=("output y overlaps argument x",))
     # A wrong symbol: w's D differs from x's.
-    refused(rk.rms_norm, x, w[:128], y, 1e-6, contains=("D",))
-    # The same text as the Rust checker: it names the kernel and the argument.
-    text = refused(rk.rms_norm, x, w[:128], y, 1e-6)
-    assert "rms_norm" in text, text
+    text = refused(rk.rms_norm, x, w[:128], y, 1e-6, contains=("argument w: shape[0] is 128, expected D = 256",))
+    # The same text as the Rust checker: the kernel's signature and spec line, then each
+    # violation.
+    assert text.startswith("rms_norm(x: bf16[N,D], w: bf16[D], y: bf16[N,D], eps: f32) at "), text
+    assert "rmsnorm.ima:5: 1 argument error" in text, text
 
 
 def test_a_dropped_tensor_stays_alive_until_the_kernel_is_done():
@@ -437,7 +439,7 @@ def test_bad_quantized_weights_are_refused():
     cpu = qk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales.cpu(), group_size=64)
     refused(qk.gptq_dequant_any_n, cpu, y, contains=("argument `w.scales` is a cpu tensor",))
     f32 = qk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales.float(), group_size=64)
-    refused(qk.gptq_dequant_any_n, f32, y, contains=("w",))
+    refused(qk.gptq_dequant_any_n, f32, y, contains=("argument w.scales: dtype is f32, expected f16",))
     words = torch.cat([w.qweight.flatten(), w.qweight.new_zeros(4)])
     off = qk.QuantWeight("gptq", qweight=words[1 : 1 + w.qweight.numel()].view(32, 128), qzeros=w.qzeros, scales=w.scales, group_size=64)
     refused(qk.gptq_dequant, off, y, contains=("w.qweight", "align"))
@@ -503,7 +505,8 @@ def test_gemm_tma_matches_torch_on_ragged_shapes_in_both_modes():
     # A view whose rows are not contiguous has no tensor map: refused before launching.
     a = torch.randn(64, 256, device=dev, dtype=torch.bfloat16)[:, :128]
     b = torch.randn(128, 64, device=dev, dtype=torch.bfloat16)
-    refused(tk.gemm_tma_bf16, a, b, torch.empty(64, 64, device=dev, dtype=torch.bfloat16), contains=("a",))
+    refused(tk.gemm_tma_bf16, a, b, torch.empty(64, 64, device=dev, dtype=torch.bfloat16),
+            contains=("argument a: not contiguous",))
 
 
 def test_gptq_gemm_tma_matches_torch_and_refuses_groups_its_tiles_cannot_hold():
