@@ -101,6 +101,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so printing into a closed pipe panics; with the default action
+    // the process ends quietly when its reader does, as other Unix tools do.
+    #[cfg(unix)]
+    // SAFETY: at the start of main, before any thread or I/O: setting a signal's action
+    // to the default races with nothing.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let color = cli.color;
     let ok = match cli.command {

@@ -175,11 +175,13 @@ impl Knowledge {
                         both(ahi, blo, i64::checked_div),
                     ),
                     BinOp::CeilDiv if nonneg && blo.is_some_and(|v| v > 0) => (
-                        both(alo, bhi, |x, y| Some((x + y - 1) / y)),
+                        both(alo, bhi, |x, y| Some(x.checked_add(y - 1)? / y)),
                         both(ahi, blo, |x, y| Some(x.checked_add(y - 1)? / y)),
                     ),
                     BinOp::Rem if nonneg && bhi.is_some() => {
-                        (Some(0), bhi.map(|v| v - 1).zip(ahi).map(|(x, y)| x.min(y)))
+                        // bhi may lie below blo where the constraints contradict.
+                        let top = bhi.and_then(|v| v.checked_sub(1));
+                        (Some(0), top.zip(ahi).map(|(x, y)| x.min(y)))
                     }
                     BinOp::Min => (
                         both(alo, blo, |x, y| Some(x.min(y))),

@@ -492,7 +492,43 @@ static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
         .op(Op::prefix(Rule::neg) | Op::prefix(Rule::not))
 });
 
+/// The most operators, parentheses and calls one expression may hold. Real specs use a
+/// handful; the bound keeps every recursive pass over the tree (checks, evaluation,
+/// printing, codegen) far from the stack's end, where a chain of 200,000 `+` overflowed it.
+const MAX_EXPR_NODES: usize = 256;
+
+/// An expression of the spec (a whole one, not a part of another), refused with a
+/// diagnostic when it holds more than `MAX_EXPR_NODES` operators, parentheses and calls.
 fn expr(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Expr {
+    // `flatten` walks the pairs without recursion.
+    let nodes = pair
+        .clone()
+        .into_inner()
+        .flatten()
+        .filter(|p| !matches!(p.as_rule(), Rule::int | Rule::ident | Rule::expr))
+        .count();
+    if nodes > MAX_EXPR_NODES {
+        let sp = span(&pair);
+        diags.push(
+            Diagnostic::error(
+                "expression too large",
+                sp,
+                format!("{nodes} operators, parentheses and calls"),
+            )
+            .with_help(format!(
+                "an expression holds at most {MAX_EXPR_NODES}: name its parts with `const`"
+            )),
+        );
+        return Expr {
+            kind: ExprKind::Int(0),
+            span: sp,
+        };
+    }
+    expr_tree(pair, diags)
+}
+
+/// The tree of an expression whose size `expr` has checked.
+fn expr_tree(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Expr {
     expr_pairs(pair.into_inner(), diags)
 }
 
@@ -516,7 +552,7 @@ fn expr_pairs(pairs: Pairs<Rule>, diags: &mut Vec<Diagnostic>) -> Expr {
                 // Keep the parentheses in the span, so messages underline what was written.
                 Expr {
                     span: sp,
-                    ..expr(inner, diags)
+                    ..expr_tree(inner, diags)
                 }
             }
             Rule::call => {

@@ -331,8 +331,12 @@ impl<'a> RawTensor<'a> {
             None => (0, 0),
             Some(r) => {
                 let (below, above) = (usize::try_from(-r.lo), usize::try_from(r.hi));
-                match (below, above) {
-                    (Ok(below), Ok(above)) => (below, below.saturating_add(above) + 1),
+                let len = below
+                    .ok()
+                    .zip(above.ok())
+                    .and_then(|(below, above)| below.checked_add(above)?.checked_add(1));
+                match (below, len) {
+                    (Ok(below), Some(len)) => (below, len),
                     _ => return Err(bad("reaches past the address space")),
                 }
             }
@@ -475,5 +479,15 @@ mod tests {
         assert!(e.contains("reaches below address 0"), "{e}");
         let e = spanning(0x1000, &[3, 4], &[4]).unwrap_err().to_string();
         assert!(e.contains("shape and strides differ in length"), "{e}");
+    }
+
+    #[test]
+    fn a_spanning_view_past_the_address_space_is_refused() {
+        // Reaching 2^63 elements below its first and 2^63 - 1 above: one more element than
+        // a usize counts (as a __cuda_array_interface__ may claim).
+        let e = spanning(u64::MAX, &[2, 2], &[isize::MIN, isize::MAX])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("reaches past the address space"), "{e}");
     }
 }

@@ -29,6 +29,34 @@ pub fn validate_values(
         )));
     };
     let Some(v) = a.values else { return Ok(()) };
+    // What the walk below indexes by: the argument's rank, the entries' count and the
+    // bindings the bounds are evaluated with, as the caller passed them.
+    let mismatch = |what: String| {
+        Err(Error::Internal(format!(
+            "{}: validating {}'s values: {what}",
+            c.name, a.name
+        )))
+    };
+    if shape.len() != a.dims.len() {
+        return mismatch(format!(
+            "a shape of rank {}, the argument has {}",
+            shape.len(),
+            a.dims.len()
+        ));
+    }
+    let count = shape.iter().try_fold(1usize, |n, &e| n.checked_mul(e));
+    if count != Some(entries.len()) {
+        return mismatch(format!("{} entries for shape {shape:?}", entries.len()));
+    }
+    if symbols.len() != c.symbols.len() || params.len() != c.params.len() {
+        return mismatch(format!(
+            "{} symbols and {} params, the contract has {} and {}",
+            symbols.len(),
+            params.len(),
+            c.symbols.len(),
+            c.params.len()
+        ));
+    }
     let bound = |e: &crate::contract::Extent| {
         e.expr.eval(symbols, params).map_err(|error| {
             Error::Internal(format!(
@@ -43,7 +71,8 @@ pub fn validate_values(
     let at: Vec<usize> = (0..rank).map(|l| physical(a, l)).collect();
     let mut stride = vec![1usize; rank];
     for p in (0..rank.saturating_sub(1)).rev() {
-        stride[p] = stride[p + 1] * shape[p + 1];
+        // Saturating: with a zero extent there are no entries to index by it.
+        stride[p] = stride[p + 1].saturating_mul(shape[p + 1]);
     }
     // The logical position of the entry at row-major index i.
     let position = |i: usize| -> Vec<i64> {

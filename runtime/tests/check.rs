@@ -13,7 +13,7 @@ use fake::{Fake, refused, run, spread};
 use ima_runtime::{
     BinOp, Binding, DType, DeviceId, EmptyPolicy, EvalError, Expr, Extent, GRID_THREADS,
     IndexWidth, KernelContract, Launch, Param, Role, Scalar, StrideFault, Symbol, TensorArg,
-    Violation,
+    ValueContract, Violation,
 };
 use proptest::prelude::*;
 
@@ -512,6 +512,53 @@ fn malformed_contract_is_refused_not_a_panic() {
     assert_eq!(v.len(), 5, "{v:?}");
     assert!(
         v.iter().all(|v| matches!(v, Violation::Contract { .. })),
+        "{v:?}"
+    );
+}
+
+/// A value contract whose bound names a symbol the contract lacks is a malformed contract,
+/// refused before any bound is evaluated.
+#[test]
+fn a_value_bound_of_a_missing_symbol_is_refused_not_a_panic() {
+    static ARGS: [TensorArg; 1] = [TensorArg {
+        name: "ids",
+        role: Role::In,
+        dtype: DType::I32,
+        dims: &[ext("N", Expr::Sym(0))],
+        stored: &[0],
+        strided: false,
+        align: 4,
+        values: Some(ValueContract {
+            text: "0 .. V",
+            lo: ext("0", Expr::Const(0)),
+            hi: ext("V", Expr::Sym(9)),
+            sentinel: None,
+            ascending: false,
+        }),
+        tma: None,
+    }];
+    static BAD: KernelContract = KernelContract {
+        name: "bad",
+        signature: "bad(ids: i32[N])",
+        location: "specs/bad.ima:1",
+        symbols: &[Symbol {
+            name: "N",
+            bound_by: Binding { arg: 0, dim: 0 },
+        }],
+        args: &ARGS,
+        params: &[],
+        constraints: &[],
+        shared: &[],
+        launch: Launch::Threads { arg: 0 },
+        empty: EmptyPolicy::Skip,
+        block: [128, 1, 1],
+        block_from_occupancy: false,
+        entry_i32: "bad_i32",
+        entry_i64: "bad_i64",
+    };
+    let v = run(&BAD, &[Fake::new(DType::I32, &[4], 0x1000)], &[]).unwrap_err();
+    assert!(
+        matches!(&v[..], [Violation::Contract { what }] if what.contains("values(0 .. V) bound V")),
         "{v:?}"
     );
 }

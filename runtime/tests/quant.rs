@@ -969,3 +969,18 @@ fn host_container_refuses_a_transposed_buffer_of_the_right_size() {
         "{e}"
     );
 }
+
+/// Parts whose shapes' element counts overflow (a Python object may claim any shape) are
+/// refused by shape, not by a panic while counting.
+#[test]
+fn parts_of_overflowing_shapes_are_refused_by_shape() {
+    let spec = QuantSpec::new(QuantFormat::Gptq(ZeroStyle::MinusOne), 256, 64, 128).unwrap();
+    let huge = [1usize << 33, 1 << 33];
+    let e = spec
+        .check_parts(DType::I32, &[32, 64], Some(&[2, 8]), &huge, None)
+        .unwrap_err();
+    assert!(
+        matches!(e, QuantError::BufferShape { buffer: "scales", ref actual, .. } if actual == &huge),
+        "{e}"
+    );
+}

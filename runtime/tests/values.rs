@@ -256,3 +256,40 @@ fn a_bound_past_32_bits_takes_the_64_bit_entry_point() {
     assert_eq!(width((1 << 27) - 1), IndexWidth::I32);
     assert_eq!(width(1 << 27), IndexWidth::I64);
 }
+
+/// Arguments that do not fit the contract are an error naming what is off, not a panic:
+/// a shape of the wrong rank, entries that do not fill the shape (a zero extent before
+/// others included), bindings of the wrong count.
+#[test]
+fn arguments_that_do_not_fit_the_contract_are_an_error() {
+    let error = |arg, shape: &[usize], entries: &[i64], symbols: &[i64]| match validate_values(
+        &PAGED,
+        arg,
+        shape,
+        entries,
+        symbols,
+        &[],
+    ) {
+        Err(Error::Internal(text)) => text,
+        other => panic!("expected an error, got {other:?}"),
+    };
+    let text = error(1, &[6], &[0; 6], &SYMBOLS);
+    assert!(
+        text.contains("a shape of rank 1, the argument has 2"),
+        "{text}"
+    );
+    let text = error(1, &[2, 3], &[0; 5], &SYMBOLS);
+    assert!(text.contains("5 entries for shape [2, 3]"), "{text}");
+    let text = error(3, &[2, 0], &[0; 1], &SYMBOLS);
+    assert!(
+        text.contains("a shape of rank 2, the argument has 1"),
+        "{text}"
+    );
+    let text = error(3, &[3], &[0, 4, 7], &SYMBOLS[..2]);
+    assert!(
+        text.contains("2 symbols and 0 params, the contract has 6 and 0"),
+        "{text}"
+    );
+    // No entries at all along a zero extent, whatever the others: nothing to check.
+    validate_values(&PAGED, 1, &[0, usize::MAX], &[], &SYMBOLS, &[]).unwrap();
+}

@@ -23,6 +23,16 @@ pub(super) fn contract_faults(c: &KernelContract) -> Vec<Violation> {
                 fault(format!("argument {}: extent {}: {e}", a.name, d.text));
             }
         }
+        if let Some(v) = a.values {
+            for bound in [&v.lo, &v.hi] {
+                if let Some(e) = expr_fault(&bound.expr, c) {
+                    fault(format!(
+                        "argument {}: values({}) bound {}: {e}",
+                        a.name, v.text, bound.text
+                    ));
+                }
+            }
+        }
     }
     for s in c.symbols {
         let b = s.bound_by;
