@@ -42,7 +42,12 @@ impl Rng {
         if hi <= lo {
             return lo;
         }
-        lo + self.below((hi - lo) as u64 + 1) as i64
+        // hi - lo as an unsigned difference: it fits in u64 even across i64's whole range.
+        let span = hi.wrapping_sub(lo) as u64;
+        match span.checked_add(1) {
+            Some(n) => lo.wrapping_add(self.below(n) as i64),
+            None => self.next_u64() as i64,
+        }
     }
 
     /// True with probability `p`.

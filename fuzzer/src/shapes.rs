@@ -410,9 +410,10 @@ pub fn max_value(
 pub fn targets(c: &KernelContract, s: usize) -> Vec<(i64, String)> {
     let mut out: Vec<(i64, String)> = vec![(1, "1".into())];
     let around = |out: &mut Vec<(i64, String)>, v: i64, what: &str| {
-        out.push((v - 1, format!("{what} - 1")));
+        // Saturating: a constant may sit at i64's edge; the constraints filter these anyway.
+        out.push((v.saturating_sub(1), format!("{what} - 1")));
         out.push((v, what.to_string()));
-        out.push((v + 1, format!("{what} + 1")));
+        out.push((v.saturating_add(1), format!("{what} + 1")));
     };
     let mut logical_syms = Vec::new();
     for a in c.args {
@@ -671,7 +672,7 @@ pub fn random(c: &KernelContract, cfg: &Config, rng: &mut Rng) -> Option<Case> {
             };
             if rng.chance(0.4) {
                 let m = *rng.pick(&[8, 16, 32]);
-                v = (v + m - 1) / m * m;
+                v = v.saturating_add(m - 1) / m * m;
             }
             symbols.push(admissible_near(c, s, v, hi).unwrap_or(1));
         }

@@ -59,6 +59,16 @@ impl BadValue {
     }
 }
 
+/// `lo - 1`, or `lo - 2` where `lo - 1` is the sentinel; `None` below i64's range.
+fn below_bound(p: &ValuePlan) -> Option<i64> {
+    let below = p.lo.checked_sub(1)?;
+    if p.sentinel == Some(below) {
+        below.checked_sub(1)
+    } else {
+        Some(below)
+    }
+}
+
 /// The ways `p` can be broken for an argument of this shape (`shape` in physical order).
 pub fn bad_values(p: &ValuePlan, dtype: DType, rank: usize, shape: &[usize]) -> Vec<BadValue> {
     if shape.iter().product::<usize>() == 0 {
@@ -70,11 +80,11 @@ pub fn bad_values(p: &ValuePlan, dtype: DType, rank: usize, shape: &[usize]) -> 
     if dtype.holds(p.hi) {
         out.extend([BadValue::PastBound, BadValue::Max]);
     }
-    let below = p.lo - 1 - i64::from(p.sentinel == Some(p.lo - 1));
-    if dtype.holds(below) {
+    if below_bound(p).is_some_and(|v| dtype.holds(v)) {
         out.push(BadValue::BelowBound);
     }
-    if p.ascending && rank > 0 && p.hi - p.lo >= 2 {
+    // i128: the bounds may be those of i64 itself.
+    if p.ascending && rank > 0 && i128::from(p.hi) - i128::from(p.lo) >= 2 {
         out.push(BadValue::Unsorted);
     }
     out
@@ -152,7 +162,9 @@ pub fn plant(
     let i = rng.below(entries.len() as u64) as usize;
     let value = match bad {
         BadValue::PastBound => p.hi,
-        BadValue::BelowBound => p.lo - 1 - i64::from(p.sentinel == Some(p.lo - 1)),
+        BadValue::BelowBound => {
+            below_bound(p).expect("bad_values offers BelowBound only when it exists")
+        }
         BadValue::Max => max_of(dtype),
         BadValue::Unsorted => {
             // The entry after the row's first: below it, by putting the first at the top.
@@ -199,6 +211,29 @@ mod tests {
             hi,
             sentinel: None,
             ascending: true,
+        }
+    }
+
+    /// Bounds at i64's own edges: no overflow in planning what to break, nor in drawing
+    /// entries (a contract `values(-9223372036854775807 - 1 .. 9223372036854775807)`).
+    #[test]
+    fn bounds_at_the_edges_of_i64_plan_and_draw_without_overflow() {
+        let whole = ascending(i64::MIN, i64::MAX);
+        let bad = bad_values(&whole, DType::I64, 1, &[4]);
+        assert!(!bad.contains(&BadValue::BelowBound), "{bad:?}");
+        assert!(bad.contains(&BadValue::Unsorted), "{bad:?}");
+        let mut rng = Rng::new(3);
+        let e = valid_entries(&whole, &[4], 0, &mut rng).unwrap();
+        assert_eq!((e[0], e[3]), (i64::MIN, i64::MAX - 1), "{e:?}");
+        // The whole of i64 (a span one past u64's), and spans of two at either edge.
+        let draws: Vec<i64> = (0..64).map(|_| rng.range(i64::MIN, i64::MAX)).collect();
+        assert!(
+            draws.iter().any(|&v| v < 0) && draws.iter().any(|&v| v > 0),
+            "{draws:?}"
+        );
+        for _ in 0..16 {
+            assert!([i64::MIN, i64::MIN + 1].contains(&rng.range(i64::MIN, i64::MIN + 1)));
+            assert!([i64::MAX - 1, i64::MAX].contains(&rng.range(i64::MAX - 1, i64::MAX)));
         }
     }
 
