@@ -40,8 +40,9 @@ WG_PH = ("                if constexpr (true) {\n" + PH_IN
          + edit(original, [("                acc.template wait<0>();\n",
                             PH_MID + "                acc.template wait<0>();\n" + PH_OUT)])
          + "                } else {\n")
-kernels = [variant("s5_ph", S5_PH, S5 + STEP + PHASES), variant("wg_s5_ph", WG_PH, S5 + PHASES)]
-with open("rp3.ima", "w") as f:
-    f.write("/// Throwaway: where a consumer's stage goes, in cycles (bench/explore/rp/gen3.py).\n")
-    f.write(consts)
-    f.write("\n" + "\n".join(kernels))
+if __name__ == "__main__":
+    kernels = [variant("s5_ph", S5_PH, S5 + STEP + PHASES), variant("wg_s5_ph", WG_PH, S5 + PHASES)]
+    with open("rp3.ima", "w") as f:
+        f.write("/// Throwaway: where a consumer's stage goes, in cycles (bench/explore/rp/gen3.py).\n")
+        f.write(consts)
+        f.write("\n" + "\n".join(kernels))
