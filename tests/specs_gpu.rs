@@ -38,12 +38,12 @@ mod strided_spec {
 
 mod common;
 
-use common::lcg;
+use common::{lcg, refused};
 use std::sync::Arc;
 
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::{bf16, f16};
-use ima::{Element, Error, IndexWidth, LaunchError, Launched, StrideFault, Tensor, Violation};
+use ima::{Element, IndexWidth, LaunchError, Launched, StrideFault, Tensor, Violation};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -121,22 +121,6 @@ fn assert_untouched<T: Value>(stream: &Arc<CudaStream>, t: &Tensor<T>, what: &st
         written, 0,
         "the kernel ran: {written} elements of {what} changed"
     );
-}
-
-/// The launch error of a refused launch of `kernel`; panics on anything else.
-fn refused(result: Result<Launched, Error>, kernel: &str) -> LaunchError {
-    match result {
-        Err(Error::Launch(e)) => {
-            assert_eq!(e.kernel, kernel, "{e}");
-            assert!(!e.violations.is_empty(), "{e}");
-            let message = e.to_string();
-            assert!(message.starts_with(&format!("{kernel}(")), "{message}");
-            println!("{message}");
-            e
-        }
-        Err(other) => panic!("expected a launch error from {kernel}, got: {other}"),
-        Ok(launched) => panic!("{kernel} launched ({launched:?}) where it should refuse"),
-    }
 }
 
 /// Asserts that one of `e`'s violations satisfies `found`.

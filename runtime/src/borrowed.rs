@@ -330,15 +330,13 @@ impl<'a> RawTensor<'a> {
         let (offset, len) = match crate::layout::reach(shape, strides) {
             None => (0, 0),
             Some(r) => {
-                let (below, above) = (usize::try_from(-r.lo), usize::try_from(r.hi));
-                let len = below
-                    .ok()
-                    .zip(above.ok())
-                    .and_then(|(below, above)| below.checked_add(above)?.checked_add(1));
-                match (below, len) {
-                    (Ok(below), Some(len)) => (below, len),
-                    _ => return Err(bad("reaches past the address space")),
-                }
+                // Elements below the first and above it, and the first itself.
+                let below_above = usize::try_from(-r.lo).ok().zip(usize::try_from(r.hi).ok());
+                below_above
+                    .and_then(|(below, above)| {
+                        Some((below, below.checked_add(above)?.checked_add(1)?))
+                    })
+                    .ok_or_else(|| bad("reaches past the address space"))?
             }
         };
         let start = (offset as u64)

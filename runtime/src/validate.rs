@@ -44,8 +44,7 @@ pub fn validate_values(
             a.dims.len()
         ));
     }
-    let count = shape.iter().try_fold(1usize, |n, &e| n.checked_mul(e));
-    if count != Some(entries.len()) {
+    if crate::layout::numel(shape) != Some(entries.len()) {
         return mismatch(format!("{} entries for shape {shape:?}", entries.len()));
     }
     if symbols.len() != c.symbols.len() || params.len() != c.params.len() {

@@ -53,24 +53,36 @@ pub fn silu_and_mul(g: f64, u: f64, g_err: f64, u_err: f64) -> (f64, f64) {
     (silu * u, 1.1 * g_err * u.abs() + silu.abs() * u_err)
 }
 
-/// Asserts that `result` is the checker's refusal and that it names each constraint of
-/// `constraints` (their spec text, as `K % 8 == 0`) as not holding: any other error, or a
-/// launch, fails the test.
+/// The launch error of a refused launch of `kernel`; panics on anything else.
+pub fn refused(result: Result<ima::Launched, ima::Error>, kernel: &str) -> ima::LaunchError {
+    match result {
+        Err(ima::Error::Launch(e)) => {
+            assert_eq!(e.kernel, kernel, "{e}");
+            assert!(!e.violations.is_empty(), "{e}");
+            let message = e.to_string();
+            assert!(message.starts_with(&format!("{kernel}(")), "{message}");
+            println!("{message}");
+            e
+        }
+        Err(other) => panic!("expected a launch error from {kernel}, got: {other}"),
+        Ok(launched) => panic!("{kernel} launched ({launched:?}) where it should refuse"),
+    }
+}
+
+/// Asserts that `result` is the checker's refusal of `kernel` and that it names each
+/// constraint of `constraints` (their spec text, as `K % 8 == 0`) as not holding.
 pub fn assert_refused_by(
     result: Result<ima::Launched, ima::Error>,
+    kernel: &str,
     constraints: &[&str],
-    what: &str,
 ) {
-    let e = match result {
-        Err(ima::Error::Launch(e)) => e,
-        other => panic!("{what}: expected the checker's refusal, got {other:?}"),
-    };
+    let e = refused(result, kernel);
     for want in constraints {
         assert!(
             e.violations
                 .iter()
                 .any(|v| matches!(v, ima::Violation::Constraint { text, .. } if text == want)),
-            "{what}: the refusal does not name `{want}`:\n{e}"
+            "{kernel}: the refusal does not name `{want}`:\n{e}"
         );
     }
 }

@@ -26,8 +26,7 @@ impl QuantSpec {
         // A part's element count is its shape's, so the shape is the whole check. (A shape
         // whose count overflows is not the expected one, which `check` compares first.)
         let check = |shape: &super::spec::BufferShape, actual: &[usize]| {
-            let count = actual.iter().try_fold(1usize, |n, &e| n.checked_mul(e));
-            shape.check(actual, count.unwrap_or(usize::MAX))
+            shape.check(actual, crate::layout::numel(actual).unwrap_or(usize::MAX))
         };
         let format = self.format();
         if qweight_dtype != format.qweight_dtype() {
