@@ -44,7 +44,7 @@ def test_describes_a_cuda_array_interface():
     # A 3 x 4 f32 array seen transposed (strides in bytes), at address 0x1000: its first
     # element's address and strides in elements (the native side spans the buffer).
     cai = {"data": (0x1000, False), "shape": (4, 3), "strides": (4, 16), "typestr": "<f4", "version": 3}
-    assert _imac.describe_cai("x", cai, ValueError) == (0x1000, "f32", (4, 3), (1, 4), 0, None)
+    assert _imac.describe_cai("x", cai, ValueError) == (0x1000, "f32", (4, 3), (1, 4), 0, None, False)
     cai = {"data": (0x1000, False), "shape": (3, 4), "strides": (-16, 4), "typestr": "<f4", "version": 3}
     assert _imac.describe_cai("x", cai, ValueError)[3] == (-4, 1)
     # Contiguous when strides are None.
@@ -92,6 +92,27 @@ def test_refuses_what_is_not_device_memory():
         assert "argument `x` is a list, not a device tensor" in str(e), str(e)
     else:
         raise AssertionError("a list was launched")
+
+
+def test_refuses_a_cuda_array_interface_it_cannot_read_whole():
+    cai = {"data": (0x1000, False), "shape": (4,), "strides": None, "typestr": "<f4", "version": 3}
+    # The read-only flag is passed on (the native side refuses it for a written argument).
+    assert _imac.describe_cai("x", dict(cai, data=(0x1000, True)), ValueError)[6] is True
+    what = "kernel rms_norm: argument `x`"
+    for bad, text in [
+        ({k: v for k, v in cai.items() if k != "shape"}, "a __cuda_array_interface__ without 'shape'"),
+        ({k: v for k, v in cai.items() if k != "typestr"}, "a __cuda_array_interface__ without 'typestr'"),
+        (dict(cai, mask=(0x2000, False)), "a __cuda_array_interface__ mask: imac reads every element"),
+        (dict(cai, data=(0, False)), "a null data pointer for a view of shape (4,)"),
+    ]:
+        try:
+            _imac.describe_cai(what, bad, rk.ContractError)
+        except rk.ContractError as e:
+            assert str(e).startswith(what + " has " + text), str(e)
+        else:
+            raise AssertionError(f"accepted {bad}")
+    # No elements, no memory: a null pointer is what such a view has.
+    assert _imac.describe_cai("x", dict(cai, shape=(0,), data=(0, False)), ValueError)[0] == 0
 
 
 def test_refuses_an_unknown_typestr():

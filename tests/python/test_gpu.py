@@ -254,6 +254,15 @@ def test_dlpack_and_cuda_array_interface_producers():
     sk.affine_view(Cai(xs), Cai(ys), 3.0, 0.0)
     torch.cuda.synchronize()
     torch.testing.assert_close(ys, xs * 3.0)
+    # An output its producer marks read-only is refused, and left as it was.
+    frozen = Cai(ys)
+    frozen.__cuda_array_interface__ = dict(ys.__cuda_array_interface__, data=(ys.data_ptr(), True))
+    before = ys.clone()
+    refused(sk.affine_view, Cai(xs), frozen, 2.0, 0.0,
+            contains=("kernel affine_view: argument `y`: the kernel writes it, but its "
+                      "__cuda_array_interface__ marks the data read-only",))
+    torch.cuda.synchronize()
+    assert torch.equal(ys, before)
 
 
 class StreamCai:

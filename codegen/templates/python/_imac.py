@@ -55,13 +55,21 @@ def describe_cai(what, cai, error, pointer_device=None):
     to be exactly the span the view reaches (`RawTensor::spanning`), and makes the launch
     wait for the work on the producer's `stream` (v3: 1 the legacy default stream, 2 the
     per-thread default stream, another integer a `cudaStream_t`, None or absent: nothing
-    to wait for)."""
+    to wait for). The last item says whether the producer marked the data read-only,
+    which the native side refuses for an argument the kernel writes."""
+    for key in ("typestr", "data", "shape"):
+        if key not in cai:
+            raise error(f"{what} has a __cuda_array_interface__ without {key!r}")
+    if cai.get("mask") is not None:
+        raise error(f"{what} has a __cuda_array_interface__ mask: imac reads every element, masked or not")
     dtype = TYPESTRS.get(cai["typestr"])
     if dtype is None:
         raise error(f"{what} has typestr {cai['typestr']!r}, which imac does not know")
     size = SIZES[dtype]
-    ptr = cai["data"][0]
+    ptr, readonly = cai["data"]
     shape = tuple(int(n) for n in cai["shape"])
+    if ptr == 0 and all(n > 0 for n in shape):
+        raise error(f"{what} has a null data pointer for a view of shape {shape}")
     if cai.get("strides") is None:
         strides, acc = [], 1
         for n in reversed(shape):
@@ -81,7 +89,7 @@ def describe_cai(what, cai, error, pointer_device=None):
             f"(0 is disallowed by the interface: it is ambiguous)"
         )
     device = pointer_device(ptr) if pointer_device is not None and ptr else 0
-    return (ptr, dtype, shape, strides, device, stream)
+    return (ptr, dtype, shape, strides, device, stream, bool(readonly))
 
 
 class QuantWeight:

@@ -189,6 +189,8 @@ struct Desc {
     strides: Vec<isize>,
     device: usize,
     wait: Option<Wait>,
+    /// A `__cuda_array_interface__` whose producer marked its data read-only.
+    readonly: bool,
 }
 
 /// The `stream` of a `__cuda_array_interface__` (v3): the launch stream waits for the
@@ -278,13 +280,14 @@ fn describe<'py>(t: &Bound<'py, PyAny>, what: &Who<'_>, keep: &mut Keep<'py>) ->
         // from `torch.from_dlpack`) and keeps the memory allocated while it lives.
         return describe_torch(&described, torch, what);
     }
-    let (ptr, dtype, shape, strides, device, stream): (
+    let (ptr, dtype, shape, strides, device, stream, readonly): (
         u64,
         String,
         Vec<usize>,
         Vec<isize>,
         usize,
         Option<usize>,
+        bool,
     ) = described.extract()?;
     let dtype = ima::DType::parse(&dtype).ok_or_else(|| {
         ContractError::new_err(format!("{what} has dtype {dtype}, which imac does not know"))
@@ -299,6 +302,7 @@ fn describe<'py>(t: &Bound<'py, PyAny>, what: &Who<'_>, keep: &mut Keep<'py>) ->
             stream,
             who: what.to_string(),
         }),
+        readonly,
     })
 }
 
@@ -328,14 +332,22 @@ fn describe_torch(t: &Bound<'_, PyAny>, torch: &Torch, what: &Who<'_>) -> PyResu
     };
     let shape = ints(t.getattr(intern!(py, "shape"))?)?;
     let strides = ints(t.call_method0(intern!(py, "stride"))?)?;
+    let ptr: u64 = t.call_method0(intern!(py, "data_ptr"))?.extract()?;
+    // A tensor whose storage was freed (`untyped_storage().resize_(0)`) keeps its shape.
+    if ptr == 0 && shape.iter().all(|&n| n > 0) {
+        return Err(ContractError::new_err(format!(
+            "{what} has no storage (data_ptr() is 0) for its shape {shape:?}"
+        )));
+    }
     Ok(Desc {
-        ptr: t.call_method0(intern!(py, "data_ptr"))?.extract()?,
+        ptr,
         dtype,
         // A torch extent is never negative; a stride fits isize on every 64-bit host.
         shape: shape.into_iter().map(|n| n as usize).collect(),
         strides: strides.into_iter().map(|s| s as isize).collect(),
         device: t.call_method0(intern!(py, "get_device"))?.extract()?,
         wait: None,
+        readonly: false,
     })
 }
 
@@ -466,9 +478,10 @@ impl<'py> Call<'py> {
         }
         let mut parts = Vec::with_capacity(c.args.len());
         let mut keep = Keep::default();
-        let mut names = c.args.iter().filter(|a| !a.name.contains('.'));
+        let mut named = c.args.iter().filter(|a| !a.name.contains('.'));
         for (slot, t) in kernel.slots.iter().zip(args.iter()) {
-            let name = names.next().map_or("?", |a| a.name);
+            let arg = named.next();
+            let name = arg.map_or("?", |a| a.name);
             match slot {
                 Slot::Tensor => {
                     let what = Who {
@@ -476,7 +489,14 @@ impl<'py> Call<'py> {
                         arg: name,
                         part: None,
                     };
-                    parts.push(Part::Tensor(describe(&t, &what, &mut keep)?));
+                    let desc = describe(&t, &what, &mut keep)?;
+                    if desc.readonly && arg.is_some_and(|a| a.role.writes()) {
+                        return Err(ContractError::new_err(format!(
+                            "{what}: the kernel writes it, but its __cuda_array_interface__ \
+                             marks the data read-only"
+                        )));
+                    }
+                    parts.push(Part::Tensor(desc));
                 }
                 Slot::Quant { format, g_idx } => {
                     quant_parts(&t, c.name, name, *format, *g_idx, &mut parts, &mut keep)?
@@ -629,11 +649,18 @@ fn stream_object<'py>(
     // Not under the lock: Python may switch threads inside the call, and another thread
     // holding the GIL could then wait for the lock.
     let s = torch.current_stream.bind(py).call1((device,))?;
-    let mut streams = streams();
-    if streams.len() >= 64 {
-        streams.clear();
-    }
-    streams.push((device, handle, s.clone().unbind()));
+    // The streams forgotten are dropped after the lock, as in `release_finished`.
+    let forgotten = {
+        let mut streams = streams();
+        let forgotten = if streams.len() >= 64 {
+            std::mem::take(&mut *streams)
+        } else {
+            Vec::new()
+        };
+        streams.push((device, handle, s.clone().unbind()));
+        forgotten
+    };
+    drop(forgotten);
     Ok(s)
 }
 
@@ -703,9 +730,19 @@ fn in_flight() -> std::sync::MutexGuard<'static, Vec<InFlight>> {
     IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Lets go of the producers of every launch whose kernel has completed.
+/// Lets go of the producers of every launch whose kernel has completed. They are dropped
+/// after the lock is let go: dropping a Python object may run Python code (a finalizer),
+/// in which Python may switch to a thread that waits for the lock while holding the GIL.
 fn release_finished() {
-    in_flight().retain(|f| !f.done.is_complete());
+    let finished: Vec<InFlight> = {
+        let mut held = in_flight();
+        let (done, running) = std::mem::take(&mut *held)
+            .into_iter()
+            .partition(|f| f.done.is_complete());
+        *held = running;
+        done
+    };
+    drop(finished);
 }
 
 /// Checks the arguments as `launch` does, then copies each argument with a value contract
