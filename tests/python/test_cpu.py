@@ -115,6 +115,23 @@ def test_refuses_a_cuda_array_interface_it_cannot_read_whole():
     assert _imac.describe_cai("x", dict(cai, shape=(0,), data=(0, False)), ValueError)[0] == 0
 
 
+def test_refuses_a_param_it_would_change():
+    # Empty arrays at address 0: described without asking the driver, so the params are
+    # converted (and refused) here without a GPU.
+    class Empty:
+        __cuda_array_interface__ = {"data": (0, False), "shape": (0, 8), "strides": None,
+                                    "typestr": "<f4", "version": 3}
+
+    for eps, text in [(True, "param `eps` takes f32, not a bool"),
+                      (1e40, "param `eps` takes f32, and 1e40 is past its range")]:
+        try:
+            rk.rms_norm(Empty(), Empty(), Empty(), eps)
+        except rk.ContractError as e:
+            assert str(e) == "kernel rms_norm: " + text, str(e)
+        else:
+            raise AssertionError(f"eps {eps!r} accepted")
+
+
 def test_refuses_an_unknown_typestr():
     cai = {"data": (0x1000, False), "shape": (4,), "strides": None, "typestr": "<c8", "version": 3}
     try:

@@ -17,7 +17,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyString, PyTuple, PyType};
 
 create_exception!(
     _native,
@@ -424,8 +424,25 @@ fn scalar(p: &ima::Param, v: &Bound<'_, PyAny>, kernel: &str) -> PyResult<ima::S
             p.name, p.dtype
         ))
     };
+    // A bool is an int to Python, and no number a kernel's param means.
+    if v.is_instance_of::<PyBool>() {
+        return Err(ContractError::new_err(format!(
+            "kernel {kernel}: param `{}` takes {}, not a bool",
+            p.name, p.dtype
+        )));
+    }
     Ok(match p.dtype {
-        F32 => ima::Scalar::F32(v.extract::<f64>().map_err(bad)? as f32),
+        F32 => {
+            let x = v.extract::<f64>().map_err(bad)?;
+            // Narrowing: a finite value past f32's range would become an infinity.
+            if x.is_finite() && !(x as f32).is_finite() {
+                return Err(ContractError::new_err(format!(
+                    "kernel {kernel}: param `{}` takes f32, and {x:e} is past its range",
+                    p.name
+                )));
+            }
+            ima::Scalar::F32(x as f32)
+        }
         F64 => ima::Scalar::F64(v.extract::<f64>().map_err(bad)?),
         I32 => ima::Scalar::I32(v.extract::<i32>().map_err(bad)?),
         U32 => ima::Scalar::U32(v.extract::<u32>().map_err(bad)?),
