@@ -51,10 +51,12 @@ pub(crate) fn contiguous_strides(shape: &[usize]) -> Option<Vec<isize>> {
 }
 
 /// The outermost position (of extent > 1) whose stride differs from the row-major
-/// contiguous one, with that expected stride; `None` when there is none, or when the
-/// contiguous strides overflow (as [`contiguous_strides`] is then `None`). Computes what
+/// contiguous one, with that expected stride; `None` when there is none. Computes what
 /// comparing with [`contiguous_strides`] would, without building them: the checker asks
-/// this of every contiguous argument at every launch.
+/// this of every contiguous argument at every launch. Where the contiguous strides
+/// overflow, a position outside the overflow with extent > 1 has no stride a contiguous
+/// view could give it: the outermost such is reported, expected `isize::MAX` (a broadcast
+/// view of 2^63 elements is not contiguous, whatever its strides).
 pub(crate) fn first_non_contiguous(shape: &[usize], strides: &[isize]) -> Option<(usize, isize)> {
     let mut found = None;
     let mut acc: isize = 1;
@@ -63,7 +65,19 @@ pub(crate) fn first_non_contiguous(shape: &[usize], strides: &[isize]) -> Option
         if n > 1 && stride != acc {
             found = Some((p, acc));
         }
-        acc = acc.checked_mul(isize::try_from(n.max(1)).ok()?)?;
+        match isize::try_from(n.max(1))
+            .ok()
+            .and_then(|n| acc.checked_mul(n))
+        {
+            Some(next) => acc = next,
+            None => {
+                return shape[..p]
+                    .iter()
+                    .position(|&n| n > 1)
+                    .map(|q| (q, isize::MAX))
+                    .or(found);
+            }
+        }
     }
     found
 }
@@ -119,11 +133,13 @@ mod tests {
                 .iter()
                 .map(|s| &s[s.len().saturating_sub(shape.len())..])
             {
-                let expected = contiguous_strides(shape).and_then(|c| {
-                    (0..shape.len())
-                        .find(|&p| shape[p] > 1 && strides[p] != c[p])
-                        .map(|p| (p, c[p]))
-                });
+                // Overflowing shapes have no contiguous strides to compare with: below.
+                let Some(c) = contiguous_strides(shape) else {
+                    continue;
+                };
+                let expected = (0..shape.len())
+                    .find(|&p| shape[p] > 1 && strides[p] != c[p])
+                    .map(|p| (p, c[p]));
                 assert_eq!(
                     first_non_contiguous(shape, strides),
                     expected,
@@ -132,6 +148,25 @@ mod tests {
             }
         }
         assert_eq!(first_non_contiguous(&[2, 3, 4], &[1, 4, 1]), Some((0, 12)));
+    }
+
+    #[test]
+    fn a_view_whose_contiguous_strides_overflow_is_not_contiguous() {
+        // The overflow at the outermost extent leaves no stride unchecked.
+        assert_eq!(first_non_contiguous(&[usize::MAX, 4], &[4, 1]), None);
+        assert_eq!(
+            first_non_contiguous(&[usize::MAX, 4], &[1, 4]),
+            Some((0, 4))
+        );
+        // 2^62 x 4 overflows before the outer extent's stride: a broadcast (stride 0)
+        // claims to be contiguous, and is not.
+        let big = 1usize << 62;
+        assert_eq!(
+            first_non_contiguous(&[3, big, 4], &[0, 4, 1]),
+            Some((0, isize::MAX))
+        );
+        // Outer extents of 1 need no stride.
+        assert_eq!(first_non_contiguous(&[1, big, 4], &[0, 4, 1]), None);
     }
 
     #[test]
