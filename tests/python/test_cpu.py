@@ -7,6 +7,7 @@ Run after installing the wheels of specs/rmsnorm.ima and specs/quant.ima
 
 import ast
 import pathlib
+import subprocess
 import sys
 
 import quant_kernels as qk
@@ -130,6 +131,42 @@ def test_refuses_a_param_it_would_change():
             assert str(e) == "kernel rms_norm: " + text, str(e)
         else:
             raise AssertionError(f"eps {eps!r} accepted")
+
+
+def test_a_torch_without_cuda_is_no_torch_to_a_launch():
+    # In a process of its own (the module looks torch up once): a torch built without
+    # CUDA has no _cuda_getCurrentRawStream; a call with other device arrays goes on as
+    # without torch, to the param's refusal, instead of failing on torch.
+    script = """
+import sys, types
+torch = types.ModuleType("torch")
+torch.Tensor = type("Tensor", (), {})
+torch._C = types.ModuleType("torch._C")
+torch.cuda = types.ModuleType("torch.cuda")
+
+class Op:  # what the package's custom-op registration asks of torch.library
+    def __init__(self, f):
+        self.f = f
+
+    def register_fake(self, g):
+        return g
+
+torch.library = types.SimpleNamespace(custom_op=lambda *a, **k: Op)
+torch.ops = type("Ops", (), {"__getattr__": lambda self, ns: types.SimpleNamespace()})()
+sys.modules["torch"] = torch
+import rmsnorm_kernels as rk
+
+class Empty:
+    __cuda_array_interface__ = {"data": (0, False), "shape": (0, 8), "strides": None,
+                                "typestr": "<f4", "version": 3}
+
+try:
+    rk.rms_norm(Empty(), Empty(), Empty(), True)
+except rk.ContractError as e:
+    print(e)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.stdout.strip() == "kernel rms_norm: param `eps` takes f32, not a bool", (out.stdout, out.stderr)
 
 
 def test_refuses_an_unknown_typestr():

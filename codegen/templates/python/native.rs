@@ -79,13 +79,22 @@ struct Torch {
     current_stream: Py<PyAny>,
 }
 
-/// torch, when it can be imported; the launches of other device arrays need none.
+/// torch, when it can be imported and was built with CUDA; the launches of other device
+/// arrays need none.
 static TORCH: GILOnceCell<Option<Torch>> = GILOnceCell::new();
 
 fn torch(py: Python<'_>) -> PyResult<Option<&Torch>> {
     TORCH
         .get_or_try_init(py, || {
             let Ok(torch) = py.import("torch") else {
+                return Ok(None);
+            };
+            // A torch built without CUDA has no device tensors and no CUDA streams: the
+            // launches of other device arrays go on as without torch.
+            let Ok(raw_stream) = torch
+                .getattr("_C")
+                .and_then(|c| c.getattr("_cuda_getCurrentRawStream"))
+            else {
                 return Ok(None);
             };
             let dtypes = TORCH_DTYPES
@@ -96,10 +105,7 @@ fn torch(py: Python<'_>) -> PyResult<Option<&Torch>> {
             Ok::<_, PyErr>(Some(Torch {
                 tensor: torch.getattr("Tensor")?.downcast_into::<PyType>()?.unbind(),
                 dtypes,
-                raw_stream: torch
-                    .getattr("_C")?
-                    .getattr("_cuda_getCurrentRawStream")?
-                    .unbind(),
+                raw_stream: raw_stream.unbind(),
                 current_stream: torch.getattr("cuda")?.getattr("current_stream")?.unbind(),
             }))
         })
