@@ -13,8 +13,8 @@ phases: i64[BLOCKS, 4, 6]: [block, consumer warpgroup 0..2 or the producer (3), 
 consumers (wait, work, tail, stages), the producer (wait_empty, issue, -, stages, cycles,
 nanoseconds).
     python3 gen5.py"""
-from gen import EMPTY, NEW_B, S5, consts, edit, variant
-from gen3 import PH_IN, PH_MID, PH_OUT, PHASES, STEP
+from gen import EMPTY, S5, consts, variant
+from gen3 import PHASES, S5_PH, STEP
 
 PRODUCER = [
     ("    inout phases: i64[BLOCKS, 3, 4]\n", "    inout phases: i64[BLOCKS, 4, 6]\n"),
@@ -44,13 +44,8 @@ PRODUCER = [
      "            }\n"
      "            return;\n"),
 ]
-S5_PP = edit(NEW_B, [
-    ("                if constexpr (NX == 16) {\n", "                if constexpr (NX == 16) {\n" + PH_IN),
-    ("                    acc.template wait<0>();\n                    fold(1);\n",
-     PH_MID + "                    acc.template wait<0>();\n                    fold(1);\n" + PH_OUT),
-])
 if __name__ == "__main__":
-    kernels = [variant("s5_pp", S5_PP, S5 + STEP + PHASES + PRODUCER),
+    kernels = [variant("s5_pp", S5_PH, S5 + STEP + PHASES + PRODUCER),
                variant("e5_pp", EMPTY, S5 + PHASES + PRODUCER)]
     with open("rp5.ima", "w") as f:
         f.write("/// Throwaway: the producer's stages beside the consumers', in cycles (bench/explore/rp/gen5.py).\n")
