@@ -612,11 +612,14 @@ impl<'py> Call<'py> {
             // default stream), alive during the call, and usable in the primary context
             // that `l.ctx` retains.
             let stream = unsafe { l.ctx.wrap_borrowed_stream(stream as sys::CUstream) };
-            // Once per producer stream: arrays of one producer usually share it.
+            // Once per producer stream: arrays of one producer usually share it. An array
+            // on another device is not waited for: the checker refuses the launch for it
+            // (Violation::Device), which a wait in the wrong context would preempt with a
+            // driver error.
             let mut waited = Vec::new();
             for w in parts.iter().filter_map(|p| match p {
-                Part::Tensor(d) => d.wait.as_ref(),
-                Part::Logical { .. } => None,
+                Part::Tensor(d) if d.device == device => d.wait.as_ref(),
+                Part::Tensor(_) | Part::Logical { .. } => None,
             }) {
                 if !waited.contains(&w.stream) {
                     wait_for(&stream, w)?;
