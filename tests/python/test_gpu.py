@@ -579,6 +579,15 @@ def test_a_call_on_another_device_launches_there():
     rk.rms_norm(x, w, y, 1e-6)
     torch.testing.assert_close(y, rms_ref(x, w, 1e-6), atol=2e-2, rtol=2e-2)
     refused(rk.rms_norm, x, w.to(dev), y, 1e-6, contains=("device",))
+    # A __cuda_array_interface__ output on cuda:1, with a stream there to wait for, in a
+    # launch on cuda:0: refused for its device by the checker, not by a wait's driver error.
+    side = torch.cuda.Stream(device=d1)
+    y1 = torch.empty(4, 8, device=d1)
+
+    class Cai:
+        __cuda_array_interface__ = dict(y1.__cuda_array_interface__, version=3, stream=side.cuda_stream)
+
+    refused(sk.affine_view, torch.randn(4, 8, device=dev), Cai(), 1.0, 0.0, contains=("argument y: on ",))
 
 
 if __name__ == "__main__":
