@@ -148,7 +148,6 @@ def test_a_dropped_tensor_stays_alive_until_the_kernel_is_done():
 
 def test_checked_mode_report_raises_in_python():
     x = torch.randn(32, 48, device=dev)
-    y = torch.empty(32, 48, device=dev)
     pb.set_checked("wait")
     try:
         pb.transpose_swapped(x, torch.empty(48, 32, device=dev))
