@@ -14,6 +14,13 @@ def shapes(default):
     return [tuple(int(a) for a in c.split(",")) for c in sys.argv[1:]] or default
 
 
+def weight_sets(k, n):
+    """How many K x N int4 weights a timer's graph cycles: just past 300 MB of them in all
+    (far more than the H200's L2 holds, so that each launch reads its weights from DRAM),
+    at least 2 sets and at most 64."""
+    return min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+
+
 def gptq_weight(quant_weight, k, n, group=128):
     """Random GPTQ words, zeros and scales of a K x N weight, as `quant_weight` (any
     package's `QuantWeight` class) makes them."""
@@ -65,7 +72,7 @@ def variants_against(ref, variants, cases, quant_weight, group=128, tolerance=2e
     its largest magnitude is marked DIFF."""
     for m, k, n in cases:
         vs = variants(m) if callable(variants) else variants
-        nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+        nsets = weight_sets(k, n)
         ws = [gptq_weight(quant_weight, k, n, group) for _ in range(nsets)]
         x = torch.randn(m, k, device=dev, dtype=torch.float16)
         y_ref = torch.empty(m, n, device=dev, dtype=torch.float16)

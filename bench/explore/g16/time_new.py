@@ -8,7 +8,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import gptq_weight, graph_us  # noqa: E402
+from timing import gptq_weight, graph_us, weight_sets  # noqa: E402
 import gemm_kernels as gk
 import gemm0_kernels as g0
 
@@ -23,7 +23,7 @@ cases = [(16, 8192, 28672, 0), (32, 8192, 28672, 0), (64, 8192, 28672, 0), (128,
          (16, 4096, 28672, 0), (9, 4096, 28672, 1), (2, 4096, 6144, 0)]
 print(f"{mode}: M K N fused | HEAD | tree | tree / HEAD")
 for m, k, n, fused in cases:
-    nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+    nsets = weight_sets(k, n)
     g = 20 if n == 20 else 128
     ws = [gptq_weight(gk.QuantWeight, k, n, g) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)

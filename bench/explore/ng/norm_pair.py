@@ -7,7 +7,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import gptq_weight, graph_us  # noqa: E402
+from timing import gptq_weight, graph_us, weight_sets  # noqa: E402
 
 dev = "cuda"
 eps = 1e-5
@@ -18,7 +18,7 @@ def compare(add_rms_norm, gemv, fused, quant_weight, cases):
     add_rms_norm(x, residual, nw, xn, eps) then gemv(xn, w, y), of each alone, and of
     fused(x, residual, residual_out, nw, w, y, eps), with the largest differences."""
     for k, n, ny in cases:
-        nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+        nsets = weight_sets(k, n)
         ws = [gptq_weight(quant_weight, k, n, 128) for _ in range(nsets)]
         x = torch.randn(1, k, device=dev, dtype=torch.float16)
         res0 = torch.randn(1, k, device=dev, dtype=torch.float16)

@@ -8,7 +8,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us, shapes, wg_workspace  # noqa: E402
+from timing import graph_us, shapes, weight_sets, wg_workspace  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 import rp_kernels as rk  # noqa: E402
@@ -20,7 +20,7 @@ FORMATS = {"tk": (tk.QuantWeight, False), "gk": (gk.QuantWeight, False), "rp": (
 
 for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), (16, 4096, 6144),
                        (16, 4096, 4096), (8, 8192, 28672), (1, 8192, 28672)]):
-    nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+    nsets = weight_sets(k, n)
     ws = [weights(FORMATS, k, n) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     part, arr = wg_workspace(tk, m, n)

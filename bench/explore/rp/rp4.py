@@ -9,7 +9,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us, wg_workspace  # noqa: E402
+from timing import graph_us, weight_sets, wg_workspace  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 import rp4_kernels as rk  # noqa: E402
@@ -24,7 +24,7 @@ for case in CASES:
     parts = case.split(",")
     m, k, n = (int(p) for p in parts[:3])
     ny = n // 2 if parts[3:] == ["f"] else n
-    nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+    nsets = weight_sets(k, n)
     ws = [weights(FORMATS, k, n) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     part, arr = wg_workspace(tk, m, n)

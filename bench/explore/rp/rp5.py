@@ -10,7 +10,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us, shapes, wg_workspace  # noqa: E402
+from timing import graph_us, shapes, weight_sets, wg_workspace  # noqa: E402
 import rp5_kernels as rk  # noqa: E402
 from repack import weights  # noqa: E402
 
@@ -18,7 +18,7 @@ dev = "cuda"
 FORMATS = {"rp": (rk.QuantWeight, True)}
 
 for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096)]):
-    nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+    nsets = weight_sets(k, n)
     ws = [weights(FORMATS, k, n) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     part, arr = wg_workspace(rk, m, n)

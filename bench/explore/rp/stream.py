@@ -7,12 +7,12 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us, gptq_weight, shapes, wg_workspace  # noqa: E402
+from timing import gptq_weight, graph_us, shapes, weight_sets, wg_workspace  # noqa: E402
 import stream_kernels as sk  # noqa: E402
 
 dev = "cuda"
 for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096)]):
-    nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+    nsets = weight_sets(k, n)
     ws = [gptq_weight(sk.QuantWeight, k, n) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     part, arr = wg_workspace(sk, m, n)

@@ -14,7 +14,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import gptq_weight, graph_us  # noqa: E402
+from timing import gptq_weight, graph_us, weight_sets  # noqa: E402
 import decode0_kernels as d0
 import decode_kernels as dk
 import gemm0_kernels as g0
@@ -38,7 +38,7 @@ cases = [("QKV", "gptq_gemv_narrow", 1, 4096, 6144, 0), ("O", "gptq_gemv_narrow"
 modules = {"gptq_gemv_narrow": (d0, dk), "gptq_gemv": (q0, qk), "gptq_gemm": (g0, gk)}
 print(f"{mode}: kernel M K N fused | before | tree | tree / before")
 for label, name, m, k, n, fused in cases:
-    nsets = min(64, max(2, int(300e6 // (k * n // 2)) + 1))
+    nsets = weight_sets(k, n)
     ws = [gptq_weight(gk.QuantWeight, k, n, 128) for _ in range(nsets)]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     ny = n // 2 if fused else n
