@@ -104,7 +104,6 @@ def test_refuses_a_cuda_array_interface_it_cannot_read_whole():
         ({k: v for k, v in cai.items() if k != "shape"}, "a __cuda_array_interface__ without 'shape'"),
         ({k: v for k, v in cai.items() if k != "typestr"}, "a __cuda_array_interface__ without 'typestr'"),
         (dict(cai, mask=(0x2000, False)), "a __cuda_array_interface__ mask: imac reads every element"),
-        (dict(cai, data=(0, False)), "a null data pointer for a view of shape (4,)"),
     ]:
         try:
             _imac.describe_cai(what, bad, rk.ContractError)
@@ -114,6 +113,18 @@ def test_refuses_a_cuda_array_interface_it_cannot_read_whole():
             raise AssertionError(f"accepted {bad}")
     # No elements, no memory: a null pointer is what such a view has.
     assert _imac.describe_cai("x", dict(cai, shape=(0,), data=(0, False)), ValueError)[0] == 0
+
+    # With elements, a call refuses it (the native side's one check for every source),
+    # before the driver is asked anything.
+    class Null:
+        __cuda_array_interface__ = dict(cai, shape=(4, 8), data=(0, False))
+
+    try:
+        rk.rms_norm(Null(), Null(), Null(), 1e-6)
+    except rk.ContractError as e:
+        assert str(e) == f"{what} has a null data pointer for its shape [4, 8]", str(e)
+    else:
+        raise AssertionError("a null pointer was launched")
 
 
 def test_refuses_a_param_it_would_change():

@@ -68,8 +68,6 @@ def describe_cai(what, cai, error, pointer_device=None):
     size = SIZES[dtype]
     ptr, readonly = cai["data"]
     shape = tuple(int(n) for n in cai["shape"])
-    if ptr == 0 and all(n > 0 for n in shape):
-        raise error(f"{what} has a null data pointer for a view of shape {shape}")
     if cai.get("strides") is None:
         strides, acc = [], 1
         for n in reversed(shape):

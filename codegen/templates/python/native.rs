@@ -263,6 +263,19 @@ struct Keep<'py> {
 /// `_imac.foreign`, which gives a description or a torch tensor (from DLPack). Either is
 /// kept in `keep`.
 fn describe<'py>(t: &Bound<'py, PyAny>, what: &Who<'_>, keep: &mut Keep<'py>) -> PyResult<Desc> {
+    let d = describe_any(t, what, keep)?;
+    // Whatever described it: a torch tensor whose storage was freed
+    // (`untyped_storage().resize_(0)`) keeps its shape, and an interface may claim one.
+    if d.ptr == 0 && d.shape.iter().all(|&n| n > 0) {
+        return Err(ContractError::new_err(format!(
+            "{what} has a null data pointer for its shape {:?}",
+            d.shape
+        )));
+    }
+    Ok(d)
+}
+
+fn describe_any<'py>(t: &Bound<'py, PyAny>, what: &Who<'_>, keep: &mut Keep<'py>) -> PyResult<Desc> {
     let py = t.py();
     let torch = torch(py)?;
     if let Some(torch) = torch.filter(|torch| t.is_instance(torch.tensor.bind(py)).unwrap_or(false)) {
@@ -338,15 +351,8 @@ fn describe_torch(t: &Bound<'_, PyAny>, torch: &Torch, what: &Who<'_>) -> PyResu
     };
     let shape = ints(t.getattr(intern!(py, "shape"))?)?;
     let strides = ints(t.call_method0(intern!(py, "stride"))?)?;
-    let ptr: u64 = t.call_method0(intern!(py, "data_ptr"))?.extract()?;
-    // A tensor whose storage was freed (`untyped_storage().resize_(0)`) keeps its shape.
-    if ptr == 0 && shape.iter().all(|&n| n > 0) {
-        return Err(ContractError::new_err(format!(
-            "{what} has no storage (data_ptr() is 0) for its shape {shape:?}"
-        )));
-    }
     Ok(Desc {
-        ptr,
+        ptr: t.call_method0(intern!(py, "data_ptr"))?.extract()?,
         dtype,
         // A torch extent is never negative; a stride fits isize on every 64-bit host.
         shape: shape.into_iter().map(|n| n as usize).collect(),
