@@ -43,6 +43,10 @@
 //      producer, and adds up the units it has seen in one `red.release` when the next
 //      one is not yet consumed or counts elsewhere (18 ran 47.8 us against 17's 34.2:
 //      what is left of 16's loss is the skew between phases, and what fences remain)
+//  21  as 19 with a ring of 13 slots (208 KB) where the others have 8: whether what 19
+//      loses to 17 is the dependencies' waits outlasting what the ring holds beyond the
+//      bytes it needs in flight to stream
+//  22  as 17 with 13 slots (the deeper ring's reads alone)
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -298,19 +302,24 @@ __global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* do
 // the phase waits (not a layer: the ring's reads alone). Forms 16 and 17 copy a unit as one
 // box of its matrix's 2-D tensor map (rows past the matrix arrive as zeros, and count).
 namespace ring {
-constexpr int SLOTS = 8, ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
+constexpr int ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
+// The form that 21 and 22 deepen the ring of.
+__host__ __device__ constexpr int base_form(int mode) { return mode == 21 ? 19 : mode == 22 ? 17 : mode; }
+__host__ __device__ constexpr int slots(int mode) { return mode >= 21 ? 13 : 8; }
 // The producer warp, the consumers and, in forms 19 and 20, the signalling warp.
-__host__ __device__ constexpr int threads(int mode) { return 32 * (1 + CONSUMERS + (mode >= 19)); }
+__host__ __device__ constexpr int threads(int mode) { return 32 * (1 + CONSUMERS + (base_form(mode) >= 19)); }
 // Each slot's full, empty and consumed barriers.
-constexpr size_t SMEM = size_t(SLOTS) * UNIT_BYTES + 3 * SLOTS * 8 + 128;
+__host__ __device__ constexpr size_t smem(int mode) { return size_t(slots(mode)) * UNIT_BYTES + 3 * slots(mode) * 8 + 128; }
 // Whether a form waits for the phase before a unit's, and whether it copies by tensor map.
-__host__ __device__ constexpr bool waits(int mode) { return mode == 14 || mode == 16 || mode >= 18; }
+__host__ __device__ constexpr bool waits(int mode) {
+    return base_form(mode) == 14 || base_form(mode) == 16 || base_form(mode) >= 18;
+}
 // Whether a form counts a block's units of a phase once (18) rather than each unit.
-__host__ __device__ constexpr bool counts_a_phase(int mode) { return mode == 18; }
+__host__ __device__ constexpr bool counts_a_phase(int mode) { return base_form(mode) == 18; }
 // Whether a signalling warp counts the units (19, 20), and whether O and down wait only for
 // the strips that make their rows (20).
-__host__ __device__ constexpr bool signals(int mode) { return mode >= 19; }
-__host__ __device__ constexpr bool narrow(int mode) { return mode == 20; }
+__host__ __device__ constexpr bool signals(int mode) { return base_form(mode) >= 19; }
+__host__ __device__ constexpr bool narrow(int mode) { return base_form(mode) == 20; }
 // `done`: the phases' counts [0, 5), the blocks' exits [5], attention's groups of 16
 // strips [6, 10) and gate/up's groups of 64 [10, 24).
 constexpr int EXITS = 5, ATTN_GROUPS = 6, GATE_UP_GROUPS = 10, COUNTERS = 24;
@@ -365,6 +374,7 @@ template <int MODE>
 __global__ void __launch_bounds__(ring::threads(MODE), 1)
     ring_flow(Layer L, const __grid_constant__ ring::Maps maps, float* act, unsigned* done) {
     using namespace ring;
+    constexpr int SLOTS = slots(MODE);
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned base = unsigned(__cvta_generic_to_shared(smem));
     const unsigned full = base + SLOTS * UNIT_BYTES, empty = full + 8 * SLOTS, consumed = empty + 8 * SLOTS;
@@ -595,9 +605,9 @@ int main() {
     // Each ring form's launch, its shared memory allowed first.
     auto ring_form = [&](auto mode) {
         constexpr int MODE = decltype(mode)::value;
-        CHECK(cudaFuncSetAttribute(ring_flow<MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::SMEM)));
+        CHECK(cudaFuncSetAttribute(ring_flow<MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring::smem(MODE))));
         return [=](const Layer& l, const ring::Maps& lm) {
-            ring_flow<MODE><<<sms, ring::threads(MODE), ring::SMEM, s>>>(l, lm, act[0], done);
+            ring_flow<MODE><<<sms, ring::threads(MODE), ring::smem(MODE), s>>>(l, lm, act[0], done);
         };
     };
     using std::integral_constant;
@@ -608,6 +618,8 @@ int main() {
     const auto ring18 = ring_form(integral_constant<int, 18>{});
     const auto ring19 = ring_form(integral_constant<int, 19>{});
     const auto ring20 = ring_form(integral_constant<int, 20>{});
+    const auto ring21 = ring_form(integral_constant<int, 21>{});
+    const auto ring22 = ring_form(integral_constant<int, 22>{});
     auto run = [&](const char* name, auto body) {
         const float us = graph_us_a_layer(s, LAYERS, [&](int l) { body(layers[l], maps[l]); });
         std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us, bytes / LAYERS / (us * 1e-6) / 1e12);
@@ -637,6 +649,8 @@ int main() {
         run("18: as 16, a block's units of a phase counted once", ring18);
         run("19: as 16, a signalling warp counts the units, several at a time", ring19);
         run("20: as 19, O and down waiting only for the strips that make their rows", ring20);
+        run("21: as 19, a ring of 13 slots", ring21);
+        run("22: as 17, a ring of 13 slots", ring22);
         run("11: as 4, no barriers", [&](const Layer& l, const ring::Maps& lm) { mega<11><<<grid, 256, 0, s>>>(l, act[0], bar); });
         run("10: eight launches of wide units", [&](const Layer& l, const ring::Maps& lm) {
             auto w = [&](int p, float* in, float* out) {
