@@ -1,6 +1,13 @@
 """Throwaway: GPTQ's words repacked for rp.ima's and rp2.ima's kernels (gen.py, gen2.py),
-and the weight sets their timers (rp.py, rp2.py) cycle."""
+the weight sets their timers (rp.py, rp2.py) cycle, and the stamped kernels' runs (rp3.py,
+rp5.py, rp6.py)."""
+import os
+import sys
+
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import graph_us, shapes, weight_sets, wg_workspace  # noqa: E402
 
 dev = "cuda"
 
@@ -33,3 +40,24 @@ def weights(formats, k, n, group=128):
     repacked = repack(qweight)
     return {name: cls("gptq", qweight=repacked if rp else qweight, qzeros=qzeros, scales=scales, group_size=group)
             for name, (cls, rp) in formats.items()}
+
+
+def stamped_runs(package, formats, default, phases):
+    """For each shape (M, K, N: the command line's, else `default`), yields (m, k, n, run):
+    run(name, fmt) times `package`'s kernel `name` on the weights as format `fmt` (CUDA
+    graphs cycling weight sets larger than L2) and returns the µs a launch and the last
+    launch's stamps, an i64 tensor [BLOCKS, *phases] on the host. The kernels take x, W,
+    gptq_gemm_wg's workspace, y and the stamps."""
+    for m, k, n in shapes(default):
+        ws = [weights(formats, k, n) for _ in range(weight_sets(k, n))]
+        x = torch.randn(m, k, device=dev, dtype=torch.float16)
+        part, arr = wg_workspace(package, m, n)
+        y = torch.empty(m, n, device=dev, dtype=torch.float16)
+        ph = torch.zeros(package.BLOCKS, *phases, device=dev, dtype=torch.int64)
+
+        def run(name, fmt):
+            f = getattr(package, name)
+            us = graph_us(lambda w: f(x, w[fmt], part, arr, y, ph), [(w,) for w in ws])
+            return us, ph.cpu()
+
+        yield m, k, n, run

@@ -4,30 +4,15 @@ a launch (CUDA graphs cycling weight sets larger than L2), then from the last la
 (waiting for a free stage, issuing its copies), and the SM clock over the producer's
 loop (cycles / ns). Medians over blocks.
     python3 -u rp5.py [M,K,N ...]"""
-import os
-import sys
+import rp5_kernels as rk
+from repack import stamped_runs
 
-import torch
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us, shapes, weight_sets, wg_workspace  # noqa: E402
-import rp5_kernels as rk  # noqa: E402
-from repack import weights  # noqa: E402
-
-dev = "cuda"
 FORMATS = {"rp": (rk.QuantWeight, True)}
 
-for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096)]):
-    nsets = weight_sets(k, n)
-    ws = [weights(FORMATS, k, n) for _ in range(nsets)]
-    x = torch.randn(m, k, device=dev, dtype=torch.float16)
-    part, arr = wg_workspace(rk, m, n)
-    y = torch.empty(m, n, device=dev, dtype=torch.float16)
-    ph = torch.zeros(rk.BLOCKS, 4, 6, device=dev, dtype=torch.int64)
+for m, k, n, run in stamped_runs(rk, FORMATS, [(16, 8192, 28672), (16, 14336, 4096)], (4, 6)):
     for name in ("s5_pp", "e5_pp"):
-        f = getattr(rk, name)
-        us = graph_us(lambda w: f(x, w["rp"], part, arr, y, ph), [(w,) for w in ws])
-        p = ph.cpu().double()
+        us, p = run(name, "rp")
+        p = p.double()
         cons = p[:, :3, :4].reshape(-1, 4)
         cons = cons[cons[:, 3] > 0]
         prod = p[:, 3, :]

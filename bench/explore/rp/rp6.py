@@ -4,17 +4,9 @@ block's body start, µs: the blocks' body starts, the producers' loop starts and
 consumer warpgroups' ends (min / median / max over blocks), and the span from the first
 start to the last end.
     python3 -u rp6.py [M,K,N ...]"""
-import os
-import sys
+import rp6_kernels as rk
+from repack import stamped_runs
 
-import torch
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us, shapes, weight_sets, wg_workspace  # noqa: E402
-import rp6_kernels as rk  # noqa: E402
-from repack import weights  # noqa: E402
-
-dev = "cuda"
 FORMATS = {"rp": (rk.QuantWeight, True)}
 
 
@@ -23,17 +15,9 @@ def spread(t):
     return f"{t[0]:.1f} / {t[len(t) // 2]:.1f} / {t[-1]:.1f}"
 
 
-for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096)]):
-    nsets = weight_sets(k, n)
-    ws = [weights(FORMATS, k, n) for _ in range(nsets)]
-    x = torch.randn(m, k, device=dev, dtype=torch.float16)
-    part, arr = wg_workspace(rk, m, n)
-    y = torch.empty(m, n, device=dev, dtype=torch.float16)
-    ph = torch.zeros(rk.BLOCKS, 4, 6, device=dev, dtype=torch.int64)
+for m, k, n, run in stamped_runs(rk, FORMATS, [(16, 8192, 28672), (16, 14336, 4096)], (4, 6)):
     for name in ("s6_pp", "e6_pp"):
-        f = getattr(rk, name)
-        us = graph_us(lambda w: f(x, w["rp"], part, arr, y, ph), [(w,) for w in ws])
-        p = ph.cpu()
+        us, p = run(name, "rp")
         busy = p[:, 3, 3] > 0
         body = p[:, :3, 5][busy].min(dim=1).values
         t0 = body.min()
