@@ -47,6 +47,10 @@
 //      loses to 17 is the dependencies' waits outlasting what the ring holds beyond the
 //      bytes it needs in flight to stream
 //  22  as 17 with 13 slots (the deeper ring's reads alone)
+//  23  as 19, stamped (`%globaltimer` into ring_stamps): each block's wait for the phase
+//      before each phase's first unit (start, end), the time its consumers got that unit's
+//      data, and the time the signalling warp saw the phase's last unit consumed: which
+//      SMs finish a phase late, and how long the others wait for them
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -63,6 +67,7 @@
 // Run there with the (git-ignored) binary carried.
 #include <cuda.h>
 
+#include <string>
 #include <type_traits>
 
 #include "../graph_time.cuh"
@@ -304,8 +309,18 @@ __global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* do
 namespace ring {
 constexpr int ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
 // The form that 21 and 22 deepen the ring of.
-__host__ __device__ constexpr int base_form(int mode) { return mode == 21 ? 19 : mode == 22 ? 17 : mode; }
-__host__ __device__ constexpr int slots(int mode) { return mode >= 21 ? 13 : 8; }
+__host__ __device__ constexpr int base_form(int mode) { return mode == 21 || mode == 23 ? 19 : mode == 22 ? 17 : mode; }
+__host__ __device__ constexpr int slots(int mode) { return mode == 21 || mode == 22 ? 13 : 8; }
+__host__ __device__ constexpr bool stamps(int mode) { return mode == 23; }
+// Form 23's stamps, [block, phase, 4] (see the form's line above): wait start, wait end,
+// the phase's last unit consumed, its first unit's data there; 0 where the block has none.
+constexpr int MAX_BLOCKS = 1024, STAMPS = 4;
+__device__ long long ring_stamps[MAX_BLOCKS * 5 * STAMPS];
+__device__ __forceinline__ long long now_ns() {
+    long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
 // The producer warp, the consumers and, in forms 19 and 20, the signalling warp.
 __host__ __device__ constexpr int threads(int mode) { return 32 * (1 + CONSUMERS + (base_form(mode) >= 19)); }
 // Each slot's full, empty and consumed barriers.
@@ -451,6 +466,8 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
                 asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(done + pending), "r"(n) : "memory");
                 n = 0;
             }
+            if (stamps(MODE) && (next >= total || unit<MODE>(L, next).p != unit<MODE>(L, u).p))
+                ring_stamps[(blockIdx.x * 5 + unit<MODE>(L, u).p) * STAMPS + 2] = now_ns();
         }
         if (atomicAdd(done + EXITS, 1u) == gridDim.x - 1) {
             for (int p = 0; p < COUNTERS; ++p) done[p] = 0;
@@ -462,7 +479,9 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
     const int ct = threadIdx.x - 32;
     unsigned acc = 0;
     float a = 0.f;
-    int ready = 0, read_for = 0, i = 0, mine = 0, ready_chunk = -1;
+    int ready = 0, read_for = 0, i = 0, mine = 0, ready_chunk = -1, seen = -1;
+    long long* const stamp = stamps(MODE) && ct == 0 ? ring_stamps + blockIdx.x * 5 * STAMPS : nullptr;
+    if (stamp) stamp[0] = stamp[1] = now_ns();
     // Until counter c of `done` reaches need (ct 0 polls, the consumers meet).
     const auto wait_for = [&](int c, unsigned need) {
         if (ct == 0) {
@@ -490,13 +509,19 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
         } else if (waits(MODE) && t.p > ready) {
             ready = t.p;
             ready_chunk = -1;
+            if (stamp) stamp[t.p * STAMPS] = now_ns();
             wait_for(t.p - 1, unsigned(units(L.m[t.p - 1])));
+            if (stamp) stamp[t.p * STAMPS + 1] = now_ns();
         }
         if ((t.p == 1 || t.p == 3) && !(read_for & (1 << t.p))) {
             for (int j = ct; j < ACT; j += 32 * CONSUMERS) a += act[j];
             read_for |= 1 << t.p;
         }
         mbar_wait(full + 8 * slot, unsigned((i / SLOTS) & 1));
+        if (stamp && t.p != seen) {
+            stamp[t.p * STAMPS + 3] = now_ns();
+            seen = t.p;
+        }
         const Matrix& m = L.m[t.p];
         const int rows = min(ROWS, m.rows - t.h * ROWS);
 #pragma unroll
@@ -562,7 +587,9 @@ static CUtensorMap map_of(const Matrix& m) {
     return t;
 }
 
-int main() {
+// `mega_chain` runs every form twice, then form 23; `mega_chain 23` forms 17, 19 and 23 once.
+int main(int argc, char** argv) {
+    const bool only_23 = argc > 1 && std::string(argv[1]) == "23";
     const int shapes[5][2] = {{512, 6144}, {512, 2048}, {512, 4096}, {512, 28672}, {1792, 4096}};  // rows x words
     constexpr int LAYERS = 4;
     std::vector<Layer> layers(LAYERS);
@@ -620,12 +647,17 @@ int main() {
     const auto ring20 = ring_form(integral_constant<int, 20>{});
     const auto ring21 = ring_form(integral_constant<int, 21>{});
     const auto ring22 = ring_form(integral_constant<int, 22>{});
+    const auto ring23 = ring_form(integral_constant<int, 23>{});
     auto run = [&](const char* name, auto body) {
         const float us = graph_us_a_layer(s, LAYERS, [&](int l) { body(layers[l], maps[l]); });
         std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us, bytes / LAYERS / (us * 1e-6) / 1e12);
     };
     auto strips = [](const Matrix& m) { return dim3((m.cols4 + 7) / 8); };
-    for (int rep = 0; rep < 2; ++rep) {
+    if (only_23) {
+        run("17: as 16 with no phase waits", ring17);
+        run("19: as 16, a signalling warp counts the units, several at a time", ring19);
+    }
+    for (int rep = 0; rep < (only_23 ? 0 : 2); ++rep) {
         run("0: eight launches", [&](const Layer& l, const ring::Maps& lm) {
             small<<<1, 256, 0, s>>>(act[0], act[1]);
             strip<<<strips(l.m[0]), 256, 0, s>>>(l.m[0], act[1], act[2]);
@@ -667,6 +699,41 @@ int main() {
             w(4, act[7], act[0]);
         });
     }
+    // Form 23 launched alone, three times; the last launch's stamps, µs from the first
+    // block's start, min / median / max over the blocks that have a unit of the phase.
+    long long* stamps_dev;
+    CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&stamps_dev), ring::ring_stamps));
+    const size_t stamp_bytes = size_t(sms) * 5 * ring::STAMPS * sizeof(long long);
+    for (int r = 0; r < 3; ++r) {
+        CHECK(cudaMemsetAsync(stamps_dev, 0, stamp_bytes, s));
+        ring23(layers[r], maps[r]);
+    }
+    CHECK(cudaStreamSynchronize(s));
+    std::vector<long long> h(size_t(sms) * 5 * ring::STAMPS);
+    CHECK(cudaMemcpy(h.data(), stamps_dev, stamp_bytes, cudaMemcpyDeviceToHost));
+    long long t0 = h[0];
+    for (int b = 0; b < sms; ++b) t0 = std::min(t0, h[size_t(b) * 5 * ring::STAMPS]);
+    // Min / median / max of the blocks' values (those with a unit of the phase), in µs.
+    auto spread = [](std::vector<double> v) {
+        if (v.empty()) return std::string("-");
+        std::sort(v.begin(), v.end());
+        char out[64];
+        std::snprintf(out, sizeof out, "%.1f / %.1f / %.1f", v.front(), v[v.size() / 2], v.back());
+        return std::string(out);
+    };
+    // Stamp k of phase p from the first start, or with `length` its end less stamp 0.
+    auto at = [&](int p, int k, bool length = false) {
+        std::vector<double> v;
+        for (int b = 0; b < sms; ++b) {
+            const long long* q = &h[(size_t(b) * 5 + p) * ring::STAMPS];
+            if (q[k] && (!length || q[0])) v.push_back((q[k] - (length ? q[0] : t0)) * 1e-3);
+        }
+        return spread(v);
+    };
+    std::printf("23: as 19, stamped, one launch (us from the first block's start; min / median / max over blocks)\n");
+    for (int p = 0; p < 5; ++p)
+        std::printf("  phase %d: wait for the phase before: start %s, end %s, length %s; first unit's data %s; last unit consumed %s\n",
+                    p, at(p, 0).c_str(), at(p, 1).c_str(), at(p, 1, true).c_str(), at(p, 3).c_str(), at(p, 2).c_str());
     CHECK(cudaDeviceSynchronize());
     return 0;
 }
