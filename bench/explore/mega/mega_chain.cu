@@ -51,6 +51,10 @@
 //      before each phase's first unit (start, end), the time its consumers got that unit's
 //      data, and the time the signalling warp saw the phase's last unit consumed: which
 //      SMs finish a phase late, and how long the others wait for them
+//  24  as 23, the signalling warp releasing a block's count once a phase (at its last unit
+//      there) where 19 releases whenever the next unit is not yet consumed: 23 found the
+//      signalling warp 3 to 4 us behind the consumers at each phase's end, a fence a
+//      release; its last-unit stamp is taken before the release
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -309,9 +313,13 @@ __global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* do
 namespace ring {
 constexpr int ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
 // The form that 21 and 22 deepen the ring of.
-__host__ __device__ constexpr int base_form(int mode) { return mode == 21 || mode == 23 ? 19 : mode == 22 ? 17 : mode; }
+__host__ __device__ constexpr int base_form(int mode) {
+    return mode == 21 || mode == 23 || mode == 24 ? 19 : mode == 22 ? 17 : mode;
+}
 __host__ __device__ constexpr int slots(int mode) { return mode == 21 || mode == 22 ? 13 : 8; }
-__host__ __device__ constexpr bool stamps(int mode) { return mode == 23; }
+__host__ __device__ constexpr bool stamps(int mode) { return mode == 23 || mode == 24; }
+// Whether the signalling warp releases a count only at the last unit of it (24).
+__host__ __device__ constexpr bool releases_once(int mode) { return mode == 24; }
 // Form 23's stamps, [block, phase, 4] (see the form's line above): wait start, wait end,
 // the phase's last unit consumed, its first unit's data there; 0 where the block has none.
 constexpr int MAX_BLOCKS = 1024, STAMPS = 4;
@@ -462,12 +470,16 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
             pending = c;
             ++n;
             const int next = u + gridDim.x;
-            if (next >= total || !mbar_test(consumed + 8 * ((i + 1) % SLOTS), unsigned(((i + 1) / SLOTS) & 1))) {
+            const bool last_of_phase = next >= total || unit<MODE>(L, next).p != unit<MODE>(L, u).p;
+            long long* const last_stamp = ring_stamps + (blockIdx.x * 5 + unit<MODE>(L, u).p) * STAMPS + 2;
+            if (releases_once(MODE) && last_of_phase) *last_stamp = now_ns();
+            if (releases_once(MODE) ? next >= total || counter_of<MODE>(unit<MODE>(L, next)) != c
+                                    : next >= total ||
+                                          !mbar_test(consumed + 8 * ((i + 1) % SLOTS), unsigned(((i + 1) / SLOTS) & 1))) {
                 asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(done + pending), "r"(n) : "memory");
                 n = 0;
             }
-            if (stamps(MODE) && (next >= total || unit<MODE>(L, next).p != unit<MODE>(L, u).p))
-                ring_stamps[(blockIdx.x * 5 + unit<MODE>(L, u).p) * STAMPS + 2] = now_ns();
+            if (stamps(MODE) && !releases_once(MODE) && last_of_phase) *last_stamp = now_ns();
         }
         if (atomicAdd(done + EXITS, 1u) == gridDim.x - 1) {
             for (int p = 0; p < COUNTERS; ++p) done[p] = 0;
@@ -587,7 +599,8 @@ static CUtensorMap map_of(const Matrix& m) {
     return t;
 }
 
-// `mega_chain` runs every form twice, then form 23; `mega_chain 23` forms 17, 19 and 23 once.
+// `mega_chain` runs every form twice, then 24 and the stamped forms 23 and 24; `mega_chain 23`
+// forms 17, 19 and 24 once, then the stamped ones.
 int main(int argc, char** argv) {
     const bool only_23 = argc > 1 && std::string(argv[1]) == "23";
     const int shapes[5][2] = {{512, 6144}, {512, 2048}, {512, 4096}, {512, 28672}, {1792, 4096}};  // rows x words
@@ -648,6 +661,7 @@ int main(int argc, char** argv) {
     const auto ring21 = ring_form(integral_constant<int, 21>{});
     const auto ring22 = ring_form(integral_constant<int, 22>{});
     const auto ring23 = ring_form(integral_constant<int, 23>{});
+    const auto ring24 = ring_form(integral_constant<int, 24>{});
     auto run = [&](const char* name, auto body) {
         const float us = graph_us_a_layer(s, LAYERS, [&](int l) { body(layers[l], maps[l]); });
         std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us, bytes / LAYERS / (us * 1e-6) / 1e12);
@@ -699,41 +713,46 @@ int main(int argc, char** argv) {
             w(4, act[7], act[0]);
         });
     }
-    // Form 23 launched alone, three times; the last launch's stamps, µs from the first
+    // A stamped form launched alone, three times; the last launch's stamps, µs from the first
     // block's start, min / median / max over the blocks that have a unit of the phase.
     long long* stamps_dev;
     CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&stamps_dev), ring::ring_stamps));
     const size_t stamp_bytes = size_t(sms) * 5 * ring::STAMPS * sizeof(long long);
-    for (int r = 0; r < 3; ++r) {
-        CHECK(cudaMemsetAsync(stamps_dev, 0, stamp_bytes, s));
-        ring23(layers[r], maps[r]);
-    }
-    CHECK(cudaStreamSynchronize(s));
-    std::vector<long long> h(size_t(sms) * 5 * ring::STAMPS);
-    CHECK(cudaMemcpy(h.data(), stamps_dev, stamp_bytes, cudaMemcpyDeviceToHost));
-    long long t0 = h[0];
-    for (int b = 0; b < sms; ++b) t0 = std::min(t0, h[size_t(b) * 5 * ring::STAMPS]);
-    // Min / median / max of the blocks' values (those with a unit of the phase), in µs.
-    auto spread = [](std::vector<double> v) {
-        if (v.empty()) return std::string("-");
-        std::sort(v.begin(), v.end());
-        char out[64];
-        std::snprintf(out, sizeof out, "%.1f / %.1f / %.1f", v.front(), v[v.size() / 2], v.back());
-        return std::string(out);
-    };
-    // Stamp k of phase p from the first start, or with `length` its end less stamp 0.
-    auto at = [&](int p, int k, bool length = false) {
-        std::vector<double> v;
-        for (int b = 0; b < sms; ++b) {
-            const long long* q = &h[(size_t(b) * 5 + p) * ring::STAMPS];
-            if (q[k] && (!length || q[0])) v.push_back((q[k] - (length ? q[0] : t0)) * 1e-3);
+    auto stamped = [&](const char* name, auto form) {
+        for (int r = 0; r < 3; ++r) {
+            CHECK(cudaMemsetAsync(stamps_dev, 0, stamp_bytes, s));
+            form(layers[r], maps[r]);
         }
-        return spread(v);
+        CHECK(cudaStreamSynchronize(s));
+        std::vector<long long> h(size_t(sms) * 5 * ring::STAMPS);
+        CHECK(cudaMemcpy(h.data(), stamps_dev, stamp_bytes, cudaMemcpyDeviceToHost));
+        long long t0 = h[0];
+        for (int b = 0; b < sms; ++b) t0 = std::min(t0, h[size_t(b) * 5 * ring::STAMPS]);
+        // Min / median / max of the blocks' values (those with a unit of the phase), in µs.
+        auto spread = [](std::vector<double> v) {
+            if (v.empty()) return std::string("-");
+            std::sort(v.begin(), v.end());
+            char out[64];
+            std::snprintf(out, sizeof out, "%.1f / %.1f / %.1f", v.front(), v[v.size() / 2], v.back());
+            return std::string(out);
+        };
+        // Stamp k of phase p from the first start, or with `length` its end less stamp 0.
+        auto at = [&](int p, int k, bool length = false) {
+            std::vector<double> v;
+            for (int b = 0; b < sms; ++b) {
+                const long long* q = &h[(size_t(b) * 5 + p) * ring::STAMPS];
+                if (q[k] && (!length || q[0])) v.push_back((q[k] - (length ? q[0] : t0)) * 1e-3);
+            }
+            return spread(v);
+        };
+        std::printf("%s, one launch (us from the first block's start; min / median / max over blocks)\n", name);
+        for (int p = 0; p < 5; ++p)
+            std::printf("  phase %d: wait for the phase before: start %s, end %s, length %s; first unit's data %s; last unit consumed %s\n",
+                        p, at(p, 0).c_str(), at(p, 1).c_str(), at(p, 1, true).c_str(), at(p, 3).c_str(), at(p, 2).c_str());
     };
-    std::printf("23: as 19, stamped, one launch (us from the first block's start; min / median / max over blocks)\n");
-    for (int p = 0; p < 5; ++p)
-        std::printf("  phase %d: wait for the phase before: start %s, end %s, length %s; first unit's data %s; last unit consumed %s\n",
-                    p, at(p, 0).c_str(), at(p, 1).c_str(), at(p, 1, true).c_str(), at(p, 3).c_str(), at(p, 2).c_str());
+    run("24: as 19, a count released once a phase", ring24);
+    stamped("23: as 19, stamped", ring23);
+    stamped("24: as 23, a count released once a phase", ring24);
     CHECK(cudaDeviceSynchronize());
     return 0;
 }
