@@ -55,6 +55,8 @@
 //      there) where 19 releases whenever the next unit is not yet consumed: 23 found the
 //      signalling warp 3 to 4 us behind the consumers at each phase's end, a fence a
 //      release; its last-unit stamp is taken before the release
+//  25  as 24 with a ring of 4 slots: whether a release's latency (24: about 3 us from the
+//      last block's last unit to the count seen) grows with the copies the SM has in flight
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -314,12 +316,12 @@ namespace ring {
 constexpr int ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
 // The form that 21 and 22 deepen the ring of.
 __host__ __device__ constexpr int base_form(int mode) {
-    return mode == 21 || mode == 23 || mode == 24 ? 19 : mode == 22 ? 17 : mode;
+    return mode == 21 || mode == 23 || mode == 24 || mode == 25 ? 19 : mode == 22 ? 17 : mode;
 }
-__host__ __device__ constexpr int slots(int mode) { return mode == 21 || mode == 22 ? 13 : 8; }
-__host__ __device__ constexpr bool stamps(int mode) { return mode == 23 || mode == 24; }
+__host__ __device__ constexpr int slots(int mode) { return mode == 21 || mode == 22 ? 13 : mode == 25 ? 4 : 8; }
+__host__ __device__ constexpr bool stamps(int mode) { return mode >= 23; }
 // Whether the signalling warp releases a count only at the last unit of it (24).
-__host__ __device__ constexpr bool releases_once(int mode) { return mode == 24; }
+__host__ __device__ constexpr bool releases_once(int mode) { return mode == 24 || mode == 25; }
 // Form 23's stamps, [block, phase, 4] (see the form's line above): wait start, wait end,
 // the phase's last unit consumed, its first unit's data there; 0 where the block has none.
 constexpr int MAX_BLOCKS = 1024, STAMPS = 4;
@@ -599,8 +601,8 @@ static CUtensorMap map_of(const Matrix& m) {
     return t;
 }
 
-// `mega_chain` runs every form twice, then 24 and the stamped forms 23 and 24; `mega_chain 23`
-// forms 17, 19 and 24 once, then the stamped ones.
+// `mega_chain` runs every form twice, then forms 23 to 25 (24 and 25 also stamped); `mega_chain 23`
+// forms 17, 19 and 24 once, then 23 to 25.
 int main(int argc, char** argv) {
     const bool only_23 = argc > 1 && std::string(argv[1]) == "23";
     const int shapes[5][2] = {{512, 6144}, {512, 2048}, {512, 4096}, {512, 28672}, {1792, 4096}};  // rows x words
@@ -662,6 +664,7 @@ int main(int argc, char** argv) {
     const auto ring22 = ring_form(integral_constant<int, 22>{});
     const auto ring23 = ring_form(integral_constant<int, 23>{});
     const auto ring24 = ring_form(integral_constant<int, 24>{});
+    const auto ring25 = ring_form(integral_constant<int, 25>{});
     auto run = [&](const char* name, auto body) {
         const float us = graph_us_a_layer(s, LAYERS, [&](int l) { body(layers[l], maps[l]); });
         std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us, bytes / LAYERS / (us * 1e-6) / 1e12);
@@ -753,6 +756,8 @@ int main(int argc, char** argv) {
     run("24: as 19, a count released once a phase", ring24);
     stamped("23: as 19, stamped", ring23);
     stamped("24: as 23, a count released once a phase", ring24);
+    run("25: as 24, a ring of 4 slots", ring25);
+    stamped("25: as 24, a ring of 4 slots", ring25);
     CHECK(cudaDeviceSynchronize());
     return 0;
 }
