@@ -57,6 +57,11 @@
 //      release; its last-unit stamp is taken before the release
 //  25  as 24 with a ring of 4 slots: whether a release's latency (24: about 3 us from the
 //      last block's last unit to the count seen) grows with the copies the SM has in flight
+//  26  as 24 with relaxed counts (`red.relaxed.gpu`, no release): what a signal costs that
+//      waits for nothing before it, as a flag stored with its data would (NCCL's LL
+//      protocol); not a correct layer by itself, since nothing orders the phase's outputs
+//      before its count
+//  27  as 23 (19 stamped) with relaxed counts
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -316,12 +321,14 @@ namespace ring {
 constexpr int ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
 // The form that 21 and 22 deepen the ring of.
 __host__ __device__ constexpr int base_form(int mode) {
-    return mode == 21 || mode == 23 || mode == 24 || mode == 25 ? 19 : mode == 22 ? 17 : mode;
+    return mode == 21 || mode >= 23 ? 19 : mode == 22 ? 17 : mode;
 }
 __host__ __device__ constexpr int slots(int mode) { return mode == 21 || mode == 22 ? 13 : mode == 25 ? 4 : 8; }
 __host__ __device__ constexpr bool stamps(int mode) { return mode >= 23; }
 // Whether the signalling warp releases a count only at the last unit of it (24).
-__host__ __device__ constexpr bool releases_once(int mode) { return mode == 24 || mode == 25; }
+__host__ __device__ constexpr bool releases_once(int mode) { return mode == 24 || mode == 25 || mode == 26; }
+// Whether the counts are relaxed (26, 27) rather than released.
+__host__ __device__ constexpr bool relaxed(int mode) { return mode == 26 || mode == 27; }
 // Form 23's stamps, [block, phase, 4] (see the form's line above): wait start, wait end,
 // the phase's last unit consumed, its first unit's data there; 0 where the block has none.
 constexpr int MAX_BLOCKS = 1024, STAMPS = 4;
@@ -392,6 +399,15 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
         "{\n.reg .pred P;\nW:\nmbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n@!P bra.uni W;\n}\n" ::"r"(bar),
         "r"(parity)
         : "memory");
+}
+// Adds n to a count of `done`: released (the phase's work before it visible first), or in
+// forms 26 and 27 relaxed.
+template <int MODE>
+__device__ __forceinline__ void add_count(unsigned* at, unsigned n) {
+    if (relaxed(MODE))
+        asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(at), "r"(n) : "memory");
+    else
+        asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(at), "r"(n) : "memory");
 }
 }  // namespace ring
 
@@ -466,7 +482,7 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
             asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot) : "memory");
             const int c = counter_of<MODE>(unit<MODE>(L, u));
             if (c != pending && n > 0) {
-                asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(done + pending), "r"(n) : "memory");
+                add_count<MODE>(done + pending, n);
                 n = 0;
             }
             pending = c;
@@ -478,7 +494,7 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
             if (releases_once(MODE) ? next >= total || counter_of<MODE>(unit<MODE>(L, next)) != c
                                     : next >= total ||
                                           !mbar_test(consumed + 8 * ((i + 1) % SLOTS), unsigned(((i + 1) / SLOTS) & 1))) {
-                asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(done + pending), "r"(n) : "memory");
+                add_count<MODE>(done + pending, n);
                 n = 0;
             }
             if (stamps(MODE) && !releases_once(MODE) && last_of_phase) *last_stamp = now_ns();
@@ -601,8 +617,8 @@ static CUtensorMap map_of(const Matrix& m) {
     return t;
 }
 
-// `mega_chain` runs every form twice, then forms 23 to 25 (24 and 25 also stamped); `mega_chain 23`
-// forms 17, 19 and 24 once, then 23 to 25.
+// `mega_chain` runs every form twice, then forms 23 to 27 (24 to 27 also timed as graphs);
+// `mega_chain 23` forms 17 and 19 once, then 23 to 27.
 int main(int argc, char** argv) {
     const bool only_23 = argc > 1 && std::string(argv[1]) == "23";
     const int shapes[5][2] = {{512, 6144}, {512, 2048}, {512, 4096}, {512, 28672}, {1792, 4096}};  // rows x words
@@ -665,6 +681,8 @@ int main(int argc, char** argv) {
     const auto ring23 = ring_form(integral_constant<int, 23>{});
     const auto ring24 = ring_form(integral_constant<int, 24>{});
     const auto ring25 = ring_form(integral_constant<int, 25>{});
+    const auto ring26 = ring_form(integral_constant<int, 26>{});
+    const auto ring27 = ring_form(integral_constant<int, 27>{});
     auto run = [&](const char* name, auto body) {
         const float us = graph_us_a_layer(s, LAYERS, [&](int l) { body(layers[l], maps[l]); });
         std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us, bytes / LAYERS / (us * 1e-6) / 1e12);
@@ -758,6 +776,10 @@ int main(int argc, char** argv) {
     stamped("24: as 23, a count released once a phase", ring24);
     run("25: as 24, a ring of 4 slots", ring25);
     stamped("25: as 24, a ring of 4 slots", ring25);
+    run("26: as 24, relaxed counts", ring26);
+    stamped("26: as 24, relaxed counts", ring26);
+    run("27: as 19, relaxed counts", ring27);
+    stamped("27: as 23, relaxed counts", ring27);
     CHECK(cudaDeviceSynchronize());
     return 0;
 }
