@@ -319,17 +319,17 @@ __global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* do
 // box of its matrix's 2-D tensor map (rows past the matrix arrive as zeros, and count).
 namespace ring {
 constexpr int ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
-// The form that 21 and 22 deepen the ring of.
+// The form that a later one varies: 21 and 23 to 27 vary 19, 22 varies 17.
 __host__ __device__ constexpr int base_form(int mode) {
     return mode == 21 || mode >= 23 ? 19 : mode == 22 ? 17 : mode;
 }
 __host__ __device__ constexpr int slots(int mode) { return mode == 21 || mode == 22 ? 13 : mode == 25 ? 4 : 8; }
 __host__ __device__ constexpr bool stamps(int mode) { return mode >= 23; }
-// Whether the signalling warp releases a count only at the last unit of it (24).
+// Whether the signalling warp releases a count only at the last unit of it (24 to 26).
 __host__ __device__ constexpr bool releases_once(int mode) { return mode == 24 || mode == 25 || mode == 26; }
 // Whether the counts are relaxed (26, 27) rather than released.
 __host__ __device__ constexpr bool relaxed(int mode) { return mode == 26 || mode == 27; }
-// Form 23's stamps, [block, phase, 4] (see the form's line above): wait start, wait end,
+// Forms 23 to 27's stamps, [block, phase, 4] (see form 23's line above): wait start, wait end,
 // the phase's last unit consumed, its first unit's data there; 0 where the block has none.
 constexpr int MAX_BLOCKS = 1024, STAMPS = 4;
 __device__ long long ring_stamps[MAX_BLOCKS * 5 * STAMPS];
