@@ -1990,14 +1990,14 @@ fn gptq_gemm_tma(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ke
 /// of its own.
 fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
     let stream = b.stream.clone();
-    // A workspace an M (the blocks' slots, part [BLOCKS, 2, 3, 8, 128, 4] f32, and arrivals
+    // A workspace an M (the blocks' slots, part [BLOCKS, 3, 8, 128, 4] f32, and arrivals
     // [ceil(M / 64), ceil(N / 64)] i32, zero).
     type Workspace = std::cell::RefCell<Option<(usize, Tensor<f32>, Tensor<i32>)>>;
     let workspace_of = |slot: &Workspace, m: usize, n: usize| -> Res<()> {
         if slot.borrow().as_ref().is_none_or(|(rows, ..)| *rows != m) {
             *slot.borrow_mut() = Some((
                 m,
-                Tensor::zeros(&stream, &[gemm_tma::BLOCKS as usize, 2, 3, 8, 128, 4])?,
+                Tensor::zeros(&stream, &[gemm_tma::BLOCKS as usize, 3, 8, 128, 4])?,
                 Tensor::zeros(&stream, &[m.div_ceil(64), n.div_ceil(64)])?,
             ));
         }
@@ -2005,14 +2005,14 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
     };
     let workspace = Workspace::new(None);
     let twin_workspace = Workspace::new(None);
-    // The spec's grid(BLOCKS) block(512); 3 stages of W's tile (40 x 192 i32) and x's
-    // (64 x 256 f16), 1024 bytes of slack to align them, and 3 flags.
+    // The spec's grid(BLOCKS) block(512) resident; 3 stages of W's tile (40 x 192 i32) and
+    // x's (64 x 256 f16), and 1024 bytes of slack to align them.
     let (f, cfg) = twin_with_smem(
         b,
         "twin_gptq_gemm_wg",
         (gemm_tma::BLOCKS as usize, 1, 1),
         512,
-        1024 + 3 * (40 * 192 * 4 + 64 * 256 * 2) + 16,
+        1024 + 3 * (40 * 192 * 4 + 64 * 256 * 2),
     )?;
     w4a16_tma_case(
         b,
@@ -2082,11 +2082,12 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
             l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
             // SAFETY: the maps describe x [M, K] f16 and W's qweight [K / 8, N], scales
             // [K / G, N] f16 and qzeros [K / G, N / 8], alive for the launch; part
-            // [BLOCKS, 2, 3, 8, 128, 4], the blocks' slots; arrivals [ceil(M / 64),
+            // [BLOCKS, 3, 8, 128, 4], the blocks' slots; arrivals [ceil(M / 64),
             // ceil(N / 64)] zero, as each launch leaves it; y [M, N]; M is 16, 32 or a
             // multiple of 64, N of 64, and G divides 256, so the twin's unmasked stores and
-            // sums lie inside; the shared memory it uses.
-            unsafe { l.launch(cfg) }?;
+            // sums lie inside; the shared memory it uses. Cooperative, as the spec's
+            // `resident` launch is: its blocks wait for each other.
+            unsafe { l.launch_cooperative(cfg) }?;
             Ok(())
         }),
     )

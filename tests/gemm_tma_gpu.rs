@@ -231,7 +231,7 @@ fn gptq_gemm_tma_refuses_groups_it_cannot_tile_and_zeros_it_cannot_map() {
 }
 
 /// gptq_gemm_wg's workspaces for M rows of x and N columns of W: `arrivals` zero, as its
-/// contract asks, and `part` (the blocks' slots, [BLOCKS, 2, 3, 8, 128, 4] in the spec)
+/// contract asks, and `part` (the blocks' slots, [BLOCKS, 3, 8, 128, 4] in the spec)
 /// NaN, so that a slot read before its block wrote it in the same launch shows in y.
 struct WgWorkspace {
     part: Tensor<f32>,
@@ -241,8 +241,7 @@ struct WgWorkspace {
 impl WgWorkspace {
     fn new(stream: &Arc<CudaStream>, m: usize, n: usize) -> Self {
         WgWorkspace {
-            part: Tensor::full(stream, f32::NAN, &[gemm::BLOCKS as usize, 2, 3, 8, 128, 4])
-                .unwrap(),
+            part: Tensor::full(stream, f32::NAN, &[gemm::BLOCKS as usize, 3, 8, 128, 4]).unwrap(),
             arrivals: Tensor::zeros(stream, &[m.div_ceil(64), n.div_ceil(64)]).unwrap(),
         }
     }

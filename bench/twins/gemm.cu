@@ -337,10 +337,10 @@ __device__ __forceinline__ void frag(unsigned w, const Column (&q)[2], int j, in
         }
     }
 }
-// Thread tid's first float4 in block b's slot s for consumer warpgroup wg; its accumulator
+// Thread tid's first float4 in block b's slot for consumer warpgroup wg; its accumulator
 // tile j's is 128 float4 on.
-__device__ __forceinline__ float4* float4_slot(float* part, int b, int s, int wg, int tid) {
-    return reinterpret_cast<float4*>(part) + ((b * 2 + s) * 3 + wg) * 8 * 128 + tid;
+__device__ __forceinline__ float4* float4_slot(float* part, int b, int wg, int tid) {
+    return reinterpret_cast<float4*>(part) + (b * 3 + wg) * 8 * 128 + tid;
 }
 }  // namespace twin_wg
 
@@ -351,10 +351,9 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                       int G) {
     using namespace twin_wg;
     // The stages on a 1024-byte boundary (the 128-byte swizzle's period): ws [3, 40, 192]
-    // i32, xs [3, 64, 256] f16, then each consumer warpgroup's `last` flag.
+    // i32, xs [3, 64, 256] f16.
     const unsigned smem = unsigned(__cvta_generic_to_shared(twin_smem)), pad = (1024u - smem % 1024u) % 1024u;
     const unsigned ws = smem + pad, xs = ws + STAGES * W_STAGE;
-    int* last = reinterpret_cast<int*>(twin_smem + pad + STAGES * (W_STAGE + X_STAGE));
     const int KS = (K + TILE_K - 1) / TILE_K, NS = (N + TILE_N - 1) / TILE_N, NB = (N + 63) / 64;
     const int units = (M + 63) / 64 * NS * KS;
     // The spec's runs: q + 1 units for each of the first r blocks, q for the rest.
@@ -380,6 +379,19 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                 ++tile;
             }
         });
+        // The spec's delegate warps: warp 1 + w counts consumer warpgroup w's units of the
+        // block's first tile where another block sums it.
+        const int w = int(threadIdx.x / 32) - 1;
+        if (w >= 0 && u0 % KS != 0) {
+            const int tile = u0 / KS, m0 = tile / NS * 64, n0 = tile % NS * TILE_N;
+            if (n0 + 64 * w < N) {
+                ima_bar_sync(6 + w, 160);
+                if (threadIdx.x % 32 == 0) {
+                    const int mine = (u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0;
+                    ima_red_release_add(&arrivals[m0 / 64 * NB + n0 / 64 + w], mine);
+                }
+            }
+        }
         return;
     }
     const int wg = pipe.consumer(), lane = threadIdx.x % 32;
@@ -426,38 +438,38 @@ extern "C" __global__ void __launch_bounds__(512, 1)
             if (n0 + 64 * wg < N) {
                 if (tile * KS >= u0 && kc == KS - 1) {
                     each(m0, n0, [&](int j, int e, int m, int n) { y[m * N + n] = __float2half(acc.c[j].x[e]); });
+                } else if (tile * KS < u0) {
+                    // The spec's slots: part [BLOCKS = 132, 3, 8, 128, 4] f32,
+                    // [block, wg, j, thread, e]; counted by the delegate warp.
+                    const int tid = threadIdx.x % 128;
+#pragma unroll
+                    for (int j = 0; j < NX / 8; ++j)
+                        float4_slot(part, blockIdx.x, wg, tid)[128 * j] =
+                            make_float4(acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3]);
+                    ima_bar_arrive(6 + wg, 160);
                 } else {
-                    // The spec's slots: part [BLOCKS = 132, 2, 3, 8, 128, 4] f32,
-                    // [block, slot, wg, j, thread, e].
-                    const int me = blockIdx.x, tid = threadIdx.x % 128;
-                    const int lo = owner(tile * KS), hi = owner(tile * KS + KS - 1);
-                    const auto slot = [&](int b) { return float4_slot(part, b, b == lo && start(lo) < tile * KS ? 1 : 0, wg, tid); };
-                    const auto own = [&](int j) { return make_float4(acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3]); };
+                    // lo: waits for its followers' count, then adds their slots to its sums.
+                    const int tid = threadIdx.x % 128, hi = owner(tile * KS + KS - 1);
+                    const int mine = u0 + t + 1 - tile * KS;
+                    if (threadIdx.x % 128 == 0)
+                        while (ima_ld_acquire(&arrivals[m0 / 64 * NB + n0 / 64 + wg]) != KS - mine) {}
+                    ima_warpgroup_sync();
+                    ImaAcc4 sum[NX / 8];
 #pragma unroll
-                    for (int j = 0; j < NX / 8; ++j) slot(me)[128 * j] = own(j);
-                    ima_warpgroup_sync();
-                    if (threadIdx.x % 128 == 0) {
-                        const int mine = u0 + t + 1 - (tile * KS > u0 ? tile * KS : u0);
-                        last[wg] = ima_atomic_add_acq_rel(&arrivals[m0 / 64 * NB + n0 / 64 + wg], mine) + mine == KS;
-                    }
-                    ima_warpgroup_sync();
-                    if (last[wg]) {
-                        ImaAcc4 sum[NX / 8] = {};
+                    for (int j = 0; j < NX / 8; ++j) sum[j] = acc.c[j];
 #pragma unroll 2
-                        for (int b = lo; b <= hi; ++b) {
+                    for (int b = int(blockIdx.x) + 1; b <= hi; ++b) {
 #pragma unroll
-                            for (int j = 0; j < NX / 8; ++j) {
-                                const float4 v = slot(b)[128 * j];
-                                sum[j].x[0] += v.x;
-                                sum[j].x[1] += v.y;
-                                sum[j].x[2] += v.z;
-                                sum[j].x[3] += v.w;
-                            }
+                        for (int j = 0; j < NX / 8; ++j) {
+                            const float4 v = float4_slot(part, b, wg, tid)[128 * j];
+                            sum[j].x[0] += v.x;
+                            sum[j].x[1] += v.y;
+                            sum[j].x[2] += v.z;
+                            sum[j].x[3] += v.w;
                         }
-                        each(m0, n0, [&](int j, int e, int m, int n) { y[m * N + n] = __float2half(sum[j].x[e]); });
-                        if (threadIdx.x % 128 == 0) arrivals[m0 / 64 * NB + n0 / 64 + wg] = 0;
                     }
-                    ima_warpgroup_sync();
+                    each(m0, n0, [&](int j, int e, int m, int n) { y[m * N + n] = __float2half(sum[j].x[e]); });
+                    if (threadIdx.x % 128 == 0) arrivals[m0 / 64 * NB + n0 / 64 + wg] = 0;
                 }
             }
             acc = ImaWgAcc<NX>{};

@@ -63,7 +63,10 @@ mod tests {
             constraints: vec![],
             shared: vec![],
             empty: EmptyPolicy::Skip,
-            launch: Launch::Grid { grid: vec![] },
+            launch: Launch::Grid {
+                grid: vec![],
+                resident: false,
+            },
             body: Body {
                 text: String::new(),
                 line: 1,

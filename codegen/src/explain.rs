@@ -313,7 +313,7 @@ fn launch_rows(k: &Kernel) -> Vec<Vec<String>> {
                 format!("block-stride loop: idx < {n}, idx += gridDim.x{sync}"),
             ));
         }
-        Launch::Grid { grid } => {
+        Launch::Grid { grid, resident } => {
             let grid: Vec<String> = grid.iter().map(|e| expr(k, e)).collect();
             let block: Vec<String> = k
                 .block
@@ -334,6 +334,15 @@ fn launch_rows(k: &Kernel) -> Vec<Vec<String>> {
                 "none: the body guards its own indices; checked mode's accessors check every index"
                     .into(),
             ));
+            if *resident {
+                rows.push(row(
+                    "resident",
+                    "every block at once: a cooperative launch, refused before it is enqueued \
+                     where the device cannot hold the whole grid (the blocks may wait for each \
+                     other)"
+                        .into(),
+                ));
+            }
         }
     }
     if k.block_from_occupancy {

@@ -438,8 +438,8 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
             owned::Launch::Blocks { arg, outer } => {
                 format!("ima::Launch::Blocks {{ arg: {arg}, outer: {outer} }}")
             }
-            owned::Launch::Grid { dims } => format!(
-                "ima::Launch::Grid {{ dims: &[{}] }}",
+            owned::Launch::Grid { dims, resident } => format!(
+                "ima::Launch::Grid {{ dims: &[{}], resident: {resident} }}",
                 dims.iter().map(rust_expr).collect::<Vec<_>>().join(", ")
             ),
         },

@@ -128,7 +128,10 @@ mod tests {
             params: &[],
             constraints: &[],
             shared: &[],
-            launch: crate::Launch::Grid { dims: &[] },
+            launch: crate::Launch::Grid {
+                dims: &[],
+                resident: false,
+            },
             empty: crate::EmptyPolicy::Skip,
             block: [256, 1, 1],
             block_from_occupancy: false,

@@ -230,8 +230,14 @@ pub enum Launch {
     /// One block per tuple of the first `outer` logical dimensions of `args[arg]`,
     /// block-stride; the block's threads cover the inner dimensions themselves.
     Blocks { arg: usize, outer: usize },
-    /// A raw grid: one to three extents over symbols and params, (x, y, z).
-    Grid { dims: &'static [Expr] },
+    /// A raw grid: one to three extents over symbols and params, (x, y, z). With
+    /// `resident` (the spec's `launch grid(...) block(...) resident`), the body's blocks may
+    /// wait for each other: the runtime launches it cooperatively, so that every block runs
+    /// at once, and refuses a grid the device cannot hold at once.
+    Grid {
+        dims: &'static [Expr],
+        resident: bool,
+    },
 }
 
 /// `shared tile: f32[BLOCK, D]`: a dynamic shared-memory array. Arrays are laid out in

@@ -180,7 +180,7 @@ pub struct SharedArray {
 pub enum Launch {
     Threads { arg: usize },
     Blocks { arg: usize, outer: usize },
-    Grid { dims: Vec<Expr> },
+    Grid { dims: Vec<Expr>, resident: bool },
 }
 
 /// See [`fixed::KernelContract`]: the same fields, owned.
@@ -275,8 +275,9 @@ impl KernelContract {
                     arg: *arg,
                     outer: *outer,
                 },
-                Launch::Grid { dims } => fixed::Launch::Grid {
+                Launch::Grid { dims, resident } => fixed::Launch::Grid {
                     dims: leak(dims.iter().map(Expr::leak).collect()),
+                    resident: *resident,
                 },
             },
             empty: self.empty,

@@ -282,7 +282,10 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
                 arg: index[*arg],
                 outer: indices.len(),
             },
-            ir::Launch::Grid { grid } => owned::Launch::Grid { dims: grid.clone() },
+            ir::Launch::Grid { grid, resident } => owned::Launch::Grid {
+                dims: grid.clone(),
+                resident: *resident,
+            },
         },
         empty: k.empty,
         block: k.block,

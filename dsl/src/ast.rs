@@ -205,6 +205,8 @@ pub enum LaunchKind {
     Grid {
         grid: Vec<Expr>,
         block: Vec<(u64, Span)>,
+        /// `resident`: every block runs at once (a cooperative launch).
+        resident: bool,
     },
 }
 

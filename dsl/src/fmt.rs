@@ -403,9 +403,14 @@ fn launch(l: &Launch) -> String {
             let blocks = if *blocks { "blocks " } else { "" };
             format!("{blocks}over {}[{}]", arg.name, indices.join(", "))
         }
-        LaunchKind::Grid { grid, block } => {
+        LaunchKind::Grid {
+            grid,
+            block,
+            resident,
+        } => {
             let block: Vec<u64> = block.iter().map(|b| b.0).collect();
-            format!("grid({}) block({})", list(grid), list(&block))
+            let resident = if *resident { " resident" } else { "" };
+            format!("grid({}) block({}){resident}", list(grid), list(&block))
         }
     };
     if let Some((n, _)) = l.threads {

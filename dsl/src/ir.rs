@@ -260,8 +260,10 @@ pub enum Launch {
     /// One block per tuple of `args[arg]`'s first `indices.len()` logical dimensions; the
     /// block's threads stride over the remaining (inner) dimensions themselves.
     Blocks { arg: usize, indices: Vec<String> },
-    /// A raw grid, sized by expressions over symbols; the body indexes by hand.
-    Grid { grid: Vec<Expr> },
+    /// A raw grid, sized by expressions over symbols; the body indexes by hand. With
+    /// `resident`, every block runs at once (a cooperative launch), so that blocks may wait
+    /// for each other.
+    Grid { grid: Vec<Expr>, resident: bool },
 }
 
 impl Launch {

@@ -62,6 +62,7 @@ fn rule_name(rule: &Rule) -> String {
         Rule::launch_over | Rule::blocks => "`over` or `blocks over`",
         Rule::launch_grid | Rule::kw_grid => "`grid(...)`",
         Rule::kw_block => "`block(...)`",
+        Rule::resident => "`resident`",
         Rule::threads | Rule::kw_threads => "`threads N`",
         Rule::min_blocks | Rule::kw_min_blocks => "`min_blocks N`",
         Rule::launch_index => "an index name or `_`",
@@ -425,14 +426,20 @@ fn launch(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Launch {
             Rule::launch_grid => {
                 let mut grid = Vec::new();
                 let mut block = Vec::new();
+                let mut resident = false;
                 for q in children(p) {
                     match q.as_rule() {
                         Rule::expr => grid.push(expr(q, diags)),
                         Rule::int => block.push((int_value(&q, diags) as u64, span(&q))),
+                        Rule::resident => resident = true,
                         r => unreachable!("launch grid has no {r:?}"),
                     }
                 }
-                kind = Some(LaunchKind::Grid { grid, block });
+                kind = Some(LaunchKind::Grid {
+                    grid,
+                    block,
+                    resident,
+                });
             }
             Rule::threads => {
                 let n = children(p).next().expect("grammar: threads has a number");

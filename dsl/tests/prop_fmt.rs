@@ -372,6 +372,9 @@ impl Gen {
             self.tok("(");
             self.one_of(&["32", "32, 8", "8, 8, 4"]);
             self.tok(")");
+            if self.rng.chance(30) {
+                self.tok("resident");
+            }
         }
         if self.rng.chance(30) {
             self.tok("threads");
@@ -478,6 +481,7 @@ const INSERTS: &[&str] = &[
     "block",
     "threads",
     "min_blocks",
+    "resident",
     "body",
     "stored",
     "strided",

@@ -225,7 +225,7 @@ fn limits(
     params: &[Scalar],
     budget: u64,
 ) -> Result<(), Reject> {
-    if let Launch::Grid { dims } = c.launch {
+    if let Launch::Grid { dims, .. } = c.launch {
         for (e, &limit) in dims.iter().zip(&cfg.limits.grid) {
             match eval(e, symbols, params) {
                 Some(n) if n >= 1 && n <= i64::from(limit) => {}

@@ -321,6 +321,7 @@ mod tests {
             shared: &[],
             launch: Launch::Grid {
                 dims: &[Expr::Const(1)],
+                resident: false,
             },
             empty: EmptyPolicy::Skip,
             block: [32, 1, 1],

@@ -36,15 +36,19 @@ pub struct DeviceLimits {
     /// maximum (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`), less the static
     /// shared memory of the kernel when a [`crate::Kernel`] holds it.
     pub shared_bytes: u32,
+    /// Streaming multiprocessors: with an entry point's blocks per SM, how many blocks of
+    /// a `resident` grid the device holds at once.
+    pub sms: u32,
 }
 
 impl DeviceLimits {
-    /// An H100's or H200's limits (sm_90), for checking and generating launches without
-    /// a GPU.
+    /// An H100 SXM's or H200's limits (sm_90, 132 SMs), for checking and generating
+    /// launches without a GPU.
     pub const SM_90: DeviceLimits = DeviceLimits {
         grid: [i32::MAX as u32, 65535, 65535],
         block: [1024, 1024, 64],
         shared_bytes: 227 * 1024,
+        sms: 132,
     };
 
     /// The limits of `ctx`'s device.
@@ -68,6 +72,7 @@ impl DeviceLimits {
                 read(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
             ],
             shared_bytes: read(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            sms: read(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         })
     }
 }

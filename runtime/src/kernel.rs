@@ -36,7 +36,7 @@
 //! it point at the right kernel. (An error left by earlier work that was not launched in
 //! sync mode is reported by the next synchronising launch.)
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
@@ -49,7 +49,7 @@ use crate::arg::KernelArg;
 use crate::capacity::ARGS;
 use crate::check::{Checked, IndexWidth, Memo, TensorMeta, check_launch, is_sound};
 use crate::checked::{CheckedMode, ViolationRecord};
-use crate::contract::{KernelContract, Scalar};
+use crate::contract::{KernelContract, Launch, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
 use crate::record::Record;
@@ -82,6 +82,10 @@ fn sync_from_env() -> bool {
 struct Entry {
     func: CudaFunction,
     shared: AtomicU32,
+    /// The occupancy API's last answer for a `resident` launch: the dynamic shared memory
+    /// asked about in the high 32 bits, the blocks an SM holds plus one in the low (0:
+    /// none yet). A pure function of the two, so racing launches may both store it.
+    resident: AtomicU64,
 }
 
 impl Entry {
@@ -103,6 +107,23 @@ impl Entry {
             )))?;
         self.shared.fetch_max(bytes, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Blocks of `threads` threads with `shared` bytes of dynamic shared memory that one
+    /// SM holds at once, with this entry point's registers and static shared memory.
+    fn blocks_per_sm(&self, threads: u32, shared: u32) -> Result<u32, DriverError> {
+        let known = self.resident.load(Ordering::Relaxed);
+        if known as u32 != 0 && (known >> 32) as u32 == shared {
+            return Ok(known as u32 - 1);
+        }
+        let blocks = self.func.occupancy_max_active_blocks_per_multiprocessor(
+            threads,
+            shared as usize,
+            None,
+        )?;
+        let packed = (u64::from(shared) << 32) | u64::from(blocks.saturating_add(1));
+        self.resident.store(packed, Ordering::Relaxed);
+        Ok(blocks)
     }
 }
 
@@ -189,6 +210,7 @@ impl Kernel {
             let entry = Entry {
                 func,
                 shared: AtomicU32::new(SHARED_DEFAULT),
+                resident: AtomicU64::new(0),
             };
             Ok((entry, u32::try_from(used).unwrap_or(0)))
         };
@@ -408,14 +430,20 @@ impl Kernel {
         if let Some(record) = record {
             builder.arg(record.device());
         }
+        let cfg = LaunchConfig {
+            grid_dim: plan.grid.into(),
+            block_dim: plan.block.into(),
+            shared_mem_bytes: plan.shared_bytes,
+        };
         // SAFETY: `check` verified every argument against the contract the entry points
-        // were generated from, and `abi_values` lists them in its ABI order.
+        // were generated from, and `abi_values` lists them in its ABI order; `entry`
+        // verified that a `resident` grid fits on the device at once.
         let launched = unsafe {
-            builder.launch(LaunchConfig {
-                grid_dim: plan.grid.into(),
-                block_dim: plan.block.into(),
-                shared_mem_bytes: plan.shared_bytes,
-            })
+            if self.resident() {
+                builder.launch_cooperative(cfg)
+            } else {
+                builder.launch(cfg)
+            }
         };
         // Records the kernel's reads and writes on each buffer (see the module docs).
         drop(guards);
@@ -474,7 +502,47 @@ impl Kernel {
             }
         };
         entry.allow_shared(plan.shared_bytes, self.contract.name)?;
+        if self.resident() && !plan.skip {
+            self.check_resident(entry, plan)?;
+        }
         Ok(&entry.func)
+    }
+
+    /// The spec's launch is `resident`: every block must run at once, and the launch is
+    /// cooperative.
+    pub(crate) fn resident(&self) -> bool {
+        matches!(self.contract.launch, Launch::Grid { resident: true, .. })
+    }
+
+    /// Refuses a `resident` launch whose grid the device cannot hold at once with `entry`'s
+    /// registers and the plan's shared memory. The driver would refuse the cooperative
+    /// launch too, with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE and no numbers; this says
+    /// which kernel, how many blocks, and why.
+    fn check_resident(&self, entry: &Entry, plan: &Checked) -> Result<(), Error> {
+        let c = &self.contract;
+        let threads = plan.block.iter().product::<u32>();
+        let blocks_per_sm =
+            entry
+                .blocks_per_sm(threads, plan.shared_bytes)
+                .map_err(Error::driver(format!(
+                    "asking the occupancy API how many of {}'s blocks an SM holds",
+                    c.name
+                )))?;
+        let blocks: u64 = plan.grid.iter().map(|&g| u64::from(g)).product();
+        if blocks <= u64::from(blocks_per_sm) * u64::from(self.limits.sms) {
+            return Ok(());
+        }
+        Err(LaunchError::new(
+            c,
+            vec![Violation::NotResident {
+                grid: plan.grid,
+                threads,
+                shared_bytes: plan.shared_bytes,
+                blocks_per_sm,
+                sms: self.limits.sms,
+            }],
+        )
+        .into())
     }
 
     /// Whether entry points launched in `mode` take a violation record: checked ones, and

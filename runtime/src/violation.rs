@@ -172,6 +172,17 @@ pub enum Violation {
     /// A raw launch grid (x, y, z as evaluated) outside the device's limits: each
     /// extent must lie in `0..=limit` (0 makes the launch empty).
     Grid { grid: Vec<i64>, limit: [u32; 3] },
+    /// A `resident` grid of more blocks than the device holds at once: `blocks_per_sm`
+    /// blocks of the entry point (with its registers and `shared_bytes` of dynamic shared
+    /// memory) on each of `sms` SMs. Launched, its blocks could wait forever for blocks
+    /// that never start.
+    NotResident {
+        grid: [u32; 3],
+        threads: u32,
+        shared_bytes: u32,
+        blocks_per_sm: u32,
+        sms: u32,
+    },
     /// The launch needs more dynamic shared memory than one block may have.
     SharedMemory {
         bytes: u64,
@@ -421,6 +432,24 @@ impl fmt::Display for Violation {
                     "launch grid {} is outside the device's limits ({})",
                     list(grid),
                     axes.join(", ")
+                )
+            }
+            Violation::NotResident {
+                grid,
+                threads,
+                shared_bytes,
+                blocks_per_sm,
+                sms,
+            } => {
+                let blocks: u64 = grid.iter().map(|&g| u64::from(g)).product();
+                let plural = if *blocks_per_sm == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "launch grid {} ({blocks} blocks) is `resident`, but the device holds {} \
+                     at once: {blocks_per_sm} block{plural} of {threads} threads with \
+                     {shared_bytes} bytes of dynamic shared memory on each of {sms} SMs",
+                    list(grid),
+                    u64::from(*blocks_per_sm) * u64::from(*sms)
                 )
             }
             Violation::SharedMemory {

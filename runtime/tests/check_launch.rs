@@ -231,6 +231,7 @@ static FILL: KernelContract = KernelContract {
             Expr::Bin(BinOp::CeilDiv, &Expr::Sym(0), &Expr::Param(0)),
             Expr::Param(1),
         ],
+        resident: false,
     },
     empty: EmptyPolicy::Refuse,
     block: [32, 4, 1],
@@ -306,16 +307,24 @@ fn malformed_launch_forms_are_contract_faults() {
     let cases = [
         bad(Launch::Threads { arg: 1 }, [32, 1, 1]),
         bad(Launch::Blocks { arg: 0, outer: 2 }, [32, 1, 1]),
-        bad(Launch::Grid { dims: &[] }, [32, 1, 1]),
+        bad(
+            Launch::Grid {
+                dims: &[],
+                resident: false,
+            },
+            [32, 1, 1],
+        ),
         bad(
             Launch::Grid {
                 dims: &[Expr::Const(1); 4],
+                resident: false,
             },
             [32, 1, 1],
         ),
         bad(
             Launch::Grid {
                 dims: &[Expr::Param(9)],
+                resident: false,
             },
             [32, 1, 1],
         ),
@@ -335,4 +344,35 @@ fn malformed_launch_forms_are_contract_faults() {
             c.launch
         );
     }
+}
+
+/// The refusal of a `resident` grid the device cannot hold at once (found by
+/// `Kernel::entry` with the occupancy API) says how many blocks it asked for and holds.
+#[test]
+fn a_resident_grid_that_does_not_fit_says_what_the_device_holds() {
+    let v = Violation::NotResident {
+        grid: [133, 1, 1],
+        threads: 512,
+        shared_bytes: 197_632,
+        blocks_per_sm: 1,
+        sms: 132,
+    };
+    assert_eq!(
+        v.to_string(),
+        "launch grid [133, 1, 1] (133 blocks) is `resident`, but the device holds 132 at \
+         once: 1 block of 512 threads with 197632 bytes of dynamic shared memory on each of \
+         132 SMs"
+    );
+    let v = Violation::NotResident {
+        grid: [100, 50, 1],
+        threads: 32,
+        shared_bytes: 0,
+        blocks_per_sm: 32,
+        sms: 114,
+    };
+    assert!(
+        v.to_string()
+            .ends_with("(5000 blocks) is `resident`, but the device holds 3648 at once: 32 blocks of 32 threads with 0 bytes of dynamic shared memory on each of 114 SMs"),
+        "{v}"
+    );
 }

@@ -113,6 +113,7 @@ static PAGED: KernelContract = KernelContract {
     shared: &[],
     launch: Launch::Grid {
         dims: &[Expr::Const(1)],
+        resident: false,
     },
     empty: EmptyPolicy::Skip,
     block: [32, 1, 1],

@@ -927,16 +927,29 @@ __device__ __forceinline__ void ima_tma_store_fence() {
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
-// *counter += v at GPU scope, returning the old value, as a release of what this thread's
-// group wrote before the barrier that precedes the call and an acquire of what the groups
-// that added before it released: the counter of CUTLASS's stream-K fixup. Blocks that
-// share a tile call it once a group after a barrier (ima_warpgroup_sync), and the last one
-// reads their partial sums after its next barrier. Cheaper than __threadfence() on each
-// side, which is a sequentially consistent fence (MEMBAR.SC.GPU).
-__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
-    return old;
+// Named barrier `id` of `threads` threads (a multiple of 32): ima_bar_arrive counts this
+// thread's warp in and goes on, ima_bar_sync waits for the rest. An arrive synchronises
+// with the sync that completes the barrier, so what the arriving threads wrote is the
+// waiting threads' to release. 0 is __syncthreads', 1 to 4 ima_warpgroup_sync's and 5
+// ImaTmaPipeline's consumers_sync.
+__device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void ima_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+// *counter += v at GPU scope, releasing what this thread wrote and what it acquired (a
+// barrier's arrivals): the count of CUTLASS's stream-K fixup, which the block that adds up
+// a shared tile reads with ima_ld_acquire. A reduction: the thread does not wait for it.
+// Cheaper than __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ void ima_red_release_add(int* counter, int v) {
+    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
+}
+// *counter at GPU scope, acquiring what the releases it reads released.
+__device__ __forceinline__ int ima_ld_acquire(const int* counter) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
+    return v;
 }
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
@@ -1556,7 +1569,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 1560 "launch_forms.cu"
+#line 1573 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1731,6 +1744,147 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
+// handoff(flags: i32[N])
+// Blocks that wait for each other: block b sets its flag once block b + 1 has set its own,
+// so that were the first blocks to start alone, they would wait for blocks that never
+// start. `resident` launches every block at once (cooperatively), and refuses a grid the
+// device cannot hold.
+namespace ima_handoff {
+
+[[maybe_unused]] constexpr int W = 4;
+
+// inout flags: i32[N]
+template <typename I, bool IMA_CHECKED>
+struct flags_t {
+    int* __restrict__ p;
+    I s0;
+    I e0;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ int& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 0, 1, {i0}, {e0})) return ima_sink<int>();
+        }
+        return p[i0];
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const flags_t<I, IMA_CHECKED> flags,
+    const I N) {
+#line 26 "tests/in/launch_forms.ima"
+
+        const I b = blockIdx.x;
+        if (threadIdx.x == 0) {
+            if (b + 1 < N)
+                while (atomicAdd(&flags(b + 1), 0) == 0) {}
+            atomicExch(&flags(b), 1);
+        }
+    
+#line 1785 "launch_forms.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const flags_t<I, IMA_CHECKED> flags,
+    const I N,
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    body<I, IMA_CHECKED>(flags, N);
+}
+
+}  // namespace ima_handoff
+
+extern "C" __global__ void __launch_bounds__(32, 1) handoff_i32(
+    int* __restrict__ flags,
+    int flags_s0,
+    int N) {
+    using namespace ima_handoff;
+    // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    run<int, false>(ima_handoff::flags_t<int, false>{flags, flags_s0, N, nullptr},
+        N,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64(
+    int* __restrict__ flags,
+    long long flags_s0,
+    long long N) {
+    using namespace ima_handoff;
+    // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    run<long long, false>(ima_handoff::flags_t<long long, false>{flags, flags_s0, N, nullptr},
+        N,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(32, 1) handoff_i32_checked(
+    int* __restrict__ flags,
+    int flags_s0,
+    int N,
+    ImaRecord* ima_record) {
+    using namespace ima_handoff;
+    // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_handoff::flags_t<int, true>{flags, flags_s0, N, &ima_pending},
+        N,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64_checked(
+    int* __restrict__ flags,
+    long long flags_s0,
+    long long N,
+    ImaRecord* ima_record) {
+    using namespace ima_handoff;
+    // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_handoff::flags_t<long long, true>{flags, flags_s0, N, &ima_pending},
+        N,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // fill(src: f32[N], y: f32[N,M])
 namespace ima_fill {
 
@@ -1821,12 +1975,12 @@ __device__ __forceinline__ void body(
     const y_t<I, IMA_CHECKED> y,
     const I N,
     const I M) {
-#line 24 "tests/in/launch_forms.ima"
+#line 41 "tests/in/launch_forms.ima"
 
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 1830 "launch_forms.cu"
+#line 1984 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

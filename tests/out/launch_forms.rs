@@ -21,6 +21,7 @@ pub const W: i64 = 4;
 /// Every kernel of `tests/in/launch_forms.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub row_sums: RowSums,
+    pub handoff: Handoff,
     pub fill: Fill,
 }
 
@@ -32,6 +33,7 @@ impl Kernels {
     /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).
     pub fn set_checked(&self, on: bool) {
         self.row_sums.kernel.set_checked(on);
+        self.handoff.kernel.set_checked(on);
         self.fill.kernel.set_checked(on);
     }
 
@@ -40,6 +42,7 @@ impl Kernels {
     /// waiting for each launch (also on with `IMA_CHECKED=deferred`).
     pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
         self.row_sums.kernel.set_checked_mode(mode);
+        self.handoff.kernel.set_checked_mode(mode);
         self.fill.kernel.set_checked_mode(mode);
     }
 
@@ -47,6 +50,7 @@ impl Kernels {
     /// found, kernel by kernel in declaration order.
     pub fn check_deferred(&self) -> Result<(), ima::Error> {
         self.row_sums.kernel.check_deferred()?;
+        self.handoff.kernel.check_deferred()?;
         self.fill.kernel.check_deferred()?;
         Ok(())
     }
@@ -55,6 +59,7 @@ impl Kernels {
     /// error to it (also on with `IMA_SYNC=1`).
     pub fn set_sync(&self, on: bool) {
         self.row_sums.kernel.set_sync(on);
+        self.handoff.kernel.set_sync(on);
         self.fill.kernel.set_sync(on);
     }
 
@@ -64,6 +69,9 @@ impl Kernels {
         Ok(Kernels {
             row_sums: RowSums {
                 kernel: module.kernel(&ROW_SUMS)?,
+            },
+            handoff: Handoff {
+                kernel: module.kernel(&HANDOFF)?,
             },
             fill: Fill {
                 kernel: module.kernel(&FILL)?,
@@ -195,9 +203,111 @@ pub static ROW_SUMS: ima::KernelContract = ima::KernelContract {
     entry_i64: "row_sums_i64",
 };
 
+/// `handoff(flags: i32[N])`
+///
+/// Blocks that wait for each other: block b sets its flag once block b + 1 has set its own,
+///
+/// so that were the first blocks to start alone, they would wait for blocks that never
+///
+/// start. `resident` launches every block at once (cooperatively), and refuses a grid the
+///
+/// device cannot hold.
+///
+/// Declared at `tests/in/launch_forms.ima:23`.
+pub struct Handoff {
+    kernel: ima::Kernel,
+}
+
+impl Handoff {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &HANDOFF;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`HandoffArgs`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: HandoffArgs<'_, impl ima::WriteTensor<i32>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let HandoffArgs { flags } = args;
+        self.kernel.launch(stream, &mut [ima::KernelArg::write(flags)], &[])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: HandoffArgs<'a, impl ima::WriteTensor<i32>>,
+    ) -> Result<usize, ima::Error> {
+        let HandoffArgs { flags } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::write(flags)], &[])
+    }
+}
+
+/// The arguments of [`Handoff::launch`] and [`Handoff::launch_in`], by name.
+///
+/// `handoff(flags: i32[N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct HandoffArgs<'a, Flags: ima::WriteTensor<i32>> {
+    /// i32 `[N]`, contiguous
+    pub flags: &'a mut Flags,
+}
+
+/// The contract of `handoff`.
+pub static HANDOFF: ima::KernelContract = ima::KernelContract {
+    name: "handoff",
+    signature: "handoff(flags: i32[N])",
+    location: "tests/in/launch_forms.ima:23",
+    symbols: &[
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "flags",
+            role: ima::Role::InOut,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "N", expr: ima::Expr::Sym(0) },
+            ],
+            stored: &[0],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+    ],
+    shared: &[
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Sym(0)], resident: true },
+    empty: ima::EmptyPolicy::Skip,
+    block: [32, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "handoff_i32",
+    entry_i64: "handoff_i64",
+};
+
 /// `fill(src: f32[N], y: f32[N,M])`
 ///
-/// Declared at `tests/in/launch_forms.ima:19`.
+/// Declared at `tests/in/launch_forms.ima:36`.
 pub struct Fill {
     kernel: ima::Kernel,
 }
@@ -258,7 +368,7 @@ pub struct FillArgs<'a, Src: ima::ReadTensor<f32>, Y: ima::WriteTensor<f32>> {
 pub static FILL: ima::KernelContract = ima::KernelContract {
     name: "fill",
     signature: "fill(src: f32[N], y: f32[N,M])",
-    location: "tests/in/launch_forms.ima:19",
+    location: "tests/in/launch_forms.ima:36",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 1, dim: 1 } },
@@ -299,7 +409,7 @@ pub static FILL: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(256)), ima::Expr::Sym(1)] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(256)), ima::Expr::Sym(1)], resident: false },
     empty: ima::EmptyPolicy::Refuse,
     block: [256, 1, 1],
     block_from_occupancy: false,

@@ -928,16 +928,29 @@ __device__ __forceinline__ void ima_tma_store_fence() {
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
-// *counter += v at GPU scope, returning the old value, as a release of what this thread's
-// group wrote before the barrier that precedes the call and an acquire of what the groups
-// that added before it released: the counter of CUTLASS's stream-K fixup. Blocks that
-// share a tile call it once a group after a barrier (ima_warpgroup_sync), and the last one
-// reads their partial sums after its next barrier. Cheaper than __threadfence() on each
-// side, which is a sequentially consistent fence (MEMBAR.SC.GPU).
-__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
-    return old;
+// Named barrier `id` of `threads` threads (a multiple of 32): ima_bar_arrive counts this
+// thread's warp in and goes on, ima_bar_sync waits for the rest. An arrive synchronises
+// with the sync that completes the barrier, so what the arriving threads wrote is the
+// waiting threads' to release. 0 is __syncthreads', 1 to 4 ima_warpgroup_sync's and 5
+// ImaTmaPipeline's consumers_sync.
+__device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void ima_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+// *counter += v at GPU scope, releasing what this thread wrote and what it acquired (a
+// barrier's arrivals): the count of CUTLASS's stream-K fixup, which the block that adds up
+// a shared tile reads with ima_ld_acquire. A reduction: the thread does not wait for it.
+// Cheaper than __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ void ima_red_release_add(int* counter, int v) {
+    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
+}
+// *counter at GPU scope, acquiring what the releases it reads released.
+__device__ __forceinline__ int ima_ld_acquire(const int* counter) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
+    return v;
 }
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
@@ -1546,7 +1559,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1550 "planted_bugs.cu"
+#line 1563 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1889,7 +1902,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1893 "planted_bugs.cu"
+#line 1906 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2182,7 +2195,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2186 "planted_bugs.cu"
+#line 2199 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2937,7 +2950,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2941 "planted_bugs.cu"
+#line 2954 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3674,7 +3687,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3678 "planted_bugs.cu"
+#line 3691 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -550,7 +550,7 @@ def test_gptq_gemm_wg_matches_torch_and_leaves_its_counters_zero():
         try:
             for m in (1, 17, 100):
                 x = torch.randn(m, k, device=dev, dtype=torch.float16)
-                part = torch.full((tk.BLOCKS, 2, 3, 8, 128, 4), float("nan"), device=dev, dtype=torch.float32)
+                part = torch.full((tk.BLOCKS, 3, 8, 128, 4), float("nan"), device=dev, dtype=torch.float32)
                 arrivals = torch.zeros((m + 63) // 64, n // 64, device=dev, dtype=torch.int32)
                 y = torch.full((m, n), float("nan"), device=dev, dtype=torch.float16)
                 tk.gptq_gemm_wg(x, w, part, arrivals, y)
@@ -561,7 +561,7 @@ def test_gptq_gemm_wg_matches_torch_and_leaves_its_counters_zero():
     # Groups of 20 do not tile 256 rows: the constraint the checker added names why.
     w20, _ = gptq_v1_weight(k=640, n=64, group=20)
     x = torch.randn(2, 640, device=dev, dtype=torch.float16)
-    part = torch.empty(tk.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
+    part = torch.empty(tk.BLOCKS, 3, 8, 128, 4, device=dev, dtype=torch.float32)
     arrivals = torch.zeros(1, 1, device=dev, dtype=torch.int32)
     refused(tk.gptq_gemm_wg, x, w20, part, arrivals, torch.empty(2, 64, device=dev, dtype=torch.float16),
             contains=("256 % G == 0",))

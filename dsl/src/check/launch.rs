@@ -63,7 +63,11 @@ impl KernelChecker<'_> {
                 };
                 Some((launch, block))
             }
-            ast::LaunchKind::Grid { grid, block } => {
+            ast::LaunchKind::Grid {
+                grid,
+                block,
+                resident,
+            } => {
                 if let Some((_, span)) = threads {
                     self.error(CheckError::ThreadsWithGrid { span });
                     return None;
@@ -91,7 +95,8 @@ impl KernelChecker<'_> {
                     });
                     return None;
                 }
-                Some((ir::Launch::Grid { grid }, dims))
+                let resident = *resident;
+                Some((ir::Launch::Grid { grid, resident }, dims))
             }
         }
     }

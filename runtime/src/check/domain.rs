@@ -80,7 +80,7 @@ pub(super) fn domain(
                 grid: [x, 1, 1],
             }
         }
-        Launch::Grid { dims } => {
+        Launch::Grid { dims, .. } => {
             let mut extents: SmallVec<[i64; 3]> = SmallVec::new();
             for (axis, e) in ["x", "y", "z"].into_iter().zip(dims) {
                 match env.eval(e)? {

@@ -64,11 +64,11 @@ pub(super) fn contract_faults(c: &KernelContract) -> Vec<Violation> {
             c.args[arg].name,
             c.args[arg].dims.len()
         )),
-        Launch::Grid { dims } if !(1..=3).contains(&dims.len()) => fault(format!(
+        Launch::Grid { dims, .. } if !(1..=3).contains(&dims.len()) => fault(format!(
             "a launch grid of {} dimensions (must be 1 to 3)",
             dims.len()
         )),
-        Launch::Grid { dims } => {
+        Launch::Grid { dims, .. } => {
             for (axis, e) in ["x", "y", "z"].iter().zip(dims) {
                 if let Some(e) = expr_fault(e, c) {
                     fault(format!("launch grid {axis}: {e}"));

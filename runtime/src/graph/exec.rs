@@ -14,7 +14,11 @@ use cudarc::driver::{CudaContext, CudaStream, DriverError, result};
 /// that receives them.
 #[derive(Clone, Copy)]
 pub(super) enum Params<'p> {
-    Kernel(&'p CUDA_KERNEL_NODE_PARAMS),
+    /// A kernel, cooperative (every block at once) for a `resident` launch.
+    Kernel {
+        params: &'p CUDA_KERNEL_NODE_PARAMS,
+        cooperative: bool,
+    },
     Copy(&'p CUDA_MEMCPY3D),
     Memset(&'p CUDA_MEMSET_NODE_PARAMS),
 }
@@ -62,7 +66,7 @@ impl Exec {
         // or memset's, at device memory of this context that the graph borrows.
         unsafe {
             match params {
-                Params::Kernel(p) => {
+                Params::Kernel { params: p, .. } => {
                     sys::cuGraphAddKernelNode_v2(&mut node, graph, deps.as_ptr(), deps.len(), p)
                 }
                 Params::Copy(p) => {
@@ -74,6 +78,19 @@ impl Exec {
             }
         }
         .result()?;
+        if let Params::Kernel {
+            cooperative: true, ..
+        } = params
+        {
+            // A node's attributes outlive updates of its parameters, and an executable
+            // takes them from the graph when instantiated.
+            // SAFETY: the union is plain data, valid all zeros; only `cooperative` is read.
+            let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+            value.cooperative = 1;
+            let attr = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+            // SAFETY: `node` is the kernel node just added to the live `graph`.
+            unsafe { sys::cuGraphKernelNodeSetAttribute(node, attr, &value) }.result()?;
+        }
         self.discard_exec()?;
         Ok(node)
     }
@@ -108,7 +125,7 @@ impl Exec {
         // `add`; `exec`, where not null, was instantiated from `graph`.
         unsafe {
             match params {
-                Params::Kernel(p) => {
+                Params::Kernel { params: p, .. } => {
                     sys::cuGraphKernelNodeSetParams_v2(node, p).result()?;
                     if !exec.is_null() {
                         sys::cuGraphExecKernelNodeSetParams_v2(exec, node, p).result()?;

@@ -127,6 +127,8 @@ pub(super) struct NodeLaunch {
     block: [u32; 3],
     shared_bytes: u32,
     values: AbiValues,
+    /// A `resident` launch: the node is cooperative, every block at once.
+    cooperative: bool,
     /// The launch domain is empty and the contract says skip: the node stays in the graph
     /// (an update may give it work again) but is switched off.
     pub skip: bool,
@@ -173,6 +175,7 @@ impl NodeLaunch {
             block: plan.block,
             shared_bytes: plan.shared_bytes,
             values,
+            cooperative: kernel.resident(),
             skip: plan.skip,
         })
     }
@@ -207,7 +210,10 @@ impl NodeLaunch {
             kern: null_mut(),
             ctx: null_mut(),
         };
-        f(Params::Kernel(&params))
+        f(Params::Kernel {
+            params: &params,
+            cooperative: self.cooperative,
+        })
     }
 
     /// Launches the node's kernel directly on `stream`, with exactly the node's
@@ -217,22 +223,39 @@ impl NodeLaunch {
         let mut pointers = self.pointers();
         let [gx, gy, gz] = self.grid;
         let [bx, by, bz] = self.block;
-        // SAFETY: the parameters passed the kernel's checks when the node was captured or
-        // last updated, and the tensors they point into are borrowed by the graph.
+        let stream = stream.cu_stream();
+        // SAFETY: the parameters passed the kernel's checks (a `resident` grid's fit on the
+        // device included) when the node was captured or last updated, and the tensors they
+        // point into are borrowed by the graph.
         unsafe {
-            sys::cuLaunchKernel(
-                self.func,
-                gx,
-                gy,
-                gz,
-                bx,
-                by,
-                bz,
-                self.shared_bytes,
-                stream.cu_stream(),
-                pointers.as_mut_ptr(),
-                null_mut(),
-            )
+            if self.cooperative {
+                sys::cuLaunchCooperativeKernel(
+                    self.func,
+                    gx,
+                    gy,
+                    gz,
+                    bx,
+                    by,
+                    bz,
+                    self.shared_bytes,
+                    stream,
+                    pointers.as_mut_ptr(),
+                )
+            } else {
+                sys::cuLaunchKernel(
+                    self.func,
+                    gx,
+                    gy,
+                    gz,
+                    bx,
+                    by,
+                    bz,
+                    self.shared_bytes,
+                    stream,
+                    pointers.as_mut_ptr(),
+                    null_mut(),
+                )
+            }
         }
         .result()
     }

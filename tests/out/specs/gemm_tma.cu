@@ -929,16 +929,29 @@ __device__ __forceinline__ void ima_tma_store_fence() {
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
-// *counter += v at GPU scope, returning the old value, as a release of what this thread's
-// group wrote before the barrier that precedes the call and an acquire of what the groups
-// that added before it released: the counter of CUTLASS's stream-K fixup. Blocks that
-// share a tile call it once a group after a barrier (ima_warpgroup_sync), and the last one
-// reads their partial sums after its next barrier. Cheaper than __threadfence() on each
-// side, which is a sequentially consistent fence (MEMBAR.SC.GPU).
-__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
-    return old;
+// Named barrier `id` of `threads` threads (a multiple of 32): ima_bar_arrive counts this
+// thread's warp in and goes on, ima_bar_sync waits for the rest. An arrive synchronises
+// with the sync that completes the barrier, so what the arriving threads wrote is the
+// waiting threads' to release. 0 is __syncthreads', 1 to 4 ima_warpgroup_sync's and 5
+// ImaTmaPipeline's consumers_sync.
+__device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void ima_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+// *counter += v at GPU scope, releasing what this thread wrote and what it acquired (a
+// barrier's arrivals): the count of CUTLASS's stream-K fixup, which the block that adds up
+// a shared tile reads with ima_ld_acquire. A reduction: the thread does not wait for it.
+// Cheaper than __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ void ima_red_release_add(int* counter, int v) {
+    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
+}
+// *counter at GPU scope, acquiring what the releases it reads released.
+__device__ __forceinline__ int ima_ld_acquire(const int* counter) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
+    return v;
 }
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
@@ -1915,7 +1928,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1919 "gemm_tma.cu"
+#line 1932 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2631,7 +2644,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2635 "gemm_tma.cu"
+#line 2648 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3482,7 +3495,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3486 "gemm_tma.cu"
+#line 3499 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4304,7 +4317,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4308 "gemm_tma.cu"
+#line 4321 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5814,7 +5827,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5818 "gemm_tma.cu"
+#line 5831 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6115,7 +6128,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 // ---------------------------------------------------------------------------------------
-// gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])
+// gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])
 // W4A16 GEMM on Hopper's warpgroup MMA for up to 128 rows of x (a decode batch or a short
 // prefill), y = x · W with W in GPTQ int4, its group G dividing 256 and at least 32. The
 // weights are the MMA's register A operand (`tma_wg_frag`): A's rows are W's columns, so
@@ -6123,15 +6136,17 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
 // it, K-major. Units of work are (64 rows of x, 192 columns of W, 256 rows of K), ordered
 // rows of x, then columns, then K; each of the BLOCKS persistent blocks takes an equal run
 // of them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
-// each. A tile whose K the block runs through alone is stored at once. Of one that blocks
-// share, each block stores its sums in its slot of the workspace `part` (plain 16-byte
-// stores, no atomics) and counts its units in `arrivals`; the last block to arrive adds
-// the slots up in the blocks' order, so that the sums do not depend on which block is
-// last, stores the tile and leaves its counter zero. The maps bound every copy (zeros
-// past M, K and N), and the stores are masked. With y half as wide as W (NY = N / 2) it is
-// a gate/up projection with vLLM's SiluAndMul fused, as gptq_gemm's. Compute capability
-// 9.0 only; N a multiple of 32 (the zeros' rows a multiple of 16 bytes, which a tensor map
-// needs).
+// each. A tile whose K the block runs through alone is stored at once. A tile that blocks
+// share is the last of the first of them (lo), whose run starts at or before it, and the
+// first of the others. Each other block stores its sums in its slot of the workspace
+// `part` (plain 16-byte stores, no atomics) and goes on, while a warp of its producer's
+// warpgroup counts its units in `arrivals` for it; lo, at its run's end, waits for the
+// count, adds the slots to its own sums in the blocks' order, stores the tile and leaves
+// the counter zero. lo waits for blocks after it, so the launch is `resident`: every block
+// runs at once. The maps bound every copy (zeros past M, K and N), and the stores are
+// masked. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
+// SiluAndMul fused, as gptq_gemm's. Compute capability 9.0 only; N a multiple of 32 (the
+// zeros' rows a multiple of 16 bytes, which a tensor map needs).
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -6892,84 +6907,84 @@ struct w_t {
 #endif
 };
 
-// Workspace: each block's sums of the tiles it shares with others, two slots a block of
-// the grid (its first tile's and its last's), [block, slot, consumer warpgroup,
-// accumulator tile, thread, 4]; scratch, written before it is read in each launch.
-// inout part: f32[BLOCKS, 2, 3, 8, 128, 4]
+// Workspace: each block's sums of its first tile where another block sums that tile,
+// [block, consumer warpgroup, accumulator tile, thread, 4]; scratch, written before it
+// is read in each launch.
+// inout part: f32[BLOCKS, 3, 8, 128, 4]
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* __restrict__ p;
-    I s0, s1, s2, s3, s4, s5;
-    I e0, e1, e2, e3, e4, e5;
+    I s0, s1, s2, s3, s4;
+    I e0, e1, e2, e3, e4;
     typename ImaRecorder<IMA_CHECKED>::type* rec;
-    __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3, I i4, I i5) const {
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 6>(rec, 5, 1, {i0, i1, i2, i3, i4, i5}, {e0, e1, e2, e3, e4, e5})) return ima_sink<float>();
+            if (!ima_in_bounds<I, 5>(rec, 5, 1, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return ima_sink<float>();
         }
-        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5];
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4];
     }
     // 4 consecutive elements along the last dimension as one 16-byte access; the
     // last index must be a multiple of 4 (the spec's align(16) and constraints
     // make every such access aligned and in bounds).
-    __device__ __forceinline__ ImaVec<float, 4> load4(I i0, I i1, I i2, I i3, I i4, I i5) const {
+    __device__ __forceinline__ ImaVec<float, 4> load4(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 6, 4>(rec, 5, 0, {i0, i1, i2, i3, i4, i5}, {e0, e1, e2, e3, e4, e5})) return {};
+            if (!ima_vec_in_bounds<I, 5, 4>(rec, 5, 0, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return {};
         }
-        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5]);
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]);
     }
     // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
     // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
     // Its test of the extents is the one a body's own guard would make, so a checked entry
     // point predicates the load as a release one does. A start that is not a multiple of
     // 4 is a violation, which only a checked entry point tests and records.
-    __device__ __forceinline__ ImaVec<float, 4> load4_or_zero(I i0, I i1, I i2, I i3, I i4, I i5) const {
-        const I i[6] = {i0, i1, i2, i3, i4, i5}, e[6] = {e0, e1, e2, e3, e4, e5};
+    __device__ __forceinline__ ImaVec<float, 4> load4_or_zero(I i0, I i1, I i2, I i3, I i4) const {
+        const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {e0, e1, e2, e3, e4};
         if constexpr (IMA_CHECKED) {
-            if (i[5] % 4 != 0) {
-                ima_report<I, 6>(rec, 5, 0, IMA_MISALIGNED_VECTOR, 5, i, e);
+            if (i[4] % 4 != 0) {
+                ima_report<I, 5>(rec, 5, 0, IMA_MISALIGNED_VECTOR, 4, i, e);
                 return {};
             }
         }
-        if (!ima_vec_inside<I, 6, 4>(i, e)) return {};
-        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5]);
+        if (!ima_vec_inside<I, 5, 4>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]);
     }
 #if __CUDA_ARCH__ >= 800
     // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
     // refused copy (checked mode) zero-fills `dst` instead.
-    __device__ __forceinline__ void load4_async(ImaVec<float, 4>& dst, I i0, I i1, I i2, I i3, I i4, I i5) const {
+    __device__ __forceinline__ void load4_async(ImaVec<float, 4>& dst, I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 6, 4>(rec, 5, 0, {i0, i1, i2, i3, i4, i5}, {e0, e1, e2, e3, e4, e5})) {
+            if (!ima_vec_in_bounds<I, 5, 4>(rec, 5, 0, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) {
                 dst = {};
                 return;
             }
         }
-        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5]);
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]);
     }
-    // The tile whose element (0, 0) is at (i0, i1, i2, i3, i4, i5), row r at index i{RD} + r of
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3, i4), row r at index i{RD} + r of
     // dimension RD and its columns along the last one, copied into the shared tile `dst`
     // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
     // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
     // tile. A checked entry point checks the origin, once; a refused tile is not copied.
     template <int RD, int ROWS, int COLS, bool C, int N, int U>
-    __device__ __forceinline__ void tile_async(const ImaSmemTile<float, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3, I i4, I i5) const {
-        static_assert(RD >= 0 && RD < 5, "a tile's rows run along a dimension before the last");
-        const I i[6] = {i0, i1, i2, i3, i4, i5}, e[6] = {e0, e1, e2, e3, e4, e5}, s[6] = {s0, s1, s2, s3, s4, s5};
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<float, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3, I i4) const {
+        static_assert(RD >= 0 && RD < 4, "a tile's rows run along a dimension before the last");
+        const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {e0, e1, e2, e3, e4}, s[5] = {s0, s1, s2, s3, s4};
         if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 6, 4>(rec, 5, 0, i, e)) return;
+            if (!ima_vec_in_bounds<I, 5, 4>(rec, 5, 0, i, e)) return;
         }
-        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5], s[RD], min(rows, e[RD] - i[RD]), e[5] - i[5]);
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4], s[RD], min(rows, e[RD] - i[RD]), e[4] - i[4]);
     }
 #endif
-    __device__ __forceinline__ void store4(I i0, I i1, I i2, I i3, I i4, I i5, const ImaVec<float, 4>& v) const {
+    __device__ __forceinline__ void store4(I i0, I i1, I i2, I i3, I i4, const ImaVec<float, 4>& v) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 6, 4>(rec, 5, 1, {i0, i1, i2, i3, i4, i5}, {e0, e1, e2, e3, e4, e5})) return;
+            if (!ima_vec_in_bounds<I, 5, 4>(rec, 5, 1, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return;
         }
-        *reinterpret_cast<ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5]) = v;
+        *reinterpret_cast<ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]) = v;
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
     // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
-    // whose element (0, 0) is at (i0, i1, i2, i3, i4, i5), rows along dimension RD and columns
+    // whose element (0, 0) is at (i0, i1, i2, i3, i4), rows along dimension RD and columns
     // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
     // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
     // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
@@ -6978,15 +6993,15 @@ struct part_t {
     // once, its row and column clamped to the last inside: the other indices must lie
     // inside, and none may be negative.
     template <int RD>
-    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3, I i4, I i5) const {
-        static_assert(RD >= 0 && RD < 5, "an accumulator tile's rows run along a dimension before the last");
-        constexpr int L = 5;
-        const I i[6] = {i0, i1, i2, i3, i4, i5}, e[6] = {e0, e1, e2, e3, e4, e5}, s[6] = {s0, s1, s2, s3, s4, s5};
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3, I i4) const {
+        static_assert(RD >= 0 && RD < 4, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 4;
+        const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {e0, e1, e2, e3, e4}, s[5] = {s0, s1, s2, s3, s4};
         if constexpr (IMA_CHECKED) {
-            I o[6];
+            I o[5];
 #pragma unroll
-            for (int d = 0; d < 6; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
-            if (!ima_in_bounds<I, 6>(rec, 5, 1, o, e)) return;
+            for (int d = 0; d < 5; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 5>(rec, 5, 1, o, e)) return;
         }
         const int l = threadIdx.x % 32, odd = l & 1;
         // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
@@ -7004,7 +7019,7 @@ struct part_t {
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
         if (n <= 0) return;
-        float* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4 + i5] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+        float* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4] + I(l / 4) * s[RD] + (col - i[L]) * 1;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (row + 8 * h >= e[RD]) break;
@@ -7351,35 +7366,6 @@ struct xs_t {
 #endif
 };
 
-// Whether a consumer warpgroup's block is the last to finish its shared tile.
-// shared last: i32[3], row-major in dynamic shared memory
-template <typename I, bool IMA_CHECKED>
-struct last_t {
-    int* p;
-    I d0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
-    __device__ __forceinline__ int& operator()(I i0) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 1>(rec, -3, 1, {i0}, {d0})) return ima_shared_sink<int>();
-        }
-        return p[i0];
-    }
-    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
-    // ldmatrix); its first element must lie at a multiple of 4 elements.
-    __device__ __forceinline__ ImaVec<int, 4>& at4(I i0) const {
-        if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 1, 4>(rec, -3, 1, {i0}, {d0}))
-                return ima_shared_sink<ImaVec<int, 4>>();
-            if ((i0) % 4 != 0) {
-                const I i[1] = {i0}, e[1] = {d0};
-                ima_report<I, 1>(rec, -3, 1, IMA_MISALIGNED_VECTOR, 0, i, e);
-                return ima_shared_sink<ImaVec<int, 4>>();
-            }
-        }
-        return *reinterpret_cast<ImaVec<int, 4>*>(&p[i0]);
-    }
-};
-
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
     const x_t<I, IMA_CHECKED> x,
@@ -7393,8 +7379,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const ws_t<I, IMA_CHECKED> ws,
-    const xs_t<I, IMA_CHECKED> xs,
-    const last_t<I, IMA_CHECKED> last) {
+    const xs_t<I, IMA_CHECKED> xs) {
 #line 405 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
@@ -7421,6 +7406,24 @@ __device__ __forceinline__ void body(
                     ++tile;
                 }
             });
+            // Warps 1 to 3 of this warpgroup count, for consumer warpgroup w = warp - 1, the
+            // units of the tile this block shares but does not sum: its first, where its run
+            // starts inside it. (A run that is empty starts at `units`, a whole tile's
+            // start.) The consumers hand it over at named barrier 6 + w (1 to 5 are taken)
+            // and go on: a release's atomic, waited for, costs a streaming SM microseconds.
+            const int w = int(threadIdx.x / 32) - 1;
+            if (w >= 0 && u0 % KS != 0) {
+                const I tile = u0 / KS, m0 = tile / NS * 64, n0 = tile % NS * 192;
+                if (n0 + 64 * w < N) {
+                    ima_bar_sync(6 + w, 160);
+                    // The consumers' slot stores, made ours by the barrier, released with
+                    // the count.
+                    if (threadIdx.x % 32 == 0) {
+                        const I mine = (u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0;
+                        ima_red_release_add(&arrivals(m0 / 64, n0 / 64 + w), int(mine));
+                    }
+                }
+            }
             return;
         }
         const int wg = pipe.consumer(), lane = threadIdx.x % 32;
@@ -7509,49 +7512,41 @@ __device__ __forceinline__ void body(
                 if (n0 + 64 * wg < N) {
                     if (tile * KS >= u0 && kc == KS - 1) {
                         emit(acc.c, m0, n0);
-                    } else {
-                        const I me = blockIdx.x, tid = threadIdx.x % 128;
-                        // The tile's units lie in the runs of blocks lo .. hi, none of them empty.
-                        // A block shares at most its first tile and its last: only lo's run may
-                        // start before the tile, which is then its last (slot 1).
-                        const I lo = owner(tile * KS), hi = owner(tile * KS + KS - 1);
-                        const auto slot = [&](I b) { return b == lo && start(lo) < tile * KS ? 1 : 0; };
-                        // This block's sums of accumulator tile j, as its slot holds them.
-                        const auto own = [&](int j) {
-                            const float* c = acc.c[j].x;
-                            return ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}};
-                        };
+                    } else if (tile * KS < u0) {
+                        // Not this block's to sum: its slot, counted by its delegate warp.
+                        const I tid = threadIdx.x % 128;
                         #pragma unroll
-                        for (int j = 0; j < NX / 8; ++j) part.store4(me, slot(me), wg, j, tid, 0, own(j));
-                        // The warpgroup's slot released, and the others' acquired by the last,
-                        // through the counter (CUTLASS's stream-K barrier), not by two
-                        // __threadfence()s (sequentially consistent fences, MEMBAR.SC.GPU).
-                        ima_warpgroup_sync();
-                        if (threadIdx.x % 128 == 0) {
-                            const I mine = u0 + t + 1 - (tile * KS > u0 ? tile * KS : u0);
-                            last(wg) = ima_atomic_add_acq_rel(&arrivals(m0 / 64, n0 / 64 + wg), int(mine)) + int(mine) == int(KS);
+                        for (int j = 0; j < NX / 8; ++j) {
+                            const float* c = acc.c[j].x;
+                            part.store4(blockIdx.x, wg, j, tid, 0, ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}});
                         }
+                        ima_bar_arrive(6 + wg, 160);
+                    } else {
+                        // lo: the tile's units from its start lie in the runs of blocks lo .. hi,
+                        // none of them empty; the others' arrivals count KS less lo's units.
+                        const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = owner(tile * KS + KS - 1);
+                        const I mine = u0 + t + 1 - tile * KS;
+                        if (threadIdx.x % 128 == 0)
+                            while (ima_ld_acquire(&arrivals(m0 / 64, n0 / 64 + wg)) != int(KS - mine)) {}
                         ima_warpgroup_sync();
-                        if (last(wg)) {
-                            // The tile's sums in the blocks' order, so that they do not depend on
-                            // which block arrives last, its own slot read back as the others'.
-                            // Unrolled, so that several blocks' loads are in flight at once: one
-                            // block's at a time, each waiting a round trip to L2, took 9 of a
-                            // launch's 21 µs at M = 32, K = N = 4096 (bench/RESULTS.md).
-                            ImaAcc4 sum[NX / 8] = {};
-                            #pragma unroll 2
-                            for (I b = lo; b <= hi; ++b)
+                        // The tile's sums in the blocks' order (lo's own, then its followers'),
+                        // so that they do not depend on which block arrives last. Unrolled, so
+                        // that several blocks' loads are in flight at once: one block's at a
+                        // time, each waiting a round trip to L2, took 9 of a launch's 21 µs at
+                        // M = 32, K = N = 4096 (bench/RESULTS.md).
+                        ImaAcc4 sum[NX / 8];
+                        #pragma unroll
+                        for (int j = 0; j < NX / 8; ++j) sum[j] = acc.c[j];
+                        #pragma unroll 2
+                        for (I b = lo + 1; b <= hi; ++b)
+                            #pragma unroll
+                            for (int j = 0; j < NX / 8; ++j) {
+                                const ImaVec<float, 4> v = part.load4(b, wg, j, tid, 0);
                                 #pragma unroll
-                                for (int j = 0; j < NX / 8; ++j) {
-                                    const ImaVec<float, 4> v = part.load4(b, slot(b), wg, j, tid, 0);
-                                    #pragma unroll
-                                    for (int e = 0; e < 4; ++e) sum[j].x[e] += v.v[e];
-                                }
-                            emit(sum, m0, n0);
-                            if (threadIdx.x % 128 == 0) arrivals(m0 / 64, n0 / 64 + wg) = 0;
-                        }
-                        // `last` is read before the next tile's flush writes it.
-                        ima_warpgroup_sync();
+                                for (int e = 0; e < 4; ++e) sum[j].x[e] += v.v[e];
+                            }
+                        emit(sum, m0, n0);
+                        if (threadIdx.x % 128 == 0) arrivals(m0 / 64, n0 / 64 + wg) = 0;
                     }
                 }
                 acc = ImaWgAcc<NX>{};
@@ -7561,7 +7556,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7565 "gemm_tma.cu"
+#line 7560 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7587,9 +7582,7 @@ __device__ __forceinline__ void run(
     const ws_t<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 3, 40, 192, ima_recorder};
     ima_smem_off = (ima_smem_off + 3 * 40 * 192 * I(sizeof(int)) + 1023) / 1024 * 1024;
     const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 64, 256, ima_recorder};
-    ima_smem_off = (ima_smem_off + 3 * 64 * 256 * I(sizeof(__half)) + 15) / 16 * 16;
-    const last_t<I, IMA_CHECKED> last{reinterpret_cast<int*>(ima_smem + ima_smem_off), 3, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs, last);
+    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs);
 }
 
 }  // namespace ima_gptq_gemm_wg
@@ -7617,7 +7610,6 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
     int part_s2,
     int part_s3,
     int part_s4,
-    int part_s5,
     int* __restrict__ arrivals,
     int arrivals_s0,
     int arrivals_s1,
@@ -7643,7 +7635,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
     __builtin_assume(NY % 16 == 0);
     run<int, false>(ima_gptq_gemm_wg::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_wg::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_wg::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, part_s5, 132, 2, 3, 8, 128, 4, nullptr},
+        ima_gptq_gemm_wg::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, nullptr},
         ima_gptq_gemm_wg::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
         ima_gptq_gemm_wg::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
@@ -7677,7 +7669,6 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
     long long part_s2,
     long long part_s3,
     long long part_s4,
-    long long part_s5,
     int* __restrict__ arrivals,
     long long arrivals_s0,
     long long arrivals_s1,
@@ -7703,7 +7694,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
     __builtin_assume(NY % 16 == 0);
     run<long long, false>(ima_gptq_gemm_wg::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_wg::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_wg::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, part_s5, 132, 2, 3, 8, 128, 4, nullptr},
+        ima_gptq_gemm_wg::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, nullptr},
         ima_gptq_gemm_wg::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
         ima_gptq_gemm_wg::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
@@ -7737,7 +7728,6 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
     int part_s2,
     int part_s3,
     int part_s4,
-    int part_s5,
     int* __restrict__ arrivals,
     int arrivals_s0,
     int arrivals_s1,
@@ -7766,7 +7756,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
     ima_pending.count = 0;
     run<int, true>(ima_gptq_gemm_wg::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
         ima_gptq_gemm_wg::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_wg::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, part_s5, 132, 2, 3, 8, 128, 4, &ima_pending},
+        ima_gptq_gemm_wg::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, &ima_pending},
         ima_gptq_gemm_wg::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
         ima_gptq_gemm_wg::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
@@ -7789,11 +7779,10 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
             break;
         case 5:
             ima_extent[0] = 132;
-            ima_extent[1] = 2;
-            ima_extent[2] = 3;
-            ima_extent[3] = 8;
-            ima_extent[4] = 128;
-            ima_extent[5] = 4;
+            ima_extent[1] = 3;
+            ima_extent[2] = 8;
+            ima_extent[3] = 128;
+            ima_extent[4] = 4;
             break;
         case 6:
             ima_extent[0] = ima_ceil_div(M, 64);
@@ -7812,9 +7801,6 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
             ima_extent[0] = 3;
             ima_extent[1] = 64;
             ima_extent[2] = 256;
-            break;
-        case -3:
-            ima_extent[0] = 3;
             break;
         }
         ima_flush(ima_record, &ima_pending, ima_extent);
@@ -7844,7 +7830,6 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
     long long part_s2,
     long long part_s3,
     long long part_s4,
-    long long part_s5,
     int* __restrict__ arrivals,
     long long arrivals_s0,
     long long arrivals_s1,
@@ -7873,7 +7858,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
     ima_pending.count = 0;
     run<long long, true>(ima_gptq_gemm_wg::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
         ima_gptq_gemm_wg::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_wg::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, part_s5, 132, 2, 3, 8, 128, 4, &ima_pending},
+        ima_gptq_gemm_wg::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, &ima_pending},
         ima_gptq_gemm_wg::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
         ima_gptq_gemm_wg::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
@@ -7896,11 +7881,10 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
             break;
         case 5:
             ima_extent[0] = 132;
-            ima_extent[1] = 2;
-            ima_extent[2] = 3;
-            ima_extent[3] = 8;
-            ima_extent[4] = 128;
-            ima_extent[5] = 4;
+            ima_extent[1] = 3;
+            ima_extent[2] = 8;
+            ima_extent[3] = 128;
+            ima_extent[4] = 4;
             break;
         case 6:
             ima_extent[0] = ima_ceil_div(M, 64);
@@ -7919,9 +7903,6 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
             ima_extent[0] = 3;
             ima_extent[1] = 64;
             ima_extent[2] = 256;
-            break;
-        case -3:
-            ima_extent[0] = 3;
             break;
         }
         ima_flush(ima_record, &ima_pending, ima_extent);

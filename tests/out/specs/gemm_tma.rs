@@ -260,7 +260,7 @@ pub static GEMM_TMA_F16: ima::KernelContract = ima::KernelContract {
             align: 1024,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(256)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(128))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(256)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(128))], resident: false },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -421,7 +421,7 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
             align: 1024,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(256)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(128))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(256)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(128))], resident: false },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -605,7 +605,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             align: 1024,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: false },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -769,7 +769,7 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
             align: 1024,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: false },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -1025,7 +1025,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: false },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -1033,7 +1033,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
     entry_i64: "gptq_gemm_tma_i64",
 };
 
-/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`
+/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`
 ///
 /// W4A16 GEMM on Hopper's warpgroup MMA for up to 128 rows of x (a decode batch or a short
 ///
@@ -1049,25 +1049,29 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
 ///
 /// of them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
 ///
-/// each. A tile whose K the block runs through alone is stored at once. Of one that blocks
+/// each. A tile whose K the block runs through alone is stored at once. A tile that blocks
 ///
-/// share, each block stores its sums in its slot of the workspace `part` (plain 16-byte
+/// share is the last of the first of them (lo), whose run starts at or before it, and the
 ///
-/// stores, no atomics) and counts its units in `arrivals`; the last block to arrive adds
+/// first of the others. Each other block stores its sums in its slot of the workspace
 ///
-/// the slots up in the blocks' order, so that the sums do not depend on which block is
+/// `part` (plain 16-byte stores, no atomics) and goes on, while a warp of its producer's
 ///
-/// last, stores the tile and leaves its counter zero. The maps bound every copy (zeros
+/// warpgroup counts its units in `arrivals` for it; lo, at its run's end, waits for the
 ///
-/// past M, K and N), and the stores are masked. With y half as wide as W (NY = N / 2) it is
+/// count, adds the slots to its own sums in the blocks' order, stores the tile and leaves
 ///
-/// a gate/up projection with vLLM's SiluAndMul fused, as gptq_gemm's. Compute capability
+/// the counter zero. lo waits for blocks after it, so the launch is `resident`: every block
 ///
-/// 9.0 only; N a multiple of 32 (the zeros' rows a multiple of 16 bytes, which a tensor map
+/// runs at once. The maps bound every copy (zeros past M, K and N), and the stores are
 ///
-/// needs).
+/// masked. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
 ///
-/// Declared at `specs/gemm_tma.ima:385`.
+/// SiluAndMul fused, as gptq_gemm's. Compute capability 9.0 only; N a multiple of 32 (the
+///
+/// zeros' rows a multiple of 16 bytes, which a tensor map needs).
+///
+/// Declared at `specs/gemm_tma.ima:387`.
 pub struct GptqGemmWg {
     kernel: ima::Kernel,
 }
@@ -1127,14 +1131,14 @@ impl GptqGemmWg {
 
 /// The arguments of [`GptqGemmWg::launch`] and [`GptqGemmWg::launch_in`], by name.
 ///
-/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
+/// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
 pub struct GptqGemmWgArgs<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::WriteTensor<f32>, Arrivals: ima::WriteTensor<i32>, Y: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[M, K]`, contiguous, 16-byte aligned
     pub x: &'a X,
     /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
     pub w: &'a ima::QuantTensor<ima::half::f16>,
-    /// f32 `[BLOCKS, 2, 3, 8, 128, 4]`, contiguous, 16-byte aligned: Workspace: each block's sums of the tiles it shares with others, two slots a block of the grid (its first tile's and its last's), [block, slot, consumer warpgroup, accumulator tile, thread, 4]; scratch, written before it is read in each launch.
+    /// f32 `[BLOCKS, 3, 8, 128, 4]`, contiguous, 16-byte aligned: Workspace: each block's sums of its first tile where another block sums that tile, [block, consumer warpgroup, accumulator tile, thread, 4]; scratch, written before it is read in each launch.
     pub part: &'a mut Part,
     /// i32 `[ceil(M / 64), ceil(N / 64)]`, contiguous: Workspace: units of K done, a counter a (64 rows of x, 64 columns of W); zero before a launch and after it.
     pub arrivals: &'a mut Arrivals,
@@ -1145,8 +1149,8 @@ pub struct GptqGemmWgArgs<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::Wri
 /// The contract of `gptq_gemm_wg`.
 pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_wg",
-    signature: "gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,2,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:385",
+    signature: "gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
+    location: "specs/gemm_tma.ima:387",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1232,13 +1236,12 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
             dtype: ima::DType::F32,
             dims: &[
                 ima::Extent { text: "BLOCKS", expr: ima::Expr::Const(132) },
-                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
                 ima::Extent { text: "3", expr: ima::Expr::Const(3) },
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "128", expr: ima::Expr::Const(128) },
                 ima::Extent { text: "4", expr: ima::Expr::Const(4) },
             ],
-            stored: &[0, 1, 2, 3, 4, 5],
+            stored: &[0, 1, 2, 3, 4],
             strided: false,
             align: 16,
             values: None,
@@ -1307,16 +1310,8 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
             ],
             align: 1024,
         },
-        ima::SharedArray {
-            name: "last",
-            dtype: ima::DType::I32,
-            dims: &[
-                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
-            ],
-            align: 16,
-        },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: true },
     empty: ima::EmptyPolicy::Skip,
     block: [512, 1, 1],
     block_from_occupancy: false,

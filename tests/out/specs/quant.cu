@@ -928,16 +928,29 @@ __device__ __forceinline__ void ima_tma_store_fence() {
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
-// *counter += v at GPU scope, returning the old value, as a release of what this thread's
-// group wrote before the barrier that precedes the call and an acquire of what the groups
-// that added before it released: the counter of CUTLASS's stream-K fixup. Blocks that
-// share a tile call it once a group after a barrier (ima_warpgroup_sync), and the last one
-// reads their partial sums after its next barrier. Cheaper than __threadfence() on each
-// side, which is a sequentially consistent fence (MEMBAR.SC.GPU).
-__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
-    return old;
+// Named barrier `id` of `threads` threads (a multiple of 32): ima_bar_arrive counts this
+// thread's warp in and goes on, ima_bar_sync waits for the rest. An arrive synchronises
+// with the sync that completes the barrier, so what the arriving threads wrote is the
+// waiting threads' to release. 0 is __syncthreads', 1 to 4 ima_warpgroup_sync's and 5
+// ImaTmaPipeline's consumers_sync.
+__device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void ima_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+// *counter += v at GPU scope, releasing what this thread wrote and what it acquired (a
+// barrier's arrivals): the count of CUTLASS's stream-K fixup, which the block that adds up
+// a shared tile reads with ima_ld_acquire. A reduction: the thread does not wait for it.
+// Cheaper than __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ void ima_red_release_add(int* counter, int v) {
+    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
+}
+// *counter at GPU scope, acquiring what the releases it reads released.
+__device__ __forceinline__ int ima_ld_acquire(const int* counter) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
+    return v;
 }
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
@@ -2090,7 +2103,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2094 "quant.cu"
+#line 2107 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2856,7 +2869,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2860 "quant.cu"
+#line 2873 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3517,7 +3530,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3521 "quant.cu"
+#line 3534 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4181,7 +4194,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4185 "quant.cu"
+#line 4198 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4750,7 +4763,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4754 "quant.cu"
+#line 4767 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5066,7 +5079,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5070 "quant.cu"
+#line 5083 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6031,7 +6044,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6035 "quant.cu"
+#line 6048 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6678,7 +6691,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6682 "quant.cu"
+#line 6695 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -285,7 +285,7 @@ pub static GPTQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)), &ima::Expr::Const(65535))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)), &ima::Expr::Const(65535))], resident: false },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
@@ -810,7 +810,7 @@ pub static AWQ_DEQUANT: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)), &ima::Expr::Const(65535))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(8)), &ima::Expr::Const(65535))], resident: false },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
@@ -974,7 +974,7 @@ pub static AWQ_DEQUANT_ANY_N: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Sym(0), &ima::Expr::Const(65535))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Sym(0), &ima::Expr::Const(65535))], resident: false },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
@@ -1345,7 +1345,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128))] },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(128))], resident: false },
     empty: ima::EmptyPolicy::Skip,
     block: [32, 8, 1],
     block_from_occupancy: false,
