@@ -567,6 +567,31 @@ def test_gptq_gemm_wg_matches_torch_and_leaves_its_counters_zero():
             contains=("256 % G == 0",))
 
 
+def test_gptq_gemm_wg_is_captured_by_torch_cuda_graph():
+    # A `resident` launch (its blocks wait for each other) is cooperative: captured by
+    # torch.cuda.graph as such, and replayed on new inputs.
+    k, n, m = 1000, 4352, 17
+    w, ref = gptq_v1_weight(k=k, n=n, group=128)
+    x = torch.randn(m, k, device=dev, dtype=torch.float16)
+    part = torch.empty(tk.BLOCKS, 3, 8, 128, 4, device=dev, dtype=torch.float32)
+    arrivals = torch.zeros((m + 63) // 64, n // 64, device=dev, dtype=torch.int32)
+    y = torch.full((m, n), float("nan"), device=dev, dtype=torch.float16)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        tk.gptq_gemm_wg(x, w, part, arrivals, y)  # warm up outside the capture
+    stream.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        tk.gptq_gemm_wg(x, w, part, arrivals, y)
+    for _ in range(3):
+        x.copy_(torch.randn(m, k, device=dev, dtype=torch.float16))
+        y.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y.float(), (x.double() @ ref.double()).float(), atol=2e-2, rtol=2e-2)
+        assert not arrivals.any(), "the counters are left zero"
+
+
 @needs_two_gpus
 def test_a_call_on_another_device_launches_there():
     n = torch.cuda.device_count()
