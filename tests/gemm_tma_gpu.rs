@@ -348,3 +348,44 @@ fn gptq_gemm_wg_runs_again_on_the_workspace_it_left() {
         &|x, w, y| workspace.borrow_mut().launch(&stream, &kernels, x, w, y),
     );
 }
+
+/// A dirty `arrivals` (left by a launch that faulted, or never zeroed) makes y wrong but
+/// never hangs the launch, although the block that adds a shared tile up waits for the
+/// others' count: launches on counters of -1, 1, 5 and i32::MAX end, and the next launch,
+/// on zeroed counters, is right.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_wg_ends_on_dirty_counters_and_is_right_once_they_are_zeroed() {
+    let (_ctx, stream, kernels) = setup();
+    w4a16_matches(
+        &stream,
+        "gptq_gemm_wg after dirty counters",
+        &[
+            (40, 4096, 4352, 64),
+            (100, 2048, 1024, 256),
+            (16, 1000, 96, 128),
+        ],
+        &|x, w, y| {
+            let (m, n) = (x.shape()[0], w.n());
+            for dirty in [-1, 1, 5, i32::MAX] {
+                let mut part =
+                    Tensor::full(&stream, f32::NAN, &[gemm::BLOCKS as usize, 3, 8, 128, 4])
+                        .unwrap();
+                let mut arrivals =
+                    Tensor::full(&stream, dirty, &[m.div_ceil(64), n.div_ceil(64)]).unwrap();
+                kernels.gptq_gemm_wg.launch(
+                    &stream,
+                    gemm::GptqGemmWgArgs {
+                        x,
+                        w,
+                        part: &mut part,
+                        arrivals: &mut arrivals,
+                        y,
+                    },
+                )?;
+                stream.synchronize().unwrap();
+            }
+            WgWorkspace::new(&stream, m, n).launch(&stream, &kernels, x, w, y)
+        },
+    );
+}

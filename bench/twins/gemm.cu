@@ -388,7 +388,9 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                 ima_bar_sync(6 + w, 160);
                 if (threadIdx.x % 32 == 0) {
                     const int mine = (u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0;
-                    ima_red_release_add(&arrivals[m0 / 64 * NB + n0 / 64 + w], mine);
+                    int* const count = &arrivals[m0 / 64 * NB + n0 / 64 + w];
+                    const int before = ima_atomic_add_release(count, mine);
+                    if (before < 0 || before >= KS - mine) atomicExch(count, -2147483647 - 1);
                 }
             }
         }
@@ -451,8 +453,11 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                     // lo: waits for its followers' count, then adds their slots to its sums.
                     const int tid = threadIdx.x % 128, hi = owner(tile * KS + KS - 1);
                     const int mine = u0 + t + 1 - tile * KS;
-                    if (threadIdx.x % 128 == 0)
-                        while (ima_ld_acquire(&arrivals[m0 / 64 * NB + n0 / 64 + wg]) != KS - mine) {}
+                    if (threadIdx.x % 128 == 0) {
+                        int n;
+                        do n = ima_ld_acquire(&arrivals[m0 / 64 * NB + n0 / 64 + wg]);
+                        while (n >= 0 && n < KS - mine);
+                    }
                     ima_warpgroup_sync();
                     ImaAcc4 sum[NX / 8];
 #pragma unroll

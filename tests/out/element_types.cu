@@ -941,12 +941,14 @@ __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
 __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-// *counter += v at GPU scope, releasing what this thread wrote and what it acquired (a
-// barrier's arrivals): the count of CUTLASS's stream-K fixup, which the block that adds up
-// a shared tile reads with ima_ld_acquire. A reduction: the thread does not wait for it.
-// Cheaper than __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
-__device__ __forceinline__ void ima_red_release_add(int* counter, int v) {
-    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals): the count of CUTLASS's stream-K fixup, which
+// the block that adds up a shared tile reads with ima_ld_acquire. Cheaper than
+// __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
@@ -1501,7 +1503,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 1505 "element_types.cu"
+#line 1507 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1883,7 +1885,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 1887 "element_types.cu"
+#line 1889 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -939,12 +939,14 @@ __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
 __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-// *counter += v at GPU scope, releasing what this thread wrote and what it acquired (a
-// barrier's arrivals): the count of CUTLASS's stream-K fixup, which the block that adds up
-// a shared tile reads with ima_ld_acquire. A reduction: the thread does not wait for it.
-// Cheaper than __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
-__device__ __forceinline__ void ima_red_release_add(int* counter, int v) {
-    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals): the count of CUTLASS's stream-K fixup, which
+// the block that adds up a shared tile reads with ima_ld_acquire. Cheaper than
+// __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
@@ -1564,7 +1566,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1568 "attn.cu"
+#line 1570 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1980,7 +1982,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1984 "attn.cu"
+#line 1986 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2316,7 +2318,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2320 "attn.cu"
+#line 2322 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2942,7 +2944,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2946 "attn.cu"
+#line 2948 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -939,12 +939,14 @@ __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
 __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-// *counter += v at GPU scope, releasing what this thread wrote and what it acquired (a
-// barrier's arrivals): the count of CUTLASS's stream-K fixup, which the block that adds up
-// a shared tile reads with ima_ld_acquire. A reduction: the thread does not wait for it.
-// Cheaper than __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
-__device__ __forceinline__ void ima_red_release_add(int* counter, int v) {
-    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals): the count of CUTLASS's stream-K fixup, which
+// the block that adds up a shared tile reads with ima_ld_acquire. Cheaper than
+// __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
@@ -1906,7 +1908,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1910 "checkpoint.cu"
+#line 1912 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2696,7 +2698,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2700 "checkpoint.cu"
+#line 2702 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3467,7 +3469,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3471 "checkpoint.cu"
+#line 3473 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4112,7 +4114,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4116 "checkpoint.cu"
+#line 4118 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4797,7 +4799,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4801 "checkpoint.cu"
+#line 4803 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5642,7 +5644,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5646 "checkpoint.cu"
+#line 5648 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6357,7 +6359,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6361 "checkpoint.cu"
+#line 6363 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7199,7 +7201,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7203 "checkpoint.cu"
+#line 7205 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7899,7 +7901,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7903 "checkpoint.cu"
+#line 7905 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -939,12 +939,14 @@ __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
 __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-// *counter += v at GPU scope, releasing what this thread wrote and what it acquired (a
-// barrier's arrivals): the count of CUTLASS's stream-K fixup, which the block that adds up
-// a shared tile reads with ima_ld_acquire. A reduction: the thread does not wait for it.
-// Cheaper than __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
-__device__ __forceinline__ void ima_red_release_add(int* counter, int v) {
-    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals): the count of CUTLASS's stream-K fixup, which
+// the block that adds up a shared tile reads with ima_ld_acquire. Cheaper than
+// __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
@@ -1918,7 +1920,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 1922 "decode.cu"
+#line 1924 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2787,7 +2789,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 2791 "decode.cu"
+#line 2793 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3925,7 +3927,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3929 "decode.cu"
+#line 3931 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -940,12 +940,14 @@ __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
 __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-// *counter += v at GPU scope, releasing what this thread wrote and what it acquired (a
-// barrier's arrivals): the count of CUTLASS's stream-K fixup, which the block that adds up
-// a shared tile reads with ima_ld_acquire. A reduction: the thread does not wait for it.
-// Cheaper than __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
-__device__ __forceinline__ void ima_red_release_add(int* counter, int v) {
-    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals): the count of CUTLASS's stream-K fixup, which
+// the block that adds up a shared tile reads with ima_ld_acquire. Cheaper than
+// __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
@@ -1862,7 +1864,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1866 "gemm.cu"
+#line 1868 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2558,7 +2560,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2562 "gemm.cu"
+#line 2564 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3236,7 +3238,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3240 "gemm.cu"
+#line 3242 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3849,7 +3851,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3853 "gemm.cu"
+#line 3855 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4991,7 +4993,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 4995 "gemm.cu"
+#line 4997 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

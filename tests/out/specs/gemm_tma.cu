@@ -940,12 +940,14 @@ __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
 __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-// *counter += v at GPU scope, releasing what this thread wrote and what it acquired (a
-// barrier's arrivals): the count of CUTLASS's stream-K fixup, which the block that adds up
-// a shared tile reads with ima_ld_acquire. A reduction: the thread does not wait for it.
-// Cheaper than __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
-__device__ __forceinline__ void ima_red_release_add(int* counter, int v) {
-    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals): the count of CUTLASS's stream-K fixup, which
+// the block that adds up a shared tile reads with ima_ld_acquire. Cheaper than
+// __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
@@ -1928,7 +1930,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1932 "gemm_tma.cu"
+#line 1934 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2644,7 +2646,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2648 "gemm_tma.cu"
+#line 2650 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3495,7 +3497,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3499 "gemm_tma.cu"
+#line 3501 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4317,7 +4319,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4321 "gemm_tma.cu"
+#line 4323 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5827,7 +5829,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5831 "gemm_tma.cu"
+#line 5833 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7037,7 +7039,9 @@ struct part_t {
 };
 
 // Workspace: units of K done, a counter a (64 rows of x, 64 columns of W); zero before
-// a launch and after it.
+// a launch and after it. One that is not (left by a launch that faulted, or never
+// zeroed) makes y wrong, never the launch hang: a count no launch can reach is marked,
+// and the block that waits for it stops.
 // inout arrivals: i32[ceil(M / 64), ceil(N / 64)]
 template <typename I, bool IMA_CHECKED>
 struct arrivals_t {
@@ -7380,7 +7384,7 @@ __device__ __forceinline__ void body(
     const I NY,
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs) {
-#line 405 "specs/gemm_tma.ima"
+#line 407 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
         const I units = ima_ceil_div(M, I(64)) * NS * KS;
@@ -7417,10 +7421,14 @@ __device__ __forceinline__ void body(
                 if (n0 + 64 * w < N) {
                     ima_bar_sync(6 + w, 160);
                     // The consumers' slot stores, made ours by the barrier, released with
-                    // the count.
+                    // the count. From a zero counter the blocks before this one counted 0
+                    // to KS - 1 - mine units (lo has one at least); any other count is a
+                    // dirty workspace, marked negative for good, so that lo stops waiting.
                     if (threadIdx.x % 32 == 0) {
-                        const I mine = (u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0;
-                        ima_red_release_add(&arrivals(m0 / 64, n0 / 64 + w), int(mine));
+                        const int mine = int((u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0);
+                        int* const count = &arrivals(m0 / 64, n0 / 64 + w);
+                        const int before = ima_atomic_add_release(count, mine);
+                        if (before < 0 || before >= int(KS) - mine) atomicExch(count, -2147483647 - 1);
                     }
                 }
             }
@@ -7526,8 +7534,14 @@ __device__ __forceinline__ void body(
                         // none of them empty; the others' arrivals count KS less lo's units.
                         const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = owner(tile * KS + KS - 1);
                         const I mine = u0 + t + 1 - tile * KS;
-                        if (threadIdx.x % 128 == 0)
-                            while (ima_ld_acquire(&arrivals(m0 / 64, n0 / 64 + wg)) != int(KS - mine)) {}
+                        // Waits while the count can still reach the others' units; past them or
+                        // negative, the workspace was dirty (y is then wrong, but the launch ends).
+                        if (threadIdx.x % 128 == 0) {
+                            const int others = int(KS - mine);
+                            int n;
+                            do n = ima_ld_acquire(&arrivals(m0 / 64, n0 / 64 + wg));
+                            while (n >= 0 && n < others);
+                        }
                         ima_warpgroup_sync();
                         // The tile's sums in the blocks' order (lo's own, then its followers'),
                         // so that they do not depend on which block arrives last. Unrolled, so
@@ -7556,7 +7570,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7560 "gemm_tma.cu"
+#line 7574 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

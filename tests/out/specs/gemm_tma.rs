@@ -1140,7 +1140,7 @@ pub struct GptqGemmWgArgs<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::Wri
     pub w: &'a ima::QuantTensor<ima::half::f16>,
     /// f32 `[BLOCKS, 3, 8, 128, 4]`, contiguous, 16-byte aligned: Workspace: each block's sums of its first tile where another block sums that tile, [block, consumer warpgroup, accumulator tile, thread, 4]; scratch, written before it is read in each launch.
     pub part: &'a mut Part,
-    /// i32 `[ceil(M / 64), ceil(N / 64)]`, contiguous: Workspace: units of K done, a counter a (64 rows of x, 64 columns of W); zero before a launch and after it.
+    /// i32 `[ceil(M / 64), ceil(N / 64)]`, contiguous: Workspace: units of K done, a counter a (64 rows of x, 64 columns of W); zero before a launch and after it. One that is not (left by a launch that faulted, or never zeroed) makes y wrong, never the launch hang: a count no launch can reach is marked, and the block that waits for it stops.
     pub arrivals: &'a mut Arrivals,
     /// f16 `[M, NY]`, contiguous, 16-byte aligned: x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
     pub y: &'a mut Y,

@@ -939,12 +939,14 @@ __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
 __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-// *counter += v at GPU scope, releasing what this thread wrote and what it acquired (a
-// barrier's arrivals): the count of CUTLASS's stream-K fixup, which the block that adds up
-// a shared tile reads with ima_ld_acquire. A reduction: the thread does not wait for it.
-// Cheaper than __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
-__device__ __forceinline__ void ima_red_release_add(int* counter, int v) {
-    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(counter), "r"(v) : "memory");
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals): the count of CUTLASS's stream-K fixup, which
+// the block that adds up a shared tile reads with ima_ld_acquire. Cheaper than
+// __threadfence(), a sequentially consistent fence (MEMBAR.SC.GPU).
+__device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
@@ -2103,7 +2105,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2107 "quant.cu"
+#line 2109 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2869,7 +2871,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2873 "quant.cu"
+#line 2875 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3530,7 +3532,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3534 "quant.cu"
+#line 3536 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4194,7 +4196,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4198 "quant.cu"
+#line 4200 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4763,7 +4765,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4767 "quant.cu"
+#line 4769 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5079,7 +5081,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5083 "quant.cu"
+#line 5085 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6044,7 +6046,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6048 "quant.cu"
+#line 6050 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6691,7 +6693,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6695 "quant.cu"
+#line 6697 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
