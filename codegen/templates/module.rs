@@ -79,8 +79,10 @@ impl Kernels {
 }
 {% for k in kernels %}
 /// `{{ k.signature }}`
-{%- for line in k.docs %}
+{%- if !k.docs.is_empty() %}
 ///
+{%- endif %}
+{%- for line in k.docs %}
 /// {{ line }}
 {%- endfor %}
 ///

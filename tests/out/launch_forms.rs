@@ -206,11 +206,8 @@ pub static ROW_SUMS: ima::KernelContract = ima::KernelContract {
 /// `handoff(flags: i32[N])`
 ///
 /// Blocks that wait for each other: block b sets its flag once block b + 1 has set its own,
-///
 /// so that were the first blocks to start alone, they would wait for blocks that never
-///
 /// start. `resident` launches every block at once (cooperatively), and refuses a grid the
-///
 /// device cannot hold.
 ///
 /// Declared at `tests/in/launch_forms.ima:23`.

@@ -635,7 +635,6 @@ pub static DEQUANT_WRONG_GROUP: ima::KernelContract = ima::KernelContract {
 /// `sum_tiles_across_groups(w: q4[K,N], y: f32[N])`
 ///
 /// A column sum over tiles of 4 packed rows (32 rows of K) taken as whole without asking
-///
 /// whole_tiles: wrong when G is no multiple of 32, where some tiles cross a group.
 ///
 /// Declared at `tests/in/planted_bugs.ima:54`.

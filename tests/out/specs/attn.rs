@@ -499,11 +499,8 @@ pub static ATTN_PV: ima::KernelContract = ima::KernelContract {
 /// `attn_scores_tiled(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`
 ///
 /// Attention scores as a tiled product, the same o = q · kᵀ · scale: a block per 128 x 128
-///
 /// tile of o for one (b, h), 8 x 8 scores a thread (rows ty + 16r, columns tx + 16c, so
-///
 /// that shared reads broadcast or hit 16 consecutive words). D goes in chunks of 32,
-///
 /// staged as f32 in shared memory, d-major; q and k come in 16-byte vectors (`align(16)`).
 ///
 /// Declared at `specs/attn.ima:72`.

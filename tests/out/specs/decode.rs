@@ -83,19 +83,12 @@ impl Kernels {
 /// `add_rms_norm(x: f16[N,D], residual: f16[N,D], w: f16[D], y: f16[N,D], eps: f32)`
 ///
 /// vLLM's fused_add_rms_norm: residual += x (rounded to f16), then
-///
 /// y = residual / sqrt(mean(residual²) + eps) · w, a block per row. A thread takes 8
-///
 /// elements at a time with 16-byte loads and stores (`align(16)`, which `D % 8 == 0`
-///
 /// allows). The first KEPT = 2 vectors of a thread (all of a row of up to 4096, as a Llama
-///
 /// 8B layer's) stay in registers with their weights, loaded with x and the residual, so
-///
 /// that the second pass reads no memory: a row's one round trip to memory is the first
-///
 /// pass's loads. Columns past those are read again in the second pass. `min_blocks 4`
-///
 /// leaves the 64 registers that takes (with 32, it spilled).
 ///
 /// Declared at `specs/decode.ima:19`.
@@ -254,21 +247,13 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
 /// `rope_cache(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D])`
 ///
 /// Rotary embedding of the step's queries and keys at each sequence's position, and the
-///
 /// KV-cache write, in one pass over the QKV projection's output. A token's row of `qkv`
-///
 /// holds HQ query heads, then HKV key heads, then HKV value heads, D each (vLLM's fused
-///
 /// QKV layout). Llama rotates the pairs (p, p + D/2) (GPT-NeoX style): a thread takes
-///
 /// elements j .. j + 7 of a head and their partners j + D/2 .. j + D/2 + 7, two 16-byte
-///
 /// loads. Rotated queries go to `q`; rotated keys and the values go to slot
-///
 /// slot_mapping[b] of the caches (block slot / BS, row slot % BS), or nowhere for a
-///
 /// padding slot of -1. A position outside `0 .. MAXPOS` is reported and reads as 0; a
-///
 /// slot outside the caches is reported and skipped. A raw grid: the body guards itself.
 ///
 /// Declared at `specs/decode.ima:91`.
@@ -487,43 +472,24 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
 /// `gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`
 ///
 /// W4A16 GEMV for up to 8 rows (the decode step's projections): y = x · W, W in GPTQ
-///
 /// int4, in narrow column tiles so that a projection with few columns still fills the GPU
-///
 /// without splitting K across blocks (N = 4096: 256 blocks; gptq_gemv's tiles of 128
-///
 /// columns give 32). A block takes 16 columns: 4 threads across take 4 each (64
-///
 /// contiguous bytes of a packed row), 64 down split K, each taking whole tiles of 4
-///
 /// packed rows (32 rows of K in one group: one load of the group's scales and zero word),
-///
 /// every 64th, all 4 rows' loads in flight before the first is used; rows past the whole
-///
 /// tiles (all of K when G is not a multiple of 32) go 8 at a time. Tiles of 4 rows, not
-///
 /// gptq_gemv's 8, and `min_blocks 3` (80 registers) keep 24 warps an SM in flight: on the
-///
 /// H200 the layer's gate/up projection (K = 4096, N = 28672) ran 25.2 us this way against
-///
 /// 29.3 us with tiles of 8 rows at 16 warps an SM (ncu, bench/RESULTS.md). The 64 partial
-///
 /// sums of an output meet in registers (the 8 of a warp, by shuffles) and in shared memory
-///
 /// (the 8 warps'). Rows past the first go 4 at a time in 8-row tiles, each pass reading
-///
 /// the weights again: from 2 rows on, specs/gemm.ima's gptq_gemm is faster (1.3 to 1.8x
-///
 /// at M = 2 on the layer's shapes, bench/RESULTS.md), and the decode layer takes it.
-///
 /// 
-///
 /// With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
-///
 /// SiluAndMul fused: W's columns hold gate's and up's interleaved in units of
-///
 /// `GATE_UP_UNIT`, a block's 16 columns being 8 of gate and the same 8 of up, and
-///
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
 /// Declared at `specs/decode.ima:165`.

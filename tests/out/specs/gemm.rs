@@ -99,15 +99,10 @@ impl Kernels {
 /// `attn_scores_mma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)`
 ///
 /// Attention scores on the tensor cores, o = q · kᵀ · scale, f16 out: a block per 128 rows
-///
 /// of q for one (b, h), its 8 warps 4 down by 2 across, 32 x 64 scores each (2 x 8
-///
 /// accumulator tiles), along T a tile of 128 keys at a time. Each step of the pipeline
-///
 /// stages 64 of D of the block's q rows and of one tile's keys, three stages deep, so
-///
 /// that the next tiles' copies run under a tile's products and stores; with D <= 64 the
-///
 /// q rows of the first step stay, and each step after it stages its key tile alone.
 ///
 /// Declared at `specs/gemm.ima:18`.
@@ -437,9 +432,7 @@ pub static ATTN_SCORES_MMA_F32: ima::KernelContract = ima::KernelContract {
 /// `gemm_f16(a: f16[M,K], b: f16[K,N], c: f16[M,N])`
 ///
 /// Dense GEMM, c = a · b, f16 in and out, f32 accumulation: a block per 128 x 128 tile of
-///
 /// c (numbered in groups of 8 rows of tiles, ima_grouped_tile), its 8 warps 2 down by 4
-///
 /// across, 64 x 32 each (4 x 4 accumulator tiles); K staged 32 at a time, 4 stages deep.
 ///
 /// Declared at `specs/gemm.ima:122`.
@@ -747,55 +740,30 @@ pub static GEMM_BF16: ima::KernelContract = ima::KernelContract {
 /// `gptq_gemm(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`
 ///
 /// W4A16 GEMM on the tensor cores, y = x · W with W in GPTQ int4, for M from 1 to a few
-///
 /// hundred: a block per 32 rows of x (16 where that fills the GPU better: a projection of
-///
 /// few columns) by 32 WN columns of W, its 8 warps WN across (32 columns each) by 8 / WN
-///
 /// along K, each warp's part of K in
-///
 /// steps of 128 rows (64 when x has more than 16 rows left; 32 when a group would not
-///
 /// hold a step). WN is 4 for the widest W with at most 32 rows of x, 2 where the blocks of
-///
 /// 64 columns still number 224 or more, 1 otherwise (the grid says which): each block
-///
 /// reads its rows of x for all of K from L2, which for 32-column blocks at M = 16,
-///
 /// N = 28672 was twice the weights' bytes, while warps on the same rows of K at once
-///
 /// share x's lines in L1. Lane (g, t) of a warp reads a tile of 4 columns (4g .. 4g + 3) by 4
-///
 /// packed rows of the step (2; 1), every fourth from packed row t, with one load of its
-///
 /// group's scales and zeros (`load_whole_tile`, which tests nothing, for the steps that
-///
 /// lie inside K; `load_tile` after them), and all of the step's x that it multiplies, then
-///
 /// decodes the tile straight into B fragments (`dequant_frag`: a
-///
 /// word's 8 rows as the pairs (j, j + 4), as `ima_row_pairs` makes of x's same rows), so
-///
 /// no shared memory stands between the weights and the tensor cores. The k order inside
-///
 /// a 16-row step is a permutation of K that both operands share; the n order makes lane
-///
 /// (g, t) end with 8 consecutive columns (8t .. 8t + 7) of each of its rows: the 8 warps'
-///
 /// sums meet in shared memory and leave as 16-byte stores. M-blocks of a column strip
-///
 /// are adjacent in launch order, so a strip's weights come from memory once. Tiles past K
-///
 /// or N, or across a group, decode element by element (zeros outside).
-///
 /// 
-///
 /// With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
-///
 /// SiluAndMul fused: W's columns hold gate's and up's interleaved in units of
-///
 /// `GATE_UP_UNIT` (as specs/decode.ima's gptq_gemv_narrow reads them), and
-///
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
 /// Declared at `specs/gemm.ima:213`.

@@ -110,13 +110,9 @@ impl Kernels {
 /// `gemm_tma_f16(a: f16[M,K], b: f16[K,N], c: f16[M,N])`
 ///
 /// Dense GEMM on Hopper, c = a · b, f16 in and out, f32 accumulation: the TMA unit copies
-///
 /// each step's 128 x 64 tile of a and 64 x 256 tile of b into 4 stages of 128-byte-swizzled
-///
 /// shared memory, and two consumer warpgroups multiply 64 x 256 each with warpgroup MMA
-///
 /// while a producer warpgroup issues the copies. The tensor maps bound every copy, so
-///
 /// ragged M, N and K need no code; the stores are masked. Compute capability 9.0 only.
 ///
 /// Declared at `specs/gemm_tma.ima:20`.
@@ -271,13 +267,9 @@ pub static GEMM_TMA_F16: ima::KernelContract = ima::KernelContract {
 /// `gemm_tma_bf16(a: bf16[M,K], b: bf16[K,N], c: bf16[M,N])`
 ///
 /// Dense GEMM on Hopper, c = a · b, bf16 in and out, f32 accumulation: the TMA unit copies
-///
 /// each step's 128 x 64 tile of a and 64 x 256 tile of b into 4 stages of 128-byte-swizzled
-///
 /// shared memory, and two consumer warpgroups multiply 64 x 256 each with warpgroup MMA
-///
 /// while a producer warpgroup issues the copies. The tensor maps bound every copy, so
-///
 /// ragged M, N and K need no code; the stores are masked. Compute capability 9.0 only.
 ///
 /// Declared at `specs/gemm_tma.ima:56`.
@@ -432,15 +424,10 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
 /// `attn_scores_tma(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f16[B,H,S,T], scale: f32)`
 ///
 /// Attention scores on Hopper, o = q · kᵀ · scale, f16 out: one block an SM of the H100
-///
 /// and H200 (132), each walking items of 128 rows of q for one (b, h), and within an item
-///
 /// the keys 256 at a time, D 64 at a time; the TMA unit copies q's rows and the key tile
-///
 /// (rank-4 tensor maps: rows past S or T, columns past D arrive as zeros), and two
-///
 /// consumer warpgroups multiply 64 x 256 each, keys as a K-major operand, and store their
-///
 /// scores through shared memory with the TMA unit (3 stages, so that the staging fits).
 ///
 /// Declared at `specs/gemm_tma.ima:93`.
@@ -780,37 +767,21 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
 /// `gptq_gemm_tma(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`
 ///
 /// W4A16 GEMM on Hopper for up to 32 rows of x (a decode batch), y = x · W with W in GPTQ
-///
 /// int4, its group G dividing 512 and at least 32: the TMA unit streams W's packed words,
-///
 /// scales and zeros, 512 rows of K by 32 columns a stage, and x's matching 512 columns, so
-///
 /// that the bytes in flight do not wait on registers. Each of the BLOCKS persistent blocks
-///
 /// takes strips of 32 columns (blockIdx.x, blockIdx.x + gridDim.x, ...) over all of K, in one
-///
 /// pipeline of 4 stages. Consumer warp w multiplies the stage's rows 64 w .. 64 w + 63, the
-///
 /// rows of x's tile w: lane (g, t4) decodes packed rows 8 w + 2 t4 and 8 w + 2 t4 + 1 of
-///
 /// columns 4 g .. 4 g + 3 (`tma_frag`, as gptq_gemm's `dequant_frag`) into m16n8k16 B
-///
 /// fragments, against x's rows by `chunk` and ima_row_pairs; reading even and odd packed
-///
 /// rows in turn keeps a quarter warp's words and x in distinct banks of the swizzled tiles.
-///
 /// The 8 warps' sums of a strip meet in shared memory at its end. The maps bound every
-///
 /// copy (zeros past M, K and N), and a warp whose rows lie past K skips them. With y half
-///
 /// as wide as W (NY = N / 2) it is a gate/up projection with vLLM's SiluAndMul fused, as
-///
 /// gptq_gemm's. Compute capability 9.0 only; N a multiple of 32 (the zeros' rows a
-///
 /// multiple of 16 bytes, which a tensor map needs). On the H200 it is slower than
-///
 /// gptq_gemm (bench/RESULTS.md): an example of TMA-streamed quantized weights, not yet a
-///
 /// faster GEMM.
 ///
 /// Declared at `specs/gemm_tma.ima:241`.
@@ -1036,39 +1007,22 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
 /// `gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`
 ///
 /// W4A16 GEMM on Hopper's warpgroup MMA for up to 128 rows of x (a decode batch or a short
-///
 /// prefill), y = x · W with W in GPTQ int4, its group G dividing 256 and at least 32. The
-///
 /// weights are the MMA's register A operand (`tma_wg_frag`): A's rows are W's columns, so
-///
 /// that k runs in the natural order of x's rows and B is x's tile as the TMA unit copies
-///
 /// it, K-major. Units of work are (64 rows of x, 192 columns of W, 256 rows of K), ordered
-///
 /// rows of x, then columns, then K; each of the BLOCKS persistent blocks takes an equal run
-///
 /// of them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
-///
 /// each. A tile whose K the block runs through alone is stored at once. A tile that blocks
-///
 /// share is the last of the first of them (lo), whose run starts at or before it, and the
-///
 /// first of the others. Each other block stores its sums in its slot of the workspace
-///
 /// `part` (plain 16-byte stores, no atomics) and goes on, while a warp of its producer's
-///
 /// warpgroup counts its units in `arrivals` for it; lo, at its run's end, waits for the
-///
 /// count, adds the slots to its own sums in the blocks' order, stores the tile and leaves
-///
 /// the counter zero. lo waits for blocks after it, so the launch is `resident`: every block
-///
 /// runs at once. The maps bound every copy (zeros past M, K and N), and the stores are
-///
 /// masked. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
-///
 /// SiluAndMul fused, as gptq_gemm's. Compute capability 9.0 only; N a multiple of 32 (the
-///
 /// zeros' rows a multiple of 16 bytes, which a tensor map needs).
 ///
 /// Declared at `specs/gemm_tma.ima:387`.

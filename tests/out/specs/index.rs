@@ -88,13 +88,9 @@ impl Kernels {
 /// `embedding(ids: i32[T], table: bf16[V,D], y: bf16[T,D])`
 ///
 /// Embedding lookup: y[t] = table[ids[t]], a row of D per token. A thread per 8 elements
-///
 /// of y in the order they lie in memory: one 16-byte load of the table's row and one
-///
 /// 16-byte store (`align(16)`, which `D % 8 == 0` allows), so that a warp moves 512
-///
 /// contiguous bytes each way; the D / 8 threads of a row read the same id. An id outside
-///
 /// `0 .. V` is reported and reads as row 0. A raw grid: the body guards itself.
 ///
 /// Declared at `specs/index.ima:10`.
@@ -241,15 +237,10 @@ pub static EMBEDDING: ima::KernelContract = ima::KernelContract {
 /// `reshape_and_cache(key: f16[T,HKV,D], value: f16[T,HKV,D], slot_mapping: i64[T], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D])`
 ///
 /// KV-cache write (vLLM's reshape_and_cache_flash): token t's key and value rows go to
-///
 /// slot slot_mapping[t] of the paged caches, block slot / BS, row slot % BS. A slot of -1
-///
 /// (a padding token) writes nothing; so does a slot outside `0 .. NB * BS`, which is
-///
 /// reported. Slots of distinct tokens are distinct, as the scheduler assigns them; two
-///
 /// tokens with one slot leave either's rows there. A thread per 8 elements of a (t, h) row
-///
 /// in memory order, 16-byte loads and stores as in `embedding`.
 ///
 /// Declared at `specs/index.ima:30`.
@@ -436,31 +427,18 @@ pub static RESHAPE_AND_CACHE: ima::KernelContract = ima::KernelContract {
 /// `moe_route(topk_ids: i32[T,K], offsets: i32[num_experts + 1], sorted: i32[T * K], num_experts: i32)`
 ///
 /// MoE routing: groups the (token, choice) pairs of topk_ids by expert, for a grouped GEMM
-///
 /// that runs expert e on the rows of its segment. With E = num_experts, the outputs:
-///
 /// - offsets[e] .. offsets[e + 1] is expert e's segment of `sorted`: offsets[0] = 0,
-///
 ///   non-decreasing, offsets[E] the number of pairs kept (a consumer may declare it
-///
 ///   `values(ascending from 0 to M)` with M that number);
-///
 /// - the segment holds the flat positions i = t * K + k of the entries of topk_ids equal
-///
 ///   to e (token i / K, routing weight topk_weights[i]), each once, in an order that may
-///
 ///   change from launch to launch;
-///
 /// - sorted[offsets[E] ..] is -1.
-///
 /// Entries of -1 (a dropped choice) are skipped; so is an entry outside the contract,
-///
 /// which is reported. Every output element is written: nothing needs zeroing first.
-///
 /// One block of 1024 threads, as vLLM's moe_align_block_size for small batches: counts in
-///
 /// shared memory (shared atomics), an exclusive scan of them, then a second pass over
-///
 /// topk_ids that claims each entry's place in its segment.
 ///
 /// Declared at `specs/index.ima:66`.
@@ -625,13 +603,9 @@ pub static MOE_ROUTE: ima::KernelContract = ima::KernelContract {
 /// `mean_pool_varlen(x: f32[T,D], cu_seqlens: i32[B1], y: f32[B1 - 1,D])`
 ///
 /// Mean pooling over the sequences of a packed batch: y[b] = the mean of rows
-///
 /// cu_seqlens[b] .. cu_seqlens[b + 1] of x (0 for an empty sequence, and for a sequence
-///
 /// whose offsets break the contract, which is reported). A thread per (sequence, column):
-///
 /// a warp reads 32 consecutive floats of each row. `B1 >= 2`: a batch holds a sequence at
-///
 /// least.
 ///
 /// Declared at `specs/index.ima:122`.

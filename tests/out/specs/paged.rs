@@ -70,37 +70,21 @@ impl Kernels {
 /// `paged_attn(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)`
 ///
 /// Paged attention: a block of 4 warps per (partition, KV head h, sequence b) serves up
-///
 /// to 8 of the HQ / HKV query heads that share h, so that K and V are read
-///
 /// once for them (a group of more than 8 takes several blocks, each reading K and V).
-///
 /// The scores and the weighted sum run on the tensor cores: a warp takes tiles of 16
-///
 /// tokens (tile i of the partition goes to warp i % 4), copies each tile's K and V rows
-///
 /// into shared memory with cp.async, one tile ahead of the one it computes, and computes
-///
 /// S = Q Kᵀ and O += P V with m16n8k16 mma instructions whose A rows 0..7 are the heads
-///
 /// (rows 8..15 zero). An online softmax in f32 (log2 domain) runs on the score
-///
 /// fragments, P is rounded to f16 for the second product, O accumulates in f32. The
-///
 /// warps' states meet in shared memory at the end, pairwise. Page ids come from
-///
 /// block_tables once per block, through the value-checked accessor (a bad id is
-///
 /// reported and reads as page 0), into shared memory; a partition reads only the entries
-///
 /// of the pages its tokens lie in, all below ceil(seq_len / BS). The partitions of a
-///
 /// sequence meet as described above: one thread of each block counts its arrival after
-///
 /// the block's writes and a memory fence, and the last block reads the others' after a
-///
 /// fence of its own. `min_blocks 3` caps registers at 168 (12 warps an SM, whose 3 x 72 KB
-///
 /// of shared memory fit).
 ///
 /// Declared at `specs/paged.ima:48`.

@@ -123,13 +123,9 @@ impl Kernels {
 /// `gptq_dequant(w: q4[K,N], y: f16[K,N])`
 ///
 /// GPTQ int4 to f16: a thread per 8 x 8 tile (one packed word of 8 rows in each of 8
-///
 /// columns). align(16) lets the tile read its 8 words and 8 scales in 16-byte vectors, and
-///
 /// each of its 8 rows leaves as one 16-byte store; a warp covers 256 columns, so loads and
-///
 /// stores coalesce along N. A raw grid: the body guards itself. `min_blocks 3` fits the
-///
 /// tile in 80 registers, three blocks on each SM instead of two.
 ///
 /// Declared at `specs/quant.ima:9`.
@@ -654,7 +650,6 @@ pub static GPTQ_ACT_ORDER_DEQUANT: ima::KernelContract = ima::KernelContract {
 /// `awq_dequant(w: q4[K,N], y: f16[K,N])`
 ///
 /// AWQ int4 to f16: the same 8 x 8 tiles, here 8 packed words down K, each holding 8
-///
 /// columns of one row, and the same three blocks on each SM.
 ///
 /// Declared at `specs/quant.ima:49`.
@@ -1135,27 +1130,16 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 /// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 128 columns:
-///
 /// 32 threads across take 4 columns each (one 16-byte load of qweight per packed row, so
-///
 /// that a warp reads 512 contiguous bytes of it), 8 threads down split K between them, for
-///
 /// M = 1 in tiles of 64 rows with all 8 packed rows' loads in flight; the 8 partial sums of
-///
 /// each output meet in shared memory. `min_blocks 2` leaves 128 registers a thread, enough
-///
 /// for the M > 1 path and for 64-bit indices.
-///
 /// 
-///
 /// With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
-///
 /// SiluAndMul fused, as specs/decode.ima's gptq_gemv_narrow: W's columns hold gate's and
-///
 /// up's interleaved in units of GATE_UP_UNIT, and y = silu(x · W_gate) · (x · W_up), in
-///
 /// f32 with one rounding. (Its M > 1 path reads the weights once for each 4 rows of x:
-///
 /// from 2 rows on, specs/gemm.ima's gptq_gemm is faster, bench/RESULTS.md.)
 ///
 /// Declared at `specs/quant.ima:115`.

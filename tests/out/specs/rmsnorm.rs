@@ -64,11 +64,8 @@ impl Kernels {
 /// `rms_norm(x: bf16[N,D], w: bf16[D], y: bf16[N,D], eps: f32)`
 ///
 /// RMSNorm over the last dimension: y = x / sqrt(mean(x²) + eps) · w, a block per row.
-///
 /// align(16) with `D % 8 == 0` gives every bf16 argument 16-byte accessors (load8, store8).
-///
 /// `min_blocks 8` keeps the release code within 32 registers, so 8 blocks (a full SM) are
-///
 /// resident: at 38 registers only 6 fit, and the row loads run about 5% slower.
 ///
 /// Declared at `specs/rmsnorm.ima:5`.

@@ -64,13 +64,9 @@ impl Kernels {
 /// `rope(x: f16[B,H,S,D], cos_tab: f32[S,D / 2], sin_tab: f32[S,D / 2], y: f16[B,H,S,D])`
 ///
 /// Rotary position embedding on q or k held as [B, S, H, D] (as most checkpoints store
-///
 /// them) and read as [B, H, S, D]: pairs (2p, 2p+1) rotate by the angle of (s, p). A thread
-///
 /// per 8 elements of a row, taken in the order they lie in memory, so that a warp reads and
-///
 /// writes 512 contiguous bytes: one 16-byte load of x and one 16-byte store of y each
-///
 /// (`align(16)`, which `D % 8 == 0` allows), 4 pairs. A raw grid: the body guards itself.
 ///
 /// Declared at `specs/rope.ima:6`.

@@ -64,7 +64,6 @@ impl Kernels {
 /// `affine_view(x: f32[M,N], y: f32[M,N], a: f32, b: f32)`
 ///
 /// y = a·x + b over any view of x: a slice, a transposed or a broadcast tensor. The
-///
 /// strides come with the launch; the output is contiguous.
 ///
 /// Declared at `specs/strided.ima:3`.

@@ -189,7 +189,6 @@ pub static TRANSPOSE: ima::KernelContract = ima::KernelContract {
 /// `transpose_tiled(x: f32[M,N], y: f32[N,M])`
 ///
 /// y = xᵀ through a shared-memory tile, so that reads and writes are both coalesced.
-///
 /// A raw grid: the body indexes and guards by hand.
 ///
 /// Declared at `specs/transpose.ima:13`.
