@@ -509,6 +509,23 @@ kernel raw {
         }
         let rope = explain(&module(SPEC), Some("rope")).unwrap();
         assert!(!rope.contains("min_blocks"), "{rope}");
+        assert!(!text.contains("resident"), "{text}");
+    }
+
+    #[test]
+    fn tells_a_resident_grid() {
+        let spec = "
+kernel persistent {
+    inout flags: i32[N]
+    launch grid(132) block(512) resident
+    body { }
+}
+";
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = words(&explain(&module(spec), None).unwrap());
+        let line = "resident every block at once: a cooperative launch, refused before it is \
+                    enqueued where the device cannot hold the whole grid";
+        assert!(text.contains(line), "no `{line}` in:\n{text}");
     }
 
     #[test]

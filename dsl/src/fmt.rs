@@ -439,6 +439,15 @@ mod tests {
     }
 
     #[test]
+    fn writes_a_resident_grid_after_its_block() {
+        let messy =
+            "kernel k{inout f:i32[N]\nlaunch grid( N )block(32,4)   resident min_blocks 1 body {}}";
+        let want = "kernel k {\n    inout f: i32[N]\n    launch grid(N) block(32, 4) resident min_blocks 1\n    body {}\n}\n";
+        assert_eq!(fmt(messy), want);
+        assert_eq!(fmt(want), want);
+    }
+
+    #[test]
     fn keeps_comments_in_place() {
         let s = "// file\n\nconst A = 1 // one\n/// doc\nkernel k { // header\n    // before x\n    in x: f32[N /* n */]\n\n    /* a */ /* b */\n    out y: f32[N]\n    // end\n} // after\n// tail\n";
         let want = "// file\n\nconst A = 1 // one\n\n/// doc\nkernel k { // header\n    // before x\n    /* n */\n    in  x: f32[N]\n\n    /* a */ /* b */\n    out y: f32[N]\n    // end\n} // after\n\n// tail\n";
