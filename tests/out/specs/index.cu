@@ -2608,6 +2608,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64_check
 //   to e (token i / K, routing weight topk_weights[i]), each once, in an order that may
 //   change from launch to launch;
 // - sorted[offsets[E] ..] is -1.
+// 
 // Entries of -1 (a dropped choice) are skipped; so is an entry outside the contract,
 // which is reported. Every output element is written: nothing needs zeroing first.
 // One block of 1024 threads, as vLLM's moe_align_block_size for small batches: counts in
@@ -2739,7 +2740,7 @@ __device__ __forceinline__ void body(
     const int num_experts,
     const fill_t<I, IMA_CHECKED> fill,
     const warp_sums_t<I, IMA_CHECKED> warp_sums) {
-#line 78 "specs/index.ima"
+#line 79 "specs/index.ima"
 
         const I n = T * K;
         const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -2777,7 +2778,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 2781 "index.cu"
+#line 2782 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3127,14 +3128,14 @@ __device__ __forceinline__ void body(
     const I B1,
     const I b,
     const I d) {
-#line 128 "specs/index.ima"
+#line 129 "specs/index.ima"
 
         const ImaSpan<I> s = cu_seqlens.span(b);
         float sum = 0.f;
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3138 "index.cu"
+#line 3139 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

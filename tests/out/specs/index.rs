@@ -435,13 +435,14 @@ pub static RESHAPE_AND_CACHE: ima::KernelContract = ima::KernelContract {
 ///   to e (token i / K, routing weight topk_weights[i]), each once, in an order that may
 ///   change from launch to launch;
 /// - sorted[offsets[E] ..] is -1.
+/// 
 /// Entries of -1 (a dropped choice) are skipped; so is an entry outside the contract,
 /// which is reported. Every output element is written: nothing needs zeroing first.
 /// One block of 1024 threads, as vLLM's moe_align_block_size for small batches: counts in
 /// shared memory (shared atomics), an exclusive scan of them, then a second pass over
 /// topk_ids that claims each entry's place in its segment.
 ///
-/// Declared at `specs/index.ima:66`.
+/// Declared at `specs/index.ima:67`.
 pub struct MoeRoute {
     kernel: ima::Kernel,
 }
@@ -520,7 +521,7 @@ pub struct MoeRouteArgs<'a, TopkIds: ima::ReadTensor<i32>, Offsets: ima::WriteTe
 pub static MOE_ROUTE: ima::KernelContract = ima::KernelContract {
     name: "moe_route",
     signature: "moe_route(topk_ids: i32[T,K], offsets: i32[num_experts + 1], sorted: i32[T * K], num_experts: i32)",
-    location: "specs/index.ima:66",
+    location: "specs/index.ima:67",
     symbols: &[
         ima::Symbol { name: "T", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -608,7 +609,7 @@ pub static MOE_ROUTE: ima::KernelContract = ima::KernelContract {
 /// a warp reads 32 consecutive floats of each row. `B1 >= 2`: a batch holds a sequence at
 /// least.
 ///
-/// Declared at `specs/index.ima:122`.
+/// Declared at `specs/index.ima:123`.
 pub struct MeanPoolVarlen {
     kernel: ima::Kernel,
 }
@@ -685,7 +686,7 @@ pub struct MeanPoolVarlenArgs<'a, X: ima::ReadTensor<f32>, CuSeqlens: ima::ReadT
 pub static MEAN_POOL_VARLEN: ima::KernelContract = ima::KernelContract {
     name: "mean_pool_varlen",
     signature: "mean_pool_varlen(x: f32[T,D], cu_seqlens: i32[B1], y: f32[B1 - 1,D])",
-    location: "specs/index.ima:122",
+    location: "specs/index.ima:123",
     symbols: &[
         ima::Symbol { name: "T", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "D", bound_by: ima::Binding { arg: 0, dim: 1 } },
