@@ -31,9 +31,10 @@ def gptq_weight(quant_weight, k, n, group=128):
 
 
 def wg_workspace(package, m, n):
-    """gptq_gemm_wg's workspaces as gemm_tma.ima declares them, for M rows of x and N
-    columns of W: `part`, its blocks' slots (scratch), and `arrivals`, zero. `package`: any
-    package of a spec with the kernel's BLOCKS."""
+    """gptq_gemm_wg's workspaces as gemm_tma.ima declared them until b4af8a2 (two slots a
+    block; the rp kernels, generated from that spec, still declare them so), for M rows of x
+    and N columns of W: `part`, its blocks' slots (scratch), and `arrivals`, zero.
+    `package`: any package of a spec with the kernel's BLOCKS."""
     part = torch.empty(package.BLOCKS, 2, 3, 8, 128, 4, device=dev, dtype=torch.float32)
     arrivals = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
     return part, arrivals

@@ -223,38 +223,20 @@ impl NodeLaunch {
         let mut pointers = self.pointers();
         let [gx, gy, gz] = self.grid;
         let [bx, by, bz] = self.block;
-        let stream = stream.cu_stream();
+        let (f, bytes, s, p) = (
+            self.func,
+            self.shared_bytes,
+            stream.cu_stream(),
+            pointers.as_mut_ptr(),
+        );
         // SAFETY: the parameters passed the kernel's checks (a `resident` grid's fit on the
         // device included) when the node was captured or last updated, and the tensors they
         // point into are borrowed by the graph.
         unsafe {
             if self.cooperative {
-                sys::cuLaunchCooperativeKernel(
-                    self.func,
-                    gx,
-                    gy,
-                    gz,
-                    bx,
-                    by,
-                    bz,
-                    self.shared_bytes,
-                    stream,
-                    pointers.as_mut_ptr(),
-                )
+                sys::cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, bytes, s, p)
             } else {
-                sys::cuLaunchKernel(
-                    self.func,
-                    gx,
-                    gy,
-                    gz,
-                    bx,
-                    by,
-                    bz,
-                    self.shared_bytes,
-                    stream,
-                    pointers.as_mut_ptr(),
-                    null_mut(),
-                )
+                sys::cuLaunchKernel(f, gx, gy, gz, bx, by, bz, bytes, s, p, null_mut())
             }
         }
         .result()
