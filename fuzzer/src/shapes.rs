@@ -113,7 +113,9 @@ pub enum Reject {
     Cap(&'static str),
     /// The tensors take more bytes than the budget.
     Bytes(u128),
-    /// A raw grid outside the device's limits.
+    /// A raw grid outside the device's limits, or a `resident` one of more blocks than the
+    /// device has SMs (the most it surely holds at once; the runtime refuses a launch past
+    /// what the kernel's occupancy allows).
     Grid,
     /// More shared memory than the device has.
     Shared(u128),
@@ -225,12 +227,16 @@ fn limits(
     params: &[Scalar],
     budget: u64,
 ) -> Result<(), Reject> {
-    if let Launch::Grid { dims, .. } = c.launch {
+    if let Launch::Grid { dims, resident } = c.launch {
+        let mut blocks = 1i128;
         for (e, &limit) in dims.iter().zip(&cfg.limits.grid) {
             match eval(e, symbols, params) {
-                Some(n) if n >= 1 && n <= i64::from(limit) => {}
+                Some(n) if n >= 1 && n <= i64::from(limit) => blocks *= i128::from(n),
                 _ => return Err(Reject::Grid),
             }
+        }
+        if resident && blocks > i128::from(cfg.limits.sms) {
+            return Err(Reject::Grid);
         }
     }
     let shared = shared_bytes(c, symbols, params).ok_or(Reject::Shared(u128::MAX))?;

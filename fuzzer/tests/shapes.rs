@@ -380,3 +380,30 @@ fn generated_index_tensors_keep_their_value_contracts() {
     }
     assert!(checked > 0, "no argument with a value contract");
 }
+
+/// A `resident` grid gets no case of more blocks than the device has SMs (the most it
+/// surely holds at once, whatever the kernel's occupancy): past it the runtime refuses
+/// the launch, which would read as a finding. `handoff` launches a block per element.
+#[test]
+fn a_resident_grid_stays_within_the_sms() {
+    let f = "tests/in/launch_forms.ima";
+    let text = std::fs::read_to_string(format!("{}/../{f}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let contracts = contract::build_all(&contract::load(f, &text).unwrap());
+    let c = contracts.iter().find(|c| c.name == "handoff").unwrap();
+    let cfg = cfg();
+    let cases = shapes::cases(c, &cfg, 5, 200).cases;
+    assert!(!cases.is_empty());
+    for case in &cases {
+        let n = case.symbols[0];
+        assert!(
+            (1..=i64::from(cfg.limits.sms)).contains(&n),
+            "N = {n} [{}]",
+            case.label
+        );
+    }
+    assert!(
+        cases
+            .iter()
+            .any(|k| k.symbols[0] == i64::from(cfg.limits.sms))
+    );
+}

@@ -521,13 +521,16 @@ impl Kernel {
     fn check_resident(&self, entry: &Entry, plan: &Checked) -> Result<(), Error> {
         let c = &self.contract;
         let threads = plan.block.iter().product::<u32>();
-        let blocks_per_sm =
-            entry
-                .blocks_per_sm(threads, plan.shared_bytes)
-                .map_err(Error::driver(format!(
+        // The error's text made only on an error: this runs at every launch.
+        let blocks_per_sm = entry
+            .blocks_per_sm(threads, plan.shared_bytes)
+            .map_err(|e| {
+                let what = format!(
                     "asking the occupancy API how many of {}'s blocks an SM holds",
                     c.name
-                )))?;
+                );
+                Error::driver(what)(e)
+            })?;
         let blocks: u64 = plan.grid.iter().map(|&g| u64::from(g)).product();
         if blocks <= u64::from(blocks_per_sm) * u64::from(self.limits.sms) {
             return Ok(());
