@@ -6137,18 +6137,21 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
 // that k runs in the natural order of x's rows and B is x's tile as the TMA unit copies
 // it, K-major. Units of work are (64 rows of x, 192 columns of W, 256 rows of K), ordered
 // rows of x, then columns, then K; each of the BLOCKS persistent blocks takes an equal run
-// of them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
-// each. A tile whose K the block runs through alone is stored at once. A tile that blocks
-// share is the last of the first of them (lo), whose run starts at or before it, and the
-// first of the others. Each other block stores its sums in its slot of the workspace
-// `part` (plain 16-byte stores, no atomics) and goes on, while a warp of its producer's
-// warpgroup counts its units in `arrivals` for it; lo, at its run's end, waits for the
-// count, adds the slots to its own sums in the blocks' order, stores the tile and leaves
-// the counter zero. lo waits for blocks after it, so the launch is `resident`: every block
-// runs at once. The maps bound every copy (zeros past M, K and N), and the stores are
-// masked. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
-// SiluAndMul fused, as gptq_gemm's. Compute capability 9.0 only; N a multiple of 32 (the
-// zeros' rows a multiple of 16 bytes, which a tensor map needs).
+// of them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64
+// columns each. A tile whose K the block runs through alone is stored at once. A tile that
+// blocks share is the last of the first of them (lo), whose run starts at or before it,
+// and the first of the others. Each other block stores its sums in its slot of the
+// workspace `part` (plain 16-byte stores, no atomics) and goes on, while a warp of its
+// producer's warpgroup counts its units in `arrivals` for it; lo, at its run's end, waits
+// for the count, adds the slots to its own sums in the blocks' order, stores the tile and
+// leaves the counter zero. lo waits for blocks after it, so the launch is `resident`:
+// every block runs at once, one an SM (its shared memory), so a GPU of fewer than BLOCKS
+// SMs (an H100 PCIe's 114, a MIG slice) refuses it (`Violation::NotResident`) where it ran
+// in two waves before b4af8a2; a build for one sets BLOCKS to its SMs. The maps bound
+// every copy (zeros past M, K and N), and the stores are masked. With y half as wide as W
+// (NY = N / 2) it is a gate/up projection with vLLM's SiluAndMul fused, as gptq_gemm's.
+// Compute capability 9.0 only; N a multiple of 32 (the zeros' rows a multiple of 16 bytes,
+// which a tensor map needs).
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -7384,7 +7387,7 @@ __device__ __forceinline__ void body(
     const I NY,
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs) {
-#line 407 "specs/gemm_tma.ima"
+#line 410 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
         const I units = ima_ceil_div(M, I(64)) * NS * KS;
@@ -7570,7 +7573,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7574 "gemm_tma.cu"
+#line 7577 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1012,20 +1012,23 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
 /// that k runs in the natural order of x's rows and B is x's tile as the TMA unit copies
 /// it, K-major. Units of work are (64 rows of x, 192 columns of W, 256 rows of K), ordered
 /// rows of x, then columns, then K; each of the BLOCKS persistent blocks takes an equal run
-/// of them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64 columns
-/// each. A tile whose K the block runs through alone is stored at once. A tile that blocks
-/// share is the last of the first of them (lo), whose run starts at or before it, and the
-/// first of the others. Each other block stores its sums in its slot of the workspace
-/// `part` (plain 16-byte stores, no atomics) and goes on, while a warp of its producer's
-/// warpgroup counts its units in `arrivals` for it; lo, at its run's end, waits for the
-/// count, adds the slots to its own sums in the blocks' order, stores the tile and leaves
-/// the counter zero. lo waits for blocks after it, so the launch is `resident`: every block
-/// runs at once. The maps bound every copy (zeros past M, K and N), and the stores are
-/// masked. With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
-/// SiluAndMul fused, as gptq_gemm's. Compute capability 9.0 only; N a multiple of 32 (the
-/// zeros' rows a multiple of 16 bytes, which a tensor map needs).
+/// of them (stream-K), in one pipeline of 3 stages, its three consumer warpgroups 64
+/// columns each. A tile whose K the block runs through alone is stored at once. A tile that
+/// blocks share is the last of the first of them (lo), whose run starts at or before it,
+/// and the first of the others. Each other block stores its sums in its slot of the
+/// workspace `part` (plain 16-byte stores, no atomics) and goes on, while a warp of its
+/// producer's warpgroup counts its units in `arrivals` for it; lo, at its run's end, waits
+/// for the count, adds the slots to its own sums in the blocks' order, stores the tile and
+/// leaves the counter zero. lo waits for blocks after it, so the launch is `resident`:
+/// every block runs at once, one an SM (its shared memory), so a GPU of fewer than BLOCKS
+/// SMs (an H100 PCIe's 114, a MIG slice) refuses it (`Violation::NotResident`) where it ran
+/// in two waves before b4af8a2; a build for one sets BLOCKS to its SMs. The maps bound
+/// every copy (zeros past M, K and N), and the stores are masked. With y half as wide as W
+/// (NY = N / 2) it is a gate/up projection with vLLM's SiluAndMul fused, as gptq_gemm's.
+/// Compute capability 9.0 only; N a multiple of 32 (the zeros' rows a multiple of 16 bytes,
+/// which a tensor map needs).
 ///
-/// Declared at `specs/gemm_tma.ima:387`.
+/// Declared at `specs/gemm_tma.ima:390`.
 pub struct GptqGemmWg {
     kernel: ima::Kernel,
 }
@@ -1104,7 +1107,7 @@ pub struct GptqGemmWgArgs<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::Wri
 pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_wg",
     signature: "gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:387",
+    location: "specs/gemm_tma.ima:390",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
