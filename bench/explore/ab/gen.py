@@ -3,7 +3,8 @@ handed to the producer's warps (b4af8a2), in one package, so that one call times
   s5   41da525's gptq_gemm_wg: every block stores its slot and waits for an acq_rel
        atomic; the last to arrive sums;
   s8   b4af8a2's: lo always sums, waiting for the others' count; the others' count is
-       released by a producer warp (`resident`, cooperative).
+       released by a producer warp (`resident`, cooperative). (d4fe738 then made a dirty
+       counter end the launch; this is the kernel as timed, before that.)
     python3 gen.py   (from bench/explore/ab, in a git checkout)"""
 import subprocess
 
@@ -27,6 +28,12 @@ ACQ_REL = ('[](int* c, int v) { int old; asm volatile("atom.add.acq_rel.gpu.glob
 assert s5.count("ima_atomic_add_acq_rel(") == 1
 s5 = s5.replace("ima_atomic_add_acq_rel(", ACQ_REL)
 _, s8 = kernel(at("b4af8a2"), "gptq_gemm_wg", "s8")
+# ...and ima_red_release_add at d4fe738 (which made a dirty counter end the launch): s8, as
+# b4af8a2 had it and as it was timed, gets it as a lambda too.
+RED = ('[](int* c, int v) { asm volatile("red.release.gpu.global.add.s32 [%0], %1;" '
+       ':: "l"(c), "r"(v) : "memory"); }(')
+assert s8.count("ima_red_release_add(") == 1
+s8 = s8.replace("ima_red_release_add(", RED)
 with open("ab.ima", "w") as f:
     f.write("/// Throwaway: gptq_gemm_wg before (s5) and after (s8) b4af8a2 (bench/explore/ab/gen.py).\n")
     f.write(consts + "\n" + s5 + "\n" + s8)
