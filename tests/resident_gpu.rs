@@ -3,7 +3,8 @@
 //! and keeps both in a graph (a cooperative kernel node) and in a sync-mode replay (each
 //! node launched alone). The kernel is `handoff` of `tests/in/launch_forms.ima` through its
 //! committed stubs: block b sets its flag once block b + 1 has set its own, so that the
-//! grid finishes only if every block runs at once.
+//! grid finishes only if every block runs at once. `launch persistent(N)` (`gather_all`, a
+//! grid barrier) launches N blocks, or as many as the device holds where that is fewer.
 //!
 //! The oracle for what the device holds is the device's own attributes: 32-thread blocks
 //! of a kernel with a handful of registers and no shared memory are limited by the blocks
@@ -151,6 +152,56 @@ fn a_resident_kernel_replays_in_a_graph_and_alone_in_sync_mode() {
                 got.iter().filter(|&&x| x == 1).count()
             );
         }
+    }
+    drop(graph);
+    ctx.check_err().unwrap();
+}
+
+/// `launch persistent(N) block(32)`: N blocks where the device holds them at once, else as
+/// many as it holds, every one at once (its grid barrier ends only then); what `Launched`
+/// reports is the grid that ran, and a graph's node launches the same.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_persistent_grid_is_as_large_as_asked_or_as_the_device_holds() {
+    let (ctx, stream, kernels) = setup();
+    let (sms, per_sm) = device_holds(&ctx);
+    let full = (sms * per_sm) as usize;
+    for (n, ran) in [(1, 1), (264, 264), (full, full), (2 * full + 3, full)] {
+        let mut arrived = Tensor::<i32>::zeros(&stream, &[1]).unwrap();
+        let mut seen = Tensor::full(&stream, -1i32, &[n]).unwrap();
+        let launched = kernels
+            .gather_all
+            .launch(
+                &stream,
+                forms::GatherAllArgs {
+                    arrived: &mut arrived,
+                    seen: &mut seen,
+                },
+            )
+            .unwrap();
+        assert!(
+            matches!(launched, Launched::Done { grid, .. } if grid == [ran as u32, 1, 1]),
+            "N = {n}: {launched:?}"
+        );
+        assert_eq!(arrived.to_host(&stream).unwrap(), [ran as i32], "N = {n}");
+        let got = seen.to_host(&stream).unwrap();
+        assert!(got.iter().all(|&s| s == ran as i32), "N = {n}: {got:?}");
+    }
+    let n = 2 * full + 3;
+    let mut arrived = Tensor::<i32>::zeros(&stream, &[1]).unwrap();
+    let mut seen = Tensor::full(&stream, -1i32, &[n]).unwrap();
+    let mut graph = Graph::new(&stream).unwrap();
+    let (a, s) = (graph.write(&mut arrived), graph.write(&mut seen));
+    graph.zero(a).unwrap();
+    graph
+        .launch(kernels.gather_all.kernel(), &[a, s], &[])
+        .unwrap();
+    for sync in [false, true] {
+        graph.set_sync(sync);
+        graph.replay(&stream).unwrap();
+        assert_eq!(graph.to_host::<i32>(a, &stream).unwrap(), [full as i32]);
+        let got = graph.to_host::<i32>(s, &stream).unwrap();
+        assert!(got.iter().all(|&x| x == full as i32), "sync {sync}");
     }
     drop(graph);
     ctx.check_err().unwrap();

@@ -30,7 +30,7 @@ mod tests {
     //! sign of `ceil`'s operands.
 
     use super::c_expr;
-    use ima_dsl::ir::{self, BinOp, Body, DType, EmptyPolicy, Expr, Kernel, Launch};
+    use ima_dsl::ir::{self, BinOp, Body, DType, EmptyPolicy, Expr, Kernel, Launch, Resident};
     use std::fmt::Write;
     use std::process::Command;
 
@@ -65,7 +65,7 @@ mod tests {
             empty: EmptyPolicy::Skip,
             launch: Launch::Grid {
                 grid: vec![],
-                resident: false,
+                resident: Resident::No,
             },
             body: Body {
                 text: String::new(),

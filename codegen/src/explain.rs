@@ -5,7 +5,7 @@
 
 mod table;
 
-use ima_dsl::ir::{self, BinOp, EmptyPolicy, Expr, Extent, Kernel, Launch};
+use ima_dsl::ir::{self, BinOp, EmptyPolicy, Expr, Extent, Kernel, Launch, Resident};
 use table::table;
 
 /// The contract of every kernel of `m`, or of the one named `kernel`.
@@ -321,27 +321,39 @@ fn launch_rows(k: &Kernel) -> Vec<Vec<String>> {
                 .take(block_rank(k))
                 .map(|b| b.to_string())
                 .collect();
+            let (grid, block) = (grid.join(", "), block.join(", "));
             rows.push(row(
                 "domain",
-                format!(
-                    "raw grid({}) block({}) = {threads} threads per block",
-                    grid.join(", "),
-                    block.join(", ")
-                ),
+                match resident {
+                    Resident::AtMost => format!(
+                        "persistent: {grid} blocks, or as many as the device holds at once \
+                         where that is fewer, of block({block}) = {threads} threads"
+                    ),
+                    Resident::No | Resident::Whole => {
+                        format!("raw grid({grid}) block({block}) = {threads} threads per block")
+                    }
+                },
             ));
             rows.push(row(
                 "guard",
                 "none: the body guards its own indices; checked mode's accessors check every index"
                     .into(),
             ));
-            if *resident {
-                rows.push(row(
-                    "resident",
+            let resident = match resident {
+                Resident::No => None,
+                Resident::Whole => Some(
                     "every block at once: a cooperative launch, refused before it is enqueued \
                      where the device cannot hold the whole grid (the blocks may wait for each \
-                     other)"
-                        .into(),
-                ));
+                     other)",
+                ),
+                Resident::AtMost => Some(
+                    "every block at once: a cooperative launch of no more blocks than the \
+                     device holds at once, with the launching entry point's registers and \
+                     shared memory (the blocks may wait for each other)",
+                ),
+            };
+            if let Some(text) = resident {
+                rows.push(row("resident", text.into()));
             }
         }
     }
@@ -526,6 +538,19 @@ kernel persistent {
         let line = "resident every block at once: a cooperative launch, refused before it is \
                     enqueued where the device cannot hold the whole grid";
         assert!(text.contains(line), "no `{line}` in:\n{text}");
+        let spec = spec.replace(
+            "grid(132) block(512) resident",
+            "persistent(132) block(512)",
+        );
+        let text = words(&explain(&module(&spec), None).unwrap());
+        for line in [
+            "domain persistent: 132 blocks, or as many as the device holds at once where that \
+             is fewer, of block(512) = 512 threads",
+            "resident every block at once: a cooperative launch of no more blocks than the \
+             device holds at once",
+        ] {
+            assert!(text.contains(line), "no `{line}` in:\n{text}");
+        }
     }
 
     #[test]

@@ -439,7 +439,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 format!("ima::Launch::Blocks {{ arg: {arg}, outer: {outer} }}")
             }
             owned::Launch::Grid { dims, resident } => format!(
-                "ima::Launch::Grid {{ dims: &[{}], resident: {resident} }}",
+                "ima::Launch::Grid {{ dims: &[{}], resident: ima::Resident::{resident:?} }}",
                 dims.iter().map(rust_expr).collect::<Vec<_>>().join(", ")
             ),
         },

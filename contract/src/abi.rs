@@ -130,7 +130,7 @@ mod tests {
             shared: &[],
             launch: crate::Launch::Grid {
                 dims: &[],
-                resident: false,
+                resident: crate::Resident::No,
             },
             empty: crate::EmptyPolicy::Skip,
             block: [256, 1, 1],

@@ -230,14 +230,27 @@ pub enum Launch {
     /// One block per tuple of the first `outer` logical dimensions of `args[arg]`,
     /// block-stride; the block's threads cover the inner dimensions themselves.
     Blocks { arg: usize, outer: usize },
-    /// A raw grid: one to three extents over symbols and params, (x, y, z). With
-    /// `resident` (the spec's `launch grid(...) block(...) resident`), the body's blocks may
-    /// wait for each other: the runtime launches it cooperatively, so that every block runs
-    /// at once, and refuses a grid the device cannot hold at once.
+    /// A raw grid: one to three extents over symbols and params, (x, y, z), whose blocks
+    /// run in waves or, as `resident` says, all at once.
     Grid {
         dims: &'static [Expr],
-        resident: bool,
+        resident: Resident,
     },
+}
+
+/// Whether a raw grid's blocks all run at once. Where they do, the body's blocks may wait
+/// for each other: the runtime launches the grid cooperatively.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resident {
+    /// Blocks run as the device makes room for them (a plain launch).
+    No,
+    /// `launch grid(...) block(...) resident`: every block at once; a grid the device
+    /// cannot hold at once is refused.
+    Whole,
+    /// `launch persistent(MAX) block(...)`: a one-dimensional grid of MAX blocks, or of as
+    /// many as the device holds at once where that is fewer, every one at once: a
+    /// persistent kernel, whose body shares its work out by `gridDim.x`.
+    AtMost,
 }
 
 /// `shared tile: f32[BLOCK, D]`: a dynamic shared-memory array. Arrays are laid out in

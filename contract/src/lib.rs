@@ -19,6 +19,6 @@ pub use abi::EntryParam;
 pub use dtype::DType;
 pub use expr::{BinOp, Env, EvalError, ExprView, Node, NotConst, apply, eval, eval_const};
 pub use kernel::{
-    Binding, Constraint, EmptyPolicy, Expr, Extent, KernelContract, Launch, Param, Role,
+    Binding, Constraint, EmptyPolicy, Expr, Extent, KernelContract, Launch, Param, Resident, Role,
     SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, TmaBox, ValueContract,
 };

@@ -4,7 +4,7 @@
 //! The spec language's IR uses [`Expr`] and [`Extent`] as its own.
 
 use crate::kernel as fixed;
-use crate::{BinOp, Binding, DType, EmptyPolicy, Env, EvalError, ExprView, Node, Role};
+use crate::{BinOp, Binding, DType, EmptyPolicy, Env, EvalError, ExprView, Node, Resident, Role};
 
 /// An integer expression over symbols and integer params, owned.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -180,7 +180,7 @@ pub struct SharedArray {
 pub enum Launch {
     Threads { arg: usize },
     Blocks { arg: usize, outer: usize },
-    Grid { dims: Vec<Expr>, resident: bool },
+    Grid { dims: Vec<Expr>, resident: Resident },
 }
 
 /// See [`fixed::KernelContract`]: the same fields, owned.

@@ -1,5 +1,7 @@
 //! The syntax tree of a `.ima` file, as written, with a span on every node.
 
+pub use ima_contract::Resident;
+
 /// A byte range in the source file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Span {
@@ -202,11 +204,12 @@ pub enum LaunchKind {
         indices: Vec<Option<Ident>>,
     },
     /// `launch grid(X, Y) block(256)`: the body indexes by hand; only accessors guard.
+    /// `launch grid(X) block(256) resident` runs every block at once, and
+    /// `launch persistent(MAX) block(256)` (`Resident::AtMost`, one extent) at most MAX.
     Grid {
         grid: Vec<Expr>,
         block: Vec<(u64, Span)>,
-        /// `resident`: every block runs at once (a cooperative launch).
-        resident: bool,
+        resident: Resident,
     },
 }
 

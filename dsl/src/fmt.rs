@@ -409,8 +409,12 @@ fn launch(l: &Launch) -> String {
             resident,
         } => {
             let block: Vec<u64> = block.iter().map(|b| b.0).collect();
-            let resident = if *resident { " resident" } else { "" };
-            format!("grid({}) block({}){resident}", list(grid), list(&block))
+            let (grid, block) = (list(grid), list(&block));
+            match resident {
+                Resident::No => format!("grid({grid}) block({block})"),
+                Resident::Whole => format!("grid({grid}) block({block}) resident"),
+                Resident::AtMost => format!("persistent({grid}) block({block})"),
+            }
         }
     };
     if let Some((n, _)) = l.threads {
@@ -439,10 +443,14 @@ mod tests {
     }
 
     #[test]
-    fn writes_a_resident_grid_after_its_block() {
+    fn writes_a_resident_grid_after_its_block_and_a_persistent_one_as_such() {
         let messy =
             "kernel k{inout f:i32[N]\nlaunch grid( N )block(32,4)   resident min_blocks 1 body {}}";
         let want = "kernel k {\n    inout f: i32[N]\n    launch grid(N) block(32, 4) resident min_blocks 1\n    body {}\n}\n";
+        assert_eq!(fmt(messy), want);
+        assert_eq!(fmt(want), want);
+        let messy = "kernel k{inout f:i32[N]\nlaunch persistent( 2*N )block(512) body {}}";
+        let want = "kernel k {\n    inout f: i32[N]\n    launch persistent(2 * N) block(512)\n    body {}\n}\n";
         assert_eq!(fmt(messy), want);
         assert_eq!(fmt(want), want);
     }

@@ -1,7 +1,7 @@
 //! The checked kernel: every name resolved, every symbol bound, constants folded.
 //! Back ends (CUDA C, Rust stubs, `imac explain`) read only this.
 
-pub use crate::ast::Role;
+pub use crate::ast::{Resident, Role};
 pub use ima_contract::owned::{Constraint, Expr, Extent};
 pub use ima_contract::{BinOp, DType};
 
@@ -260,10 +260,10 @@ pub enum Launch {
     /// One block per tuple of `args[arg]`'s first `indices.len()` logical dimensions; the
     /// block's threads stride over the remaining (inner) dimensions themselves.
     Blocks { arg: usize, indices: Vec<String> },
-    /// A raw grid, sized by expressions over symbols; the body indexes by hand. With
-    /// `resident`, every block runs at once (a cooperative launch), so that blocks may wait
-    /// for each other.
-    Grid { grid: Vec<Expr>, resident: bool },
+    /// A raw grid, sized by expressions over symbols; the body indexes by hand. Where
+    /// `resident` says so, every block runs at once (a cooperative launch), so that blocks
+    /// may wait for each other.
+    Grid { grid: Vec<Expr>, resident: Resident },
 }
 
 impl Launch {

@@ -63,6 +63,7 @@ fn rule_name(rule: &Rule) -> String {
         Rule::launch_grid | Rule::kw_grid => "`grid(...)`",
         Rule::kw_block => "`block(...)`",
         Rule::resident => "`resident`",
+        Rule::launch_persistent | Rule::kw_persistent => "`persistent(...)`",
         Rule::threads | Rule::kw_threads => "`threads N`",
         Rule::min_blocks | Rule::kw_min_blocks => "`min_blocks N`",
         Rule::launch_index => "an index name or `_`",
@@ -143,6 +144,7 @@ fn children(pair: Pair<Rule>) -> impl Iterator<Item = Pair<Rule>> {
                 | Rule::kw_empty
                 | Rule::kw_grid
                 | Rule::kw_block
+                | Rule::kw_persistent
                 | Rule::kw_threads
                 | Rule::kw_min_blocks
                 | Rule::kw_values
@@ -423,15 +425,19 @@ fn launch(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Launch {
                     indices,
                 });
             }
-            Rule::launch_grid => {
+            Rule::launch_grid | Rule::launch_persistent => {
                 let mut grid = Vec::new();
                 let mut block = Vec::new();
-                let mut resident = false;
+                let mut resident = if p.as_rule() == Rule::launch_persistent {
+                    Resident::AtMost
+                } else {
+                    Resident::No
+                };
                 for q in children(p) {
                     match q.as_rule() {
                         Rule::expr => grid.push(expr(q, diags)),
                         Rule::int => block.push((int_value(&q, diags) as u64, span(&q))),
-                        Rule::resident => resident = true,
+                        Rule::resident => resident = Resident::Whole,
                         r => unreachable!("launch grid has no {r:?}"),
                     }
                 }

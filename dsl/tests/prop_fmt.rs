@@ -363,6 +363,15 @@ impl Gen {
                 self.one_of(&["i", "j", "_"]);
             }
             self.tok("]");
+        } else if self.rng.chance(25) {
+            self.tok("persistent");
+            self.tok("(");
+            self.expr(1);
+            self.tok(")");
+            self.tok("block");
+            self.tok("(");
+            self.one_of(&["512", "32, 8"]);
+            self.tok(")");
         } else {
             self.tok("grid");
             self.tok("(");
@@ -482,6 +491,7 @@ const INSERTS: &[&str] = &[
     "threads",
     "min_blocks",
     "resident",
+    "persistent",
     "body",
     "stored",
     "strided",

@@ -14,7 +14,9 @@
 //! small primes; and the largest value the constraints and the byte budget allow. One
 //! more case takes an argument past 2^31 elements when `--max-bytes` allows it.
 
-use ima_runtime::{BinOp, DeviceLimits, Expr, KernelContract, Launch, Role, SHARED_ALIGN, Scalar};
+use ima_runtime::{
+    BinOp, DeviceLimits, Expr, KernelContract, Launch, Resident, Role, SHARED_ALIGN, Scalar,
+};
 
 use crate::rng::Rng;
 
@@ -115,7 +117,7 @@ pub enum Reject {
     Bytes(u128),
     /// A raw grid outside the device's limits, or a `resident` one of more blocks than the
     /// device has SMs (the most it surely holds at once; the runtime refuses a launch past
-    /// what the kernel's occupancy allows).
+    /// what the kernel's occupancy allows, where a `persistent` one launches fewer).
     Grid,
     /// More shared memory than the device has.
     Shared(u128),
@@ -235,7 +237,7 @@ fn limits(
                 _ => return Err(Reject::Grid),
             }
         }
-        if resident && blocks > i128::from(cfg.limits.sms) {
+        if resident == Resident::Whole && blocks > i128::from(cfg.limits.sms) {
             return Err(Reject::Grid);
         }
     }

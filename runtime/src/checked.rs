@@ -321,7 +321,7 @@ mod tests {
             shared: &[],
             launch: Launch::Grid {
                 dims: &[Expr::Const(1)],
-                resident: false,
+                resident: crate::contract::Resident::No,
             },
             empty: EmptyPolicy::Skip,
             block: [32, 1, 1],

@@ -20,8 +20,8 @@
 
 pub use ima_contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EntryParam, EvalError, Expr, Extent,
-    KernelContract, Launch, Param, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg,
-    TmaBox, ValueContract,
+    KernelContract, Launch, Param, Resident, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol,
+    TensorArg, TmaBox, ValueContract,
 };
 
 /// Symbols and params an expression mentions, each once, in first-use order.

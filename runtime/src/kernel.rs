@@ -49,7 +49,7 @@ use crate::arg::KernelArg;
 use crate::capacity::ARGS;
 use crate::check::{Checked, IndexWidth, Memo, TensorMeta, check_launch, is_sound};
 use crate::checked::{CheckedMode, ViolationRecord};
-use crate::contract::{KernelContract, Launch, Scalar};
+use crate::contract::{KernelContract, Launch, Resident, Scalar};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
 use crate::record::Record;
@@ -389,7 +389,7 @@ impl Kernel {
         if plan.skip {
             return Ok(Launched::Skipped);
         }
-        let func = self.entry(&plan, checked)?;
+        let (func, grid) = self.entry(&plan, checked)?;
 
         // Each buffer's events: the stream waits for its pending work, and the guards,
         // dropped once the launch is enqueued, record the kernel's read or write.
@@ -431,15 +431,15 @@ impl Kernel {
             builder.arg(record.device());
         }
         let cfg = LaunchConfig {
-            grid_dim: plan.grid.into(),
+            grid_dim: grid.into(),
             block_dim: plan.block.into(),
             shared_mem_bytes: plan.shared_bytes,
         };
         // SAFETY: `check` verified every argument against the contract the entry points
         // were generated from, and `abi_values` lists them in its ABI order; `entry`
-        // verified that a `resident` grid fits on the device at once.
+        // verified that a resident grid fits on the device at once.
         let launched = unsafe {
-            if self.resident() {
+            if self.cooperative() {
                 builder.launch_cooperative(cfg)
             } else {
                 builder.launch(cfg)
@@ -476,15 +476,20 @@ impl Kernel {
             self.report(taken, false)?;
         }
         Ok(Launched::Done {
-            grid: plan.grid,
+            grid,
             block: plan.block,
             index: plan.index,
         })
     }
 
     /// The entry point a launch with `plan` takes (release or checked, 32- or 64-bit
-    /// indices), allowed the plan's dynamic shared memory.
-    pub(crate) fn entry(&self, plan: &Checked, checked: bool) -> Result<&CudaFunction, Error> {
+    /// indices), allowed the plan's dynamic shared memory, and the grid it launches: the
+    /// plan's, or a persistent launch's blocks that the device holds at once.
+    pub(crate) fn entry(
+        &self,
+        plan: &Checked,
+        checked: bool,
+    ) -> Result<(&CudaFunction, [u32; 3]), Error> {
         let entry = match (plan.index, checked) {
             (IndexWidth::I32, false) => &self.entry_i32,
             (IndexWidth::I64, false) => &self.entry_i64,
@@ -502,23 +507,38 @@ impl Kernel {
             }
         };
         entry.allow_shared(plan.shared_bytes, self.contract.name)?;
-        if self.resident() && !plan.skip {
-            self.check_resident(entry, plan)?;
+        let grid = match self.resident() {
+            Resident::No => plan.grid,
+            _ if plan.skip => plan.grid,
+            resident => self.resident_grid(entry, plan, resident)?,
+        };
+        Ok((&entry.func, grid))
+    }
+
+    /// Whether the spec's blocks all run at once (`resident`, `persistent`).
+    fn resident(&self) -> Resident {
+        match self.contract.launch {
+            Launch::Grid { resident, .. } => resident,
+            Launch::Threads { .. } | Launch::Blocks { .. } => Resident::No,
         }
-        Ok(&entry.func)
     }
 
-    /// The spec's launch is `resident`: every block must run at once, and the launch is
-    /// cooperative.
-    pub(crate) fn resident(&self) -> bool {
-        matches!(self.contract.launch, Launch::Grid { resident: true, .. })
+    /// The launch is cooperative: every block at once.
+    pub(crate) fn cooperative(&self) -> bool {
+        self.resident() != Resident::No
     }
 
-    /// Refuses a `resident` launch whose grid the device cannot hold at once with `entry`'s
-    /// registers and the plan's shared memory. The driver would refuse the cooperative
-    /// launch too, with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE and no numbers; this says
-    /// which kernel, how many blocks, and why.
-    fn check_resident(&self, entry: &Entry, plan: &Checked) -> Result<(), Error> {
+    /// A resident launch's grid: the plan's where the device holds it at once with `entry`'s
+    /// registers and the plan's shared memory; fewer blocks for a persistent launch that
+    /// asks for more; else refused. The driver would refuse the cooperative launch too,
+    /// with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE and no numbers; this says which
+    /// kernel, how many blocks, and why.
+    fn resident_grid(
+        &self,
+        entry: &Entry,
+        plan: &Checked,
+        resident: Resident,
+    ) -> Result<[u32; 3], Error> {
         let c = &self.contract;
         let threads = plan.block.iter().product::<u32>();
         // The error's text made only on an error: this runs at every launch.
@@ -531,9 +551,15 @@ impl Kernel {
                 );
                 Error::driver(what)(e)
             })?;
+        let holds = u64::from(blocks_per_sm) * u64::from(self.limits.sms);
         let blocks: u64 = plan.grid.iter().map(|&g| u64::from(g)).product();
-        if blocks <= u64::from(blocks_per_sm) * u64::from(self.limits.sms) {
-            return Ok(());
+        if blocks <= holds {
+            return Ok(plan.grid);
+        }
+        if resident == Resident::AtMost && holds > 0 {
+            // A persistent grid has one extent (the grammar's), and holds < blocks, which
+            // fits in u32.
+            return Ok([holds as u32, 1, 1]);
         }
         Err(LaunchError::new(
             c,

@@ -55,7 +55,7 @@ pub use checked::{Access, CheckedMode, OutOfBounds};
 pub use compile::{Compiled, arch_for, compile_ptx, compile_ptx_checked, nvrtc_version};
 pub use contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EvalError, Expr, Extent, KernelContract,
-    Launch, Param, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, TmaBox,
+    Launch, Param, Resident, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, TmaBox,
     ValueContract,
 };
 pub use device::{DeviceId, DeviceLimits, context};

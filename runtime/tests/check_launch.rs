@@ -231,7 +231,7 @@ static FILL: KernelContract = KernelContract {
             Expr::Bin(BinOp::CeilDiv, &Expr::Sym(0), &Expr::Param(0)),
             Expr::Param(1),
         ],
-        resident: false,
+        resident: ima_runtime::Resident::No,
     },
     empty: EmptyPolicy::Refuse,
     block: [32, 4, 1],
@@ -310,21 +310,21 @@ fn malformed_launch_forms_are_contract_faults() {
         bad(
             Launch::Grid {
                 dims: &[],
-                resident: false,
+                resident: ima_runtime::Resident::No,
             },
             [32, 1, 1],
         ),
         bad(
             Launch::Grid {
                 dims: &[Expr::Const(1); 4],
-                resident: false,
+                resident: ima_runtime::Resident::No,
             },
             [32, 1, 1],
         ),
         bad(
             Launch::Grid {
                 dims: &[Expr::Param(9)],
-                resident: false,
+                resident: ima_runtime::Resident::No,
             },
             [32, 1, 1],
         ),

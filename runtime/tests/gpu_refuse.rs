@@ -167,7 +167,7 @@ static FILL: KernelContract = KernelContract {
     shared: &[],
     launch: Launch::Grid {
         dims: &[Expr::Param(0), Expr::Param(1)],
-        resident: false,
+        resident: ima_runtime::Resident::No,
     },
     empty: EmptyPolicy::Skip,
     block: [32, 1, 1],

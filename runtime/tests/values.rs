@@ -113,7 +113,7 @@ static PAGED: KernelContract = KernelContract {
     shared: &[],
     launch: Launch::Grid {
         dims: &[Expr::Const(1)],
-        resident: false,
+        resident: ima_runtime::Resident::No,
     },
     empty: EmptyPolicy::Skip,
     block: [32, 1, 1],

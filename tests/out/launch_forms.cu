@@ -1887,6 +1887,181 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64_checked(
 }
 
 // ---------------------------------------------------------------------------------------
+// gather_all(arrived: i32[1], seen: i32[N])
+// A persistent grid: N blocks, or as many as the device holds at once where that is fewer.
+// Each counts itself in `arrived` (zero before the launch) and waits for all the others (a
+// grid barrier, which needs every block resident), then writes the grid's size to rows b,
+// b + gridDim.x, ... of `seen`.
+namespace ima_gather_all {
+
+[[maybe_unused]] constexpr int W = 4;
+
+// inout arrived: i32[1]
+template <typename I, bool IMA_CHECKED>
+struct arrived_t {
+    int* __restrict__ p;
+    I s0;
+    I e0;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ int& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 0, 1, {i0}, {e0})) return ima_sink<int>();
+        }
+        return p[i0];
+    }
+};
+
+// out seen: i32[N]
+template <typename I, bool IMA_CHECKED>
+struct seen_t {
+    int* __restrict__ p;
+    I s0;
+    I e0;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ int& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 1, 1, {i0}, {e0})) return ima_sink<int>();
+        }
+        return p[i0];
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const arrived_t<I, IMA_CHECKED> arrived,
+    const seen_t<I, IMA_CHECKED> seen,
+    const I N) {
+#line 44 "tests/in/launch_forms.ima"
+
+        if (threadIdx.x == 0) {
+            atomicAdd(&arrived(0), 1);
+            while (atomicAdd(&arrived(0), 0) < int(gridDim.x)) {}
+            for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
+        }
+    
+#line 1943 "launch_forms.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const arrived_t<I, IMA_CHECKED> arrived,
+    const seen_t<I, IMA_CHECKED> seen,
+    const I N,
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    body<I, IMA_CHECKED>(arrived, seen, N);
+}
+
+}  // namespace ima_gather_all
+
+extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32(
+    int* __restrict__ arrived,
+    int arrived_s0,
+    int* __restrict__ seen,
+    int seen_s0,
+    int N) {
+    using namespace ima_gather_all;
+    // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    run<int, false>(ima_gather_all::arrived_t<int, false>{arrived, arrived_s0, 1, nullptr},
+        ima_gather_all::seen_t<int, false>{seen, seen_s0, N, nullptr},
+        N,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i64(
+    int* __restrict__ arrived,
+    long long arrived_s0,
+    int* __restrict__ seen,
+    long long seen_s0,
+    long long N) {
+    using namespace ima_gather_all;
+    // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    run<long long, false>(ima_gather_all::arrived_t<long long, false>{arrived, arrived_s0, 1, nullptr},
+        ima_gather_all::seen_t<long long, false>{seen, seen_s0, N, nullptr},
+        N,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32_checked(
+    int* __restrict__ arrived,
+    int arrived_s0,
+    int* __restrict__ seen,
+    int seen_s0,
+    int N,
+    ImaRecord* ima_record) {
+    using namespace ima_gather_all;
+    // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gather_all::arrived_t<int, true>{arrived, arrived_s0, 1, &ima_pending},
+        ima_gather_all::seen_t<int, true>{seen, seen_s0, N, &ima_pending},
+        N,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = 1;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i64_checked(
+    int* __restrict__ arrived,
+    long long arrived_s0,
+    int* __restrict__ seen,
+    long long seen_s0,
+    long long N,
+    ImaRecord* ima_record) {
+    using namespace ima_gather_all;
+    // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 32u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gather_all::arrived_t<long long, true>{arrived, arrived_s0, 1, &ima_pending},
+        ima_gather_all::seen_t<long long, true>{seen, seen_s0, N, &ima_pending},
+        N,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = 1;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // fill(src: f32[N], y: f32[N,M])
 namespace ima_fill {
 
@@ -1977,12 +2152,12 @@ __device__ __forceinline__ void body(
     const y_t<I, IMA_CHECKED> y,
     const I N,
     const I M) {
-#line 41 "tests/in/launch_forms.ima"
+#line 58 "tests/in/launch_forms.ima"
 
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 1986 "launch_forms.cu"
+#line 2161 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -22,6 +22,7 @@ pub const W: i64 = 4;
 pub struct Kernels {
     pub row_sums: RowSums,
     pub handoff: Handoff,
+    pub gather_all: GatherAll,
     pub fill: Fill,
 }
 
@@ -34,6 +35,7 @@ impl Kernels {
     pub fn set_checked(&self, on: bool) {
         self.row_sums.kernel.set_checked(on);
         self.handoff.kernel.set_checked(on);
+        self.gather_all.kernel.set_checked(on);
         self.fill.kernel.set_checked(on);
     }
 
@@ -43,6 +45,7 @@ impl Kernels {
     pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
         self.row_sums.kernel.set_checked_mode(mode);
         self.handoff.kernel.set_checked_mode(mode);
+        self.gather_all.kernel.set_checked_mode(mode);
         self.fill.kernel.set_checked_mode(mode);
     }
 
@@ -51,6 +54,7 @@ impl Kernels {
     pub fn check_deferred(&self) -> Result<(), ima::Error> {
         self.row_sums.kernel.check_deferred()?;
         self.handoff.kernel.check_deferred()?;
+        self.gather_all.kernel.check_deferred()?;
         self.fill.kernel.check_deferred()?;
         Ok(())
     }
@@ -60,6 +64,7 @@ impl Kernels {
     pub fn set_sync(&self, on: bool) {
         self.row_sums.kernel.set_sync(on);
         self.handoff.kernel.set_sync(on);
+        self.gather_all.kernel.set_sync(on);
         self.fill.kernel.set_sync(on);
     }
 
@@ -72,6 +77,9 @@ impl Kernels {
             },
             handoff: Handoff {
                 kernel: module.kernel(&HANDOFF)?,
+            },
+            gather_all: GatherAll {
+                kernel: module.kernel(&GATHER_ALL)?,
             },
             fill: Fill {
                 kernel: module.kernel(&FILL)?,
@@ -294,7 +302,7 @@ pub static HANDOFF: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Sym(0)], resident: true },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Sym(0)], resident: ima::Resident::Whole },
     empty: ima::EmptyPolicy::Skip,
     block: [32, 1, 1],
     block_from_occupancy: false,
@@ -302,9 +310,123 @@ pub static HANDOFF: ima::KernelContract = ima::KernelContract {
     entry_i64: "handoff_i64",
 };
 
+/// `gather_all(arrived: i32[1], seen: i32[N])`
+///
+/// A persistent grid: N blocks, or as many as the device holds at once where that is fewer.
+/// Each counts itself in `arrived` (zero before the launch) and waits for all the others (a
+/// grid barrier, which needs every block resident), then writes the grid's size to rows b,
+/// b + gridDim.x, ... of `seen`.
+///
+/// Declared at `tests/in/launch_forms.ima:40`.
+pub struct GatherAll {
+    kernel: ima::Kernel,
+}
+
+impl GatherAll {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &GATHER_ALL;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GatherAllArgs`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: GatherAllArgs<'_, impl ima::WriteTensor<i32>, impl ima::WriteTensor<i32>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let GatherAllArgs { arrived, seen } = args;
+        self.kernel.launch(stream, &mut [ima::KernelArg::write(arrived), ima::KernelArg::write(seen)], &[])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GatherAllArgs<'a, impl ima::WriteTensor<i32>, impl ima::WriteTensor<i32>>,
+    ) -> Result<usize, ima::Error> {
+        let GatherAllArgs { arrived, seen } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::write(arrived), ima::KernelArg::write(seen)], &[])
+    }
+}
+
+/// The arguments of [`GatherAll::launch`] and [`GatherAll::launch_in`], by name.
+///
+/// `gather_all(arrived: i32[1], seen: i32[N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GatherAllArgs<'a, Arrived: ima::WriteTensor<i32>, Seen: ima::WriteTensor<i32>> {
+    /// i32 `[1]`, contiguous
+    pub arrived: &'a mut Arrived,
+    /// i32 `[N]`, contiguous
+    pub seen: &'a mut Seen,
+}
+
+/// The contract of `gather_all`.
+pub static GATHER_ALL: ima::KernelContract = ima::KernelContract {
+    name: "gather_all",
+    signature: "gather_all(arrived: i32[1], seen: i32[N])",
+    location: "tests/in/launch_forms.ima:40",
+    symbols: &[
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 1, dim: 0 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "arrived",
+            role: ima::Role::InOut,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "1", expr: ima::Expr::Const(1) },
+            ],
+            stored: &[0],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "seen",
+            role: ima::Role::Out,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "N", expr: ima::Expr::Sym(0) },
+            ],
+            stored: &[0],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+    ],
+    shared: &[
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Sym(0)], resident: ima::Resident::AtMost },
+    empty: ima::EmptyPolicy::Skip,
+    block: [32, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "gather_all_i32",
+    entry_i64: "gather_all_i64",
+};
+
 /// `fill(src: f32[N], y: f32[N,M])`
 ///
-/// Declared at `tests/in/launch_forms.ima:36`.
+/// Declared at `tests/in/launch_forms.ima:53`.
 pub struct Fill {
     kernel: ima::Kernel,
 }
@@ -365,7 +487,7 @@ pub struct FillArgs<'a, Src: ima::ReadTensor<f32>, Y: ima::WriteTensor<f32>> {
 pub static FILL: ima::KernelContract = ima::KernelContract {
     name: "fill",
     signature: "fill(src: f32[N], y: f32[N,M])",
-    location: "tests/in/launch_forms.ima:36",
+    location: "tests/in/launch_forms.ima:53",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 1, dim: 1 } },
@@ -406,7 +528,7 @@ pub static FILL: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(256)), ima::Expr::Sym(1)], resident: false },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(256)), ima::Expr::Sym(1)], resident: ima::Resident::No },
     empty: ima::EmptyPolicy::Refuse,
     block: [256, 1, 1],
     block_from_occupancy: false,

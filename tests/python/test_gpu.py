@@ -568,7 +568,7 @@ def test_gptq_gemm_wg_matches_torch_and_leaves_its_counters_zero():
 
 
 def test_gptq_gemm_wg_is_captured_by_torch_cuda_graph():
-    # A `resident` launch (its blocks wait for each other) is cooperative: captured by
+    # A `persistent` launch (its blocks wait for each other) is cooperative: captured by
     # torch.cuda.graph as such, and replayed on new inputs.
     k, n, m = 1000, 4352, 17
     w, ref = gptq_v1_weight(k=k, n=n, group=128)

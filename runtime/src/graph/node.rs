@@ -167,15 +167,16 @@ impl NodeLaunch {
         let checked = mode != CheckedMode::Off;
         let plan = kernel.check(stream, writable, &metas, params, checked)?;
         let values = abi_values(c, &plan, &metas, params)?;
-        let func = kernel.entry(&plan, checked)?.cu_function();
+        let (func, grid) = kernel.entry(&plan, checked)?;
+        let func = func.cu_function();
         Ok(NodeLaunch {
             func,
             // A switched-off node still needs a valid configuration.
-            grid: if plan.skip { [1; 3] } else { plan.grid },
+            grid: if plan.skip { [1; 3] } else { grid },
             block: plan.block,
             shared_bytes: plan.shared_bytes,
             values,
-            cooperative: kernel.resident(),
+            cooperative: kernel.cooperative(),
             skip: plan.skip,
         })
     }

@@ -6144,14 +6144,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
 // workspace `part` (plain 16-byte stores, no atomics) and goes on, while a warp of its
 // producer's warpgroup counts its units in `arrivals` for it; lo, at its run's end, waits
 // for the count, adds the slots to its own sums in the blocks' order, stores the tile and
-// leaves the counter zero. lo waits for blocks after it, so the launch is `resident`:
-// every block runs at once, one an SM (its shared memory), so a GPU of fewer than BLOCKS
-// SMs (an H100 PCIe's 114, a MIG slice) refuses it (`Violation::NotResident`) where it ran
-// in two waves before b4af8a2; a build for one sets BLOCKS to its SMs. The maps bound
-// every copy (zeros past M, K and N), and the stores are masked. With y half as wide as W
-// (NY = N / 2) it is a gate/up projection with vLLM's SiluAndMul fused, as gptq_gemm's.
-// Compute capability 9.0 only; N a multiple of 32 (the zeros' rows a multiple of 16 bytes,
-// which a tensor map needs).
+// leaves the counter zero. lo waits for blocks after it, so the launch is `persistent`:
+// every block runs at once, one an SM (its shared memory), BLOCKS of them or, on a GPU of
+// fewer SMs (an H100 PCIe's 114, a MIG slice), as many as it has. The maps bound every
+// copy (zeros past M, K and N), and the stores are masked. With y half as wide as W (NY =
+// N / 2) it is a gate/up projection with vLLM's SiluAndMul fused, as gptq_gemm's. Compute
+// capability 9.0 only; N a multiple of 32 (the zeros' rows a multiple of 16 bytes, which a
+// tensor map needs).
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -7387,14 +7386,15 @@ __device__ __forceinline__ void body(
     const I NY,
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs) {
-#line 410 "specs/gemm_tma.ima"
+#line 409 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
         const I units = ima_ceil_div(M, I(64)) * NS * KS;
-        // Block b's run of units is [start(b), start(b + 1)): q + 1 units for each of the first
-        // r blocks, q for the rest. A closed form with no division, which the last block of a
-        // shared tile evaluates for each of the tile's blocks (floor(units · b / BLOCKS), the
-        // form before, took a 64-bit division each time).
+        // Block b's run of units is [start(b), start(b + 1)), of gridDim.x blocks (BLOCKS, or
+        // as many as the device holds): q + 1 units for each of the first r blocks, q for the
+        // rest. A closed form with no division, which lo evaluates for each of a shared
+        // tile's blocks (floor(units · b / BLOCKS), the form before, took a 64-bit division
+        // each time).
         const I q = units / I(gridDim.x), r = units % I(gridDim.x);
         const auto start = [&](I b) { return b * q + (b < r ? b : r); };
         // The block whose run holds unit u (u < units, so q > 0 where it divides by q).

@@ -256,7 +256,7 @@ pub static GEMM_TMA_F16: ima::KernelContract = ima::KernelContract {
             align: 1024,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(256)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(128))], resident: false },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(256)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(128))], resident: ima::Resident::No },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -413,7 +413,7 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
             align: 1024,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(256)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(128))], resident: false },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(256)), ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(128))], resident: ima::Resident::No },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -592,7 +592,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             align: 1024,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: false },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: ima::Resident::No },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -756,7 +756,7 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
             align: 1024,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: false },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: ima::Resident::No },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -996,7 +996,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: false },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: ima::Resident::No },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -1019,16 +1019,15 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
 /// workspace `part` (plain 16-byte stores, no atomics) and goes on, while a warp of its
 /// producer's warpgroup counts its units in `arrivals` for it; lo, at its run's end, waits
 /// for the count, adds the slots to its own sums in the blocks' order, stores the tile and
-/// leaves the counter zero. lo waits for blocks after it, so the launch is `resident`:
-/// every block runs at once, one an SM (its shared memory), so a GPU of fewer than BLOCKS
-/// SMs (an H100 PCIe's 114, a MIG slice) refuses it (`Violation::NotResident`) where it ran
-/// in two waves before b4af8a2; a build for one sets BLOCKS to its SMs. The maps bound
-/// every copy (zeros past M, K and N), and the stores are masked. With y half as wide as W
-/// (NY = N / 2) it is a gate/up projection with vLLM's SiluAndMul fused, as gptq_gemm's.
-/// Compute capability 9.0 only; N a multiple of 32 (the zeros' rows a multiple of 16 bytes,
-/// which a tensor map needs).
+/// leaves the counter zero. lo waits for blocks after it, so the launch is `persistent`:
+/// every block runs at once, one an SM (its shared memory), BLOCKS of them or, on a GPU of
+/// fewer SMs (an H100 PCIe's 114, a MIG slice), as many as it has. The maps bound every
+/// copy (zeros past M, K and N), and the stores are masked. With y half as wide as W (NY =
+/// N / 2) it is a gate/up projection with vLLM's SiluAndMul fused, as gptq_gemm's. Compute
+/// capability 9.0 only; N a multiple of 32 (the zeros' rows a multiple of 16 bytes, which a
+/// tensor map needs).
 ///
-/// Declared at `specs/gemm_tma.ima:390`.
+/// Declared at `specs/gemm_tma.ima:389`.
 pub struct GptqGemmWg {
     kernel: ima::Kernel,
 }
@@ -1107,7 +1106,7 @@ pub struct GptqGemmWgArgs<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::Wri
 pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_wg",
     signature: "gptq_gemm_wg(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,8,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:390",
+    location: "specs/gemm_tma.ima:389",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1268,7 +1267,7 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
             align: 1024,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: true },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: ima::Resident::AtMost },
     empty: ima::EmptyPolicy::Skip,
     block: [512, 1, 1],
     block_from_occupancy: false,

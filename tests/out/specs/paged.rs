@@ -385,7 +385,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Sym(5)), &ima::Expr::Const(8))), ima::Expr::Sym(0)], resident: false },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Sym(5)), &ima::Expr::Const(8))), ima::Expr::Sym(0)], resident: ima::Resident::No },
     empty: ima::EmptyPolicy::Skip,
     block: [128, 1, 1],
     block_from_occupancy: false,
