@@ -82,10 +82,10 @@ fn sync_from_env() -> bool {
 struct Entry {
     func: CudaFunction,
     shared: AtomicU32,
-    /// The occupancy API's last answer for a `resident` launch: the dynamic shared memory
+    /// The occupancy API's last answer for a cooperative launch: the dynamic shared memory
     /// asked about in the high 32 bits, the blocks an SM holds plus one in the low (0:
     /// none yet). A pure function of the two, so racing launches may both store it.
-    resident: AtomicU64,
+    occupancy: AtomicU64,
 }
 
 impl Entry {
@@ -112,7 +112,7 @@ impl Entry {
     /// Blocks of `threads` threads with `shared` bytes of dynamic shared memory that one
     /// SM holds at once, with this entry point's registers and static shared memory.
     fn blocks_per_sm(&self, threads: u32, shared: u32) -> Result<u32, DriverError> {
-        let known = self.resident.load(Ordering::Relaxed);
+        let known = self.occupancy.load(Ordering::Relaxed);
         if known as u32 != 0 && (known >> 32) as u32 == shared {
             return Ok(known as u32 - 1);
         }
@@ -122,7 +122,7 @@ impl Entry {
             None,
         )?;
         let packed = (u64::from(shared) << 32) | u64::from(blocks.saturating_add(1));
-        self.resident.store(packed, Ordering::Relaxed);
+        self.occupancy.store(packed, Ordering::Relaxed);
         Ok(blocks)
     }
 }
@@ -210,7 +210,7 @@ impl Kernel {
             let entry = Entry {
                 func,
                 shared: AtomicU32::new(SHARED_DEFAULT),
-                resident: AtomicU64::new(0),
+                occupancy: AtomicU64::new(0),
             };
             Ok((entry, u32::try_from(used).unwrap_or(0)))
         };
@@ -437,7 +437,7 @@ impl Kernel {
         };
         // SAFETY: `check` verified every argument against the contract the entry points
         // were generated from, and `abi_values` lists them in its ABI order; `entry`
-        // verified that a resident grid fits on the device at once.
+        // gave a cooperative launch a grid that the device holds at once.
         let launched = unsafe {
             if self.cooperative() {
                 builder.launch_cooperative(cfg)

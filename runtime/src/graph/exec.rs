@@ -14,7 +14,7 @@ use cudarc::driver::{CudaContext, CudaStream, DriverError, result};
 /// that receives them.
 #[derive(Clone, Copy)]
 pub(super) enum Params<'p> {
-    /// A kernel, cooperative (every block at once) for a `resident` launch.
+    /// A kernel, cooperative (every block at once) for a `resident` or `persistent` launch.
     Kernel {
         params: &'p CUDA_KERNEL_NODE_PARAMS,
         cooperative: bool,

@@ -127,7 +127,7 @@ pub(super) struct NodeLaunch {
     block: [u32; 3],
     shared_bytes: u32,
     values: AbiValues,
-    /// A `resident` launch: the node is cooperative, every block at once.
+    /// A `resident` or `persistent` launch: the node is cooperative, every block at once.
     cooperative: bool,
     /// The launch domain is empty and the contract says skip: the node stays in the graph
     /// (an update may give it work again) but is switched off.
@@ -230,7 +230,7 @@ impl NodeLaunch {
             stream.cu_stream(),
             pointers.as_mut_ptr(),
         );
-        // SAFETY: the parameters passed the kernel's checks (a `resident` grid's fit on the
+        // SAFETY: the parameters passed the kernel's checks (a cooperative grid's fit on the
         // device included) when the node was captured or last updated, and the tensors they
         // point into are borrowed by the graph.
         unsafe {
