@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use ima::cudarc::driver::sys::CUdevice_attribute as Attr;
 use ima::cudarc::driver::{CudaContext, CudaStream};
-use ima::{CheckedMode, Error, Graph, Launched, Tensor, Violation};
+use ima::{CheckedMode, Error, Graph, Launched, Resident, Tensor, Violation};
 
 use forms::HandoffArgs;
 
@@ -45,6 +45,7 @@ fn not_resident(e: Error) -> ([u32; 3], u32, u32, u32, u32) {
         Error::Launch(l) => match l.violations.as_slice() {
             [
                 Violation::NotResident {
+                    form: Resident::Whole,
                     grid,
                     threads,
                     shared_bytes,

@@ -564,6 +564,7 @@ impl Kernel {
         Err(LaunchError::new(
             c,
             vec![Violation::NotResident {
+                form: resident,
                 grid: plan.grid,
                 threads,
                 shared_bytes: plan.shared_bytes,

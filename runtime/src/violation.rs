@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::contract::{DType, EvalError, KernelContract};
+use crate::contract::{DType, EvalError, KernelContract, Resident};
 use crate::device_id::DeviceId;
 
 /// Where a symbol used in an expected extent took its value.
@@ -175,8 +175,11 @@ pub enum Violation {
     /// A `resident` grid of more blocks than the device holds at once: `blocks_per_sm`
     /// blocks of the entry point (with its registers and `shared_bytes` of dynamic shared
     /// memory) on each of `sms` SMs. Launched, its blocks could wait forever for blocks
-    /// that never start.
+    /// that never start. A `persistent` launch shrinks its grid to what the device holds,
+    /// so it is refused only where no SM holds one of its blocks.
     NotResident {
+        /// `Resident::Whole` or `Resident::AtMost`: which launch form asked.
+        form: Resident,
         grid: [u32; 3],
         threads: u32,
         shared_bytes: u32,
@@ -435,6 +438,7 @@ impl fmt::Display for Violation {
                 )
             }
             Violation::NotResident {
+                form,
                 grid,
                 threads,
                 shared_bytes,
@@ -443,9 +447,13 @@ impl fmt::Display for Violation {
             } => {
                 let blocks: u64 = grid.iter().map(|&g| u64::from(g)).product();
                 let plural = if *blocks_per_sm == 1 { "" } else { "s" };
+                let form = match form {
+                    Resident::AtMost => "persistent",
+                    Resident::Whole | Resident::No => "resident",
+                };
                 write!(
                     f,
-                    "launch grid {} ({blocks} blocks) is `resident`, but the device holds {} \
+                    "launch grid {} ({blocks} blocks) is `{form}`, but the device holds {} \
                      at once: {blocks_per_sm} block{plural} of {threads} threads with \
                      {shared_bytes} bytes of dynamic shared memory on each of {sms} SMs",
                     list(grid),

@@ -8,7 +8,8 @@ mod fake;
 use fake::{Fake, LIMITS, refused, run, spread};
 use ima_runtime::{
     BinOp, Binding, DType, EmptyPolicy, EvalError, Expr, Extent, GRID_THREADS, KernelContract,
-    Launch, Param, Plan, Role, Scalar, SharedArray, SharedUse, Symbol, TensorArg, Violation,
+    Launch, Param, Plan, Resident, Role, Scalar, SharedArray, SharedUse, Symbol, TensorArg,
+    Violation,
 };
 
 const fn ext(text: &'static str, expr: Expr) -> Extent {
@@ -351,6 +352,7 @@ fn malformed_launch_forms_are_contract_faults() {
 #[test]
 fn a_resident_grid_that_does_not_fit_says_what_the_device_holds() {
     let v = Violation::NotResident {
+        form: Resident::Whole,
         grid: [133, 1, 1],
         threads: 512,
         shared_bytes: 197_632,
@@ -364,6 +366,7 @@ fn a_resident_grid_that_does_not_fit_says_what_the_device_holds() {
          132 SMs"
     );
     let v = Violation::NotResident {
+        form: Resident::Whole,
         grid: [100, 50, 1],
         threads: 32,
         shared_bytes: 0,
@@ -374,5 +377,20 @@ fn a_resident_grid_that_does_not_fit_says_what_the_device_holds() {
         v.to_string()
             .ends_with("(5000 blocks) is `resident`, but the device holds 3648 at once: 32 blocks of 32 threads with 0 bytes of dynamic shared memory on each of 114 SMs"),
         "{v}"
+    );
+    // A persistent grid shrinks to what the device holds: refused only where that is none.
+    let v = Violation::NotResident {
+        form: Resident::AtMost,
+        grid: [132, 1, 1],
+        threads: 1024,
+        shared_bytes: 300_000,
+        blocks_per_sm: 0,
+        sms: 132,
+    };
+    assert_eq!(
+        v.to_string(),
+        "launch grid [132, 1, 1] (132 blocks) is `persistent`, but the device holds 0 at \
+         once: 0 blocks of 1024 threads with 300000 bytes of dynamic shared memory on each \
+         of 132 SMs"
     );
 }

@@ -68,6 +68,18 @@
 //      helping, while the single stamped launches put 27's end 4 us before 23's. 28 and 29
 //      against 19, all unstamped, in one run, twice (`mega_chain 28`), say what a relaxed
 //      count and a count a phase cost in a layer's time
+//  30  as 17 (no counts), the phases' outputs passed as NCCL's LL protocol passes data: a
+//      record of 8 bytes holds a value and the launch's epoch (flag), stored and loaded
+//      relaxed, so that no fence waits for anything (session 31: forms 28 and 29 put a
+//      release's cost at 9.4 us a layer against relaxed counts). Each unit's consumers
+//      store its strip's 32 partial sums; a reducer warp in the block that consumes a
+//      strip's last chunk waits for the strip's partials (their flags), adds them and
+//      stores the strip's 32 outputs; a unit of phase p waits, before its first use of
+//      them, for the outputs it reads of phase p - 1 (its chunk's 32 strips, as many rows
+//      as the chunk's 1024; gate/up after the norm: all of O's), remembering what it has
+//      seen. A correct layer's dependencies, with the reads of its inputs
+//  31  as 30 with no waiting: the same records loaded once whatever their flags (what the
+//      records' traffic costs without the waits)
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -327,8 +339,12 @@ namespace ring {
 constexpr int ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
 // The form that a later one varies: 21 and 23 to 27 vary 19, 22 varies 17.
 __host__ __device__ constexpr int base_form(int mode) {
-    return mode == 21 || mode >= 23 ? 19 : mode == 22 ? 17 : mode;
+    return mode == 30 || mode == 31 ? 17 : mode == 21 || mode >= 23 ? 19 : mode == 22 ? 17 : mode;
 }
+// Whether a form passes the phases' outputs as flagged records (30, 31), and whether it
+// waits for their flags (30).
+__host__ __device__ constexpr bool ll(int mode) { return mode == 30 || mode == 31; }
+__host__ __device__ constexpr bool ll_waits(int mode) { return mode == 30; }
 __host__ __device__ constexpr int slots(int mode) { return mode == 21 || mode == 22 ? 13 : mode == 25 ? 4 : 8; }
 __host__ __device__ constexpr bool stamps(int mode) { return mode >= 23 && mode <= 27; }
 // Whether the signalling warp releases a count only at the last unit of it (24 to 26, 29).
@@ -345,7 +361,8 @@ __device__ __forceinline__ long long now_ns() {
     return t;
 }
 // The producer warp, the consumers and, in forms 19 and 20, the signalling warp.
-__host__ __device__ constexpr int threads(int mode) { return 32 * (1 + CONSUMERS + (base_form(mode) >= 19)); }
+// Forms 30 and 31 add a reducer warp.
+__host__ __device__ constexpr int threads(int mode) { return 32 * (1 + CONSUMERS + (base_form(mode) >= 19) + ll(mode)); }
 // Each slot's full, empty and consumed barriers.
 __host__ __device__ constexpr size_t smem(int mode) { return size_t(slots(mode)) * UNIT_BYTES + 3 * slots(mode) * 8 + 128; }
 // Whether a form waits for the phase before a unit's, and whether it copies by tensor map.
@@ -415,6 +432,58 @@ __device__ __forceinline__ void add_count(unsigned* at, unsigned n) {
     else
         asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(at), "r"(n) : "memory");
 }
+// Forms 30 and 31's records: each unit's 32 partial sums [unit of the layer, column], each
+// strip's 32 outputs [strip of the layer, column]; a record is a value's f32 bits and the
+// launch's epoch above them. A record left by an earlier launch has an earlier epoch, so
+// none is ever cleared; the last block to leave a launch advances the epoch.
+constexpr int LL_UNITS = 8192, LL_STRIPS = 2048;
+__device__ unsigned long long ll_part[LL_UNITS * 32], ll_out[LL_STRIPS * 32];
+__device__ unsigned ll_epoch = 1;
+__device__ __forceinline__ unsigned long long ll_load(const unsigned long long* at) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(at) : "memory");
+    return v;
+}
+__device__ __forceinline__ void ll_store(unsigned long long* at, unsigned epoch, float x) {
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(at), "l"((unsigned long long)epoch << 32 | __float_as_uint(x))
+                 : "memory");
+}
+// The layer's strips before phase p's (ll_out's rows).
+__device__ __forceinline__ int strips_before(const Layer& L, int p) {
+    int n = 0;
+    for (int q = 0; q < p; ++q) n += strips(L.m[q]);
+    return n;
+}
+// Which of phase p - 1's outputs unit t reads: group g of 32 strips from strip 32 g (its
+// chunk's rows; gate/up, after the norm, all of O's: group 0 of every strip).
+__device__ __forceinline__ int input_group(const Layer& L, const Unit& t) {
+    return t.p == 3 ? 0 : t.h % ((strips(L.m[t.p - 1]) + 31) / 32);
+}
+// Consumer thread ct's part of waiting for group g of phase p's outputs (16 records at
+// most: all of O's 128 strips over 256 threads), all its loads in flight at once, loaded
+// again until their flags say this launch; the sum of their values.
+template <int MODE>
+__device__ __forceinline__ float ll_inputs(const Layer& L, int p, int g, bool all, unsigned epoch, int ct) {
+    const int first = all ? 0 : 32 * g, n = all ? strips(L.m[p]) : min(32, strips(L.m[p]) - first);
+    const unsigned long long* rec = ll_out + size_t(strips_before(L, p) + first) * 32 + ct;
+    unsigned pending = 0;
+#pragma unroll
+    for (int k = 0; k < 16; ++k)
+        if (ct + 256 * k < 32 * n) pending |= 1u << k;
+    float a = 0.f;
+    while (pending) {
+#pragma unroll
+        for (int k = 0; k < 16; ++k)
+            if (pending >> k & 1) {
+                const unsigned long long v = ll_load(rec + 256 * k);
+                if (!ll_waits(MODE) || unsigned(v >> 32) == epoch) {
+                    a += __uint_as_float(unsigned(v));
+                    pending &= ~(1u << k);
+                }
+            }
+    }
+    return a;
+}
 }  // namespace ring
 
 template <int MODE>
@@ -428,6 +497,8 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int total = 0;
     for (int p = 0; p < 5; ++p) total += units(L.m[p]);
+    // The launch before this one advanced it at its end.
+    const unsigned epoch = ll(MODE) ? *reinterpret_cast<volatile unsigned*>(&ll_epoch) : 0u;
     if (threadIdx.x == 0) {
         for (int s = 0; s < SLOTS; ++s) {
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
@@ -511,8 +582,43 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
         }
         return;
     }
+    // Forms 30 and 31: the reducer warp, lane a column. For each strip whose last chunk is
+    // this block's, the strip's partials (all in flight, loaded again until their flags say
+    // this launch), added in chunk order, stored as the strip's outputs.
+    constexpr int EXIT_THREADS = 32 * (CONSUMERS + ll(MODE));
+    if (ll(MODE) && warp == 1 + CONSUMERS) {
+        for (int u = blockIdx.x; u < total; u += gridDim.x) {
+            const Unit t = unit<MODE>(L, u);
+            const int ch = chunks(L.m[t.p]);
+            if (t.h != ch - 1) continue;
+            const unsigned long long* rec = ll_part + size_t(u - t.h) * 32 + lane;
+            float v[14];
+            unsigned pending = (1u << ch) - 1;
+            while (pending) {
+#pragma unroll
+                for (int c = 0; c < 14; ++c)
+                    if (pending >> c & 1) {
+                        const unsigned long long x = ll_load(rec + 32 * c);
+                        if (!ll_waits(MODE) || unsigned(x >> 32) == epoch) {
+                            v[c] = __uint_as_float(unsigned(x));
+                            pending &= ~(1u << c);
+                        }
+                    }
+            }
+            float sum = 0.f;
+#pragma unroll
+            for (int c = 0; c < 14; ++c)
+                if (c < ch) sum += v[c];
+            ll_store(ll_out + size_t(strips_before(L, t.p) + t.s) * 32 + lane, epoch, sum);
+        }
+        asm volatile("bar.sync 2, %0;" ::"n"(EXIT_THREADS) : "memory");
+        return;
+    }
     // The consumers: 256 threads, 64 bytes of a 16 KB unit each.
     const int ct = threadIdx.x - 32;
+    // Forms 30 and 31: the phase whose groups of inputs `seen` records (bit g: group g).
+    int seen_phase = 0;
+    unsigned seen_groups = 0;
     unsigned acc = 0;
     float a = 0.f;
     int ready = 0, read_for = 0, i = 0, mine = 0, ready_chunk = -1, seen = -1;
@@ -549,6 +655,18 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
             wait_for(t.p - 1, unsigned(units(L.m[t.p - 1])));
             if (stamp) stamp[t.p * STAMPS + 1] = now_ns();
         }
+        if (ll(MODE) && t.p > 0) {
+            const int g = input_group(L, t);
+            if (t.p != seen_phase) {
+                seen_phase = t.p;
+                seen_groups = 0;
+            }
+            if (!(seen_groups >> g & 1)) {
+                a += ll_inputs<MODE>(L, t.p - 1, g, t.p == 3, epoch, ct);
+                asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+                seen_groups |= 1u << g;
+            }
+        }
         if ((t.p == 1 || t.p == 3) && !(read_for & (1 << t.p))) {
             for (int j = ct; j < ACT; j += 32 * CONSUMERS) a += act[j];
             read_for |= 1 << t.p;
@@ -575,6 +693,7 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
         if (lane == 0)
             asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"((signals(MODE) ? consumed : empty) + 8 * slot)
                          : "memory");
+        if (ll(MODE) && ct < 32) ll_store(ll_part + size_t(u) * 32 + ct, epoch, float(acc & 0xffffu));
         if (signals(MODE)) continue;
         if (counts_a_phase(MODE)) {
             ++mine;
@@ -591,9 +710,10 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
     if (blockIdx.x * 256 + ct < ACT) act[blockIdx.x * 256 + ct] = a * 1e-9f + float(acc & 1u) * 1e-9f;
     // In forms 19 and 20 the signalling warp, the last to count, counts the exit.
     if (signals(MODE)) return;
-    asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+    asm volatile("bar.sync 2, %0;" ::"n"(EXIT_THREADS) : "memory");
     if (ct == 0 && atomicAdd(done + EXITS, 1u) == gridDim.x - 1) {
         for (int p = 0; p < COUNTERS; ++p) done[p] = 0;
+        if (ll(MODE)) ll_epoch = epoch + 1;
         __threadfence();
     }
 }
@@ -628,6 +748,7 @@ static CUtensorMap map_of(const Matrix& m) {
 int main(int argc, char** argv) {
     const bool only_23 = argc > 1 && std::string(argv[1]) == "23";
     const bool only_28 = argc > 1 && std::string(argv[1]) == "28";
+    const bool only_30 = argc > 1 && std::string(argv[1]) == "30";
     const int shapes[5][2] = {{512, 6144}, {512, 2048}, {512, 4096}, {512, 28672}, {1792, 4096}};  // rows x words
     constexpr int LAYERS = 4;
     std::vector<Layer> layers(LAYERS);
@@ -692,11 +813,33 @@ int main(int argc, char** argv) {
     const auto ring27 = ring_form(integral_constant<int, 27>{});
     const auto ring28 = ring_form(integral_constant<int, 28>{});
     const auto ring29 = ring_form(integral_constant<int, 29>{});
+    const auto ring30 = ring_form(integral_constant<int, 30>{});
+    const auto ring31 = ring_form(integral_constant<int, 31>{});
     auto run = [&](const char* name, auto body) {
         const float us = graph_us_a_layer(s, LAYERS, [&](int l) { body(layers[l], maps[l]); });
         std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us, bytes / LAYERS / (us * 1e-6) / 1e12);
     };
     auto strips = [](const Matrix& m) { return dim3((m.cols4 + 7) / 8); };
+    if (only_30) {
+        int n_units = 0, n_strips = 0;
+        for (int p = 0; p < 5; ++p) {
+            const int st = (shapes[p][1] / 4 + 7) / 8;
+            n_strips += st;
+            n_units += st * ((shapes[p][0] + ring::ROWS - 1) / ring::ROWS);
+        }
+        if (n_units > ring::LL_UNITS || n_strips > ring::LL_STRIPS) {
+            std::fprintf(stderr, "%d units, %d strips: past ll_part's or ll_out's rows\n", n_units, n_strips);
+            return 1;
+        }
+        for (int rep = 0; rep < 2; ++rep) {
+            run("17: as 16 with no phase waits", ring17);
+            run("28: as 19, relaxed counts (not a correct layer: nothing orders the outputs)", ring28);
+            run("30: as 17, outputs passed as flagged records (LL), each unit waiting for its inputs' flags", ring30);
+            run("31: as 30, the records loaded once whatever their flags (not a correct layer)", ring31);
+        }
+        CHECK(cudaDeviceSynchronize());
+        return 0;
+    }
     if (only_28) {
         for (int rep = 0; rep < 2; ++rep) {
             run("17: as 16 with no phase waits", ring17);
