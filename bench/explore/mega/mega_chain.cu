@@ -80,6 +80,12 @@
 //      seen. A correct layer's dependencies, with the reads of its inputs
 //  31  as 30 with no waiting: the same records loaded once whatever their flags (what the
 //      records' traffic costs without the waits)
+//  32  as 30, an input warp waiting for each unit's inputs up to the ring's depth ahead of
+//      the consumers (they wait for its arrival on the slot's `inputs` barrier), its lanes
+//      32 records' loads in flight each; the polls of 32 and its reducer back off 64 ns
+//      (30 put every input's wait on the consumers' path, and 31, with no waiting, still
+//      lost 15 us to 17: each group's loads a round trip to L2 behind a unit)
+//  33  as 32 with no waiting (31's loads, off the consumers' path)
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -338,13 +344,15 @@ __global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* do
 namespace ring {
 constexpr int ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
 // The form that a later one varies: 21 and 23 to 27 vary 19, 22 varies 17.
-__host__ __device__ constexpr int base_form(int mode) {
-    return mode == 30 || mode == 31 ? 17 : mode == 21 || mode >= 23 ? 19 : mode == 22 ? 17 : mode;
-}
 // Whether a form passes the phases' outputs as flagged records (30, 31), and whether it
 // waits for their flags (30).
-__host__ __device__ constexpr bool ll(int mode) { return mode == 30 || mode == 31; }
-__host__ __device__ constexpr bool ll_waits(int mode) { return mode == 30; }
+__host__ __device__ constexpr bool ll(int mode) { return mode >= 30 && mode <= 33; }
+__host__ __device__ constexpr bool ll_waits(int mode) { return mode == 30 || mode == 32; }
+// Whether an input warp waits for the units' inputs ahead of the consumers (32, 33).
+__host__ __device__ constexpr bool prefetches(int mode) { return mode == 32 || mode == 33; }
+__host__ __device__ constexpr int base_form(int mode) {
+    return ll(mode) ? 17 : mode == 21 || mode >= 23 ? 19 : mode == 22 ? 17 : mode;
+}
 __host__ __device__ constexpr int slots(int mode) { return mode == 21 || mode == 22 ? 13 : mode == 25 ? 4 : 8; }
 __host__ __device__ constexpr bool stamps(int mode) { return mode >= 23 && mode <= 27; }
 // Whether the signalling warp releases a count only at the last unit of it (24 to 26, 29).
@@ -361,10 +369,12 @@ __device__ __forceinline__ long long now_ns() {
     return t;
 }
 // The producer warp, the consumers and, in forms 19 and 20, the signalling warp.
-// Forms 30 and 31 add a reducer warp.
-__host__ __device__ constexpr int threads(int mode) { return 32 * (1 + CONSUMERS + (base_form(mode) >= 19) + ll(mode)); }
-// Each slot's full, empty and consumed barriers.
-__host__ __device__ constexpr size_t smem(int mode) { return size_t(slots(mode)) * UNIT_BYTES + 3 * slots(mode) * 8 + 128; }
+// Forms 30 to 33 add a reducer warp, 32 and 33 an input warp.
+__host__ __device__ constexpr int threads(int mode) {
+    return 32 * (1 + CONSUMERS + (base_form(mode) >= 19) + ll(mode) + prefetches(mode));
+}
+// Each slot's full, empty and consumed barriers, and in 32 and 33 its inputs barrier.
+__host__ __device__ constexpr size_t smem(int mode) { return size_t(slots(mode)) * UNIT_BYTES + 4 * slots(mode) * 8 + 128; }
 // Whether a form waits for the phase before a unit's, and whether it copies by tensor map.
 __host__ __device__ constexpr bool waits(int mode) {
     return base_form(mode) == 14 || base_form(mode) == 16 || base_form(mode) >= 18;
@@ -472,15 +482,45 @@ __device__ __forceinline__ float ll_inputs(const Layer& L, int p, int g, bool al
         if (ct + 256 * k < 32 * n) pending |= 1u << k;
     float a = 0.f;
     while (pending) {
+        unsigned long long v[16];
+#pragma unroll
+        for (int k = 0; k < 16; ++k) v[k] = pending >> k & 1 ? ll_load(rec + 256 * k) : 0ull;
 #pragma unroll
         for (int k = 0; k < 16; ++k)
-            if (pending >> k & 1) {
-                const unsigned long long v = ll_load(rec + 256 * k);
-                if (!ll_waits(MODE) || unsigned(v >> 32) == epoch) {
-                    a += __uint_as_float(unsigned(v));
+            if ((pending >> k & 1) && (!ll_waits(MODE) || unsigned(v[k] >> 32) == epoch)) {
+                a += __uint_as_float(unsigned(v[k]));
+                pending &= ~(1u << k);
+            }
+    }
+    return a;
+}
+// The input warp's lane's part of waiting for group g of phase p's outputs (128 records at
+// most: all of O's 128 strips over 32 lanes), 32 loads in flight at a time, loaded again
+// (64 ns apart) until their flags say this launch; the sum of their values.
+template <int MODE>
+__device__ __forceinline__ float ll_inputs_warp(const Layer& L, int p, int g, bool all, unsigned epoch, int lane) {
+    const int first = all ? 0 : 32 * g, n = all ? strips(L.m[p]) : min(32, strips(L.m[p]) - first);
+    const unsigned long long* rec = ll_out + size_t(strips_before(L, p) + first) * 32 + lane;
+    float a = 0.f;
+    for (int b0 = 0; b0 < 32 * n; b0 += 32 * 32) {
+        unsigned pending = 0;
+#pragma unroll
+        for (int k = 0; k < 32; ++k)
+            if (b0 + lane + 32 * k < 32 * n) pending |= 1u << k;
+        while (true) {
+            // Every load issued before the first is looked at.
+            unsigned long long v[32];
+#pragma unroll
+            for (int k = 0; k < 32; ++k) v[k] = pending >> k & 1 ? ll_load(rec + b0 + 32 * k) : 0ull;
+#pragma unroll
+            for (int k = 0; k < 32; ++k)
+                if ((pending >> k & 1) && (!ll_waits(MODE) || unsigned(v[k] >> 32) == epoch)) {
+                    a += __uint_as_float(unsigned(v[k]));
                     pending &= ~(1u << k);
                 }
-            }
+            if (!pending) break;
+            __nanosleep(64);
+        }
     }
     return a;
 }
@@ -493,7 +533,8 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
     constexpr int SLOTS = slots(MODE);
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned base = unsigned(__cvta_generic_to_shared(smem));
-    const unsigned full = base + SLOTS * UNIT_BYTES, empty = full + 8 * SLOTS, consumed = empty + 8 * SLOTS;
+    const unsigned full = base + SLOTS * UNIT_BYTES, empty = full + 8 * SLOTS, consumed = empty + 8 * SLOTS,
+                   inputs = consumed + 8 * SLOTS;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int total = 0;
     for (int p = 0; p < 5; ++p) total += units(L.m[p]);
@@ -504,6 +545,7 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
             asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(signals(MODE) ? 1 : CONSUMERS));
             asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(consumed + 8 * s), "r"(CONSUMERS));
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(inputs + 8 * s));
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -585,7 +627,7 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
     // Forms 30 and 31: the reducer warp, lane a column. For each strip whose last chunk is
     // this block's, the strip's partials (all in flight, loaded again until their flags say
     // this launch), added in chunk order, stored as the strip's outputs.
-    constexpr int EXIT_THREADS = 32 * (CONSUMERS + ll(MODE));
+    constexpr int EXIT_THREADS = 32 * (CONSUMERS + ll(MODE) + prefetches(MODE));
     if (ll(MODE) && warp == 1 + CONSUMERS) {
         for (int u = blockIdx.x; u < total; u += gridDim.x) {
             const Unit t = unit<MODE>(L, u);
@@ -595,15 +637,16 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
             float v[14];
             unsigned pending = (1u << ch) - 1;
             while (pending) {
+                unsigned long long x[14];
+#pragma unroll
+                for (int c = 0; c < 14; ++c) x[c] = pending >> c & 1 ? ll_load(rec + 32 * c) : 0ull;
 #pragma unroll
                 for (int c = 0; c < 14; ++c)
-                    if (pending >> c & 1) {
-                        const unsigned long long x = ll_load(rec + 32 * c);
-                        if (!ll_waits(MODE) || unsigned(x >> 32) == epoch) {
-                            v[c] = __uint_as_float(unsigned(x));
-                            pending &= ~(1u << c);
-                        }
+                    if ((pending >> c & 1) && (!ll_waits(MODE) || unsigned(x[c] >> 32) == epoch)) {
+                        v[c] = __uint_as_float(unsigned(x[c]));
+                        pending &= ~(1u << c);
                     }
+                if (prefetches(MODE) && pending) __nanosleep(64);
             }
             float sum = 0.f;
 #pragma unroll
@@ -611,6 +654,36 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
                 if (c < ch) sum += v[c];
             ll_store(ll_out + size_t(strips_before(L, t.p) + t.s) * 32 + lane, epoch, sum);
         }
+        asm volatile("bar.sync 2, %0;" ::"n"(EXIT_THREADS) : "memory");
+        return;
+    }
+    // Forms 32 and 33: the input warp. Unit i's inputs waited for (those of a group it has
+    // not seen), then the slot's `inputs` barrier arrived at, once the slot's round before
+    // is consumed (its `empty` barrier, as the producer waits).
+    if (prefetches(MODE) && warp == 2 + CONSUMERS) {
+        int seen_phase = 0, i = 0;
+        unsigned seen_groups = 0;
+        float a = 0.f;
+        for (int u = blockIdx.x; u < total; u += gridDim.x, ++i) {
+            const int slot = i % SLOTS;
+            if (i >= SLOTS) mbar_wait(empty + 8 * slot, unsigned((i / SLOTS - 1) & 1));
+            const Unit t = unit<MODE>(L, u);
+            if (t.p > 0) {
+                const int g = input_group(L, t);
+                if (t.p != seen_phase) {
+                    seen_phase = t.p;
+                    seen_groups = 0;
+                }
+                if (!(seen_groups >> g & 1)) {
+                    a += ll_inputs_warp<MODE>(L, t.p - 1, g, t.p == 3, epoch, lane);
+                    seen_groups |= 1u << g;
+                }
+            }
+            __syncwarp();
+            if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(inputs + 8 * slot) : "memory");
+        }
+        // Kept, so that the loads are not dropped: a sum that is never this.
+        if (a == -1.f) act[lane] = a;
         asm volatile("bar.sync 2, %0;" ::"n"(EXIT_THREADS) : "memory");
         return;
     }
@@ -655,7 +728,8 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
             wait_for(t.p - 1, unsigned(units(L.m[t.p - 1])));
             if (stamp) stamp[t.p * STAMPS + 1] = now_ns();
         }
-        if (ll(MODE) && t.p > 0) {
+        if (prefetches(MODE)) mbar_wait(inputs + 8 * slot, unsigned((i / SLOTS) & 1));
+        if (ll(MODE) && !prefetches(MODE) && t.p > 0) {
             const int g = input_group(L, t);
             if (t.p != seen_phase) {
                 seen_phase = t.p;
@@ -815,6 +889,8 @@ int main(int argc, char** argv) {
     const auto ring29 = ring_form(integral_constant<int, 29>{});
     const auto ring30 = ring_form(integral_constant<int, 30>{});
     const auto ring31 = ring_form(integral_constant<int, 31>{});
+    const auto ring32 = ring_form(integral_constant<int, 32>{});
+    const auto ring33 = ring_form(integral_constant<int, 33>{});
     auto run = [&](const char* name, auto body) {
         const float us = graph_us_a_layer(s, LAYERS, [&](int l) { body(layers[l], maps[l]); });
         std::printf("%s: %.1f us a layer (%.2f TB/s)\n", name, us, bytes / LAYERS / (us * 1e-6) / 1e12);
@@ -836,6 +912,8 @@ int main(int argc, char** argv) {
             run("28: as 19, relaxed counts (not a correct layer: nothing orders the outputs)", ring28);
             run("30: as 17, outputs passed as flagged records (LL), each unit waiting for its inputs' flags", ring30);
             run("31: as 30, the records loaded once whatever their flags (not a correct layer)", ring31);
+            run("32: as 30, an input warp waiting for the inputs up to the ring's depth ahead", ring32);
+            run("33: as 32, the records loaded once whatever their flags (not a correct layer)", ring33);
         }
         CHECK(cudaDeviceSynchronize());
         return 0;
