@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Builds, on the build machine, what session 30 left for the next session's first GPU call
-# (bench/explore/prepared-run.sh runs it there): the GPU test binaries in release mode and
-# the example specs' wheels, and bench/explore/mega/mega_chain (forms 28 and 29). d4fe738
-# (gptq_gemm_wg: a dirty `arrivals` ends the launch) has not run on a GPU: its tests and the
-# fuzzer, which hung on b4af8a2, come first.
-# Then call the device with carry [".gpu", "bench/explore/mega/mega_chain"]:
+# Builds, on the build machine, what session 31 left for the next session's first GPU call
+# (bench/explore/prepared-run.sh runs it there): bench/explore/interf (its `boxes` forms:
+# why one 24 KB tensor-map box a stage streams GPTQ's qweight at 3.90 TB/s where
+# gptq_gemm_wg's stage of six swizzled 32-word boxes, scales and zeros streamed at about
+# 3.2) and the GPU test binaries with the example specs' wheels, for the suite's run after.
+# Then call the device with carry [".gpu", "bench/explore/interf/interf"]:
 # bash bench/explore/prepared-run.sh.
 #   bench/explore/prepared-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/cuda-env
 nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -L"$IMA_CUDA_ROOT/lib" \
-    -o bench/explore/mega/mega_chain bench/explore/mega/mega_chain.cu
+    -o bench/explore/interf/interf bench/explore/interf/interf.cu
 bench/pack-and-note.sh -j2
 # Only the GPU test binaries travel (the whole pack is over the 64 MiB a call carries).
 keep='^(attn_gpu|checked_gpu|checkpoint_gpu|decode_gpu|element_types_gpu|gemm_gpu|gemm_tma_gpu|gpu|gpu_fault|gpu_graph_fault|gpu_refuse|gpu_streams|graph_gpu|index_gpu|multi_gpu|paged_gpu|quant_gpu|resident_gpu|specs_gpu)-[0-9a-f]+$'
