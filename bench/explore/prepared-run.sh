@@ -9,14 +9,21 @@
 #   38.1 us). If it is the six boxes, a GPTQ argument's words copied as one unswizzled box
 #   (its consumers' tma_wg_frag reads a row's 64 contiguous bytes a warp, so no bank
 #   conflicts) is the change to make in the runtime's tensor map and the accessor;
-# - the GPU suite (every binary but the two-GPU one) and tests/python/test_gpu.py.
-# Memcheck is the next call's: `bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu'`.
+# - branch one-box-words (821ade8), where that change is made: gemm_tma_gpu's tests
+#   (gptq_gemm_wg and gptq_gemm_tma on ragged shapes against f64, fused, dirty counters),
+#   then `run bench --only gptq_gemm_wg --variants release,deferred,twin`, against main's
+#   59.2, 62.8, 80.1 and 147.8 us at M = 16, 32, 64 and 128 (c820cbb, session 31);
+# - the rest of the GPU suite and tests/python/test_gpu.py.
+# Memcheck is the next call's: `bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu'`; the
+# branch lands on main only once both pass and the bench says it is no slower.
 #   bash bench/explore/prepared-run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 echo "== commit $(cat .gpu/commit)"
-timeout 90 bench/explore/interf/interf boxes
+timeout 60 bench/explore/interf/interf boxes
+timeout 150 bash .gpu/on-device test gemm_tma_gpu 2>&1 | grep -E "^===|^test |test result|panicked|binaries failed"
+timeout 100 bash .gpu/on-device run bench --only gptq_gemm_wg --variants release,deferred,twin 2>&1 | grep "^| gptq"
 site=$(mktemp -d)
 python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl &&
     PYTHONPATH=$site timeout 90 python3 tests/python/test_gpu.py 2>&1 | grep -v "^ok "
-timeout 380 bash .gpu/on-device test -v 'multi_gpu' 2>&1 | grep -E "^===|test result|panicked|FAILED|binaries failed"
+timeout 200 bash .gpu/on-device test -v 'multi_gpu|gemm_tma_gpu|gpu-a20e' 2>&1 | grep -E "^===|test result|panicked|FAILED|binaries failed"
