@@ -4,8 +4,8 @@
 # argument's words wider than 32 columns as one plain tensor-map box a tile): bench/
 # explore/interf (its `boxes` forms: why one 24 KB tensor-map box a stage streams GPTQ's
 # qweight at 3.90 TB/s where gptq_gemm_wg's stage of six swizzled 32-word boxes, scales and
-# zeros streamed at about 3.2), the GPU test binaries and the bench, and the example specs'
-# wheels. Then call the device with carry [".gpu", "bench/explore/interf/interf"]:
+# zeros streamed at about 3.2), the GPU test binaries and the bench, and the wheels of
+# bench/explore/rp/rp8.ima (the repacked prototypes) and the specs it is timed beside. Then call the device with carry [".gpu", "bench/explore/interf/interf"]:
 # bash bench/explore/prepared-run.sh.
 #   bench/explore/prepared-build.sh
 set -euo pipefail
@@ -21,5 +21,5 @@ grep -E "$keep" .gpu/tests.txt > .gpu/tests.keep
 echo bench > .gpu/bins.txt
 for f in .gpu/bin/*; do grep -qx "$(basename "$f")" .gpu/tests.keep .gpu/bins.txt || rm "$f"; done
 mv .gpu/tests.keep .gpu/tests.txt
-scripts/python-wheels
+scripts/python-wheels specs/rmsnorm.ima specs/quant.ima specs/gemm.ima specs/gemm_tma.ima bench/explore/rp/rp8.ima
 du -sh .gpu

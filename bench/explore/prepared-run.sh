@@ -13,9 +13,13 @@
 #   (gptq_gemm_wg and gptq_gemm_tma on ragged shapes against f64, fused, dirty counters),
 #   then `run bench --only gptq_gemm_wg --variants release,deferred,twin`, against main's
 #   59.2, 62.8, 80.1 and 147.8 us at M = 16, 32, 64 and 128 (c820cbb, session 31);
-# - the rest of the GPU suite and tests/python/test_gpu.py.
-# Memcheck is the next call's: `bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu'`; the
-# branch lands on main only once both pass and the bench says it is no slower.
+# - `python3 -u rp8.py` (bench/explore/rp): the repacked-weights prototypes s5 and s8 on
+#   the one-box stream, against session 30's 52.1 and 49.3 us at M = 16, K = 8192,
+#   N = 28672 on the six-box one (their words read through `w.tma_word`).
+# The rest of the suite, tests/python/test_gpu.py and memcheck are the next calls':
+# `bash .gpu/on-device test -v 'multi_gpu|gemm_tma_gpu'`, then
+# `bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu'`; the branch lands on main only
+# once they pass and the bench says it is no slower.
 #   bash bench/explore/prepared-run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,5 +29,4 @@ timeout 150 bash .gpu/on-device test gemm_tma_gpu 2>&1 | grep -E "^===|^test |te
 timeout 100 bash .gpu/on-device run bench --only gptq_gemm_wg --variants release,deferred,twin 2>&1 | grep "^| gptq"
 site=$(mktemp -d)
 python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl &&
-    PYTHONPATH=$site timeout 90 python3 tests/python/test_gpu.py 2>&1 | grep -v "^ok "
-timeout 200 bash .gpu/on-device test -v 'multi_gpu|gemm_tma_gpu|gpu-a20e' 2>&1 | grep -E "^===|test result|panicked|FAILED|binaries failed"
+    (cd bench/explore/rp && PYTHONPATH=$site timeout 120 python3 -u rp8.py)
