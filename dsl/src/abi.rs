@@ -304,7 +304,29 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
 
 #[cfg(test)]
 mod tests {
+    use super::buffer_tma;
     use crate::{Source, compile};
+    use ima_contract::{TmaBox, TmaLayout};
+
+    /// A GPTQ argument's `tma(ROWS, COLS)` makes each buffer one box a tile: the words
+    /// ROWS / 8 packed rows by COLS, swizzled only 32 words wide (where `tma_frag`'s quarter
+    /// warps read 8 rows at once), the scales and zeros the tile's groups.
+    #[test]
+    fn a_gptq_tiles_words_are_one_box_swizzled_only_32_wide() {
+        let box_of = |rows, cols, part| {
+            let t = TmaBox {
+                rows,
+                cols,
+                layout: TmaLayout::Swizzled,
+            };
+            let b = buffer_tma(t, part);
+            (b.rows, b.cols, b.layout)
+        };
+        assert_eq!(box_of(512, 32, "qweight"), (64, 32, TmaLayout::Swizzled));
+        assert_eq!(box_of(256, 192, "qweight"), (32, 192, TmaLayout::Plain));
+        assert_eq!(box_of(256, 192, "scales"), (256, 192, TmaLayout::Groups));
+        assert_eq!(box_of(256, 192, "qzeros"), (256, 24, TmaLayout::Groups));
+    }
 
     /// The constraints of a kernel whose one input is `w`, declared as `decl`.
     fn constraints_of(decl: &str) -> Vec<String> {
