@@ -2044,8 +2044,8 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
             let (_, part, arrivals) = slot.as_mut().expect("allocated above");
             let (qw, qz, sc) = packed(w)?;
             // The maps the runtime encodes for the spec's tma(64, 64) on x and tma(256, 192)
-            // on W: x in boxes of 64 x 64, the words in boxes of 32 packed rows by 32
-            // columns (both 128-byte swizzled), the scales and zeros in boxes of 256 / G
+            // on W: x in boxes of 64 x 64 (128-byte swizzled), the words in one box of 32
+            // packed rows by 192 columns (plain), the scales and zeros in boxes of 256 / G
             // rows by 192 and 24 columns. Encoded at each launch, on the host, while the
             // bench's hold keeps the GPU from starting (`Bench::time`).
             let map = |ptr, dtype, (rows, cols), (box_rows, box_cols): (usize, u32), swizzle| {
@@ -2066,7 +2066,7 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
             let (ps, pz) = (sc.device_ptr(&b.stream).0, qz.device_ptr(&b.stream).0);
             let maps = [
                 map(px, F16, (m, k), (64, 64), true)?,
-                map(pw, I32, (k / 8, n), (32, 32), true)?,
+                map(pw, I32, (k / 8, n), (32, 192), false)?,
                 map(ps, F16, (k / g, n), (256 / g, 192), false)?,
                 map(pz, I32, (k / g, n / 8), (256 / g, 24), false)?,
             ];

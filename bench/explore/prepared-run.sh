@@ -1,22 +1,13 @@
 #!/usr/bin/env bash
-# Runs, on the GPU machine, session 31's prepared call (built by
-# bench/explore/prepared-build.sh):
-# - `interf boxes`: the qweight stream (K = 8192, N = 28672) through 6 (or 3) stages, its
-#   stage as one 24 KB box (tma), as gptq_gemm_wg's six 32-word boxes 128-byte swizzled
-#   (tma6s) or plain (tma6), with or without the stage's scales and zeros boxes (+sz), idle
-#   and with consumers at work (all, SPIN 40): which of them costs the 7 us that session
-#   31 found between one box a stage (30.1 us) and session 28's idle pipelines (37.3 to
-#   38.1 us). If it is the six boxes, a GPTQ argument's words copied as one unswizzled box
-#   (its consumers' tma_wg_frag reads a row's 64 contiguous bytes a warp, so no bank
-#   conflicts) is the change to make in the runtime's tensor map and the accessor;
-# - the GPU suite (every binary but the two-GPU one) and tests/python/test_gpu.py.
-# Memcheck is the next call's: `bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu'`.
+# Runs, on the GPU machine, session 32's call (built by bench/explore/prepared-build.sh):
+# tests/python/test_gpu.py on branch one-box-words (the last check before it lands), then
+# bench/explore/rp/rp9.py: s8 and w8 (3 consumer warpgroups) against s9 and w9 (4), on
+# repacked words and on GPTQ's own, against torch's product.
 #   bash bench/explore/prepared-run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 echo "== commit $(cat .gpu/commit)"
-timeout 90 bench/explore/interf/interf boxes
 site=$(mktemp -d)
-python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl &&
-    PYTHONPATH=$site timeout 90 python3 tests/python/test_gpu.py 2>&1 | grep -v "^ok "
-timeout 380 bash .gpu/on-device test -v 'multi_gpu' 2>&1 | grep -E "^===|test result|panicked|FAILED|binaries failed"
+python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
+(cd bench/explore/rp && PYTHONPATH=$site timeout 150 python3 -u rp9.py)
+PYTHONPATH=$site timeout 300 python3 tests/python/test_gpu.py 2>&1 | tail -8

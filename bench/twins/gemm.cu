@@ -287,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 // blocks share stored in each block's slot of the f32 workspace `part`, counted in
 // `arrivals` (zero before a launch and after it) and added up by the last block to arrive,
 // in the blocks' order. The stage's layout is the accessor's `tma(256, 192)`:
-// 32 packed rows of 192 words in 32-column 128-byte-swizzled panels, then 8 groups' rows of
+// 32 packed rows of 192 words, row after row (one box), then 8 groups' rows of
 // 192 scales, then their rows of 24 zero words; x's tile is [64 rows, 256 of K] in 64-column
 // panels. By hand here, and without the accessors' guards: the tensor maps' origins are not
 // tested (the spec's tma_load tests each against an empty tensor, and a checked entry
@@ -328,7 +328,7 @@ __device__ __forceinline__ void frag(unsigned w, const Column (&q)[2], int j, in
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         unsigned wd[2];
-        ima_ld_shared(ima_swizzled(w, PACKED, 2 * j + h, unsigned(c * 4)), wd);
+        ima_ld_shared(w + unsigned((2 * j + h) * TILE_N * 4 + c * 4), wd);
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
             const __half2 v = twin_nibbles<0x00F0000Fu>(__byte_perm(wd[e], 0u, pick));
@@ -369,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
             const unsigned wdst = ws + st * W_STAGE;
             const int n0 = tile % NS * TILE_N, k0 = TILE_K * kc;
             const int cw[2] = {n0, k0 / 8}, cs[2] = {n0, k0 / G}, cz[2] = {n0 / 8, k0 / G}, cx[2] = {k0, tile / NS * 64};
-            ima_tma_load<2, TILE_N / 32>(wdst, &qweight_map, bar, cw, 32, PACKED * 128, true, true);
+            ima_tma_load<2, 1>(wdst, &qweight_map, bar, cw, TILE_N, WORD_BYTES, true, true);
             ima_tma_load<2, 1>(wdst + WORD_BYTES, &scales_map, bar, cs, TILE_N, group_rows * TILE_N * 2, true, true);
             ima_tma_load<2, 1>(wdst + WORD_BYTES + SCALE_BYTES, &qzeros_map, bar, cz, TILE_N / 8, group_rows * TILE_N / 2,
                                true, true);

@@ -5,6 +5,7 @@
 
 mod table;
 
+use ima_contract::TmaLayout;
 use ima_dsl::ir::{self, BinOp, EmptyPolicy, Expr, Extent, Kernel, Launch, Resident};
 use table::table;
 
@@ -149,7 +150,7 @@ fn argument_rows(a: &ir::TensorArg) -> Vec<Vec<String>> {
             for b in q.buffers(k, n, a.dtype) {
                 // `tma(ROWS, COLS)`: each buffer's boxes, the groups' in rows of K over G.
                 let layout = match a.tma.map(|t| ima_dsl::abi::buffer_tma(t, b.part)) {
-                    Some(t) if t.groups => format!(
+                    Some(t) if t.layout == TmaLayout::Groups => format!(
                         "contiguous; TMA boxes {} / {} x {}",
                         t.rows, q.group.text, t.cols
                     ),

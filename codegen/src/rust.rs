@@ -401,8 +401,8 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                 values: a.values.as_ref().map_or("None".into(), value_contract),
                 tma: a.tma.map_or("None".into(), |b| {
                     format!(
-                        "Some(ima::TmaBox {{ rows: {}, cols: {}, groups: {} }})",
-                        b.rows, b.cols, b.groups
+                        "Some(ima::TmaBox {{ rows: {}, cols: {}, layout: ima::TmaLayout::{:?} }})",
+                        b.rows, b.cols, b.layout
                     )
                 }),
             })

@@ -906,8 +906,9 @@ struct {{ q.name }}_t {
 
     // tma({{ t.0 }}, {{ t.1 }}): tiles of ROWS = {{ t.0 }} rows of K by COLS = {{ t.1 }} columns, copied by the
     // TMA unit into one shared tile (an i32 array's ImaTmaTile): the packed words first,
-    // ROWS / 8 rows of 128 bytes a 32-column panel, panel after panel, 128-byte swizzled;
-    // then the tile's ROWS / G rows of COLS scales; then its rows of COLS / 8 zero words.
+    // ROWS / 8 rows of COLS words in one box, 128-byte swizzled where COLS is 32 and row
+    // after row where it is wider (`tma_word`); then the tile's ROWS / G rows of COLS
+    // scales; then its rows of COLS / 8 zero words.
     // The runtime encodes the three maps at launch and refuses a group size G that does not
     // divide ROWS, is below 32 or is not a power of two, so room for ROWS / 32 groups is
     // enough (docs/tensor-cores.md, "W4A16 on Hopper").
@@ -946,7 +947,7 @@ struct {{ q.name }}_t {
         const I g0 = ok ? ima_tma_group_of(k0) : I(0);
         const unsigned group_rows = ok ? unsigned(ima_tma_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
-        ima_tma_load<2, TMA_COLS / 32>(dst.addr, qweight_tma, bar, cw, 32, TMA_PACKED * 128, dst.ok, ok);
+        ima_tma_load<2, 1>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
         ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
 {%- if q.has_zeros %}
         const int cz[2] = {int(n0 / 8), int(g0)};
@@ -973,6 +974,17 @@ struct {{ q.name }}_t {
 {%- else %}
         return 0;
 {%- endif %}
+    }
+
+    // The shared address of byte `byte` of packed row r of a loaded tile's words, in the
+    // layout of the runtime's map (dsl/src/abi.rs, `buffer_tma`): 128-byte swizzled in a
+    // tile 32 words wide, whose readers take 16 bytes of each of 8 rows at once; row after
+    // row in a wider one, one box (contract/src/kernel.rs, `TmaLayout::Plain`, says why),
+    // whose readers (`tma_wg_frag`) take a row's contiguous bytes a warp.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ unsigned tma_word(const ImaTmaTile<int, TR, TC, C>& t, int r, unsigned byte) const {
+        if constexpr (TMA_COLS == 32) return ima_swizzled(t.addr, TMA_PACKED, r, byte);
+        else return t.addr + unsigned(r * TMA_COLS * 4) + byte;
     }
 
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 .. c0 + 3 of the
@@ -1002,7 +1014,7 @@ struct {{ q.name }}_t {
                                              unsigned (&b)[4][4]) const {
         const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
         unsigned w[4];
-        ima_ld_shared(ima_swizzled(t.addr, TMA_PACKED, r, unsigned(c / 4 * 16)), w);
+        ima_ld_shared(tma_word(t, r, unsigned(c / 4 * 16)), w);
 #pragma unroll
         for (int j = 0; j < 4; ++j) ima_word_frag(w[j], q.c[j], b[j]);
     }
@@ -1051,7 +1063,7 @@ struct {{ q.name }}_t {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             unsigned w[2];
-            ima_ld_shared(ima_swizzled(t.addr, TMA_PACKED, r + h, unsigned(c * 4)), w);
+            ima_ld_shared(tma_word(t, r + h, unsigned(c * 4)), w);
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
                 // Byte t in bytes 0 and 2: its low nibble at bits 0-3 and its high one at

@@ -201,7 +201,7 @@ mod tests {
             tma: Some(crate::TmaBox {
                 rows: 64,
                 cols: 64,
-                groups: false,
+                layout: crate::TmaLayout::Swizzled,
             }),
             ..arg(Role::In, &[E, E])
         };

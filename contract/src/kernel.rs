@@ -169,20 +169,36 @@ pub struct TensorArg {
 }
 
 /// The box of an argument's TMA tensor map: `rows` along its next-to-last logical
-/// dimension by `cols` along its last (one along every other), 128-byte swizzled in shared
-/// memory, zeros outside the tensor. `cols` elements make 128 bytes.
+/// dimension by `cols` along its last (one along every other), laid out in shared memory
+/// as `layout` says, zeros outside the tensor. A plain argument's box is 128-byte
+/// swizzled, and its `cols` elements make 128 bytes.
 ///
 /// A quantized argument's `tma(ROWS, COLS)` gives each of its buffers a box: qweight's is
-/// `ROWS / 8` packed rows by 32 words (COLS / 32 of them side by side), and its scales'
-/// and zeros' are `groups` boxes, not swizzled, whose `rows` counts rows of K: the box
-/// holds their `rows / G` groups, by `cols` entries.
+/// `ROWS / 8` packed rows by COLS words, swizzled where COLS is 32 and plain where it is
+/// wider, and its scales' and zeros' are `Groups` boxes, whose `rows` counts rows of K:
+/// the box holds their `rows / G` groups, by `cols` entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TmaBox {
     pub rows: u32,
     pub cols: u32,
-    /// A box of a quantized argument's per-group buffer (scales, qzeros): `rows / G` rows,
-    /// where G divides `rows`, not swizzled.
-    pub groups: bool,
+    pub layout: TmaLayout,
+}
+
+/// How a TMA box lands in shared memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TmaLayout {
+    /// Rows of 128 bytes, each row's 16-byte chunks XOR-ed with its index modulo 8: what
+    /// warpgroup MMA's shared-memory operands take, and what lets a quarter warp read 16
+    /// bytes of each of 8 rows without bank conflicts.
+    Swizzled,
+    /// Row after row as in memory: a GPTQ argument's words wider than 32, one box a tile
+    /// (a ring of one box of 192 words a stage streamed at 3.90 TB/s, where gptq_gemm_wg's
+    /// idle pipelines of six swizzled boxes of 32 streamed at about 3.2, bench/RESULTS.md),
+    /// whose accessor reads a row's contiguous bytes a warp.
+    Plain,
+    /// A quantized argument's per-group buffer (scales, qzeros): `rows / G` rows, where G
+    /// divides `rows`, plain.
+    Groups,
 }
 
 /// A value contract: every entry `v` the kernel reads has `lo <= v < hi`, or is the

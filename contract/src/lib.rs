@@ -20,5 +20,5 @@ pub use dtype::DType;
 pub use expr::{BinOp, Env, EvalError, ExprView, Node, NotConst, apply, eval, eval_const};
 pub use kernel::{
     Binding, Constraint, EmptyPolicy, Expr, Extent, KernelContract, Launch, Param, Resident, Role,
-    SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, TmaBox, ValueContract,
+    SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, TmaBox, TmaLayout, ValueContract,
 };

@@ -6,7 +6,7 @@
 
 use crate::ir::{self, DType, Extent, Role};
 pub use ima_contract::owned;
-use ima_contract::{Binding, Role as ContractRole, TmaBox};
+use ima_contract::{Binding, Role as ContractRole, TmaBox, TmaLayout};
 
 pub struct ContractArg<'a> {
     /// `q`, or `w.qzeros` for a quantized argument's buffer.
@@ -115,22 +115,29 @@ fn buffer_align(a: &ir::TensorArg, part: &str, dtype: DType) -> u64 {
 
 /// The box of a GPTQ buffer's tensor map, from its argument's `tma(ROWS, COLS)` (`t`, in
 /// rows of K by columns; the checker allows it on GPTQ without act-order): qweight's is
-/// ROWS / 8 packed rows by 32 words, 128 bytes (COLS / 32 boxes side by side); the scales'
-/// and zeros' hold the tile's ROWS / G groups (`groups`) of COLS scales, or of COLS / 8
-/// zero words.
+/// ROWS / 8 packed rows by COLS words, 128-byte swizzled where COLS is 32 and plain where
+/// it is wider (one box a tile either way); the scales' and zeros' hold the tile's ROWS / G
+/// groups (`Groups`) of COLS scales, or of COLS / 8 zero words.
 pub fn buffer_tma(t: TmaBox, part: &str) -> TmaBox {
     match part {
         "qweight" => TmaBox {
             rows: t.rows / 8,
-            cols: 32,
-            groups: false,
+            cols: t.cols,
+            layout: if t.cols == 32 {
+                TmaLayout::Swizzled
+            } else {
+                TmaLayout::Plain
+            },
         },
         "qzeros" => TmaBox {
             cols: t.cols / 8,
-            groups: true,
+            layout: TmaLayout::Groups,
             ..t
         },
-        _ => TmaBox { groups: true, ..t },
+        _ => TmaBox {
+            layout: TmaLayout::Groups,
+            ..t
+        },
     }
 }
 
@@ -297,7 +304,29 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
 
 #[cfg(test)]
 mod tests {
+    use super::buffer_tma;
     use crate::{Source, compile};
+    use ima_contract::{TmaBox, TmaLayout};
+
+    /// A GPTQ argument's `tma(ROWS, COLS)` makes each buffer one box a tile: the words
+    /// ROWS / 8 packed rows by COLS, swizzled only 32 words wide (where `tma_frag`'s quarter
+    /// warps read 8 rows at once), the scales and zeros the tile's groups.
+    #[test]
+    fn a_gptq_tiles_words_are_one_box_swizzled_only_32_wide() {
+        let box_of = |rows, cols, part| {
+            let t = TmaBox {
+                rows,
+                cols,
+                layout: TmaLayout::Swizzled,
+            };
+            let b = buffer_tma(t, part);
+            (b.rows, b.cols, b.layout)
+        };
+        assert_eq!(box_of(512, 32, "qweight"), (64, 32, TmaLayout::Swizzled));
+        assert_eq!(box_of(256, 192, "qweight"), (32, 192, TmaLayout::Plain));
+        assert_eq!(box_of(256, 192, "scales"), (256, 192, TmaLayout::Groups));
+        assert_eq!(box_of(256, 192, "qzeros"), (256, 24, TmaLayout::Groups));
+    }
 
     /// The constraints of a kernel whose one input is `w`, declared as `decl`.
     fn constraints_of(decl: &str) -> Vec<String> {

@@ -16,7 +16,7 @@ use smallvec::SmallVec;
 
 use crate::capacity::{ABI_VALUES, ARGS};
 use crate::check::{Checked, IndexWidth, TensorMeta, view_address};
-use crate::contract::{EntryParam, KernelContract, Scalar};
+use crate::contract::{EntryParam, KernelContract, Scalar, TmaLayout};
 use crate::error::Error;
 use crate::tensor_map::{TensorMap, encode, quant_group};
 
@@ -118,7 +118,9 @@ pub(crate) fn abi_values(
                         c.name, a.name
                     ))
                 })?;
-                let group = b.groups.then(|| quant_group(c, metas, arg)).flatten();
+                let group = (b.layout == TmaLayout::Groups)
+                    .then(|| quant_group(c, metas, arg))
+                    .flatten();
                 AbiValue::TensorMap(Box::new(encode(c.name, a, &metas[arg], b, group)?))
             }
             EntryParam::Param(p) => AbiValue::Param(params[p]),

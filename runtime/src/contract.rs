@@ -21,7 +21,7 @@
 pub use ima_contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EntryParam, EvalError, Expr, Extent,
     KernelContract, Launch, Param, Resident, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol,
-    TensorArg, TmaBox, ValueContract,
+    TensorArg, TmaBox, TmaLayout, ValueContract,
 };
 
 /// Symbols and params an expression mentions, each once, in first-use order.

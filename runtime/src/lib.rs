@@ -56,7 +56,7 @@ pub use compile::{Compiled, arch_for, compile_ptx, compile_ptx_checked, nvrtc_ve
 pub use contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EvalError, Expr, Extent, KernelContract,
     Launch, Param, Resident, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, TmaBox,
-    ValueContract,
+    TmaLayout, ValueContract,
 };
 pub use device::{DeviceId, DeviceLimits, context};
 pub use dyn_tensor::DynTensor;

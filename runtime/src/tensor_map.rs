@@ -8,7 +8,7 @@
 use cudarc::driver::sys;
 
 use crate::check::{TensorMeta, view_address};
-use crate::contract::{DType, KernelContract, Role, TensorArg, TmaBox};
+use crate::contract::{DType, KernelContract, Role, TensorArg, TmaBox, TmaLayout};
 use crate::error::Error;
 
 /// A `CUtensorMap`: 128 opaque bytes, passed by value as a kernel's
@@ -54,11 +54,10 @@ pub(crate) fn quant_group(
 /// row strides multiples of 16 bytes (align(16), and a last extent the constraints prove a
 /// multiple of 16 bytes; a quantized argument's buffers are contiguous, and their rows
 /// 16-byte multiples: qweight's and the scales' as N is a multiple of 8, the zeros' as the
-/// checker adds N % 32 == 0). Boxes of `b.rows` x `b.cols`, 128-byte swizzled, zeros
-/// outside.
+/// checker adds N % 32 == 0). Boxes of `b.rows` x `b.cols` in `b.layout`, zeros outside.
 ///
-/// A quantized argument's scales and zeros (`b.groups`) have boxes of `b.rows / group`
-/// rows, not swizzled: `group` is the argument's G, which the launch's checks made a
+/// A quantized argument's scales and zeros (`TmaLayout::Groups`) have boxes of
+/// `b.rows / group` rows, not swizzled: `group` is the argument's G, which the launch's checks made a
 /// divisor of `b.rows` (the constraints `quant_tma_constraints` adds, dsl/src/abi.rs).
 ///
 /// An empty tensor gets a map of zeros, which no load uses: the accessor loads nothing
@@ -100,21 +99,23 @@ pub(crate) fn encode(
         }
         reach *= n as u64;
     }
-    let (rows, swizzle) = if b.groups {
-        let g = group
-            .filter(|&g| g > 0 && (b.rows as usize).is_multiple_of(g))
-            .ok_or_else(|| {
-                fail(format!(
-                    "a box of groups of {} rows of K with group size {group:?}",
-                    b.rows
-                ))
-            })?;
-        (
-            (b.rows as usize / g) as u32,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
-        )
-    } else {
-        (b.rows, sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B)
+    let (rows, swizzle) = match b.layout {
+        TmaLayout::Groups => {
+            let g = group
+                .filter(|&g| g > 0 && (b.rows as usize).is_multiple_of(g))
+                .ok_or_else(|| {
+                    fail(format!(
+                        "a box of groups of {} rows of K with group size {group:?}",
+                        b.rows
+                    ))
+                })?;
+            (
+                (b.rows as usize / g) as u32,
+                sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            )
+        }
+        TmaLayout::Plain => (b.rows, sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE),
+        TmaLayout::Swizzled => (b.rows, sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B),
     };
     boxes[0] = b.cols;
     boxes[1] = rows;

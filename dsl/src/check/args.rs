@@ -161,7 +161,7 @@ impl KernelChecker<'_> {
         (self.errors.len() == errors_before).then_some(Some(ima_contract::TmaBox {
             rows: tma.rows as u32,
             cols: tma.cols as u32,
-            groups: false,
+            layout: ima_contract::TmaLayout::Swizzled,
         }))
     }
 
@@ -200,7 +200,7 @@ impl KernelChecker<'_> {
         Some(Some(ima_contract::TmaBox {
             rows: tma.rows as u32,
             cols: tma.cols as u32,
-            groups: false,
+            layout: ima_contract::TmaLayout::Swizzled,
         }))
     }
 

@@ -5236,8 +5236,9 @@ struct w_t {
 
     // tma(512, 32): tiles of ROWS = 512 rows of K by COLS = 32 columns, copied by the
     // TMA unit into one shared tile (an i32 array's ImaTmaTile): the packed words first,
-    // ROWS / 8 rows of 128 bytes a 32-column panel, panel after panel, 128-byte swizzled;
-    // then the tile's ROWS / G rows of COLS scales; then its rows of COLS / 8 zero words.
+    // ROWS / 8 rows of COLS words in one box, 128-byte swizzled where COLS is 32 and row
+    // after row where it is wider (`tma_word`); then the tile's ROWS / G rows of COLS
+    // scales; then its rows of COLS / 8 zero words.
     // The runtime encodes the three maps at launch and refuses a group size G that does not
     // divide ROWS, is below 32 or is not a power of two, so room for ROWS / 32 groups is
     // enough (docs/tensor-cores.md, "W4A16 on Hopper").
@@ -5276,7 +5277,7 @@ struct w_t {
         const I g0 = ok ? ima_tma_group_of(k0) : I(0);
         const unsigned group_rows = ok ? unsigned(ima_tma_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
-        ima_tma_load<2, TMA_COLS / 32>(dst.addr, qweight_tma, bar, cw, 32, TMA_PACKED * 128, dst.ok, ok);
+        ima_tma_load<2, 1>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
         ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
         const int cz[2] = {int(n0 / 8), int(g0)};
         ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
@@ -5297,6 +5298,17 @@ struct w_t {
         unsigned int z1[1];
         ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
         return z1[0];
+    }
+
+    // The shared address of byte `byte` of packed row r of a loaded tile's words, in the
+    // layout of the runtime's map (dsl/src/abi.rs, `buffer_tma`): 128-byte swizzled in a
+    // tile 32 words wide, whose readers take 16 bytes of each of 8 rows at once; row after
+    // row in a wider one, one box (contract/src/kernel.rs, `TmaLayout::Plain`, says why),
+    // whose readers (`tma_wg_frag`) take a row's contiguous bytes a warp.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ unsigned tma_word(const ImaTmaTile<int, TR, TC, C>& t, int r, unsigned byte) const {
+        if constexpr (TMA_COLS == 32) return ima_swizzled(t.addr, TMA_PACKED, r, byte);
+        else return t.addr + unsigned(r * TMA_COLS * 4) + byte;
     }
 
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 .. c0 + 3 of the
@@ -5326,7 +5338,7 @@ struct w_t {
                                              unsigned (&b)[4][4]) const {
         const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
         unsigned w[4];
-        ima_ld_shared(ima_swizzled(t.addr, TMA_PACKED, r, unsigned(c / 4 * 16)), w);
+        ima_ld_shared(tma_word(t, r, unsigned(c / 4 * 16)), w);
 #pragma unroll
         for (int j = 0; j < 4; ++j) ima_word_frag(w[j], q.c[j], b[j]);
     }
@@ -5375,7 +5387,7 @@ struct w_t {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             unsigned w[2];
-            ima_ld_shared(ima_swizzled(t.addr, TMA_PACKED, r + h, unsigned(c * 4)), w);
+            ima_ld_shared(tma_word(t, r + h, unsigned(c * 4)), w);
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
                 // Byte t in bytes 0 and 2: its low nibble at bits 0-3 and its high one at
@@ -5829,7 +5841,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5833 "gemm_tma.cu"
+#line 5845 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6758,8 +6770,9 @@ struct w_t {
 
     // tma(256, 192): tiles of ROWS = 256 rows of K by COLS = 192 columns, copied by the
     // TMA unit into one shared tile (an i32 array's ImaTmaTile): the packed words first,
-    // ROWS / 8 rows of 128 bytes a 32-column panel, panel after panel, 128-byte swizzled;
-    // then the tile's ROWS / G rows of COLS scales; then its rows of COLS / 8 zero words.
+    // ROWS / 8 rows of COLS words in one box, 128-byte swizzled where COLS is 32 and row
+    // after row where it is wider (`tma_word`); then the tile's ROWS / G rows of COLS
+    // scales; then its rows of COLS / 8 zero words.
     // The runtime encodes the three maps at launch and refuses a group size G that does not
     // divide ROWS, is below 32 or is not a power of two, so room for ROWS / 32 groups is
     // enough (docs/tensor-cores.md, "W4A16 on Hopper").
@@ -6798,7 +6811,7 @@ struct w_t {
         const I g0 = ok ? ima_tma_group_of(k0) : I(0);
         const unsigned group_rows = ok ? unsigned(ima_tma_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
-        ima_tma_load<2, TMA_COLS / 32>(dst.addr, qweight_tma, bar, cw, 32, TMA_PACKED * 128, dst.ok, ok);
+        ima_tma_load<2, 1>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
         ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
         const int cz[2] = {int(n0 / 8), int(g0)};
         ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
@@ -6819,6 +6832,17 @@ struct w_t {
         unsigned int z1[1];
         ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
         return z1[0];
+    }
+
+    // The shared address of byte `byte` of packed row r of a loaded tile's words, in the
+    // layout of the runtime's map (dsl/src/abi.rs, `buffer_tma`): 128-byte swizzled in a
+    // tile 32 words wide, whose readers take 16 bytes of each of 8 rows at once; row after
+    // row in a wider one, one box (contract/src/kernel.rs, `TmaLayout::Plain`, says why),
+    // whose readers (`tma_wg_frag`) take a row's contiguous bytes a warp.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ unsigned tma_word(const ImaTmaTile<int, TR, TC, C>& t, int r, unsigned byte) const {
+        if constexpr (TMA_COLS == 32) return ima_swizzled(t.addr, TMA_PACKED, r, byte);
+        else return t.addr + unsigned(r * TMA_COLS * 4) + byte;
     }
 
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 .. c0 + 3 of the
@@ -6848,7 +6872,7 @@ struct w_t {
                                              unsigned (&b)[4][4]) const {
         const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
         unsigned w[4];
-        ima_ld_shared(ima_swizzled(t.addr, TMA_PACKED, r, unsigned(c / 4 * 16)), w);
+        ima_ld_shared(tma_word(t, r, unsigned(c / 4 * 16)), w);
 #pragma unroll
         for (int j = 0; j < 4; ++j) ima_word_frag(w[j], q.c[j], b[j]);
     }
@@ -6897,7 +6921,7 @@ struct w_t {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             unsigned w[2];
-            ima_ld_shared(ima_swizzled(t.addr, TMA_PACKED, r + h, unsigned(c * 4)), w);
+            ima_ld_shared(tma_word(t, r + h, unsigned(c * 4)), w);
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
                 // Byte t in bytes 0 and 2: its low nibble at bits 0-3 and its high one at
@@ -7573,7 +7597,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7577 "gemm_tma.cu"
+#line 7601 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -197,7 +197,7 @@ pub static GEMM_TMA_F16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 128, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 128, cols: 64, layout: ima::TmaLayout::Swizzled }),
         },
         ima::TensorArg {
             name: "b",
@@ -211,7 +211,7 @@ pub static GEMM_TMA_F16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 64, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 64, cols: 64, layout: ima::TmaLayout::Swizzled }),
         },
         ima::TensorArg {
             name: "c",
@@ -354,7 +354,7 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 128, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 128, cols: 64, layout: ima::TmaLayout::Swizzled }),
         },
         ima::TensorArg {
             name: "b",
@@ -368,7 +368,7 @@ pub static GEMM_TMA_BF16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 64, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 64, cols: 64, layout: ima::TmaLayout::Swizzled }),
         },
         ima::TensorArg {
             name: "c",
@@ -518,7 +518,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 128, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 128, cols: 64, layout: ima::TmaLayout::Swizzled }),
         },
         ima::TensorArg {
             name: "k",
@@ -534,7 +534,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 256, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 256, cols: 64, layout: ima::TmaLayout::Swizzled }),
         },
         ima::TensorArg {
             name: "o",
@@ -550,7 +550,7 @@ pub static ATTN_SCORES_TMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 64, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 64, cols: 64, layout: ima::TmaLayout::Swizzled }),
         },
     ],
     params: &[
@@ -692,7 +692,7 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 128, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 128, cols: 64, layout: ima::TmaLayout::Swizzled }),
         },
         ima::TensorArg {
             name: "k",
@@ -708,7 +708,7 @@ pub static ATTN_SCORES_TMA_F32: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 256, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 256, cols: 64, layout: ima::TmaLayout::Swizzled }),
         },
         ima::TensorArg {
             name: "o",
@@ -876,7 +876,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 16, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 16, cols: 64, layout: ima::TmaLayout::Swizzled }),
         },
         ima::TensorArg {
             name: "w",
@@ -905,7 +905,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 64, cols: 32, groups: false }),
+            tma: Some(ima::TmaBox { rows: 64, cols: 32, layout: ima::TmaLayout::Swizzled }),
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -919,7 +919,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
-            tma: Some(ima::TmaBox { rows: 512, cols: 4, groups: true }),
+            tma: Some(ima::TmaBox { rows: 512, cols: 4, layout: ima::TmaLayout::Groups }),
         },
         ima::TensorArg {
             name: "w.scales",
@@ -933,7 +933,7 @@ pub static GPTQ_GEMM_TMA: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 512, cols: 32, groups: true }),
+            tma: Some(ima::TmaBox { rows: 512, cols: 32, layout: ima::TmaLayout::Groups }),
         },
         ima::TensorArg {
             name: "y",
@@ -1127,7 +1127,7 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 64, cols: 64, groups: false }),
+            tma: Some(ima::TmaBox { rows: 64, cols: 64, layout: ima::TmaLayout::Swizzled }),
         },
         ima::TensorArg {
             name: "w",
@@ -1156,7 +1156,7 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 32, cols: 32, groups: false }),
+            tma: Some(ima::TmaBox { rows: 32, cols: 192, layout: ima::TmaLayout::Plain }),
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -1170,7 +1170,7 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 4,
             values: None,
-            tma: Some(ima::TmaBox { rows: 256, cols: 24, groups: true }),
+            tma: Some(ima::TmaBox { rows: 256, cols: 24, layout: ima::TmaLayout::Groups }),
         },
         ima::TensorArg {
             name: "w.scales",
@@ -1184,7 +1184,7 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 256, cols: 192, groups: true }),
+            tma: Some(ima::TmaBox { rows: 256, cols: 192, layout: ima::TmaLayout::Groups }),
         },
         ima::TensorArg {
             name: "part",
