@@ -979,11 +979,16 @@ __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
 // fellow consumers with `consumers_sync()`.
 template <int STAGES, int CONSUMERS, bool WARPS = false>
 struct ImaTmaPipeline {
-    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
+    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 4, "2 or more stages, 1 to 4 consumer warpgroups");
     // Arrivals that free a stage.
     static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
     static constexpr int PRODUCER_REGS = 40;
-    static constexpr int CONSUMER_REGS = (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8 > 256 ? 256 : (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    // setmaxnreg moves registers within what the launch gave the block (65536 shared by its
+    // threads, a multiple of 8 a thread): a consumer count that asks for more than the
+    // producer gave back waits for good.
+    static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
+    static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1561,7 +1566,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1565 "planted_bugs.cu"
+#line 1570 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1904,7 +1909,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1908 "planted_bugs.cu"
+#line 1913 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2197,7 +2202,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2201 "planted_bugs.cu"
+#line 2206 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2952,7 +2957,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2956 "planted_bugs.cu"
+#line 2961 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3689,7 +3694,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3693 "planted_bugs.cu"
+#line 3698 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

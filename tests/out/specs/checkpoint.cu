@@ -979,11 +979,16 @@ __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
 // fellow consumers with `consumers_sync()`.
 template <int STAGES, int CONSUMERS, bool WARPS = false>
 struct ImaTmaPipeline {
-    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
+    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 4, "2 or more stages, 1 to 4 consumer warpgroups");
     // Arrivals that free a stage.
     static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
     static constexpr int PRODUCER_REGS = 40;
-    static constexpr int CONSUMER_REGS = (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8 > 256 ? 256 : (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    // setmaxnreg moves registers within what the launch gave the block (65536 shared by its
+    // threads, a multiple of 8 a thread): a consumer count that asks for more than the
+    // producer gave back waits for good.
+    static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
+    static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1908,7 +1913,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1912 "checkpoint.cu"
+#line 1917 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2698,7 +2703,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2702 "checkpoint.cu"
+#line 2707 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3469,7 +3474,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3473 "checkpoint.cu"
+#line 3478 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4114,7 +4119,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4118 "checkpoint.cu"
+#line 4123 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4799,7 +4804,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4803 "checkpoint.cu"
+#line 4808 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5644,7 +5649,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5648 "checkpoint.cu"
+#line 5653 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6359,7 +6364,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6363 "checkpoint.cu"
+#line 6368 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7201,7 +7206,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7205 "checkpoint.cu"
+#line 7210 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7901,7 +7906,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7905 "checkpoint.cu"
+#line 7910 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -980,11 +980,16 @@ __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
 // fellow consumers with `consumers_sync()`.
 template <int STAGES, int CONSUMERS, bool WARPS = false>
 struct ImaTmaPipeline {
-    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
+    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 4, "2 or more stages, 1 to 4 consumer warpgroups");
     // Arrivals that free a stage.
     static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
     static constexpr int PRODUCER_REGS = 40;
-    static constexpr int CONSUMER_REGS = (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8 > 256 ? 256 : (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    // setmaxnreg moves registers within what the launch gave the block (65536 shared by its
+    // threads, a multiple of 8 a thread): a consumer count that asks for more than the
+    // producer gave back waits for good.
+    static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
+    static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1864,7 +1869,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1868 "gemm.cu"
+#line 1873 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2560,7 +2565,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2564 "gemm.cu"
+#line 2569 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3238,7 +3243,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3242 "gemm.cu"
+#line 3247 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3851,7 +3856,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3855 "gemm.cu"
+#line 3860 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4993,7 +4998,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 4997 "gemm.cu"
+#line 5002 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

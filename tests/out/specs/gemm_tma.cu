@@ -980,11 +980,16 @@ __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
 // fellow consumers with `consumers_sync()`.
 template <int STAGES, int CONSUMERS, bool WARPS = false>
 struct ImaTmaPipeline {
-    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
+    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 4, "2 or more stages, 1 to 4 consumer warpgroups");
     // Arrivals that free a stage.
     static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
     static constexpr int PRODUCER_REGS = 40;
-    static constexpr int CONSUMER_REGS = (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8 > 256 ? 256 : (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    // setmaxnreg moves registers within what the launch gave the block (65536 shared by its
+    // threads, a multiple of 8 a thread): a consumer count that asks for more than the
+    // producer gave back waits for good.
+    static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
+    static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1930,7 +1935,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1934 "gemm_tma.cu"
+#line 1939 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2646,7 +2651,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2650 "gemm_tma.cu"
+#line 2655 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3497,7 +3502,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3501 "gemm_tma.cu"
+#line 3506 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4319,7 +4324,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4323 "gemm_tma.cu"
+#line 4328 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5841,7 +5846,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5845 "gemm_tma.cu"
+#line 5850 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7597,7 +7602,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7601 "gemm_tma.cu"
+#line 7606 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -980,11 +980,16 @@ __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
 // fellow consumers with `consumers_sync()`.
 template <int STAGES, int CONSUMERS, bool WARPS = false>
 struct ImaTmaPipeline {
-    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
+    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 4, "2 or more stages, 1 to 4 consumer warpgroups");
     // Arrivals that free a stage.
     static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
     static constexpr int PRODUCER_REGS = 40;
-    static constexpr int CONSUMER_REGS = (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8 > 256 ? 256 : (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    // setmaxnreg moves registers within what the launch gave the block (65536 shared by its
+    // threads, a multiple of 8 a thread): a consumer count that asks for more than the
+    // producer gave back waits for good.
+    static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
+    static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1684,7 +1689,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 1688 "index.cu"
+#line 1693 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2312,7 +2317,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2316 "index.cu"
+#line 2321 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2778,7 +2783,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 2782 "index.cu"
+#line 2787 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3135,7 +3140,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3139 "index.cu"
+#line 3144 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -979,11 +979,16 @@ __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
 // fellow consumers with `consumers_sync()`.
 template <int STAGES, int CONSUMERS, bool WARPS = false>
 struct ImaTmaPipeline {
-    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
+    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 4, "2 or more stages, 1 to 4 consumer warpgroups");
     // Arrivals that free a stage.
     static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
     static constexpr int PRODUCER_REGS = 40;
-    static constexpr int CONSUMER_REGS = (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8 > 256 ? 256 : (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    // setmaxnreg moves registers within what the launch gave the block (65536 shared by its
+    // threads, a multiple of 8 a thread): a consumer count that asks for more than the
+    // producer gave back waits for good.
+    static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
+    static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -2105,7 +2110,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2109 "quant.cu"
+#line 2114 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2871,7 +2876,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2875 "quant.cu"
+#line 2880 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3532,7 +3537,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3536 "quant.cu"
+#line 3541 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4196,7 +4201,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4200 "quant.cu"
+#line 4205 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4765,7 +4770,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4769 "quant.cu"
+#line 4774 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5081,7 +5086,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5085 "quant.cu"
+#line 5090 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6046,7 +6051,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6050 "quant.cu"
+#line 6055 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6693,7 +6698,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6697 "quant.cu"
+#line 6702 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -979,11 +979,16 @@ __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
 // fellow consumers with `consumers_sync()`.
 template <int STAGES, int CONSUMERS, bool WARPS = false>
 struct ImaTmaPipeline {
-    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 3, "2 or more stages, 1 to 3 consumer warpgroups");
+    static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 4, "2 or more stages, 1 to 4 consumer warpgroups");
     // Arrivals that free a stage.
     static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
     static constexpr int PRODUCER_REGS = 40;
-    static constexpr int CONSUMER_REGS = (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8 > 256 ? 256 : (512 - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    // setmaxnreg moves registers within what the launch gave the block (65536 shared by its
+    // threads, a multiple of 8 a thread): a consumer count that asks for more than the
+    // producer gave back waits for good.
+    static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
+    static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
+    static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1566,7 +1571,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1570 "attn.cu"
+#line 1575 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1982,7 +1987,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1986 "attn.cu"
+#line 1991 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2318,7 +2323,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2322 "attn.cu"
+#line 2327 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2944,7 +2949,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2948 "attn.cu"
+#line 2953 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
