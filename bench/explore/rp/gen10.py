@@ -1,0 +1,55 @@
+"""Throwaway, session 32 (issue 21): why does the language's weight pipeline stream slower
+with idle consumers than bench/explore/interf's ring? Session 28's idle pipelines of
+gptq_gemm_wg's shape took 37.3 to 38.1 us at K = 8192, N = 28672; interf's ring of the same
+stage's boxes (words, scales, zeros; 3 or 6 stages) 31.7 to 32.3 (RESULTS, session 32).
+From rp9.ima's s8 (5 stages of W's 192 columns and 16 rows of x, delegated counts):
+  s8   as it is (the repacked decode), the reference in the same call;
+  i8   consumers idle: each stage waited for and freed, the shared tiles' slots, counts and
+       sums as s8 has them (of zero accumulators);
+  n8   i8 without anything at a tile's end (no slots, counts, sums or y) and no delegates;
+  x8   n8 without x's box: W's words, scales and zeros alone (interf's tma+sz, in the
+       language's pipeline and launch).
+  j8   i8 without lo's wait for the others' count (not correct: the diagnostic);
+  k8   j8 without lo's loads of the others' slots.
+If n8 is near 32 us the tile ends (the sums, lo's wait) are the gap; if near 38, the
+pipeline's protocol or the launch is. (The first call, without j8 and k8: n8 31.9 and 31.6,
+i8 37.6 and 35.4.)
+    python3 gen10.py"""
+
+with open("rp9.ima") as f:
+    src = f.read()
+head = src[: src.index("kernel s8 where")]
+s8 = src[src.index("kernel s8 where"): src.index("kernel s9 where")]
+
+
+def edit(text, pairs):
+    for old, new in pairs:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text
+
+
+def cut(text, start, end):
+    """text without [start, end): the first occurrence of each marker."""
+    a = text.index(start)
+    b = text.index(end, a)
+    return text[:a] + text[b:]
+
+
+IDLE_START = "                if constexpr (NX == 16) {"
+TILE_END = "                if (kc != KS - 1 && t != u1 - u0 - 1) return;"
+RESET = "                acc = ImaWgAcc<NX>{};"
+NO_DELEGATES = [("            if (dw >= 0 && u0 % KS != 0) {", "            if (dw >= 0 && u0 % KS != 0 && false) {")]
+NO_X = [("                x.tma_load(xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st), bar, tile / NS * 64, 256 * kc);\n", "")]
+
+i8 = cut(edit(s8, [("kernel s8 where", "kernel i8 where")]), IDLE_START, TILE_END)
+n8 = edit(cut(edit(i8, [("kernel i8 where", "kernel n8 where")]), TILE_END, RESET), NO_DELEGATES)
+x8 = edit(n8, [("kernel n8 where", "kernel x8 where")] + NO_X)
+NO_WAIT = [("                                } while (n != int(KS - mine));", "                                } while (false);")]
+NO_LOADS = [("                            for (I b = lo + 1; b <= hi; ++b)", "                            for (I b = lo + 1; b <= hi && false; ++b)")]
+j8 = edit(i8, [("kernel i8 where", "kernel j8 where")] + NO_WAIT)
+k8 = edit(j8, [("kernel j8 where", "kernel k8 where")] + NO_LOADS)
+with open("rp10.ima", "w") as f:
+    f.write("/// Throwaway: s8's pipeline with idle consumers (bench/explore/rp/gen10.py).\n")
+    f.write(head[head.index("\n") + 1:])
+    f.write("\n".join(k.rstrip() + "\n" for k in (s8, i8, n8, x8, j8, k8)))
