@@ -10,7 +10,12 @@ From rp9.ima's s8 (5 stages of W's 192 columns and 16 rows of x, delegated count
   x8   n8 without x's box: W's words, scales and zeros alone (interf's tma+sz, in the
        language's pipeline and launch).
   j8   i8 without lo's wait for the others' count (not correct: the diagnostic);
-  k8   j8 without lo's loads of the others' slots.
+  k8   j8 without lo's loads of the others' slots;
+  t8   i8 stamped, and u8 s8 stamped (%globaltimer, ns): each consumer warpgroup's start,
+       lo's wait's start and end, and its end ([block, warpgroup, 4]); each delegate's
+       barrier done and its count's `red.release` issued ([block, 3 + (0 or 1), warpgroup]):
+       how long lo waits, and how long after the others' counts are issued their releases
+       reach it.
 If n8 is near 32 us the tile ends (the sums, lo's wait) are the gap; if near 38, the
 pipeline's protocol or the launch is. (The first call, without j8 and k8: n8 31.9 and 31.6,
 i8 37.6 and 35.4.)
@@ -49,7 +54,36 @@ NO_WAIT = [("                                } while (n != int(KS - mine));", " 
 NO_LOADS = [("                            for (I b = lo + 1; b <= hi; ++b)", "                            for (I b = lo + 1; b <= hi && false; ++b)")]
 j8 = edit(i8, [("kernel i8 where", "kernel j8 where")] + NO_WAIT)
 k8 = edit(j8, [("kernel j8 where", "kernel k8 where")] + NO_LOADS)
+NOW = ("    body {\n",
+       "    body {\n"
+       "        const auto now = [] {\n"
+       "            long long t;\n"
+       "            asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
+       "            return t;\n"
+       "        };\n")
+STAMPS = [
+    ("    out   y: f16[M, NY] align(16)\n", "    out   y: f16[M, NY] align(16)\n    inout stamps: i64[BLOCKS, 5, 4]\n"),
+    NOW,
+    ("            pipe.consume(u1 - u0, [&](int st, I t) {\n",
+     "            if (threadIdx.x % 128 == 0) stamps(I(blockIdx.x), I(wg), I(0)) = now();\n"
+     "            pipe.consume(u1 - u0, [&](int st, I t) {\n"),
+    ("                                int n;\n",
+     "                                int n;\n                                stamps(I(blockIdx.x), I(wg), I(1)) = now();\n"),
+    ("                                } while (n != int(KS - mine));\n",
+     "                                } while (n != int(KS - mine));\n                                stamps(I(blockIdx.x), I(wg), I(2)) = now();\n"),
+    ("            });\n        };\n        run(ImaConst<16>{});\n",
+     "            });\n            if (threadIdx.x % 128 == 0) stamps(I(blockIdx.x), I(wg), I(3)) = now();\n"
+     "        };\n        run(ImaConst<16>{});\n"),
+    ("                    asm volatile(\"bar.sync %0, 160;\" ::\"r\"(6 + dw) : \"memory\");\n",
+     "                    asm volatile(\"bar.sync %0, 160;\" ::\"r\"(6 + dw) : \"memory\");\n"
+     "                    if (threadIdx.x % 32 == 0) stamps(I(blockIdx.x), I(3), I(dw)) = now();\n"),
+    ("                                     \"r\"(int(mine)) : \"memory\");\n",
+     "                                     \"r\"(int(mine)) : \"memory\");\n"
+     "                        stamps(I(blockIdx.x), I(4), I(dw)) = now();\n"),
+]
+t8 = edit(i8, [("kernel i8 where", "kernel t8 where")] + STAMPS)
+u8 = edit(s8, [("kernel s8 where", "kernel u8 where")] + STAMPS)
 with open("rp10.ima", "w") as f:
     f.write("/// Throwaway: s8's pipeline with idle consumers (bench/explore/rp/gen10.py).\n")
     f.write(head[head.index("\n") + 1:])
-    f.write("\n".join(k.rstrip() + "\n" for k in (s8, i8, n8, x8, j8, k8)))
+    f.write("\n".join(k.rstrip() + "\n" for k in (s8, i8, n8, x8, j8, k8, t8, u8)))
