@@ -15,7 +15,11 @@ From rp9.ima's s8 (5 stages of W's 192 columns and 16 rows of x, delegated count
        lo's wait's start and end, and its end ([block, warpgroup, 4]); each delegate's
        barrier done and its count's `red.release` issued ([block, 3 + (0 or 1), warpgroup]):
        how long lo waits, and how long after the others' counts are issued their releases
-       reach it.
+       reach it;
+  f8   s8 with no counts, no delegates and no fences: the others store their slot as 8-byte
+       records of a sum and a flag (st.relaxed, NCCL's LL protocol), lo polls each record
+       until its flag is set, adds it and clears the flag for the next launch (so the slots
+       must start zero); g8 the same from i8 (idle).
 If n8 is near 32 us the tile ends (the sums, lo's wait) are the gap; if near 38, the
 pipeline's protocol or the launch is. (The first call, without j8 and k8: n8 31.9 and 31.6,
 i8 37.6 and 35.4.)
@@ -83,7 +87,57 @@ STAMPS = [
 ]
 t8 = edit(i8, [("kernel i8 where", "kernel t8 where")] + STAMPS)
 u8 = edit(s8, [("kernel s8 where", "kernel u8 where")] + STAMPS)
+FLAGGED = NO_DELEGATES + [
+    ("""                            #pragma unroll
+                            for (int j = 0; j < NX / 8; ++j) part.store4(me, slot(me), wg, j, tid, 0, own(j));
+                            asm volatile("bar.arrive %0, 160;" ::"r"(6 + wg) : "memory");
+""", """                            // Records of a sum and a set flag, two a 16-byte store: accumulator
+                            // tile j's elements 2 h and 2 h + 1 at the slot's row 2 j + h.
+                            #pragma unroll
+                            for (int j = 0; j < NX / 8; ++j)
+                                #pragma unroll
+                                for (int h = 0; h < 2; ++h) {
+                                    const unsigned long long r0 = 1ull << 32 | __float_as_uint(acc.c[j].x[2 * h]);
+                                    const unsigned long long r1 = 1ull << 32 | __float_as_uint(acc.c[j].x[2 * h + 1]);
+                                    asm volatile("st.relaxed.gpu.global.v2.b64 [%0], {%1, %2};"
+                                                 ::"l"(&part(me, slot(me), wg, 2 * j + h, tid, 0)), "l"(r0), "l"(r1) : "memory");
+                                }
+"""),
+    ("""                            const I mine = u0 + t + 1 - tile * KS;
+                            if (threadIdx.x % 128 == 0) {
+                                int n;
+                                do {
+                                    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];"
+                                                 : "=r"(n)
+                                                 : "l"(&arrivals(m0 / 64, n0 / 64 + wg))
+                                                 : "memory");
+                                } while (n != int(KS - mine));
+                            }
+                            ima_warpgroup_sync();
+""", ""),
+    ("""                                for (int j = 0; j < NX / 8; ++j) {
+                                    const ImaVec<float, 4> v = part.load4(b, slot(b), wg, j, tid, 0);
+                                    #pragma unroll
+                                    for (int e = 0; e < 4; ++e) sum[j].x[e] += v.v[e];
+                                }
+""", """                                for (int j = 0; j < NX / 8; ++j)
+                                    #pragma unroll
+                                    for (int h = 0; h < 2; ++h) {
+                                        float* const at = &part(b, slot(b), wg, 2 * j + h, tid, 0);
+                                        unsigned long long r0, r1;
+                                        do asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];"
+                                                        : "=l"(r0), "=l"(r1) : "l"(at) : "memory");
+                                        while ((r0 >> 32) == 0 || (r1 >> 32) == 0);
+                                        sum[j].x[2 * h] += __uint_as_float(unsigned(r0));
+                                        sum[j].x[2 * h + 1] += __uint_as_float(unsigned(r1));
+                                        asm volatile("st.relaxed.gpu.global.v2.b64 [%0], {%1, %1};" ::"l"(at), "l"(0ull) : "memory");
+                                    }
+"""),
+    ("                            if (threadIdx.x % 128 == 0) arrivals(m0 / 64, n0 / 64 + wg) = 0;\n", ""),
+]
+f8 = edit(s8, [("kernel s8 where", "kernel f8 where")] + FLAGGED)
+g8 = edit(i8, [("kernel i8 where", "kernel g8 where")] + FLAGGED)
 with open("rp10.ima", "w") as f:
     f.write("/// Throwaway: s8's pipeline with idle consumers (bench/explore/rp/gen10.py).\n")
     f.write(head[head.index("\n") + 1:])
-    f.write("\n".join(k.rstrip() + "\n" for k in (s8, i8, n8, x8, j8, k8, t8, u8)))
+    f.write("\n".join(k.rstrip() + "\n" for k in (s8, i8, n8, x8, j8, k8, t8, u8, f8, g8)))

@@ -3,7 +3,7 @@ consumers (i8: the tile ends kept; j8 and k8: lo not waiting, not loading; n8: n
 consumers stop streaming, how long lo waits for the others' counts, and how long after they
 were issued their releases reach it, CUDA graphs
 cycling weight sets larger than L2, µs a launch and the weights' TB/s (qweight, scales,
-zeros), each printed as it is measured.
+zeros), each printed as it is measured; f8 and g8 (flagged slots, no counts) beside them.
     python3 -u rp10.py [M,K,N ...]"""
 import os
 import sys
@@ -24,13 +24,23 @@ for m, k, n in shapes([(16, 8192, 28672)]):
     y = torch.empty(m, n, device=dev, dtype=torch.float16)
     nbytes = k * n // 2 + (k // 128) * n * 2 + (k // 128) * n // 2
     stamps = torch.zeros(rk.BLOCKS, 5, 4, device=dev, dtype=torch.int64)
-    for nm in ("i8", "j8", "k8", "n8", "t8", "u8", "s8", "i8", "j8", "k8", "n8"):
+    # f8 and g8's slots hold flags, clear before the first launch (each launch clears those
+    # it reads).
+    part_flagged = torch.zeros_like(part)
+    for nm in ("i8", "j8", "k8", "n8", "t8", "u8", "s8", "f8", "g8", "i8", "j8", "k8", "n8", "s8", "f8", "g8"):
         f = getattr(rk, nm)
         # j8 and k8 leave their counts dirty (lo does not wait for them): their own.
         a = arr if nm not in ("j8", "k8") else torch.zeros_like(arr)
         extra = (stamps,) if nm in ("t8", "u8") else ()
-        t = graph_us(lambda w: f(x, w["rp"], part, a, y, *extra), [(w,) for w in ws])
+        pt = part_flagged if nm in ("f8", "g8") else part
+        t = graph_us(lambda w: f(x, w["rp"], pt, a, y, *extra), [(w,) for w in ws])
         print(f"M={m} K={k} N={n} {nm}: {t:.1f} us ({nbytes / t / 1e6:.2f} TB/s)", flush=True)
+
+    # f8 sums what s8 sums, in the same order.
+    y_s8 = torch.empty_like(y)
+    rk.s8(x, ws[0]["rp"], part, arr, y_s8)
+    rk.f8(x, ws[0]["rp"], part_flagged, arr, y)
+    print(f"  f8's y against s8's: max |diff| {(y.float() - y_s8.float()).abs().max().item():.1e}", flush=True)
 
     # The stamps of one more launch of each stamped kernel.
     units_per_tile, strips = k // 256, (n + 191) // 192
