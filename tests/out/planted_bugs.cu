@@ -923,16 +923,17 @@ __device__ __forceinline__ void ima_tma_store_wait() {
 __device__ __forceinline__ void ima_tma_store_fence() {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
-// A barrier of this thread's warpgroup alone (named barrier 1 + its index; 0 is
-// __syncthreads'), for a consumer's epilogue while the producer runs on.
+// A barrier of this thread's warpgroup alone (named barrier 1 + its index, 1 to 5 in a
+// block of up to 5 warpgroups; 0 is __syncthreads'), for a consumer's epilogue while the
+// producer runs on.
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
 // Named barrier `id` of `threads` threads (a multiple of 32): ima_bar_arrive counts this
 // thread's warp in and goes on, ima_bar_sync waits for the rest. An arrive synchronises
 // with the sync that completes the barrier, so what the arriving threads wrote is the
-// waiting threads' to release. 0 is __syncthreads', 1 to 4 ima_warpgroup_sync's and 5
-// ImaTmaPipeline's consumers_sync.
+// waiting threads' to release. 0 is __syncthreads', 1 to 5 ima_warpgroup_sync's and 5
+// also ImaTmaPipeline's consumers_sync (which a pipeline of 4 consumers has not).
 __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
@@ -1043,6 +1044,7 @@ struct ImaTmaPipeline {
     // A barrier of the consumer warpgroups alone (named barrier 5), while the producer runs
     // on: for an epilogue in which they meet in shared memory.
     __device__ __forceinline__ void consumers_sync() const {
+        static_assert(CONSUMERS <= 3, "with 4 consumer warpgroups named barrier 5 is the last one's ima_warpgroup_sync");
         asm volatile("bar.sync 5, %0;" ::"n"(128 * CONSUMERS) : "memory");
     }
 };
@@ -1566,7 +1568,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1570 "planted_bugs.cu"
+#line 1572 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1909,7 +1911,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1913 "planted_bugs.cu"
+#line 1915 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2202,7 +2204,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2206 "planted_bugs.cu"
+#line 2208 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2957,7 +2959,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2961 "planted_bugs.cu"
+#line 2963 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3694,7 +3696,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3698 "planted_bugs.cu"
+#line 3700 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

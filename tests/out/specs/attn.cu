@@ -923,16 +923,17 @@ __device__ __forceinline__ void ima_tma_store_wait() {
 __device__ __forceinline__ void ima_tma_store_fence() {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
-// A barrier of this thread's warpgroup alone (named barrier 1 + its index; 0 is
-// __syncthreads'), for a consumer's epilogue while the producer runs on.
+// A barrier of this thread's warpgroup alone (named barrier 1 + its index, 1 to 5 in a
+// block of up to 5 warpgroups; 0 is __syncthreads'), for a consumer's epilogue while the
+// producer runs on.
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
 // Named barrier `id` of `threads` threads (a multiple of 32): ima_bar_arrive counts this
 // thread's warp in and goes on, ima_bar_sync waits for the rest. An arrive synchronises
 // with the sync that completes the barrier, so what the arriving threads wrote is the
-// waiting threads' to release. 0 is __syncthreads', 1 to 4 ima_warpgroup_sync's and 5
-// ImaTmaPipeline's consumers_sync.
+// waiting threads' to release. 0 is __syncthreads', 1 to 5 ima_warpgroup_sync's and 5
+// also ImaTmaPipeline's consumers_sync (which a pipeline of 4 consumers has not).
 __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
@@ -1043,6 +1044,7 @@ struct ImaTmaPipeline {
     // A barrier of the consumer warpgroups alone (named barrier 5), while the producer runs
     // on: for an epilogue in which they meet in shared memory.
     __device__ __forceinline__ void consumers_sync() const {
+        static_assert(CONSUMERS <= 3, "with 4 consumer warpgroups named barrier 5 is the last one's ima_warpgroup_sync");
         asm volatile("bar.sync 5, %0;" ::"n"(128 * CONSUMERS) : "memory");
     }
 };
@@ -1571,7 +1573,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1575 "attn.cu"
+#line 1577 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1987,7 +1989,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1991 "attn.cu"
+#line 1993 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2323,7 +2325,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2327 "attn.cu"
+#line 2329 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2949,7 +2951,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2953 "attn.cu"
+#line 2955 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -923,16 +923,17 @@ __device__ __forceinline__ void ima_tma_store_wait() {
 __device__ __forceinline__ void ima_tma_store_fence() {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
-// A barrier of this thread's warpgroup alone (named barrier 1 + its index; 0 is
-// __syncthreads'), for a consumer's epilogue while the producer runs on.
+// A barrier of this thread's warpgroup alone (named barrier 1 + its index, 1 to 5 in a
+// block of up to 5 warpgroups; 0 is __syncthreads'), for a consumer's epilogue while the
+// producer runs on.
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
 // Named barrier `id` of `threads` threads (a multiple of 32): ima_bar_arrive counts this
 // thread's warp in and goes on, ima_bar_sync waits for the rest. An arrive synchronises
 // with the sync that completes the barrier, so what the arriving threads wrote is the
-// waiting threads' to release. 0 is __syncthreads', 1 to 4 ima_warpgroup_sync's and 5
-// ImaTmaPipeline's consumers_sync.
+// waiting threads' to release. 0 is __syncthreads', 1 to 5 ima_warpgroup_sync's and 5
+// also ImaTmaPipeline's consumers_sync (which a pipeline of 4 consumers has not).
 __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
@@ -1043,6 +1044,7 @@ struct ImaTmaPipeline {
     // A barrier of the consumer warpgroups alone (named barrier 5), while the producer runs
     // on: for an epilogue in which they meet in shared memory.
     __device__ __forceinline__ void consumers_sync() const {
+        static_assert(CONSUMERS <= 3, "with 4 consumer warpgroups named barrier 5 is the last one's ima_warpgroup_sync");
         asm volatile("bar.sync 5, %0;" ::"n"(128 * CONSUMERS) : "memory");
     }
 };
@@ -1913,7 +1915,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1917 "checkpoint.cu"
+#line 1919 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2703,7 +2705,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2707 "checkpoint.cu"
+#line 2709 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3474,7 +3476,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3478 "checkpoint.cu"
+#line 3480 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4119,7 +4121,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4123 "checkpoint.cu"
+#line 4125 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4804,7 +4806,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4808 "checkpoint.cu"
+#line 4810 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5649,7 +5651,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5653 "checkpoint.cu"
+#line 5655 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6364,7 +6366,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6368 "checkpoint.cu"
+#line 6370 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7206,7 +7208,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7210 "checkpoint.cu"
+#line 7212 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7906,7 +7908,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7910 "checkpoint.cu"
+#line 7912 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -924,16 +924,17 @@ __device__ __forceinline__ void ima_tma_store_wait() {
 __device__ __forceinline__ void ima_tma_store_fence() {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
-// A barrier of this thread's warpgroup alone (named barrier 1 + its index; 0 is
-// __syncthreads'), for a consumer's epilogue while the producer runs on.
+// A barrier of this thread's warpgroup alone (named barrier 1 + its index, 1 to 5 in a
+// block of up to 5 warpgroups; 0 is __syncthreads'), for a consumer's epilogue while the
+// producer runs on.
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
 // Named barrier `id` of `threads` threads (a multiple of 32): ima_bar_arrive counts this
 // thread's warp in and goes on, ima_bar_sync waits for the rest. An arrive synchronises
 // with the sync that completes the barrier, so what the arriving threads wrote is the
-// waiting threads' to release. 0 is __syncthreads', 1 to 4 ima_warpgroup_sync's and 5
-// ImaTmaPipeline's consumers_sync.
+// waiting threads' to release. 0 is __syncthreads', 1 to 5 ima_warpgroup_sync's and 5
+// also ImaTmaPipeline's consumers_sync (which a pipeline of 4 consumers has not).
 __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
@@ -1044,6 +1045,7 @@ struct ImaTmaPipeline {
     // A barrier of the consumer warpgroups alone (named barrier 5), while the producer runs
     // on: for an epilogue in which they meet in shared memory.
     __device__ __forceinline__ void consumers_sync() const {
+        static_assert(CONSUMERS <= 3, "with 4 consumer warpgroups named barrier 5 is the last one's ima_warpgroup_sync");
         asm volatile("bar.sync 5, %0;" ::"n"(128 * CONSUMERS) : "memory");
     }
 };
@@ -1935,7 +1937,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1939 "gemm_tma.cu"
+#line 1941 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2651,7 +2653,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2655 "gemm_tma.cu"
+#line 2657 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3502,7 +3504,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3506 "gemm_tma.cu"
+#line 3508 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4324,7 +4326,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4328 "gemm_tma.cu"
+#line 4330 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5846,7 +5848,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5850 "gemm_tma.cu"
+#line 5852 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7602,7 +7604,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7606 "gemm_tma.cu"
+#line 7608 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

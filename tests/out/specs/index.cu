@@ -924,16 +924,17 @@ __device__ __forceinline__ void ima_tma_store_wait() {
 __device__ __forceinline__ void ima_tma_store_fence() {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
-// A barrier of this thread's warpgroup alone (named barrier 1 + its index; 0 is
-// __syncthreads'), for a consumer's epilogue while the producer runs on.
+// A barrier of this thread's warpgroup alone (named barrier 1 + its index, 1 to 5 in a
+// block of up to 5 warpgroups; 0 is __syncthreads'), for a consumer's epilogue while the
+// producer runs on.
 __device__ __forceinline__ void ima_warpgroup_sync() {
     asm volatile("bar.sync %0, 128;" ::"r"(1 + int(threadIdx.x / 128)) : "memory");
 }
 // Named barrier `id` of `threads` threads (a multiple of 32): ima_bar_arrive counts this
 // thread's warp in and goes on, ima_bar_sync waits for the rest. An arrive synchronises
 // with the sync that completes the barrier, so what the arriving threads wrote is the
-// waiting threads' to release. 0 is __syncthreads', 1 to 4 ima_warpgroup_sync's and 5
-// ImaTmaPipeline's consumers_sync.
+// waiting threads' to release. 0 is __syncthreads', 1 to 5 ima_warpgroup_sync's and 5
+// also ImaTmaPipeline's consumers_sync (which a pipeline of 4 consumers has not).
 __device__ __forceinline__ void ima_bar_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
@@ -1044,6 +1045,7 @@ struct ImaTmaPipeline {
     // A barrier of the consumer warpgroups alone (named barrier 5), while the producer runs
     // on: for an epilogue in which they meet in shared memory.
     __device__ __forceinline__ void consumers_sync() const {
+        static_assert(CONSUMERS <= 3, "with 4 consumer warpgroups named barrier 5 is the last one's ima_warpgroup_sync");
         asm volatile("bar.sync 5, %0;" ::"n"(128 * CONSUMERS) : "memory");
     }
 };
@@ -1689,7 +1691,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 1693 "index.cu"
+#line 1695 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2317,7 +2319,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2321 "index.cu"
+#line 2323 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2783,7 +2785,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 2787 "index.cu"
+#line 2789 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3140,7 +3142,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3144 "index.cu"
+#line 3146 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
