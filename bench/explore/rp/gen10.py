@@ -19,7 +19,8 @@ From rp9.ima's s8 (5 stages of W's 192 columns and 16 rows of x, delegated count
   f8   s8 with no counts, no delegates and no fences: the others store their slot as 8-byte
        records of a sum and a flag (st.relaxed, NCCL's LL protocol), lo polls each record
        until its flag is set, adds it and clears the flag for the next launch (so the slots
-       must start zero); g8 the same from i8 (idle).
+       must start zero); g8 the same from i8 (idle); v8 f8 stamped (lo's "wait" is its
+       whole read of the others' records).
 If n8 is near 32 us the tile ends (the sums, lo's wait) are the gap; if near 38, the
 pipeline's protocol or the launch is. (The first call, without j8 and k8: n8 31.9 and 31.6,
 i8 37.6 and 35.4.)
@@ -137,7 +138,15 @@ FLAGGED = NO_DELEGATES + [
 ]
 f8 = edit(s8, [("kernel s8 where", "kernel f8 where")] + FLAGGED)
 g8 = edit(i8, [("kernel i8 where", "kernel g8 where")] + FLAGGED)
+FLAGGED_STAMPS = [STAMPS[0], NOW, STAMPS[2], STAMPS[5],
+                  ("                            #pragma unroll 2\n                            for (I b = lo + 1; b <= hi; ++b)\n",
+                   "                            if (threadIdx.x % 128 == 0) stamps(I(blockIdx.x), I(wg), I(1)) = now();\n"
+                   "                            #pragma unroll 2\n                            for (I b = lo + 1; b <= hi; ++b)\n"),
+                  ("                            emit(sum, m0, n0);\n",
+                   "                            if (threadIdx.x % 128 == 0) stamps(I(blockIdx.x), I(wg), I(2)) = now();\n"
+                   "                            emit(sum, m0, n0);\n")]
+v8 = edit(f8, [("kernel f8 where", "kernel v8 where")] + FLAGGED_STAMPS)
 with open("rp10.ima", "w") as f:
     f.write("/// Throwaway: s8's pipeline with idle consumers (bench/explore/rp/gen10.py).\n")
     f.write(head[head.index("\n") + 1:])
-    f.write("\n".join(k.rstrip() + "\n" for k in (s8, i8, n8, x8, j8, k8, t8, u8, f8, g8)))
+    f.write("\n".join(k.rstrip() + "\n" for k in (s8, i8, n8, x8, j8, k8, t8, u8, f8, g8, v8)))

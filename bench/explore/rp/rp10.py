@@ -27,12 +27,12 @@ for m, k, n in shapes([(16, 8192, 28672)]):
     # f8 and g8's slots hold flags, clear before the first launch (each launch clears those
     # it reads).
     part_flagged = torch.zeros_like(part)
-    for nm in ("i8", "j8", "k8", "n8", "t8", "u8", "s8", "f8", "g8", "i8", "j8", "k8", "n8", "s8", "f8", "g8"):
+    for nm in ("i8", "j8", "k8", "n8", "t8", "u8", "s8", "f8", "g8", "v8", "i8", "j8", "k8", "n8", "s8", "f8", "g8"):
         f = getattr(rk, nm)
         # j8 and k8 leave their counts dirty (lo does not wait for them): their own.
         a = arr if nm not in ("j8", "k8") else torch.zeros_like(arr)
-        extra = (stamps,) if nm in ("t8", "u8") else ()
-        pt = part_flagged if nm in ("f8", "g8") else part
+        extra = (stamps,) if nm in ("t8", "u8", "v8") else ()
+        pt = part_flagged if nm in ("f8", "g8", "v8") else part
         t = graph_us(lambda w: f(x, w["rp"], pt, a, y, *extra), [(w,) for w in ws])
         print(f"M={m} K={k} N={n} {nm}: {t:.1f} us ({nbytes / t / 1e6:.2f} TB/s)", flush=True)
 
@@ -53,9 +53,9 @@ for m, k, n in shapes([(16, 8192, 28672)]):
     def owner(u):
         return u // (q + 1) if u < r * (q + 1) else r + (u - r * (q + 1)) // q
 
-    for nm in ("t8", "u8"):
+    for nm in ("t8", "u8", "v8"):
         stamps.zero_()
-        getattr(rk, nm)(x, ws[0]["rp"], part, arr, y, stamps)
+        getattr(rk, nm)(x, ws[0]["rp"], part_flagged if nm == "v8" else part, arr, y, stamps)
         torch.cuda.synchronize()
         st = stamps.cpu().tolist()
         t0 = min(st[b][w][0] for b in range(rk.BLOCKS) for w in range(3) if st[b][w][0])
@@ -72,8 +72,9 @@ for m, k, n in shapes([(16, 8192, 28672)]):
                     continue
                 waits.append((st[b][w][2] - st[b][w][1]) / 1e3)
                 streams.append(us(st[b][w][1]))
+                # v8 has no counts to issue.
                 issued = max(st[o][4][w] for o in range(b + 1, hi + 1))
-                seen.append((st[b][w][2] - issued) / 1e3 if st[b][w][2] - st[b][w][1] > 200 else None)
+                seen.append((st[b][w][2] - issued) / 1e3 if issued and st[b][w][2] - st[b][w][1] > 200 else None)
 
         def dist(v):
             v = sorted(v)
