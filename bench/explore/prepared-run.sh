@@ -7,6 +7,8 @@
 # of t8 (i8) and u8 (s8, at work): when lo's stream ends, how long it waits, and how long
 # after the others' `red.release` its count arrives; and f8 and g8, s8 and i8 with the
 # slots as flagged records (no counts, no fences), against s8's 46.8 to 47.0 us.
+# Branch flagged-slots has this call and more (gptq_gemm_wg with flagged records, its tests
+# and its bench rows against main's): prefer its prepared-build.sh and prepared-run.sh.
 #   bash bench/explore/prepared-run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
