@@ -989,6 +989,8 @@ struct ImaTmaPipeline {
     static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
     static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
+    static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= LAUNCH_REGS * (1 + CONSUMERS),
+                  "setmaxnreg may hand out no more registers than the launch gave the block");
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1578,7 +1580,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 1582 "launch_forms.cu"
+#line 1584 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1790,7 +1792,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 1794 "launch_forms.cu"
+#line 1796 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1946,7 +1948,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 1950 "launch_forms.cu"
+#line 1952 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2164,7 +2166,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 2168 "launch_forms.cu"
+#line 2170 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -990,6 +990,8 @@ struct ImaTmaPipeline {
     static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
     static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
+    static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= LAUNCH_REGS * (1 + CONSUMERS),
+                  "setmaxnreg may hand out no more registers than the launch gave the block");
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1568,7 +1570,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1572 "planted_bugs.cu"
+#line 1574 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1911,7 +1913,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 1915 "planted_bugs.cu"
+#line 1917 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2204,7 +2206,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2208 "planted_bugs.cu"
+#line 2210 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2959,7 +2961,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 2963 "planted_bugs.cu"
+#line 2965 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3696,7 +3698,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3700 "planted_bugs.cu"
+#line 3702 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

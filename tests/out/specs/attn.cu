@@ -990,6 +990,8 @@ struct ImaTmaPipeline {
     static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
     static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
+    static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= LAUNCH_REGS * (1 + CONSUMERS),
+                  "setmaxnreg may hand out no more registers than the launch gave the block");
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1573,7 +1575,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1577 "attn.cu"
+#line 1579 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1989,7 +1991,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 1993 "attn.cu"
+#line 1995 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2325,7 +2327,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2329 "attn.cu"
+#line 2331 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2951,7 +2953,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2955 "attn.cu"
+#line 2957 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -990,6 +990,8 @@ struct ImaTmaPipeline {
     static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
     static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
+    static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= LAUNCH_REGS * (1 + CONSUMERS),
+                  "setmaxnreg may hand out no more registers than the launch gave the block");
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1915,7 +1917,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 1919 "checkpoint.cu"
+#line 1921 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2705,7 +2707,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2709 "checkpoint.cu"
+#line 2711 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3476,7 +3478,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3480 "checkpoint.cu"
+#line 3482 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4121,7 +4123,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4125 "checkpoint.cu"
+#line 4127 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4806,7 +4808,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 4810 "checkpoint.cu"
+#line 4812 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5651,7 +5653,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5655 "checkpoint.cu"
+#line 5657 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6366,7 +6368,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6370 "checkpoint.cu"
+#line 6372 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7208,7 +7210,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7212 "checkpoint.cu"
+#line 7214 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7908,7 +7910,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7912 "checkpoint.cu"
+#line 7914 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

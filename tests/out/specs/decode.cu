@@ -990,6 +990,8 @@ struct ImaTmaPipeline {
     static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
     static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
+    static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= LAUNCH_REGS * (1 + CONSUMERS),
+                  "setmaxnreg may hand out no more registers than the launch gave the block");
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1927,7 +1929,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 1931 "decode.cu"
+#line 1933 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2796,7 +2798,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 2800 "decode.cu"
+#line 2802 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3934,7 +3936,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3938 "decode.cu"
+#line 3940 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -991,6 +991,8 @@ struct ImaTmaPipeline {
     static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
     static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
+    static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= LAUNCH_REGS * (1 + CONSUMERS),
+                  "setmaxnreg may hand out no more registers than the launch gave the block");
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1871,7 +1873,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 1875 "gemm.cu"
+#line 1877 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2567,7 +2569,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2571 "gemm.cu"
+#line 2573 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3245,7 +3247,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3249 "gemm.cu"
+#line 3251 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3858,7 +3860,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3862 "gemm.cu"
+#line 3864 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5000,7 +5002,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5004 "gemm.cu"
+#line 5006 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

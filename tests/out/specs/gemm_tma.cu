@@ -991,6 +991,8 @@ struct ImaTmaPipeline {
     static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
     static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
+    static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= LAUNCH_REGS * (1 + CONSUMERS),
+                  "setmaxnreg may hand out no more registers than the launch gave the block");
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -1937,7 +1939,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1941 "gemm_tma.cu"
+#line 1943 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2653,7 +2655,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2657 "gemm_tma.cu"
+#line 2659 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3504,7 +3506,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3508 "gemm_tma.cu"
+#line 3510 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4326,7 +4328,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4330 "gemm_tma.cu"
+#line 4332 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5848,7 +5850,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5852 "gemm_tma.cu"
+#line 5854 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7604,7 +7606,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7608 "gemm_tma.cu"
+#line 7610 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

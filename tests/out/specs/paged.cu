@@ -990,6 +990,8 @@ struct ImaTmaPipeline {
     static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
     static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
+    static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= LAUNCH_REGS * (1 + CONSUMERS),
+                  "setmaxnreg may hand out no more registers than the launch gave the block");
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -2683,7 +2685,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 2687 "paged.cu"
+#line 2689 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -990,6 +990,8 @@ struct ImaTmaPipeline {
     static constexpr int LAUNCH_REGS = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
     static constexpr int CONSUMER_REGS_SHARE = (LAUNCH_REGS * (1 + CONSUMERS) - PRODUCER_REGS) / CONSUMERS / 8 * 8;
     static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
+    static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= LAUNCH_REGS * (1 + CONSUMERS),
+                  "setmaxnreg may hand out no more registers than the launch gave the block");
     unsigned full, empty;
 
     __device__ __forceinline__ ImaTmaPipeline() {
@@ -2112,7 +2114,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2116 "quant.cu"
+#line 2118 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2878,7 +2880,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2882 "quant.cu"
+#line 2884 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3539,7 +3541,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3543 "quant.cu"
+#line 3545 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4203,7 +4205,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4207 "quant.cu"
+#line 4209 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4772,7 +4774,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4776 "quant.cu"
+#line 4778 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5088,7 +5090,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5092 "quant.cu"
+#line 5094 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6053,7 +6055,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6057 "quant.cu"
+#line 6059 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6700,7 +6702,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6704 "quant.cu"
+#line 6706 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
