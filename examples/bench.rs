@@ -44,8 +44,9 @@
 //! `--out` defaults to `$OUT/bench.md` and `--tsv` to `$OUT/bench.tsv` when `OUT` is set.
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
 //! attn_scores, attn_scores_tiled, rms_norm, rope, embedding, reshape_and_cache,
-//! paged_attn, attn_scores_mma, gemm, gemm_tma, attn_scores_tma, gptq_gemm_tma and
-//! gptq_gemm_wg (compute capability 9.0), gptq_gemm. embedding, reshape_and_cache and
+//! paged_attn, attn_scores_mma, gemm, gemm_tma, attn_scores_tma, gptq_gemm_tma,
+//! gptq_gemm_wg and gptq_gemm_wg16 (compute capability 9.0; gptq_gemm_wg16 has no twin
+//! yet), gptq_gemm. embedding, reshape_and_cache and
 //! paged_attn take indices from tensors (specs/index.ima, specs/paged.ima):
 //! their release variant checks every id, slot, block id or length it reads too, their
 //! twins (bench/twins/) check none, and for the first two a "device copy" row moves the
@@ -130,7 +131,8 @@ stubs!(
     AttnScoresTma,
     AttnScoresTmaF32,
     GptqGemmTma,
-    GptqGemmWg
+    GptqGemmWg,
+    GptqGemmWg16
 );
 
 /// Twins kept in files of their own, each compiled as a module: (file name, source).
@@ -188,6 +190,7 @@ const CASES: &[&str] = &[
     "gptq_gemm",
     "gptq_gemm_tma",
     "gptq_gemm_wg",
+    "gptq_gemm_wg16",
 ];
 
 impl Opts {
@@ -2093,6 +2096,44 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
     )
 }
 
+/// gptq_gemm_wg16 (gptq_gemm_wg's units for up to 16 rows of x: 5 stages of x's 16 rows,
+/// the group's scale after the MMA) at M = 1, 8 and 16, on one workspace an M.
+fn gptq_gemm_wg16(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
+    let stream = b.stream.clone();
+    // The blocks' slots, part [BLOCKS, 3, 2, 128, 4] f32, and arrivals [1, ceil(N / 64)]
+    // i32, zero, as each launch leaves them.
+    type Workspace = std::cell::RefCell<Option<(Tensor<f32>, Tensor<i32>)>>;
+    let workspace = Workspace::new(None);
+    w4a16_tma_case(
+        b,
+        stubs,
+        mma,
+        "gptq_gemm_wg16",
+        &[1, 8, 16],
+        &|ks, x, w, y| {
+            if workspace.borrow().is_none() {
+                *workspace.borrow_mut() = Some((
+                    Tensor::zeros(&stream, &[gemm_tma::BLOCKS as usize, 3, 2, 128, 4])?,
+                    Tensor::zeros(&stream, &[1, w.n().div_ceil(64)])?,
+                ));
+            }
+            let mut slot = workspace.borrow_mut();
+            let (part, arrivals) = slot.as_mut().expect("allocated above");
+            done(ks.gptq_gemm_wg16.launch(
+                &stream,
+                gemm_tma::GptqGemmWg16Args {
+                    x,
+                    w,
+                    part,
+                    arrivals,
+                    y,
+                },
+            )?)
+        },
+        None,
+    )
+}
+
 fn rms_norm(b: &mut Bench, stubs: &Stubs<rmsnorm::Kernels>) -> Res<()> {
     let (n, d) = (16384, 8192);
     let eps = 1e-6f32;
@@ -2901,6 +2942,7 @@ fn main() -> Res<()> {
             "attn_scores_tma",
             "gptq_gemm_tma",
             "gptq_gemm_wg",
+            "gptq_gemm_wg16",
         ],
         &b,
     ) {
@@ -2911,13 +2953,15 @@ fn main() -> Res<()> {
             attn_scores_tma,
             attn_scores_tma_f32,
             gptq_gemm_tma,
-            gptq_gemm_wg
+            gptq_gemm_wg,
+            gptq_gemm_wg16
         );
         case!("gemm_tma", gemm_tma(&mut b, &stubs));
         let mma = gemm::Kernels::load(&ctx)?;
         case!("attn_scores_tma", attn_scores_tma(&mut b, &stubs, &mma));
         case!("gptq_gemm_tma", gptq_gemm_tma(&mut b, &stubs, &mma));
         case!("gptq_gemm_wg", gptq_gemm_wg(&mut b, &stubs, &mma));
+        case!("gptq_gemm_wg16", gptq_gemm_wg16(&mut b, &stubs, &mma));
     }
     if b.opts.wants("graph_replay") {
         let (there, back) = (rmsnorm::Kernels::load(&ctx)?, rmsnorm::Kernels::load(&ctx)?);

@@ -230,18 +230,39 @@ fn gptq_gemm_tma_refuses_groups_it_cannot_tile_and_zeros_it_cannot_map() {
     }
 }
 
-/// gptq_gemm_wg's workspaces for M rows of x and N columns of W: `arrivals` zero, as its
-/// contract asks, and `part` (the blocks' slots, [BLOCKS, 3, 8, 128, 4] in the spec)
-/// NaN, so that a slot read before its block wrote it in the same launch shows in y.
+/// Which of the warpgroup W4A16 kernels a workspace is for: gptq_gemm_wg (up to 128 rows
+/// of x, accumulator tiles of 64 rows) or gptq_gemm_wg16 (up to 16, tiles of 16).
+#[derive(Clone, Copy, Debug)]
+enum Wg {
+    Rows64,
+    Rows16,
+}
+
+impl Wg {
+    /// The spec's `part`: [BLOCKS, 3 consumer warpgroups, accumulator tiles, 128, 4].
+    fn part_shape(self) -> [usize; 5] {
+        let tiles = match self {
+            Wg::Rows64 => 8,
+            Wg::Rows16 => 2,
+        };
+        [gemm::BLOCKS as usize, 3, tiles, 128, 4]
+    }
+}
+
+/// A warpgroup W4A16 kernel's workspaces for M rows of x and N columns of W: `arrivals`
+/// zero, as its contract asks, and `part` (the blocks' slots) NaN, so that a slot read
+/// before its block wrote it in the same launch shows in y.
 struct WgWorkspace {
+    kernel: Wg,
     part: Tensor<f32>,
     arrivals: Tensor<i32>,
 }
 
 impl WgWorkspace {
-    fn new(stream: &Arc<CudaStream>, m: usize, n: usize) -> Self {
+    fn new(stream: &Arc<CudaStream>, kernel: Wg, m: usize, n: usize) -> Self {
         WgWorkspace {
-            part: Tensor::full(stream, f32::NAN, &[gemm::BLOCKS as usize, 3, 8, 128, 4]).unwrap(),
+            kernel,
+            part: Tensor::full(stream, f32::NAN, &kernel.part_shape()).unwrap(),
             arrivals: Tensor::zeros(stream, &[m.div_ceil(64), n.div_ceil(64)]).unwrap(),
         }
     }
@@ -255,20 +276,34 @@ impl WgWorkspace {
         w: &QuantTensor<f16>,
         y: &mut Tensor<f16>,
     ) -> Result<Launched, Error> {
-        let launched = kernels.gptq_gemm_wg.launch(
-            stream,
-            gemm::GptqGemmWgArgs {
-                x,
-                w,
-                part: &mut self.part,
-                arrivals: &mut self.arrivals,
-                y,
-            },
-        )?;
+        let (part, arrivals) = (&mut self.part, &mut self.arrivals);
+        let launched = match self.kernel {
+            Wg::Rows64 => kernels.gptq_gemm_wg.launch(
+                stream,
+                gemm::GptqGemmWgArgs {
+                    x,
+                    w,
+                    part,
+                    arrivals,
+                    y,
+                },
+            ),
+            Wg::Rows16 => kernels.gptq_gemm_wg16.launch(
+                stream,
+                gemm::GptqGemmWg16Args {
+                    x,
+                    w,
+                    part,
+                    arrivals,
+                    y,
+                },
+            ),
+        }?;
         let arrivals = self.arrivals.to_host(stream).unwrap();
         assert!(
             arrivals.iter().all(|&v| v == 0),
-            "arrivals left nonzero: {arrivals:?}"
+            "{:?}: arrivals left nonzero: {arrivals:?}",
+            self.kernel
         );
         Ok(launched)
     }
@@ -301,7 +336,8 @@ fn gptq_gemm_wg_matches_f64_reference_on_ragged_shapes_and_leaves_its_counters_z
             &format!("gptq_gemm_wg checked={checked}"),
             &GPTQ_WG_SHAPES,
             &|x, w, y| {
-                WgWorkspace::new(&stream, x.shape()[0], w.n()).launch(&stream, &kernels, x, w, y)
+                WgWorkspace::new(&stream, Wg::Rows64, x.shape()[0], w.n())
+                    .launch(&stream, &kernels, x, w, y)
             },
         );
     }
@@ -327,7 +363,8 @@ fn gptq_gemm_wg_fuses_silu_and_mul_when_y_is_half_as_wide() {
             gemm::GATE_UP_UNIT as usize,
             &MMA_FUSED,
             &|x, w, y| {
-                WgWorkspace::new(&stream, x.shape()[0], w.n()).launch(&stream, &kernels, x, w, y)
+                WgWorkspace::new(&stream, Wg::Rows64, x.shape()[0], w.n())
+                    .launch(&stream, &kernels, x, w, y)
             },
         );
     }
@@ -340,7 +377,7 @@ fn gptq_gemm_wg_fuses_silu_and_mul_when_y_is_half_as_wide() {
 fn gptq_gemm_wg_runs_again_on_the_workspace_it_left() {
     let (_ctx, stream, kernels) = setup();
     let (m, n) = (40, 4352);
-    let workspace = RefCell::new(WgWorkspace::new(&stream, m, n));
+    let workspace = RefCell::new(WgWorkspace::new(&stream, Wg::Rows64, m, n));
     w4a16_matches(
         &stream,
         "gptq_gemm_wg on one workspace",
@@ -368,9 +405,7 @@ fn gptq_gemm_wg_ends_on_dirty_counters_and_is_right_once_they_are_zeroed() {
         &|x, w, y| {
             let (m, n) = (x.shape()[0], w.n());
             for dirty in [-1, 1, 5, i32::MAX] {
-                let mut part =
-                    Tensor::full(&stream, f32::NAN, &[gemm::BLOCKS as usize, 3, 8, 128, 4])
-                        .unwrap();
+                let mut part = Tensor::full(&stream, f32::NAN, &Wg::Rows64.part_shape()).unwrap();
                 let mut arrivals =
                     Tensor::full(&stream, dirty, &[m.div_ceil(64), n.div_ceil(64)]).unwrap();
                 kernels.gptq_gemm_wg.launch(
@@ -385,7 +420,94 @@ fn gptq_gemm_wg_ends_on_dirty_counters_and_is_right_once_they_are_zeroed() {
                 )?;
                 stream.synchronize().unwrap();
             }
-            WgWorkspace::new(&stream, m, n).launch(&stream, &kernels, x, w, y)
+            WgWorkspace::new(&stream, Wg::Rows64, m, n).launch(&stream, &kernels, x, w, y)
         },
     );
+}
+
+/// (M, K, N, G) for gptq_gemm_wg16 (units of 192 columns by 256 rows of K over 132 blocks,
+/// groups of 128 or 256): one row, W's second and third 64 columns wholly past N; 16 rows
+/// with K no multiple of a unit or of G and the second 64 columns partly past N; 5 rows
+/// over 68 units, fewer than the blocks, so that each tile is the sum of two blocks' parts,
+/// with groups of 256; 9 rows over 368 units, most tiles split between two blocks; a K of
+/// one group.
+const GPTQ_WG16_SHAPES: [(usize, usize, usize, usize); 5] = [
+    (1, 256, 64, 128),
+    (16, 1000, 96, 128),
+    (5, 4096, 1024, 256),
+    (9, 4096, 4352, 128),
+    (3, 128, 32, 128),
+];
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_wg16_matches_f64_reference_on_ragged_shapes_and_leaves_its_counters_zero() {
+    let (_ctx, stream, kernels) = setup();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        w4a16_matches(
+            &stream,
+            &format!("gptq_gemm_wg16 checked={checked}"),
+            &GPTQ_WG16_SHAPES,
+            &|x, w, y| {
+                WgWorkspace::new(&stream, Wg::Rows16, x.shape()[0], w.n())
+                    .launch(&stream, &kernels, x, w, y)
+            },
+        );
+    }
+}
+
+/// gptq_gemm_wg16 with y half as wide as W (SiluAndMul fused): one row; tiles split
+/// between blocks; groups of 256.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_wg16_fuses_silu_and_mul_when_y_is_half_as_wide() {
+    let (_ctx, stream, kernels) = setup();
+    for checked in [false, true] {
+        kernels.set_checked(checked);
+        w4a16_fused_matches(
+            &stream,
+            &format!("gptq_gemm_wg16 checked={checked}"),
+            &[
+                (1, 256, 64, 128),
+                (9, 4096, 4352, 128),
+                (16, 2048, 1024, 256),
+            ],
+            gemm::GATE_UP_UNIT as usize,
+            &MMA_FUSED,
+            &|x, w, y| {
+                WgWorkspace::new(&stream, Wg::Rows16, x.shape()[0], w.n())
+                    .launch(&stream, &kernels, x, w, y)
+            },
+        );
+    }
+}
+
+/// gptq_gemm_wg16 takes the group's scale after the MMA, once a half stage, so it refuses
+/// groups under 128 rows, and more than 16 rows of x, before the launch, naming the
+/// constraint.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gptq_gemm_wg16_refuses_small_groups_and_more_than_16_rows() {
+    let (_ctx, stream, kernels) = setup();
+    let (k, n) = (512, 64);
+    for (m, g, broken) in [(16, 64, "G >= 128"), (17, 128, "M <= 16")] {
+        let x = Tensor::from_host(&stream, &f16s(m * k, 3), &[m, k]).unwrap();
+        let weights: Vec<f32> = lcg(5).take(k * n).collect();
+        let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
+        let w = QuantTensor::upload(&stream, &host).unwrap();
+        let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
+        let err = WgWorkspace::new(&stream, Wg::Rows16, m, n)
+            .launch(&stream, &kernels, &x, &w, &mut y)
+            .unwrap_err();
+        let Error::Launch(e) = &err else {
+            panic!("M = {m}, G = {g}: {err}")
+        };
+        assert!(
+            e.violations
+                .iter()
+                .any(|v| matches!(v, Violation::Constraint { text, .. } if *text == broken)),
+            "M = {m}, G = {g}: {err}"
+        );
+    }
 }

@@ -1029,6 +1029,9 @@ struct {{ q.name }}_t {
     };
     struct ImaWgGroup {
         ImaWgColumn c[2];
+        // Column c0 + e's scale, for sums of tma_wg_frag_unscaled's fragments
+        // (ImaWgAcc's fma_rows).
+        __device__ __forceinline__ float scale(int e) const { return __low2float(c[e].s); }
     };
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 and c0 + 1 of the
     // tile (c0 even). The indices wrap inside the tile, so no read leaves it.
@@ -1057,6 +1060,19 @@ struct {{ q.name }}_t {
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                 unsigned (&a)[4]) const {
+        tma_wg_decode<true>(t, q, j, c0, a);
+    }
+    // The same fragment as q - z alone, exact in f16 (-15 to 15), the scale left for the
+    // MMA's sums of the group (ImaWgGroup's `scale`, ImaWgAcc's `fma_rows`): an HMUL2 a
+    // register fewer, and each product exact before the f32 sum.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_wg_frag_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j,
+                                                         int c0, unsigned (&a)[4]) const {
+        tma_wg_decode<false>(t, q, j, c0, a);
+    }
+    template <bool SCALED, int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_wg_decode(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
+                                                  unsigned (&a)[4]) const {
         const int r = 2 * j % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
         const unsigned byte = threadIdx.x % 4, pick = 0x4040u | byte | byte << 8;
         const __half2 scale = __floats2half2_rn(1.f, 0.0625f);
@@ -1069,7 +1085,8 @@ struct {{ q.name }}_t {
                 // Byte t in bytes 0 and 2: its low nibble at bits 0-3 and its high one at
                 // bits 20-23, i.e. the f16 pair (1024 + lo, 1024 + 16 hi).
                 const __half2 v = ima_nibbles<0x00F0000Fu>(__byte_perm(w[e], 0u, pick));
-                const __half2 d = __hmul2(__hfma2(v, scale, q.c[e].bias), q.c[e].s);
+                __half2 d = __hfma2(v, scale, q.c[e].bias);
+                if constexpr (SCALED) d = __hmul2(d, q.c[e].s);
                 memcpy(&a[2 * h + e], &d, 4);
             }
         }

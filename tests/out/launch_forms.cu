@@ -955,6 +955,48 @@ __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     return v;
 }
 
+// Stream-K over a persistent grid (CUTLASS's stream-K decomposition): `units` units of
+// work, ordered tile by tile (KS units of K a tile), shared out in runs over the grid's
+// blocks: block b's run is [start(b), start(b + 1)), q + 1 units for each of the first r
+// blocks, q for the rest. A tile whose units lie in several runs is summed by the block
+// whose run holds its first unit (lo), at that run's end, from the others' slots of a
+// workspace: each other block stores its sums and counts its units with `arrive` on the
+// tile's counter, and lo `wait`s for the count before it reads the slots. lo waits for
+// blocks after it, so every block must run at once (a `persistent` or `resident` launch).
+template <typename I>
+struct ImaStreamK {
+    I q, r;
+
+    __device__ __forceinline__ explicit ImaStreamK(I units) : q(units / I(gridDim.x)), r(units % I(gridDim.x)) {}
+
+    // The first unit of block b's run. A closed form with no division, which lo evaluates
+    // for each of a shared tile's blocks (floor(units · b / blocks) took a 64-bit division
+    // each time).
+    __device__ __forceinline__ I start(I b) const { return b * q + (b < r ? b : r); }
+
+    // The block whose run holds unit u (u < units, so q > 0 where it divides by q).
+    __device__ __forceinline__ I owner(I u) const { return u < r * (q + 1) ? u / (q + 1) : r + (u - r * (q + 1)) / q; }
+
+    // One thread's count of a block's `mine` units of a tile of `ks` on its `counter`,
+    // released with what the thread acquired (the consumers' slot stores, by a named
+    // barrier). From a zero counter the blocks before this one counted 0 to ks - 1 - mine
+    // units (lo holds one at least); any other count is a dirty workspace, marked negative
+    // for good, so that lo stops waiting.
+    static __device__ __forceinline__ void arrive(int* counter, int mine, int ks) {
+        const int before = ima_atomic_add_release(counter, mine);
+        if (before < 0 || before >= ks - mine) atomicExch(counter, -2147483647 - 1);
+    }
+
+    // lo's thread waits while the count can still reach the other blocks' `others` units;
+    // past them or negative, the workspace was dirty (the tile is then wrong, but the
+    // launch ends). Its warpgroup then meets it at a barrier before reading the slots.
+    static __device__ __forceinline__ void wait(const int* counter, int others) {
+        int n;
+        do n = ima_ld_acquire(counter);
+        while (n >= 0 && n < others);
+    }
+};
+
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
 // threads, warpgroup 0 the producer and warpgroups 1 .. CONSUMERS the consumers, with
@@ -1215,6 +1257,17 @@ struct ImaWgAcc {
         for (int j = 0; j < N / 8; ++j)
 #pragma unroll
             for (int e = 0; e < 4; ++e) c[j].x[e] *= s;
+    }
+
+    // Adds t's accumulators times s_g in the lane's rows g (c[j].x[0], x[1]) and s_g8 in its
+    // rows g + 8 (x[2], x[3]), where the MMA's rows are a weight's columns and each column
+    // has its own scale (a quantized accessor's tma_wg_frag_unscaled): the scale of a
+    // group applied once to its sums, in f32, rather than to each weight.
+    __device__ __forceinline__ void fma_rows(const ImaWgAcc& t, float s_g, float s_g8) {
+#pragma unroll
+        for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) c[j].x[e] = fmaf(e < 2 ? s_g : s_g8, t.c[j].x[e], c[j].x[e]);
     }
 
     // The warpgroup's 64 x N accumulators, converted to T, written into the shared tile `t`
@@ -1580,7 +1633,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 1584 "launch_forms.cu"
+#line 1637 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1792,7 +1845,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 1796 "launch_forms.cu"
+#line 1849 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1948,7 +2001,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 1952 "launch_forms.cu"
+#line 2005 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2166,7 +2219,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 2170 "launch_forms.cu"
+#line 2223 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
