@@ -45,8 +45,8 @@
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
 //! attn_scores, attn_scores_tiled, rms_norm, rope, embedding, reshape_and_cache,
 //! paged_attn, attn_scores_mma, gemm, gemm_tma, attn_scores_tma, gptq_gemm_tma,
-//! gptq_gemm_wg and gptq_gemm_wg16 (compute capability 9.0; gptq_gemm_wg16 has no twin
-//! yet), gptq_gemm. embedding, reshape_and_cache and
+//! gptq_gemm_wg and gptq_gemm_wg16 (compute capability 9.0), gptq_gemm. embedding,
+//! reshape_and_cache and
 //! paged_attn take indices from tensors (specs/index.ima, specs/paged.ima):
 //! their release variant checks every id, slot, block id or length it reads too, their
 //! twins (bench/twins/) check none, and for the first two a "device copy" row moves the
@@ -1948,7 +1948,8 @@ fn w4a16_tma_case(
             };
             format!("{}; {verdict}", tflops(flops, st))
         });
-        if let Some(twin) = twin.filter(|_| b.opts.variant("twin")) {
+        // The twins store unmasked whole accumulator tiles of 16 rows at least.
+        if let Some(twin) = twin.filter(|_| b.opts.variant("twin") && m % 16 == 0) {
             let mut y_twin = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
             let st = b.time(&mut |i| twin(b, &x, &ws[i % SETS], &mut y_twin));
             twin(b, &x, &ws[0], &mut y_twin)?;
@@ -2039,71 +2040,110 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
             )?)
         },
         Some(&|b, x, w, y| {
-            use ima::DType::{F16, I32};
-            use ima::cudarc::driver::DevicePtr;
-            let (m, k, n, g) = (x.shape()[0], w.k(), w.n(), w.spec().group());
-            workspace_of(&twin_workspace, m, n)?;
+            workspace_of(&twin_workspace, x.shape()[0], w.n())?;
             let mut slot = twin_workspace.borrow_mut();
             let (_, part, arrivals) = slot.as_mut().expect("allocated above");
-            let (qw, qz, sc) = packed(w)?;
-            // The maps the runtime encodes for the spec's tma(64, 64) on x and tma(256, 192)
-            // on W: x in boxes of 64 x 64 (128-byte swizzled), the words in one box of 32
-            // packed rows by 192 columns (plain), the scales and zeros in boxes of 256 / G
-            // rows by 192 and 24 columns. Encoded at each launch, on the host, while the
-            // bench's hold keeps the GPU from starting (`Bench::time`).
-            let map = |ptr, dtype, (rows, cols), (box_rows, box_cols): (usize, u32), swizzle| {
-                let box_rows = u32::try_from(box_rows)?;
-                let layout = MapLayout {
-                    rows,
-                    cols,
-                    box_rows,
-                    box_cols,
-                    swizzle,
-                };
-                tensor_map_of(ptr, dtype, layout)
-            };
-            let (px, pw) = (
-                x.slice().device_ptr(&b.stream).0,
-                qw.device_ptr(&b.stream).0,
-            );
-            let (ps, pz) = (sc.device_ptr(&b.stream).0, qz.device_ptr(&b.stream).0);
-            let maps = [
-                map(px, F16, (m, k), (64, 64), true)?,
-                map(pw, I32, (k / 8, n), (32, 192), false)?,
-                map(ps, F16, (k / g, n), (256 / g, 192), false)?,
-                map(pz, I32, (k / g, n / 8), (256 / g, 24), false)?,
-            ];
-            let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
-            i32_of(m * n)?;
-            let mut l = b.stream.launch_builder(&f);
-            let (mut part_view, mut arrivals_view, mut y_view) =
-                (part.slice_mut(), arrivals.slice_mut(), y.slice_mut());
-            l.arg(&maps[0]).arg(&maps[1]).arg(&maps[2]).arg(&maps[3]);
-            l.arg(&mut part_view)
-                .arg(&mut arrivals_view)
-                .arg(&mut y_view);
-            l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
-            // SAFETY: the maps describe x [M, K] f16 and W's qweight [K / 8, N], scales
-            // [K / G, N] f16 and qzeros [K / G, N / 8], alive for the launch; part
-            // [BLOCKS, 3, 8, 128, 4], the blocks' slots; arrivals [ceil(M / 64),
-            // ceil(N / 64)] zero, as each launch leaves it; y [M, N]; M is 16, 32 or a
-            // multiple of 64, N of 64, and G divides 256, so the twin's unmasked stores and
-            // sums lie inside; the shared memory it uses. Cooperative, as the spec's
-            // `resident` launch is: its blocks wait for each other.
-            unsafe { l.launch_cooperative(cfg) }?;
-            Ok(())
+            wg_twin_launch(b, &f, cfg, 64, x, w, part, arrivals, y)
         }),
     )
 }
 
+/// One launch of a warpgroup W4A16 twin (bench/twins/gemm.cu's twin_gptq_gemm_wg and
+/// twin_gptq_gemm_wg16) on its workspace, x's tensor map in boxes of `x_rows` rows.
+#[allow(clippy::too_many_arguments)]
+fn wg_twin_launch(
+    b: &Bench,
+    f: &CudaFunction,
+    cfg: LaunchConfig,
+    x_rows: usize,
+    x: &Tensor<f16>,
+    w: &QuantTensor<f16>,
+    part: &mut Tensor<f32>,
+    arrivals: &mut Tensor<i32>,
+    y: &mut Tensor<f16>,
+) -> Res<()> {
+    use ima::DType::{F16, I32};
+    use ima::cudarc::driver::DevicePtr;
+    let (m, k, n, g) = (x.shape()[0], w.k(), w.n(), w.spec().group());
+    let (qw, qz, sc) = packed(w)?;
+    // The maps the runtime encodes for the spec's tma(x_rows, 64) on x and tma(256, 192)
+    // on W: x in boxes of x_rows x 64 (128-byte swizzled), the words in one box of 32
+    // packed rows by 192 columns (plain), the scales and zeros in boxes of 256 / G rows by
+    // 192 and 24 columns. Encoded at each launch, on the host, while the bench's hold
+    // keeps the GPU from starting (`Bench::time`).
+    let map = |ptr, dtype, (rows, cols), (box_rows, box_cols): (usize, u32), swizzle| {
+        let box_rows = u32::try_from(box_rows)?;
+        let layout = MapLayout {
+            rows,
+            cols,
+            box_rows,
+            box_cols,
+            swizzle,
+        };
+        tensor_map_of(ptr, dtype, layout)
+    };
+    let (px, pw) = (
+        x.slice().device_ptr(&b.stream).0,
+        qw.device_ptr(&b.stream).0,
+    );
+    let (ps, pz) = (sc.device_ptr(&b.stream).0, qz.device_ptr(&b.stream).0);
+    let maps = [
+        map(px, F16, (m, k), (x_rows, 64), true)?,
+        map(pw, I32, (k / 8, n), (32, 192), false)?,
+        map(ps, F16, (k / g, n), (256 / g, 192), false)?,
+        map(pz, I32, (k / g, n / 8), (256 / g, 24), false)?,
+    ];
+    let (mi, ki, ni, gi) = (i32_of(m)?, i32_of(k)?, i32_of(n)?, i32_of(g)?);
+    i32_of(m * n)?;
+    let mut l = b.stream.launch_builder(f);
+    let (mut part_view, mut arrivals_view, mut y_view) =
+        (part.slice_mut(), arrivals.slice_mut(), y.slice_mut());
+    l.arg(&maps[0]).arg(&maps[1]).arg(&maps[2]).arg(&maps[3]);
+    l.arg(&mut part_view)
+        .arg(&mut arrivals_view)
+        .arg(&mut y_view);
+    l.arg(&mi).arg(&ki).arg(&ni).arg(&gi);
+    // SAFETY: the maps describe x [M, K] f16 and W's qweight [K / 8, N], scales [K / G, N]
+    // f16 and qzeros [K / G, N / 8], alive for the launch; part [BLOCKS, 3, tiles, 128, 4],
+    // the blocks' slots of the twin's accumulator tiles; arrivals [ceil(M / 64),
+    // ceil(N / 64)] zero, as each launch leaves it; y [M, N]; M is a multiple of the
+    // twin's accumulator rows (16, 32 or 64), N of 64, and G divides 256 (and is 128 or
+    // 256 for twin_gptq_gemm_wg16), so the twin's unmasked stores and sums lie inside; the
+    // shared memory it uses. Cooperative, as the spec's `persistent` launch is: its blocks
+    // wait for each other.
+    unsafe { l.launch_cooperative(cfg) }?;
+    Ok(())
+}
+
 /// gptq_gemm_wg16 (gptq_gemm_wg's units for up to 16 rows of x: 5 stages of x's 16 rows,
-/// the group's scale after the MMA) at M = 1, 8 and 16, on one workspace an M.
+/// the group's scale after the MMA) at M = 1, 8 and 16, on one workspace (each launch
+/// leaves its counters zero), and its twin (twin_gptq_gemm_wg16) on a workspace of its
+/// own, at M = 16 only (its stores are unmasked).
 fn gptq_gemm_wg16(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
     let stream = b.stream.clone();
     // The blocks' slots, part [BLOCKS, 3, 2, 128, 4] f32, and arrivals [1, ceil(N / 64)]
     // i32, zero, as each launch leaves them.
     type Workspace = std::cell::RefCell<Option<(Tensor<f32>, Tensor<i32>)>>;
+    let workspace_of = |slot: &Workspace, n: usize| -> Res<()> {
+        if slot.borrow().is_none() {
+            *slot.borrow_mut() = Some((
+                Tensor::zeros(&stream, &[gemm_tma::BLOCKS as usize, 3, 2, 128, 4])?,
+                Tensor::zeros(&stream, &[1, n.div_ceil(64)])?,
+            ));
+        }
+        Ok(())
+    };
     let workspace = Workspace::new(None);
+    let twin_workspace = Workspace::new(None);
+    // The spec's persistent(BLOCKS) block(512); 5 stages of W's tile (40 x 192 i32) and
+    // x's (16 x 256 f16), and 1024 bytes of slack to align them.
+    let (f, cfg) = twin_with_smem(
+        b,
+        "twin_gptq_gemm_wg16",
+        (gemm_tma::BLOCKS as usize, 1, 1),
+        512,
+        1024 + 5 * (40 * 192 * 4 + 16 * 256 * 2),
+    )?;
     w4a16_tma_case(
         b,
         stubs,
@@ -2111,12 +2151,7 @@ fn gptq_gemm_wg16(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::K
         "gptq_gemm_wg16",
         &[1, 8, 16],
         &|ks, x, w, y| {
-            if workspace.borrow().is_none() {
-                *workspace.borrow_mut() = Some((
-                    Tensor::zeros(&stream, &[gemm_tma::BLOCKS as usize, 3, 2, 128, 4])?,
-                    Tensor::zeros(&stream, &[1, w.n().div_ceil(64)])?,
-                ));
-            }
+            workspace_of(&workspace, w.n())?;
             let mut slot = workspace.borrow_mut();
             let (part, arrivals) = slot.as_mut().expect("allocated above");
             done(ks.gptq_gemm_wg16.launch(
@@ -2130,7 +2165,12 @@ fn gptq_gemm_wg16(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::K
                 },
             )?)
         },
-        None,
+        Some(&|b, x, w, y| {
+            workspace_of(&twin_workspace, w.n())?;
+            let mut slot = twin_workspace.borrow_mut();
+            let (part, arrivals) = slot.as_mut().expect("allocated above");
+            wg_twin_launch(b, &f, cfg, 16, x, w, part, arrivals, y)
+        }),
     )
 }
 

@@ -321,7 +321,9 @@ __device__ __forceinline__ void group(unsigned w, int k, int c, int G, Column (&
 }
 // Rows 16 j .. 16 j + 15 of the stage's tile at `w`, columns c and c + 1, as lane 4 g + t's
 // register A fragment of one k step (the accessor's tma_wg_frag): byte t of the step's two
-// packed words, each nibble pair (q - z) exact times the scale, rounded once.
+// packed words, each nibble pair (q - z) exact times the scale, rounded once; or, not
+// SCALED, q - z alone (tma_wg_frag_unscaled).
+template <bool SCALED>
 __device__ __forceinline__ void frag(unsigned w, const Column (&q)[2], int j, int c, unsigned (&a)[4]) {
     const unsigned byte = threadIdx.x % 4, pick = 0x4040u | byte | byte << 8;
     const __half2 scale = __floats2half2_rn(1.f, 0.0625f);
@@ -332,15 +334,17 @@ __device__ __forceinline__ void frag(unsigned w, const Column (&q)[2], int j, in
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
             const __half2 v = twin_nibbles<0x00F0000Fu>(__byte_perm(wd[e], 0u, pick));
-            const __half2 d = __hmul2(__hfma2(v, scale, q[e].bias), q[e].s);
+            __half2 d = __hfma2(v, scale, q[e].bias);
+            if constexpr (SCALED) d = __hmul2(d, q[e].s);
             memcpy(&a[2 * h + e], &d, 4);
         }
     }
 }
-// Thread tid's first float4 in block b's slot for consumer warpgroup wg; its accumulator
-// tile j's is 128 float4 on.
+// Thread tid's first float4 in block b's slot for consumer warpgroup wg, of TILES
+// accumulator tiles; its accumulator tile j's is 128 float4 on.
+template <int TILES>
 __device__ __forceinline__ float4* float4_slot(float* part, int b, int wg, int tid) {
-    return reinterpret_cast<float4*>(part) + (b * 3 + wg) * 8 * 128 + tid;
+    return reinterpret_cast<float4*>(part) + (b * 3 + wg) * TILES * 128 + tid;
 }
 }  // namespace twin_wg
 
@@ -356,11 +360,8 @@ extern "C" __global__ void __launch_bounds__(512, 1)
     const unsigned ws = smem + pad, xs = ws + STAGES * W_STAGE;
     const int KS = (K + TILE_K - 1) / TILE_K, NS = (N + TILE_N - 1) / TILE_N, NB = (N + 63) / 64;
     const int units = (M + 63) / 64 * NS * KS;
-    // The spec's runs: q + 1 units for each of the first r blocks, q for the rest.
-    const int q = units / int(gridDim.x), r = units % int(gridDim.x);
-    const auto start = [&](int b) { return b * q + (b < r ? b : r); };
-    const auto owner = [&](int u) { return u < r * (q + 1) ? u / (q + 1) : r + (u - r * (q + 1)) / q; };
-    const int u0 = start(blockIdx.x), u1 = start(blockIdx.x + 1);
+    const ImaStreamK<int> sk(units);
+    const int u0 = sk.start(blockIdx.x), u1 = sk.start(blockIdx.x + 1);
     const ImaTmaPipeline<STAGES, 3> pipe;
     if (pipe.consumer() < 0) {
         int kc = u0 % KS, tile = u0 / KS;
@@ -388,9 +389,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                 ima_bar_sync(6 + w, 160);
                 if (threadIdx.x % 32 == 0) {
                     const int mine = (u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0;
-                    int* const count = &arrivals[m0 / 64 * NB + n0 / 64 + w];
-                    const int before = ima_atomic_add_release(count, mine);
-                    if (before < 0 || before >= KS - mine) atomicExch(count, -2147483647 - 1);
+                    ImaStreamK<int>::arrive(&arrivals[m0 / 64 * NB + n0 / 64 + w], mine, KS);
                 }
             }
         }
@@ -427,7 +426,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
 #pragma unroll
                 for (int j = 4 * h; j < 4 * h + 4; ++j) {
                     if (j % 2 == 0 && j > 0 && (j & group_steps) == 0) group(wt, 16 * j, c0, G, q);
-                    frag(wt, q, j, c0, a[h % 2][j % 4]);
+                    frag<true>(wt, q, j, c0, a[h % 2][j % 4]);
                 }
                 acc.fence();
 #pragma unroll
@@ -446,18 +445,14 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                     const int tid = threadIdx.x % 128;
 #pragma unroll
                     for (int j = 0; j < NX / 8; ++j)
-                        float4_slot(part, blockIdx.x, wg, tid)[128 * j] =
+                        float4_slot<8>(part, blockIdx.x, wg, tid)[128 * j] =
                             make_float4(acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3]);
                     ima_bar_arrive(6 + wg, 160);
                 } else {
                     // lo: waits for its followers' count, then adds their slots to its sums.
-                    const int tid = threadIdx.x % 128, hi = owner(tile * KS + KS - 1);
+                    const int tid = threadIdx.x % 128, hi = sk.owner(tile * KS + KS - 1);
                     const int mine = u0 + t + 1 - tile * KS;
-                    if (threadIdx.x % 128 == 0) {
-                        int n;
-                        do n = ima_ld_acquire(&arrivals[m0 / 64 * NB + n0 / 64 + wg]);
-                        while (n >= 0 && n < KS - mine);
-                    }
+                    if (threadIdx.x % 128 == 0) ImaStreamK<int>::wait(&arrivals[m0 / 64 * NB + n0 / 64 + wg], KS - mine);
                     ima_warpgroup_sync();
                     ImaAcc4 sum[NX / 8];
 #pragma unroll
@@ -466,7 +461,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                     for (int b = int(blockIdx.x) + 1; b <= hi; ++b) {
 #pragma unroll
                         for (int j = 0; j < NX / 8; ++j) {
-                            const float4 v = float4_slot(part, b, wg, tid)[128 * j];
+                            const float4 v = float4_slot<8>(part, b, wg, tid)[128 * j];
                             sum[j].x[0] += v.x;
                             sum[j].x[1] += v.y;
                             sum[j].x[2] += v.z;
@@ -483,5 +478,135 @@ extern "C" __global__ void __launch_bounds__(512, 1)
     if (M <= 16) run(ImaConst<16>{});
     else if (M <= 32) run(ImaConst<32>{});
     else run(ImaConst<64>{});
+}
+// gptq_gemm_wg16 of specs/gemm_tma.ima (sm_90a), y = x W (not fused) for M <= 16, G 128 or
+// 256: twin_gptq_gemm_wg's units, slots and counts over units of (16 rows of x, 192
+// columns, 256 rows of K), in 5 stages whose x tile is [16 rows, 256 of K] (16-row boxes
+// of 64 columns), the words decoded to q - z alone and each half stage's product scaled
+// once by its group's scale. Unguarded as twin_gptq_gemm_wg: M must be 16 and N a multiple
+// of 64.
+namespace twin_wg16 {
+constexpr int STAGES = 5;
+constexpr unsigned X_STAGE = 16 * twin_wg::TILE_K * 2;
+}  // namespace twin_wg16
+
+extern "C" __global__ void __launch_bounds__(512, 1)
+    twin_gptq_gemm_wg16(const __grid_constant__ ImaTensorMap x_map, const __grid_constant__ ImaTensorMap qweight_map,
+                        const __grid_constant__ ImaTensorMap scales_map, const __grid_constant__ ImaTensorMap qzeros_map,
+                        float* __restrict__ part, int* __restrict__ arrivals, __half* __restrict__ y, int M, int K,
+                        int N, int G) {
+    using namespace twin_wg;
+    using twin_wg16::STAGES;
+    using twin_wg16::X_STAGE;
+    // ws [5, 40, 192] i32, xs [5, 16, 256] f16, on a 1024-byte boundary.
+    const unsigned smem = unsigned(__cvta_generic_to_shared(twin_smem)), pad = (1024u - smem % 1024u) % 1024u;
+    const unsigned ws = smem + pad, xs = ws + STAGES * W_STAGE;
+    const int KS = (K + TILE_K - 1) / TILE_K, NS = (N + TILE_N - 1) / TILE_N;
+    const ImaStreamK<int> sk(NS * KS);
+    const int u0 = sk.start(blockIdx.x), u1 = sk.start(blockIdx.x + 1);
+    const ImaTmaPipeline<STAGES, 3> pipe;
+    if (pipe.consumer() < 0) {
+        int kc = u0 % KS, tile = u0 / KS;
+        const int group_rows = TILE_K / G;
+        pipe.produce(u1 - u0, [&](int st, int, ImaBarrier bar) {
+            const unsigned wdst = ws + st * W_STAGE;
+            const int n0 = tile * TILE_N, k0 = TILE_K * kc;
+            const int cw[2] = {n0, k0 / 8}, cs[2] = {n0, k0 / G}, cz[2] = {n0 / 8, k0 / G}, cx[2] = {k0, 0};
+            ima_tma_load<2, 1>(wdst, &qweight_map, bar, cw, TILE_N, WORD_BYTES, true, true);
+            ima_tma_load<2, 1>(wdst + WORD_BYTES, &scales_map, bar, cs, TILE_N, group_rows * TILE_N * 2, true, true);
+            ima_tma_load<2, 1>(wdst + WORD_BYTES + SCALE_BYTES, &qzeros_map, bar, cz, TILE_N / 8, group_rows * TILE_N / 2,
+                               true, true);
+            ima_tma_load<2, TILE_K / 64>(xs + st * X_STAGE, &x_map, bar, cx, 64, 16 * 128, true, true);
+            if (++kc == KS) {
+                kc = 0;
+                ++tile;
+            }
+        });
+        const int w = int(threadIdx.x / 32) - 1;
+        if (w >= 0 && u0 % KS != 0) {
+            const int tile = u0 / KS, n0 = tile * TILE_N;
+            if (n0 + 64 * w < N) {
+                ima_bar_sync(6 + w, 160);
+                if (threadIdx.x % 32 == 0) {
+                    const int mine = (u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0;
+                    ImaStreamK<int>::arrive(&arrivals[n0 / 64 + w], mine, KS);
+                }
+            }
+        }
+        return;
+    }
+    const int wg = pipe.consumer(), lane = threadIdx.x % 32;
+    const int c0 = 64 * wg + 16 * (threadIdx.x / 32 % 4) + 2 * (lane / 4);
+    ImaWgAcc<16> acc;
+    const auto each = [&](int n0, auto&& f) {
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) f(j, e, 8 * j + 2 * (lane % 4) + e % 2, n0 + c0 + e / 2);
+    };
+    int next_kc = u0 % KS, next_tile = u0 / KS;
+    pipe.consume(u1 - u0, [&](int st, int t) {
+        const int kc = next_kc, tile = next_tile;
+        if (++next_kc == KS) {
+            next_kc = 0;
+            ++next_tile;
+        }
+        const unsigned wt = ws + st * W_STAGE;
+        const ImaTmaTile<__half, 16, TILE_K, false> xt{xs + st * X_STAGE, nullptr, 0, true};
+        Column q[2][2];
+        group(wt, 0, c0, G, q[0]);
+        group(wt, 128, c0, G, q[1]);
+        ImaWgAcc<16> half[2];
+        const auto fold = [&](int h) { acc.fma_rows(half[h], __low2float(q[h][0].s), __low2float(q[h][1].s)); };
+        unsigned a[2][4][4];
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            if (h >= 2) acc.wait<1>();
+            if (h == 3) fold(0);
+#pragma unroll
+            for (int j = 4 * h; j < 4 * h + 4; ++j) frag<false>(wt, q[h / 2], j, c0, a[h % 2][j % 4]);
+            acc.fence();
+#pragma unroll
+            for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 2][j % 4], xt, 16 * j);
+            acc.commit();
+        }
+        acc.wait<0>();
+        fold(1);
+        if (kc != KS - 1 && t != u1 - u0 - 1) return;
+        const int n0 = tile * TILE_N;
+        if (n0 + 64 * wg < N) {
+            if (tile * KS >= u0 && kc == KS - 1) {
+                each(n0, [&](int j, int e, int m, int n) { y[m * N + n] = __float2half(acc.c[j].x[e]); });
+            } else if (tile * KS < u0) {
+                // The spec's slots: part [BLOCKS = 132, 3, 2, 128, 4] f32.
+                const int tid = threadIdx.x % 128;
+#pragma unroll
+                for (int j = 0; j < 2; ++j)
+                    float4_slot<2>(part, blockIdx.x, wg, tid)[128 * j] =
+                        make_float4(acc.c[j].x[0], acc.c[j].x[1], acc.c[j].x[2], acc.c[j].x[3]);
+                ima_bar_arrive(6 + wg, 160);
+            } else {
+                const int tid = threadIdx.x % 128, hi = sk.owner(tile * KS + KS - 1);
+                const int mine = u0 + t + 1 - tile * KS;
+                if (threadIdx.x % 128 == 0) ImaStreamK<int>::wait(&arrivals[n0 / 64 + wg], KS - mine);
+                ima_warpgroup_sync();
+                ImaAcc4 sum[2] = {acc.c[0], acc.c[1]};
+#pragma unroll 2
+                for (int b = int(blockIdx.x) + 1; b <= hi; ++b) {
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) {
+                        const float4 v = float4_slot<2>(part, b, wg, tid)[128 * j];
+                        sum[j].x[0] += v.x;
+                        sum[j].x[1] += v.y;
+                        sum[j].x[2] += v.z;
+                        sum[j].x[3] += v.w;
+                    }
+                }
+                each(n0, [&](int j, int e, int m, int n) { y[m * N + n] = __float2half(sum[j].x[e]); });
+                if (threadIdx.x % 128 == 0) arrivals[n0 / 64 + wg] = 0;
+            }
+        }
+        acc = ImaWgAcc<16>{};
+    });
 }
 #endif
