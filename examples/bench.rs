@@ -1925,7 +1925,9 @@ fn w4a16_tma_case(
             mb(bytes)
         );
         let flops = 2.0 * (m * k * n) as f64;
-        // Release against gptq_gemm (another order of the same sums), each checked variant
+        // Release against gptq_gemm (another order of the same sums, each weight rounded to
+        // f16 with its scale, where gptq_gemm_wg16 scales a group's sums in f32: outputs of
+        // 8 and more then differ by an f16 step of 7.8e-3 or two), each checked variant
         // against release.
         add_rows(b, kernel, &shape, bytes, timed, &|b, variant, st| {
             let verdict = if variant == RELEASE {
@@ -1933,7 +1935,7 @@ fn w4a16_tma_case(
                     "compare_f16",
                     y_rel.slice(),
                     y_mma.slice(),
-                    (2e-3, 2e-3),
+                    (2e-3, 2e-2),
                     "gptq_gemm",
                 );
                 format!("release {v}")

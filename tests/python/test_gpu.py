@@ -567,6 +567,38 @@ def test_gptq_gemm_wg_matches_torch_and_leaves_its_counters_zero():
             contains=("256 % G == 0",))
 
 
+def test_gptq_gemm_wg16_matches_torch_and_refuses_what_it_cannot_take():
+    # gptq_gemm_wg's units for up to 16 rows of x, the group's scale applied after the MMA:
+    # one, nine and sixteen rows, groups of 128 and 256, in release and checked mode.
+    k, n = 1000, 4352
+    for group in (128, 256):
+        w, ref = gptq_v1_weight(k=k, n=n, group=group)
+        for mode in ("off", "wait"):
+            tk.set_checked(mode)
+            try:
+                for m in (1, 9, 16):
+                    x = torch.randn(m, k, device=dev, dtype=torch.float16)
+                    part = torch.full((tk.BLOCKS, 3, 2, 128, 4), float("nan"), device=dev, dtype=torch.float32)
+                    arrivals = torch.zeros(1, n // 64, device=dev, dtype=torch.int32)
+                    y = torch.full((m, n), float("nan"), device=dev, dtype=torch.float16)
+                    tk.gptq_gemm_wg16(x, w, part, arrivals, y)
+                    torch.testing.assert_close(y.float(), (x.double() @ ref.double()).float(), atol=2e-2, rtol=2e-2)
+                    assert not arrivals.any(), "the counters are left zero"
+            finally:
+                tk.set_checked("off")
+    # Groups of 64 would need their scale inside a half stage, and 17 rows are past its tile.
+    part = torch.empty(tk.BLOCKS, 3, 2, 128, 4, device=dev, dtype=torch.float32)
+    arrivals = torch.zeros(1, 1, device=dev, dtype=torch.int32)
+    w64, _ = gptq_v1_weight(k=512, n=64, group=64)
+    x = torch.randn(2, 512, device=dev, dtype=torch.float16)
+    refused(tk.gptq_gemm_wg16, x, w64, part, arrivals, torch.empty(2, 64, device=dev, dtype=torch.float16),
+            contains=("G >= 128",))
+    w128, _ = gptq_v1_weight(k=512, n=64, group=128)
+    x = torch.randn(17, 512, device=dev, dtype=torch.float16)
+    refused(tk.gptq_gemm_wg16, x, w128, part, arrivals, torch.empty(17, 64, device=dev, dtype=torch.float16),
+            contains=("M <= 16",))
+
+
 def test_gptq_gemm_wg_is_captured_by_torch_cuda_graph():
     # A `persistent` launch (its blocks wait for each other) is cooperative: captured by
     # torch.cuda.graph as such, and replayed on new inputs.
