@@ -1,7 +1,8 @@
 """Throwaway, session 33 (issue 21): specs/gemm_tma.ima's gptq_gemm_wg16 (5 stages of x's
 16 rows, the scale after the MMA) against gptq_gemm_wg and specs/gemm.ima's gptq_gemm, on
-GPTQ's own words; CUDA graphs cycling weight sets larger than L2, µs a launch, twice in
-turn; each output against torch's f32 product of the dequantized weight (max err / max |y|).
+GPTQ's own words, and cuBLAS's dense f16 product of the same shape (torch's x @ W); CUDA
+graphs cycling weight sets larger than L2, µs a launch, twice in turn; each output against
+torch's f32 product of the dequantized weight (max err / max |y|).
     python3 -u wg16.py [M,K,N ...]"""
 import torch
 import gemm_kernels as gk
@@ -35,6 +36,8 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
         "wg": lambda w: tk.gptq_gemm_wg(x, w, part64, arr, ys["wg"]),
         "gptq_gemm": lambda w: gk.gptq_gemm(x, w, ys["gptq_gemm"]),
     }
+    dense = [torch.randn(k, n, device=dev, dtype=torch.float16) for _ in range(max(2, int(600e6 // (k * n * 2)) + 1))]
+    y_dense = torch.empty(m, n, device=dev, dtype=torch.float16)
     ref = reference(x, ws[0], k, n)
     scale = ref.abs().max().item()
     row = []
@@ -47,4 +50,6 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
                 row.append(f"{nm} {t:.1f} ({err:.1e})")
             else:
                 row.append(f"{nm} {t:.1f}")
+        t = graph_us(lambda d: torch.matmul(x, d, out=y_dense), [(d,) for d in dense])
+        row.append(f"cuBLAS f16 {t:.1f}")
     print(f"M={m} K={k} N={n}: " + ", ".join(row), flush=True)
