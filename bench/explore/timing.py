@@ -87,3 +87,14 @@ def variants_against(ref, variants, cases, quant_weight, group=128, tolerance=2e
             err = (y.float() - y_ref.float()).abs().max().item()
             row.append(f"{name} {t:.1f}" + ("" if err < bound else f" (DIFF {err:.3g})"))
         print(f"M={m} K={k} N={n}: " + ", ".join(row), flush=True)
+
+
+def gptq_reference(x, w, k, n, group=128):
+    """x · W in f32 from GPTQ's own words (v1: the zeros' word stored less 0x11111111)."""
+    shifts = torch.arange(8, device=dev, dtype=torch.int32) * 4
+    q = ((w.qweight.unsqueeze(1) >> shifts.view(1, 8, 1)) & 15).reshape(k, n).float()
+    zw = (w.qzeros.to(torch.int64) + 0x11111111) & 0xFFFFFFFF
+    z = ((zw.unsqueeze(2) >> shifts.view(1, 1, 8).long()) & 15).reshape(k // group, n).float()
+    s = w.scales.float()
+    wf = (q - z.repeat_interleave(group, 0)) * s.repeat_interleave(group, 0)
+    return x.float() @ wf

@@ -7,21 +7,9 @@ torch's f32 product of the dequantized weight (max err / max |y|).
 import torch
 import gemm_kernels as gk
 import gemm_tma_kernels as tk
-from timing import gptq_weight, graph_us, shapes, weight_sets
+from timing import gptq_reference, gptq_weight, graph_us, shapes, weight_sets
 
 dev = "cuda"
-
-
-def reference(x, w, k, n, group=128):
-    """x · W in f32 from GPTQ's own words (v1: the zeros' word stored less 0x11111111)."""
-    shifts = torch.arange(8, device=dev, dtype=torch.int32) * 4
-    q = ((w.qweight.unsqueeze(1) >> shifts.view(1, 8, 1)) & 15).reshape(k, n).float()
-    zw = (w.qzeros.to(torch.int64) + 0x11111111) & 0xFFFFFFFF
-    z = ((zw.unsqueeze(2) >> shifts.view(1, 1, 8).long()) & 15).reshape(k // group, n).float()
-    s = w.scales.float()
-    wf = (q - z.repeat_interleave(group, 0)) * s.repeat_interleave(group, 0)
-    return x.float() @ wf
-
 
 for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), (16, 4096, 6144),
                        (16, 4096, 4096), (8, 8192, 28672), (1, 8192, 28672)]):
@@ -38,7 +26,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
     }
     dense = [torch.randn(k, n, device=dev, dtype=torch.float16) for _ in range(max(2, int(600e6 // (k * n * 2)) + 1))]
     y_dense = torch.empty(m, n, device=dev, dtype=torch.float16)
-    ref = reference(x, ws[0], k, n)
+    ref = gptq_reference(x, ws[0], k, n)
     scale = ref.abs().max().item()
     row = []
     for rnd in range(2):

@@ -1373,6 +1373,62 @@ struct ImaWgAcc {
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     }
 };
+
+// One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
+// of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
+// accessor `w` (`tma_wg_group`, `tma_wg_frag`) into warpgroup MMA's register A operand,
+// times x's K-major tile `xt`, added into `acc`; returns once its MMAs are done, so that
+// the pipeline may free the stage. The 16 steps go in quarters, each decoded whole and
+// then multiplied, so that a quarter's decoding runs while the tensor cores multiply the
+// one before (a fence a step would keep each step's reads, decoding and MMA in sequence);
+// two quarters' registers, the older freed by waiting for its MMAs. (Leaving the last
+// quarters' MMAs running into the next stage made ptxas wait after every MMA.)
+// SCALE_AFTER (groups of 128 rows or more: one a half stage) decodes q - z alone
+// (`tma_wg_frag_unscaled`) into accumulators of each half stage's own, and adds them
+// into acc times the group's scale, in f32 (the first half's while the second's MMAs
+// run): an HMUL2 a register fewer than scaling each weight in f16, which at 16 rows was
+// 7.5 of 56 µs (bench/RESULTS.md, "The scale after the MMA"). Otherwise each weight is
+// scaled and the group read again every G rows (group_steps: G / 16 - 1, G a power of
+// two of at least 32).
+template <bool SCALE_AFTER, int N, typename W, typename WT, typename XT>
+__device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
+                                                int group_steps) {
+    unsigned a[2][4][4];
+    if constexpr (SCALE_AFTER) {
+        const decltype(w.tma_wg_group(wt, 0, c0)) q[2] = {w.tma_wg_group(wt, 0, c0), w.tma_wg_group(wt, 128, c0)};
+        ImaWgAcc<N> half[2];
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            if (h >= 2) acc.template wait<1>();
+            if (h == 3) acc.fma_rows(half[0], q[0].scale(0), q[0].scale(1));
+#pragma unroll
+            for (int j = 4 * h; j < 4 * h + 4; ++j) w.tma_wg_frag_unscaled(wt, q[h / 2], j, c0, a[h % 2][j % 4]);
+            acc.fence();
+#pragma unroll
+            for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 2][j % 4], xt, 16 * j);
+            acc.commit();
+        }
+        acc.template wait<0>();
+        acc.fma_rows(half[1], q[1].scale(0), q[1].scale(1));
+    } else {
+        auto q = w.tma_wg_group(wt, 0, c0);
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            if (h >= 2) acc.template wait<1>();
+#pragma unroll
+            for (int j = 4 * h; j < 4 * h + 4; ++j) {
+                // A group starts at an even step (G >= 32).
+                if (j % 2 == 0 && j > 0 && (j & group_steps) == 0) q = w.tma_wg_group(wt, 16 * j, c0);
+                w.tma_wg_frag(wt, q, j, c0, a[h % 2][j % 4]);
+            }
+            acc.fence();
+#pragma unroll
+            for (int j = 4 * h; j < 4 * h + 4; ++j) acc.mma_regs(a[h % 2][j % 4], xt, 16 * j);
+            acc.commit();
+        }
+        acc.template wait<0>();
+    }
+}
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
@@ -1565,7 +1621,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 1569 "element_types.cu"
+#line 1625 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -1947,7 +2003,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 1951 "element_types.cu"
+#line 2007 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -9,25 +9,13 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import graph_us, shapes, weight_sets  # noqa: E402
+from timing import gptq_reference, graph_us, shapes, weight_sets  # noqa: E402
 import rp9_kernels as rk  # noqa: E402
 from repack import weights  # noqa: E402
 
 dev = "cuda"
 FORMATS = {"rp": (rk.QuantWeight, True), "gptq": (rk.QuantWeight, False)}
 KERNELS = {"s8": ("rp", 3), "s9": ("rp", 4), "w8": ("gptq", 3), "w9": ("gptq", 4)}
-
-
-def reference(x, w, k, n, group=128):
-    """x · W in f32 from GPTQ's own words (v1: the zeros' word stored less 0x11111111)."""
-    shifts = torch.arange(8, device=dev, dtype=torch.int32) * 4
-    q = ((w.qweight.unsqueeze(1) >> shifts.view(1, 8, 1)) & 15).reshape(k, n).float()
-    zw = (w.qzeros.to(torch.int64) + 0x11111111) & 0xFFFFFFFF
-    z = ((zw.unsqueeze(2) >> shifts.view(1, 1, 8).long()) & 15).reshape(k // group, n).float()
-    s = w.scales.float()
-    wf = (q - z.repeat_interleave(group, 0)) * s.repeat_interleave(group, 0)
-    return x.float() @ wf
-
 
 for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096), (8, 8192, 28672)]):
     ws = [weights(FORMATS, k, n) for _ in range(weight_sets(k, n))]
@@ -36,7 +24,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (16, 4096, 4096), (
     parts = {c: torch.empty(rk.BLOCKS, 2, c, 8, 128, 4, device=dev, dtype=torch.float32) for c in (3, 4)}
     ys = {nm: torch.empty(m, n, device=dev, dtype=torch.float16) for nm in KERNELS}
     row = []
-    ref = reference(x, ws[0]["gptq"], k, n)
+    ref = gptq_reference(x, ws[0]["gptq"], k, n)
     scale = ref.abs().max().item()
     for nm, (fmt, c) in KERNELS.items():
         f = getattr(rk, nm)

@@ -1372,6 +1372,62 @@ struct ImaWgAcc {
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     }
 };
+
+// One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
+// of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
+// accessor `w` (`tma_wg_group`, `tma_wg_frag`) into warpgroup MMA's register A operand,
+// times x's K-major tile `xt`, added into `acc`; returns once its MMAs are done, so that
+// the pipeline may free the stage. The 16 steps go in quarters, each decoded whole and
+// then multiplied, so that a quarter's decoding runs while the tensor cores multiply the
+// one before (a fence a step would keep each step's reads, decoding and MMA in sequence);
+// two quarters' registers, the older freed by waiting for its MMAs. (Leaving the last
+// quarters' MMAs running into the next stage made ptxas wait after every MMA.)
+// SCALE_AFTER (groups of 128 rows or more: one a half stage) decodes q - z alone
+// (`tma_wg_frag_unscaled`) into accumulators of each half stage's own, and adds them
+// into acc times the group's scale, in f32 (the first half's while the second's MMAs
+// run): an HMUL2 a register fewer than scaling each weight in f16, which at 16 rows was
+// 7.5 of 56 µs (bench/RESULTS.md, "The scale after the MMA"). Otherwise each weight is
+// scaled and the group read again every G rows (group_steps: G / 16 - 1, G a power of
+// two of at least 32).
+template <bool SCALE_AFTER, int N, typename W, typename WT, typename XT>
+__device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
+                                                int group_steps) {
+    unsigned a[2][4][4];
+    if constexpr (SCALE_AFTER) {
+        const decltype(w.tma_wg_group(wt, 0, c0)) q[2] = {w.tma_wg_group(wt, 0, c0), w.tma_wg_group(wt, 128, c0)};
+        ImaWgAcc<N> half[2];
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            if (h >= 2) acc.template wait<1>();
+            if (h == 3) acc.fma_rows(half[0], q[0].scale(0), q[0].scale(1));
+#pragma unroll
+            for (int j = 4 * h; j < 4 * h + 4; ++j) w.tma_wg_frag_unscaled(wt, q[h / 2], j, c0, a[h % 2][j % 4]);
+            acc.fence();
+#pragma unroll
+            for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 2][j % 4], xt, 16 * j);
+            acc.commit();
+        }
+        acc.template wait<0>();
+        acc.fma_rows(half[1], q[1].scale(0), q[1].scale(1));
+    } else {
+        auto q = w.tma_wg_group(wt, 0, c0);
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            if (h >= 2) acc.template wait<1>();
+#pragma unroll
+            for (int j = 4 * h; j < 4 * h + 4; ++j) {
+                // A group starts at an even step (G >= 32).
+                if (j % 2 == 0 && j > 0 && (j & group_steps) == 0) q = w.tma_wg_group(wt, 16 * j, c0);
+                w.tma_wg_frag(wt, q, j, c0, a[h % 2][j % 4]);
+            }
+            acc.fence();
+#pragma unroll
+            for (int j = 4 * h; j < 4 * h + 4; ++j) acc.mma_regs(a[h % 2][j % 4], xt, 16 * j);
+            acc.commit();
+        }
+        acc.template wait<0>();
+    }
+}
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
@@ -1992,7 +2048,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 1996 "gemm_tma.cu"
+#line 2052 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2708,7 +2764,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2712 "gemm_tma.cu"
+#line 2768 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3559,7 +3615,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3563 "gemm_tma.cu"
+#line 3619 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4381,7 +4437,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4385 "gemm_tma.cu"
+#line 4441 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5920,7 +5976,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5924 "gemm_tma.cu"
+#line 5980 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7602,30 +7658,7 @@ __device__ __forceinline__ void body(
                 }
                 const auto wt = ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st);
                 const auto xt = xs.tma_tile(ImaConst<64>{}, ImaConst<256>{}, st);
-                // The stage's 16 steps in quarters, each decoded whole and then multiplied,
-                // so that a quarter's decoding runs while the tensor cores multiply the one
-                // before (a fence a step would keep each step's reads, decoding and MMA in
-                // sequence); two quarters' registers, the older freed by waiting for its MMAs.
-                unsigned a[2][4][4];
-                auto q = w.tma_wg_group(wt, 0, c0);
-                #pragma unroll
-                for (int h = 0; h < 4; ++h) {
-                    if (h >= 2) acc.template wait<1>();
-                    #pragma unroll
-                    for (int j = 4 * h; j < 4 * h + 4; ++j) {
-                        // A group starts at an even step (G >= 32).
-                        if (j % 2 == 0 && j > 0 && (j & group_steps) == 0) q = w.tma_wg_group(wt, 16 * j, c0);
-                        w.tma_wg_frag(wt, q, j, c0, a[h % 2][j % 4]);
-                    }
-                    acc.fence();
-                    #pragma unroll
-                    for (int j = 4 * h; j < 4 * h + 4; ++j) acc.mma_regs(a[h % 2][j % 4], xt, 16 * j);
-                    acc.commit();
-                }
-                // Before the pipeline frees the stage. (Leaving the last quarters' MMAs
-                // running into the next step, to free the stage there, made ptxas wait
-                // after every MMA.)
-                acc.template wait<0>();
+                ima_wg_w4_stage<false>(acc, w, wt, xt, c0, group_steps);
                 if (kc != KS - 1 && t != u1 - u0 - 1) return;
                 // The tile is done here: 64 rows of x from m0, this warpgroup's 64 columns.
                 const I m0 = tile / NS * 64, n0 = tile % NS * 192;
@@ -7675,7 +7708,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7679 "gemm_tma.cu"
+#line 7712 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9300,7 +9333,7 @@ __device__ __forceinline__ void body(
     const I NY,
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs) {
-#line 604 "specs/gemm_tma.ima"
+#line 581 "specs/gemm_tma.ima"
 
         // Units of (16 rows of x, 192 columns of W, 256 rows of K), columns then K.
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
@@ -9374,27 +9407,8 @@ __device__ __forceinline__ void body(
             }
             const auto wt = ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st);
             const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st);
-            // Each half stage's group (G >= 128: rows 0 and 128 of the tile start one) and
-            // accumulators; half 0's sums are taken in while half 1's MMAs run.
-            const decltype(w.tma_wg_group(wt, 0, c0)) q[2] = {w.tma_wg_group(wt, 0, c0), w.tma_wg_group(wt, 128, c0)};
-            ImaWgAcc<16> half[2];
-            const auto fold = [&](int h) { acc.fma_rows(half[h], q[h].scale(0), q[h].scale(1)); };
-            // The stage's 16 steps in quarters, each decoded whole and then multiplied, as
-            // gptq_gemm_wg's.
-            unsigned a[2][4][4];
-            #pragma unroll
-            for (int h = 0; h < 4; ++h) {
-                if (h >= 2) acc.template wait<1>();
-                if (h == 3) fold(0);
-                #pragma unroll
-                for (int j = 4 * h; j < 4 * h + 4; ++j) w.tma_wg_frag_unscaled(wt, q[h / 2], j, c0, a[h % 2][j % 4]);
-                acc.fence();
-                #pragma unroll
-                for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 2][j % 4], xt, 16 * j);
-                acc.commit();
-            }
-            acc.template wait<0>();
-            fold(1);
+            // G >= 128: one group a half stage, its scale on its sums.
+            ima_wg_w4_stage<true>(acc, w, wt, xt, c0, 0);
             if (kc != KS - 1 && t != u1 - u0 - 1) return;
             // The tile is done here: this warpgroup's 64 columns from n0.
             const I n0 = tile * 192;
@@ -9432,7 +9446,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<16>{};
         });
     
-#line 9436 "gemm_tma.cu"
+#line 9450 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

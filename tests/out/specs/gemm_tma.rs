@@ -1294,7 +1294,7 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
 /// `fma_rows`). With NY = N / 2 the gate/up projection with SiluAndMul fused. Compute
 /// capability 9.0 only; N a multiple of 32.
 ///
-/// Declared at `specs/gemm_tma.ima:587`.
+/// Declared at `specs/gemm_tma.ima:564`.
 pub struct GptqGemmWg16 {
     kernel: ima::Kernel,
 }
@@ -1373,7 +1373,7 @@ pub struct GptqGemmWg16Args<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::W
 pub static GPTQ_GEMM_WG16: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_wg16",
     signature: "gptq_gemm_wg16(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,2,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:587",
+    location: "specs/gemm_tma.ima:564",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
