@@ -10,7 +10,8 @@ and to the shared tiles' ends? Writes dyn.ima:
         into an f32 workspace by red.add.v4 and count the tile's stages, and the one whose
         count completes the tile reads the sums, stores y and zeroes sums and count;
         stamped as s16;
-  d16u1 d16 with runs of one stage past the whole tiles.
+  d16u1 d16 with runs of one stage past the whole tiles;
+  d32   d16 for up to 32 rows of x (4 stages: x's 32 rows take 16 KB a stage).
     python3 gen.py"""
 import re
 
@@ -43,22 +44,22 @@ s16 = edit(wg16, [
 ])
 
 D16 = r'''
-kernel KNAME where M <= 16, G >= 128, K % 8 == 0, N % 8 == 0 {
-    in    x: f16[M, K] align(16) tma(16, 64)
+kernel KNAME where M <= @NX@, G >= 128, K % 8 == 0, N % 8 == 0 {
+    in    x: f16[M, K] align(16) tma(@NX@, 64)
     in    w: q4[K, N] align(16) tma(256, 192) gptq(group = G)
     /// Workspace: sums of tiles that runs share, [column pair, 2 x row of x + column of the
     /// pair]; zero before and after a launch.
-    inout sums: f32[ceil(N / 2), 32] align(16)
+    inout sums: f32[ceil(N / 2), @NX2@] align(16)
     /// Workspace: stages of K added into each 64 columns' sums; zero before and after.
     inout counts: i32[ceil(N / 64)]
     /// Workspace: the next ticket less the grid, and the blocks done; zero before and after.
     inout sched: i32[2]
     inout stamps: i64[BLOCKS, 4]
     out   y: f16[M, N] align(16)
-    shared ws: i32[5, 40, 192] align(1024)
-    shared xs: f16[5, 16, 256] align(1024)
+    shared ws: i32[@ST@, 40, 192] align(1024)
+    shared xs: f16[@ST@, @NX@, 256] align(1024)
     /// Each stage's global stage index and its run's start and end (-1: no more work).
-    shared meta: i32[5, 4]
+    shared meta: i32[@ST@, 4]
     shared last: i32[4]
     launch persistent(BLOCKS) block(512)
     body {
@@ -75,7 +76,7 @@ kernel KNAME where M <= 16, G >= 128, K % 8 == 0, N % 8 == 0 {
                 b = a + unit < total ? a + unit : total;
             }
         };
-        using Pipe = ImaTmaPipeline<5, 3>;
+        using Pipe = ImaTmaPipeline<@ST@, 3>;
         const Pipe pipe;
         NOW
         if (pipe.consumer() < 0) {
@@ -86,21 +87,21 @@ kernel KNAME where M <= 16, G >= 128, K % 8 == 0, N % 8 == 0 {
             run(I(blockIdx.x), a, b);
             while (a < b) {
                 for (I g = a; g < b; ++g, ++t) {
-                    const int s = int(t % 5);
-                    if (t >= 5) ima_mbar_wait(pipe.empty + 8 * s, unsigned((t / 5 - 1) & 1));
+                    const int s = int(t % @ST@);
+                    if (t >= @ST@) ima_mbar_wait(pipe.empty + 8 * s, unsigned((t / @ST@ - 1) & 1));
                     meta(s, 0) = int(g);
                     meta(s, 1) = int(a);
                     meta(s, 2) = int(b);
                     const I kc = g % KS, tile = g / KS;
                     const ImaBarrier bar{pipe.full + 8 * s};
                     w.tma_load(ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, s), bar, 256 * kc, tile * 192);
-                    x.tma_load(xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, s), bar, 0, 256 * kc);
+                    x.tma_load(xs.tma_tile(ImaConst<@NX@>{}, ImaConst<256>{}, s), bar, 0, 256 * kc);
                     ima_mbar_arrive(pipe.full + 8 * s);
                 }
                 run(I(atomicAdd(&sched(0), 1)) + B, a, b);
             }
-            const int s = int(t % 5);
-            if (t >= 5) ima_mbar_wait(pipe.empty + 8 * s, unsigned((t / 5 - 1) & 1));
+            const int s = int(t % @ST@);
+            if (t >= @ST@) ima_mbar_wait(pipe.empty + 8 * s, unsigned((t / @ST@ - 1) & 1));
             meta(s, 0) = -1;
             ima_mbar_arrive(pipe.full + 8 * s);
             // Every block has drawn its last ticket before it counts itself done.
@@ -113,33 +114,33 @@ kernel KNAME where M <= 16, G >= 128, K % 8 == 0, N % 8 == 0 {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Pipe::CONSUMER_REGS));
         const int wg = pipe.consumer(), lane = threadIdx.x % 32;
         const int c0 = 64 * wg + 16 * (threadIdx.x / 32 % 4) + 2 * (lane / 4);
-        ImaWgAcc<16> acc;
+        ImaWgAcc<@NX@> acc;
         const auto each = [&](I n0, auto&& f) {
             const auto all = [&](auto edge) {
                 #pragma unroll
-                for (int j = 0; j < 2; ++j)
+                for (int j = 0; j < @J@; ++j)
                     #pragma unroll
                     for (int e = 0; e < 4; ++e) {
                         const I m = 8 * j + 2 * (lane % 4) + e % 2, n = n0 + c0 + e / 2;
                         f(j, e, m, n, !decltype(edge)::value || (m < M && n < N));
                     }
             };
-            if (16 <= M && n0 + 64 * wg + 64 <= N) all(ImaConst<0>{});
+            if (@NX@ <= M && n0 + 64 * wg + 64 <= N) all(ImaConst<0>{});
             else all(ImaConst<1>{});
         };
-        const auto emit = [&](const ImaAcc4 (&c)[2], I n0) {
+        const auto emit = [&](const ImaAcc4 (&c)[@J@], I n0) {
             each(n0, [&](int j, int e, I m, I n, bool inside) {
                 if (inside) y(m, n) = __float2half(c[j].x[e]);
             });
         };
         for (I t = 0;; ++t) {
-            const int s = int(t % 5);
-            ima_mbar_wait(pipe.full + 8 * s, unsigned((t / 5) & 1));
+            const int s = int(t % @ST@);
+            ima_mbar_wait(pipe.full + 8 * s, unsigned((t / @ST@) & 1));
             const I g = meta(s, 0);
             if (g < 0) break;
             const I a = meta(s, 1), b = meta(s, 2);
             const auto wt = ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, s);
-            const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, s);
+            const auto xt = xs.tma_tile(ImaConst<@NX@>{}, ImaConst<256>{}, s);
             ima_wg_w4_stage<true>(acc, w, wt, xt, c0, 0);
             if (threadIdx.x % 128 == 0) ima_mbar_arrive(pipe.empty + 8 * s);
             const I kc = g % KS, tile = g / KS;
@@ -150,7 +151,7 @@ kernel KNAME where M <= 16, G >= 128, K % 8 == 0, N % 8 == 0 {
                     emit(acc.c, n0);
                 } else {
                     #pragma unroll
-                    for (int j = 0; j < 2; ++j) {
+                    for (int j = 0; j < @J@; ++j) {
                         float* p = &sums((n0 + c0) / 2, I(16 * j + 4 * (lane % 4)));
                         const float* c = acc.c[j].x;
                         asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(c[0]), "f"(c[2]),
@@ -165,9 +166,9 @@ kernel KNAME where M <= 16, G >= 128, K % 8 == 0, N % 8 == 0 {
                     }
                     ima_warpgroup_sync();
                     if (last(wg)) {
-                        ImaAcc4 sum[2];
+                        ImaAcc4 sum[@J@];
                         #pragma unroll
-                        for (int j = 0; j < 2; ++j) {
+                        for (int j = 0; j < @J@; ++j) {
                             float* p = &sums((n0 + c0) / 2, I(16 * j + 4 * (lane % 4)));
                             const float4 v = __ldcg(reinterpret_cast<const float4*>(p));
                             sum[j] = ImaAcc4{{v.x, v.z, v.y, v.w}};
@@ -178,7 +179,7 @@ kernel KNAME where M <= 16, G >= 128, K % 8 == 0, N % 8 == 0 {
                     }
                 }
             }
-            acc = ImaWgAcc<16>{};
+            acc = ImaWgAcc<@NX@>{};
         }
         if (threadIdx.x % 128 == 0) stamps(I(blockIdx.x), I(1 + wg)) = now();
     }
@@ -186,8 +187,12 @@ kernel KNAME where M <= 16, G >= 128, K % 8 == 0, N % 8 == 0 {
 '''
 
 kernels = [s16]
-for name, unit in [("d16", "ima_ceil_div(rest, 2 * B) > 1 ? ima_ceil_div(rest, 2 * B) : I(1)"), ("d16u1", "I(1)")]:
-    kernels.append(D16.replace("KNAME", name).replace("UNIT", unit).replace("NOW", NOW))
+HALF = "ima_ceil_div(rest, 2 * B) > 1 ? ima_ceil_div(rest, 2 * B) : I(1)"
+for name, unit, nx, st in [("d16", HALF, 16, 5), ("d16u1", "I(1)", 16, 5), ("d32", HALF, 32, 4)]:
+    k = D16.replace("KNAME", name).replace("UNIT", unit).replace("NOW", NOW)
+    for tok, v in [("@NX@", nx), ("@ST@", st), ("@NX2@", 2 * nx), ("@J@", nx // 8)]:
+        k = k.replace(tok, str(v))
+    kernels.append(k)
 with open("dyn.ima", "w") as f:
     f.write("/// Throwaway: gptq_gemm_wg16 stamped, and handed out by ticket (bench/explore/dyn/gen.py).\n")
     f.write(head[head.index("\n") + 1:])
