@@ -11,7 +11,9 @@ and to the shared tiles' ends? Writes dyn.ima:
         count completes the tile reads the sums, stores y and zeroes sums and count;
         stamped as s16;
   d16u1 d16 with runs of one stage past the whole tiles;
-  d32   d16 for up to 32 rows of x (4 stages: x's 32 rows take 16 KB a stage).
+  d32   d16 for up to 32 rows of x (4 stages: x's 32 rows take 16 KB a stage);
+  d16w  d16 counting cycles (clock64): the producer's waits for a free stage, each consumer
+        warpgroup's waits for a full one and its stage bodies.
     python3 gen.py"""
 import re
 
@@ -193,6 +195,35 @@ for name, unit, nx, st in [("d16", HALF, 16, 5), ("d16u1", "I(1)", 16, 5), ("d32
     for tok, v in [("@NX@", nx), ("@ST@", st), ("@NX2@", 2 * nx), ("@J@", nx // 8)]:
         k = k.replace(tok, str(v))
     kernels.append(k)
+# d16w: d16 with cycle counts (clock64): the producer's waits for a free stage, each consumer
+# warpgroup's waits for a full one and its stage bodies, in `waits` [block, 0 | 1 + 2 wg | 2 + 2 wg].
+k = kernels[1].replace("kernel d16 where", "kernel d16w where")
+for old_, new_ in [
+    ("    inout stamps: i64[BLOCKS, 4]\n", "    inout stamps: i64[BLOCKS, 4]\n    inout waits: i64[BLOCKS, 8]\n"),
+    ("            I a, b, t = 0;\n", "            I a, b, t = 0;\n            long long pw = 0;\n"),
+    ("                    if (t >= 5) ima_mbar_wait(pipe.empty + 8 * s, unsigned((t / 5 - 1) & 1));\n",
+     "                    const long long p0 = clock64();\n"
+     "                    if (t >= 5) ima_mbar_wait(pipe.empty + 8 * s, unsigned((t / 5 - 1) & 1));\n"
+     "                    pw += clock64() - p0;\n"),
+    ("            meta(s, 0) = -1;\n", "            meta(s, 0) = -1;\n            waits(I(blockIdx.x), I(0)) = pw;\n            waits(I(blockIdx.x), I(7)) = t;\n"),
+    ("        ImaWgAcc<16> acc;\n", "        ImaWgAcc<16> acc;\n        long long cw = 0, cc = 0;\n"),
+    ("            ima_mbar_wait(pipe.full + 8 * s, unsigned((t / 5) & 1));\n",
+     "            const long long c0w = clock64();\n"
+     "            ima_mbar_wait(pipe.full + 8 * s, unsigned((t / 5) & 1));\n"
+     "            cw += clock64() - c0w;\n"),
+    ("            ima_wg_w4_stage<true>(acc, w, wt, xt, c0, 0);\n",
+     "            const long long c0c = clock64();\n"
+     "            ima_wg_w4_stage<true>(acc, w, wt, xt, c0, 0);\n"
+     "            cc += clock64() - c0c;\n"),
+    ("        if (threadIdx.x % 128 == 0) stamps(I(blockIdx.x), I(1 + wg)) = now();\n",
+     "        if (threadIdx.x % 128 == 0) stamps(I(blockIdx.x), I(1 + wg)) = now();\n"
+     "        if (threadIdx.x % 128 == 0) {\n"
+     "            waits(I(blockIdx.x), I(1 + 2 * wg)) = cw;\n"
+     "            waits(I(blockIdx.x), I(2 + 2 * wg)) = cc;\n"
+     "        }\n"),
+]:
+    k = edit(k, [(old_, new_)])
+kernels.append(k)
 with open("dyn.ima", "w") as f:
     f.write("/// Throwaway: gptq_gemm_wg16 stamped, and handed out by ticket (bench/explore/dyn/gen.py).\n")
     f.write(head[head.index("\n") + 1:])

@@ -7,7 +7,9 @@ then each of 3 consumer warpgroups runs REPS stage bodies on it, timed by clock6
   mma    its MMAs, waits and folds on registers decoded once, before the loop;
   dec    its decode alone (the words read and decoded, XOR-ed into a register);
   acc4   mma with each quarter's 4 steps into an accumulator of its own (no chain);
-  nowait full with all four quarters' registers distinct (no wait before the 3rd quarter).
+  nowait full with all four quarters' registers distinct (no wait before the 3rd quarter);
+  *_s    full, mma and dec while the producer streams the block's strip of W through a second
+         stage (TMA writes into shared memory beside the consumers, as in the kernel).
     python3 pace_gen.py"""
 
 with open("../../../specs/gemm_tma.ima") as f:
@@ -24,12 +26,15 @@ kernel pace_NAME where M <= 16, G >= 128, K % 8 == 0, N % 8 == 0 {
     out   y: f16[BLOCKS, 3, 128]
     shared ws: i32[2, 40, 192] align(1024)
     shared xs: f16[2, 16, 256] align(1024)
+    shared done: i32[1]
     launch persistent(BLOCKS) block(512)
     body {
         constexpr int REPS = 400;
         using Pipe = ImaTmaPipeline<2, 3>;
         const Pipe pipe;
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
+        if (threadIdx.x == 0) done(0) = 0;
+        __syncthreads();
         if (pipe.consumer() < 0) {
             asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Pipe::PRODUCER_REGS));
             if (threadIdx.x != 0) return;
@@ -38,6 +43,16 @@ kernel pace_NAME where M <= 16, G >= 128, K % 8 == 0, N % 8 == 0 {
             w.tma_load(ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, 0), bar, 256 * kc, tile * 192);
             x.tma_load(xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, 0), bar, 0, 256 * kc);
             ima_mbar_arrive(pipe.full);
+            if (STREAMING) {
+                // Stage 1 streams the block's strip of W (from DRAM, past L2) until the consumers are done.
+                const ImaBarrier bar1{pipe.full + 8};
+                #pragma unroll 1
+                for (int r = 0; *reinterpret_cast<volatile int*>(&done(0)) == 0; ++r) {
+                    w.tma_load(ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, 1), bar1, 256 * ((kc + 1 + r) % KS), tile * 192);
+                    ima_mbar_arrive(pipe.full + 8);
+                    ima_mbar_wait(pipe.full + 8, unsigned(r & 1));
+                }
+            }
             return;
         }
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Pipe::CONSUMER_REGS));
@@ -56,6 +71,7 @@ kernel pace_NAME where M <= 16, G >= 128, K % 8 == 0, N % 8 == 0 {
         }
         const long long t1 = clock64();
         if (threadIdx.x % 128 == 0) cycles(I(blockIdx.x), I(1 + wg)) = t1 - t0;
+        if (threadIdx.x == 128) *reinterpret_cast<volatile int*>(&done(0)) = 1;
         float v = float(sink & 1);
         #pragma unroll
         for (int j = 0; j < 2; ++j)
@@ -125,10 +141,11 @@ NOWAIT = r'''const decltype(w.tma_wg_group(wt, 0, c0)) q[2] = {w.tma_wg_group(wt
             acc.fma_rows(half[0], q[0].scale(0), q[0].scale(1));
             acc.fma_rows(half[1], q[1].scale(0), q[1].scale(1));'''
 
-variants = [("full", "", FULL), ("mma", PRE_FRAGS, MMA), ("dec", "", DEC), ("acc4", PRE_FRAGS, ACC4),
-            ("nowait", "", NOWAIT)]
+variants = [("full", "", FULL, 0), ("mma", PRE_FRAGS, MMA, 0), ("dec", "", DEC, 0), ("acc4", PRE_FRAGS, ACC4, 0),
+            ("nowait", "", NOWAIT, 0), ("full_s", "", FULL, 1), ("mma_s", PRE_FRAGS, MMA, 1), ("dec_s", "", DEC, 1)]
 with open("pace.ima", "w") as f:
     f.write("/// Throwaway: gptq_gemm_wg16's stage timed on one resident stage (bench/explore/dyn/pace_gen.py).\n")
     f.write(head[head.index("\n") + 1:])
-    for name, pre, stage in variants:
-        f.write(KERNEL.replace("NAME", name).replace("PRE", pre).replace("STAGE", stage))
+    for name, pre, stage, streaming in variants:
+        f.write(KERNEL.replace("NAME", name).replace("PRE", pre).replace("STAGE", stage)
+                .replace("STREAMING", "true" if streaming else "false"))
