@@ -3,7 +3,7 @@ d16u1 (the same stages handed out by ticket; gen.py), beside gemm_tma's gptq_gem
 more than 16 rows d32 beside gemm's gptq_gemm and gemm_tma's gptq_gemm_wg. CUDA graphs
 cycling weight sets past L2, µs a launch, twice in turn; each output against torch's f32
 product of the dequantized weight (max err / max |y|); then, from one launch of each
-stamped kernel, the blocks' spread: each block's last consumer end after the first block's
+stamped kernel, the blocks' spread (p16: x permuted within each 32 of K, the nibble-pair decode): each block's last consumer end after the first block's
 start (min / median / max µs) and the latest block start; DIRTY when the ticket kernels'
 workspaces do not come back zero.
     python3 -u dyn.py [M,K,N ...]"""
@@ -21,7 +21,7 @@ import gemm_tma_kernels as tk  # noqa: E402
 dev = "cuda"
 for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), (16, 4096, 6144),
                        (16, 4096, 4096), (1, 8192, 28672), (32, 4096, 28672), (32, 14336, 4096),
-                       (32, 4096, 6144), (32, 4096, 4096), (30, 8192, 28672)]):
+                       (32, 4096, 6144), (32, 4096, 4096), (30, 8192, 28672), (7, 4104, 4104), (16, 4104, 28672)]):
     ws = [gptq_weight(dk.QuantWeight, k, n) for _ in range(weight_sets(k, n))]
     # The same tensors as each package's own QuantWeight.
     tws = [tk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=128) for w in ws]
@@ -39,8 +39,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
     if m <= 16:
         run = {
             "s16": (ws, lambda w: dk.s16(x, w, part16, arr, stamps, y["s16"])),
-            "d16": (ws, lambda w: dk.d16(x, w, sums, counts, sched, stamps, y["d16"])),
-            "d16u1": (ws, lambda w: dk.d16u1(x, w, sums, counts, sched, stamps, y["d16u1"])),
+            "p16": (ws, lambda w: dk.p16(x, w, part16, arr, stamps, y["p16"])),
             "wg16": (tws, lambda w: tk.gptq_gemm_wg16(x, w, part16, arr, y["wg16"])),
         }
     else:
@@ -53,6 +52,8 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
         y[nm] = torch.empty(m, n, device=dev, dtype=torch.float16)
     ref = gptq_reference(x, ws[0], k, n)
     scale = ref.abs().max().item()
+    if os.environ.get("ONLY16") and m > 16:
+        continue
     row, spread = [], []
     for rnd in range(2):
         for nm, (wsets, f) in run.items():
@@ -66,7 +67,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
             err = (y[nm].float() - ref).abs().max().item() / scale
             clean = sums.abs().max().item() == 0 and counts.abs().max().item() == 0 and sched.abs().max().item() == 0
             row.append(f"{nm} {t:.1f} ({err:.1e}{'' if clean else ', DIRTY'})")
-            if nm in ("s16", "d16", "d16u1", "d32"):
+            if nm in ("s16", "p16", "d32"):
                 st = stamps.cpu().double()
                 t0 = st[:, 0].min()
                 ends = ((st[:, 1:].max(1).values - t0) / 1e3).sort().values

@@ -12,6 +12,8 @@ and to the shared tiles' ends? Writes dyn.ima:
         stamped as s16;
   d16u1 d16 with runs of one stage past the whole tiles;
   d32   d16 for up to 32 rows of x (4 stages: x's 32 rows take 16 KB a stage);
+  p16   s16 with x permuted in place within each 32 columns of K and the weights decoded
+        in nibble pairs (i, i + 4), Marlin's decode on GPTQ's own words (p16.ima.in);
   d16w  d16 counting cycles (clock64): the producer's waits for a free stage, each consumer
         warpgroup's waits for a full one and its stage bodies.
     python3 gen.py"""
@@ -224,6 +226,13 @@ for old_, new_ in [
 ]:
     k = edit(k, [(old_, new_)])
 kernels.append(k)
+# p16: s16 (static stream-K runs) with x permuted in place by the producer's warps 2 and 3
+# within each 32 columns of K, and the consumers decoding a packed word's nibbles in pairs
+# (i, i + 4) (pace_gen.py's ilv): a shift, four LOP3s and four HADD2/HFMA2 a word, one
+# 8-byte read for two steps. Warp 1 delegates all three consumer warpgroups' counts.
+ILV_STAGE = open("pace_gen.py").read().split("ILV = r'''")[1].split("'''")[0]
+with open("p16.ima.in") as f:
+    kernels.append(f.read().replace("NOW", NOW).replace("STAGE", ILV_STAGE))
 with open("dyn.ima", "w") as f:
     f.write("/// Throwaway: gptq_gemm_wg16 stamped, and handed out by ticket (bench/explore/dyn/gen.py).\n")
     f.write(head[head.index("\n") + 1:])

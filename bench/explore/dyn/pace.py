@@ -17,7 +17,7 @@ w = gptq_weight(pk.QuantWeight, k, n)
 x = torch.randn(m, k, device=dev, dtype=torch.float16)
 cycles = torch.zeros(pk.BLOCKS, 4, device=dev, dtype=torch.int64)
 y = torch.empty(pk.BLOCKS, 3, 128, device=dev, dtype=torch.float16)
-for name in ("full", "mma", "dec", "acc4", "nowait", "full_s", "mma_s", "dec_s"):
+for name in ("full", "mma", "dec", "acc4", "nowait", "full_s", "mma_s", "dec_s", "ilv", "ilv_s"):
     f = getattr(pk, "pace_" + name)
     f(x, w, cycles, y)
     ts = []

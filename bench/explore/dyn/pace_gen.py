@@ -8,7 +8,10 @@ then each of 3 consumer warpgroups runs REPS stage bodies on it, timed by clock6
   dec    its decode alone (the words read and decoded, XOR-ed into a register);
   acc4   mma with each quarter's 4 steps into an accumulator of its own (no chain);
   nowait full with all four quarters' registers distinct (no wait before the 3rd quarter);
-  *_s    full, mma and dec while the producer streams the block's strip of W through a second
+  ilv    full with the weights' nibbles taken in pairs i, i + 4 of one word (Marlin's decode:
+         a shift, four LOP3s and four HADD2/HFMA2 a word, one 8-byte read for two steps),
+         which needs x's k permuted alike within each 32 (not done here: the sums are wrong);
+  *_s    full, mma, dec and ilv while the producer streams the block's strip of W through a second
          stage (TMA writes into shared memory beside the consumers, as in the kernel).
     python3 pace_gen.py"""
 
@@ -141,8 +144,57 @@ NOWAIT = r'''const decltype(w.tma_wg_group(wt, 0, c0)) q[2] = {w.tma_wg_group(wt
             acc.fma_rows(half[0], q[0].scale(0), q[0].scale(1));
             acc.fma_rows(half[1], q[1].scale(0), q[1].scale(1));'''
 
+ILV = r'''const decltype(w.tma_wg_group(wt, 0, c0)) q[2] = {w.tma_wg_group(wt, 0, c0), w.tma_wg_group(wt, 128, c0)};
+            __half2 blo[2][2], bhi[2][2];
+            #pragma unroll
+            for (int gi = 0; gi < 2; ++gi)
+                #pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    blo[gi][e] = __low2half2(q[gi].c[e].bias);
+                    bhi[gi][e] = __high2half2(q[gi].c[e].bias);
+                }
+            const __half2 sixteenth = __float2half2_rn(0.0625f);
+            ImaWgAcc<16> half[2];
+            unsigned a[2][4][4];
+            #pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                if (h >= 2) acc.template wait<1>();
+                if (h == 3) acc.fma_rows(half[0], q[0].scale(0), q[0].scale(1));
+                #pragma unroll
+                for (int bb = 0; bb < 2; ++bb) {
+                    unsigned wv[2];
+                    ima_ld_shared(w.tma_word(wt, 4 * (2 * h + bb) + int(threadIdx.x % 4), unsigned(c0 % 192 / 2 * 2 * 4)), wv);
+                    #pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const unsigned x0 = wv[e], x8 = wv[e] >> 8;
+                        unsigned r[4];
+                        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r[0]) : "r"(x0), "n"(0x000F000F), "r"(0x64006400));
+                        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r[1]) : "r"(x0), "n"(0x00F000F0), "r"(0x64006400));
+                        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r[2]) : "r"(x8), "n"(0x000F000F), "r"(0x64006400));
+                        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r[3]) : "r"(x8), "n"(0x00F000F0), "r"(0x64006400));
+                        __half2 d[4];
+                        #pragma unroll
+                        for (int u = 0; u < 4; ++u) memcpy(&d[u], &r[u], 4);
+                        d[0] = __hadd2(d[0], blo[h / 2][e]);
+                        d[1] = __hfma2(d[1], sixteenth, bhi[h / 2][e]);
+                        d[2] = __hadd2(d[2], blo[h / 2][e]);
+                        d[3] = __hfma2(d[3], sixteenth, bhi[h / 2][e]);
+                        memcpy(&a[h % 2][2 * bb][e], &d[0], 4);
+                        memcpy(&a[h % 2][2 * bb][2 + e], &d[1], 4);
+                        memcpy(&a[h % 2][2 * bb + 1][e], &d[2], 4);
+                        memcpy(&a[h % 2][2 * bb + 1][2 + e], &d[3], 4);
+                    }
+                }
+                acc.fence();
+                #pragma unroll
+                for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 2][j % 4], xt, 16 * j);
+                acc.commit();
+            }
+            acc.template wait<0>();
+            acc.fma_rows(half[1], q[1].scale(0), q[1].scale(1));'''
+
 variants = [("full", "", FULL, 0), ("mma", PRE_FRAGS, MMA, 0), ("dec", "", DEC, 0), ("acc4", PRE_FRAGS, ACC4, 0),
-            ("nowait", "", NOWAIT, 0), ("full_s", "", FULL, 1), ("mma_s", PRE_FRAGS, MMA, 1), ("dec_s", "", DEC, 1)]
+            ("nowait", "", NOWAIT, 0), ("full_s", "", FULL, 1), ("mma_s", PRE_FRAGS, MMA, 1), ("dec_s", "", DEC, 1), ("ilv", "", ILV, 0), ("ilv_s", "", ILV, 1)]
 with open("pace.ima", "w") as f:
     f.write("/// Throwaway: gptq_gemm_wg16's stage timed on one resident stage (bench/explore/dyn/pace_gen.py).\n")
     f.write(head[head.index("\n") + 1:])
