@@ -1070,6 +1070,33 @@ struct {{ q.name }}_t {
                                                          int c0, unsigned (&a)[4]) const {
         tma_wg_decode<false>(t, q, j, c0, a);
     }
+    // Rows 32 b .. 32 b + 31 of a loaded tile (b < ROWS / 32) at columns c0 and c0 + 1 as
+    // this lane's register A fragments of k steps 2 b (a0) and 2 b + 1 (a1), q - z alone,
+    // for x's tile in ima_wg_pairs_order: lane 4 g + t reads packed row 4 b + t of both
+    // columns (one 8-byte read) and takes each word's nibbles in pairs (i, i + 4), one
+    // LOP3 a pair: (1024 + q, 1024 + q') less 1024 + z, or (1024 + 16 q, 1024 + 16 q') by
+    // 1/16 less 64 + z, exact. The indices wrap inside the tile.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_wg_pairs_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int b,
+                                                          int c0, unsigned (&a0)[4], unsigned (&a1)[4]) const {
+        const int r = (4 * b + int(threadIdx.x % 4)) % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        unsigned w[2];
+        ima_ld_shared(tma_word(t, r, unsigned(c * 4)), w);
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const __half2 lo = __low2half2(q.c[e].bias), hi = __high2half2(q.c[e].bias);
+            const __half2 d[4] = {__hadd2(ima_nibbles<0x000F000Fu>(w[e]), lo),
+                                  __hfma2(ima_nibbles<0x00F000F0u>(w[e]), sixteenth, hi),
+                                  __hadd2(ima_nibbles<0x000F000Fu>(w[e] >> 8), lo),
+                                  __hfma2(ima_nibbles<0x00F000F0u>(w[e] >> 8), sixteenth, hi)};
+            // Column c0 + e is A's row g (e = 0) or g + 8: registers e and 2 + e.
+            memcpy(&a0[e], &d[0], 4);
+            memcpy(&a0[2 + e], &d[1], 4);
+            memcpy(&a1[e], &d[2], 4);
+            memcpy(&a1[2 + e], &d[3], 4);
+        }
+    }
     template <bool SCALED, int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_decode(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                   unsigned (&a)[4]) const {
