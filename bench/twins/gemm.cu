@@ -340,6 +340,28 @@ __device__ __forceinline__ void frag(unsigned w, const Column (&q)[2], int j, in
         }
     }
 }
+// Rows 32 b .. 32 b + 31 of the stage's tile at `w`, columns c and c + 1, as lane 4 g + t's
+// register A fragments of k steps 2 b (a0) and 2 b + 1 (a1), q - z alone, for x's tile in
+// ima_wg_pairs_order (the accessor's tma_wg_pairs_unscaled): packed row 4 b + t of both
+// columns, each word's nibbles in pairs (i, i + 4).
+__device__ __forceinline__ void pairs(unsigned w, const Column (&q)[2], int b, int c, unsigned (&a0)[4],
+                                      unsigned (&a1)[4]) {
+    const __half2 sixteenth = __float2half2_rn(0.0625f);
+    unsigned wd[2];
+    ima_ld_shared(w + unsigned((4 * b + int(threadIdx.x % 4)) * TILE_N * 4 + c * 4), wd);
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        const __half2 lo = __low2half2(q[e].bias), hi = __high2half2(q[e].bias);
+        const __half2 d[4] = {__hadd2(twin_nibbles<0x000F000Fu>(wd[e]), lo),
+                              __hfma2(twin_nibbles<0x00F000F0u>(wd[e]), sixteenth, hi),
+                              __hadd2(twin_nibbles<0x000F000Fu>(wd[e] >> 8), lo),
+                              __hfma2(twin_nibbles<0x00F000F0u>(wd[e] >> 8), sixteenth, hi)};
+        memcpy(&a0[e], &d[0], 4);
+        memcpy(&a0[2 + e], &d[1], 4);
+        memcpy(&a1[e], &d[2], 4);
+        memcpy(&a1[2 + e], &d[3], 4);
+    }
+}
 // Thread tid's first float4 in block b's slot for consumer warpgroup wg, of TILES
 // accumulator tiles; its accumulator tile j's is 128 float4 on.
 template <int TILES>
@@ -482,8 +504,9 @@ extern "C" __global__ void __launch_bounds__(512, 1)
 // gptq_gemm_wg16 of specs/gemm_tma.ima (sm_90a), y = x W (not fused) for M <= 16, G 128 or
 // 256: twin_gptq_gemm_wg's units, slots and counts over units of (16 rows of x, 192
 // columns, 256 rows of K), in 5 stages whose x tile is [16 rows, 256 of K] (16-row boxes
-// of 64 columns), the words decoded to q - z alone and each half stage's product scaled
-// once by its group's scale. Unguarded as twin_gptq_gemm_wg: M must be 16 and N a multiple
+// of 64 columns) that the producer's warps 2 and 3 put in the pair order, the words decoded
+// in nibble pairs to q - z alone and each half stage's product scaled once by its group's
+// scale. Unguarded as twin_gptq_gemm_wg: M must be 16 and N a multiple
 // of 64.
 namespace twin_wg16 {
 constexpr int STAGES = 5;
@@ -504,7 +527,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
     const int KS = (K + TILE_K - 1) / TILE_K, NS = (N + TILE_N - 1) / TILE_N;
     const ImaStreamK<int> sk(NS * KS);
     const int u0 = sk.start(blockIdx.x), u1 = sk.start(blockIdx.x + 1);
-    const ImaTmaPipeline<STAGES, 3> pipe;
+    const ImaTmaPipeline<STAGES, 3, false, 2> pipe;
     if (pipe.consumer() < 0) {
         int kc = u0 % KS, tile = u0 / KS;
         const int group_rows = TILE_K / G;
@@ -522,16 +545,23 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                 ++tile;
             }
         });
-        const int w = int(threadIdx.x / 32) - 1;
-        if (w >= 0 && u0 % KS != 0) {
+        const int warp = int(threadIdx.x / 32);
+        if (warp >= 2) {
+            pipe.transform(u1 - u0, [&](int st, int) {
+                const ImaTmaTile<__half, 16, TILE_K, false> xt{xs + st * X_STAGE, nullptr, 0, true};
+                ima_wg_pairs_order(xt, int(threadIdx.x) - 64);
+                ima_wg_pairs_order(xt, int(threadIdx.x));
+            });
+        } else if (warp == 1 && u0 % KS != 0) {
             const int tile = u0 / KS, n0 = tile * TILE_N;
-            if (n0 + 64 * w < N) {
-                ima_bar_sync(6 + w, 160);
-                if (threadIdx.x % 32 == 0) {
-                    const int mine = (u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0;
-                    ImaStreamK<int>::arrive(&arrivals[n0 / 64 + w], mine, KS);
+            for (int wg = 0; wg < 3; ++wg)
+                if (n0 + 64 * wg < N) {
+                    ima_bar_sync(6 + wg, 160);
+                    if (threadIdx.x % 32 == 0) {
+                        const int mine = (u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0;
+                        ImaStreamK<int>::arrive(&arrivals[n0 / 64 + wg], mine, KS);
+                    }
                 }
-            }
         }
         return;
     }
@@ -564,7 +594,8 @@ extern "C" __global__ void __launch_bounds__(512, 1)
             if (h >= 2) acc.wait<1>();
             if (h == 3) fold(0);
 #pragma unroll
-            for (int j = 4 * h; j < 4 * h + 4; ++j) frag<false>(wt, q[h / 2], j, c0, a[h % 2][j % 4]);
+            for (int b = 2 * h; b < 2 * h + 2; ++b)
+                pairs(wt, q[h / 2], b, c0, a[h % 2][2 * (b % 2)], a[h % 2][2 * (b % 2) + 1]);
             acc.fence();
 #pragma unroll
             for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 2][j % 4], xt, 16 * j);

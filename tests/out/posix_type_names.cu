@@ -1019,12 +1019,19 @@ struct ImaStreamK {
 // fed by `chunk` and a quantized accessor's `tma_frag`), where a warpgroup's first warp
 // would otherwise free the stage while the others still read it. Such a body meets its
 // fellow consumers with `consumers_sync()`.
-template <int STAGES, int CONSUMERS, bool WARPS = false>
+//
+// TRANSFORMERS: that many of the producer warpgroup's warps 1 .. 3 rework each stage in
+// shared memory between its copy and its consumers (`transform(steps, f)`: wait for the
+// stage's bytes, run f(s, t), make the writes visible to warpgroup MMA's reads, arrive),
+// and the consumers wait for them rather than for the bytes. The producer warpgroup then
+// keeps more registers (a transform holds a few tiles' rows).
+template <int STAGES, int CONSUMERS, bool WARPS = false, int TRANSFORMERS = 0>
 struct ImaTmaPipeline {
     static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 4, "2 or more stages, 1 to 4 consumer warpgroups");
+    static_assert(TRANSFORMERS >= 0 && TRANSFORMERS <= 3, "the producer warpgroup's warps 1 to 3 transform");
     // Arrivals that free a stage.
     static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
-    static constexpr int PRODUCER_REGS = 40;
+    static constexpr int PRODUCER_REGS = TRANSFORMERS ? 56 : 40;
     // setmaxnreg moves registers within what the launch gave the block (65536 shared by its
     // threads, a multiple of 8 a thread): a consumer count that asks for more than the
     // producer gave back waits for good.
@@ -1033,18 +1040,23 @@ struct ImaTmaPipeline {
     static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
     static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= LAUNCH_REGS * (1 + CONSUMERS),
                   "setmaxnreg may hand out no more registers than the launch gave the block");
-    unsigned full, empty;
+    // Each stage's barriers: its bytes copied (full), freed by its consumers (empty), and
+    // transformed (ready; the consumers' wait, full's where nothing transforms).
+    unsigned full, empty, ready;
 
     __device__ __forceinline__ ImaTmaPipeline() {
         if (blockDim.x != 128 * (1 + CONSUMERS) || blockDim.y != 1 || blockDim.z != 1) __trap();
-        __shared__ __align__(8) unsigned long long bars[2 * STAGES];
+        __shared__ __align__(8) unsigned long long bars[(TRANSFORMERS ? 3 : 2) * STAGES];
         full = unsigned(__cvta_generic_to_shared(bars));
         empty = full + 8 * STAGES;
+        ready = TRANSFORMERS ? empty + 8 * STAGES : full;
         if (threadIdx.x == 0) {
 #pragma unroll
             for (int s = 0; s < STAGES; ++s) {
                 asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(full + 8 * s), "r"(1));
                 asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(RELEASES));
+                if constexpr (TRANSFORMERS > 0)
+                    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(ready + 8 * s), "r"(TRANSFORMERS));
             }
             asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         }
@@ -1067,13 +1079,31 @@ struct ImaTmaPipeline {
         }
     }
 
+    // A transforming warp's loop (after `produce`, which every thread of the producer
+    // warpgroup calls first for its setmaxnreg): f(s, t) reworks stage s of step t, whose
+    // bytes have landed; its shared-memory writes are then fenced for the async proxy
+    // (warpgroup MMA reads its operands through it) and the warp arrives.
+    template <typename I, typename Transform>
+    __device__ __forceinline__ void transform(I steps, Transform&& f) const {
+        static_assert(TRANSFORMERS > 0, "a pipeline of transforming warps");
+#pragma unroll 1
+        for (I t = 0; t < steps; ++t) {
+            const int s = int(t % STAGES);
+            ima_mbar_wait(full + 8 * s, unsigned((t / STAGES) & 1));
+            f(s, t);
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            __syncwarp();
+            if (threadIdx.x % 32 == 0) ima_mbar_arrive(ready + 8 * s);
+        }
+    }
+
     template <typename I, typename Compute>
     __device__ __forceinline__ void consume(I steps, Compute&& compute) const {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
 #pragma unroll 1
         for (I t = 0; t < steps; ++t) {
             const int s = int(t % STAGES);
-            ima_mbar_wait(full + 8 * s, unsigned((t / STAGES) & 1));
+            ima_mbar_wait(ready + 8 * s, unsigned((t / STAGES) & 1));
             compute(s, t);
             if constexpr (WARPS) {
                 __syncwarp();
@@ -1371,6 +1401,43 @@ struct ImaWgAcc {
     }
 };
 
+// x's tile in the order of the pair decode (a quantized accessor's tma_wg_pairs_unscaled):
+// within each 32 columns of K, slot 16 s + 8 h + 2 t + e holds column 8 t + 4 e + 2 s + h
+// (t < 4; s, h, e < 2), so that the f16 pair a lane (g, t) holds of a step's A fragment is
+// one packed word's nibbles i and i + 4, which one LOP3 takes at once, and its two steps
+// of 32 rows of K are that one word (rows 8 t .. 8 t + 7) of each of its columns. Item
+// `item` (< ROWS * COLS / 32): row item % ROWS, block item / ROWS of 32 columns, in place
+// (a thread reads its 64 bytes, then writes them: items are independent). The warpgroup
+// MMA reads the result once the writes are fenced for the async proxy
+// (ImaTmaPipeline's `transform`).
+template <int ROWS, int COLS, bool CH>
+__device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS, COLS, CH>& t, int item) {
+    static_assert(COLS % 32 == 0, "whole blocks of 32 columns");
+    const int r = item % ROWS, b = item / ROWS;
+    // in[4 q + i]: columns 32 b + 8 q + 2 i and + 1, i.e. word 4 t + m holds columns
+    // 8 t + 2 m, + 1; slot word 4 (2 s + h) + t takes half h of words 4 t + s and 4 t + 2 + s.
+    unsigned in[16], out[16];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        unsigned v[4];
+        ima_ld_shared(ima_swizzled(t.addr, ROWS, r, unsigned((32 * b + 8 * q) * 2)), v);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) in[4 * q + i] = v[i];
+    }
+#pragma unroll
+    for (int tt = 0; tt < 4; ++tt)
+#pragma unroll
+        for (int s = 0; s < 2; ++s)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                out[4 * (2 * s + h) + tt] = __byte_perm(in[4 * tt + s], in[4 * tt + 2 + s], h ? 0x7632u : 0x5410u);
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(ima_swizzled(t.addr, ROWS, r, unsigned((32 * b + 8 * q) * 2))),
+                     "r"(out[4 * q]), "r"(out[4 * q + 1]), "r"(out[4 * q + 2]), "r"(out[4 * q + 3])
+                     : "memory");
+}
+
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
 // of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
 // accessor `w` (`tma_wg_group`, `tma_wg_frag`) into warpgroup MMA's register A operand,
@@ -1387,9 +1454,15 @@ struct ImaWgAcc {
 // 7.5 of 56 µs (bench/RESULTS.md, "The scale after the MMA"). Otherwise each weight is
 // scaled and the group read again every G rows (group_steps: G / 16 - 1, G a power of
 // two of at least 32).
-template <bool SCALE_AFTER, int N, typename W, typename WT, typename XT>
+//
+// PAIRS (with SCALE_AFTER): x's tile is in ima_wg_pairs_order, and each 32 rows' words
+// decode in nibble pairs (`tma_wg_pairs_unscaled`): a word's shift, 4 LOP3s and 4 adds
+// where the natural order takes a byte permute, a LOP3 and an FMA a register, and one
+// 8-byte read for two steps where it takes four: a fifth fewer instructions a stage.
+template <bool SCALE_AFTER, bool PAIRS = false, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
+    static_assert(SCALE_AFTER || !PAIRS, "the pair decode leaves the scale for the MMA's sums");
     unsigned a[2][4][4];
     if constexpr (SCALE_AFTER) {
         const decltype(w.tma_wg_group(wt, 0, c0)) q[2] = {w.tma_wg_group(wt, 0, c0), w.tma_wg_group(wt, 128, c0)};
@@ -1398,8 +1471,14 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
         for (int h = 0; h < 4; ++h) {
             if (h >= 2) acc.template wait<1>();
             if (h == 3) acc.fma_rows(half[0], q[0].scale(0), q[0].scale(1));
+            if constexpr (PAIRS) {
 #pragma unroll
-            for (int j = 4 * h; j < 4 * h + 4; ++j) w.tma_wg_frag_unscaled(wt, q[h / 2], j, c0, a[h % 2][j % 4]);
+                for (int b = 2 * h; b < 2 * h + 2; ++b)
+                    w.tma_wg_pairs_unscaled(wt, q[h / 2], b, c0, a[h % 2][2 * (b % 2)], a[h % 2][2 * (b % 2) + 1]);
+            } else {
+#pragma unroll
+                for (int j = 4 * h; j < 4 * h + 4; ++j) w.tma_wg_frag_unscaled(wt, q[h / 2], j, c0, a[h % 2][j % 4]);
+            }
             acc.fence();
 #pragma unroll
             for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 2][j % 4], xt, 16 * j);
@@ -1617,7 +1696,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/posix_type_names.ima"
  off(i) = key(i) + size(i); 
-#line 1621 "posix_type_names.cu"
+#line 1700 "posix_type_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

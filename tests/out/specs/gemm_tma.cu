@@ -1021,12 +1021,19 @@ struct ImaStreamK {
 // fed by `chunk` and a quantized accessor's `tma_frag`), where a warpgroup's first warp
 // would otherwise free the stage while the others still read it. Such a body meets its
 // fellow consumers with `consumers_sync()`.
-template <int STAGES, int CONSUMERS, bool WARPS = false>
+//
+// TRANSFORMERS: that many of the producer warpgroup's warps 1 .. 3 rework each stage in
+// shared memory between its copy and its consumers (`transform(steps, f)`: wait for the
+// stage's bytes, run f(s, t), make the writes visible to warpgroup MMA's reads, arrive),
+// and the consumers wait for them rather than for the bytes. The producer warpgroup then
+// keeps more registers (a transform holds a few tiles' rows).
+template <int STAGES, int CONSUMERS, bool WARPS = false, int TRANSFORMERS = 0>
 struct ImaTmaPipeline {
     static_assert(STAGES >= 2 && CONSUMERS >= 1 && CONSUMERS <= 4, "2 or more stages, 1 to 4 consumer warpgroups");
+    static_assert(TRANSFORMERS >= 0 && TRANSFORMERS <= 3, "the producer warpgroup's warps 1 to 3 transform");
     // Arrivals that free a stage.
     static constexpr int RELEASES = WARPS ? 4 * CONSUMERS : CONSUMERS;
-    static constexpr int PRODUCER_REGS = 40;
+    static constexpr int PRODUCER_REGS = TRANSFORMERS ? 56 : 40;
     // setmaxnreg moves registers within what the launch gave the block (65536 shared by its
     // threads, a multiple of 8 a thread): a consumer count that asks for more than the
     // producer gave back waits for good.
@@ -1035,18 +1042,23 @@ struct ImaTmaPipeline {
     static constexpr int CONSUMER_REGS = CONSUMER_REGS_SHARE > 256 ? 256 : CONSUMER_REGS_SHARE;
     static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= LAUNCH_REGS * (1 + CONSUMERS),
                   "setmaxnreg may hand out no more registers than the launch gave the block");
-    unsigned full, empty;
+    // Each stage's barriers: its bytes copied (full), freed by its consumers (empty), and
+    // transformed (ready; the consumers' wait, full's where nothing transforms).
+    unsigned full, empty, ready;
 
     __device__ __forceinline__ ImaTmaPipeline() {
         if (blockDim.x != 128 * (1 + CONSUMERS) || blockDim.y != 1 || blockDim.z != 1) __trap();
-        __shared__ __align__(8) unsigned long long bars[2 * STAGES];
+        __shared__ __align__(8) unsigned long long bars[(TRANSFORMERS ? 3 : 2) * STAGES];
         full = unsigned(__cvta_generic_to_shared(bars));
         empty = full + 8 * STAGES;
+        ready = TRANSFORMERS ? empty + 8 * STAGES : full;
         if (threadIdx.x == 0) {
 #pragma unroll
             for (int s = 0; s < STAGES; ++s) {
                 asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(full + 8 * s), "r"(1));
                 asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(RELEASES));
+                if constexpr (TRANSFORMERS > 0)
+                    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(ready + 8 * s), "r"(TRANSFORMERS));
             }
             asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         }
@@ -1069,13 +1081,31 @@ struct ImaTmaPipeline {
         }
     }
 
+    // A transforming warp's loop (after `produce`, which every thread of the producer
+    // warpgroup calls first for its setmaxnreg): f(s, t) reworks stage s of step t, whose
+    // bytes have landed; its shared-memory writes are then fenced for the async proxy
+    // (warpgroup MMA reads its operands through it) and the warp arrives.
+    template <typename I, typename Transform>
+    __device__ __forceinline__ void transform(I steps, Transform&& f) const {
+        static_assert(TRANSFORMERS > 0, "a pipeline of transforming warps");
+#pragma unroll 1
+        for (I t = 0; t < steps; ++t) {
+            const int s = int(t % STAGES);
+            ima_mbar_wait(full + 8 * s, unsigned((t / STAGES) & 1));
+            f(s, t);
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            __syncwarp();
+            if (threadIdx.x % 32 == 0) ima_mbar_arrive(ready + 8 * s);
+        }
+    }
+
     template <typename I, typename Compute>
     __device__ __forceinline__ void consume(I steps, Compute&& compute) const {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
 #pragma unroll 1
         for (I t = 0; t < steps; ++t) {
             const int s = int(t % STAGES);
-            ima_mbar_wait(full + 8 * s, unsigned((t / STAGES) & 1));
+            ima_mbar_wait(ready + 8 * s, unsigned((t / STAGES) & 1));
             compute(s, t);
             if constexpr (WARPS) {
                 __syncwarp();
@@ -1373,6 +1403,43 @@ struct ImaWgAcc {
     }
 };
 
+// x's tile in the order of the pair decode (a quantized accessor's tma_wg_pairs_unscaled):
+// within each 32 columns of K, slot 16 s + 8 h + 2 t + e holds column 8 t + 4 e + 2 s + h
+// (t < 4; s, h, e < 2), so that the f16 pair a lane (g, t) holds of a step's A fragment is
+// one packed word's nibbles i and i + 4, which one LOP3 takes at once, and its two steps
+// of 32 rows of K are that one word (rows 8 t .. 8 t + 7) of each of its columns. Item
+// `item` (< ROWS * COLS / 32): row item % ROWS, block item / ROWS of 32 columns, in place
+// (a thread reads its 64 bytes, then writes them: items are independent). The warpgroup
+// MMA reads the result once the writes are fenced for the async proxy
+// (ImaTmaPipeline's `transform`).
+template <int ROWS, int COLS, bool CH>
+__device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS, COLS, CH>& t, int item) {
+    static_assert(COLS % 32 == 0, "whole blocks of 32 columns");
+    const int r = item % ROWS, b = item / ROWS;
+    // in[4 q + i]: columns 32 b + 8 q + 2 i and + 1, i.e. word 4 t + m holds columns
+    // 8 t + 2 m, + 1; slot word 4 (2 s + h) + t takes half h of words 4 t + s and 4 t + 2 + s.
+    unsigned in[16], out[16];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        unsigned v[4];
+        ima_ld_shared(ima_swizzled(t.addr, ROWS, r, unsigned((32 * b + 8 * q) * 2)), v);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) in[4 * q + i] = v[i];
+    }
+#pragma unroll
+    for (int tt = 0; tt < 4; ++tt)
+#pragma unroll
+        for (int s = 0; s < 2; ++s)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                out[4 * (2 * s + h) + tt] = __byte_perm(in[4 * tt + s], in[4 * tt + 2 + s], h ? 0x7632u : 0x5410u);
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(ima_swizzled(t.addr, ROWS, r, unsigned((32 * b + 8 * q) * 2))),
+                     "r"(out[4 * q]), "r"(out[4 * q + 1]), "r"(out[4 * q + 2]), "r"(out[4 * q + 3])
+                     : "memory");
+}
+
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
 // of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
 // accessor `w` (`tma_wg_group`, `tma_wg_frag`) into warpgroup MMA's register A operand,
@@ -1389,9 +1456,15 @@ struct ImaWgAcc {
 // 7.5 of 56 µs (bench/RESULTS.md, "The scale after the MMA"). Otherwise each weight is
 // scaled and the group read again every G rows (group_steps: G / 16 - 1, G a power of
 // two of at least 32).
-template <bool SCALE_AFTER, int N, typename W, typename WT, typename XT>
+//
+// PAIRS (with SCALE_AFTER): x's tile is in ima_wg_pairs_order, and each 32 rows' words
+// decode in nibble pairs (`tma_wg_pairs_unscaled`): a word's shift, 4 LOP3s and 4 adds
+// where the natural order takes a byte permute, a LOP3 and an FMA a register, and one
+// 8-byte read for two steps where it takes four: a fifth fewer instructions a stage.
+template <bool SCALE_AFTER, bool PAIRS = false, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
+    static_assert(SCALE_AFTER || !PAIRS, "the pair decode leaves the scale for the MMA's sums");
     unsigned a[2][4][4];
     if constexpr (SCALE_AFTER) {
         const decltype(w.tma_wg_group(wt, 0, c0)) q[2] = {w.tma_wg_group(wt, 0, c0), w.tma_wg_group(wt, 128, c0)};
@@ -1400,8 +1473,14 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
         for (int h = 0; h < 4; ++h) {
             if (h >= 2) acc.template wait<1>();
             if (h == 3) acc.fma_rows(half[0], q[0].scale(0), q[0].scale(1));
+            if constexpr (PAIRS) {
 #pragma unroll
-            for (int j = 4 * h; j < 4 * h + 4; ++j) w.tma_wg_frag_unscaled(wt, q[h / 2], j, c0, a[h % 2][j % 4]);
+                for (int b = 2 * h; b < 2 * h + 2; ++b)
+                    w.tma_wg_pairs_unscaled(wt, q[h / 2], b, c0, a[h % 2][2 * (b % 2)], a[h % 2][2 * (b % 2) + 1]);
+            } else {
+#pragma unroll
+                for (int j = 4 * h; j < 4 * h + 4; ++j) w.tma_wg_frag_unscaled(wt, q[h / 2], j, c0, a[h % 2][j % 4]);
+            }
             acc.fence();
 #pragma unroll
             for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 2][j % 4], xt, 16 * j);
@@ -2048,7 +2127,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2052 "gemm_tma.cu"
+#line 2131 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2764,7 +2843,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2768 "gemm_tma.cu"
+#line 2847 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3615,7 +3694,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3619 "gemm_tma.cu"
+#line 3698 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4437,7 +4516,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4441 "gemm_tma.cu"
+#line 4520 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5512,6 +5591,33 @@ struct w_t {
                                                          int c0, unsigned (&a)[4]) const {
         tma_wg_decode<false>(t, q, j, c0, a);
     }
+    // Rows 32 b .. 32 b + 31 of a loaded tile (b < ROWS / 32) at columns c0 and c0 + 1 as
+    // this lane's register A fragments of k steps 2 b (a0) and 2 b + 1 (a1), q - z alone,
+    // for x's tile in ima_wg_pairs_order: lane 4 g + t reads packed row 4 b + t of both
+    // columns (one 8-byte read) and takes each word's nibbles in pairs (i, i + 4), one
+    // LOP3 a pair: (1024 + q, 1024 + q') less 1024 + z, or (1024 + 16 q, 1024 + 16 q') by
+    // 1/16 less 64 + z, exact. The indices wrap inside the tile.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_wg_pairs_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int b,
+                                                          int c0, unsigned (&a0)[4], unsigned (&a1)[4]) const {
+        const int r = (4 * b + int(threadIdx.x % 4)) % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        unsigned w[2];
+        ima_ld_shared(tma_word(t, r, unsigned(c * 4)), w);
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const __half2 lo = __low2half2(q.c[e].bias), hi = __high2half2(q.c[e].bias);
+            const __half2 d[4] = {__hadd2(ima_nibbles<0x000F000Fu>(w[e]), lo),
+                                  __hfma2(ima_nibbles<0x00F000F0u>(w[e]), sixteenth, hi),
+                                  __hadd2(ima_nibbles<0x000F000Fu>(w[e] >> 8), lo),
+                                  __hfma2(ima_nibbles<0x00F000F0u>(w[e] >> 8), sixteenth, hi)};
+            // Column c0 + e is A's row g (e = 0) or g + 8: registers e and 2 + e.
+            memcpy(&a0[e], &d[0], 4);
+            memcpy(&a0[2 + e], &d[1], 4);
+            memcpy(&a1[e], &d[2], 4);
+            memcpy(&a1[2 + e], &d[3], 4);
+        }
+    }
     template <bool SCALED, int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_decode(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                   unsigned (&a)[4]) const {
@@ -5976,7 +6082,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 5980 "gemm_tma.cu"
+#line 6086 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7063,6 +7169,33 @@ struct w_t {
                                                          int c0, unsigned (&a)[4]) const {
         tma_wg_decode<false>(t, q, j, c0, a);
     }
+    // Rows 32 b .. 32 b + 31 of a loaded tile (b < ROWS / 32) at columns c0 and c0 + 1 as
+    // this lane's register A fragments of k steps 2 b (a0) and 2 b + 1 (a1), q - z alone,
+    // for x's tile in ima_wg_pairs_order: lane 4 g + t reads packed row 4 b + t of both
+    // columns (one 8-byte read) and takes each word's nibbles in pairs (i, i + 4), one
+    // LOP3 a pair: (1024 + q, 1024 + q') less 1024 + z, or (1024 + 16 q, 1024 + 16 q') by
+    // 1/16 less 64 + z, exact. The indices wrap inside the tile.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_wg_pairs_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int b,
+                                                          int c0, unsigned (&a0)[4], unsigned (&a1)[4]) const {
+        const int r = (4 * b + int(threadIdx.x % 4)) % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        unsigned w[2];
+        ima_ld_shared(tma_word(t, r, unsigned(c * 4)), w);
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const __half2 lo = __low2half2(q.c[e].bias), hi = __high2half2(q.c[e].bias);
+            const __half2 d[4] = {__hadd2(ima_nibbles<0x000F000Fu>(w[e]), lo),
+                                  __hfma2(ima_nibbles<0x00F000F0u>(w[e]), sixteenth, hi),
+                                  __hadd2(ima_nibbles<0x000F000Fu>(w[e] >> 8), lo),
+                                  __hfma2(ima_nibbles<0x00F000F0u>(w[e] >> 8), sixteenth, hi)};
+            // Column c0 + e is A's row g (e = 0) or g + 8: registers e and 2 + e.
+            memcpy(&a0[e], &d[0], 4);
+            memcpy(&a0[2 + e], &d[1], 4);
+            memcpy(&a1[e], &d[2], 4);
+            memcpy(&a1[2 + e], &d[3], 4);
+        }
+    }
     template <bool SCALED, int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_decode(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                   unsigned (&a)[4]) const {
@@ -7708,7 +7841,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7712 "gemm_tma.cu"
+#line 7845 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8837,6 +8970,33 @@ struct w_t {
                                                          int c0, unsigned (&a)[4]) const {
         tma_wg_decode<false>(t, q, j, c0, a);
     }
+    // Rows 32 b .. 32 b + 31 of a loaded tile (b < ROWS / 32) at columns c0 and c0 + 1 as
+    // this lane's register A fragments of k steps 2 b (a0) and 2 b + 1 (a1), q - z alone,
+    // for x's tile in ima_wg_pairs_order: lane 4 g + t reads packed row 4 b + t of both
+    // columns (one 8-byte read) and takes each word's nibbles in pairs (i, i + 4), one
+    // LOP3 a pair: (1024 + q, 1024 + q') less 1024 + z, or (1024 + 16 q, 1024 + 16 q') by
+    // 1/16 less 64 + z, exact. The indices wrap inside the tile.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_wg_pairs_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int b,
+                                                          int c0, unsigned (&a0)[4], unsigned (&a1)[4]) const {
+        const int r = (4 * b + int(threadIdx.x % 4)) % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        unsigned w[2];
+        ima_ld_shared(tma_word(t, r, unsigned(c * 4)), w);
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const __half2 lo = __low2half2(q.c[e].bias), hi = __high2half2(q.c[e].bias);
+            const __half2 d[4] = {__hadd2(ima_nibbles<0x000F000Fu>(w[e]), lo),
+                                  __hfma2(ima_nibbles<0x00F000F0u>(w[e]), sixteenth, hi),
+                                  __hadd2(ima_nibbles<0x000F000Fu>(w[e] >> 8), lo),
+                                  __hfma2(ima_nibbles<0x00F000F0u>(w[e] >> 8), sixteenth, hi)};
+            // Column c0 + e is A's row g (e = 0) or g + 8: registers e and 2 + e.
+            memcpy(&a0[e], &d[0], 4);
+            memcpy(&a0[2 + e], &d[1], 4);
+            memcpy(&a1[e], &d[2], 4);
+            memcpy(&a1[2 + e], &d[3], 4);
+        }
+    }
     template <bool SCALED, int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_decode(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                   unsigned (&a)[4]) const {
@@ -9339,7 +9499,8 @@ __device__ __forceinline__ void body(
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
         const ImaStreamK<I> sk(NS * KS);
         const I u0 = sk.start(I(blockIdx.x)), u1 = sk.start(I(blockIdx.x) + 1);
-        const ImaTmaPipeline<5, 3> pipe;
+        // Warps 2 and 3 of the producer warpgroup put each stage's x in the pair order.
+        const ImaTmaPipeline<5, 3, false, 2> pipe;
         if (pipe.consumer() < 0) {
             I kc = u0 % KS, tile = u0 / KS;
             pipe.produce(u1 - u0, [&](int st, I, ImaBarrier bar) {
@@ -9350,18 +9511,27 @@ __device__ __forceinline__ void body(
                     ++tile;
                 }
             });
-            // Warps 1 to 3 count consumer warpgroup w's units of the tile this block shares
-            // but does not sum, as gptq_gemm_wg's.
-            const int w = int(threadIdx.x / 32) - 1;
-            if (w >= 0 && u0 % KS != 0) {
+            const int warp = int(threadIdx.x / 32);
+            if (warp >= 2) {
+                // 128 items of a stage (16 rows x 8 blocks of 32 columns), two a thread.
+                pipe.transform(u1 - u0, [&](int st, I) {
+                    const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st);
+                    ima_wg_pairs_order(xt, int(threadIdx.x) - 64);
+                    ima_wg_pairs_order(xt, int(threadIdx.x));
+                });
+            } else if (warp == 1 && u0 % KS != 0) {
+                // Warp 1 counts each consumer warpgroup's units of the tile this block
+                // shares but does not sum, as gptq_gemm_wg's delegates.
                 const I tile = u0 / KS, n0 = tile * 192;
-                if (n0 + 64 * w < N) {
-                    ima_bar_sync(6 + w, 160);
-                    if (threadIdx.x % 32 == 0) {
-                        const int mine = int((u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0);
-                        ImaStreamK<I>::arrive(&arrivals(0, n0 / 64 + w), mine, int(KS));
+                #pragma unroll 1
+                for (int wg = 0; wg < 3; ++wg)
+                    if (n0 + 64 * wg < N) {
+                        ima_bar_sync(6 + wg, 160);
+                        if (threadIdx.x % 32 == 0) {
+                            const int mine = int((u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0);
+                            ImaStreamK<I>::arrive(&arrivals(0, n0 / 64 + wg), mine, int(KS));
+                        }
                     }
-                }
             }
             return;
         }
@@ -9407,8 +9577,9 @@ __device__ __forceinline__ void body(
             }
             const auto wt = ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st);
             const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st);
-            // G >= 128: one group a half stage, its scale on its sums.
-            ima_wg_w4_stage<true>(acc, w, wt, xt, c0, 0);
+            // G >= 128: one group a half stage, its scale on its sums; the words decoded in
+            // nibble pairs against x in the pair order.
+            ima_wg_w4_stage<true, true>(acc, w, wt, xt, c0, 0);
             if (kc != KS - 1 && t != u1 - u0 - 1) return;
             // The tile is done here: this warpgroup's 64 columns from n0.
             const I n0 = tile * 192;
@@ -9446,7 +9617,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<16>{};
         });
     
-#line 9450 "gemm_tma.cu"
+#line 9621 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
