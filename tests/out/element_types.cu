@@ -1413,6 +1413,7 @@ struct ImaWgAcc {
 // (a thread reads its 64 bytes, then writes them: items are independent). The warpgroup
 // MMA reads the result once the writes are fenced for the async proxy
 // (ImaTmaPipeline's `transform`).
+#ifdef __CUDA_FP16_TYPES_EXIST__
 template <int ROWS, int COLS, bool CH>
 __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS, COLS, CH>& t, int item) {
     static_assert(COLS % 32 == 0, "whole blocks of 32 columns");
@@ -1440,6 +1441,7 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
                      "r"(out[4 * q]), "r"(out[4 * q + 1]), "r"(out[4 * q + 2]), "r"(out[4 * q + 3])
                      : "memory");
 }
+#endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
 // of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
@@ -1700,7 +1702,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 1704 "element_types.cu"
+#line 1706 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2082,7 +2084,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2086 "element_types.cu"
+#line 2088 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1411,6 +1411,7 @@ struct ImaWgAcc {
 // (a thread reads its 64 bytes, then writes them: items are independent). The warpgroup
 // MMA reads the result once the writes are fenced for the async proxy
 // (ImaTmaPipeline's `transform`).
+#ifdef __CUDA_FP16_TYPES_EXIST__
 template <int ROWS, int COLS, bool CH>
 __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS, COLS, CH>& t, int item) {
     static_assert(COLS % 32 == 0, "whole blocks of 32 columns");
@@ -1438,6 +1439,7 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
                      "r"(out[4 * q]), "r"(out[4 * q + 1]), "r"(out[4 * q + 2]), "r"(out[4 * q + 3])
                      : "memory");
 }
+#endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
 // of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
@@ -1758,7 +1760,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1762 "planted_bugs.cu"
+#line 1764 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2101,7 +2103,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2105 "planted_bugs.cu"
+#line 2107 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2394,7 +2396,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2398 "planted_bugs.cu"
+#line 2400 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3149,7 +3151,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3153 "planted_bugs.cu"
+#line 3155 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3886,7 +3888,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 3890 "planted_bugs.cu"
+#line 3892 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -8,4 +8,5 @@ bash .gpu/on-device test gemm_tma_gpu 2>&1 | grep -E "^test |test result|FAILED|
 site=$(mktemp -d)
 python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
 export PYTHONPATH=$site
+bash .gpu/on-device run bench --only gptq_gemm_wg16 --variants release,deferred,twin 2>&1 | grep -E "^\| gptq|DIFF|mismatch" | head -12
 cd bench/explore/dyn && ONLY16=1 timeout 300 python3 -u dyn.py 2>&1 | grep -v "^M=3" | tail -30

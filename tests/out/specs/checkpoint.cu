@@ -1411,6 +1411,7 @@ struct ImaWgAcc {
 // (a thread reads its 64 bytes, then writes them: items are independent). The warpgroup
 // MMA reads the result once the writes are fenced for the async proxy
 // (ImaTmaPipeline's `transform`).
+#ifdef __CUDA_FP16_TYPES_EXIST__
 template <int ROWS, int COLS, bool CH>
 __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS, COLS, CH>& t, int item) {
     static_assert(COLS % 32 == 0, "whole blocks of 32 columns");
@@ -1438,6 +1439,7 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
                      "r"(out[4 * q]), "r"(out[4 * q + 1]), "r"(out[4 * q + 2]), "r"(out[4 * q + 3])
                      : "memory");
 }
+#endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
 // of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
@@ -2105,7 +2107,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2109 "checkpoint.cu"
+#line 2111 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2895,7 +2897,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2899 "checkpoint.cu"
+#line 2901 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3666,7 +3668,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3670 "checkpoint.cu"
+#line 3672 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4311,7 +4313,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4315 "checkpoint.cu"
+#line 4317 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4996,7 +4998,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5000 "checkpoint.cu"
+#line 5002 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5841,7 +5843,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5845 "checkpoint.cu"
+#line 5847 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6556,7 +6558,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6560 "checkpoint.cu"
+#line 6562 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7398,7 +7400,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7402 "checkpoint.cu"
+#line 7404 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8098,7 +8100,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8102 "checkpoint.cu"
+#line 8104 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

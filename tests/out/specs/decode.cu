@@ -1411,6 +1411,7 @@ struct ImaWgAcc {
 // (a thread reads its 64 bytes, then writes them: items are independent). The warpgroup
 // MMA reads the result once the writes are fenced for the async proxy
 // (ImaTmaPipeline's `transform`).
+#ifdef __CUDA_FP16_TYPES_EXIST__
 template <int ROWS, int COLS, bool CH>
 __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS, COLS, CH>& t, int item) {
     static_assert(COLS % 32 == 0, "whole blocks of 32 columns");
@@ -1438,6 +1439,7 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
                      "r"(out[4 * q]), "r"(out[4 * q + 1]), "r"(out[4 * q + 2]), "r"(out[4 * q + 3])
                      : "memory");
 }
+#endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
 // of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
@@ -2117,7 +2119,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2121 "decode.cu"
+#line 2123 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2986,7 +2988,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 2990 "decode.cu"
+#line 2992 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4124,7 +4126,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4128 "decode.cu"
+#line 4130 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1412,6 +1412,7 @@ struct ImaWgAcc {
 // (a thread reads its 64 bytes, then writes them: items are independent). The warpgroup
 // MMA reads the result once the writes are fenced for the async proxy
 // (ImaTmaPipeline's `transform`).
+#ifdef __CUDA_FP16_TYPES_EXIST__
 template <int ROWS, int COLS, bool CH>
 __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS, COLS, CH>& t, int item) {
     static_assert(COLS % 32 == 0, "whole blocks of 32 columns");
@@ -1439,6 +1440,7 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
                      "r"(out[4 * q]), "r"(out[4 * q + 1]), "r"(out[4 * q + 2]), "r"(out[4 * q + 3])
                      : "memory");
 }
+#endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
 // of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
@@ -2061,7 +2063,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2065 "gemm.cu"
+#line 2067 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2757,7 +2759,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2761 "gemm.cu"
+#line 2763 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3435,7 +3437,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3439 "gemm.cu"
+#line 3441 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4048,7 +4050,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4052 "gemm.cu"
+#line 4054 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5190,7 +5192,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5194 "gemm.cu"
+#line 5196 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

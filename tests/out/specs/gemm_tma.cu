@@ -1412,6 +1412,7 @@ struct ImaWgAcc {
 // (a thread reads its 64 bytes, then writes them: items are independent). The warpgroup
 // MMA reads the result once the writes are fenced for the async proxy
 // (ImaTmaPipeline's `transform`).
+#ifdef __CUDA_FP16_TYPES_EXIST__
 template <int ROWS, int COLS, bool CH>
 __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS, COLS, CH>& t, int item) {
     static_assert(COLS % 32 == 0, "whole blocks of 32 columns");
@@ -1439,6 +1440,7 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
                      "r"(out[4 * q]), "r"(out[4 * q + 1]), "r"(out[4 * q + 2]), "r"(out[4 * q + 3])
                      : "memory");
 }
+#endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
 // of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
@@ -2127,7 +2129,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2131 "gemm_tma.cu"
+#line 2133 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2843,7 +2845,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2847 "gemm_tma.cu"
+#line 2849 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3694,7 +3696,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3698 "gemm_tma.cu"
+#line 3700 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4516,7 +4518,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4520 "gemm_tma.cu"
+#line 4522 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6082,7 +6084,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6086 "gemm_tma.cu"
+#line 6088 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7841,7 +7843,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7845 "gemm_tma.cu"
+#line 7847 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9617,7 +9619,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<16>{};
         });
     
-#line 9621 "gemm_tma.cu"
+#line 9623 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

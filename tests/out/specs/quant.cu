@@ -1411,6 +1411,7 @@ struct ImaWgAcc {
 // (a thread reads its 64 bytes, then writes them: items are independent). The warpgroup
 // MMA reads the result once the writes are fenced for the async proxy
 // (ImaTmaPipeline's `transform`).
+#ifdef __CUDA_FP16_TYPES_EXIST__
 template <int ROWS, int COLS, bool CH>
 __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS, COLS, CH>& t, int item) {
     static_assert(COLS % 32 == 0, "whole blocks of 32 columns");
@@ -1438,6 +1439,7 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
                      "r"(out[4 * q]), "r"(out[4 * q + 1]), "r"(out[4 * q + 2]), "r"(out[4 * q + 3])
                      : "memory");
 }
+#endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
 // of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
@@ -2302,7 +2304,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2306 "quant.cu"
+#line 2308 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3068,7 +3070,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3072 "quant.cu"
+#line 3074 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3729,7 +3731,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3733 "quant.cu"
+#line 3735 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4393,7 +4395,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4397 "quant.cu"
+#line 4399 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4962,7 +4964,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4966 "quant.cu"
+#line 4968 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5278,7 +5280,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5282 "quant.cu"
+#line 5284 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6243,7 +6245,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6247 "quant.cu"
+#line 6249 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6890,7 +6892,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6894 "quant.cu"
+#line 6896 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1411,6 +1411,7 @@ struct ImaWgAcc {
 // (a thread reads its 64 bytes, then writes them: items are independent). The warpgroup
 // MMA reads the result once the writes are fenced for the async proxy
 // (ImaTmaPipeline's `transform`).
+#ifdef __CUDA_FP16_TYPES_EXIST__
 template <int ROWS, int COLS, bool CH>
 __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS, COLS, CH>& t, int item) {
     static_assert(COLS % 32 == 0, "whole blocks of 32 columns");
@@ -1438,6 +1439,7 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
                      "r"(out[4 * q]), "r"(out[4 * q + 1]), "r"(out[4 * q + 2]), "r"(out[4 * q + 3])
                      : "memory");
 }
+#endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
 // of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
@@ -1901,7 +1903,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 1905 "rope.cu"
+#line 1907 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
