@@ -2,7 +2,7 @@
 # Builds, on the build machine, what session 34 left for the next session's first GPU call
 # (bench/explore/prepared-run.sh runs it there): gptq_gemm_wg16 in the pair order (branch
 # `pairs`; if a fresh checkout lost the branch, it is remade from
-# bench/explore/dyn/pairs.patch, its goldens blessed): gemm_tma_gpu's test binary, the
+# bench/explore/dyn/pairs.patch (sources and docs), its goldens blessed): gemm_tma_gpu's test binary, the
 # bench, every Python wheel (tests/python/test_gpu.py) and bench/explore/dyn's wheel
 # (dyn.py: s16, main's gptq_gemm_wg16 stamped, beside p16, the prototype, and gemm_tma's
 # gptq_gemm_wg16, the branch's). Then call the device with carry [".gpu"]:
