@@ -1,38 +1,38 @@
 #!/usr/bin/env bash
-# Builds, on the build machine, what session 33 left for the next session's first GPU call
-# (bench/explore/prepared-run.sh runs it there), from branch wg-after (gptq_gemm_wg taking
-# each group's scale after the MMA at 16 and 32 rows, through ima.cuh's ima_wg_w4_stage):
-# gemm_tma_gpu's test binary; the bench as the branch has it (`bench`), as main has it
-# (`bench_main`) and with the scale after the MMA at 16 rows only (`bench_after16`: the
-# 32-row path spills 4 bytes in the i32 release entry point, which scripts/ptxas-report
-# refuses); the wheels of specs/gemm.ima and specs/gemm_tma.ima for bench/explore/wg32.py.
-# Then call the device with carry [".gpu"]: bash bench/explore/prepared-run.sh.
+# Builds, on the build machine, what session 34 left for the next session's first GPU call
+# (bench/explore/prepared-run.sh runs it there): gptq_gemm_wg16 in the pair order (branch
+# `pairs`; if a fresh checkout lost the branch, it is remade from
+# bench/explore/dyn/pairs.patch (sources and docs), its goldens blessed): gemm_tma_gpu's test binary, the
+# bench, every Python wheel (tests/python/test_gpu.py) and bench/explore/dyn's wheel
+# (dyn.py: s16, main's gptq_gemm_wg16 stamped, beside p16, the prototype, and gemm_tma's
+# gptq_gemm_wg16, the branch's). Then call the device with carry [".gpu"]:
+# bash bench/explore/prepared-run.sh.
 #   bench/explore/prepared-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ "$(git rev-parse --abbrev-ref HEAD)" = wg-after ] || { echo "run this on branch wg-after (git checkout wg-after)" >&2; exit 1; }
+if [ "$(git rev-parse --abbrev-ref HEAD)" != pairs ]; then
+    if git rev-parse -q --verify pairs >/dev/null; then
+        git checkout -q pairs
+    else
+        git checkout -q -b pairs
+        git apply bench/explore/dyn/pairs.patch
+        cargo build -j2 -q -p imac --bin imac
+        IMA_BLESS=1 cargo test -j2 -q --test golden --test front_doors_drift >/dev/null
+        (source scripts/cuda-env && IMA_BLESS=1 scripts/ptxas-report >/dev/null)
+        git add -A && git commit -q -m "gptq_gemm_wg16 in the pair order, from bench/explore/dyn/pairs.patch"
+    fi
+fi
 source scripts/cuda-env
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/wheels
 cp ../shared/gpu/on-device .gpu/on-device
 ws=$(pwd); echo "$ws" > .gpu/build-root; echo "" > .gpu/build-rel
+git rev-parse --short HEAD > .gpu/commit
 bin=$(cargo test --release --no-run -j2 --test gemm_tma_gpu --message-format=json 2>/dev/null | jq -r 'select(.reason=="compiler-artifact" and .executable != null) | .executable')
 cp "$bin" .gpu/bin/ && basename "$bin" > .gpu/tests.txt
 cargo build --release -j2 -q --example bench && cp target/release/examples/bench .gpu/bin/bench
-branch=$(git rev-parse --abbrev-ref HEAD)
-git stash -q -u 2>/dev/null || true
-git checkout -q main && cargo build --release -j2 -q --example bench && cp target/release/examples/bench .gpu/bin/bench_main
-git checkout -q "$branch"
-sed -i 's/^        else if (M <= 32 \&\& after) run(ImaConst<32>{}, ImaConst<1>{});$//' specs/gemm_tma.ima
-IMA_BLESS=1 cargo test -j2 -q --test golden >/dev/null
-cargo build --release -j2 -q --example bench && cp target/release/examples/bench .gpu/bin/bench_after16
-git checkout -q specs/gemm_tma.ima tests/out
-git stash pop -q 2>/dev/null || true
-cargo build --release -j2 -q --example bench
+echo bench > .gpu/bins.txt
 strip .gpu/bin/*
-printf "bench\nbench_main\nbench_after16\n" > .gpu/bins.txt
-cargo build -j2 -q -p imac --bin imac
-for nm in gemm_tma gemm; do
-    target/debug/imac compile specs/$nm.ima --python -o target/pypkg/$nm --runtime-path "$ws/runtime" >/dev/null
-    (cd target/pypkg/$nm && CARGO_TARGET_DIR=$ws/target/python CARGO_BUILD_JOBS=2 "$ws/.cache/py-venv/bin/maturin" build --release --quiet -o "$ws/.gpu/wheels")
-done
+CARGO_BUILD_JOBS=2 scripts/python-wheels >/dev/null
+target/debug/imac compile bench/explore/dyn/dyn.ima --python -o target/pypkg/dyn --runtime-path "$ws/runtime" >/dev/null
+(cd target/pypkg/dyn && CARGO_TARGET_DIR=$ws/target/python CARGO_BUILD_JOBS=2 "$ws/.cache/py-venv/bin/maturin" build --release --quiet -o "$ws/.gpu/wheels")
 du -sh .gpu

@@ -1,21 +1,18 @@
 #!/usr/bin/env bash
-# Runs, on the GPU machine, session 33's prepared call (built by
-# bench/explore/prepared-build.sh on branch wg-after): gemm_tma_gpu's tests (gptq_gemm_wg's
-# 30-row shapes with groups of 128 take the new path), gptq_gemm_wg's bench rows from main,
-# the branch and the branch at 16 rows only, alternated twice, then bench/explore/wg32.py
-# (the layer's projections at 32 rows, gptq_gemm_wg against gptq_gemm). Merge the branch
-# only if the tests pass and it is faster; without the 32-row path if that alone pays
-# (the ptxas report refuses its spill).
+# Runs, on the GPU machine, session 34's prepared call (built by
+# bench/explore/prepared-build.sh on branch pairs), most important first: dyn.py (s16,
+# main's gptq_gemm_wg16 stamped; p16, the prototype; wg16, the branch's gptq_gemm_wg16 in
+# the pair order: µs, error against torch, the blocks' ends), gemm_tma_gpu's tests,
+# tests/python/test_gpu.py, the bench's gptq_gemm_wg16 rows (release, deferred, twin).
+# Then, in a call of its own: bash .gpu/on-device sanitize gemm_tma_gpu. Merge the branch
+# only if the tests pass (memcheck too) and it is faster.
 #   bash bench/explore/prepared-run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-bash .gpu/on-device test gemm_tma_gpu 2>&1 | grep -E "test result|FAILED|panicked" | tail -5
-for i in 1 2; do
-    for b in bench_main bench bench_after16; do
-        echo "== $b"
-        bash .gpu/on-device run $b --only gptq_gemm_wg --variants release 2>&1 | grep -E "^\| gptq" | cut -d'|' -f3-6
-    done
-done
 site=$(mktemp -d)
 python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
-(cd bench/explore && PYTHONPATH=$site timeout 150 python3 -u wg32.py 2>&1 | tail -5)
+export PYTHONPATH=$site
+(cd bench/explore/dyn && ONLY16=1 timeout 150 python3 -u dyn.py 16,8192,28672 7,4104,4104 1,8192,28672 16,14336,4096 16,4096,4096 2>&1 | tail -12)
+timeout 150 bash .gpu/on-device test gemm_tma_gpu 2>&1 | grep -E "^test |test result|FAILED|panicked" | tail -20
+timeout 150 python3 tests/python/test_gpu.py 2>&1 | tail -4
+timeout 90 bash .gpu/on-device run bench --only gptq_gemm_wg16 --variants release,deferred,twin 2>&1 | grep -E "^\| gptq|DIFF|mismatch" | head -8
