@@ -1,6 +1,6 @@
 """Throwaway, session 34 (issues 21 and 22): dyn.ima's s16 (gptq_gemm_wg16, stamped), d16 and
 d16u1 (the same stages handed out by ticket; gen.py), beside gemm_tma's gptq_gemm_wg16; at
-more than 16 rows d32 beside gemm's gptq_gemm and gemm_tma's gptq_gemm_wg. CUDA graphs
+more than 16 rows d32 and p32 (p16 for 32 rows) beside gemm's gptq_gemm and gemm_tma's gptq_gemm_wg. CUDA graphs
 cycling weight sets past L2, µs a launch, twice in turn; each output against torch's f32
 product of the dequantized weight (max err / max |y|); then, from one launch of each
 stamped kernel, the blocks' spread (p16: x permuted within each 32 of K, the nibble-pair decode): each block's last consumer end after the first block's
@@ -29,6 +29,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     stamps = torch.zeros(dk.BLOCKS, 4, device=dev, dtype=torch.int64)
     part16 = torch.empty(dk.BLOCKS, 3, 2, 128, 4, device=dev, dtype=torch.float32)
+    part32 = torch.empty(dk.BLOCKS, 3, 4, 128, 4, device=dev, dtype=torch.float32)
     part64 = torch.empty(dk.BLOCKS, 3, 8, 128, 4, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
     nx = 16 if m <= 16 else 32
@@ -45,6 +46,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
     else:
         run = {
             "d32": (ws, lambda w: dk.d32(x, w, sums, counts, sched, stamps, y["d32"])),
+            "p32": (ws, lambda w: dk.p32(x, w, part32, arr, stamps, y["p32"])),
             "gptq_gemm": (gws, lambda w: gk.gptq_gemm(x, w, y["gptq_gemm"])),
             "gptq_gemm_wg": (tws, lambda w: tk.gptq_gemm_wg(x, w, part64, arr, y["gptq_gemm_wg"])),
         }
@@ -67,7 +69,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
             err = (y[nm].float() - ref).abs().max().item() / scale
             clean = sums.abs().max().item() == 0 and counts.abs().max().item() == 0 and sched.abs().max().item() == 0
             row.append(f"{nm} {t:.1f} ({err:.1e}{'' if clean else ', DIRTY'})")
-            if nm in ("s16", "p16", "d32"):
+            if nm in ("s16", "p16", "d32", "p32"):
                 st = stamps.cpu().double()
                 t0 = st[:, 0].min()
                 ends = ((st[:, 1:].max(1).values - t0) / 1e3).sort().values

@@ -14,6 +14,7 @@ and to the shared tiles' ends? Writes dyn.ima:
   d32   d16 for up to 32 rows of x (4 stages: x's 32 rows take 16 KB a stage);
   p16   s16 with x permuted in place within each 32 columns of K and the weights decoded
         in nibble pairs (i, i + 4), Marlin's decode on GPTQ's own words (p16.ima.in);
+  p32   p16 for up to 32 rows of x (4 stages), for issue 22's B = 32;
   d16w  d16 counting cycles (clock64): the producer's waits for a free stage, each consumer
         warpgroup's waits for a full one and its stage bodies.
     python3 gen.py"""
@@ -232,7 +233,12 @@ kernels.append(k)
 # 8-byte read for two steps. Warp 1 delegates all three consumer warpgroups' counts.
 ILV_STAGE = open("pace_gen.py").read().split("ILV = r'''")[1].split("'''")[0]
 with open("p16.ima.in") as f:
-    kernels.append(f.read().replace("NOW", NOW).replace("STAGE", ILV_STAGE))
+    P = f.read().replace("NOW", NOW).replace("STAGE", ILV_STAGE.replace("ImaWgAcc<16>", "ImaWgAcc<@NX@>"))
+for name, nx, st in [("p16", 16, 5), ("p32", 32, 4)]:
+    k = P.replace("KNAME", name)
+    for tok, v in [("@NX@", nx), ("@ST@", st), ("@J@", nx // 8)]:
+        k = k.replace(tok, str(v))
+    kernels.append(k)
 with open("dyn.ima", "w") as f:
     f.write("/// Throwaway: gptq_gemm_wg16 stamped, and handed out by ticket (bench/explore/dyn/gen.py).\n")
     f.write(head[head.index("\n") + 1:])
