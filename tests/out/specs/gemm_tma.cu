@@ -8205,8 +8205,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
 // where gptq_gemm_wg's 64-row boxes fill 48 rows with zeros), and the weights decoded to
 // q - z alone (`tma_wg_frag_unscaled`): each half stage (128 rows of K, one group) goes to
 // accumulators of its own, whose sums take the group's scale once, in f32 (ImaWgAcc's
-// `fma_rows`). With NY = N / 2 the gate/up projection with SiluAndMul fused. Compute
-// capability 9.0 only; N a multiple of 32.
+// `fma_rows`). The words decode in nibble pairs (`tma_wg_pairs_unscaled`) against x's tile
+// in the pair order, which two warps of the producer warpgroup put each stage in
+// (`ima_wg_pairs_order`): GPTQ's own words, a fifth fewer instructions a stage. With
+// NY = N / 2 the gate/up projection with SiluAndMul fused. Compute capability 9.0 only;
+// N a multiple of 32.
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -9495,7 +9498,7 @@ __device__ __forceinline__ void body(
     const I NY,
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs) {
-#line 581 "specs/gemm_tma.ima"
+#line 584 "specs/gemm_tma.ima"
 
         // Units of (16 rows of x, 192 columns of W, 256 rows of K), columns then K.
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
@@ -9619,7 +9622,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<16>{};
         });
     
-#line 9623 "gemm_tma.cu"
+#line 9626 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1291,10 +1291,13 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
 /// where gptq_gemm_wg's 64-row boxes fill 48 rows with zeros), and the weights decoded to
 /// q - z alone (`tma_wg_frag_unscaled`): each half stage (128 rows of K, one group) goes to
 /// accumulators of its own, whose sums take the group's scale once, in f32 (ImaWgAcc's
-/// `fma_rows`). With NY = N / 2 the gate/up projection with SiluAndMul fused. Compute
-/// capability 9.0 only; N a multiple of 32.
+/// `fma_rows`). The words decode in nibble pairs (`tma_wg_pairs_unscaled`) against x's tile
+/// in the pair order, which two warps of the producer warpgroup put each stage in
+/// (`ima_wg_pairs_order`): GPTQ's own words, a fifth fewer instructions a stage. With
+/// NY = N / 2 the gate/up projection with SiluAndMul fused. Compute capability 9.0 only;
+/// N a multiple of 32.
 ///
-/// Declared at `specs/gemm_tma.ima:564`.
+/// Declared at `specs/gemm_tma.ima:567`.
 pub struct GptqGemmWg16 {
     kernel: ima::Kernel,
 }
@@ -1373,7 +1376,7 @@ pub struct GptqGemmWg16Args<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::W
 pub static GPTQ_GEMM_WG16: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_wg16",
     signature: "gptq_gemm_wg16(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,2,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:564",
+    location: "specs/gemm_tma.ima:567",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
