@@ -6,7 +6,7 @@
 # bench, every Python wheel (tests/python/test_gpu.py) and bench/explore/dyn's wheel
 # (dyn.py: s16, main's gptq_gemm_wg16 stamped, beside p16, the prototype, and gemm_tma's
 # gptq_gemm_wg16, the branch's). Then call the device with carry [".gpu"]:
-# bash bench/explore/prepared-run.sh.
+# bash bench/explore/prepared-run.sh 1, then 2 (and sanitize, its header says).
 #   bench/explore/prepared-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
