@@ -1,11 +1,13 @@
-"""Throwaway, session 34 (issues 21 and 22): dyn.ima's s16 (gptq_gemm_wg16, stamped), d16 and
-d16u1 (the same stages handed out by ticket; gen.py), beside gemm_tma's gptq_gemm_wg16; at
-more than 16 rows d32 and p32 (p16 for 32 rows) beside gemm's gptq_gemm and gemm_tma's gptq_gemm_wg. CUDA graphs
-cycling weight sets past L2, µs a launch, twice in turn; each output against torch's f32
-product of the dequantized weight (max err / max |y|); then, from one launch of each
-stamped kernel, the blocks' spread (p16: x permuted within each 32 of K, the nibble-pair decode): each block's last consumer end after the first block's
-start (min / median / max µs) and the latest block start; DIRTY when the ticket kernels'
-workspaces do not come back zero.
+"""Throwaway, session 34 (issues 21 and 22): at up to 16 rows dyn.ima's s16 (gptq_gemm_wg16 as
+main has it, stamped) and p16 (x in the pair order, the nibble-pair decode; gen.py) beside
+gemm_tma's gptq_gemm_wg16; at more than 16 rows d32 (tickets) and p32 (p16 for 32 rows)
+beside gemm's gptq_gemm and gemm_tma's gptq_gemm_wg. (The first call, at 64ca1a3, ran the
+ticket kernels d16 and d16u1 in p16's place.) CUDA graphs cycling weight sets past L2, µs a
+launch, twice in turn; each output against torch's f32 product of the dequantized weight
+(max err / max |y|); then, from one launch of each stamped kernel, the blocks' spread: each
+block's last consumer end after the first block's start (min / median / max µs) and the
+latest block start; DIRTY when the ticket kernels' workspaces do not come back zero.
+ONLY16=1 skips the shapes of more than 16 rows.
     python3 -u dyn.py [M,K,N ...]"""
 import os
 import sys
@@ -22,6 +24,8 @@ dev = "cuda"
 for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), (16, 4096, 6144),
                        (16, 4096, 4096), (1, 8192, 28672), (32, 4096, 28672), (32, 14336, 4096),
                        (32, 4096, 6144), (32, 4096, 4096), (30, 8192, 28672), (7, 4104, 4104), (16, 4104, 28672)]):
+    if os.environ.get("ONLY16") and m > 16:
+        continue
     ws = [gptq_weight(dk.QuantWeight, k, n) for _ in range(weight_sets(k, n))]
     # The same tensors as each package's own QuantWeight.
     tws = [tk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=128) for w in ws]
@@ -54,8 +58,6 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
         y[nm] = torch.empty(m, n, device=dev, dtype=torch.float16)
     ref = gptq_reference(x, ws[0], k, n)
     scale = ref.abs().max().item()
-    if os.environ.get("ONLY16") and m > 16:
-        continue
     row, spread = [], []
     for rnd in range(2):
         for nm, (wsets, f) in run.items():
