@@ -24,9 +24,10 @@ def weight_sets(k, n):
 def gptq_weight(quant_weight, k, n, group=128):
     """Random GPTQ words, zeros and scales of a K x N weight, as `quant_weight` (any
     package's `QuantWeight` class) makes them."""
-    qweight = torch.randint(-2**31, 2**31 - 1, (k // 8, n), device=dev, dtype=torch.int32)
-    qzeros = torch.randint(-2**31, 2**31 - 1, (k // group, n // 8), device=dev, dtype=torch.int32)
-    scales = (torch.rand(k // group, n, device=dev) * 0.01).half()
+    qweight = torch.randint(-2**31, 2**31 - 1, (-(-k // 8), n), device=dev, dtype=torch.int32)
+    groups = -(-k // group)  # a last group of fewer rows has its own zeros and scales
+    qzeros = torch.randint(-2**31, 2**31 - 1, (groups, n // 8), device=dev, dtype=torch.int32)
+    scales = (torch.rand(groups, n, device=dev) * 0.01).half()
     return quant_weight("gptq", qweight=qweight, qzeros=qzeros, scales=scales, group_size=group)
 
 
