@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 if ls .gpu/wheels/decode_kernels-*.whl >/dev/null 2>&1; then
     site=${TMPDIR:-/tmp}/decode-layer-site
     rm -rf "$site"
-    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/decode_kernels-*.whl .gpu/wheels/paged_kernels-*.whl .gpu/wheels/gemm_kernels-*.whl .gpu/wheels/quant_kernels-*.whl
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/decode_kernels-*.whl .gpu/wheels/paged_kernels-*.whl .gpu/wheels/gemm_kernels-*.whl .gpu/wheels/quant_kernels-*.whl .gpu/wheels/gemm_tma_kernels-*.whl
     export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
 fi
 tmp=${TMPDIR:-/tmp}/decode-layer

@@ -45,7 +45,7 @@
 //! Cases: gptq_dequant, gptq_dequant_ragged, awq_dequant, awq_dequant_ragged, gptq_gemv,
 //! attn_scores, attn_scores_tiled, rms_norm, rope, embedding, reshape_and_cache,
 //! paged_attn, attn_scores_mma, gemm, gemm_tma, attn_scores_tma, gptq_gemm_tma,
-//! gptq_gemm_wg and gptq_gemm_wg16 (compute capability 9.0), gptq_gemm. embedding,
+//! gptq_gemm_wg, gptq_gemm_wg16 and gptq_gemm_wg32 (compute capability 9.0), gptq_gemm. embedding,
 //! reshape_and_cache and
 //! paged_attn take indices from tensors (specs/index.ima, specs/paged.ima):
 //! their release variant checks every id, slot, block id or length it reads too, their
@@ -132,7 +132,8 @@ stubs!(
     AttnScoresTmaF32,
     GptqGemmTma,
     GptqGemmWg,
-    GptqGemmWg16
+    GptqGemmWg16,
+    GptqGemmWg32
 );
 
 /// Twins kept in files of their own, each compiled as a module: (file name, source).
@@ -191,6 +192,7 @@ const CASES: &[&str] = &[
     "gptq_gemm_tma",
     "gptq_gemm_wg",
     "gptq_gemm_wg16",
+    "gptq_gemm_wg32",
 ];
 
 impl Opts {
@@ -2176,6 +2178,43 @@ fn gptq_gemm_wg16(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::K
     )
 }
 
+/// gptq_gemm_wg32 (gptq_gemm_wg16's body for up to 32 rows of x: 4 stages of x's 32 rows)
+/// at M = 24 and 32, on one workspace (each launch leaves its counters zero); no twin.
+fn gptq_gemm_wg32(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
+    let stream = b.stream.clone();
+    // The blocks' slots, part [BLOCKS, 3, 4, 128, 4] f32, and arrivals [1, ceil(N / 64)]
+    // i32, zero, as each launch leaves them.
+    let workspace = std::cell::RefCell::new(None::<(Tensor<f32>, Tensor<i32>)>);
+    w4a16_tma_case(
+        b,
+        stubs,
+        mma,
+        "gptq_gemm_wg32",
+        &[24, 32],
+        &|ks, x, w, y| {
+            if workspace.borrow().is_none() {
+                *workspace.borrow_mut() = Some((
+                    Tensor::zeros(&stream, &[gemm_tma::BLOCKS as usize, 3, 4, 128, 4])?,
+                    Tensor::zeros(&stream, &[1, w.n().div_ceil(64)])?,
+                ));
+            }
+            let mut slot = workspace.borrow_mut();
+            let (part, arrivals) = slot.as_mut().expect("allocated above");
+            done(ks.gptq_gemm_wg32.launch(
+                &stream,
+                gemm_tma::GptqGemmWg32Args {
+                    x,
+                    w,
+                    part,
+                    arrivals,
+                    y,
+                },
+            )?)
+        },
+        None,
+    )
+}
+
 fn rms_norm(b: &mut Bench, stubs: &Stubs<rmsnorm::Kernels>) -> Res<()> {
     let (n, d) = (16384, 8192);
     let eps = 1e-6f32;
@@ -2996,7 +3035,8 @@ fn main() -> Res<()> {
             attn_scores_tma_f32,
             gptq_gemm_tma,
             gptq_gemm_wg,
-            gptq_gemm_wg16
+            gptq_gemm_wg16,
+            gptq_gemm_wg32
         );
         case!("gemm_tma", gemm_tma(&mut b, &stubs));
         let mma = gemm::Kernels::load(&ctx)?;
@@ -3004,6 +3044,7 @@ fn main() -> Res<()> {
         case!("gptq_gemm_tma", gptq_gemm_tma(&mut b, &stubs, &mma));
         case!("gptq_gemm_wg", gptq_gemm_wg(&mut b, &stubs, &mma));
         case!("gptq_gemm_wg16", gptq_gemm_wg16(&mut b, &stubs, &mma));
+        case!("gptq_gemm_wg32", gptq_gemm_wg32(&mut b, &stubs, &mma));
     }
     if b.opts.wants("graph_replay") {
         let (there, back) = (rmsnorm::Kernels::load(&ctx)?, rmsnorm::Kernels::load(&ctx)?);

@@ -231,11 +231,13 @@ fn gptq_gemm_tma_refuses_groups_it_cannot_tile_and_zeros_it_cannot_map() {
 }
 
 /// Which of the warpgroup W4A16 kernels a workspace is for: gptq_gemm_wg (up to 128 rows
-/// of x, accumulator tiles of 64 rows) or gptq_gemm_wg16 (up to 16, tiles of 16).
+/// of x, accumulator tiles of 64 rows), gptq_gemm_wg16 (up to 16, tiles of 16) or
+/// gptq_gemm_wg32 (up to 32, tiles of 32).
 #[derive(Clone, Copy, Debug)]
 enum Wg {
     Rows64,
     Rows16,
+    Rows32,
 }
 
 impl Wg {
@@ -244,6 +246,7 @@ impl Wg {
         let tiles = match self {
             Wg::Rows64 => 8,
             Wg::Rows16 => 2,
+            Wg::Rows32 => 4,
         };
         [gemm::BLOCKS as usize, 3, tiles, 128, 4]
     }
@@ -291,6 +294,16 @@ impl WgWorkspace {
             Wg::Rows16 => kernels.gptq_gemm_wg16.launch(
                 stream,
                 gemm::GptqGemmWg16Args {
+                    x,
+                    w,
+                    part,
+                    arrivals,
+                    y,
+                },
+            ),
+            Wg::Rows32 => kernels.gptq_gemm_wg32.launch(
+                stream,
+                gemm::GptqGemmWg32Args {
                     x,
                     w,
                     part,
@@ -425,89 +438,105 @@ fn gptq_gemm_wg_ends_on_dirty_counters_and_is_right_once_they_are_zeroed() {
     );
 }
 
-/// (M, K, N, G) for gptq_gemm_wg16 (units of 192 columns by 256 rows of K over 132 blocks,
-/// groups of 128 or 256): one row, W's second and third 64 columns wholly past N; 16 rows
-/// with K no multiple of a unit or of G and the second 64 columns partly past N; 5 rows
-/// over 68 units, fewer than the blocks, so that each tile is the sum of two blocks' parts,
-/// with groups of 256; 9 rows over 368 units, most tiles split between two blocks; a K of
-/// one group.
-const GPTQ_WG16_SHAPES: [(usize, usize, usize, usize); 5] = [
-    (1, 256, 64, 128),
-    (16, 1000, 96, 128),
-    (5, 4096, 1024, 256),
-    (9, 4096, 4352, 128),
-    (3, 128, 32, 128),
-];
+/// (M, K, N, G) for gptq_gemm_wg16 and gptq_gemm_wg32 (units of 192 columns by 256 rows
+/// of K over 132 blocks, groups of 128 or 256), each kernel's largest rows as `rows`: one
+/// row, W's second and third 64 columns wholly past N; `rows` rows with K no multiple of a
+/// unit or of G and the second 64 columns partly past N; 5 rows over 68 units, fewer than
+/// the blocks, so that each tile is the sum of two blocks' parts, with groups of 256;
+/// rows - 7 (9 and 25) over 368 units, most tiles split between two blocks; a K of one
+/// group.
+fn gptq_wg_small_shapes(rows: usize) -> [(usize, usize, usize, usize); 5] {
+    [
+        (1, 256, 64, 128),
+        (rows, 1000, 96, 128),
+        (5, 4096, 1024, 256),
+        (rows - 7, 4096, 4352, 128),
+        (3, 128, 32, 128),
+    ]
+}
+
+/// gptq_gemm_wg16 and gptq_gemm_wg32, each with its largest rows: 16 and 32.
+const WG_SMALL: [(Wg, usize); 2] = [(Wg::Rows16, 16), (Wg::Rows32, 32)];
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn gptq_gemm_wg16_matches_f64_reference_on_ragged_shapes_and_leaves_its_counters_zero() {
+fn gptq_gemm_wg16_and_wg32_match_f64_reference_on_ragged_shapes_and_leave_their_counters_zero() {
     let (_ctx, stream, kernels) = setup();
-    for checked in [false, true] {
-        kernels.set_checked(checked);
-        w4a16_matches(
-            &stream,
-            &format!("gptq_gemm_wg16 checked={checked}"),
-            &GPTQ_WG16_SHAPES,
-            &|x, w, y| {
-                WgWorkspace::new(&stream, Wg::Rows16, x.shape()[0], w.n())
-                    .launch(&stream, &kernels, x, w, y)
-            },
-        );
+    for (kernel, rows) in WG_SMALL {
+        for checked in [false, true] {
+            kernels.set_checked(checked);
+            w4a16_matches(
+                &stream,
+                &format!("{kernel:?} checked={checked}"),
+                &gptq_wg_small_shapes(rows),
+                &|x, w, y| {
+                    WgWorkspace::new(&stream, kernel, x.shape()[0], w.n())
+                        .launch(&stream, &kernels, x, w, y)
+                },
+            );
+        }
     }
 }
 
-/// gptq_gemm_wg16 with y half as wide as W (SiluAndMul fused): one row; tiles split
-/// between blocks; groups of 256.
+/// gptq_gemm_wg16 and gptq_gemm_wg32 with y half as wide as W (SiluAndMul fused): one row;
+/// tiles split between blocks; groups of 256 at the kernel's largest rows.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn gptq_gemm_wg16_fuses_silu_and_mul_when_y_is_half_as_wide() {
+fn gptq_gemm_wg16_and_wg32_fuse_silu_and_mul_when_y_is_half_as_wide() {
     let (_ctx, stream, kernels) = setup();
-    for checked in [false, true] {
-        kernels.set_checked(checked);
-        w4a16_fused_matches(
-            &stream,
-            &format!("gptq_gemm_wg16 checked={checked}"),
-            &[
-                (1, 256, 64, 128),
-                (9, 4096, 4352, 128),
-                (16, 2048, 1024, 256),
-            ],
-            gemm::GATE_UP_UNIT as usize,
-            &MMA_FUSED,
-            &|x, w, y| {
-                WgWorkspace::new(&stream, Wg::Rows16, x.shape()[0], w.n())
-                    .launch(&stream, &kernels, x, w, y)
-            },
-        );
+    for (kernel, rows) in WG_SMALL {
+        for checked in [false, true] {
+            kernels.set_checked(checked);
+            w4a16_fused_matches(
+                &stream,
+                &format!("{kernel:?} checked={checked}"),
+                &[
+                    (1, 256, 64, 128),
+                    (rows - 7, 4096, 4352, 128),
+                    (rows, 2048, 1024, 256),
+                ],
+                gemm::GATE_UP_UNIT as usize,
+                &MMA_FUSED,
+                &|x, w, y| {
+                    WgWorkspace::new(&stream, kernel, x.shape()[0], w.n())
+                        .launch(&stream, &kernels, x, w, y)
+                },
+            );
+        }
     }
 }
 
-/// gptq_gemm_wg16 takes the group's scale after the MMA, once a half stage, so it refuses
-/// groups under 128 rows, and more than 16 rows of x, before the launch, naming the
-/// constraint.
+/// gptq_gemm_wg16 and gptq_gemm_wg32 take the group's scale after the MMA, once a half
+/// stage, so they refuse groups under 128 rows, and more rows of x than they hold, before
+/// the launch, naming the constraint.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn gptq_gemm_wg16_refuses_small_groups_and_more_than_16_rows() {
+fn gptq_gemm_wg16_and_wg32_refuse_small_groups_and_more_rows_than_they_hold() {
     let (_ctx, stream, kernels) = setup();
     let (k, n) = (512, 64);
-    for (m, g, broken) in [(16, 64, "G >= 128"), (17, 128, "M <= 16")] {
+    let cases = [
+        (Wg::Rows16, 16, 64, "G >= 128"),
+        (Wg::Rows16, 17, 128, "M <= 16"),
+        (Wg::Rows32, 32, 64, "G >= 128"),
+        (Wg::Rows32, 33, 128, "M <= 32"),
+    ];
+    for (kernel, m, g, broken) in cases {
         let x = Tensor::from_host(&stream, &f16s(m * k, 3), &[m, k]).unwrap();
         let weights: Vec<f32> = lcg(5).take(k * n).collect();
         let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
         let w = QuantTensor::upload(&stream, &host).unwrap();
         let mut y = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
-        let err = WgWorkspace::new(&stream, Wg::Rows16, m, n)
+        let err = WgWorkspace::new(&stream, kernel, m, n)
             .launch(&stream, &kernels, &x, &w, &mut y)
             .unwrap_err();
         let Error::Launch(e) = &err else {
-            panic!("M = {m}, G = {g}: {err}")
+            panic!("{kernel:?}, M = {m}, G = {g}: {err}")
         };
         assert!(
             e.violations
                 .iter()
                 .any(|v| matches!(v, Violation::Constraint { text, .. } if *text == broken)),
-            "M = {m}, G = {g}: {err}"
+            "{kernel:?}, M = {m}, G = {g}: {err}"
         );
     }
 }

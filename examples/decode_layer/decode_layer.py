@@ -1,6 +1,7 @@
 """The decoder layer of examples/decode_layer from Python: the same eight kernels, through
-the Python packages `imac compile --python` writes for specs/decode.ima, paged.ima and
-gemm.ima (scripts/python-wheels builds them), on torch tensors. Each call is checked
+the Python packages `imac compile --python` writes for specs/decode.ima, quant.ima,
+paged.ima, gemm.ima and, on a device of compute capability 9.0, gemm_tma.ima
+(scripts/python-wheels builds them), on torch tensors. Each call is checked
 against its spec by the same checker as the Rust stubs, on torch's current stream, so
 the step can be captured with `torch.cuda.graph` like any torch code.
 
@@ -24,11 +25,27 @@ import quant_kernels as qk
 
 PROJECTIONS = ("qkv", "o", "gate_up", "down")
 
+# The weights' elements (K N) from which gptq_gemm_wg32 takes a projection of 17 to 32 rows
+# (examples/decode_layer/layer.rs's WARPGROUP_MIN_WEIGHTS, which says why).
+WARPGROUP_MIN_WEIGHTS = 1 << 25
+
 
 @functools.lru_cache(maxsize=None)
 def sm_count(device):
     """The device's SMs (read once: the projections ask at every call)."""
     return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+@functools.lru_cache(maxsize=None)
+def warpgroup_kernels(device):
+    """gemm_tma.ima's package on a device of compute capability 9.0, the only one its
+    module loads on; else None."""
+    if torch.cuda.get_device_capability(device) != (9, 0):
+        return None
+    import gemm_tma_kernels
+
+    assert gemm_tma_kernels.GATE_UP_UNIT == dk.GATE_UP_UNIT
+    return gemm_tma_kernels
 
 
 class DecodeLayer:
@@ -49,8 +66,9 @@ class DecodeLayer:
             )
             for n in PROJECTIONS
         }
-        # Each projection's columns (qweight's).
-        self.cols = {n: weights[n + ".qweight"].shape[1] for n in PROJECTIONS}
+        # Each projection's rows and columns (K, N: the weights').
+        self.shape = {n: (8 * weights[n + ".qweight"].shape[0], weights[n + ".qweight"].shape[1])
+                      for n in PROJECTIONS}
         self.norm1, self.norm2, self.cos_sin = weights["norm1"], weights["norm2"], weights["cos_sin"]
         self.scratch = {}
 
@@ -63,6 +81,7 @@ class DecodeLayer:
             heads, hd = c["heads"], c["head_dim"]
             f16 = dict(dtype=torch.float16, device=device)
             parts = math.ceil(pages * c["block_size"] / pk.PART)
+            tk = warpgroup_kernels(device)
             self.scratch[key] = dict(
                 normed=torch.empty(b, c["hidden"], **f16),
                 qkv=torch.empty(b, self.w["qkv"].n, **f16),
@@ -73,17 +92,31 @@ class DecodeLayer:
                 attn=torch.empty(b, heads, hd, **f16),
                 o=torch.empty(b, c["hidden"], **f16),
                 act=torch.empty(b, c["intermediate"], **f16),
+                # gptq_gemm_wg32's slots (scratch, shared by its launches) and each
+                # projection's counters (zero, and left zero by each launch).
+                wg_part=None if tk is None else torch.empty(
+                    tk.BLOCKS, 3, 4, 128, 4, dtype=torch.float32, device=device),
+                wg_arrivals={
+                    n: torch.zeros((b + 63) // 64, (self.shape[n][1] + 63) // 64,
+                                   dtype=torch.int32, device=device)
+                    for n in PROJECTIONS
+                },
             )
         return self.scratch[key]
 
-    def _project(self, name, x, y):
+    def _project(self, name, x, y, s):
         # One row of x takes a GEMV: quant's gptq_gemv (blocks of 128 columns) when it has a
         # block for every SM, gptq_gemv_narrow (16 columns) otherwise; more rows take
-        # gptq_gemm (as examples/decode_layer/layer.rs's `Projection`).
-        w = self.w[name]
-        if x.shape[0] > 1:
+        # gptq_gemm_wg32 for 17 to 32 rows of the larger weights where it loads, else gptq_gemm
+        # (as examples/decode_layer/layer.rs's `projection_of`). s: the workspaces.
+        w, (k, n) = self.w[name], self.shape[name]
+        rows = x.shape[0]
+        tk = warpgroup_kernels(x.device)
+        if tk is not None and 17 <= rows <= 32 and k * n >= WARPGROUP_MIN_WEIGHTS:
+            tk.gptq_gemm_wg32(x, w, s["wg_part"], s["wg_arrivals"][name], y)
+        elif rows > 1:
             gk.gptq_gemm(x, w, y)
-        elif -(-self.cols[name] // 128) >= sm_count(x.device):
+        elif -(-n // 128) >= sm_count(x.device):
             qk.gptq_gemv(x, w, y)
         else:
             dk.gptq_gemv_narrow(x, w, y)
@@ -96,16 +129,16 @@ class DecodeLayer:
         s = self._workspace(b, block_tables.shape[1], hidden.device)
         out = torch.empty_like(hidden)
         dk.add_rms_norm(hidden, residual, self.norm1, s["normed"], c["eps"])
-        self._project("qkv", s["normed"], s["qkv"])
+        self._project("qkv", s["normed"], s["qkv"], s)
         dk.rope_cache(s["qkv"], positions, self.cos_sin, slot_mapping, s["q"], k_cache, v_cache)
         pk.paged_attn(
             s["q"], k_cache, v_cache, block_tables, seq_lens,
             s["part_o"], s["part_lse"], s["arrivals"], s["attn"], 1.0 / math.sqrt(c["head_dim"]),
         )
-        self._project("o", s["attn"].view(b, -1), s["o"])
+        self._project("o", s["attn"].view(b, -1), s["o"], s)
         dk.add_rms_norm(s["o"], residual, self.norm2, s["normed"], c["eps"])
         # y half as wide as the weights: the kernel fuses SiluAndMul (gate's and up's columns
         # interleaved in units of dk.GATE_UP_UNIT).
-        self._project("gate_up", s["normed"], s["act"])
-        self._project("down", s["act"], out)
+        self._project("gate_up", s["normed"], s["act"], s)
+        self._project("down", s["act"], out, s)
         return out, residual

@@ -31,6 +31,11 @@ pub mod paged {}
 #[ima_kernel("specs/gemm.ima")]
 pub mod gemm {}
 
+/// The W4A16 GEMM on Hopper's warpgroup MMA for up to 32 rows, for the larger projections
+/// of 17 to 32 rows (compute capability 9.0 only).
+#[ima_kernel("specs/gemm_tma.ima")]
+pub mod gemm_tma {}
+
 /// A Llama 3 8B layer's shapes.
 #[derive(Debug, Clone, Copy)]
 pub struct Config {
@@ -322,6 +327,11 @@ pub struct State {
     pub act: Tensor<f16>,
     /// The layer's output, `[B, hidden]` (the MLP's; the residual stream is `residual`).
     pub out: Tensor<f16>,
+    /// gptq_gemm_wg32's workspace: the blocks' slots for the tiles they share (scratch,
+    /// shared by its launches, which run one after another) and, for each projection in
+    /// [`Config::projections`] order, its counters (zero, and left zero by each launch).
+    pub wg_part: Tensor<f32>,
+    pub wg_arrivals: [Tensor<i32>; 4],
 }
 
 /// The gate/up projection's weights hold gate's columns and up's interleaved in units of
@@ -331,6 +341,7 @@ pub struct State {
 pub const GATE_UP_UNIT: usize = decode::GATE_UP_UNIT as usize;
 const _: () = assert!(decode::GATE_UP_UNIT == gemm::GATE_UP_UNIT);
 const _: () = assert!(decode::GATE_UP_UNIT == quant::GATE_UP_UNIT);
+const _: () = assert!(decode::GATE_UP_UNIT == gemm_tma::GATE_UP_UNIT);
 
 /// Tokens of a run, the unit of paged_attn's partitions and its workspace: specs/paged.ima's
 /// `PART`.
@@ -342,6 +353,9 @@ impl State {
         let cache = [h.blocks, c.block_size, c.kv_heads, c.head_dim];
         let parts = (h.pages_per_seq * c.block_size).div_ceil(PART);
         let nan = |shape: &[usize]| Tensor::full(stream, f16::NAN, shape);
+        let [qkv_counts, o_counts, gate_up_counts, down_counts] = c
+            .projections()
+            .map(|(_, _, n)| Tensor::zeros(stream, &[b.div_ceil(64), n.div_ceil(64)]));
         Ok(State {
             b,
             hidden: Tensor::from_host(stream, &h.hidden, &[b, c.hidden])?,
@@ -362,6 +376,8 @@ impl State {
             o: nan(&[b, c.hidden])?,
             act: nan(&[b, c.intermediate])?,
             out: nan(&[b, c.hidden])?,
+            wg_part: Tensor::full(stream, f32::NAN, &[gemm_tma::BLOCKS as usize, 3, 4, 128, 4])?,
+            wg_arrivals: [qkv_counts?, o_counts?, gate_up_counts?, down_counts?],
         })
     }
 }
@@ -372,51 +388,68 @@ pub struct Kernels {
     pub quant: quant::Kernels,
     pub paged: paged::Kernels,
     pub gemm: gemm::Kernels,
-    /// The device's SMs, for `Projection::of`.
+    /// On a device of compute capability 9.0 (the only one its module loads on).
+    pub gemm_tma: Option<gemm_tma::Kernels>,
+    /// The device's SMs, for `projection_of`.
     sms: usize,
 }
 
-/// The W4A16 kernel of a projection: a GEMV for one row of x, the tensor-core `gptq_gemm`
-/// for more (the GEMVs' paths for 2 to 8 rows read the weights once for each 4 rows, and
+/// The W4A16 kernel of a projection: a GEMV for one row of x, a tensor-core GEMM for
+/// more (the GEMVs' paths for 2 to 8 rows read the weights once for each 4 rows, and
 /// from 2 rows on gptq_gemm was 1.3 to 5 times faster on the layer's shapes:
 /// bench/RESULTS.md, "The W4A16 kernels by rows of x"). Of the GEMVs, 128-column blocks
 /// (quant's `gptq_gemv`) when they number at least the device's SMs, one each (the
 /// gate/up projection: 224 blocks on an H200's 132 SMs, 20.0 us against 22.5 for
 /// 16-column blocks), else 16-column ones (`gptq_gemv_narrow`: QKV, O and down, whose
-/// 32 to 48 blocks of 128 columns would leave most SMs idle).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Projection {
+/// 32 to 48 blocks of 128 columns would leave most SMs idle). Of the GEMMs, gemm_tma's
+/// `gptq_gemm_wg32` for 17 to 32 rows of weights of at least [`WARPGROUP_MIN_WEIGHTS`]
+/// where it loads, else gemm's `gptq_gemm`.
+#[derive(Clone, Copy)]
+enum Projection<'k> {
     Narrow,
     Wide,
     Gemm,
+    Warpgroup(&'k gemm_tma::Kernels),
 }
 
-impl Projection {
-    /// The kernel for `rows` rows of x and `n` columns of the weights on `sms` SMs.
-    fn of(rows: usize, n: usize, sms: usize) -> Projection {
-        if rows > 1 {
-            Projection::Gemm
-        } else if n.div_ceil(128) >= sms {
-            Projection::Wide
-        } else {
-            Projection::Narrow
-        }
-    }
-}
+/// The weights' elements (K N) from which gptq_gemm_wg32 takes a projection of 17 to 32
+/// rows: at 32 rows its body (bench/explore/dyn's p32) was faster than gptq_gemm on
+/// gate/up (4096 x 28672, unfused: 31.0 against 39.6 us) and down (14336 x 4096: 20.5
+/// against 24.6), and slower on QKV (4096 x 6144: 13.5 against 12.8) and O (4096 x 4096:
+/// 12.0 against 9.5), whose runs of 2 to 4 stages a block leave its pipeline's fill unpaid
+/// (bench/RESULTS.md, "The pair order at 32 rows").
+pub const WARPGROUP_MIN_WEIGHTS: usize = 1 << 25;
 
 impl Kernels {
     pub fn load(ctx: &Arc<ima::cudarc::driver::CudaContext>) -> Result<Kernels, Error> {
+        let attribute = |a, what: &str| {
+            ctx.attribute(a).map_err(|source| Error::Driver {
+                what: format!("reading the device's {what}"),
+                source,
+            })
+        };
+        let major = attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            "compute capability",
+        )?;
+        let minor = attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+            "compute capability",
+        )?;
         Ok(Kernels {
             decode: decode::Kernels::load(ctx)?,
             quant: quant::Kernels::load(ctx)?,
             paged: paged::Kernels::load(ctx)?,
             gemm: gemm::Kernels::load(ctx)?,
-            sms: ctx
-                .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-                .map_err(|source| Error::Driver {
-                    what: "reading the device's SM count".into(),
-                    source,
-                })? as usize,
+            gemm_tma: if (major, minor) == (9, 0) {
+                Some(gemm_tma::Kernels::load(ctx)?)
+            } else {
+                None
+            },
+            sms: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                "SM count",
+            )? as usize,
         })
     }
 
@@ -427,28 +460,48 @@ impl Kernels {
         }
     }
 
-    /// The kernels the layer launches.
-    pub fn all(&self) -> [&Kernel; 6] {
-        [
+    /// The kernels the layer may launch.
+    pub fn all(&self) -> Vec<&Kernel> {
+        let mut all = vec![
             self.decode.add_rms_norm.kernel(),
             self.decode.rope_cache.kernel(),
             self.paged.paged_attn.kernel(),
             self.decode.gptq_gemv_narrow.kernel(),
             self.quant.gptq_gemv.kernel(),
             self.gemm.gptq_gemm.kernel(),
-        ]
+        ];
+        all.extend(self.gemm_tma.as_ref().map(|t| t.gptq_gemm_wg32.kernel()));
+        all
     }
 
-    /// The W4A16 kernel for `rows` rows of x and `n` columns of the weights.
-    fn projection(&self, rows: usize, n: usize) -> &Kernel {
-        match Projection::of(rows, n, self.sms) {
-            Projection::Narrow => self.decode.gptq_gemv_narrow.kernel(),
-            Projection::Wide => self.quant.gptq_gemv.kernel(),
-            Projection::Gemm => self.gemm.gptq_gemm.kernel(),
+    /// The projection's kernel for `rows` rows of x and weights of `k` x `n`.
+    fn projection_of(&self, rows: usize, k: usize, n: usize) -> Projection<'_> {
+        if rows > 1 {
+            match &self.gemm_tma {
+                Some(t) if (17..=32).contains(&rows) && k * n >= WARPGROUP_MIN_WEIGHTS => {
+                    Projection::Warpgroup(t)
+                }
+                _ => Projection::Gemm,
+            }
+        } else if n.div_ceil(128) >= self.sms {
+            Projection::Wide
+        } else {
+            Projection::Narrow
         }
     }
 
-    /// y = x · w through the kernel for x's rows and w's columns.
+    /// The W4A16 kernel `p` names.
+    fn kernel_of<'k>(&'k self, p: Projection<'k>) -> &'k Kernel {
+        match p {
+            Projection::Narrow => self.decode.gptq_gemv_narrow.kernel(),
+            Projection::Wide => self.quant.gptq_gemv.kernel(),
+            Projection::Gemm => self.gemm.gptq_gemm.kernel(),
+            Projection::Warpgroup(t) => t.gptq_gemm_wg32.kernel(),
+        }
+    }
+
+    /// y = x · w through the kernel for x's rows and w's weights; gptq_gemm_wg32's
+    /// workspace is `(part, arrivals)`, the state's slots and the projection's counters.
     fn project(
         &self,
         stream: &Arc<CudaStream>,
@@ -456,8 +509,9 @@ impl Kernels {
         w: &QuantTensor<f16>,
         y: &mut impl ima::WriteTensor<f16>,
         rows: usize,
+        (part, arrivals): (&mut Tensor<f32>, &mut Tensor<i32>),
     ) -> Result<(), Error> {
-        match Projection::of(rows, w.n(), self.sms) {
+        match self.projection_of(rows, w.k(), w.n()) {
             Projection::Narrow => self
                 .decode
                 .gptq_gemv_narrow
@@ -470,6 +524,16 @@ impl Kernels {
                 .gemm
                 .gptq_gemm
                 .launch(stream, gemm::GptqGemmArgs { x, w, y })?,
+            Projection::Warpgroup(t) => t.gptq_gemm_wg32.launch(
+                stream,
+                gemm_tma::GptqGemmWg32Args {
+                    x,
+                    w,
+                    part,
+                    arrivals,
+                    y,
+                },
+            )?,
         };
         Ok(())
     }
@@ -494,7 +558,10 @@ impl Kernels {
                 eps,
             },
         )?;
-        self.project(stream, &s.normed, &w.qkv, &mut s.qkv, b)?;
+        let part = &mut s.wg_part;
+        let [qkv_counts, o_counts, gate_up_counts, down_counts] = &mut s.wg_arrivals;
+        let qkv_wg = (&mut *part, qkv_counts);
+        self.project(stream, &s.normed, &w.qkv, &mut s.qkv, b, qkv_wg)?;
         d.rope_cache.launch(
             stream,
             decode::RopeCacheArgs {
@@ -527,7 +594,8 @@ impl Kernels {
             &[(c.heads * c.head_dim) as isize, 1],
             0,
         )?;
-        self.project(stream, &attn_rows, &w.o, &mut s.o, b)?;
+        let o_wg = (&mut *part, o_counts);
+        self.project(stream, &attn_rows, &w.o, &mut s.o, b, o_wg)?;
         d.add_rms_norm.launch(
             stream,
             decode::AddRmsNormArgs {
@@ -539,8 +607,9 @@ impl Kernels {
             },
         )?;
         // y half as wide as W: the kernels fuse SiluAndMul (GATE_UP_UNIT).
-        self.project(stream, &s.normed, &w.gate_up, &mut s.act, b)?;
-        self.project(stream, &s.act, &w.down, &mut s.out, b)
+        let gate_up_wg = (&mut *part, gate_up_counts);
+        self.project(stream, &s.normed, &w.gate_up, &mut s.act, b, gate_up_wg)?;
+        self.project(stream, &s.act, &w.down, &mut s.out, b, (part, down_counts))
     }
 
     /// One step on a fresh upload of `batch`: kernel by kernel, or captured into a graph
@@ -609,24 +678,37 @@ impl Kernels {
         let o = graph.write(&mut s.o);
         let act = graph.write(&mut s.act);
         let out = graph.write(&mut s.out);
+        let wg_part = graph.write(&mut s.wg_part);
+        let [qkv_counts, o_counts, gate_up_counts, down_counts] =
+            s.wg_arrivals.each_mut().map(|a| graph.write(a));
 
         let eps = [Scalar::F32(c.eps)];
-        // x, the weight (its columns, and its parts), y.
-        let project =
-            |graph: &mut Graph<'a>, x: GraphArg, (n, w): (usize, &[GraphArg]), y: GraphArg| {
-                let args: Vec<GraphArg> = std::iter::once(x)
-                    .chain(w.iter().copied())
-                    .chain([y])
-                    .collect();
-                graph.launch(self.projection(b, n), &args, &[]).map(|_| ())
+        // x, the weight (its tensor, and its parts' handles), gptq_gemm_wg32's counters, y.
+        let project = |graph: &mut Graph<'a>,
+                       x: GraphArg,
+                       (q, w): (&QuantTensor<f16>, &[GraphArg]),
+                       counts: GraphArg,
+                       y: GraphArg| {
+            let p = self.projection_of(b, q.k(), q.n());
+            // gptq_gemm_wg32's workspace comes between the weights and y.
+            let workspace = match p {
+                Projection::Warpgroup(_) => vec![wg_part, counts],
+                _ => vec![],
             };
+            let args: Vec<GraphArg> = std::iter::once(x)
+                .chain(w.iter().copied())
+                .chain(workspace)
+                .chain([y])
+                .collect();
+            graph.launch(self.kernel_of(p), &args, &[]).map(|_| ())
+        };
         let d = &self.decode;
         graph.launch(
             d.add_rms_norm.kernel(),
             &[hidden, residual, norm1, normed],
             &eps,
         )?;
-        project(graph, normed, (w.qkv.n(), &qkv_w), qkv)?;
+        project(graph, normed, (&w.qkv, &qkv_w), qkv_counts, qkv)?;
         graph.launch(
             d.rope_cache.kernel(),
             &[qkv, positions, cos_sin, slots, q, k_cache, v_cache],
@@ -639,10 +721,10 @@ impl Kernels {
             ],
             &[Scalar::F32(attention_scale(c))],
         )?;
-        project(graph, attn_rows, (w.o.n(), &o_w), o)?;
+        project(graph, attn_rows, (&w.o, &o_w), o_counts, o)?;
         graph.launch(d.add_rms_norm.kernel(), &[o, residual, norm2, normed], &eps)?;
-        project(graph, normed, (w.gate_up.n(), &gu_w), act)?;
-        project(graph, act, (w.down.n(), &down_w), out)
+        project(graph, normed, (&w.gate_up, &gu_w), gate_up_counts, act)?;
+        project(graph, act, (&w.down, &down_w), down_counts, out)
     }
 }
 

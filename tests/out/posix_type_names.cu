@@ -1507,6 +1507,148 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
         acc.template wait<0>();
     }
 }
+
+// The body of the W4A16 warpgroup kernels for a decode batch (gptq_gemm_wg16, R = 16;
+// gptq_gemm_wg32, R = 32), which differ only in x's rows a stage, the stages, and the
+// shapes their specs declare, so that it is written once: y = x · W, W in GPTQ int4 with
+// groups of 128 or 256 rows, in a warp-specialised pipeline of STAGES stages of W's 192
+// columns by 256 rows of K (`ws`, [STAGES, 40, 192] words) and x's R rows (`xs`,
+// [STAGES, R, 256]). Units of (R rows of x, 192 columns of W, 256 rows of K), columns
+// then K, shared out over the grid's blocks (ImaStreamK: every block at once, a
+// `persistent` launch); a tile that blocks share is summed by its first (lo) from the
+// others' slots of `part` ([blocks, 3, R / 8, 128, 4]: a block's 3 consumer warpgroups'
+// accumulator tiles), counted on `arrivals` (zero before and after a launch). Warps 2 and 3 of the producer warpgroup put each stage's x in the pair order
+// (ima_wg_pairs_order), warp 1 counts the shared tile for all three consumer warpgroups,
+// and the consumers decode the words in nibble pairs with each group's scale after the
+// MMA (ima_wg_w4_stage<true, true>). With NY = N / 2 (`fused`) the gate/up projection
+// with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
+// (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
+#ifdef __CUDA_FP16_TYPES_EXIST__
+template <int R, int STAGES, typename I, typename X, typename W, typename P, typename A, typename Y, typename WS,
+          typename XS>
+__device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, const P& part, const A& arrivals, const Y& y,
+                                                     I M, I K, I N, I NY, const WS& ws, const XS& xs) {
+    static_assert(R == 16 || R == 32, "x's rows a stage: one or two MMA widths of 16");
+    const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
+    const ImaStreamK<I> sk(NS * KS);
+    const I u0 = sk.start(I(blockIdx.x)), u1 = sk.start(I(blockIdx.x) + 1);
+    const ImaTmaPipeline<STAGES, 3, false, 2> pipe;
+    if (pipe.consumer() < 0) {
+        I kc = u0 % KS, tile = u0 / KS;
+        pipe.produce(u1 - u0, [&](int st, I, ImaBarrier bar) {
+            w.tma_load(ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st), bar, 256 * kc, tile * 192);
+            x.tma_load(xs.tma_tile(ImaConst<R>{}, ImaConst<256>{}, st), bar, 0, 256 * kc);
+            if (++kc == KS) {
+                kc = 0;
+                ++tile;
+            }
+        });
+        const int warp = int(threadIdx.x / 32);
+        if (warp >= 2) {
+            // R x 8 items a stage (rows by blocks of 32 columns), R / 8 a thread.
+            pipe.transform(u1 - u0, [&](int st, I) {
+                const auto xt = xs.tma_tile(ImaConst<R>{}, ImaConst<256>{}, st);
+#pragma unroll
+                for (int i = 0; i < R / 8; ++i) ima_wg_pairs_order(xt, int(threadIdx.x) - 64 + 64 * i);
+            });
+        } else if (warp == 1 && u0 % KS != 0) {
+            // Warp 1 counts each consumer warpgroup's units of the tile this block shares
+            // but does not sum, as gptq_gemm_wg's delegates.
+            const I tile = u0 / KS, n0 = tile * 192;
+#pragma unroll 1
+            for (int wg = 0; wg < 3; ++wg)
+                if (n0 + 64 * wg < N) {
+                    ima_bar_sync(6 + wg, 160);
+                    if (threadIdx.x % 32 == 0) {
+                        const int mine = int((u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0);
+                        ImaStreamK<I>::arrive(&arrivals(0, n0 / 64 + wg), mine, int(KS));
+                    }
+                }
+        }
+        return;
+    }
+    const int wg = pipe.consumer(), lane = threadIdx.x % 32;
+    // This lane's two columns of the block's 192: A's rows g and g + 8 of its warp.
+    const int c0 = 64 * wg + 16 * (threadIdx.x / 32 % 4) + 2 * (lane / 4);
+    const bool fused = NY != N;
+    ImaWgAcc<R> acc;
+    // f(j, e, m, n, inside) for each of the lane's accumulators of the tile of W's columns
+    // from n0, as gptq_gemm_wg's `each` (rows from 0).
+    const auto each = [&](I n0, auto&& f) {
+        const auto all = [&](auto edge) {
+#pragma unroll
+            for (int j = 0; j < R / 8; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const I m = 8 * j + 2 * (lane % 4) + e % 2, n = n0 + c0 + e / 2;
+                    f(j, e, m, n, !decltype(edge)::value || (m < M && n < N));
+                }
+        };
+        if (R <= M && n0 + 64 * wg + 64 <= N) all(ImaConst<0>{});
+        else all(ImaConst<1>{});
+    };
+    const auto emit = [&](const ImaAcc4 (&c)[R / 8], I n0) {
+        each(n0, [&](int j, int e, I m, I n, bool inside) {
+            float v = c[j].x[e];
+            if (fused) {
+                const float up = __shfl_down_sync(0xffffffffu, v, 16);
+                if (lane >= 16) return;
+                v = v / (1.f + __expf(-v)) * up;
+                n = n / 16 * 8 + n % 8;
+            }
+            if (inside) y(m, n) = __float2half(v);
+        });
+    };
+    I next_kc = u0 % KS, next_tile = u0 / KS;
+    pipe.consume(u1 - u0, [&](int st, I t) {
+        const I kc = next_kc, tile = next_tile;
+        if (++next_kc == KS) {
+            next_kc = 0;
+            ++next_tile;
+        }
+        const auto wt = ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st);
+        const auto xt = xs.tma_tile(ImaConst<R>{}, ImaConst<256>{}, st);
+        ima_wg_w4_stage<true, true>(acc, w, wt, xt, c0, 0);
+        if (kc != KS - 1 && t != u1 - u0 - 1) return;
+        // The tile is done here: this warpgroup's 64 columns from n0.
+        const I n0 = tile * 192;
+        if (n0 + 64 * wg < N) {
+            if (tile * KS >= u0 && kc == KS - 1) {
+                emit(acc.c, n0);
+            } else if (tile * KS < u0) {
+                // Not this block's to sum: its slot, counted by its delegate warp.
+                const I tid = threadIdx.x % 128;
+#pragma unroll
+                for (int j = 0; j < R / 8; ++j) {
+                    const float* c = acc.c[j].x;
+                    part.store4(blockIdx.x, wg, j, tid, 0, ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}});
+                }
+                ima_bar_arrive(6 + wg, 160);
+            } else {
+                // lo: the others' slots in the blocks' order, as gptq_gemm_wg's.
+                const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = sk.owner(tile * KS + KS - 1);
+                const I mine = u0 + t + 1 - tile * KS;
+                if (threadIdx.x % 128 == 0) ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                ima_warpgroup_sync();
+                ImaAcc4 sum[R / 8];
+#pragma unroll
+                for (int j = 0; j < R / 8; ++j) sum[j] = acc.c[j];
+#pragma unroll 2
+                for (I b = lo + 1; b <= hi; ++b)
+#pragma unroll
+                    for (int j = 0; j < R / 8; ++j) {
+                        const ImaVec<float, 4> v = part.load4(b, wg, j, tid, 0);
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) sum[j].x[e] += v.v[e];
+                    }
+                emit(sum, n0);
+                if (threadIdx.x % 128 == 0) arrivals(0, n0 / 64 + wg) = 0;
+            }
+        }
+        acc = ImaWgAcc<R>{};
+    });
+}
+#endif
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
@@ -1698,7 +1840,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/posix_type_names.ima"
  off(i) = key(i) + size(i); 
-#line 1702 "posix_type_names.cu"
+#line 1844 "posix_type_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

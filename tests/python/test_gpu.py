@@ -567,36 +567,41 @@ def test_gptq_gemm_wg_matches_torch_and_leaves_its_counters_zero():
             contains=("256 % G == 0",))
 
 
-def test_gptq_gemm_wg16_matches_torch_and_refuses_what_it_cannot_take():
-    # gptq_gemm_wg's units for up to 16 rows of x, the group's scale applied after the MMA:
-    # one, nine and sixteen rows, groups of 128 and 256, in release and checked mode.
+def test_gptq_gemm_wg16_and_wg32_match_torch_and_refuse_what_they_cannot_take():
+    # gptq_gemm_wg's units for up to 16 and 32 rows of x, the group's scale applied after
+    # the MMA: one, nine and all rows (and 25 for wg32), groups of 128 and 256, in release
+    # and checked mode.
     k, n = 1000, 4352
+    kernels = ((tk.gptq_gemm_wg16, 16, 2, (1, 9, 16)), (tk.gptq_gemm_wg32, 32, 4, (1, 17, 25, 32)))
     for group in (128, 256):
         w, ref = gptq_v1_weight(k=k, n=n, group=group)
         for mode in ("off", "wait"):
             tk.set_checked(mode)
             try:
-                for m in (1, 9, 16):
-                    x = torch.randn(m, k, device=dev, dtype=torch.float16)
-                    part = torch.full((tk.BLOCKS, 3, 2, 128, 4), float("nan"), device=dev, dtype=torch.float32)
-                    arrivals = torch.zeros(1, n // 64, device=dev, dtype=torch.int32)
-                    y = torch.full((m, n), float("nan"), device=dev, dtype=torch.float16)
-                    tk.gptq_gemm_wg16(x, w, part, arrivals, y)
-                    torch.testing.assert_close(y.float(), (x.double() @ ref.double()).float(), atol=2e-2, rtol=2e-2)
-                    assert not arrivals.any(), "the counters are left zero"
+                for kernel, _, tiles, rows in kernels:
+                    for m in rows:
+                        x = torch.randn(m, k, device=dev, dtype=torch.float16)
+                        part = torch.full((tk.BLOCKS, 3, tiles, 128, 4), float("nan"), device=dev, dtype=torch.float32)
+                        arrivals = torch.zeros(1, n // 64, device=dev, dtype=torch.int32)
+                        y = torch.full((m, n), float("nan"), device=dev, dtype=torch.float16)
+                        kernel(x, w, part, arrivals, y)
+                        torch.testing.assert_close(y.float(), (x.double() @ ref.double()).float(), atol=2e-2, rtol=2e-2)
+                        assert not arrivals.any(), "the counters are left zero"
             finally:
                 tk.set_checked("off")
-    # Groups of 64 would need their scale inside a half stage, and 17 rows are past its tile.
-    part = torch.empty(tk.BLOCKS, 3, 2, 128, 4, device=dev, dtype=torch.float32)
-    arrivals = torch.zeros(1, 1, device=dev, dtype=torch.int32)
-    w64, _ = gptq_v1_weight(k=512, n=64, group=64)
-    x = torch.randn(2, 512, device=dev, dtype=torch.float16)
-    refused(tk.gptq_gemm_wg16, x, w64, part, arrivals, torch.empty(2, 64, device=dev, dtype=torch.float16),
-            contains=("G >= 128",))
-    w128, _ = gptq_v1_weight(k=512, n=64, group=128)
-    x = torch.randn(17, 512, device=dev, dtype=torch.float16)
-    refused(tk.gptq_gemm_wg16, x, w128, part, arrivals, torch.empty(17, 64, device=dev, dtype=torch.float16),
-            contains=("M <= 16",))
+    # Groups of 64 would need their scale inside a half stage, and one row more than the
+    # kernel's is past its tile.
+    for kernel, most, tiles, _ in kernels:
+        part = torch.empty(tk.BLOCKS, 3, tiles, 128, 4, device=dev, dtype=torch.float32)
+        arrivals = torch.zeros(1, 1, device=dev, dtype=torch.int32)
+        w64, _ = gptq_v1_weight(k=512, n=64, group=64)
+        x = torch.randn(2, 512, device=dev, dtype=torch.float16)
+        refused(kernel, x, w64, part, arrivals, torch.empty(2, 64, device=dev, dtype=torch.float16),
+                contains=("G >= 128",))
+        w128, _ = gptq_v1_weight(k=512, n=64, group=128)
+        x = torch.randn(most + 1, 512, device=dev, dtype=torch.float16)
+        refused(kernel, x, w128, part, arrivals, torch.empty(most + 1, 64, device=dev, dtype=torch.float16),
+                contains=(f"M <= {most}",))
 
 
 def test_gptq_gemm_wg_is_captured_by_torch_cuda_graph():

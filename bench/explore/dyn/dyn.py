@@ -1,7 +1,8 @@
 """Throwaway, session 34 (issues 21 and 22): at up to 16 rows dyn.ima's s16 (gptq_gemm_wg16 as
 main has it, stamped) and p16 (x in the pair order, the nibble-pair decode; gen.py) beside
 gemm_tma's gptq_gemm_wg16; at more than 16 rows d32 (tickets) and p32 (p16 for 32 rows)
-beside gemm's gptq_gemm and gemm_tma's gptq_gemm_wg. (The first call, at 64ca1a3, ran the
+beside gemm's gptq_gemm, gemm_tma's gptq_gemm_wg and (session 35) gemm_tma's
+gptq_gemm_wg32, p32 in the spec. (The first call, at 64ca1a3, ran the
 ticket kernels d16 and d16u1 in p16's place.) CUDA graphs cycling weight sets past L2, µs a
 launch, twice in turn; each output against torch's f32 product of the dequantized weight
 (max err / max |y|); then, from one launch of each stamped kernel, the blocks' spread: each
@@ -53,6 +54,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
             "p32": (ws, lambda w: dk.p32(x, w, part32, arr, stamps, y["p32"])),
             "gptq_gemm": (gws, lambda w: gk.gptq_gemm(x, w, y["gptq_gemm"])),
             "gptq_gemm_wg": (tws, lambda w: tk.gptq_gemm_wg(x, w, part64, arr, y["gptq_gemm_wg"])),
+            "wg32": (tws, lambda w: tk.gptq_gemm_wg32(x, w, part32, arr, y["wg32"])),
         }
     for nm in run:
         y[nm] = torch.empty(m, n, device=dev, dtype=torch.float16)

@@ -1509,6 +1509,148 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
         acc.template wait<0>();
     }
 }
+
+// The body of the W4A16 warpgroup kernels for a decode batch (gptq_gemm_wg16, R = 16;
+// gptq_gemm_wg32, R = 32), which differ only in x's rows a stage, the stages, and the
+// shapes their specs declare, so that it is written once: y = x · W, W in GPTQ int4 with
+// groups of 128 or 256 rows, in a warp-specialised pipeline of STAGES stages of W's 192
+// columns by 256 rows of K (`ws`, [STAGES, 40, 192] words) and x's R rows (`xs`,
+// [STAGES, R, 256]). Units of (R rows of x, 192 columns of W, 256 rows of K), columns
+// then K, shared out over the grid's blocks (ImaStreamK: every block at once, a
+// `persistent` launch); a tile that blocks share is summed by its first (lo) from the
+// others' slots of `part` ([blocks, 3, R / 8, 128, 4]: a block's 3 consumer warpgroups'
+// accumulator tiles), counted on `arrivals` (zero before and after a launch). Warps 2 and 3 of the producer warpgroup put each stage's x in the pair order
+// (ima_wg_pairs_order), warp 1 counts the shared tile for all three consumer warpgroups,
+// and the consumers decode the words in nibble pairs with each group's scale after the
+// MMA (ima_wg_w4_stage<true, true>). With NY = N / 2 (`fused`) the gate/up projection
+// with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
+// (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
+#ifdef __CUDA_FP16_TYPES_EXIST__
+template <int R, int STAGES, typename I, typename X, typename W, typename P, typename A, typename Y, typename WS,
+          typename XS>
+__device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, const P& part, const A& arrivals, const Y& y,
+                                                     I M, I K, I N, I NY, const WS& ws, const XS& xs) {
+    static_assert(R == 16 || R == 32, "x's rows a stage: one or two MMA widths of 16");
+    const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
+    const ImaStreamK<I> sk(NS * KS);
+    const I u0 = sk.start(I(blockIdx.x)), u1 = sk.start(I(blockIdx.x) + 1);
+    const ImaTmaPipeline<STAGES, 3, false, 2> pipe;
+    if (pipe.consumer() < 0) {
+        I kc = u0 % KS, tile = u0 / KS;
+        pipe.produce(u1 - u0, [&](int st, I, ImaBarrier bar) {
+            w.tma_load(ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st), bar, 256 * kc, tile * 192);
+            x.tma_load(xs.tma_tile(ImaConst<R>{}, ImaConst<256>{}, st), bar, 0, 256 * kc);
+            if (++kc == KS) {
+                kc = 0;
+                ++tile;
+            }
+        });
+        const int warp = int(threadIdx.x / 32);
+        if (warp >= 2) {
+            // R x 8 items a stage (rows by blocks of 32 columns), R / 8 a thread.
+            pipe.transform(u1 - u0, [&](int st, I) {
+                const auto xt = xs.tma_tile(ImaConst<R>{}, ImaConst<256>{}, st);
+#pragma unroll
+                for (int i = 0; i < R / 8; ++i) ima_wg_pairs_order(xt, int(threadIdx.x) - 64 + 64 * i);
+            });
+        } else if (warp == 1 && u0 % KS != 0) {
+            // Warp 1 counts each consumer warpgroup's units of the tile this block shares
+            // but does not sum, as gptq_gemm_wg's delegates.
+            const I tile = u0 / KS, n0 = tile * 192;
+#pragma unroll 1
+            for (int wg = 0; wg < 3; ++wg)
+                if (n0 + 64 * wg < N) {
+                    ima_bar_sync(6 + wg, 160);
+                    if (threadIdx.x % 32 == 0) {
+                        const int mine = int((u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0);
+                        ImaStreamK<I>::arrive(&arrivals(0, n0 / 64 + wg), mine, int(KS));
+                    }
+                }
+        }
+        return;
+    }
+    const int wg = pipe.consumer(), lane = threadIdx.x % 32;
+    // This lane's two columns of the block's 192: A's rows g and g + 8 of its warp.
+    const int c0 = 64 * wg + 16 * (threadIdx.x / 32 % 4) + 2 * (lane / 4);
+    const bool fused = NY != N;
+    ImaWgAcc<R> acc;
+    // f(j, e, m, n, inside) for each of the lane's accumulators of the tile of W's columns
+    // from n0, as gptq_gemm_wg's `each` (rows from 0).
+    const auto each = [&](I n0, auto&& f) {
+        const auto all = [&](auto edge) {
+#pragma unroll
+            for (int j = 0; j < R / 8; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const I m = 8 * j + 2 * (lane % 4) + e % 2, n = n0 + c0 + e / 2;
+                    f(j, e, m, n, !decltype(edge)::value || (m < M && n < N));
+                }
+        };
+        if (R <= M && n0 + 64 * wg + 64 <= N) all(ImaConst<0>{});
+        else all(ImaConst<1>{});
+    };
+    const auto emit = [&](const ImaAcc4 (&c)[R / 8], I n0) {
+        each(n0, [&](int j, int e, I m, I n, bool inside) {
+            float v = c[j].x[e];
+            if (fused) {
+                const float up = __shfl_down_sync(0xffffffffu, v, 16);
+                if (lane >= 16) return;
+                v = v / (1.f + __expf(-v)) * up;
+                n = n / 16 * 8 + n % 8;
+            }
+            if (inside) y(m, n) = __float2half(v);
+        });
+    };
+    I next_kc = u0 % KS, next_tile = u0 / KS;
+    pipe.consume(u1 - u0, [&](int st, I t) {
+        const I kc = next_kc, tile = next_tile;
+        if (++next_kc == KS) {
+            next_kc = 0;
+            ++next_tile;
+        }
+        const auto wt = ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st);
+        const auto xt = xs.tma_tile(ImaConst<R>{}, ImaConst<256>{}, st);
+        ima_wg_w4_stage<true, true>(acc, w, wt, xt, c0, 0);
+        if (kc != KS - 1 && t != u1 - u0 - 1) return;
+        // The tile is done here: this warpgroup's 64 columns from n0.
+        const I n0 = tile * 192;
+        if (n0 + 64 * wg < N) {
+            if (tile * KS >= u0 && kc == KS - 1) {
+                emit(acc.c, n0);
+            } else if (tile * KS < u0) {
+                // Not this block's to sum: its slot, counted by its delegate warp.
+                const I tid = threadIdx.x % 128;
+#pragma unroll
+                for (int j = 0; j < R / 8; ++j) {
+                    const float* c = acc.c[j].x;
+                    part.store4(blockIdx.x, wg, j, tid, 0, ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}});
+                }
+                ima_bar_arrive(6 + wg, 160);
+            } else {
+                // lo: the others' slots in the blocks' order, as gptq_gemm_wg's.
+                const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = sk.owner(tile * KS + KS - 1);
+                const I mine = u0 + t + 1 - tile * KS;
+                if (threadIdx.x % 128 == 0) ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                ima_warpgroup_sync();
+                ImaAcc4 sum[R / 8];
+#pragma unroll
+                for (int j = 0; j < R / 8; ++j) sum[j] = acc.c[j];
+#pragma unroll 2
+                for (I b = lo + 1; b <= hi; ++b)
+#pragma unroll
+                    for (int j = 0; j < R / 8; ++j) {
+                        const ImaVec<float, 4> v = part.load4(b, wg, j, tid, 0);
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) sum[j].x[e] += v.v[e];
+                    }
+                emit(sum, n0);
+                if (threadIdx.x % 128 == 0) arrivals(0, n0 / 64 + wg) = 0;
+            }
+        }
+        acc = ImaWgAcc<R>{};
+    });
+}
+#endif
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
@@ -2129,7 +2271,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2133 "gemm_tma.cu"
+#line 2275 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2845,7 +2987,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2849 "gemm_tma.cu"
+#line 2991 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3696,7 +3838,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3700 "gemm_tma.cu"
+#line 3842 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4518,7 +4660,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4522 "gemm_tma.cu"
+#line 4664 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6084,7 +6226,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6088 "gemm_tma.cu"
+#line 6230 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7843,7 +7985,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7847 "gemm_tma.cu"
+#line 7989 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8209,7 +8351,8 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
 // in the pair order, which two warps of the producer warpgroup put each stage in
 // (`ima_wg_pairs_order`): GPTQ's own words, a fifth fewer instructions a stage. With
 // NY = N / 2 the gate/up projection with SiluAndMul fused. Compute capability 9.0 only;
-// N a multiple of 32.
+// N a multiple of 32. The body is ima.cuh's `ima_wg_w4_pairs_gemm`, which
+// gptq_gemm_wg32 shares.
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -9498,131 +9641,12 @@ __device__ __forceinline__ void body(
     const I NY,
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs) {
-#line 584 "specs/gemm_tma.ima"
+#line 585 "specs/gemm_tma.ima"
 
-        // Units of (16 rows of x, 192 columns of W, 256 rows of K), columns then K.
-        const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
-        const ImaStreamK<I> sk(NS * KS);
-        const I u0 = sk.start(I(blockIdx.x)), u1 = sk.start(I(blockIdx.x) + 1);
-        // Warps 2 and 3 of the producer warpgroup put each stage's x in the pair order.
-        const ImaTmaPipeline<5, 3, false, 2> pipe;
-        if (pipe.consumer() < 0) {
-            I kc = u0 % KS, tile = u0 / KS;
-            pipe.produce(u1 - u0, [&](int st, I, ImaBarrier bar) {
-                w.tma_load(ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st), bar, 256 * kc, tile * 192);
-                x.tma_load(xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st), bar, 0, 256 * kc);
-                if (++kc == KS) {
-                    kc = 0;
-                    ++tile;
-                }
-            });
-            const int warp = int(threadIdx.x / 32);
-            if (warp >= 2) {
-                // 128 items of a stage (16 rows x 8 blocks of 32 columns), two a thread.
-                pipe.transform(u1 - u0, [&](int st, I) {
-                    const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st);
-                    ima_wg_pairs_order(xt, int(threadIdx.x) - 64);
-                    ima_wg_pairs_order(xt, int(threadIdx.x));
-                });
-            } else if (warp == 1 && u0 % KS != 0) {
-                // Warp 1 counts each consumer warpgroup's units of the tile this block
-                // shares but does not sum, as gptq_gemm_wg's delegates.
-                const I tile = u0 / KS, n0 = tile * 192;
-                #pragma unroll 1
-                for (int wg = 0; wg < 3; ++wg)
-                    if (n0 + 64 * wg < N) {
-                        ima_bar_sync(6 + wg, 160);
-                        if (threadIdx.x % 32 == 0) {
-                            const int mine = int((u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0);
-                            ImaStreamK<I>::arrive(&arrivals(0, n0 / 64 + wg), mine, int(KS));
-                        }
-                    }
-            }
-            return;
-        }
-        const int wg = pipe.consumer(), lane = threadIdx.x % 32;
-        // This lane's two columns of the block's 192: A's rows g and g + 8 of its warp.
-        const int c0 = 64 * wg + 16 * (threadIdx.x / 32 % 4) + 2 * (lane / 4);
-        const bool fused = NY != N;
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
-        ImaWgAcc<16> acc;
-        // f(j, e, m, n, inside) for each of the lane's accumulators of the tile of W's columns
-        // from n0, as gptq_gemm_wg's `each` (rows from 0).
-        const auto each = [&](I n0, auto&& f) {
-            const auto all = [&](auto edge) {
-                #pragma unroll
-                for (int j = 0; j < 2; ++j)
-                    #pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const I m = 8 * j + 2 * (lane % 4) + e % 2, n = n0 + c0 + e / 2;
-                        f(j, e, m, n, !decltype(edge)::value || (m < M && n < N));
-                    }
-            };
-            if (16 <= M && n0 + 64 * wg + 64 <= N) all(ImaConst<0>{});
-            else all(ImaConst<1>{});
-        };
-        const auto emit = [&](const ImaAcc4 (&c)[2], I n0) {
-            each(n0, [&](int j, int e, I m, I n, bool inside) {
-                float v = c[j].x[e];
-                if (fused) {
-                    const float up = __shfl_down_sync(0xffffffffu, v, 16);
-                    if (lane >= 16) return;
-                    v = v / (1.f + __expf(-v)) * up;
-                    n = n / 16 * 8 + n % 8;
-                }
-                if (inside) y(m, n) = __float2half(v);
-            });
-        };
-        I next_kc = u0 % KS, next_tile = u0 / KS;
-        pipe.consume(u1 - u0, [&](int st, I t) {
-            const I kc = next_kc, tile = next_tile;
-            if (++next_kc == KS) {
-                next_kc = 0;
-                ++next_tile;
-            }
-            const auto wt = ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st);
-            const auto xt = xs.tma_tile(ImaConst<16>{}, ImaConst<256>{}, st);
-            // G >= 128: one group a half stage, its scale on its sums; the words decoded in
-            // nibble pairs against x in the pair order.
-            ima_wg_w4_stage<true, true>(acc, w, wt, xt, c0, 0);
-            if (kc != KS - 1 && t != u1 - u0 - 1) return;
-            // The tile is done here: this warpgroup's 64 columns from n0.
-            const I n0 = tile * 192;
-            if (n0 + 64 * wg < N) {
-                if (tile * KS >= u0 && kc == KS - 1) {
-                    emit(acc.c, n0);
-                } else if (tile * KS < u0) {
-                    // Not this block's to sum: its slot, counted by its delegate warp.
-                    const I tid = threadIdx.x % 128;
-                    #pragma unroll
-                    for (int j = 0; j < 2; ++j) {
-                        const float* c = acc.c[j].x;
-                        part.store4(blockIdx.x, wg, j, tid, 0, ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}});
-                    }
-                    ima_bar_arrive(6 + wg, 160);
-                } else {
-                    // lo: the others' slots in the blocks' order, as gptq_gemm_wg's.
-                    const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = sk.owner(tile * KS + KS - 1);
-                    const I mine = u0 + t + 1 - tile * KS;
-                    if (threadIdx.x % 128 == 0) ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
-                    ima_warpgroup_sync();
-                    ImaAcc4 sum[2] = {acc.c[0], acc.c[1]};
-                    #pragma unroll 2
-                    for (I b = lo + 1; b <= hi; ++b)
-                        #pragma unroll
-                        for (int j = 0; j < 2; ++j) {
-                            const ImaVec<float, 4> v = part.load4(b, wg, j, tid, 0);
-                            #pragma unroll
-                            for (int e = 0; e < 4; ++e) sum[j].x[e] += v.v[e];
-                        }
-                    emit(sum, n0);
-                    if (threadIdx.x % 128 == 0) arrivals(0, n0 / 64 + wg) = 0;
-                }
-            }
-            acc = ImaWgAcc<16>{};
-        });
+        ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 9626 "gemm_tma.cu"
+#line 9650 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9968,6 +9992,1660 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64_checked(
         case -2:
             ima_extent[0] = 5;
             ima_extent[1] = 16;
+            ima_extent[2] = 256;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+// ---------------------------------------------------------------------------------------
+// gptq_gemm_wg32(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,4,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])
+// gptq_gemm_wg16 for up to 32 rows of x (the decode layer's batch of 32 on its large
+// projections): the same body (ima.cuh's `ima_wg_w4_pairs_gemm`) with x's 32 rows a
+// stage in 4 stages (a stage's 30 KB of W and 16 KB of x; 5 would pass the 227 KB of
+// shared memory a block can have), each warpgroup MMA 32 wide. Compute capability 9.0
+// only; N a multiple of 32.
+// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
+// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace ima_gptq_gemm_wg32 {
+
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int BLOCKS = 132;
+
+// in x: f16[M, K]
+template <typename I, bool IMA_CHECKED>
+struct x_t {
+    const __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
+    const ImaTensorMap* tma;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // The ROWS x COLS tile whose element (0, 0) is at (i0, i1), rows along dimension
+    // 0 and columns along the last, copied by the TMA unit into the 128-byte-swizzled
+    // shared tile `dst` in boxes of 32 x 64 (COLS / 64 of them), their bytes counted on
+    // the stage's barrier `bar`. The tensor map, encoded by the runtime from this view,
+    // bounds every box: elements past the extents arrive as zeros, and nothing outside
+    // the tensor is read. One thread calls it (ImaTmaPipeline's producer). A checked entry
+    // point checks the origin, once: a refused tile, or any tile of an empty tensor, is
+    // not copied but zero-filled, and a refused shared tile is left alone.
+    template <int ROWS, int COLS, bool C>
+    __device__ __forceinline__ void tma_load(const ImaTmaTile<__half, ROWS, COLS, C>& dst, ImaBarrier bar, I i0, I i1) const {
+        static_assert(ROWS == 32 && COLS % 64 == 0, "a TMA tile is whole boxes of the argument's tma(32, 64)");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        bool ok = ima_nonempty<I, 2>(e);
+        if constexpr (IMA_CHECKED) {
+            if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 0, 0, i, e);
+        }
+        const int c[2] = {int(i1), int(i0)};
+        ima_tma_load<2, COLS / 64>(dst.addr, tma, bar, c, 64, ROWS * 128, dst.ok, ok);
+    }
+#endif
+};
+
+// in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
+// Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
+template <typename I, bool IMA_CHECKED>
+struct w_t {
+    const int* __restrict__ qweight;
+    I qweight_s0, qweight_s1;
+    const int* __restrict__ qzeros;
+    I qzeros_s0, qzeros_s1;
+    const __half* __restrict__ scales;
+    I scales_s0, scales_s1;
+    I K, N, G;
+    // The tensor maps of `tma_load` (tma(...)), encoded by the runtime at launch.
+    const ImaTensorMap* qweight_tma;
+    const ImaTensorMap* qzeros_tma;
+    const ImaTensorMap* scales_tma;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
+    // in vectors.
+    static constexpr bool VEC = true;
+
+    // Group of row k.
+    __device__ __forceinline__ I group(I k) const {
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
+    }
+    __device__ __forceinline__ bool ok(I k, I n) const {
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
+        return true;
+    }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw + 0x11111111u) >> (4 * (n % 8))) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
+    // The stored 4-bit value of (k, n).
+    __device__ __forceinline__ int raw(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_raw(k, n);
+    }
+    // The zero point of (k, n).
+    __device__ __forceinline__ int zero(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_zero(group(k), n);
+    }
+    // The scale of (k, n).
+    __device__ __forceinline__ float scale(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_scale(group(k), n);
+    }
+    // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
+    __device__ __forceinline__ float dequant(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_dequant(k, n);
+    }
+
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
+    template <int C, int R>
+    struct Tile {
+        I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[R][C];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
+        Tile<C, R> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.stride = S;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = ima_group_of(t.k0);
+        // Rows k0 to k0 + span - 1 hold the tile's.
+        constexpr int span = 8 * (S * (R - 1) + 1);
+        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // A tile that is not whole loads the first packed row instead, R times (with N a
+        // multiple of 8, it exists), so that the loads need no branch.
+        const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_group(t, g, n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+        }
+    }
+
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
+    }
+
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
+        Tile<C, R> t;
+        t.k0 = k0;
+        t.n = n;
+        t.stride = S;
+        t.whole = true;
+        t.refused = false;
+        return t;
+    }
+
+    // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
+    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
+    // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
+    // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
+    // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
+    template <int C, int R, int S>
+    struct TileWalk {
+        I b, n, db;
+        // Row k0 of tile b, and &qweight[k0 / 8][n].
+        I k0;
+        const unsigned int* q;
+        I q_step;
+        __device__ __forceinline__ void next() {
+            b += db;
+            k0 += 8 * R * db;
+            q += q_step;
+        }
+    };
+
+    template <int C, int R, int S, typename F>
+    __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
+        if (b0 >= end) return;
+        db = max(db - db % S, I(S));
+        if constexpr (IMA_CHECKED) {
+            for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
+        } else {
+            TileWalk<C, R, S> at;
+            at.b = b0;
+            at.n = n;
+            at.db = db;
+            at.k0 = ima_whole_tile_row<R, S>(b0);
+            at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+            at.q_step = db * R * qweight_s0;
+            Tile<C, R> t = ima_walk_tile(at);
+            for (; at.b + db < end;) {
+                at.next();
+                const Tile<C, R> ahead = ima_walk_tile(at);
+                f(t);
+                t = ahead;
+            }
+            f(t);
+        }
+    }
+
+    // The tile a walk is at (release): load_whole_tile(at.b, at.n, ...)'s words, scales and
+    // zero word, from the walk's address.
+    template <int C, int R, int S>
+    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S>& at) const {
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
+        return t;
+    }
+
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
+        if (t.whole) {
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            float scale[C], zero[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
+            }
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[j][c] = (ima_biased((t.w[r][c] >> (4 * j)) & 0xF) - zero[c]) * scale[c];
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[j][c] = edge[j][c];
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, 1>& t, float (&out)[8][C]) const {
+        dequant_tile(t, 0, out);
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
+    }
+
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    // (a & MASK) | 0x64006400 as one LOP3: written in C, it takes two (one immediate an
+    // instruction).
+    template <unsigned int MASK>
+    static __device__ __forceinline__ __half2 ima_nibbles(unsigned int a) {
+        unsigned int r;
+        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(MASK), "r"(0x64006400u));
+        return ima_as_half2(r);
+    }
+    // sum + the 8 values (q - z) of word w times x, in half2 arithmetic. 0x6400 is 1024 in
+    // f16, where the spacing is 1: the masks give 1024 + q for the low nibble of each byte
+    // pair and 1024 + 16q for the high one, as (row j, row j + 4) pairs; lo holds 1024 + z
+    // and hi -(64 + z), so one subtraction or one FMA by 1/16 leaves q - z, exact in f16.
+    // xp: x as (row j, row j + 4) pairs.
+    static __device__ __forceinline__ __half2 ima_dot_word(unsigned int w, __half2 lo, __half2 hi,
+                                                           const __half2 (&xp)[4], __half2 sum) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w), lo), xp[0], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, hi), xp[1], sum);
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w8), lo), xp[2], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi), xp[3], sum);
+        return sum;
+    }
+
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
+    // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
+    // halves, and its scale in f16 (s).
+    struct ImaColumn {
+        __half2 lo, hi, s;
+    };
+    static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
+        ImaColumn q;
+        q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
+        q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
+        q.s = ima_scale2(scale);
+        return q;
+    }
+    // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once: b[0], b[1] are b0, b1 of one m16n8k16 step's B
+    // operand, b[2], b[3] of a second.
+    static __device__ __forceinline__ void ima_word_frag(unsigned int w, const ImaColumn& q, unsigned (&b)[4]) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, q.hi),
+                              __hsub2(ima_nibbles<0x000F000Fu>(w8), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, q.hi)};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const __half2 e = __hmul2(v[j], q.s);
+            memcpy(&b[j], &e, 4);
+        }
+    }
+
+    // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
+    // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
+    // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
+    // that is not whole decodes element by element, out of line: zeros past K or N.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_frag(const Tile<C, R>& t, int r, unsigned (&b)[C][4]) const {
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+                ima_word_frag(t.w[r][c], ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]), b[c]);
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const __half2 e = __floats2half2_rn(edge[j][c], edge[j + 4][c]);
+                memcpy(&b[c][j], &e, 4);
+            }
+    }
+
+    // x's rows for `dot_tile`: a function of the packed row, or for a tile of one packed
+    // row the 8 values themselves.
+    template <typename F>
+    static __device__ __forceinline__ auto ima_row8(F& f, int r) -> decltype(f(r)) { return f(r); }
+    static __device__ __forceinline__ ImaVec<__half, 8> ima_row8(const ImaVec<__half, 8>& v, int) { return v; }
+    static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
+    template <typename T>
+    static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
+
+    // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
+    // one packed row, `x.load8(m, k)` itself).
+    // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
+    // summing the products of two packed rows (8 products; one row, 4, when R is odd),
+    // then sums in f32 and applies the scale once: about 2.4 instructions a weight
+    // instead of 6. f16 bounds those partial sums: |x| must stay below 65504 / (8 * 15),
+    // about 545. Other tiles dequantize in f32, out of line.
+    template <int C, int R, typename XRow>
+    __device__ __forceinline__ void dot_tile(const Tile<C, R>& t, XRow&& xrow, float (&acc)[C]) const {
+        static_assert(R == 1 || decltype(ima_row8_tag(&xrow))::value == 0,
+                      "a tile of several packed rows takes x as a function of the packed row");
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
+            float part[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) part[c] = 0.f;
+            constexpr int H = R % 2 == 0 ? 2 : 1;
+#pragma unroll
+            for (int r0 = 0; r0 < R; r0 += H) {
+                __half2 sum[C];
+#pragma unroll
+                for (int c = 0; c < C; ++c) sum[c] = __float2half2_rn(0.f);
+#pragma unroll
+                for (int r = r0; r < r0 + H; ++r) {
+                    const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
+                    // (row j, row j + 4) pairs: one byte permute each.
+                    unsigned int xw[4];
+                    memcpy(xw, &x8, 16);
+                    const unsigned int pw[4] = {__byte_perm(xw[0], xw[2], 0x5410), __byte_perm(xw[0], xw[2], 0x7632),
+                                                __byte_perm(xw[1], xw[3], 0x5410), __byte_perm(xw[1], xw[3], 0x7632)};
+                    __half2 xp[4];
+                    memcpy(xp, pw, 16);
+#pragma unroll
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
+                }
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    const float2 f = __half22float2(sum[c]);
+                    part[c] += f.x + f.y;
+                }
+            }
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += part[c] * __half2float(t.s[c]);
+            return;
+        }
+        // Out of line, a packed row at a time, with plain values (no reference to the tile
+        // or to xrow, which would put them in local memory), so that the edge's registers
+        // do not weigh on the loop around.
+#pragma unroll 1
+        for (int r = 0; r < R; ++r) {
+            // Packed rows past K are zeros: their x is not asked for.
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
+        }
+    }
+    template <int C>
+    struct ImaSum {
+        float v[C];
+    };
+    template <int C>
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+                                                         const ImaVec<__half, 8> x) {
+        float v[8][C];
+        ima_dequant_edge(self, k0, n0, refused, v);
+        ImaSum<C> sum;
+#pragma unroll
+        for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
+        ima_dot8(x, v, sum.v);
+        return sum;
+    }
+    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
+    // column wide.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
+    }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+    // tma(256, 192): tiles of ROWS = 256 rows of K by COLS = 192 columns, copied by the
+    // TMA unit into one shared tile (an i32 array's ImaTmaTile): the packed words first,
+    // ROWS / 8 rows of COLS words in one box, 128-byte swizzled where COLS is 32 and row
+    // after row where it is wider (`tma_word`); then the tile's ROWS / G rows of COLS
+    // scales; then its rows of COLS / 8 zero words.
+    // The runtime encodes the three maps at launch and refuses a group size G that does not
+    // divide ROWS, is below 32 or is not a power of two, so room for ROWS / 32 groups is
+    // enough (docs/tensor-cores.md, "W4A16 on Hopper").
+    static constexpr int TMA_ROWS = 256, TMA_COLS = 192, TMA_PACKED = TMA_ROWS / 8, TMA_GROUPS = TMA_ROWS / 32;
+    static constexpr int TMA_WORD_BYTES = TMA_PACKED * 4 * TMA_COLS, TMA_SCALE_BYTES = TMA_GROUPS * TMA_COLS * 2,
+                         TMA_ZERO_BYTES = TMA_GROUPS * TMA_COLS / 2;
+
+    // k / G for a row k >= 0, by a shift, G being a power of two here. ima_group_of's
+    // branch to a division split the consumers' unrolled steps (gptq_gemm_wg ran 3 to 14%
+    // behind its twin), and one thread's instructions are the producer's pace.
+    __device__ __forceinline__ I ima_tma_group_of(I k) const { return k >> ima_log2(G); }
+
+    // The tile whose first row is k0 (a multiple of ROWS) and first column n0 (a multiple
+    // of 8), into `dst`, its bytes counted on the stage's barrier `bar`. The maps bound
+    // every box: packed rows past K and columns past N arrive as zero words, which decode
+    // to -z times their group's scale (zero past the last group), so a body multiplies
+    // them by x's rows past K, zeros too where x comes by its own map; nothing outside the
+    // buffers is read. One thread calls it.
+    // A checked entry point checks the origin, once: a refused tile, or any tile of an
+    // empty argument, is not copied but zero-filled, and a refused shared tile is left
+    // alone.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_load(const ImaTmaTile<int, TR, TC, C>& dst, ImaBarrier bar, I k0, I n0) const {
+        static_assert(TR * TC * 4 >= TMA_WORD_BYTES + TMA_SCALE_BYTES + TMA_ZERO_BYTES,
+                      "the shared tile holds a tma(256, 192) tile's words, scales and zeros");
+        const I e[2] = {K, N};
+        bool ok = ima_nonempty<I, 2>(e);
+        if constexpr (IMA_CHECKED) {
+            if (ok && dst.ok) ok = ima_in_bounds<I, 2>(rec, 1, 0, {k0, n0}, e);
+            if (ok && (k0 % TMA_ROWS != 0 || n0 % 8 != 0)) {
+                const I i[2] = {k0, n0};
+                ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                ok = false;
+            }
+        }
+        const I g0 = ok ? ima_tma_group_of(k0) : I(0);
+        const unsigned group_rows = ok ? unsigned(ima_tma_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
+        const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
+        ima_tma_load<2, 1>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
+        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
+        const int cz[2] = {int(n0 / 8), int(g0)};
+        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
+                           group_rows * TMA_COLS / 2, dst.ok, ok);
+    }
+
+    // The scales of row k's group (0 <= k < ROWS) at columns c .. c + N - 1 of a loaded tile
+    // (c a multiple of N: one read), and the zero word that holds theirs: what `tma_group`
+    // and `tma_wg_group` decode with.
+    template <int N, int TR, int TC, bool C>
+    __device__ __forceinline__ unsigned int ima_tma_group_words(const ImaTmaTile<int, TR, TC, C>& t, int k, int c,
+                                                                __half (&s)[N]) const {
+        static_assert(N == 2 || N == 4, "the scales of 2 or 4 columns, one read");
+        const int g = int(ima_tma_group_of(I(k % TMA_ROWS))) % TMA_GROUPS;
+        unsigned sw[N / 2];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
+        memcpy(s, sw, 2 * N);
+        unsigned int z1[1];
+        ima_ld_shared(t.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES + (g * (TMA_COLS / 8) + c / 8) * 4, z1);
+        return z1[0];
+    }
+
+    // The shared address of byte `byte` of packed row r of a loaded tile's words, in the
+    // layout of the runtime's map (dsl/src/abi.rs, `buffer_tma`): 128-byte swizzled in a
+    // tile 32 words wide, whose readers take 16 bytes of each of 8 rows at once; row after
+    // row in a wider one, one box (contract/src/kernel.rs, `TmaLayout::Plain`, says why),
+    // whose readers (`tma_wg_frag`) take a row's contiguous bytes a warp.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ unsigned tma_word(const ImaTmaTile<int, TR, TC, C>& t, int r, unsigned byte) const {
+        if constexpr (TMA_COLS == 32) return ima_swizzled(t.addr, TMA_PACKED, r, byte);
+        else return t.addr + unsigned(r * TMA_COLS * 4) + byte;
+    }
+
+    // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 .. c0 + 3 of the
+    // tile (c0 a multiple of 4): what `tma_frag` decodes their words with. The indices
+    // wrap inside the tile, so no read leaves it.
+    struct ImaTmaGroup {
+        ImaColumn c[4];
+    };
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ ImaTmaGroup tma_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
+        const int c = c0 % TMA_COLS / 4 * 4;
+        __half s[4];
+        const unsigned int zw = ima_tma_group_words(t, k, c, s);
+        ImaTmaGroup q;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) q.c[j] = ima_column(unsigned(ima_zero_in(zw, c + j)), s[j]);
+        return q;
+    }
+
+    // Packed row p of a loaded tile (0 .. ROWS / 8 - 1) at columns c0 .. c0 + 3 (one
+    // 16-byte read) as tensor-core operands, as `dequant_frag` makes them, with the
+    // columns' group `q` (tma_group of row 8p): b[j][0], b[j][1] and b[j][2], b[j][3] are
+    // the B operands of two m16n8k16 steps for column c0 + j, whose A fragments
+    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaTmaGroup& q, int p, int c0,
+                                             unsigned (&b)[4][4]) const {
+        const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
+        unsigned w[4];
+        ima_ld_shared(tma_word(t, r, unsigned(c / 4 * 16)), w);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) ima_word_frag(w[j], q.c[j], b[j]);
+    }
+
+    // For warpgroup MMA with the weights as its register A operand (ImaWgmmaRegA): A's
+    // rows are W's columns, two adjacent ones to a lane, and k runs in its natural order,
+    // so that B is x's tile as the TMA unit copies it. What decoding a column takes there:
+    // -(1024 + z) and -(64 + z) (bias), which one FMA by (1, 1/16) turns a byte's nibbles
+    // into q - z, exact, and the scale in both halves (s).
+    struct ImaWgColumn {
+        __half2 bias, s;
+    };
+    struct ImaWgGroup {
+        ImaWgColumn c[2];
+        // Column c0 + e's scale, for sums of tma_wg_frag_unscaled's fragments
+        // (ImaWgAcc's fma_rows).
+        __device__ __forceinline__ float scale(int e) const { return __low2float(c[e].s); }
+    };
+    // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 and c0 + 1 of the
+    // tile (c0 even). The indices wrap inside the tile, so no read leaves it.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ ImaWgGroup tma_wg_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
+        const int c = c0 % TMA_COLS / 2 * 2;
+        __half s[2];
+        const unsigned int zw = ima_tma_group_words(t, k, c, s);
+        ImaWgGroup q;
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            // 1024 + z in both halves, times -1, plus (0, 960).
+            const unsigned int lo = ima_biased_zero(unsigned(ima_zero_in(zw, c + j)));
+            q.c[j].bias = __hfma2(ima_as_half2(lo), __float2half2_rn(-1.f), __floats2half2_rn(0.f, 960.f));
+            q.c[j].s = ima_scale2(s[j]);
+        }
+        return q;
+    }
+    // Rows 16 j .. 16 j + 15 of a loaded tile (j < ROWS / 16) at columns c0 and c0 + 1 (c0
+    // even; their group `q`, tma_wg_group of row 16 j) as this lane's register A fragment
+    // of one k step of 16 (ImaWgmmaRegA): lane 4 g + t puts column c0 in A's row g and
+    // c0 + 1 in row g + 8, and takes byte t of the step's two packed words, rows 16 j + 2 t,
+    // 2 t + 1 and 16 j + 8 + 2 t, 8 + 2 t + 1, each pair (q - z) exact times the scale,
+    // rounded once (as `dequant_frag`). A warp's lanes 4 g .. 4 g + 3 read one 8-byte run,
+    // so a quarter warp's reads are one. The indices wrap inside the tile.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_wg_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
+                                                unsigned (&a)[4]) const {
+        tma_wg_decode<true>(t, q, j, c0, a);
+    }
+    // The same fragment as q - z alone, exact in f16 (-15 to 15), the scale left for the
+    // MMA's sums of the group (ImaWgGroup's `scale`, ImaWgAcc's `fma_rows`): an HMUL2 a
+    // register fewer, and each product exact before the f32 sum.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_wg_frag_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j,
+                                                         int c0, unsigned (&a)[4]) const {
+        tma_wg_decode<false>(t, q, j, c0, a);
+    }
+    // Rows 32 b .. 32 b + 31 of a loaded tile (b < ROWS / 32) at columns c0 and c0 + 1 as
+    // this lane's register A fragments of k steps 2 b (a0) and 2 b + 1 (a1), q - z alone,
+    // for x's tile in ima_wg_pairs_order: lane 4 g + t reads packed row 4 b + t of both
+    // columns (one 8-byte read) and takes each word's nibbles in pairs (i, i + 4), one
+    // LOP3 a pair: (1024 + q, 1024 + q') less 1024 + z, or (1024 + 16 q, 1024 + 16 q') by
+    // 1/16 less 64 + z, exact. The indices wrap inside the tile.
+    template <int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_wg_pairs_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int b,
+                                                          int c0, unsigned (&a0)[4], unsigned (&a1)[4]) const {
+        const int r = (4 * b + int(threadIdx.x % 4)) % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        unsigned w[2];
+        ima_ld_shared(tma_word(t, r, unsigned(c * 4)), w);
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const __half2 lo = __low2half2(q.c[e].bias), hi = __high2half2(q.c[e].bias);
+            const __half2 d[4] = {__hadd2(ima_nibbles<0x000F000Fu>(w[e]), lo),
+                                  __hfma2(ima_nibbles<0x00F000F0u>(w[e]), sixteenth, hi),
+                                  __hadd2(ima_nibbles<0x000F000Fu>(w[e] >> 8), lo),
+                                  __hfma2(ima_nibbles<0x00F000F0u>(w[e] >> 8), sixteenth, hi)};
+            // Column c0 + e is A's row g (e = 0) or g + 8: registers e and 2 + e.
+            memcpy(&a0[e], &d[0], 4);
+            memcpy(&a0[2 + e], &d[1], 4);
+            memcpy(&a1[e], &d[2], 4);
+            memcpy(&a1[2 + e], &d[3], 4);
+        }
+    }
+    template <bool SCALED, int TR, int TC, bool C>
+    __device__ __forceinline__ void tma_wg_decode(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
+                                                  unsigned (&a)[4]) const {
+        const int r = 2 * j % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const unsigned byte = threadIdx.x % 4, pick = 0x4040u | byte | byte << 8;
+        const __half2 scale = __floats2half2_rn(1.f, 0.0625f);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            unsigned w[2];
+            ima_ld_shared(tma_word(t, r + h, unsigned(c * 4)), w);
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                // Byte t in bytes 0 and 2: its low nibble at bits 0-3 and its high one at
+                // bits 20-23, i.e. the f16 pair (1024 + lo, 1024 + 16 hi).
+                const __half2 v = ima_nibbles<0x00F0000Fu>(__byte_perm(w[e], 0u, pick));
+                __half2 d = __hfma2(v, scale, q.c[e].bias);
+                if constexpr (SCALED) d = __hmul2(d, q.c[e].s);
+                memcpy(&a[2 * h + e], &d, 4);
+            }
+        }
+    }
+#endif
+};
+
+// Workspace: each block's sums of its first tile where another block sums that tile,
+// [block, consumer warpgroup, accumulator tile, thread, 4]; scratch, written before it
+// is read in each launch.
+// inout part: f32[BLOCKS, 3, 4, 128, 4]
+template <typename I, bool IMA_CHECKED>
+struct part_t {
+    float* __restrict__ p;
+    I s0, s1, s2, s3, s4;
+    I e0, e1, e2, e3, e4;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3, I i4) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 5>(rec, 5, 1, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return ima_sink<float>();
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4];
+    }
+    // 4 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 4 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<float, 4> load4(I i0, I i1, I i2, I i3, I i4) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 5, 4>(rec, 5, 0, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 4 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<float, 4> load4_or_zero(I i0, I i1, I i2, I i3, I i4) const {
+        const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {e0, e1, e2, e3, e4};
+        if constexpr (IMA_CHECKED) {
+            if (i[4] % 4 != 0) {
+                ima_report<I, 5>(rec, 5, 0, IMA_MISALIGNED_VECTOR, 4, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 5, 4>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load4_async(ImaVec<float, 4>& dst, I i0, I i1, I i2, I i3, I i4) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 5, 4>(rec, 5, 0, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3, i4), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<float, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3, I i4) const {
+        static_assert(RD >= 0 && RD < 4, "a tile's rows run along a dimension before the last");
+        const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {e0, e1, e2, e3, e4}, s[5] = {s0, s1, s2, s3, s4};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 5, 4>(rec, 5, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4], s[RD], min(rows, e[RD] - i[RD]), e[4] - i[4]);
+    }
+#endif
+    __device__ __forceinline__ void store4(I i0, I i1, I i2, I i3, I i4, const ImaVec<float, 4>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 5, 4>(rec, 5, 1, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return;
+        }
+        *reinterpret_cast<ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]) = v;
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3, i4), rows along dimension RD and columns
+    // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3, I i4) const {
+        static_assert(RD >= 0 && RD < 4, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 4;
+        const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {e0, e1, e2, e3, e4}, s[5] = {s0, s1, s2, s3, s4};
+        if constexpr (IMA_CHECKED) {
+            I o[5];
+#pragma unroll
+            for (int d = 0; d < 5; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 5>(rec, 5, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        float v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        float* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            float* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<float>*>(r) = ImaQuad<float>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// Workspace: units of K done, a counter a 64 columns of W; zero before a launch and
+// after it (gptq_gemm_wg's).
+// inout arrivals: i32[ceil(M / 64), ceil(N / 64)]
+template <typename I, bool IMA_CHECKED>
+struct arrivals_t {
+    int* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ int& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
+        }
+        return p[i0 * s0 + i1];
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to i32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 1;
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            I o[2];
+#pragma unroll
+            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 2>(rec, 6, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        int v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = int(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        int* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            int* r = q + I(8 * h) * s[RD];
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
+// out y: f16[M, NY]
+template <typename I, bool IMA_CHECKED>
+struct y_t {
+    __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 7, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 7, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 7, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 7, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+    __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 7, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1]) = v;
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 1;
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            I o[2];
+#pragma unroll
+            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 2>(rec, 7, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// Stages of W's tile, as gptq_gemm_wg's.
+// shared ws: i32[4, 40, 192], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct ws_t {
+    int* p;
+    I d0, d1, d2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ int& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<int>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<int, 4>& at4(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 4>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<int, 4>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 4 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<int, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<int, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<int, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<int, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<int, 4>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<int, 4>>();
+        }
+        return t;
+    }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
+    // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaTmaTile<int, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 40 && COLS == 192, "a TMA tile of shared ws is its last two extents, 40 x 192");
+        ImaTmaTile<int, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
+            if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
+        }
+        return t;
+    }
+#endif
+};
+
+// Stages of x's tile: [stage, 32 rows of x, 256 columns of K].
+// shared xs: f16[4, 32, 256], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct xs_t {
+    __half* p;
+    I d0, d1, d2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 8 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -2, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Its last two dimensions at (i0) as a ROWS x COLS tile in TMA's
+    // 128-byte-swizzled layout (ImaTmaTile): the destination of `x.tma_load` and an
+    // operand of ImaWgAcc's warpgroup MMA. ROWS and COLS are the last two extents, which
+    // are constants (a tile of another shape does not compile). A checked entry point
+    // checks the leading indices, once; a refused tile points at the array's first, which
+    // loads leave alone and the MMA reads in its place.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> tma_tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        static_assert(ROWS == 32 && COLS == 256, "a TMA tile of shared xs is its last two extents, 32 x 256");
+        ImaTmaTile<__half, ROWS, COLS, IMA_CHECKED> t{unsigned(__cvta_generic_to_shared(&p[(i0 * d1 + 0) * d2 + 0])), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+            t.ok = ima_in_bounds<I, 3>(rec, -2, 1, i, e);
+            if (!t.ok) t.addr = unsigned(__cvta_generic_to_shared(p));
+        }
+        return t;
+    }
+#endif
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const part_t<I, IMA_CHECKED> part,
+    const arrivals_t<I, IMA_CHECKED> arrivals,
+    const y_t<I, IMA_CHECKED> y,
+    const I M,
+    const I K,
+    const I N,
+    const I G,
+    const I NY,
+    const ws_t<I, IMA_CHECKED> ws,
+    const xs_t<I, IMA_CHECKED> xs) {
+#line 613 "specs/gemm_tma.ima"
+
+        static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
+        ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
+    
+#line 11304 "gemm_tma.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const part_t<I, IMA_CHECKED> part,
+    const arrivals_t<I, IMA_CHECKED> arrivals,
+    const y_t<I, IMA_CHECKED> y,
+    const I M,
+    const I K,
+    const I N,
+    const I G,
+    const I NY,
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
+    // sizes the launch alike (runtime/src/check/shared.rs).
+    // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
+    // 1008 bytes the runtime reserves for it.
+    extern __shared__ __align__(16) unsigned char ima_smem_base[];
+    unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
+    I ima_smem_off = 0;
+    const ws_t<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 4, 40, 192, ima_recorder};
+    ima_smem_off = (ima_smem_off + 4 * 40 * 192 * I(sizeof(int)) + 1023) / 1024 * 1024;
+    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 32, 256, ima_recorder};
+    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs);
+}
+
+}  // namespace ima_gptq_gemm_wg32
+
+extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
+    const __half* __restrict__ x,
+    int x_s0,
+    int x_s1,
+    const __grid_constant__ ImaTensorMap x_tma,
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    const __grid_constant__ ImaTensorMap w_scales_tma,
+    float* __restrict__ part,
+    int part_s0,
+    int part_s1,
+    int part_s2,
+    int part_s3,
+    int part_s4,
+    int* __restrict__ arrivals,
+    int arrivals_s0,
+    int arrivals_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int M,
+    int K,
+    int N,
+    int G,
+    int NY) {
+    using namespace ima_gptq_gemm_wg32;
+    // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 512u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(N % 32 == 0);
+    __builtin_assume(NY % 16 == 0);
+    run<int, false>(ima_gptq_gemm_wg32::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_gptq_gemm_wg32::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_gptq_gemm_wg32::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, nullptr},
+        ima_gptq_gemm_wg32::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
+        ima_gptq_gemm_wg32::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
+    const __half* __restrict__ x,
+    long long x_s0,
+    long long x_s1,
+    const __grid_constant__ ImaTensorMap x_tma,
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    const __grid_constant__ ImaTensorMap w_scales_tma,
+    float* __restrict__ part,
+    long long part_s0,
+    long long part_s1,
+    long long part_s2,
+    long long part_s3,
+    long long part_s4,
+    int* __restrict__ arrivals,
+    long long arrivals_s0,
+    long long arrivals_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long M,
+    long long K,
+    long long N,
+    long long G,
+    long long NY) {
+    using namespace ima_gptq_gemm_wg32;
+    // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 512u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(N % 32 == 0);
+    __builtin_assume(NY % 16 == 0);
+    run<long long, false>(ima_gptq_gemm_wg32::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_gptq_gemm_wg32::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_gptq_gemm_wg32::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, nullptr},
+        ima_gptq_gemm_wg32::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
+        ima_gptq_gemm_wg32::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
+    const __half* __restrict__ x,
+    int x_s0,
+    int x_s1,
+    const __grid_constant__ ImaTensorMap x_tma,
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    const __grid_constant__ ImaTensorMap w_scales_tma,
+    float* __restrict__ part,
+    int part_s0,
+    int part_s1,
+    int part_s2,
+    int part_s3,
+    int part_s4,
+    int* __restrict__ arrivals,
+    int arrivals_s0,
+    int arrivals_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int M,
+    int K,
+    int N,
+    int G,
+    int NY,
+    ImaRecord* ima_record) {
+    using namespace ima_gptq_gemm_wg32;
+    // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 512u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(N % 32 == 0);
+    __builtin_assume(NY % 16 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_gptq_gemm_wg32::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_gptq_gemm_wg32::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_gptq_gemm_wg32::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},
+        ima_gptq_gemm_wg32::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_gptq_gemm_wg32::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = 132;
+            ima_extent[1] = 3;
+            ima_extent[2] = 4;
+            ima_extent[3] = 128;
+            ima_extent[4] = 4;
+            break;
+        case 6:
+            ima_extent[0] = ima_ceil_div(M, 64);
+            ima_extent[1] = ima_ceil_div(N, 64);
+            break;
+        case 7:
+            ima_extent[0] = M;
+            ima_extent[1] = NY;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 40;
+            ima_extent[2] = 192;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 32;
+            ima_extent[2] = 256;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
+    const __half* __restrict__ x,
+    long long x_s0,
+    long long x_s1,
+    const __grid_constant__ ImaTensorMap x_tma,
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    const __grid_constant__ ImaTensorMap w_scales_tma,
+    float* __restrict__ part,
+    long long part_s0,
+    long long part_s1,
+    long long part_s2,
+    long long part_s3,
+    long long part_s4,
+    int* __restrict__ arrivals,
+    long long arrivals_s0,
+    long long arrivals_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long M,
+    long long K,
+    long long N,
+    long long G,
+    long long NY,
+    ImaRecord* ima_record) {
+    using namespace ima_gptq_gemm_wg32;
+    // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 512u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(N % 32 == 0);
+    __builtin_assume(NY % 16 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_gptq_gemm_wg32::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_gptq_gemm_wg32::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_gptq_gemm_wg32::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},
+        ima_gptq_gemm_wg32::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_gptq_gemm_wg32::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = 132;
+            ima_extent[1] = 3;
+            ima_extent[2] = 4;
+            ima_extent[3] = 128;
+            ima_extent[4] = 4;
+            break;
+        case 6:
+            ima_extent[0] = ima_ceil_div(M, 64);
+            ima_extent[1] = ima_ceil_div(N, 64);
+            break;
+        case 7:
+            ima_extent[0] = M;
+            ima_extent[1] = NY;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 40;
+            ima_extent[2] = 192;
+            break;
+        case -2:
+            ima_extent[0] = 4;
+            ima_extent[1] = 32;
             ima_extent[2] = 256;
             break;
         }

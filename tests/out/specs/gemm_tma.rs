@@ -30,6 +30,7 @@ pub struct Kernels {
     pub gptq_gemm_tma: GptqGemmTma,
     pub gptq_gemm_wg: GptqGemmWg,
     pub gptq_gemm_wg16: GptqGemmWg16,
+    pub gptq_gemm_wg32: GptqGemmWg32,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -46,6 +47,7 @@ impl Kernels {
         self.gptq_gemm_tma.kernel.set_checked(on);
         self.gptq_gemm_wg.kernel.set_checked(on);
         self.gptq_gemm_wg16.kernel.set_checked(on);
+        self.gptq_gemm_wg32.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -59,6 +61,7 @@ impl Kernels {
         self.gptq_gemm_tma.kernel.set_checked_mode(mode);
         self.gptq_gemm_wg.kernel.set_checked_mode(mode);
         self.gptq_gemm_wg16.kernel.set_checked_mode(mode);
+        self.gptq_gemm_wg32.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -71,6 +74,7 @@ impl Kernels {
         self.gptq_gemm_tma.kernel.check_deferred()?;
         self.gptq_gemm_wg.kernel.check_deferred()?;
         self.gptq_gemm_wg16.kernel.check_deferred()?;
+        self.gptq_gemm_wg32.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -84,6 +88,7 @@ impl Kernels {
         self.gptq_gemm_tma.kernel.set_sync(on);
         self.gptq_gemm_wg.kernel.set_sync(on);
         self.gptq_gemm_wg16.kernel.set_sync(on);
+        self.gptq_gemm_wg32.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -110,6 +115,9 @@ impl Kernels {
             },
             gptq_gemm_wg16: GptqGemmWg16 {
                 kernel: module.kernel(&GPTQ_GEMM_WG16)?,
+            },
+            gptq_gemm_wg32: GptqGemmWg32 {
+                kernel: module.kernel(&GPTQ_GEMM_WG32)?,
             },
         })
     }
@@ -1295,9 +1303,10 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
 /// in the pair order, which two warps of the producer warpgroup put each stage in
 /// (`ima_wg_pairs_order`): GPTQ's own words, a fifth fewer instructions a stage. With
 /// NY = N / 2 the gate/up projection with SiluAndMul fused. Compute capability 9.0 only;
-/// N a multiple of 32.
+/// N a multiple of 32. The body is ima.cuh's `ima_wg_w4_pairs_gemm`, which
+/// gptq_gemm_wg32 shares.
 ///
-/// Declared at `specs/gemm_tma.ima:567`.
+/// Declared at `specs/gemm_tma.ima:568`.
 pub struct GptqGemmWg16 {
     kernel: ima::Kernel,
 }
@@ -1376,7 +1385,7 @@ pub struct GptqGemmWg16Args<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::W
 pub static GPTQ_GEMM_WG16: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_wg16",
     signature: "gptq_gemm_wg16(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,2,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
-    location: "specs/gemm_tma.ima:567",
+    location: "specs/gemm_tma.ima:568",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1544,4 +1553,261 @@ pub static GPTQ_GEMM_WG16: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: false,
     entry_i32: "gptq_gemm_wg16_i32",
     entry_i64: "gptq_gemm_wg16_i64",
+};
+
+/// `gptq_gemm_wg32(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,4,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`
+///
+/// gptq_gemm_wg16 for up to 32 rows of x (the decode layer's batch of 32 on its large
+/// projections): the same body (ima.cuh's `ima_wg_w4_pairs_gemm`) with x's 32 rows a
+/// stage in 4 stages (a stage's 30 KB of W and 16 KB of x; 5 would pass the 227 KB of
+/// shared memory a block can have), each warpgroup MMA 32 wide. Compute capability 9.0
+/// only; N a multiple of 32.
+///
+/// Declared at `specs/gemm_tma.ima:596`.
+pub struct GptqGemmWg32 {
+    kernel: ima::Kernel,
+}
+
+impl GptqGemmWg32 {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &GPTQ_GEMM_WG32;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqGemmWg32Args`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: GptqGemmWg32Args<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let GptqGemmWg32Args { x, w, part, arrivals, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(part));
+        args.push(ima::KernelArg::write(arrivals));
+        args.push(ima::KernelArg::write(y));
+        self.kernel.launch(stream, &mut args, &[])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqGemmWg32Args<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqGemmWg32Args { x, w, part, arrivals, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(part));
+        args.push(ima::KernelArg::write(arrivals));
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
+}
+
+/// The arguments of [`GptqGemmWg32::launch`] and [`GptqGemmWg32::launch_in`], by name.
+///
+/// `gptq_gemm_wg32(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,4,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqGemmWg32Args<'a, X: ima::ReadTensor<ima::half::f16>, Part: ima::WriteTensor<f32>, Arrivals: ima::WriteTensor<i32>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous, 16-byte aligned
+    pub x: &'a X,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f32 `[BLOCKS, 3, 4, 128, 4]`, contiguous, 16-byte aligned: Workspace: each block's sums of its first tile where another block sums that tile, [block, consumer warpgroup, accumulator tile, thread, 4]; scratch, written before it is read in each launch.
+    pub part: &'a mut Part,
+    /// i32 `[ceil(M / 64), ceil(N / 64)]`, contiguous: Workspace: units of K done, a counter a 64 columns of W; zero before a launch and after it (gptq_gemm_wg's).
+    pub arrivals: &'a mut Arrivals,
+    /// f16 `[M, NY]`, contiguous, 16-byte aligned: x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
+    pub y: &'a mut Y,
+}
+
+/// The contract of `gptq_gemm_wg32`.
+pub static GPTQ_GEMM_WG32: ima::KernelContract = ima::KernelContract {
+    name: "gptq_gemm_wg32",
+    signature: "gptq_gemm_wg32(x: f16[M,K], w: q4[K,N], part: f32[BLOCKS,3,4,128,4], arrivals: i32[ceil(M / 64),ceil(N / 64)], y: f16[M,NY])",
+    location: "specs/gemm_tma.ima:596",
+    symbols: &[
+        ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 1, dim: 1 } },
+        ima::Symbol { name: "G", bound_by: ima::Binding { arg: 1, dim: 2 } },
+        ima::Symbol { name: "NY", bound_by: ima::Binding { arg: 7, dim: 1 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "x",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 32, cols: 64, layout: ima::TmaLayout::Swizzled }),
+        },
+        ima::TensorArg {
+            name: "w",
+            role: ima::Role::Logical,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "G", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2],
+            strided: true,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.qweight",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(8)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 32, cols: 192, layout: ima::TmaLayout::Plain }),
+        },
+        ima::TensorArg {
+            name: "w.qzeros",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "ceil(N / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(8)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 256, cols: 24, layout: ima::TmaLayout::Groups }),
+        },
+        ima::TensorArg {
+            name: "w.scales",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: Some(ima::TmaBox { rows: 256, cols: 192, layout: ima::TmaLayout::Groups }),
+        },
+        ima::TensorArg {
+            name: "part",
+            role: ima::Role::InOut,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "BLOCKS", expr: ima::Expr::Const(132) },
+                ima::Extent { text: "3", expr: ima::Expr::Const(3) },
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "128", expr: ima::Expr::Const(128) },
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+            ],
+            stored: &[0, 1, 2, 3, 4],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "arrivals",
+            role: ima::Role::InOut,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(M / 64)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(64)) },
+                ima::Extent { text: "ceil(N / 64)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(64)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "y",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "NY", expr: ima::Expr::Sym(4) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+        ima::Constraint { text: "M <= 32", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(32)) },
+        ima::Constraint { text: "G >= 128", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(3), &ima::Expr::Const(128)) },
+        ima::Constraint { text: "K % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "N % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY % 16 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(16)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
+        ima::Constraint { text: "256 % G == 0 (tma(256, 192) on w)", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Const(256), &ima::Expr::Sym(3)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "G >= 32 (tma on w)", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(3), &ima::Expr::Const(32)) },
+        ima::Constraint { text: "2048 % G == 0 (tma on w: G a power of two)", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Const(2048), &ima::Expr::Sym(3)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "N % 32 == 0 (tma on w's zeros)", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(32)), &ima::Expr::Const(0)) },
+    ],
+    shared: &[
+        ima::SharedArray {
+            name: "ws",
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "40", expr: ima::Expr::Const(40) },
+                ima::Extent { text: "192", expr: ima::Expr::Const(192) },
+            ],
+            align: 1024,
+        },
+        ima::SharedArray {
+            name: "xs",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "256", expr: ima::Expr::Const(256) },
+            ],
+            align: 1024,
+        },
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(132)], resident: ima::Resident::AtMost },
+    empty: ima::EmptyPolicy::Skip,
+    block: [512, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "gptq_gemm_wg32_i32",
+    entry_i64: "gptq_gemm_wg32_i64",
 };
