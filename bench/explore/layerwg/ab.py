@@ -2,7 +2,8 @@
 without gptq_gemm_wg for its projections, CUDA graphs, one call; then each projection
 alone at the layer's rows, both kernels. Reads the dumps of `decode_layer dump`. Ran
 against 5ee7996's decode_layer.py, whose WARPGROUP_MIN_WEIGHTS rule this sets; the rule
-went with the revert of 6ffa763 (bench/RESULTS.md, "gptq_gemm_wg in the decode layer").
+went with the revert of 6ffa763 (bench/RESULTS.md, "gptq_gemm_wg in the decode layer"),
+and came back in session 35 for gptq_gemm_wg32 (17 to 32 rows), which "wg" means since.
 
     python3 -u ab.py DIR...
 """
@@ -37,4 +38,4 @@ for d in sys.argv[1:]:
             decode_layer.WARPGROUP_MIN_WEIGHTS = rule
             f = lambda: layer._project(name, x_of[name], y_of[name], s)  # noqa: E731
             row.append(median_us(captured(f, ()), 500))
-        print(f"B={b} {name}: gptq_gemm {row[0]:.1f} us, gptq_gemm_wg {row[1]:.1f} us", flush=True)
+        print(f"B={b} {name}: gptq_gemm {row[0]:.1f} us, gptq_gemm_wg32 {row[1]:.1f} us", flush=True)
