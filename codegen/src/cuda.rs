@@ -210,6 +210,8 @@ struct Entry {
     checked: bool,
     params: String,
     run_args: String,
+    /// The entry point's tensor-map parameters, which it prefetches.
+    tensor_maps: Vec<String>,
 }
 
 /// The extents of an argument that a violation can name, as C expressions over the
@@ -750,12 +752,20 @@ fn entry(
     run_args.extend(k.symbols.iter().map(|s| s.name.clone()));
     run_args.extend(k.params.iter().map(|p| p.name.clone()));
     run_args.push(record.to_string());
+    let tensor_maps = abi
+        .entry_params(checked)
+        .filter_map(|p| match p {
+            EntryParam::TensorMap { arg } => Some(format!("{}_tma", contract[arg].ident)),
+            _ => None,
+        })
+        .collect();
     Entry {
         suffix,
         index_type,
         checked,
         params: params.join(",\n    "),
         run_args: run_args.join(",\n        "),
+        tensor_maps,
     }
 }
 

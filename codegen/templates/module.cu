@@ -1287,6 +1287,15 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
     __builtin_assume({{ d }});
 {%- endfor %}
 {%- endif %}
+{%- if !e.tensor_maps.is_empty() %}
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+{%- for t in e.tensor_maps %}
+        ima_tma_prefetch(&{{ t }});
+{%- endfor %}
+    }
+{%- endif %}
 {%- if e.checked %}
     ImaPending ima_pending;
     ima_pending.count = 0;

@@ -744,6 +744,13 @@ struct alignas(64) ImaTensorMap {
     unsigned long long opaque[16];
 };
 
+// Asks for a tensor map's descriptor ahead of the first copy through it (an entry point's
+// thread 0 does, for each of its maps): a hint, which changes nothing but when the TMA
+// unit has it.
+__device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
     unsigned addr;
@@ -1912,7 +1919,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 1916 "launch_forms.cu"
+#line 1923 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2124,7 +2131,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2128 "launch_forms.cu"
+#line 2135 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2280,7 +2287,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2284 "launch_forms.cu"
+#line 2291 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2498,7 +2505,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 2502 "launch_forms.cu"
+#line 2509 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -744,6 +744,13 @@ struct alignas(64) ImaTensorMap {
     unsigned long long opaque[16];
 };
 
+// Asks for a tensor map's descriptor ahead of the first copy through it (an entry point's
+// thread 0 does, for each of its maps): a hint, which changes nothing but when the TMA
+// unit has it.
+__device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
     unsigned addr;
@@ -1840,7 +1847,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/posix_type_names.ima"
  off(i) = key(i) + size(i); 
-#line 1844 "posix_type_names.cu"
+#line 1851 "posix_type_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

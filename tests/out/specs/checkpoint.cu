@@ -745,6 +745,13 @@ struct alignas(64) ImaTensorMap {
     unsigned long long opaque[16];
 };
 
+// Asks for a tensor map's descriptor ahead of the first copy through it (an entry point's
+// thread 0 does, for each of its maps): a hint, which changes nothing but when the TMA
+// unit has it.
+__device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
     unsigned addr;
@@ -2249,7 +2256,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2253 "checkpoint.cu"
+#line 2260 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3039,7 +3046,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3043 "checkpoint.cu"
+#line 3050 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3810,7 +3817,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3814 "checkpoint.cu"
+#line 3821 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4455,7 +4462,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4459 "checkpoint.cu"
+#line 4466 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5140,7 +5147,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5144 "checkpoint.cu"
+#line 5151 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5985,7 +5992,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5989 "checkpoint.cu"
+#line 5996 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6700,7 +6707,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6704 "checkpoint.cu"
+#line 6711 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7542,7 +7549,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7546 "checkpoint.cu"
+#line 7553 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8242,7 +8249,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8246 "checkpoint.cu"
+#line 8253 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -745,6 +745,13 @@ struct alignas(64) ImaTensorMap {
     unsigned long long opaque[16];
 };
 
+// Asks for a tensor map's descriptor ahead of the first copy through it (an entry point's
+// thread 0 does, for each of its maps): a hint, which changes nothing but when the TMA
+// unit has it.
+__device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
     unsigned addr;
@@ -2261,7 +2268,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2265 "decode.cu"
+#line 2272 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3130,7 +3137,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3134 "decode.cu"
+#line 3141 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4268,7 +4275,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4272 "decode.cu"
+#line 4279 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

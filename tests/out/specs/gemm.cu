@@ -746,6 +746,13 @@ struct alignas(64) ImaTensorMap {
     unsigned long long opaque[16];
 };
 
+// Asks for a tensor map's descriptor ahead of the first copy through it (an entry point's
+// thread 0 does, for each of its maps): a hint, which changes nothing but when the TMA
+// unit has it.
+__device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
     unsigned addr;
@@ -2205,7 +2212,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2209 "gemm.cu"
+#line 2216 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2901,7 +2908,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2905 "gemm.cu"
+#line 2912 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3579,7 +3586,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3583 "gemm.cu"
+#line 3590 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4192,7 +4199,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4196 "gemm.cu"
+#line 4203 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5334,7 +5341,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5338 "gemm.cu"
+#line 5345 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

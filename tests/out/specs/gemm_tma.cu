@@ -746,6 +746,13 @@ struct alignas(64) ImaTensorMap {
     unsigned long long opaque[16];
 };
 
+// Asks for a tensor map's descriptor ahead of the first copy through it (an entry point's
+// thread 0 does, for each of its maps): a hint, which changes nothing but when the TMA
+// unit has it.
+__device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
     unsigned addr;
@@ -2271,7 +2278,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2275 "gemm_tma.cu"
+#line 2282 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2323,6 +2330,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&a_tma);
+        ima_tma_prefetch(&b_tma);
+    }
     run<int, false>(ima_gemm_tma_f16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
         ima_gemm_tma_f16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
         ima_gemm_tma_f16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
@@ -2357,6 +2370,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&a_tma);
+        ima_tma_prefetch(&b_tma);
+    }
     run<long long, false>(ima_gemm_tma_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
         ima_gemm_tma_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
         ima_gemm_tma_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
@@ -2392,6 +2411,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32_checked(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&a_tma);
+        ima_tma_prefetch(&b_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_gemm_tma_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
@@ -2458,6 +2483,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&a_tma);
+        ima_tma_prefetch(&b_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_gemm_tma_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
@@ -2987,7 +3018,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2991 "gemm_tma.cu"
+#line 3022 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3039,6 +3070,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&a_tma);
+        ima_tma_prefetch(&b_tma);
+    }
     run<int, false>(ima_gemm_tma_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
         ima_gemm_tma_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
         ima_gemm_tma_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
@@ -3073,6 +3110,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&a_tma);
+        ima_tma_prefetch(&b_tma);
+    }
     run<long long, false>(ima_gemm_tma_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
         ima_gemm_tma_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
         ima_gemm_tma_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
@@ -3108,6 +3151,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32_checked(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&a_tma);
+        ima_tma_prefetch(&b_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_gemm_tma_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
@@ -3174,6 +3223,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&a_tma);
+        ima_tma_prefetch(&b_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_gemm_tma_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
@@ -3838,7 +3893,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3842 "gemm_tma.cu"
+#line 3897 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3905,6 +3960,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&q_tma);
+        ima_tma_prefetch(&k_tma);
+        ima_tma_prefetch(&o_tma);
+    }
     run<int, false>(ima_attn_scores_tma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
         ima_attn_scores_tma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
         ima_attn_scores_tma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, nullptr},
@@ -3952,6 +4014,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&q_tma);
+        ima_tma_prefetch(&k_tma);
+        ima_tma_prefetch(&o_tma);
+    }
     run<long long, false>(ima_attn_scores_tma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
         ima_attn_scores_tma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
         ima_attn_scores_tma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, nullptr},
@@ -4000,6 +4069,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&q_tma);
+        ima_tma_prefetch(&k_tma);
+        ima_tma_prefetch(&o_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_attn_scores_tma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
@@ -4090,6 +4166,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&q_tma);
+        ima_tma_prefetch(&k_tma);
+        ima_tma_prefetch(&o_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_attn_scores_tma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
@@ -4660,7 +4743,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4664 "gemm_tma.cu"
+#line 4747 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4724,6 +4807,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&q_tma);
+        ima_tma_prefetch(&k_tma);
+    }
     run<int, false>(ima_attn_scores_tma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
         ima_attn_scores_tma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
         ima_attn_scores_tma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -4770,6 +4859,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64(
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&q_tma);
+        ima_tma_prefetch(&k_tma);
+    }
     run<long long, false>(ima_attn_scores_tma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
         ima_attn_scores_tma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
         ima_attn_scores_tma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
@@ -4817,6 +4912,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32_che
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&q_tma);
+        ima_tma_prefetch(&k_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_attn_scores_tma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
@@ -4901,6 +5002,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&q_tma);
+        ima_tma_prefetch(&k_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_attn_scores_tma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
@@ -6226,7 +6333,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6230 "gemm_tma.cu"
+#line 6337 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6294,6 +6401,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     run<int, false>(ima_gptq_gemm_tma::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_tma::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
         ima_gptq_gemm_tma::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
@@ -6342,6 +6457,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     run<long long, false>(ima_gptq_gemm_tma::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_tma::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
         ima_gptq_gemm_tma::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
@@ -6391,6 +6514,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_gptq_gemm_tma::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
@@ -6477,6 +6608,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_gptq_gemm_tma::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
@@ -7985,7 +8124,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 7989 "gemm_tma.cu"
+#line 8128 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8062,6 +8201,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     run<int, false>(ima_gptq_gemm_wg::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_wg::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
         ima_gptq_gemm_wg::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, nullptr},
@@ -8121,6 +8268,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     run<long long, false>(ima_gptq_gemm_wg::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_wg::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
         ima_gptq_gemm_wg::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, nullptr},
@@ -8181,6 +8336,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_gptq_gemm_wg::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
@@ -8283,6 +8446,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_gptq_gemm_wg::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
@@ -9646,7 +9817,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 9650 "gemm_tma.cu"
+#line 9821 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9723,6 +9894,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     run<int, false>(ima_gptq_gemm_wg16::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_wg16::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
         ima_gptq_gemm_wg16::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, nullptr},
@@ -9782,6 +9961,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     run<long long, false>(ima_gptq_gemm_wg16::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_wg16::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
         ima_gptq_gemm_wg16::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, nullptr},
@@ -9842,6 +10029,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32_checked(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_gptq_gemm_wg16::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
@@ -9944,6 +10139,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64_checked(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_gptq_gemm_wg16::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
@@ -11300,7 +11503,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 11304 "gemm_tma.cu"
+#line 11507 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11377,6 +11580,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     run<int, false>(ima_gptq_gemm_wg32::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_wg32::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
         ima_gptq_gemm_wg32::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, nullptr},
@@ -11436,6 +11647,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     run<long long, false>(ima_gptq_gemm_wg32::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
         ima_gptq_gemm_wg32::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
         ima_gptq_gemm_wg32::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, nullptr},
@@ -11496,6 +11715,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_gptq_gemm_wg32::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
@@ -11598,6 +11825,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(N % 32 == 0);
     __builtin_assume(NY % 16 == 0);
+    // The tensor maps' descriptors asked for now, so that the first copies, issued once
+    // the body has set up its barriers, do not each wait for theirs.
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ima_tma_prefetch(&x_tma);
+        ima_tma_prefetch(&w_qweight_tma);
+        ima_tma_prefetch(&w_qzeros_tma);
+        ima_tma_prefetch(&w_scales_tma);
+    }
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_gptq_gemm_wg32::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},

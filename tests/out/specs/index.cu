@@ -746,6 +746,13 @@ struct alignas(64) ImaTensorMap {
     unsigned long long opaque[16];
 };
 
+// Asks for a tensor map's descriptor ahead of the first copy through it (an entry point's
+// thread 0 does, for each of its maps): a hint, which changes nothing but when the TMA
+// unit has it.
+__device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
     unsigned addr;
@@ -2025,7 +2032,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2029 "index.cu"
+#line 2036 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2653,7 +2660,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2657 "index.cu"
+#line 2664 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3119,7 +3126,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3123 "index.cu"
+#line 3130 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3476,7 +3483,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3480 "index.cu"
+#line 3487 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

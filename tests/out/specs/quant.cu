@@ -745,6 +745,13 @@ struct alignas(64) ImaTensorMap {
     unsigned long long opaque[16];
 };
 
+// Asks for a tensor map's descriptor ahead of the first copy through it (an entry point's
+// thread 0 does, for each of its maps): a hint, which changes nothing but when the TMA
+// unit has it.
+__device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
     unsigned addr;
@@ -2446,7 +2453,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2450 "quant.cu"
+#line 2457 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3212,7 +3219,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3216 "quant.cu"
+#line 3223 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3873,7 +3880,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3877 "quant.cu"
+#line 3884 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4537,7 +4544,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4541 "quant.cu"
+#line 4548 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5106,7 +5113,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5110 "quant.cu"
+#line 5117 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5422,7 +5429,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5426 "quant.cu"
+#line 5433 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6387,7 +6394,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6391 "quant.cu"
+#line 6398 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7034,7 +7041,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7038 "quant.cu"
+#line 7045 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -745,6 +745,13 @@ struct alignas(64) ImaTensorMap {
     unsigned long long opaque[16];
 };
 
+// Asks for a tensor map's descriptor ahead of the first copy through it (an entry point's
+// thread 0 does, for each of its maps): a hint, which changes nothing but when the TMA
+// unit has it.
+__device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
     unsigned addr;
@@ -2106,7 +2113,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 2110 "rmsnorm.cu"
+#line 2117 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
