@@ -3,7 +3,8 @@
 # by hand: gemm_tma_gpu and decode_gpu's test binaries, bench and decode_layer, every
 # wheel and bench/explore/dyn's):
 #   bash bench/explore/wg32-run.sh 1: gemm_tma_gpu and decode_gpu's tests; dyn.py at 32
-#     rows (p32, wg32, gptq_gemm, gptq_gemm_wg on the layer's shapes); the bench's
+#     rows (p32, wg32, gptq_gemm, gptq_gemm_wg on the layer's shapes) and at 16 (wg16
+#     with its tensor maps prefetched, against the first call's figures); the bench's
 #     gptq_gemm_wg32 rows; the layer from Python with and without wg32 (ab.py, one dump
 #     of 32 sequences of 1024);
 #   bash bench/explore/wg32-run.sh 2: the layer's bench (Rust and Python, beside torch);
@@ -18,6 +19,7 @@ case "${1:-1}" in
 1)
     timeout 150 bash .gpu/on-device test 'gemm_tma_gpu|decode_gpu' 2>&1 | grep -E "^test |test result|FAILED|panicked" | tail -24
     (cd bench/explore/dyn && timeout 120 python3 -u dyn.py 32,4096,28672 32,14336,4096 32,4096,6144 32,4096,4096 24,4096,28672 2>&1 | grep -v "ends" | tail -6)
+    (cd bench/explore/dyn && ONLY16=1 timeout 70 python3 -u dyn.py 16,8192,28672 16,4096,4096 16,4096,6144 2>&1 | grep -v "ends" | tail -4)
     timeout 100 bash .gpu/on-device run bench --only gptq_gemm_wg32 --variants release,deferred 2>&1 | grep -E "^\| gptq|DIFF|mismatch" | head -6
     tmp=$(mktemp -d)
     # shellcheck disable=SC2046
