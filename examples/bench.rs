@@ -3024,6 +3024,7 @@ fn main() -> Res<()> {
             "gptq_gemm_tma",
             "gptq_gemm_wg",
             "gptq_gemm_wg16",
+            "gptq_gemm_wg32",
         ],
         &b,
     ) {
