@@ -9,7 +9,8 @@
 #     of 32 sequences of 1024);
 #   bash bench/explore/wg32-run.sh 2: the layer's bench (Rust and Python, beside torch);
 #     tests/python/test_gpu.py;
-# then in a call of its own: bash .gpu/on-device sanitize 'gemm_tma_gpu|decode_gpu'.
+# then in a call of its own: bash .gpu/on-device sanitize 'gemm_tma_gpu|decode_gpu';
+#   bash bench/explore/wg32-run.sh 3: what the cooperative launch costs (dyn.py's p16g).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 site=$(mktemp -d)
@@ -29,5 +30,9 @@ case "${1:-1}" in
 2)
     timeout 300 bash bench/decode-layer-on-device.sh bench 2>&1 | tail -30
     timeout 200 python3 tests/python/test_gpu.py 2>&1 | tail -3
+    ;;
+3)
+    # p16 launched cooperatively (persistent) and as a plain grid (p16g), beside wg16.
+    (cd bench/explore/dyn && ONLY16=1 timeout 150 python3 -u dyn.py 16,8192,28672 1,8192,28672 16,4096,4096 16,14336,4096 2>&1 | tail -8)
     ;;
 esac

@@ -46,6 +46,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
         run = {
             "s16": (ws, lambda w: dk.s16(x, w, part16, arr, stamps, y["s16"])),
             "p16": (ws, lambda w: dk.p16(x, w, part16, arr, stamps, y["p16"])),
+            "p16g": (ws, lambda w: dk.p16g(x, w, part16, arr, stamps, y["p16g"])),
             "wg16": (tws, lambda w: tk.gptq_gemm_wg16(x, w, part16, arr, y["wg16"])),
         }
     else:
@@ -73,7 +74,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
             err = (y[nm].float() - ref).abs().max().item() / scale
             clean = sums.abs().max().item() == 0 and counts.abs().max().item() == 0 and sched.abs().max().item() == 0
             row.append(f"{nm} {t:.1f} ({err:.1e}{'' if clean else ', DIRTY'})")
-            if nm in ("s16", "p16", "d32", "p32"):
+            if nm in ("s16", "p16", "p16g", "d32", "p32"):
                 st = stamps.cpu().double()
                 t0 = st[:, 0].min()
                 ends = ((st[:, 1:].max(1).values - t0) / 1e3).sort().values
