@@ -47,6 +47,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), 
             "s16": (ws, lambda w: dk.s16(x, w, part16, arr, stamps, y["s16"])),
             "p16": (ws, lambda w: dk.p16(x, w, part16, arr, stamps, y["p16"])),
             "p16g": (ws, lambda w: dk.p16g(x, w, part16, arr, stamps, y["p16g"])),
+            "e16": (ws, lambda w: dk.e16(x, w, part16, arr, stamps, y["e16"])),
             "wg16": (tws, lambda w: tk.gptq_gemm_wg16(x, w, part16, arr, y["wg16"])),
         }
     else:
