@@ -2119,26 +2119,54 @@ fn wg_twin_launch(
     Ok(())
 }
 
+/// The workspace of gptq_gemm_wg16 or gptq_gemm_wg32 (or a twin), allocated at its first
+/// launch and shared by the case's launches: the blocks' slots, part [BLOCKS, 3, tiles,
+/// 128, 4] f32 (tiles: the kernel's rows / 8), and arrivals [1, ceil(N / 64)] i32, zero, as
+/// each launch leaves them.
+struct SmallWgWorkspace<'s> {
+    stream: &'s Arc<CudaStream>,
+    tiles: usize,
+    slot: std::cell::RefCell<Option<WgSlots>>,
+}
+
+/// A warpgroup W4A16 kernel's blocks' slots and arrival counters.
+type WgSlots = (Tensor<f32>, Tensor<i32>);
+
+impl<'s> SmallWgWorkspace<'s> {
+    fn new(stream: &'s Arc<CudaStream>, tiles: usize) -> Self {
+        SmallWgWorkspace {
+            stream,
+            tiles,
+            slot: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// The workspace (part, arrivals) for W's N columns, allocated at the first call.
+    fn get(&self, n: usize) -> Res<std::cell::RefMut<'_, WgSlots>> {
+        let mut slot = self.slot.borrow_mut();
+        if slot.is_none() {
+            *slot = Some((
+                Tensor::zeros(
+                    self.stream,
+                    &[gemm_tma::BLOCKS as usize, 3, self.tiles, 128, 4],
+                )?,
+                Tensor::zeros(self.stream, &[1, n.div_ceil(64)])?,
+            ));
+        }
+        Ok(std::cell::RefMut::map(slot, |s| {
+            s.as_mut().expect("allocated above")
+        }))
+    }
+}
+
 /// gptq_gemm_wg16 (gptq_gemm_wg's units for up to 16 rows of x: 5 stages of x's 16 rows,
 /// the group's scale after the MMA) at M = 1, 8 and 16, on one workspace (each launch
 /// leaves its counters zero), and its twin (twin_gptq_gemm_wg16) on a workspace of its
 /// own, at M = 16 only (its stores are unmasked).
 fn gptq_gemm_wg16(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
     let stream = b.stream.clone();
-    // The blocks' slots, part [BLOCKS, 3, 2, 128, 4] f32, and arrivals [1, ceil(N / 64)]
-    // i32, zero, as each launch leaves them.
-    type Workspace = std::cell::RefCell<Option<(Tensor<f32>, Tensor<i32>)>>;
-    let workspace_of = |slot: &Workspace, n: usize| -> Res<()> {
-        if slot.borrow().is_none() {
-            *slot.borrow_mut() = Some((
-                Tensor::zeros(&stream, &[gemm_tma::BLOCKS as usize, 3, 2, 128, 4])?,
-                Tensor::zeros(&stream, &[1, n.div_ceil(64)])?,
-            ));
-        }
-        Ok(())
-    };
-    let workspace = Workspace::new(None);
-    let twin_workspace = Workspace::new(None);
+    let workspace = SmallWgWorkspace::new(&stream, 2);
+    let twin_workspace = SmallWgWorkspace::new(&stream, 2);
     // The spec's persistent(BLOCKS) block(512); 5 stages of W's tile (40 x 192 i32) and
     // x's (16 x 256 f16), and 1024 bytes of slack to align them.
     let (f, cfg) = twin_with_smem(
@@ -2155,9 +2183,8 @@ fn gptq_gemm_wg16(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::K
         "gptq_gemm_wg16",
         &[1, 8, 16],
         &|ks, x, w, y| {
-            workspace_of(&workspace, w.n())?;
-            let mut slot = workspace.borrow_mut();
-            let (part, arrivals) = slot.as_mut().expect("allocated above");
+            let mut slot = workspace.get(w.n())?;
+            let (part, arrivals) = &mut *slot;
             done(ks.gptq_gemm_wg16.launch(
                 &stream,
                 gemm_tma::GptqGemmWg16Args {
@@ -2170,9 +2197,8 @@ fn gptq_gemm_wg16(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::K
             )?)
         },
         Some(&|b, x, w, y| {
-            workspace_of(&twin_workspace, w.n())?;
-            let mut slot = twin_workspace.borrow_mut();
-            let (part, arrivals) = slot.as_mut().expect("allocated above");
+            let mut slot = twin_workspace.get(w.n())?;
+            let (part, arrivals) = &mut *slot;
             wg_twin_launch(b, &f, cfg, 16, x, w, part, arrivals, y)
         }),
     )
@@ -2182,9 +2208,7 @@ fn gptq_gemm_wg16(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::K
 /// at M = 24 and 32, on one workspace (each launch leaves its counters zero); no twin.
 fn gptq_gemm_wg32(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Kernels) -> Res<()> {
     let stream = b.stream.clone();
-    // The blocks' slots, part [BLOCKS, 3, 4, 128, 4] f32, and arrivals [1, ceil(N / 64)]
-    // i32, zero, as each launch leaves them.
-    let workspace = std::cell::RefCell::new(None::<(Tensor<f32>, Tensor<i32>)>);
+    let workspace = SmallWgWorkspace::new(&stream, 4);
     w4a16_tma_case(
         b,
         stubs,
@@ -2192,14 +2216,8 @@ fn gptq_gemm_wg32(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::K
         "gptq_gemm_wg32",
         &[24, 32],
         &|ks, x, w, y| {
-            if workspace.borrow().is_none() {
-                *workspace.borrow_mut() = Some((
-                    Tensor::zeros(&stream, &[gemm_tma::BLOCKS as usize, 3, 4, 128, 4])?,
-                    Tensor::zeros(&stream, &[1, w.n().div_ceil(64)])?,
-                ));
-            }
-            let mut slot = workspace.borrow_mut();
-            let (part, arrivals) = slot.as_mut().expect("allocated above");
+            let mut slot = workspace.get(w.n())?;
+            let (part, arrivals) = &mut *slot;
             done(ks.gptq_gemm_wg32.launch(
                 &stream,
                 gemm_tma::GptqGemmWg32Args {
