@@ -413,11 +413,11 @@ enum Projection<'k> {
 }
 
 /// The weights' elements (K N) from which gptq_gemm_wg32 takes a projection of 17 to 32
-/// rows: at 32 rows its body (bench/explore/dyn's p32) was faster than gptq_gemm on
-/// gate/up (4096 x 28672, unfused: 31.0 against 39.6 us) and down (14336 x 4096: 20.5
-/// against 24.6), and slower on QKV (4096 x 6144: 13.5 against 12.8) and O (4096 x 4096:
-/// 12.0 against 9.5), whose runs of 2 to 4 stages a block leave its pipeline's fill unpaid
-/// (bench/RESULTS.md, "The pair order at 32 rows").
+/// rows: at 32 rows it is faster than gptq_gemm on gate/up (4096 x 28672, unfused: 30.7
+/// against 40.0 us) and down (14336 x 4096: 20.5 against 24.9), ties it on QKV (4096 x
+/// 6144: 13.0) and is slower on O (4096 x 4096: 11.9 against 9.6), whose runs of 2 to 4
+/// stages a block leave its pipeline's fill unpaid (bench/RESULTS.md, "gptq_gemm_wg32 and
+/// the decode layer at B = 32").
 pub const WARPGROUP_MIN_WEIGHTS: usize = 1 << 25;
 
 impl Kernels {
