@@ -1,0 +1,93 @@
+"""Throwaway, session 36 (issues 21 and 22): does timing.graph_us count the graph's own
+submission? dyn's e16 (gptq_gemm_wg16's launch, empty body) took 7.5 µs a launch in a
+graph of 3 launches (K = 8192, N = 28672) but 1.0 in one of 37 (K = N = 4096). Here each
+kernel is timed three ways: graph_us as the explorers have it (events around one replay,
+the host's submission inside them); the same graph, replays queued behind a 50 ms
+torch.cuda._sleep so that the events see the device's time only; and launches one by one
+queued the same way, events around each (examples/bench.rs's method).
+    python3 -u queued.py [M,K,N ...]"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import gptq_weight, graph_us, shapes, weight_sets  # noqa: E402
+import dyn_kernels as dk  # noqa: E402
+import gemm_kernels as gk  # noqa: E402
+import gemm_tma_kernels as tk  # noqa: E402
+
+dev = "cuda"
+HOLD = 100_000_000  # cycles of torch.cuda._sleep: ~50 ms, far longer than the queueing
+
+
+def capture(fn, sets):
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            for a in sets:
+                fn(*a)
+        torch.cuda.synchronize()
+        with torch.cuda.graph(g):
+            for a in sets:
+                fn(*a)
+    torch.cuda.synchronize()
+    return g
+
+
+def median(events, per):
+    torch.cuda.synchronize()
+    ts = sorted(a.elapsed_time(b) * 1e3 / per for a, b in events)
+    return ts[len(ts) // 2]
+
+
+def queued_graph_us(fn, sets, reps=20):
+    g = capture(fn, sets)
+    torch.cuda._sleep(HOLD)
+    ev = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        ev.append((a, b))
+    return median(ev, len(sets))
+
+
+def queued_launch_us(fn, sets, reps=60):
+    for a in sets:
+        fn(*a)
+    torch.cuda.synchronize()
+    torch.cuda._sleep(HOLD)
+    ev = []
+    for i in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn(*sets[i % len(sets)])
+        b.record()
+        ev.append((a, b))
+    return median(ev, 1)
+
+
+for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 4096), (32, 8192, 28672), (32, 4096, 28672)]):
+    ws = [gptq_weight(dk.QuantWeight, k, n) for _ in range(weight_sets(k, n))]
+    tws = [tk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=128) for w in ws]
+    gws = [gk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=128) for w in ws]
+    x = torch.randn(m, k, device=dev, dtype=torch.float16)
+    stamps = torch.zeros(dk.BLOCKS, 4, device=dev, dtype=torch.int64)
+    part16 = torch.empty(dk.BLOCKS, 3, 2, 128, 4, device=dev, dtype=torch.float32)
+    part32 = torch.empty(dk.BLOCKS, 3, 4, 128, 4, device=dev, dtype=torch.float32)
+    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    y = torch.empty(m, n, device=dev, dtype=torch.float16)
+    run = {"gptq_gemm": (gws, lambda w: gk.gptq_gemm(x, w, y))}
+    if m <= 16:
+        run["e16"] = (ws, lambda w: dk.e16(x, w, part16, arr, stamps, y))
+        run["wg16"] = (tws, lambda w: tk.gptq_gemm_wg16(x, w, part16, arr, y))
+    else:
+        run["wg32"] = (tws, lambda w: tk.gptq_gemm_wg32(x, w, part32, arr, y))
+    sets = len(ws)
+    print(f"M={m} K={k} N={n} ({sets} weight sets), µs a launch: graph_us / queued graph / queued launches", flush=True)
+    for nm, (wsets, f) in run.items():
+        a = [(w,) for w in wsets]
+        print(f"    {nm}: {graph_us(f, a):.1f} / {queued_graph_us(f, a):.1f} / {queued_launch_us(f, a):.1f}", flush=True)
