@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Runs, on the GPU machine, session 35's prepared calls (built by
+# Runs, on the GPU machine, the prepared calls (session 35's, the third session 36's) (built by
 # bench/explore/prepared-build.sh), most important first:
 #   bash bench/explore/prepared-run.sh 1: the whole GPU suite but the fuzzer and the
 #     two-GPU test (session 35 ran gemm_tma_gpu and decode_gpu only);
 #   bash bench/explore/prepared-run.sh 2: the fuzzer's tests (gptq_gemm_wg32 has not been
 #     fuzzed yet), tests/python/test_gpu.py;
-#   bash bench/explore/prepared-run.sh 3: dyn.py at 16 rows with e16 (an empty launch of
-#     gptq_gemm_wg16's shape: the floor of the 4 to 5 µs a launch beyond its blocks' work);
+#   bash bench/explore/prepared-run.sh 3: bench/explore/queued/queued.py (session 36: how
+#     much of a launch's time each timer counts; its fourth column, runs of 10 launches
+#     between one pair of events, has not run yet and decides the bench's timer);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -24,6 +25,6 @@ case "${1:-1}" in
 3)
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
-    (cd bench/explore/dyn && PYTHONPATH=$site ONLY16=1 timeout 200 python3 -u dyn.py 16,8192,28672 16,4096,4096 2>&1 | tail -6)
+    (cd bench/explore/queued && PYTHONPATH=$site:../dyn timeout 300 python3 -u queued.py 2>&1 | tail -20)
     ;;
 esac

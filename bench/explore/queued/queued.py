@@ -4,7 +4,11 @@ graph of 3 launches (K = 8192, N = 28672) but 1.0 in one of 37 (K = N = 4096). H
 kernel is timed three ways: graph_us as the explorers have it (events around one replay,
 the host's submission inside them); the same graph, replays queued behind a 50 ms
 torch.cuda._sleep so that the events see the device's time only; and launches one by one
-queued the same way, events around each (examples/bench.rs's method).
+queued the same way, events around each (examples/bench.rs's method); and (session 36's
+second version, for the next call) the same launches queued in runs of 10 between one pair
+of events, which tells the events' cost from a plain launch's: if the runs take the
+graph's time, a bench timing runs of launches would drop the ~3 µs; if they take the
+single launches', a launch outside a graph costs it and only a graph timer would.
     python3 -u queued.py [M,K,N ...]"""
 import os
 import sys
@@ -70,6 +74,22 @@ def queued_launch_us(fn, sets, reps=60):
     return median(ev, 1)
 
 
+def queued_run_us(fn, sets, reps=20, run=10):
+    for a in sets:
+        fn(*a)
+    torch.cuda.synchronize()
+    torch.cuda._sleep(HOLD)
+    ev = []
+    for i in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for j in range(run):
+            fn(*sets[(i * run + j) % len(sets)])
+        b.record()
+        ev.append((a, b))
+    return median(ev, run)
+
+
 for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 4096), (32, 8192, 28672), (32, 4096, 28672)]):
     ws = [gptq_weight(dk.QuantWeight, k, n) for _ in range(weight_sets(k, n))]
     tws = [tk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=128) for w in ws]
@@ -87,7 +107,7 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 4096), (32, 8192, 28672), (
     else:
         run["wg32"] = (tws, lambda w: tk.gptq_gemm_wg32(x, w, part32, arr, y))
     sets = len(ws)
-    print(f"M={m} K={k} N={n} ({sets} weight sets), µs a launch: graph_us / queued graph / queued launches", flush=True)
+    print(f"M={m} K={k} N={n} ({sets} weight sets), µs a launch: graph_us / queued graph / queued launches / queued runs of 10", flush=True)
     for nm, (wsets, f) in run.items():
         a = [(w,) for w in wsets]
-        print(f"    {nm}: {graph_us(f, a):.1f} / {queued_graph_us(f, a):.1f} / {queued_launch_us(f, a):.1f}", flush=True)
+        print(f"    {nm}: {graph_us(f, a):.1f} / {queued_graph_us(f, a):.1f} / {queued_launch_us(f, a):.1f} / {queued_run_us(f, a):.1f}", flush=True)
