@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Runs, on the GPU machine, the prepared calls (session 35's, the third session 36's) (built by
-# bench/explore/prepared-build.sh), most important first:
+# Runs, on the GPU machine, the prepared calls (built by bench/explore/prepared-build.sh),
+# most important first; session 36 ran them at 738cc26 (call 3 was then dyn.py's e16;
+# bench/RESULTS.md, "The whole GPU suite at session 35's code"):
 #   bash bench/explore/prepared-run.sh 1: the whole GPU suite but the fuzzer and the
-#     two-GPU test (session 35 ran gemm_tma_gpu and decode_gpu only);
-#   bash bench/explore/prepared-run.sh 2: the fuzzer's tests (gptq_gemm_wg32 has not been
-#     fuzzed yet), tests/python/test_gpu.py;
+#     two-GPU test;
+#   bash bench/explore/prepared-run.sh 2: the fuzzer's tests (on a fresh machine the
+#     400 s end in the second of its four), tests/python/test_gpu.py;
 #   bash bench/explore/prepared-run.sh 3: bench/explore/queued/queued.py (session 36: how
 #     much of a launch's time each timer counts; its fourth column, runs of 10 launches
 #     between one pair of events, has not run yet and decides the bench's timer);
