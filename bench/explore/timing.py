@@ -41,9 +41,9 @@ def wg_workspace(package, m, n):
     return part, arrivals
 
 
-def graph_us(fn, sets, reps=20, warm=2):
-    """µs a launch of fn(*args), args in `sets`: a graph of one launch a set, median of
-    `reps` replays, after `warm` passes outside the graph."""
+def capture(fn, sets, warm=2):
+    """A CUDA graph of one launch of fn(*args) for each args in `sets`, captured after
+    `warm` passes outside the graph."""
     g = torch.cuda.CUDAGraph()
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
@@ -54,6 +54,14 @@ def graph_us(fn, sets, reps=20, warm=2):
         with torch.cuda.graph(g):
             for a in sets:
                 fn(*a)
+    return g
+
+
+def graph_us(fn, sets, reps=20, warm=2):
+    """µs a launch of fn(*args), args in `sets`: a graph of one launch a set (capture),
+    median of `reps` replays, each between events and waited for (the events count the
+    replay's submission too: bench/explore/queued)."""
+    g = capture(fn, sets, warm)
     ts = []
     for _ in range(reps):
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -16,7 +16,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import gptq_weight, graph_us, shapes, weight_sets  # noqa: E402
+from timing import capture, gptq_weight, graph_us, shapes, weight_sets  # noqa: E402
 import dyn_kernels as dk  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
@@ -25,69 +25,38 @@ dev = "cuda"
 HOLD = 100_000_000  # cycles of torch.cuda._sleep: ~50 ms, far longer than the queueing
 
 
-def capture(fn, sets):
-    g = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            for a in sets:
-                fn(*a)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(g):
-            for a in sets:
-                fn(*a)
+def queued_us(step, reps, per):
+    """µs a launch: the median of `reps` calls of step(i), each between a pair of events,
+    all queued behind the hold, divided by the `per` launches a step makes."""
     torch.cuda.synchronize()
-    return g
-
-
-def median(events, per):
+    torch.cuda._sleep(HOLD)
+    ev = []
+    for i in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        step(i)
+        b.record()
+        ev.append((a, b))
     torch.cuda.synchronize()
-    ts = sorted(a.elapsed_time(b) * 1e3 / per for a, b in events)
+    ts = sorted(a.elapsed_time(b) * 1e3 / per for a, b in ev)
     return ts[len(ts) // 2]
 
 
-def queued_graph_us(fn, sets, reps=20):
+def queued_graph_us(fn, sets):
     g = capture(fn, sets)
-    torch.cuda._sleep(HOLD)
-    ev = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        ev.append((a, b))
-    return median(ev, len(sets))
+    return queued_us(lambda i: g.replay(), 20, len(sets))
 
 
-def queued_launch_us(fn, sets, reps=60):
+def queued_runs_us(fn, sets, run, reps):
+    """Runs of `run` launches cycling `sets`, each run a step."""
     for a in sets:
         fn(*a)
-    torch.cuda.synchronize()
-    torch.cuda._sleep(HOLD)
-    ev = []
-    for i in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn(*sets[i % len(sets)])
-        b.record()
-        ev.append((a, b))
-    return median(ev, 1)
 
-
-def queued_run_us(fn, sets, reps=20, run=10):
-    for a in sets:
-        fn(*a)
-    torch.cuda.synchronize()
-    torch.cuda._sleep(HOLD)
-    ev = []
-    for i in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
+    def step(i):
         for j in range(run):
             fn(*sets[(i * run + j) % len(sets)])
-        b.record()
-        ev.append((a, b))
-    return median(ev, run)
+
+    return queued_us(step, reps, run)
 
 
 for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 4096), (32, 8192, 28672), (32, 4096, 28672)]):
@@ -110,4 +79,4 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 4096), (32, 8192, 28672), (
     print(f"M={m} K={k} N={n} ({sets} weight sets), µs a launch: graph_us / queued graph / queued launches / queued runs of 10", flush=True)
     for nm, (wsets, f) in run.items():
         a = [(w,) for w in wsets]
-        print(f"    {nm}: {graph_us(f, a):.1f} / {queued_graph_us(f, a):.1f} / {queued_launch_us(f, a):.1f} / {queued_run_us(f, a):.1f}", flush=True)
+        print(f"    {nm}: {graph_us(f, a):.1f} / {queued_graph_us(f, a):.1f} / {queued_runs_us(f, a, 1, 60):.1f} / {queued_runs_us(f, a, 10, 20):.1f}", flush=True)
