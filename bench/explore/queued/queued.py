@@ -1,14 +1,14 @@
 """Throwaway, session 36 (issues 21 and 22): does timing.graph_us count the graph's own
 submission? dyn's e16 (gptq_gemm_wg16's launch, empty body) took 7.5 µs a launch in a
 graph of 3 launches (K = 8192, N = 28672) but 1.0 in one of 37 (K = N = 4096). Here each
-kernel is timed three ways: graph_us as the explorers have it (events around one replay,
+kernel is timed four ways: graph_us as the explorers have it (events around one replay,
 the host's submission inside them); the same graph, replays queued behind a 50 ms
-torch.cuda._sleep so that the events see the device's time only; and launches one by one
-queued the same way, events around each (examples/bench.rs's method); and (session 36's
-second version, for the next call) the same launches queued in runs of 10 between one pair
-of events, which tells the events' cost from a plain launch's: if the runs take the
-graph's time, a bench timing runs of launches would drop the ~3 µs; if they take the
-single launches', a launch outside a graph costs it and only a graph timer would.
+torch.cuda._sleep so that the events see the device's time only; launches one by one
+queued the same way, events around each (examples/bench.rs's method); and, added after
+session 36's call and not run yet, the same launches in runs of 10 between one pair of
+events, which tells the events' cost from a plain launch's: if the runs take the graph's
+time, a bench timing runs of launches would drop the ~3 µs; if they take the single
+launches', a launch outside a graph costs it and only a graph timer would.
     python3 -u queued.py [M,K,N ...]"""
 import os
 import sys
