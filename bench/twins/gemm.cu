@@ -505,9 +505,9 @@ extern "C" __global__ void __launch_bounds__(512, 1)
 // 256: twin_gptq_gemm_wg's units, slots and counts over units of (16 rows of x, 192
 // columns, 256 rows of K), in 5 stages whose x tile is [16 rows, 256 of K] (16-row boxes
 // of 64 columns) that the producer's warps 2 and 3 put in the pair order, the words decoded
-// in nibble pairs to q - z alone and each half stage's product scaled once by its group's
-// scale. Unguarded as twin_gptq_gemm_wg: M must be 16 and N a multiple
-// of 64.
+// in nibble pairs to q - z alone, up to two quarters ahead of the MMAs, and each half
+// stage's product scaled once by its group's scale. Unguarded as twin_gptq_gemm_wg: M must
+// be 16 and N a multiple of 64.
 namespace twin_wg16 {
 constexpr int STAGES = 5;
 constexpr unsigned X_STAGE = 16 * twin_wg::TILE_K * 2;
@@ -588,19 +588,22 @@ extern "C" __global__ void __launch_bounds__(512, 1)
         group(wt, 128, c0, G, q[1]);
         ImaWgAcc<16> half[2];
         const auto fold = [&](int h) { acc.fma_rows(half[h], __low2float(q[h][0].s), __low2float(q[h][1].s)); };
-        unsigned a[2][4][4];
+        // Three quarters' registers, the decode up to two quarters ahead (ima.cuh's
+        // ima_wg_w4_stage with SETS = 3).
+        unsigned a[3][4][4];
 #pragma unroll
         for (int h = 0; h < 4; ++h) {
-            if (h >= 2) acc.wait<1>();
-            if (h == 3) fold(0);
+            if (h == 3) acc.wait<2>();
 #pragma unroll
             for (int b = 2 * h; b < 2 * h + 2; ++b)
-                pairs(wt, q[h / 2], b, c0, a[h % 2][2 * (b % 2)], a[h % 2][2 * (b % 2) + 1]);
+                pairs(wt, q[h / 2], b, c0, a[h % 3][2 * (b % 2)], a[h % 3][2 * (b % 2) + 1]);
             acc.fence();
 #pragma unroll
-            for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 2][j % 4], xt, 16 * j);
+            for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 3][j % 4], xt, 16 * j);
             acc.commit();
         }
+        acc.wait<2>();
+        fold(0);
         acc.wait<0>();
         fold(1);
         if (kc != KS - 1 && t != u1 - u0 - 1) return;

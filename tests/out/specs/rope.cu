@@ -1469,30 +1469,45 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 // decode in nibble pairs (`tma_wg_pairs_unscaled`): a word's shift, 4 LOP3s and 4 adds
 // where the natural order takes a byte permute, a LOP3 and an FMA a register, and one
 // 8-byte read for two steps where it takes four: a fifth fewer instructions a stage.
-template <bool SCALE_AFTER, bool PAIRS = false, int N, typename W, typename WT, typename XT>
+//
+// SETS (with SCALE_AFTER): the quarters' registers, 2 to 4. With 3 the decoding runs up
+// to two quarters ahead of the MMAs, a quarter's MMAs waited for only before its
+// registers are decoded into again (with 4, never within a stage): at 16 rows 2 to 3% off gptq_gemm_wg16's launch at
+// K = 8192, N = 28672 (bench/RESULTS.md, "The decode ahead of the MMAs"); at 32 rows
+// the accumulators leave no room for a third set.
+template <bool SCALE_AFTER, bool PAIRS = false, int SETS = 2, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
     static_assert(SCALE_AFTER || !PAIRS, "the pair decode leaves the scale for the MMA's sums");
-    unsigned a[2][4][4];
+    static_assert(SETS == 2 || (SETS >= 3 && SETS <= 4 && SCALE_AFTER),
+                  "two quarters' registers, or three or four with the scale after");
+    unsigned a[SETS][4][4];
     if constexpr (SCALE_AFTER) {
         const decltype(w.tma_wg_group(wt, 0, c0)) q[2] = {w.tma_wg_group(wt, 0, c0), w.tma_wg_group(wt, 128, c0)};
         ImaWgAcc<N> half[2];
 #pragma unroll
         for (int h = 0; h < 4; ++h) {
-            if (h >= 2) acc.template wait<1>();
-            if (h == 3) acc.fma_rows(half[0], q[0].scale(0), q[0].scale(1));
+            // Quarter h - SETS, which read these registers, is done.
+            if (h >= SETS) acc.template wait<SETS - 1>();
+            // With 2 sets, that wait found quarters 0 and 1 done.
+            if (SETS == 2 && h == 3) acc.fma_rows(half[0], q[0].scale(0), q[0].scale(1));
             if constexpr (PAIRS) {
 #pragma unroll
                 for (int b = 2 * h; b < 2 * h + 2; ++b)
-                    w.tma_wg_pairs_unscaled(wt, q[h / 2], b, c0, a[h % 2][2 * (b % 2)], a[h % 2][2 * (b % 2) + 1]);
+                    w.tma_wg_pairs_unscaled(wt, q[h / 2], b, c0, a[h % SETS][2 * (b % 2)], a[h % SETS][2 * (b % 2) + 1]);
             } else {
 #pragma unroll
-                for (int j = 4 * h; j < 4 * h + 4; ++j) w.tma_wg_frag_unscaled(wt, q[h / 2], j, c0, a[h % 2][j % 4]);
+                for (int j = 4 * h; j < 4 * h + 4; ++j)
+                    w.tma_wg_frag_unscaled(wt, q[h / 2], j, c0, a[h % SETS][j % 4]);
             }
             acc.fence();
 #pragma unroll
-            for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 2][j % 4], xt, 16 * j);
+            for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % SETS][j % 4], xt, 16 * j);
             acc.commit();
+        }
+        if constexpr (SETS >= 3) {
+            acc.template wait<2>();  // quarters 0 and 1
+            acc.fma_rows(half[0], q[0].scale(0), q[0].scale(1));
         }
         acc.template wait<0>();
         acc.fma_rows(half[1], q[1].scale(0), q[1].scale(1));
@@ -1525,15 +1540,17 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
 // then K, shared out over the grid's blocks (ImaStreamK: every block at once, a
 // `persistent` launch); a tile that blocks share is summed by its first (lo) from the
 // others' slots of `part` ([blocks, 3, R / 8, 128, 4]: a block's 3 consumer warpgroups'
-// accumulator tiles), counted on `arrivals` (zero before and after a launch). Warps 2 and 3 of the producer warpgroup put each stage's x in the pair order
+// accumulator tiles), counted on `arrivals` (zero before and after a launch). Warps 2
+// and 3 of the producer warpgroup put each stage's x in the pair order
 // (ima_wg_pairs_order), warp 1 counts the shared tile for all three consumer warpgroups,
 // and the consumers decode the words in nibble pairs with each group's scale after the
-// MMA (ima_wg_w4_stage<true, true>). With NY = N / 2 (`fused`) the gate/up projection
+// MMA (ima_wg_w4_stage<true, true>; at 16 rows with three quarters' registers, the decode
+// up to two quarters ahead). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
 // (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
 #ifdef __CUDA_FP16_TYPES_EXIST__
-template <int R, int STAGES, typename I, typename X, typename W, typename P, typename A, typename Y, typename WS,
-          typename XS>
+template <int R, int STAGES, int SETS = (R == 16 ? 3 : 2), typename I, typename X, typename W, typename P, typename A,
+          typename Y, typename WS, typename XS>
 __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, const P& part, const A& arrivals, const Y& y,
                                                      I M, I K, I N, I NY, const WS& ws, const XS& xs) {
     static_assert(R == 16 || R == 32, "x's rows a stage: one or two MMA widths of 16");
@@ -1616,7 +1633,7 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
         }
         const auto wt = ws.tma_tile(ImaConst<40>{}, ImaConst<192>{}, st);
         const auto xt = xs.tma_tile(ImaConst<R>{}, ImaConst<256>{}, st);
-        ima_wg_w4_stage<true, true>(acc, w, wt, xt, c0, 0);
+        ima_wg_w4_stage<true, true, SETS>(acc, w, wt, xt, c0, 0);
         if (kc != KS - 1 && t != u1 - u0 - 1) return;
         // The tile is done here: this warpgroup's 64 columns from n0.
         const I n0 = tile * 192;
@@ -2052,7 +2069,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 2056 "rope.cu"
+#line 2073 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
