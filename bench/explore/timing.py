@@ -74,6 +74,34 @@ def graph_us(fn, sets, reps=20, warm=2):
     return ts[len(ts) // 2]
 
 
+HOLD = 100_000_000  # cycles of torch.cuda._sleep: ~50 ms, far longer than the queueing
+
+
+def queued_us(step, reps, per):
+    """µs a launch: the median of `reps` calls of step(i), each between a pair of events,
+    all queued behind a hold of the device (torch.cuda._sleep), so that the events see the
+    device's time and not the host's submission (bench/explore/queued), divided by the
+    `per` launches a step makes."""
+    torch.cuda.synchronize()
+    torch.cuda._sleep(HOLD)
+    ev = []
+    for i in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        step(i)
+        b.record()
+        ev.append((a, b))
+    torch.cuda.synchronize()
+    ts = sorted(a.elapsed_time(b) * 1e3 / per for a, b in ev)
+    return ts[len(ts) // 2]
+
+
+def queued_graph_us(fn, sets, reps=20):
+    """µs a launch of fn(*args), args in `sets`: replays of capture's graph, queued."""
+    g = capture(fn, sets)
+    return queued_us(lambda i: g.replay(), reps, len(sets))
+
+
 def variants_against(ref, variants, cases, quant_weight, group=128, tolerance=2e-2):
     """Prints, for each (M, K, N) of `cases`, the µs a launch of ref(x, w, y) and of each
     kernel of `variants` (name -> a function of the same arguments, or a function of M

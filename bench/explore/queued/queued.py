@@ -16,35 +16,12 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import capture, gptq_weight, graph_us, shapes, weight_sets  # noqa: E402
+from timing import gptq_weight, graph_us, queued_graph_us, queued_us, shapes, weight_sets  # noqa: E402
 import dyn_kernels as dk  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 
 dev = "cuda"
-HOLD = 100_000_000  # cycles of torch.cuda._sleep: ~50 ms, far longer than the queueing
-
-
-def queued_us(step, reps, per):
-    """µs a launch: the median of `reps` calls of step(i), each between a pair of events,
-    all queued behind the hold, divided by the `per` launches a step makes."""
-    torch.cuda.synchronize()
-    torch.cuda._sleep(HOLD)
-    ev = []
-    for i in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step(i)
-        b.record()
-        ev.append((a, b))
-    torch.cuda.synchronize()
-    ts = sorted(a.elapsed_time(b) * 1e3 / per for a, b in ev)
-    return ts[len(ts) // 2]
-
-
-def queued_graph_us(fn, sets):
-    g = capture(fn, sets)
-    return queued_us(lambda i: g.replay(), 20, len(sets))
 
 
 def queued_runs_us(fn, sets, run, reps):

@@ -1,0 +1,46 @@
+"""Throwaway, session 37 (issues 21 and 22): does decoding the next stage's first quarter
+while a stage's last MMAs run (ahead.ima's v1) speed gptq_gemm_wg16 and gptq_gemm_wg32
+up, and where does a stage's time go (v2: every MMA on one descriptor; v3: no MMAs;
+v4: no decode; v6: v4 with a stage's MMAs one group; their outputs are wrong by design;
+v5: the tile's end a call; v7: stages in halves; v8, v9: the consumer warpgroups
+skewed by a third of a stage or less; v11: the decode up to two quarters ahead)? CUDA graphs cycling weight sets past
+L2, replays queued behind a hold (timing.queued_graph_us: the device's time), µs a
+launch, two passes (ONLY=v0,v11 times those alone); v0 and v1 against torch's f32 product (max err / max |y|).
+    python3 -u ahead.py [M,K,N ...]"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import gptq_reference, gptq_weight, queued_graph_us, shapes, weight_sets  # noqa: E402
+import ahead_kernels as ak  # noqa: E402
+
+dev = "cuda"
+for m, k, n in shapes([(16, 8192, 28672), (1, 8192, 28672), (16, 4096, 28672), (16, 14336, 4096), (16, 4096, 6144),
+                       (32, 8192, 28672), (32, 4096, 28672), (32, 14336, 4096)]):
+    ws = [gptq_weight(ak.QuantWeight, k, n) for _ in range(weight_sets(k, n))]
+    x = torch.randn(m, k, device=dev, dtype=torch.float16)
+    r = 16 if m <= 16 else 32
+    part = torch.empty(ak.BLOCKS, 3, r // 8, 128, 4, device=dev, dtype=torch.float32)
+    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    only = os.environ.get("ONLY")
+    names = [f"v{v}_{r}" for v in ((0, 11, 2, 3, 4, 6, 7, 8, 9) if r == 16 else range(2))]
+    if only:
+        names = [nm for nm in names if nm.split("_")[0] in only.split(",")]
+    ys = {nm: torch.empty(m, n, device=dev, dtype=torch.float16) for nm in names}
+    times = {nm: [] for nm in names}
+    for _ in range(2):
+        for nm in names:
+            f = getattr(ak, nm)
+            times[nm].append(queued_graph_us(lambda w, f=f, nm=nm: f(x, w, part, arr, ys[nm]), [(w,) for w in ws]))
+    ref = gptq_reference(x, ws[0], k, n)
+    row = []
+    for nm in names:
+        getattr(ak, nm)(x, ws[0], part, arr, ys[nm])
+        err = ""
+        if nm.startswith(("v0", "v1", "v5", "v7", "v8", "v9", "v11")):
+            err = f" ({(ys[nm].float() - ref).abs().max().item() / ref.abs().max().item():.1e})"
+        row.append(f"{nm} {times[nm][0]:.1f} / {times[nm][1]:.1f}{err}")
+    dirty = "" if int(arr.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
+    print(f"M={m} K={k} N={n} ({len(ws)} sets): " + ", ".join(row) + dirty, flush=True)
