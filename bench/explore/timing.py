@@ -102,6 +102,26 @@ def queued_graph_us(fn, sets, reps=20):
     return queued_us(lambda i: g.replay(), reps, len(sets))
 
 
+def wg_in_turn(package, names, x, ws, part, arrivals, passes):
+    """For each kernel of `names` in `package`, all taking gptq_gemm_wg16's arguments (x,
+    w, part, arrivals, y): µs a launch on queued graphs cycling the weight sets `ws`,
+    `passes` passes with the kernels in turn, and its output for ws[0] against torch's f32
+    product (max err / max |y|). name -> (times, err)."""
+    m, k, n = x.shape[0], x.shape[1], ws[0].qweight.shape[1]
+    ys = {nm: torch.empty(m, n, device=dev, dtype=torch.float16) for nm in names}
+    times = {nm: [] for nm in names}
+    for _ in range(passes):
+        for nm in names:
+            f = getattr(package, nm)
+            times[nm].append(queued_graph_us(lambda w, f=f, y=ys[nm]: f(x, w, part, arrivals, y), [(w,) for w in ws]))
+    ref = gptq_reference(x, ws[0], k, n)
+    out = {}
+    for nm in names:
+        getattr(package, nm)(x, ws[0], part, arrivals, ys[nm])
+        out[nm] = (times[nm], (ys[nm].float() - ref).abs().max().item() / ref.abs().max().item())
+    return out
+
+
 def variants_against(ref, variants, cases, quant_weight, group=128, tolerance=2e-2):
     """Prints, for each (M, K, N) of `cases`, the µs a launch of ref(x, w, y) and of each
     kernel of `variants` (name -> a function of the same arguments, or a function of M

@@ -11,7 +11,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import gptq_reference, gptq_weight, queued_graph_us, shapes, weight_sets  # noqa: E402
+from timing import gptq_weight, shapes, weight_sets, wg_in_turn  # noqa: E402
 import sets_kernels as sk  # noqa: E402
 
 dev = "cuda"
@@ -21,17 +21,7 @@ for m, k, n in shapes([(16, 8192, 28672), (1, 8192, 28672), (16, 4096, 28672), (
     part = torch.empty(sk.BLOCKS, 3, 2, 128, 4, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
     names = ["s2_16", "s3_16", "s4_16"]
-    ys = {nm: torch.empty(m, n, device=dev, dtype=torch.float16) for nm in names}
-    times = {nm: [] for nm in names}
-    for _ in range(3):
-        for nm in names:
-            f = getattr(sk, nm)
-            times[nm].append(queued_graph_us(lambda w, f=f, nm=nm: f(x, w, part, arr, ys[nm]), [(w,) for w in ws]))
-    ref = gptq_reference(x, ws[0], k, n)
-    row = []
-    for nm in names:
-        getattr(sk, nm)(x, ws[0], part, arr, ys[nm])
-        err = (ys[nm].float() - ref).abs().max().item() / ref.abs().max().item()
-        row.append(f"{nm} " + " / ".join(f"{t:.1f}" for t in times[nm]) + f" ({err:.1e})")
+    row = [f"{nm} " + " / ".join(f"{t:.1f}" for t in ts) + f" ({err:.1e})"
+           for nm, (ts, err) in wg_in_turn(sk, names, x, ws, part, arr, 3).items()]
     dirty = "" if int(arr.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
     print(f"M={m} K={k} N={n} ({len(ws)} sets): " + ", ".join(row) + dirty, flush=True)
