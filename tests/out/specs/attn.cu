@@ -1472,9 +1472,9 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 //
 // SETS (with SCALE_AFTER): the quarters' registers, 2 to 4. With 3 the decoding runs up
 // to two quarters ahead of the MMAs, a quarter's MMAs waited for only before its
-// registers are decoded into again (with 4, never within a stage): at 16 rows 2 to 3% off gptq_gemm_wg16's launch at
-// K = 8192, N = 28672 (bench/RESULTS.md, "The decode ahead of the MMAs"); at 32 rows
-// the accumulators leave no room for a third set.
+// registers are decoded into again (with 4, never within a stage): at 16 rows 0.5 to 3%
+// off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls (bench/RESULTS.md, "The
+// decode ahead of the MMAs"); at 32 rows the accumulators leave no room for a third set.
 template <bool SCALE_AFTER, bool PAIRS = false, int SETS = 2, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
