@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Builds, on the build machine, what session 35 left for the next session's first GPU calls
-# (bench/explore/prepared-run.sh runs them there): every GPU test binary (the suite did
-# not run whole after session 35's changes to codegen: the tensor maps' prefetch, and
-# ima.cuh's ima_wg_w4_pairs_gemm behind gptq_gemm_wg16 and gptq_gemm_wg32), the bench and
-# decode_layer, every Python wheel and bench/explore/dyn's (e16: an empty launch of
-# gptq_gemm_wg16's shape). The staged binaries are trimmed to the GPU tests and the two
-# examples, to fit the 64 MiB a call carries. Then call the device with carry [".gpu"]:
-# bash bench/explore/prepared-run.sh 1, then 2, then 3 (its header says what each does).
+# Builds, on the build machine, the next session's first GPU calls (bench/explore/
+# prepared-run.sh runs them there): every GPU test binary (the whole suite has not run
+# since session 36; session 37 changed ima.cuh's ima_wg_w4_stage, which only
+# gptq_gemm_wg16's code takes, and ran gemm_tma_gpu and tests/python/test_gpu.py), the
+# bench and decode_layer, every Python wheel, bench/explore/dyn's (queued.py's e16) and
+# bench/explore/sets' (gptq_gemm_wg16 with 2, 3 and 4 quarters' register sets). The staged
+# binaries are trimmed to the GPU tests and the two examples, to fit the 64 MiB a call
+# carries. Then call the device with carry [".gpu"]: bash bench/explore/prepared-run.sh 1,
+# then 2, then 3 (its header says what each does).
 #   bench/explore/prepared-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,7 +26,10 @@ git rev-parse --short HEAD > .gpu/commit
 CARGO_BUILD_JOBS=2 scripts/python-wheels >/dev/null
 ws=$(pwd)
 cargo build -j2 -q -p imac --bin imac
-target/debug/imac compile bench/explore/dyn/dyn.ima --python -o target/pypkg/dyn --runtime-path "$ws/runtime" >/dev/null
-(cd target/pypkg/dyn && CARGO_TARGET_DIR=$ws/target/python CARGO_BUILD_JOBS=2 "$ws/.cache/py-venv/bin/maturin" build --release --quiet -o "$ws/.gpu/wheels")
+for spec in bench/explore/dyn/dyn.ima bench/explore/sets/sets.ima; do
+    name=$(basename "$spec" .ima)
+    target/debug/imac compile "$spec" --python -o "target/pypkg/$name" --runtime-path "$ws/runtime" >/dev/null
+    (cd "target/pypkg/$name" && CARGO_TARGET_DIR=$ws/target/python CARGO_BUILD_JOBS=2 "$ws/.cache/py-venv/bin/maturin" build --release --quiet -o "$ws/.gpu/wheels")
+done
 du -sh .gpu
 cat .gpu/tests.txt

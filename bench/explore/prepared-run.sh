@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs, on the GPU machine, the prepared calls (built by bench/explore/prepared-build.sh),
-# most important first; session 36 ran them at 738cc26 (call 3 was then dyn.py's e16;
-# bench/RESULTS.md, "The whole GPU suite at session 35's code"):
+# most important first; session 36 ran calls 1 and 2 at 738cc26 (bench/RESULTS.md, "The
+# whole GPU suite at session 35's code"):
 #   bash bench/explore/prepared-run.sh 1: the whole GPU suite but the fuzzer and the
 #     two-GPU test;
 #   bash bench/explore/prepared-run.sh 2: the fuzzer's tests (on a fresh machine the
 #     400 s end in the second of its four), tests/python/test_gpu.py;
-#   bash bench/explore/prepared-run.sh 3: bench/explore/queued/queued.py (session 36: how
-#     much of a launch's time each timer counts; its fourth column, runs of 10 launches
-#     between one pair of events, has not run yet and decides the bench's timer);
+#   bash bench/explore/prepared-run.sh 3: bench/explore/sets/sets.py (session 37: four
+#     quarters' register sets were 1% faster than three in one call; if they stay ahead,
+#     ima_wg_w4_pairs_gemm's SETS default at 16 rows becomes 4, after its tests);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -26,6 +26,6 @@ case "${1:-1}" in
 3)
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
-    (cd bench/explore/queued && PYTHONPATH=$site:../dyn timeout 300 python3 -u queued.py 2>&1 | tail -20)
+    (cd bench/explore/sets && PYTHONPATH=$site timeout 300 python3 -u sets.py 2>&1 | tail -8)
     ;;
 esac
