@@ -24,12 +24,7 @@ ls .gpu/bin | grep -vE '^(bench|decode_layer)$' > .gpu/tests.txt
 printf 'bench\ndecode_layer\n' > .gpu/bins.txt
 git rev-parse --short HEAD > .gpu/commit
 CARGO_BUILD_JOBS=2 scripts/python-wheels >/dev/null
-ws=$(pwd)
-cargo build -j2 -q -p imac --bin imac
-for spec in bench/explore/dyn/dyn.ima bench/explore/sets/sets.ima; do
-    name=$(basename "$spec" .ima)
-    target/debug/imac compile "$spec" --python -o "target/pypkg/$name" --runtime-path "$ws/runtime" >/dev/null
-    (cd "target/pypkg/$name" && CARGO_TARGET_DIR=$ws/target/python CARGO_BUILD_JOBS=2 "$ws/.cache/py-venv/bin/maturin" build --release --quiet -o "$ws/.gpu/wheels")
-done
+cargo build -j2 -q -p imac --bin imac  # explorer-wheels.sh runs it
+bench/explore/explorer-wheels.sh bench/explore/dyn/dyn.ima bench/explore/sets/sets.ima
 du -sh .gpu
 cat .gpu/tests.txt

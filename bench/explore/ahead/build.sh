@@ -9,10 +9,5 @@ cd "$(dirname "$0")/../../.."
 source scripts/cuda-env
 rm -rf .gpu && mkdir -p .gpu/wheels
 CARGO_BUILD_JOBS=2 scripts/python-wheels specs/rmsnorm.ima specs/quant.ima specs/gemm.ima specs/gemm_tma.ima >/dev/null
-ws=$(pwd)
-for spec in bench/explore/dyn/dyn.ima bench/explore/ahead/ahead.ima; do
-    name=$(basename "$spec" .ima)
-    target/debug/imac compile "$spec" --python -o "target/pypkg/$name" --runtime-path "$ws/runtime" >/dev/null
-    (cd "target/pypkg/$name" && CARGO_TARGET_DIR=$ws/target/python CARGO_BUILD_JOBS=2 "$ws/.cache/py-venv/bin/maturin" build --release --quiet -o "$ws/.gpu/wheels")
-done
+bench/explore/explorer-wheels.sh bench/explore/dyn/dyn.ima bench/explore/ahead/ahead.ima
 du -sh .gpu
