@@ -31,6 +31,12 @@ def gptq_weight(quant_weight, k, n, group=128):
     return quant_weight("gptq", qweight=qweight, qzeros=qzeros, scales=scales, group_size=group)
 
 
+def same_weight(package, w):
+    """`w` (any package's GPTQ QuantWeight) as `package`'s own QuantWeight of the same
+    tensors, so that kernels of several packages read one set of weights."""
+    return package.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=w.group_size)
+
+
 def wg_workspace(package, m, n):
     """gptq_gemm_wg's workspaces as gemm_tma.ima declared them until b4af8a2 (two slots a
     block; the rp kernels, generated from that spec, still declare them so), for M rows of x

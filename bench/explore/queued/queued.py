@@ -16,7 +16,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import gptq_weight, graph_us, queued_graph_us, queued_us, shapes, weight_sets  # noqa: E402
+from timing import gptq_weight, graph_us, queued_graph_us, queued_us, same_weight, shapes, weight_sets  # noqa: E402
 import dyn_kernels as dk  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
@@ -38,8 +38,8 @@ def queued_runs_us(fn, sets, run, reps):
 
 for m, k, n in shapes([(16, 8192, 28672), (16, 4096, 4096), (32, 8192, 28672), (32, 4096, 28672)]):
     ws = [gptq_weight(dk.QuantWeight, k, n) for _ in range(weight_sets(k, n))]
-    tws = [tk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=128) for w in ws]
-    gws = [gk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=128) for w in ws]
+    tws = [same_weight(tk, w) for w in ws]
+    gws = [same_weight(gk, w) for w in ws]
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     stamps = torch.zeros(dk.BLOCKS, 4, device=dev, dtype=torch.int64)
     part16 = torch.empty(dk.BLOCKS, 3, 2, 128, 4, device=dev, dtype=torch.float32)
