@@ -588,18 +588,17 @@ extern "C" __global__ void __launch_bounds__(512, 1)
         group(wt, 128, c0, G, q[1]);
         ImaWgAcc<16> half[2];
         const auto fold = [&](int h) { acc.fma_rows(half[h], __low2float(q[h][0].s), __low2float(q[h][1].s)); };
-        // Three quarters' registers, the decode up to two quarters ahead (ima.cuh's
-        // ima_wg_w4_stage with SETS = 3).
-        unsigned a[3][4][4];
+        // Four quarters' registers, the decode never waiting for an MMA within the stage
+        // (ima.cuh's ima_wg_w4_stage with SETS = 4).
+        unsigned a[4][4][4];
 #pragma unroll
         for (int h = 0; h < 4; ++h) {
-            if (h == 3) acc.wait<2>();
 #pragma unroll
             for (int b = 2 * h; b < 2 * h + 2; ++b)
-                pairs(wt, q[h / 2], b, c0, a[h % 3][2 * (b % 2)], a[h % 3][2 * (b % 2) + 1]);
+                pairs(wt, q[h / 2], b, c0, a[h][2 * (b % 2)], a[h][2 * (b % 2) + 1]);
             acc.fence();
 #pragma unroll
-            for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h % 3][j % 4], xt, 16 * j);
+            for (int j = 4 * h; j < 4 * h + 4; ++j) half[h / 2].mma_regs(a[h][j % 4], xt, 16 * j);
             acc.commit();
         }
         acc.wait<2>();

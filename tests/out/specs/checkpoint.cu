@@ -1472,9 +1472,10 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 //
 // SETS (with SCALE_AFTER): the quarters' registers, 2 to 4. With 3 the decoding runs up
 // to two quarters ahead of the MMAs, a quarter's MMAs waited for only before its
-// registers are decoded into again (with 4, never within a stage): at 16 rows 0.5 to 3%
-// off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls (bench/RESULTS.md, "The
-// decode ahead of the MMAs"); at 32 rows the accumulators leave no room for a third set.
+// registers are decoded into again; with 4, never within a stage. At 16 rows 3 took 0.5
+// to 3% off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls, and 4 another
+// 0.5 to 1% in two more (bench/RESULTS.md, "The decode ahead of the MMAs" and "Four
+// quarters' registers"); at 32 rows the accumulators leave no room for a third set.
 template <bool SCALE_AFTER, bool PAIRS = false, int SETS = 2, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
@@ -1544,12 +1545,12 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
 // and 3 of the producer warpgroup put each stage's x in the pair order
 // (ima_wg_pairs_order), warp 1 counts the shared tile for all three consumer warpgroups,
 // and the consumers decode the words in nibble pairs with each group's scale after the
-// MMA (ima_wg_w4_stage<true, true>; at 16 rows with three quarters' registers, the decode
-// up to two quarters ahead). With NY = N / 2 (`fused`) the gate/up projection
+// MMA (ima_wg_w4_stage<true, true>; at 16 rows with four quarters' registers, the decode
+// never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
 // (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
 #ifdef __CUDA_FP16_TYPES_EXIST__
-template <int R, int STAGES, int SETS = (R == 16 ? 3 : 2), typename I, typename X, typename W, typename P, typename A,
+template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
           typename Y, typename WS, typename XS>
 __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, const P& part, const A& arrivals, const Y& y,
                                                      I M, I K, I N, I NY, const WS& ws, const XS& xs) {
@@ -2273,7 +2274,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2277 "checkpoint.cu"
+#line 2278 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3063,7 +3064,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3067 "checkpoint.cu"
+#line 3068 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3834,7 +3835,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3838 "checkpoint.cu"
+#line 3839 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4479,7 +4480,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4483 "checkpoint.cu"
+#line 4484 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5164,7 +5165,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5168 "checkpoint.cu"
+#line 5169 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6009,7 +6010,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6013 "checkpoint.cu"
+#line 6014 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6724,7 +6725,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6728 "checkpoint.cu"
+#line 6729 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7566,7 +7567,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7570 "checkpoint.cu"
+#line 7571 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8266,7 +8267,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8270 "checkpoint.cu"
+#line 8271 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

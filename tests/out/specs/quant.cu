@@ -1472,9 +1472,10 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 //
 // SETS (with SCALE_AFTER): the quarters' registers, 2 to 4. With 3 the decoding runs up
 // to two quarters ahead of the MMAs, a quarter's MMAs waited for only before its
-// registers are decoded into again (with 4, never within a stage): at 16 rows 0.5 to 3%
-// off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls (bench/RESULTS.md, "The
-// decode ahead of the MMAs"); at 32 rows the accumulators leave no room for a third set.
+// registers are decoded into again; with 4, never within a stage. At 16 rows 3 took 0.5
+// to 3% off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls, and 4 another
+// 0.5 to 1% in two more (bench/RESULTS.md, "The decode ahead of the MMAs" and "Four
+// quarters' registers"); at 32 rows the accumulators leave no room for a third set.
 template <bool SCALE_AFTER, bool PAIRS = false, int SETS = 2, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
@@ -1544,12 +1545,12 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
 // and 3 of the producer warpgroup put each stage's x in the pair order
 // (ima_wg_pairs_order), warp 1 counts the shared tile for all three consumer warpgroups,
 // and the consumers decode the words in nibble pairs with each group's scale after the
-// MMA (ima_wg_w4_stage<true, true>; at 16 rows with three quarters' registers, the decode
-// up to two quarters ahead). With NY = N / 2 (`fused`) the gate/up projection
+// MMA (ima_wg_w4_stage<true, true>; at 16 rows with four quarters' registers, the decode
+// never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
 // (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
 #ifdef __CUDA_FP16_TYPES_EXIST__
-template <int R, int STAGES, int SETS = (R == 16 ? 3 : 2), typename I, typename X, typename W, typename P, typename A,
+template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
           typename Y, typename WS, typename XS>
 __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, const P& part, const A& arrivals, const Y& y,
                                                      I M, I K, I N, I NY, const WS& ws, const XS& xs) {
@@ -2470,7 +2471,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2474 "quant.cu"
+#line 2475 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3236,7 +3237,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3240 "quant.cu"
+#line 3241 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3897,7 +3898,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3901 "quant.cu"
+#line 3902 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4561,7 +4562,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4565 "quant.cu"
+#line 4566 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5130,7 +5131,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5134 "quant.cu"
+#line 5135 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5446,7 +5447,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5450 "quant.cu"
+#line 5451 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6411,7 +6412,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6415 "quant.cu"
+#line 6416 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7058,7 +7059,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7062 "quant.cu"
+#line 7063 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

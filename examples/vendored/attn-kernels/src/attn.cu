@@ -1472,9 +1472,10 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 //
 // SETS (with SCALE_AFTER): the quarters' registers, 2 to 4. With 3 the decoding runs up
 // to two quarters ahead of the MMAs, a quarter's MMAs waited for only before its
-// registers are decoded into again (with 4, never within a stage): at 16 rows 0.5 to 3%
-// off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls (bench/RESULTS.md, "The
-// decode ahead of the MMAs"); at 32 rows the accumulators leave no room for a third set.
+// registers are decoded into again; with 4, never within a stage. At 16 rows 3 took 0.5
+// to 3% off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls, and 4 another
+// 0.5 to 1% in two more (bench/RESULTS.md, "The decode ahead of the MMAs" and "Four
+// quarters' registers"); at 32 rows the accumulators leave no room for a third set.
 template <bool SCALE_AFTER, bool PAIRS = false, int SETS = 2, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
@@ -1544,12 +1545,12 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
 // and 3 of the producer warpgroup put each stage's x in the pair order
 // (ima_wg_pairs_order), warp 1 counts the shared tile for all three consumer warpgroups,
 // and the consumers decode the words in nibble pairs with each group's scale after the
-// MMA (ima_wg_w4_stage<true, true>; at 16 rows with three quarters' registers, the decode
-// up to two quarters ahead). With NY = N / 2 (`fused`) the gate/up projection
+// MMA (ima_wg_w4_stage<true, true>; at 16 rows with four quarters' registers, the decode
+// never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
 // (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
 #ifdef __CUDA_FP16_TYPES_EXIST__
-template <int R, int STAGES, int SETS = (R == 16 ? 3 : 2), typename I, typename X, typename W, typename P, typename A,
+template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
           typename Y, typename WS, typename XS>
 __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, const P& part, const A& arrivals, const Y& y,
                                                      I M, I K, I N, I NY, const WS& ws, const XS& xs) {
@@ -1931,7 +1932,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1935 "attn.cu"
+#line 1936 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2347,7 +2348,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 2351 "attn.cu"
+#line 2352 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2683,7 +2684,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2687 "attn.cu"
+#line 2688 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3309,7 +3310,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3313 "attn.cu"
+#line 3314 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
