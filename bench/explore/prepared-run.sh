@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs, on the GPU machine, the prepared calls (built by bench/explore/prepared-build.sh),
-# most important first; session 36 ran calls 1 and 2 at 738cc26 (bench/RESULTS.md, "The
-# whole GPU suite at session 35's code"):
+# most important first; session 36 ran calls 1 and 2 at 738cc26, session 38 calls 1 and 3
+# at bb51e88 (bench/RESULTS.md, "Four quarters' registers"):
 #   bash bench/explore/prepared-run.sh 1: the whole GPU suite but the fuzzer and the
 #     two-GPU test;
-#   bash bench/explore/prepared-run.sh 2: the fuzzer's tests (on a fresh machine the
-#     400 s end in the second of its four), tests/python/test_gpu.py;
-#   bash bench/explore/prepared-run.sh 3: bench/explore/sets/sets.py (session 37: four
-#     quarters' register sets were 1% faster than three in one call; if they stay ahead,
-#     ima_wg_w4_pairs_gemm's SETS default at 16 rows becomes 4, after its tests);
+#   bash bench/explore/prepared-run.sh 2: the fuzzer's tests, its binary run by test
+#     name (the whole binary outlasted 400 s on a fresh machine; by name session 38's
+#     took 149 s and 74 s), tests/python/test_gpu.py;
+#   bash bench/explore/prepared-run.sh 3: bench/explore/sets/sets.py (2, 3 and 4 quarters'
+#     register sets; session 38 made 4 the default at 16 rows after it);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -18,7 +18,10 @@ case "${1:-1}" in
     timeout 560 bash .gpu/on-device test -v 'gpu-a20e|multi_gpu' 2>&1 | grep -E "^=== |test result|FAILED|panicked" | tail -60
     ;;
 2)
-    timeout 400 bash .gpu/on-device test 'gpu-a20e' 2>&1 | grep -E "^=== |test result|FAILED|panicked" | tail -12
+    fuzz=$(grep -m1 '^gpu-a20e' .gpu/tests.txt) || exit 1
+    first=every_example_spec_fuzzes_clean_with_500_cases_per_kernel
+    timeout 250 bash .gpu/on-device run "$fuzz" --include-ignored --test-threads=1 --exact "$first" 2>&1 | grep -E "^test |test result"
+    timeout 150 bash .gpu/on-device run "$fuzz" --include-ignored --test-threads=1 --skip "$first" 2>&1 | grep -E "^test |test result"
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
     PYTHONPATH=$site timeout 150 python3 tests/python/test_gpu.py 2>&1 | tail -3
