@@ -3,7 +3,8 @@ while a stage's last MMAs run (ahead.ima's v1) speed gptq_gemm_wg16 and gptq_gem
 up, and where does a stage's time go (v2: every MMA on one descriptor; v3: no MMAs;
 v4: no decode; v6: v4 with a stage's MMAs one group; their outputs are wrong by design;
 v5: the tile's end a call; v7: stages in halves; v8, v9: the consumer warpgroups
-skewed by a third of a stage or less; v11: the decode up to two quarters ahead)? CUDA graphs cycling weight sets past
+skewed by a third of a stage or less; v11: the decode up to two quarters ahead; session
+38: v12 neither decode nor MMA, v13 four quarters' registers, main's since)? CUDA graphs cycling weight sets past
 L2, replays queued behind a hold (timing.queued_graph_us: the device's time), µs a
 launch, two passes (ONLY=v0,v11 times those alone); v0 and v1 against torch's f32 product (max err / max |y|).
     python3 -u ahead.py [M,K,N ...]"""
@@ -25,13 +26,13 @@ for m, k, n in shapes([(16, 8192, 28672), (1, 8192, 28672), (16, 4096, 28672), (
     part = torch.empty(ak.BLOCKS, 3, r // 8, 128, 4, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
     only = os.environ.get("ONLY")
-    names = [f"v{v}_{r}" for v in ((0, 11, 2, 3, 4, 6, 7, 8, 9) if r == 16 else range(2))]
+    names = [f"v{v}_{r}" for v in ((0, 11, 13, 12, 2, 3, 4, 6, 7, 8, 9) if r == 16 else range(2))]
     if only:
         names = [nm for nm in names if nm.split("_")[0] in only.split(",")]
     row = []
     for nm, (ts, err) in wg_in_turn(ak, names, x, ws, part, arr, 2).items():
         # The diagnostics' outputs are wrong by design.
-        shown = f" ({err:.1e})" if nm.startswith(("v0", "v1", "v5", "v7", "v8", "v9", "v11")) else ""
+        shown = f" ({err:.1e})" if nm.split("_")[0] in ("v0", "v1", "v5", "v7", "v8", "v9", "v11", "v13") else ""
         row.append(f"{nm} {ts[0]:.1f} / {ts[1]:.1f}{shown}")
     dirty = "" if int(arr.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
     print(f"M={m} K={k} N={n} ({len(ws)} sets): " + ", ".join(row) + dirty, flush=True)
