@@ -6,7 +6,8 @@ v5: the tile's end a call; v7: stages in halves; v8, v9: the consumer warpgroups
 skewed by a third of a stage or less; v11: the decode up to two quarters ahead; session
 38: v12 neither decode nor MMA, v13 four quarters' registers, main's since; after its
 call v14, v4's MMAs with the whole decode beside them into registers no MMA reads, and
-v3's decode folded into a sink that ptxas keeps: before, it dropped most of v3's decode)? CUDA graphs cycling weight sets past
+v3's decode folded into a sink that ptxas keeps: before, it dropped most of v3's decode;
+v15, v13 without the pair decode's bias adds, wrong by design)? CUDA graphs cycling weight sets past
 L2, replays queued behind a hold (timing.queued_graph_us: the device's time), µs a
 launch, two passes (ONLY=v0,v11 times those alone; MAIN=1 adds main's own
 gptq_gemm_wg16 from gemm_tma_kernels, its weights the same tensors, in turn with them);
@@ -31,7 +32,7 @@ for m, k, n in shapes([(16, 8192, 28672), (1, 8192, 28672), (16, 4096, 28672), (
     part = torch.empty(ak.BLOCKS, 3, r // 8, 128, 4, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
     only = os.environ.get("ONLY")
-    names = [f"v{v}_{r}" for v in ((0, 11, 13, 12, 14, 2, 3, 4, 6, 7, 8, 9) if r == 16 else range(2))]
+    names = [f"v{v}_{r}" for v in ((0, 11, 13, 15, 12, 14, 2, 3, 4, 6, 7, 8, 9) if r == 16 else range(2))]
     if only:
         names = [nm for nm in names if nm.split("_")[0] in only.split(",")]
     kernels = ak
