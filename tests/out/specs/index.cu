@@ -1072,7 +1072,14 @@ struct ImaTmaPipeline {
         __syncthreads();
     }
 
-    __device__ __forceinline__ int consumer() const { return int(threadIdx.x / 128) - 1; }
+    // -1 in the producer warpgroup, else the consumer warpgroup's index. Lane 0's value,
+    // broadcast (as CUTLASS's canonical_warp_idx_sync), so that ptxas knows it is uniform
+    // across the warp: a role's branch is then warp-uniform, and what the body computes
+    // from uniform values alone (a stage's shared address, warpgroup MMA's descriptors)
+    // stays in uniform registers. Without it, gptq_gemm_wg16's consumers built each MMA's
+    // descriptor in vector registers and moved it over (VIADD, MOV, 2 R2UR an MMA): 4 of
+    // its about 330 instructions a warp and stage (SASS, nvcc 13.0).
+    __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
     __device__ __forceinline__ void produce(I steps, Load&& load) const {
@@ -1230,38 +1237,37 @@ struct ImaWgmma<__nv_bfloat16, 256> {
 // d += A B for one m64nNk16 step of a warpgroup, A in registers (each warp's 16 rows in
 // the m16n8k16 A fragment layout: a[0] rows g, a[1] rows g + 8 at k 2 t, 2 t + 1, a[2],
 // a[3] the same at k + 8, for lane 4 g + t) and B described in shared memory, K-major
-// (stored [n][k]), its descriptor in two 32-bit halves (the step's offset added to the low
-// one). f16 only: W4A16's decoded weights.
+// (stored [n][k]), its 64-bit descriptor one operand: ptxas then steps it with one
+// UIADD3.64 an MMA, where two 32-bit halves joined in the asm took a move of each half
+// as well (gptq_gemm_wg16: 28 fewer instructions a warp and stage, SASS, nvcc 13.0).
+// f16 only: W4A16's decoded weights.
 template <int N>
 struct ImaWgmmaRegA;
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <>
 struct ImaWgmmaRegA<16> {
-    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[2], const unsigned (&a)[4], unsigned b_lo, unsigned b_hi) {
-        asm volatile("{\n.reg .b64 d;\nmov.b64 d, {%12, %13};\n"
-                     "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
-                     "{%8, %9, %10, %11}, d, 1, 1, 1, 0;\n}"
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[2], const unsigned (&a)[4], unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
+                     "{%8, %9, %10, %11}, %12, 1, 1, 1, 0;"
                      : IMA_WG_ACC1(c, 0), IMA_WG_ACC1(c, 1)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b_lo), "r"(b_hi));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
     }
 };
 template <>
 struct ImaWgmmaRegA<32> {
-    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[4], const unsigned (&a)[4], unsigned b_lo, unsigned b_hi) {
-        asm volatile("{\n.reg .b64 d;\nmov.b64 d, {%20, %21};\n"
-                     "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                     "%10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, d, 1, 1, 1, 0;\n}"
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[4], const unsigned (&a)[4], unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                     "%10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, 1, 1, 1, 0;"
                      : IMA_WG_ACC4(c, 0)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b_lo), "r"(b_hi));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
     }
 };
 template <>
 struct ImaWgmmaRegA<64> {
-    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[8], const unsigned (&a)[4], unsigned b_lo, unsigned b_hi) {
-        asm volatile("{\n.reg .b64 d;\nmov.b64 d, {%36, %37};\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" IMA_WG_REGS32 "}, {%32, %33, %34, %35}, d, 1, 1, 1, 0;\n}"
+    static __device__ __forceinline__ void mma(ImaAcc4 (&c)[8], const unsigned (&a)[4], unsigned long long b) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" IMA_WG_REGS32 "}, {%32, %33, %34, %35}, %36, 1, 1, 1, 0;"
                      : IMA_WG_ACC8(c, 0)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b_lo), "r"(b_hi));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
     }
 };
 #endif
@@ -1358,12 +1364,12 @@ struct ImaWgAcc {
         static_assert(RB >= N && RB % 8 == 0 && KB % 16 == 0, "B's tile holds the accumulator's N rows, whole k steps");
         constexpr int PANEL = 64;  // 16-bit columns in a 128-byte panel
         const int kk = (k % KB) / 16 * 16;  // wraps inside the tile, a whole step
-        // The step's offset added to the tile's descriptor (its address field, in units of
-        // 16 bytes, cannot carry: shared memory ends below 2^18 bytes), so that a body's
-        // unrolled steps share one descriptor and add constants.
-        const unsigned step = unsigned((kk / PANEL) * RB * 128 + (kk % PANEL) * 2) / 16;
+        // The step's offset added to the tile's descriptor (to its address field, in units
+        // of 16 bytes, which cannot carry: shared memory ends below 2^18 bytes), so that a
+        // body's unrolled steps share one descriptor and add constants.
+        const unsigned long long step = unsigned((kk / PANEL) * RB * 128 + (kk % PANEL) * 2) / 16;
         const unsigned long long d = ima_wgmma_desc(b.addr, 16, 1024);
-        ImaWgmmaRegA<N>::mma(c, a, unsigned(d) + step, unsigned(d >> 32));
+        ImaWgmmaRegA<N>::mma(c, a, d + step);
     }
 #endif
     static __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -2050,7 +2056,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2054 "index.cu"
+#line 2060 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2678,7 +2684,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2682 "index.cu"
+#line 2688 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3144,7 +3150,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3148 "index.cu"
+#line 3154 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3501,7 +3507,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3505 "index.cu"
+#line 3511 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
