@@ -1043,9 +1043,10 @@ struct {{ q.name }}_t {
         ImaWgGroup q;
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-            // 1024 + z in both halves, times -1, plus (0, 960).
-            const unsigned int lo = ima_biased_zero(unsigned(ima_zero_in(zw, c + j)));
-            q.c[j].bias = __hfma2(ima_as_half2(lo), __float2half2_rn(-1.f), __floats2half2_rn(0.f, 960.f));
+            // -(1024 + z) is f16 0xE400 + z, and -(64 + z) is 0xD400 + 16 z (64 to 79 step
+            // 1/16): one IMAD for z below 16, where forming 1024 + z in both halves and an
+            // HFMA2 by (-1, -1) plus (0, 960) took three instructions.
+            q.c[j].bias = ima_as_half2(unsigned(ima_zero_in(zw, c + j)) * 0x00100001u + 0xD400E400u);
             q.c[j].s = ima_scale2(s[j]);
         }
         return q;

@@ -20,12 +20,22 @@ pub type W4a16Launch<'a> =
 /// them), and y.
 pub fn w4a16_and_f64(
     stream: &Arc<CudaStream>,
+    shape: (usize, usize, usize, usize),
+    width: usize,
+    launch: &W4a16Launch<'_>,
+) -> (Vec<(f64, f64)>, Vec<f16>) {
+    w4a16_and_f64_of(stream, &f16s(shape.0 * shape.1, 3), shape, width, launch)
+}
+
+/// `w4a16_and_f64` on the given x (`[M, K]`, row-major).
+pub fn w4a16_and_f64_of(
+    stream: &Arc<CudaStream>,
+    xh: &[f16],
     (m, k, n, g): (usize, usize, usize, usize),
     width: usize,
     launch: &W4a16Launch<'_>,
 ) -> (Vec<(f64, f64)>, Vec<f16>) {
-    let xh = f16s(m * k, 3);
-    let x = Tensor::from_host(stream, &xh, &[m, k]).unwrap();
+    let x = Tensor::from_host(stream, xh, &[m, k]).unwrap();
     let weights: Vec<f32> = lcg(5).take(k * n).collect();
     let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
     let w = QuantTensor::upload(stream, &host).unwrap();
@@ -49,8 +59,19 @@ pub fn w4a16_matches(
     shapes: &[(usize, usize, usize, usize)],
     launch: &W4a16Launch<'_>,
 ) {
+    w4a16_matches_on(stream, name, shapes, &|m, k| f16s(m * k, 3), launch);
+}
+
+/// `w4a16_matches` with x (`[M, K]`, row-major) made by `x(M, K)`.
+pub fn w4a16_matches_on(
+    stream: &Arc<CudaStream>,
+    name: &str,
+    shapes: &[(usize, usize, usize, usize)],
+    x: &dyn Fn(usize, usize) -> Vec<f16>,
+    launch: &W4a16Launch<'_>,
+) {
     for &(m, k, n, g) in shapes {
-        let (want, got) = w4a16_and_f64(stream, (m, k, n, g), n, launch);
+        let (want, got) = w4a16_and_f64_of(stream, &x(m, k), (m, k, n, g), n, launch);
         for (e, (got, &(want, norm))) in got.iter().zip(&want).enumerate() {
             let what = || format!("{name} M={m} K={k} N={n} G={g}: y[{}, {}]", e / n, e % n);
             assert_near(f64::from(*got), want, norm, 1e-3, &what);

@@ -1,9 +1,11 @@
-"""Throwaway, session 39 (issue 21): ima.cuh's consumer() broadcast from lane 0 (ptxas then
-keeps what a role computes from uniform values in uniform registers) and warpgroup MMA's
-register-A descriptor one 64-bit operand (one UIADD3.64 an MMA), against the header before
-them (gemm_tma_head.ima: specs/gemm_tma.ima at 204ed40, built with 204ed40's header by
-build.sh). Kernels in turn, each on queued graphs (timing.queued_graph_us), two passes; the
-W4A16 ones cycling weight sets past L2, their outputs against torch's f32 product.
+"""Throwaway, session 39 (issue 21): a header against the one before it, kernel by kernel.
+First ima.cuh's consumer() broadcast from lane 0 (ptxas then keeps what a role computes
+from uniform values in uniform registers) and warpgroup MMA's register-A descriptor one
+64-bit operand (one UIADD3.64 an MMA), against 204ed40's; then the zeros folded into the
+MMA (gptq_gemm_wg16 and wg32) against bd08419's. gemm_tma_head: specs/gemm_tma.ima at the
+base, built with the base's header and templates by build.sh (BASE=...). Kernels in turn,
+each on queued graphs (timing.queued_graph_us), two passes; the W4A16 ones cycling weight
+sets past L2, their outputs against torch's f32 product.
     python3 -u uni.py"""
 import os
 import sys
@@ -19,11 +21,13 @@ import gemm_tma_kernels as new  # noqa: E402
 dev = "cuda"
 for kernel, m, k, n in [("gptq_gemm_wg16", 16, 8192, 28672), ("gptq_gemm_wg16", 16, 14336, 4096),
                         ("gptq_gemm_wg16", 16, 4096, 28672), ("gptq_gemm_wg16", 1, 8192, 28672),
+                        ("gptq_gemm_wg32", 32, 8192, 28672), ("gptq_gemm_wg32", 32, 14336, 4096),
                         ("gptq_gemm_wg", 64, 8192, 28672), ("gptq_gemm_wg", 128, 8192, 28672)]:
     ws = [gptq_weight(new.QuantWeight, k, n) for _ in range(weight_sets(k, n))]
     own = {id(w): same_weight(old, w) for w in ws}
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
-    part = torch.empty(new.BLOCKS, 3, 2 if kernel == "gptq_gemm_wg16" else 8, 128, 4, device=dev, dtype=torch.float32)
+    tiles = {"gptq_gemm_wg16": 2, "gptq_gemm_wg32": 4}.get(kernel, 8)
+    part = torch.empty(new.BLOCKS, 3, tiles, 128, 4, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
     both = types.SimpleNamespace(head=lambda x, w, p, a, y: getattr(old, kernel)(x, own[id(w)], p, a, y),
                                  new=getattr(new, kernel))

@@ -5839,9 +5839,10 @@ struct w_t {
         ImaWgGroup q;
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-            // 1024 + z in both halves, times -1, plus (0, 960).
-            const unsigned int lo = ima_biased_zero(unsigned(ima_zero_in(zw, c + j)));
-            q.c[j].bias = __hfma2(ima_as_half2(lo), __float2half2_rn(-1.f), __floats2half2_rn(0.f, 960.f));
+            // -(1024 + z) is f16 0xE400 + z, and -(64 + z) is 0xD400 + 16 z (64 to 79 step
+            // 1/16): one IMAD for z below 16, where forming 1024 + z in both halves and an
+            // HFMA2 by (-1, -1) plus (0, 960) took three instructions.
+            q.c[j].bias = ima_as_half2(unsigned(ima_zero_in(zw, c + j)) * 0x00100001u + 0xD400E400u);
             q.c[j].s = ima_scale2(s[j]);
         }
         return q;
@@ -6357,7 +6358,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6361 "gemm_tma.cu"
+#line 6362 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7449,9 +7450,10 @@ struct w_t {
         ImaWgGroup q;
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-            // 1024 + z in both halves, times -1, plus (0, 960).
-            const unsigned int lo = ima_biased_zero(unsigned(ima_zero_in(zw, c + j)));
-            q.c[j].bias = __hfma2(ima_as_half2(lo), __float2half2_rn(-1.f), __floats2half2_rn(0.f, 960.f));
+            // -(1024 + z) is f16 0xE400 + z, and -(64 + z) is 0xD400 + 16 z (64 to 79 step
+            // 1/16): one IMAD for z below 16, where forming 1024 + z in both halves and an
+            // HFMA2 by (-1, -1) plus (0, 960) took three instructions.
+            q.c[j].bias = ima_as_half2(unsigned(ima_zero_in(zw, c + j)) * 0x00100001u + 0xD400E400u);
             q.c[j].s = ima_scale2(s[j]);
         }
         return q;
@@ -8148,7 +8150,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8152 "gemm_tma.cu"
+#line 8154 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9286,9 +9288,10 @@ struct w_t {
         ImaWgGroup q;
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-            // 1024 + z in both halves, times -1, plus (0, 960).
-            const unsigned int lo = ima_biased_zero(unsigned(ima_zero_in(zw, c + j)));
-            q.c[j].bias = __hfma2(ima_as_half2(lo), __float2half2_rn(-1.f), __floats2half2_rn(0.f, 960.f));
+            // -(1024 + z) is f16 0xE400 + z, and -(64 + z) is 0xD400 + 16 z (64 to 79 step
+            // 1/16): one IMAD for z below 16, where forming 1024 + z in both halves and an
+            // HFMA2 by (-1, -1) plus (0, 960) took three instructions.
+            q.c[j].bias = ima_as_half2(unsigned(ima_zero_in(zw, c + j)) * 0x00100001u + 0xD400E400u);
             q.c[j].s = ima_scale2(s[j]);
         }
         return q;
@@ -9841,7 +9844,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 9845 "gemm_tma.cu"
+#line 9848 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10972,9 +10975,10 @@ struct w_t {
         ImaWgGroup q;
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-            // 1024 + z in both halves, times -1, plus (0, 960).
-            const unsigned int lo = ima_biased_zero(unsigned(ima_zero_in(zw, c + j)));
-            q.c[j].bias = __hfma2(ima_as_half2(lo), __float2half2_rn(-1.f), __floats2half2_rn(0.f, 960.f));
+            // -(1024 + z) is f16 0xE400 + z, and -(64 + z) is 0xD400 + 16 z (64 to 79 step
+            // 1/16): one IMAD for z below 16, where forming 1024 + z in both halves and an
+            // HFMA2 by (-1, -1) plus (0, 960) took three instructions.
+            q.c[j].bias = ima_as_half2(unsigned(ima_zero_in(zw, c + j)) * 0x00100001u + 0xD400E400u);
             q.c[j].s = ima_scale2(s[j]);
         }
         return q;
@@ -11527,7 +11531,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 11531 "gemm_tma.cu"
+#line 11535 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
