@@ -486,7 +486,9 @@ fn x_of_wide_range(m: usize, k: usize) -> Vec<f16> {
         .map(|i| {
             let (v, e) = (r.next().unwrap(), r.next().unwrap());
             let (lo, span) = [(-24.0, 12.0), (-3.0, 6.0), (3.0, 4.0)][i / k % 3];
-            f16::from_f32(v.signum() * (1.0 + v.abs()) * (lo + span * (e + 1.0) / 2.0f32).floor().exp2())
+            f16::from_f32(
+                v.signum() * (1.0 + v.abs()) * (lo + span * (e + 1.0) / 2.0f32).floor().exp2(),
+            )
         })
         .collect()
 }
