@@ -1075,8 +1075,9 @@ struct ImaTmaPipeline {
     // across the warp: a role's branch is then warp-uniform, and what the body computes
     // from uniform values alone (a stage's shared address, warpgroup MMA's descriptors)
     // stays in uniform registers. Without it, gptq_gemm_wg16's consumers built each MMA's
-    // descriptor in vector registers and moved it over (VIADD, MOV, 2 R2UR an MMA): 4 of
-    // its about 330 instructions a warp and stage (SASS, nvcc 13.0).
+    // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
+    // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
+    // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -1943,7 +1944,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 1947 "launch_forms.cu"
+#line 1948 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2155,7 +2156,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2159 "launch_forms.cu"
+#line 2160 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2311,7 +2312,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2315 "launch_forms.cu"
+#line 2316 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2529,7 +2530,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 2533 "launch_forms.cu"
+#line 2534 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1076,8 +1076,9 @@ struct ImaTmaPipeline {
     // across the warp: a role's branch is then warp-uniform, and what the body computes
     // from uniform values alone (a stage's shared address, warpgroup MMA's descriptors)
     // stays in uniform registers. Without it, gptq_gemm_wg16's consumers built each MMA's
-    // descriptor in vector registers and moved it over (VIADD, MOV, 2 R2UR an MMA): 4 of
-    // its about 330 instructions a warp and stage (SASS, nvcc 13.0).
+    // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
+    // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
+    // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -1908,7 +1909,7 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 7 "tests/in/output_bound_symbol.ima"
  o(i, j) = 0.f; 
-#line 1912 "output_bound_symbol.cu"
+#line 1913 "output_bound_symbol.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

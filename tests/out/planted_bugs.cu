@@ -1076,8 +1076,9 @@ struct ImaTmaPipeline {
     // across the warp: a role's branch is then warp-uniform, and what the body computes
     // from uniform values alone (a stage's shared address, warpgroup MMA's descriptors)
     // stays in uniform registers. Without it, gptq_gemm_wg16's consumers built each MMA's
-    // descriptor in vector registers and moved it over (VIADD, MOV, 2 R2UR an MMA): 4 of
-    // its about 330 instructions a warp and stage (SASS, nvcc 13.0).
+    // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
+    // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
+    // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -1933,7 +1934,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1937 "planted_bugs.cu"
+#line 1938 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2276,7 +2277,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2280 "planted_bugs.cu"
+#line 2281 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2569,7 +2570,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2573 "planted_bugs.cu"
+#line 2574 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3324,7 +3325,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3328 "planted_bugs.cu"
+#line 3329 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4061,7 +4062,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4065 "planted_bugs.cu"
+#line 4066 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1076,8 +1076,9 @@ struct ImaTmaPipeline {
     // across the warp: a role's branch is then warp-uniform, and what the body computes
     // from uniform values alone (a stage's shared address, warpgroup MMA's descriptors)
     // stays in uniform registers. Without it, gptq_gemm_wg16's consumers built each MMA's
-    // descriptor in vector registers and moved it over (VIADD, MOV, 2 R2UR an MMA): 4 of
-    // its about 330 instructions a warp and stage (SASS, nvcc 13.0).
+    // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
+    // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
+    // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -1938,7 +1939,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1942 "attn.cu"
+#line 1943 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2354,7 +2355,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 2358 "attn.cu"
+#line 2359 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2690,7 +2691,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2694 "attn.cu"
+#line 2695 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3316,7 +3317,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3320 "attn.cu"
+#line 3321 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1076,8 +1076,9 @@ struct ImaTmaPipeline {
     // across the warp: a role's branch is then warp-uniform, and what the body computes
     // from uniform values alone (a stage's shared address, warpgroup MMA's descriptors)
     // stays in uniform registers. Without it, gptq_gemm_wg16's consumers built each MMA's
-    // descriptor in vector registers and moved it over (VIADD, MOV, 2 R2UR an MMA): 4 of
-    // its about 330 instructions a warp and stage (SASS, nvcc 13.0).
+    // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
+    // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
+    // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2280,7 +2281,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2284 "checkpoint.cu"
+#line 2285 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3070,7 +3071,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3074 "checkpoint.cu"
+#line 3075 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3841,7 +3842,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3845 "checkpoint.cu"
+#line 3846 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4486,7 +4487,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4490 "checkpoint.cu"
+#line 4491 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5171,7 +5172,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5175 "checkpoint.cu"
+#line 5176 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6016,7 +6017,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6020 "checkpoint.cu"
+#line 6021 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6731,7 +6732,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6735 "checkpoint.cu"
+#line 6736 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7573,7 +7574,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7577 "checkpoint.cu"
+#line 7578 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8273,7 +8274,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8277 "checkpoint.cu"
+#line 8278 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

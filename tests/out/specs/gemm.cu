@@ -1077,8 +1077,9 @@ struct ImaTmaPipeline {
     // across the warp: a role's branch is then warp-uniform, and what the body computes
     // from uniform values alone (a stage's shared address, warpgroup MMA's descriptors)
     // stays in uniform registers. Without it, gptq_gemm_wg16's consumers built each MMA's
-    // descriptor in vector registers and moved it over (VIADD, MOV, 2 R2UR an MMA): 4 of
-    // its about 330 instructions a warp and stage (SASS, nvcc 13.0).
+    // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
+    // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
+    // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2236,7 +2237,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2240 "gemm.cu"
+#line 2241 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2932,7 +2933,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2936 "gemm.cu"
+#line 2937 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3610,7 +3611,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3614 "gemm.cu"
+#line 3615 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4223,7 +4224,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4227 "gemm.cu"
+#line 4228 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5365,7 +5366,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5369 "gemm.cu"
+#line 5370 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1077,8 +1077,9 @@ struct ImaTmaPipeline {
     // across the warp: a role's branch is then warp-uniform, and what the body computes
     // from uniform values alone (a stage's shared address, warpgroup MMA's descriptors)
     // stays in uniform registers. Without it, gptq_gemm_wg16's consumers built each MMA's
-    // descriptor in vector registers and moved it over (VIADD, MOV, 2 R2UR an MMA): 4 of
-    // its about 330 instructions a warp and stage (SASS, nvcc 13.0).
+    // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
+    // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
+    // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2302,7 +2303,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2306 "gemm_tma.cu"
+#line 2307 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3042,7 +3043,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3046 "gemm_tma.cu"
+#line 3047 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3917,7 +3918,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3921 "gemm_tma.cu"
+#line 3922 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4767,7 +4768,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4771 "gemm_tma.cu"
+#line 4772 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6358,7 +6359,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6362 "gemm_tma.cu"
+#line 6363 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8150,7 +8151,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8154 "gemm_tma.cu"
+#line 8155 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9844,7 +9845,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 9848 "gemm_tma.cu"
+#line 9849 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11531,7 +11532,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 11535 "gemm_tma.cu"
+#line 11536 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

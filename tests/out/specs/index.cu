@@ -1077,8 +1077,9 @@ struct ImaTmaPipeline {
     // across the warp: a role's branch is then warp-uniform, and what the body computes
     // from uniform values alone (a stage's shared address, warpgroup MMA's descriptors)
     // stays in uniform registers. Without it, gptq_gemm_wg16's consumers built each MMA's
-    // descriptor in vector registers and moved it over (VIADD, MOV, 2 R2UR an MMA): 4 of
-    // its about 330 instructions a warp and stage (SASS, nvcc 13.0).
+    // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
+    // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
+    // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2056,7 +2057,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2060 "index.cu"
+#line 2061 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2684,7 +2685,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2688 "index.cu"
+#line 2689 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3150,7 +3151,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3154 "index.cu"
+#line 3155 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3507,7 +3508,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3511 "index.cu"
+#line 3512 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1076,8 +1076,9 @@ struct ImaTmaPipeline {
     // across the warp: a role's branch is then warp-uniform, and what the body computes
     // from uniform values alone (a stage's shared address, warpgroup MMA's descriptors)
     // stays in uniform registers. Without it, gptq_gemm_wg16's consumers built each MMA's
-    // descriptor in vector registers and moved it over (VIADD, MOV, 2 R2UR an MMA): 4 of
-    // its about 330 instructions a warp and stage (SASS, nvcc 13.0).
+    // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
+    // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
+    // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2477,7 +2478,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2481 "quant.cu"
+#line 2482 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3243,7 +3244,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3247 "quant.cu"
+#line 3248 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3904,7 +3905,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3908 "quant.cu"
+#line 3909 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4568,7 +4569,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4572 "quant.cu"
+#line 4573 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5137,7 +5138,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5141 "quant.cu"
+#line 5142 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5453,7 +5454,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5457 "quant.cu"
+#line 5458 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6418,7 +6419,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6422 "quant.cu"
+#line 6423 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7065,7 +7066,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7069 "quant.cu"
+#line 7070 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
