@@ -476,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                     // lo: waits for its followers' count, then adds their slots to its sums.
                     const int tid = threadIdx.x % 128, hi = sk.owner(tile * KS + KS - 1);
                     const int mine = u0 + t + 1 - tile * KS;
-                    if (threadIdx.x % 128 == 0) ImaStreamK<int>::wait(&arrivals[m0 / 64 * NB + n0 / 64 + wg], KS - mine);
+                    ImaStreamK<int>::wait(&arrivals[m0 / 64 * NB + n0 / 64 + wg], KS - mine);
                     ima_warpgroup_sync();
                     ImaAcc4 sum[NX / 8];
 #pragma unroll
@@ -623,7 +623,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
             } else {
                 const int tid = threadIdx.x % 128, hi = sk.owner(tile * KS + KS - 1);
                 const int mine = u0 + t + 1 - tile * KS;
-                if (threadIdx.x % 128 == 0) ImaStreamK<int>::wait(&arrivals[n0 / 64 + wg], KS - mine);
+                ImaStreamK<int>::wait(&arrivals[n0 / 64 + wg], KS - mine);
                 ima_warpgroup_sync();
                 ImaAcc4 sum[2] = {acc.c[0], acc.c[1]};
 #pragma unroll 2

@@ -995,13 +995,19 @@ struct ImaStreamK {
         if (before < 0 || before >= ks - mine) atomicExch(counter, -2147483647 - 1);
     }
 
-    // lo's thread waits while the count can still reach the other blocks' `others` units;
-    // past them or negative, the workspace was dirty (the tile is then wrong, but the
-    // launch ends). Its warpgroup then meets it at a barrier before reading the slots.
+    // lo's warpgroup waits while the count can still reach the other blocks' `others`
+    // units; past them or negative, the workspace was dirty (the tile is then wrong, but
+    // the launch ends). Every thread of it polls (one address, one load a warp) and a warp
+    // leaves when none of its lanes saw the count short: a loop whose exit is
+    // warp-uniform, where one thread's loop made ptxas take the whole stage loop around
+    // it out of uniform registers (gptq_gemm_wg32: 336 instructions a warp and stage
+    // against 260, SASS, nvcc 13.0). Each thread's own acquiring load saw the count
+    // before it reads the slots; the warpgroup meets at a barrier after it, so that the
+    // count is reset only once every thread has seen it.
     static __device__ __forceinline__ void wait(const int* counter, int others) {
         int n;
         do n = ima_ld_acquire(counter);
-        while (n >= 0 && n < others);
+        while (__any_sync(0xffffffffu, n >= 0 && n < others));
     }
 };
 
@@ -1661,7 +1667,8 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
                 // lo: the others' slots in the blocks' order, as gptq_gemm_wg's.
                 const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = sk.owner(tile * KS + KS - 1);
                 const I mine = u0 + t + 1 - tile * KS;
-                if (threadIdx.x % 128 == 0) ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                // No thread resets the count (below) before all have seen it.
                 ima_warpgroup_sync();
                 ImaAcc4 sum[R / 8];
 #pragma unroll
@@ -1934,7 +1941,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1938 "planted_bugs.cu"
+#line 1945 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2277,7 +2284,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2281 "planted_bugs.cu"
+#line 2288 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2570,7 +2577,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2574 "planted_bugs.cu"
+#line 2581 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3325,7 +3332,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3329 "planted_bugs.cu"
+#line 3336 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4062,7 +4069,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4066 "planted_bugs.cu"
+#line 4073 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

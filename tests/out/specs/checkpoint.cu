@@ -995,13 +995,19 @@ struct ImaStreamK {
         if (before < 0 || before >= ks - mine) atomicExch(counter, -2147483647 - 1);
     }
 
-    // lo's thread waits while the count can still reach the other blocks' `others` units;
-    // past them or negative, the workspace was dirty (the tile is then wrong, but the
-    // launch ends). Its warpgroup then meets it at a barrier before reading the slots.
+    // lo's warpgroup waits while the count can still reach the other blocks' `others`
+    // units; past them or negative, the workspace was dirty (the tile is then wrong, but
+    // the launch ends). Every thread of it polls (one address, one load a warp) and a warp
+    // leaves when none of its lanes saw the count short: a loop whose exit is
+    // warp-uniform, where one thread's loop made ptxas take the whole stage loop around
+    // it out of uniform registers (gptq_gemm_wg32: 336 instructions a warp and stage
+    // against 260, SASS, nvcc 13.0). Each thread's own acquiring load saw the count
+    // before it reads the slots; the warpgroup meets at a barrier after it, so that the
+    // count is reset only once every thread has seen it.
     static __device__ __forceinline__ void wait(const int* counter, int others) {
         int n;
         do n = ima_ld_acquire(counter);
-        while (n >= 0 && n < others);
+        while (__any_sync(0xffffffffu, n >= 0 && n < others));
     }
 };
 
@@ -1661,7 +1667,8 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
                 // lo: the others' slots in the blocks' order, as gptq_gemm_wg's.
                 const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = sk.owner(tile * KS + KS - 1);
                 const I mine = u0 + t + 1 - tile * KS;
-                if (threadIdx.x % 128 == 0) ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                // No thread resets the count (below) before all have seen it.
                 ima_warpgroup_sync();
                 ImaAcc4 sum[R / 8];
 #pragma unroll
@@ -2281,7 +2288,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2285 "checkpoint.cu"
+#line 2292 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3071,7 +3078,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3075 "checkpoint.cu"
+#line 3082 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3842,7 +3849,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3846 "checkpoint.cu"
+#line 3853 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4487,7 +4494,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4491 "checkpoint.cu"
+#line 4498 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5172,7 +5179,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5176 "checkpoint.cu"
+#line 5183 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6017,7 +6024,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6021 "checkpoint.cu"
+#line 6028 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6732,7 +6739,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6736 "checkpoint.cu"
+#line 6743 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7574,7 +7581,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7578 "checkpoint.cu"
+#line 7585 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8274,7 +8281,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8278 "checkpoint.cu"
+#line 8285 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

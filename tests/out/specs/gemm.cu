@@ -996,13 +996,19 @@ struct ImaStreamK {
         if (before < 0 || before >= ks - mine) atomicExch(counter, -2147483647 - 1);
     }
 
-    // lo's thread waits while the count can still reach the other blocks' `others` units;
-    // past them or negative, the workspace was dirty (the tile is then wrong, but the
-    // launch ends). Its warpgroup then meets it at a barrier before reading the slots.
+    // lo's warpgroup waits while the count can still reach the other blocks' `others`
+    // units; past them or negative, the workspace was dirty (the tile is then wrong, but
+    // the launch ends). Every thread of it polls (one address, one load a warp) and a warp
+    // leaves when none of its lanes saw the count short: a loop whose exit is
+    // warp-uniform, where one thread's loop made ptxas take the whole stage loop around
+    // it out of uniform registers (gptq_gemm_wg32: 336 instructions a warp and stage
+    // against 260, SASS, nvcc 13.0). Each thread's own acquiring load saw the count
+    // before it reads the slots; the warpgroup meets at a barrier after it, so that the
+    // count is reset only once every thread has seen it.
     static __device__ __forceinline__ void wait(const int* counter, int others) {
         int n;
         do n = ima_ld_acquire(counter);
-        while (n >= 0 && n < others);
+        while (__any_sync(0xffffffffu, n >= 0 && n < others));
     }
 };
 
@@ -1662,7 +1668,8 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
                 // lo: the others' slots in the blocks' order, as gptq_gemm_wg's.
                 const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = sk.owner(tile * KS + KS - 1);
                 const I mine = u0 + t + 1 - tile * KS;
-                if (threadIdx.x % 128 == 0) ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                // No thread resets the count (below) before all have seen it.
                 ima_warpgroup_sync();
                 ImaAcc4 sum[R / 8];
 #pragma unroll
@@ -2237,7 +2244,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2241 "gemm.cu"
+#line 2248 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2933,7 +2940,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2937 "gemm.cu"
+#line 2944 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3611,7 +3618,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3615 "gemm.cu"
+#line 3622 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4224,7 +4231,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4228 "gemm.cu"
+#line 4235 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5366,7 +5373,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5370 "gemm.cu"
+#line 5377 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -996,13 +996,19 @@ struct ImaStreamK {
         if (before < 0 || before >= ks - mine) atomicExch(counter, -2147483647 - 1);
     }
 
-    // lo's thread waits while the count can still reach the other blocks' `others` units;
-    // past them or negative, the workspace was dirty (the tile is then wrong, but the
-    // launch ends). Its warpgroup then meets it at a barrier before reading the slots.
+    // lo's warpgroup waits while the count can still reach the other blocks' `others`
+    // units; past them or negative, the workspace was dirty (the tile is then wrong, but
+    // the launch ends). Every thread of it polls (one address, one load a warp) and a warp
+    // leaves when none of its lanes saw the count short: a loop whose exit is
+    // warp-uniform, where one thread's loop made ptxas take the whole stage loop around
+    // it out of uniform registers (gptq_gemm_wg32: 336 instructions a warp and stage
+    // against 260, SASS, nvcc 13.0). Each thread's own acquiring load saw the count
+    // before it reads the slots; the warpgroup meets at a barrier after it, so that the
+    // count is reset only once every thread has seen it.
     static __device__ __forceinline__ void wait(const int* counter, int others) {
         int n;
         do n = ima_ld_acquire(counter);
-        while (n >= 0 && n < others);
+        while (__any_sync(0xffffffffu, n >= 0 && n < others));
     }
 };
 
@@ -1662,7 +1668,8 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
                 // lo: the others' slots in the blocks' order, as gptq_gemm_wg's.
                 const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = sk.owner(tile * KS + KS - 1);
                 const I mine = u0 + t + 1 - tile * KS;
-                if (threadIdx.x % 128 == 0) ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                // No thread resets the count (below) before all have seen it.
                 ima_warpgroup_sync();
                 ImaAcc4 sum[R / 8];
 #pragma unroll
@@ -2303,7 +2310,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2307 "gemm_tma.cu"
+#line 2314 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3043,7 +3050,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3047 "gemm_tma.cu"
+#line 3054 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3918,7 +3925,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3922 "gemm_tma.cu"
+#line 3929 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4768,7 +4775,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4772 "gemm_tma.cu"
+#line 4779 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6359,7 +6366,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6363 "gemm_tma.cu"
+#line 6370 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8122,7 +8129,7 @@ __device__ __forceinline__ void body(
                         // none of them empty; the others' arrivals count KS less lo's units.
                         const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = sk.owner(tile * KS + KS - 1);
                         const I mine = u0 + t + 1 - tile * KS;
-                        if (threadIdx.x % 128 == 0) ImaStreamK<I>::wait(&arrivals(m0 / 64, n0 / 64 + wg), int(KS - mine));
+                        ImaStreamK<I>::wait(&arrivals(m0 / 64, n0 / 64 + wg), int(KS - mine));
                         ima_warpgroup_sync();
                         // The tile's sums in the blocks' order (lo's own, then its followers'),
                         // so that they do not depend on which block arrives last. Unrolled, so
@@ -8151,7 +8158,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8155 "gemm_tma.cu"
+#line 8162 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9845,7 +9852,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 9849 "gemm_tma.cu"
+#line 9856 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11532,7 +11539,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 11536 "gemm_tma.cu"
+#line 11543 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

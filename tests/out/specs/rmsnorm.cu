@@ -995,13 +995,19 @@ struct ImaStreamK {
         if (before < 0 || before >= ks - mine) atomicExch(counter, -2147483647 - 1);
     }
 
-    // lo's thread waits while the count can still reach the other blocks' `others` units;
-    // past them or negative, the workspace was dirty (the tile is then wrong, but the
-    // launch ends). Its warpgroup then meets it at a barrier before reading the slots.
+    // lo's warpgroup waits while the count can still reach the other blocks' `others`
+    // units; past them or negative, the workspace was dirty (the tile is then wrong, but
+    // the launch ends). Every thread of it polls (one address, one load a warp) and a warp
+    // leaves when none of its lanes saw the count short: a loop whose exit is
+    // warp-uniform, where one thread's loop made ptxas take the whole stage loop around
+    // it out of uniform registers (gptq_gemm_wg32: 336 instructions a warp and stage
+    // against 260, SASS, nvcc 13.0). Each thread's own acquiring load saw the count
+    // before it reads the slots; the warpgroup meets at a barrier after it, so that the
+    // count is reset only once every thread has seen it.
     static __device__ __forceinline__ void wait(const int* counter, int others) {
         int n;
         do n = ima_ld_acquire(counter);
-        while (n >= 0 && n < others);
+        while (__any_sync(0xffffffffu, n >= 0 && n < others));
     }
 };
 
@@ -1661,7 +1667,8 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
                 // lo: the others' slots in the blocks' order, as gptq_gemm_wg's.
                 const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = sk.owner(tile * KS + KS - 1);
                 const I mine = u0 + t + 1 - tile * KS;
-                if (threadIdx.x % 128 == 0) ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                ImaStreamK<I>::wait(&arrivals(0, n0 / 64 + wg), int(KS - mine));
+                // No thread resets the count (below) before all have seen it.
                 ima_warpgroup_sync();
                 ImaAcc4 sum[R / 8];
 #pragma unroll
@@ -2138,7 +2145,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 2142 "rmsnorm.cu"
+#line 2149 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
