@@ -150,10 +150,13 @@ __device__ __forceinline__ __half2 twin_nibbles(unsigned a) {
     return h;
 }
 
-// 1024 + z in both halves of an f16 pair, z the zero at nibble i of the zero word zw: GPTQ
-// v1 stores zero - 1, read word-wise as the accessor reads it (+ 0x11111111 on the word).
+// The zero at nibble i of the zero word zw: GPTQ v1 stores zero - 1, read word-wise as the
+// accessor reads it (+ 0x11111111 on the word).
+__device__ __forceinline__ unsigned twin_zero(unsigned zw, int i) { return ((zw + 0x11111111u) >> (4 * i)) & 0xFu; }
+
+// 1024 + z in both halves of an f16 pair, z = twin_zero(zw, i).
 __device__ __forceinline__ __half2 twin_biased_zero(unsigned zw, int i) {
-    const unsigned z = ((zw + 0x11111111u) >> (4 * i)) & 0xFu, bits = 0x64006400u | z * 0x10001u;
+    const unsigned bits = 0x64006400u | twin_zero(zw, i) * 0x10001u;
     __half2 h;
     memcpy(&h, &bits, 4);
     return h;
@@ -316,7 +319,7 @@ __device__ __forceinline__ void group(unsigned w, int k, int c, int G, Column (&
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
         // f16 0xE400 + z and 0xD400 + 16 z in one IMAD, as the accessor's tma_wg_group.
-        const unsigned z = ((zw[0] + 0x11111111u) >> (4 * ((c + j) % 8))) & 0xFu, bits = z * 0x00100001u + 0xD400E400u;
+        const unsigned bits = twin_zero(zw[0], (c + j) % 8) * 0x00100001u + 0xD400E400u;
         memcpy(&q[j].bias, &bits, 4);
         q[j].s = __half2half2(s[j]);
     }
