@@ -2661,7 +2661,8 @@ struct Workspace {
 fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
     // Tokens of a run, the unit of the workspace's partitions: the spec's `PART`.
     const PART: usize = paged::PART as usize;
-    // bench/twins/paged.cu's partitions: the spec's at a batch of 32 (SPAN runs of PART).
+    // bench/twins/paged.cu's partitions: SPAN runs of PART, fixed (the spec chooses its own
+    // from each sequence's length).
     const TWIN_PART: usize = 512;
     let (bb, hq, hkv, d, bs) = (32, 32, 8, 128, 16);
     let lens = paged_lens(bb);
@@ -2742,9 +2743,10 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
             i32_of(p)?,
         );
         i32_of(nb * bs * hkv * d)?;
-        // The spec's grid(ceil(P * BS / PART), HKV * ceil(HQ / HKV / 8), B) block(128), its
-        // shared arrays at 16-byte boundaries: kv (f16 [4, 2, 2, 16, D]), qs (f16 [8, D]),
-        // red_o (f32 [2, 8, D]), red_ml (f32 [2, 2, 8]), pages (TWIN_PART / BS + 2 ints).
+        // The twin's grid(ceil(P * BS / TWIN_PART), HKV * ceil(HQ / HKV / 8), B) block(128),
+        // the spec's shared arrays at 16-byte boundaries: kv (f16 [4, 2, 2, 16, D]), qs (f16
+        // [8, D]), red_o (f32 [2, 8, D]), red_ml (f32 [2, 2, 8]), pages (TWIN_PART / BS + 2
+        // ints).
         let pad16 = |n: usize| n.div_ceil(16) * 16;
         let part_smem = pad16(4 * 2 * 2 * 16 * d * 2)
             + pad16(8 * d * 2)

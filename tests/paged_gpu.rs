@@ -62,9 +62,21 @@ impl Case {
     /// Every sequence's pages distinct, drawn in random order from a pool with spare pages;
     /// the entries past a sequence's length are other valid page ids.
     fn new(hq: usize, hkv: usize, d: usize, bs: usize, lens: &[i32], seed: u64) -> Case {
-        let b = lens.len();
         let longest = *lens.iter().max().unwrap() as usize;
-        let p = longest.div_ceil(bs).max(1) + 2;
+        Case::with_width(hq, hkv, d, bs, lens, seed, longest.div_ceil(bs).max(1) + 2)
+    }
+
+    /// As `new`, with tables of `p` pages a sequence (a CUDA graph's, sized for a capacity).
+    fn with_width(
+        hq: usize,
+        hkv: usize,
+        d: usize,
+        bs: usize,
+        lens: &[i32],
+        seed: u64,
+        p: usize,
+    ) -> Case {
+        let b = lens.len();
         let used: usize = lens.iter().map(|&l| (l as usize).div_ceil(bs)).sum();
         let nb = used + 5;
         let order = shuffled(nb, seed);
@@ -312,10 +324,11 @@ fn paged_attention_gqa8_and_odd_pages_match_the_reference() {
 }
 
 /// Partitions of three runs: 16 sequences by 8 KV heads make 128 (sequence, head block)
-/// pairs, and with a longest length of 4096 the grid has 32 runs a sequence, 4096 in
-/// all, so a partition is 3 runs of PART tokens (specs/paged.ima's rule; the cases above
-/// have at most 32 pairs and 512 runs: partitions of two runs). Lengths at and past one
-/// partition, two, and a run.
+/// pairs, so a sequence of 8 runs of PART tokens or more (1000, 3000) takes partitions of
+/// 3 runs, one of 5 to 7 (768, 767) of 2, and one of at most SPAN runs a partition of its
+/// own (specs/paged.ima's rule, from each sequence's length); 4096 (32 runs) takes 4, as
+/// the grid's 9 blocks a pair (the tables' 33 runs over SPAN) hold no more partitions: all
+/// in one launch. Lengths at and past one partition, two, and a run.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn paged_attention_with_partitions_of_three_runs_matches_the_reference() {
@@ -341,17 +354,16 @@ fn paged_attention_with_partitions_of_three_runs_matches_the_reference() {
     run_lens_against_reference(8, 8, 128, 16, &lens, 50);
 }
 
-/// Partitions of one run: 5 sequences by 8 KV heads (40 pairs) with a longest length of
-/// 768 make a grid of 240 runs, below the 256 that take partitions of two.
+/// Partitions of one run: 5 sequences by 8 KV heads (40 pairs), the longest of 6 runs:
+/// 240 runs by pairs, below the 256 that take partitions of two.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn paged_attention_with_partitions_of_one_run_matches_the_reference() {
     run_lens_against_reference(8, 8, 128, 16, &[700, PART as i32 + 1, 1, 768, 0], 70);
 }
 
-/// A partition a sequence: 128 pairs as above, and no length past SPAN runs (the grid
-/// has at most SPAN runs a sequence), so each block attends a whole sequence and is the
-/// only one to arrive.
+/// A partition a sequence: 128 pairs as above, and no length past SPAN runs, so each
+/// block attends a whole sequence and is the only one to arrive.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn paged_attention_with_a_partition_a_sequence_matches_the_reference() {
@@ -375,6 +387,60 @@ fn paged_attention_with_a_partition_a_sequence_matches_the_reference() {
         64,
     ];
     run_lens_against_reference(8, 8, 128, 16, &lens, 60);
+}
+
+/// Launches `c` and checks its output against the reference and the partitions each
+/// sequence was split into: exactly the first `expected[s]` of sequence s's log-sum-exps
+/// are written, for every head (the rest of the workspace keeps its NaN).
+fn assert_partitions(c: &Case, expected: &[usize]) {
+    let (_ctx, stream, kernels) = setup();
+    let mut dev = Device::upload(&stream, c);
+    dev.launch(&stream, &kernels, c.scale).unwrap();
+    let what = format!("P = {}", c.p);
+    assert_close(c, &dev.out.to_host(&stream).unwrap(), None, &what);
+    let np = c.parts();
+    let lse = dev.part_lse.to_host(&stream).unwrap();
+    for (s, &want) in expected.iter().enumerate() {
+        for h in 0..c.hq {
+            let row = &lse[(s * c.hq + h) * np..][..np];
+            let written = row.iter().filter(|x| !x.is_nan()).count();
+            assert!(
+                row[..want].iter().all(|x| x.is_finite()) && written == want,
+                "{what}, sequence {s} (length {}), head {h}: {written} partitions written, expected {want}: {row:?}",
+                c.lens[s]
+            );
+        }
+    }
+}
+
+/// A sequence's partitions follow its length, not the width of the tables, which a CUDA
+/// graph sizes for the longest sequence it may see: tables of 4096 tokens (P = 256, 32
+/// runs), 3 sequences by 8 KV heads (24 pairs), so the grid has 32 blocks a pair. 1024
+/// tokens are 8 runs, by pairs 192: 8 partitions of one run; 3000 are 24 runs, 576: 12 of
+/// two; 100 one run, 1 partition (from the grid's 32 runs a sequence, 768 by pairs, each
+/// would have taken 2 runs).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn partitions_follow_each_sequence_s_length_not_the_tables_width() {
+    let c = Case::with_width(32, 8, 128, 16, &[1024, 3000, 100], 80, 256);
+    assert_partitions(&c, &[8, 12, 1]);
+}
+
+/// The grid's cap: 32 sequences by 8 KV heads (256 pairs) take ceil(BLOCKS / 256) = 4
+/// blocks a pair, raised to the 8 that SPAN runs a partition need for tables of 32 runs
+/// (P = 256). 4096 tokens (32 runs) then take partitions of 4 runs, 8 of them, where the
+/// rule alone gives 3; 3000 (24 runs) 3, 8 partitions; 1024 3, 3 partitions; a sequence of
+/// one token (one run, with 256 pairs) a partition.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_pair_s_partitions_fit_the_grid_s_blocks() {
+    assert_eq!((paged::BLOCKS, paged::SPAN), (1024, 4));
+    let mut lens = vec![4096, 3000, 1024];
+    lens.resize(32, 1);
+    let c = Case::with_width(8, 8, 128, 16, &lens, 90, 256);
+    let mut expected = vec![8, 8, 3];
+    expected.resize(32, 1);
+    assert_partitions(&c, &expected);
 }
 
 /// D = 256 with a group of 3 (one query head of each block's 4 unused) and pages of 32.

@@ -1844,6 +1844,7 @@ namespace ima_paged_attn {
 
 [[maybe_unused]] constexpr int PART = 128;
 [[maybe_unused]] constexpr int SPAN = 4;
+[[maybe_unused]] constexpr int BLOCKS = 1024;
 
 // Queries of the step, one a head.
 // in q: f16[B, HQ, D]
@@ -2737,27 +2738,27 @@ __device__ __forceinline__ void body(
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
     const pages_t<I, IMA_CHECKED> pages) {
-#line 87 "specs/paged.ima"
+#line 97 "specs/paged.ima"
 
         constexpr int W = 4;      // warps a block
         constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
         constexpr int GC = 8;     // query heads a block serves
         constexpr int TILE = 16;  // tokens a tile
-        // Runs a partition takes (the rule at the top of this file), the same for every
-        // block. From the grid where it is needed, not kept in a register across the main
-        // loop.
-        auto runs = [] {
-            const unsigned pairs = gridDim.y * gridDim.z, all = gridDim.x * pairs;
-            return gridDim.x <= SPAN && pairs >= 128 ? I(gridDim.x) : all >= 1024 ? I(3) : all >= 256 ? I(2) : I(1);
-        };
-        if (I(blockIdx.x) % runs() != 0) return;
         const I b = blockIdx.z;
+        // Read by every thread: one broadcast load; a bad length reads as 0 (no tokens).
+        const I len = seq_lens(b);
+        // Runs a partition takes (the rule at the top of this file), from the sequence's
+        // length: the same for its blocks.
+        auto runs = [&] {
+            const I n = (len + PART - 1) / PART, pairs = I(gridDim.y) * gridDim.z, all = n * pairs;
+            const I rule = n <= SPAN && pairs >= 128 ? max(n, I(1)) : all >= 1024 ? I(3) : all >= 256 ? I(2) : I(1);
+            return max(rule, (n + I(gridDim.x) - 1) / I(gridDim.x));
+        };
         const I G = HQ / HKV, chunks_of_g = (G + GC - 1) / GC;
         const I h = I(blockIdx.y) / chunks_of_g, g0 = I(blockIdx.y) % chunks_of_g * GC;
         const int gn = int(min(I(GC), G - g0));
-        // Read by every thread: one broadcast load; a bad length reads as 0 (no tokens).
-        const I len = seq_lens(b);
-        const I start = I(blockIdx.x) * PART;
+        // Partition blockIdx.x: those past the sequence's end return at once.
+        const I start = I(blockIdx.x) * runs() * PART;
         if (start >= len) {
             if (blockIdx.x == 0) {
                 for (I i = threadIdx.x; i < gn * D; i += 128) out(b, h * G + g0 + i / D, i % D) = __float2half(0.f);
@@ -2765,6 +2766,8 @@ __device__ __forceinline__ void body(
             return;
         }
         const I end = min(start + runs() * PART, len);
+        // The sequence's partitions, for the arrivals' count at the end.
+        const I parts = (len + runs() * PART - 1) / (runs() * PART);
         const I first_page = start / BS, npages = (end - 1) / BS - first_page + 1;
         for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
         __syncthreads();
@@ -3001,7 +3004,7 @@ __device__ __forceinline__ void body(
             if (pw == 0 && gid < gn) {
                 const I hq = h * G + g0 + gid;
                 const float inv = 1.f / l;
-                const I part = I(blockIdx.x) / runs();
+                const I part = blockIdx.x;
                 #pragma unroll
                 for (int j = 0; j < DTILES; ++j) {
                     part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4) = acc[j][0] * inv;
@@ -3009,7 +3012,6 @@ __device__ __forceinline__ void body(
                 }
                 if (t4 == 0 && half_d == 0) part_lse(b, hq, part) = m + __log2f(l);
             }
-            const I parts = (len + runs() * PART - 1) / (runs() * PART);
             // The last block of the sequence to get here weighs its partitions together:
             // out = the sum over p of 2^(lse_p - max) o_p, over the sum of the weights.
             // The counter's increment follows the block's writes (barrier, then a fence);
@@ -3056,7 +3058,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 3060 "paged.cu"
+#line 3062 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

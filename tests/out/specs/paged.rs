@@ -21,6 +21,9 @@ pub const PART: i64 = 128;
 /// The spec's `const SPAN = 4`.
 pub const SPAN: i64 = 4;
 
+/// The spec's `const BLOCKS = 1024`.
+pub const BLOCKS: i64 = 1024;
+
 /// Every kernel of `specs/paged.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub paged_attn: PagedAttn,
@@ -87,7 +90,7 @@ impl Kernels {
 /// fence of its own. `min_blocks 3` caps registers at 168 (12 warps an SM, whose 3 x 72 KB
 /// of shared memory fit).
 ///
-/// Declared at `specs/paged.ima:48`.
+/// Declared at `specs/paged.ima:58`.
 pub struct PagedAttn {
     kernel: ima::Kernel,
 }
@@ -178,7 +181,7 @@ pub struct PagedAttnArgs<'a, Q: ima::ReadTensor<ima::half::f16>, KCache: ima::Re
 pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
     name: "paged_attn",
     signature: "paged_attn(q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)",
-    location: "specs/paged.ima:48",
+    location: "specs/paged.ima:58",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "HQ", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -385,7 +388,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(128)), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Sym(5)), &ima::Expr::Const(8))), ima::Expr::Sym(0)], resident: ima::Resident::No },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(128)), &ima::Expr::Bin(ima::BinOp::Max, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(4), &ima::Expr::Const(128))), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Const(1024), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Sym(5)), &ima::Expr::Const(8))), &ima::Expr::Sym(0))))), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Sym(5)), &ima::Expr::Const(8))), ima::Expr::Sym(0)], resident: ima::Resident::No },
     empty: ima::EmptyPolicy::Skip,
     block: [128, 1, 1],
     block_from_occupancy: false,
