@@ -4,7 +4,9 @@ outside the timed graphs. 3402a6c's rule from the grid (pold.ima, also on tables
 as the longest sequence: "tight"); the rule from each sequence's length with the grid as
 before (pl.ima); the same with the partitions the grid's slowest dimension (pz.ima); and
 specs/paged.ima, the rule from the length with the grid capped at BLOCKS blocks over the
-pairs. Graphs cycling caches, µs a launch; outputs against the first's.
+pairs; and (prepared in session 41, not run) pzc.ima, the capped grid with its blocks'
+order partition-major where the pairs are fewer than 128. Graphs cycling caches, µs a
+launch; outputs against the first's.
     python3 -u ab.py"""
 import os
 import sys
@@ -17,6 +19,7 @@ import paged_kernels  # noqa: E402
 import pl_kernels  # noqa: E402
 import pold_kernels  # noqa: E402
 import pz_kernels  # noqa: E402
+import pzc_kernels  # noqa: E402
 from timing import graph_us  # noqa: E402
 
 
@@ -32,7 +35,7 @@ def wide(c, p=256):
 
 
 kernels = {"old tight": (pold_kernels, False), "old": (pold_kernels, True), "len": (pl_kernels, True),
-           "len, z": (pz_kernels, True), "len, capped": (paged_kernels, True)}
+           "len, z": (pz_kernels, True), "len, capped": (paged_kernels, True), "capped, order": (pzc_kernels, True)}
 cases = pc.batches()
 cases["B=32 ctx 512"] = [512] * 32
 cases["B=4 ctx 1024"] = [1024] * 4
