@@ -1,12 +1,12 @@
 """Throwaway, session 41 (issue 22): paged_attn's partitions on tables of 4096 tokens
 (P = 256 pages of 16, the decode layer's bench: a CUDA graph's capacity), built once
-outside the timed graphs. 3402a6c's rule from the grid (pold.ima, also on tables as wide
-as the longest sequence: "tight"); the rule from each sequence's length with the grid as
-before (pl.ima); the same with the partitions the grid's slowest dimension (pz.ima); and
+outside the timed graphs. 3402a6c's rule from the grid (pold, also on tables as wide as
+the longest sequence: "tight"); the rule from each sequence's length with the grid as
+before (pl.patch); the same with the partitions the grid's slowest dimension (pz.patch);
 specs/paged.ima, the rule from the length with the grid capped at BLOCKS blocks over the
-pairs; and (prepared in session 41, not run) pzc.ima, the capped grid with its blocks'
-order partition-major where the pairs are fewer than 128. Graphs cycling caches, µs a
-launch; outputs against the first's.
+pairs; and (prepared in session 41, not run) pzc.patch, the capped grid with its blocks'
+order partition-major where the pairs are fewer than 128. build.sh makes their wheels.
+Graphs cycling caches, µs a launch; outputs against the first's.
     python3 -u ab.py"""
 import os
 import sys
