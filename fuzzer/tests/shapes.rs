@@ -7,7 +7,7 @@ use ima_fuzz::rng::Rng;
 use ima_fuzz::shapes::{self, Config};
 use ima_fuzz::tensors::{ArgPlan, plan};
 use ima_fuzz::values::valid_entries;
-use ima_runtime::{Expr, KernelContract, Role};
+use ima_runtime::{Expr, KernelContract, Launch, Role};
 
 fn all_contracts() -> Vec<&'static KernelContract> {
     let mut files: Vec<String> =
@@ -406,4 +406,42 @@ fn a_resident_grid_stays_within_the_sms() {
             .iter()
             .any(|k| k.symbols[0] == i64::from(cfg.limits.sms))
     );
+}
+
+/// An empty tensor is an empty launch or a named refusal, never an arithmetic fault in the
+/// launch's own expressions: for every kernel with a grid of its own, each symbol set to 0
+/// in a valid case, where every constraint still holds with it, leaves every extent of the
+/// grid computable (paged_attn's cap once divided by its pairs, so that a batch of 0
+/// sequences was refused for a division by zero).
+#[test]
+fn a_symbol_of_zero_leaves_the_launch_grid_computable() {
+    let cfg = cfg();
+    for c in all_contracts() {
+        let Launch::Grid { dims, .. } = c.launch else {
+            continue;
+        };
+        let base = shapes::base(c, &cfg).unwrap();
+        let params = shapes::params(c, &mut Rng::new(0));
+        for (s, sym) in c.symbols.iter().enumerate() {
+            let mut symbols = base.clone();
+            symbols[s] = 0;
+            let holds = c
+                .constraints
+                .iter()
+                .all(|k| matches!(k.expr.eval(&symbols, &params), Ok(v) if v != 0));
+            if !holds {
+                continue;
+            }
+            for (axis, d) in ["x", "y", "z"].into_iter().zip(dims) {
+                let extent = d.eval(&symbols, &params);
+                assert!(
+                    extent.is_ok(),
+                    "{}: {} = 0 in the case {:?}: grid {axis}: {extent:?}",
+                    c.name,
+                    sym.name,
+                    base
+                );
+            }
+        }
+    }
 }
