@@ -573,11 +573,15 @@ extern "C" __global__ void __launch_bounds__(512, 1)
     const int wg = pipe.consumer(), lane = threadIdx.x % 32;
     const int c0 = 64 * wg + 16 * (threadIdx.x / 32 % 4) + 2 * (lane / 4);
     ImaWgAcc<16> acc;
-    const auto each = [&](int n0, auto&& f) {
+    // y's tile from a lane's accumulators: e and e + 2 are one row's columns n and n + 1,
+    // stored as one f16 pair (the spec's store_pair).
+    const auto emit = [&](const ImaAcc4 (&c)[2], int n0) {
 #pragma unroll
         for (int j = 0; j < 2; ++j)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) f(j, e, 8 * j + 2 * (lane % 4) + e % 2, n0 + c0 + e / 2);
+            for (int e = 0; e < 2; ++e)
+                *reinterpret_cast<__half2*>(&y[(8 * j + 2 * (lane % 4) + e) * N + n0 + c0]) =
+                    __floats2half2_rn(c[j].x[e], c[j].x[e + 2]);
     };
     int next_kc = u0 % KS, next_tile = u0 / KS;
     pipe.consume(u1 - u0, [&](int st, int t) {
@@ -614,7 +618,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
         const int n0 = tile * TILE_N;
         if (n0 + 64 * wg < N) {
             if (tile * KS >= u0 && kc == KS - 1) {
-                each(n0, [&](int j, int e, int m, int n) { y[m * N + n] = __float2half(acc.c[j].x[e]); });
+                emit(acc.c, n0);
             } else if (tile * KS < u0) {
                 // The spec's slots: part [BLOCKS = 132, 3, 2, 128, 4] f32.
                 const int tid = threadIdx.x % 128;
@@ -640,7 +644,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                         sum[j].x[3] += v.w;
                     }
                 }
-                each(n0, [&](int j, int e, int m, int n) { y[m * N + n] = __float2half(sum[j].x[e]); });
+                emit(sum, n0);
                 if (threadIdx.x % 128 == 0) arrivals[n0 / 64 + wg] = 0;
             }
         }

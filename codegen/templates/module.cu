@@ -242,6 +242,15 @@ struct {{ p.name }}_t {
         }
         *reinterpret_cast<ImaVec<{{ p.c_type }}, {{ p.vec }}>*>(&p[{{ p.offset }}]) = v;
     }
+    // Elements i and i + 1 of the last dimension, converted to {{ p.dtype }}, as one access
+    // (a lane's two columns of a row of warpgroup MMA's accumulators); the last index must
+    // be even (the spec's align(16) and constraints make every such pair aligned).
+    __device__ __forceinline__ void store_pair({{ p.index_params }}, float a, float b) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, {{ p.rank }}, 2>(rec, {{ p.arg }}, 1, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return;
+        }
+        *reinterpret_cast<ImaPair<{{ p.c_type }}>*>(&p[{{ p.offset }}]) = ImaPair<{{ p.c_type }}>{{ "{{" }}{{ p.c_type }}(a), {{ p.c_type }}(b){{ "}}" }};
+    }
 {%- endif %}
 {%- endif %}
 {%- if p.write == 1 && p.rank >= 2 %}

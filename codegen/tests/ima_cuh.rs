@@ -98,6 +98,25 @@ int main() {
     flush(first, p, {2, 16});
     CHECK(first.count == 1 && first.dim == 0 && first.index[0] == 2 && first.index[1] == 8);
 
+    // Pairs (an output's store_pair: one access of 2 or 4 bytes a pair of f16 or f32): an
+    // odd start is misaligned; a pair whose second element lies past an odd extent is
+    // outside, at that element.
+    static_assert(sizeof(ImaPair<short>) == 4 && alignof(ImaPair<short>) == 4, "a pair is one 4-byte access");
+    static_assert(sizeof(ImaPair<float>) == 8 && alignof(ImaPair<float>) == 8, "a pair is one 8-byte access");
+    CHECK((ima_vec_in_bounds<int, 2, 2>(&p, 3, 1, {1, 14}, {2, 16})));
+    CHECK(p.count == 0);
+    ImaRecord odd{};
+    odd.flag = &flag;
+    CHECK(!(ima_vec_in_bounds<int, 2, 2>(&p, 3, 1, {1, 5}, {2, 16})));
+    flush(odd, p, {2, 16});
+    CHECK(odd.count == 1 && odd.kind == IMA_MISALIGNED_VECTOR && odd.write == 1 && odd.dim == 1 && odd.index[1] == 5);
+    ImaRecord past{};
+    past.flag = &flag;
+    CHECK(!(ima_vec_in_bounds<int, 2, 2>(&p, 3, 1, {1, 14}, {2, 15})));
+    flush(past, p, {2, 15});
+    CHECK(past.count == 1 && past.kind == IMA_OUT_OF_BOUNDS && past.dim == 1);
+    CHECK(past.index[1] == 15 && past.extent[1] == 15);
+
     // A vector inside: every dimension's first element, and its last when the extent is
     // not a multiple of the width.
     CHECK((ima_vec_inside<int, 2, 8>({1, 8}, {2, 16})) && !(ima_vec_inside<int, 2, 8>({2, 8}, {2, 16})));

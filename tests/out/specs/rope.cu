@@ -383,6 +383,13 @@ struct alignas(4 * sizeof(T)) ImaQuad {
     T v[4];
 };
 
+// Two consecutive elements as one access: a lane's two columns of a row of a warpgroup
+// MMA's accumulators (an output's `store_pair`).
+template <typename T>
+struct alignas(2 * sizeof(T)) ImaPair {
+    T v[2];
+};
+
 #if __CUDA_ARCH__ >= 800
 // Staging in shared memory and the tensor cores (sm_80 and later). An input's
 // `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
@@ -1611,32 +1618,32 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
     const int c0 = 64 * wg + 16 * (threadIdx.x / 32 % 4) + 2 * (lane / 4);
     const bool fused = NY != N;
     ImaWgAcc<R> acc;
-    // f(j, e, m, n, inside) for each of the lane's accumulators of the tile of W's columns
-    // from n0, as gptq_gemm_wg's `each` (rows from 0).
-    const auto each = [&](I n0, auto&& f) {
+    // y's tile of W's columns from n0 (rows from 0) from the lane's accumulators: e and
+    // e + 2 of each are one row's columns n and n + 1 (n even), stored as one pair, so that
+    // each of a warp's 4 stores a tile fills 4 whole 32-byte sectors (8 lanes' pairs a row;
+    // 8 two-byte stores half-filled them). Fused, lane l's up columns are lane l + 16's,
+    // and n, n + 1 stay adjacent in y.
+    const auto emit = [&](const ImaAcc4 (&c)[R / 8], I n0) {
         const auto all = [&](auto edge) {
 #pragma unroll
             for (int j = 0; j < R / 8; ++j)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const I m = 8 * j + 2 * (lane % 4) + e % 2, n = n0 + c0 + e / 2;
-                    f(j, e, m, n, !decltype(edge)::value || (m < M && n < N));
+                for (int e = 0; e < 2; ++e) {
+                    const I m = 8 * j + 2 * (lane % 4) + e, n = n0 + c0;
+                    float v0 = c[j].x[e], v1 = c[j].x[e + 2];
+                    I ny = n;
+                    if (fused) {
+                        const float u0 = __shfl_down_sync(0xffffffffu, v0, 16), u1 = __shfl_down_sync(0xffffffffu, v1, 16);
+                        v0 = v0 / (1.f + __expf(-v0)) * u0;
+                        v1 = v1 / (1.f + __expf(-v1)) * u1;
+                        ny = n / 16 * 8 + n % 8;
+                    }
+                    const bool inside = !decltype(edge)::value || (m < M && n < N);
+                    if ((!fused || lane < 16) && inside) y.store_pair(m, ny, v0, v1);
                 }
         };
         if (R <= M && n0 + 64 * wg + 64 <= N) all(ImaConst<0>{});
         else all(ImaConst<1>{});
-    };
-    const auto emit = [&](const ImaAcc4 (&c)[R / 8], I n0) {
-        each(n0, [&](int j, int e, I m, I n, bool inside) {
-            float v = c[j].x[e];
-            if (fused) {
-                const float up = __shfl_down_sync(0xffffffffu, v, 16);
-                if (lane >= 16) return;
-                v = v / (1.f + __expf(-v)) * up;
-                n = n / 16 * 8 + n % 8;
-            }
-            if (inside) y(m, n) = __float2half(v);
-        });
     };
     I next_kc = u0 % KS, next_tile = u0 / KS;
     pipe.consume(u1 - u0, [&](int st, I t) {
@@ -2000,6 +2007,15 @@ struct y_t {
         }
         *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = v;
     }
+    // Elements i and i + 1 of the last dimension, converted to f16, as one access
+    // (a lane's two columns of a row of warpgroup MMA's accumulators); the last index must
+    // be even (the spec's align(16) and constraints make every such pair aligned).
+    __device__ __forceinline__ void store_pair(I i0, I i1, I i2, I i3, float a, float b) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 2>(rec, 3, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
+        }
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<__half>{{__half(a), __half(b)}};
+    }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
     // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
@@ -2084,7 +2100,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 2088 "rope.cu"
+#line 2104 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
