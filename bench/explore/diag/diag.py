@@ -19,7 +19,10 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from timing import gptq_weight, same_weight, shapes, weight_sets, wg_in_turn  # noqa: E402
 import diag_kernels as dk  # noqa: E402
-import gemm_tma_kernels as tk  # noqa: E402
+
+# DIAG_MAIN=gemm_tma_head_kernels times uni/build.sh's BASE as main, where the tree's
+# gemm_tma wheel holds an experiment.
+tk = __import__(os.environ.get("DIAG_MAIN", "gemm_tma_kernels"))
 
 dev = "cuda"
 for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (1, 8192, 28672)]):
