@@ -249,7 +249,7 @@ struct {{ p.name }}_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, {{ p.rank }}, 2>(rec, {{ p.arg }}, 1, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return;
         }
-        *reinterpret_cast<ImaPair<{{ p.c_type }}>*>(&p[{{ p.offset }}]) = ImaPair<{{ p.c_type }}>{{ "{{" }}{{ p.c_type }}(a), {{ p.c_type }}(b){{ "}}" }};
+        *reinterpret_cast<ImaPair<{{ p.c_type }}>*>(&p[{{ p.offset }}]) = ImaPair<{{ p.c_type }}>{{ "{{" }}static_cast<{{ p.c_type }}>(a), static_cast<{{ p.c_type }}>(b){{ "}}" }};
     }
 {%- endif %}
 {%- endif %}
@@ -287,7 +287,7 @@ struct {{ p.name }}_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = {{ p.c_type }}(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<{{ p.c_type }}>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);

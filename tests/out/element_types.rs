@@ -19,6 +19,8 @@ pub const SPEC_FILE: &str = "tests/in/element_types.ima";
 pub struct Kernels {
     pub widen_fp8: WidenFp8,
     pub sum_all: SumAll,
+    pub pairs_of_every_type: PairsOfEveryType,
+    pub accumulator_tiles_of_every_type: AccumulatorTilesOfEveryType,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -30,6 +32,8 @@ impl Kernels {
     pub fn set_checked(&self, on: bool) {
         self.widen_fp8.kernel.set_checked(on);
         self.sum_all.kernel.set_checked(on);
+        self.pairs_of_every_type.kernel.set_checked(on);
+        self.accumulator_tiles_of_every_type.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -38,6 +42,8 @@ impl Kernels {
     pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
         self.widen_fp8.kernel.set_checked_mode(mode);
         self.sum_all.kernel.set_checked_mode(mode);
+        self.pairs_of_every_type.kernel.set_checked_mode(mode);
+        self.accumulator_tiles_of_every_type.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -45,6 +51,8 @@ impl Kernels {
     pub fn check_deferred(&self) -> Result<(), ima::Error> {
         self.widen_fp8.kernel.check_deferred()?;
         self.sum_all.kernel.check_deferred()?;
+        self.pairs_of_every_type.kernel.check_deferred()?;
+        self.accumulator_tiles_of_every_type.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -53,6 +61,8 @@ impl Kernels {
     pub fn set_sync(&self, on: bool) {
         self.widen_fp8.kernel.set_sync(on);
         self.sum_all.kernel.set_sync(on);
+        self.pairs_of_every_type.kernel.set_sync(on);
+        self.accumulator_tiles_of_every_type.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -65,6 +75,12 @@ impl Kernels {
             sum_all: SumAll {
                 kernel: module.kernel(&SUM_ALL)?,
             },
+            pairs_of_every_type: PairsOfEveryType {
+                kernel: module.kernel(&PAIRS_OF_EVERY_TYPE)?,
+            },
+            accumulator_tiles_of_every_type: AccumulatorTilesOfEveryType {
+                kernel: module.kernel(&ACCUMULATOR_TILES_OF_EVERY_TYPE)?,
+            },
         })
     }
 }
@@ -73,7 +89,7 @@ impl Kernels {
 ///
 /// fp8 storage types, widened to f32.
 ///
-/// Declared at `tests/in/element_types.ima:4`.
+/// Declared at `tests/in/element_types.ima:5`.
 pub struct WidenFp8 {
     kernel: ima::Kernel,
 }
@@ -136,7 +152,7 @@ pub struct WidenFp8Args<'a, A: ima::ReadTensor<ima::F8E4M3>, B: ima::ReadTensor<
 pub static WIDEN_FP8: ima::KernelContract = ima::KernelContract {
     name: "widen_fp8",
     signature: "widen_fp8(a: e4m3[N], b: e5m2[N], y: f32[N])",
-    location: "tests/in/element_types.ima:4",
+    location: "tests/in/element_types.ima:5",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
     ],
@@ -199,7 +215,7 @@ pub static WIDEN_FP8: ima::KernelContract = ima::KernelContract {
 ///
 /// The integer and wider float types, summed in f64.
 ///
-/// Declared at `tests/in/element_types.ima:13`.
+/// Declared at `tests/in/element_types.ima:14`.
 pub struct SumAll {
     kernel: ima::Kernel,
 }
@@ -282,7 +298,7 @@ pub struct SumAllArgs<'a, A: ima::ReadTensor<i8>, B: ima::ReadTensor<u8>, C: ima
 pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
     name: "sum_all",
     signature: "sum_all(a: i8[N], b: u8[N], c: i16[N], d: u16[N], e: i32[N], f: u32[N], g: i64[N], h: u64[N], p: f16[N], q: bf16[N], r: f32[N], s: f64[N], y: f64[N])",
-    location: "tests/in/element_types.ima:13",
+    location: "tests/in/element_types.ima:14",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
     ],
@@ -469,4 +485,637 @@ pub static SUM_ALL: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: true,
     entry_i32: "sum_all_i32",
     entry_i64: "sum_all_i64",
+};
+
+/// `pairs_of_every_type(x: f32[M,N], a: i8[M,N], b: u8[M,N], c: i16[M,N], d: u16[M,N], e: i32[M,N], f: u32[M,N], g: i64[M,N], h: u64[M,N], p: f16[M,N], q: bf16[M,N], r: f32[M,N], s: f64[M,N], t: e4m3[M,N], u: e5m2[M,N])`
+///
+/// Every element type as a two-dimensional output with 16-byte accessors, written a pair
+/// of adjacent columns at a time from f32 (`store_pair`), so that its conversion compiles
+/// for each type (tests/nvrtc.rs).
+///
+/// Declared at `tests/in/element_types.ima:39`.
+pub struct PairsOfEveryType {
+    kernel: ima::Kernel,
+}
+
+impl PairsOfEveryType {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &PAIRS_OF_EVERY_TYPE;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`PairsOfEveryTypeArgs`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: PairsOfEveryTypeArgs<'_, impl ima::ReadTensor<f32>, impl ima::WriteTensor<i8>, impl ima::WriteTensor<u8>, impl ima::WriteTensor<i16>, impl ima::WriteTensor<u16>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<u32>, impl ima::WriteTensor<i64>, impl ima::WriteTensor<u64>, impl ima::WriteTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::bf16>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f64>, impl ima::WriteTensor<ima::F8E4M3>, impl ima::WriteTensor<ima::F8E5M2>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let PairsOfEveryTypeArgs { x, a, b, c, d, e, f, g, h, p, q, r, s, t, u } = args;
+        self.kernel.launch(stream, &mut [ima::KernelArg::read(x), ima::KernelArg::write(a), ima::KernelArg::write(b), ima::KernelArg::write(c), ima::KernelArg::write(d), ima::KernelArg::write(e), ima::KernelArg::write(f), ima::KernelArg::write(g), ima::KernelArg::write(h), ima::KernelArg::write(p), ima::KernelArg::write(q), ima::KernelArg::write(r), ima::KernelArg::write(s), ima::KernelArg::write(t), ima::KernelArg::write(u)], &[])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: PairsOfEveryTypeArgs<'a, impl ima::ReadTensor<f32>, impl ima::WriteTensor<i8>, impl ima::WriteTensor<u8>, impl ima::WriteTensor<i16>, impl ima::WriteTensor<u16>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<u32>, impl ima::WriteTensor<i64>, impl ima::WriteTensor<u64>, impl ima::WriteTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::bf16>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f64>, impl ima::WriteTensor<ima::F8E4M3>, impl ima::WriteTensor<ima::F8E5M2>>,
+    ) -> Result<usize, ima::Error> {
+        let PairsOfEveryTypeArgs { x, a, b, c, d, e, f, g, h, p, q, r, s, t, u } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(x), ima::KernelArg::write(a), ima::KernelArg::write(b), ima::KernelArg::write(c), ima::KernelArg::write(d), ima::KernelArg::write(e), ima::KernelArg::write(f), ima::KernelArg::write(g), ima::KernelArg::write(h), ima::KernelArg::write(p), ima::KernelArg::write(q), ima::KernelArg::write(r), ima::KernelArg::write(s), ima::KernelArg::write(t), ima::KernelArg::write(u)], &[])
+    }
+}
+
+/// The arguments of [`PairsOfEveryType::launch`] and [`PairsOfEveryType::launch_in`], by name.
+///
+/// `pairs_of_every_type(x: f32[M,N], a: i8[M,N], b: u8[M,N], c: i16[M,N], d: u16[M,N], e: i32[M,N], f: u32[M,N], g: i64[M,N], h: u64[M,N], p: f16[M,N], q: bf16[M,N], r: f32[M,N], s: f64[M,N], t: e4m3[M,N], u: e5m2[M,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct PairsOfEveryTypeArgs<'a, X: ima::ReadTensor<f32>, A: ima::WriteTensor<i8>, B: ima::WriteTensor<u8>, C: ima::WriteTensor<i16>, D: ima::WriteTensor<u16>, E: ima::WriteTensor<i32>, F: ima::WriteTensor<u32>, G: ima::WriteTensor<i64>, H: ima::WriteTensor<u64>, P: ima::WriteTensor<ima::half::f16>, Q: ima::WriteTensor<ima::half::bf16>, R: ima::WriteTensor<f32>, S: ima::WriteTensor<f64>, T: ima::WriteTensor<ima::F8E4M3>, U: ima::WriteTensor<ima::F8E5M2>> {
+    /// f32 `[M, N]`, contiguous, 16-byte aligned
+    pub x: &'a X,
+    /// i8 `[M, N]`, contiguous, 16-byte aligned
+    pub a: &'a mut A,
+    /// u8 `[M, N]`, contiguous, 16-byte aligned
+    pub b: &'a mut B,
+    /// i16 `[M, N]`, contiguous, 16-byte aligned
+    pub c: &'a mut C,
+    /// u16 `[M, N]`, contiguous, 16-byte aligned
+    pub d: &'a mut D,
+    /// i32 `[M, N]`, contiguous, 16-byte aligned
+    pub e: &'a mut E,
+    /// u32 `[M, N]`, contiguous, 16-byte aligned
+    pub f: &'a mut F,
+    /// i64 `[M, N]`, contiguous, 16-byte aligned
+    pub g: &'a mut G,
+    /// u64 `[M, N]`, contiguous, 16-byte aligned
+    pub h: &'a mut H,
+    /// f16 `[M, N]`, contiguous, 16-byte aligned
+    pub p: &'a mut P,
+    /// bf16 `[M, N]`, contiguous, 16-byte aligned
+    pub q: &'a mut Q,
+    /// f32 `[M, N]`, contiguous, 16-byte aligned
+    pub r: &'a mut R,
+    /// f64 `[M, N]`, contiguous, 16-byte aligned
+    pub s: &'a mut S,
+    /// e4m3 `[M, N]`, contiguous, 16-byte aligned
+    pub t: &'a mut T,
+    /// e5m2 `[M, N]`, contiguous, 16-byte aligned
+    pub u: &'a mut U,
+}
+
+/// The contract of `pairs_of_every_type`.
+pub static PAIRS_OF_EVERY_TYPE: ima::KernelContract = ima::KernelContract {
+    name: "pairs_of_every_type",
+    signature: "pairs_of_every_type(x: f32[M,N], a: i8[M,N], b: u8[M,N], c: i16[M,N], d: u16[M,N], e: i32[M,N], f: u32[M,N], g: i64[M,N], h: u64[M,N], p: f16[M,N], q: bf16[M,N], r: f32[M,N], s: f64[M,N], t: e4m3[M,N], u: e5m2[M,N])",
+    location: "tests/in/element_types.ima:39",
+    symbols: &[
+        ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "x",
+            role: ima::Role::In,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "a",
+            role: ima::Role::Out,
+            dtype: ima::DType::I8,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "b",
+            role: ima::Role::Out,
+            dtype: ima::DType::U8,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "c",
+            role: ima::Role::Out,
+            dtype: ima::DType::I16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "d",
+            role: ima::Role::Out,
+            dtype: ima::DType::U16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "e",
+            role: ima::Role::Out,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "f",
+            role: ima::Role::Out,
+            dtype: ima::DType::U32,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "g",
+            role: ima::Role::Out,
+            dtype: ima::DType::I64,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "h",
+            role: ima::Role::Out,
+            dtype: ima::DType::U64,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "p",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "q",
+            role: ima::Role::Out,
+            dtype: ima::DType::BF16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "r",
+            role: ima::Role::Out,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "s",
+            role: ima::Role::Out,
+            dtype: ima::DType::F64,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "t",
+            role: ima::Role::Out,
+            dtype: ima::DType::E4M3,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "u",
+            role: ima::Role::Out,
+            dtype: ima::DType::E5M2,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+        ima::Constraint { text: "N % 16 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(16)), &ima::Expr::Const(0)) },
+    ],
+    shared: &[
+    ],
+    launch: ima::Launch::Threads { arg: 1 },
+    empty: ima::EmptyPolicy::Skip,
+    block: [256, 1, 1],
+    block_from_occupancy: true,
+    entry_i32: "pairs_of_every_type_i32",
+    entry_i64: "pairs_of_every_type_i64",
+};
+
+/// `accumulator_tiles_of_every_type(a: i8[M,N], b: u8[M,N], c: i16[M,N], d: u16[M,N], e: i32[M,N], f: u32[M,N], g: i64[M,N], h: u64[M,N], p: f16[M,N], q: bf16[M,N], r: f32[M,N], s: f64[M,N], t: e4m3[M,N], u: e5m2[M,N])`
+///
+/// Every element type as a two-dimensional output, written from a warp's two accumulator
+/// tiles of zeros (`store_acc`, converted from f32), so that its conversion compiles for
+/// each type (tests/nvrtc.rs). One warp; the stores are masked past the extents.
+///
+/// Declared at `tests/in/element_types.ima:79`.
+pub struct AccumulatorTilesOfEveryType {
+    kernel: ima::Kernel,
+}
+
+impl AccumulatorTilesOfEveryType {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &ACCUMULATOR_TILES_OF_EVERY_TYPE;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`AccumulatorTilesOfEveryTypeArgs`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: AccumulatorTilesOfEveryTypeArgs<'_, impl ima::WriteTensor<i8>, impl ima::WriteTensor<u8>, impl ima::WriteTensor<i16>, impl ima::WriteTensor<u16>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<u32>, impl ima::WriteTensor<i64>, impl ima::WriteTensor<u64>, impl ima::WriteTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::bf16>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f64>, impl ima::WriteTensor<ima::F8E4M3>, impl ima::WriteTensor<ima::F8E5M2>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let AccumulatorTilesOfEveryTypeArgs { a, b, c, d, e, f, g, h, p, q, r, s, t, u } = args;
+        self.kernel.launch(stream, &mut [ima::KernelArg::write(a), ima::KernelArg::write(b), ima::KernelArg::write(c), ima::KernelArg::write(d), ima::KernelArg::write(e), ima::KernelArg::write(f), ima::KernelArg::write(g), ima::KernelArg::write(h), ima::KernelArg::write(p), ima::KernelArg::write(q), ima::KernelArg::write(r), ima::KernelArg::write(s), ima::KernelArg::write(t), ima::KernelArg::write(u)], &[])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: AccumulatorTilesOfEveryTypeArgs<'a, impl ima::WriteTensor<i8>, impl ima::WriteTensor<u8>, impl ima::WriteTensor<i16>, impl ima::WriteTensor<u16>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<u32>, impl ima::WriteTensor<i64>, impl ima::WriteTensor<u64>, impl ima::WriteTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::bf16>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f64>, impl ima::WriteTensor<ima::F8E4M3>, impl ima::WriteTensor<ima::F8E5M2>>,
+    ) -> Result<usize, ima::Error> {
+        let AccumulatorTilesOfEveryTypeArgs { a, b, c, d, e, f, g, h, p, q, r, s, t, u } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::write(a), ima::KernelArg::write(b), ima::KernelArg::write(c), ima::KernelArg::write(d), ima::KernelArg::write(e), ima::KernelArg::write(f), ima::KernelArg::write(g), ima::KernelArg::write(h), ima::KernelArg::write(p), ima::KernelArg::write(q), ima::KernelArg::write(r), ima::KernelArg::write(s), ima::KernelArg::write(t), ima::KernelArg::write(u)], &[])
+    }
+}
+
+/// The arguments of [`AccumulatorTilesOfEveryType::launch`] and [`AccumulatorTilesOfEveryType::launch_in`], by name.
+///
+/// `accumulator_tiles_of_every_type(a: i8[M,N], b: u8[M,N], c: i16[M,N], d: u16[M,N], e: i32[M,N], f: u32[M,N], g: i64[M,N], h: u64[M,N], p: f16[M,N], q: bf16[M,N], r: f32[M,N], s: f64[M,N], t: e4m3[M,N], u: e5m2[M,N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct AccumulatorTilesOfEveryTypeArgs<'a, A: ima::WriteTensor<i8>, B: ima::WriteTensor<u8>, C: ima::WriteTensor<i16>, D: ima::WriteTensor<u16>, E: ima::WriteTensor<i32>, F: ima::WriteTensor<u32>, G: ima::WriteTensor<i64>, H: ima::WriteTensor<u64>, P: ima::WriteTensor<ima::half::f16>, Q: ima::WriteTensor<ima::half::bf16>, R: ima::WriteTensor<f32>, S: ima::WriteTensor<f64>, T: ima::WriteTensor<ima::F8E4M3>, U: ima::WriteTensor<ima::F8E5M2>> {
+    /// i8 `[M, N]`, contiguous
+    pub a: &'a mut A,
+    /// u8 `[M, N]`, contiguous
+    pub b: &'a mut B,
+    /// i16 `[M, N]`, contiguous
+    pub c: &'a mut C,
+    /// u16 `[M, N]`, contiguous
+    pub d: &'a mut D,
+    /// i32 `[M, N]`, contiguous
+    pub e: &'a mut E,
+    /// u32 `[M, N]`, contiguous
+    pub f: &'a mut F,
+    /// i64 `[M, N]`, contiguous
+    pub g: &'a mut G,
+    /// u64 `[M, N]`, contiguous
+    pub h: &'a mut H,
+    /// f16 `[M, N]`, contiguous
+    pub p: &'a mut P,
+    /// bf16 `[M, N]`, contiguous
+    pub q: &'a mut Q,
+    /// f32 `[M, N]`, contiguous
+    pub r: &'a mut R,
+    /// f64 `[M, N]`, contiguous
+    pub s: &'a mut S,
+    /// e4m3 `[M, N]`, contiguous
+    pub t: &'a mut T,
+    /// e5m2 `[M, N]`, contiguous
+    pub u: &'a mut U,
+}
+
+/// The contract of `accumulator_tiles_of_every_type`.
+pub static ACCUMULATOR_TILES_OF_EVERY_TYPE: ima::KernelContract = ima::KernelContract {
+    name: "accumulator_tiles_of_every_type",
+    signature: "accumulator_tiles_of_every_type(a: i8[M,N], b: u8[M,N], c: i16[M,N], d: u16[M,N], e: i32[M,N], f: u32[M,N], g: i64[M,N], h: u64[M,N], p: f16[M,N], q: bf16[M,N], r: f32[M,N], s: f64[M,N], t: e4m3[M,N], u: e5m2[M,N])",
+    location: "tests/in/element_types.ima:79",
+    symbols: &[
+        ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 1 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "a",
+            role: ima::Role::Out,
+            dtype: ima::DType::I8,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 1,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "b",
+            role: ima::Role::Out,
+            dtype: ima::DType::U8,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 1,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "c",
+            role: ima::Role::Out,
+            dtype: ima::DType::I16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "d",
+            role: ima::Role::Out,
+            dtype: ima::DType::U16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "e",
+            role: ima::Role::Out,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "f",
+            role: ima::Role::Out,
+            dtype: ima::DType::U32,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "g",
+            role: ima::Role::Out,
+            dtype: ima::DType::I64,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 8,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "h",
+            role: ima::Role::Out,
+            dtype: ima::DType::U64,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 8,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "p",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "q",
+            role: ima::Role::Out,
+            dtype: ima::DType::BF16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "r",
+            role: ima::Role::Out,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "s",
+            role: ima::Role::Out,
+            dtype: ima::DType::F64,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 8,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "t",
+            role: ima::Role::Out,
+            dtype: ima::DType::E4M3,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 1,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "u",
+            role: ima::Role::Out,
+            dtype: ima::DType::E5M2,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 1,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+    ],
+    shared: &[
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(1)], resident: ima::Resident::No },
+    empty: ima::EmptyPolicy::Skip,
+    block: [32, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "accumulator_tiles_of_every_type_i32",
+    entry_i64: "accumulator_tiles_of_every_type_i64",
 };

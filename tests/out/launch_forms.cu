@@ -1895,7 +1895,7 @@ struct s_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -2515,7 +2515,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);

@@ -1912,7 +1912,7 @@ struct o_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -2285,7 +2285,7 @@ struct p_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -2667,7 +2667,7 @@ struct o_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -3142,7 +3142,7 @@ struct o_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);

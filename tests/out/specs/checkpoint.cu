@@ -2266,7 +2266,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -3056,7 +3056,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -3827,7 +3827,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -4472,7 +4472,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -5151,7 +5151,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -5996,7 +5996,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -6711,7 +6711,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -7553,7 +7553,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -8253,7 +8253,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);

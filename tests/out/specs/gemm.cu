@@ -2053,7 +2053,7 @@ struct o_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 4, 2>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
         }
-        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<__half>{{__half(a), __half(b)}};
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -2088,7 +2088,7 @@ struct o_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -2758,7 +2758,7 @@ struct o_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 4, 2>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
         }
-        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<float>{{float(a), float(b)}};
+        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<float>{{static_cast<float>(a), static_cast<float>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -2793,7 +2793,7 @@ struct o_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -3465,7 +3465,7 @@ struct c_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return;
         }
-        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{__half(a), __half(b)}};
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -3500,7 +3500,7 @@ struct c_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -4087,7 +4087,7 @@ struct c_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return;
         }
-        *reinterpret_cast<ImaPair<__nv_bfloat16>*>(&p[i0 * s0 + i1]) = ImaPair<__nv_bfloat16>{{__nv_bfloat16(a), __nv_bfloat16(b)}};
+        *reinterpret_cast<ImaPair<__nv_bfloat16>*>(&p[i0 * s0 + i1]) = ImaPair<__nv_bfloat16>{{static_cast<__nv_bfloat16>(a), static_cast<__nv_bfloat16>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -4122,7 +4122,7 @@ struct c_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __nv_bfloat16(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__nv_bfloat16>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -5171,7 +5171,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return;
         }
-        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{__half(a), __half(b)}};
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -5206,7 +5206,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);

@@ -2102,7 +2102,7 @@ struct c_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return;
         }
-        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{__half(a), __half(b)}};
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -2137,7 +2137,7 @@ struct c_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -2851,7 +2851,7 @@ struct c_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return;
         }
-        *reinterpret_cast<ImaPair<__nv_bfloat16>*>(&p[i0 * s0 + i1]) = ImaPair<__nv_bfloat16>{{__nv_bfloat16(a), __nv_bfloat16(b)}};
+        *reinterpret_cast<ImaPair<__nv_bfloat16>*>(&p[i0 * s0 + i1]) = ImaPair<__nv_bfloat16>{{static_cast<__nv_bfloat16>(a), static_cast<__nv_bfloat16>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -2886,7 +2886,7 @@ struct c_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __nv_bfloat16(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__nv_bfloat16>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -3627,7 +3627,7 @@ struct o_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 4, 2>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
         }
-        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<__half>{{__half(a), __half(b)}};
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -3662,7 +3662,7 @@ struct o_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -4563,7 +4563,7 @@ struct o_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 4, 2>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
         }
-        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<float>{{float(a), float(b)}};
+        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<float>{{static_cast<float>(a), static_cast<float>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -4598,7 +4598,7 @@ struct o_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -6048,7 +6048,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return;
         }
-        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{__half(a), __half(b)}};
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -6083,7 +6083,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -7670,7 +7670,7 @@ struct part_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 5, 2>(rec, 5, 1, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return;
         }
-        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]) = ImaPair<float>{{float(a), float(b)}};
+        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]) = ImaPair<float>{{static_cast<float>(a), static_cast<float>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -7705,7 +7705,7 @@ struct part_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -7777,7 +7777,7 @@ struct arrivals_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = int(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<int>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -7874,7 +7874,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return;
         }
-        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{__half(a), __half(b)}};
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -7909,7 +7909,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -9526,7 +9526,7 @@ struct part_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 5, 2>(rec, 5, 1, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return;
         }
-        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]) = ImaPair<float>{{float(a), float(b)}};
+        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]) = ImaPair<float>{{static_cast<float>(a), static_cast<float>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -9561,7 +9561,7 @@ struct part_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -9631,7 +9631,7 @@ struct arrivals_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = int(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<int>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -9728,7 +9728,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return;
         }
-        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{__half(a), __half(b)}};
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -9763,7 +9763,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -11231,7 +11231,7 @@ struct part_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 5, 2>(rec, 5, 1, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return;
         }
-        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]) = ImaPair<float>{{float(a), float(b)}};
+        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4]) = ImaPair<float>{{static_cast<float>(a), static_cast<float>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -11266,7 +11266,7 @@ struct part_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -11336,7 +11336,7 @@ struct arrivals_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = int(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<int>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -11433,7 +11433,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return;
         }
-        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{__half(a), __half(b)}};
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -11468,7 +11468,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);

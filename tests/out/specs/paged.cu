@@ -2185,7 +2185,7 @@ struct part_o_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 4, 2>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
         }
-        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<float>{{float(a), float(b)}};
+        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<float>{{static_cast<float>(a), static_cast<float>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -2220,7 +2220,7 @@ struct part_o_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -2289,7 +2289,7 @@ struct part_lse_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = float(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -2355,7 +2355,7 @@ struct arrivals_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = int(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<int>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
@@ -2452,7 +2452,7 @@ struct out_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 3, 2>(rec, 8, 1, {i0, i1, i2}, {e0, e1, e2})) return;
         }
-        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1 * s1 + i2]) = ImaPair<__half>{{__half(a), __half(b)}};
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1 * s1 + i2]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -2487,7 +2487,7 @@ struct out_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __half(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);

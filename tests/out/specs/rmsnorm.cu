@@ -2036,7 +2036,7 @@ struct y_t {
         if constexpr (IMA_CHECKED) {
             if (!ima_vec_in_bounds<I, 2, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return;
         }
-        *reinterpret_cast<ImaPair<__nv_bfloat16>*>(&p[i0 * s0 + i1]) = ImaPair<__nv_bfloat16>{{__nv_bfloat16(a), __nv_bfloat16(b)}};
+        *reinterpret_cast<ImaPair<__nv_bfloat16>*>(&p[i0 * s0 + i1]) = ImaPair<__nv_bfloat16>{{static_cast<__nv_bfloat16>(a), static_cast<__nv_bfloat16>(b)}};
     }
 #if __CUDA_ARCH__ >= 800
     // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
@@ -2071,7 +2071,7 @@ struct y_t {
             const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
                                 odd ? c1.x[2 * h + 1] : r1};
 #pragma unroll
-            for (int x = 0; x < 4; ++x) v[h][x] = __nv_bfloat16(w[x]);
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__nv_bfloat16>(w[x]);
         }
         const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
         const I n = min(I(4), e[L] - col);
