@@ -4,7 +4,8 @@ d0 (main's body in the diagnostic header), d1 (the MMAs alone), d2 (the decode a
 by a sink) and d3 (neither: the stream, x's pair order and the tile ends), and (session 40)
 the tile ends' parts: d4 (d3 without lo's wait and loads), d5 (d3 without tile-end work
 but the delegates' arrivals), d6 (main's stage with d4's lo), and (session 41) d7 (main's
-stage with d5's tile ends), on the same weights;
+stage with d5's tile ends), and (session 42) d8 and d9 (d6 without the slot stores, without
+y's), on the same weights;
 queued CUDA graphs cycling weight sets past L2 (timing.wg_in_turn), µs a launch, two
 passes; main's and d0's outputs against torch's f32 product. Session 38's figures at
 204ed40's header (bench/RESULTS.md): idle 35.4, MMAs alone 38.0, decode alone 37.8,
@@ -31,9 +32,9 @@ for m, k, n in shapes([(16, 8192, 28672), (16, 14336, 4096), (1, 8192, 28672)]):
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
     part = torch.empty(dk.BLOCKS, 3, 2, 128, 4, device=dev, dtype=torch.float32)
     arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
-    # d4 to d7 reset a count without waiting for it, which may leave it dirty: their own.
+    # d4 to d9 reset a count without waiting for it, which may leave it dirty: their own.
     arr_own = torch.zeros_like(arr)
-    names = ["d0_16", "d1_16", "d2_16", "d3_16", "d4_16", "d5_16", "d6_16", "d7_16"]
+    names = ["d0_16", "d1_16", "d2_16", "d3_16", "d4_16", "d5_16", "d6_16", "d7_16", "d8_16", "d9_16"]
     kernels = types.SimpleNamespace(**{nm: getattr(dk, nm) for nm in names[:4]},
                                     **{nm: (lambda x, w, p, a, y, f=getattr(dk, nm): f(x, w, p, arr_own, y))
                                        for nm in names[4:]},
