@@ -98,7 +98,7 @@ int main() {
     flush(first, p, {2, 16});
     CHECK(first.count == 1 && first.dim == 0 && first.index[0] == 2 && first.index[1] == 8);
 
-    // Pairs (an output's store_pair: one access of 2 or 4 bytes a pair of f16 or f32): an
+    // Pairs (an output's store_pair: one 4-byte access a pair of f16, 8 of f32): an
     // odd start is misaligned; a pair whose second element lies past an odd extent is
     // outside, at that element.
     static_assert(sizeof(ImaPair<short>) == 4 && alignof(ImaPair<short>) == 4, "a pair is one 4-byte access");
