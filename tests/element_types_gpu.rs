@@ -162,3 +162,114 @@ fn every_other_element_type_reads_back_exactly() {
         );
     }
 }
+
+/// `store_pair` on an output of every element type: each pair of f32 values lands at
+/// elements j and j + 1 of its row, converted as C++'s static_cast does (integers truncate
+/// toward zero; the values are exact in every floating type, fp8 included). ce576e3 made
+/// the multi-word types compile; this runs them.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pairs_of_every_element_type_store_both_elements_converted() {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = types::Kernels::load(&ctx).unwrap();
+    let (m, n) = (3, 32);
+    let exact = [
+        0.0f32, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0,
+    ];
+    let values: Vec<f32> = (0..m * n)
+        .map(|k| exact[(7 * k + k / 5) % exact.len()])
+        .collect();
+    let x = Tensor::from_host(&stream, &values, &[m, n]).unwrap();
+    let mut a = Tensor::full(&stream, 99i8, &[m, n]).unwrap();
+    let mut b = Tensor::full(&stream, 99u8, &[m, n]).unwrap();
+    let mut c = Tensor::full(&stream, 99i16, &[m, n]).unwrap();
+    let mut d = Tensor::full(&stream, 99u16, &[m, n]).unwrap();
+    let mut e = Tensor::full(&stream, 99i32, &[m, n]).unwrap();
+    let mut f = Tensor::full(&stream, 99u32, &[m, n]).unwrap();
+    let mut g = Tensor::full(&stream, 99i64, &[m, n]).unwrap();
+    let mut h = Tensor::full(&stream, 99u64, &[m, n]).unwrap();
+    let mut p = Tensor::full(&stream, f16::NAN, &[m, n]).unwrap();
+    let mut q = Tensor::full(&stream, bf16::NAN, &[m, n]).unwrap();
+    let mut r = Tensor::full(&stream, f32::NAN, &[m, n]).unwrap();
+    let mut s = Tensor::full(&stream, f64::NAN, &[m, n]).unwrap();
+    let mut t = Tensor::full(&stream, F8E4M3::from_f32(f32::NAN), &[m, n]).unwrap();
+    let mut u = Tensor::full(&stream, F8E5M2::from_f32(f32::NAN), &[m, n]).unwrap();
+    kernels
+        .pairs_of_every_type
+        .launch(
+            &stream,
+            types::PairsOfEveryTypeArgs {
+                x: &x,
+                a: &mut a,
+                b: &mut b,
+                c: &mut c,
+                d: &mut d,
+                e: &mut e,
+                f: &mut f,
+                g: &mut g,
+                h: &mut h,
+                p: &mut p,
+                q: &mut q,
+                r: &mut r,
+                s: &mut s,
+                t: &mut t,
+                u: &mut u,
+            },
+        )
+        .unwrap();
+    let got: Vec<[f64; 14]> = {
+        let (a, b, c, d) = (
+            a.to_host(&stream).unwrap(),
+            b.to_host(&stream).unwrap(),
+            c.to_host(&stream).unwrap(),
+            d.to_host(&stream).unwrap(),
+        );
+        let (e, f, g, h) = (
+            e.to_host(&stream).unwrap(),
+            f.to_host(&stream).unwrap(),
+            g.to_host(&stream).unwrap(),
+            h.to_host(&stream).unwrap(),
+        );
+        let (p, q, r, s) = (
+            p.to_host(&stream).unwrap(),
+            q.to_host(&stream).unwrap(),
+            r.to_host(&stream).unwrap(),
+            s.to_host(&stream).unwrap(),
+        );
+        let (t, u) = (t.to_host(&stream).unwrap(), u.to_host(&stream).unwrap());
+        (0..m * n)
+            .map(|k| {
+                [
+                    a[k] as f64,
+                    b[k] as f64,
+                    c[k] as f64,
+                    d[k] as f64,
+                    e[k] as f64,
+                    f[k] as f64,
+                    g[k] as f64,
+                    h[k] as f64,
+                    p[k].to_f64(),
+                    q[k].to_f64(),
+                    r[k] as f64,
+                    s[k],
+                    t[k].to_f32() as f64,
+                    u[k].to_f32() as f64,
+                ]
+            })
+            .collect()
+    };
+    for (k, row) in got.iter().enumerate() {
+        let v = values[k] as f64;
+        for (ty, &y) in row.iter().enumerate() {
+            let want = if ty < 8 { v.trunc() } else { v };
+            assert_eq!(
+                y,
+                want,
+                "element ({}, {}) of output {ty} (a .. u in order): x = {v}",
+                k / n,
+                k % n
+            );
+        }
+    }
+}

@@ -397,9 +397,9 @@ extern "C" __global__ void __launch_bounds__(512, 1)
             const unsigned wdst = ws + st * W_STAGE;
             const int n0 = tile % NS * TILE_N, k0 = TILE_K * kc;
             const int cw[2] = {n0, k0 / 8}, cs[2] = {n0, k0 / G}, cz[2] = {n0 / 8, k0 / G}, cx[2] = {k0, tile / NS * 64};
-            ima_tma_load<2, 1>(wdst, &qweight_map, bar, cw, TILE_N, WORD_BYTES, true, true);
-            ima_tma_load<2, 1>(wdst + WORD_BYTES, &scales_map, bar, cs, TILE_N, group_rows * TILE_N * 2, true, true);
-            ima_tma_load<2, 1>(wdst + WORD_BYTES + SCALE_BYTES, &qzeros_map, bar, cz, TILE_N / 8, group_rows * TILE_N / 2,
+            ima_tma_load<2, 1, true>(wdst, &qweight_map, bar, cw, TILE_N, WORD_BYTES, true, true);
+            ima_tma_load<2, 1, true>(wdst + WORD_BYTES, &scales_map, bar, cs, TILE_N, group_rows * TILE_N * 2, true, true);
+            ima_tma_load<2, 1, true>(wdst + WORD_BYTES + SCALE_BYTES, &qzeros_map, bar, cz, TILE_N / 8, group_rows * TILE_N / 2,
                                true, true);
             ima_tma_load<2, TILE_K / 64>(xs + st * X_STAGE, &x_map, bar, cx, 64, 64 * 128, true, true);
             if (++kc == KS) {
@@ -511,8 +511,9 @@ extern "C" __global__ void __launch_bounds__(512, 1)
 // columns, 256 rows of K), in 5 stages whose x tile is [16 rows, 256 of K] (16-row boxes
 // of 64 columns) that the producer's warps 2 and 3 put in the pair order, the words decoded
 // in nibble pairs to q - z alone, up to two quarters ahead of the MMAs, and each half
-// stage's product scaled once by its group's scale. Unguarded as twin_gptq_gemm_wg: M must
-// be 16 and N a multiple of 64.
+// stage's product scaled once by its group's scale; the weights' loads hinted evict_first
+// and lo's slots dropped from L2 once read, as the spec's. Unguarded as twin_gptq_gemm_wg:
+// M must be 16 and N a multiple of 64.
 namespace twin_wg16 {
 constexpr int STAGES = 5;
 constexpr unsigned X_STAGE = 16 * twin_wg::TILE_K * 2;
@@ -540,9 +541,9 @@ extern "C" __global__ void __launch_bounds__(512, 1)
             const unsigned wdst = ws + st * W_STAGE;
             const int n0 = tile * TILE_N, k0 = TILE_K * kc;
             const int cw[2] = {n0, k0 / 8}, cs[2] = {n0, k0 / G}, cz[2] = {n0 / 8, k0 / G}, cx[2] = {k0, 0};
-            ima_tma_load<2, 1>(wdst, &qweight_map, bar, cw, TILE_N, WORD_BYTES, true, true);
-            ima_tma_load<2, 1>(wdst + WORD_BYTES, &scales_map, bar, cs, TILE_N, group_rows * TILE_N * 2, true, true);
-            ima_tma_load<2, 1>(wdst + WORD_BYTES + SCALE_BYTES, &qzeros_map, bar, cz, TILE_N / 8, group_rows * TILE_N / 2,
+            ima_tma_load<2, 1, true>(wdst, &qweight_map, bar, cw, TILE_N, WORD_BYTES, true, true);
+            ima_tma_load<2, 1, true>(wdst + WORD_BYTES, &scales_map, bar, cs, TILE_N, group_rows * TILE_N * 2, true, true);
+            ima_tma_load<2, 1, true>(wdst + WORD_BYTES + SCALE_BYTES, &qzeros_map, bar, cz, TILE_N / 8, group_rows * TILE_N / 2,
                                true, true);
             ima_tma_load<2, TILE_K / 64>(xs + st * X_STAGE, &x_map, bar, cx, 64, 16 * 128, true, true);
             if (++kc == KS) {
@@ -646,6 +647,13 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                 }
                 emit(sum, n0);
                 if (threadIdx.x % 128 == 0) arrivals[n0 / 64 + wg] = 0;
+                // The slots dropped from L2 once read, as the spec's (its `part` is aligned).
+                __syncwarp();
+                if (threadIdx.x % 8 == 0)
+#pragma unroll 1
+                    for (int b = int(blockIdx.x) + 1; b <= hi; ++b)
+#pragma unroll
+                        for (int j = 0; j < 2; ++j) ima_l2_discard(&float4_slot<2>(part, b, wg, tid)[128 * j]);
             }
         }
         acc = ImaWgAcc<16>{};

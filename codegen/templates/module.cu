@@ -956,11 +956,11 @@ struct {{ q.name }}_t {
         const I g0 = ok ? ima_tma_group_of(k0) : I(0);
         const unsigned group_rows = ok ? unsigned(ima_tma_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
-        ima_tma_load<2, 1>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
-        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
+        ima_tma_load<2, 1, true>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
+        ima_tma_load<2, 1, true>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
 {%- if q.has_zeros %}
         const int cz[2] = {int(n0 / 8), int(g0)};
-        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
+        ima_tma_load<2, 1, true>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
                            group_rows * TMA_COLS / 2, dst.ok, ok);
 {%- endif %}
     }

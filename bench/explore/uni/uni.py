@@ -6,7 +6,8 @@ MMA (gptq_gemm_wg16 and wg32) against bd08419's. gemm_tma_head: specs/gemm_tma.i
 base, built with the base's header and templates by build.sh (BASE=...). Kernels in turn,
 each on queued graphs (timing.queued_graph_us), two passes; the W4A16 ones cycling weight
 sets past L2, their outputs against torch's f32 product.
-    python3 -u uni.py"""
+    python3 -u uni.py
+UNI_ONLY=wg (session 43) times gptq_gemm_wg16's and wg32's rows alone."""
 import os
 import sys
 import types
@@ -23,6 +24,8 @@ for kernel, m, k, n in [("gptq_gemm_wg16", 16, 8192, 28672), ("gptq_gemm_wg16", 
                         ("gptq_gemm_wg16", 16, 4096, 28672), ("gptq_gemm_wg16", 1, 8192, 28672),
                         ("gptq_gemm_wg32", 32, 8192, 28672), ("gptq_gemm_wg32", 32, 14336, 4096),
                         ("gptq_gemm_wg", 64, 8192, 28672), ("gptq_gemm_wg", 128, 8192, 28672)]:
+    if os.environ.get("UNI_ONLY") == "wg" and kernel == "gptq_gemm_wg":
+        continue
     ws = [gptq_weight(new.QuantWeight, k, n) for _ in range(weight_sets(k, n))]
     own = {id(w): same_weight(old, w) for w in ws}
     x = torch.randn(m, k, device=dev, dtype=torch.float16)
@@ -36,6 +39,8 @@ for kernel, m, k, n in [("gptq_gemm_wg16", 16, 8192, 28672), ("gptq_gemm_wg16", 
     dirty = "" if int(arr.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
     print(f"{kernel} M={m} K={k} N={n} ({len(ws)} sets): " + ", ".join(row) + dirty, flush=True)
 
+if os.environ.get("UNI_ONLY") == "wg":
+    sys.exit(0)
 a = torch.randn(8192, 8192, device=dev, dtype=torch.float16) / 64
 b = torch.randn(8192, 8192, device=dev, dtype=torch.float16) / 64
 q = torch.randn(8, 16, 512, 64, device=dev, dtype=torch.float16)

@@ -852,8 +852,10 @@ __device__ __forceinline__ void ima_mbar_arrive(unsigned bar) {
 // stage complete: when `write` is false (a shared tile a checked entry point refused) the
 // tile is left alone; when `ok` is false (an origin it refused, or an empty tensor)
 // nothing is read, and the tile is zero-filled by the thread instead and fenced for the
-// MMA's reads.
-template <int R, int BOXES>
+// MMA's reads. STREAM marks data read once a launch (quantized weights): its lines are
+// the L2's first to evict (a cache hint of policy evict_first), so that the stream does
+// not push out what the launch reads again or writes (x, the stream-K slots, y).
+template <int R, int BOXES, bool STREAM = false>
 __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* map, ImaBarrier bar, const int (&c)[R],
                                              int box_cols, unsigned box_bytes, bool write, bool ok) {
     static_assert(R >= 2 && R <= 5, "a tensor map has 2 to 5 dimensions");
@@ -867,30 +869,42 @@ __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* m
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar.addr), "r"(BOXES * box_bytes)
                  : "memory");
     const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+    if constexpr (STREAM) {
+        static_assert(R == 2, "streamed loads: 2-dimensional maps");
+        unsigned long long policy;
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
 #pragma unroll
-    for (int b = 0; b < BOXES; ++b) {
-        const unsigned to = dst + b * box_bytes;
-        const int x = c[0] + b * box_cols;
-        if constexpr (R == 2) {
+        for (int b = 0; b < BOXES; ++b)
             asm volatile(
-                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
-                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst + b * box_bytes),
+                "l"(m), "r"(c[0] + b * box_cols), "r"(c[1]), "r"(bar.addr), "l"(policy)
                 : "memory");
-        } else if constexpr (R == 3) {
-            asm volatile(
-                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
-                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
-                : "memory");
-        } else if constexpr (R == 4) {
-            asm volatile(
-                "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
-                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
-                : "memory");
-        } else {
-            asm volatile(
-                "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
-                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
-                : "memory");
+    } else {
+#pragma unroll
+        for (int b = 0; b < BOXES; ++b) {
+            const unsigned to = dst + b * box_bytes;
+            const int x = c[0] + b * box_cols;
+            if constexpr (R == 2) {
+                asm volatile(
+                    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
+                    "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
+                    : "memory");
+            } else if constexpr (R == 3) {
+                asm volatile(
+                    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
+                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
+                    : "memory");
+            } else if constexpr (R == 4) {
+                asm volatile(
+                    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
+                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
+                    : "memory");
+            } else {
+                asm volatile(
+                    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
+                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
+                    : "memory");
+            }
         }
     }
 }
@@ -1018,6 +1032,14 @@ struct ImaStreamK {
         while (__any_sync(0xffffffffu, n >= 0 && n < others));
     }
 };
+
+// Drops the 128-byte line at `line` (128-byte aligned) from L2 without writing it back
+// (PTX's discard: the line's bytes are then indeterminate). For scratch read for the last
+// time in a launch and written before its next read: its dirty lines would otherwise go
+// to DRAM, writes that the launch's reads wait behind.
+__device__ __forceinline__ void ima_l2_discard(const void* line) {
+    asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
+}
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
@@ -1691,6 +1713,26 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
                     }
                 emit(sum, n0);
                 if (threadIdx.x % 128 == 0) arrivals(0, n0 / 64 + wg) = 0;
+                // At 16 rows the slots, read, leave L2 unwritten: the weights being the L2's
+                // first to evict (tma_load's evict_first hint), the slots are likely still
+                // there, and dropped they need not be written to DRAM (12 KB a block):
+                // gptq_gemm_wg16 0.3 to 0.5 µs faster at N = 28672 over the hint alone
+                // (bench/RESULTS.md, session 43). At 32
+                // rows, where lo drops twice the lines a slot after its sums, it measured
+                // 0.3 to 0.5 µs slower, and keeps its slots. A warp's float4s of a slot are
+                // 4 lines, all read once the warp has met (the sums used them).
+                if constexpr (R == 16) {
+                    __syncwarp();
+                    if (lane % 8 == 0)
+#pragma unroll 1
+                        for (I b = lo + 1; b <= hi; ++b)
+#pragma unroll
+                            for (int j = 0; j < R / 8; ++j) {
+                                // Whole lines only (`part` is declared 16-byte aligned).
+                                const float* line = &part(b, wg, j, tid, 0);
+                                if (reinterpret_cast<unsigned long long>(line) % 128 == 0) ima_l2_discard(line);
+                            }
+                }
             }
         }
         acc = ImaWgAcc<R>{};
@@ -2326,7 +2368,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2330 "gemm_tma.cu"
+#line 2372 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3075,7 +3117,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3079 "gemm_tma.cu"
+#line 3121 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3959,7 +4001,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 3963 "gemm_tma.cu"
+#line 4005 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4818,7 +4860,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4822 "gemm_tma.cu"
+#line 4864 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5800,10 +5842,10 @@ struct w_t {
         const I g0 = ok ? ima_tma_group_of(k0) : I(0);
         const unsigned group_rows = ok ? unsigned(ima_tma_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
-        ima_tma_load<2, 1>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
-        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
+        ima_tma_load<2, 1, true>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
+        ima_tma_load<2, 1, true>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
         const int cz[2] = {int(n0 / 8), int(g0)};
-        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
+        ima_tma_load<2, 1, true>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
                            group_rows * TMA_COLS / 2, dst.ok, ok);
     }
 
@@ -6418,7 +6460,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6422 "gemm_tma.cu"
+#line 6464 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7420,10 +7462,10 @@ struct w_t {
         const I g0 = ok ? ima_tma_group_of(k0) : I(0);
         const unsigned group_rows = ok ? unsigned(ima_tma_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
-        ima_tma_load<2, 1>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
-        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
+        ima_tma_load<2, 1, true>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
+        ima_tma_load<2, 1, true>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
         const int cz[2] = {int(n0 / 8), int(g0)};
-        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
+        ima_tma_load<2, 1, true>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
                            group_rows * TMA_COLS / 2, dst.ok, ok);
     }
 
@@ -8228,7 +8270,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8232 "gemm_tma.cu"
+#line 8274 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9276,10 +9318,10 @@ struct w_t {
         const I g0 = ok ? ima_tma_group_of(k0) : I(0);
         const unsigned group_rows = ok ? unsigned(ima_tma_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
-        ima_tma_load<2, 1>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
-        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
+        ima_tma_load<2, 1, true>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
+        ima_tma_load<2, 1, true>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
         const int cz[2] = {int(n0 / 8), int(g0)};
-        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
+        ima_tma_load<2, 1, true>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
                            group_rows * TMA_COLS / 2, dst.ok, ok);
     }
 
@@ -9940,7 +9982,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 9944 "gemm_tma.cu"
+#line 9986 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10981,10 +11023,10 @@ struct w_t {
         const I g0 = ok ? ima_tma_group_of(k0) : I(0);
         const unsigned group_rows = ok ? unsigned(ima_tma_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
-        ima_tma_load<2, 1>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
-        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
+        ima_tma_load<2, 1, true>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
+        ima_tma_load<2, 1, true>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
         const int cz[2] = {int(n0 / 8), int(g0)};
-        ima_tma_load<2, 1>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
+        ima_tma_load<2, 1, true>(dst.addr + TMA_WORD_BYTES + TMA_SCALE_BYTES, qzeros_tma, bar, cz, TMA_COLS / 8,
                            group_rows * TMA_COLS / 2, dst.ok, ok);
     }
 
@@ -11645,7 +11687,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 11649 "gemm_tma.cu"
+#line 11691 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -851,8 +851,10 @@ __device__ __forceinline__ void ima_mbar_arrive(unsigned bar) {
 // stage complete: when `write` is false (a shared tile a checked entry point refused) the
 // tile is left alone; when `ok` is false (an origin it refused, or an empty tensor)
 // nothing is read, and the tile is zero-filled by the thread instead and fenced for the
-// MMA's reads.
-template <int R, int BOXES>
+// MMA's reads. STREAM marks data read once a launch (quantized weights): its lines are
+// the L2's first to evict (a cache hint of policy evict_first), so that the stream does
+// not push out what the launch reads again or writes (x, the stream-K slots, y).
+template <int R, int BOXES, bool STREAM = false>
 __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* map, ImaBarrier bar, const int (&c)[R],
                                              int box_cols, unsigned box_bytes, bool write, bool ok) {
     static_assert(R >= 2 && R <= 5, "a tensor map has 2 to 5 dimensions");
@@ -866,30 +868,42 @@ __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* m
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar.addr), "r"(BOXES * box_bytes)
                  : "memory");
     const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+    if constexpr (STREAM) {
+        static_assert(R == 2, "streamed loads: 2-dimensional maps");
+        unsigned long long policy;
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
 #pragma unroll
-    for (int b = 0; b < BOXES; ++b) {
-        const unsigned to = dst + b * box_bytes;
-        const int x = c[0] + b * box_cols;
-        if constexpr (R == 2) {
+        for (int b = 0; b < BOXES; ++b)
             asm volatile(
-                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
-                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst + b * box_bytes),
+                "l"(m), "r"(c[0] + b * box_cols), "r"(c[1]), "r"(bar.addr), "l"(policy)
                 : "memory");
-        } else if constexpr (R == 3) {
-            asm volatile(
-                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
-                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
-                : "memory");
-        } else if constexpr (R == 4) {
-            asm volatile(
-                "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
-                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
-                : "memory");
-        } else {
-            asm volatile(
-                "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
-                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
-                : "memory");
+    } else {
+#pragma unroll
+        for (int b = 0; b < BOXES; ++b) {
+            const unsigned to = dst + b * box_bytes;
+            const int x = c[0] + b * box_cols;
+            if constexpr (R == 2) {
+                asm volatile(
+                    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
+                    "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
+                    : "memory");
+            } else if constexpr (R == 3) {
+                asm volatile(
+                    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
+                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
+                    : "memory");
+            } else if constexpr (R == 4) {
+                asm volatile(
+                    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
+                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
+                    : "memory");
+            } else {
+                asm volatile(
+                    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
+                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
+                    : "memory");
+            }
         }
     }
 }
@@ -1017,6 +1031,14 @@ struct ImaStreamK {
         while (__any_sync(0xffffffffu, n >= 0 && n < others));
     }
 };
+
+// Drops the 128-byte line at `line` (128-byte aligned) from L2 without writing it back
+// (PTX's discard: the line's bytes are then indeterminate). For scratch read for the last
+// time in a launch and written before its next read: its dirty lines would otherwise go
+// to DRAM, writes that the launch's reads wait behind.
+__device__ __forceinline__ void ima_l2_discard(const void* line) {
+    asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
+}
 
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
@@ -1690,6 +1712,26 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
                     }
                 emit(sum, n0);
                 if (threadIdx.x % 128 == 0) arrivals(0, n0 / 64 + wg) = 0;
+                // At 16 rows the slots, read, leave L2 unwritten: the weights being the L2's
+                // first to evict (tma_load's evict_first hint), the slots are likely still
+                // there, and dropped they need not be written to DRAM (12 KB a block):
+                // gptq_gemm_wg16 0.3 to 0.5 µs faster at N = 28672 over the hint alone
+                // (bench/RESULTS.md, session 43). At 32
+                // rows, where lo drops twice the lines a slot after its sums, it measured
+                // 0.3 to 0.5 µs slower, and keeps its slots. A warp's float4s of a slot are
+                // 4 lines, all read once the warp has met (the sums used them).
+                if constexpr (R == 16) {
+                    __syncwarp();
+                    if (lane % 8 == 0)
+#pragma unroll 1
+                        for (I b = lo + 1; b <= hi; ++b)
+#pragma unroll
+                            for (int j = 0; j < R / 8; ++j) {
+                                // Whole lines only (`part` is declared 16-byte aligned).
+                                const float* line = &part(b, wg, j, tid, 0);
+                                if (reinterpret_cast<unsigned long long>(line) % 128 == 0) ima_l2_discard(line);
+                            }
+                }
             }
         }
         acc = ImaWgAcc<R>{};
@@ -2161,7 +2203,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 2165 "rmsnorm.cu"
+#line 2207 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
