@@ -1715,10 +1715,10 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
                 // first to evict (tma_load's evict_first hint), the slots are likely still
                 // there, and dropped they need not be written to DRAM (12 KB a block):
                 // gptq_gemm_wg16 0.3 to 0.5 µs faster at N = 28672 over the hint alone
-                // (bench/RESULTS.md, session 43). At 32
-                // rows, where lo drops twice the lines a slot after its sums, it measured
-                // 0.3 to 0.5 µs slower, and keeps its slots. A warp's float4s of a slot are
-                // 4 lines, all read once the warp has met (the sums used them).
+                // (bench/RESULTS.md, session 43). At 32 rows, where lo drops twice the lines
+                // a slot after its sums, it measured 0.3 to 0.5 µs slower, and keeps its
+                // slots. A warp's float4s of a slot are 4 lines, all read once the warp has
+                // met (the sums used them).
                 if constexpr (R == 16) {
                     __syncwarp();
                     if (lane % 8 == 0)
