@@ -1,0 +1,45 @@
+"""Throwaway, session 44 (issue 21): gptq_gemm_wg16 and wg32 with stream-K runs of half-units
+(128 rows of K; bench/explore/half/half.patch, built as gemm_tma_half_kernels): a run's
+first and last stage may be half a unit, its words copied by plain bulk copies a packed row
+each, and decoded and multiplied alone (RESULTS, session 44's h2; h1 computed the whole
+stage with x's other half zeroed). Against the tree's kernel (gemm_tma_kernels) in one
+process, in turn on the same weights: queued CUDA graphs cycling weight sets past L2,
+three passes, µs a launch (in brackets max |y - torch's f32 product| / max |y|), and the
+roofline from the copy rate measured first.
+    python3 -u half.py"""
+import os
+import sys
+import types
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import gptq_weight, queued_graph_us, same_weight, weight_sets, wg_in_turn  # noqa: E402
+import gemm_tma_kernels as main  # noqa: E402
+import gemm_tma_half_kernels as half  # noqa: E402
+
+dev = "cuda"
+src = torch.empty(1 << 29, device=dev, dtype=torch.float16)
+dst = torch.empty_like(src)
+rate = 2 * src.numel() * 2 / queued_graph_us(lambda: torch.mul(src, 1.0, out=dst), [()]) / 1e6
+src = dst = None  # 2 GiB back before the weights
+print(f"copy rate (mul out= in a graph) {rate:.2f} TB/s", flush=True)
+for kernel, m, k, n in [("gptq_gemm_wg16", 16, 8192, 28672), ("gptq_gemm_wg16", 16, 14336, 4096),
+                        ("gptq_gemm_wg16", 1, 8192, 28672), ("gptq_gemm_wg16", 16, 4096, 6144),
+                        ("gptq_gemm_wg16", 5, 3200, 1056), ("gptq_gemm_wg32", 32, 8192, 28672),
+                        ("gptq_gemm_wg32", 32, 14336, 4096)]:
+    ws = [gptq_weight(main.QuantWeight, k, n, group=128) for _ in range(weight_sets(k, n))]
+    own = {id(w): same_weight(half, w) for w in ws}
+    x = torch.randn(m, k, device=dev, dtype=torch.float16)
+    tiles = {"gptq_gemm_wg16": 2, "gptq_gemm_wg32": 4}[kernel]
+    part = torch.empty(main.BLOCKS, 3, tiles, 128, 4, device=dev, dtype=torch.float32)
+    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    ks = types.SimpleNamespace(main=getattr(main, kernel),
+                               half=lambda x, w, p, a, y: getattr(half, kernel)(x, own[id(w)], p, a, y))
+    res = wg_in_turn(ks, ["main", "half"], x, ws, part, arr, 3)
+    weights = k // 8 * n * 4 + -(-k // 128) * n * 2 + -(-k // 128) * n // 8 * 4
+    roof = weights / rate / 1e6
+    row = [f"{nm} {' / '.join(f'{t:.1f}' for t in ts)} ({err:.1e}; {100 * roof / min(ts):.1f}%)"
+           for nm, (ts, err) in res.items()]
+    dirty = "" if int(arr.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
+    print(f"{kernel} M={m} K={k} N={n} ({len(ws)} sets): " + ", ".join(row) + dirty, flush=True)
