@@ -23,7 +23,7 @@ done
 ls .gpu/bin | grep -vE '^(bench|decode_layer)$' > .gpu/tests.txt
 printf 'bench\ndecode_layer\n' > .gpu/bins.txt
 git rev-parse --short HEAD > .gpu/commit
-CARGO_BUILD_JOBS=2 scripts/python-wheels >/dev/null
+CARGO_BUILD_JOBS=2 IMA_WHEEL_ARCH=sm_90a scripts/python-wheels >/dev/null
 cargo build -j2 -q -p imac --bin imac  # explorer-wheels.sh runs it
 bench/explore/explorer-wheels.sh bench/explore/dyn/dyn.ima bench/explore/sets/sets.ima
 du -sh .gpu
