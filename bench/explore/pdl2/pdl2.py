@@ -1,6 +1,7 @@
 """Throwaway, session 44 (issues 21 and 22): what programmatic dependent launch (PDL) does to
 gptq_gemm_wg16, its parts apart. Session 44's pdl form was 1.7 to 2.4 µs slower than the
-tree's kernel even launched plainly, and PDL gained nothing over that. pdl2.patch (built
+tree's kernel even launched plainly, and PDL gained nothing over that (as the reverted
+9833ecc gained nothing for the layer; bench/RESULTS.md). pdl2.patch (built
 by build.sh as gemm_tma_f1, f2 and f3): the producer copies the words of its first 5
 stages, then x's (f1: the trigger `griddepcontrol.launch_dependents` at entry, nothing
 waits, a race under PDL, timed only; f2: the trigger and the producer's
@@ -52,6 +53,7 @@ for m, k, n, sets in [(16, 8192, 28672, 8), (16, 14336, 4096, 24), (1, 8192, 286
         for nm, env in cols:
             os.environ["IMA_PDL"] = env
             graph[(nm, env)].append(queued_graph_us(lambda w, nm=nm: launch(nm, w), [(w,) for w in ws]))
+            arr.zero_()  # f1 under PDL races on the counts; the next kernel starts clean
         for nm, env in eager:
             os.environ["IMA_PDL"] = env
             for w in ws:  # warm
@@ -60,6 +62,7 @@ for m, k, n, sets in [(16, 8192, 28672, 8), (16, 14336, 4096, 24), (1, 8192, 286
     os.environ["IMA_PDL"] = "1"
     errs = {}
     for nm in ["f1", "f2"]:
+        arr.zero_()
         ys = [torch.full((m, n), float("nan"), device=dev, dtype=torch.float16) for _ in ws]
         g = capture(lambda w, yi, nm=nm: launch(nm, w, yi), list(zip(ws, ys)))
         for yi in ys:
