@@ -9,6 +9,9 @@
 #     took 149 s and 74 s), tests/python/test_gpu.py;
 #   bash bench/explore/prepared-run.sh 3: bench/explore/sets/sets.py (2, 3 and 4 quarters'
 #     register sets; session 38 made 4 the default at 16 rows after it);
+#   bash bench/explore/prepared-run.sh 4: bench/explore/stages6/stages6.py, then
+#     bench/explore/pdl2/pdl2.py (their wheels from stages6/build.sh and pdl2/build.sh,
+#     after prepared-build.sh; session 44's prepared forms), the DOT into $OUT;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -30,5 +33,11 @@ case "${1:-1}" in
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
     (cd bench/explore/sets && PYTHONPATH=$site timeout 300 python3 -u sets.py 2>&1 | tail -8)
+    ;;
+4)
+    site=$(mktemp -d)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
+    PYTHONPATH=$site timeout 250 python3 -u bench/explore/stages6/stages6.py 2>&1 | tail -12
+    PYTHONPATH=$site timeout 300 python3 -u bench/explore/pdl2/pdl2.py 2>&1 | tail -20
     ;;
 esac
