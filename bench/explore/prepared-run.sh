@@ -11,7 +11,9 @@
 #     register sets; session 38 made 4 the default at 16 rows after it);
 #   bash bench/explore/prepared-run.sh 4: bench/explore/stages6/stages6.py, then
 #     bench/explore/pdl2/pdl2.py (their wheels from stages6/build.sh and pdl2/build.sh,
-#     after prepared-build.sh; session 44's prepared forms), the DOT into $OUT;
+#     after prepared-build.sh; session 44's prepared forms), the DOT into $OUT; the
+#     timers need only the wheels: move .gpu/bin aside first, so that the call's carry
+#     (the tree and .gpu) stays under 64 MiB;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
