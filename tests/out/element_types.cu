@@ -870,42 +870,38 @@ __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* m
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar.addr), "r"(BOXES * box_bytes)
                  : "memory");
     const unsigned long long m = reinterpret_cast<unsigned long long>(map);
-    if constexpr (STREAM) {
-        static_assert(R == 2, "streamed loads: 2-dimensional maps");
-        unsigned long long policy;
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    static_assert(R == 2 || !STREAM, "streamed loads: 2-dimensional maps");
+    [[maybe_unused]] unsigned long long policy = 0;
+    if constexpr (STREAM) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
 #pragma unroll
-        for (int b = 0; b < BOXES; ++b)
+    for (int b = 0; b < BOXES; ++b) {
+        const unsigned to = dst + b * box_bytes;
+        const int x = c[0] + b * box_cols;
+        if constexpr (R == 2 && STREAM) {
             asm volatile(
-                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst + b * box_bytes),
-                "l"(m), "r"(c[0] + b * box_cols), "r"(c[1]), "r"(bar.addr), "l"(policy)
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr), "l"(policy)
                 : "memory");
-    } else {
-#pragma unroll
-        for (int b = 0; b < BOXES; ++b) {
-            const unsigned to = dst + b * box_bytes;
-            const int x = c[0] + b * box_cols;
-            if constexpr (R == 2) {
-                asm volatile(
-                    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
-                    : "memory");
-            } else if constexpr (R == 3) {
-                asm volatile(
-                    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
-                    : "memory");
-            } else if constexpr (R == 4) {
-                asm volatile(
-                    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
-                    : "memory");
-            } else {
-                asm volatile(
-                    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
-                    : "memory");
-            }
+        } else if constexpr (R == 2) {
+            asm volatile(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 3) {
+            asm volatile(
+                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 4) {
+            asm volatile(
+                "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
+                : "memory");
+        } else {
+            asm volatile(
+                "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
+                : "memory");
         }
     }
 }
@@ -1932,7 +1928,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 1936 "element_types.cu"
+#line 1932 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2314,7 +2310,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2318 "element_types.cu"
+#line 2314 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4667,7 +4663,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 4671 "element_types.cu"
+#line 4667 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6100,7 +6096,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6104 "element_types.cu"
+#line 6100 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

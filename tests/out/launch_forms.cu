@@ -867,42 +867,38 @@ __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* m
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar.addr), "r"(BOXES * box_bytes)
                  : "memory");
     const unsigned long long m = reinterpret_cast<unsigned long long>(map);
-    if constexpr (STREAM) {
-        static_assert(R == 2, "streamed loads: 2-dimensional maps");
-        unsigned long long policy;
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    static_assert(R == 2 || !STREAM, "streamed loads: 2-dimensional maps");
+    [[maybe_unused]] unsigned long long policy = 0;
+    if constexpr (STREAM) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
 #pragma unroll
-        for (int b = 0; b < BOXES; ++b)
+    for (int b = 0; b < BOXES; ++b) {
+        const unsigned to = dst + b * box_bytes;
+        const int x = c[0] + b * box_cols;
+        if constexpr (R == 2 && STREAM) {
             asm volatile(
-                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst + b * box_bytes),
-                "l"(m), "r"(c[0] + b * box_cols), "r"(c[1]), "r"(bar.addr), "l"(policy)
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr), "l"(policy)
                 : "memory");
-    } else {
-#pragma unroll
-        for (int b = 0; b < BOXES; ++b) {
-            const unsigned to = dst + b * box_bytes;
-            const int x = c[0] + b * box_cols;
-            if constexpr (R == 2) {
-                asm volatile(
-                    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
-                    : "memory");
-            } else if constexpr (R == 3) {
-                asm volatile(
-                    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
-                    : "memory");
-            } else if constexpr (R == 4) {
-                asm volatile(
-                    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
-                    : "memory");
-            } else {
-                asm volatile(
-                    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
-                    : "memory");
-            }
+        } else if constexpr (R == 2) {
+            asm volatile(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 3) {
+            asm volatile(
+                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 4) {
+            asm volatile(
+                "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
+                : "memory");
+        } else {
+            asm volatile(
+                "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
+                : "memory");
         }
     }
 }
@@ -2000,7 +1996,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2004 "launch_forms.cu"
+#line 2000 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2212,7 +2208,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2216 "launch_forms.cu"
+#line 2212 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2368,7 +2364,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2372 "launch_forms.cu"
+#line 2368 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2586,7 +2582,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 2590 "launch_forms.cu"
+#line 2586 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

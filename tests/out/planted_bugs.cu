@@ -868,42 +868,38 @@ __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* m
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar.addr), "r"(BOXES * box_bytes)
                  : "memory");
     const unsigned long long m = reinterpret_cast<unsigned long long>(map);
-    if constexpr (STREAM) {
-        static_assert(R == 2, "streamed loads: 2-dimensional maps");
-        unsigned long long policy;
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    static_assert(R == 2 || !STREAM, "streamed loads: 2-dimensional maps");
+    [[maybe_unused]] unsigned long long policy = 0;
+    if constexpr (STREAM) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
 #pragma unroll
-        for (int b = 0; b < BOXES; ++b)
+    for (int b = 0; b < BOXES; ++b) {
+        const unsigned to = dst + b * box_bytes;
+        const int x = c[0] + b * box_cols;
+        if constexpr (R == 2 && STREAM) {
             asm volatile(
-                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst + b * box_bytes),
-                "l"(m), "r"(c[0] + b * box_cols), "r"(c[1]), "r"(bar.addr), "l"(policy)
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr), "l"(policy)
                 : "memory");
-    } else {
-#pragma unroll
-        for (int b = 0; b < BOXES; ++b) {
-            const unsigned to = dst + b * box_bytes;
-            const int x = c[0] + b * box_cols;
-            if constexpr (R == 2) {
-                asm volatile(
-                    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
-                    : "memory");
-            } else if constexpr (R == 3) {
-                asm volatile(
-                    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
-                    : "memory");
-            } else if constexpr (R == 4) {
-                asm volatile(
-                    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
-                    : "memory");
-            } else {
-                asm volatile(
-                    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
-                    : "memory");
-            }
+        } else if constexpr (R == 2) {
+            asm volatile(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 3) {
+            asm volatile(
+                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 4) {
+            asm volatile(
+                "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
+                : "memory");
+        } else {
+            asm volatile(
+                "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
+                : "memory");
         }
     }
 }
@@ -1990,7 +1986,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1994 "planted_bugs.cu"
+#line 1990 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2333,7 +2329,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2337 "planted_bugs.cu"
+#line 2333 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2626,7 +2622,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2630 "planted_bugs.cu"
+#line 2626 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3381,7 +3377,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3385 "planted_bugs.cu"
+#line 3381 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4118,7 +4114,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4122 "planted_bugs.cu"
+#line 4118 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -868,42 +868,38 @@ __device__ __forceinline__ void ima_tma_load(unsigned dst, const ImaTensorMap* m
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar.addr), "r"(BOXES * box_bytes)
                  : "memory");
     const unsigned long long m = reinterpret_cast<unsigned long long>(map);
-    if constexpr (STREAM) {
-        static_assert(R == 2, "streamed loads: 2-dimensional maps");
-        unsigned long long policy;
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    static_assert(R == 2 || !STREAM, "streamed loads: 2-dimensional maps");
+    [[maybe_unused]] unsigned long long policy = 0;
+    if constexpr (STREAM) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
 #pragma unroll
-        for (int b = 0; b < BOXES; ++b)
+    for (int b = 0; b < BOXES; ++b) {
+        const unsigned to = dst + b * box_bytes;
+        const int x = c[0] + b * box_cols;
+        if constexpr (R == 2 && STREAM) {
             asm volatile(
-                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst + b * box_bytes),
-                "l"(m), "r"(c[0] + b * box_cols), "r"(c[1]), "r"(bar.addr), "l"(policy)
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr), "l"(policy)
                 : "memory");
-    } else {
-#pragma unroll
-        for (int b = 0; b < BOXES; ++b) {
-            const unsigned to = dst + b * box_bytes;
-            const int x = c[0] + b * box_cols;
-            if constexpr (R == 2) {
-                asm volatile(
-                    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
-                    : "memory");
-            } else if constexpr (R == 3) {
-                asm volatile(
-                    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
-                    : "memory");
-            } else if constexpr (R == 4) {
-                asm volatile(
-                    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
-                    : "memory");
-            } else {
-                asm volatile(
-                    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
-                    "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
-                    : "memory");
-            }
+        } else if constexpr (R == 2) {
+            asm volatile(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 3) {
+            asm volatile(
+                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(bar.addr)
+                : "memory");
+        } else if constexpr (R == 4) {
+            asm volatile(
+                "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar.addr)
+                : "memory");
+        } else {
+            asm volatile(
+                "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(to),
+                "l"(m), "r"(x), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar.addr)
+                : "memory");
         }
     }
 }
@@ -2543,7 +2539,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2547 "quant.cu"
+#line 2543 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3309,7 +3305,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3313 "quant.cu"
+#line 3309 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3970,7 +3966,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3974 "quant.cu"
+#line 3970 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4643,7 +4639,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4647 "quant.cu"
+#line 4643 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5212,7 +5208,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5216 "quant.cu"
+#line 5212 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5528,7 +5524,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5532 "quant.cu"
+#line 5528 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6493,7 +6489,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6497 "quant.cu"
+#line 6493 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7140,7 +7136,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7144 "quant.cu"
+#line 7140 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
