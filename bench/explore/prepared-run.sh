@@ -6,12 +6,13 @@
 #     two-GPU test;
 #   bash bench/explore/prepared-run.sh 2: the fuzzer's tests, its binary run by test
 #     name (the whole binary outlasted 400 s on a fresh machine; by name session 38's
-#     took 149 s and 74 s), tests/python/test_gpu.py;
+#     took 149 s and 74 s, session 45's 277 s and 108 s), tests/python/test_gpu.py;
+#     carry .gpu/bin and only the wheels test_gpu.py imports (64 MiB);
 #   bash bench/explore/prepared-run.sh 3: bench/explore/sets/sets.py (2, 3 and 4 quarters'
 #     register sets; session 38 made 4 the default at 16 rows after it);
 #   bash bench/explore/prepared-run.sh 4: bench/explore/stages6/stages6.py, then
 #     bench/explore/pdl2/pdl2.py (their wheels from stages6/build.sh and pdl2/build.sh,
-#     after prepared-build.sh; session 44's prepared forms), the DOT into $OUT; the
+#     after prepared-build.sh; session 44's prepared forms, run by session 45), the DOT into $OUT; the
 #     timers need only the wheels: move .gpu/bin aside first, so that the call's carry
 #     (the tree and .gpu) stays under 64 MiB;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
@@ -25,11 +26,11 @@ case "${1:-1}" in
 2)
     fuzz=$(grep -m1 '^gpu-a20e' .gpu/tests.txt) || exit 1
     first=every_example_spec_fuzzes_clean_with_500_cases_per_kernel
-    timeout 250 bash .gpu/on-device run "$fuzz" --include-ignored --test-threads=1 --exact "$first" 2>&1 | grep -E "^test |test result"
-    timeout 150 bash .gpu/on-device run "$fuzz" --include-ignored --test-threads=1 --skip "$first" 2>&1 | grep -E "^test |test result"
+    timeout 330 bash .gpu/on-device run "$fuzz" --include-ignored --test-threads=1 --exact "$first" 2>&1 | grep -E "^test |test result"
+    timeout 130 bash .gpu/on-device run "$fuzz" --include-ignored --test-threads=1 --skip "$first" 2>&1 | grep -E "^test |test result"
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
-    PYTHONPATH=$site timeout 150 python3 tests/python/test_gpu.py 2>&1 | tail -3
+    PYTHONPATH=$site timeout 120 python3 tests/python/test_gpu.py 2>&1 | tail -3
     ;;
 3)
     site=$(mktemp -d)

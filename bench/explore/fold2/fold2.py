@@ -1,0 +1,49 @@
+"""Throwaway, session 45 (issue 21): gptq_gemm_wg16 with the zeros' biases folded out of the
+decode (bench/explore/fold2/fold2.patch, built by build.sh as gemm_tma_fold_kernels): the
+words decode to 1024 + q and 64 + q by one LOP3 a register, and the transforming warps sum
+x's even and odd columns of each row and half stage (C = 1024 E + 64 O, S = E + O). wg16f
+takes C + z S off the MMA's sums in f32 (three FP operations an accumulator and half);
+wg16g, timing only (its outputs are wrong), does it by one more MMA a half stage; wg16h
+is wg16g with no sums in the transform, wg16s the tree's consumers with the transform's
+sums, wg16r the raw decode with no correction at all (h and r wrong too, timing only).
+Against the tree's kernel in one process, in turn on the same weights: queued CUDA graphs
+cycling weight sets past L2, three passes, µs a launch (in brackets max |y - torch's f32
+product| / max |y|, and the share of the roofline from the copy rate measured first).
+    python3 -u fold2.py"""
+import os
+import sys
+import types
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import gptq_weight, queued_graph_us, same_weight, weight_sets, wg_in_turn  # noqa: E402
+import gemm_tma_kernels as main  # noqa: E402
+import gemm_tma_fold_kernels as fx  # noqa: E402
+
+dev = "cuda"
+src = torch.empty(1 << 29, device=dev, dtype=torch.float16)
+dst = torch.empty_like(src)
+rate = 2 * src.numel() * 2 / queued_graph_us(lambda: torch.mul(src, 1.0, out=dst), [()]) / 1e6
+src = dst = None  # 2 GiB back before the weights
+print(f"copy rate (mul out= in a graph) {rate:.2f} TB/s", flush=True)
+names = ["gptq_gemm_wg16f", "gptq_gemm_wg16g", "gptq_gemm_wg16h", "gptq_gemm_wg16s", "gptq_gemm_wg16r"]
+only = os.environ.get("ONLY")
+for m, k, n in [(16, 8192, 28672), (16, 14336, 4096), (16, 8192, 28672)]:
+    ws = [gptq_weight(main.QuantWeight, k, n, group=128) for _ in range(weight_sets(k, n))]
+    own = {id(w): same_weight(fx, w) for w in ws}
+    x = torch.randn(m, k, device=dev, dtype=torch.float16)
+    part = torch.empty(main.BLOCKS, 3, 2, 128, 4, device=dev, dtype=torch.float32)
+    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    ks = {"main": main.gptq_gemm_wg16}
+    for nm in names:
+        if only and nm not in only.split(","):
+            continue
+        ks[nm] = lambda x, w, p, a, y, f=getattr(fx, nm): f(x, own[id(w)], p, a, y)
+    res = wg_in_turn(types.SimpleNamespace(**ks), list(ks), x, ws, part, arr, 3)
+    weights = k // 8 * n * 4 + -(-k // 128) * n * 2 + -(-k // 128) * n // 8 * 4
+    roof = weights / rate / 1e6
+    row = [f"{nm.replace('gptq_gemm_wg16', '')} {' / '.join(f'{t:.1f}' for t in ts)} ({err:.1e}; {100 * roof / min(ts):.1f}%)"
+           for nm, (ts, err) in res.items()]
+    dirty = "" if int(arr.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
+    print(f"M={m} K={k} N={n} ({len(ws)} sets): " + ", ".join(row) + dirty, flush=True)
