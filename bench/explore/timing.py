@@ -108,6 +108,30 @@ def queued_graph_us(fn, sets, reps=20):
     return queued_us(lambda i: g.replay(), reps, len(sets))
 
 
+def copy_rate():
+    """The device's copy rate in TB/s, the weights' roofline's: an elementwise kernel
+    reading and writing 1 GiB, in a queued graph. Printed, and the 2 GiB freed before the
+    caller's weights."""
+    src = torch.empty(1 << 29, device=dev, dtype=torch.float16)
+    dst = torch.empty_like(src)
+    rate = 2 * src.numel() * 2 / queued_graph_us(lambda: torch.mul(src, 1.0, out=dst), [()]) / 1e6
+    print(f"copy rate (mul out= in a graph) {rate:.2f} TB/s", flush=True)
+    return rate
+
+
+def gptq_bytes(k, n, group=128):
+    """What a K x N GPTQ int4 weight's words, f16 scales and zero words take."""
+    groups = -(-k // group)
+    return k // 8 * n * 4 + groups * n * 2 + groups * n // 8 * 4
+
+
+def in_turn_row(res, roof_us, name=lambda nm: nm):
+    """wg_in_turn's results as one line's entries: each kernel's passes, its error and its
+    best pass's share of the roofline."""
+    return [f"{name(nm)} {' / '.join(f'{t:.1f}' for t in ts)} ({err:.1e}; {100 * roof_us / min(ts):.1f}%)"
+            for nm, (ts, err) in res.items()]
+
+
 def wg_in_turn(package, names, x, ws, part, arrivals, passes):
     """For each kernel of `names` in `package`, all taking gptq_gemm_wg16's arguments (x,
     w, part, arrivals, y): µs a launch on queued graphs cycling the weight sets `ws`,

@@ -27,6 +27,8 @@
 #include <cstring>
 #include <vector>
 
+#include "tma_ring.cuh"
+
 constexpr int BN = 128;
 // Per m-tiles of 16 rows of x (MT): rows of K a step, stages.
 template <int MT>
@@ -37,35 +39,6 @@ struct Cfg {
     static constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
 };
 
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred P1;\n"
-        "WAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
-        "@P1 bra.uni DONE;\n"
-        "bra.uni WAIT;\n"
-        "DONE:\n"
-        "}\n" ::"r"(bar),
-        "r"(parity)
-        : "memory");
-}
-__device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map, unsigned bar, int c0, int c1) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
-        "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1)
-        : "memory");
-}
 __device__ __forceinline__ uint4 lds128(unsigned a) {
     uint4 v;
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
@@ -648,28 +621,6 @@ __global__ void reference(const __half* x, const unsigned* qw, const __half* sca
     y[(long long)m * N + n] = sum;
 }
 
-typedef CUresult (*EncodeFn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
-                             const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                             CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-static EncodeFn encode_fn() {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &f, cudaEnableDefault, &q);
-    return (EncodeFn)f;
-}
-static CUtensorMap map2d(void* p, CUtensorMapDataType t, int esize, long long rows, long long cols, int brows, int bcols,
-                         CUtensorMapSwizzle sw = CU_TENSOR_MAP_SWIZZLE_128B) {
-    CUtensorMap m;
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * esize};
-    cuuint32_t box[2] = {(cuuint32_t)bcols, (cuuint32_t)brows}, el[2] = {1, 1};
-    CUresult r = encode_fn()(&m, t, 2, p, dims, strides, box, el, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
-                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        printf("encode failed %d\n", (int)r);
-        exit(1);
-    }
-    return m;
-}
 #define CK(x)                                                                    \
     do {                                                                         \
         cudaError_t e = (x);                                                     \

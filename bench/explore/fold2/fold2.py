@@ -17,16 +17,12 @@ import types
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import gptq_weight, queued_graph_us, same_weight, weight_sets, wg_in_turn  # noqa: E402
+from timing import copy_rate, gptq_bytes, gptq_weight, in_turn_row, same_weight, weight_sets, wg_in_turn  # noqa: E402
 import gemm_tma_kernels as main  # noqa: E402
 import gemm_tma_fold_kernels as fx  # noqa: E402
 
 dev = "cuda"
-src = torch.empty(1 << 29, device=dev, dtype=torch.float16)
-dst = torch.empty_like(src)
-rate = 2 * src.numel() * 2 / queued_graph_us(lambda: torch.mul(src, 1.0, out=dst), [()]) / 1e6
-src = dst = None  # 2 GiB back before the weights
-print(f"copy rate (mul out= in a graph) {rate:.2f} TB/s", flush=True)
+rate = copy_rate()
 names = ["gptq_gemm_wg16f", "gptq_gemm_wg16g", "gptq_gemm_wg16h", "gptq_gemm_wg16s", "gptq_gemm_wg16r"]
 only = os.environ.get("ONLY")
 for m, k, n in [(16, 8192, 28672), (16, 14336, 4096), (16, 8192, 28672)]:
@@ -41,9 +37,7 @@ for m, k, n in [(16, 8192, 28672), (16, 14336, 4096), (16, 8192, 28672)]:
             continue
         ks[nm] = lambda x, w, p, a, y, f=getattr(fx, nm): f(x, own[id(w)], p, a, y)
     res = wg_in_turn(types.SimpleNamespace(**ks), list(ks), x, ws, part, arr, 3)
-    weights = k // 8 * n * 4 + -(-k // 128) * n * 2 + -(-k // 128) * n // 8 * 4
-    roof = weights / rate / 1e6
-    row = [f"{nm.replace('gptq_gemm_wg16', '')} {' / '.join(f'{t:.1f}' for t in ts)} ({err:.1e}; {100 * roof / min(ts):.1f}%)"
-           for nm, (ts, err) in res.items()]
+    roof = gptq_bytes(k, n) / rate / 1e6
+    row = in_turn_row(res, roof, lambda nm: nm.replace('gptq_gemm_wg16', ''))
     dirty = "" if int(arr.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
     print(f"M={m} K={k} N={n} ({len(ws)} sets): " + ", ".join(row) + dirty, flush=True)

@@ -25,32 +25,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "../tma_ring.cuh"
+
 constexpr int STAGES = 5, WROWS = 32, WCOLS = 192, XR = 16, XC = 256;
 constexpr int WBYTES = WROWS * WCOLS * 4, XBYTES = XR * XC * 2, STAGE = WBYTES + XBYTES;
 
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred P1;\n"
-        "WAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
-        "@P1 bra.uni DONE;\n"
-        "bra.uni WAIT;\n"
-        "DONE:\n"
-        "}\n" ::"r"(bar),
-        "r"(parity)
-        : "memory");
-}
 __device__ __forceinline__ void tma_2d(unsigned dst, const CUtensorMap* map, unsigned bar, int c0, int c1,
                                        unsigned long long pol) {
     asm volatile(
@@ -172,24 +151,6 @@ __global__ void copy(const __half2* __restrict__ a, __half2* __restrict__ b, lon
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) b[i] = a[i];
 }
 
-typedef CUresult (*EncodeFn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
-                             const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                             CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-static CUtensorMap map2d(void* p, CUtensorMapDataType t, int esize, long long rows, long long cols, int brows, int bcols) {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &f, cudaEnableDefault, &q);
-    CUtensorMap m;
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * esize};
-    cuuint32_t box[2] = {(cuuint32_t)bcols, (cuuint32_t)brows}, el[2] = {1, 1};
-    CUresult r = ((EncodeFn)f)(&m, t, 2, p, dims, strides, box, el, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        printf("encode failed %d\n", (int)r);
-        exit(1);
-    }
-    return m;
-}
 #define CK(x)                                                                \
     do {                                                                     \
         cudaError_t e = (x);                                                 \
@@ -209,8 +170,8 @@ int main(int argc, char** argv) {
     }
     CK(cudaMalloc(&x, (size_t)XR * K * 2));
     CK(cudaMemset(x, 0, (size_t)XR * K * 2));
-    CUtensorMap tw[SETS], tx = map2d(x, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, XR, K, XR, XC);
-    for (int i = 0; i < SETS; ++i) tw[i] = map2d(w[i], CU_TENSOR_MAP_DATA_TYPE_INT32, 4, K / 8, N, WROWS, WCOLS);
+    CUtensorMap tw[SETS], tx = map2d(x, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, XR, K, XR, XC, CU_TENSOR_MAP_SWIZZLE_NONE);
+    for (int i = 0; i < SETS; ++i) tw[i] = map2d(w[i], CU_TENSOR_MAP_DATA_TYPE_INT32, 4, K / 8, N, WROWS, WCOLS, CU_TENSOR_MAP_SWIZZLE_NONE);
     const long long cn = 1ll << 28;  // half2s: 1 GiB each way
     __half2 *ca, *cb;
     CK(cudaMalloc(&ca, cn * 4));

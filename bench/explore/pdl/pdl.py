@@ -14,16 +14,12 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import capture, gptq_reference, gptq_weight, queued_graph_us, same_weight  # noqa: E402
+from timing import capture, copy_rate, gptq_bytes, gptq_reference, gptq_weight, queued_graph_us, same_weight  # noqa: E402
 import gemm_tma_kernels as main  # noqa: E402
 import gemm_tma_pdl_kernels as pdl  # noqa: E402
 
 dev = "cuda"
-src = torch.empty(1 << 29, device=dev, dtype=torch.float16)
-dst = torch.empty_like(src)
-rate = 2 * src.numel() * 2 / queued_graph_us(lambda: torch.mul(src, 1.0, out=dst), [()]) / 1e6
-src = dst = None  # 2 GiB back before the weights
-print(f"copy rate (mul out= in a graph) {rate:.2f} TB/s", flush=True)
+rate = copy_rate()
 
 for kernel, m, k, n, sets in [("gptq_gemm_wg16", 16, 8192, 28672, 8), ("gptq_gemm_wg16", 16, 14336, 4096, 24),
                               ("gptq_gemm_wg16", 1, 8192, 28672, 8), ("gptq_gemm_wg32", 32, 8192, 28672, 8)]:
@@ -43,8 +39,7 @@ for kernel, m, k, n, sets in [("gptq_gemm_wg16", 16, 8192, 28672, 8), ("gptq_gem
         for nm, (f, env) in variants.items():
             os.environ["IMA_PDL"] = env
             times[nm].append(queued_graph_us(f, [(w,) for w in ws]))
-    weights = k // 8 * n * 4 + k // 128 * n * 2 + k // 128 * n // 8 * 4
-    roof = weights / rate / 1e6
+    roof = gptq_bytes(k, n) / rate / 1e6
     # Each set's own output from one PDL graph (launches chained on part and arrivals).
     os.environ["IMA_PDL"] = "1"
     ys = [torch.full((m, n), float("nan"), device=dev, dtype=torch.float16) for _ in ws]

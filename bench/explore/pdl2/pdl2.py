@@ -21,18 +21,15 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import HOLD, capture, gptq_reference, gptq_weight, queued_graph_us, queued_us, same_weight  # noqa: E402
+from timing import HOLD, capture, copy_rate, gptq_bytes, gptq_reference, gptq_weight, queued_graph_us, queued_us, same_weight  # noqa: E402
 import gemm_tma_kernels as main  # noqa: E402
 import gemm_tma_f1_kernels as f1  # noqa: E402
 import gemm_tma_f2_kernels as f2  # noqa: E402
 import gemm_tma_f3_kernels as f3  # noqa: E402
 
 dev = "cuda"
-src = torch.empty(1 << 29, device=dev, dtype=torch.float16)
-dst = torch.empty_like(src)
-rate = 2 * src.numel() * 2 / queued_graph_us(lambda: torch.mul(src, 1.0, out=dst), [()]) / 1e6
-src = dst = None  # 2 GiB back before the weights
-print(f"copy rate (mul out= in a graph) {rate:.2f} TB/s; hold {HOLD}", flush=True)
+rate = copy_rate()
+print(f"hold {HOLD}", flush=True)
 pkgs = {"main": main, "f1": f1, "f2": f2, "f3": f3}
 
 for m, k, n, sets in [(16, 8192, 28672, 8), (16, 14336, 4096, 24), (1, 8192, 28672, 8)]:
@@ -75,8 +72,7 @@ for m, k, n, sets in [(16, 8192, 28672, 8), (16, 14336, 4096, 24), (1, 8192, 286
             e = max(e, (yi.float() - ref).abs().max().item() / ref.abs().max().item())
         errs[nm] = e
     os.environ["IMA_PDL"] = "0"
-    weights = k // 8 * n * 4 + k // 128 * n * 2 + k // 128 * n // 8 * 4
-    roof = weights / rate / 1e6
+    roof = gptq_bytes(k, n) / rate / 1e6
     dirty = "" if int(arr.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
     print(f"M={m} K={k} N={n} ({sets} sets, roofline {roof:.1f} µs)" + dirty, flush=True)
     print("  graphs: " + ", ".join(f"{nm}/{env} {' / '.join(f'{t:.1f}' for t in ts)}"
