@@ -16,8 +16,9 @@
 #     timers need only the wheels: move .gpu/bin aside first, so that the call's carry
 #     (the tree and .gpu) stays under 64 MiB;
 #   bash bench/explore/prepared-run.sh 5: bench/explore/wgrate (built there with nvcc),
-#     then bench/explore/l2only/l2only.py (its wheel from l2only/build.sh, after
-#     prepared-build.sh; session 45's prepared forms); .gpu/bin aside, as for 4;
+#     then bench/explore/against.py l2o ow (the wheels of l2only/build.sh and
+#     onewait/build.sh, after prepared-build.sh; session 45's prepared forms); .gpu/bin
+#     aside, as for 4;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -50,6 +51,6 @@ case "${1:-1}" in
     nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o /tmp/wgrate bench/explore/wgrate/wgrate.cu && /tmp/wgrate
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
-    PYTHONPATH=$site timeout 250 python3 -u bench/explore/l2only/l2only.py 2>&1 | tail -12
+    PYTHONPATH=$site timeout 300 python3 -u bench/explore/against.py l2o ow 2>&1 | tail -12
     ;;
 esac
