@@ -1,5 +1,6 @@
-// What bench/explore's standalone CUDA programs (pdl/pdl_chain.cu, mega/mega_chain.cu)
-// share: a checked CUDA call, and the time of a layer as CUDA graphs replay it.
+// What bench/explore's standalone CUDA programs share (pdl/pdl_chain.cu, mega/mega_chain.cu,
+// interf, order, wgrate, w4a16_stream.cu): a checked CUDA call, and the time of a layer as
+// CUDA graphs replay it.
 #pragma once
 #include <algorithm>
 #include <cstdio>

@@ -10,7 +10,7 @@
 #     carry .gpu/bin and only the wheels test_gpu.py imports (64 MiB);
 #   bash bench/explore/prepared-run.sh 3: bench/explore/sets/sets.py (2, 3 and 4 quarters'
 #     register sets; session 38 made 4 the default at 16 rows after it);
-#   bash bench/explore/prepared-run.sh 4: bench/explore/stages6/stages6.py, then
+#   bash bench/explore/prepared-run.sh 4: bench/explore/against.py s6, then
 #     bench/explore/pdl2/pdl2.py (their wheels from stages6/build.sh and pdl2/build.sh,
 #     after prepared-build.sh; session 44's prepared forms, run by session 45), the DOT into $OUT; the
 #     timers need only the wheels: move .gpu/bin aside first, so that the call's carry
@@ -44,7 +44,7 @@ case "${1:-1}" in
 4)
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
-    PYTHONPATH=$site timeout 250 python3 -u bench/explore/stages6/stages6.py 2>&1 | tail -12
+    PYTHONPATH=$site timeout 250 python3 -u bench/explore/against.py s6 2>&1 | tail -12
     PYTHONPATH=$site timeout 300 python3 -u bench/explore/pdl2/pdl2.py 2>&1 | tail -20
     ;;
 5)

@@ -27,6 +27,7 @@
 #include <cstring>
 #include <vector>
 
+#include "graph_time.cuh"
 #include "tma_ring.cuh"
 
 constexpr int BN = 128;
@@ -621,14 +622,6 @@ __global__ void reference(const __half* x, const unsigned* qw, const __half* sca
     y[(long long)m * N + n] = sum;
 }
 
-#define CK(x)                                                                    \
-    do {                                                                         \
-        cudaError_t e = (x);                                                     \
-        if (e != cudaSuccess) {                                                  \
-            printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));     \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
 
 static unsigned rng = 12345;
 static unsigned next() {
@@ -653,21 +646,21 @@ int main(int argc, char** argv) {
     float *dref, *work;
     int* arr;
     for (int i = 0; i < SETS; ++i) {
-        CK(cudaMalloc(&dq[i], qw_n * 4));
-        CK(cudaMalloc(&dz[i], qz_n * 4));
-        CK(cudaMalloc(&ds[i], sc_n * 2));
-        CK(cudaMemcpy(dq[i], hq.data(), qw_n * 4, cudaMemcpyHostToDevice));
-        CK(cudaMemcpy(dz[i], hz.data(), qz_n * 4, cudaMemcpyHostToDevice));
-        CK(cudaMemcpy(ds[i], hs.data(), sc_n * 2, cudaMemcpyHostToDevice));
+        CHECK(cudaMalloc(&dq[i], qw_n * 4));
+        CHECK(cudaMalloc(&dz[i], qz_n * 4));
+        CHECK(cudaMalloc(&ds[i], sc_n * 2));
+        CHECK(cudaMemcpy(dq[i], hq.data(), qw_n * 4, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(dz[i], hz.data(), qz_n * 4, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(ds[i], hs.data(), sc_n * 2, cudaMemcpyHostToDevice));
     }
-    CK(cudaMalloc(&dx, (size_t)M * K * 2));
-    CK(cudaMemcpy(dx, hx.data(), (size_t)M * K * 2, cudaMemcpyHostToDevice));
-    CK(cudaMalloc(&dy, (size_t)M * N * 2));
-    CK(cudaMalloc(&dref, (size_t)M * N * 4));
-    CK(cudaMalloc(&work, (size_t)64 * N * 4));
-    CK(cudaMemset(work, 0, (size_t)64 * N * 4));
-    CK(cudaMalloc(&arr, (size_t)(N / BN + 1) * 4));
-    CK(cudaMemset(arr, 0, (size_t)(N / BN + 1) * 4));
+    CHECK(cudaMalloc(&dx, (size_t)M * K * 2));
+    CHECK(cudaMemcpy(dx, hx.data(), (size_t)M * K * 2, cudaMemcpyHostToDevice));
+    CHECK(cudaMalloc(&dy, (size_t)M * N * 2));
+    CHECK(cudaMalloc(&dref, (size_t)M * N * 4));
+    CHECK(cudaMalloc(&work, (size_t)64 * N * 4));
+    CHECK(cudaMemset(work, 0, (size_t)64 * N * 4));
+    CHECK(cudaMalloc(&arr, (size_t)(N / BN + 1) * 4));
+    CHECK(cudaMemset(arr, 0, (size_t)(N / BN + 1) * 4));
     const int MT = M <= 16 ? 1 : M <= 32 ? 2 : 4;
     const int PR = 64 / MT, KS = 512 / MT, GS = KS / 128 > 0 ? KS / 128 : 1;
     CUtensorMap mw[SETS], msc[SETS], mz[SETS];
@@ -677,24 +670,24 @@ int main(int argc, char** argv) {
         mz[i] = map2d(dz[i], CU_TENSOR_MAP_DATA_TYPE_INT32, 4, groups, N / 8, GS, BN / 8, CU_TENSOR_MAP_SWIZZLE_NONE);
     }
     const CUtensorMap mx = map2d(dx, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, M, K, XR && mode >= 20 ? XR : 16 * MT, 64);
-    CK(cudaFuncSetAttribute(w4a16_stream<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg<1>::SMEM));
-    CK(cudaFuncSetAttribute(w4a16_stream<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg<2>::SMEM));
-    CK(cudaFuncSetAttribute(w4a16_stream<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg<4>::SMEM));
+    CHECK(cudaFuncSetAttribute(w4a16_stream<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg<1>::SMEM));
+    CHECK(cudaFuncSetAttribute(w4a16_stream<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg<2>::SMEM));
+    CHECK(cudaFuncSetAttribute(w4a16_stream<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg<4>::SMEM));
     CUtensorMap m3w[SETS], m3s[SETS], m3z[SETS];
     for (int i = 0; i < SETS; ++i) {
         m3w[i] = map2d(dq[i], CU_TENSOR_MAP_DATA_TYPE_INT32, 4, K / 8, N, S3_PR, 32);
         m3s[i] = map2d(ds[i], CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, groups, N, 3, BN, CU_TENSOR_MAP_SWIZZLE_NONE);
         m3z[i] = map2d(dz[i], CU_TENSOR_MAP_DATA_TYPE_INT32, 4, groups, N / 8, 3, BN / 8, CU_TENSOR_MAP_SWIZZLE_NONE);
     }
-    CK(cudaFuncSetAttribute(w4a16_stream3, cudaFuncAttributeMaxDynamicSharedMemorySize, S3_SMEM));
+    CHECK(cudaFuncSetAttribute(w4a16_stream3, cudaFuncAttributeMaxDynamicSharedMemorySize, S3_SMEM));
     CUtensorMap msw[SETS], mss[SETS], msz[SETS];
     for (int i = 0; i < SETS; ++i) {
         msw[i] = map2d(dq[i], CU_TENSOR_MAP_DATA_TYPE_INT32, 4, K / 8, N, 64, 32);
         mss[i] = map2d(ds[i], CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, groups, N, 4, 32, CU_TENSOR_MAP_SWIZZLE_NONE);
         msz[i] = map2d(dz[i], CU_TENSOR_MAP_DATA_TYPE_INT32, 4, groups, N / 8, 4, 4, CU_TENSOR_MAP_SWIZZLE_NONE);
     }
-    CK(cudaFuncSetAttribute(w4a16_strips<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, StripCfg<1>::SMEM));
-    CK(cudaFuncSetAttribute(w4a16_strips<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, StripCfg<2>::SMEM));
+    CHECK(cudaFuncSetAttribute(w4a16_strips<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, StripCfg<1>::SMEM));
+    CHECK(cudaFuncSetAttribute(w4a16_strips<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, StripCfg<2>::SMEM));
     const bool strips = mode >= 20;
     if (strips) mode -= 20;
     const bool three = mode >= 10;
@@ -714,21 +707,21 @@ int main(int argc, char** argv) {
         if (MT == 4) w4a16_stream<4><<<grid, 384, Cfg<4>::SMEM>>>(mw[i], mx, msc[i], mz[i], dy, work, arr, M, K, N, mode);
     };
     launch(0);
-    CK(cudaGetLastError());
+    CHECK(cudaGetLastError());
     reference<<<dim3((N + 127) / 128, M), 128>>>(dx, dq[0], ds[0], dz[0], dref, M, K, N, G);
-    CK(cudaDeviceSynchronize());
+    CHECK(cudaDeviceSynchronize());
     std::vector<__half> hy((size_t)M * N);
     std::vector<float> hr((size_t)M * N);
-    CK(cudaMemcpy(hy.data(), dy, hy.size() * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(hr.data(), dref, hr.size() * 4, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(hy.data(), dy, hy.size() * 2, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(hr.data(), dref, hr.size() * 4, cudaMemcpyDeviceToHost));
     double worst = 0, scale = 0;
     for (size_t i = 0; i < hr.size(); ++i) scale = fmax(scale, fabs(hr[i]));
     for (size_t i = 0; i < hr.size(); ++i) worst = fmax(worst, fabs(__half2float(hy[i]) - hr[i]));
     // Launch twice more: the workspace and counters must be back to zero.
     launch(1);
     launch(0);
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(hy.data(), dy, hy.size() * 2, cudaMemcpyDeviceToHost));
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaMemcpy(hy.data(), dy, hy.size() * 2, cudaMemcpyDeviceToHost));
     double worst2 = 0;
     for (size_t i = 0; i < hr.size(); ++i) worst2 = fmax(worst2, fabs(__half2float(hy[i]) - hr[i]));
     cudaEvent_t e0, e1;
@@ -739,7 +732,7 @@ int main(int argc, char** argv) {
     cudaEventRecord(e0);
     for (int i = 0; i < iters; ++i) launch(i % SETS);
     cudaEventRecord(e1);
-    CK(cudaEventSynchronize(e1));
+    CHECK(cudaEventSynchronize(e1));
     float ms;
     cudaEventElapsedTime(&ms, e0, e1);
     const double us = ms * 1000 / iters, bytes = qw_n * 4.0 + sc_n * 2.0 + qz_n * 4.0;

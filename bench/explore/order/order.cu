@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "../graph_time.cuh"
 #include "../tma_ring.cuh"
 
 constexpr int STAGES = 5, WROWS = 32, WCOLS = 192, XR = 16, XC = 256;
@@ -151,38 +152,30 @@ __global__ void copy(const __half2* __restrict__ a, __half2* __restrict__ b, lon
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) b[i] = a[i];
 }
 
-#define CK(x)                                                                \
-    do {                                                                     \
-        cudaError_t e = (x);                                                 \
-        if (e != cudaSuccess) {                                              \
-            printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
 
 int main(int argc, char** argv) {
     const int K = argc > 2 ? atoi(argv[1]) : 8192, N = argc > 2 ? atoi(argv[2]) : 28672, G = 132, SETS = 2, REPS = 40;
     const long long wbytes = (long long)(K / 8) * N * 4;
     void *w[SETS], *x;
     for (int i = 0; i < SETS; ++i) {
-        CK(cudaMalloc(&w[i], wbytes));
-        CK(cudaMemset(w[i], 1, wbytes));
+        CHECK(cudaMalloc(&w[i], wbytes));
+        CHECK(cudaMemset(w[i], 1, wbytes));
     }
-    CK(cudaMalloc(&x, (size_t)XR * K * 2));
-    CK(cudaMemset(x, 0, (size_t)XR * K * 2));
+    CHECK(cudaMalloc(&x, (size_t)XR * K * 2));
+    CHECK(cudaMemset(x, 0, (size_t)XR * K * 2));
     CUtensorMap tw[SETS], tx = map2d(x, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, XR, K, XR, XC, CU_TENSOR_MAP_SWIZZLE_NONE);
     for (int i = 0; i < SETS; ++i) tw[i] = map2d(w[i], CU_TENSOR_MAP_DATA_TYPE_INT32, 4, K / 8, N, WROWS, WCOLS, CU_TENSOR_MAP_SWIZZLE_NONE);
     const long long cn = 1ll << 28;  // half2s: 1 GiB each way
     __half2 *ca, *cb;
-    CK(cudaMalloc(&ca, cn * 4));
-    CK(cudaMalloc(&cb, cn * 4));
-    CK(cudaMemset(ca, 0, cn * 4));
+    CHECK(cudaMalloc(&ca, cn * 4));
+    CHECK(cudaMalloc(&cb, cn * 4));
+    CHECK(cudaMemset(ca, 0, cn * 4));
     const int smem = STAGES * STAGE + 1024;
-    CK(cudaFuncSetAttribute(stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CHECK(cudaFuncSetAttribute(stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const int NS = (N + WCOLS - 1) / WCOLS, KS = (K + 255) / 256;
     cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
     const char* names[] = {"copy rate (read + write)", "words contiguous (1-D bulk)", "stream-K runs (today's order)",
                            "own tile in step, then the rest", "the rest, then own tile in step", "words alone, stream-K runs",
                            "words alone, own tile in step", "words contiguous (16-byte loads)"};
@@ -200,14 +193,14 @@ int main(int argc, char** argv) {
                     stream<<<G, 64, smem>>>(tw[i % SETS], tx, (const char*)w[i % SETS], wbytes, plan);
             };
             for (int i = 0; i < 3; ++i) launch(i);
-            CK(cudaEventRecord(e0));
+            CHECK(cudaEventRecord(e0));
             const int reps = mode == 0 ? 10 : REPS;
             for (int i = 0; i < reps; ++i) launch(i);
-            CK(cudaEventRecord(e1));
-            CK(cudaEventSynchronize(e1));
-            CK(cudaGetLastError());
+            CHECK(cudaEventRecord(e1));
+            CHECK(cudaEventSynchronize(e1));
+            CHECK(cudaGetLastError());
             float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
+            CHECK(cudaEventElapsedTime(&ms, e0, e1));
             const double us = 1e3 * ms / reps, moved = mode == 0 ? 2.0 * cn * 4 : double(wbytes);
             printf("pass %d mode %d %-34s %8.2f us  %.3f TB/s\n", pass, mode, names[mode], us, moved / us / 1e6);
         }

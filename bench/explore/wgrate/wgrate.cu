@@ -19,6 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "../graph_time.cuh"
+
 __device__ __forceinline__ unsigned long long desc(unsigned addr, unsigned lbo, unsigned sbo) {
     auto f = [](unsigned x) { return (unsigned long long)((x & 0x3FFFF) >> 4); };
     return f(addr) | f(lbo) << 16 | f(sbo) << 32 | 1ull << 62;
@@ -115,32 +117,24 @@ __global__ void __launch_bounds__(384, 1) rate(int steps, unsigned long long* cy
     if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
 }
 
-#define CK(x)                                                                \
-    do {                                                                     \
-        cudaError_t e = (x);                                                 \
-        if (e != cudaSuccess) {                                              \
-            printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
 
 template <int N, bool REGA, int WAIT>
 void one(int wgs, unsigned long long* cycles, float* sink) {
     const int steps = 2000, blocks = 132, smem = (N + 64) * 256 * 2 + 1024;
-    CK(cudaFuncSetAttribute(rate<N, REGA, WAIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CHECK(cudaFuncSetAttribute(rate<N, REGA, WAIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     rate<N, REGA, WAIT><<<blocks, 128 * wgs, smem>>>(steps, cycles, sink);  // warm
     cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    CK(cudaEventRecord(e0));
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    CHECK(cudaEventRecord(e0));
     rate<N, REGA, WAIT><<<blocks, 128 * wgs, smem>>>(steps, cycles, sink);
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    CK(cudaGetLastError());
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    CHECK(cudaGetLastError());
     float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
     unsigned long long h[132];
-    CK(cudaMemcpy(h, cycles, sizeof h, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(h, cycles, sizeof h, cudaMemcpyDeviceToHost));
     double mean = 0;
     for (int b = 0; b < blocks; ++b) mean += double(h[b]) / blocks;
     const double mmas = double(steps) * 16 * wgs;
@@ -153,8 +147,8 @@ void one(int wgs, unsigned long long* cycles, float* sink) {
 int main() {
     unsigned long long* cycles;
     float* sink;
-    CK(cudaMalloc(&cycles, 132 * sizeof(unsigned long long)));
-    CK(cudaMalloc(&sink, 4));
+    CHECK(cudaMalloc(&cycles, 132 * sizeof(unsigned long long)));
+    CHECK(cudaMalloc(&sink, 4));
     for (int wgs = 1; wgs <= 3; ++wgs) {
         one<16, true, 2>(wgs, cycles, sink);
         one<16, true, 1>(wgs, cycles, sink);
