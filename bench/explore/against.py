@@ -12,7 +12,7 @@ import types
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import copy_rate, gptq_bytes, gptq_weight, in_turn_row, same_weight, weight_sets, wg_in_turn  # noqa: E402
+from timing import copy_rate, gptq_bytes, gptq_weight, in_turn_line, same_weight, weight_sets, wg_in_turn  # noqa: E402
 import gemm_tma_kernels as main  # noqa: E402
 
 dev = "cuda"
@@ -32,6 +32,5 @@ for kernel, m, k, n in [("gptq_gemm_wg16", 16, 8192, 28672), ("gptq_gemm_wg16", 
         own = {id(w): same_weight(pkg, w) for w in ws}
         ks[name] = lambda x, w, p, a, y, f=getattr(pkg, kernel), own=own: f(x, own[id(w)], p, a, y)
     res = wg_in_turn(types.SimpleNamespace(**ks), list(ks), x, ws, part, arr, 3)
-    dirty = "" if int(arr.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
-    print(f"{kernel} M={m} K={k} N={n} ({len(ws)} sets): " + ", ".join(in_turn_row(res, gptq_bytes(k, n) / rate / 1e6))
-          + dirty, flush=True)
+    print(in_turn_line(f"{kernel} M={m} K={k} N={n} ({len(ws)} sets)", res, gptq_bytes(k, n) / rate / 1e6, arr),
+          flush=True)

@@ -125,11 +125,14 @@ def gptq_bytes(k, n, group=128):
     return k // 8 * n * 4 + groups * n * 2 + groups * n // 8 * 4
 
 
-def in_turn_row(res, roof_us, name=lambda nm: nm):
-    """wg_in_turn's results as one line's entries: each kernel's passes, its error and its
-    best pass's share of the roofline."""
-    return [f"{name(nm)} {' / '.join(f'{t:.1f}' for t in ts)} ({err:.1e}; {100 * roof_us / min(ts):.1f}%)"
-            for nm, (ts, err) in res.items()]
+def in_turn_line(label, res, roof_us, arrivals, name=lambda nm: nm):
+    """wg_in_turn's results as one line after `label`: each kernel's passes, its error and
+    its best pass's share of the roofline; marked where the launches left `arrivals` dirty
+    (they must leave it zero)."""
+    row = [f"{name(nm)} {' / '.join(f'{t:.1f}' for t in ts)} ({err:.1e}; {100 * roof_us / min(ts):.1f}%)"
+           for nm, (ts, err) in res.items()]
+    dirty = "" if int(arrivals.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
+    return f"{label}: " + ", ".join(row) + dirty
 
 
 def wg_in_turn(package, names, x, ws, part, arrivals, passes):

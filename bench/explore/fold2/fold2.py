@@ -17,7 +17,7 @@ import types
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import copy_rate, gptq_bytes, gptq_weight, in_turn_row, same_weight, weight_sets, wg_in_turn  # noqa: E402
+from timing import copy_rate, gptq_bytes, gptq_weight, in_turn_line, same_weight, weight_sets, wg_in_turn  # noqa: E402
 import gemm_tma_kernels as main  # noqa: E402
 import gemm_tma_fold_kernels as fx  # noqa: E402
 
@@ -37,7 +37,5 @@ for m, k, n in [(16, 8192, 28672), (16, 14336, 4096), (16, 8192, 28672)]:
             continue
         ks[nm] = lambda x, w, p, a, y, f=getattr(fx, nm): f(x, own[id(w)], p, a, y)
     res = wg_in_turn(types.SimpleNamespace(**ks), list(ks), x, ws, part, arr, 3)
-    roof = gptq_bytes(k, n) / rate / 1e6
-    row = in_turn_row(res, roof, lambda nm: nm.replace('gptq_gemm_wg16', ''))
-    dirty = "" if int(arr.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
-    print(f"M={m} K={k} N={n} ({len(ws)} sets): " + ", ".join(row) + dirty, flush=True)
+    print(in_turn_line(f"M={m} K={k} N={n} ({len(ws)} sets)", res, gptq_bytes(k, n) / rate / 1e6, arr,
+                       lambda nm: nm.replace('gptq_gemm_wg16', '')), flush=True)

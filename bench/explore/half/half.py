@@ -14,7 +14,7 @@ import types
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import copy_rate, gptq_bytes, gptq_weight, in_turn_row, same_weight, weight_sets, wg_in_turn  # noqa: E402
+from timing import copy_rate, gptq_bytes, gptq_weight, in_turn_line, same_weight, weight_sets, wg_in_turn  # noqa: E402
 import gemm_tma_kernels as main  # noqa: E402
 import gemm_tma_half_kernels as half  # noqa: E402
 
@@ -33,7 +33,4 @@ for kernel, m, k, n in [("gptq_gemm_wg16", 16, 8192, 28672), ("gptq_gemm_wg16", 
     ks = types.SimpleNamespace(main=getattr(main, kernel),
                                half=lambda x, w, p, a, y: getattr(half, kernel)(x, own[id(w)], p, a, y))
     res = wg_in_turn(ks, ["main", "half"], x, ws, part, arr, 3)
-    roof = gptq_bytes(k, n) / rate / 1e6
-    row = in_turn_row(res, roof)
-    dirty = "" if int(arr.abs().sum()) == 0 else " ARRIVALS NOT ZERO"
-    print(f"{kernel} M={m} K={k} N={n} ({len(ws)} sets): " + ", ".join(row) + dirty, flush=True)
+    print(in_turn_line(f"{kernel} M={m} K={k} N={n} ({len(ws)} sets)", res, gptq_bytes(k, n) / rate / 1e6, arr), flush=True)

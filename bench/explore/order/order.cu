@@ -49,27 +49,26 @@ __device__ __forceinline__ void bulk_1d(unsigned dst, const void* src, unsigned 
 // The unit a block streams at its step t: (tile, k of 256 rows), or the contiguous chunk.
 struct Plan {
     int NS, KS, G, mode;
+    // Block b's first unit of `units` shared out over the G blocks in runs.
+    __device__ long long start(int b, long long units) const { return b * units / G; }
+    __device__ int run(int b, long long units) const { return int(start(b + 1, units) - start(b, units)); }
     __device__ int count(int b) const {
-        if (mode == 2 || mode == 5) {
-            const long long U = (long long)NS * KS;
-            return int((b + 1) * U / G - b * U / G);
-        }
-        const long long R = (long long)(NS - G) * KS;
-        return KS + int((b + 1) * R / G - b * R / G);
+        if (mode == 2 || mode == 5) return run(b, (long long)NS * KS);
+        return KS + run(b, (long long)(NS - G) * KS);
     }
     __device__ void unit(int b, int t, int& tile, int& kc) const {
         if (mode == 2 || mode == 5) {
-            const long long u = b * ((long long)NS * KS) / G + t;
+            const long long u = start(b, (long long)NS * KS) + t;
             tile = int(u / KS), kc = int(u % KS);
             return;
         }
         const long long R = (long long)(NS - G) * KS;
-        const int rest = int((b + 1) * R / G - b * R / G);
+        const int rest = run(b, R);
         const bool own = mode == 4 ? t >= rest : t < KS;
         if (own) {
             tile = b, kc = mode == 4 ? t - rest : t;
         } else {
-            const long long u = b * R / G + (mode == 4 ? t : t - KS);
+            const long long u = start(b, R) + (mode == 4 ? t : t - KS);
             tile = G + int(u / KS), kc = int(u % KS);
         }
     }
@@ -91,7 +90,7 @@ __global__ void __launch_bounds__(64, 1) stream(const __grid_constant__ CUtensor
     const int b = blockIdx.x;
     const bool contiguous = plan.mode == 1;
     const long long chunks = (bytes + WBYTES - 1) / WBYTES;
-    const long long c0 = b * chunks / gridDim.x, c1 = (b + 1) * chunks / gridDim.x;
+    const long long c0 = plan.start(b, chunks), c1 = plan.start(b + 1, chunks);
     const int n = contiguous ? int(c1 - c0) : plan.count(b);
     const bool with_x = plan.mode >= 2 && plan.mode <= 4;
     if (threadIdx.x == 0) {
@@ -113,12 +112,7 @@ __global__ void __launch_bounds__(64, 1) stream(const __grid_constant__ CUtensor
             mbar_expect_tx(bar, with_x ? STAGE : WBYTES);
             tma_2d(dst, &tw, bar, tile * WCOLS, kc * WROWS, pol);
             if (with_x) {
-                // x stays in L2: no hint.
-                asm volatile(
-                    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];" ::"r"(
-                        dst + WBYTES),
-                    "l"(reinterpret_cast<unsigned long long>(&tx)), "r"(bar), "r"(kc * XC), "r"(0)
-                    : "memory");
+                tma_load_2d(dst + WBYTES, &tx, bar, kc * XC, 0);  // x stays in L2: no hint
             }
         }
     } else if (threadIdx.x == 32) {
