@@ -290,7 +290,8 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 // blocks share stored in each block's slot of the f32 workspace `part`, counted in
 // `arrivals` (zero before a launch and after it) and added up by the last block to arrive,
 // in the blocks' order. The stage's layout is the accessor's `tma(256, 192)`:
-// 32 packed rows of 192 words, row after row (one box), then 8 groups' rows of
+// 32 packed rows of 192 words in 4 boxes of 48 side by side, row after row within each
+// (rows 192 bytes apart, so that a warp's reads of 4 rows meet no bank conflict), then 8 groups' rows of
 // 192 scales, then their rows of 24 zero words; x's tile is [64 rows, 256 of K] in 64-column
 // panels. By hand here, and without the accessors' guards: the tensor maps' origins are not
 // tested (the spec's tma_load tests each against an empty tensor, and a checked entry
@@ -300,9 +301,14 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 // and N of 64 (a warpgroup's columns past N, as in the spec, do nothing). G divides 256.
 namespace twin_wg {
 constexpr int STAGES = 3, TILE_K = 256, TILE_N = 192, PACKED = TILE_K / 8, GROUPS = TILE_K / 32;
+constexpr int BOX_N = 48, BOXES = TILE_N / BOX_N;
 constexpr unsigned WORD_BYTES = PACKED * 4 * TILE_N, SCALE_BYTES = GROUPS * TILE_N * 2,
                    W_STAGE = 40 * TILE_N * 4, X_STAGE = 64 * TILE_K * 2;
 
+// The shared address of packed row r's word at column c of the stage's tile at `w`.
+__device__ __forceinline__ unsigned word(unsigned w, int r, int c) {
+    return w + unsigned(c / BOX_N * (PACKED * BOX_N * 4) + r * BOX_N * 4 + c % BOX_N * 4);
+}
 // -(1024 + z) and -(64 + z) in one f16 pair (bias), and the scale in both halves (s): what
 // one column of a group decodes with, as the accessor's ImaWgColumn.
 struct Column {
@@ -335,7 +341,7 @@ __device__ __forceinline__ void frag(unsigned w, const Column (&q)[2], int j, in
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         unsigned wd[2];
-        ima_ld_shared(w + unsigned((2 * j + h) * TILE_N * 4 + c * 4), wd);
+        ima_ld_shared(word(w, 2 * j + h, c), wd);
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
             const __half2 v = twin_nibbles<0x00F0000Fu>(__byte_perm(wd[e], 0u, pick));
@@ -353,7 +359,7 @@ __device__ __forceinline__ void pairs(unsigned w, const Column (&q)[2], int b, i
                                       unsigned (&a1)[4]) {
     const __half2 sixteenth = __float2half2_rn(0.0625f);
     unsigned wd[2];
-    ima_ld_shared(w + unsigned((4 * b + int(threadIdx.x % 4)) * TILE_N * 4 + c * 4), wd);
+    ima_ld_shared(word(w, 4 * b + int(threadIdx.x % 4), c), wd);
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
         const __half2 lo = __low2half2(q[e].bias), hi = __high2half2(q[e].bias);
@@ -397,7 +403,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
             const unsigned wdst = ws + st * W_STAGE;
             const int n0 = tile % NS * TILE_N, k0 = TILE_K * kc;
             const int cw[2] = {n0, k0 / 8}, cs[2] = {n0, k0 / G}, cz[2] = {n0 / 8, k0 / G}, cx[2] = {k0, tile / NS * 64};
-            ima_tma_load<2, 1, true>(wdst, &qweight_map, bar, cw, TILE_N, WORD_BYTES, true, true);
+            ima_tma_load<2, BOXES, true>(wdst, &qweight_map, bar, cw, BOX_N, WORD_BYTES / BOXES, true, true);
             ima_tma_load<2, 1, true>(wdst + WORD_BYTES, &scales_map, bar, cs, TILE_N, group_rows * TILE_N * 2, true, true);
             ima_tma_load<2, 1, true>(wdst + WORD_BYTES + SCALE_BYTES, &qzeros_map, bar, cz, TILE_N / 8, group_rows * TILE_N / 2,
                                true, true);
@@ -541,7 +547,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
             const unsigned wdst = ws + st * W_STAGE;
             const int n0 = tile * TILE_N, k0 = TILE_K * kc;
             const int cw[2] = {n0, k0 / 8}, cs[2] = {n0, k0 / G}, cz[2] = {n0 / 8, k0 / G}, cx[2] = {k0, 0};
-            ima_tma_load<2, 1, true>(wdst, &qweight_map, bar, cw, TILE_N, WORD_BYTES, true, true);
+            ima_tma_load<2, BOXES, true>(wdst, &qweight_map, bar, cw, BOX_N, WORD_BYTES / BOXES, true, true);
             ima_tma_load<2, 1, true>(wdst + WORD_BYTES, &scales_map, bar, cs, TILE_N, group_rows * TILE_N * 2, true, true);
             ima_tma_load<2, 1, true>(wdst + WORD_BYTES + SCALE_BYTES, &qzeros_map, bar, cz, TILE_N / 8, group_rows * TILE_N / 2,
                                true, true);

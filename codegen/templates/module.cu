@@ -915,13 +915,15 @@ struct {{ q.name }}_t {
 
     // tma({{ t.0 }}, {{ t.1 }}): tiles of ROWS = {{ t.0 }} rows of K by COLS = {{ t.1 }} columns, copied by the
     // TMA unit into one shared tile (an i32 array's ImaTmaTile): the packed words first,
-    // ROWS / 8 rows of COLS words in one box, 128-byte swizzled where COLS is 32 and row
-    // after row where it is wider (`tma_word`); then the tile's ROWS / G rows of COLS
+    // ROWS / 8 rows of COLS words in boxes of BOX_COLS = {{ t.2 }} (dsl/src/abi.rs, `buffer_tma`),
+    // one box 128-byte swizzled where COLS is 32, and where it is wider, boxes side by side,
+    // row after row within each (`tma_word`); then the tile's ROWS / G rows of COLS
     // scales; then its rows of COLS / 8 zero words.
     // The runtime encodes the three maps at launch and refuses a group size G that does not
     // divide ROWS, is below 32 or is not a power of two, so room for ROWS / 32 groups is
     // enough (docs/tensor-cores.md, "W4A16 on Hopper").
-    static constexpr int TMA_ROWS = {{ t.0 }}, TMA_COLS = {{ t.1 }}, TMA_PACKED = TMA_ROWS / 8, TMA_GROUPS = TMA_ROWS / 32;
+    static constexpr int TMA_ROWS = {{ t.0 }}, TMA_COLS = {{ t.1 }}, TMA_BOX_COLS = {{ t.2 }}, TMA_PACKED = TMA_ROWS / 8,
+                         TMA_GROUPS = TMA_ROWS / 32, TMA_BOXES = TMA_COLS / TMA_BOX_COLS;
     static constexpr int TMA_WORD_BYTES = TMA_PACKED * 4 * TMA_COLS, TMA_SCALE_BYTES = TMA_GROUPS * TMA_COLS * 2,
                          TMA_ZERO_BYTES = TMA_GROUPS * TMA_COLS / 2;
 
@@ -956,7 +958,8 @@ struct {{ q.name }}_t {
         const I g0 = ok ? ima_tma_group_of(k0) : I(0);
         const unsigned group_rows = ok ? unsigned(ima_tma_group_of(I(TMA_ROWS))) : unsigned(TMA_GROUPS);
         const int cw[2] = {int(n0), int(k0 / 8)}, cs[2] = {int(n0), int(g0)};
-        ima_tma_load<2, 1, true>(dst.addr, qweight_tma, bar, cw, TMA_COLS, TMA_WORD_BYTES, dst.ok, ok);
+        ima_tma_load<2, TMA_BOXES, true>(dst.addr, qweight_tma, bar, cw, TMA_BOX_COLS, TMA_WORD_BYTES / TMA_BOXES, dst.ok,
+                                         ok);
         ima_tma_load<2, 1, true>(dst.addr + TMA_WORD_BYTES, scales_tma, bar, cs, TMA_COLS, group_rows * TMA_COLS * 2, dst.ok, ok);
 {%- if q.has_zeros %}
         const int cz[2] = {int(n0 / 8), int(g0)};
@@ -987,13 +990,16 @@ struct {{ q.name }}_t {
 
     // The shared address of byte `byte` of packed row r of a loaded tile's words, in the
     // layout of the runtime's map (dsl/src/abi.rs, `buffer_tma`): 128-byte swizzled in a
-    // tile 32 words wide, whose readers take 16 bytes of each of 8 rows at once; row after
-    // row in a wider one, one box (contract/src/kernel.rs, `TmaLayout::Plain`, says why),
-    // whose readers (`tma_wg_frag`) take a row's contiguous bytes a warp.
+    // tile 32 words wide, whose readers take 16 bytes of each of 8 rows at once; in a wider
+    // one, boxes of BOX_COLS words side by side, row after row within each
+    // (contract/src/kernel.rs, `TmaLayout::Plain`, says why), whose readers take a row's
+    // contiguous bytes a warp (`tma_wg_frag`) or 64 bytes of each of 4 rows
+    // (`tma_wg_pairs_unscaled`, inside one box).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ unsigned tma_word(const ImaTmaTile<int, TR, TC, C>& t, int r, unsigned byte) const {
+        constexpr unsigned row_bytes = TMA_BOX_COLS * 4;
         if constexpr (TMA_COLS == 32) return ima_swizzled(t.addr, TMA_PACKED, r, byte);
-        else return t.addr + unsigned(r * TMA_COLS * 4) + byte;
+        else return t.addr + byte / row_bytes * (TMA_PACKED * row_bytes) + unsigned(r) * row_bytes + byte % row_bytes;
     }
 
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 .. c0 + 3 of the

@@ -191,10 +191,11 @@ pub enum TmaLayout {
     /// warpgroup MMA's shared-memory operands take, and what lets a quarter warp read 16
     /// bytes of each of 8 rows without bank conflicts.
     Swizzled,
-    /// Row after row as in memory: a GPTQ argument's words wider than 32, one box a tile
-    /// (a ring of one box of 192 words a stage streamed at 3.90 TB/s, where gptq_gemm_wg's
-    /// idle pipelines of six swizzled boxes of 32 streamed at about 3.2, bench/RESULTS.md),
-    /// whose accessor reads a row's contiguous bytes a warp.
+    /// Row after row as in memory: a GPTQ argument's words wider than 32, in boxes an odd
+    /// multiple of 16 words wide side by side (dsl/src/abi.rs, `plain_box_words`), so that
+    /// a warp reading 4 consecutive rows meets no bank conflict; unswizzled, since a ring
+    /// of one box of 192 words a stage streamed at 3.90 TB/s, where gptq_gemm_wg's idle
+    /// pipelines of six swizzled boxes of 32 streamed at about 3.2 (bench/RESULTS.md).
     Plain,
     /// A quantized argument's per-group buffer (scales, qzeros): `rows / G` rows, where G
     /// divides `rows`, plain.

@@ -115,19 +115,21 @@ fn buffer_align(a: &ir::TensorArg, part: &str, dtype: DType) -> u64 {
 
 /// The box of a GPTQ buffer's tensor map, from its argument's `tma(ROWS, COLS)` (`t`, in
 /// rows of K by columns; the checker allows it on GPTQ without act-order): qweight's is
-/// ROWS / 8 packed rows by COLS words, 128-byte swizzled where COLS is 32 and plain where
-/// it is wider (one box a tile either way); the scales' and zeros' hold the tile's ROWS / G
-/// groups (`Groups`) of COLS scales, or of COLS / 8 zero words.
+/// ROWS / 8 packed rows by COLS words, 128-byte swizzled, where COLS is 32, and plain
+/// boxes of `plain_box_words(COLS)` words side by side where it is wider (the accessor
+/// copies COLS / that many a tile); the scales' and zeros' hold the tile's ROWS / G groups
+/// (`Groups`) of COLS scales, or of COLS / 8 zero words.
 pub fn buffer_tma(t: TmaBox, part: &str) -> TmaBox {
     match part {
-        "qweight" => TmaBox {
+        "qweight" if t.cols == 32 => TmaBox {
             rows: t.rows / 8,
             cols: t.cols,
-            layout: if t.cols == 32 {
-                TmaLayout::Swizzled
-            } else {
-                TmaLayout::Plain
-            },
+            layout: TmaLayout::Swizzled,
+        },
+        "qweight" => TmaBox {
+            rows: t.rows / 8,
+            cols: plain_box_words(t.cols),
+            layout: TmaLayout::Plain,
         },
         "qzeros" => TmaBox {
             cols: t.cols / 8,
@@ -139,6 +141,20 @@ pub fn buffer_tma(t: TmaBox, part: &str) -> TmaBox {
             ..t
         },
     }
+}
+
+/// The width in words of a plain qweight box for tiles `cols` words wide (a multiple of
+/// 32): the widest divisor of `cols` that is an odd multiple of 16, so that a box's rows
+/// lie an odd multiple of 64 bytes apart. The pair decode's LDS.64 (`tma_wg_pairs_unscaled`)
+/// reads 64 bytes of each of 4 consecutive packed rows a warp: rows a multiple of 128
+/// bytes apart put all four on the same 16 banks (8 wavefronts where 2 do; ncu found it
+/// 4-way in gptq_gemm_wg16 with one box of 192 words), an odd multiple of 64 spreads them
+/// over all 32. At COLS = 192 that is 48, four boxes a tile: gptq_gemm_wg16 38.5 -> 37.6 µs
+/// and gptq_gemm_wg32 49.5 -> 44.7 at K = 8192, N = 28672, where twelve boxes of 16 words
+/// (64-byte rows) were slower than one (44.1; bench/RESULTS.md, "The pair decode's bank
+/// conflicts").
+pub fn plain_box_words(cols: u32) -> u32 {
+    16 * (cols / 16 >> (cols / 16).trailing_zeros())
 }
 
 /// What a GPTQ argument's `tma(ROWS, COLS)` needs of its shapes, as constraints the
@@ -308,11 +324,12 @@ mod tests {
     use crate::{Source, compile};
     use ima_contract::{TmaBox, TmaLayout};
 
-    /// A GPTQ argument's `tma(ROWS, COLS)` makes each buffer one box a tile: the words
-    /// ROWS / 8 packed rows by COLS, swizzled only 32 words wide (where `tma_frag`'s quarter
-    /// warps read 8 rows at once), the scales and zeros the tile's groups.
+    /// A GPTQ argument's `tma(ROWS, COLS)` boxes: the words ROWS / 8 packed rows by COLS,
+    /// one box swizzled where COLS is 32 (where `tma_frag`'s quarter warps read 8 rows at
+    /// once), plain boxes an odd multiple of 16 words wide where it is wider; the scales and
+    /// zeros one box of the tile's groups.
     #[test]
-    fn a_gptq_tiles_words_are_one_box_swizzled_only_32_wide() {
+    fn a_gptq_tiles_words_are_swizzled_32_wide_or_plain_boxes_of_odd_16s() {
         let box_of = |rows, cols, part| {
             let t = TmaBox {
                 rows,
@@ -323,7 +340,10 @@ mod tests {
             (b.rows, b.cols, b.layout)
         };
         assert_eq!(box_of(512, 32, "qweight"), (64, 32, TmaLayout::Swizzled));
-        assert_eq!(box_of(256, 192, "qweight"), (32, 192, TmaLayout::Plain));
+        assert_eq!(box_of(256, 192, "qweight"), (32, 48, TmaLayout::Plain));
+        assert_eq!(box_of(256, 64, "qweight"), (32, 16, TmaLayout::Plain));
+        assert_eq!(box_of(256, 160, "qweight"), (32, 80, TmaLayout::Plain));
+        assert_eq!(box_of(256, 224, "qweight"), (32, 112, TmaLayout::Plain));
         assert_eq!(box_of(256, 192, "scales"), (256, 192, TmaLayout::Groups));
         assert_eq!(box_of(256, 192, "qzeros"), (256, 24, TmaLayout::Groups));
     }

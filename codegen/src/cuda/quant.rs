@@ -31,8 +31,9 @@ pub(super) struct QuantCu {
     /// Column `n`'s zero point within its qzeros word `zw`.
     pub zero_in_word: String,
     pub word_doc: &'static str,
-    /// `tma(ROWS, COLS)`: tiles of ROWS rows of K by COLS columns come by TMA (GPTQ only).
-    pub tma: Option<(u32, u32)>,
+    /// `tma(ROWS, COLS)`: tiles of ROWS rows of K by COLS columns come by TMA (GPTQ only),
+    /// the words in boxes of the third's columns (`buffer_tma`'s).
+    pub tma: Option<(u32, u32, u32)>,
 }
 
 pub(super) struct QuantPartCu {
@@ -127,6 +128,8 @@ pub(super) fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
         raw: raw.to_string(),
         zero_in_word: zero_in_word.to_string(),
         word_doc,
-        tma: a.tma.map(|t| (t.rows, t.cols)),
+        tma: a
+            .tma
+            .map(|t| (t.rows, t.cols, ima_dsl::abi::buffer_tma(t, "qweight").cols)),
     }
 }

@@ -1172,7 +1172,7 @@ pub static GPTQ_GEMM_WG: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 32, cols: 192, layout: ima::TmaLayout::Plain }),
+            tma: Some(ima::TmaBox { rows: 32, cols: 48, layout: ima::TmaLayout::Plain }),
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -1435,7 +1435,7 @@ pub static GPTQ_GEMM_WG16: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 32, cols: 192, layout: ima::TmaLayout::Plain }),
+            tma: Some(ima::TmaBox { rows: 32, cols: 48, layout: ima::TmaLayout::Plain }),
         },
         ima::TensorArg {
             name: "w.qzeros",
@@ -1692,7 +1692,7 @@ pub static GPTQ_GEMM_WG32: ima::KernelContract = ima::KernelContract {
             strided: false,
             align: 16,
             values: None,
-            tma: Some(ima::TmaBox { rows: 32, cols: 192, layout: ima::TmaLayout::Plain }),
+            tma: Some(ima::TmaBox { rows: 32, cols: 48, layout: ima::TmaLayout::Plain }),
         },
         ima::TensorArg {
             name: "w.qzeros",
