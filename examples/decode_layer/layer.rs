@@ -413,12 +413,13 @@ enum Projection<'k> {
 }
 
 /// The weights' elements (K N) from which gptq_gemm_wg32 takes a projection of 17 to 32
-/// rows: at 32 rows it is faster than gptq_gemm on gate/up (4096 x 28672, unfused: 30.7
-/// against 40.0 us) and down (14336 x 4096: 20.5 against 24.9), ties it on QKV (4096 x
-/// 6144: 13.0) and is slower on O (4096 x 4096: 11.9 against 9.6), whose runs of 2 to 4
-/// stages a block leave its pipeline's fill unpaid (bench/RESULTS.md, "gptq_gemm_wg32 and
-/// the decode layer at B = 32").
-pub const WARPGROUP_MIN_WEIGHTS: usize = 1 << 25;
+/// rows (3 x 2^23, QKV's 4096 x 6144): at the layer's 32 rows, captured from Python, it is
+/// faster than gptq_gemm on gate/up (4096 x 28672, fused: 30.1 against 42.6 us), down
+/// (14336 x 4096: 20.3 against 26.0) and QKV (14.8 against 15.6), and slower on O (4096 x
+/// 4096: 13.9 against 12.7), whose runs of 2 to 4 stages a block leave its pipeline's fill
+/// unpaid (bench/RESULTS.md, "The decode layer's projections on gptq_gemm_wg32", session
+/// 46; QKV went to it once its words came in boxes of 48).
+pub const WARPGROUP_MIN_WEIGHTS: usize = 3 << 23;
 
 impl Kernels {
     pub fn load(ctx: &Arc<ima::cudarc::driver::CudaContext>) -> Result<Kernels, Error> {

@@ -21,7 +21,7 @@ import decode_layer  # noqa: E402
 from decode_layer_torch import captured, inputs, load, median_us, weights  # noqa: E402
 from layer_ab import alternate  # noqa: E402
 
-RULES = {"no wg": 1 << 62, "wg from 2^25 weights": 1 << 25, "wg everywhere": 0}
+RULES = {"no wg": 1 << 62, "wg from 2^25 weights": 1 << 25, "wg from 3 x 2^23 (QKV too)": 3 << 23, "wg everywhere": 0}
 
 for d in sys.argv[1:]:
     c, t = load(d)
