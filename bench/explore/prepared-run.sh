@@ -17,7 +17,7 @@
 #     (the tree and .gpu) stays under 64 MiB;
 #   bash bench/explore/prepared-run.sh 5: bench/explore/wgrate (built there with nvcc),
 #     then bench/explore/against.py l2o ow (the wheels of l2only/build.sh and
-#     onewait/build.sh, after prepared-build.sh; session 45's prepared forms); .gpu/bin
+#     onewait/build.sh, after prepared-build.sh; session 45's prepared forms, run by session 46); .gpu/bin
 #     aside, as for 4;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
