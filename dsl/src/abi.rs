@@ -154,7 +154,8 @@ pub fn buffer_tma(t: TmaBox, part: &str) -> TmaBox {
 /// (64-byte rows) were slower than one (44.1; bench/RESULTS.md, "The pair decode's bank
 /// conflicts").
 pub fn plain_box_words(cols: u32) -> u32 {
-    16 * (cols / 16 >> (cols / 16).trailing_zeros())
+    let sixteens = cols / 16;
+    16 * (sixteens >> sixteens.trailing_zeros())
 }
 
 /// What a GPTQ argument's `tma(ROWS, COLS)` needs of its shapes, as constraints the
