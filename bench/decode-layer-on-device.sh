@@ -4,6 +4,7 @@
 #   bash bench/decode-layer-on-device.sh check   # B = 1, 8, 32, contexts 1 .. 4096: imac vs torch
 #   bash bench/decode-layer-on-device.sh bench   # B = 1 and 32 at 1024: imac (graph, kernel by kernel), torch
 #   bash bench/decode-layer-on-device.sh kernels # the same steps' kernels, each timed by ncu, release and deferred
+#   bash bench/decode-layer-on-device.sh conflicts # the same steps' kernels' shared-memory wavefronts and bank conflicts (ncu)
 # Dumps go to $TMPDIR (about 2 GB for check); output to stdout and, when set, $OUT.
 # With the wheels of scripts/python-wheels in .gpu/wheels, the layer also runs from Python
 # (examples/decode_layer/decode_layer.py) beside torch.
@@ -46,6 +47,19 @@ case ${1:-check} in
           .gpu/bin/decode_layer dump "$tmp/k" $(printf '1024 %.0s' $(seq "$b")) > "$tmp/ncu-b$b-$mode.csv" 2>/dev/null
         python3 bench/ncu_kernel_times.py "B = $b, $mode" "$tmp/ncu-b$b-$mode.csv"
       done
+    done
+    ;;
+  conflicts)
+    # Release, one step each: what each kernel's shared loads and stores take in wavefronts,
+    # and how much of that bank conflicts add (gptq_gemm_wg16's word loads took 8 where 2
+    # do until session 46: bench/RESULTS.md, "The pair decode's bank conflicts").
+    mkdir -p "$tmp"
+    m=$(python3 bench/ncu_shared_conflicts.py --metrics)
+    for b in 1 32; do
+      # shellcheck disable=SC2046
+      ncu --clock-control none --cache-control none --metrics "$m" --csv \
+        .gpu/bin/decode_layer dump "$tmp/k" $(printf '1024 %.0s' $(seq "$b")) > "$tmp/ncu-b$b-shared.csv" 2>/dev/null
+      python3 bench/ncu_shared_conflicts.py "B = $b" "$tmp/ncu-b$b-shared.csv"
     done
     ;;
 esac

@@ -19,6 +19,10 @@
 #     then bench/explore/against.py l2o ow (the wheels of l2only/build.sh and
 #     onewait/build.sh, after prepared-build.sh; session 45's prepared forms, run by session 46); .gpu/bin
 #     aside, as for 4;
+#   bash bench/explore/prepared-run.sh 6: session 46's unfinished check, decode_gpu (its
+#     B = 32 reference test has not run since QKV went to gptq_gemm_wg32 at 04eac55),
+#     then every decode-layer kernel's shared-memory bank conflicts (decode-layer-on-device.sh
+#     conflicts); carry .gpu/bin's decode_gpu and decode_layer;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -52,5 +56,9 @@ case "${1:-1}" in
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
     PYTHONPATH=$site timeout 300 python3 -u bench/explore/against.py l2o ow 2>&1 | tail -12
+    ;;
+6)
+    timeout 300 bash .gpu/on-device test 'decode_gpu' 2>&1 | grep -E "^=== |^test |test result"
+    timeout 240 bash bench/decode-layer-on-device.sh conflicts
     ;;
 esac

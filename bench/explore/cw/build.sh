@@ -3,7 +3,8 @@
 # wider than 32 copied in boxes 48 or 16 words wide, row after row within each box, so
 # that the 4 rows a warp's LDS.64 reads in tma_wg_pairs_unscaled lie 192 or 64 bytes
 # apart rather than 768 and meet no bank conflicts; ncu found them 4-way, 8 wavefronts
-# where 2 do). Timed by bench/explore/against.py cw48 cw16.
+# where 2 do). Timed by bench/explore/against.py cw48 cw16. The patch is against 8da968e's
+# tree: c036039 landed its boxes of 48 (dsl/src/abi.rs, plain_box_words).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 files=(codegen/include/ima.cuh codegen/templates/module.cu runtime/src/tensor_map.rs)
