@@ -7,17 +7,15 @@ add (a warp's access split into more wavefronts than its bytes need):
     python3 bench/ncu_shared_conflicts.py --metrics   # the metrics to ask ncu for
 """
 
-import csv
+import os
 import sys
 
-TIME = "gpu__time_duration.sum"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ncu_kernel_times import TIME, metric_rows, microseconds  # noqa: E402
+
 LOADS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
 STORES = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum")
 METRICS = (TIME,) + LOADS + STORES
-
-
-def number(text):
-    return float(text.replace(",", "")) if text not in ("", "n/a") else 0.0
 
 
 def main() -> None:
@@ -25,22 +23,11 @@ def main() -> None:
         print(",".join(METRICS))
         return
     label, path = sys.argv[1], sys.argv[2]
-    with open(path, newline="") as f:
-        rows = [r for r in csv.reader(f) if len(r) > 5]
-    header = next((i for i, r in enumerate(rows) if "Kernel Name" in r), None)
-    if header is None:
-        sys.exit(f"{path}: no ncu table (did the profiled run fail?)")
-    h = rows[header]
-    launch, name, metric, unit, value = (h.index(c) for c in ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value"))
     kernels = {}
-    for r in rows[header + 1 :]:
-        if r[metric] not in METRICS:
-            continue
-        k = kernels.setdefault(r[launch], {"name": r[name].split("(")[0]})
-        v = number(r[value])
-        if r[metric] == TIME:
-            v = {"ns": v / 1e3, "nsecond": v / 1e3, "us": v, "usecond": v, "msecond": v * 1e3}[r[unit]]
-        k[r[metric]] = v
+    for launch, name, metric, unit, v in metric_rows(path):
+        if metric in METRICS:
+            k = kernels.setdefault(launch, {"name": name})
+            k[metric] = microseconds(v, unit) if metric == TIME else v
     print(f"{label}:")
     for k in kernels.values():
         parts = [f"  {k['name']} {k.get(TIME, 0):.1f} us"]
