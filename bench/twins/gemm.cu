@@ -291,7 +291,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 // `arrivals` (zero before a launch and after it) and added up by the last block to arrive,
 // in the blocks' order. The stage's layout is the accessor's `tma(256, 192)`:
 // 32 packed rows of 192 words in 4 boxes of 48 side by side, row after row within each
-// (rows 192 bytes apart, so that a warp's reads of 4 rows meet no bank conflict), then 8 groups' rows of
+// (rows 192 bytes apart, so that a warp's reads of 4 rows spread over all the banks), then 8 groups' rows of
 // 192 scales, then their rows of 24 zero words; x's tile is [64 rows, 256 of K] in 64-column
 // panels. By hand here, and without the accessors' guards: the tensor maps' origins are not
 // tested (the spec's tma_load tests each against an empty tensor, and a checked entry

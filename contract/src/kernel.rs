@@ -193,7 +193,7 @@ pub enum TmaLayout {
     Swizzled,
     /// Row after row as in memory: a GPTQ argument's words wider than 32, in boxes an odd
     /// multiple of 16 words wide side by side (dsl/src/abi.rs, `plain_box_words`), so that
-    /// a warp reading 4 consecutive rows meets no bank conflict; unswizzled, since a ring
+    /// a warp reading 4 consecutive rows spreads them over all the banks; unswizzled, since a ring
     /// of one box of 192 words a stage streamed at 3.90 TB/s, where gptq_gemm_wg's idle
     /// pipelines of six swizzled boxes of 32 streamed at about 3.2 (bench/RESULTS.md).
     Plain,

@@ -147,12 +147,14 @@ pub fn buffer_tma(t: TmaBox, part: &str) -> TmaBox {
 /// 32): the widest divisor of `cols` that is an odd multiple of 16, so that a box's rows
 /// lie an odd multiple of 64 bytes apart. The pair decode's LDS.64 (`tma_wg_pairs_unscaled`)
 /// reads 64 bytes of each of 4 consecutive packed rows a warp: rows a multiple of 128
-/// bytes apart put all four on the same 16 banks (8 wavefronts where 2 do; ncu found it
-/// 4-way in gptq_gemm_wg16 with one box of 192 words), an odd multiple of 64 spreads them
-/// over all 32. At COLS = 192 that is 48, four boxes a tile: gptq_gemm_wg16 38.5 -> 37.6 µs
-/// and gptq_gemm_wg32 49.5 -> 44.7 at K = 8192, N = 28672, where twelve boxes of 16 words
-/// (64-byte rows) were slower than one (44.1; bench/RESULTS.md, "The pair decode's bank
-/// conflicts").
+/// bytes apart put all four on the same 16 banks (ncu: 8 wavefronts a load where 2 would
+/// do, in gptq_gemm_wg16 with one box of 192 words); an odd multiple of 64 spreads them
+/// over all 32 (4 wavefronts: each half warp's 4 rows of 32 bytes still pair up, which
+/// rows an odd multiple of 32 bytes apart would avoid, but boxes of 24 words slowed the
+/// TMA stream more than that costs). At COLS = 192 that is 48, four boxes a tile:
+/// gptq_gemm_wg16 38.4 -> 37.6 µs and gptq_gemm_wg32 49.5 -> 44.7 at K = 8192, N = 28672,
+/// where twelve boxes of 16 words (64-byte rows) took 44.1 (bench/RESULTS.md, "The pair
+/// decode's bank conflicts").
 pub fn plain_box_words(cols: u32) -> u32 {
     let sixteens = cols / 16;
     16 * (sixteens >> sixteens.trailing_zeros())
