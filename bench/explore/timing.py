@@ -3,6 +3,7 @@ time of a launch as the median replay of a CUDA graph of launches cycling throug
 argument sets (chosen larger than L2, so that each launch reads from memory), and a
 table of kernel variants against a reference."""
 import sys
+import types
 
 import torch
 
@@ -153,6 +154,22 @@ def wg_in_turn(package, names, x, ws, part, arrivals, passes):
         getattr(package, nm)(x, ws[0], part, arrivals, ys[nm])
         out[nm] = (times[nm], (ys[nm].float() - ref).abs().max().item() / ref.abs().max().item())
     return out
+
+
+def shape_in_turn(package, kernel, shape, rate, others, label, tiles=2, name=lambda nm: nm):
+    """One in_turn_line at `shape` (M, K, N): `package`'s `kernel` (gptq_gemm_wg16's
+    arguments) as "main" and each kernel of `others(ws)` (name -> f(x, w, part, arrivals,
+    y), w one of the weight sets `ws`, `package`'s), on weight sets cycling past L2, three
+    passes, with the roofline from `rate` (copy_rate's). `label` takes M, K, N and the sets;
+    `tiles` is the accumulator tiles of main's workspace `part` (2 at 16 rows, 4 at 32)."""
+    m, k, n = shape
+    ws = [gptq_weight(package.QuantWeight, k, n, group=128) for _ in range(weight_sets(k, n))]
+    x = torch.randn(m, k, device=dev, dtype=torch.float16)
+    part = torch.empty(package.BLOCKS, 3, tiles, 128, 4, device=dev, dtype=torch.float32)
+    arrivals = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    kernels = {"main": getattr(package, kernel), **others(ws)}
+    res = wg_in_turn(types.SimpleNamespace(**kernels), list(kernels), x, ws, part, arrivals, 3)
+    return in_turn_line(label(m, k, n, len(ws)), res, gptq_bytes(k, n) / rate / 1e6, arrivals, name)
 
 
 def variants_against(ref, variants, cases, quant_weight, group=128, tolerance=2e-2):

@@ -12,30 +12,24 @@ product| / max |y|, and the share of the roofline from the copy rate measured fi
     python3 -u fold2.py"""
 import os
 import sys
-import types
-
-import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import copy_rate, gptq_bytes, gptq_weight, in_turn_line, same_weight, weight_sets, wg_in_turn  # noqa: E402
+from timing import copy_rate, same_weight, shape_in_turn  # noqa: E402
 import gemm_tma_kernels as main  # noqa: E402
 import gemm_tma_fold_kernels as fx  # noqa: E402
 
-dev = "cuda"
 rate = copy_rate()
 names = ["gptq_gemm_wg16f", "gptq_gemm_wg16g", "gptq_gemm_wg16h", "gptq_gemm_wg16s", "gptq_gemm_wg16r"]
 only = os.environ.get("ONLY")
-for m, k, n in [(16, 8192, 28672), (16, 14336, 4096), (16, 8192, 28672)]:
-    ws = [gptq_weight(main.QuantWeight, k, n, group=128) for _ in range(weight_sets(k, n))]
+
+
+def others(ws):
     own = {id(w): same_weight(fx, w) for w in ws}
-    x = torch.randn(m, k, device=dev, dtype=torch.float16)
-    part = torch.empty(main.BLOCKS, 3, 2, 128, 4, device=dev, dtype=torch.float32)
-    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
-    ks = {"main": main.gptq_gemm_wg16}
-    for nm in names:
-        if only and nm not in only.split(","):
-            continue
-        ks[nm] = lambda x, w, p, a, y, f=getattr(fx, nm): f(x, own[id(w)], p, a, y)
-    res = wg_in_turn(types.SimpleNamespace(**ks), list(ks), x, ws, part, arr, 3)
-    print(in_turn_line(f"M={m} K={k} N={n} ({len(ws)} sets)", res, gptq_bytes(k, n) / rate / 1e6, arr,
-                       lambda nm: nm.replace('gptq_gemm_wg16', '')), flush=True)
+    return {nm: lambda x, w, p, a, y, f=getattr(fx, nm): f(x, own[id(w)], p, a, y)
+            for nm in names if not only or nm in only.split(",")}
+
+
+for shape in [(16, 8192, 28672), (16, 14336, 4096), (16, 8192, 28672)]:
+    print(shape_in_turn(main, "gptq_gemm_wg16", shape, rate, others,
+                        lambda m, k, n, sets: f"M={m} K={k} N={n} ({sets} sets)",
+                        name=lambda nm: nm.replace('gptq_gemm_wg16', '')), flush=True)

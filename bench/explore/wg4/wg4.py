@@ -8,32 +8,29 @@ copy rate measured first).
     python3 -u wg4.py"""
 import os
 import sys
-import types
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import copy_rate, gptq_bytes, gptq_weight, in_turn_line, same_weight, weight_sets, wg_in_turn  # noqa: E402
+from timing import copy_rate, same_weight, shape_in_turn  # noqa: E402
 import gemm_tma_kernels as main  # noqa: E402
 import gemm_tma_x4_kernels as x4  # noqa: E402
 
-dev = "cuda"
 rate = copy_rate()
 names = ["gptq_gemm_wg16x4", "gptq_gemm_wg16x4s2", "gptq_gemm_wg16x4s4"]
 only = os.environ.get("ONLY")
-for m, k, n in [(16, 8192, 28672), (16, 14336, 4096), (1, 8192, 28672), (16, 4096, 28672), (16, 4096, 6144),
-                (5, 3200, 1056), (16, 8192, 28672)]:
-    ws = [gptq_weight(main.QuantWeight, k, n, group=128) for _ in range(weight_sets(k, n))]
+# The four warpgroups' slots: main's part has room for three.
+part4 = torch.empty(x4.BLOCKS, 4, 2, 128, 4, device="cuda", dtype=torch.float32)
+
+
+def others(ws):
     own = {id(w): same_weight(x4, w) for w in ws}
-    x = torch.randn(m, k, device=dev, dtype=torch.float16)
-    part = torch.empty(main.BLOCKS, 3, 2, 128, 4, device=dev, dtype=torch.float32)
-    part4 = torch.empty(x4.BLOCKS, 4, 2, 128, 4, device=dev, dtype=torch.float32)
-    arr = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
-    ks = {"main": main.gptq_gemm_wg16}
-    for nm in names:
-        if only and nm not in only.split(","):
-            continue
-        ks[nm] = lambda x, w, p, a, y, f=getattr(x4, nm): f(x, own[id(w)], part4, a, y)
-    res = wg_in_turn(types.SimpleNamespace(**ks), list(ks), x, ws, part, arr, 3)
-    print(in_turn_line(f"M={m} K={k} N={n} ({len(ws)} sets)", res, gptq_bytes(k, n) / rate / 1e6, arr,
-                       lambda nm: nm.replace('gptq_gemm_wg16', '')), flush=True)
+    return {nm: lambda x, w, p, a, y, f=getattr(x4, nm): f(x, own[id(w)], part4, a, y)
+            for nm in names if not only or nm in only.split(",")}
+
+
+for shape in [(16, 8192, 28672), (16, 14336, 4096), (1, 8192, 28672), (16, 4096, 28672), (16, 4096, 6144),
+              (5, 3200, 1056), (16, 8192, 28672)]:
+    print(shape_in_turn(main, "gptq_gemm_wg16", shape, rate, others,
+                        lambda m, k, n, sets: f"M={m} K={k} N={n} ({sets} sets)",
+                        name=lambda nm: nm.replace('gptq_gemm_wg16', '')), flush=True)
