@@ -43,7 +43,7 @@ __device__ __forceinline__ unsigned twin_pack(float lo, float hi) {
 
 // paged_attn: grid(ceil(P * BS / 512), HKV * ceil(HQ / HKV / 8), B) block(128)
 // under __launch_bounds__(128, 3); dynamic shared memory in the spec's order, each at a
-// 16-byte boundary: kv (f16 [4, 2, 2, 16, D]), qs (f16 [8, D]), red_o (f32 [2, 8, D]),
+// 16-byte boundary: kv (f16 [4, 2, 2, 16, D]), qs (f16 [8, D]), red_o (f32 [2, D / 16, 32, 4]),
 // red_ml (f32 [2, 2, 8]), pages (PART / BS + 2 ints).
 template <int DD>
 __device__ __forceinline__ void twin_attend(const __half* __restrict__ q, const __half* __restrict__ k_cache,
@@ -203,10 +203,11 @@ __device__ __forceinline__ void twin_attend(const __half* __restrict__ q, const 
                 red_ml[(0 * 2 + sl) * 8 + gid] = m;
                 red_ml[(1 * 2 + sl) * 8 + gid] = l;
             }
+// [slot, pair of n-tiles, lane, 4]: a warp's 16-byte stores fill 512 contiguous bytes.
 #pragma unroll
-            for (int j = 0; j < DTILES; ++j) {
-                red_o[(sl * 8 + gid) * DD + half_d * DH + 8 * j + 2 * t4] = acc[j][0];
-                red_o[(sl * 8 + gid) * DD + half_d * DH + 8 * j + 2 * t4 + 1] = acc[j][1];
+            for (int j = 0; j < DTILES; j += 2) {
+                *reinterpret_cast<float4*>(&red_o[((sl * (DD / 16) + half_d * DTILES / 2 + j / 2) * 32 + lane) * 4]) =
+                    make_float4(acc[j][0], acc[j][1], acc[j + 1][0], acc[j + 1][1]);
             }
         }
         __syncthreads();
@@ -217,9 +218,12 @@ __device__ __forceinline__ void twin_attend(const __half* __restrict__ q, const 
             m = mm;
             l = l * wa + lo * wb;
 #pragma unroll
-            for (int j = 0; j < DTILES; ++j) {
-                acc[j][0] = acc[j][0] * wa + red_o[(pw * 8 + gid) * DD + half_d * DH + 8 * j + 2 * t4] * wb;
-                acc[j][1] = acc[j][1] * wa + red_o[(pw * 8 + gid) * DD + half_d * DH + 8 * j + 2 * t4 + 1] * wb;
+            for (int j = 0; j < DTILES; j += 2) {
+                const float4 o = *reinterpret_cast<const float4*>(&red_o[((pw * (DD / 16) + half_d * DTILES / 2 + j / 2) * 32 + lane) * 4]);
+                acc[j][0] = acc[j][0] * wa + o.x * wb;
+                acc[j][1] = acc[j][1] * wa + o.y * wb;
+                acc[j + 1][0] = acc[j + 1][0] * wa + o.z * wb;
+                acc[j + 1][1] = acc[j + 1][1] * wa + o.w * wb;
             }
         }
         __syncthreads();
@@ -237,29 +241,29 @@ __device__ __forceinline__ void twin_attend(const __half* __restrict__ q, const 
     const int parts = (len + TWIN_PART - 1) / TWIN_PART;
     __syncthreads();
     bool last = false;
+    int arrived;
     const long long counter = (long long)b * HQ + h * G + g0;
     if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicAdd(&arrivals[counter], 1) == parts - 1;
+        asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], 1;" : "=r"(arrived) : "l"(&arrivals[counter]) : "memory");
+        last = arrived == parts - 1;
     }
     if (!__syncthreads_or(last)) return;
-    __threadfence();
     constexpr int CHUNKS = DD / 8;
     for (int i = threadIdx.x; i < gn * CHUNKS; i += 128) {
         const long long row = (long long)b * HQ + h * G + g0 + i / CHUNKS;
         const int d = i % CHUNKS * 8;
-        float mx = -INFINITY;
-#pragma unroll 8
-        for (int p = 0; p < parts; ++p) mx = fmaxf(mx, part_lse[row * NPART + p]);
-        float sum = 0.f, o[8] = {};
+        // One pass, the running maximum rescaling the sums (the spec's weighing).
+        float mx = -INFINITY, sum = 0.f, o[8] = {};
 #pragma unroll 4
         for (int p = 0; p < parts; ++p) {
-            const float w = exp2f(part_lse[row * NPART + p] - mx);
+            const float lse = part_lse[row * NPART + p], mm = fmaxf(mx, lse);
+            const float corr = exp2f(mx - mm), w = exp2f(lse - mm);
             const float4 lo = *reinterpret_cast<const float4*>(&part_o[(row * NPART + p) * DD + d]);
             const float4 hi = *reinterpret_cast<const float4*>(&part_o[(row * NPART + p) * DD + d + 4]);
-            sum += w;
-            o[0] += w * lo.x; o[1] += w * lo.y; o[2] += w * lo.z; o[3] += w * lo.w;
-            o[4] += w * hi.x; o[5] += w * hi.y; o[6] += w * hi.z; o[7] += w * hi.w;
+            mx = mm;
+            sum = sum * corr + w;
+            o[0] = o[0] * corr + w * lo.x; o[1] = o[1] * corr + w * lo.y; o[2] = o[2] * corr + w * lo.z; o[3] = o[3] * corr + w * lo.w;
+            o[4] = o[4] * corr + w * hi.x; o[5] = o[5] * corr + w * hi.y; o[6] = o[6] * corr + w * hi.z; o[7] = o[7] * corr + w * hi.w;
         }
         __align__(16) __half r[8];
 #pragma unroll
