@@ -115,9 +115,20 @@ impl Case {
         (self.p * self.bs).div_ceil(PART)
     }
 
-    /// softmax(q kᵀ · scale) v per query head, in f64, over the pages gathered here;
-    /// zeros for a sequence of length 0. A table entry outside `0 .. NB` counts as page 0,
-    /// as the value contract makes the kernel read it.
+    /// Where token t of sequence s lies for KV head kvh in the caches (k and v alike): a
+    /// table entry outside `0 .. NB` counts as page 0, as the value contract makes the
+    /// kernel read it.
+    fn row_at(&self, s: usize, t: usize, kvh: usize) -> usize {
+        let entry = self.tables[s * self.p + t / self.bs];
+        let page = usize::try_from(entry)
+            .ok()
+            .filter(|&p| p < self.nb)
+            .unwrap_or(0);
+        ((page * self.bs + t % self.bs) * self.hkv + kvh) * self.d
+    }
+
+    /// softmax(q kᵀ · scale) v per query head, in f64, over the pages gathered here
+    /// (`row_at`); zeros for a sequence of length 0.
     fn reference(&self) -> Vec<f64> {
         let (d, g) = (self.d, self.hq / self.hkv);
         let mut out = vec![0.0; self.b * self.hq * d];
@@ -125,14 +136,7 @@ impl Case {
             let len = self.lens[s] as usize;
             for h in 0..self.hq {
                 let kvh = h / g;
-                let at = |t: usize| {
-                    let entry = self.tables[s * self.p + t / self.bs];
-                    let page = usize::try_from(entry)
-                        .ok()
-                        .filter(|&p| p < self.nb)
-                        .unwrap_or(0);
-                    ((page * self.bs + t % self.bs) * self.hkv + kvh) * d
-                };
+                let at = |t: usize| self.row_at(s, t, kvh);
                 let q = &self.q[(s * self.hq + h) * d..][..d];
                 let scores: Vec<f64> = (0..len)
                     .map(|t| {
@@ -276,11 +280,16 @@ fn run_against_reference(hq: usize, hkv: usize, d: usize, bs: usize, seed: u64) 
 
 /// As run_against_reference, on the given lengths (the fifth 0).
 fn run_lens_against_reference(hq: usize, hkv: usize, d: usize, bs: usize, lens: &[i32], seed: u64) {
+    run_case_against_reference(&Case::new(hq, hkv, d, bs, lens, seed));
+}
+
+/// Launches `c` twice in each mode against the reference; its fifth sequence has length 0.
+fn run_case_against_reference(c: &Case) {
+    let (hq, hkv, d, bs) = (c.hq, c.hkv, c.d, c.bs);
     let (_ctx, stream, kernels) = setup();
-    let c = Case::new(hq, hkv, d, bs, lens, seed);
     for mode in MODES {
         set_mode(&kernels, mode);
-        let mut dev = Device::upload(&stream, &c);
+        let mut dev = Device::upload(&stream, c);
         dev.validate(&stream, &kernels, c.scale).unwrap();
         // Twice on the same counters: each launch leaves them zero for the next.
         for launch in 0..2 {
@@ -288,7 +297,7 @@ fn run_lens_against_reference(hq: usize, hkv: usize, d: usize, bs: usize, lens: 
             dev.launch(&stream, &kernels, c.scale).unwrap();
             kernels.check_deferred().unwrap();
             let what = format!("{mode:?} HQ={hq} HKV={hkv} D={d} BS={bs}, launch {launch}");
-            assert_close(&c, &dev.out.to_host(&stream).unwrap(), None, &what);
+            assert_close(c, &dev.out.to_host(&stream).unwrap(), None, &what);
             let arrivals = dev.arrivals.to_host(&stream).unwrap();
             assert!(arrivals.iter().all(|&a| a == 0), "{what}: {arrivals:?}");
         }
@@ -360,6 +369,30 @@ fn paged_attention_with_partitions_of_three_runs_matches_the_reference() {
 #[ignore = "needs a CUDA GPU"]
 fn paged_attention_with_partitions_of_one_run_matches_the_reference() {
     run_lens_against_reference(8, 8, 128, 16, &[700, PART as i32 + 1, 1, 768, 0], 70);
+}
+
+/// Partitions whose log-sum-exps lie far apart: in each KV head one key is its group's
+/// first query times 8 (a score near 30 against about 1 elsewhere), in the last partition of
+/// one sequence and the first of another. The last block weighs the partitions in one pass,
+/// rescaling what it has added whenever the running maximum grows: the sums of the first
+/// sequence's early partitions shrink by about 2^-40 when the last one comes, and the
+/// second sequence's later partitions add about as little; neither may overflow or lose the
+/// dominant one. 6 sequences by 8 KV heads of 2000 tokens take partitions of 2 runs (8 a
+/// sequence).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn partitions_far_apart_in_scale_are_weighed_together() {
+    let (hq, hkv, d) = (32, 8, 128);
+    let mut c = Case::new(hq, hkv, d, 16, &[2000, 2000, 700, 1, 0, 2000], 80);
+    for (s, t) in [(0, 1990), (1, 3)] {
+        for kvh in 0..hkv {
+            let (k, q) = (c.row_at(s, t, kvh), (s * hq + kvh * (hq / hkv)) * d);
+            for i in 0..d {
+                c.k[k + i] = f16::from_f32(8.0 * c.q[q + i].to_f32());
+            }
+        }
+    }
+    run_case_against_reference(&c);
 }
 
 /// A partition a sequence: 128 pairs as above, and no length past SPAN runs, so each

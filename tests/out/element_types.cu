@@ -975,6 +975,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -1928,7 +1935,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 1932 "element_types.cu"
+#line 1939 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2310,7 +2317,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2314 "element_types.cu"
+#line 2321 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4663,7 +4670,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 4667 "element_types.cu"
+#line 4674 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6096,7 +6103,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6100 "element_types.cu"
+#line 6107 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -972,6 +972,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -1996,7 +2003,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2000 "launch_forms.cu"
+#line 2007 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2208,7 +2215,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2212 "launch_forms.cu"
+#line 2219 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2364,7 +2371,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2368 "launch_forms.cu"
+#line 2375 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2582,7 +2589,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 2586 "launch_forms.cu"
+#line 2593 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

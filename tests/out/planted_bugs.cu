@@ -973,6 +973,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -1986,7 +1993,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1990 "planted_bugs.cu"
+#line 1997 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2329,7 +2336,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2333 "planted_bugs.cu"
+#line 2340 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2622,7 +2629,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2626 "planted_bugs.cu"
+#line 2633 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3377,7 +3384,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3381 "planted_bugs.cu"
+#line 3388 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4114,7 +4121,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4118 "planted_bugs.cu"
+#line 4125 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -972,6 +972,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -1924,7 +1931,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/posix_type_names.ima"
  off(i) = key(i) + size(i); 
-#line 1928 "posix_type_names.cu"
+#line 1935 "posix_type_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

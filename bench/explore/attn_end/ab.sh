@@ -4,14 +4,17 @@
 # decode layer runs them: .gpu/bin/decode_layer_before is the layer built from the commit
 # before (git stash; cargo build --release --example decode_layer), .gpu/bin/decode_layer
 # the tree's. Each kernel timed alone by ncu (clocks and caches as a replay leaves them),
-# then the layer's bench (CUDA graph replays), alternating, twice.
-#   bash bench/explore/attn_end/ab.sh
+# then the layer's bench (CUDA graph replays), alternating, twice. Other staged builds of
+# the layer can be named instead (decode_layer_p64: paged_attn's runs of 64 tokens).
+#   bash bench/explore/attn_end/ab.sh [BIN...]
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 tmp=${TMPDIR:-/tmp}/attn-end
 mkdir -p "$tmp"
+bins=("$@")
+[ ${#bins[@]} -gt 0 ] || bins=(decode_layer_before decode_layer)
 for pass in 1 2; do
-  for bin in decode_layer_before decode_layer; do
+  for bin in "${bins[@]}"; do
     for b in 1 32; do
       # shellcheck disable=SC2046
       ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
@@ -21,7 +24,7 @@ for pass in 1 2; do
   done
 done
 for pass in 1 2; do
-  for bin in decode_layer_before decode_layer; do
+  for bin in "${bins[@]}"; do
     echo "== pass $pass, $bin"
     bash .gpu/on-device run "$bin" bench 2>&1 | grep -vE "^\s*$" | tail -12
   done

@@ -973,6 +973,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -1991,7 +1998,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 1995 "attn.cu"
+#line 2002 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2407,7 +2414,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 2411 "attn.cu"
+#line 2418 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2743,7 +2750,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2747 "attn.cu"
+#line 2754 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3369,7 +3376,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3373 "attn.cu"
+#line 3380 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

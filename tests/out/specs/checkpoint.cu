@@ -973,6 +973,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -2333,7 +2340,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2337 "checkpoint.cu"
+#line 2344 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3123,7 +3130,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3127 "checkpoint.cu"
+#line 3134 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3894,7 +3901,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3898 "checkpoint.cu"
+#line 3905 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4539,7 +4546,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4543 "checkpoint.cu"
+#line 4550 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5224,7 +5231,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5228 "checkpoint.cu"
+#line 5235 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6069,7 +6076,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6073 "checkpoint.cu"
+#line 6080 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6784,7 +6791,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6788 "checkpoint.cu"
+#line 6795 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7626,7 +7633,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7630 "checkpoint.cu"
+#line 7637 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8326,7 +8333,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8330 "checkpoint.cu"
+#line 8337 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -973,6 +973,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -2363,7 +2370,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2367 "decode.cu"
+#line 2374 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3259,7 +3266,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3263 "decode.cu"
+#line 3270 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4397,7 +4404,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4401 "decode.cu"
+#line 4408 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -974,6 +974,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -2298,7 +2305,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2302 "gemm.cu"
+#line 2309 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3003,7 +3010,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3007 "gemm.cu"
+#line 3014 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3690,7 +3697,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3694 "gemm.cu"
+#line 3701 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4312,7 +4319,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4316 "gemm.cu"
+#line 4323 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5463,7 +5470,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5467 "gemm.cu"
+#line 5474 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

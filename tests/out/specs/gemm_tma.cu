@@ -974,6 +974,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -2364,7 +2371,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2368 "gemm_tma.cu"
+#line 2375 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3113,7 +3120,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3117 "gemm_tma.cu"
+#line 3124 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3997,7 +4004,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4001 "gemm_tma.cu"
+#line 4008 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4856,7 +4863,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4860 "gemm_tma.cu"
+#line 4867 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6462,7 +6469,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6466 "gemm_tma.cu"
+#line 6473 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8278,7 +8285,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8282 "gemm_tma.cu"
+#line 8289 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9996,7 +10003,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10000 "gemm_tma.cu"
+#line 10007 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11707,7 +11714,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 11711 "gemm_tma.cu"
+#line 11718 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

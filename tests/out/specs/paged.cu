@@ -973,6 +973,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -1881,9 +1888,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // block_tables once per block, through the value-checked accessor (a bad id is
 // reported and reads as page 0), into shared memory; a partition reads only the entries
 // of the pages its tokens lie in, all below ceil(seq_len / BS). The partitions of a
-// sequence meet as described above: one thread of each block counts its arrival after
-// the block's writes and a memory fence, and the last block reads the others' after a
-// fence of its own. `min_blocks 3` caps registers at 168 (12 warps an SM, whose 3 x 72 KB
+// sequence meet as described above: one thread of each block counts its arrival with an
+// acquire-release atomic after the block's writes, and the last block reads the others'
+// in one pass after it. `min_blocks 3` caps registers at 168 (12 warps an SM, whose 3 x 72 KB
 // of shared memory fit).
 namespace ima_paged_attn {
 
@@ -2648,49 +2655,52 @@ struct qs_t {
     }
 };
 
-// The states warps hand over when they meet: accumulators [slot, head, dimension],
-// running maximum and sum [0 or 1, slot, head].
-// shared red_o: f32[2, 8, D], row-major in dynamic shared memory
+// The states warps hand over when they meet: accumulators as the warps hold them,
+// [slot, pair of n-tiles, lane, the pair's 2 x 2 values], so that a warp's 16-byte
+// stores and loads of a pair fill 512 contiguous bytes, with no bank conflict (as
+// [slot, head, dimension] the 8 heads of a column fell in one bank: 8-way); running
+// maximum and sum [0 or 1, slot, head].
+// shared red_o: f32[2, D / 16, 32, 4], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct red_o_t {
     float* p;
-    I d0, d1, d2;
+    I d0, d1, d2, d3;
     typename ImaRecorder<IMA_CHECKED>::type* rec;
-    __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_in_bounds<I, 3>(rec, -3, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
+            if (!ima_in_bounds<I, 4>(rec, -3, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<float>();
         }
-        return p[(i0 * d1 + i1) * d2 + i2];
+        return p[((i0 * d1 + i1) * d2 + i2) * d3 + i3];
     }
     // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
     // ldmatrix); its first element must lie at a multiple of 4 elements.
-    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1, I i2) const {
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
-            if (!ima_vec_in_bounds<I, 3, 4>(rec, -3, 1, {i0, i1, i2}, {d0, d1, d2}))
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, -3, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3}))
                 return ima_shared_sink<ImaVec<float, 4>>();
-            if (((i0 * d1 + i1) * d2 + i2) % 4 != 0) {
-                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
-                ima_report<I, 3>(rec, -3, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+            if ((((i0 * d1 + i1) * d2 + i2) * d3 + i3) % 4 != 0) {
+                const I i[4] = {i0, i1, i2, i3}, e[4] = {d0, d1, d2, d3};
+                ima_report<I, 4>(rec, -3, 1, IMA_MISALIGNED_VECTOR, 3, i, e);
                 return ima_shared_sink<ImaVec<float, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        return *reinterpret_cast<ImaVec<float, 4>*>(&p[((i0 * d1 + i1) * d2 + i2) * d3 + i3]);
     }
-    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // Its last two dimensions at (i0, i1) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
     // and ROWS at most the one before. A checked entry point checks both and the leading
     // indices, once; the chunks of a refused tile are the shared sink.
     template <int ROWS, int COLS>
-    __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
-        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -3, true};
+    __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1) const {
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[((i0 * d1 + i1) * d2 + 0) * d3 + 0]), rec, -3, true};
         if constexpr (IMA_CHECKED) {
-            if (!(ROWS <= d1 && COLS == d2)) {
-                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
-                ima_report<I, 2>(rec, -3, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+            if (!(ROWS <= d2 && COLS == d3)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d2, d3};
+                ima_report<I, 2>(rec, -3, 1, IMA_TILE_SHAPE, ROWS <= d2 ? 1 : 0, i, e);
                 t.ok = false;
             } else {
-                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
-                t.ok = ima_in_bounds<I, 3>(rec, -3, 1, i, e);
+                const I i[4] = {i0, i1, 0, 0}, e[4] = {d0, d1, d2, d3};
+                t.ok = ima_in_bounds<I, 4>(rec, -3, 1, i, e);
             }
             if (!t.ok) t.p = &ima_shared_sink<ImaVec<float, 4>>();
         }
@@ -2801,7 +2811,7 @@ __device__ __forceinline__ void body(
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
     const pages_t<I, IMA_CHECKED> pages) {
-#line 97 "specs/paged.ima"
+#line 100 "specs/paged.ima"
 
         constexpr int W = 4;      // warps a block
         constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
@@ -3042,9 +3052,8 @@ __device__ __forceinline__ void body(
                         red_ml(1, sl, gid) = l;
                     }
                     #pragma unroll
-                    for (int j = 0; j < DTILES; ++j) {
-                        red_o(sl, gid, half_d * DH + 8 * j + 2 * t4) = acc[j][0];
-                        red_o(sl, gid, half_d * DH + 8 * j + 2 * t4 + 1) = acc[j][1];
+                    for (int j = 0; j < DTILES; j += 2) {
+                        red_o.at4(sl, half_d * DTILES / 2 + j / 2, lane, 0) = ImaVec<float, 4>{{acc[j][0], acc[j][1], acc[j + 1][0], acc[j + 1][1]}};
                     }
                 }
                 __syncthreads();
@@ -3056,9 +3065,12 @@ __device__ __forceinline__ void body(
                     m = mm;
                     l = l * wa + lo * wb;
                     #pragma unroll
-                    for (int j = 0; j < DTILES; ++j) {
-                        acc[j][0] = acc[j][0] * wa + red_o(pw, gid, half_d * DH + 8 * j + 2 * t4) * wb;
-                        acc[j][1] = acc[j][1] * wa + red_o(pw, gid, half_d * DH + 8 * j + 2 * t4 + 1) * wb;
+                    for (int j = 0; j < DTILES; j += 2) {
+                        const ImaVec<float, 4> o = red_o.at4(pw, half_d * DTILES / 2 + j / 2, lane, 0);
+                        acc[j][0] = acc[j][0] * wa + o.v[0] * wb;
+                        acc[j][1] = acc[j][1] * wa + o.v[1] * wb;
+                        acc[j + 1][0] = acc[j + 1][0] * wa + o.v[2] * wb;
+                        acc[j + 1][1] = acc[j + 1][1] * wa + o.v[3] * wb;
                     }
                 }
                 __syncthreads();
@@ -3077,33 +3089,35 @@ __device__ __forceinline__ void body(
             }
             // The last block of the sequence to get here weighs its partitions together:
             // out = the sum over p of 2^(lse_p - max) o_p, over the sum of the weights.
-            // The counter's increment follows the block's writes (barrier, then a fence);
-            // the last block's reads follow its observation and a fence.
+            // The block's writes are the barrier's, which thread 0's count releases at GPU
+            // scope; the count that finds the others' acquires theirs for the barrier after
+            // it (CUTLASS's stream-K fixup; two __threadfence()s, sequentially consistent
+            // fences, before).
             __syncthreads();
             bool last = false;
-            if (threadIdx.x == 0) {
-                __threadfence();
-                last = atomicAdd(&arrivals(b, h * G + g0), 1) == int(parts - 1);
-            }
+            if (threadIdx.x == 0) last = ima_atomic_add_acq_rel(&arrivals(b, h * G + g0), 1) == int(parts - 1);
             if (!__syncthreads_or(last)) return;
-            __threadfence();
-            // A thread an 8 dimensions of a head: every partition's loads in flight at once.
+            // A thread an 8 dimensions of a head, in one pass: the running maximum rescales
+            // what the partitions before added, so that no load waits for another (a pass
+            // over the log-sum-exps for their maximum first cost the launch's last block a
+            // round trip to L2).
             constexpr int CHUNKS = DD / 8;
             for (int i = threadIdx.x; i < gn * CHUNKS; i += 128) {
                 const I hq = h * G + g0 + i / CHUNKS, d = i % CHUNKS * 8;
-                float mx = -INFINITY;
-                #pragma unroll 8
-                for (I p = 0; p < parts; ++p) mx = fmaxf(mx, part_lse(b, hq, p));
-                float sum = 0.f, o[8] = {};
+                float mx = -INFINITY, sum = 0.f, o[8] = {};
                 #pragma unroll 4
                 for (I p = 0; p < parts; ++p) {
-                    const float w = exp2f(part_lse(b, hq, p) - mx);
+                    // Every partition has a token, so its log-sum-exp is finite and the first
+                    // partition's correction 2^-inf is 0.
+                    const float lse = part_lse(b, hq, p), mm = fmaxf(mx, lse);
+                    const float corr = exp2f(mx - mm), w = exp2f(lse - mm);
                     const ImaVec<float, 4> lo = part_o.load4(b, hq, p, d), hi = part_o.load4(b, hq, p, d + 4);
-                    sum += w;
+                    mx = mm;
+                    sum = sum * corr + w;
                     #pragma unroll
                     for (int j = 0; j < 4; ++j) {
-                        o[j] += w * lo.v[j];
-                        o[4 + j] += w * hi.v[j];
+                        o[j] = o[j] * corr + w * lo.v[j];
+                        o[4 + j] = o[4 + j] * corr + w * hi.v[j];
                     }
                 }
                 ImaVec<__half, 8> r;
@@ -3121,7 +3135,7 @@ __device__ __forceinline__ void body(
             attend(ImaConst<256>{});
         }
     
-#line 3125 "paged.cu"
+#line 3139 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3152,8 +3166,8 @@ __device__ __forceinline__ void run(
     ima_smem_off = (ima_smem_off + 4 * 2 * 2 * 16 * D * I(sizeof(__half)) + 15) / 16 * 16;
     const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 8, D, ima_recorder};
     ima_smem_off = (ima_smem_off + 8 * D * I(sizeof(__half)) + 15) / 16 * 16;
-    const red_o_t<I, IMA_CHECKED> red_o{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 8, D, ima_recorder};
-    ima_smem_off = (ima_smem_off + 2 * 8 * D * I(sizeof(float)) + 15) / 16 * 16;
+    const red_o_t<I, IMA_CHECKED> red_o{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, (D / 16), 32, 4, ima_recorder};
+    ima_smem_off = (ima_smem_off + 2 * (D / 16) * 32 * 4 * I(sizeof(float)) + 15) / 16 * 16;
     const red_ml_t<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_recorder};
     ima_smem_off = (ima_smem_off + 2 * 2 * 8 * I(sizeof(float)) + 15) / 16 * 16;
     const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), (((4 * 128) / BS) + 2), ima_recorder};
@@ -3445,8 +3459,9 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
             break;
         case -3:
             ima_extent[0] = 2;
-            ima_extent[1] = 8;
-            ima_extent[2] = D;
+            ima_extent[1] = (D / 16);
+            ima_extent[2] = 32;
+            ima_extent[3] = 4;
             break;
         case -4:
             ima_extent[0] = 2;
@@ -3596,8 +3611,9 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
             break;
         case -3:
             ima_extent[0] = 2;
-            ima_extent[1] = 8;
-            ima_extent[2] = D;
+            ima_extent[1] = (D / 16);
+            ima_extent[2] = 32;
+            ima_extent[3] = 4;
             break;
         case -4:
             ima_extent[0] = 2;

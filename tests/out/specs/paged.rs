@@ -85,9 +85,9 @@ impl Kernels {
 /// block_tables once per block, through the value-checked accessor (a bad id is
 /// reported and reads as page 0), into shared memory; a partition reads only the entries
 /// of the pages its tokens lie in, all below ceil(seq_len / BS). The partitions of a
-/// sequence meet as described above: one thread of each block counts its arrival after
-/// the block's writes and a memory fence, and the last block reads the others' after a
-/// fence of its own. `min_blocks 3` caps registers at 168 (12 warps an SM, whose 3 x 72 KB
+/// sequence meet as described above: one thread of each block counts its arrival with an
+/// acquire-release atomic after the block's writes, and the last block reads the others'
+/// in one pass after it. `min_blocks 3` caps registers at 168 (12 warps an SM, whose 3 x 72 KB
 /// of shared memory fit).
 ///
 /// Declared at `specs/paged.ima:58`.
@@ -364,8 +364,9 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             dtype: ima::DType::F32,
             dims: &[
                 ima::Extent { text: "2", expr: ima::Expr::Const(2) },
-                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
-                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "D / 16", expr: ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(16)) },
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
             ],
             align: 16,
         },

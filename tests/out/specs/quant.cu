@@ -973,6 +973,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -2539,7 +2546,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2543 "quant.cu"
+#line 2550 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3305,7 +3312,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3309 "quant.cu"
+#line 3316 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3966,7 +3973,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3970 "quant.cu"
+#line 3977 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4639,7 +4646,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4643 "quant.cu"
+#line 4650 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5208,7 +5215,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5212 "quant.cu"
+#line 5219 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5524,7 +5531,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5528 "quant.cu"
+#line 5535 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6489,7 +6496,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6493 "quant.cu"
+#line 6500 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7136,7 +7143,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7140 "quant.cu"
+#line 7147 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -973,6 +973,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -2199,7 +2206,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 2203 "rmsnorm.cu"
+#line 2210 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

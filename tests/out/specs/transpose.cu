@@ -972,6 +972,13 @@ __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
+// ima_atomic_add_release that also acquires what the releases it reads released: the
+// count after which the last of a group of blocks reads the others' writes.
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
 // *counter at GPU scope, acquiring what the releases it reads released.
 __device__ __forceinline__ int ima_ld_acquire(const int* counter) {
     int v;
@@ -1961,7 +1968,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 8 "specs/transpose.ima"
  y(j, i) = x(i, j); 
-#line 1965 "transpose.cu"
+#line 1972 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2278,7 +2285,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 2282 "transpose.cu"
+#line 2289 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
