@@ -375,6 +375,18 @@ struct alignas(2 * sizeof(T)) ImaPair {
     T v[2];
 };
 
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals) and acquiring what the counts before it
+// released: the count after which the last of a group of blocks reads the others' writes
+// (paged_attn's partitions), with no fence on either side.
+#if __CUDA_ARCH__ >= 700
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
+#endif
+
 #if __CUDA_ARCH__ >= 800
 // Staging in shared memory and the tensor cores (sm_80 and later). An input's
 // `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
@@ -956,13 +968,6 @@ __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
 __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     int old;
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
-    return old;
-}
-// ima_atomic_add_release that also acquires what the releases it reads released: the
-// count after which the last of a group of blocks reads the others' writes.
-__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.

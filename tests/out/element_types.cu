@@ -392,6 +392,18 @@ struct alignas(2 * sizeof(T)) ImaPair {
     T v[2];
 };
 
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals) and acquiring what the counts before it
+// released: the count after which the last of a group of blocks reads the others' writes
+// (paged_attn's partitions), with no fence on either side.
+#if __CUDA_ARCH__ >= 700
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
+#endif
+
 #if __CUDA_ARCH__ >= 800
 // Staging in shared memory and the tensor cores (sm_80 and later). An input's
 // `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
@@ -973,13 +985,6 @@ __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
 __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     int old;
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
-    return old;
-}
-// ima_atomic_add_release that also acquires what the releases it reads released: the
-// count after which the last of a group of blocks reads the others' writes.
-__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
@@ -1935,7 +1940,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 1939 "element_types.cu"
+#line 1944 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2317,7 +2322,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2321 "element_types.cu"
+#line 2326 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4670,7 +4675,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 4674 "element_types.cu"
+#line 4679 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6103,7 +6108,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6107 "element_types.cu"
+#line 6112 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -390,6 +390,18 @@ struct alignas(2 * sizeof(T)) ImaPair {
     T v[2];
 };
 
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals) and acquiring what the counts before it
+// released: the count after which the last of a group of blocks reads the others' writes
+// (paged_attn's partitions), with no fence on either side.
+#if __CUDA_ARCH__ >= 700
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
+#endif
+
 #if __CUDA_ARCH__ >= 800
 // Staging in shared memory and the tensor cores (sm_80 and later). An input's
 // `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
@@ -971,13 +983,6 @@ __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
 __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     int old;
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
-    return old;
-}
-// ima_atomic_add_release that also acquires what the releases it reads released: the
-// count after which the last of a group of blocks reads the others' writes.
-__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
@@ -1993,7 +1998,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 1997 "planted_bugs.cu"
+#line 2002 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2336,7 +2341,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2340 "planted_bugs.cu"
+#line 2345 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2629,7 +2634,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2633 "planted_bugs.cu"
+#line 2638 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3384,7 +3389,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3388 "planted_bugs.cu"
+#line 3393 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4121,7 +4126,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4125 "planted_bugs.cu"
+#line 4130 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -390,6 +390,18 @@ struct alignas(2 * sizeof(T)) ImaPair {
     T v[2];
 };
 
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals) and acquiring what the counts before it
+// released: the count after which the last of a group of blocks reads the others' writes
+// (paged_attn's partitions), with no fence on either side.
+#if __CUDA_ARCH__ >= 700
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
+#endif
+
 #if __CUDA_ARCH__ >= 800
 // Staging in shared memory and the tensor cores (sm_80 and later). An input's
 // `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
@@ -971,13 +983,6 @@ __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
 __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     int old;
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
-    return old;
-}
-// ima_atomic_add_release that also acquires what the releases it reads released: the
-// count after which the last of a group of blocks reads the others' writes.
-__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
@@ -2340,7 +2345,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2344 "checkpoint.cu"
+#line 2349 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3130,7 +3135,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3134 "checkpoint.cu"
+#line 3139 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3901,7 +3906,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3905 "checkpoint.cu"
+#line 3910 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4546,7 +4551,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4550 "checkpoint.cu"
+#line 4555 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5231,7 +5236,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5235 "checkpoint.cu"
+#line 5240 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6076,7 +6081,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6080 "checkpoint.cu"
+#line 6085 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6791,7 +6796,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6795 "checkpoint.cu"
+#line 6800 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7633,7 +7638,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7637 "checkpoint.cu"
+#line 7642 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8333,7 +8338,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8337 "checkpoint.cu"
+#line 8342 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

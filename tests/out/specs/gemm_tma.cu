@@ -391,6 +391,18 @@ struct alignas(2 * sizeof(T)) ImaPair {
     T v[2];
 };
 
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals) and acquiring what the counts before it
+// released: the count after which the last of a group of blocks reads the others' writes
+// (paged_attn's partitions), with no fence on either side.
+#if __CUDA_ARCH__ >= 700
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
+#endif
+
 #if __CUDA_ARCH__ >= 800
 // Staging in shared memory and the tensor cores (sm_80 and later). An input's
 // `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
@@ -972,13 +984,6 @@ __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
 __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     int old;
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
-    return old;
-}
-// ima_atomic_add_release that also acquires what the releases it reads released: the
-// count after which the last of a group of blocks reads the others' writes.
-__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
@@ -2371,7 +2376,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2375 "gemm_tma.cu"
+#line 2380 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3120,7 +3125,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3124 "gemm_tma.cu"
+#line 3129 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4004,7 +4009,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4008 "gemm_tma.cu"
+#line 4013 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4863,7 +4868,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4867 "gemm_tma.cu"
+#line 4872 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6469,7 +6474,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6473 "gemm_tma.cu"
+#line 6478 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8285,7 +8290,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8289 "gemm_tma.cu"
+#line 8294 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10003,7 +10008,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10007 "gemm_tma.cu"
+#line 10012 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11714,7 +11719,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 11718 "gemm_tma.cu"
+#line 11723 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -391,6 +391,18 @@ struct alignas(2 * sizeof(T)) ImaPair {
     T v[2];
 };
 
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals) and acquiring what the counts before it
+// released: the count after which the last of a group of blocks reads the others' writes
+// (paged_attn's partitions), with no fence on either side.
+#if __CUDA_ARCH__ >= 700
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
+#endif
+
 #if __CUDA_ARCH__ >= 800
 // Staging in shared memory and the tensor cores (sm_80 and later). An input's
 // `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
@@ -972,13 +984,6 @@ __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
 __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     int old;
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
-    return old;
-}
-// ima_atomic_add_release that also acquires what the releases it reads released: the
-// count after which the last of a group of blocks reads the others' writes.
-__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
@@ -2125,7 +2130,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2129 "index.cu"
+#line 2134 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2771,7 +2776,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2775 "index.cu"
+#line 2780 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3237,7 +3242,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3241 "index.cu"
+#line 3246 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3594,7 +3599,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3598 "index.cu"
+#line 3603 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -390,6 +390,18 @@ struct alignas(2 * sizeof(T)) ImaPair {
     T v[2];
 };
 
+// *counter += v at GPU scope, returning the old value, releasing what this thread wrote
+// and what it acquired (a barrier's arrivals) and acquiring what the counts before it
+// released: the count after which the last of a group of blocks reads the others' writes
+// (paged_attn's partitions), with no fence on either side.
+#if __CUDA_ARCH__ >= 700
+__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
+    return old;
+}
+#endif
+
 #if __CUDA_ARCH__ >= 800
 // Staging in shared memory and the tensor cores (sm_80 and later). An input's
 // `x.load8_async(dst, i, j)` starts a 16-byte copy (cp.async) of the vector `x.load8(i, j)`
@@ -971,13 +983,6 @@ __device__ __forceinline__ void ima_bar_sync(int id, int threads) {
 __device__ __forceinline__ int ima_atomic_add_release(int* counter, int v) {
     int old;
     asm volatile("atom.add.release.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
-    return old;
-}
-// ima_atomic_add_release that also acquires what the releases it reads released: the
-// count after which the last of a group of blocks reads the others' writes.
-__device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");
     return old;
 }
 // *counter at GPU scope, acquiring what the releases it reads released.
@@ -2546,7 +2551,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2550 "quant.cu"
+#line 2555 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3312,7 +3317,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3316 "quant.cu"
+#line 3321 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3973,7 +3978,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3977 "quant.cu"
+#line 3982 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4646,7 +4651,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4650 "quant.cu"
+#line 4655 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5215,7 +5220,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5219 "quant.cu"
+#line 5224 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5531,7 +5536,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5535 "quant.cu"
+#line 5540 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6496,7 +6501,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6500 "quant.cu"
+#line 6505 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7143,7 +7148,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7147 "quant.cu"
+#line 7152 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
