@@ -47,6 +47,25 @@ def batches():
     }
 
 
+def partition_batches():
+    """The batches the partition timers (span/time_span.py, lean/time_lean.py) compare on:
+    B = 32 at four contexts and ragged, and smaller and larger batches (name -> the
+    sequences' lengths)."""
+    rnd = random.Random(1)
+    return {
+        "B=32 ctx 1024": [1024] * 32,
+        "B=32 ctx 512": [512] * 32,
+        "B=32 ctx 2048": [2048] * 32,
+        "B=32 ctx 4096": [4096] * 32,
+        "B=32 ragged 1..4096": [rnd.randint(1, 4096) for _ in range(32)],
+        "B=8 ctx 1024": [1024] * 8,
+        "B=16 ctx 1024": [1024] * 16,
+        "B=64 ctx 1024": [1024] * 64,
+        "B=1 ctx 1024": [1024],
+        "B=1 ctx 4096": [4096],
+    }
+
+
 def call(f, c):
     f(c["q"], c["k"], c["v"], c["tables"], c["lens"], c["part_o"], c["part_lse"], c["arrivals"], c["out"], D ** -0.5)
 

@@ -4,26 +4,12 @@ layer's heads (32 query, 8 KV, D = 128, pages of 16 in random order), as CUDA gr
 cycling through caches larger than L2 (µs a launch; DIFF marks an output off the tree's).
     python3 -u time_lean.py"""
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from paged_cases import compare  # noqa: E402
+from paged_cases import compare, partition_batches  # noqa: E402
 import lean_kernels as lk  # noqa: E402
 import paged_kernels as pk  # noqa: E402
 
-rnd = random.Random(1)
-cases = {
-    "B=32 ctx 1024": [1024] * 32,
-    "B=32 ctx 512": [512] * 32,
-    "B=32 ctx 2048": [2048] * 32,
-    "B=32 ctx 4096": [4096] * 32,
-    "B=32 ragged 1..4096": [rnd.randint(1, 4096) for _ in range(32)],
-    "B=8 ctx 1024": [1024] * 8,
-    "B=16 ctx 1024": [1024] * 16,
-    "B=64 ctx 1024": [1024] * 64,
-    "B=1 ctx 1024": [1024],
-    "B=1 ctx 4096": [4096],
-    "B=5 with 0": [700, 129, 1, 768, 0],
-}
+cases = {**partition_batches(), "B=5 with 0": [700, 129, 1, 768, 0]}
 compare(cases, {"tree": pk.paged_attn, "lean": lk.paged_attn_lean})
