@@ -22,7 +22,10 @@
 #   bash bench/explore/prepared-run.sh 6: session 46's unfinished check, decode_gpu (its
 #     B = 32 reference test has not run since QKV went to gptq_gemm_wg32 at 04eac55),
 #     then every decode-layer kernel's shared-memory bank conflicts (decode-layer-on-device.sh
-#     conflicts); carry .gpu/bin's decode_gpu and decode_layer;
+#     conflicts); carry .gpu/bin's decode_gpu and decode_layer (run by session 47);
+#   bash bench/explore/prepared-run.sh 7: bench/explore/lean/time_lean.py, the tree's
+#     paged_attn against lean (measured by session 47) and lean2 (prepared by it), after
+#     scripts/python-wheels and bench/explore/lean/build.sh; carry [".gpu/wheels"];
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -60,5 +63,10 @@ case "${1:-1}" in
 6)
     timeout 300 bash .gpu/on-device test 'decode_gpu' 2>&1 | grep -E "^=== |^test |test result"
     timeout 240 bash bench/decode-layer-on-device.sh conflicts
+    ;;
+7)
+    site=$(mktemp -d)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/lean*_kernels-*.whl || exit 1
+    (cd bench/explore/lean && PYTHONPATH=$site timeout 300 python3 -u time_lean.py 2>&1 | tail -14)
     ;;
 esac

@@ -186,9 +186,56 @@ tail_new = '''        if (threadIdx.x == 0) advance(0);
 }
 '''
 src = src.replace(tail_old, tail_new)
-# attend's early return (a chunk that is not the last) must go on to the next chunk.
-sub("            if (!__syncthreads_or(last)) return;\n", "            if (!__syncthreads_or(last)) return;\n")
 out = os.path.join(root, "target/lean")
 os.makedirs(out, exist_ok=True)
 open(os.path.join(out, "lean.ima"), "w").write(src)
 print(os.path.join(out, "lean.ima"))
+
+# lean2 (session 47, prepared): lean without its walk's loads. lean reads every length from
+# global memory three times before its first tile (summed, the search, thread 0's first
+# advance) and thread 0 advances the walk before attending, so that warp 0 waits a round
+# trip to L2 at each new pair. lean2 keeps the first LENS lengths in shared memory from the
+# one pass that sums them, writes the zeros after it, searches and advances from there, and
+# advances after the chunk instead of before it. LENS is 128 (512 bytes): with it a block's
+# shared memory is 76,704 bytes, and three an SM still fit the H200's 228 KB.
+sub("kernel paged_attn_lean where", "kernel paged_attn_lean2 where")
+sub("const LEAN = 396\n", "const LEAN = 396\n\n/// Lengths lean2 keeps in shared memory (past them it reads seq_lens).\nconst LENS = 128\n")
+sub("    shared chunk: i32[2, 8]\n", "    shared chunk: i32[2, 8]\n    /// The first LENS sequences' lengths.\n    shared lens: i32[LENS]\n")
+sub("""            const I len_s = seq_lens(s), n = (len_s + PART - 1) / PART;
+""", """            const I len_s = seq_lens(s), n = (len_s + PART - 1) / PART;
+            if (s < LENS) lens(s) = int(len_s);
+""")
+zeros = """        for (I s = blockIdx.x; s < B; s += gridDim.x) {
+            if (seq_lens(s) == 0) {
+                for (I i = threadIdx.x; i < HQ * D; i += 128) out(s, i / D, i % D) = __float2half(0.f);
+            }
+        }
+"""
+sub(zeros, "")
+sub("""        __syncthreads();
+        const I seq_runs""", """        __syncthreads();
+        auto len_of = [&](I s) { return s < LENS ? I(lens(s)) : I(seq_lens(s)); };
+""" + zeros.replace("seq_lens(s) == 0", "len_of(s) == 0") + """        const I seq_runs""")
+sub("const I n = s < B ? HB * ((seq_lens(s) + PART - 1) / PART) : I(0);", "const I n = s < B ? HB * ((len_of(s) + PART - 1) / PART) : I(0);")
+sub("I b = walk(3), base = walk(4), len = seq_lens(b), n = (len + PART - 1) / PART;", "I b = walk(3), base = walk(4), len = len_of(b), n = (len + PART - 1) / PART;")
+sub("""                    len = seq_lens(b);
+                    n = (len + PART - 1) / PART;""", """                    len = len_of(b);
+                    n = (len + PART - 1) / PART;""")
+sub("""            // The next chunk, into the other row, while this one is attended.
+            if (threadIdx.x == 0) advance(row ^ 1);
+""", "")
+sub("""                attend(ImaConst<256>{});
+            }
+        }
+    }
+}
+""", """                attend(ImaConst<256>{});
+            }
+            // The next chunk, into the other row, once this one is done.
+            if (threadIdx.x == 0) advance(row ^ 1);
+        }
+    }
+}
+""")
+open(os.path.join(out, "lean2.ima"), "w").write(src)
+print(os.path.join(out, "lean2.ima"))
