@@ -395,7 +395,10 @@ struct alignas(2 * sizeof(T)) ImaPair {
 // *counter += v at GPU scope, returning the old value, releasing what this thread wrote
 // and what it acquired (a barrier's arrivals) and acquiring what the counts before it
 // released: the count after which the last of a group of blocks reads the others' writes
-// (paged_attn's partitions), with no fence on either side.
+// (paged_attn's partitions), with no __threadfence() on either side. ptxas makes the release
+// a MEMBAR.ALL.GPU before the atomic (lighter than __threadfence()'s MEMBAR.SC.GPU) and the
+// acquire a CCTL.IVALL after it, which empties the SM's L1: the block's other threads, past
+// a barrier, read what the other blocks wrote, not lines L1 kept.
 #if __CUDA_ARCH__ >= 700
 __device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
     int old;
@@ -1940,7 +1943,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 1944 "element_types.cu"
+#line 1947 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2322,7 +2325,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2326 "element_types.cu"
+#line 2329 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4675,7 +4678,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 4679 "element_types.cu"
+#line 4682 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6108,7 +6111,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6112 "element_types.cu"
+#line 6115 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -392,7 +392,10 @@ struct alignas(2 * sizeof(T)) ImaPair {
 // *counter += v at GPU scope, returning the old value, releasing what this thread wrote
 // and what it acquired (a barrier's arrivals) and acquiring what the counts before it
 // released: the count after which the last of a group of blocks reads the others' writes
-// (paged_attn's partitions), with no fence on either side.
+// (paged_attn's partitions), with no __threadfence() on either side. ptxas makes the release
+// a MEMBAR.ALL.GPU before the atomic (lighter than __threadfence()'s MEMBAR.SC.GPU) and the
+// acquire a CCTL.IVALL after it, which empties the SM's L1: the block's other threads, past
+// a barrier, read what the other blocks wrote, not lines L1 kept.
 #if __CUDA_ARCH__ >= 700
 __device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
     int old;
@@ -2008,7 +2011,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2012 "launch_forms.cu"
+#line 2015 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2220,7 +2223,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2224 "launch_forms.cu"
+#line 2227 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2376,7 +2379,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2380 "launch_forms.cu"
+#line 2383 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2594,7 +2597,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 2598 "launch_forms.cu"
+#line 2601 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

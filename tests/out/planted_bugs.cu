@@ -393,7 +393,10 @@ struct alignas(2 * sizeof(T)) ImaPair {
 // *counter += v at GPU scope, returning the old value, releasing what this thread wrote
 // and what it acquired (a barrier's arrivals) and acquiring what the counts before it
 // released: the count after which the last of a group of blocks reads the others' writes
-// (paged_attn's partitions), with no fence on either side.
+// (paged_attn's partitions), with no __threadfence() on either side. ptxas makes the release
+// a MEMBAR.ALL.GPU before the atomic (lighter than __threadfence()'s MEMBAR.SC.GPU) and the
+// acquire a CCTL.IVALL after it, which empties the SM's L1: the block's other threads, past
+// a barrier, read what the other blocks wrote, not lines L1 kept.
 #if __CUDA_ARCH__ >= 700
 __device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
     int old;
@@ -1998,7 +2001,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2002 "planted_bugs.cu"
+#line 2005 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2341,7 +2344,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2345 "planted_bugs.cu"
+#line 2348 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2634,7 +2637,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2638 "planted_bugs.cu"
+#line 2641 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3389,7 +3392,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3393 "planted_bugs.cu"
+#line 3396 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4126,7 +4129,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4130 "planted_bugs.cu"
+#line 4133 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -393,7 +393,10 @@ struct alignas(2 * sizeof(T)) ImaPair {
 // *counter += v at GPU scope, returning the old value, releasing what this thread wrote
 // and what it acquired (a barrier's arrivals) and acquiring what the counts before it
 // released: the count after which the last of a group of blocks reads the others' writes
-// (paged_attn's partitions), with no fence on either side.
+// (paged_attn's partitions), with no __threadfence() on either side. ptxas makes the release
+// a MEMBAR.ALL.GPU before the atomic (lighter than __threadfence()'s MEMBAR.SC.GPU) and the
+// acquire a CCTL.IVALL after it, which empties the SM's L1: the block's other threads, past
+// a barrier, read what the other blocks wrote, not lines L1 kept.
 #if __CUDA_ARCH__ >= 700
 __device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
     int old;
@@ -2003,7 +2006,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 2007 "attn.cu"
+#line 2010 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2419,7 +2422,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 2423 "attn.cu"
+#line 2426 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2755,7 +2758,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 2759 "attn.cu"
+#line 2762 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3381,7 +3384,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3385 "attn.cu"
+#line 3388 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

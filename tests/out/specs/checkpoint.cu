@@ -393,7 +393,10 @@ struct alignas(2 * sizeof(T)) ImaPair {
 // *counter += v at GPU scope, returning the old value, releasing what this thread wrote
 // and what it acquired (a barrier's arrivals) and acquiring what the counts before it
 // released: the count after which the last of a group of blocks reads the others' writes
-// (paged_attn's partitions), with no fence on either side.
+// (paged_attn's partitions), with no __threadfence() on either side. ptxas makes the release
+// a MEMBAR.ALL.GPU before the atomic (lighter than __threadfence()'s MEMBAR.SC.GPU) and the
+// acquire a CCTL.IVALL after it, which empties the SM's L1: the block's other threads, past
+// a barrier, read what the other blocks wrote, not lines L1 kept.
 #if __CUDA_ARCH__ >= 700
 __device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
     int old;
@@ -2345,7 +2348,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2349 "checkpoint.cu"
+#line 2352 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3135,7 +3138,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3139 "checkpoint.cu"
+#line 3142 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3906,7 +3909,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3910 "checkpoint.cu"
+#line 3913 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4551,7 +4554,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4555 "checkpoint.cu"
+#line 4558 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5236,7 +5239,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5240 "checkpoint.cu"
+#line 5243 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6081,7 +6084,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6085 "checkpoint.cu"
+#line 6088 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6796,7 +6799,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6800 "checkpoint.cu"
+#line 6803 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7638,7 +7641,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7642 "checkpoint.cu"
+#line 7645 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8338,7 +8341,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8342 "checkpoint.cu"
+#line 8345 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

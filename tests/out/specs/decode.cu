@@ -393,7 +393,10 @@ struct alignas(2 * sizeof(T)) ImaPair {
 // *counter += v at GPU scope, returning the old value, releasing what this thread wrote
 // and what it acquired (a barrier's arrivals) and acquiring what the counts before it
 // released: the count after which the last of a group of blocks reads the others' writes
-// (paged_attn's partitions), with no fence on either side.
+// (paged_attn's partitions), with no __threadfence() on either side. ptxas makes the release
+// a MEMBAR.ALL.GPU before the atomic (lighter than __threadfence()'s MEMBAR.SC.GPU) and the
+// acquire a CCTL.IVALL after it, which empties the SM's L1: the block's other threads, past
+// a barrier, read what the other blocks wrote, not lines L1 kept.
 #if __CUDA_ARCH__ >= 700
 __device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
     int old;
@@ -2375,7 +2378,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2379 "decode.cu"
+#line 2382 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3271,7 +3274,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3275 "decode.cu"
+#line 3278 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4409,7 +4412,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4413 "decode.cu"
+#line 4416 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -394,7 +394,10 @@ struct alignas(2 * sizeof(T)) ImaPair {
 // *counter += v at GPU scope, returning the old value, releasing what this thread wrote
 // and what it acquired (a barrier's arrivals) and acquiring what the counts before it
 // released: the count after which the last of a group of blocks reads the others' writes
-// (paged_attn's partitions), with no fence on either side.
+// (paged_attn's partitions), with no __threadfence() on either side. ptxas makes the release
+// a MEMBAR.ALL.GPU before the atomic (lighter than __threadfence()'s MEMBAR.SC.GPU) and the
+// acquire a CCTL.IVALL after it, which empties the SM's L1: the block's other threads, past
+// a barrier, read what the other blocks wrote, not lines L1 kept.
 #if __CUDA_ARCH__ >= 700
 __device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
     int old;
@@ -2310,7 +2313,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2314 "gemm.cu"
+#line 2317 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3015,7 +3018,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3019 "gemm.cu"
+#line 3022 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3702,7 +3705,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3706 "gemm.cu"
+#line 3709 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4324,7 +4327,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4328 "gemm.cu"
+#line 4331 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5475,7 +5478,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5479 "gemm.cu"
+#line 5482 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

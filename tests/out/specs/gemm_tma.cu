@@ -394,7 +394,10 @@ struct alignas(2 * sizeof(T)) ImaPair {
 // *counter += v at GPU scope, returning the old value, releasing what this thread wrote
 // and what it acquired (a barrier's arrivals) and acquiring what the counts before it
 // released: the count after which the last of a group of blocks reads the others' writes
-// (paged_attn's partitions), with no fence on either side.
+// (paged_attn's partitions), with no __threadfence() on either side. ptxas makes the release
+// a MEMBAR.ALL.GPU before the atomic (lighter than __threadfence()'s MEMBAR.SC.GPU) and the
+// acquire a CCTL.IVALL after it, which empties the SM's L1: the block's other threads, past
+// a barrier, read what the other blocks wrote, not lines L1 kept.
 #if __CUDA_ARCH__ >= 700
 __device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
     int old;
@@ -2376,7 +2379,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2380 "gemm_tma.cu"
+#line 2383 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3125,7 +3128,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3129 "gemm_tma.cu"
+#line 3132 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4009,7 +4012,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4013 "gemm_tma.cu"
+#line 4016 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4868,7 +4871,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4872 "gemm_tma.cu"
+#line 4875 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6474,7 +6477,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6478 "gemm_tma.cu"
+#line 6481 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8290,7 +8293,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8294 "gemm_tma.cu"
+#line 8297 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10008,7 +10011,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10012 "gemm_tma.cu"
+#line 10015 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11719,7 +11722,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 11723 "gemm_tma.cu"
+#line 11726 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

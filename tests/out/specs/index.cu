@@ -394,7 +394,10 @@ struct alignas(2 * sizeof(T)) ImaPair {
 // *counter += v at GPU scope, returning the old value, releasing what this thread wrote
 // and what it acquired (a barrier's arrivals) and acquiring what the counts before it
 // released: the count after which the last of a group of blocks reads the others' writes
-// (paged_attn's partitions), with no fence on either side.
+// (paged_attn's partitions), with no __threadfence() on either side. ptxas makes the release
+// a MEMBAR.ALL.GPU before the atomic (lighter than __threadfence()'s MEMBAR.SC.GPU) and the
+// acquire a CCTL.IVALL after it, which empties the SM's L1: the block's other threads, past
+// a barrier, read what the other blocks wrote, not lines L1 kept.
 #if __CUDA_ARCH__ >= 700
 __device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
     int old;
@@ -2130,7 +2133,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2134 "index.cu"
+#line 2137 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2776,7 +2779,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 2780 "index.cu"
+#line 2783 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3242,7 +3245,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3246 "index.cu"
+#line 3249 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3599,7 +3602,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 3603 "index.cu"
+#line 3606 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

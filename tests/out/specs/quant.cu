@@ -393,7 +393,10 @@ struct alignas(2 * sizeof(T)) ImaPair {
 // *counter += v at GPU scope, returning the old value, releasing what this thread wrote
 // and what it acquired (a barrier's arrivals) and acquiring what the counts before it
 // released: the count after which the last of a group of blocks reads the others' writes
-// (paged_attn's partitions), with no fence on either side.
+// (paged_attn's partitions), with no __threadfence() on either side. ptxas makes the release
+// a MEMBAR.ALL.GPU before the atomic (lighter than __threadfence()'s MEMBAR.SC.GPU) and the
+// acquire a CCTL.IVALL after it, which empties the SM's L1: the block's other threads, past
+// a barrier, read what the other blocks wrote, not lines L1 kept.
 #if __CUDA_ARCH__ >= 700
 __device__ __forceinline__ int ima_atomic_add_acq_rel(int* counter, int v) {
     int old;
@@ -2551,7 +2554,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2555 "quant.cu"
+#line 2558 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3317,7 +3320,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3321 "quant.cu"
+#line 3324 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3978,7 +3981,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3982 "quant.cu"
+#line 3985 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4651,7 +4654,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4655 "quant.cu"
+#line 4658 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5220,7 +5223,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5224 "quant.cu"
+#line 5227 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5536,7 +5539,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5540 "quant.cu"
+#line 5543 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6501,7 +6504,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6505 "quant.cu"
+#line 6508 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7148,7 +7151,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7152 "quant.cu"
+#line 7155 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
