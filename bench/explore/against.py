@@ -3,7 +3,8 @@ of patched wheels (gemm_tma_NAME_kernels, built by bench/explore/patched-wheels.
 process, in turn on the same weights: queued CUDA graphs cycling weight sets past L2, three
 passes, µs a launch (in brackets max |y - torch's f32 product| / max |y|, and the share of
 the roofline from the copy rate measured first).
-    python3 -u against.py NAME..."""
+    python3 -u against.py NAME...
+KERNELS=gptq_gemm_wg32 (a comma-separated list) times only those kernels' shapes."""
 import importlib
 import os
 import sys
@@ -18,6 +19,8 @@ for kernel, m, k, n in [("gptq_gemm_wg16", 16, 8192, 28672), ("gptq_gemm_wg16", 
                         ("gptq_gemm_wg16", 1, 8192, 28672), ("gptq_gemm_wg16", 16, 4096, 6144),
                         ("gptq_gemm_wg16", 5, 3200, 1056), ("gptq_gemm_wg32", 32, 8192, 28672),
                         ("gptq_gemm_wg32", 32, 14336, 4096), ("gptq_gemm_wg32", 32, 4096, 28672)]:
+    if kernel not in os.environ.get("KERNELS", kernel):
+        continue
 
     def others(ws, kernel=kernel):
         ks = {}

@@ -412,6 +412,18 @@ enum Projection<'k> {
     Warpgroup(&'k gemm_tma::Kernels),
 }
 
+/// The layer's eight launches, in order (docs/decode-layer.md's table).
+pub const STEPS: [&str; 8] = [
+    "add_rms_norm",
+    "QKV projection",
+    "rope_cache",
+    "paged_attn",
+    "O projection",
+    "add_rms_norm (second)",
+    "gate/up projection",
+    "down projection",
+];
+
 /// The weights' elements (K N) from which gptq_gemm_wg32 takes a projection of 17 to 32
 /// rows (3 x 2^23, QKV's 4096 x 6144): at the layer's 32 rows, captured from Python, it is
 /// faster than gptq_gemm on gate/up (4096 x 28672, fused: 30.1 against 42.6 us), down
@@ -647,6 +659,20 @@ impl Kernels {
         w: &'a Weights,
         s: &'a mut State,
     ) -> Result<(), Error> {
+        self.capture_omitting(graph, w, s, None)
+    }
+
+    /// `capture` with step `omit` (an index into `STEPS`) left out of the graph, for
+    /// timing what each step adds to a replay (`decode_layer ablate`). The steps after
+    /// it read what an earlier replay left in its outputs: the timing is the layer's, the
+    /// outputs are not.
+    pub fn capture_omitting<'a>(
+        &'a self,
+        graph: &mut Graph<'a>,
+        w: &'a Weights,
+        s: &'a mut State,
+        omit: Option<usize>,
+    ) -> Result<(), Error> {
         let c = &w.config;
         let b = s.b;
         let format = QuantFormat::Gptq(ZeroStyle::MinusOne);
@@ -704,28 +730,40 @@ impl Kernels {
             graph.launch(self.kernel_of(p), &args, &[]).map(|_| ())
         };
         let d = &self.decode;
-        graph.launch(
-            d.add_rms_norm.kernel(),
-            &[hidden, residual, norm1, normed],
-            &eps,
-        )?;
-        project(graph, normed, (&w.qkv, &qkv_w), qkv_counts, qkv)?;
-        graph.launch(
-            d.rope_cache.kernel(),
-            &[qkv, positions, cos_sin, slots, q, k_cache, v_cache],
-            &[],
-        )?;
-        graph.launch(
-            self.paged.paged_attn.kernel(),
-            &[
+        // STEPS, in order, each but `omit`.
+        let keep = |step: usize| omit != Some(step);
+        if keep(0) {
+            let args = [hidden, residual, norm1, normed];
+            graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
+        }
+        if keep(1) {
+            project(graph, normed, (&w.qkv, &qkv_w), qkv_counts, qkv)?;
+        }
+        if keep(2) {
+            let args = [qkv, positions, cos_sin, slots, q, k_cache, v_cache];
+            graph.launch(d.rope_cache.kernel(), &args, &[])?;
+        }
+        if keep(3) {
+            let args = [
                 q, k_cache, v_cache, tables, lens, part_o, part_lse, arrivals, attn,
-            ],
-            &[Scalar::F32(attention_scale(c))],
-        )?;
-        project(graph, attn_rows, (&w.o, &o_w), o_counts, o)?;
-        graph.launch(d.add_rms_norm.kernel(), &[o, residual, norm2, normed], &eps)?;
-        project(graph, normed, (&w.gate_up, &gu_w), gate_up_counts, act)?;
-        project(graph, act, (&w.down, &down_w), down_counts, out)
+            ];
+            let scale = [Scalar::F32(attention_scale(c))];
+            graph.launch(self.paged.paged_attn.kernel(), &args, &scale)?;
+        }
+        if keep(4) {
+            project(graph, attn_rows, (&w.o, &o_w), o_counts, o)?;
+        }
+        if keep(5) {
+            let args = [o, residual, norm2, normed];
+            graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
+        }
+        if keep(6) {
+            project(graph, normed, (&w.gate_up, &gu_w), gate_up_counts, act)?;
+        }
+        if keep(7) {
+            project(graph, act, (&w.down, &down_w), down_counts, out)?;
+        }
+        Ok(())
     }
 }
 

@@ -3,12 +3,15 @@
 //!
 //!     cargo run --release --example decode_layer -- check          # B = 1, 8, 32 against the f64 host reference
 //!     cargo run --release --example decode_layer -- bench          # B = 1 and 32 at a context of 1024
+//!     cargo run --release --example decode_layer -- ablate         # what each launch adds to the graph
 //!     cargo run --release --example decode_layer -- dump DIR B L..  # inputs and outputs for bench/decode_layer_torch.py
 //!
 //! `check` runs each batch kernel by kernel and as a replayed `ima::Graph`, in release and
 //! in deferred checked mode, and compares the outputs with the host reference.
 //! `bench` times the layer kernel by kernel and replayed as a graph, in both modes, and
 //! prints the rows of bench/RESULTS.md's decode-layer table with the layer's roofline.
+//! `ablate` times the graph with each launch left out in turn: what a launch adds to a
+//! replay, where ncu's time of a kernel alone also counts what a graph overlaps or hides.
 //! docs/decode-layer.md walks through the layer.
 
 mod layer;
@@ -150,6 +153,37 @@ fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &We
     Ok(())
 }
 
+/// The graph at B = 1 and 32 (contexts of 1024, release) with each launch left out in
+/// turn, two passes: a launch's share of a replay is the whole graph's time less the time
+/// without it.
+fn ablate(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &Weights) -> Res<()> {
+    let c = host.config;
+    println!(
+        "| B | pass | whole graph (us) | {} |",
+        layer::STEPS.join(" | ")
+    );
+    println!("|---:|---:|---:|{}", "---:|".repeat(layer::STEPS.len()));
+    for b in [1usize, 32] {
+        let batch = HostBatch::new(&c, &vec![1024; b], 7);
+        let mut s = State::upload(stream, &c, &batch)?;
+        let mut replay = |omit: Option<usize>| -> Res<f64> {
+            let mut graph = Graph::new(stream)?;
+            kernels.capture_omitting(&mut graph, w, &mut s, omit)?;
+            let us = time(stream, 200, &mut || Ok(graph.replay(stream)?))?;
+            graph.check()?;
+            Ok(us)
+        };
+        for pass in 1..=2 {
+            let whole = replay(None)?;
+            let shares = (0..layer::STEPS.len())
+                .map(|i| Ok(format!("{:.1}", whole - replay(Some(i))?)))
+                .collect::<Res<Vec<String>>>()?;
+            println!("| {b} | {pass} | {whole:.1} | {} |", shares.join(" | "));
+        }
+    }
+    Ok(())
+}
+
 /// Writes `data` to `dir/name.bin` and its entry to the manifest.
 fn put<T: Copy>(
     dir: &str,
@@ -285,7 +319,7 @@ fn dump(
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: decode_layer check | bench | dump DIR LEN...";
+    let usage = "usage: decode_layer check | bench | ablate | dump DIR LEN...";
     let what = args.first().ok_or(usage)?;
     let ctx = ima::context(0)?;
     let stream = ctx.new_stream()?;
@@ -295,6 +329,7 @@ fn main() -> Res<()> {
     match what.as_str() {
         "check" => check(&stream, &kernels, &host, &w),
         "bench" => bench(&stream, &kernels, &host, &w),
+        "ablate" => ablate(&stream, &kernels, &host, &w),
         "dump" => {
             let dir = args.get(1).ok_or(usage)?;
             let lens = args[2..]

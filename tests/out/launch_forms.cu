@@ -1527,7 +1527,9 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 // registers are decoded into again; with 4, never within a stage. At 16 rows 3 took 0.5
 // to 3% off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls, and 4 another
 // 0.5 to 1% in two more (bench/RESULTS.md, "The decode ahead of the MMAs" and "Four
-// quarters' registers"); at 32 rows the accumulators leave no room for a third set.
+// quarters' registers"). At 32 rows (gptq_gemm_wg32) 3 fit in the registers, with no
+// more spill than 2, but lost 0.7 to 2.4 us a launch on the layer's shapes, and 4 tied or
+// lost (bench/RESULTS.md, "Three and four register sets at 32 rows"): 2 there.
 template <bool SCALE_AFTER, bool PAIRS = false, int SETS = 2, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
@@ -2011,7 +2013,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2015 "launch_forms.cu"
+#line 2017 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2223,7 +2225,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2227 "launch_forms.cu"
+#line 2229 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2379,7 +2381,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2383 "launch_forms.cu"
+#line 2385 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2597,7 +2599,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 2601 "launch_forms.cu"
+#line 2603 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1528,7 +1528,9 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 // registers are decoded into again; with 4, never within a stage. At 16 rows 3 took 0.5
 // to 3% off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls, and 4 another
 // 0.5 to 1% in two more (bench/RESULTS.md, "The decode ahead of the MMAs" and "Four
-// quarters' registers"); at 32 rows the accumulators leave no room for a third set.
+// quarters' registers"). At 32 rows (gptq_gemm_wg32) 3 fit in the registers, with no
+// more spill than 2, but lost 0.7 to 2.4 us a launch on the layer's shapes, and 4 tied or
+// lost (bench/RESULTS.md, "Three and four register sets at 32 rows"): 2 there.
 template <bool SCALE_AFTER, bool PAIRS = false, int SETS = 2, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
@@ -2001,7 +2003,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2005 "planted_bugs.cu"
+#line 2007 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2344,7 +2346,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2348 "planted_bugs.cu"
+#line 2350 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2637,7 +2639,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 2641 "planted_bugs.cu"
+#line 2643 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3392,7 +3394,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3396 "planted_bugs.cu"
+#line 3398 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4129,7 +4131,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4133 "planted_bugs.cu"
+#line 4135 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

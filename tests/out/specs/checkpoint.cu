@@ -1528,7 +1528,9 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 // registers are decoded into again; with 4, never within a stage. At 16 rows 3 took 0.5
 // to 3% off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls, and 4 another
 // 0.5 to 1% in two more (bench/RESULTS.md, "The decode ahead of the MMAs" and "Four
-// quarters' registers"); at 32 rows the accumulators leave no room for a third set.
+// quarters' registers"). At 32 rows (gptq_gemm_wg32) 3 fit in the registers, with no
+// more spill than 2, but lost 0.7 to 2.4 us a launch on the layer's shapes, and 4 tied or
+// lost (bench/RESULTS.md, "Three and four register sets at 32 rows"): 2 there.
 template <bool SCALE_AFTER, bool PAIRS = false, int SETS = 2, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
@@ -2348,7 +2350,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2352 "checkpoint.cu"
+#line 2354 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3138,7 +3140,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3142 "checkpoint.cu"
+#line 3144 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3909,7 +3911,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3913 "checkpoint.cu"
+#line 3915 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4554,7 +4556,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4558 "checkpoint.cu"
+#line 4560 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5239,7 +5241,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5243 "checkpoint.cu"
+#line 5245 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6084,7 +6086,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6088 "checkpoint.cu"
+#line 6090 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6799,7 +6801,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6803 "checkpoint.cu"
+#line 6805 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7641,7 +7643,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7645 "checkpoint.cu"
+#line 7647 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8341,7 +8343,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8345 "checkpoint.cu"
+#line 8347 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

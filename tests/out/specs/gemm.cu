@@ -1529,7 +1529,9 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 // registers are decoded into again; with 4, never within a stage. At 16 rows 3 took 0.5
 // to 3% off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls, and 4 another
 // 0.5 to 1% in two more (bench/RESULTS.md, "The decode ahead of the MMAs" and "Four
-// quarters' registers"); at 32 rows the accumulators leave no room for a third set.
+// quarters' registers"). At 32 rows (gptq_gemm_wg32) 3 fit in the registers, with no
+// more spill than 2, but lost 0.7 to 2.4 us a launch on the layer's shapes, and 4 tied or
+// lost (bench/RESULTS.md, "Three and four register sets at 32 rows"): 2 there.
 template <bool SCALE_AFTER, bool PAIRS = false, int SETS = 2, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
@@ -2313,7 +2315,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2317 "gemm.cu"
+#line 2319 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3018,7 +3020,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3022 "gemm.cu"
+#line 3024 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3705,7 +3707,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 3709 "gemm.cu"
+#line 3711 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4327,7 +4329,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4331 "gemm.cu"
+#line 4333 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5478,7 +5480,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5482 "gemm.cu"
+#line 5484 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1529,7 +1529,9 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 // registers are decoded into again; with 4, never within a stage. At 16 rows 3 took 0.5
 // to 3% off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls, and 4 another
 // 0.5 to 1% in two more (bench/RESULTS.md, "The decode ahead of the MMAs" and "Four
-// quarters' registers"); at 32 rows the accumulators leave no room for a third set.
+// quarters' registers"). At 32 rows (gptq_gemm_wg32) 3 fit in the registers, with no
+// more spill than 2, but lost 0.7 to 2.4 us a launch on the layer's shapes, and 4 tied or
+// lost (bench/RESULTS.md, "Three and four register sets at 32 rows"): 2 there.
 template <bool SCALE_AFTER, bool PAIRS = false, int SETS = 2, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
@@ -2379,7 +2381,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2383 "gemm_tma.cu"
+#line 2385 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3128,7 +3130,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3132 "gemm_tma.cu"
+#line 3134 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4012,7 +4014,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4016 "gemm_tma.cu"
+#line 4018 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4871,7 +4873,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 4875 "gemm_tma.cu"
+#line 4877 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6477,7 +6479,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6481 "gemm_tma.cu"
+#line 6483 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8293,7 +8295,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8297 "gemm_tma.cu"
+#line 8299 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10011,7 +10013,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10015 "gemm_tma.cu"
+#line 10017 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11722,7 +11724,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 11726 "gemm_tma.cu"
+#line 11728 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1528,7 +1528,9 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 // registers are decoded into again; with 4, never within a stage. At 16 rows 3 took 0.5
 // to 3% off gptq_gemm_wg16's launch at K = 8192, N = 28672 in two calls, and 4 another
 // 0.5 to 1% in two more (bench/RESULTS.md, "The decode ahead of the MMAs" and "Four
-// quarters' registers"); at 32 rows the accumulators leave no room for a third set.
+// quarters' registers"). At 32 rows (gptq_gemm_wg32) 3 fit in the registers, with no
+// more spill than 2, but lost 0.7 to 2.4 us a launch on the layer's shapes, and 4 tied or
+// lost (bench/RESULTS.md, "Three and four register sets at 32 rows"): 2 there.
 template <bool SCALE_AFTER, bool PAIRS = false, int SETS = 2, int N, typename W, typename WT, typename XT>
 __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, const WT& wt, const XT& xt, int c0,
                                                 int group_steps) {
@@ -2554,7 +2556,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2558 "quant.cu"
+#line 2560 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3320,7 +3322,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3324 "quant.cu"
+#line 3326 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3981,7 +3983,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3985 "quant.cu"
+#line 3987 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4654,7 +4656,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4658 "quant.cu"
+#line 4660 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5223,7 +5225,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5227 "quant.cu"
+#line 5229 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5539,7 +5541,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5543 "quant.cu"
+#line 5545 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6504,7 +6506,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6508 "quant.cu"
+#line 6510 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7151,7 +7153,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7155 "quant.cu"
+#line 7157 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
