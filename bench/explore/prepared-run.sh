@@ -25,7 +25,13 @@
 #     conflicts); carry .gpu/bin's decode_gpu and decode_layer (run by session 47);
 #   bash bench/explore/prepared-run.sh 7: bench/explore/lean/time_lean.py, the tree's
 #     paged_attn against lean (measured by session 47) and lean2 (prepared by it), after
-#     scripts/python-wheels and bench/explore/lean/build.sh; carry [".gpu/wheels"];
+#     scripts/python-wheels and bench/explore/lean/build.sh; carry [".gpu/wheels"] (run by
+#     session 48: lean2 slower everywhere);
+#   bash bench/explore/prepared-run.sh 8: bench/explore/pmajor/time_pmajor.py (paged_attn's
+#     blocks in partition-major order against the tree's), then bench/explore/pstamp's
+#     timeline of the tree's kernel (session 48 ran it once, B = 1's rows then stale),
+#     after scripts/python-wheels and both explorers' build.sh; carry the paged, pmajor and
+#     pstamp wheels;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -68,5 +74,11 @@ case "${1:-1}" in
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/lean*_kernels-*.whl || exit 1
     (cd bench/explore/lean && PYTHONPATH=$site timeout 300 python3 -u time_lean.py 2>&1 | tail -14)
+    ;;
+8)
+    site=$(mktemp -d)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/pmajor_kernels-*.whl .gpu/wheels/pstamp_kernels-*.whl || exit 1
+    (cd bench/explore/pmajor && PYTHONPATH=$site timeout 200 python3 -u time_pmajor.py 2>&1 | tail -16)
+    (cd bench/explore/pstamp && PYTHONPATH=$site timeout 150 python3 -u time_pstamp.py 2>&1 | tail -45)
     ;;
 esac
