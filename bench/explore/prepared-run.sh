@@ -28,10 +28,11 @@
 #     scripts/python-wheels and bench/explore/lean/build.sh; carry [".gpu/wheels"] (run by
 #     session 48: lean2 slower everywhere);
 #   bash bench/explore/prepared-run.sh 8: bench/explore/pmajor/time_pmajor.py (paged_attn's
-#     blocks in partition-major order against the tree's), then bench/explore/pstamp's
+#     blocks in partition-major order against the tree's), bench/explore/ropeattn's
+#     rope_cache fused into paged_attn against the two launches, then bench/explore/pstamp's
 #     timeline of the tree's kernel (session 48 ran it once, B = 1's rows then stale),
-#     after scripts/python-wheels and both explorers' build.sh; carry the paged, pmajor and
-#     pstamp wheels;
+#     after scripts/python-wheels and the three explorers' build.sh; carry the paged,
+#     decode, pmajor, ropeattn and pstamp wheels (session 48's prepared forms);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -77,8 +78,10 @@ case "${1:-1}" in
     ;;
 8)
     site=$(mktemp -d)
-    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/pmajor_kernels-*.whl .gpu/wheels/pstamp_kernels-*.whl || exit 1
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/decode_kernels-*.whl \
+        .gpu/wheels/pmajor_kernels-*.whl .gpu/wheels/ropeattn_kernels-*.whl .gpu/wheels/pstamp_kernels-*.whl || exit 1
     (cd bench/explore/pmajor && PYTHONPATH=$site timeout 200 python3 -u time_pmajor.py 2>&1 | tail -16)
+    (cd bench/explore/ropeattn && PYTHONPATH=$site timeout 150 python3 -u time_ropeattn.py 2>&1 | tail -8)
     (cd bench/explore/pstamp && PYTHONPATH=$site timeout 150 python3 -u time_pstamp.py 2>&1 | tail -45)
     ;;
 esac
