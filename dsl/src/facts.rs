@@ -26,6 +26,37 @@ impl Facts {
     pub fn is_multiple_of(&self, m: i64) -> bool {
         m == 1 || self.multiple_of.iter().any(|&d| d % m == 0)
     }
+
+    /// The least common multiple of `multiple_of` (1 where it is empty): what the value is
+    /// known to be a multiple of, in one number. Where it would overflow, the largest of
+    /// them, which the value is a multiple of too.
+    fn least_multiple(&self) -> i64 {
+        let lcm = self.multiple_of.iter().try_fold(1i64, |l, &m| {
+            let m = m.abs();
+            (l / gcd(l, m)).checked_mul(m)
+        });
+        lcm.unwrap_or_else(|| self.multiple_of.iter().map(|m| m.abs()).max().unwrap_or(1))
+    }
+}
+
+/// The greatest common divisor of |a| and |b| (gcd(x, 0) = |x|).
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    i64::try_from(a).unwrap_or(i64::MAX)
+}
+
+/// The branches of a chain of `||`, in order.
+fn or_branches<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::Bin(BinOp::Or, a, b) => {
+            or_branches(a, out);
+            or_branches(b, out);
+        }
+        _ => out.push(e),
+    }
 }
 
 /// A name whose facts are tracked: a symbol or a param.
@@ -82,6 +113,10 @@ impl Knowledge {
             self.learn(b);
             return;
         }
+        if *op == BinOp::Or {
+            self.learn_any(c);
+            return;
+        }
         // `X % m == 0`
         if *op == BinOp::Eq
             && let (Expr::Bin(BinOp::Rem, x, m), Expr::Const(0)) = (&**a, &**b)
@@ -108,8 +143,53 @@ impl Knowledge {
             BinOp::Eq => {
                 tighten_lo(f, c);
                 tighten_hi(f, c);
+                // `D == 128`: a multiple of 128, so of every divisor of it (0 is left out:
+                // the facts' multiples divide, and nothing divides by 0).
+                if c > 0 {
+                    f.multiple_of.push(c);
+                }
             }
             _ => {}
+        }
+    }
+
+    /// `A || B || ...`: what holds in every branch, each learned alone from what holds
+    /// for any kernel (a dimension is never negative): the lowest of the branches' lower
+    /// bounds, the highest of their upper bounds, and the greatest common divisor of
+    /// what each makes a multiple of. So `D == 64 || D == 128 || D == 256` says D lies in
+    /// 64 ..= 256 and is a multiple of 64, and a branch that says nothing of D (`NY == N
+    /// || 2 * NY == N` says nothing of any one symbol) leaves D as the other facts have it.
+    fn learn_any(&mut self, c: &Expr) {
+        let mut branches = Vec::new();
+        or_branches(c, &mut branches);
+        let alone: Vec<Knowledge> = branches
+            .iter()
+            .map(|b| {
+                let mut k = Knowledge::from_constraints(self.symbols.len(), self.params.len(), &[]);
+                k.learn(b);
+                k
+            })
+            .collect();
+        let vars = (0..self.symbols.len())
+            .map(Var::Sym)
+            .chain((0..self.params.len()).map(Var::Param));
+        for v in vars {
+            let each = || alone.iter().map(|k| k.facts(v));
+            let lo = each().map(|f| f.lo).min().flatten();
+            let hi = each()
+                .map(|f| f.hi)
+                .try_fold(i64::MIN, |h, x| x.map(|x| h.max(x)));
+            let multiple = each().map(Facts::least_multiple).fold(0, gcd);
+            let f = self.facts_mut(v);
+            if let Some(lo) = lo {
+                f.lo = Some(f.lo.map_or(lo, |x| x.max(lo)));
+            }
+            if let Some(hi) = hi {
+                f.hi = Some(f.hi.map_or(hi, |x| x.min(hi)));
+            }
+            if multiple > 1 {
+                f.multiple_of.push(multiple);
+            }
         }
     }
 
@@ -211,6 +291,7 @@ fn flip(op: BinOp) -> BinOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
         Expr::Bin(op, Box::new(a), Box::new(b))
@@ -244,6 +325,144 @@ mod tests {
         // HQ + 2 * HKV: HQ is a multiple of 8, 2 * HKV only of 2.
         assert!(k.is_multiple_of(&heads, 2));
         assert!(!k.is_multiple_of(&heads, 8));
+    }
+
+    fn eq(a: Expr, b: Expr) -> Expr {
+        bin(BinOp::Eq, a, b)
+    }
+
+    fn any(branches: Vec<Expr>) -> Expr {
+        branches
+            .into_iter()
+            .reduce(|a, b| bin(BinOp::Or, a, b))
+            .expect("a branch")
+    }
+
+    #[test]
+    fn a_symbol_fixed_to_a_value_is_a_multiple_of_its_divisors() {
+        let d128 = eq(Expr::Sym(0), Expr::Const(128));
+        let k = Knowledge::from_constraints(1, 0, &[&d128]);
+        let f = k.facts(Var::Sym(0));
+        assert_eq!((f.lo, f.hi), (Some(128), Some(128)));
+        assert!(f.is_multiple_of(8) && f.is_multiple_of(128) && !f.is_multiple_of(256));
+        // 0 == D: the same, written the other way round; D == 0 adds no multiple.
+        let flipped = eq(Expr::Const(48), Expr::Sym(0));
+        let k = Knowledge::from_constraints(1, 0, &[&flipped]);
+        assert!(k.facts(Var::Sym(0)).is_multiple_of(16));
+        let zero = eq(Expr::Sym(0), Expr::Const(0));
+        let k = Knowledge::from_constraints(1, 0, &[&zero]);
+        assert!(k.facts(Var::Sym(0)).multiple_of.is_empty());
+    }
+
+    #[test]
+    fn a_disjunction_keeps_what_every_branch_says() {
+        let d = |v| eq(Expr::Sym(0), Expr::Const(v));
+        let head_dims = any(vec![d(64), d(128), d(256)]);
+        let k = Knowledge::from_constraints(1, 0, &[&head_dims]);
+        let f = k.facts(Var::Sym(0));
+        assert_eq!((f.lo, f.hi), (Some(64), Some(256)));
+        assert!(f.is_multiple_of(64) && !f.is_multiple_of(128));
+        // A branch of `D % 8 == 0` and one of `D == 4`: multiples of 4, no upper bound.
+        let rem8 = eq(
+            bin(BinOp::Rem, Expr::Sym(0), Expr::Const(8)),
+            Expr::Const(0),
+        );
+        let mixed = any(vec![rem8, d(4)]);
+        let k = Knowledge::from_constraints(1, 0, &[&mixed]);
+        let f = k.facts(Var::Sym(0));
+        assert_eq!((f.lo, f.hi), (Some(0), None));
+        assert!(f.is_multiple_of(4) && !f.is_multiple_of(8));
+        // Joined facts meet the other constraints': with D >= 100, D lies in 100 ..= 256.
+        let at_least = bin(BinOp::Ge, Expr::Sym(0), Expr::Const(100));
+        let k = Knowledge::from_constraints(1, 0, &[&head_dims, &at_least]);
+        let f = k.facts(Var::Sym(0));
+        assert_eq!((f.lo, f.hi), (Some(100), Some(256)));
+    }
+
+    #[test]
+    fn a_branch_that_says_nothing_of_a_symbol_leaves_it_unknown() {
+        // `NY == N || 2 * NY == N` (symbols 0 and 1) bounds neither; nor does a branch on
+        // another symbol, next to one that fixes this one.
+        let ny_n = any(vec![
+            eq(Expr::Sym(0), Expr::Sym(1)),
+            eq(bin(BinOp::Mul, Expr::Const(2), Expr::Sym(0)), Expr::Sym(1)),
+        ]);
+        let other = any(vec![
+            eq(Expr::Sym(0), Expr::Const(64)),
+            eq(Expr::Sym(1), Expr::Const(64)),
+        ]);
+        let k = Knowledge::from_constraints(2, 0, &[&ny_n, &other]);
+        for s in 0..2 {
+            let f = k.facts(Var::Sym(s));
+            assert_eq!((f.lo, f.hi), (Some(0), None));
+            assert!(f.multiple_of.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_multiple_too_large_for_one_number_keeps_its_largest_factor() {
+        let f = Facts {
+            lo: None,
+            hi: None,
+            multiple_of: vec![1 << 40, 3i64.pow(30)],
+        };
+        assert_eq!(f.least_multiple(), 3i64.pow(30));
+        let f = Facts {
+            lo: None,
+            hi: None,
+            multiple_of: vec![8, 12],
+        };
+        assert_eq!(f.least_multiple(), 24);
+        assert_eq!((gcd(-12, 18), gcd(0, 5), gcd(0, 0)), (6, 5, 0));
+    }
+
+    /// A constraint on symbol 0 of the forms `learn` reads: comparisons with a constant,
+    /// `D % m == 0`, and `&&` and `||` of them, nested.
+    fn constraint() -> impl Strategy<Value = Expr> {
+        let cmp = (0..6usize, 0..300i64).prop_map(|(op, c)| {
+            let op = [
+                BinOp::Eq,
+                BinOp::Le,
+                BinOp::Lt,
+                BinOp::Ge,
+                BinOp::Gt,
+                BinOp::Ne,
+            ][op];
+            bin(op, Expr::Sym(0), Expr::Const(c))
+        });
+        let rem = (1..40i64).prop_map(|m| {
+            eq(
+                bin(BinOp::Rem, Expr::Sym(0), Expr::Const(m)),
+                Expr::Const(0),
+            )
+        });
+        prop_oneof![cmp, rem].prop_recursive(3, 12, 3, |inner| {
+            (prop::bool::ANY, inner.clone(), inner)
+                .prop_map(|(or, a, b)| bin(if or { BinOp::Or } else { BinOp::And }, a, b))
+        })
+    }
+
+    proptest! {
+        /// Sound: every value in 0 ..= 320 that satisfies the constraints (by the
+        /// contract's one evaluator) lies within the facts' bounds and is a multiple of
+        /// each of their divisors.
+        #[test]
+        fn the_facts_hold_for_every_value_the_constraints_allow(
+            cs in prop::collection::vec(constraint(), 1..3)
+        ) {
+            let refs: Vec<&Expr> = cs.iter().collect();
+            let k = Knowledge::from_constraints(1, 0, &refs);
+            let f = k.facts(Var::Sym(0));
+            for v in 0..=320i64 {
+                if cs.iter().all(|c| c.eval(&[v], &[]) == Ok(1)) {
+                    prop_assert!(f.lo.is_none_or(|lo| lo <= v), "{v} below {:?}: {cs:?}", f.lo);
+                    prop_assert!(f.hi.is_none_or(|hi| v <= hi), "{v} above {:?}: {cs:?}", f.hi);
+                    for &m in &f.multiple_of {
+                        prop_assert!(v % m == 0, "{v} not a multiple of {m}: {cs:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

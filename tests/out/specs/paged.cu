@@ -3240,6 +3240,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     __builtin_assume(threadIdx.z < 1u);
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
+    __builtin_assume(D % 64 == 0);
     run<int, false>(ima_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
         ima_paged_attn::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
@@ -3314,6 +3315,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
     __builtin_assume(threadIdx.z < 1u);
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
+    __builtin_assume(D % 64 == 0);
     run<long long, false>(ima_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
         ima_paged_attn::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
         ima_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
@@ -3388,6 +3390,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
+    __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<int, true>(ima_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
@@ -3540,6 +3543,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     // What divides the dimensions, by the constraints the runtime checked before the launch.
     __builtin_assume(D % 8 == 0);
+    __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
     run<long long, true>(ima_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
