@@ -33,6 +33,10 @@
 #     timeline of the tree's kernel (session 48 ran it once, B = 1's rows then stale),
 #     after scripts/python-wheels and the three explorers' build.sh; carry the paged,
 #     decode, pmajor, ropeattn and pstamp wheels (session 48's prepared forms);
+#   bash bench/explore/prepared-run.sh 9: bench/explore/wgstamp/time_wgstamp.py,
+#     gptq_gemm_wg32's timeline at the layer's four projections, after
+#     scripts/python-wheels and bench/explore/wgstamp/build.sh; carry the gemm_tma and
+#     gemm_tma_wgs wheels (session 48's);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -83,5 +87,10 @@ case "${1:-1}" in
     (cd bench/explore/pmajor && PYTHONPATH=$site timeout 200 python3 -u time_pmajor.py 2>&1 | tail -16)
     (cd bench/explore/ropeattn && PYTHONPATH=$site timeout 150 python3 -u time_ropeattn.py 2>&1 | tail -8)
     (cd bench/explore/pstamp && PYTHONPATH=$site timeout 150 python3 -u time_pstamp.py 2>&1 | tail -45)
+    ;;
+9)
+    site=$(mktemp -d)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/gemm_tma_kernels-*.whl .gpu/wheels/gemm_tma_wgs_kernels-*.whl || exit 1
+    (cd bench/explore/wgstamp && PYTHONPATH=$site timeout 300 python3 -u time_wgstamp.py 2>&1 | tail -60)
     ;;
 esac

@@ -1,0 +1,69 @@
+"""Throwaway (issue 22): gptq_gemm_wg32's timeline at the decode layer's four projections
+at 32 rows (gemm_tma_wgs, wgstamp.patch): thread 0 of each warpgroup writes %globaltimer at
+its points into stamps[block, role, point] (role 0..2 the consumer warpgroups, 3 the
+producer): 0 entry, 1 the pipeline set up; the producer's 2 its last copy issued; a
+consumer's 2 its first stage landed, 3 its first stage's MMAs done, 4 its first tile's
+slot about to be stored (a tile it shares but does not sum), 6 a tile it sums about to be
+emitted (its own or the shared one's last), 7 the shared tile's others counted (after its
+wait), 8 its sum emitted, 9 the end of its units; 15 the SM. Each point is the last time
+it was reached. The stamped kernel's time beside the tree's first (CUDA graphs cycling
+weight sets past L2, µs a launch), for what the stamps cost.
+    python3 -u time_wgstamp.py"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import gptq_weight, graph_us, same_weight, weight_sets  # noqa: E402
+import gemm_tma_kernels as main  # noqa: E402
+import gemm_tma_wgs_kernels as wgs  # noqa: E402
+
+dev = "cuda"
+
+
+def pct(xs):
+    xs = sorted(xs)
+    if not xs:
+        return "-"
+    at = lambda q: xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))]
+    return " ".join(f"{at(q):6.2f}" for q in (0, 0.1, 0.5, 0.9, 1))
+
+
+for name, m, k, n, ny in [("QKV", 32, 4096, 6144, 6144), ("O", 32, 4096, 4096, 4096),
+                          ("gate/up, SiluAndMul", 32, 4096, 28672, 14336), ("down", 32, 14336, 4096, 4096)]:
+    ws = [gptq_weight(main.QuantWeight, k, n) for _ in range(weight_sets(k, n))]
+    own = [same_weight(wgs, w) for w in ws]
+    x = torch.randn(m, k, device=dev, dtype=torch.float16)
+    y = torch.empty(m, ny, device=dev, dtype=torch.float16)
+    part = torch.empty(main.BLOCKS, 3, 4, 128, 4, device=dev, dtype=torch.float32)
+    arrivals = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+    stamps = torch.zeros(main.BLOCKS, 4, 16, device=dev, dtype=torch.int64)
+    t_main = graph_us(lambda w: main.gptq_gemm_wg32(x, w, part, arrivals, y), [(w,) for w in ws])
+    t_wgs = graph_us(lambda w: wgs.gptq_gemm_wg32(x, w, part, arrivals, y, stamps), [(w,) for w in own])
+    main.gptq_gemm_wg32(x, ws[0], part, arrivals, y)
+    ref = y.float().clone()
+    stamps.zero_()
+    wgs.gptq_gemm_wg32(x, own[0], part, arrivals, y, stamps)
+    torch.cuda.synchronize()
+    diff = (y.float() - ref).abs().max().item()
+    s = stamps.cpu().tolist()
+    blocks = [b for b in s if b[3][0] != 0]
+    t0 = min(b[r][0] for b in blocks for r in range(4) if b[r][0])
+    us = lambda t: (t - t0) / 1e3
+    end = max(b[r][9] for b in blocks for r in range(3))
+    print(f"== {name}: M={m} K={k} N={n}: tree {t_main:.1f} us a launch, stamped {t_wgs:.1f} (y diff {diff:.1e}); "
+          f"{len(blocks)} blocks; the last point {us(end):.2f} us after the first entry", flush=True)
+    print("  (us; min p10 p50 p90 max over the blocks' consumer warpgroups, or the producers)")
+    cons = [b[r] for b in blocks for r in range(3)]
+    rows = [("entry, after the first", [us(c[0]) for c in cons]),
+            ("0 -> 1 the pipeline set up", [(c[1] - c[0]) / 1e3 for c in cons]),
+            ("1 -> 2 the first stage landed", [(c[2] - c[1]) / 1e3 for c in cons if c[2]]),
+            ("2 -> 3 the first stage multiplied", [(c[3] - c[2]) / 1e3 for c in cons if c[3]]),
+            ("3 -> 9 the rest of its units", [(c[9] - c[3]) / 1e3 for c in cons if c[9] and c[3]]),
+            ("6 -> 7 a summed tile's wait for the others", [(c[7] - c[6]) / 1e3 for c in cons if c[7] and c[6]]),
+            ("7 -> 8 their slots summed, y stored", [(c[8] - c[7]) / 1e3 for c in cons if c[8] and c[7]]),
+            ("end (9), after the first entry", [us(c[9]) for c in cons if c[9]]),
+            ("producer: last copy issued, after the first entry", [us(b[3][2]) for b in blocks if b[3][2]])]
+    for what, xs in rows:
+        print(f"  {what:50s}{pct(xs)}")
