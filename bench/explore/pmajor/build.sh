@@ -5,10 +5,7 @@
 # changes). Then, with the wheels carried: bash bench/explore/prepared-run.sh 8.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-source scripts/cuda-env
 git diff --quiet -- specs/paged.ima || { echo "build.sh: specs/paged.ima has changes" >&2; exit 1; }
 trap 'git checkout -- specs/paged.ima' EXIT
 git apply bench/explore/pmajor/pmajor.patch
-(cd bench/explore/pmajor && python3 gen.py ../../..)
-cargo build -j2 -q -p imac --bin imac
-bench/explore/explorer-wheels.sh target/explore/pmajor.ima
+bench/explore/generated-wheel.sh pmajor
