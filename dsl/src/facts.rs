@@ -345,7 +345,7 @@ mod tests {
         let f = k.facts(Var::Sym(0));
         assert_eq!((f.lo, f.hi), (Some(128), Some(128)));
         assert!(f.is_multiple_of(8) && f.is_multiple_of(128) && !f.is_multiple_of(256));
-        // 0 == D: the same, written the other way round; D == 0 adds no multiple.
+        // 48 == D: the same, written the other way round; D == 0 adds no multiple.
         let flipped = eq(Expr::Const(48), Expr::Sym(0));
         let k = Knowledge::from_constraints(1, 0, &[&flipped]);
         assert!(k.facts(Var::Sym(0)).is_multiple_of(16));
