@@ -3,6 +3,7 @@
 # of examples/decode_layer against the PyTorch reference, and its speed beside torch's.
 #   bash bench/decode-layer-on-device.sh check   # B = 1, 8, 32, contexts 1 .. 4096: imac vs torch
 #   bash bench/decode-layer-on-device.sh bench   # B = 1 and 32 at 1024: imac (graph, kernel by kernel), torch
+#   bash bench/decode-layer-on-device.sh ablate  # the graph with each launch left out in turn: what each adds to a replay
 #   bash bench/decode-layer-on-device.sh kernels # the same steps' kernels, each timed by ncu, release and deferred
 #   bash bench/decode-layer-on-device.sh conflicts # the same steps' kernels' shared-memory wavefronts and bank conflicts (ncu)
 # Dumps go to $TMPDIR (about 2 GB for check); output to stdout and, when set, $OUT.
@@ -35,6 +36,9 @@ case ${1:-check} in
     # shellcheck disable=SC2086
     run dump "$tmp/b32-1024" $(printf '1024 %.0s' $(seq 32))
     python3 bench/decode_layer_torch.py bench "$tmp"/b1-1024 "$tmp"/b32-1024
+    ;;
+  ablate)
+    run ablate
     ;;
   kernels)
     # One step each (a dump runs it once), every kernel timed alone: clocks and caches as
