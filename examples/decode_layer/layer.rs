@@ -412,17 +412,45 @@ enum Projection<'k> {
     Warpgroup(&'k gemm_tma::Kernels),
 }
 
-/// The layer's eight launches, in order (docs/decode-layer.md's table).
-pub const STEPS: [&str; 8] = [
-    "add_rms_norm",
-    "QKV projection",
-    "rope_cache",
-    "paged_attn",
-    "O projection",
-    "add_rms_norm (second)",
-    "gate/up projection",
-    "down projection",
-];
+/// The layer's eight launches (docs/decode-layer.md's table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Norm,
+    Qkv,
+    Rope,
+    Attention,
+    O,
+    SecondNorm,
+    GateUp,
+    Down,
+}
+
+impl Step {
+    /// In the order the layer launches them.
+    pub const ALL: [Step; 8] = [
+        Step::Norm,
+        Step::Qkv,
+        Step::Rope,
+        Step::Attention,
+        Step::O,
+        Step::SecondNorm,
+        Step::GateUp,
+        Step::Down,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Norm => "add_rms_norm",
+            Step::Qkv => "QKV projection",
+            Step::Rope => "rope_cache",
+            Step::Attention => "paged_attn",
+            Step::O => "O projection",
+            Step::SecondNorm => "add_rms_norm (second)",
+            Step::GateUp => "gate/up projection",
+            Step::Down => "down projection",
+        }
+    }
+}
 
 /// The weights' elements (K N) from which gptq_gemm_wg32 takes a projection of 17 to 32
 /// rows (3 x 2^23, QKV's 4096 x 6144): at the layer's 32 rows, captured from Python, it is
@@ -662,7 +690,7 @@ impl Kernels {
         self.capture_omitting(graph, w, s, None)
     }
 
-    /// `capture` with step `omit` (an index into `STEPS`) left out of the graph, for
+    /// `capture` with step `omit` left out of the graph, for
     /// timing what each step adds to a replay (`decode_layer ablate`). The steps after
     /// it read what an earlier replay left in its outputs: the timing is the layer's, the
     /// outputs are not.
@@ -671,7 +699,7 @@ impl Kernels {
         graph: &mut Graph<'a>,
         w: &'a Weights,
         s: &'a mut State,
-        omit: Option<usize>,
+        omit: Option<Step>,
     ) -> Result<(), Error> {
         let c = &w.config;
         let b = s.b;
@@ -730,37 +758,37 @@ impl Kernels {
             graph.launch(self.kernel_of(p), &args, &[]).map(|_| ())
         };
         let d = &self.decode;
-        // STEPS, in order, each but `omit`.
-        let keep = |step: usize| omit != Some(step);
-        if keep(0) {
+        // Step::ALL, in order, each but `omit`.
+        let keep = |step: Step| omit != Some(step);
+        if keep(Step::Norm) {
             let args = [hidden, residual, norm1, normed];
             graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
         }
-        if keep(1) {
+        if keep(Step::Qkv) {
             project(graph, normed, (&w.qkv, &qkv_w), qkv_counts, qkv)?;
         }
-        if keep(2) {
+        if keep(Step::Rope) {
             let args = [qkv, positions, cos_sin, slots, q, k_cache, v_cache];
             graph.launch(d.rope_cache.kernel(), &args, &[])?;
         }
-        if keep(3) {
+        if keep(Step::Attention) {
             let args = [
                 q, k_cache, v_cache, tables, lens, part_o, part_lse, arrivals, attn,
             ];
             let scale = [Scalar::F32(attention_scale(c))];
             graph.launch(self.paged.paged_attn.kernel(), &args, &scale)?;
         }
-        if keep(4) {
+        if keep(Step::O) {
             project(graph, attn_rows, (&w.o, &o_w), o_counts, o)?;
         }
-        if keep(5) {
+        if keep(Step::SecondNorm) {
             let args = [o, residual, norm2, normed];
             graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
         }
-        if keep(6) {
+        if keep(Step::GateUp) {
             project(graph, normed, (&w.gate_up, &gu_w), gate_up_counts, act)?;
         }
-        if keep(7) {
+        if keep(Step::Down) {
             project(graph, act, (&w.down, &down_w), down_counts, out)?;
         }
         Ok(())

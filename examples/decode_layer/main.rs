@@ -25,7 +25,7 @@ use ima::cudarc::driver::{CudaStream, sys::CUevent_flags};
 use ima::half::f16;
 use ima::{CheckedMode, Graph, HostQWeight};
 
-use layer::{Config, HostBatch, HostWeights, Kernels, State, Weights};
+use layer::{Config, HostBatch, HostWeights, Kernels, State, Step, Weights};
 
 type Res<T> = Result<T, Box<dyn Error>>;
 
@@ -158,15 +158,13 @@ fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &We
 /// without it.
 fn ablate(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &Weights) -> Res<()> {
     let c = host.config;
-    println!(
-        "| B | pass | whole graph (us) | {} |",
-        layer::STEPS.join(" | ")
-    );
-    println!("|---:|---:|---:|{}", "---:|".repeat(layer::STEPS.len()));
+    let names: Vec<&str> = Step::ALL.iter().map(|s| s.name()).collect();
+    println!("| B | pass | whole graph (us) | {} |", names.join(" | "));
+    println!("|---:|---:|---:|{}", "---:|".repeat(names.len()));
     for b in [1usize, 32] {
         let batch = HostBatch::new(&c, &vec![1024; b], 7);
         let mut s = State::upload(stream, &c, &batch)?;
-        let mut replay = |omit: Option<usize>| -> Res<f64> {
+        let mut replay = |omit: Option<Step>| -> Res<f64> {
             let mut graph = Graph::new(stream)?;
             kernels.capture_omitting(&mut graph, w, &mut s, omit)?;
             let us = time(stream, 200, &mut || Ok(graph.replay(stream)?))?;
@@ -175,8 +173,9 @@ fn ablate(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &W
         };
         for pass in 1..=2 {
             let whole = replay(None)?;
-            let shares = (0..layer::STEPS.len())
-                .map(|i| Ok(format!("{:.1}", whole - replay(Some(i))?)))
+            let shares = Step::ALL
+                .iter()
+                .map(|&step| Ok(format!("{:.1}", whole - replay(Some(step))?)))
                 .collect::<Res<Vec<String>>>()?;
             println!("| {b} | {pass} | {whole:.1} | {} |", shares.join(" | "));
         }
