@@ -416,10 +416,11 @@ mod tests {
         assert_eq!((gcd(-12, 18), gcd(0, 5), gcd(0, 0)), (6, 5, 0));
     }
 
-    /// A constraint on symbol 0 of the forms `learn` reads: comparisons with a constant,
-    /// `D % m == 0`, and `&&` and `||` of them, nested.
+    /// A constraint on symbols 0 and 1 of the forms `learn` reads: comparisons with a
+    /// constant, `S % m == 0`, and `&&` and `||` of them, nested (so that a branch may
+    /// speak of one symbol and not the other).
     fn constraint() -> impl Strategy<Value = Expr> {
-        let cmp = (0..6usize, 0..300i64).prop_map(|(op, c)| {
+        let cmp = (0..2usize, 0..6usize, 0..80i64).prop_map(|(s, op, c)| {
             let op = [
                 BinOp::Eq,
                 BinOp::Le,
@@ -428,11 +429,11 @@ mod tests {
                 BinOp::Gt,
                 BinOp::Ne,
             ][op];
-            bin(op, Expr::Sym(0), Expr::Const(c))
+            bin(op, Expr::Sym(s), Expr::Const(c))
         });
-        let rem = (1..40i64).prop_map(|m| {
+        let rem = (0..2usize, 1..20i64).prop_map(|(s, m)| {
             eq(
-                bin(BinOp::Rem, Expr::Sym(0), Expr::Const(m)),
+                bin(BinOp::Rem, Expr::Sym(s), Expr::Const(m)),
                 Expr::Const(0),
             )
         });
@@ -443,22 +444,27 @@ mod tests {
     }
 
     proptest! {
-        /// Sound: every value in 0 ..= 320 that satisfies the constraints (by the
-        /// contract's one evaluator) lies within the facts' bounds and is a multiple of
-        /// each of their divisors.
+        /// Sound: every pair of values in 0 ..= 90 that satisfies the constraints (by the
+        /// contract's one evaluator) lies within each symbol's bounds and is a multiple of
+        /// each of its divisors.
         #[test]
         fn the_facts_hold_for_every_value_the_constraints_allow(
             cs in prop::collection::vec(constraint(), 1..3)
         ) {
             let refs: Vec<&Expr> = cs.iter().collect();
-            let k = Knowledge::from_constraints(1, 0, &refs);
-            let f = k.facts(Var::Sym(0));
-            for v in 0..=320i64 {
-                if cs.iter().all(|c| c.eval(&[v], &[]) == Ok(1)) {
-                    prop_assert!(f.lo.is_none_or(|lo| lo <= v), "{v} below {:?}: {cs:?}", f.lo);
-                    prop_assert!(f.hi.is_none_or(|hi| v <= hi), "{v} above {:?}: {cs:?}", f.hi);
-                    for &m in &f.multiple_of {
-                        prop_assert!(v % m == 0, "{v} not a multiple of {m}: {cs:?}");
+            let k = Knowledge::from_constraints(2, 0, &refs);
+            for v0 in 0..=90i64 {
+                for v1 in 0..=90i64 {
+                    if !cs.iter().all(|c| c.eval(&[v0, v1], &[]) == Ok(1)) {
+                        continue;
+                    }
+                    for (s, v) in [(0, v0), (1, v1)] {
+                        let f = k.facts(Var::Sym(s));
+                        prop_assert!(f.lo.is_none_or(|lo| lo <= v), "{v} below {:?}: {cs:?}", f.lo);
+                        prop_assert!(f.hi.is_none_or(|hi| v <= hi), "{v} above {:?}: {cs:?}", f.hi);
+                        for &m in &f.multiple_of {
+                            prop_assert!(v % m == 0, "{v} not a multiple of {m}: {cs:?}");
+                        }
                     }
                 }
             }
