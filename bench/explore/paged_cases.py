@@ -70,6 +70,17 @@ def call(f, c):
     f(c["q"], c["k"], c["v"], c["tables"], c["lens"], c["part_o"], c["part_lse"], c["arrivals"], c["out"], D ** -0.5)
 
 
+def cache_mb(lens):
+    """MB of K and V a batch of these sequences' lengths reads."""
+    return sum(lens) * HKV * D * 2 * 2 / 1e6
+
+
+def cache_sets(lens):
+    """How many argument sets a timer's graph cycles for a batch: enough for at least 300
+    MB of caches in all (past L2), at most 16."""
+    return max(1, min(16, int(300 // max(cache_mb(lens), 1)) + 1))
+
+
 def compare(cases, kernels):
     """Prints, for each batch of `cases` (name -> its sequences' lengths), the µs a launch
     of each kernel of `kernels` (name -> a function of paged_attn's arguments), as CUDA
@@ -77,9 +88,8 @@ def compare(cases, kernels):
     the first kernel's by 2e-3 or more is marked DIFF."""
     print("case | MB | " + " | ".join(kernels))
     for name, lens in cases.items():
-        mb = sum(lens) * HKV * D * 2 * 2 / 1e6
-        nsets = max(1, min(16, int(300 // mb) + 1))
-        sets = [case(lens, i) for i in range(nsets)]
+        mb = cache_mb(lens)
+        sets = [case(lens, i) for i in range(cache_sets(lens))]
         ref = None
         row = []
         for f in kernels.values():

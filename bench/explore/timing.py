@@ -205,3 +205,14 @@ def gptq_reference(x, w, k, n, group=128):
     s = w.scales.float()
     wf = (q - z.repeat_interleave(group, 0)) * s.repeat_interleave(group, 0)
     return x.float() @ wf
+
+
+def spread(xs):
+    """The minimum, 10th percentile, median, 90th percentile and maximum of `xs`, as one
+    line of fixed-width numbers ("-" when empty): what the time-stamp timers print for
+    each step over the blocks (pstamp, wgstamp)."""
+    xs = sorted(xs)
+    if not xs:
+        return "-"
+    at = lambda q: xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))]
+    return " ".join(f"{at(q):6.2f}" for q in (0, 0.1, 0.5, 0.9, 1))

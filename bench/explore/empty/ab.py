@@ -41,8 +41,8 @@ cases["B=32 ctx 512"] = [512] * 32
 cases["B=4 ctx 1024"] = [1024] * 4
 print("case | MB | " + " | ".join(kernels))
 for name, lens in cases.items():
-    mb = sum(lens) * pc.HKV * pc.D * 2 * 2 / 1e6
-    tight = [pc.case(lens, i) for i in range(max(1, min(16, int(300 // mb) + 1)))]
+    mb = pc.cache_mb(lens)
+    tight = [pc.case(lens, i) for i in range(pc.cache_sets(lens))]
     wides = [wide(c) for c in tight]
     ref, row = None, []
     for mod, is_wide in kernels.values():

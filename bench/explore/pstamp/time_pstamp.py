@@ -10,8 +10,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from paged_cases import D, call, case  # noqa: E402
-from timing import graph_us  # noqa: E402
+from paged_cases import D, cache_mb, cache_sets, call, case  # noqa: E402
+from timing import graph_us, spread  # noqa: E402
 import paged_kernels as pk  # noqa: E402
 import pstamp_kernels as ps  # noqa: E402
 
@@ -23,18 +23,10 @@ def stamped(c):
                           c["out"], STAMPS, D ** -0.5)
 
 
-def pct(xs):
-    xs = sorted(xs)
-    if not xs:
-        return "-"
-    at = lambda q: xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))]
-    return f"{at(0):6.2f} {at(0.1):6.2f} {at(0.5):6.2f} {at(0.9):6.2f} {at(1):6.2f}"
-
-
 for name, lens in [("B=32 ctx 1024", [1024] * 32), ("B=32 ctx 4096", [4096] * 32), ("B=1 ctx 1024", [1024])]:
-    mb = sum(lens) * 8 * D * 2 * 2 / 1e6
+    mb = cache_mb(lens)
     STAMPS.zero_()
-    sets = [case(lens, i) for i in range(max(1, min(16, int(300 // mb) + 1)))]
+    sets = [case(lens, i) for i in range(cache_sets(lens))]
     tree = graph_us(lambda c: call(pk.paged_attn, c), [(c,) for c in sets])
     st = graph_us(stamped, [(c,) for c in sets])
     ref = sets[0]["out"].float().clone()
@@ -51,13 +43,13 @@ for name, lens in [("B=32 ctx 1024", [1024] * 32), ("B=32 ctx 4096", [4096] * 32
     print(f"== {name} ({mb:.0f} MB): tree {tree:.1f} us a launch, stamped {st:.1f} (out diff {err:.1e}); "
           f"{len(blocks)} blocks, {len(work)} attend; the last point {us(end):.2f} us after the first entry", flush=True)
     print("  point (us; min p10 p50 p90 max over the attending blocks)")
-    print(f"  entry after the first        {pct([us(r[0]) for r in work])}")
+    print(f"  entry after the first        {spread([us(r[0]) for r in work])}")
     for p, what in [(1, "length read"), (2, "pages in shared memory"), (3, "first tile landed"), (4, "tiles done"),
                     (5, "warps met"), (6, "arrival counted")]:
-        print(f"  {p - 1} -> {p} {what:26s}{pct([(r[p] - r[p - 1]) / 1e3 for r in work])}")
+        print(f"  {p - 1} -> {p} {what:26s}{spread([(r[p] - r[p - 1]) / 1e3 for r in work])}")
     last = [r for r in work if r[7]]
-    print(f"  6 -> 7 weighed (last blocks)  {pct([(r[7] - r[6]) / 1e3 for r in last])}")
-    print(f"  end (6 or 7) after the first  {pct([us(max(r[6], r[7])) for r in work])}")
+    print(f"  6 -> 7 weighed (last blocks)  {spread([(r[7] - r[6]) / 1e3 for r in last])}")
+    print(f"  end (6 or 7) after the first  {spread([us(max(r[6], r[7])) for r in work])}")
     # Slots an SM: the blocks' busy spans; how full each SM is over [0, end].
     sms = {}
     for r in work:

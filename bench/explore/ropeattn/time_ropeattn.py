@@ -12,7 +12,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from paged_cases import BS, D, HKV, HQ, case  # noqa: E402
+from paged_cases import BS, D, HKV, HQ, cache_mb, cache_sets, case  # noqa: E402
 from timing import graph_us  # noqa: E402
 import decode_kernels as dk  # noqa: E402
 import paged_kernels as pk  # noqa: E402
@@ -51,7 +51,7 @@ def fused(c):
 print("case | MB | rope_cache + paged_attn | paged_attn_rope | out max |diff| | caches equal")
 for name, lens in [("B=1 ctx 1024", [1024]), ("B=8 ctx 1024", [1024] * 8), ("B=32 ctx 1024", [1024] * 32),
                    ("B=32 ragged, a padding row", [1 + (i * 977) % 4096 for i in range(31)] + [0])]:
-    mb = sum(lens) * HKV * D * 2 * 2 / 1e6
+    mb = cache_mb(lens)
     c = step_case(lens, 0)
     k0, v0 = c["k"].clone(), c["v"].clone()
     unfused(c)
@@ -62,7 +62,7 @@ for name, lens in [("B=1 ctx 1024", [1024]), ("B=8 ctx 1024", [1024] * 8), ("B=3
     torch.cuda.synchronize()
     diff = (c["out"].float() - out_u).abs().max().item()
     same = torch.equal(c["k"], k_u) and torch.equal(c["v"], v_u)
-    sets = [step_case(lens, i) for i in range(max(1, min(16, int(300 // max(mb, 1)) + 1)))]
+    sets = [step_case(lens, i) for i in range(cache_sets(lens))]
     tu = graph_us(unfused, [(s,) for s in sets])
     tf = graph_us(fused, [(s,) for s in sets])
     assert not math.isnan(diff)

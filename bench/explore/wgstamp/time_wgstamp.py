@@ -15,19 +15,11 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from timing import gptq_weight, graph_us, same_weight, weight_sets  # noqa: E402
+from timing import gptq_weight, graph_us, same_weight, spread, weight_sets  # noqa: E402
 import gemm_tma_kernels as main  # noqa: E402
 import gemm_tma_wgs_kernels as wgs  # noqa: E402
 
 dev = "cuda"
-
-
-def pct(xs):
-    xs = sorted(xs)
-    if not xs:
-        return "-"
-    at = lambda q: xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))]
-    return " ".join(f"{at(q):6.2f}" for q in (0, 0.1, 0.5, 0.9, 1))
 
 
 for name, m, k, n, ny in [("QKV", 32, 4096, 6144, 6144), ("O", 32, 4096, 4096, 4096),
@@ -66,4 +58,4 @@ for name, m, k, n, ny in [("QKV", 32, 4096, 6144, 6144), ("O", 32, 4096, 4096, 4
             ("end (9), after the first entry", [us(c[9]) for c in cons if c[9]]),
             ("producer: last copy issued, after the first entry", [us(b[3][2]) for b in blocks if b[3][2]])]
     for what, xs in rows:
-        print(f"  {what:50s}{pct(xs)}")
+        print(f"  {what:50s}{spread(xs)}")
