@@ -5,6 +5,8 @@
 //! partitions), block tables in random order, D = 64, 128 and 256, GQA groups of 1, 3, 4
 //! and 8, in release, checked and deferred modes; and bad block-table entries and
 //! lengths, each reported as an `IndexValue` (in release too) and refused by `validate`.
+//! paged_attn_rope (RoPE and the KV-cache write fused in front) against the same
+//! reference over the caches as the step leaves them, and its caches against those.
 
 #[allow(dead_code)]
 mod paged {
@@ -655,4 +657,199 @@ fn a_seq_len_past_the_table_is_reported_in_every_mode() {
         }
     }
     set_mode(&kernels, CheckedMode::Off);
+}
+
+/// paged_attn_rope's inputs for `c` (its q and caches as they stand before the step): the
+/// QKV projection's rows (c's queries unrotated, then new keys and values), each
+/// sequence's position (its last token's, len - 1) and slot (the table's slot of that
+/// token; for a sequence of no tokens the first row of a spare page of its own, or -1 for
+/// `padding`), and a cos/sin table of base 10000.
+struct Rope {
+    qkv: Vec<f16>,
+    positions: Vec<i64>,
+    slots: Vec<i64>,
+    maxpos: usize,
+    cos_sin: Vec<f32>,
+}
+
+impl Rope {
+    fn new(c: &Case, padding: usize, seed: u64) -> Rope {
+        let (d, heads) = (c.d, c.hq + 2 * c.hkv);
+        let mut qkv: Vec<f16> = lcg(seed).take(c.b * heads * d).map(f16::from_f32).collect();
+        for s in 0..c.b {
+            qkv[s * heads * d..][..c.hq * d].copy_from_slice(&c.q[s * c.hq * d..][..c.hq * d]);
+        }
+        let used: Vec<i32> = (0..c.b)
+            .flat_map(|s| (0..(c.lens[s] as usize).div_ceil(c.bs)).map(move |e| (s, e)))
+            .map(|(s, e)| c.tables[s * c.p + e])
+            .collect();
+        let mut spare = (0..c.nb as i64).filter(|&p| !used.contains(&(p as i32)));
+        let positions: Vec<i64> = c.lens.iter().map(|&l| i64::from(l.max(1) - 1)).collect();
+        let slots = (0..c.b)
+            .map(|s| match c.lens[s] as usize {
+                _ if s == padding => -1,
+                0 => spare.next().expect("Case::new leaves 5 pages spare") * c.bs as i64,
+                len => {
+                    let t = len - 1;
+                    i64::from(c.tables[s * c.p + t / c.bs]) * c.bs as i64 + (t % c.bs) as i64
+                }
+            })
+            .collect();
+        let maxpos = *positions.iter().max().unwrap() as usize + 3;
+        let mut cos_sin = vec![0f32; maxpos * d];
+        for p in 0..maxpos {
+            for j in 0..d / 2 {
+                let angle = p as f64 * 10000f64.powf(-2.0 * j as f64 / d as f64);
+                cos_sin[p * d + j] = angle.cos() as f32;
+                cos_sin[p * d + d / 2 + j] = angle.sin() as f32;
+            }
+        }
+        Rope {
+            qkv,
+            positions,
+            slots,
+            maxpos,
+            cos_sin,
+        }
+    }
+
+    /// Head `head` of sequence s's row of qkv rotated to its position in f64, rounded to f16.
+    fn rotated(&self, c: &Case, s: usize, head: usize) -> Vec<f16> {
+        let d = c.d;
+        let x = &self.qkv[(s * (c.hq + 2 * c.hkv) + head) * d..][..d];
+        let p = self.positions[s] as usize;
+        (0..d)
+            .map(|i| {
+                let j = i % (d / 2);
+                let (cs, sn) = (
+                    f64::from(self.cos_sin[p * d + j]),
+                    f64::from(self.cos_sin[p * d + d / 2 + j]),
+                );
+                let (lo, hi) = (x[j].to_f64(), x[j + d / 2].to_f64());
+                f16::from_f64(if i < d / 2 {
+                    lo * cs - hi * sn
+                } else {
+                    hi * cs + lo * sn
+                })
+            })
+            .collect()
+    }
+
+    /// c as the step leaves it: rotated queries, and each slot's rotated key and value
+    /// written for every KV head (what rope_cache, then paged_attn, would read).
+    fn stepped(&self, c: &Case) -> Case {
+        let (d, hq, hkv) = (c.d, c.hq, c.hkv);
+        let (mut q, mut k, mut v) = (c.q.clone(), c.k.clone(), c.v.clone());
+        for s in 0..c.b {
+            for h in 0..hq {
+                q[(s * hq + h) * d..][..d].copy_from_slice(&self.rotated(c, s, h));
+            }
+            let Ok(slot) = usize::try_from(self.slots[s]) else {
+                continue;
+            };
+            for kvh in 0..hkv {
+                let at = (slot * hkv + kvh) * d;
+                k[at..][..d].copy_from_slice(&self.rotated(c, s, hq + kvh));
+                let value = (s * (hq + 2 * hkv) + hq + hkv + kvh) * d;
+                v[at..][..d].copy_from_slice(&self.qkv[value..][..d]);
+            }
+        }
+        Case {
+            q,
+            k,
+            v,
+            tables: c.tables.clone(),
+            lens: c.lens.clone(),
+            ..*c
+        }
+    }
+}
+
+/// paged_attn_rope against the reference of the step: its output against attention over
+/// the caches with the new tokens written and the queries rotated (in f64), its caches
+/// against those caches (the values exact, the keys within an f16 rounding of the f64
+/// rotation, every other row untouched), twice in each mode; `padding` is a sequence of no
+/// tokens whose slot is -1, and every other sequence of no tokens writes a spare page.
+fn run_rope_against_reference(
+    hq: usize,
+    hkv: usize,
+    bs: usize,
+    lens: &[i32],
+    padding: usize,
+    seed: u64,
+) {
+    let c = Case::new(hq, hkv, 128, bs, lens, seed);
+    let rope = Rope::new(&c, padding, seed + 7);
+    let want = rope.stepped(&c);
+    let (_ctx, stream, kernels) = setup();
+    let qkv = Tensor::from_host(&stream, &rope.qkv, &[c.b, (hq + 2 * hkv) * c.d]).unwrap();
+    let positions = Tensor::from_host(&stream, &rope.positions, &[c.b]).unwrap();
+    let slots = Tensor::from_host(&stream, &rope.slots, &[c.b]).unwrap();
+    let cos_sin = Tensor::from_host(&stream, &rope.cos_sin, &[rope.maxpos, c.d]).unwrap();
+    for mode in MODES {
+        set_mode(&kernels, mode);
+        let mut dev = Device::upload(&stream, &c);
+        for launch in 0..2 {
+            let what = format!("{mode:?} HQ={hq} HKV={hkv} BS={bs}, launch {launch}");
+            dev.out = Tensor::full(&stream, f16::NAN, &[c.b, hq, c.d]).unwrap();
+            kernels
+                .paged_attn_rope
+                .launch(
+                    &stream,
+                    paged::PagedAttnRopeArgs {
+                        qkv: &qkv,
+                        positions: &positions,
+                        cos_sin: &cos_sin,
+                        slot_mapping: &slots,
+                        k_cache: &mut dev.k,
+                        v_cache: &mut dev.v,
+                        block_tables: &dev.tables,
+                        seq_lens: &dev.lens,
+                        part_o: &mut dev.part_o,
+                        part_lse: &mut dev.part_lse,
+                        arrivals: &mut dev.arrivals,
+                        out: &mut dev.out,
+                        scale: c.scale,
+                    },
+                )
+                .unwrap();
+            kernels.check_deferred().unwrap();
+            assert_close(&want, &dev.out.to_host(&stream).unwrap(), None, &what);
+            let arrivals = dev.arrivals.to_host(&stream).unwrap();
+            assert!(arrivals.iter().all(|&a| a == 0), "{what}: {arrivals:?}");
+            let (k, v) = (
+                dev.k.to_host(&stream).unwrap(),
+                dev.v.to_host(&stream).unwrap(),
+            );
+            assert!(v == want.v, "{what}: the value cache");
+            for (i, (g, w)) in k.iter().zip(&want.k).enumerate() {
+                let (g, w) = (g.to_f64(), w.to_f64());
+                assert!(
+                    (g - w).abs() <= w.abs() * 2f64.powi(-10) + 2f64.powi(-24),
+                    "{what}: k_cache element {i} = {g}, reference {w}"
+                );
+            }
+        }
+    }
+    set_mode(&kernels, CheckedMode::Off);
+}
+
+/// The layer's group of 4 on pages of 16: ragged lengths, a sequence of no tokens that
+/// writes its slot and a padding one that writes nothing.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn paged_attn_rope_matches_rope_then_attention_in_every_mode() {
+    let mut lens = ragged(16);
+    lens.push(0);
+    run_rope_against_reference(8, 2, 16, &lens, 8, 90);
+}
+
+/// A group of 8 (one block a KV head still) on pages of 7, whose tiles cross pages, with
+/// partitions of three runs (16 sequences by 8 KV heads) so that the last token's block is
+/// not the first.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn paged_attn_rope_with_a_group_of_8_odd_pages_and_long_partitions() {
+    let lens: Vec<i32> = (0..16).map(|i| [1000, 7, 0, 3000, 385, 6][i % 6]).collect();
+    run_rope_against_reference(64, 8, 7, &lens, 2, 100);
 }

@@ -93,7 +93,7 @@ struct KernelCu {
     block: [u32; 3],
     min_blocks: u32,
     /// What the `where` clauses say divides the dimensions, as C conditions.
-    divisors: Vec<String>,
+    assumptions: Vec<String>,
     report_extents: Vec<ReportExtents>,
     entries: Vec<Entry>,
     /// An argument is read through TMA: the kernel exists only in PTX for sm_90a.
@@ -412,7 +412,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         threads: k.threads_per_block(),
         block: k.block,
         min_blocks: k.min_blocks,
-        divisors: dimension_divisors(k),
+        assumptions: dimension_assumptions(k),
         report_extents,
         entries,
     }
@@ -448,23 +448,30 @@ fn report_extents(k: &ir::Kernel, index: &[usize], accessors: &[ArgCu]) -> Vec<R
     args.chain(shared).collect()
 }
 
-/// What the `where` clauses say divides each dimension (`K % 8 == 0`), as C conditions
-/// the entry points assume. The runtime checks every constraint before a launch, so they
-/// hold; with them the compiler folds a 16-byte vector's test of its last element, which
-/// its first element's test implies when the extent is a multiple of its width
-/// (gptq_gemm_i32_checked: 2,960 SASS instructions instead of 3,184). Bounds are left
-/// out: assuming them made paged_attn_i32_checked larger (15,760 instead of 14,264).
-fn dimension_divisors(k: &ir::Kernel) -> Vec<String> {
+/// What the `where` clauses say divides each dimension (`K % 8 == 0`), or the one value
+/// they leave it (`D == 128`), as C conditions the entry points assume. The runtime checks
+/// every constraint before a launch, so they hold; with the divisors the compiler folds a
+/// 16-byte vector's test of its last element, which its first element's test implies when
+/// the extent is a multiple of its width (gptq_gemm_i32_checked: 2,960 SASS instructions
+/// instead of 3,184), and with a value it folds the dimension into every index
+/// (paged_attn_rope_i32: 4,096 instructions without). Bounds are left out: assuming them
+/// made paged_attn_i32_checked larger (15,760 instead of 14,264).
+fn dimension_assumptions(k: &ir::Kernel) -> Vec<String> {
     let constraints: Vec<&ir::Expr> = k.constraints.iter().map(|c| &c.expr).collect();
     let known = Knowledge::from_constraints(k.symbols.len(), k.params.len(), &constraints);
     k.symbols
         .iter()
         .enumerate()
         .flat_map(|(i, s)| {
-            let multiples = &known.facts(Var::Sym(i)).multiple_of;
-            multiples
-                .iter()
-                .map(move |m| format!("{} % {m} == 0", s.name))
+            let facts = known.facts(Var::Sym(i));
+            match (facts.lo, facts.hi) {
+                (Some(lo), Some(hi)) if lo == hi => vec![format!("{} == {lo}", s.name)],
+                _ => facts
+                    .multiple_of
+                    .iter()
+                    .map(|m| format!("{} % {m} == 0", s.name))
+                    .collect(),
+            }
         })
         .collect()
 }
@@ -771,7 +778,7 @@ fn entry(
 
 #[cfg(test)]
 mod tests {
-    use super::{ArgCu, arg, dimension_divisors, report_extents};
+    use super::{ArgCu, arg, dimension_assumptions, report_extents};
     use ima_dsl::abi::contract_index;
 
     fn kernel(text: &str) -> ima_dsl::ir::Kernel {
@@ -780,13 +787,17 @@ mod tests {
         module.kernels.into_iter().next().expect("one kernel")
     }
 
-    /// Only the divisors are assumed: bounds made paged_attn's checked code larger.
+    /// Only the divisors, and values the constraints fix, are assumed: bounds made
+    /// paged_attn's checked code larger.
     #[test]
-    fn entry_points_assume_the_divisors_of_the_constraints_and_nothing_else() {
+    fn entry_points_assume_the_divisors_and_fixed_values_of_the_constraints_and_nothing_else() {
         let k = kernel(
-            "kernel k where K % 8 == 0, N <= 64, M >= 2, N % 4 == 0 {\n    in x: f32[M, K]\n    out y: f32[M, N]\n    launch over y[m, n]\n    body { y(m, n) = x(m, 0); }\n}\n",
+            "kernel k where K % 8 == 0, N <= 64, M >= 2, N % 4 == 0, D == 128, E == 8 || E == 16 {\n    in x: f32[M, K]\n    in z: f32[D, E]\n    out y: f32[M, N]\n    launch over y[m, n]\n    body { y(m, n) = x(m, 0) + z(0, 0); }\n}\n",
         );
-        assert_eq!(dimension_divisors(&k), ["K % 8 == 0", "N % 4 == 0"]);
+        assert_eq!(
+            dimension_assumptions(&k),
+            ["K % 8 == 0", "N % 4 == 0", "D == 128", "E % 8 == 0"]
+        );
     }
 
     /// The flush's switch names every argument a violation can name: a plain one by its

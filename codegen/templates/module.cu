@@ -1297,9 +1297,10 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
     __builtin_assume(threadIdx.x < {{ k.block[0] }}u);
     __builtin_assume(threadIdx.y < {{ k.block[1] }}u);
     __builtin_assume(threadIdx.z < {{ k.block[2] }}u);
-{%- if !k.divisors.is_empty() %}
-    // What divides the dimensions, by the constraints the runtime checked before the launch.
-{%- for d in k.divisors %}
+{%- if !k.assumptions.is_empty() %}
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+{%- for d in k.assumptions %}
     __builtin_assume({{ d }});
 {%- endfor %}
 {%- endif %}

@@ -1,4 +1,4 @@
-"""The decoder layer of examples/decode_layer from Python: the same eight kernels, through
+"""The decoder layer of examples/decode_layer from Python: the same seven kernels, through
 the Python packages `imac compile --python` writes for specs/decode.ima, quant.ima,
 paged.ima, gemm.ima and, on a device of compute capability 9.0, gemm_tma.ima
 (scripts/python-wheels builds them), on torch tensors. Each call is checked
@@ -85,7 +85,6 @@ class DecodeLayer:
             self.scratch[key] = dict(
                 normed=torch.empty(b, c["hidden"], **f16),
                 qkv=torch.empty(b, self.w["qkv"].n, **f16),
-                q=torch.empty(b, heads, hd, **f16),
                 part_o=torch.zeros(b, heads, parts, hd, dtype=torch.float32, device=device),
                 part_lse=torch.zeros(b, heads, parts, dtype=torch.float32, device=device),
                 arrivals=torch.zeros(b, heads, dtype=torch.int32, device=device),
@@ -130,9 +129,9 @@ class DecodeLayer:
         out = torch.empty_like(hidden)
         dk.add_rms_norm(hidden, residual, self.norm1, s["normed"], c["eps"])
         self._project("qkv", s["normed"], s["qkv"], s)
-        dk.rope_cache(s["qkv"], positions, self.cos_sin, slot_mapping, s["q"], k_cache, v_cache)
-        pk.paged_attn(
-            s["q"], k_cache, v_cache, block_tables, seq_lens,
+        # RoPE, the KV-cache write and attention in one launch.
+        pk.paged_attn_rope(
+            s["qkv"], positions, self.cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens,
             s["part_o"], s["part_lse"], s["arrivals"], s["attn"], 1.0 / math.sqrt(c["head_dim"]),
         )
         self._project("o", s["attn"].view(b, -1), s["o"], s)

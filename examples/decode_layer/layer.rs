@@ -14,8 +14,7 @@ use ima::{
     ima_kernel, quantize_gptq,
 };
 
-/// RMSNorm with the residual add, RoPE with the KV-cache write, and the W4A16 GEMV of
-/// 16-column blocks.
+/// RMSNorm with the residual add and the W4A16 GEMV of 16-column blocks.
 #[ima_kernel("specs/decode.ima")]
 pub mod decode {}
 
@@ -23,7 +22,8 @@ pub mod decode {}
 #[ima_kernel("specs/quant.ima")]
 pub mod quant {}
 
-/// Paged attention decode with GQA.
+/// Paged attention decode with GQA, RoPE and the KV-cache write fused in front
+/// (`paged_attn_rope`).
 #[ima_kernel("specs/paged.ima")]
 pub mod paged {}
 
@@ -315,7 +315,6 @@ pub struct State {
     /// The normalised input of a projection, `[B, hidden]`.
     pub normed: Tensor<f16>,
     pub qkv: Tensor<f16>,
-    pub q: Tensor<f16>,
     pub part_o: Tensor<f32>,
     pub part_lse: Tensor<f32>,
     pub arrivals: Tensor<i32>,
@@ -368,7 +367,6 @@ impl State {
             v_cache: Tensor::from_host(stream, &h.v_cache, &cache)?,
             normed: nan(&[b, c.hidden])?,
             qkv: nan(&[b, c.qkv_width()])?,
-            q: nan(&[b, c.heads, c.head_dim])?,
             part_o: Tensor::zeros(stream, &[b, c.heads, parts, c.head_dim])?,
             part_lse: Tensor::zeros(stream, &[b, c.heads, parts])?,
             arrivals: Tensor::zeros(stream, &[b, c.heads])?,
@@ -412,12 +410,11 @@ enum Projection<'k> {
     Warpgroup(&'k gemm_tma::Kernels),
 }
 
-/// The layer's eight launches (docs/decode-layer.md's table).
+/// The layer's seven launches (docs/decode-layer.md's table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
     Norm,
     Qkv,
-    Rope,
     Attention,
     O,
     SecondNorm,
@@ -427,10 +424,9 @@ pub enum Step {
 
 impl Step {
     /// In the order the layer launches them.
-    pub const ALL: [Step; 8] = [
+    pub const ALL: [Step; 7] = [
         Step::Norm,
         Step::Qkv,
-        Step::Rope,
         Step::Attention,
         Step::O,
         Step::SecondNorm,
@@ -442,8 +438,7 @@ impl Step {
         match self {
             Step::Norm => "add_rms_norm",
             Step::Qkv => "QKV projection",
-            Step::Rope => "rope_cache",
-            Step::Attention => "paged_attn",
+            Step::Attention => "paged_attn_rope",
             Step::O => "O projection",
             Step::SecondNorm => "add_rms_norm (second)",
             Step::GateUp => "gate/up projection",
@@ -505,8 +500,7 @@ impl Kernels {
     pub fn all(&self) -> Vec<&Kernel> {
         let mut all = vec![
             self.decode.add_rms_norm.kernel(),
-            self.decode.rope_cache.kernel(),
-            self.paged.paged_attn.kernel(),
+            self.paged.paged_attn_rope.kernel(),
             self.decode.gptq_gemv_narrow.kernel(),
             self.quant.gptq_gemv.kernel(),
             self.gemm.gptq_gemm.kernel(),
@@ -603,24 +597,15 @@ impl Kernels {
         let [qkv_counts, o_counts, gate_up_counts, down_counts] = &mut s.wg_arrivals;
         let qkv_wg = (&mut *part, qkv_counts);
         self.project(stream, &s.normed, &w.qkv, &mut s.qkv, b, qkv_wg)?;
-        d.rope_cache.launch(
+        self.paged.paged_attn_rope.launch(
             stream,
-            decode::RopeCacheArgs {
+            paged::PagedAttnRopeArgs {
                 qkv: &s.qkv,
                 positions: &s.positions,
                 cos_sin: &w.cos_sin,
                 slot_mapping: &s.slots,
-                q: &mut s.q,
                 k_cache: &mut s.k_cache,
                 v_cache: &mut s.v_cache,
-            },
-        )?;
-        self.paged.paged_attn.launch(
-            stream,
-            paged::PagedAttnArgs {
-                q: &s.q,
-                k_cache: &s.k_cache,
-                v_cache: &s.v_cache,
                 block_tables: &s.block_tables,
                 seq_lens: &s.seq_lens,
                 part_o: &mut s.part_o,
@@ -678,7 +663,7 @@ impl Kernels {
         Ok(s)
     }
 
-    /// The layer captured into `graph` as eight nodes, each launch checked once, here. The
+    /// The layer captured into `graph` as seven nodes, each launch checked once, here. The
     /// graph borrows the weights and the state for its life; replay it with
     /// `graph.replay(&stream)`.
     pub fn capture<'a>(
@@ -725,7 +710,6 @@ impl Kernels {
         let (k_cache, v_cache) = (graph.write(&mut s.k_cache), graph.write(&mut s.v_cache));
         let normed = graph.write(&mut s.normed);
         let qkv = graph.write(&mut s.qkv);
-        let q = graph.write(&mut s.q);
         let (part_o, part_lse) = (graph.write(&mut s.part_o), graph.write(&mut s.part_lse));
         let arrivals = graph.write(&mut s.arrivals);
         let attn = graph.write(&mut s.attn);
@@ -767,16 +751,13 @@ impl Kernels {
         if keep(Step::Qkv) {
             project(graph, normed, (&w.qkv, &qkv_w), qkv_counts, qkv)?;
         }
-        if keep(Step::Rope) {
-            let args = [qkv, positions, cos_sin, slots, q, k_cache, v_cache];
-            graph.launch(d.rope_cache.kernel(), &args, &[])?;
-        }
         if keep(Step::Attention) {
             let args = [
-                q, k_cache, v_cache, tables, lens, part_o, part_lse, arrivals, attn,
+                qkv, positions, cos_sin, slots, k_cache, v_cache, tables, lens, part_o, part_lse,
+                arrivals, attn,
             ];
             let scale = [Scalar::F32(attention_scale(c))];
-            graph.launch(self.paged.paged_attn.kernel(), &args, &scale)?;
+            graph.launch(self.paged.paged_attn_rope.kernel(), &args, &scale)?;
         }
         if keep(Step::O) {
             project(graph, attn_rows, (&w.o, &o_w), o_counts, o)?;

@@ -375,6 +375,16 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
+#ifdef __CUDA_FP16_TYPES_EXIST__
+// RoPE in NeoX's layout (vLLM's is_neox_style): dimension j < D / 2 of a head (lo) and its
+// partner j + D / 2 (hi) turn by the angle whose cosine and sine are cs and sn, each
+// rounded to f16 as a store of the rotated head rounds it (decode.ima's rope_cache and
+// paged.ima's paged_attn_rope, which must agree to the bit).
+__device__ __forceinline__ __half2 ima_rotate_half(float lo, float hi, float cs, float sn) {
+    return __halves2half2(__float2half(lo * cs - hi * sn), __float2half(hi * cs + lo * sn));
+}
+#endif
+
 // Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
 // of two adjacent accumulator tiles, once lanes have swapped halves (an output's
 // `store_acc`).
@@ -751,6 +761,363 @@ __device__ __forceinline__ void ima_pipeline(I tiles, Load&& load, Compute&& com
     ima_async_wait<0>();
     __syncthreads();
 }
+#endif
+
+#if __CUDA_ARCH__ >= 800
+#ifdef __CUDA_FP16_TYPES_EXIST__
+// Calls f(ImaConst<D0>{}) for the first of D0, DS... that equals d, or for the last one
+// when none before it does (a spec's `where` names the values d may take).
+template <int D0, int... DS, typename I, typename F>
+__device__ __forceinline__ void ima_for_dim(I d, const F& f) {
+    if constexpr (sizeof...(DS) == 0) {
+        f(ImaConst<D0>{});
+    } else if (d == D0) {
+        f(ImaConst<D0>{});
+    } else {
+        ima_for_dim<DS...>(d, f);
+    }
+}
+
+// The body of paged.ima's decode attention (paged_attn, and paged_attn_rope with RoPE and
+// the cache's write fused in front), written once; specs/paged.ima's comments say what it
+// does and why. What the two differ in comes as functions:
+// - query(hq, d, ImaConst<2>{}): the sequence's query head hq, dimensions d and d + 1, as
+//   one f16x2 register (an A fragment's), for head dimensions of 128 or less; with
+//   ImaConst<8>{} dimensions d .. d + 7 as an ImaVec<__half, 8> (D = 256);
+// - new_token(h): called once for each (sequence, KV head h) by one thread block, all its
+//   threads, before the barrier after which its warps first read K and V: by the block
+//   whose partition ends at the sequence's length, which reads the sequence's last token,
+//   or for a sequence of no tokens by its first partition's block. paged_attn_rope writes
+//   the new token's key and value there, so that the block reads what it wrote.
+// DIMS are the head dimensions the kernel is compiled for: D must be one of them (the
+// last is taken when D is none of the others).
+template <int PART, int SPAN, int... DIMS, typename I, typename Q, typename NT, typename KC, typename VC, typename BT,
+          typename SL, typename PO, typename PL, typename AR, typename O, typename KV, typename QS, typename RO,
+          typename RML, typename PG>
+__device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_token, const KC& k_cache, const VC& v_cache,
+                                                 const BT& block_tables, const SL& seq_lens, const PO& part_o,
+                                                 const PL& part_lse, const AR& arrivals, const O& out, I HQ, I HKV, I D,
+                                                 I BS, float scale, const KV& kv, const QS& qs, const RO& red_o,
+                                                 const RML& red_ml, const PG& pages) {
+    constexpr int W = 4;      // warps a block
+    constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
+    constexpr int GC = 8;     // query heads a block serves
+    constexpr int TILE = 16;  // tokens a tile
+    const I b = blockIdx.z;
+    // Read by every thread: one broadcast load; a bad length reads as 0 (no tokens).
+    const I len = seq_lens(b);
+    // Runs a partition takes (the rule at the top of specs/paged.ima), from the sequence's
+    // length: the same for its blocks.
+    auto runs = [&] {
+        const I n = (len + PART - 1) / PART, pairs = I(gridDim.y) * gridDim.z, all = n * pairs;
+        const I rule = n <= SPAN && pairs >= 128 ? max(n, I(1)) : all >= 1024 ? I(3) : all >= 256 ? I(2) : I(1);
+        return max(rule, (n + I(gridDim.x) - 1) / I(gridDim.x));
+    };
+    const I G = HQ / HKV, chunks_of_g = (G + GC - 1) / GC;
+    const I h = I(blockIdx.y) / chunks_of_g, g0 = I(blockIdx.y) % chunks_of_g * GC;
+    const int gn = int(min(I(GC), G - g0));
+    // Partition blockIdx.x: those past the sequence's end return at once.
+    const I start = I(blockIdx.x) * runs() * PART;
+    if (start >= len) {
+        if (blockIdx.x == 0) {
+            for (I i = threadIdx.x; i < gn * D; i += 128) out(b, h * G + g0 + i / D, i % D) = __float2half(0.f);
+            if (g0 == 0) new_token(h);
+        }
+        return;
+    }
+    const I end = min(start + runs() * PART, len);
+    // The sequence's partitions, for the arrivals' count at the end.
+    const I parts = (len + runs() * PART - 1) / (runs() * PART);
+    const I first_page = start / BS, npages = (end - 1) / BS - first_page + 1;
+    for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
+    if (end == len && g0 == 0) new_token(h);
+    __syncthreads();
+
+    // 2^x, the exponential of the log2 domain; 2^-inf = 0.
+    auto ex2 = [](float x) {
+        float y;
+        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+        return y;
+    };
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, t4 = lane % 4;
+    const float scale_log2 = scale * 1.4426950408889634f;
+    auto attend = [&](auto dtag) {
+        constexpr int DD = decltype(dtag)::value;
+        constexpr int KSTEPS = DD / 16;  // k-steps of S = Q Kᵀ
+        constexpr int CPR = DD / 8;      // 16-byte chunks a row
+        constexpr int RPP = 32 / CPR;    // rows a warp copies at once
+        // For D = 256 two warps share a tile, each accumulating half of O's dimensions
+        // (64 accumulators a lane would not fit in registers): warp pair pw copies and
+        // computes tile it * PAIRS + pw, warp half_d of the pair the dimensions
+        // half_d * DH .. + DH - 1. Both compute the same scores.
+        constexpr int DS = DD > 128 ? 2 : 1;
+        constexpr int DH = DD / DS;
+        constexpr int DTILES = DH / 8;   // n-tiles of O = P V a warp
+        constexpr int PAIRS = W / DS;
+        const int pw = warp / DS, half_d = warp % DS;
+        // The warps that read a stage wait for each other's copies into it.
+        auto stage_sync = [] {
+            if constexpr (DS == 1) {
+                __syncwarp();
+            } else {
+                __syncthreads();
+            }
+        };
+        // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid (zeros past the group),
+        // registers 0 and 2 of each k-step (1 and 3, rows 8..15, are zero). In registers
+        // for D <= 128; for D = 256 in shared memory, two k-steps an ldmatrix.
+        constexpr bool Q_SHARED = DD > 128;
+        unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
+        const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
+        if constexpr (Q_SHARED) {
+            for (int i = threadIdx.x; i < GC * CPR; i += 128) {
+                const int r = i / CPR, c = i % CPR;
+                auto& dst = qt.chunk(r, c * 8);
+                if (r < gn) {
+                    dst = query(h * G + g0 + r, I(c * 8), ImaConst<8>{});
+                } else {
+                    dst = {};
+                }
+            }
+            __syncthreads();
+        } else {
+            const bool has = gid < gn;
+            const I hq = h * G + g0 + (has ? gid : 0);
+            #pragma unroll
+            for (int kk = 0; kk < KSTEPS; ++kk) {
+                #pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const I d = 16 * kk + 8 * half + 2 * t4;
+                    qa[kk][half] = has ? query(hq, d, ImaConst<2>{}) : 0u;
+                }
+            }
+        }
+        const I ntiles = (end - start + TILE - 1) / TILE;
+        const I niter = (ntiles + PAIRS - 1) / PAIRS;  // the same in every warp
+        // The K and V tiles of a stage: TILE tokens by DD dimensions each.
+        auto k_tile = [&](int stage) { return kv.tile(ImaConst<TILE>{}, ImaConst<DD>{}, pw, stage, 0); };
+        auto v_tile = [&](int stage) { return kv.tile(ImaConst<TILE>{}, ImaConst<DD>{}, pw, stage, 1); };
+        // Starts the pair's copies of its tile `it` into stage it % ST (the pair's two
+        // warps share them for D = 256); rows past the partition's end are zeros.
+        auto issue = [&](I it) {
+            const I t0 = start + (it * PAIRS + pw) * TILE;
+            const int stage = int(it % ST);
+            const auto kt = k_tile(stage), vt = v_tile(stage);
+            if (BS % TILE == 0) {
+                // Tiles start at multiples of 16, so with BS a multiple of 16 a tile lies
+                // in one page: one tile copy each of K and V, guarded once.
+                // D = 256 copies two rows at a time: its addresses would cost registers.
+                const auto g = ima_group<32 * DS, DS == 1 ? 0 : 2>(half_d * 32 + lane);
+                I blk = 0, row = 0;
+                if (t0 < end) {
+                    const I rel = t0 - first_page * BS;
+                    blk = pages(rel / BS);
+                    row = rel % BS;
+                }
+                k_cache.tile_async(kt, g, ImaConst<1>{}, end - t0, blk, row, h, I(0));
+                v_cache.tile_async(vt, g, ImaConst<1>{}, end - t0, blk, row, h, I(0));
+            } else {
+                // A tile across pages: row by row, each row's page looked up.
+                const int c = lane % CPR;
+                #pragma unroll 2
+                for (int k = 0; k < TILE / DS / RPP; ++k) {
+                    const int r = half_d * (TILE / DS) + lane / CPR + RPP * k;
+                    const I t = t0 + r;
+                    auto& kd = kt.chunk(r, c * 8);
+                    auto& vd = vt.chunk(r, c * 8);
+                    if (t < end) {
+                        const I rel = t - first_page * BS;
+                        const I blk = pages(rel / BS), row = rel % BS;
+                        k_cache.load8_async(kd, blk, row, h, I(c * 8));
+                        v_cache.load8_async(vd, blk, row, h, I(c * 8));
+                    } else {
+                        kd = {};
+                        vd = {};
+                    }
+                }
+            }
+        };
+        float m = -INFINITY, l = 0.f;  // row gid's running maximum, this lane's part of its sum
+        float acc[DTILES][2];          // row gid, dimensions half_d DH + 8 j + 2 t4 and + 1
+        #pragma unroll
+        for (int j = 0; j < DTILES; ++j) acc[j][0] = acc[j][1] = 0.f;
+        #pragma unroll
+        for (int s = 0; s < ST - 1; ++s) {
+            if (s < niter) issue(s);
+            ima_async_commit();
+        }
+        for (I it = 0; it < niter; ++it) {
+            if (it + ST - 1 < niter) issue(it + ST - 1);
+            ima_async_commit();
+            ima_async_wait<ST - 1>();
+            stage_sync();
+            const int stage = int(it % ST);
+            const I t0 = start + (it * PAIRS + pw) * TILE;
+            // S = Q Kᵀ for tokens t0 .. t0 + 7 (s0) and t0 + 8 .. t0 + 15 (s1): lane
+            // holds row gid, tokens 2 t4 and 2 t4 + 1 of each.
+            ImaAcc4 s0{}, s1{};
+            {
+                const auto kt = k_tile(stage);
+                ImaFrag4 qf;
+                #pragma unroll
+                for (int kk = 0; kk < KSTEPS; ++kk) {
+                    const ImaFrag4 f = kt.ldmatrix_b(0, 16 * kk);
+                    unsigned a[4] = {0u, 0u, 0u, 0u};
+                    if constexpr (Q_SHARED) {
+                        // Lane l names row l % 8 of columns 32 (kk / 2) + 8 (l / 8): matrices
+                        // 0, 1 are k-step kk's (rows 0..7), 2, 3 the next one's.
+                        if (kk % 2 == 0) qf = ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8)));
+                        a[0] = qf.x[kk % 2 * 2];
+                        a[2] = qf.x[kk % 2 * 2 + 1];
+                    } else {
+                        a[0] = qa[kk][0];
+                        a[2] = qa[kk][1];
+                    }
+                    s0 = ima_mma_m16n8k16_f16(a, f.x[0], f.x[1], ImaAcc4{s0.x[0], s0.x[1], 0.f, 0.f});
+                    s1 = ima_mma_m16n8k16_f16(a, f.x[2], f.x[3], ImaAcc4{s1.x[0], s1.x[1], 0.f, 0.f});
+                }
+            }
+            // Online softmax of row gid over the tile: the row's four lanes meet by
+            // shuffles. A row that has seen no token keeps m = -inf; its exponents use 0
+            // so that -inf - -inf never happens.
+            float sc[4] = {s0.x[0], s0.x[1], s1.x[0], s1.x[1]};
+            float mx = m;
+            #pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const I t = t0 + 8 * (i / 2) + 2 * t4 + i % 2;
+                sc[i] = t < end ? sc[i] * scale_log2 : -INFINITY;
+                mx = fmaxf(mx, sc[i]);
+            }
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float base = mx == -INFINITY ? 0.f : mx;
+            const float corr = ex2(m - base);
+            m = mx;
+            l *= corr;
+            float p[4];
+            #pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                p[i] = ex2(sc[i] - base);
+                l += p[i];
+            }
+            #pragma unroll
+            for (int j = 0; j < DTILES; ++j) {
+                acc[j][0] *= corr;
+                acc[j][1] *= corr;
+            }
+            // O += P V: P's fragment is the score fragments' layout (tokens 2 t4, + 1
+            // and 8 + 2 t4, + 1 of row gid); V's rows come transposed, two n-tiles an
+            // ldmatrix.
+            const unsigned pa[4] = {ima_pack_f16x2(p[0], p[1]), 0u, ima_pack_f16x2(p[2], p[3]), 0u};
+            {
+                const auto vt = v_tile(stage);
+                #pragma unroll
+                for (int j = 0; j < DTILES; j += 2) {
+                    const ImaFrag4 f = vt.ldmatrix_b_trans(0, half_d * DH + 8 * j);
+                    const ImaAcc4 o0 = ima_mma_m16n8k16_f16(pa, f.x[0], f.x[1], ImaAcc4{acc[j][0], acc[j][1], 0.f, 0.f});
+                    const ImaAcc4 o1 = ima_mma_m16n8k16_f16(pa, f.x[2], f.x[3], ImaAcc4{acc[j + 1][0], acc[j + 1][1], 0.f, 0.f});
+                    acc[j][0] = o0.x[0];
+                    acc[j][1] = o0.x[1];
+                    acc[j + 1][0] = o1.x[0];
+                    acc[j + 1][1] = o1.x[1];
+                }
+            }
+            // Every lane is done with this stage before the next iteration refills it.
+            stage_sync();
+        }
+        ima_async_wait<0>();
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        // The pairs meet pairwise: pairs half .. 2 half - 1 hand their state to pairs
+        // 0 .. half - 1, which weigh both by 2^(m - M). (The two warps of a pair hold
+        // the same m and l, and different dimensions.)
+        #pragma unroll
+        for (int half = PAIRS / 2; half >= 1; half /= 2) {
+            if (pw >= half && pw < 2 * half) {
+                const int sl = pw - half;
+                if (t4 == 0 && half_d == 0) {
+                    red_ml(0, sl, gid) = m;
+                    red_ml(1, sl, gid) = l;
+                }
+                #pragma unroll
+                for (int j = 0; j < DTILES; j += 2) {
+                    red_o.at4(sl, half_d * DTILES / 2 + j / 2, lane, 0) = ImaVec<float, 4>{{acc[j][0], acc[j][1], acc[j + 1][0], acc[j + 1][1]}};
+                }
+            }
+            __syncthreads();
+            if (pw < half) {
+                const float mo = red_ml(0, pw, gid), lo = red_ml(1, pw, gid);
+                const float mm = fmaxf(m, mo);
+                const float base = mm == -INFINITY ? 0.f : mm;
+                const float wa = ex2(m - base), wb = ex2(mo - base);
+                m = mm;
+                l = l * wa + lo * wb;
+                #pragma unroll
+                for (int j = 0; j < DTILES; j += 2) {
+                    const ImaVec<float, 4> o = red_o.at4(pw, half_d * DTILES / 2 + j / 2, lane, 0);
+                    acc[j][0] = acc[j][0] * wa + o.v[0] * wb;
+                    acc[j][1] = acc[j][1] * wa + o.v[1] * wb;
+                    acc[j + 1][0] = acc[j + 1][0] * wa + o.v[2] * wb;
+                    acc[j + 1][1] = acc[j + 1][1] * wa + o.v[3] * wb;
+                }
+            }
+            __syncthreads();
+        }
+        // Pair 0 holds the partition, whose first token it attended: l > 0.
+        if (pw == 0 && gid < gn) {
+            const I hq = h * G + g0 + gid;
+            const float inv = 1.f / l;
+            const I part = blockIdx.x;
+            #pragma unroll
+            for (int j = 0; j < DTILES; ++j) {
+                part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4) = acc[j][0] * inv;
+                part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4 + 1) = acc[j][1] * inv;
+            }
+            if (t4 == 0 && half_d == 0) part_lse(b, hq, part) = m + __log2f(l);
+        }
+        // The last block of the sequence to get here weighs its partitions together:
+        // out = the sum over p of 2^(lse_p - max) o_p, over the sum of the weights.
+        // The block's writes are the barrier's, which thread 0's count releases at GPU
+        // scope; the count that finds the others' acquires theirs for the barrier after
+        // it (CUTLASS's stream-K fixup; two __threadfence()s, sequentially consistent
+        // fences, before).
+        __syncthreads();
+        bool last = false;
+        if (threadIdx.x == 0) last = ima_atomic_add_acq_rel(&arrivals(b, h * G + g0), 1) == int(parts - 1);
+        if (!__syncthreads_or(last)) return;
+        // A thread an 8 dimensions of a head, in one pass: the running maximum rescales
+        // what the partitions before added, so that no load waits for another (a pass
+        // over the log-sum-exps for their maximum first cost the launch's last block a
+        // round trip to L2).
+        constexpr int CHUNKS = DD / 8;
+        for (int i = threadIdx.x; i < gn * CHUNKS; i += 128) {
+            const I hq = h * G + g0 + i / CHUNKS, d = i % CHUNKS * 8;
+            float mx = -INFINITY, sum = 0.f, o[8] = {};
+            #pragma unroll 4
+            for (I p = 0; p < parts; ++p) {
+                // Every partition has a token, so its log-sum-exp is finite and the first
+                // partition's correction 2^-inf is 0.
+                const float lse = part_lse(b, hq, p), mm = fmaxf(mx, lse);
+                const float corr = exp2f(mx - mm), w = exp2f(lse - mm);
+                const ImaVec<float, 4> lo = part_o.load4(b, hq, p, d), hi = part_o.load4(b, hq, p, d + 4);
+                mx = mm;
+                sum = sum * corr + w;
+                #pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    o[j] = o[j] * corr + w * lo.v[j];
+                    o[4 + j] = o[4 + j] * corr + w * hi.v[j];
+                }
+            }
+            ImaVec<__half, 8> r;
+            #pragma unroll
+            for (int j = 0; j < 8; ++j) r.v[j] = __float2half(o[j] / sum);
+            out.store8(b, hq, d, r);
+        }
+        if (threadIdx.x == 0) arrivals(b, h * G + g0) = 0;
+    };
+    ima_for_dim<DIMS...>(D, attend);
+}
+#endif
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -1978,7 +2345,7 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 7 "tests/in/output_bound_symbol.ima"
  o(i, j) = 0.f; 
-#line 1982 "output_bound_symbol.cu"
+#line 2349 "output_bound_symbol.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -375,6 +375,16 @@ struct ImaConst {
     static constexpr int value = V;
 };
 
+#ifdef __CUDA_FP16_TYPES_EXIST__
+// RoPE in NeoX's layout (vLLM's is_neox_style): dimension j < D / 2 of a head (lo) and its
+// partner j + D / 2 (hi) turn by the angle whose cosine and sine are cs and sn, each
+// rounded to f16 as a store of the rotated head rounds it (decode.ima's rope_cache and
+// paged.ima's paged_attn_rope, which must agree to the bit).
+__device__ __forceinline__ __half2 ima_rotate_half(float lo, float hi, float cs, float sn) {
+    return __halves2half2(__float2half(lo * cs - hi * sn), __float2half(hi * cs + lo * sn));
+}
+#endif
+
 // Four consecutive elements as one 8- or 16-byte store: the columns a lane holds of a row
 // of two adjacent accumulator tiles, once lanes have swapped halves (an output's
 // `store_acc`).
@@ -751,6 +761,363 @@ __device__ __forceinline__ void ima_pipeline(I tiles, Load&& load, Compute&& com
     ima_async_wait<0>();
     __syncthreads();
 }
+#endif
+
+#if __CUDA_ARCH__ >= 800
+#ifdef __CUDA_FP16_TYPES_EXIST__
+// Calls f(ImaConst<D0>{}) for the first of D0, DS... that equals d, or for the last one
+// when none before it does (a spec's `where` names the values d may take).
+template <int D0, int... DS, typename I, typename F>
+__device__ __forceinline__ void ima_for_dim(I d, const F& f) {
+    if constexpr (sizeof...(DS) == 0) {
+        f(ImaConst<D0>{});
+    } else if (d == D0) {
+        f(ImaConst<D0>{});
+    } else {
+        ima_for_dim<DS...>(d, f);
+    }
+}
+
+// The body of paged.ima's decode attention (paged_attn, and paged_attn_rope with RoPE and
+// the cache's write fused in front), written once; specs/paged.ima's comments say what it
+// does and why. What the two differ in comes as functions:
+// - query(hq, d, ImaConst<2>{}): the sequence's query head hq, dimensions d and d + 1, as
+//   one f16x2 register (an A fragment's), for head dimensions of 128 or less; with
+//   ImaConst<8>{} dimensions d .. d + 7 as an ImaVec<__half, 8> (D = 256);
+// - new_token(h): called once for each (sequence, KV head h) by one thread block, all its
+//   threads, before the barrier after which its warps first read K and V: by the block
+//   whose partition ends at the sequence's length, which reads the sequence's last token,
+//   or for a sequence of no tokens by its first partition's block. paged_attn_rope writes
+//   the new token's key and value there, so that the block reads what it wrote.
+// DIMS are the head dimensions the kernel is compiled for: D must be one of them (the
+// last is taken when D is none of the others).
+template <int PART, int SPAN, int... DIMS, typename I, typename Q, typename NT, typename KC, typename VC, typename BT,
+          typename SL, typename PO, typename PL, typename AR, typename O, typename KV, typename QS, typename RO,
+          typename RML, typename PG>
+__device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_token, const KC& k_cache, const VC& v_cache,
+                                                 const BT& block_tables, const SL& seq_lens, const PO& part_o,
+                                                 const PL& part_lse, const AR& arrivals, const O& out, I HQ, I HKV, I D,
+                                                 I BS, float scale, const KV& kv, const QS& qs, const RO& red_o,
+                                                 const RML& red_ml, const PG& pages) {
+    constexpr int W = 4;      // warps a block
+    constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
+    constexpr int GC = 8;     // query heads a block serves
+    constexpr int TILE = 16;  // tokens a tile
+    const I b = blockIdx.z;
+    // Read by every thread: one broadcast load; a bad length reads as 0 (no tokens).
+    const I len = seq_lens(b);
+    // Runs a partition takes (the rule at the top of specs/paged.ima), from the sequence's
+    // length: the same for its blocks.
+    auto runs = [&] {
+        const I n = (len + PART - 1) / PART, pairs = I(gridDim.y) * gridDim.z, all = n * pairs;
+        const I rule = n <= SPAN && pairs >= 128 ? max(n, I(1)) : all >= 1024 ? I(3) : all >= 256 ? I(2) : I(1);
+        return max(rule, (n + I(gridDim.x) - 1) / I(gridDim.x));
+    };
+    const I G = HQ / HKV, chunks_of_g = (G + GC - 1) / GC;
+    const I h = I(blockIdx.y) / chunks_of_g, g0 = I(blockIdx.y) % chunks_of_g * GC;
+    const int gn = int(min(I(GC), G - g0));
+    // Partition blockIdx.x: those past the sequence's end return at once.
+    const I start = I(blockIdx.x) * runs() * PART;
+    if (start >= len) {
+        if (blockIdx.x == 0) {
+            for (I i = threadIdx.x; i < gn * D; i += 128) out(b, h * G + g0 + i / D, i % D) = __float2half(0.f);
+            if (g0 == 0) new_token(h);
+        }
+        return;
+    }
+    const I end = min(start + runs() * PART, len);
+    // The sequence's partitions, for the arrivals' count at the end.
+    const I parts = (len + runs() * PART - 1) / (runs() * PART);
+    const I first_page = start / BS, npages = (end - 1) / BS - first_page + 1;
+    for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
+    if (end == len && g0 == 0) new_token(h);
+    __syncthreads();
+
+    // 2^x, the exponential of the log2 domain; 2^-inf = 0.
+    auto ex2 = [](float x) {
+        float y;
+        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+        return y;
+    };
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, t4 = lane % 4;
+    const float scale_log2 = scale * 1.4426950408889634f;
+    auto attend = [&](auto dtag) {
+        constexpr int DD = decltype(dtag)::value;
+        constexpr int KSTEPS = DD / 16;  // k-steps of S = Q Kᵀ
+        constexpr int CPR = DD / 8;      // 16-byte chunks a row
+        constexpr int RPP = 32 / CPR;    // rows a warp copies at once
+        // For D = 256 two warps share a tile, each accumulating half of O's dimensions
+        // (64 accumulators a lane would not fit in registers): warp pair pw copies and
+        // computes tile it * PAIRS + pw, warp half_d of the pair the dimensions
+        // half_d * DH .. + DH - 1. Both compute the same scores.
+        constexpr int DS = DD > 128 ? 2 : 1;
+        constexpr int DH = DD / DS;
+        constexpr int DTILES = DH / 8;   // n-tiles of O = P V a warp
+        constexpr int PAIRS = W / DS;
+        const int pw = warp / DS, half_d = warp % DS;
+        // The warps that read a stage wait for each other's copies into it.
+        auto stage_sync = [] {
+            if constexpr (DS == 1) {
+                __syncwarp();
+            } else {
+                __syncthreads();
+            }
+        };
+        // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid (zeros past the group),
+        // registers 0 and 2 of each k-step (1 and 3, rows 8..15, are zero). In registers
+        // for D <= 128; for D = 256 in shared memory, two k-steps an ldmatrix.
+        constexpr bool Q_SHARED = DD > 128;
+        unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
+        const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
+        if constexpr (Q_SHARED) {
+            for (int i = threadIdx.x; i < GC * CPR; i += 128) {
+                const int r = i / CPR, c = i % CPR;
+                auto& dst = qt.chunk(r, c * 8);
+                if (r < gn) {
+                    dst = query(h * G + g0 + r, I(c * 8), ImaConst<8>{});
+                } else {
+                    dst = {};
+                }
+            }
+            __syncthreads();
+        } else {
+            const bool has = gid < gn;
+            const I hq = h * G + g0 + (has ? gid : 0);
+            #pragma unroll
+            for (int kk = 0; kk < KSTEPS; ++kk) {
+                #pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const I d = 16 * kk + 8 * half + 2 * t4;
+                    qa[kk][half] = has ? query(hq, d, ImaConst<2>{}) : 0u;
+                }
+            }
+        }
+        const I ntiles = (end - start + TILE - 1) / TILE;
+        const I niter = (ntiles + PAIRS - 1) / PAIRS;  // the same in every warp
+        // The K and V tiles of a stage: TILE tokens by DD dimensions each.
+        auto k_tile = [&](int stage) { return kv.tile(ImaConst<TILE>{}, ImaConst<DD>{}, pw, stage, 0); };
+        auto v_tile = [&](int stage) { return kv.tile(ImaConst<TILE>{}, ImaConst<DD>{}, pw, stage, 1); };
+        // Starts the pair's copies of its tile `it` into stage it % ST (the pair's two
+        // warps share them for D = 256); rows past the partition's end are zeros.
+        auto issue = [&](I it) {
+            const I t0 = start + (it * PAIRS + pw) * TILE;
+            const int stage = int(it % ST);
+            const auto kt = k_tile(stage), vt = v_tile(stage);
+            if (BS % TILE == 0) {
+                // Tiles start at multiples of 16, so with BS a multiple of 16 a tile lies
+                // in one page: one tile copy each of K and V, guarded once.
+                // D = 256 copies two rows at a time: its addresses would cost registers.
+                const auto g = ima_group<32 * DS, DS == 1 ? 0 : 2>(half_d * 32 + lane);
+                I blk = 0, row = 0;
+                if (t0 < end) {
+                    const I rel = t0 - first_page * BS;
+                    blk = pages(rel / BS);
+                    row = rel % BS;
+                }
+                k_cache.tile_async(kt, g, ImaConst<1>{}, end - t0, blk, row, h, I(0));
+                v_cache.tile_async(vt, g, ImaConst<1>{}, end - t0, blk, row, h, I(0));
+            } else {
+                // A tile across pages: row by row, each row's page looked up.
+                const int c = lane % CPR;
+                #pragma unroll 2
+                for (int k = 0; k < TILE / DS / RPP; ++k) {
+                    const int r = half_d * (TILE / DS) + lane / CPR + RPP * k;
+                    const I t = t0 + r;
+                    auto& kd = kt.chunk(r, c * 8);
+                    auto& vd = vt.chunk(r, c * 8);
+                    if (t < end) {
+                        const I rel = t - first_page * BS;
+                        const I blk = pages(rel / BS), row = rel % BS;
+                        k_cache.load8_async(kd, blk, row, h, I(c * 8));
+                        v_cache.load8_async(vd, blk, row, h, I(c * 8));
+                    } else {
+                        kd = {};
+                        vd = {};
+                    }
+                }
+            }
+        };
+        float m = -INFINITY, l = 0.f;  // row gid's running maximum, this lane's part of its sum
+        float acc[DTILES][2];          // row gid, dimensions half_d DH + 8 j + 2 t4 and + 1
+        #pragma unroll
+        for (int j = 0; j < DTILES; ++j) acc[j][0] = acc[j][1] = 0.f;
+        #pragma unroll
+        for (int s = 0; s < ST - 1; ++s) {
+            if (s < niter) issue(s);
+            ima_async_commit();
+        }
+        for (I it = 0; it < niter; ++it) {
+            if (it + ST - 1 < niter) issue(it + ST - 1);
+            ima_async_commit();
+            ima_async_wait<ST - 1>();
+            stage_sync();
+            const int stage = int(it % ST);
+            const I t0 = start + (it * PAIRS + pw) * TILE;
+            // S = Q Kᵀ for tokens t0 .. t0 + 7 (s0) and t0 + 8 .. t0 + 15 (s1): lane
+            // holds row gid, tokens 2 t4 and 2 t4 + 1 of each.
+            ImaAcc4 s0{}, s1{};
+            {
+                const auto kt = k_tile(stage);
+                ImaFrag4 qf;
+                #pragma unroll
+                for (int kk = 0; kk < KSTEPS; ++kk) {
+                    const ImaFrag4 f = kt.ldmatrix_b(0, 16 * kk);
+                    unsigned a[4] = {0u, 0u, 0u, 0u};
+                    if constexpr (Q_SHARED) {
+                        // Lane l names row l % 8 of columns 32 (kk / 2) + 8 (l / 8): matrices
+                        // 0, 1 are k-step kk's (rows 0..7), 2, 3 the next one's.
+                        if (kk % 2 == 0) qf = ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8)));
+                        a[0] = qf.x[kk % 2 * 2];
+                        a[2] = qf.x[kk % 2 * 2 + 1];
+                    } else {
+                        a[0] = qa[kk][0];
+                        a[2] = qa[kk][1];
+                    }
+                    s0 = ima_mma_m16n8k16_f16(a, f.x[0], f.x[1], ImaAcc4{s0.x[0], s0.x[1], 0.f, 0.f});
+                    s1 = ima_mma_m16n8k16_f16(a, f.x[2], f.x[3], ImaAcc4{s1.x[0], s1.x[1], 0.f, 0.f});
+                }
+            }
+            // Online softmax of row gid over the tile: the row's four lanes meet by
+            // shuffles. A row that has seen no token keeps m = -inf; its exponents use 0
+            // so that -inf - -inf never happens.
+            float sc[4] = {s0.x[0], s0.x[1], s1.x[0], s1.x[1]};
+            float mx = m;
+            #pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const I t = t0 + 8 * (i / 2) + 2 * t4 + i % 2;
+                sc[i] = t < end ? sc[i] * scale_log2 : -INFINITY;
+                mx = fmaxf(mx, sc[i]);
+            }
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float base = mx == -INFINITY ? 0.f : mx;
+            const float corr = ex2(m - base);
+            m = mx;
+            l *= corr;
+            float p[4];
+            #pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                p[i] = ex2(sc[i] - base);
+                l += p[i];
+            }
+            #pragma unroll
+            for (int j = 0; j < DTILES; ++j) {
+                acc[j][0] *= corr;
+                acc[j][1] *= corr;
+            }
+            // O += P V: P's fragment is the score fragments' layout (tokens 2 t4, + 1
+            // and 8 + 2 t4, + 1 of row gid); V's rows come transposed, two n-tiles an
+            // ldmatrix.
+            const unsigned pa[4] = {ima_pack_f16x2(p[0], p[1]), 0u, ima_pack_f16x2(p[2], p[3]), 0u};
+            {
+                const auto vt = v_tile(stage);
+                #pragma unroll
+                for (int j = 0; j < DTILES; j += 2) {
+                    const ImaFrag4 f = vt.ldmatrix_b_trans(0, half_d * DH + 8 * j);
+                    const ImaAcc4 o0 = ima_mma_m16n8k16_f16(pa, f.x[0], f.x[1], ImaAcc4{acc[j][0], acc[j][1], 0.f, 0.f});
+                    const ImaAcc4 o1 = ima_mma_m16n8k16_f16(pa, f.x[2], f.x[3], ImaAcc4{acc[j + 1][0], acc[j + 1][1], 0.f, 0.f});
+                    acc[j][0] = o0.x[0];
+                    acc[j][1] = o0.x[1];
+                    acc[j + 1][0] = o1.x[0];
+                    acc[j + 1][1] = o1.x[1];
+                }
+            }
+            // Every lane is done with this stage before the next iteration refills it.
+            stage_sync();
+        }
+        ima_async_wait<0>();
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        // The pairs meet pairwise: pairs half .. 2 half - 1 hand their state to pairs
+        // 0 .. half - 1, which weigh both by 2^(m - M). (The two warps of a pair hold
+        // the same m and l, and different dimensions.)
+        #pragma unroll
+        for (int half = PAIRS / 2; half >= 1; half /= 2) {
+            if (pw >= half && pw < 2 * half) {
+                const int sl = pw - half;
+                if (t4 == 0 && half_d == 0) {
+                    red_ml(0, sl, gid) = m;
+                    red_ml(1, sl, gid) = l;
+                }
+                #pragma unroll
+                for (int j = 0; j < DTILES; j += 2) {
+                    red_o.at4(sl, half_d * DTILES / 2 + j / 2, lane, 0) = ImaVec<float, 4>{{acc[j][0], acc[j][1], acc[j + 1][0], acc[j + 1][1]}};
+                }
+            }
+            __syncthreads();
+            if (pw < half) {
+                const float mo = red_ml(0, pw, gid), lo = red_ml(1, pw, gid);
+                const float mm = fmaxf(m, mo);
+                const float base = mm == -INFINITY ? 0.f : mm;
+                const float wa = ex2(m - base), wb = ex2(mo - base);
+                m = mm;
+                l = l * wa + lo * wb;
+                #pragma unroll
+                for (int j = 0; j < DTILES; j += 2) {
+                    const ImaVec<float, 4> o = red_o.at4(pw, half_d * DTILES / 2 + j / 2, lane, 0);
+                    acc[j][0] = acc[j][0] * wa + o.v[0] * wb;
+                    acc[j][1] = acc[j][1] * wa + o.v[1] * wb;
+                    acc[j + 1][0] = acc[j + 1][0] * wa + o.v[2] * wb;
+                    acc[j + 1][1] = acc[j + 1][1] * wa + o.v[3] * wb;
+                }
+            }
+            __syncthreads();
+        }
+        // Pair 0 holds the partition, whose first token it attended: l > 0.
+        if (pw == 0 && gid < gn) {
+            const I hq = h * G + g0 + gid;
+            const float inv = 1.f / l;
+            const I part = blockIdx.x;
+            #pragma unroll
+            for (int j = 0; j < DTILES; ++j) {
+                part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4) = acc[j][0] * inv;
+                part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4 + 1) = acc[j][1] * inv;
+            }
+            if (t4 == 0 && half_d == 0) part_lse(b, hq, part) = m + __log2f(l);
+        }
+        // The last block of the sequence to get here weighs its partitions together:
+        // out = the sum over p of 2^(lse_p - max) o_p, over the sum of the weights.
+        // The block's writes are the barrier's, which thread 0's count releases at GPU
+        // scope; the count that finds the others' acquires theirs for the barrier after
+        // it (CUTLASS's stream-K fixup; two __threadfence()s, sequentially consistent
+        // fences, before).
+        __syncthreads();
+        bool last = false;
+        if (threadIdx.x == 0) last = ima_atomic_add_acq_rel(&arrivals(b, h * G + g0), 1) == int(parts - 1);
+        if (!__syncthreads_or(last)) return;
+        // A thread an 8 dimensions of a head, in one pass: the running maximum rescales
+        // what the partitions before added, so that no load waits for another (a pass
+        // over the log-sum-exps for their maximum first cost the launch's last block a
+        // round trip to L2).
+        constexpr int CHUNKS = DD / 8;
+        for (int i = threadIdx.x; i < gn * CHUNKS; i += 128) {
+            const I hq = h * G + g0 + i / CHUNKS, d = i % CHUNKS * 8;
+            float mx = -INFINITY, sum = 0.f, o[8] = {};
+            #pragma unroll 4
+            for (I p = 0; p < parts; ++p) {
+                // Every partition has a token, so its log-sum-exp is finite and the first
+                // partition's correction 2^-inf is 0.
+                const float lse = part_lse(b, hq, p), mm = fmaxf(mx, lse);
+                const float corr = exp2f(mx - mm), w = exp2f(lse - mm);
+                const ImaVec<float, 4> lo = part_o.load4(b, hq, p, d), hi = part_o.load4(b, hq, p, d + 4);
+                mx = mm;
+                sum = sum * corr + w;
+                #pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    o[j] = o[j] * corr + w * lo.v[j];
+                    o[4 + j] = o[4 + j] * corr + w * hi.v[j];
+                }
+            }
+            ImaVec<__half, 8> r;
+            #pragma unroll
+            for (int j = 0; j < 8; ++j) r.v[j] = __float2half(o[j] / sum);
+            out.store8(b, hq, d, r);
+        }
+        if (threadIdx.x == 0) arrivals(b, h * G + g0) = 0;
+    };
+    ima_for_dim<DIMS...>(D, attend);
+}
+#endif
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -2823,329 +3190,20 @@ __device__ __forceinline__ void body(
     const pages_t<I, IMA_CHECKED> pages) {
 #line 100 "specs/paged.ima"
 
-        constexpr int W = 4;      // warps a block
-        constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
-        constexpr int GC = 8;     // query heads a block serves
-        constexpr int TILE = 16;  // tokens a tile
+        // ima.cuh's ima_paged_attend, which paged_attn_rope shares: the queries come from q.
         const I b = blockIdx.z;
-        // Read by every thread: one broadcast load; a bad length reads as 0 (no tokens).
-        const I len = seq_lens(b);
-        // Runs a partition takes (the rule at the top of this file), from the sequence's
-        // length: the same for its blocks.
-        auto runs = [&] {
-            const I n = (len + PART - 1) / PART, pairs = I(gridDim.y) * gridDim.z, all = n * pairs;
-            const I rule = n <= SPAN && pairs >= 128 ? max(n, I(1)) : all >= 1024 ? I(3) : all >= 256 ? I(2) : I(1);
-            return max(rule, (n + I(gridDim.x) - 1) / I(gridDim.x));
-        };
-        const I G = HQ / HKV, chunks_of_g = (G + GC - 1) / GC;
-        const I h = I(blockIdx.y) / chunks_of_g, g0 = I(blockIdx.y) % chunks_of_g * GC;
-        const int gn = int(min(I(GC), G - g0));
-        // Partition blockIdx.x: those past the sequence's end return at once.
-        const I start = I(blockIdx.x) * runs() * PART;
-        if (start >= len) {
-            if (blockIdx.x == 0) {
-                for (I i = threadIdx.x; i < gn * D; i += 128) out(b, h * G + g0 + i / D, i % D) = __float2half(0.f);
-            }
-            return;
-        }
-        const I end = min(start + runs() * PART, len);
-        // The sequence's partitions, for the arrivals' count at the end.
-        const I parts = (len + runs() * PART - 1) / (runs() * PART);
-        const I first_page = start / BS, npages = (end - 1) / BS - first_page + 1;
-        for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
-        __syncthreads();
-
-        // 2^x, the exponential of the log2 domain; 2^-inf = 0.
-        auto ex2 = [](float x) {
-            float y;
-            asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-            return y;
-        };
-        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, t4 = lane % 4;
-        const float scale_log2 = scale * 1.4426950408889634f;
-        auto attend = [&](auto dtag) {
-            constexpr int DD = decltype(dtag)::value;
-            constexpr int KSTEPS = DD / 16;  // k-steps of S = Q Kᵀ
-            constexpr int CPR = DD / 8;      // 16-byte chunks a row
-            constexpr int RPP = 32 / CPR;    // rows a warp copies at once
-            // For D = 256 two warps share a tile, each accumulating half of O's dimensions
-            // (64 accumulators a lane would not fit in registers): warp pair pw copies and
-            // computes tile it * PAIRS + pw, warp half_d of the pair the dimensions
-            // half_d * DH .. + DH - 1. Both compute the same scores.
-            constexpr int DS = DD > 128 ? 2 : 1;
-            constexpr int DH = DD / DS;
-            constexpr int DTILES = DH / 8;   // n-tiles of O = P V a warp
-            constexpr int PAIRS = W / DS;
-            const int pw = warp / DS, half_d = warp % DS;
-            // The warps that read a stage wait for each other's copies into it.
-            auto stage_sync = [] {
-                if constexpr (DS == 1) {
-                    __syncwarp();
-                } else {
-                    __syncthreads();
-                }
-            };
-            // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid (zeros past the group),
-            // registers 0 and 2 of each k-step (1 and 3, rows 8..15, are zero). In registers
-            // for D <= 128; for D = 256 in shared memory, two k-steps an ldmatrix.
-            constexpr bool Q_SHARED = DD > 128;
-            unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
-            const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
-            if constexpr (Q_SHARED) {
-                for (int i = threadIdx.x; i < GC * CPR; i += 128) {
-                    const int r = i / CPR, c = i % CPR;
-                    auto& dst = qt.chunk(r, c * 8);
-                    if (r < gn) {
-                        dst = q.load8(b, h * G + g0 + r, I(c * 8));
-                    } else {
-                        dst = {};
-                    }
-                }
-                __syncthreads();
+        auto query = [&](I hq, I d, auto width) {
+            if constexpr (decltype(width)::value == 2) {
+                return ima_pack_f16x2(__half2float(q(b, hq, d)), __half2float(q(b, hq, d + 1)));
             } else {
-                const bool has = gid < gn;
-                const I hq = h * G + g0 + (has ? gid : 0);
-                #pragma unroll
-                for (int kk = 0; kk < KSTEPS; ++kk) {
-                    #pragma unroll
-                    for (int half = 0; half < 2; ++half) {
-                        const I d = 16 * kk + 8 * half + 2 * t4;
-                        qa[kk][half] = has ? ima_pack_f16x2(__half2float(q(b, hq, d)), __half2float(q(b, hq, d + 1))) : 0u;
-                    }
-                }
+                return q.load8(b, hq, d);
             }
-            const I ntiles = (end - start + TILE - 1) / TILE;
-            const I niter = (ntiles + PAIRS - 1) / PAIRS;  // the same in every warp
-            // The K and V tiles of a stage: TILE tokens by DD dimensions each.
-            auto k_tile = [&](int stage) { return kv.tile(ImaConst<TILE>{}, ImaConst<DD>{}, pw, stage, 0); };
-            auto v_tile = [&](int stage) { return kv.tile(ImaConst<TILE>{}, ImaConst<DD>{}, pw, stage, 1); };
-            // Starts the pair's copies of its tile `it` into stage it % ST (the pair's two
-            // warps share them for D = 256); rows past the partition's end are zeros.
-            auto issue = [&](I it) {
-                const I t0 = start + (it * PAIRS + pw) * TILE;
-                const int stage = int(it % ST);
-                const auto kt = k_tile(stage), vt = v_tile(stage);
-                if (BS % TILE == 0) {
-                    // Tiles start at multiples of 16, so with BS a multiple of 16 a tile lies
-                    // in one page: one tile copy each of K and V, guarded once.
-                    // D = 256 copies two rows at a time: its addresses would cost registers.
-                    const auto g = ima_group<32 * DS, DS == 1 ? 0 : 2>(half_d * 32 + lane);
-                    I blk = 0, row = 0;
-                    if (t0 < end) {
-                        const I rel = t0 - first_page * BS;
-                        blk = pages(rel / BS);
-                        row = rel % BS;
-                    }
-                    k_cache.tile_async(kt, g, ImaConst<1>{}, end - t0, blk, row, h, I(0));
-                    v_cache.tile_async(vt, g, ImaConst<1>{}, end - t0, blk, row, h, I(0));
-                } else {
-                    // A tile across pages: row by row, each row's page looked up.
-                    const int c = lane % CPR;
-                    #pragma unroll 2
-                    for (int k = 0; k < TILE / DS / RPP; ++k) {
-                        const int r = half_d * (TILE / DS) + lane / CPR + RPP * k;
-                        const I t = t0 + r;
-                        auto& kd = kt.chunk(r, c * 8);
-                        auto& vd = vt.chunk(r, c * 8);
-                        if (t < end) {
-                            const I rel = t - first_page * BS;
-                            const I blk = pages(rel / BS), row = rel % BS;
-                            k_cache.load8_async(kd, blk, row, h, I(c * 8));
-                            v_cache.load8_async(vd, blk, row, h, I(c * 8));
-                        } else {
-                            kd = {};
-                            vd = {};
-                        }
-                    }
-                }
-            };
-            float m = -INFINITY, l = 0.f;  // row gid's running maximum, this lane's part of its sum
-            float acc[DTILES][2];          // row gid, dimensions half_d DH + 8 j + 2 t4 and + 1
-            #pragma unroll
-            for (int j = 0; j < DTILES; ++j) acc[j][0] = acc[j][1] = 0.f;
-            #pragma unroll
-            for (int s = 0; s < ST - 1; ++s) {
-                if (s < niter) issue(s);
-                ima_async_commit();
-            }
-            for (I it = 0; it < niter; ++it) {
-                if (it + ST - 1 < niter) issue(it + ST - 1);
-                ima_async_commit();
-                ima_async_wait<ST - 1>();
-                stage_sync();
-                const int stage = int(it % ST);
-                const I t0 = start + (it * PAIRS + pw) * TILE;
-                // S = Q Kᵀ for tokens t0 .. t0 + 7 (s0) and t0 + 8 .. t0 + 15 (s1): lane
-                // holds row gid, tokens 2 t4 and 2 t4 + 1 of each.
-                ImaAcc4 s0{}, s1{};
-                {
-                    const auto kt = k_tile(stage);
-                    ImaFrag4 qf;
-                    #pragma unroll
-                    for (int kk = 0; kk < KSTEPS; ++kk) {
-                        const ImaFrag4 f = kt.ldmatrix_b(0, 16 * kk);
-                        unsigned a[4] = {0u, 0u, 0u, 0u};
-                        if constexpr (Q_SHARED) {
-                            // Lane l names row l % 8 of columns 32 (kk / 2) + 8 (l / 8): matrices
-                            // 0, 1 are k-step kk's (rows 0..7), 2, 3 the next one's.
-                            if (kk % 2 == 0) qf = ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8)));
-                            a[0] = qf.x[kk % 2 * 2];
-                            a[2] = qf.x[kk % 2 * 2 + 1];
-                        } else {
-                            a[0] = qa[kk][0];
-                            a[2] = qa[kk][1];
-                        }
-                        s0 = ima_mma_m16n8k16_f16(a, f.x[0], f.x[1], ImaAcc4{s0.x[0], s0.x[1], 0.f, 0.f});
-                        s1 = ima_mma_m16n8k16_f16(a, f.x[2], f.x[3], ImaAcc4{s1.x[0], s1.x[1], 0.f, 0.f});
-                    }
-                }
-                // Online softmax of row gid over the tile: the row's four lanes meet by
-                // shuffles. A row that has seen no token keeps m = -inf; its exponents use 0
-                // so that -inf - -inf never happens.
-                float sc[4] = {s0.x[0], s0.x[1], s1.x[0], s1.x[1]};
-                float mx = m;
-                #pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    const I t = t0 + 8 * (i / 2) + 2 * t4 + i % 2;
-                    sc[i] = t < end ? sc[i] * scale_log2 : -INFINITY;
-                    mx = fmaxf(mx, sc[i]);
-                }
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                const float base = mx == -INFINITY ? 0.f : mx;
-                const float corr = ex2(m - base);
-                m = mx;
-                l *= corr;
-                float p[4];
-                #pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    p[i] = ex2(sc[i] - base);
-                    l += p[i];
-                }
-                #pragma unroll
-                for (int j = 0; j < DTILES; ++j) {
-                    acc[j][0] *= corr;
-                    acc[j][1] *= corr;
-                }
-                // O += P V: P's fragment is the score fragments' layout (tokens 2 t4, + 1
-                // and 8 + 2 t4, + 1 of row gid); V's rows come transposed, two n-tiles an
-                // ldmatrix.
-                const unsigned pa[4] = {ima_pack_f16x2(p[0], p[1]), 0u, ima_pack_f16x2(p[2], p[3]), 0u};
-                {
-                    const auto vt = v_tile(stage);
-                    #pragma unroll
-                    for (int j = 0; j < DTILES; j += 2) {
-                        const ImaFrag4 f = vt.ldmatrix_b_trans(0, half_d * DH + 8 * j);
-                        const ImaAcc4 o0 = ima_mma_m16n8k16_f16(pa, f.x[0], f.x[1], ImaAcc4{acc[j][0], acc[j][1], 0.f, 0.f});
-                        const ImaAcc4 o1 = ima_mma_m16n8k16_f16(pa, f.x[2], f.x[3], ImaAcc4{acc[j + 1][0], acc[j + 1][1], 0.f, 0.f});
-                        acc[j][0] = o0.x[0];
-                        acc[j][1] = o0.x[1];
-                        acc[j + 1][0] = o1.x[0];
-                        acc[j + 1][1] = o1.x[1];
-                    }
-                }
-                // Every lane is done with this stage before the next iteration refills it.
-                stage_sync();
-            }
-            ima_async_wait<0>();
-            l += __shfl_xor_sync(0xffffffffu, l, 1);
-            l += __shfl_xor_sync(0xffffffffu, l, 2);
-            // The pairs meet pairwise: pairs half .. 2 half - 1 hand their state to pairs
-            // 0 .. half - 1, which weigh both by 2^(m - M). (The two warps of a pair hold
-            // the same m and l, and different dimensions.)
-            #pragma unroll
-            for (int half = PAIRS / 2; half >= 1; half /= 2) {
-                if (pw >= half && pw < 2 * half) {
-                    const int sl = pw - half;
-                    if (t4 == 0 && half_d == 0) {
-                        red_ml(0, sl, gid) = m;
-                        red_ml(1, sl, gid) = l;
-                    }
-                    #pragma unroll
-                    for (int j = 0; j < DTILES; j += 2) {
-                        red_o.at4(sl, half_d * DTILES / 2 + j / 2, lane, 0) = ImaVec<float, 4>{{acc[j][0], acc[j][1], acc[j + 1][0], acc[j + 1][1]}};
-                    }
-                }
-                __syncthreads();
-                if (pw < half) {
-                    const float mo = red_ml(0, pw, gid), lo = red_ml(1, pw, gid);
-                    const float mm = fmaxf(m, mo);
-                    const float base = mm == -INFINITY ? 0.f : mm;
-                    const float wa = ex2(m - base), wb = ex2(mo - base);
-                    m = mm;
-                    l = l * wa + lo * wb;
-                    #pragma unroll
-                    for (int j = 0; j < DTILES; j += 2) {
-                        const ImaVec<float, 4> o = red_o.at4(pw, half_d * DTILES / 2 + j / 2, lane, 0);
-                        acc[j][0] = acc[j][0] * wa + o.v[0] * wb;
-                        acc[j][1] = acc[j][1] * wa + o.v[1] * wb;
-                        acc[j + 1][0] = acc[j + 1][0] * wa + o.v[2] * wb;
-                        acc[j + 1][1] = acc[j + 1][1] * wa + o.v[3] * wb;
-                    }
-                }
-                __syncthreads();
-            }
-            // Pair 0 holds the partition, whose first token it attended: l > 0.
-            if (pw == 0 && gid < gn) {
-                const I hq = h * G + g0 + gid;
-                const float inv = 1.f / l;
-                const I part = blockIdx.x;
-                #pragma unroll
-                for (int j = 0; j < DTILES; ++j) {
-                    part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4) = acc[j][0] * inv;
-                    part_o(b, hq, part, half_d * DH + 8 * j + 2 * t4 + 1) = acc[j][1] * inv;
-                }
-                if (t4 == 0 && half_d == 0) part_lse(b, hq, part) = m + __log2f(l);
-            }
-            // The last block of the sequence to get here weighs its partitions together:
-            // out = the sum over p of 2^(lse_p - max) o_p, over the sum of the weights.
-            // The block's writes are the barrier's, which thread 0's count releases at GPU
-            // scope; the count that finds the others' acquires theirs for the barrier after
-            // it (CUTLASS's stream-K fixup; two __threadfence()s, sequentially consistent
-            // fences, before).
-            __syncthreads();
-            bool last = false;
-            if (threadIdx.x == 0) last = ima_atomic_add_acq_rel(&arrivals(b, h * G + g0), 1) == int(parts - 1);
-            if (!__syncthreads_or(last)) return;
-            // A thread an 8 dimensions of a head, in one pass: the running maximum rescales
-            // what the partitions before added, so that no load waits for another (a pass
-            // over the log-sum-exps for their maximum first cost the launch's last block a
-            // round trip to L2).
-            constexpr int CHUNKS = DD / 8;
-            for (int i = threadIdx.x; i < gn * CHUNKS; i += 128) {
-                const I hq = h * G + g0 + i / CHUNKS, d = i % CHUNKS * 8;
-                float mx = -INFINITY, sum = 0.f, o[8] = {};
-                #pragma unroll 4
-                for (I p = 0; p < parts; ++p) {
-                    // Every partition has a token, so its log-sum-exp is finite and the first
-                    // partition's correction 2^-inf is 0.
-                    const float lse = part_lse(b, hq, p), mm = fmaxf(mx, lse);
-                    const float corr = exp2f(mx - mm), w = exp2f(lse - mm);
-                    const ImaVec<float, 4> lo = part_o.load4(b, hq, p, d), hi = part_o.load4(b, hq, p, d + 4);
-                    mx = mm;
-                    sum = sum * corr + w;
-                    #pragma unroll
-                    for (int j = 0; j < 4; ++j) {
-                        o[j] = o[j] * corr + w * lo.v[j];
-                        o[4 + j] = o[4 + j] * corr + w * hi.v[j];
-                    }
-                }
-                ImaVec<__half, 8> r;
-                #pragma unroll
-                for (int j = 0; j < 8; ++j) r.v[j] = __float2half(o[j] / sum);
-                out.store8(b, hq, d, r);
-            }
-            if (threadIdx.x == 0) arrivals(b, h * G + g0) = 0;
         };
-        if (D == 64) {
-            attend(ImaConst<64>{});
-        } else if (D == 128) {
-            attend(ImaConst<128>{});
-        } else {
-            attend(ImaConst<256>{});
-        }
+        ima_paged_attend<PART, SPAN, 64, 128, 256>(query, [](I) {}, k_cache, v_cache, block_tables, seq_lens, part_o,
+                                                   part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
+                                                   pages);
     
-#line 3149 "paged.cu"
+#line 3207 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3238,7 +3296,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
     run<int, false>(ima_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
@@ -3313,7 +3372,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
     run<long long, false>(ima_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
@@ -3388,7 +3448,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
@@ -3541,7 +3602,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    // What divides the dimensions, by the constraints the runtime checked before the launch.
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
@@ -3608,6 +3670,1806 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
             ima_extent[1] = HQ;
             break;
         case 8:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 2;
+            ima_extent[2] = 2;
+            ima_extent[3] = 16;
+            ima_extent[4] = D;
+            break;
+        case -2:
+            ima_extent[0] = 8;
+            ima_extent[1] = D;
+            break;
+        case -3:
+            ima_extent[0] = 2;
+            ima_extent[1] = (D / 16);
+            ima_extent[2] = 32;
+            ima_extent[3] = 4;
+            break;
+        case -4:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 8;
+            break;
+        case -5:
+            ima_extent[0] = (((4 * 128) / BS) + 2);
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// paged_attn_rope(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)
+// paged_attn with decode.ima's rope_cache fused in front, for the decode layer: one launch
+// takes the QKV projection's output where the two took it and the rotated queries in
+// turn, and leaves in `out` and in the caches what they leave (bench/RESULTS.md: 1.1 to
+// 2.4 µs a step saved). Each block rotates its own query heads as it loads them (as
+// rope_cache rounds them, to f16), and the block that reads a sequence's last token
+// (at seq_lens[b] - 1) first rotates its KV head's new key and writes it and the new value
+// to slot slot_mapping[b] (none for -1), before the barrier after which its warps read
+// that token; a sequence of no tokens has its slot written by its first partition's block,
+// as rope_cache writes it. So the slot must be the one the block table gives token
+// seq_lens[b] - 1 (the decode step's own token: vLLM's slot mapping), or the attention
+// reads the cache as it was. Every query head of a KV head must be one block's (at most
+// 8: `HQ <= 8 * HKV`), so that no other block reads the token while it is written; and
+// D = 128, whose queries stay in registers.
+namespace ima_paged_attn_rope {
+
+[[maybe_unused]] constexpr int PART = 128;
+[[maybe_unused]] constexpr int SPAN = 4;
+[[maybe_unused]] constexpr int BLOCKS = 1024;
+
+// The QKV projection's output, one row a sequence: HQ query heads, then HKV key heads,
+// then HKV value heads, D each (rope_cache's).
+// in qkv: f16[B, (HQ + 2 * HKV) * D]
+template <typename I, bool IMA_CHECKED>
+struct qkv_t {
+    const __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+};
+
+// Each sequence's position: the index of the token being decoded.
+// in positions: i64[B]
+template <typename I, bool IMA_CHECKED>
+struct positions_t {
+    const long long* __restrict__ p;
+    I s0;
+    I e0;
+    // The contract's bounds, lo .. hi.
+    I vlo, vhi;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    // The entry at (i0), checked against `values(0 .. MAXPOS)` in every mode.
+    // An entry outside the contract is reported and reads as lo, which is inside it.
+    __device__ __forceinline__ I operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return vlo;
+        }
+        const long long v = p[i0];
+        if (ima_value_in(v, vlo, vhi)) return I(v);
+        const I i[1] = {i0};
+        ima_report_value<I, 1>(rec, 1, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
+        return vlo;
+    }
+};
+
+// cos (first D/2 columns) and sin (last D/2) of each position's angles (rope_cache's).
+// in cos_sin: f32[MAXPOS, D]
+template <typename I, bool IMA_CHECKED>
+struct cos_sin_t {
+    const float* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 4 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 4 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<float, 4> load4(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 4>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 4 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<float, 4> load4_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 4 != 0) {
+                ima_report<I, 2>(rec, 2, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 4>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load4_async(ImaVec<float, 4>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 4>(rec, 2, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<float, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 4>(rec, 2, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+};
+
+// The cache slot of each sequence's new token, or -1.
+// in slot_mapping: i64[B]
+template <typename I, bool IMA_CHECKED>
+struct slot_mapping_t {
+    const long long* __restrict__ p;
+    I s0;
+    I e0;
+    // The contract's bounds, lo .. hi.
+    I vlo, vhi;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    // The entry at (i0), checked against `values(0 .. NB * BS, or -1)` in every mode.
+    // The sentinel, and an entry outside the contract (reported), give no value.
+    __device__ __forceinline__ ImaMaybe<I> operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 3, 0, {i0}, {e0})) return {};
+        }
+        const long long v = p[i0];
+        if (v == static_cast<long long>(-1)) return {};
+        if (ima_value_in(v, vlo, vhi)) return ImaMaybe<I>(I(v));
+        const I i[1] = {i0};
+        ima_report_value<I, 1>(rec, 3, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
+        return {};
+    }
+};
+
+// Keys in pages of BS tokens (paged_attn's), the new token's written.
+// inout k_cache: f16[NB, BS, HKV, D]
+template <typename I, bool IMA_CHECKED>
+struct k_cache_t {
+    __half* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 4, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 4, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 4, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 4, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 4, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
+#endif
+    __device__ __forceinline__ void store8(I i0, I i1, I i2, I i3, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 4, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = v;
+    }
+    // Elements i and i + 1 of the last dimension, converted to f16, as one access
+    // (a lane's two columns of a row of warpgroup MMA's accumulators); the last index must
+    // be even (the spec's align(16) and constraints make every such pair aligned).
+    __device__ __forceinline__ void store_pair(I i0, I i1, I i2, I i3, float a, float b) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 2>(rec, 4, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
+        }
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 3;
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            I o[4];
+#pragma unroll
+            for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 4>(rec, 4, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// Values, paged as the keys.
+// inout v_cache: f16[NB, BS, HKV, D]
+template <typename I, bool IMA_CHECKED>
+struct v_cache_t {
+    __half* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 5, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 8 != 0) {
+                ima_report<I, 4>(rec, 5, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 5, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 5, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
+#endif
+    __device__ __forceinline__ void store8(I i0, I i1, I i2, I i3, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 8>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = v;
+    }
+    // Elements i and i + 1 of the last dimension, converted to f16, as one access
+    // (a lane's two columns of a row of warpgroup MMA's accumulators); the last index must
+    // be even (the spec's align(16) and constraints make every such pair aligned).
+    __device__ __forceinline__ void store_pair(I i0, I i1, I i2, I i3, float a, float b) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 2>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
+        }
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 3;
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            I o[4];
+#pragma unroll
+            for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 4>(rec, 5, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// Each sequence's pages; only the first ceil(seq_lens[b] / BS) entries of row b are read.
+// in block_tables: i32[B, P]
+template <typename I, bool IMA_CHECKED>
+struct block_tables_t {
+    const int* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    // The contract's bounds, lo .. hi.
+    I vlo, vhi;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    // The entry at (i0, i1), checked against `values(0 .. NB)` in every mode.
+    // An entry outside the contract is reported and reads as lo, which is inside it.
+    __device__ __forceinline__ I operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 6, 0, {i0, i1}, {e0, e1})) return vlo;
+        }
+        const int v = p[i0 * s0 + i1];
+        if (ima_value_in(v, vlo, vhi)) return I(v);
+        const I i[2] = {i0, i1};
+        ima_report_value<I, 2>(rec, 6, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
+        return vlo;
+    }
+};
+
+// Tokens of each sequence, the new one included.
+// in seq_lens: i32[B]
+template <typename I, bool IMA_CHECKED>
+struct seq_lens_t {
+    const int* __restrict__ p;
+    I s0;
+    I e0;
+    // The contract's bounds, lo .. hi.
+    I vlo, vhi;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    // The entry at (i0), checked against `values(0 .. P * BS + 1)` in every mode.
+    // An entry outside the contract is reported and reads as lo, which is inside it.
+    __device__ __forceinline__ I operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 7, 0, {i0}, {e0})) return vlo;
+        }
+        const int v = p[i0];
+        if (ima_value_in(v, vlo, vhi)) return I(v);
+        const I i[1] = {i0};
+        ima_report_value<I, 1>(rec, 7, IMA_BAD_VALUE, i, (long long)v, vlo, vhi);
+        return vlo;
+    }
+};
+
+// Workspace: paged_attn's.
+// out part_o: f32[B, HQ, ceil(P * BS / PART), D]
+template <typename I, bool IMA_CHECKED>
+struct part_o_t {
+    float* __restrict__ p;
+    I s0, s1, s2, s3;
+    I e0, e1, e2, e3;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, 8, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
+        }
+        return p[i0 * s0 + i1 * s1 + i2 * s2 + i3];
+    }
+    // 4 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 4 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<float, 4> load4(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 8, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 4 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<float, 4> load4_or_zero(I i0, I i1, I i2, I i3) const {
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
+        if constexpr (IMA_CHECKED) {
+            if (i[3] % 4 != 0) {
+                ima_report<I, 4>(rec, 8, 0, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 4, 4>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load4_async(ImaVec<float, 4>& dst, I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 8, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2, i3), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<float, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "a tile's rows run along a dimension before the last");
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 8, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2 * s2 + i3], s[RD], min(rows, e[RD] - i[RD]), e[3] - i[3]);
+    }
+#endif
+    __device__ __forceinline__ void store4(I i0, I i1, I i2, I i3, const ImaVec<float, 4>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, 8, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
+        }
+        *reinterpret_cast<ImaVec<float, 4>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = v;
+    }
+    // Elements i and i + 1 of the last dimension, converted to f32, as one access
+    // (a lane's two columns of a row of warpgroup MMA's accumulators); the last index must
+    // be even (the spec's align(16) and constraints make every such pair aligned).
+    __device__ __forceinline__ void store_pair(I i0, I i1, I i2, I i3, float a, float b) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 2>(rec, 8, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return;
+        }
+        *reinterpret_cast<ImaPair<float>*>(&p[i0 * s0 + i1 * s1 + i2 * s2 + i3]) = ImaPair<float>{{static_cast<float>(a), static_cast<float>(b)}};
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2, i3), rows along dimension RD and columns
+    // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2, I i3) const {
+        static_assert(RD >= 0 && RD < 3, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 3;
+        const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
+        if constexpr (IMA_CHECKED) {
+            I o[4];
+#pragma unroll
+            for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 4>(rec, 8, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        float v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        float* q = &p[i0 * s0 + i1 * s1 + i2 * s2 + i3] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            float* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<float>*>(r) = ImaQuad<float>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// Workspace: paged_attn's.
+// out part_lse: f32[B, HQ, ceil(P * BS / PART)]
+template <typename I, bool IMA_CHECKED>
+struct part_lse_t {
+    float* __restrict__ p;
+    I s0, s1, s2;
+    I e0, e1, e2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, 9, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<float>();
+        }
+        return p[i0 * s0 + i1 * s1 + i2];
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2), rows along dimension RD and columns
+    // along the last one, converted to f32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2) const {
+        static_assert(RD >= 0 && RD < 2, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 2;
+        const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2}, s[3] = {s0, s1, s2};
+        if constexpr (IMA_CHECKED) {
+            I o[3];
+#pragma unroll
+            for (int d = 0; d < 3; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 3>(rec, 9, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        float v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<float>(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        float* q = &p[i0 * s0 + i1 * s1 + i2] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            float* r = q + I(8 * h) * s[RD];
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// Partitions done, as paged_attn's: zero before a launch and after it.
+// inout arrivals: i32[B, HQ]
+template <typename I, bool IMA_CHECKED>
+struct arrivals_t {
+    int* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ int& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 10, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
+        }
+        return p[i0 * s0 + i1];
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to i32 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 1;
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            I o[2];
+#pragma unroll
+            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 2>(rec, 10, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        int v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<int>(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        int* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            int* r = q + I(8 * h) * s[RD];
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// The attention output, one row a (sequence, query head).
+// out out: f16[B, HQ, D]
+template <typename I, bool IMA_CHECKED>
+struct out_t {
+    __half* __restrict__ p;
+    I s0, s1, s2;
+    I e0, e1, e2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, 11, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1 * s1 + i2];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, 11, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1, I i2) const {
+        const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2};
+        if constexpr (IMA_CHECKED) {
+            if (i[2] % 8 != 0) {
+                ima_report<I, 3>(rec, 11, 0, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 3, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, 11, 0, {i0, i1, i2}, {e0, e1, e2})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1 * s1 + i2]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1, i2), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1, I i2) const {
+        static_assert(RD >= 0 && RD < 2, "a tile's rows run along a dimension before the last");
+        const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2}, s[3] = {s0, s1, s2};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, 11, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1 * s1 + i2], s[RD], min(rows, e[RD] - i[RD]), e[2] - i[2]);
+    }
+#endif
+    __device__ __forceinline__ void store8(I i0, I i1, I i2, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 8>(rec, 11, 1, {i0, i1, i2}, {e0, e1, e2})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1 * s1 + i2]) = v;
+    }
+    // Elements i and i + 1 of the last dimension, converted to f16, as one access
+    // (a lane's two columns of a row of warpgroup MMA's accumulators); the last index must
+    // be even (the spec's align(16) and constraints make every such pair aligned).
+    __device__ __forceinline__ void store_pair(I i0, I i1, I i2, float a, float b) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 2>(rec, 11, 1, {i0, i1, i2}, {e0, e1, e2})) return;
+        }
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1 * s1 + i2]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1, i2), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1, I i2) const {
+        static_assert(RD >= 0 && RD < 2, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 2;
+        const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2}, s[3] = {s0, s1, s2};
+        if constexpr (IMA_CHECKED) {
+            I o[3];
+#pragma unroll
+            for (int d = 0; d < 3; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 3>(rec, 11, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1 * s1 + i2] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// paged_attn's shared arrays (qs unused at D = 128, but the body is one).
+// shared kv: f16[4, 2, 2, 16, D], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct kv_t {
+    __half* p;
+    I d0, d1, d2, d3, d4;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3, I i4) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 5>(rec, -1, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4})) return ima_shared_sink<__half>();
+        }
+        return p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4];
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1, I i2, I i3, I i4) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 5, 8>(rec, -1, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if (((((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4) % 8 != 0) {
+                const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {d0, d1, d2, d3, d4};
+                ima_report<I, 5>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 4, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4]);
+    }
+    // Its last two dimensions at (i0, i1, i2) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1, I i2) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + 0) * d4 + 0]), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d3 && COLS == d4)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d3, d4};
+                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS <= d3 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[5] = {i0, i1, i2, 0, 0}, e[5] = {d0, d1, d2, d3, d4};
+                t.ok = ima_in_bounds<I, 5>(rec, -1, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
+};
+
+// shared qs: f16[8, D], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct qs_t {
+    __half* p;
+    I d0, d1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<__half>();
+        }
+        return p[i0 * d1 + i1];
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, -2, 1, {i0, i1}, {d0, d1}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if ((i0 * d1 + i1) % 8 != 0) {
+                const I i[2] = {i0, i1}, e[2] = {d0, d1};
+                ima_report<I, 2>(rec, -2, 1, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * d1 + i1]);
+    }
+    // Its last two dimensions as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[0 * d1 + 0]), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d0 && COLS == d1)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d0, d1};
+                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS <= d0 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[2] = {0, 0}, e[2] = {d0, d1};
+                t.ok = ima_in_bounds<I, 2>(rec, -2, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
+};
+
+// shared red_o: f32[2, D / 16, 32, 4], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct red_o_t {
+    float* p;
+    I d0, d1, d2, d3;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, -3, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<float>();
+        }
+        return p[((i0 * d1 + i1) * d2 + i2) * d3 + i3];
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, -3, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if ((((i0 * d1 + i1) * d2 + i2) * d3 + i3) % 4 != 0) {
+                const I i[4] = {i0, i1, i2, i3}, e[4] = {d0, d1, d2, d3};
+                ima_report<I, 4>(rec, -3, 1, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<float, 4>*>(&p[((i0 * d1 + i1) * d2 + i2) * d3 + i3]);
+    }
+    // Its last two dimensions at (i0, i1) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1) const {
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[((i0 * d1 + i1) * d2 + 0) * d3 + 0]), rec, -3, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d2 && COLS == d3)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d2, d3};
+                ima_report<I, 2>(rec, -3, 1, IMA_TILE_SHAPE, ROWS <= d2 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[4] = {i0, i1, 0, 0}, e[4] = {d0, d1, d2, d3};
+                t.ok = ima_in_bounds<I, 4>(rec, -3, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<float, 4>>();
+        }
+        return t;
+    }
+};
+
+// shared red_ml: f32[2, 2, 8], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct red_ml_t {
+    float* p;
+    I d0, d1, d2;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -4, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 4>(rec, -4, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 4 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -4, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -4, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -4, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -4, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<float, 4>>();
+        }
+        return t;
+    }
+};
+
+// shared pages: i32[SPAN * PART / BS + 2], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct pages_t {
+    int* p;
+    I d0;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ int& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, -5, 1, {i0}, {d0})) return ima_shared_sink<int>();
+        }
+        return p[i0];
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<int, 4>& at4(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 4>(rec, -5, 1, {i0}, {d0}))
+                return ima_shared_sink<ImaVec<int, 4>>();
+            if ((i0) % 4 != 0) {
+                const I i[1] = {i0}, e[1] = {d0};
+                ima_report<I, 1>(rec, -5, 1, IMA_MISALIGNED_VECTOR, 0, i, e);
+                return ima_shared_sink<ImaVec<int, 4>>();
+            }
+        }
+        return *reinterpret_cast<ImaVec<int, 4>*>(&p[i0]);
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const qkv_t<I, IMA_CHECKED> qkv,
+    const positions_t<I, IMA_CHECKED> positions,
+    const cos_sin_t<I, IMA_CHECKED> cos_sin,
+    const slot_mapping_t<I, IMA_CHECKED> slot_mapping,
+    const k_cache_t<I, IMA_CHECKED> k_cache,
+    const v_cache_t<I, IMA_CHECKED> v_cache,
+    const block_tables_t<I, IMA_CHECKED> block_tables,
+    const seq_lens_t<I, IMA_CHECKED> seq_lens,
+    const part_o_t<I, IMA_CHECKED> part_o,
+    const part_lse_t<I, IMA_CHECKED> part_lse,
+    const arrivals_t<I, IMA_CHECKED> arrivals,
+    const out_t<I, IMA_CHECKED> out,
+    const I B,
+    const I MAXPOS,
+    const I D,
+    const I NB,
+    const I BS,
+    const I HKV,
+    const I P,
+    const I HQ,
+    const float scale,
+    const kv_t<I, IMA_CHECKED> kv,
+    const qs_t<I, IMA_CHECKED> qs,
+    const red_o_t<I, IMA_CHECKED> red_o,
+    const red_ml_t<I, IMA_CHECKED> red_ml,
+    const pages_t<I, IMA_CHECKED> pages) {
+#line 164 "specs/paged.ima"
+
+        // ima.cuh's ima_paged_attend, as paged_attn's, the queries and the new token from qkv.
+        const I b = blockIdx.z;
+        const I pos = positions(b);
+        // Query head hq's dimensions d .. d + N - 1, rotated: N = 2 (one register of an A
+        // fragment) or 8, both dividing D / 2, so that they lie on one side of it.
+        auto query = [&](I hq, I d, auto width) {
+            constexpr int N = decltype(width)::value;
+            const I j = d % (D / 2), lo = hq * D + j;
+            float r[N];
+            #pragma unroll
+            for (int e = 0; e < N; ++e) {
+                const __half2 t = ima_rotate_half(__half2float(qkv(b, lo + e)), __half2float(qkv(b, lo + D / 2 + e)),
+                                                  cos_sin(pos, j + e), cos_sin(pos, D / 2 + j + e));
+                r[e] = d < D / 2 ? __low2float(t) : __high2float(t);
+            }
+            if constexpr (N == 2) {
+                return ima_pack_f16x2(r[0], r[1]);
+            } else {
+                ImaVec<__half, N> v;
+                #pragma unroll
+                for (int e = 0; e < N; ++e) v.v[e] = __float2half(r[e]);
+                return v;
+            }
+        };
+        // KV head h's new key, rotated, and value, to the slot: thread t < D / 16 takes
+        // the key's elements 8 t .. 8 t + 7 and their partners, the next D / 16 the value's.
+        auto new_token = [&](I h) {
+            if (threadIdx.x >= 2 * (D / 16)) return;
+            const bool key = threadIdx.x < D / 16;
+            const I j = I(threadIdx.x) % (D / 16) * 8, hd = (key ? HQ : HQ + HKV) + h;
+            ImaVec<__half, 8> lo = qkv.load8(b, hd * D + j), hi = qkv.load8(b, hd * D + j + D / 2);
+            if (key) {
+                const auto c = cos_sin.load4(pos, j), c4 = cos_sin.load4(pos, j + 4);
+                const auto s = cos_sin.load4(pos, j + D / 2), s4 = cos_sin.load4(pos, j + D / 2 + 4);
+                #pragma unroll
+                for (int e = 0; e < 8; ++e) {
+                    const float cs = e < 4 ? c.v[e] : c4.v[e - 4], sn = e < 4 ? s.v[e] : s4.v[e - 4];
+                    const __half2 r = ima_rotate_half(__half2float(lo.v[e]), __half2float(hi.v[e]), cs, sn);
+                    lo.v[e] = __low2half(r);
+                    hi.v[e] = __high2half(r);
+                }
+            }
+            slot_mapping(b).then([&](I slot) {
+                auto store = [&](const auto& cache) {
+                    cache.store8(slot / BS, slot % BS, h, j, lo);
+                    cache.store8(slot / BS, slot % BS, h, j + D / 2, hi);
+                };
+                if (key) {
+                    store(k_cache);
+                } else {
+                    store(v_cache);
+                }
+            });
+        };
+        ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
+                                          arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages);
+    
+#line 4945 "paged.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const qkv_t<I, IMA_CHECKED> qkv,
+    const positions_t<I, IMA_CHECKED> positions,
+    const cos_sin_t<I, IMA_CHECKED> cos_sin,
+    const slot_mapping_t<I, IMA_CHECKED> slot_mapping,
+    const k_cache_t<I, IMA_CHECKED> k_cache,
+    const v_cache_t<I, IMA_CHECKED> v_cache,
+    const block_tables_t<I, IMA_CHECKED> block_tables,
+    const seq_lens_t<I, IMA_CHECKED> seq_lens,
+    const part_o_t<I, IMA_CHECKED> part_o,
+    const part_lse_t<I, IMA_CHECKED> part_lse,
+    const arrivals_t<I, IMA_CHECKED> arrivals,
+    const out_t<I, IMA_CHECKED> out,
+    const I B,
+    const I MAXPOS,
+    const I D,
+    const I NB,
+    const I BS,
+    const I HKV,
+    const I P,
+    const I HQ,
+    const float scale,
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
+    // sizes the launch alike (runtime/src/check/shared.rs).
+    extern __shared__ __align__(16) unsigned char ima_smem[];
+    I ima_smem_off = 0;
+    const kv_t<I, IMA_CHECKED> kv{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 2, 2, 16, D, ima_recorder};
+    ima_smem_off = (ima_smem_off + 4 * 2 * 2 * 16 * D * I(sizeof(__half)) + 15) / 16 * 16;
+    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 8, D, ima_recorder};
+    ima_smem_off = (ima_smem_off + 8 * D * I(sizeof(__half)) + 15) / 16 * 16;
+    const red_o_t<I, IMA_CHECKED> red_o{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, (D / 16), 32, 4, ima_recorder};
+    ima_smem_off = (ima_smem_off + 2 * (D / 16) * 32 * 4 * I(sizeof(float)) + 15) / 16 * 16;
+    const red_ml_t<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_recorder};
+    ima_smem_off = (ima_smem_off + 2 * 2 * 8 * I(sizeof(float)) + 15) / 16 * 16;
+    const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), (((4 * 128) / BS) + 2), ima_recorder};
+    body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, MAXPOS, D, NB, BS, HKV, P, HQ, scale, kv, qs, red_o, red_ml, pages);
+}
+
+}  // namespace ima_paged_attn_rope
+
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
+    const __half* __restrict__ qkv,
+    int qkv_s0,
+    int qkv_s1,
+    const long long* __restrict__ positions,
+    int positions_s0,
+    const float* __restrict__ cos_sin,
+    int cos_sin_s0,
+    int cos_sin_s1,
+    const long long* __restrict__ slot_mapping,
+    int slot_mapping_s0,
+    __half* __restrict__ k_cache,
+    int k_cache_s0,
+    int k_cache_s1,
+    int k_cache_s2,
+    int k_cache_s3,
+    __half* __restrict__ v_cache,
+    int v_cache_s0,
+    int v_cache_s1,
+    int v_cache_s2,
+    int v_cache_s3,
+    const int* __restrict__ block_tables,
+    int block_tables_s0,
+    int block_tables_s1,
+    const int* __restrict__ seq_lens,
+    int seq_lens_s0,
+    float* __restrict__ part_o,
+    int part_o_s0,
+    int part_o_s1,
+    int part_o_s2,
+    int part_o_s3,
+    float* __restrict__ part_lse,
+    int part_lse_s0,
+    int part_lse_s1,
+    int part_lse_s2,
+    int* __restrict__ arrivals,
+    int arrivals_s0,
+    int arrivals_s1,
+    __half* __restrict__ out,
+    int out_s0,
+    int out_s1,
+    int out_s2,
+    int B,
+    int MAXPOS,
+    int D,
+    int NB,
+    int BS,
+    int HKV,
+    int P,
+    int HQ,
+    float scale,
+    ImaRecord* ima_record) {
+    using namespace ima_paged_attn_rope;
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 128u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(D == 128);
+    run<int, false>(ima_paged_attn_rope::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
+        ima_paged_attn_rope::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
+        ima_paged_attn_rope::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
+        ima_paged_attn_rope::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
+        ima_paged_attn_rope::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn_rope::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn_rope::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
+        ima_paged_attn_rope::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
+        ima_paged_attn_rope::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
+        ima_paged_attn_rope::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
+        ima_paged_attn_rope::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
+        ima_paged_attn_rope::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+        B,
+        MAXPOS,
+        D,
+        NB,
+        BS,
+        HKV,
+        P,
+        HQ,
+        scale,
+        ima_record);
+}
+
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
+    const __half* __restrict__ qkv,
+    long long qkv_s0,
+    long long qkv_s1,
+    const long long* __restrict__ positions,
+    long long positions_s0,
+    const float* __restrict__ cos_sin,
+    long long cos_sin_s0,
+    long long cos_sin_s1,
+    const long long* __restrict__ slot_mapping,
+    long long slot_mapping_s0,
+    __half* __restrict__ k_cache,
+    long long k_cache_s0,
+    long long k_cache_s1,
+    long long k_cache_s2,
+    long long k_cache_s3,
+    __half* __restrict__ v_cache,
+    long long v_cache_s0,
+    long long v_cache_s1,
+    long long v_cache_s2,
+    long long v_cache_s3,
+    const int* __restrict__ block_tables,
+    long long block_tables_s0,
+    long long block_tables_s1,
+    const int* __restrict__ seq_lens,
+    long long seq_lens_s0,
+    float* __restrict__ part_o,
+    long long part_o_s0,
+    long long part_o_s1,
+    long long part_o_s2,
+    long long part_o_s3,
+    float* __restrict__ part_lse,
+    long long part_lse_s0,
+    long long part_lse_s1,
+    long long part_lse_s2,
+    int* __restrict__ arrivals,
+    long long arrivals_s0,
+    long long arrivals_s1,
+    __half* __restrict__ out,
+    long long out_s0,
+    long long out_s1,
+    long long out_s2,
+    long long B,
+    long long MAXPOS,
+    long long D,
+    long long NB,
+    long long BS,
+    long long HKV,
+    long long P,
+    long long HQ,
+    float scale,
+    ImaRecord* ima_record) {
+    using namespace ima_paged_attn_rope;
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 128u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(D == 128);
+    run<long long, false>(ima_paged_attn_rope::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
+        ima_paged_attn_rope::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
+        ima_paged_attn_rope::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
+        ima_paged_attn_rope::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
+        ima_paged_attn_rope::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn_rope::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_paged_attn_rope::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
+        ima_paged_attn_rope::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
+        ima_paged_attn_rope::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
+        ima_paged_attn_rope::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
+        ima_paged_attn_rope::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
+        ima_paged_attn_rope::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+        B,
+        MAXPOS,
+        D,
+        NB,
+        BS,
+        HKV,
+        P,
+        HQ,
+        scale,
+        ima_record);
+}
+
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked(
+    const __half* __restrict__ qkv,
+    int qkv_s0,
+    int qkv_s1,
+    const long long* __restrict__ positions,
+    int positions_s0,
+    const float* __restrict__ cos_sin,
+    int cos_sin_s0,
+    int cos_sin_s1,
+    const long long* __restrict__ slot_mapping,
+    int slot_mapping_s0,
+    __half* __restrict__ k_cache,
+    int k_cache_s0,
+    int k_cache_s1,
+    int k_cache_s2,
+    int k_cache_s3,
+    __half* __restrict__ v_cache,
+    int v_cache_s0,
+    int v_cache_s1,
+    int v_cache_s2,
+    int v_cache_s3,
+    const int* __restrict__ block_tables,
+    int block_tables_s0,
+    int block_tables_s1,
+    const int* __restrict__ seq_lens,
+    int seq_lens_s0,
+    float* __restrict__ part_o,
+    int part_o_s0,
+    int part_o_s1,
+    int part_o_s2,
+    int part_o_s3,
+    float* __restrict__ part_lse,
+    int part_lse_s0,
+    int part_lse_s1,
+    int part_lse_s2,
+    int* __restrict__ arrivals,
+    int arrivals_s0,
+    int arrivals_s1,
+    __half* __restrict__ out,
+    int out_s0,
+    int out_s1,
+    int out_s2,
+    int B,
+    int MAXPOS,
+    int D,
+    int NB,
+    int BS,
+    int HKV,
+    int P,
+    int HQ,
+    float scale,
+    ImaRecord* ima_record) {
+    using namespace ima_paged_attn_rope;
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 128u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(D == 128);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_paged_attn_rope::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_paged_attn_rope::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_paged_attn_rope::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_paged_attn_rope::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_paged_attn_rope::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_paged_attn_rope::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_paged_attn_rope::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_paged_attn_rope::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_paged_attn_rope::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_paged_attn_rope::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_paged_attn_rope::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+        B,
+        MAXPOS,
+        D,
+        NB,
+        BS,
+        HKV,
+        P,
+        HQ,
+        scale,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = ((HQ + (2 * HKV)) * D);
+            break;
+        case 1:
+            ima_extent[0] = B;
+            break;
+        case 2:
+            ima_extent[0] = MAXPOS;
+            ima_extent[1] = D;
+            break;
+        case 3:
+            ima_extent[0] = B;
+            break;
+        case 4:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 5:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 6:
+            ima_extent[0] = B;
+            ima_extent[1] = P;
+            break;
+        case 7:
+            ima_extent[0] = B;
+            break;
+        case 8:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            ima_extent[3] = D;
+            break;
+        case 9:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            break;
+        case 10:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            break;
+        case 11:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 2;
+            ima_extent[2] = 2;
+            ima_extent[3] = 16;
+            ima_extent[4] = D;
+            break;
+        case -2:
+            ima_extent[0] = 8;
+            ima_extent[1] = D;
+            break;
+        case -3:
+            ima_extent[0] = 2;
+            ima_extent[1] = (D / 16);
+            ima_extent[2] = 32;
+            ima_extent[3] = 4;
+            break;
+        case -4:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 8;
+            break;
+        case -5:
+            ima_extent[0] = (((4 * 128) / BS) + 2);
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked(
+    const __half* __restrict__ qkv,
+    long long qkv_s0,
+    long long qkv_s1,
+    const long long* __restrict__ positions,
+    long long positions_s0,
+    const float* __restrict__ cos_sin,
+    long long cos_sin_s0,
+    long long cos_sin_s1,
+    const long long* __restrict__ slot_mapping,
+    long long slot_mapping_s0,
+    __half* __restrict__ k_cache,
+    long long k_cache_s0,
+    long long k_cache_s1,
+    long long k_cache_s2,
+    long long k_cache_s3,
+    __half* __restrict__ v_cache,
+    long long v_cache_s0,
+    long long v_cache_s1,
+    long long v_cache_s2,
+    long long v_cache_s3,
+    const int* __restrict__ block_tables,
+    long long block_tables_s0,
+    long long block_tables_s1,
+    const int* __restrict__ seq_lens,
+    long long seq_lens_s0,
+    float* __restrict__ part_o,
+    long long part_o_s0,
+    long long part_o_s1,
+    long long part_o_s2,
+    long long part_o_s3,
+    float* __restrict__ part_lse,
+    long long part_lse_s0,
+    long long part_lse_s1,
+    long long part_lse_s2,
+    int* __restrict__ arrivals,
+    long long arrivals_s0,
+    long long arrivals_s1,
+    __half* __restrict__ out,
+    long long out_s0,
+    long long out_s1,
+    long long out_s2,
+    long long B,
+    long long MAXPOS,
+    long long D,
+    long long NB,
+    long long BS,
+    long long HKV,
+    long long P,
+    long long HQ,
+    float scale,
+    ImaRecord* ima_record) {
+    using namespace ima_paged_attn_rope;
+    // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 128u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(D == 128);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_paged_attn_rope::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_paged_attn_rope::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_paged_attn_rope::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_paged_attn_rope::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_paged_attn_rope::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_paged_attn_rope::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_paged_attn_rope::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_paged_attn_rope::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_paged_attn_rope::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_paged_attn_rope::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_paged_attn_rope::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+        B,
+        MAXPOS,
+        D,
+        NB,
+        BS,
+        HKV,
+        P,
+        HQ,
+        scale,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = ((HQ + (2 * HKV)) * D);
+            break;
+        case 1:
+            ima_extent[0] = B;
+            break;
+        case 2:
+            ima_extent[0] = MAXPOS;
+            ima_extent[1] = D;
+            break;
+        case 3:
+            ima_extent[0] = B;
+            break;
+        case 4:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 5:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 6:
+            ima_extent[0] = B;
+            ima_extent[1] = P;
+            break;
+        case 7:
+            ima_extent[0] = B;
+            break;
+        case 8:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            ima_extent[3] = D;
+            break;
+        case 9:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            break;
+        case 10:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            break;
+        case 11:
             ima_extent[0] = B;
             ima_extent[1] = HQ;
             ima_extent[2] = D;

@@ -27,6 +27,7 @@ pub const BLOCKS: i64 = 1024;
 /// Every kernel of `specs/paged.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub paged_attn: PagedAttn,
+    pub paged_attn_rope: PagedAttnRope,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -37,6 +38,7 @@ impl Kernels {
     /// violation is reported as `ima::Error::OutOfBounds` (also on with `IMA_CHECKED=1`).
     pub fn set_checked(&self, on: bool) {
         self.paged_attn.kernel.set_checked(on);
+        self.paged_attn_rope.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -44,12 +46,14 @@ impl Kernels {
     /// waiting for each launch (also on with `IMA_CHECKED=deferred`).
     pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
         self.paged_attn.kernel.set_checked_mode(mode);
+        self.paged_attn_rope.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
     /// found, kernel by kernel in declaration order.
     pub fn check_deferred(&self) -> Result<(), ima::Error> {
         self.paged_attn.kernel.check_deferred()?;
+        self.paged_attn_rope.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -57,6 +61,7 @@ impl Kernels {
     /// error to it (also on with `IMA_SYNC=1`).
     pub fn set_sync(&self, on: bool) {
         self.paged_attn.kernel.set_sync(on);
+        self.paged_attn_rope.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -65,6 +70,9 @@ impl Kernels {
         Ok(Kernels {
             paged_attn: PagedAttn {
                 kernel: module.kernel(&PAGED_ATTN)?,
+            },
+            paged_attn_rope: PagedAttnRope {
+                kernel: module.kernel(&PAGED_ATTN_ROPE)?,
             },
         })
     }
@@ -395,4 +403,372 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: false,
     entry_i32: "paged_attn_i32",
     entry_i64: "paged_attn_i64",
+};
+
+/// `paged_attn_rope(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)`
+///
+/// paged_attn with decode.ima's rope_cache fused in front, for the decode layer: one launch
+/// takes the QKV projection's output where the two took it and the rotated queries in
+/// turn, and leaves in `out` and in the caches what they leave (bench/RESULTS.md: 1.1 to
+/// 2.4 µs a step saved). Each block rotates its own query heads as it loads them (as
+/// rope_cache rounds them, to f16), and the block that reads a sequence's last token
+/// (at seq_lens[b] - 1) first rotates its KV head's new key and writes it and the new value
+/// to slot slot_mapping[b] (none for -1), before the barrier after which its warps read
+/// that token; a sequence of no tokens has its slot written by its first partition's block,
+/// as rope_cache writes it. So the slot must be the one the block table gives token
+/// seq_lens[b] - 1 (the decode step's own token: vLLM's slot mapping), or the attention
+/// reads the cache as it was. Every query head of a KV head must be one block's (at most
+/// 8: `HQ <= 8 * HKV`), so that no other block reads the token while it is written; and
+/// D = 128, whose queries stay in registers.
+///
+/// Declared at `specs/paged.ima:129`.
+pub struct PagedAttnRope {
+    kernel: ima::Kernel,
+}
+
+impl PagedAttnRope {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &PAGED_ATTN_ROPE;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`PagedAttnRopeArgs`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: PagedAttnRopeArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i64>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i64>, impl ima::WriteTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let PagedAttnRopeArgs { qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, scale } = args;
+        self.kernel.launch(stream, &mut [ima::KernelArg::read(qkv), ima::KernelArg::read(positions), ima::KernelArg::read(cos_sin), ima::KernelArg::read(slot_mapping), ima::KernelArg::write(k_cache), ima::KernelArg::write(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse), ima::KernelArg::write(arrivals), ima::KernelArg::write(out)], &[ima::Scalar::F32(scale)])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: PagedAttnRopeArgs<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i64>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i64>, impl ima::WriteTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let PagedAttnRopeArgs { qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, scale } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(qkv), ima::KernelArg::read(positions), ima::KernelArg::read(cos_sin), ima::KernelArg::read(slot_mapping), ima::KernelArg::write(k_cache), ima::KernelArg::write(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse), ima::KernelArg::write(arrivals), ima::KernelArg::write(out)], &[ima::Scalar::F32(scale)])
+    }
+
+    /// Checks the arguments as `launch` does, then copies each argument with a value
+    /// contract to the host and checks every entry: `ima::Error::IndexValue` for the
+    /// first bad one, before any kernel reads it. Launches nothing. (Launches check each
+    /// entry they read anyway, in every mode.)
+    #[allow(clippy::type_complexity)]
+    pub fn validate(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: PagedAttnRopeArgs<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<i64>, impl ima::ReadTensor<f32>, impl ima::ReadTensor<i64>, impl ima::WriteTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>, impl ima::ReadTensor<i32>, impl ima::ReadTensor<i32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<f32>, impl ima::WriteTensor<i32>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<(), ima::Error> {
+        let PagedAttnRopeArgs { qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, scale } = args;
+        self.kernel.validate(stream, &mut [ima::KernelArg::read(qkv), ima::KernelArg::read(positions), ima::KernelArg::read(cos_sin), ima::KernelArg::read(slot_mapping), ima::KernelArg::write(k_cache), ima::KernelArg::write(v_cache), ima::KernelArg::read(block_tables), ima::KernelArg::read(seq_lens), ima::KernelArg::write(part_o), ima::KernelArg::write(part_lse), ima::KernelArg::write(arrivals), ima::KernelArg::write(out)], &[ima::Scalar::F32(scale)])
+    }
+}
+
+/// The arguments of [`PagedAttnRope::launch`], [`PagedAttnRope::launch_in`] and [`PagedAttnRope::validate`], by name.
+///
+/// `paged_attn_rope(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct PagedAttnRopeArgs<'a, Qkv: ima::ReadTensor<ima::half::f16>, Positions: ima::ReadTensor<i64>, CosSin: ima::ReadTensor<f32>, SlotMapping: ima::ReadTensor<i64>, KCache: ima::WriteTensor<ima::half::f16>, VCache: ima::WriteTensor<ima::half::f16>, BlockTables: ima::ReadTensor<i32>, SeqLens: ima::ReadTensor<i32>, PartO: ima::WriteTensor<f32>, PartLse: ima::WriteTensor<f32>, Arrivals: ima::WriteTensor<i32>, Out: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[B, (HQ + 2 * HKV) * D]`, contiguous, 16-byte aligned: The QKV projection's output, one row a sequence: HQ query heads, then HKV key heads, then HKV value heads, D each (rope_cache's).
+    pub qkv: &'a Qkv,
+    /// i64 `[B]`, contiguous: Each sequence's position: the index of the token being decoded.
+    pub positions: &'a Positions,
+    /// f32 `[MAXPOS, D]`, contiguous, 16-byte aligned: cos (first D/2 columns) and sin (last D/2) of each position's angles (rope_cache's).
+    pub cos_sin: &'a CosSin,
+    /// i64 `[B]`, contiguous: The cache slot of each sequence's new token, or -1.
+    pub slot_mapping: &'a SlotMapping,
+    /// f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Keys in pages of BS tokens (paged_attn's), the new token's written.
+    pub k_cache: &'a mut KCache,
+    /// f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Values, paged as the keys.
+    pub v_cache: &'a mut VCache,
+    /// i32 `[B, P]`, contiguous: Each sequence's pages; only the first ceil(seq_lens[b] / BS) entries of row b are read.
+    pub block_tables: &'a BlockTables,
+    /// i32 `[B]`, contiguous: Tokens of each sequence, the new one included.
+    pub seq_lens: &'a SeqLens,
+    /// f32 `[B, HQ, ceil(P * BS / PART), D]`, contiguous, 16-byte aligned: Workspace: paged_attn's.
+    pub part_o: &'a mut PartO,
+    /// f32 `[B, HQ, ceil(P * BS / PART)]`, contiguous: Workspace: paged_attn's.
+    pub part_lse: &'a mut PartLse,
+    /// i32 `[B, HQ]`, contiguous: Partitions done, as paged_attn's: zero before a launch and after it.
+    pub arrivals: &'a mut Arrivals,
+    /// f16 `[B, HQ, D]`, contiguous, 16-byte aligned: The attention output, one row a (sequence, query head).
+    pub out: &'a mut Out,
+    /// f32: Softmax scale, usually 1/sqrt(D).
+    pub scale: f32,
+}
+
+/// The contract of `paged_attn_rope`.
+pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
+    name: "paged_attn_rope",
+    signature: "paged_attn_rope(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)",
+    location: "specs/paged.ima:129",
+    symbols: &[
+        ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "MAXPOS", bound_by: ima::Binding { arg: 2, dim: 0 } },
+        ima::Symbol { name: "D", bound_by: ima::Binding { arg: 2, dim: 1 } },
+        ima::Symbol { name: "NB", bound_by: ima::Binding { arg: 4, dim: 0 } },
+        ima::Symbol { name: "BS", bound_by: ima::Binding { arg: 4, dim: 1 } },
+        ima::Symbol { name: "HKV", bound_by: ima::Binding { arg: 4, dim: 2 } },
+        ima::Symbol { name: "P", bound_by: ima::Binding { arg: 6, dim: 1 } },
+        ima::Symbol { name: "HQ", bound_by: ima::Binding { arg: 10, dim: 1 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "qkv",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "(HQ + 2 * HKV) * D", expr: ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Sym(7), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(5))), &ima::Expr::Sym(2)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "positions",
+            role: ima::Role::In,
+            dtype: ima::DType::I64,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+            ],
+            stored: &[0],
+            strided: false,
+            align: 8,
+            values: Some(ima::ValueContract { text: "0 .. MAXPOS", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "MAXPOS", expr: ima::Expr::Sym(1) }, sentinel: None, ascending: false }),
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "cos_sin",
+            role: ima::Role::In,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "MAXPOS", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "slot_mapping",
+            role: ima::Role::In,
+            dtype: ima::DType::I64,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+            ],
+            stored: &[0],
+            strided: false,
+            align: 8,
+            values: Some(ima::ValueContract { text: "0 .. NB * BS, or -1", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "NB * BS", expr: ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(3), &ima::Expr::Sym(4)) }, sentinel: Some(-1), ascending: false }),
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "k_cache",
+            role: ima::Role::InOut,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "NB", expr: ima::Expr::Sym(3) },
+                ima::Extent { text: "BS", expr: ima::Expr::Sym(4) },
+                ima::Extent { text: "HKV", expr: ima::Expr::Sym(5) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "v_cache",
+            role: ima::Role::InOut,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "NB", expr: ima::Expr::Sym(3) },
+                ima::Extent { text: "BS", expr: ima::Expr::Sym(4) },
+                ima::Extent { text: "HKV", expr: ima::Expr::Sym(5) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "block_tables",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "P", expr: ima::Expr::Sym(6) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: Some(ima::ValueContract { text: "0 .. NB", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "NB", expr: ima::Expr::Sym(3) }, sentinel: None, ascending: false }),
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "seq_lens",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+            ],
+            stored: &[0],
+            strided: false,
+            align: 4,
+            values: Some(ima::ValueContract { text: "0 .. P * BS + 1", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "P * BS + 1", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(1)) }, sentinel: None, ascending: false }),
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "part_o",
+            role: ima::Role::Out,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "HQ", expr: ima::Expr::Sym(7) },
+                ima::Extent { text: "ceil(P * BS / PART)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(128)) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1, 2, 3],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "part_lse",
+            role: ima::Role::Out,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "HQ", expr: ima::Expr::Sym(7) },
+                ima::Extent { text: "ceil(P * BS / PART)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(128)) },
+            ],
+            stored: &[0, 1, 2],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "arrivals",
+            role: ima::Role::InOut,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "HQ", expr: ima::Expr::Sym(7) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "out",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "B", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "HQ", expr: ima::Expr::Sym(7) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1, 2],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+        ima::Param { name: "scale", dtype: ima::DType::F32 },
+    ],
+    constraints: &[
+        ima::Constraint { text: "HQ % HKV == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(7), &ima::Expr::Sym(5)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "HQ <= 8 * HKV", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(7), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(8), &ima::Expr::Sym(5))) },
+        ima::Constraint { text: "BS >= 1", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(4), &ima::Expr::Const(1)) },
+        ima::Constraint { text: "D == 128", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(2), &ima::Expr::Const(128)) },
+    ],
+    shared: &[
+        ima::SharedArray {
+            name: "kv",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "16", expr: ima::Expr::Const(16) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
+            ],
+            align: 16,
+        },
+        ima::SharedArray {
+            name: "qs",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "D", expr: ima::Expr::Sym(2) },
+            ],
+            align: 16,
+        },
+        ima::SharedArray {
+            name: "red_o",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "D / 16", expr: ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(16)) },
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "4", expr: ima::Expr::Const(4) },
+            ],
+            align: 16,
+        },
+        ima::SharedArray {
+            name: "red_ml",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+            ],
+            align: 16,
+        },
+        ima::SharedArray {
+            name: "pages",
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "SPAN * PART / BS + 2", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(4), &ima::Expr::Const(128)), &ima::Expr::Sym(4)), &ima::Expr::Const(2)) },
+            ],
+            align: 16,
+        },
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(128)), &ima::Expr::Bin(ima::BinOp::Max, &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(4), &ima::Expr::Const(128))), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Const(1024), &ima::Expr::Bin(ima::BinOp::Max, &ima::Expr::Const(1), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(7), &ima::Expr::Sym(5)), &ima::Expr::Const(8))), &ima::Expr::Sym(0)))))), ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(5), &ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(7), &ima::Expr::Sym(5)), &ima::Expr::Const(8))), ima::Expr::Sym(0)], resident: ima::Resident::No },
+    empty: ima::EmptyPolicy::Skip,
+    block: [128, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "paged_attn_rope_i32",
+    entry_i64: "paged_attn_rope_i64",
 };
