@@ -796,7 +796,7 @@ mod tests {
         );
         assert_eq!(
             dimension_assumptions(&k),
-            ["K % 8 == 0", "N % 4 == 0", "D == 128", "E % 8 == 0"]
+            ["K % 8 == 0", "D == 128", "E % 8 == 0", "N % 4 == 0"]
         );
     }
 

@@ -781,9 +781,8 @@ __device__ __forceinline__ void ima_for_dim(I d, const F& f) {
 // The body of paged.ima's decode attention (paged_attn, and paged_attn_rope with RoPE and
 // the cache's write fused in front), written once; specs/paged.ima's comments say what it
 // does and why. What the two differ in comes as functions:
-// - query(hq, d, ImaConst<2>{}): the sequence's query head hq, dimensions d and d + 1, as
-//   one f16x2 register (an A fragment's), for head dimensions of 128 or less; with
-//   ImaConst<8>{} dimensions d .. d + 7 as an ImaVec<__half, 8> (D = 256);
+// - query(hq, d): the sequence's query head hq, dimensions d .. d + 7 (d a multiple of 8),
+//   as an ImaVec<__half, 8>: the block stages its heads in `qs` with it, once;
 // - new_token(h): called once for each (sequence, KV head h) by one thread block, all its
 //   threads, before the barrier after which its warps first read K and V: by the block
 //   whose partition ends at the sequence's length, which reads the sequence's last token,
@@ -829,9 +828,6 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
     // The sequence's partitions, for the arrivals' count at the end.
     const I parts = (len + runs() * PART - 1) / (runs() * PART);
     const I first_page = start / BS, npages = (end - 1) / BS - first_page + 1;
-    for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
-    if (end == len && g0 == 0) new_token(h);
-    __syncthreads();
 
     // 2^x, the exponential of the log2 domain; 2^-inf = 0.
     auto ex2 = [](float x) {
@@ -863,33 +859,33 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
                 __syncthreads();
             }
         };
-        // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid (zeros past the group),
-        // registers 0 and 2 of each k-step (1 and 3, rows 8..15, are zero). In registers
-        // for D <= 128; for D = 256 in shared memory, two k-steps an ldmatrix.
-        constexpr bool Q_SHARED = DD > 128;
-        unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
+        // The block's query heads in shared memory, [head, dimension] swizzled as kv (zeros
+        // past the group), 8 dimensions a thread at a time: loaded while the page ids are,
+        // both before the one barrier ahead of the tiles.
         const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
-        if constexpr (Q_SHARED) {
-            for (int i = threadIdx.x; i < GC * CPR; i += 128) {
-                const int r = i / CPR, c = i % CPR;
-                auto& dst = qt.chunk(r, c * 8);
-                if (r < gn) {
-                    dst = query(h * G + g0 + r, I(c * 8), ImaConst<8>{});
-                } else {
-                    dst = {};
-                }
-            }
-            __syncthreads();
-        } else {
-            const bool has = gid < gn;
-            const I hq = h * G + g0 + (has ? gid : 0);
+        for (int i = threadIdx.x; i < GC * CPR; i += 128) {
+            const int r = i / CPR, c = i % CPR;
+            qt.chunk(r, c * 8) = r < gn ? query(h * G + g0 + r, I(c * 8)) : ImaVec<__half, 8>{};
+        }
+        for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
+        if (end == len && g0 == 0) new_token(h);
+        __syncthreads();
+        // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid, registers 0 and 2 of each
+        // k-step (1 and 3, rows 8..15, are zero). Lane l names row l % 8 of columns
+        // 32 (kk / 2) + 8 (l / 8): matrices 0, 1 are k-step kk's (rows 0..7), 2, 3 the next
+        // one's. For D <= 128 read once into registers; for D = 256 from shared memory at
+        // each tile, to leave registers for the accumulators.
+        constexpr bool Q_SHARED = DD > 128;
+        auto q_pairs = [&](int kk) { return ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8))); };
+        unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
+        if constexpr (!Q_SHARED) {
             #pragma unroll
-            for (int kk = 0; kk < KSTEPS; ++kk) {
-                #pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    const I d = 16 * kk + 8 * half + 2 * t4;
-                    qa[kk][half] = has ? query(hq, d, ImaConst<2>{}) : 0u;
-                }
+            for (int kk = 0; kk < KSTEPS; kk += 2) {
+                const ImaFrag4 f = q_pairs(kk);
+                qa[kk][0] = f.x[0];
+                qa[kk][1] = f.x[1];
+                qa[kk + 1][0] = f.x[2];
+                qa[kk + 1][1] = f.x[3];
             }
         }
         const I ntiles = (end - start + TILE - 1) / TILE;
@@ -964,9 +960,7 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
                     const ImaFrag4 f = kt.ldmatrix_b(0, 16 * kk);
                     unsigned a[4] = {0u, 0u, 0u, 0u};
                     if constexpr (Q_SHARED) {
-                        // Lane l names row l % 8 of columns 32 (kk / 2) + 8 (l / 8): matrices
-                        // 0, 1 are k-step kk's (rows 0..7), 2, 3 the next one's.
-                        if (kk % 2 == 0) qf = ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8)));
+                        if (kk % 2 == 0) qf = q_pairs(kk);
                         a[0] = qf.x[kk % 2 * 2];
                         a[2] = qf.x[kk % 2 * 2 + 1];
                     } else {
@@ -2717,7 +2711,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2721 "checkpoint.cu"
+#line 2715 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3507,7 +3501,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3511 "checkpoint.cu"
+#line 3505 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4278,7 +4272,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4282 "checkpoint.cu"
+#line 4276 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4923,7 +4917,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4927 "checkpoint.cu"
+#line 4921 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5608,7 +5602,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5612 "checkpoint.cu"
+#line 5606 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6453,7 +6447,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6457 "checkpoint.cu"
+#line 6451 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7168,7 +7162,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7172 "checkpoint.cu"
+#line 7166 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8010,7 +8004,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8014 "checkpoint.cu"
+#line 8008 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8710,7 +8704,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8714 "checkpoint.cu"
+#line 8708 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

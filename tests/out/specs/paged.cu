@@ -781,9 +781,8 @@ __device__ __forceinline__ void ima_for_dim(I d, const F& f) {
 // The body of paged.ima's decode attention (paged_attn, and paged_attn_rope with RoPE and
 // the cache's write fused in front), written once; specs/paged.ima's comments say what it
 // does and why. What the two differ in comes as functions:
-// - query(hq, d, ImaConst<2>{}): the sequence's query head hq, dimensions d and d + 1, as
-//   one f16x2 register (an A fragment's), for head dimensions of 128 or less; with
-//   ImaConst<8>{} dimensions d .. d + 7 as an ImaVec<__half, 8> (D = 256);
+// - query(hq, d): the sequence's query head hq, dimensions d .. d + 7 (d a multiple of 8),
+//   as an ImaVec<__half, 8>: the block stages its heads in `qs` with it, once;
 // - new_token(h): called once for each (sequence, KV head h) by one thread block, all its
 //   threads, before the barrier after which its warps first read K and V: by the block
 //   whose partition ends at the sequence's length, which reads the sequence's last token,
@@ -829,9 +828,6 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
     // The sequence's partitions, for the arrivals' count at the end.
     const I parts = (len + runs() * PART - 1) / (runs() * PART);
     const I first_page = start / BS, npages = (end - 1) / BS - first_page + 1;
-    for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
-    if (end == len && g0 == 0) new_token(h);
-    __syncthreads();
 
     // 2^x, the exponential of the log2 domain; 2^-inf = 0.
     auto ex2 = [](float x) {
@@ -863,33 +859,33 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
                 __syncthreads();
             }
         };
-        // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid (zeros past the group),
-        // registers 0 and 2 of each k-step (1 and 3, rows 8..15, are zero). In registers
-        // for D <= 128; for D = 256 in shared memory, two k-steps an ldmatrix.
-        constexpr bool Q_SHARED = DD > 128;
-        unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
+        // The block's query heads in shared memory, [head, dimension] swizzled as kv (zeros
+        // past the group), 8 dimensions a thread at a time: loaded while the page ids are,
+        // both before the one barrier ahead of the tiles.
         const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
-        if constexpr (Q_SHARED) {
-            for (int i = threadIdx.x; i < GC * CPR; i += 128) {
-                const int r = i / CPR, c = i % CPR;
-                auto& dst = qt.chunk(r, c * 8);
-                if (r < gn) {
-                    dst = query(h * G + g0 + r, I(c * 8), ImaConst<8>{});
-                } else {
-                    dst = {};
-                }
-            }
-            __syncthreads();
-        } else {
-            const bool has = gid < gn;
-            const I hq = h * G + g0 + (has ? gid : 0);
+        for (int i = threadIdx.x; i < GC * CPR; i += 128) {
+            const int r = i / CPR, c = i % CPR;
+            qt.chunk(r, c * 8) = r < gn ? query(h * G + g0 + r, I(c * 8)) : ImaVec<__half, 8>{};
+        }
+        for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
+        if (end == len && g0 == 0) new_token(h);
+        __syncthreads();
+        // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid, registers 0 and 2 of each
+        // k-step (1 and 3, rows 8..15, are zero). Lane l names row l % 8 of columns
+        // 32 (kk / 2) + 8 (l / 8): matrices 0, 1 are k-step kk's (rows 0..7), 2, 3 the next
+        // one's. For D <= 128 read once into registers; for D = 256 from shared memory at
+        // each tile, to leave registers for the accumulators.
+        constexpr bool Q_SHARED = DD > 128;
+        auto q_pairs = [&](int kk) { return ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8))); };
+        unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
+        if constexpr (!Q_SHARED) {
             #pragma unroll
-            for (int kk = 0; kk < KSTEPS; ++kk) {
-                #pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    const I d = 16 * kk + 8 * half + 2 * t4;
-                    qa[kk][half] = has ? query(hq, d, ImaConst<2>{}) : 0u;
-                }
+            for (int kk = 0; kk < KSTEPS; kk += 2) {
+                const ImaFrag4 f = q_pairs(kk);
+                qa[kk][0] = f.x[0];
+                qa[kk][1] = f.x[1];
+                qa[kk + 1][0] = f.x[2];
+                qa[kk + 1][1] = f.x[3];
             }
         }
         const I ntiles = (end - start + TILE - 1) / TILE;
@@ -964,9 +960,7 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
                     const ImaFrag4 f = kt.ldmatrix_b(0, 16 * kk);
                     unsigned a[4] = {0u, 0u, 0u, 0u};
                     if constexpr (Q_SHARED) {
-                        // Lane l names row l % 8 of columns 32 (kk / 2) + 8 (l / 8): matrices
-                        // 0, 1 are k-step kk's (rows 0..7), 2, 3 the next one's.
-                        if (kk % 2 == 0) qf = ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8)));
+                        if (kk % 2 == 0) qf = q_pairs(kk);
                         a[0] = qf.x[kk % 2 * 2];
                         a[2] = qf.x[kk % 2 * 2 + 1];
                     } else {
@@ -2982,8 +2976,9 @@ struct kv_t {
     }
 };
 
-// The block's query heads, [head, dimension], swizzled as kv, for D = 256 only: there
-// Q's fragments are read from here each tile, to leave registers for the accumulators.
+// The block's query heads, [head, dimension], swizzled as kv: staged once, with 16-byte
+// loads, while the page ids load; read into registers (D <= 128) or at each tile
+// (D = 256, to leave registers for the accumulators) with ldmatrix.
 // shared qs: f16[8, D], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct qs_t {
@@ -3188,22 +3183,16 @@ __device__ __forceinline__ void body(
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
     const pages_t<I, IMA_CHECKED> pages) {
-#line 100 "specs/paged.ima"
+#line 101 "specs/paged.ima"
 
         // ima.cuh's ima_paged_attend, which paged_attn_rope shares: the queries come from q.
         const I b = blockIdx.z;
-        auto query = [&](I hq, I d, auto width) {
-            if constexpr (decltype(width)::value == 2) {
-                return ima_pack_f16x2(__half2float(q(b, hq, d)), __half2float(q(b, hq, d + 1)));
-            } else {
-                return q.load8(b, hq, d);
-            }
-        };
+        auto query = [&](I hq, I d) { return q.load8(b, hq, d); };
         ima_paged_attend<PART, SPAN, 64, 128, 256>(query, [](I) {}, k_cache, v_cache, block_tables, seq_lens, part_o,
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages);
     
-#line 3207 "paged.cu"
+#line 3196 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4633,7 +4622,7 @@ struct out_t {
 #endif
 };
 
-// paged_attn's shared arrays (qs unused at D = 128, but the body is one).
+// paged_attn's shared arrays.
 // shared kv: f16[4, 2, 2, 16, D], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct kv_t {
@@ -4882,31 +4871,30 @@ __device__ __forceinline__ void body(
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
     const pages_t<I, IMA_CHECKED> pages) {
-#line 164 "specs/paged.ima"
+#line 159 "specs/paged.ima"
 
         // ima.cuh's ima_paged_attend, as paged_attn's, the queries and the new token from qkv.
         const I b = blockIdx.z;
         const I pos = positions(b);
-        // Query head hq's dimensions d .. d + N - 1, rotated: N = 2 (one register of an A
-        // fragment) or 8, both dividing D / 2, so that they lie on one side of it.
-        auto query = [&](I hq, I d, auto width) {
-            constexpr int N = decltype(width)::value;
-            const I j = d % (D / 2), lo = hq * D + j;
-            float r[N];
+        // Dimensions j .. j + 7 of a head (lo, j < D / 2) and their partners j + D / 2 .. (hi),
+        // turned to the position: the low side's 8 or the high side's.
+        auto rotated = [&](const ImaVec<__half, 8>& lo, const ImaVec<__half, 8>& hi, I j, bool low) {
+            const auto c = cos_sin.load4(pos, j), c4 = cos_sin.load4(pos, j + 4);
+            const auto s = cos_sin.load4(pos, j + D / 2), s4 = cos_sin.load4(pos, j + D / 2 + 4);
+            ImaVec<__half, 8> r;
             #pragma unroll
-            for (int e = 0; e < N; ++e) {
-                const __half2 t = ima_rotate_half(__half2float(qkv(b, lo + e)), __half2float(qkv(b, lo + D / 2 + e)),
-                                                  cos_sin(pos, j + e), cos_sin(pos, D / 2 + j + e));
-                r[e] = d < D / 2 ? __low2float(t) : __high2float(t);
+            for (int e = 0; e < 8; ++e) {
+                const float cs = e < 4 ? c.v[e] : c4.v[e - 4], sn = e < 4 ? s.v[e] : s4.v[e - 4];
+                const __half2 t = ima_rotate_half(__half2float(lo.v[e]), __half2float(hi.v[e]), cs, sn);
+                r.v[e] = low ? __low2half(t) : __high2half(t);
             }
-            if constexpr (N == 2) {
-                return ima_pack_f16x2(r[0], r[1]);
-            } else {
-                ImaVec<__half, N> v;
-                #pragma unroll
-                for (int e = 0; e < N; ++e) v.v[e] = __float2half(r[e]);
-                return v;
-            }
+            return r;
+        };
+        // Query head hq's dimensions d .. d + 7, rotated (8 divides D / 2: they lie on one
+        // side of it).
+        auto query = [&](I hq, I d) {
+            const I j = d % (D / 2), lo = hq * D + j;
+            return rotated(qkv.load8(b, lo), qkv.load8(b, lo + D / 2), j, d < D / 2);
         };
         // KV head h's new key, rotated, and value, to the slot: thread t < D / 16 takes
         // the key's elements 8 t .. 8 t + 7 and their partners, the next D / 16 the value's.
@@ -4916,15 +4904,9 @@ __device__ __forceinline__ void body(
             const I j = I(threadIdx.x) % (D / 16) * 8, hd = (key ? HQ : HQ + HKV) + h;
             ImaVec<__half, 8> lo = qkv.load8(b, hd * D + j), hi = qkv.load8(b, hd * D + j + D / 2);
             if (key) {
-                const auto c = cos_sin.load4(pos, j), c4 = cos_sin.load4(pos, j + 4);
-                const auto s = cos_sin.load4(pos, j + D / 2), s4 = cos_sin.load4(pos, j + D / 2 + 4);
-                #pragma unroll
-                for (int e = 0; e < 8; ++e) {
-                    const float cs = e < 4 ? c.v[e] : c4.v[e - 4], sn = e < 4 ? s.v[e] : s4.v[e - 4];
-                    const __half2 r = ima_rotate_half(__half2float(lo.v[e]), __half2float(hi.v[e]), cs, sn);
-                    lo.v[e] = __low2half(r);
-                    hi.v[e] = __high2half(r);
-                }
+                const ImaVec<__half, 8> rlo = rotated(lo, hi, j, true), rhi = rotated(lo, hi, j, false);
+                lo = rlo;
+                hi = rhi;
             }
             slot_mapping(b).then([&](I slot) {
                 auto store = [&](const auto& cache) {
@@ -4941,7 +4923,7 @@ __device__ __forceinline__ void body(
         ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages);
     
-#line 4945 "paged.cu"
+#line 4927 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
