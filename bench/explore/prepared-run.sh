@@ -32,11 +32,14 @@
 #     rope_cache fused into paged_attn against the two launches, then bench/explore/pstamp's
 #     timeline of the tree's kernel (session 48 ran it once, B = 1's rows then stale),
 #     after scripts/python-wheels and the three explorers' build.sh; carry the paged,
-#     decode, pmajor, ropeattn and pstamp wheels (session 48's prepared forms);
+#     decode, pmajor, ropeattn and pstamp wheels (session 48's prepared forms, run by
+#     session 49; paged_attn's body has since moved to ima.cuh's ima_paged_attend, which
+#     pmajor.patch and pstamp's and ropeattn's gen.py, edits of paged.ima's text, predate);
 #   bash bench/explore/prepared-run.sh 9: bench/explore/wgstamp/time_wgstamp.py,
 #     gptq_gemm_wg32's timeline at the layer's four projections, after
 #     scripts/python-wheels and bench/explore/wgstamp/build.sh; carry the gemm_tma and
-#     gemm_tma_wgs wheels (session 48's);
+#     gemm_tma_wgs wheels (session 48's; session 49's run spent its 300 s importing them, a
+#     fresh machine's JIT of their PTX, and printed nothing);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
