@@ -46,6 +46,13 @@ fn header(d: DType) -> Option<&'static str> {
 /// (`codegen/include/ima.cuh`, compiled on the host by `codegen/tests/ima_cuh.rs`).
 pub const IMA_CUH: &str = include_str!("../include/ima.cuh");
 
+/// Each kernel's declarations (constants, accessors, body) stand in the namespace of this
+/// prefix and its name: ima.cuh's identifiers all start with `ima_` or `Ima` but never with
+/// this (codegen/tests/ima_cuh.rs holds it to that), so a kernel may take the name of one of
+/// its helpers less the `ima_` (`ceil_div`, `rotate_half`), which a namespace `ima_<name>`
+/// made a redeclaration.
+pub const KERNEL_NAMESPACE_PREFIX: &str = "ima_kernel_";
+
 /// The line of a hand-written CUDA file (bench/twins/gemm.cu) that stands for ima.cuh, after
 /// the file's CUDA includes: NVRTC compiles one source, so the header is spliced in there.
 pub const IMA_CUH_SPLICE: &str = "// <ima.cuh>\n";
@@ -74,6 +81,8 @@ struct ConstCu {
 
 struct KernelCu {
     name: String,
+    /// The namespace of its declarations: [`KERNEL_NAMESPACE_PREFIX`] and its name.
+    namespace: String,
     signature: String,
     docs: Vec<String>,
     args: Vec<ArgCu>,
@@ -389,6 +398,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
 
     KernelCu {
         name: k.name.clone(),
+        namespace: format!("{KERNEL_NAMESPACE_PREFIX}{}", k.name),
         signature: k.signature(),
         docs: k.docs.clone(),
         args,
@@ -750,7 +760,7 @@ fn entry(
         // Qualified: the entry point sees the global namespace too, where CUDA's headers
         // declare POSIX types such as `key_t` and `size_t` (an argument named `key`).
         run_args.push(format!(
-            "ima_{}::{}_t<{index_type}, {checked}>{{{}}}",
+            "{KERNEL_NAMESPACE_PREFIX}{}::{}_t<{index_type}, {checked}>{{{}}}",
             k.name,
             a.name,
             fields.join(", ")

@@ -26,7 +26,7 @@
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 {%- endif %}
-namespace ima_{{ k.name }} {
+namespace {{ k.namespace }} {
 {% for c in consts %}
 [[maybe_unused]] constexpr {{ c.c_type }} {{ c.name }} = {{ c.value }};
 {%- endfor %}
@@ -1286,11 +1286,11 @@ __device__ __forceinline__ void run(
 {%- endmatch %}
 }
 
-}  // namespace ima_{{ k.name }}
+}  // namespace {{ k.namespace }}
 {% for e in k.entries %}
 extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}) {{ k.name }}_{{ e.suffix }}(
     {{ e.params }}) {
-    using namespace ima_{{ k.name }};
+    using namespace {{ k.namespace }};
     // The block is at most ({{ k.block[0] }}, {{ k.block[1] }}, {{ k.block[2] }}): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.

@@ -2249,7 +2249,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // ---------------------------------------------------------------------------------------
 // widen_fp8(a: e4m3[N], b: e5m2[N], y: f32[N])
 // fp8 storage types, widened to f32.
-namespace ima_widen_fp8 {
+namespace ima_kernel_widen_fp8 {
 
 
 // in a: e4m3[N]
@@ -2336,7 +2336,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_widen_fp8
+}  // namespace ima_kernel_widen_fp8
 
 extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32(
     const __nv_fp8_e4m3* __restrict__ a,
@@ -2346,16 +2346,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32(
     float* __restrict__ y,
     int y_s0,
     int N) {
-    using namespace ima_widen_fp8;
+    using namespace ima_kernel_widen_fp8;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_widen_fp8::a_t<int, false>{a, a_s0, N, nullptr},
-        ima_widen_fp8::b_t<int, false>{b, b_s0, N, nullptr},
-        ima_widen_fp8::y_t<int, false>{y, y_s0, N, nullptr},
+    run<int, false>(ima_kernel_widen_fp8::a_t<int, false>{a, a_s0, N, nullptr},
+        ima_kernel_widen_fp8::b_t<int, false>{b, b_s0, N, nullptr},
+        ima_kernel_widen_fp8::y_t<int, false>{y, y_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -2368,16 +2368,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64(
     float* __restrict__ y,
     long long y_s0,
     long long N) {
-    using namespace ima_widen_fp8;
+    using namespace ima_kernel_widen_fp8;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_widen_fp8::a_t<long long, false>{a, a_s0, N, nullptr},
-        ima_widen_fp8::b_t<long long, false>{b, b_s0, N, nullptr},
-        ima_widen_fp8::y_t<long long, false>{y, y_s0, N, nullptr},
+    run<long long, false>(ima_kernel_widen_fp8::a_t<long long, false>{a, a_s0, N, nullptr},
+        ima_kernel_widen_fp8::b_t<long long, false>{b, b_s0, N, nullptr},
+        ima_kernel_widen_fp8::y_t<long long, false>{y, y_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -2391,7 +2391,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
     int y_s0,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_widen_fp8;
+    using namespace ima_kernel_widen_fp8;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2400,9 +2400,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_widen_fp8::a_t<int, true>{a, a_s0, N, &ima_pending},
-        ima_widen_fp8::b_t<int, true>{b, b_s0, N, &ima_pending},
-        ima_widen_fp8::y_t<int, true>{y, y_s0, N, &ima_pending},
+    run<int, true>(ima_kernel_widen_fp8::a_t<int, true>{a, a_s0, N, &ima_pending},
+        ima_kernel_widen_fp8::b_t<int, true>{b, b_s0, N, &ima_pending},
+        ima_kernel_widen_fp8::y_t<int, true>{y, y_s0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2432,7 +2432,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
     long long y_s0,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_widen_fp8;
+    using namespace ima_kernel_widen_fp8;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2441,9 +2441,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_widen_fp8::a_t<long long, true>{a, a_s0, N, &ima_pending},
-        ima_widen_fp8::b_t<long long, true>{b, b_s0, N, &ima_pending},
-        ima_widen_fp8::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    run<long long, true>(ima_kernel_widen_fp8::a_t<long long, true>{a, a_s0, N, &ima_pending},
+        ima_kernel_widen_fp8::b_t<long long, true>{b, b_s0, N, &ima_pending},
+        ima_kernel_widen_fp8::y_t<long long, true>{y, y_s0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2467,7 +2467,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
 // ---------------------------------------------------------------------------------------
 // sum_all(a: i8[N], b: u8[N], c: i16[N], d: u16[N], e: i32[N], f: u32[N], g: i64[N], h: u64[N], p: f16[N], q: bf16[N], r: f32[N], s: f64[N], y: f64[N])
 // The integer and wider float types, summed in f64.
-namespace ima_sum_all {
+namespace ima_kernel_sum_all {
 
 
 // in a: i8[N]
@@ -2728,7 +2728,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_sum_all
+}  // namespace ima_kernel_sum_all
 
 extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32(
     const signed char* __restrict__ a,
@@ -2758,26 +2758,26 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32(
     double* __restrict__ y,
     int y_s0,
     int N) {
-    using namespace ima_sum_all;
+    using namespace ima_kernel_sum_all;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_sum_all::a_t<int, false>{a, a_s0, N, nullptr},
-        ima_sum_all::b_t<int, false>{b, b_s0, N, nullptr},
-        ima_sum_all::c_t<int, false>{c, c_s0, N, nullptr},
-        ima_sum_all::d_t<int, false>{d, d_s0, N, nullptr},
-        ima_sum_all::e_t<int, false>{e, e_s0, N, nullptr},
-        ima_sum_all::f_t<int, false>{f, f_s0, N, nullptr},
-        ima_sum_all::g_t<int, false>{g, g_s0, N, nullptr},
-        ima_sum_all::h_t<int, false>{h, h_s0, N, nullptr},
-        ima_sum_all::p_t<int, false>{p, p_s0, N, nullptr},
-        ima_sum_all::q_t<int, false>{q, q_s0, N, nullptr},
-        ima_sum_all::r_t<int, false>{r, r_s0, N, nullptr},
-        ima_sum_all::s_t<int, false>{s, s_s0, N, nullptr},
-        ima_sum_all::y_t<int, false>{y, y_s0, N, nullptr},
+    run<int, false>(ima_kernel_sum_all::a_t<int, false>{a, a_s0, N, nullptr},
+        ima_kernel_sum_all::b_t<int, false>{b, b_s0, N, nullptr},
+        ima_kernel_sum_all::c_t<int, false>{c, c_s0, N, nullptr},
+        ima_kernel_sum_all::d_t<int, false>{d, d_s0, N, nullptr},
+        ima_kernel_sum_all::e_t<int, false>{e, e_s0, N, nullptr},
+        ima_kernel_sum_all::f_t<int, false>{f, f_s0, N, nullptr},
+        ima_kernel_sum_all::g_t<int, false>{g, g_s0, N, nullptr},
+        ima_kernel_sum_all::h_t<int, false>{h, h_s0, N, nullptr},
+        ima_kernel_sum_all::p_t<int, false>{p, p_s0, N, nullptr},
+        ima_kernel_sum_all::q_t<int, false>{q, q_s0, N, nullptr},
+        ima_kernel_sum_all::r_t<int, false>{r, r_s0, N, nullptr},
+        ima_kernel_sum_all::s_t<int, false>{s, s_s0, N, nullptr},
+        ima_kernel_sum_all::y_t<int, false>{y, y_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -2810,26 +2810,26 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64(
     double* __restrict__ y,
     long long y_s0,
     long long N) {
-    using namespace ima_sum_all;
+    using namespace ima_kernel_sum_all;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_sum_all::a_t<long long, false>{a, a_s0, N, nullptr},
-        ima_sum_all::b_t<long long, false>{b, b_s0, N, nullptr},
-        ima_sum_all::c_t<long long, false>{c, c_s0, N, nullptr},
-        ima_sum_all::d_t<long long, false>{d, d_s0, N, nullptr},
-        ima_sum_all::e_t<long long, false>{e, e_s0, N, nullptr},
-        ima_sum_all::f_t<long long, false>{f, f_s0, N, nullptr},
-        ima_sum_all::g_t<long long, false>{g, g_s0, N, nullptr},
-        ima_sum_all::h_t<long long, false>{h, h_s0, N, nullptr},
-        ima_sum_all::p_t<long long, false>{p, p_s0, N, nullptr},
-        ima_sum_all::q_t<long long, false>{q, q_s0, N, nullptr},
-        ima_sum_all::r_t<long long, false>{r, r_s0, N, nullptr},
-        ima_sum_all::s_t<long long, false>{s, s_s0, N, nullptr},
-        ima_sum_all::y_t<long long, false>{y, y_s0, N, nullptr},
+    run<long long, false>(ima_kernel_sum_all::a_t<long long, false>{a, a_s0, N, nullptr},
+        ima_kernel_sum_all::b_t<long long, false>{b, b_s0, N, nullptr},
+        ima_kernel_sum_all::c_t<long long, false>{c, c_s0, N, nullptr},
+        ima_kernel_sum_all::d_t<long long, false>{d, d_s0, N, nullptr},
+        ima_kernel_sum_all::e_t<long long, false>{e, e_s0, N, nullptr},
+        ima_kernel_sum_all::f_t<long long, false>{f, f_s0, N, nullptr},
+        ima_kernel_sum_all::g_t<long long, false>{g, g_s0, N, nullptr},
+        ima_kernel_sum_all::h_t<long long, false>{h, h_s0, N, nullptr},
+        ima_kernel_sum_all::p_t<long long, false>{p, p_s0, N, nullptr},
+        ima_kernel_sum_all::q_t<long long, false>{q, q_s0, N, nullptr},
+        ima_kernel_sum_all::r_t<long long, false>{r, r_s0, N, nullptr},
+        ima_kernel_sum_all::s_t<long long, false>{s, s_s0, N, nullptr},
+        ima_kernel_sum_all::y_t<long long, false>{y, y_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -2863,7 +2863,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
     int y_s0,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_sum_all;
+    using namespace ima_kernel_sum_all;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2872,19 +2872,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_sum_all::a_t<int, true>{a, a_s0, N, &ima_pending},
-        ima_sum_all::b_t<int, true>{b, b_s0, N, &ima_pending},
-        ima_sum_all::c_t<int, true>{c, c_s0, N, &ima_pending},
-        ima_sum_all::d_t<int, true>{d, d_s0, N, &ima_pending},
-        ima_sum_all::e_t<int, true>{e, e_s0, N, &ima_pending},
-        ima_sum_all::f_t<int, true>{f, f_s0, N, &ima_pending},
-        ima_sum_all::g_t<int, true>{g, g_s0, N, &ima_pending},
-        ima_sum_all::h_t<int, true>{h, h_s0, N, &ima_pending},
-        ima_sum_all::p_t<int, true>{p, p_s0, N, &ima_pending},
-        ima_sum_all::q_t<int, true>{q, q_s0, N, &ima_pending},
-        ima_sum_all::r_t<int, true>{r, r_s0, N, &ima_pending},
-        ima_sum_all::s_t<int, true>{s, s_s0, N, &ima_pending},
-        ima_sum_all::y_t<int, true>{y, y_s0, N, &ima_pending},
+    run<int, true>(ima_kernel_sum_all::a_t<int, true>{a, a_s0, N, &ima_pending},
+        ima_kernel_sum_all::b_t<int, true>{b, b_s0, N, &ima_pending},
+        ima_kernel_sum_all::c_t<int, true>{c, c_s0, N, &ima_pending},
+        ima_kernel_sum_all::d_t<int, true>{d, d_s0, N, &ima_pending},
+        ima_kernel_sum_all::e_t<int, true>{e, e_s0, N, &ima_pending},
+        ima_kernel_sum_all::f_t<int, true>{f, f_s0, N, &ima_pending},
+        ima_kernel_sum_all::g_t<int, true>{g, g_s0, N, &ima_pending},
+        ima_kernel_sum_all::h_t<int, true>{h, h_s0, N, &ima_pending},
+        ima_kernel_sum_all::p_t<int, true>{p, p_s0, N, &ima_pending},
+        ima_kernel_sum_all::q_t<int, true>{q, q_s0, N, &ima_pending},
+        ima_kernel_sum_all::r_t<int, true>{r, r_s0, N, &ima_pending},
+        ima_kernel_sum_all::s_t<int, true>{s, s_s0, N, &ima_pending},
+        ima_kernel_sum_all::y_t<int, true>{y, y_s0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2964,7 +2964,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
     long long y_s0,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_sum_all;
+    using namespace ima_kernel_sum_all;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2973,19 +2973,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_sum_all::a_t<long long, true>{a, a_s0, N, &ima_pending},
-        ima_sum_all::b_t<long long, true>{b, b_s0, N, &ima_pending},
-        ima_sum_all::c_t<long long, true>{c, c_s0, N, &ima_pending},
-        ima_sum_all::d_t<long long, true>{d, d_s0, N, &ima_pending},
-        ima_sum_all::e_t<long long, true>{e, e_s0, N, &ima_pending},
-        ima_sum_all::f_t<long long, true>{f, f_s0, N, &ima_pending},
-        ima_sum_all::g_t<long long, true>{g, g_s0, N, &ima_pending},
-        ima_sum_all::h_t<long long, true>{h, h_s0, N, &ima_pending},
-        ima_sum_all::p_t<long long, true>{p, p_s0, N, &ima_pending},
-        ima_sum_all::q_t<long long, true>{q, q_s0, N, &ima_pending},
-        ima_sum_all::r_t<long long, true>{r, r_s0, N, &ima_pending},
-        ima_sum_all::s_t<long long, true>{s, s_s0, N, &ima_pending},
-        ima_sum_all::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    run<long long, true>(ima_kernel_sum_all::a_t<long long, true>{a, a_s0, N, &ima_pending},
+        ima_kernel_sum_all::b_t<long long, true>{b, b_s0, N, &ima_pending},
+        ima_kernel_sum_all::c_t<long long, true>{c, c_s0, N, &ima_pending},
+        ima_kernel_sum_all::d_t<long long, true>{d, d_s0, N, &ima_pending},
+        ima_kernel_sum_all::e_t<long long, true>{e, e_s0, N, &ima_pending},
+        ima_kernel_sum_all::f_t<long long, true>{f, f_s0, N, &ima_pending},
+        ima_kernel_sum_all::g_t<long long, true>{g, g_s0, N, &ima_pending},
+        ima_kernel_sum_all::h_t<long long, true>{h, h_s0, N, &ima_pending},
+        ima_kernel_sum_all::p_t<long long, true>{p, p_s0, N, &ima_pending},
+        ima_kernel_sum_all::q_t<long long, true>{q, q_s0, N, &ima_pending},
+        ima_kernel_sum_all::r_t<long long, true>{r, r_s0, N, &ima_pending},
+        ima_kernel_sum_all::s_t<long long, true>{s, s_s0, N, &ima_pending},
+        ima_kernel_sum_all::y_t<long long, true>{y, y_s0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -3041,7 +3041,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
 // Every element type as a two-dimensional output with 16-byte accessors, written a pair
 // of adjacent columns at a time from f32 (`store_pair`), so that its conversion compiles
 // for each type (tests/nvrtc.rs).
-namespace ima_pairs_of_every_type {
+namespace ima_kernel_pairs_of_every_type {
 
 
 // in x: f32[M, N]
@@ -5084,7 +5084,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_pairs_of_every_type
+}  // namespace ima_kernel_pairs_of_every_type
 
 extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32(
     const float* __restrict__ x,
@@ -5134,7 +5134,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32(
     int u_s1,
     int M,
     int N) {
-    using namespace ima_pairs_of_every_type;
+    using namespace ima_kernel_pairs_of_every_type;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5144,21 +5144,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 16 == 0);
-    run<int, false>(ima_pairs_of_every_type::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_pairs_of_every_type::a_t<int, false>{a, a_s0, a_s1, M, N, nullptr},
-        ima_pairs_of_every_type::b_t<int, false>{b, b_s0, b_s1, M, N, nullptr},
-        ima_pairs_of_every_type::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
-        ima_pairs_of_every_type::d_t<int, false>{d, d_s0, d_s1, M, N, nullptr},
-        ima_pairs_of_every_type::e_t<int, false>{e, e_s0, e_s1, M, N, nullptr},
-        ima_pairs_of_every_type::f_t<int, false>{f, f_s0, f_s1, M, N, nullptr},
-        ima_pairs_of_every_type::g_t<int, false>{g, g_s0, g_s1, M, N, nullptr},
-        ima_pairs_of_every_type::h_t<int, false>{h, h_s0, h_s1, M, N, nullptr},
-        ima_pairs_of_every_type::p_t<int, false>{p, p_s0, p_s1, M, N, nullptr},
-        ima_pairs_of_every_type::q_t<int, false>{q, q_s0, q_s1, M, N, nullptr},
-        ima_pairs_of_every_type::r_t<int, false>{r, r_s0, r_s1, M, N, nullptr},
-        ima_pairs_of_every_type::s_t<int, false>{s, s_s0, s_s1, M, N, nullptr},
-        ima_pairs_of_every_type::t_t<int, false>{t, t_s0, t_s1, M, N, nullptr},
-        ima_pairs_of_every_type::u_t<int, false>{u, u_s0, u_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_pairs_of_every_type::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::a_t<int, false>{a, a_s0, a_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::b_t<int, false>{b, b_s0, b_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::d_t<int, false>{d, d_s0, d_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::e_t<int, false>{e, e_s0, e_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::f_t<int, false>{f, f_s0, f_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::g_t<int, false>{g, g_s0, g_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::h_t<int, false>{h, h_s0, h_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::p_t<int, false>{p, p_s0, p_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::q_t<int, false>{q, q_s0, q_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::r_t<int, false>{r, r_s0, r_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::s_t<int, false>{s, s_s0, s_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::t_t<int, false>{t, t_s0, t_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::u_t<int, false>{u, u_s0, u_s1, M, N, nullptr},
         M,
         N,
         nullptr);
@@ -5212,7 +5212,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64(
     long long u_s1,
     long long M,
     long long N) {
-    using namespace ima_pairs_of_every_type;
+    using namespace ima_kernel_pairs_of_every_type;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5222,21 +5222,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 16 == 0);
-    run<long long, false>(ima_pairs_of_every_type::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_pairs_of_every_type::a_t<long long, false>{a, a_s0, a_s1, M, N, nullptr},
-        ima_pairs_of_every_type::b_t<long long, false>{b, b_s0, b_s1, M, N, nullptr},
-        ima_pairs_of_every_type::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
-        ima_pairs_of_every_type::d_t<long long, false>{d, d_s0, d_s1, M, N, nullptr},
-        ima_pairs_of_every_type::e_t<long long, false>{e, e_s0, e_s1, M, N, nullptr},
-        ima_pairs_of_every_type::f_t<long long, false>{f, f_s0, f_s1, M, N, nullptr},
-        ima_pairs_of_every_type::g_t<long long, false>{g, g_s0, g_s1, M, N, nullptr},
-        ima_pairs_of_every_type::h_t<long long, false>{h, h_s0, h_s1, M, N, nullptr},
-        ima_pairs_of_every_type::p_t<long long, false>{p, p_s0, p_s1, M, N, nullptr},
-        ima_pairs_of_every_type::q_t<long long, false>{q, q_s0, q_s1, M, N, nullptr},
-        ima_pairs_of_every_type::r_t<long long, false>{r, r_s0, r_s1, M, N, nullptr},
-        ima_pairs_of_every_type::s_t<long long, false>{s, s_s0, s_s1, M, N, nullptr},
-        ima_pairs_of_every_type::t_t<long long, false>{t, t_s0, t_s1, M, N, nullptr},
-        ima_pairs_of_every_type::u_t<long long, false>{u, u_s0, u_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_pairs_of_every_type::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::a_t<long long, false>{a, a_s0, a_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::b_t<long long, false>{b, b_s0, b_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::d_t<long long, false>{d, d_s0, d_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::e_t<long long, false>{e, e_s0, e_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::f_t<long long, false>{f, f_s0, f_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::g_t<long long, false>{g, g_s0, g_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::h_t<long long, false>{h, h_s0, h_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::p_t<long long, false>{p, p_s0, p_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::q_t<long long, false>{q, q_s0, q_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::r_t<long long, false>{r, r_s0, r_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::s_t<long long, false>{s, s_s0, s_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::t_t<long long, false>{t, t_s0, t_s1, M, N, nullptr},
+        ima_kernel_pairs_of_every_type::u_t<long long, false>{u, u_s0, u_s1, M, N, nullptr},
         M,
         N,
         nullptr);
@@ -5291,7 +5291,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32_che
     int M,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_pairs_of_every_type;
+    using namespace ima_kernel_pairs_of_every_type;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5303,21 +5303,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32_che
     __builtin_assume(N % 16 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_pairs_of_every_type::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_pairs_of_every_type::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -5439,7 +5439,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64_che
     long long M,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_pairs_of_every_type;
+    using namespace ima_kernel_pairs_of_every_type;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5451,21 +5451,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64_che
     __builtin_assume(N % 16 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_pairs_of_every_type::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_pairs_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_pairs_of_every_type::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -5543,7 +5543,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64_che
 // Every element type as a two-dimensional output, written from a warp's two accumulator
 // tiles of zeros (`store_acc`, converted from f32), so that its conversion compiles for
 // each type (tests/nvrtc.rs). One warp; the stores are masked past the extents.
-namespace ima_accumulator_tiles_of_every_type {
+namespace ima_kernel_accumulator_tiles_of_every_type {
 
 
 // out a: i8[M, N]
@@ -6503,7 +6503,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(a, b, c, d, e, f, g, h, p, q, r, s, t, u, M, N);
 }
 
-}  // namespace ima_accumulator_tiles_of_every_type
+}  // namespace ima_kernel_accumulator_tiles_of_every_type
 
 extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_type_i32(
     signed char* __restrict__ a,
@@ -6550,27 +6550,27 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     int u_s1,
     int M,
     int N) {
-    using namespace ima_accumulator_tiles_of_every_type;
+    using namespace ima_kernel_accumulator_tiles_of_every_type;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_accumulator_tiles_of_every_type::a_t<int, false>{a, a_s0, a_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::b_t<int, false>{b, b_s0, b_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::d_t<int, false>{d, d_s0, d_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::e_t<int, false>{e, e_s0, e_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::f_t<int, false>{f, f_s0, f_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::g_t<int, false>{g, g_s0, g_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::h_t<int, false>{h, h_s0, h_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::p_t<int, false>{p, p_s0, p_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::q_t<int, false>{q, q_s0, q_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::r_t<int, false>{r, r_s0, r_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::s_t<int, false>{s, s_s0, s_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::t_t<int, false>{t, t_s0, t_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::u_t<int, false>{u, u_s0, u_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_accumulator_tiles_of_every_type::a_t<int, false>{a, a_s0, a_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::b_t<int, false>{b, b_s0, b_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::d_t<int, false>{d, d_s0, d_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::e_t<int, false>{e, e_s0, e_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::f_t<int, false>{f, f_s0, f_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::g_t<int, false>{g, g_s0, g_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::h_t<int, false>{h, h_s0, h_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::p_t<int, false>{p, p_s0, p_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::q_t<int, false>{q, q_s0, q_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::r_t<int, false>{r, r_s0, r_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::s_t<int, false>{s, s_s0, s_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::t_t<int, false>{t, t_s0, t_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::u_t<int, false>{u, u_s0, u_s1, M, N, nullptr},
         M,
         N,
         nullptr);
@@ -6621,27 +6621,27 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     long long u_s1,
     long long M,
     long long N) {
-    using namespace ima_accumulator_tiles_of_every_type;
+    using namespace ima_kernel_accumulator_tiles_of_every_type;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_accumulator_tiles_of_every_type::a_t<long long, false>{a, a_s0, a_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::b_t<long long, false>{b, b_s0, b_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::d_t<long long, false>{d, d_s0, d_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::e_t<long long, false>{e, e_s0, e_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::f_t<long long, false>{f, f_s0, f_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::g_t<long long, false>{g, g_s0, g_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::h_t<long long, false>{h, h_s0, h_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::p_t<long long, false>{p, p_s0, p_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::q_t<long long, false>{q, q_s0, q_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::r_t<long long, false>{r, r_s0, r_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::s_t<long long, false>{s, s_s0, s_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::t_t<long long, false>{t, t_s0, t_s1, M, N, nullptr},
-        ima_accumulator_tiles_of_every_type::u_t<long long, false>{u, u_s0, u_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_accumulator_tiles_of_every_type::a_t<long long, false>{a, a_s0, a_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::b_t<long long, false>{b, b_s0, b_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::d_t<long long, false>{d, d_s0, d_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::e_t<long long, false>{e, e_s0, e_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::f_t<long long, false>{f, f_s0, f_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::g_t<long long, false>{g, g_s0, g_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::h_t<long long, false>{h, h_s0, h_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::p_t<long long, false>{p, p_s0, p_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::q_t<long long, false>{q, q_s0, q_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::r_t<long long, false>{r, r_s0, r_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::s_t<long long, false>{s, s_s0, s_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::t_t<long long, false>{t, t_s0, t_s1, M, N, nullptr},
+        ima_kernel_accumulator_tiles_of_every_type::u_t<long long, false>{u, u_s0, u_s1, M, N, nullptr},
         M,
         N,
         nullptr);
@@ -6693,7 +6693,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     int M,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_accumulator_tiles_of_every_type;
+    using namespace ima_kernel_accumulator_tiles_of_every_type;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6702,20 +6702,20 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_accumulator_tiles_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -6830,7 +6830,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     long long M,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_accumulator_tiles_of_every_type;
+    using namespace ima_kernel_accumulator_tiles_of_every_type;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6839,20 +6839,20 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_accumulator_tiles_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_accumulator_tiles_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, &ima_pending},
         M,
         N,
         &ima_pending);

@@ -2246,7 +2246,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // ---------------------------------------------------------------------------------------
 // row_sums(x: f32[N,D], s: f32[N,1])
 // Per-row sums with a block per row, then a raw-grid fill.
-namespace ima_row_sums {
+namespace ima_kernel_row_sums {
 
 [[maybe_unused]] constexpr int W = 4;
 
@@ -2412,7 +2412,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_row_sums
+}  // namespace ima_kernel_row_sums
 
 extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32(
     const float* __restrict__ x,
@@ -2423,15 +2423,15 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32(
     int s_s1,
     int N,
     int D) {
-    using namespace ima_row_sums;
+    using namespace ima_kernel_row_sums;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_row_sums::x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
-        ima_row_sums::s_t<int, false>{s, s_s0, s_s1, N, 1, nullptr},
+    run<int, false>(ima_kernel_row_sums::x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
+        ima_kernel_row_sums::s_t<int, false>{s, s_s0, s_s1, N, 1, nullptr},
         N,
         D,
         nullptr);
@@ -2446,15 +2446,15 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64(
     long long s_s1,
     long long N,
     long long D) {
-    using namespace ima_row_sums;
+    using namespace ima_kernel_row_sums;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_row_sums::x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
-        ima_row_sums::s_t<long long, false>{s, s_s0, s_s1, N, 1, nullptr},
+    run<long long, false>(ima_kernel_row_sums::x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
+        ima_kernel_row_sums::s_t<long long, false>{s, s_s0, s_s1, N, 1, nullptr},
         N,
         D,
         nullptr);
@@ -2470,7 +2470,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32_checked(
     int N,
     int D,
     ImaRecord* ima_record) {
-    using namespace ima_row_sums;
+    using namespace ima_kernel_row_sums;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2479,8 +2479,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_row_sums::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_row_sums::s_t<int, true>{s, s_s0, s_s1, N, 1, &ima_pending},
+    run<int, true>(ima_kernel_row_sums::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
+        ima_kernel_row_sums::s_t<int, true>{s, s_s0, s_s1, N, 1, &ima_pending},
         N,
         D,
         &ima_pending);
@@ -2514,7 +2514,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64_checked(
     long long N,
     long long D,
     ImaRecord* ima_record) {
-    using namespace ima_row_sums;
+    using namespace ima_kernel_row_sums;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2523,8 +2523,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_row_sums::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_row_sums::s_t<long long, true>{s, s_s0, s_s1, N, 1, &ima_pending},
+    run<long long, true>(ima_kernel_row_sums::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
+        ima_kernel_row_sums::s_t<long long, true>{s, s_s0, s_s1, N, 1, &ima_pending},
         N,
         D,
         &ima_pending);
@@ -2554,7 +2554,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64_checked(
 // so that were the first blocks to start alone, they would wait for blocks that never
 // start. `resident` launches every block at once (cooperatively), and refuses a grid the
 // device cannot hold.
-namespace ima_handoff {
+namespace ima_kernel_handoff {
 
 [[maybe_unused]] constexpr int W = 4;
 
@@ -2597,20 +2597,20 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(flags, N);
 }
 
-}  // namespace ima_handoff
+}  // namespace ima_kernel_handoff
 
 extern "C" __global__ void __launch_bounds__(32, 1) handoff_i32(
     int* __restrict__ flags,
     int flags_s0,
     int N) {
-    using namespace ima_handoff;
+    using namespace ima_kernel_handoff;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_handoff::flags_t<int, false>{flags, flags_s0, N, nullptr},
+    run<int, false>(ima_kernel_handoff::flags_t<int, false>{flags, flags_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -2619,14 +2619,14 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64(
     int* __restrict__ flags,
     long long flags_s0,
     long long N) {
-    using namespace ima_handoff;
+    using namespace ima_kernel_handoff;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_handoff::flags_t<long long, false>{flags, flags_s0, N, nullptr},
+    run<long long, false>(ima_kernel_handoff::flags_t<long long, false>{flags, flags_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -2636,7 +2636,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i32_checked(
     int flags_s0,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_handoff;
+    using namespace ima_kernel_handoff;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2645,7 +2645,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_handoff::flags_t<int, true>{flags, flags_s0, N, &ima_pending},
+    run<int, true>(ima_kernel_handoff::flags_t<int, true>{flags, flags_s0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2665,7 +2665,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64_checked(
     long long flags_s0,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_handoff;
+    using namespace ima_kernel_handoff;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2674,7 +2674,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_handoff::flags_t<long long, true>{flags, flags_s0, N, &ima_pending},
+    run<long long, true>(ima_kernel_handoff::flags_t<long long, true>{flags, flags_s0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2695,7 +2695,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64_checked(
 // Each counts itself in `arrived` (zero before the launch) and waits for all the others (a
 // grid barrier, which needs every block resident), then writes the grid's size to rows b,
 // b + gridDim.x, ... of `seen`.
-namespace ima_gather_all {
+namespace ima_kernel_gather_all {
 
 [[maybe_unused]] constexpr int W = 4;
 
@@ -2754,7 +2754,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(arrived, seen, N);
 }
 
-}  // namespace ima_gather_all
+}  // namespace ima_kernel_gather_all
 
 extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32(
     int* __restrict__ arrived,
@@ -2762,15 +2762,15 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32(
     int* __restrict__ seen,
     int seen_s0,
     int N) {
-    using namespace ima_gather_all;
+    using namespace ima_kernel_gather_all;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gather_all::arrived_t<int, false>{arrived, arrived_s0, 1, nullptr},
-        ima_gather_all::seen_t<int, false>{seen, seen_s0, N, nullptr},
+    run<int, false>(ima_kernel_gather_all::arrived_t<int, false>{arrived, arrived_s0, 1, nullptr},
+        ima_kernel_gather_all::seen_t<int, false>{seen, seen_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -2781,15 +2781,15 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i64(
     int* __restrict__ seen,
     long long seen_s0,
     long long N) {
-    using namespace ima_gather_all;
+    using namespace ima_kernel_gather_all;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gather_all::arrived_t<long long, false>{arrived, arrived_s0, 1, nullptr},
-        ima_gather_all::seen_t<long long, false>{seen, seen_s0, N, nullptr},
+    run<long long, false>(ima_kernel_gather_all::arrived_t<long long, false>{arrived, arrived_s0, 1, nullptr},
+        ima_kernel_gather_all::seen_t<long long, false>{seen, seen_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -2801,7 +2801,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32_checked(
     int seen_s0,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_gather_all;
+    using namespace ima_kernel_gather_all;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2810,8 +2810,8 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gather_all::arrived_t<int, true>{arrived, arrived_s0, 1, &ima_pending},
-        ima_gather_all::seen_t<int, true>{seen, seen_s0, N, &ima_pending},
+    run<int, true>(ima_kernel_gather_all::arrived_t<int, true>{arrived, arrived_s0, 1, &ima_pending},
+        ima_kernel_gather_all::seen_t<int, true>{seen, seen_s0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2836,7 +2836,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i64_checked(
     long long seen_s0,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_gather_all;
+    using namespace ima_kernel_gather_all;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2845,8 +2845,8 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gather_all::arrived_t<long long, true>{arrived, arrived_s0, 1, &ima_pending},
-        ima_gather_all::seen_t<long long, true>{seen, seen_s0, N, &ima_pending},
+    run<long long, true>(ima_kernel_gather_all::arrived_t<long long, true>{arrived, arrived_s0, 1, &ima_pending},
+        ima_kernel_gather_all::seen_t<long long, true>{seen, seen_s0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2866,7 +2866,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i64_checked(
 
 // ---------------------------------------------------------------------------------------
 // fill(src: f32[N], y: f32[N,M])
-namespace ima_fill {
+namespace ima_kernel_fill {
 
 [[maybe_unused]] constexpr int W = 4;
 
@@ -2973,7 +2973,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(src, y, N, M);
 }
 
-}  // namespace ima_fill
+}  // namespace ima_kernel_fill
 
 extern "C" __global__ void __launch_bounds__(256, 4) fill_i32(
     const float* __restrict__ src,
@@ -2983,15 +2983,15 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32(
     int y_s1,
     int N,
     int M) {
-    using namespace ima_fill;
+    using namespace ima_kernel_fill;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_fill::src_t<int, false>{src, src_s0, N, nullptr},
-        ima_fill::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<int, false>(ima_kernel_fill::src_t<int, false>{src, src_s0, N, nullptr},
+        ima_kernel_fill::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         N,
         M,
         nullptr);
@@ -3005,15 +3005,15 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64(
     long long y_s1,
     long long N,
     long long M) {
-    using namespace ima_fill;
+    using namespace ima_kernel_fill;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_fill::src_t<long long, false>{src, src_s0, N, nullptr},
-        ima_fill::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<long long, false>(ima_kernel_fill::src_t<long long, false>{src, src_s0, N, nullptr},
+        ima_kernel_fill::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         N,
         M,
         nullptr);
@@ -3028,7 +3028,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32_checked(
     int N,
     int M,
     ImaRecord* ima_record) {
-    using namespace ima_fill;
+    using namespace ima_kernel_fill;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3037,8 +3037,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_fill::src_t<int, true>{src, src_s0, N, &ima_pending},
-        ima_fill::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    run<int, true>(ima_kernel_fill::src_t<int, true>{src, src_s0, N, &ima_pending},
+        ima_kernel_fill::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
         N,
         M,
         &ima_pending);
@@ -3067,7 +3067,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64_checked(
     long long N,
     long long M,
     ImaRecord* ima_record) {
-    using namespace ima_fill;
+    using namespace ima_kernel_fill;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3076,8 +3076,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_fill::src_t<long long, true>{src, src_s0, N, &ima_pending},
-        ima_fill::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    run<long long, true>(ima_kernel_fill::src_t<long long, true>{src, src_s0, N, &ima_pending},
+        ima_kernel_fill::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
         N,
         M,
         &ima_pending);

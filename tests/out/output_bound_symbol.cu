@@ -2246,7 +2246,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 
 // ---------------------------------------------------------------------------------------
 // scores(q: f16[S,D], o: f32[S,T])
-namespace ima_scores {
+namespace ima_kernel_scores {
 
 
 // in q: f16[S, D]
@@ -2370,7 +2370,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_scores
+}  // namespace ima_kernel_scores
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_i32(
     const __half* __restrict__ q,
@@ -2382,15 +2382,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i32(
     int S,
     int D,
     int T) {
-    using namespace ima_scores;
+    using namespace ima_kernel_scores;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_scores::q_t<int, false>{q, q_s0, q_s1, S, D, nullptr},
-        ima_scores::o_t<int, false>{o, o_s0, o_s1, S, T, nullptr},
+    run<int, false>(ima_kernel_scores::q_t<int, false>{q, q_s0, q_s1, S, D, nullptr},
+        ima_kernel_scores::o_t<int, false>{o, o_s0, o_s1, S, T, nullptr},
         S,
         D,
         T,
@@ -2407,15 +2407,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i64(
     long long S,
     long long D,
     long long T) {
-    using namespace ima_scores;
+    using namespace ima_kernel_scores;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_scores::q_t<long long, false>{q, q_s0, q_s1, S, D, nullptr},
-        ima_scores::o_t<long long, false>{o, o_s0, o_s1, S, T, nullptr},
+    run<long long, false>(ima_kernel_scores::q_t<long long, false>{q, q_s0, q_s1, S, D, nullptr},
+        ima_kernel_scores::o_t<long long, false>{o, o_s0, o_s1, S, T, nullptr},
         S,
         D,
         T,
@@ -2433,7 +2433,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i32_checked(
     int D,
     int T,
     ImaRecord* ima_record) {
-    using namespace ima_scores;
+    using namespace ima_kernel_scores;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2442,8 +2442,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_scores::q_t<int, true>{q, q_s0, q_s1, S, D, &ima_pending},
-        ima_scores::o_t<int, true>{o, o_s0, o_s1, S, T, &ima_pending},
+    run<int, true>(ima_kernel_scores::q_t<int, true>{q, q_s0, q_s1, S, D, &ima_pending},
+        ima_kernel_scores::o_t<int, true>{o, o_s0, o_s1, S, T, &ima_pending},
         S,
         D,
         T,
@@ -2476,7 +2476,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i64_checked(
     long long D,
     long long T,
     ImaRecord* ima_record) {
-    using namespace ima_scores;
+    using namespace ima_kernel_scores;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2485,8 +2485,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_scores::q_t<long long, true>{q, q_s0, q_s1, S, D, &ima_pending},
-        ima_scores::o_t<long long, true>{o, o_s0, o_s1, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_scores::q_t<long long, true>{q, q_s0, q_s1, S, D, &ima_pending},
+        ima_kernel_scores::o_t<long long, true>{o, o_s0, o_s1, S, T, &ima_pending},
         S,
         D,
         T,

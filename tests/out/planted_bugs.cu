@@ -2247,7 +2247,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // ---------------------------------------------------------------------------------------
 // scores_off_by_one(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T])
 // attn_scores with an off-by-one loop bound: d <= D reads one past q's and k's end.
-namespace ima_scores_off_by_one {
+namespace ima_kernel_scores_off_by_one {
 
 
 // in q: f16[B, H, S, D]
@@ -2398,7 +2398,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_scores_off_by_one
+}  // namespace ima_kernel_scores_off_by_one
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32(
     const __half* __restrict__ q,
@@ -2421,16 +2421,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32(
     int S,
     int D,
     int T) {
-    using namespace ima_scores_off_by_one;
+    using namespace ima_kernel_scores_off_by_one;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_scores_off_by_one::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_scores_off_by_one::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_scores_off_by_one::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_kernel_scores_off_by_one::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_kernel_scores_off_by_one::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_kernel_scores_off_by_one::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -2460,16 +2460,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64(
     long long S,
     long long D,
     long long T) {
-    using namespace ima_scores_off_by_one;
+    using namespace ima_kernel_scores_off_by_one;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_scores_off_by_one::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_scores_off_by_one::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_scores_off_by_one::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_kernel_scores_off_by_one::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_kernel_scores_off_by_one::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_kernel_scores_off_by_one::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -2500,7 +2500,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_check
     int D,
     int T,
     ImaRecord* ima_record) {
-    using namespace ima_scores_off_by_one;
+    using namespace ima_kernel_scores_off_by_one;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2509,9 +2509,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_scores_off_by_one::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_scores_off_by_one::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_scores_off_by_one::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<int, true>(ima_kernel_scores_off_by_one::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_scores_off_by_one::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_scores_off_by_one::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -2567,7 +2567,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_check
     long long D,
     long long T,
     ImaRecord* ima_record) {
-    using namespace ima_scores_off_by_one;
+    using namespace ima_kernel_scores_off_by_one;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2576,9 +2576,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_scores_off_by_one::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_scores_off_by_one::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_scores_off_by_one::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_scores_off_by_one::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_scores_off_by_one::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_scores_off_by_one::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -2615,7 +2615,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_check
 // ---------------------------------------------------------------------------------------
 // transpose_swapped(x: f32[M,N], y: f32[N,M])
 // transpose with swapped indices: x is [M, N], read as [N, M].
-namespace ima_transpose_swapped {
+namespace ima_kernel_transpose_swapped {
 
 
 // in x: f32[M, N]
@@ -2737,7 +2737,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_transpose_swapped
+}  // namespace ima_kernel_transpose_swapped
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32(
     const float* __restrict__ x,
@@ -2748,15 +2748,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32(
     int y_s1,
     int M,
     int N) {
-    using namespace ima_transpose_swapped;
+    using namespace ima_kernel_transpose_swapped;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_transpose_swapped::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_transpose_swapped::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<int, false>(ima_kernel_transpose_swapped::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_kernel_transpose_swapped::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -2771,15 +2771,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64(
     long long y_s1,
     long long M,
     long long N) {
-    using namespace ima_transpose_swapped;
+    using namespace ima_kernel_transpose_swapped;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_transpose_swapped::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_transpose_swapped::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<long long, false>(ima_kernel_transpose_swapped::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_kernel_transpose_swapped::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -2795,7 +2795,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_check
     int M,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_transpose_swapped;
+    using namespace ima_kernel_transpose_swapped;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2804,8 +2804,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_transpose_swapped::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_transpose_swapped::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    run<int, true>(ima_kernel_transpose_swapped::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_transpose_swapped::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -2836,7 +2836,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_check
     long long M,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_transpose_swapped;
+    using namespace ima_kernel_transpose_swapped;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2845,8 +2845,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_transpose_swapped::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_transpose_swapped::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    run<long long, true>(ima_kernel_transpose_swapped::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_transpose_swapped::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -2870,7 +2870,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_check
 // ---------------------------------------------------------------------------------------
 // shared_overrun(x: f32[R,C], s: f32[R,1])
 // A row reduction that writes one shared slot per thread into a 32-slot array.
-namespace ima_shared_overrun {
+namespace ima_kernel_shared_overrun {
 
 
 // in x: f32[R, C]
@@ -3038,7 +3038,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_shared_overrun
+}  // namespace ima_kernel_shared_overrun
 
 extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32(
     const float* __restrict__ x,
@@ -3049,15 +3049,15 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32(
     int s_s1,
     int R,
     int C) {
-    using namespace ima_shared_overrun;
+    using namespace ima_kernel_shared_overrun;
     // The block is at most (64, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_shared_overrun::x_t<int, false>{x, x_s0, x_s1, R, C, nullptr},
-        ima_shared_overrun::s_t<int, false>{s, s_s0, s_s1, R, 1, nullptr},
+    run<int, false>(ima_kernel_shared_overrun::x_t<int, false>{x, x_s0, x_s1, R, C, nullptr},
+        ima_kernel_shared_overrun::s_t<int, false>{s, s_s0, s_s1, R, 1, nullptr},
         R,
         C,
         nullptr);
@@ -3072,15 +3072,15 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64(
     long long s_s1,
     long long R,
     long long C) {
-    using namespace ima_shared_overrun;
+    using namespace ima_kernel_shared_overrun;
     // The block is at most (64, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_shared_overrun::x_t<long long, false>{x, x_s0, x_s1, R, C, nullptr},
-        ima_shared_overrun::s_t<long long, false>{s, s_s0, s_s1, R, 1, nullptr},
+    run<long long, false>(ima_kernel_shared_overrun::x_t<long long, false>{x, x_s0, x_s1, R, C, nullptr},
+        ima_kernel_shared_overrun::s_t<long long, false>{s, s_s0, s_s1, R, 1, nullptr},
         R,
         C,
         nullptr);
@@ -3096,7 +3096,7 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
     int R,
     int C,
     ImaRecord* ima_record) {
-    using namespace ima_shared_overrun;
+    using namespace ima_kernel_shared_overrun;
     // The block is at most (64, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3105,8 +3105,8 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_shared_overrun::x_t<int, true>{x, x_s0, x_s1, R, C, &ima_pending},
-        ima_shared_overrun::s_t<int, true>{s, s_s0, s_s1, R, 1, &ima_pending},
+    run<int, true>(ima_kernel_shared_overrun::x_t<int, true>{x, x_s0, x_s1, R, C, &ima_pending},
+        ima_kernel_shared_overrun::s_t<int, true>{s, s_s0, s_s1, R, 1, &ima_pending},
         R,
         C,
         &ima_pending);
@@ -3140,7 +3140,7 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
     long long R,
     long long C,
     ImaRecord* ima_record) {
-    using namespace ima_shared_overrun;
+    using namespace ima_kernel_shared_overrun;
     // The block is at most (64, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3149,8 +3149,8 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_shared_overrun::x_t<long long, true>{x, x_s0, x_s1, R, C, &ima_pending},
-        ima_shared_overrun::s_t<long long, true>{s, s_s0, s_s1, R, 1, &ima_pending},
+    run<long long, true>(ima_kernel_shared_overrun::x_t<long long, true>{x, x_s0, x_s1, R, C, &ima_pending},
+        ima_kernel_shared_overrun::s_t<long long, true>{s, s_s0, s_s1, R, 1, &ima_pending},
         R,
         C,
         &ima_pending);
@@ -3177,7 +3177,7 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
 // ---------------------------------------------------------------------------------------
 // dequant_wrong_group(w: q4[K,N], y: f16[K,N])
 // Dequant that takes the scale one group too far down.
-namespace ima_dequant_wrong_group {
+namespace ima_kernel_dequant_wrong_group {
 
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
@@ -3786,7 +3786,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_dequant_wrong_group
+}  // namespace ima_kernel_dequant_wrong_group
 
 extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32(
     const int* __restrict__ w_qweight,
@@ -3804,15 +3804,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_dequant_wrong_group;
+    using namespace ima_kernel_dequant_wrong_group;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_dequant_wrong_group::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_dequant_wrong_group::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_dequant_wrong_group::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_dequant_wrong_group::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -3835,15 +3835,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_dequant_wrong_group;
+    using namespace ima_kernel_dequant_wrong_group;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_dequant_wrong_group::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_dequant_wrong_group::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_dequant_wrong_group::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_dequant_wrong_group::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -3867,7 +3867,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_che
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_dequant_wrong_group;
+    using namespace ima_kernel_dequant_wrong_group;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3876,8 +3876,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_che
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_dequant_wrong_group::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_dequant_wrong_group::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_dequant_wrong_group::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_dequant_wrong_group::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3916,7 +3916,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_dequant_wrong_group;
+    using namespace ima_kernel_dequant_wrong_group;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3925,8 +3925,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_dequant_wrong_group::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_dequant_wrong_group::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_dequant_wrong_group::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_dequant_wrong_group::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3952,7 +3952,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
 // sum_tiles_across_groups(w: q4[K,N], y: f32[N])
 // A column sum over tiles of 4 packed rows (32 rows of K) taken as whole without asking
 // whole_tiles: wrong when G is no multiple of 32, where some tiles cross a group.
-namespace ima_sum_tiles_across_groups {
+namespace ima_kernel_sum_tiles_across_groups {
 
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
@@ -4506,7 +4506,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
-}  // namespace ima_sum_tiles_across_groups
+}  // namespace ima_kernel_sum_tiles_across_groups
 
 extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32(
     const int* __restrict__ w_qweight,
@@ -4523,7 +4523,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_sum_tiles_across_groups;
+    using namespace ima_kernel_sum_tiles_across_groups;
     // The block is at most (1, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4534,8 +4534,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32(
     // before the launch.
     __builtin_assume(K % 32 == 0);
     __builtin_assume(N % 4 == 0);
-    run<int, false>(ima_sum_tiles_across_groups::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_sum_tiles_across_groups::y_t<int, false>{y, y_s0, N, nullptr},
+    run<int, false>(ima_kernel_sum_tiles_across_groups::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_sum_tiles_across_groups::y_t<int, false>{y, y_s0, N, nullptr},
         K,
         N,
         G,
@@ -4557,7 +4557,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_sum_tiles_across_groups;
+    using namespace ima_kernel_sum_tiles_across_groups;
     // The block is at most (1, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4568,8 +4568,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64(
     // before the launch.
     __builtin_assume(K % 32 == 0);
     __builtin_assume(N % 4 == 0);
-    run<long long, false>(ima_sum_tiles_across_groups::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_sum_tiles_across_groups::y_t<long long, false>{y, y_s0, N, nullptr},
+    run<long long, false>(ima_kernel_sum_tiles_across_groups::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_sum_tiles_across_groups::y_t<long long, false>{y, y_s0, N, nullptr},
         K,
         N,
         G,
@@ -4592,7 +4592,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_c
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_sum_tiles_across_groups;
+    using namespace ima_kernel_sum_tiles_across_groups;
     // The block is at most (1, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4605,8 +4605,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_c
     __builtin_assume(N % 4 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_sum_tiles_across_groups::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_sum_tiles_across_groups::y_t<int, true>{y, y_s0, N, &ima_pending},
+    run<int, true>(ima_kernel_sum_tiles_across_groups::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_sum_tiles_across_groups::y_t<int, true>{y, y_s0, N, &ima_pending},
         K,
         N,
         G,
@@ -4643,7 +4643,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_c
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_sum_tiles_across_groups;
+    using namespace ima_kernel_sum_tiles_across_groups;
     // The block is at most (1, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4656,8 +4656,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_c
     __builtin_assume(N % 4 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_sum_tiles_across_groups::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_sum_tiles_across_groups::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    run<long long, true>(ima_kernel_sum_tiles_across_groups::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_sum_tiles_across_groups::y_t<long long, true>{y, y_s0, N, &ima_pending},
         K,
         N,
         G,

@@ -2245,7 +2245,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 
 // ---------------------------------------------------------------------------------------
 // posix_names(key: f32[N], size: f32[N], off: f32[N])
-namespace ima_posix_names {
+namespace ima_kernel_posix_names {
 
 
 // in key: f32[N]
@@ -2332,7 +2332,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_posix_names
+}  // namespace ima_kernel_posix_names
 
 extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i32(
     const float* __restrict__ key,
@@ -2342,16 +2342,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i32(
     float* __restrict__ off,
     int off_s0,
     int N) {
-    using namespace ima_posix_names;
+    using namespace ima_kernel_posix_names;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_posix_names::key_t<int, false>{key, key_s0, N, nullptr},
-        ima_posix_names::size_t<int, false>{size, size_s0, N, nullptr},
-        ima_posix_names::off_t<int, false>{off, off_s0, N, nullptr},
+    run<int, false>(ima_kernel_posix_names::key_t<int, false>{key, key_s0, N, nullptr},
+        ima_kernel_posix_names::size_t<int, false>{size, size_s0, N, nullptr},
+        ima_kernel_posix_names::off_t<int, false>{off, off_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -2364,16 +2364,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i64(
     float* __restrict__ off,
     long long off_s0,
     long long N) {
-    using namespace ima_posix_names;
+    using namespace ima_kernel_posix_names;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_posix_names::key_t<long long, false>{key, key_s0, N, nullptr},
-        ima_posix_names::size_t<long long, false>{size, size_s0, N, nullptr},
-        ima_posix_names::off_t<long long, false>{off, off_s0, N, nullptr},
+    run<long long, false>(ima_kernel_posix_names::key_t<long long, false>{key, key_s0, N, nullptr},
+        ima_kernel_posix_names::size_t<long long, false>{size, size_s0, N, nullptr},
+        ima_kernel_posix_names::off_t<long long, false>{off, off_s0, N, nullptr},
         N,
         nullptr);
 }
@@ -2387,7 +2387,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i32_checked(
     int off_s0,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_posix_names;
+    using namespace ima_kernel_posix_names;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2396,9 +2396,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_posix_names::key_t<int, true>{key, key_s0, N, &ima_pending},
-        ima_posix_names::size_t<int, true>{size, size_s0, N, &ima_pending},
-        ima_posix_names::off_t<int, true>{off, off_s0, N, &ima_pending},
+    run<int, true>(ima_kernel_posix_names::key_t<int, true>{key, key_s0, N, &ima_pending},
+        ima_kernel_posix_names::size_t<int, true>{size, size_s0, N, &ima_pending},
+        ima_kernel_posix_names::off_t<int, true>{off, off_s0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2428,7 +2428,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i64_checked(
     long long off_s0,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_posix_names;
+    using namespace ima_kernel_posix_names;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2437,9 +2437,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_posix_names::key_t<long long, true>{key, key_s0, N, &ima_pending},
-        ima_posix_names::size_t<long long, true>{size, size_s0, N, &ima_pending},
-        ima_posix_names::off_t<long long, true>{off, off_s0, N, &ima_pending},
+    run<long long, true>(ima_kernel_posix_names::key_t<long long, true>{key, key_s0, N, &ima_pending},
+        ima_kernel_posix_names::size_t<long long, true>{size, size_s0, N, &ima_pending},
+        ima_kernel_posix_names::off_t<long long, true>{off, off_s0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {

@@ -2247,7 +2247,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // ---------------------------------------------------------------------------------------
 // gptq_v1_act_order_dequant(w: q4[K,N], y: f16[K,N])
 // GPTQ v1 with act-order (g_idx) to f16.
-namespace ima_gptq_v1_act_order_dequant {
+namespace ima_kernel_gptq_v1_act_order_dequant {
 
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one, act-order g_idx with group G
@@ -2742,7 +2742,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_gptq_v1_act_order_dequant
+}  // namespace ima_kernel_gptq_v1_act_order_dequant
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i32(
     const int* __restrict__ w_qweight,
@@ -2763,15 +2763,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v1_act_order_dequant;
+    using namespace ima_kernel_gptq_v1_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_v1_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v1_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, false>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_v1_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2797,15 +2797,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v1_act_order_dequant;
+    using namespace ima_kernel_gptq_v1_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_v1_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v1_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, false>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_v1_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -2831,7 +2831,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v1_act_order_dequant;
+    using namespace ima_kernel_gptq_v1_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2840,8 +2840,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_v1_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_v1_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -2885,7 +2885,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v1_act_order_dequant;
+    using namespace ima_kernel_gptq_v1_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2894,8 +2894,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_v1_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_v1_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -2923,7 +2923,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
 // ---------------------------------------------------------------------------------------
 // gptq_v2_dequant(w: q4[K,N], y: f16[K,N])
 // GPTQ v2 (zeros stored plain) to f16.
-namespace ima_gptq_v2_dequant {
+namespace ima_kernel_gptq_v2_dequant {
 
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored plain with group G
@@ -3532,7 +3532,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_gptq_v2_dequant
+}  // namespace ima_kernel_gptq_v2_dequant
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32(
     const int* __restrict__ w_qweight,
@@ -3550,15 +3550,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_gptq_v2_dequant;
+    using namespace ima_kernel_gptq_v2_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_v2_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_v2_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_gptq_v2_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_v2_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -3581,15 +3581,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_gptq_v2_dequant;
+    using namespace ima_kernel_gptq_v2_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_v2_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_v2_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_v2_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_v2_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -3613,7 +3613,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v2_dequant;
+    using namespace ima_kernel_gptq_v2_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3622,8 +3622,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_v2_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_v2_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_v2_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3662,7 +3662,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v2_dequant;
+    using namespace ima_kernel_gptq_v2_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3671,8 +3671,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_v2_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_v2_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_v2_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3697,7 +3697,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked
 // ---------------------------------------------------------------------------------------
 // gptq_sym_dequant(w: q4[K,N], y: f16[K,N])
 // Symmetric GPTQ (zero 8) to f16.
-namespace ima_gptq_sym_dequant {
+namespace ima_kernel_gptq_sym_dequant {
 
 
 // in w: q4[K, N] q4 GPTQ, packed along K, symmetric with group G
@@ -4303,7 +4303,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_gptq_sym_dequant
+}  // namespace ima_kernel_gptq_sym_dequant
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32(
     const int* __restrict__ w_qweight,
@@ -4318,15 +4318,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_gptq_sym_dequant;
+    using namespace ima_kernel_gptq_sym_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_sym_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_sym_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_gptq_sym_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_sym_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -4346,15 +4346,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_gptq_sym_dequant;
+    using namespace ima_kernel_gptq_sym_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_sym_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_sym_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_sym_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_sym_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -4375,7 +4375,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checke
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_dequant;
+    using namespace ima_kernel_gptq_sym_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4384,8 +4384,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checke
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_sym_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_sym_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_sym_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4421,7 +4421,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checke
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_dequant;
+    using namespace ima_kernel_gptq_sym_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4430,8 +4430,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checke
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_sym_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_sym_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_sym_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4456,7 +4456,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checke
 // ---------------------------------------------------------------------------------------
 // gptq_sym_act_order_dequant(w: q4[K,N], y: f16[K,N])
 // Symmetric GPTQ with act-order to f16.
-namespace ima_gptq_sym_act_order_dequant {
+namespace ima_kernel_gptq_sym_act_order_dequant {
 
 
 // in w: q4[K, N] q4 GPTQ, packed along K, symmetric, act-order g_idx with group G
@@ -4948,7 +4948,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_gptq_sym_act_order_dequant
+}  // namespace ima_kernel_gptq_sym_act_order_dequant
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_i32(
     const int* __restrict__ w_qweight,
@@ -4966,15 +4966,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_act_order_dequant;
+    using namespace ima_kernel_gptq_sym_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_sym_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_sym_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, false>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_sym_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -4997,15 +4997,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_act_order_dequant;
+    using namespace ima_kernel_gptq_sym_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_sym_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_sym_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, false>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_sym_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -5028,7 +5028,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_act_order_dequant;
+    using namespace ima_kernel_gptq_sym_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5037,8 +5037,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_sym_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_sym_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -5079,7 +5079,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_act_order_dequant;
+    using namespace ima_kernel_gptq_sym_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5088,8 +5088,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_sym_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_sym_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -5117,7 +5117,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
 // ---------------------------------------------------------------------------------------
 // gptq_v1_act_order_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // y = x · W, W in GPTQ v1 with act-order.
-namespace ima_gptq_v1_act_order_gemv {
+namespace ima_kernel_gptq_v1_act_order_gemv {
 
 
 // in x: f16[M, K]
@@ -5635,7 +5635,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_gptq_v1_act_order_gemv
+}  // namespace ima_kernel_gptq_v1_act_order_gemv
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
     const __half* __restrict__ x,
@@ -5660,16 +5660,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v1_act_order_gemv;
+    using namespace ima_kernel_gptq_v1_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_v1_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_v1_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v1_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, false>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_kernel_gptq_v1_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_v1_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -5700,16 +5700,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v1_act_order_gemv;
+    using namespace ima_kernel_gptq_v1_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_v1_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_v1_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v1_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, false>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_kernel_gptq_v1_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_v1_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -5740,7 +5740,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v1_act_order_gemv;
+    using namespace ima_kernel_gptq_v1_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5749,9 +5749,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_v1_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_v1_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_v1_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -5804,7 +5804,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v1_act_order_gemv;
+    using namespace ima_kernel_gptq_v1_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5813,9 +5813,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_v1_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_v1_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_v1_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -5848,7 +5848,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
 // ---------------------------------------------------------------------------------------
 // gptq_v2_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // y = x · W, W in GPTQ v2.
-namespace ima_gptq_v2_gemv {
+namespace ima_kernel_gptq_v2_gemv {
 
 
 // in x: f16[M, K]
@@ -6480,7 +6480,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_gptq_v2_gemv
+}  // namespace ima_kernel_gptq_v2_gemv
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32(
     const __half* __restrict__ x,
@@ -6502,16 +6502,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_gptq_v2_gemv;
+    using namespace ima_kernel_gptq_v2_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_v2_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_v2_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_v2_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gptq_v2_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_gptq_v2_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_v2_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -6539,16 +6539,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_gptq_v2_gemv;
+    using namespace ima_kernel_gptq_v2_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_v2_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_v2_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_v2_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_v2_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_gptq_v2_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_v2_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -6577,7 +6577,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v2_gemv;
+    using namespace ima_kernel_gptq_v2_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6586,9 +6586,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_v2_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_v2_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_v2_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_v2_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -6636,7 +6636,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v2_gemv;
+    using namespace ima_kernel_gptq_v2_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6645,9 +6645,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_v2_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_v2_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_v2_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_v2_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -6677,7 +6677,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
 // ---------------------------------------------------------------------------------------
 // gptq_v2_act_order_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // y = x · W, W in GPTQ v2 with act-order.
-namespace ima_gptq_v2_act_order_gemv {
+namespace ima_kernel_gptq_v2_act_order_gemv {
 
 
 // in x: f16[M, K]
@@ -7195,7 +7195,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_gptq_v2_act_order_gemv
+}  // namespace ima_kernel_gptq_v2_act_order_gemv
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
     const __half* __restrict__ x,
@@ -7220,16 +7220,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v2_act_order_gemv;
+    using namespace ima_kernel_gptq_v2_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_v2_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_v2_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v2_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, false>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_kernel_gptq_v2_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_v2_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -7260,16 +7260,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v2_act_order_gemv;
+    using namespace ima_kernel_gptq_v2_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_v2_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_v2_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_v2_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, false>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_kernel_gptq_v2_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_v2_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -7300,7 +7300,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v2_act_order_gemv;
+    using namespace ima_kernel_gptq_v2_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -7309,9 +7309,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_v2_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_v2_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_v2_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -7364,7 +7364,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_v2_act_order_gemv;
+    using namespace ima_kernel_gptq_v2_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -7373,9 +7373,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_v2_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_v2_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_v2_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -7408,7 +7408,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
 // ---------------------------------------------------------------------------------------
 // gptq_sym_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // y = x · W, W in symmetric GPTQ.
-namespace ima_gptq_sym_gemv {
+namespace ima_kernel_gptq_sym_gemv {
 
 
 // in x: f16[M, K]
@@ -8037,7 +8037,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_gptq_sym_gemv
+}  // namespace ima_kernel_gptq_sym_gemv
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32(
     const __half* __restrict__ x,
@@ -8056,16 +8056,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_gptq_sym_gemv;
+    using namespace ima_kernel_gptq_sym_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_sym_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_sym_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_sym_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gptq_sym_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_gptq_sym_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_sym_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -8090,16 +8090,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_gptq_sym_gemv;
+    using namespace ima_kernel_gptq_sym_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_sym_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_sym_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_sym_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_sym_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_gptq_sym_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_sym_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -8125,7 +8125,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_gemv;
+    using namespace ima_kernel_gptq_sym_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -8134,9 +8134,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_sym_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_sym_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_sym_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_sym_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -8181,7 +8181,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_gemv;
+    using namespace ima_kernel_gptq_sym_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -8190,9 +8190,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_sym_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_sym_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_sym_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_sym_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -8222,7 +8222,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
 // ---------------------------------------------------------------------------------------
 // gptq_sym_act_order_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // y = x · W, W in symmetric GPTQ with act-order.
-namespace ima_gptq_sym_act_order_gemv {
+namespace ima_kernel_gptq_sym_act_order_gemv {
 
 
 // in x: f16[M, K]
@@ -8737,7 +8737,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_gptq_sym_act_order_gemv
+}  // namespace ima_kernel_gptq_sym_act_order_gemv
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32(
     const __half* __restrict__ x,
@@ -8759,16 +8759,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_act_order_gemv;
+    using namespace ima_kernel_gptq_sym_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_sym_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_sym_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_sym_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<int, false>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_kernel_gptq_sym_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_sym_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -8796,16 +8796,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_act_order_gemv;
+    using namespace ima_kernel_gptq_sym_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_sym_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
-        ima_gptq_sym_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_sym_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
+    run<long long, false>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ima_record},
+        ima_kernel_gptq_sym_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_sym_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ima_record},
         M,
         K,
         N,
@@ -8833,7 +8833,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_act_order_gemv;
+    using namespace ima_kernel_gptq_sym_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -8842,9 +8842,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_sym_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_sym_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_sym_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -8894,7 +8894,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_sym_act_order_gemv;
+    using namespace ima_kernel_gptq_sym_act_order_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -8903,9 +8903,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_sym_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_sym_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_sym_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,

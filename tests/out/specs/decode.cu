@@ -2254,7 +2254,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // that the second pass reads no memory: a row's one round trip to memory is the first
 // pass's loads. Columns past those are read again in the second pass. `min_blocks 4`
 // leaves the 64 registers that takes (with 32, it spilled).
-namespace ima_add_rms_norm {
+namespace ima_kernel_add_rms_norm {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -2782,7 +2782,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_add_rms_norm
+}  // namespace ima_kernel_add_rms_norm
 
 extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32(
     const __half* __restrict__ x,
@@ -2799,7 +2799,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32(
     int N,
     int D,
     float eps) {
-    using namespace ima_add_rms_norm;
+    using namespace ima_kernel_add_rms_norm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2809,10 +2809,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_add_rms_norm::x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
-        ima_add_rms_norm::residual_t<int, false>{residual, residual_s0, residual_s1, N, D, nullptr},
-        ima_add_rms_norm::w_t<int, false>{w, w_s0, D, nullptr},
-        ima_add_rms_norm::y_t<int, false>{y, y_s0, y_s1, N, D, nullptr},
+    run<int, false>(ima_kernel_add_rms_norm::x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
+        ima_kernel_add_rms_norm::residual_t<int, false>{residual, residual_s0, residual_s1, N, D, nullptr},
+        ima_kernel_add_rms_norm::w_t<int, false>{w, w_s0, D, nullptr},
+        ima_kernel_add_rms_norm::y_t<int, false>{y, y_s0, y_s1, N, D, nullptr},
         N,
         D,
         eps,
@@ -2834,7 +2834,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64(
     long long N,
     long long D,
     float eps) {
-    using namespace ima_add_rms_norm;
+    using namespace ima_kernel_add_rms_norm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2844,10 +2844,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_add_rms_norm::x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
-        ima_add_rms_norm::residual_t<long long, false>{residual, residual_s0, residual_s1, N, D, nullptr},
-        ima_add_rms_norm::w_t<long long, false>{w, w_s0, D, nullptr},
-        ima_add_rms_norm::y_t<long long, false>{y, y_s0, y_s1, N, D, nullptr},
+    run<long long, false>(ima_kernel_add_rms_norm::x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
+        ima_kernel_add_rms_norm::residual_t<long long, false>{residual, residual_s0, residual_s1, N, D, nullptr},
+        ima_kernel_add_rms_norm::w_t<long long, false>{w, w_s0, D, nullptr},
+        ima_kernel_add_rms_norm::y_t<long long, false>{y, y_s0, y_s1, N, D, nullptr},
         N,
         D,
         eps,
@@ -2870,7 +2870,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
     int D,
     float eps,
     ImaRecord* ima_record) {
-    using namespace ima_add_rms_norm;
+    using namespace ima_kernel_add_rms_norm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2882,10 +2882,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_add_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_add_rms_norm::residual_t<int, true>{residual, residual_s0, residual_s1, N, D, &ima_pending},
-        ima_add_rms_norm::w_t<int, true>{w, w_s0, D, &ima_pending},
-        ima_add_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, &ima_pending},
+    run<int, true>(ima_kernel_add_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::residual_t<int, true>{residual, residual_s0, residual_s1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::w_t<int, true>{w, w_s0, D, &ima_pending},
+        ima_kernel_add_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, &ima_pending},
         N,
         D,
         eps,
@@ -2933,7 +2933,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
     long long D,
     float eps,
     ImaRecord* ima_record) {
-    using namespace ima_add_rms_norm;
+    using namespace ima_kernel_add_rms_norm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2945,10 +2945,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_add_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_add_rms_norm::residual_t<long long, true>{residual, residual_s0, residual_s1, N, D, &ima_pending},
-        ima_add_rms_norm::w_t<long long, true>{w, w_s0, D, &ima_pending},
-        ima_add_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, &ima_pending},
+    run<long long, true>(ima_kernel_add_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::residual_t<long long, true>{residual, residual_s0, residual_s1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::w_t<long long, true>{w, w_s0, D, &ima_pending},
+        ima_kernel_add_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, &ima_pending},
         N,
         D,
         eps,
@@ -2991,7 +2991,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
 // slot_mapping[b] of the caches (block slot / BS, row slot % BS), or nowhere for a
 // padding slot of -1. A position outside `0 .. MAXPOS` is reported and reads as 0; a
 // slot outside the caches is reported and skipped. A raw grid: the body guards itself.
-namespace ima_rope_cache {
+namespace ima_kernel_rope_cache {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -3664,7 +3664,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, q, k_cache, v_cache, B, MAXPOS, D, NB, BS, HKV, HQ);
 }
 
-}  // namespace ima_rope_cache
+}  // namespace ima_kernel_rope_cache
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
     const __half* __restrict__ qkv,
@@ -3699,7 +3699,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
     int HKV,
     int HQ,
     ImaRecord* ima_record) {
-    using namespace ima_rope_cache;
+    using namespace ima_kernel_rope_cache;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3709,13 +3709,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
-    run<int, false>(ima_rope_cache::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
-        ima_rope_cache::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
-        ima_rope_cache::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
-        ima_rope_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
-        ima_rope_cache::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_rope_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_rope_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+    run<int, false>(ima_kernel_rope_cache::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
+        ima_kernel_rope_cache::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
+        ima_kernel_rope_cache::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
+        ima_kernel_rope_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
+        ima_kernel_rope_cache::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
+        ima_kernel_rope_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_rope_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         B,
         MAXPOS,
         D,
@@ -3759,7 +3759,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
     long long HKV,
     long long HQ,
     ImaRecord* ima_record) {
-    using namespace ima_rope_cache;
+    using namespace ima_kernel_rope_cache;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3769,13 +3769,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
-    run<long long, false>(ima_rope_cache::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
-        ima_rope_cache::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
-        ima_rope_cache::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
-        ima_rope_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
-        ima_rope_cache::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_rope_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_rope_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+    run<long long, false>(ima_kernel_rope_cache::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
+        ima_kernel_rope_cache::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
+        ima_kernel_rope_cache::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
+        ima_kernel_rope_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
+        ima_kernel_rope_cache::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
+        ima_kernel_rope_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_rope_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         B,
         MAXPOS,
         D,
@@ -3819,7 +3819,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
     int HKV,
     int HQ,
     ImaRecord* ima_record) {
-    using namespace ima_rope_cache;
+    using namespace ima_kernel_rope_cache;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3831,13 +3831,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
     __builtin_assume(D % 16 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_rope_cache::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_rope_cache::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_rope_cache::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_rope_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_rope_cache::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_rope_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_rope_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<int, true>(ima_kernel_rope_cache::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_rope_cache::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_rope_cache::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_rope_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_rope_cache::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_rope_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_rope_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -3919,7 +3919,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
     long long HKV,
     long long HQ,
     ImaRecord* ima_record) {
-    using namespace ima_rope_cache;
+    using namespace ima_kernel_rope_cache;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3931,13 +3931,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
     __builtin_assume(D % 16 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_rope_cache::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_rope_cache::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_rope_cache::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_rope_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_rope_cache::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_rope_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_rope_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<long long, true>(ima_kernel_rope_cache::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_rope_cache::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_rope_cache::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_rope_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_rope_cache::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_rope_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_rope_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -4008,7 +4008,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
 // SiluAndMul fused: W's columns hold gate's and up's interleaved in units of
 // `GATE_UP_UNIT`, a block's 16 columns being 8 of gate and the same 8 of up, and
 // y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
-namespace ima_gptq_gemv_narrow {
+namespace ima_kernel_gptq_gemv_narrow {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -4805,7 +4805,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
 }
 
-}  // namespace ima_gptq_gemv_narrow
+}  // namespace ima_kernel_gptq_gemv_narrow
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
     const __half* __restrict__ x,
@@ -4828,7 +4828,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
     int N,
     int G,
     int NY) {
-    using namespace ima_gptq_gemv_narrow;
+    using namespace ima_kernel_gptq_gemv_narrow;
     // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4840,9 +4840,9 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<int, false>(ima_gptq_gemv_narrow::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_gemv_narrow::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemv_narrow::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemv_narrow::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_gptq_gemv_narrow::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_gemv_narrow::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -4872,7 +4872,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
     long long N,
     long long G,
     long long NY) {
-    using namespace ima_gptq_gemv_narrow;
+    using namespace ima_kernel_gptq_gemv_narrow;
     // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4884,9 +4884,9 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<long long, false>(ima_gptq_gemv_narrow::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_gemv_narrow::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemv_narrow::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemv_narrow::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_gptq_gemv_narrow::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_gemv_narrow::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -4917,7 +4917,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
     int G,
     int NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemv_narrow;
+    using namespace ima_kernel_gptq_gemv_narrow;
     // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4931,9 +4931,9 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_gemv_narrow::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -4988,7 +4988,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
     long long G,
     long long NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemv_narrow;
+    using namespace ima_kernel_gptq_gemv_narrow;
     // The block is at most (4, 64, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5002,9 +5002,9 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_gemv_narrow::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,

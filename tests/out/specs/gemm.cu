@@ -2253,7 +2253,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // stages 64 of D of the block's q rows and of one tile's keys, three stages deep, so
 // that the next tiles' copies run under a tile's products and stores; with D <= 64 the
 // q rows of the first step stay, and each step after it stages its key tile alone.
-namespace ima_attn_scores_mma {
+namespace ima_kernel_attn_scores_mma {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -2701,7 +2701,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
-}  // namespace ima_attn_scores_mma
+}  // namespace ima_kernel_attn_scores_mma
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32(
     const __half* __restrict__ q,
@@ -2725,7 +2725,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32(
     int D,
     int T,
     float scale) {
-    using namespace ima_attn_scores_mma;
+    using namespace ima_kernel_attn_scores_mma;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2736,9 +2736,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
-    run<int, false>(ima_attn_scores_mma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_attn_scores_mma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_attn_scores_mma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_kernel_attn_scores_mma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_kernel_attn_scores_mma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_kernel_attn_scores_mma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -2770,7 +2770,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64(
     long long D,
     long long T,
     float scale) {
-    using namespace ima_attn_scores_mma;
+    using namespace ima_kernel_attn_scores_mma;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2781,9 +2781,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
-    run<long long, false>(ima_attn_scores_mma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_attn_scores_mma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_attn_scores_mma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_kernel_attn_scores_mma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_kernel_attn_scores_mma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_kernel_attn_scores_mma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -2816,7 +2816,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked
     int T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores_mma;
+    using namespace ima_kernel_attn_scores_mma;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2829,9 +2829,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked
     __builtin_assume(T % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_attn_scores_mma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_attn_scores_mma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_attn_scores_mma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<int, true>(ima_kernel_attn_scores_mma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -2899,7 +2899,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
     long long T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores_mma;
+    using namespace ima_kernel_attn_scores_mma;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2912,9 +2912,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
     __builtin_assume(T % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_attn_scores_mma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_attn_scores_mma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_attn_scores_mma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_attn_scores_mma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -2962,7 +2962,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
 // ---------------------------------------------------------------------------------------
 // attn_scores_mma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)
 // The same scores with f32 out: the same steps; the stores are twice the bytes.
-namespace ima_attn_scores_mma_f32 {
+namespace ima_kernel_attn_scores_mma_f32 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -3410,7 +3410,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
-}  // namespace ima_attn_scores_mma_f32
+}  // namespace ima_kernel_attn_scores_mma_f32
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32(
     const __half* __restrict__ q,
@@ -3434,7 +3434,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32(
     int D,
     int T,
     float scale) {
-    using namespace ima_attn_scores_mma_f32;
+    using namespace ima_kernel_attn_scores_mma_f32;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3445,9 +3445,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
-    run<int, false>(ima_attn_scores_mma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_attn_scores_mma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_attn_scores_mma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_kernel_attn_scores_mma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_kernel_attn_scores_mma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_kernel_attn_scores_mma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -3479,7 +3479,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64(
     long long D,
     long long T,
     float scale) {
-    using namespace ima_attn_scores_mma_f32;
+    using namespace ima_kernel_attn_scores_mma_f32;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3490,9 +3490,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
-    run<long long, false>(ima_attn_scores_mma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_attn_scores_mma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_attn_scores_mma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_kernel_attn_scores_mma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_kernel_attn_scores_mma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_kernel_attn_scores_mma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -3525,7 +3525,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_che
     int T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores_mma_f32;
+    using namespace ima_kernel_attn_scores_mma_f32;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3538,9 +3538,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_che
     __builtin_assume(T % 4 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_attn_scores_mma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_attn_scores_mma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_attn_scores_mma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<int, true>(ima_kernel_attn_scores_mma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -3608,7 +3608,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_che
     long long T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores_mma_f32;
+    using namespace ima_kernel_attn_scores_mma_f32;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3621,9 +3621,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_che
     __builtin_assume(T % 4 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_attn_scores_mma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_attn_scores_mma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_attn_scores_mma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_attn_scores_mma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -3673,7 +3673,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_che
 // Dense GEMM, c = a · b, f16 in and out, f32 accumulation: a block per 128 x 128 tile of
 // c (numbered in groups of 8 rows of tiles, ima_grouped_tile), its 8 warps 2 down by 4
 // across, 64 x 32 each (4 x 4 accumulator tiles); K staged 32 at a time, 4 stages deep.
-namespace ima_gemm_f16 {
+namespace ima_kernel_gemm_f16 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -4098,7 +4098,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
 }
 
-}  // namespace ima_gemm_f16
+}  // namespace ima_kernel_gemm_f16
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32(
     const __half* __restrict__ a,
@@ -4113,7 +4113,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32(
     int M,
     int K,
     int N) {
-    using namespace ima_gemm_f16;
+    using namespace ima_kernel_gemm_f16;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4124,9 +4124,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_gemm_f16::a_t<int, false>{a, a_s0, a_s1, M, K, nullptr},
-        ima_gemm_f16::b_t<int, false>{b, b_s0, b_s1, K, N, nullptr},
-        ima_gemm_f16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gemm_f16::a_t<int, false>{a, a_s0, a_s1, M, K, nullptr},
+        ima_kernel_gemm_f16::b_t<int, false>{b, b_s0, b_s1, K, N, nullptr},
+        ima_kernel_gemm_f16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -4146,7 +4146,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64(
     long long M,
     long long K,
     long long N) {
-    using namespace ima_gemm_f16;
+    using namespace ima_kernel_gemm_f16;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4157,9 +4157,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_gemm_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, nullptr},
-        ima_gemm_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, nullptr},
-        ima_gemm_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gemm_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, nullptr},
+        ima_kernel_gemm_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, nullptr},
+        ima_kernel_gemm_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -4180,7 +4180,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
     int K,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_gemm_f16;
+    using namespace ima_kernel_gemm_f16;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4193,9 +4193,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gemm_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_gemm_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_gemm_f16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gemm_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_kernel_gemm_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_kernel_gemm_f16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -4245,7 +4245,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
     long long K,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_gemm_f16;
+    using namespace ima_kernel_gemm_f16;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4258,9 +4258,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gemm_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_gemm_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_gemm_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gemm_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_kernel_gemm_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_kernel_gemm_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -4299,7 +4299,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
 // ---------------------------------------------------------------------------------------
 // gemm_bf16(a: bf16[M,K], b: bf16[K,N], c: bf16[M,N])
 // The same GEMM in bf16.
-namespace ima_gemm_bf16 {
+namespace ima_kernel_gemm_bf16 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -4724,7 +4724,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
 }
 
-}  // namespace ima_gemm_bf16
+}  // namespace ima_kernel_gemm_bf16
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32(
     const __nv_bfloat16* __restrict__ a,
@@ -4739,7 +4739,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32(
     int M,
     int K,
     int N) {
-    using namespace ima_gemm_bf16;
+    using namespace ima_kernel_gemm_bf16;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4750,9 +4750,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_gemm_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, nullptr},
-        ima_gemm_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, nullptr},
-        ima_gemm_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gemm_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, nullptr},
+        ima_kernel_gemm_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, nullptr},
+        ima_kernel_gemm_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -4772,7 +4772,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64(
     long long M,
     long long K,
     long long N) {
-    using namespace ima_gemm_bf16;
+    using namespace ima_kernel_gemm_bf16;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4783,9 +4783,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_gemm_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, nullptr},
-        ima_gemm_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, nullptr},
-        ima_gemm_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gemm_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, nullptr},
+        ima_kernel_gemm_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, nullptr},
+        ima_kernel_gemm_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -4806,7 +4806,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
     int K,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_gemm_bf16;
+    using namespace ima_kernel_gemm_bf16;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4819,9 +4819,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gemm_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_gemm_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_gemm_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gemm_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_kernel_gemm_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_kernel_gemm_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -4871,7 +4871,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
     long long K,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_gemm_bf16;
+    using namespace ima_kernel_gemm_bf16;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4884,9 +4884,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gemm_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_gemm_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_gemm_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gemm_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_kernel_gemm_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_kernel_gemm_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -4950,7 +4950,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
 // SiluAndMul fused: W's columns hold gate's and up's interleaved in units of
 // `GATE_UP_UNIT` (as specs/decode.ima's gptq_gemv_narrow reads them), and
 // y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
-namespace ima_gptq_gemm {
+namespace ima_kernel_gptq_gemm {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -5879,7 +5879,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
 }
 
-}  // namespace ima_gptq_gemm
+}  // namespace ima_kernel_gptq_gemm
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32(
     const __half* __restrict__ x,
@@ -5902,7 +5902,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32(
     int N,
     int G,
     int NY) {
-    using namespace ima_gptq_gemm;
+    using namespace ima_kernel_gptq_gemm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5914,9 +5914,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<int, false>(ima_gptq_gemm::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_gemm::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemm::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemm::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_gptq_gemm::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_gemm::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -5946,7 +5946,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64(
     long long N,
     long long G,
     long long NY) {
-    using namespace ima_gptq_gemm;
+    using namespace ima_kernel_gptq_gemm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5958,9 +5958,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<long long, false>(ima_gptq_gemm::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_gemm::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemm::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemm::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_gptq_gemm::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_gemm::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -5991,7 +5991,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
     int G,
     int NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemm;
+    using namespace ima_kernel_gptq_gemm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6005,9 +6005,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_gemm::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_gemm::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemm::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_gemm::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -6062,7 +6062,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
     long long G,
     long long NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemm;
+    using namespace ima_kernel_gptq_gemm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6076,9 +6076,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_gemm::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_gemm::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemm::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_gemm::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,

@@ -2255,7 +2255,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-namespace ima_gemm_tma_f16 {
+namespace ima_kernel_gemm_tma_f16 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int BLOCKS = 132;
@@ -2767,7 +2767,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
 }
 
-}  // namespace ima_gemm_tma_f16
+}  // namespace ima_kernel_gemm_tma_f16
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32(
     const __half* __restrict__ a,
@@ -2784,7 +2784,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32(
     int M,
     int K,
     int N) {
-    using namespace ima_gemm_tma_f16;
+    using namespace ima_kernel_gemm_tma_f16;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2801,9 +2801,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    run<int, false>(ima_gemm_tma_f16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
-        ima_gemm_tma_f16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
-        ima_gemm_tma_f16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gemm_tma_f16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
+        ima_kernel_gemm_tma_f16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
+        ima_kernel_gemm_tma_f16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -2825,7 +2825,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64(
     long long M,
     long long K,
     long long N) {
-    using namespace ima_gemm_tma_f16;
+    using namespace ima_kernel_gemm_tma_f16;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2842,9 +2842,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    run<long long, false>(ima_gemm_tma_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
-        ima_gemm_tma_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
-        ima_gemm_tma_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gemm_tma_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
+        ima_kernel_gemm_tma_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
+        ima_kernel_gemm_tma_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -2867,7 +2867,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32_checked(
     int K,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_gemm_tma_f16;
+    using namespace ima_kernel_gemm_tma_f16;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2886,9 +2886,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gemm_tma_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_gemm_tma_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_gemm_tma_f16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gemm_tma_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
+        ima_kernel_gemm_tma_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
+        ima_kernel_gemm_tma_f16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -2940,7 +2940,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
     long long K,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_gemm_tma_f16;
+    using namespace ima_kernel_gemm_tma_f16;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2959,9 +2959,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gemm_tma_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_gemm_tma_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_gemm_tma_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gemm_tma_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
+        ima_kernel_gemm_tma_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
+        ima_kernel_gemm_tma_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -3008,7 +3008,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-namespace ima_gemm_tma_bf16 {
+namespace ima_kernel_gemm_tma_bf16 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int BLOCKS = 132;
@@ -3520,7 +3520,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
 }
 
-}  // namespace ima_gemm_tma_bf16
+}  // namespace ima_kernel_gemm_tma_bf16
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32(
     const __nv_bfloat16* __restrict__ a,
@@ -3537,7 +3537,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32(
     int M,
     int K,
     int N) {
-    using namespace ima_gemm_tma_bf16;
+    using namespace ima_kernel_gemm_tma_bf16;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3554,9 +3554,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    run<int, false>(ima_gemm_tma_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
-        ima_gemm_tma_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
-        ima_gemm_tma_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gemm_tma_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
+        ima_kernel_gemm_tma_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
+        ima_kernel_gemm_tma_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -3578,7 +3578,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64(
     long long M,
     long long K,
     long long N) {
-    using namespace ima_gemm_tma_bf16;
+    using namespace ima_kernel_gemm_tma_bf16;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3595,9 +3595,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    run<long long, false>(ima_gemm_tma_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
-        ima_gemm_tma_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
-        ima_gemm_tma_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gemm_tma_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
+        ima_kernel_gemm_tma_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
+        ima_kernel_gemm_tma_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -3620,7 +3620,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32_checked(
     int K,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_gemm_tma_bf16;
+    using namespace ima_kernel_gemm_tma_bf16;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3639,9 +3639,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gemm_tma_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_gemm_tma_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_gemm_tma_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gemm_tma_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
+        ima_kernel_gemm_tma_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
+        ima_kernel_gemm_tma_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -3693,7 +3693,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
     long long K,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_gemm_tma_bf16;
+    using namespace ima_kernel_gemm_tma_bf16;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3712,9 +3712,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gemm_tma_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_gemm_tma_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_gemm_tma_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gemm_tma_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
+        ima_kernel_gemm_tma_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
+        ima_kernel_gemm_tma_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -3762,7 +3762,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-namespace ima_attn_scores_tma {
+namespace ima_kernel_attn_scores_tma {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int BLOCKS = 132;
@@ -4413,7 +4413,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks, os);
 }
 
-}  // namespace ima_attn_scores_tma
+}  // namespace ima_kernel_attn_scores_tma
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32(
     const __half* __restrict__ q,
@@ -4440,7 +4440,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32(
     int D,
     int T,
     float scale) {
-    using namespace ima_attn_scores_tma;
+    using namespace ima_kernel_attn_scores_tma;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4458,9 +4458,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32(
         ima_tma_prefetch(&k_tma);
         ima_tma_prefetch(&o_tma);
     }
-    run<int, false>(ima_attn_scores_tma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
-        ima_attn_scores_tma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
-        ima_attn_scores_tma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, nullptr},
+    run<int, false>(ima_kernel_attn_scores_tma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
+        ima_kernel_attn_scores_tma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
+        ima_kernel_attn_scores_tma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, nullptr},
         B,
         H,
         S,
@@ -4495,7 +4495,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64(
     long long D,
     long long T,
     float scale) {
-    using namespace ima_attn_scores_tma;
+    using namespace ima_kernel_attn_scores_tma;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4513,9 +4513,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64(
         ima_tma_prefetch(&k_tma);
         ima_tma_prefetch(&o_tma);
     }
-    run<long long, false>(ima_attn_scores_tma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
-        ima_attn_scores_tma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
-        ima_attn_scores_tma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, nullptr},
+    run<long long, false>(ima_kernel_attn_scores_tma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
+        ima_kernel_attn_scores_tma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
+        ima_kernel_attn_scores_tma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, nullptr},
         B,
         H,
         S,
@@ -4551,7 +4551,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked
     int T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores_tma;
+    using namespace ima_kernel_attn_scores_tma;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4571,9 +4571,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_attn_scores_tma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_attn_scores_tma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_attn_scores_tma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, &ima_pending},
+    run<int, true>(ima_kernel_attn_scores_tma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
+        ima_kernel_attn_scores_tma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
+        ima_kernel_attn_scores_tma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, &ima_pending},
         B,
         H,
         S,
@@ -4649,7 +4649,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
     long long T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores_tma;
+    using namespace ima_kernel_attn_scores_tma;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4669,9 +4669,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_attn_scores_tma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_attn_scores_tma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_attn_scores_tma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, &ima_pending},
+    run<long long, true>(ima_kernel_attn_scores_tma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
+        ima_kernel_attn_scores_tma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
+        ima_kernel_attn_scores_tma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, &ima_pending},
         B,
         H,
         S,
@@ -4728,7 +4728,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-namespace ima_attn_scores_tma_f32 {
+namespace ima_kernel_attn_scores_tma_f32 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int BLOCKS = 132;
@@ -5274,7 +5274,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
-}  // namespace ima_attn_scores_tma_f32
+}  // namespace ima_kernel_attn_scores_tma_f32
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32(
     const __half* __restrict__ q,
@@ -5300,7 +5300,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32(
     int D,
     int T,
     float scale) {
-    using namespace ima_attn_scores_tma_f32;
+    using namespace ima_kernel_attn_scores_tma_f32;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5317,9 +5317,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32(
         ima_tma_prefetch(&q_tma);
         ima_tma_prefetch(&k_tma);
     }
-    run<int, false>(ima_attn_scores_tma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
-        ima_attn_scores_tma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
-        ima_attn_scores_tma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_kernel_attn_scores_tma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
+        ima_kernel_attn_scores_tma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
+        ima_kernel_attn_scores_tma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -5353,7 +5353,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64(
     long long D,
     long long T,
     float scale) {
-    using namespace ima_attn_scores_tma_f32;
+    using namespace ima_kernel_attn_scores_tma_f32;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5370,9 +5370,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64(
         ima_tma_prefetch(&q_tma);
         ima_tma_prefetch(&k_tma);
     }
-    run<long long, false>(ima_attn_scores_tma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
-        ima_attn_scores_tma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
-        ima_attn_scores_tma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_kernel_attn_scores_tma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
+        ima_kernel_attn_scores_tma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
+        ima_kernel_attn_scores_tma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -5407,7 +5407,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32_che
     int T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores_tma_f32;
+    using namespace ima_kernel_attn_scores_tma_f32;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5426,9 +5426,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32_che
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_attn_scores_tma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_attn_scores_tma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_attn_scores_tma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<int, true>(ima_kernel_attn_scores_tma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
+        ima_kernel_attn_scores_tma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
+        ima_kernel_attn_scores_tma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -5498,7 +5498,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
     long long T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores_tma_f32;
+    using namespace ima_kernel_attn_scores_tma_f32;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5517,9 +5517,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_attn_scores_tma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_attn_scores_tma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_attn_scores_tma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_attn_scores_tma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
+        ima_kernel_attn_scores_tma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
+        ima_kernel_attn_scores_tma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -5587,7 +5587,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-namespace ima_gptq_gemm_tma {
+namespace ima_kernel_gptq_gemm_tma {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int BLOCKS = 132;
@@ -6885,7 +6885,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, ws, xs, part);
 }
 
-}  // namespace ima_gptq_gemm_tma
+}  // namespace ima_kernel_gptq_gemm_tma
 
 extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32(
     const __half* __restrict__ x,
@@ -6912,7 +6912,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32(
     int N,
     int G,
     int NY) {
-    using namespace ima_gptq_gemm_tma;
+    using namespace ima_kernel_gptq_gemm_tma;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6933,9 +6933,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<int, false>(ima_gptq_gemm_tma::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_gptq_gemm_tma::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_tma::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemm_tma::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_kernel_gptq_gemm_tma::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_kernel_gptq_gemm_tma::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -6969,7 +6969,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64(
     long long N,
     long long G,
     long long NY) {
-    using namespace ima_gptq_gemm_tma;
+    using namespace ima_kernel_gptq_gemm_tma;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6990,9 +6990,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<long long, false>(ima_gptq_gemm_tma::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_gptq_gemm_tma::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_tma::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemm_tma::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_kernel_gptq_gemm_tma::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_kernel_gptq_gemm_tma::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -7027,7 +7027,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
     int G,
     int NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemm_tma;
+    using namespace ima_kernel_gptq_gemm_tma;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -7050,9 +7050,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_gemm_tma::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_gptq_gemm_tma::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_tma::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemm_tma::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_kernel_gptq_gemm_tma::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_kernel_gptq_gemm_tma::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -7122,7 +7122,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
     long long G,
     long long NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemm_tma;
+    using namespace ima_kernel_gptq_gemm_tma;
     // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -7145,9 +7145,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_gemm_tma::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_gptq_gemm_tma::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_tma::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemm_tma::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_kernel_gptq_gemm_tma::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_kernel_gptq_gemm_tma::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -7217,7 +7217,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-namespace ima_gptq_gemm_wg {
+namespace ima_kernel_gptq_gemm_wg {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int BLOCKS = 132;
@@ -8705,7 +8705,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs);
 }
 
-}  // namespace ima_gptq_gemm_wg
+}  // namespace ima_kernel_gptq_gemm_wg
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
     const __half* __restrict__ x,
@@ -8741,7 +8741,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
     int N,
     int G,
     int NY) {
-    using namespace ima_gptq_gemm_wg;
+    using namespace ima_kernel_gptq_gemm_wg;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -8762,11 +8762,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<int, false>(ima_gptq_gemm_wg::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_gptq_gemm_wg::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_wg::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, nullptr},
-        ima_gptq_gemm_wg::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_gptq_gemm_wg::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemm_wg::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_kernel_gptq_gemm_wg::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_kernel_gptq_gemm_wg::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, nullptr},
+        ima_kernel_gptq_gemm_wg::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
+        ima_kernel_gptq_gemm_wg::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -8809,7 +8809,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
     long long N,
     long long G,
     long long NY) {
-    using namespace ima_gptq_gemm_wg;
+    using namespace ima_kernel_gptq_gemm_wg;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -8830,11 +8830,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<long long, false>(ima_gptq_gemm_wg::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_gptq_gemm_wg::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_wg::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, nullptr},
-        ima_gptq_gemm_wg::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_gptq_gemm_wg::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemm_wg::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_kernel_gptq_gemm_wg::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_kernel_gptq_gemm_wg::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, nullptr},
+        ima_kernel_gptq_gemm_wg::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
+        ima_kernel_gptq_gemm_wg::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -8878,7 +8878,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
     int G,
     int NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemm_wg;
+    using namespace ima_kernel_gptq_gemm_wg;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -8901,11 +8901,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_gemm_wg::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_gptq_gemm_wg::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_wg::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, &ima_pending},
-        ima_gptq_gemm_wg::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_gptq_gemm_wg::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemm_wg::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, &ima_pending},
+        ima_kernel_gptq_gemm_wg::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_kernel_gptq_gemm_wg::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -8989,7 +8989,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
     long long G,
     long long NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemm_wg;
+    using namespace ima_kernel_gptq_gemm_wg;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -9012,11 +9012,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_gemm_wg::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_gptq_gemm_wg::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_wg::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, &ima_pending},
-        ima_gptq_gemm_wg::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_gptq_gemm_wg::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemm_wg::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, &ima_pending},
+        ima_kernel_gptq_gemm_wg::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_kernel_gptq_gemm_wg::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -9083,7 +9083,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-namespace ima_gptq_gemm_wg16 {
+namespace ima_kernel_gptq_gemm_wg16 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int BLOCKS = 132;
@@ -10427,7 +10427,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs);
 }
 
-}  // namespace ima_gptq_gemm_wg16
+}  // namespace ima_kernel_gptq_gemm_wg16
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32(
     const __half* __restrict__ x,
@@ -10463,7 +10463,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32(
     int N,
     int G,
     int NY) {
-    using namespace ima_gptq_gemm_wg16;
+    using namespace ima_kernel_gptq_gemm_wg16;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -10484,11 +10484,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<int, false>(ima_gptq_gemm_wg16::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_gptq_gemm_wg16::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_wg16::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, nullptr},
-        ima_gptq_gemm_wg16::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_gptq_gemm_wg16::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemm_wg16::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_kernel_gptq_gemm_wg16::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_kernel_gptq_gemm_wg16::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, nullptr},
+        ima_kernel_gptq_gemm_wg16::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
+        ima_kernel_gptq_gemm_wg16::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -10531,7 +10531,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64(
     long long N,
     long long G,
     long long NY) {
-    using namespace ima_gptq_gemm_wg16;
+    using namespace ima_kernel_gptq_gemm_wg16;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -10552,11 +10552,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<long long, false>(ima_gptq_gemm_wg16::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_gptq_gemm_wg16::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_wg16::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, nullptr},
-        ima_gptq_gemm_wg16::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_gptq_gemm_wg16::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemm_wg16::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_kernel_gptq_gemm_wg16::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_kernel_gptq_gemm_wg16::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, nullptr},
+        ima_kernel_gptq_gemm_wg16::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
+        ima_kernel_gptq_gemm_wg16::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -10600,7 +10600,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32_checked(
     int G,
     int NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemm_wg16;
+    using namespace ima_kernel_gptq_gemm_wg16;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -10623,11 +10623,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_gemm_wg16::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_gptq_gemm_wg16::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_wg16::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, &ima_pending},
-        ima_gptq_gemm_wg16::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_gptq_gemm_wg16::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemm_wg16::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_kernel_gptq_gemm_wg16::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -10711,7 +10711,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64_checked(
     long long G,
     long long NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemm_wg16;
+    using namespace ima_kernel_gptq_gemm_wg16;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -10734,11 +10734,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_gemm_wg16::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_gptq_gemm_wg16::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_wg16::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, &ima_pending},
-        ima_gptq_gemm_wg16::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_gptq_gemm_wg16::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemm_wg16::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_kernel_gptq_gemm_wg16::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -10798,7 +10798,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64_checked(
 // It reads arguments through TMA: it exists only where the module is compiled for sm_90a
 // (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-namespace ima_gptq_gemm_wg32 {
+namespace ima_kernel_gptq_gemm_wg32 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int BLOCKS = 132;
@@ -12142,7 +12142,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs);
 }
 
-}  // namespace ima_gptq_gemm_wg32
+}  // namespace ima_kernel_gptq_gemm_wg32
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
     const __half* __restrict__ x,
@@ -12178,7 +12178,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
     int N,
     int G,
     int NY) {
-    using namespace ima_gptq_gemm_wg32;
+    using namespace ima_kernel_gptq_gemm_wg32;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -12199,11 +12199,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<int, false>(ima_gptq_gemm_wg32::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_gptq_gemm_wg32::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_wg32::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, nullptr},
-        ima_gptq_gemm_wg32::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_gptq_gemm_wg32::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemm_wg32::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_kernel_gptq_gemm_wg32::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_kernel_gptq_gemm_wg32::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, nullptr},
+        ima_kernel_gptq_gemm_wg32::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
+        ima_kernel_gptq_gemm_wg32::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -12246,7 +12246,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
     long long N,
     long long G,
     long long NY) {
-    using namespace ima_gptq_gemm_wg32;
+    using namespace ima_kernel_gptq_gemm_wg32;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -12267,11 +12267,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<long long, false>(ima_gptq_gemm_wg32::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_gptq_gemm_wg32::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_gptq_gemm_wg32::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, nullptr},
-        ima_gptq_gemm_wg32::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_gptq_gemm_wg32::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemm_wg32::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
+        ima_kernel_gptq_gemm_wg32::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
+        ima_kernel_gptq_gemm_wg32::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, nullptr},
+        ima_kernel_gptq_gemm_wg32::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
+        ima_kernel_gptq_gemm_wg32::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -12315,7 +12315,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
     int G,
     int NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemm_wg32;
+    using namespace ima_kernel_gptq_gemm_wg32;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -12338,11 +12338,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_gemm_wg32::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_gptq_gemm_wg32::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_wg32::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},
-        ima_gptq_gemm_wg32::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_gptq_gemm_wg32::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemm_wg32::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg32::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg32::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},
+        ima_kernel_gptq_gemm_wg32::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_kernel_gptq_gemm_wg32::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -12426,7 +12426,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
     long long G,
     long long NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemm_wg32;
+    using namespace ima_kernel_gptq_gemm_wg32;
     // The block is at most (512, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -12449,11 +12449,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_gemm_wg32::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_gptq_gemm_wg32::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_gptq_gemm_wg32::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},
-        ima_gptq_gemm_wg32::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_gptq_gemm_wg32::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemm_wg32::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg32::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
+        ima_kernel_gptq_gemm_wg32::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},
+        ima_kernel_gptq_gemm_wg32::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_kernel_gptq_gemm_wg32::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,

@@ -2252,7 +2252,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // 16-byte store (`align(16)`, which `D % 8 == 0` allows), so that a warp moves 512
 // contiguous bytes each way; the D / 8 threads of a row read the same id. An id outside
 // `0 .. V` is reported and reads as row 0. A raw grid: the body guards itself.
-namespace ima_embedding {
+namespace ima_kernel_embedding {
 
 
 // Token ids.
@@ -2511,7 +2511,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(ids, table, y, T, V, D);
 }
 
-}  // namespace ima_embedding
+}  // namespace ima_kernel_embedding
 
 extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
     const int* __restrict__ ids,
@@ -2526,7 +2526,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
     int V,
     int D,
     ImaRecord* ima_record) {
-    using namespace ima_embedding;
+    using namespace ima_kernel_embedding;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2536,9 +2536,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_embedding::ids_t<int, false>{ids, ids_s0, T, 0, V, ima_record},
-        ima_embedding::table_t<int, false>{table, table_s0, table_s1, V, D, ima_record},
-        ima_embedding::y_t<int, false>{y, y_s0, y_s1, T, D, ima_record},
+    run<int, false>(ima_kernel_embedding::ids_t<int, false>{ids, ids_s0, T, 0, V, ima_record},
+        ima_kernel_embedding::table_t<int, false>{table, table_s0, table_s1, V, D, ima_record},
+        ima_kernel_embedding::y_t<int, false>{y, y_s0, y_s1, T, D, ima_record},
         T,
         V,
         D,
@@ -2558,7 +2558,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
     long long V,
     long long D,
     ImaRecord* ima_record) {
-    using namespace ima_embedding;
+    using namespace ima_kernel_embedding;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2568,9 +2568,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_embedding::ids_t<long long, false>{ids, ids_s0, T, 0, V, ima_record},
-        ima_embedding::table_t<long long, false>{table, table_s0, table_s1, V, D, ima_record},
-        ima_embedding::y_t<long long, false>{y, y_s0, y_s1, T, D, ima_record},
+    run<long long, false>(ima_kernel_embedding::ids_t<long long, false>{ids, ids_s0, T, 0, V, ima_record},
+        ima_kernel_embedding::table_t<long long, false>{table, table_s0, table_s1, V, D, ima_record},
+        ima_kernel_embedding::y_t<long long, false>{y, y_s0, y_s1, T, D, ima_record},
         T,
         V,
         D,
@@ -2590,7 +2590,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32_checked(
     int V,
     int D,
     ImaRecord* ima_record) {
-    using namespace ima_embedding;
+    using namespace ima_kernel_embedding;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2602,9 +2602,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_embedding::ids_t<int, true>{ids, ids_s0, T, 0, V, &ima_pending},
-        ima_embedding::table_t<int, true>{table, table_s0, table_s1, V, D, &ima_pending},
-        ima_embedding::y_t<int, true>{y, y_s0, y_s1, T, D, &ima_pending},
+    run<int, true>(ima_kernel_embedding::ids_t<int, true>{ids, ids_s0, T, 0, V, &ima_pending},
+        ima_kernel_embedding::table_t<int, true>{table, table_s0, table_s1, V, D, &ima_pending},
+        ima_kernel_embedding::y_t<int, true>{y, y_s0, y_s1, T, D, &ima_pending},
         T,
         V,
         D,
@@ -2642,7 +2642,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64_checked(
     long long V,
     long long D,
     ImaRecord* ima_record) {
-    using namespace ima_embedding;
+    using namespace ima_kernel_embedding;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2654,9 +2654,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_embedding::ids_t<long long, true>{ids, ids_s0, T, 0, V, &ima_pending},
-        ima_embedding::table_t<long long, true>{table, table_s0, table_s1, V, D, &ima_pending},
-        ima_embedding::y_t<long long, true>{y, y_s0, y_s1, T, D, &ima_pending},
+    run<long long, true>(ima_kernel_embedding::ids_t<long long, true>{ids, ids_s0, T, 0, V, &ima_pending},
+        ima_kernel_embedding::table_t<long long, true>{table, table_s0, table_s1, V, D, &ima_pending},
+        ima_kernel_embedding::y_t<long long, true>{y, y_s0, y_s1, T, D, &ima_pending},
         T,
         V,
         D,
@@ -2689,7 +2689,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64_checked(
 // reported. Slots of distinct tokens are distinct, as the scheduler assigns them; two
 // tokens with one slot leave either's rows there. A thread per 8 elements of a (t, h) row
 // in memory order, 16-byte loads and stores as in `embedding`.
-namespace ima_reshape_and_cache {
+namespace ima_kernel_reshape_and_cache {
 
 
 // in key: f16[T, HKV, D]
@@ -3165,7 +3165,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(key, value, slot_mapping, k_cache, v_cache, T, HKV, D, NB, BS);
 }
 
-}  // namespace ima_reshape_and_cache
+}  // namespace ima_kernel_reshape_and_cache
 
 extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
     const __half* __restrict__ key,
@@ -3194,7 +3194,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
     int NB,
     int BS,
     ImaRecord* ima_record) {
-    using namespace ima_reshape_and_cache;
+    using namespace ima_kernel_reshape_and_cache;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3204,11 +3204,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_reshape_and_cache::key_t<int, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ima_record},
-        ima_reshape_and_cache::value_t<int, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ima_record},
-        ima_reshape_and_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ima_record},
-        ima_reshape_and_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_reshape_and_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+    run<int, false>(ima_kernel_reshape_and_cache::key_t<int, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ima_record},
+        ima_kernel_reshape_and_cache::value_t<int, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ima_record},
+        ima_kernel_reshape_and_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ima_record},
+        ima_kernel_reshape_and_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_reshape_and_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         T,
         HKV,
         D,
@@ -3244,7 +3244,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
     long long NB,
     long long BS,
     ImaRecord* ima_record) {
-    using namespace ima_reshape_and_cache;
+    using namespace ima_kernel_reshape_and_cache;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3254,11 +3254,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_reshape_and_cache::key_t<long long, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ima_record},
-        ima_reshape_and_cache::value_t<long long, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ima_record},
-        ima_reshape_and_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ima_record},
-        ima_reshape_and_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_reshape_and_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+    run<long long, false>(ima_kernel_reshape_and_cache::key_t<long long, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ima_record},
+        ima_kernel_reshape_and_cache::value_t<long long, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ima_record},
+        ima_kernel_reshape_and_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ima_record},
+        ima_kernel_reshape_and_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_reshape_and_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
         T,
         HKV,
         D,
@@ -3294,7 +3294,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32_check
     int NB,
     int BS,
     ImaRecord* ima_record) {
-    using namespace ima_reshape_and_cache;
+    using namespace ima_kernel_reshape_and_cache;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3306,11 +3306,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32_check
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_reshape_and_cache::key_t<int, true>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
-        ima_reshape_and_cache::value_t<int, true>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
-        ima_reshape_and_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
-        ima_reshape_and_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_reshape_and_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<int, true>(ima_kernel_reshape_and_cache::key_t<int, true>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::value_t<int, true>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
+        ima_kernel_reshape_and_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         T,
         HKV,
         D,
@@ -3378,7 +3378,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64_check
     long long NB,
     long long BS,
     ImaRecord* ima_record) {
-    using namespace ima_reshape_and_cache;
+    using namespace ima_kernel_reshape_and_cache;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3390,11 +3390,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64_check
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_reshape_and_cache::key_t<long long, true>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
-        ima_reshape_and_cache::value_t<long long, true>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
-        ima_reshape_and_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
-        ima_reshape_and_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_reshape_and_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<long long, true>(ima_kernel_reshape_and_cache::key_t<long long, true>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::value_t<long long, true>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
+        ima_kernel_reshape_and_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         T,
         HKV,
         D,
@@ -3452,7 +3452,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64_check
 // One block of 1024 threads, as vLLM's moe_align_block_size for small batches: counts in
 // shared memory (shared atomics), an exclusive scan of them, then a second pass over
 // topk_ids that claims each entry's place in its segment.
-namespace ima_moe_route {
+namespace ima_kernel_moe_route {
 
 
 // The experts each token chose, or -1.
@@ -3638,7 +3638,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(topk_ids, offsets, sorted, T, K, num_experts, fill, warp_sums);
 }
 
-}  // namespace ima_moe_route
+}  // namespace ima_kernel_moe_route
 
 extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32(
     const int* __restrict__ topk_ids,
@@ -3652,16 +3652,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32(
     int K,
     int num_experts,
     ImaRecord* ima_record) {
-    using namespace ima_moe_route;
+    using namespace ima_kernel_moe_route;
     // The block is at most (1024, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_moe_route::topk_ids_t<int, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ima_record},
-        ima_moe_route::offsets_t<int, false>{offsets, offsets_s0, (num_experts + 1), ima_record},
-        ima_moe_route::sorted_t<int, false>{sorted, sorted_s0, (T * K), ima_record},
+    run<int, false>(ima_kernel_moe_route::topk_ids_t<int, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ima_record},
+        ima_kernel_moe_route::offsets_t<int, false>{offsets, offsets_s0, (num_experts + 1), ima_record},
+        ima_kernel_moe_route::sorted_t<int, false>{sorted, sorted_s0, (T * K), ima_record},
         T,
         K,
         num_experts,
@@ -3680,16 +3680,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64(
     long long K,
     int num_experts,
     ImaRecord* ima_record) {
-    using namespace ima_moe_route;
+    using namespace ima_kernel_moe_route;
     // The block is at most (1024, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_moe_route::topk_ids_t<long long, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ima_record},
-        ima_moe_route::offsets_t<long long, false>{offsets, offsets_s0, (num_experts + 1), ima_record},
-        ima_moe_route::sorted_t<long long, false>{sorted, sorted_s0, (T * K), ima_record},
+    run<long long, false>(ima_kernel_moe_route::topk_ids_t<long long, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ima_record},
+        ima_kernel_moe_route::offsets_t<long long, false>{offsets, offsets_s0, (num_experts + 1), ima_record},
+        ima_kernel_moe_route::sorted_t<long long, false>{sorted, sorted_s0, (T * K), ima_record},
         T,
         K,
         num_experts,
@@ -3708,7 +3708,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32_checked(
     int K,
     int num_experts,
     ImaRecord* ima_record) {
-    using namespace ima_moe_route;
+    using namespace ima_kernel_moe_route;
     // The block is at most (1024, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3717,9 +3717,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_moe_route::topk_ids_t<int, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
-        ima_moe_route::offsets_t<int, true>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
-        ima_moe_route::sorted_t<int, true>{sorted, sorted_s0, (T * K), &ima_pending},
+    run<int, true>(ima_kernel_moe_route::topk_ids_t<int, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
+        ima_kernel_moe_route::offsets_t<int, true>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
+        ima_kernel_moe_route::sorted_t<int, true>{sorted, sorted_s0, (T * K), &ima_pending},
         T,
         K,
         num_experts,
@@ -3761,7 +3761,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64_checked(
     long long K,
     int num_experts,
     ImaRecord* ima_record) {
-    using namespace ima_moe_route;
+    using namespace ima_kernel_moe_route;
     // The block is at most (1024, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3770,9 +3770,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_moe_route::topk_ids_t<long long, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
-        ima_moe_route::offsets_t<long long, true>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
-        ima_moe_route::sorted_t<long long, true>{sorted, sorted_s0, (T * K), &ima_pending},
+    run<long long, true>(ima_kernel_moe_route::topk_ids_t<long long, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
+        ima_kernel_moe_route::offsets_t<long long, true>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
+        ima_kernel_moe_route::sorted_t<long long, true>{sorted, sorted_s0, (T * K), &ima_pending},
         T,
         K,
         num_experts,
@@ -3809,7 +3809,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64_checked(
 // whose offsets break the contract, which is reported). A thread per (sequence, column):
 // a warp reads 32 consecutive floats of each row. `B1 >= 2`: a batch holds a sequence at
 // least.
-namespace ima_mean_pool_varlen {
+namespace ima_kernel_mean_pool_varlen {
 
 
 // in x: f32[T, D]
@@ -4005,7 +4005,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_mean_pool_varlen
+}  // namespace ima_kernel_mean_pool_varlen
 
 extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32(
     const float* __restrict__ x,
@@ -4020,16 +4020,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32(
     int D,
     int B1,
     ImaRecord* ima_record) {
-    using namespace ima_mean_pool_varlen;
+    using namespace ima_kernel_mean_pool_varlen;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_mean_pool_varlen::x_t<int, false>{x, x_s0, x_s1, T, D, ima_record},
-        ima_mean_pool_varlen::cu_seqlens_t<int, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ima_record},
-        ima_mean_pool_varlen::y_t<int, false>{y, y_s0, y_s1, (B1 - 1), D, ima_record},
+    run<int, false>(ima_kernel_mean_pool_varlen::x_t<int, false>{x, x_s0, x_s1, T, D, ima_record},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ima_record},
+        ima_kernel_mean_pool_varlen::y_t<int, false>{y, y_s0, y_s1, (B1 - 1), D, ima_record},
         T,
         D,
         B1,
@@ -4049,16 +4049,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64(
     long long D,
     long long B1,
     ImaRecord* ima_record) {
-    using namespace ima_mean_pool_varlen;
+    using namespace ima_kernel_mean_pool_varlen;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_mean_pool_varlen::x_t<long long, false>{x, x_s0, x_s1, T, D, ima_record},
-        ima_mean_pool_varlen::cu_seqlens_t<long long, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ima_record},
-        ima_mean_pool_varlen::y_t<long long, false>{y, y_s0, y_s1, (B1 - 1), D, ima_record},
+    run<long long, false>(ima_kernel_mean_pool_varlen::x_t<long long, false>{x, x_s0, x_s1, T, D, ima_record},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ima_record},
+        ima_kernel_mean_pool_varlen::y_t<long long, false>{y, y_s0, y_s1, (B1 - 1), D, ima_record},
         T,
         D,
         B1,
@@ -4078,7 +4078,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32_checke
     int D,
     int B1,
     ImaRecord* ima_record) {
-    using namespace ima_mean_pool_varlen;
+    using namespace ima_kernel_mean_pool_varlen;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4087,9 +4087,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32_checke
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_mean_pool_varlen::x_t<int, true>{x, x_s0, x_s1, T, D, &ima_pending},
-        ima_mean_pool_varlen::cu_seqlens_t<int, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
-        ima_mean_pool_varlen::y_t<int, true>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
+    run<int, true>(ima_kernel_mean_pool_varlen::x_t<int, true>{x, x_s0, x_s1, T, D, &ima_pending},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
+        ima_kernel_mean_pool_varlen::y_t<int, true>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
         T,
         D,
         B1,
@@ -4127,7 +4127,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64_checke
     long long D,
     long long B1,
     ImaRecord* ima_record) {
-    using namespace ima_mean_pool_varlen;
+    using namespace ima_kernel_mean_pool_varlen;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4136,9 +4136,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64_checke
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_mean_pool_varlen::x_t<long long, true>{x, x_s0, x_s1, T, D, &ima_pending},
-        ima_mean_pool_varlen::cu_seqlens_t<long long, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
-        ima_mean_pool_varlen::y_t<long long, true>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
+    run<long long, true>(ima_kernel_mean_pool_varlen::x_t<long long, true>{x, x_s0, x_s1, T, D, &ima_pending},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
+        ima_kernel_mean_pool_varlen::y_t<long long, true>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
         T,
         D,
         B1,

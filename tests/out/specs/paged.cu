@@ -2263,7 +2263,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // acquire-release atomic after the block's writes, and the last block reads the others'
 // in one pass after it. `min_blocks 3` caps registers at 168 (12 warps an SM, whose 3 x 72 KB
 // of shared memory fit).
-namespace ima_paged_attn {
+namespace ima_kernel_paged_attn {
 
 [[maybe_unused]] constexpr int PART = 128;
 [[maybe_unused]] constexpr int SPAN = 4;
@@ -3231,7 +3231,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, HQ, D, NB, BS, HKV, P, scale, kv, qs, red_o, red_ml, pages);
 }
 
-}  // namespace ima_paged_attn
+}  // namespace ima_kernel_paged_attn
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     const __half* __restrict__ q,
@@ -3278,7 +3278,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     int P,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn;
+    using namespace ima_kernel_paged_attn;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3289,15 +3289,15 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
-    run<int, false>(ima_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_paged_attn::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_paged_attn::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
-        ima_paged_attn::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
-        ima_paged_attn::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
-        ima_paged_attn::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+    run<int, false>(ima_kernel_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
+        ima_kernel_paged_attn::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_paged_attn::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
+        ima_kernel_paged_attn::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
+        ima_kernel_paged_attn::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
+        ima_kernel_paged_attn::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
+        ima_kernel_paged_attn::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
+        ima_kernel_paged_attn::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,
         HQ,
         D,
@@ -3354,7 +3354,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
     long long P,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn;
+    using namespace ima_kernel_paged_attn;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3365,15 +3365,15 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
-    run<long long, false>(ima_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_paged_attn::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_paged_attn::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
-        ima_paged_attn::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
-        ima_paged_attn::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
-        ima_paged_attn::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+    run<long long, false>(ima_kernel_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
+        ima_kernel_paged_attn::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_paged_attn::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
+        ima_kernel_paged_attn::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
+        ima_kernel_paged_attn::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
+        ima_kernel_paged_attn::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
+        ima_kernel_paged_attn::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
+        ima_kernel_paged_attn::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,
         HQ,
         D,
@@ -3430,7 +3430,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
     int P,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn;
+    using namespace ima_kernel_paged_attn;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3443,15 +3443,15 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
     __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_paged_attn::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_paged_attn::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_paged_attn::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_paged_attn::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_paged_attn::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<int, true>(ima_kernel_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_paged_attn::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         HQ,
         D,
@@ -3584,7 +3584,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
     long long P,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn;
+    using namespace ima_kernel_paged_attn;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3597,15 +3597,15 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
     __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_paged_attn::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_paged_attn::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_paged_attn::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_paged_attn::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_paged_attn::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<long long, true>(ima_kernel_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_paged_attn::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         HQ,
         D,
@@ -3708,7 +3708,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
 // reads the cache as it was. Every query head of a KV head must be one block's (at most
 // 8: `HQ <= 8 * HKV`), so that no other block reads the token while it is written; and
 // D = 128, whose queries stay in registers.
-namespace ima_paged_attn_rope {
+namespace ima_kernel_paged_attn_rope {
 
 [[maybe_unused]] constexpr int PART = 128;
 [[maybe_unused]] constexpr int SPAN = 4;
@@ -4966,7 +4966,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, MAXPOS, D, NB, BS, HKV, P, HQ, scale, kv, qs, red_o, red_ml, pages);
 }
 
-}  // namespace ima_paged_attn_rope
+}  // namespace ima_kernel_paged_attn_rope
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
     const __half* __restrict__ qkv,
@@ -5020,7 +5020,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
     int HQ,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn_rope;
+    using namespace ima_kernel_paged_attn_rope;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5030,18 +5030,18 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
-    run<int, false>(ima_paged_attn_rope::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
-        ima_paged_attn_rope::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
-        ima_paged_attn_rope::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
-        ima_paged_attn_rope::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
-        ima_paged_attn_rope::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_rope::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_rope::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_paged_attn_rope::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn_rope::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
-        ima_paged_attn_rope::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
-        ima_paged_attn_rope::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
-        ima_paged_attn_rope::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+    run<int, false>(ima_kernel_paged_attn_rope::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
+        ima_kernel_paged_attn_rope::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
+        ima_kernel_paged_attn_rope::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
+        ima_kernel_paged_attn_rope::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
+        ima_kernel_paged_attn_rope::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_paged_attn_rope::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_paged_attn_rope::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
+        ima_kernel_paged_attn_rope::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
+        ima_kernel_paged_attn_rope::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
+        ima_kernel_paged_attn_rope::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
+        ima_kernel_paged_attn_rope::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
+        ima_kernel_paged_attn_rope::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,
         MAXPOS,
         D,
@@ -5106,7 +5106,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
     long long HQ,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn_rope;
+    using namespace ima_kernel_paged_attn_rope;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5116,18 +5116,18 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
-    run<long long, false>(ima_paged_attn_rope::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
-        ima_paged_attn_rope::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
-        ima_paged_attn_rope::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
-        ima_paged_attn_rope::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
-        ima_paged_attn_rope::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_rope::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_paged_attn_rope::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_paged_attn_rope::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_paged_attn_rope::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
-        ima_paged_attn_rope::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
-        ima_paged_attn_rope::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
-        ima_paged_attn_rope::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+    run<long long, false>(ima_kernel_paged_attn_rope::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
+        ima_kernel_paged_attn_rope::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
+        ima_kernel_paged_attn_rope::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
+        ima_kernel_paged_attn_rope::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
+        ima_kernel_paged_attn_rope::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_paged_attn_rope::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+        ima_kernel_paged_attn_rope::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
+        ima_kernel_paged_attn_rope::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
+        ima_kernel_paged_attn_rope::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
+        ima_kernel_paged_attn_rope::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
+        ima_kernel_paged_attn_rope::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
+        ima_kernel_paged_attn_rope::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
         B,
         MAXPOS,
         D,
@@ -5192,7 +5192,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
     int HQ,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn_rope;
+    using namespace ima_kernel_paged_attn_rope;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5204,18 +5204,18 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
     __builtin_assume(D == 128);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_paged_attn_rope::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_paged_attn_rope::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_paged_attn_rope::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_paged_attn_rope::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_paged_attn_rope::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_paged_attn_rope::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_paged_attn_rope::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_paged_attn_rope::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_paged_attn_rope::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_paged_attn_rope::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_paged_attn_rope::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<int, true>(ima_kernel_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_paged_attn_rope::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_paged_attn_rope::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_paged_attn_rope::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_paged_attn_rope::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn_rope::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn_rope::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn_rope::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn_rope::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn_rope::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -5365,7 +5365,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
     long long HQ,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_paged_attn_rope;
+    using namespace ima_kernel_paged_attn_rope;
     // The block is at most (128, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5377,18 +5377,18 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
     __builtin_assume(D == 128);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_paged_attn_rope::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_paged_attn_rope::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_paged_attn_rope::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_paged_attn_rope::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_paged_attn_rope::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_paged_attn_rope::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_paged_attn_rope::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_paged_attn_rope::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_paged_attn_rope::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_paged_attn_rope::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_paged_attn_rope::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<long long, true>(ima_kernel_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_paged_attn_rope::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_paged_attn_rope::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_paged_attn_rope::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_paged_attn_rope::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn_rope::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn_rope::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn_rope::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn_rope::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn_rope::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         MAXPOS,
         D,

@@ -2251,7 +2251,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // each of its 8 rows leaves as one 16-byte store; a warp covers 256 columns, so loads and
 // stores coalesce along N. A raw grid: the body guards itself. `min_blocks 3` fits the
 // tile in 80 registers, three blocks on each SM instead of two.
-namespace ima_gptq_dequant {
+namespace ima_kernel_gptq_dequant {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -2931,7 +2931,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
-}  // namespace ima_gptq_dequant
+}  // namespace ima_kernel_gptq_dequant
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32(
     const int* __restrict__ w_qweight,
@@ -2949,7 +2949,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_gptq_dequant;
+    using namespace ima_kernel_gptq_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2959,8 +2959,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_gptq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_gptq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -2983,7 +2983,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_gptq_dequant;
+    using namespace ima_kernel_gptq_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2993,8 +2993,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_gptq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -3018,7 +3018,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32_checked(
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_dequant;
+    using namespace ima_kernel_gptq_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3030,8 +3030,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3070,7 +3070,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64_checked(
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_dequant;
+    using namespace ima_kernel_gptq_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3082,8 +3082,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3108,7 +3108,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64_checked(
 // ---------------------------------------------------------------------------------------
 // gptq_dequant_any_n(w: q4[K,N], y: f16[K,N])
 // GPTQ int4 to f16 for any N, a thread per element: the padded last word along N too.
-namespace ima_gptq_dequant_any_n {
+namespace ima_kernel_gptq_dequant_any_n {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -3718,7 +3718,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_gptq_dequant_any_n
+}  // namespace ima_kernel_gptq_dequant_any_n
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32(
     const int* __restrict__ w_qweight,
@@ -3736,15 +3736,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_gptq_dequant_any_n;
+    using namespace ima_kernel_gptq_dequant_any_n;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_gptq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -3767,15 +3767,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_gptq_dequant_any_n;
+    using namespace ima_kernel_gptq_dequant_any_n;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -3799,7 +3799,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32_chec
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_dequant_any_n;
+    using namespace ima_kernel_gptq_dequant_any_n;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3808,8 +3808,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32_chec
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3848,7 +3848,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_chec
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_dequant_any_n;
+    using namespace ima_kernel_gptq_dequant_any_n;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3857,8 +3857,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_chec
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3883,7 +3883,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_chec
 // ---------------------------------------------------------------------------------------
 // gptq_act_order_dequant(w: q4[K,N], y: f16[K,N])
 // GPTQ int4 with act-order (g_idx) and zeros stored plain.
-namespace ima_gptq_act_order_dequant {
+namespace ima_kernel_gptq_act_order_dequant {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -4379,7 +4379,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_gptq_act_order_dequant
+}  // namespace ima_kernel_gptq_act_order_dequant
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32(
     const int* __restrict__ w_qweight,
@@ -4400,15 +4400,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32(
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_act_order_dequant;
+    using namespace ima_kernel_gptq_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_gptq_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<int, false>(ima_kernel_gptq_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -4434,15 +4434,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64(
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_act_order_dequant;
+    using namespace ima_kernel_gptq_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_gptq_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_gptq_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
+    run<long long, false>(ima_kernel_gptq_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
+        ima_kernel_gptq_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
         K,
         N,
         G,
@@ -4468,7 +4468,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_act_order_dequant;
+    using namespace ima_kernel_gptq_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4477,8 +4477,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4522,7 +4522,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_act_order_dequant;
+    using namespace ima_kernel_gptq_act_order_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -4531,8 +4531,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_gptq_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4561,7 +4561,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
 // awq_dequant(w: q4[K,N], y: f16[K,N])
 // AWQ int4 to f16: the same 8 x 8 tiles, here 8 packed words down K, each holding 8
 // columns of one row, and the same three blocks on each SM.
-namespace ima_awq_dequant {
+namespace ima_kernel_awq_dequant {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -5035,7 +5035,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
-}  // namespace ima_awq_dequant
+}  // namespace ima_kernel_awq_dequant
 
 extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32(
     const int* __restrict__ w_qweight,
@@ -5053,7 +5053,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_awq_dequant;
+    using namespace ima_kernel_awq_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5063,8 +5063,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_awq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_awq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_awq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_awq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -5087,7 +5087,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_awq_dequant;
+    using namespace ima_kernel_awq_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5097,8 +5097,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_awq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_awq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_awq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_awq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -5122,7 +5122,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32_checked(
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_awq_dequant;
+    using namespace ima_kernel_awq_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5134,8 +5134,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_awq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_awq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_awq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_awq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -5174,7 +5174,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64_checked(
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_awq_dequant;
+    using namespace ima_kernel_awq_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5186,8 +5186,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_awq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_awq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_awq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_awq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -5212,7 +5212,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64_checked(
 // ---------------------------------------------------------------------------------------
 // awq_dequant_any_n(w: q4[K,N], y: f16[K,N])
 // AWQ int4 to f16 for any N, a thread per packed word (8 columns of one row).
-namespace ima_awq_dequant_any_n {
+namespace ima_kernel_awq_dequant_any_n {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -5608,7 +5608,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
-}  // namespace ima_awq_dequant_any_n
+}  // namespace ima_kernel_awq_dequant_any_n
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32(
     const int* __restrict__ w_qweight,
@@ -5626,15 +5626,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_awq_dequant_any_n;
+    using namespace ima_kernel_awq_dequant_any_n;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_awq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_awq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_awq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_awq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -5657,15 +5657,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_awq_dequant_any_n;
+    using namespace ima_kernel_awq_dequant_any_n;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_awq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_awq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_awq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_awq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -5689,7 +5689,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32_check
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_awq_dequant_any_n;
+    using namespace ima_kernel_awq_dequant_any_n;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5698,8 +5698,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_awq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_awq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_awq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_awq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -5738,7 +5738,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_check
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_awq_dequant_any_n;
+    using namespace ima_kernel_awq_dequant_any_n;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -5747,8 +5747,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_awq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_awq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_awq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_awq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -5773,7 +5773,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_check
 // ---------------------------------------------------------------------------------------
 // int8_dequant(w: q8[K,N], y: f16[K,N])
 // int8 with per-group scales to f16.
-namespace ima_int8_dequant {
+namespace ima_kernel_int8_dequant {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -5941,7 +5941,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_int8_dequant
+}  // namespace ima_kernel_int8_dequant
 
 extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32(
     const signed char* __restrict__ w_qweight,
@@ -5956,15 +5956,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_int8_dequant;
+    using namespace ima_kernel_int8_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_int8_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_int8_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_int8_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_int8_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -5984,15 +5984,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_int8_dequant;
+    using namespace ima_kernel_int8_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_int8_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_int8_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_int8_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_int8_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
         K,
         N,
         G,
@@ -6013,7 +6013,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32_checked(
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_int8_dequant;
+    using namespace ima_kernel_int8_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6022,8 +6022,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_int8_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_int8_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_int8_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_int8_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -6059,7 +6059,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_int8_dequant;
+    using namespace ima_kernel_int8_dequant;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6068,8 +6068,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_int8_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_int8_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_int8_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_int8_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -6105,7 +6105,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
 // up's interleaved in units of GATE_UP_UNIT, and y = silu(x · W_gate) · (x · W_up), in
 // f32 with one rounding. (Its M > 1 path reads the weights once for each 4 rows of x:
 // from 2 rows on, specs/gemm.ima's gptq_gemm is faster, bench/RESULTS.md.)
-namespace ima_gptq_gemv {
+namespace ima_kernel_gptq_gemv {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -6897,7 +6897,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
 }
 
-}  // namespace ima_gptq_gemv
+}  // namespace ima_kernel_gptq_gemv
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     const __half* __restrict__ x,
@@ -6920,7 +6920,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     int N,
     int G,
     int NY) {
-    using namespace ima_gptq_gemv;
+    using namespace ima_kernel_gptq_gemv;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6932,9 +6932,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<int, false>(ima_gptq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemv::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_gptq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_gemv::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -6964,7 +6964,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
     long long N,
     long long G,
     long long NY) {
-    using namespace ima_gptq_gemv;
+    using namespace ima_kernel_gptq_gemv;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -6976,9 +6976,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<long long, false>(ima_gptq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_gptq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_gptq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_gptq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_gptq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -7009,7 +7009,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     int G,
     int NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemv;
+    using namespace ima_kernel_gptq_gemv;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -7023,9 +7023,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_gptq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemv::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -7080,7 +7080,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     long long G,
     long long NY,
     ImaRecord* ima_record) {
-    using namespace ima_gptq_gemv;
+    using namespace ima_kernel_gptq_gemv;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -7094,9 +7094,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_gptq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_gptq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_gptq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -7132,7 +7132,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
 // ---------------------------------------------------------------------------------------
 // awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])
 // W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
-namespace ima_awq_gemv {
+namespace ima_kernel_awq_gemv {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 
@@ -7559,7 +7559,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_awq_gemv
+}  // namespace ima_kernel_awq_gemv
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32(
     const __half* __restrict__ x,
@@ -7581,16 +7581,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32(
     int K,
     int N,
     int G) {
-    using namespace ima_awq_gemv;
+    using namespace ima_kernel_awq_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_awq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_awq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_awq_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_awq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_awq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_awq_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -7618,16 +7618,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64(
     long long K,
     long long N,
     long long G) {
-    using namespace ima_awq_gemv;
+    using namespace ima_kernel_awq_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_awq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_awq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_awq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_awq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
+        ima_kernel_awq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_awq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         K,
         N,
@@ -7656,7 +7656,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32_checked(
     int N,
     int G,
     ImaRecord* ima_record) {
-    using namespace ima_awq_gemv;
+    using namespace ima_kernel_awq_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -7665,9 +7665,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_awq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_awq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_awq_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_awq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_awq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_awq_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -7715,7 +7715,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64_checked(
     long long N,
     long long G,
     ImaRecord* ima_record) {
-    using namespace ima_awq_gemv;
+    using namespace ima_kernel_awq_gemv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -7724,9 +7724,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_awq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_awq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_awq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_awq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_awq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_awq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,

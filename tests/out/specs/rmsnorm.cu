@@ -2250,7 +2250,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // align(16) with `D % 8 == 0` gives every bf16 argument 16-byte accessors (load8, store8).
 // `min_blocks 8` keeps the release code within 32 registers, so 8 blocks (a full SM) are
 // resident: at 38 registers only 6 fit, and the row loads run about 5% slower.
-namespace ima_rms_norm {
+namespace ima_kernel_rms_norm {
 
 
 // in x: bf16[N, D]
@@ -2617,7 +2617,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_rms_norm
+}  // namespace ima_kernel_rms_norm
 
 extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32(
     const __nv_bfloat16* __restrict__ x,
@@ -2631,7 +2631,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32(
     int N,
     int D,
     float eps) {
-    using namespace ima_rms_norm;
+    using namespace ima_kernel_rms_norm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2641,9 +2641,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_rms_norm::x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
-        ima_rms_norm::w_t<int, false>{w, w_s0, D, nullptr},
-        ima_rms_norm::y_t<int, false>{y, y_s0, y_s1, N, D, nullptr},
+    run<int, false>(ima_kernel_rms_norm::x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
+        ima_kernel_rms_norm::w_t<int, false>{w, w_s0, D, nullptr},
+        ima_kernel_rms_norm::y_t<int, false>{y, y_s0, y_s1, N, D, nullptr},
         N,
         D,
         eps,
@@ -2662,7 +2662,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64(
     long long N,
     long long D,
     float eps) {
-    using namespace ima_rms_norm;
+    using namespace ima_kernel_rms_norm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2672,9 +2672,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_rms_norm::x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
-        ima_rms_norm::w_t<long long, false>{w, w_s0, D, nullptr},
-        ima_rms_norm::y_t<long long, false>{y, y_s0, y_s1, N, D, nullptr},
+    run<long long, false>(ima_kernel_rms_norm::x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
+        ima_kernel_rms_norm::w_t<long long, false>{w, w_s0, D, nullptr},
+        ima_kernel_rms_norm::y_t<long long, false>{y, y_s0, y_s1, N, D, nullptr},
         N,
         D,
         eps,
@@ -2694,7 +2694,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32_checked(
     int D,
     float eps,
     ImaRecord* ima_record) {
-    using namespace ima_rms_norm;
+    using namespace ima_kernel_rms_norm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2706,9 +2706,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_rms_norm::w_t<int, true>{w, w_s0, D, &ima_pending},
-        ima_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, &ima_pending},
+    run<int, true>(ima_kernel_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
+        ima_kernel_rms_norm::w_t<int, true>{w, w_s0, D, &ima_pending},
+        ima_kernel_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, &ima_pending},
         N,
         D,
         eps,
@@ -2749,7 +2749,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64_checked(
     long long D,
     float eps,
     ImaRecord* ima_record) {
-    using namespace ima_rms_norm;
+    using namespace ima_kernel_rms_norm;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2761,9 +2761,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_rms_norm::w_t<long long, true>{w, w_s0, D, &ima_pending},
-        ima_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, &ima_pending},
+    run<long long, true>(ima_kernel_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
+        ima_kernel_rms_norm::w_t<long long, true>{w, w_s0, D, &ima_pending},
+        ima_kernel_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, &ima_pending},
         N,
         D,
         eps,

@@ -2251,7 +2251,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // per 8 elements of a row, taken in the order they lie in memory, so that a warp reads and
 // writes 512 contiguous bytes: one 16-byte load of x and one 16-byte store of y each
 // (`align(16)`, which `D % 8 == 0` allows), 4 pairs. A raw grid: the body guards itself.
-namespace ima_rope {
+namespace ima_kernel_rope {
 
 
 // in x: f16[B, H, S, D], stored [B, S, H, D]
@@ -2533,7 +2533,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(x, cos_tab, sin_tab, y, B, H, S, D);
 }
 
-}  // namespace ima_rope
+}  // namespace ima_kernel_rope
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
     const __half* __restrict__ x,
@@ -2556,7 +2556,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
     int H,
     int S,
     int D) {
-    using namespace ima_rope;
+    using namespace ima_kernel_rope;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2566,10 +2566,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_rope::x_t<int, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, nullptr},
-        ima_rope::cos_tab_t<int, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), nullptr},
-        ima_rope::sin_tab_t<int, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), nullptr},
-        ima_rope::y_t<int, false>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, nullptr},
+    run<int, false>(ima_kernel_rope::x_t<int, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, nullptr},
+        ima_kernel_rope::cos_tab_t<int, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), nullptr},
+        ima_kernel_rope::sin_tab_t<int, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), nullptr},
+        ima_kernel_rope::y_t<int, false>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, nullptr},
         B,
         H,
         S,
@@ -2598,7 +2598,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64(
     long long H,
     long long S,
     long long D) {
-    using namespace ima_rope;
+    using namespace ima_kernel_rope;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2608,10 +2608,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_rope::x_t<long long, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, nullptr},
-        ima_rope::cos_tab_t<long long, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), nullptr},
-        ima_rope::sin_tab_t<long long, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), nullptr},
-        ima_rope::y_t<long long, false>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, nullptr},
+    run<long long, false>(ima_kernel_rope::x_t<long long, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, nullptr},
+        ima_kernel_rope::cos_tab_t<long long, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), nullptr},
+        ima_kernel_rope::sin_tab_t<long long, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), nullptr},
+        ima_kernel_rope::y_t<long long, false>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, nullptr},
         B,
         H,
         S,
@@ -2641,7 +2641,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32_checked(
     int S,
     int D,
     ImaRecord* ima_record) {
-    using namespace ima_rope;
+    using namespace ima_kernel_rope;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2653,10 +2653,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_rope::x_t<int, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, &ima_pending},
-        ima_rope::cos_tab_t<int, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), &ima_pending},
-        ima_rope::sin_tab_t<int, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), &ima_pending},
-        ima_rope::y_t<int, true>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, &ima_pending},
+    run<int, true>(ima_kernel_rope::x_t<int, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, &ima_pending},
+        ima_kernel_rope::cos_tab_t<int, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), &ima_pending},
+        ima_kernel_rope::sin_tab_t<int, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), &ima_pending},
+        ima_kernel_rope::y_t<int, true>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, &ima_pending},
         B,
         H,
         S,
@@ -2713,7 +2713,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64_checked(
     long long S,
     long long D,
     ImaRecord* ima_record) {
-    using namespace ima_rope;
+    using namespace ima_kernel_rope;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2725,10 +2725,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_rope::x_t<long long, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, &ima_pending},
-        ima_rope::cos_tab_t<long long, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), &ima_pending},
-        ima_rope::sin_tab_t<long long, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), &ima_pending},
-        ima_rope::y_t<long long, true>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, &ima_pending},
+    run<long long, true>(ima_kernel_rope::x_t<long long, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, &ima_pending},
+        ima_kernel_rope::cos_tab_t<long long, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), &ima_pending},
+        ima_kernel_rope::sin_tab_t<long long, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), &ima_pending},
+        ima_kernel_rope::y_t<long long, true>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, &ima_pending},
         B,
         H,
         S,

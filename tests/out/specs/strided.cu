@@ -2247,7 +2247,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // affine_view(x: f32[M,N], y: f32[M,N], a: f32, b: f32)
 // y = a·x + b over any view of x: a slice, a transposed or a broadcast tensor. The
 // strides come with the launch; the output is contiguous.
-namespace ima_affine_view {
+namespace ima_kernel_affine_view {
 
 
 // in x: f32[M, N], strided
@@ -2373,7 +2373,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_affine_view
+}  // namespace ima_kernel_affine_view
 
 extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32(
     const float* __restrict__ x,
@@ -2386,15 +2386,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32(
     int N,
     float a,
     float b) {
-    using namespace ima_affine_view;
+    using namespace ima_kernel_affine_view;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_affine_view::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_affine_view::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_affine_view::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_kernel_affine_view::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         N,
         a,
@@ -2413,15 +2413,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64(
     long long N,
     float a,
     float b) {
-    using namespace ima_affine_view;
+    using namespace ima_kernel_affine_view;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_affine_view::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_affine_view::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_affine_view::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_kernel_affine_view::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
         M,
         N,
         a,
@@ -2441,7 +2441,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32_checked(
     float a,
     float b,
     ImaRecord* ima_record) {
-    using namespace ima_affine_view;
+    using namespace ima_kernel_affine_view;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2450,8 +2450,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_affine_view::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_affine_view::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_affine_view::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_affine_view::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         N,
         a,
@@ -2486,7 +2486,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64_checked(
     float a,
     float b,
     ImaRecord* ima_record) {
-    using namespace ima_affine_view;
+    using namespace ima_kernel_affine_view;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2495,8 +2495,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_affine_view::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_affine_view::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_affine_view::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_affine_view::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         N,
         a,

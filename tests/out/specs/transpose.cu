@@ -2246,7 +2246,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // ---------------------------------------------------------------------------------------
 // transpose(x: f32[M,N], y: f32[N,M])
 // y = xᵀ, a thread per element: simple, but the reads of x are strided.
-namespace ima_transpose {
+namespace ima_kernel_transpose {
 
 [[maybe_unused]] constexpr int TILE = 32;
 
@@ -2369,7 +2369,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_transpose
+}  // namespace ima_kernel_transpose
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32(
     const float* __restrict__ x,
@@ -2380,15 +2380,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32(
     int y_s1,
     int M,
     int N) {
-    using namespace ima_transpose;
+    using namespace ima_kernel_transpose;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_transpose::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_transpose::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<int, false>(ima_kernel_transpose::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_kernel_transpose::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -2403,15 +2403,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64(
     long long y_s1,
     long long M,
     long long N) {
-    using namespace ima_transpose;
+    using namespace ima_kernel_transpose;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_transpose::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_transpose::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<long long, false>(ima_kernel_transpose::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_kernel_transpose::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -2427,7 +2427,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32_checked(
     int M,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_transpose;
+    using namespace ima_kernel_transpose;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2436,8 +2436,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_transpose::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_transpose::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    run<int, true>(ima_kernel_transpose::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_transpose::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -2468,7 +2468,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64_checked(
     long long M,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_transpose;
+    using namespace ima_kernel_transpose;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2477,8 +2477,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_transpose::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_transpose::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    run<long long, true>(ima_kernel_transpose::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_transpose::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -2503,7 +2503,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64_checked(
 // transpose_tiled(x: f32[M,N], y: f32[N,M])
 // y = xᵀ through a shared-memory tile, so that reads and writes are both coalesced.
 // A raw grid: the body indexes and guards by hand.
-namespace ima_transpose_tiled {
+namespace ima_kernel_transpose_tiled {
 
 [[maybe_unused]] constexpr int TILE = 32;
 
@@ -2674,7 +2674,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(x, y, M, N, tile);
 }
 
-}  // namespace ima_transpose_tiled
+}  // namespace ima_kernel_transpose_tiled
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32(
     const float* __restrict__ x,
@@ -2685,15 +2685,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32(
     int y_s1,
     int M,
     int N) {
-    using namespace ima_transpose_tiled;
+    using namespace ima_kernel_transpose_tiled;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_transpose_tiled::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_transpose_tiled::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<int, false>(ima_kernel_transpose_tiled::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_kernel_transpose_tiled::y_t<int, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -2708,15 +2708,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64(
     long long y_s1,
     long long M,
     long long N) {
-    using namespace ima_transpose_tiled;
+    using namespace ima_kernel_transpose_tiled;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_transpose_tiled::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_transpose_tiled::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
+    run<long long, false>(ima_kernel_transpose_tiled::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
+        ima_kernel_transpose_tiled::y_t<long long, false>{y, y_s0, y_s1, N, M, nullptr},
         M,
         N,
         nullptr);
@@ -2732,7 +2732,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32_checked
     int M,
     int N,
     ImaRecord* ima_record) {
-    using namespace ima_transpose_tiled;
+    using namespace ima_kernel_transpose_tiled;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2741,8 +2741,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32_checked
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_transpose_tiled::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_transpose_tiled::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    run<int, true>(ima_kernel_transpose_tiled::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_transpose_tiled::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -2777,7 +2777,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64_checked
     long long M,
     long long N,
     ImaRecord* ima_record) {
-    using namespace ima_transpose_tiled;
+    using namespace ima_kernel_transpose_tiled;
     // The block is at most (32, 8, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2786,8 +2786,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64_checked
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_transpose_tiled::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_transpose_tiled::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    run<long long, true>(ima_kernel_transpose_tiled::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_transpose_tiled::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);

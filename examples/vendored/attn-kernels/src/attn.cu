@@ -2247,7 +2247,7 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // ---------------------------------------------------------------------------------------
 // attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)
 // Attention scores: o = q · kᵀ · scale, one thread per score.
-namespace ima_attn_scores {
+namespace ima_kernel_attn_scores {
 
 
 // Queries.
@@ -2404,7 +2404,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_attn_scores
+}  // namespace ima_kernel_attn_scores
 
 extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32(
     const __half* __restrict__ q,
@@ -2428,7 +2428,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32(
     int D,
     int T,
     float scale) {
-    using namespace ima_attn_scores;
+    using namespace ima_kernel_attn_scores;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2438,9 +2438,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_attn_scores::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_attn_scores::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_attn_scores::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_kernel_attn_scores::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_kernel_attn_scores::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_kernel_attn_scores::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -2472,7 +2472,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64(
     long long D,
     long long T,
     float scale) {
-    using namespace ima_attn_scores;
+    using namespace ima_kernel_attn_scores;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2482,9 +2482,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_attn_scores::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_attn_scores::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_attn_scores::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_kernel_attn_scores::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_kernel_attn_scores::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_kernel_attn_scores::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -2517,7 +2517,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32_checked(
     int T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores;
+    using namespace ima_kernel_attn_scores;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2529,9 +2529,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_attn_scores::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_attn_scores::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_attn_scores::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<int, true>(ima_kernel_attn_scores::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -2589,7 +2589,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64_checked(
     long long T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores;
+    using namespace ima_kernel_attn_scores;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2601,9 +2601,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_attn_scores::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_attn_scores::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_attn_scores::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_attn_scores::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -2641,7 +2641,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64_checked(
 // ---------------------------------------------------------------------------------------
 // softmax_rows(s: f32[B,H,S,T], p: f16[B,H,S,T])
 // Softmax along each row of scores, a block per row.
-namespace ima_softmax_rows {
+namespace ima_kernel_softmax_rows {
 
 
 // in s: f32[B, H, S, T]
@@ -2829,7 +2829,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_softmax_rows
+}  // namespace ima_kernel_softmax_rows
 
 extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32(
     const float* __restrict__ s,
@@ -2846,15 +2846,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32(
     int H,
     int S,
     int T) {
-    using namespace ima_softmax_rows;
+    using namespace ima_kernel_softmax_rows;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_softmax_rows::s_t<int, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, nullptr},
-        ima_softmax_rows::p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_kernel_softmax_rows::s_t<int, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, nullptr},
+        ima_kernel_softmax_rows::p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -2877,15 +2877,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64(
     long long H,
     long long S,
     long long T) {
-    using namespace ima_softmax_rows;
+    using namespace ima_kernel_softmax_rows;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_softmax_rows::s_t<long long, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, nullptr},
-        ima_softmax_rows::p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_kernel_softmax_rows::s_t<long long, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, nullptr},
+        ima_kernel_softmax_rows::p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -2909,7 +2909,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32_checked(
     int S,
     int T,
     ImaRecord* ima_record) {
-    using namespace ima_softmax_rows;
+    using namespace ima_kernel_softmax_rows;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2918,8 +2918,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_softmax_rows::s_t<int, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, &ima_pending},
-        ima_softmax_rows::p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
+    run<int, true>(ima_kernel_softmax_rows::s_t<int, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, &ima_pending},
+        ima_kernel_softmax_rows::p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -2965,7 +2965,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64_checked(
     long long S,
     long long T,
     ImaRecord* ima_record) {
-    using namespace ima_softmax_rows;
+    using namespace ima_kernel_softmax_rows;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -2974,8 +2974,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_softmax_rows::s_t<long long, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, &ima_pending},
-        ima_softmax_rows::p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_softmax_rows::s_t<long long, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, &ima_pending},
+        ima_kernel_softmax_rows::p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -3008,7 +3008,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64_checked(
 // ---------------------------------------------------------------------------------------
 // attn_pv(p: f16[B,H,S,T], v: f16[B,H,T,D], o: f32[B,H,S,D])
 // o = p · v: attention output, one thread per element.
-namespace ima_attn_pv {
+namespace ima_kernel_attn_pv {
 
 
 // in p: f16[B, H, S, T]
@@ -3159,7 +3159,7 @@ __device__ __forceinline__ void run(
     }
 }
 
-}  // namespace ima_attn_pv
+}  // namespace ima_kernel_attn_pv
 
 extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32(
     const __half* __restrict__ p,
@@ -3182,16 +3182,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32(
     int S,
     int T,
     int D) {
-    using namespace ima_attn_pv;
+    using namespace ima_kernel_attn_pv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_attn_pv::p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
-        ima_attn_pv::v_t<int, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, nullptr},
-        ima_attn_pv::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, nullptr},
+    run<int, false>(ima_kernel_attn_pv::p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
+        ima_kernel_attn_pv::v_t<int, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, nullptr},
+        ima_kernel_attn_pv::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, nullptr},
         B,
         H,
         S,
@@ -3221,16 +3221,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64(
     long long S,
     long long T,
     long long D) {
-    using namespace ima_attn_pv;
+    using namespace ima_kernel_attn_pv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_attn_pv::p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
-        ima_attn_pv::v_t<long long, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, nullptr},
-        ima_attn_pv::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, nullptr},
+    run<long long, false>(ima_kernel_attn_pv::p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, nullptr},
+        ima_kernel_attn_pv::v_t<long long, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, nullptr},
+        ima_kernel_attn_pv::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, nullptr},
         B,
         H,
         S,
@@ -3261,7 +3261,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32_checked(
     int T,
     int D,
     ImaRecord* ima_record) {
-    using namespace ima_attn_pv;
+    using namespace ima_kernel_attn_pv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3270,9 +3270,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_attn_pv::p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
-        ima_attn_pv::v_t<int, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, &ima_pending},
-        ima_attn_pv::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, &ima_pending},
+    run<int, true>(ima_kernel_attn_pv::p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
+        ima_kernel_attn_pv::v_t<int, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_pv::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, &ima_pending},
         B,
         H,
         S,
@@ -3328,7 +3328,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64_checked(
     long long T,
     long long D,
     ImaRecord* ima_record) {
-    using namespace ima_attn_pv;
+    using namespace ima_kernel_attn_pv;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3337,9 +3337,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_attn_pv::p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
-        ima_attn_pv::v_t<long long, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, &ima_pending},
-        ima_attn_pv::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, &ima_pending},
+    run<long long, true>(ima_kernel_attn_pv::p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
+        ima_kernel_attn_pv::v_t<long long, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_pv::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, &ima_pending},
         B,
         H,
         S,
@@ -3379,7 +3379,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64_checked(
 // tile of o for one (b, h), 8 x 8 scores a thread (rows ty + 16r, columns tx + 16c, so
 // that shared reads broadcast or hit 16 consecutive words). D goes in chunks of 32,
 // staged as f32 in shared memory, d-major; q and k come in 16-byte vectors (`align(16)`).
-namespace ima_attn_scores_tiled {
+namespace ima_kernel_attn_scores_tiled {
 
 
 // in q: f16[B, H, S, D]
@@ -3776,7 +3776,7 @@ __device__ __forceinline__ void run(
     body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
-}  // namespace ima_attn_scores_tiled
+}  // namespace ima_kernel_attn_scores_tiled
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32(
     const __half* __restrict__ q,
@@ -3800,7 +3800,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32(
     int D,
     int T,
     float scale) {
-    using namespace ima_attn_scores_tiled;
+    using namespace ima_kernel_attn_scores_tiled;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3810,9 +3810,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_attn_scores_tiled::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_attn_scores_tiled::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_attn_scores_tiled::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_kernel_attn_scores_tiled::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_kernel_attn_scores_tiled::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_kernel_attn_scores_tiled::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -3844,7 +3844,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64(
     long long D,
     long long T,
     float scale) {
-    using namespace ima_attn_scores_tiled;
+    using namespace ima_kernel_attn_scores_tiled;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3854,9 +3854,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_attn_scores_tiled::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_attn_scores_tiled::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_attn_scores_tiled::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_kernel_attn_scores_tiled::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
+        ima_kernel_attn_scores_tiled::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
+        ima_kernel_attn_scores_tiled::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
         B,
         H,
         S,
@@ -3889,7 +3889,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32_check
     int T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores_tiled;
+    using namespace ima_kernel_attn_scores_tiled;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3901,9 +3901,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32_check
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_attn_scores_tiled::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_attn_scores_tiled::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_attn_scores_tiled::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<int, true>(ima_kernel_attn_scores_tiled::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_tiled::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_tiled::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -3969,7 +3969,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64_check
     long long T,
     float scale,
     ImaRecord* ima_record) {
-    using namespace ima_attn_scores_tiled;
+    using namespace ima_kernel_attn_scores_tiled;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -3981,9 +3981,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64_check
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_attn_scores_tiled::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_attn_scores_tiled::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_attn_scores_tiled::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_attn_scores_tiled::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_tiled::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_tiled::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
