@@ -37,7 +37,8 @@ kernel planes {
 /// by `record` of its last `rank` arguments (the launch indices), barriers counted, and the
 /// shared-memory set-up left out.
 fn run_statements(cu: &str, name: &str, rank: usize) -> String {
-    let ns = cu.find(&format!("namespace ima_{name} {{")).unwrap();
+    let prefix = ima_codegen::cuda::KERNEL_NAMESPACE_PREFIX;
+    let ns = cu.find(&format!("namespace {prefix}{name} {{")).unwrap();
     let start = ns + cu[ns..].find("void run(").unwrap();
     let start = start + cu[start..].find(") {\n").unwrap() + 4;
     let end = start + cu[start..].find("\n}\n").unwrap();
