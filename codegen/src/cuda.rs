@@ -53,6 +53,11 @@ pub const IMA_CUH: &str = include_str!("../include/ima.cuh");
 /// made a redeclaration.
 pub const KERNEL_NAMESPACE_PREFIX: &str = "ima_kernel_";
 
+/// The namespace of kernel `name`'s declarations.
+fn kernel_namespace(name: &str) -> String {
+    format!("{KERNEL_NAMESPACE_PREFIX}{name}")
+}
+
 /// The line of a hand-written CUDA file (bench/twins/gemm.cu) that stands for ima.cuh, after
 /// the file's CUDA includes: NVRTC compiles one source, so the header is spliced in there.
 pub const IMA_CUH_SPLICE: &str = "// <ima.cuh>\n";
@@ -101,7 +106,7 @@ struct KernelCu {
     /// The block's extents, or their bounds when the runtime picks the size.
     block: [u32; 3],
     min_blocks: u32,
-    /// What the `where` clauses say divides the dimensions, as C conditions.
+    /// What the `where` clauses say divides the dimensions, or fixes them, as C conditions.
     assumptions: Vec<String>,
     report_extents: Vec<ReportExtents>,
     entries: Vec<Entry>,
@@ -398,7 +403,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
 
     KernelCu {
         name: k.name.clone(),
-        namespace: format!("{KERNEL_NAMESPACE_PREFIX}{}", k.name),
+        namespace: kernel_namespace(&k.name),
         signature: k.signature(),
         docs: k.docs.clone(),
         args,
@@ -464,7 +469,7 @@ fn report_extents(k: &ir::Kernel, index: &[usize], accessors: &[ArgCu]) -> Vec<R
 /// 16-byte vector's test of its last element, which its first element's test implies when
 /// the extent is a multiple of its width (gptq_gemm_i32_checked: 2,960 SASS instructions
 /// instead of 3,184), and with a value it folds the dimension into every index
-/// (paged_attn_rope_i32: 4,096 instructions without). Bounds are left out: assuming them
+/// (paged_attn_rope_i32: 3,496 instead of 3,704). Bounds are left out: assuming them
 /// made paged_attn_i32_checked larger (15,760 instead of 14,264).
 fn dimension_assumptions(k: &ir::Kernel) -> Vec<String> {
     let constraints: Vec<&ir::Expr> = k.constraints.iter().map(|c| &c.expr).collect();
@@ -760,8 +765,8 @@ fn entry(
         // Qualified: the entry point sees the global namespace too, where CUDA's headers
         // declare POSIX types such as `key_t` and `size_t` (an argument named `key`).
         run_args.push(format!(
-            "{KERNEL_NAMESPACE_PREFIX}{}::{}_t<{index_type}, {checked}>{{{}}}",
-            k.name,
+            "{}::{}_t<{index_type}, {checked}>{{{}}}",
+            kernel_namespace(&k.name),
             a.name,
             fields.join(", ")
         ));

@@ -409,19 +409,20 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
 ///
 /// paged_attn with decode.ima's rope_cache fused in front, for the decode layer: one launch
 /// takes the QKV projection's output where the two took it and the rotated queries in
-/// turn, and leaves in `out` and in the caches what they leave (bench/RESULTS.md: 1.1 to
-/// 2.4 µs a step saved). Each block rotates its own query heads as it loads them (as
-/// rope_cache rounds them, to f16), and the block that reads a sequence's last token
-/// (at seq_lens[b] - 1) first rotates its KV head's new key and writes it and the new value
-/// to slot slot_mapping[b] (none for -1), before the barrier after which its warps read
-/// that token; a sequence of no tokens has its slot written by its first partition's block,
-/// as rope_cache writes it. So the slot must be the one the block table gives token
-/// seq_lens[b] - 1 (the decode step's own token: vLLM's slot mapping), or the attention
-/// reads the cache as it was. Every query head of a KV head must be one block's (at most
-/// 8: `HQ <= 8 * HKV`), so that no other block reads the token while it is written; and
-/// D = 128, whose queries stay in registers.
+/// turn, and leaves in `out` and in the caches what they leave (bench/RESULTS.md, session
+/// 49: in the decode layer's graph it adds 7.6 µs at B = 1 where the two added 7.8 to 8.5,
+/// and 45.8 to 46.6 at B = 32 where they added 48.1 to 48.7). Each block rotates its own
+/// query heads as it stages them (rounded to f16, as rope_cache stores them), and the block
+/// that reads a sequence's last token (at seq_lens[b] - 1) first rotates its KV head's new
+/// key and writes it and the new value to slot slot_mapping[b] (none for -1), before the
+/// barrier after which its warps read that token; a sequence of no tokens has its slot
+/// written by its first partition's block, as rope_cache writes it. So the slot must be
+/// the one the block table gives token seq_lens[b] - 1 (the decode step's own token:
+/// vLLM's slot mapping), or the attention reads the cache as it was. Every query head of a
+/// KV head must be one block's (at most 8: `HQ <= 8 * HKV`), so that no other block reads
+/// the token while it is written; and D = 128, whose queries stay in registers.
 ///
-/// Declared at `specs/paged.ima:124`.
+/// Declared at `specs/paged.ima:125`.
 pub struct PagedAttnRope {
     kernel: ima::Kernel,
 }
@@ -518,7 +519,7 @@ pub struct PagedAttnRopeArgs<'a, Qkv: ima::ReadTensor<ima::half::f16>, Positions
 pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
     name: "paged_attn_rope",
     signature: "paged_attn_rope(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)",
-    location: "specs/paged.ima:124",
+    location: "specs/paged.ima:125",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "MAXPOS", bound_by: ima::Binding { arg: 2, dim: 0 } },
