@@ -376,12 +376,21 @@ struct ImaConst {
 };
 
 #ifdef __CUDA_FP16_TYPES_EXIST__
-// RoPE in NeoX's layout (vLLM's is_neox_style): dimension j < D / 2 of a head (lo) and its
-// partner j + D / 2 (hi) turn by the angle whose cosine and sine are cs and sn, each
-// rounded to f16 as a store of the rotated head rounds it (decode.ima's rope_cache and
-// paged.ima's paged_attn_rope, which must agree to the bit).
-__device__ __forceinline__ __half2 ima_rotate_half(float lo, float hi, float cs, float sn) {
-    return __halves2half2(__float2half(lo * cs - hi * sn), __float2half(hi * cs + lo * sn));
+// RoPE in NeoX's layout (vLLM's is_neox_style), in place: dimensions j .. j + 7 of a head
+// (lo, j < D / 2) and their partners j + D / 2 .. j + D / 2 + 7 (hi) turn by the angles
+// whose cosines are c (the first 4) and c4 (the next) and sines s and s4, each rounded to
+// f16 as a store of the rotated head rounds it (decode.ima's rope_cache and paged.ima's
+// paged_attn_rope, which must agree to the bit).
+__device__ __forceinline__ void ima_rotate_half(ImaVec<__half, 8>& lo, ImaVec<__half, 8>& hi, const ImaVec<float, 4>& c,
+                                                const ImaVec<float, 4>& c4, const ImaVec<float, 4>& s,
+                                                const ImaVec<float, 4>& s4) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+        const float cs = e < 4 ? c.v[e] : c4.v[e - 4], sn = e < 4 ? s.v[e] : s4.v[e - 4];
+        const float x0 = __half2float(lo.v[e]), x1 = __half2float(hi.v[e]);
+        lo.v[e] = __float2half(x0 * cs - x1 * sn);
+        hi.v[e] = __float2half(x1 * cs + x0 * sn);
+    }
 }
 #endif
 
@@ -2339,7 +2348,7 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 7 "tests/in/output_bound_symbol.ima"
  o(i, j) = 0.f; 
-#line 2343 "output_bound_symbol.cu"
+#line 2352 "output_bound_symbol.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

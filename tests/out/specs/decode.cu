@@ -376,12 +376,21 @@ struct ImaConst {
 };
 
 #ifdef __CUDA_FP16_TYPES_EXIST__
-// RoPE in NeoX's layout (vLLM's is_neox_style): dimension j < D / 2 of a head (lo) and its
-// partner j + D / 2 (hi) turn by the angle whose cosine and sine are cs and sn, each
-// rounded to f16 as a store of the rotated head rounds it (decode.ima's rope_cache and
-// paged.ima's paged_attn_rope, which must agree to the bit).
-__device__ __forceinline__ __half2 ima_rotate_half(float lo, float hi, float cs, float sn) {
-    return __halves2half2(__float2half(lo * cs - hi * sn), __float2half(hi * cs + lo * sn));
+// RoPE in NeoX's layout (vLLM's is_neox_style), in place: dimensions j .. j + 7 of a head
+// (lo, j < D / 2) and their partners j + D / 2 .. j + D / 2 + 7 (hi) turn by the angles
+// whose cosines are c (the first 4) and c4 (the next) and sines s and s4, each rounded to
+// f16 as a store of the rotated head rounds it (decode.ima's rope_cache and paged.ima's
+// paged_attn_rope, which must agree to the bit).
+__device__ __forceinline__ void ima_rotate_half(ImaVec<__half, 8>& lo, ImaVec<__half, 8>& hi, const ImaVec<float, 4>& c,
+                                                const ImaVec<float, 4>& c4, const ImaVec<float, 4>& s,
+                                                const ImaVec<float, 4>& s4) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+        const float cs = e < 4 ? c.v[e] : c4.v[e - 4], sn = e < 4 ? s.v[e] : s4.v[e - 4];
+        const float x0 = __half2float(lo.v[e]), x1 = __half2float(hi.v[e]);
+        lo.v[e] = __float2half(x0 * cs - x1 * sn);
+        hi.v[e] = __float2half(x1 * cs + x0 * sn);
+    }
 }
 #endif
 
@@ -2741,7 +2750,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2745 "decode.cu"
+#line 2754 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3623,14 +3632,8 @@ __device__ __forceinline__ void body(
         const I pos = positions(b);
         const auto c = cos_sin.load4(pos, j), c4 = cos_sin.load4(pos, j + 4);
         const auto s = cos_sin.load4(pos, j + D / 2), s4 = cos_sin.load4(pos, j + D / 2 + 4);
-        ImaVec<__half, 8> rlo, rhi;
-        #pragma unroll
-        for (int e = 0; e < 8; ++e) {
-            const float cs = e < 4 ? c.v[e] : c4.v[e - 4], sn = e < 4 ? s.v[e] : s4.v[e - 4];
-            const __half2 r = ima_rotate_half(__half2float(lo.v[e]), __half2float(hi.v[e]), cs, sn);
-            rlo.v[e] = __low2half(r);
-            rhi.v[e] = __high2half(r);
-        }
+        ImaVec<__half, 8> rlo = lo, rhi = hi;
+        ima_rotate_half(rlo, rhi, c, c4, s, s4);
         if (hd < HQ) {
             q.store8(b, hd, j, rlo);
             q.store8(b, hd, j + D / 2, rhi);
@@ -3641,7 +3644,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3645 "decode.cu"
+#line 3648 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4707,7 +4710,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 173 "specs/decode.ima"
+#line 167 "specs/decode.ima"
 
         const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
         const int warp = threadIdx.y / 8;
@@ -4783,7 +4786,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4787 "decode.cu"
+#line 4790 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

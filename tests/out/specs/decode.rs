@@ -492,7 +492,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
 /// `GATE_UP_UNIT`, a block's 16 columns being 8 of gate and the same 8 of up, and
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/decode.ima:165`.
+/// Declared at `specs/decode.ima:159`.
 pub struct GptqGemvNarrow {
     kernel: ima::Kernel,
 }
@@ -563,7 +563,7 @@ pub struct GptqGemvNarrowArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::Wr
 pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv_narrow",
     signature: "gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/decode.ima:165",
+    location: "specs/decode.ima:159",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },

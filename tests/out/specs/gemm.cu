@@ -377,12 +377,21 @@ struct ImaConst {
 };
 
 #ifdef __CUDA_FP16_TYPES_EXIST__
-// RoPE in NeoX's layout (vLLM's is_neox_style): dimension j < D / 2 of a head (lo) and its
-// partner j + D / 2 (hi) turn by the angle whose cosine and sine are cs and sn, each
-// rounded to f16 as a store of the rotated head rounds it (decode.ima's rope_cache and
-// paged.ima's paged_attn_rope, which must agree to the bit).
-__device__ __forceinline__ __half2 ima_rotate_half(float lo, float hi, float cs, float sn) {
-    return __halves2half2(__float2half(lo * cs - hi * sn), __float2half(hi * cs + lo * sn));
+// RoPE in NeoX's layout (vLLM's is_neox_style), in place: dimensions j .. j + 7 of a head
+// (lo, j < D / 2) and their partners j + D / 2 .. j + D / 2 + 7 (hi) turn by the angles
+// whose cosines are c (the first 4) and c4 (the next) and sines s and s4, each rounded to
+// f16 as a store of the rotated head rounds it (decode.ima's rope_cache and paged.ima's
+// paged_attn_rope, which must agree to the bit).
+__device__ __forceinline__ void ima_rotate_half(ImaVec<__half, 8>& lo, ImaVec<__half, 8>& hi, const ImaVec<float, 4>& c,
+                                                const ImaVec<float, 4>& c4, const ImaVec<float, 4>& s,
+                                                const ImaVec<float, 4>& s4) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+        const float cs = e < 4 ? c.v[e] : c4.v[e - 4], sn = e < 4 ? s.v[e] : s4.v[e - 4];
+        const float x0 = __half2float(lo.v[e]), x1 = __half2float(hi.v[e]);
+        lo.v[e] = __float2half(x0 * cs - x1 * sn);
+        hi.v[e] = __float2half(x1 * cs + x0 * sn);
+    }
 }
 #endif
 
@@ -2676,7 +2685,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2680 "gemm.cu"
+#line 2689 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3385,7 +3394,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3389 "gemm.cu"
+#line 3398 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4076,7 +4085,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4080 "gemm.cu"
+#line 4089 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4702,7 +4711,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4706 "gemm.cu"
+#line 4715 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5857,7 +5866,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5861 "gemm.cu"
+#line 5870 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

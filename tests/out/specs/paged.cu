@@ -376,12 +376,21 @@ struct ImaConst {
 };
 
 #ifdef __CUDA_FP16_TYPES_EXIST__
-// RoPE in NeoX's layout (vLLM's is_neox_style): dimension j < D / 2 of a head (lo) and its
-// partner j + D / 2 (hi) turn by the angle whose cosine and sine are cs and sn, each
-// rounded to f16 as a store of the rotated head rounds it (decode.ima's rope_cache and
-// paged.ima's paged_attn_rope, which must agree to the bit).
-__device__ __forceinline__ __half2 ima_rotate_half(float lo, float hi, float cs, float sn) {
-    return __halves2half2(__float2half(lo * cs - hi * sn), __float2half(hi * cs + lo * sn));
+// RoPE in NeoX's layout (vLLM's is_neox_style), in place: dimensions j .. j + 7 of a head
+// (lo, j < D / 2) and their partners j + D / 2 .. j + D / 2 + 7 (hi) turn by the angles
+// whose cosines are c (the first 4) and c4 (the next) and sines s and s4, each rounded to
+// f16 as a store of the rotated head rounds it (decode.ima's rope_cache and paged.ima's
+// paged_attn_rope, which must agree to the bit).
+__device__ __forceinline__ void ima_rotate_half(ImaVec<__half, 8>& lo, ImaVec<__half, 8>& hi, const ImaVec<float, 4>& c,
+                                                const ImaVec<float, 4>& c4, const ImaVec<float, 4>& s,
+                                                const ImaVec<float, 4>& s4) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+        const float cs = e < 4 ? c.v[e] : c4.v[e - 4], sn = e < 4 ? s.v[e] : s4.v[e - 4];
+        const float x0 = __half2float(lo.v[e]), x1 = __half2float(hi.v[e]);
+        lo.v[e] = __float2half(x0 * cs - x1 * sn);
+        hi.v[e] = __float2half(x1 * cs + x0 * sn);
+    }
 }
 #endif
 
@@ -3192,7 +3201,7 @@ __device__ __forceinline__ void body(
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages);
     
-#line 3196 "paged.cu"
+#line 3205 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4878,24 +4887,18 @@ __device__ __forceinline__ void body(
         const I b = blockIdx.z;
         const I pos = positions(b);
         // Dimensions j .. j + 7 of a head (lo, j < D / 2) and their partners j + D / 2 .. (hi),
-        // turned to the position: the low side's 8 or the high side's.
-        auto rotated = [&](const ImaVec<__half, 8>& lo, const ImaVec<__half, 8>& hi, I j, bool low) {
-            const auto c = cos_sin.load4(pos, j), c4 = cos_sin.load4(pos, j + 4);
-            const auto s = cos_sin.load4(pos, j + D / 2), s4 = cos_sin.load4(pos, j + D / 2 + 4);
-            ImaVec<__half, 8> r;
-            #pragma unroll
-            for (int e = 0; e < 8; ++e) {
-                const float cs = e < 4 ? c.v[e] : c4.v[e - 4], sn = e < 4 ? s.v[e] : s4.v[e - 4];
-                const __half2 t = ima_rotate_half(__half2float(lo.v[e]), __half2float(hi.v[e]), cs, sn);
-                r.v[e] = low ? __low2half(t) : __high2half(t);
-            }
-            return r;
+        // turned in place to the position.
+        auto rotate = [&](ImaVec<__half, 8>& lo, ImaVec<__half, 8>& hi, I j) {
+            ima_rotate_half(lo, hi, cos_sin.load4(pos, j), cos_sin.load4(pos, j + 4), cos_sin.load4(pos, j + D / 2),
+                            cos_sin.load4(pos, j + D / 2 + 4));
         };
         // Query head hq's dimensions d .. d + 7, rotated (8 divides D / 2: they lie on one
         // side of it).
         auto query = [&](I hq, I d) {
-            const I j = d % (D / 2), lo = hq * D + j;
-            return rotated(qkv.load8(b, lo), qkv.load8(b, lo + D / 2), j, d < D / 2);
+            const I j = d % (D / 2);
+            ImaVec<__half, 8> lo = qkv.load8(b, hq * D + j), hi = qkv.load8(b, hq * D + j + D / 2);
+            rotate(lo, hi, j);
+            return d < D / 2 ? lo : hi;
         };
         // KV head h's new key, rotated, and value, to the slot: thread t < D / 16 takes
         // the key's elements 8 t .. 8 t + 7 and their partners, the next D / 16 the value's.
@@ -4904,11 +4907,7 @@ __device__ __forceinline__ void body(
             const bool key = threadIdx.x < D / 16;
             const I j = I(threadIdx.x) % (D / 16) * 8, hd = (key ? HQ : HQ + HKV) + h;
             ImaVec<__half, 8> lo = qkv.load8(b, hd * D + j), hi = qkv.load8(b, hd * D + j + D / 2);
-            if (key) {
-                const ImaVec<__half, 8> rlo = rotated(lo, hi, j, true), rhi = rotated(lo, hi, j, false);
-                lo = rlo;
-                hi = rhi;
-            }
+            if (key) rotate(lo, hi, j);
             slot_mapping(b).then([&](I slot) {
                 auto store = [&](const auto& cache) {
                     cache.store8(slot / BS, slot % BS, h, j, lo);
@@ -4924,7 +4923,7 @@ __device__ __forceinline__ void body(
         ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages);
     
-#line 4928 "paged.cu"
+#line 4927 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

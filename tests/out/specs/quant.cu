@@ -376,12 +376,21 @@ struct ImaConst {
 };
 
 #ifdef __CUDA_FP16_TYPES_EXIST__
-// RoPE in NeoX's layout (vLLM's is_neox_style): dimension j < D / 2 of a head (lo) and its
-// partner j + D / 2 (hi) turn by the angle whose cosine and sine are cs and sn, each
-// rounded to f16 as a store of the rotated head rounds it (decode.ima's rope_cache and
-// paged.ima's paged_attn_rope, which must agree to the bit).
-__device__ __forceinline__ __half2 ima_rotate_half(float lo, float hi, float cs, float sn) {
-    return __halves2half2(__float2half(lo * cs - hi * sn), __float2half(hi * cs + lo * sn));
+// RoPE in NeoX's layout (vLLM's is_neox_style), in place: dimensions j .. j + 7 of a head
+// (lo, j < D / 2) and their partners j + D / 2 .. j + D / 2 + 7 (hi) turn by the angles
+// whose cosines are c (the first 4) and c4 (the next) and sines s and s4, each rounded to
+// f16 as a store of the rotated head rounds it (decode.ima's rope_cache and paged.ima's
+// paged_attn_rope, which must agree to the bit).
+__device__ __forceinline__ void ima_rotate_half(ImaVec<__half, 8>& lo, ImaVec<__half, 8>& hi, const ImaVec<float, 4>& c,
+                                                const ImaVec<float, 4>& c4, const ImaVec<float, 4>& s,
+                                                const ImaVec<float, 4>& s4) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+        const float cs = e < 4 ? c.v[e] : c4.v[e - 4], sn = e < 4 ? s.v[e] : s4.v[e - 4];
+        const float x0 = __half2float(lo.v[e]), x1 = __half2float(hi.v[e]);
+        lo.v[e] = __float2half(x0 * cs - x1 * sn);
+        hi.v[e] = __float2half(x1 * cs + x0 * sn);
+    }
 }
 #endif
 
@@ -2917,7 +2926,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2921 "quant.cu"
+#line 2930 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3687,7 +3696,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3691 "quant.cu"
+#line 3700 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4348,7 +4357,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4352 "quant.cu"
+#line 4361 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5021,7 +5030,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5025 "quant.cu"
+#line 5034 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5594,7 +5603,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5598 "quant.cu"
+#line 5607 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5910,7 +5919,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5914 "quant.cu"
+#line 5923 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6875,7 +6884,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6879 "quant.cu"
+#line 6888 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7526,7 +7535,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7530 "quant.cu"
+#line 7539 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

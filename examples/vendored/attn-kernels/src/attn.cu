@@ -376,12 +376,21 @@ struct ImaConst {
 };
 
 #ifdef __CUDA_FP16_TYPES_EXIST__
-// RoPE in NeoX's layout (vLLM's is_neox_style): dimension j < D / 2 of a head (lo) and its
-// partner j + D / 2 (hi) turn by the angle whose cosine and sine are cs and sn, each
-// rounded to f16 as a store of the rotated head rounds it (decode.ima's rope_cache and
-// paged.ima's paged_attn_rope, which must agree to the bit).
-__device__ __forceinline__ __half2 ima_rotate_half(float lo, float hi, float cs, float sn) {
-    return __halves2half2(__float2half(lo * cs - hi * sn), __float2half(hi * cs + lo * sn));
+// RoPE in NeoX's layout (vLLM's is_neox_style), in place: dimensions j .. j + 7 of a head
+// (lo, j < D / 2) and their partners j + D / 2 .. j + D / 2 + 7 (hi) turn by the angles
+// whose cosines are c (the first 4) and c4 (the next) and sines s and s4, each rounded to
+// f16 as a store of the rotated head rounds it (decode.ima's rope_cache and paged.ima's
+// paged_attn_rope, which must agree to the bit).
+__device__ __forceinline__ void ima_rotate_half(ImaVec<__half, 8>& lo, ImaVec<__half, 8>& hi, const ImaVec<float, 4>& c,
+                                                const ImaVec<float, 4>& c4, const ImaVec<float, 4>& s,
+                                                const ImaVec<float, 4>& s4) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+        const float cs = e < 4 ? c.v[e] : c4.v[e - 4], sn = e < 4 ? s.v[e] : s4.v[e - 4];
+        const float x0 = __half2float(lo.v[e]), x1 = __half2float(hi.v[e]);
+        lo.v[e] = __float2half(x0 * cs - x1 * sn);
+        hi.v[e] = __float2half(x1 * cs + x0 * sn);
+    }
 }
 #endif
 
@@ -2369,7 +2378,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 2373 "attn.cu"
+#line 2382 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2789,7 +2798,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 2793 "attn.cu"
+#line 2802 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3125,7 +3134,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 3129 "attn.cu"
+#line 3138 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3751,7 +3760,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3755 "attn.cu"
+#line 3764 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
