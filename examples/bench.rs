@@ -2948,7 +2948,7 @@ fn main() -> Res<()> {
     let ctx = ima::context(0)?;
     let stream = ctx.new_stream()?;
     let (major, minor) = ctx.compute_capability()?;
-    let compiled = ima::compile_ptx(HELPERS, "helpers.cu", &format!("sm_{major}{minor}"))?;
+    let compiled = ima::compile_cuda(HELPERS, "helpers.cu", &format!("sm_{major}{minor}"))?;
     if !compiled.log.is_empty() {
         eprintln!("NVRTC on the helpers:\n{}", compiled.log);
     }
@@ -2956,7 +2956,7 @@ fn main() -> Res<()> {
     let mut twin_files = Vec::new();
     for (file, source) in TWIN_FILES {
         let source = ima_codegen::cuda::splice_ima_cuh(source);
-        let compiled = ima::compile_ptx(&source, file, &ima::arch_for(major, minor))?;
+        let compiled = ima::compile_cuda(&source, file, &ima::arch_for(major, minor))?;
         if !compiled.log.is_empty() {
             eprintln!("NVRTC on bench/twins/{file}:\n{}", compiled.log);
         }

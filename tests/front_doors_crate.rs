@@ -1,6 +1,6 @@
 //! `imac compile`'s crate builds on its own, copied out of the workspace: `cargo build
-//! --offline` and `cargo doc` (warnings denied) in a temporary folder, with the PTX that
-//! NVRTC compiled for sm_90 embedded. Needs NVRTC, as `tests/nvrtc.rs` does.
+//! --offline` and `cargo doc` (warnings denied) in a temporary folder, with the PTX and SASS
+//! that NVRTC compiled for sm_90 embedded. Needs NVRTC, as `tests/nvrtc.rs` does.
 
 use ima_codegen::package::{self, CrateOptions, RuntimeDep};
 use ima_dsl::Source;
@@ -39,17 +39,18 @@ fn generated_crate_builds_offline_outside_the_workspace() {
     let module = ima_dsl::compile(&Source::new("specs/attn.ima", text.clone())).unwrap();
     let cuda = ima_codegen::cuda::generate(&module, "attn.cu");
     let compiled =
-        ima::compile_ptx(&cuda, "attn.cu", "sm_90").unwrap_or_else(|e| panic!("NVRTC: {e}"));
-    let ptx = [package::Ptx {
+        ima::compile_cuda(&cuda, "attn.cu", "sm_90").unwrap_or_else(|e| panic!("NVRTC: {e}"));
+    let images = [package::ArchImage {
         arch: "sm_90".into(),
-        text: compiled.ptx,
+        ptx: compiled.ptx,
+        cubin: compiled.cubin,
     }];
     let options = CrateOptions {
         runtime: RuntimeDep::Path(root.join("runtime").display().to_string()),
         archs: vec!["sm_90".into()],
     };
     let mut files = package::crate_files(&module, &text, &options);
-    files.extend(package::ptx_files(&ptx));
+    files.extend(package::image_files(&images));
 
     let dir = tempfile::tempdir().unwrap();
     package::write_crate(dir.path(), &files).unwrap();

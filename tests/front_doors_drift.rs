@@ -73,14 +73,19 @@ fn an_edited_stub_is_drift() {
 }
 
 #[test]
-fn missing_ptx_is_drift() {
+fn missing_ptx_and_sass_are_drift() {
     let dir = generated(&["sm_90"]);
     let (module, text) = attn("specs/attn.ima");
     assert_eq!(
         drifts(dir.path(), &module, &text),
-        [Drift::Missing {
-            path: "src/ptx/sm_90.ptx".into()
-        }]
+        [
+            Drift::Missing {
+                path: "src/ptx/sm_90.ptx".into()
+            },
+            Drift::Missing {
+                path: "src/cubin/sm_90.cubin".into()
+            }
+        ]
     );
 }
 

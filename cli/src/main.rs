@@ -1,14 +1,14 @@
 //! `imac`: the kernel-spec compiler's command line.
 
 mod color;
-mod ptx;
+mod images;
 
 use clap::{Parser, Subcommand};
 use color::ColorWhen;
 use ima_codegen::package::{self, CrateOptions, RuntimeDep};
 use ima_codegen::vendored;
 use ima_dsl::{Source, ir};
-use ptx::PtxError;
+use images::ImageError;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -34,8 +34,8 @@ enum Command {
         /// Directory of the generated crate.
         #[arg(short, long)]
         out: PathBuf,
-        /// Architectures to ship PTX for (`sm_90,sm_80`), when NVRTC is there; a device
-        /// none of them fits compiles the CUDA C when it loads the kernels.
+        /// Architectures to ship PTX and SASS for (`sm_90,sm_80`), when NVRTC is there; a
+        /// device none of them fits compiles the CUDA C when it loads the kernels.
         #[arg(long, value_delimiter = ',')]
         arch: Vec<String>,
         /// Depend on a checkout of ima-runtime at this path (written as given: a relative
@@ -212,33 +212,42 @@ fn compile(
     };
     let cu_file = format!("{}.cu", ima_codegen::stem(&module.file));
     let cuda = ima_codegen::cuda::generate(&module, &cu_file);
-    let ptx = match ptx::compile(&cuda, &cu_file, archs) {
-        Ok(ptx) => ptx,
-        Err(PtxError::Unavailable(e)) => {
-            eprintln!("note: no PTX shipped; the crate compiles its CUDA C when it loads: {e}");
+    let compiled = match images::compile(&cuda, &cu_file, archs) {
+        Ok(compiled) => compiled,
+        Err(ImageError::Unavailable(e)) => {
+            eprintln!(
+                "note: no PTX or SASS shipped; the crate compiles its CUDA C when it loads: {e}"
+            );
             Vec::new()
         }
-        Err(PtxError::Failed(e)) => {
+        Err(ImageError::Failed(e)) => {
             eprintln!("error: {e}");
             return false;
         }
+        Err(ImageError::NotReal(arch)) => {
+            eprintln!(
+                "error: --arch {arch}: not a real GPU architecture; name one such as sm_90 or \
+                 sm_90a, whose SASS and PTX the crate carries"
+            );
+            return false;
+        }
     };
-    for c in ptx.iter().filter(|c| !c.log.is_empty()) {
+    for c in compiled.iter().filter(|c| !c.log.is_empty()) {
         eprintln!(
             "warning: NVRTC, compiling {cu_file} for {}:\n{}",
-            c.ptx.arch, c.log
+            c.image.arch, c.log
         );
     }
-    let ptx: Vec<package::Ptx> = ptx.into_iter().map(|c| c.ptx).collect();
+    let images: Vec<package::ArchImage> = compiled.into_iter().map(|c| c.image).collect();
     let options = CrateOptions {
         runtime,
-        archs: ptx.iter().map(|p| p.arch.clone()).collect(),
+        archs: images.iter().map(|i| i.arch.clone()).collect(),
     };
     let mut files = package::crate_files(&module, &text, &options);
     if python {
         files = ima_codegen::python::package_files(&module, files, &options);
     }
-    files.extend(package::ptx_files(&ptx));
+    files.extend(package::image_files(&images));
     if let Err(e) = package::write_crate(out, &files) {
         eprintln!("error: cannot write {}: {e}", out.display());
         return false;

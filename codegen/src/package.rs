@@ -1,7 +1,7 @@
 //! The generated crate: `Cargo.toml`, `README.md` (also the crate's rustdoc), `imac.stamp`,
 //! and under `src/`: `lib.rs`, `stubs.rs` (the module body the `#[ima_kernel]` macro
-//! expands to), `runtime.rs` (module loading that prefers the shipped PTX), `NAME.cu`, and
-//! `ptx/ARCH.ptx` for each architecture compiled.
+//! expands to), `runtime.rs` (module loading that prefers what was compiled ahead),
+//! `NAME.cu`, and for each architecture compiled `ptx/ARCH.ptx` and `cubin/ARCH.cubin`.
 
 use crate::rust::{CudaSource, RustOptions};
 use crate::stamp::{self, Stamp};
@@ -15,23 +15,35 @@ pub use crate::runtime_dep::RuntimeDep;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrateOptions {
     pub runtime: RuntimeDep,
-    /// Architectures whose PTX the crate carries (see [`ptx_files`]).
+    /// Architectures whose PTX and SASS the crate carries (see [`image_files`]).
     pub archs: Vec<String>,
 }
 
-/// One architecture's PTX, shipped in the crate (`imac compile --arch`).
+/// What the crate carries for one architecture (`imac compile --arch`): the PTX, and the
+/// SASS NVRTC assembled from it, which a device of that architecture loads without
+/// compiling (`ima_runtime::compile_cuda`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ptx {
+pub struct ArchImage {
     /// `sm_90`.
     pub arch: String,
-    pub text: String,
+    pub ptx: String,
+    pub cubin: Vec<u8>,
 }
 
 /// One generated file, relative to the crate's root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GeneratedFile {
     pub path: String,
-    pub contents: String,
+    pub contents: Vec<u8>,
+}
+
+impl GeneratedFile {
+    pub fn text(path: impl Into<String>, contents: String) -> GeneratedFile {
+        GeneratedFile {
+            path: path.into(),
+            contents: contents.into_bytes(),
+        }
+    }
 }
 
 #[derive(Template)]
@@ -63,7 +75,8 @@ pub fn crate_name(m: &ir::Module) -> String {
     format!("{}-kernels", crate::stem(&m.file).replace('_', "-"))
 }
 
-/// Every file of the crate generated from `m`, checked from `spec_text`, except the PTX.
+/// Every file of the crate generated from `m`, checked from `spec_text`, except the
+/// architectures' images ([`image_files`]).
 pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> Vec<GeneratedFile> {
     let name = crate_name(m);
     let cu_file = format!("{}.cu", crate::stem(&m.file));
@@ -87,10 +100,7 @@ pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> V
             runtime: "crate::runtime",
         },
     );
-    let file = |path: &str, contents: String| GeneratedFile {
-        path: path.into(),
-        contents,
-    };
+    let file = GeneratedFile::text;
     vec![
         file(
             "Cargo.toml",
@@ -131,17 +141,27 @@ pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> V
     ]
 }
 
-/// The path of an architecture's PTX inside the crate.
-pub fn ptx_path(arch: &str) -> String {
-    format!("src/ptx/{arch}.ptx")
+/// The paths of an architecture's PTX and SASS inside the crate.
+pub fn image_paths(arch: &str) -> [String; 2] {
+    [
+        format!("src/ptx/{arch}.ptx"),
+        format!("src/cubin/{arch}.cubin"),
+    ]
 }
 
-/// The PTX files, one per architecture.
-pub fn ptx_files(ptx: &[Ptx]) -> Vec<GeneratedFile> {
-    ptx.iter()
-        .map(|p| GeneratedFile {
-            path: ptx_path(&p.arch),
-            contents: p.text.clone(),
+/// The PTX and SASS files, two per architecture.
+pub fn image_files(images: &[ArchImage]) -> Vec<GeneratedFile> {
+    images
+        .iter()
+        .flat_map(|i| {
+            let [ptx, cubin] = image_paths(&i.arch);
+            [
+                GeneratedFile::text(ptx, i.ptx.clone()),
+                GeneratedFile {
+                    path: cubin,
+                    contents: i.cubin.clone(),
+                },
+            ]
         })
         .collect()
 }
@@ -152,7 +172,7 @@ pub fn ptx_files(ptx: &[Ptx]) -> Vec<GeneratedFile> {
 pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
     for f in files {
         let path = dir.join(&f.path);
-        if std::fs::read(&path).is_ok_and(|old| old == f.contents.as_bytes()) {
+        if std::fs::read(&path).is_ok_and(|old| old == f.contents) {
             continue;
         }
         if let Some(parent) = path.parent() {
@@ -183,12 +203,12 @@ mod tests {
             .iter()
             .find(|f| f.path == "Cargo.toml")
             .expect("a Cargo.toml");
+        let manifest = std::str::from_utf8(&manifest.contents).expect("a text file");
         let lines: Vec<&str> = manifest
-            .contents
             .lines()
             .filter(|l| l.starts_with("ima-runtime"))
             .collect();
-        assert_eq!(lines.len(), 1, "{}", manifest.contents);
+        assert_eq!(lines.len(), 1, "{manifest}");
         lines[0].to_string()
     }
 
@@ -214,10 +234,7 @@ mod tests {
     #[test]
     fn an_unchanged_file_keeps_its_modification_time() {
         let dir = tempfile::tempdir().unwrap();
-        let file = |contents: &str| GeneratedFile {
-            path: "src/lib.rs".into(),
-            contents: contents.into(),
-        };
+        let file = |contents: &str| GeneratedFile::text("src/lib.rs", contents.into());
         let path = dir.path().join("src/lib.rs");
         write_crate(dir.path(), &[file("a")]).unwrap();
         let old = std::time::SystemTime::UNIX_EPOCH;

@@ -124,16 +124,17 @@ pub fn package_files(
                         lib: &lib,
                         runtime: runtime_toml(&options.runtime),
                     })
+                    .into_bytes()
                 }
-                "src/lib.rs" => f.contents.push_str(
-                    "\n/// The Python module `_native`, built by maturin (`pyproject.toml`).\nmod python;\n",
+                "src/lib.rs" => f.contents.extend_from_slice(
+                    b"\n/// The Python module `_native`, built by maturin (`pyproject.toml`).\nmod python;\n",
                 ),
                 _ => {}
             }
             f
         })
         .collect();
-    let file = |path: String, contents: String| GeneratedFile { path, contents };
+    let file = GeneratedFile::text;
     files.push(file(
         "pyproject.toml".into(),
         render(&PyProject {

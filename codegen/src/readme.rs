@@ -27,7 +27,7 @@ struct KernelDoc {
     call_args: String,
 }
 
-/// The README of the crate `name`, generated from `m` with PTX for `archs`.
+/// The README of the crate `name`, generated from `m` with PTX and SASS for `archs`.
 pub fn generate(m: &ir::Module, name: &str, archs: &[String]) -> String {
     Readme {
         name,

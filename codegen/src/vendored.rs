@@ -86,16 +86,17 @@ pub fn check(dir: &Path, m: &ir::Module, spec_text: &str) -> Result<Report, Stri
         archs: stamp.archs.clone(),
     };
     for f in package::crate_files(&m, spec_text, &options) {
-        match std::fs::read_to_string(dir.join(&f.path)) {
-            Ok(text) if text == f.contents => {}
+        match std::fs::read(dir.join(&f.path)) {
+            Ok(bytes) if bytes == f.contents => {}
             Ok(_) => drifts.push(Drift::Differs { path: f.path }),
             Err(_) => drifts.push(Drift::Missing { path: f.path }),
         }
     }
     for arch in &stamp.archs {
-        let path = package::ptx_path(arch);
-        if !dir.join(&path).is_file() {
-            drifts.push(Drift::Missing { path });
+        for path in package::image_paths(arch) {
+            if !dir.join(&path).is_file() {
+                drifts.push(Drift::Missing { path });
+            }
         }
     }
     Ok(Report { stamp, drifts })

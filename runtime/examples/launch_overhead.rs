@@ -25,7 +25,7 @@ use ima_runtime::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use ima_runtime::cudarc::nvrtc::Ptx;
 use ima_runtime::{
     DType, DeviceId, DeviceLimits, KernelArg, KernelContract, Module, Scalar, Tensor, TensorMeta,
-    check, compile_ptx, driver_present,
+    check, compile_cuda, driver_present,
 };
 
 const SOURCE: &str = r#"
@@ -140,7 +140,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         let stream = ctx.default_stream();
         let kernel = Module::compile(&ctx, "launch_overhead.cu", SOURCE)?.kernel(&touch::TOUCH)?;
         let (major, minor) = ctx.compute_capability()?;
-        let ptx = compile_ptx(SOURCE, "launch_overhead.cu", &format!("sm_{major}{minor}"))?;
+        let ptx = compile_cuda(SOURCE, "launch_overhead.cu", &format!("sm_{major}{minor}"))?;
         let raw = ctx
             .load_module(Ptx::from_src(ptx.ptx))?
             .load_function("touch_i32")?;

@@ -1,4 +1,4 @@
-//! CUDA C to PTX through NVRTC, keeping the compiler's log.
+//! CUDA C to PTX (and SASS) through NVRTC, keeping the compiler's log.
 //!
 //! cudarc's `compile_ptx_with_opts` drops the log on success, but NVRTC warnings matter
 //! (CI fails on them), so this drives NVRTC's calls directly and returns the log with the
@@ -12,10 +12,14 @@ use cudarc::nvrtc::{result, sys};
 use crate::error::Error;
 use crate::locate::nvrtc;
 
-/// PTX and whatever NVRTC said while producing it (empty when it said nothing).
+/// PTX, the SASS NVRTC assembled from it, and whatever NVRTC said while producing them
+/// (empty when it said nothing).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compiled {
     pub ptx: String,
+    /// The cubin for a real architecture (`sm_90`), which a device of that architecture
+    /// loads with no JIT compile; empty for a virtual one (`compute_90`).
+    pub cubin: Vec<u8>,
     pub log: String,
 }
 
@@ -64,8 +68,53 @@ pub fn arch_for(major: i32, minor: i32) -> String {
 }
 
 /// Compiles `source` (named `file` in messages) for `arch` (`sm_90`), with the CUDA
-/// headers on the include path, C++17 and line info for profilers and sanitizers.
-pub fn compile_ptx(source: &str, file: &str, arch: &str) -> Result<Compiled, Error> {
+/// headers on the include path, C++17 and line info for profilers and sanitizers: its PTX
+/// and, for a real architecture, the SASS NVRTC assembled from it in the same compile.
+pub fn compile_cuda(source: &str, file: &str, arch: &str) -> Result<Compiled, Error> {
+    let (prog, log) = compile_program(source, file, arch)?;
+    let cubin = if arch.starts_with("sm_") {
+        program_cubin(&prog, file)?
+    } else {
+        Vec::new()
+    };
+    Ok(Compiled {
+        ptx: program_ptx(&prog, file)?,
+        cubin,
+        log,
+    })
+}
+
+/// The SASS of a program that compiled for a real architecture.
+fn program_cubin(prog: &Program, file: &str) -> Result<Vec<u8>, Error> {
+    let fail = |call: &str, e: result::NvrtcError| Error::Nvrtc {
+        file: file.to_string(),
+        log: format!("{call}: {e}"),
+    };
+    let mut size = 0usize;
+    // SAFETY: `prog` compiled successfully; `size` is a valid out-pointer.
+    unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) }
+        .result()
+        .map_err(|e| fail("nvrtcGetCUBINSize", e))?;
+    let mut cubin = vec![0u8; size];
+    // SAFETY: as above; `cubin` holds the `size` bytes NVRTC writes.
+    unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }
+        .result()
+        .map_err(|e| fail("nvrtcGetCUBIN", e))?;
+    Ok(cubin)
+}
+
+/// The PTX of a program that compiled.
+fn program_ptx(prog: &Program, file: &str) -> Result<String, Error> {
+    // SAFETY: `prog` is a live program, compiled successfully.
+    let ptx = unsafe { result::get_ptx(prog.0) }.map_err(|e| Error::Nvrtc {
+        file: file.to_string(),
+        log: format!("nvrtcGetPTX: {e}"),
+    })?;
+    Ok(text(&ptx))
+}
+
+/// Compiles `source` for `arch` with the fixed options: the program and NVRTC's log.
+fn compile_program(source: &str, file: &str, arch: &str) -> Result<(Program, String), Error> {
     let fail = |log: String| Error::Nvrtc {
         file: file.to_string(),
         log,
@@ -119,17 +168,12 @@ pub fn compile_ptx(source: &str, file: &str, arch: &str) -> Result<Compiled, Err
         };
         return Err(fail(log));
     }
-    // SAFETY: as above, after a successful compile.
-    let ptx = unsafe { result::get_ptx(prog.0) }.map_err(|e| fail(format!("nvrtcGetPTX: {e}")))?;
-    Ok(Compiled {
-        ptx: text(&ptx),
-        log,
-    })
+    Ok((prog, log))
 }
 
-/// [`compile_ptx`], treating any NVRTC output (warnings) as an error.
+/// The PTX of [`compile_cuda`], treating any NVRTC output (warnings) as an error.
 pub fn compile_ptx_checked(source: &str, file: &str, arch: &str) -> Result<String, Error> {
-    let Compiled { ptx, log } = compile_ptx(source, file, arch)?;
+    let Compiled { ptx, log, .. } = compile_cuda(source, file, arch)?;
     if log.is_empty() {
         Ok(ptx)
     } else {

@@ -67,7 +67,7 @@ fn module(stream: &Arc<CudaStream>) -> Result<Arc<CudaModule>, Error> {
     let (major, minor) = ctx
         .compute_capability()
         .map_err(Error::driver("reading the device's compute capability"))?;
-    let compiled = crate::compile_ptx(SOURCE, "ima_gather.cu", &format!("sm_{major}{minor}"))?;
+    let compiled = crate::compile_cuda(SOURCE, "ima_gather.cu", &format!("sm_{major}{minor}"))?;
     let m = ctx
         .load_module(Ptx::from_src(compiled.ptx))
         .map_err(Error::driver("loading the gather kernels"))?;

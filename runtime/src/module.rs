@@ -5,7 +5,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaModule, DriverError, sys};
 use cudarc::nvrtc::Ptx;
 
-use crate::compile::{arch_for, compile_ptx, nvrtc_version};
+use crate::compile::{arch_for, compile_cuda, nvrtc_version};
 use crate::contract::KernelContract;
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
@@ -31,10 +31,11 @@ pub struct Module {
 
 impl Module {
     /// Compiles `source` with NVRTC for `ctx`'s device ([`arch_for`] its compute
-    /// capability) and loads it. Refuses first, with both versions, when NVRTC is newer
-    /// than the driver ([`Error::PtxTooNew`]). The PTX is kept in memory and in the user's
-    /// cache directory (`IMA_PTX_CACHE`; runtime/src/ptx_cache.rs), so that the same
-    /// source for the same device and NVRTC compiles once.
+    /// capability) and loads the SASS NVRTC assembled (the driver then compiles nothing
+    /// more). Refuses first, with both versions, when NVRTC is newer than the driver
+    /// ([`Error::PtxTooNew`]). The PTX and SASS are kept in memory and in the user's cache
+    /// directory (`IMA_PTX_CACHE`; runtime/src/ptx_cache.rs), so that the same source for
+    /// the same device and NVRTC compiles once.
     pub fn compile(ctx: &Arc<CudaContext>, file: &str, source: &str) -> Result<Module, Error> {
         check_driver_loads_nvrtc(file)?;
         let (major, minor) = capability(ctx)?;
@@ -46,32 +47,64 @@ impl Module {
             nvrtc,
         };
         let compiled = ptx_cache::compiled(&key, ptx_cache::dir().as_deref(), || {
-            compile_ptx(source, file, &arch)
+            compile_cuda(source, file, &arch)
         })?;
-        let mut module = Self::load(ctx, file, &compiled.ptx, Some(nvrtc), (major, minor))?;
+        let mut module = Self::load(
+            ctx,
+            file,
+            Some(&compiled.cubin),
+            &compiled.ptx,
+            Some(nvrtc),
+            (major, minor),
+        )?;
         module.log = compiled.log;
         Ok(module)
     }
 
-    /// Loads PTX compiled earlier (shipped in a generated crate, or cached).
+    /// Loads PTX compiled earlier (shipped in a generated crate).
     pub fn load_ptx(ctx: &Arc<CudaContext>, file: &str, ptx: &str) -> Result<Module, Error> {
-        Self::load(ctx, file, ptx, None, capability(ctx)?)
+        Self::load(ctx, file, None, ptx, None, capability(ctx)?)
     }
 
-    /// Loads `ptx`, made by NVRTC `nvrtc` when known, into `ctx`, whose device has compute
-    /// capability `capability`.
+    /// Loads the SASS `cubin` that NVRTC assembled from `ptx` ([`crate::compile_cuda`],
+    /// shipped in a generated crate): the driver then compiles nothing, where PTX costs its
+    /// JIT compiler up to minutes for the larger modules on a machine whose compute cache
+    /// does not hold them yet. The entry points are read from `ptx`. A cubin the driver
+    /// refuses (one for another architecture) falls back to `ptx`, whose error, if it
+    /// fails too, says why.
+    pub fn load_cubin(
+        ctx: &Arc<CudaContext>,
+        file: &str,
+        cubin: &[u8],
+        ptx: &str,
+    ) -> Result<Module, Error> {
+        Self::load(ctx, file, Some(cubin), ptx, None, capability(ctx)?)
+    }
+
+    /// Loads `cubin` when given, not empty and accepted by the driver, else `ptx` (made by
+    /// NVRTC `nvrtc` when known), into `ctx`, whose device has compute capability
+    /// `capability`.
     fn load(
         ctx: &Arc<CudaContext>,
         file: &str,
+        cubin: Option<&[u8]>,
         ptx: &str,
         nvrtc: Option<(i32, i32)>,
         capability: (i32, i32),
     ) -> Result<Module, Error> {
         // PTX is text, and a NUL ends it as it would in C (cudarc would panic on one).
         let ptx = ptx.split('\0').next().unwrap_or_default();
-        let module = ctx
-            .load_module(Ptx::from_src(ptx))
-            .map_err(|e| load_error(e, file, nvrtc))?;
+        // A copy of the cubin, for the driver reads the ELF image with aligned loads that a
+        // static byte array does not promise.
+        let sass = cubin
+            .filter(|c| !c.is_empty())
+            .and_then(|c| ctx.load_module(Ptx::from_binary(c.to_vec())).ok());
+        let module = match sass {
+            Some(module) => module,
+            None => ctx
+                .load_module(Ptx::from_src(ptx))
+                .map_err(|e| load_error(e, file, nvrtc))?,
+        };
         Ok(Module {
             file: file.to_string(),
             module,

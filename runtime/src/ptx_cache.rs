@@ -1,7 +1,8 @@
-//! The PTX that [`crate::Module::compile`] gets from NVRTC, kept so that a module's source is
-//! compiled once a process and once a machine: in memory, and on disk in the user's cache
-//! directory. NVRTC takes tens of seconds on the larger generated modules (a minute for
-//! specs/gemm_tma.ima's), which every process that loads them paid again.
+//! The PTX and SASS that [`crate::Module::compile`] gets from NVRTC, kept so that a module's
+//! source is compiled once a process and once a machine: in memory, and on disk in the
+//! user's cache directory. NVRTC takes tens of seconds on the larger generated modules (a
+//! minute for specs/gemm_tma.ima's), which every process that loads them paid again; and
+//! the SASS spares the driver compiling the PTX again when it loads it.
 //!
 //! An entry is found only by exact comparison of everything the PTX depends on (the
 //! source, the file name that line info carries, the architecture, NVRTC's version and this
@@ -23,8 +24,8 @@ use std::sync::{Mutex, OnceLock};
 use crate::compile::Compiled;
 use crate::error::Error;
 
-/// What a module's PTX depends on besides NVRTC's fixed options (`compile_ptx`'s, which
-/// [`FORMAT`] stands for).
+/// What a module's PTX and SASS depend on besides NVRTC's fixed options (`compile_cuda`'s,
+/// which [`FORMAT`] stands for).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Key<'a> {
     pub source: &'a str,
@@ -33,10 +34,10 @@ pub(crate) struct Key<'a> {
     pub nvrtc: (i32, i32),
 }
 
-/// The entries' format and `compile_ptx`'s options: change it when either changes.
-const FORMAT: &str = "imac-ptx-cache 1";
+/// The entries' format and `compile_cuda`'s options: change it when either changes.
+const FORMAT: &str = "imac-ptx-cache 2";
 
-/// `key`'s PTX and NVRTC log: from memory, else from `dir`, else from `compile`, whose
+/// `key`'s PTX, SASS and NVRTC log: from memory, else from `dir`, else from `compile`, whose
 /// result is then kept in both (a failed compile is not kept).
 pub(crate) fn compiled(
     key: &Key<'_>,
@@ -152,27 +153,35 @@ fn entry_name(id: u64) -> String {
     format!("{id:016x}.ptxc")
 }
 
-/// An entry's bytes: a header line with the format, NVRTC's version, a check of the log and
-/// PTX (which the key cannot verify) and the lengths of the fields, then the fields (file,
-/// arch, source, log, PTX) back to back.
+/// An entry's bytes: a header line with the format, NVRTC's version, a check of the log,
+/// PTX and SASS (which the key cannot verify) and the lengths of the fields, then the fields
+/// (file, arch, source, log, PTX, SASS) back to back.
 fn encode(key: &Key<'_>, c: &Compiled) -> Vec<u8> {
-    let fields = [key.file, key.arch, key.source, &c.log, &c.ptx];
-    let check = fnv(&[c.log.as_bytes(), c.ptx.as_bytes()]);
-    let mut out = format!("{FORMAT} {} {} {check}", key.nvrtc.0, key.nvrtc.1);
+    let fields: [&[u8]; 6] = [
+        key.file.as_bytes(),
+        key.arch.as_bytes(),
+        key.source.as_bytes(),
+        c.log.as_bytes(),
+        c.ptx.as_bytes(),
+        &c.cubin,
+    ];
+    let check = fnv(&fields[3..]);
+    let mut header = format!("{FORMAT} {} {} {check}", key.nvrtc.0, key.nvrtc.1);
     for f in fields {
-        out += &format!(" {}", f.len());
+        header += &format!(" {}", f.len());
     }
-    out.push('\n');
+    header.push('\n');
+    let mut out = header.into_bytes();
     for f in fields {
-        out += f;
+        out.extend_from_slice(f);
     }
-    out.into_bytes()
+    out
 }
 
 /// The entry in `bytes`, if it is `key`'s.
 fn decode(bytes: &[u8], key: &Key<'_>) -> Option<Compiled> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let (header, mut rest) = text.split_once('\n')?;
+    let end = bytes.iter().position(|&b| b == b'\n')?;
+    let (header, mut rest) = (std::str::from_utf8(&bytes[..end]).ok()?, &bytes[end + 1..]);
     let header = header.strip_prefix(FORMAT)?.strip_prefix(' ')?;
     let numbers: Vec<u64> = header
         .split(' ')
@@ -182,24 +191,30 @@ fn decode(bytes: &[u8], key: &Key<'_>) -> Option<Compiled> {
         return None;
     };
     let nvrtc = (i32::try_from(*major).ok()?, i32::try_from(*minor).ok()?);
-    if lengths.len() != 5 || nvrtc != key.nvrtc {
+    if lengths.len() != 6 || nvrtc != key.nvrtc {
         return None;
     }
-    let mut fields = Vec::with_capacity(5);
+    let mut fields = Vec::with_capacity(6);
     for &len in lengths {
         let len = usize::try_from(len).ok()?;
         let (field, after) = (rest.get(..len)?, rest.get(len..)?);
         fields.push(field);
         rest = after;
     }
-    let [file, arch, source, log, ptx] = fields.as_slice() else {
+    let [file, arch, source, log, ptx, cubin] = fields.as_slice() else {
         return None;
     };
-    let whole = rest.is_empty() && fnv(&[log.as_bytes(), ptx.as_bytes()]) == *check;
-    let mine = *file == key.file && *arch == key.arch && *source == key.source;
-    (whole && mine).then(|| Compiled {
-        ptx: ptx.to_string(),
-        log: log.to_string(),
+    let whole = rest.is_empty() && fnv(&fields[3..]) == *check;
+    let mine = *file == key.file.as_bytes()
+        && *arch == key.arch.as_bytes()
+        && *source == key.source.as_bytes();
+    if !(whole && mine) {
+        return None;
+    }
+    Some(Compiled {
+        ptx: String::from_utf8(ptx.to_vec()).ok()?,
+        cubin: cubin.to_vec(),
+        log: String::from_utf8(log.to_vec()).ok()?,
     })
 }
 
@@ -237,9 +252,11 @@ mod tests {
         }
     }
 
+    /// A result whose SASS has a newline, a NUL and bytes that are not UTF-8.
     fn result(ptx: &str) -> Compiled {
         Compiled {
             ptx: ptx.to_string(),
+            cubin: b"\x7fELF\n\0\xff\xfe sass".to_vec(),
             log: "a warning\nover two lines".to_string(),
         }
     }
@@ -275,12 +292,14 @@ mod tests {
         let mut longer = bytes.clone();
         longer.push(b'x');
         assert_eq!(decode(&longer, &k), None);
-        assert_eq!(decode(b"imac-ptx-cache 2 13 0 1 5 6 3 0 8\n", &k), None);
-        // The PTX changed in place, its length kept: the check refuses it.
-        let text = String::from_utf8(bytes)
-            .unwrap()
-            .replace(".entry f", ".entry g");
-        assert_eq!(decode(text.as_bytes(), &k), None);
+        assert_eq!(decode(b"imac-ptx-cache 1 13 0 1 5 6 3 0 8\n", &k), None);
+        // The PTX or the SASS changed in place, its length kept: the check refuses it.
+        for (from, to) in [(&b".entry f"[..], &b".entry g"[..]), (b"sass", b"SASS")] {
+            let at = bytes.windows(from.len()).position(|w| w == from).unwrap();
+            let mut changed = bytes.clone();
+            changed[at..at + to.len()].copy_from_slice(to);
+            assert_eq!(decode(&changed, &k), None);
+        }
     }
 
     #[test]

@@ -94,18 +94,17 @@ fn reference(
     o
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn launches_and_matches_the_reference() {
-    let (stream, kernel) = setup();
+/// Launches `kernel` on a case of 2 x 3 x 17 x 29 scores of 16 dimensions and compares
+/// them with the host's reference.
+fn launch_and_compare(stream: &Arc<CudaStream>, kernel: &Kernel) -> Launched {
     let (b, h, s, t, d) = (2, 3, 17, 29, 16);
     let (qh, kh) = (values(b * h * s * d, 1), values(b * t * h * d, 5));
-    let q = Tensor::from_host(&stream, &qh, &[b, h, s, d]).unwrap();
-    let k = Tensor::from_host(&stream, &kh, &[b, t, h, d]).unwrap();
-    let mut o = Tensor::<f32>::zeros(&stream, &[b, h, s, t]).unwrap();
+    let q = Tensor::from_host(stream, &qh, &[b, h, s, d]).unwrap();
+    let k = Tensor::from_host(stream, &kh, &[b, t, h, d]).unwrap();
+    let mut o = Tensor::<f32>::zeros(stream, &[b, h, s, t]).unwrap();
     let launched = kernel
         .launch(
-            &stream,
+            stream,
             &mut [
                 KernelArg::read(&q),
                 KernelArg::read(&k),
@@ -114,18 +113,48 @@ fn launches_and_matches_the_reference() {
             &[Scalar::F32(0.5)],
         )
         .unwrap_or_else(|e| panic!("{e}"));
+    let got = o.to_host(stream).unwrap();
+    let want = reference(&qh, &kh, b, h, s, t, d, 0.5);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!((g - w).abs() < 1e-3, "o[{i}] = {g}, expected {w}");
+    }
+    launched
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn launches_and_matches_the_reference() {
+    let (stream, kernel) = setup();
     assert_eq!(
-        launched,
+        launch_and_compare(&stream, &kernel),
         Launched::Done {
             grid: [12, 1, 1],
             block: [256, 1, 1],
             index: IndexWidth::I32
         }
     );
-    let got = o.to_host(&stream).unwrap();
-    let want = reference(&qh, &kh, b, h, s, t, d, 0.5);
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert!((g - w).abs() < 1e-3, "o[{i}] = {g}, expected {w}");
+}
+
+/// What a generated crate ships for `--arch`: the SASS of the device's architecture loads
+/// and runs; SASS the device cannot run (sm_80's on a 9.0 device) falls back to the PTX
+/// beside it, which the driver compiles.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn shipped_sass_loads_and_sass_of_another_architecture_falls_back_to_ptx() {
+    let ctx = CudaContext::new(0).unwrap_or_else(|e| panic!("{e}"));
+    let stream = ctx.default_stream();
+    let (major, minor) = ctx.compute_capability().unwrap();
+    // SASS of another major version (CUDA 13 compiles for sm_75 and later).
+    let other = if major == 8 { "sm_75" } else { "sm_80" };
+    for arch in [ima_runtime::arch_for(major, minor), other.to_string()] {
+        let image = ima_runtime::compile_cuda(SOURCE, "specs/attn.ima", &arch)
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        let module = Module::load_cubin(&ctx, "specs/attn.ima", &image.cubin, &image.ptx)
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        let kernel = module
+            .kernel(&ATTN)
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        launch_and_compare(&stream, &kernel);
     }
 }
 

@@ -1,7 +1,7 @@
 //! NVRTC compilation, with no GPU. These tests fail (never skip) when no toolkit is found:
 //! CI exports IMA_CUDA_ROOT or installs the wheels into `.cache/cuda-venv`.
 
-use ima_runtime::{Error, compile_ptx, compile_ptx_checked, nvrtc, nvrtc_version};
+use ima_runtime::{Error, compile_cuda, compile_ptx_checked, nvrtc, nvrtc_version};
 
 const FP16: &str = r#"
 #include <cuda_fp16.h>
@@ -27,10 +27,28 @@ fn compiles_an_fp16_kernel_for_sm90() {
     assert!(major >= 12, "NVRTC {major}");
 }
 
+/// The SASS is an ELF image for the CUDA machine (ELF's EM_CUDA, 190); a virtual
+/// architecture has PTX and no SASS.
+#[test]
+fn a_real_architecture_gets_sass_beside_its_ptx() {
+    found();
+    let real = compile_cuda(FP16, "scale_half.cu", "sm_90a").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(real.cubin.get(..4), Some(&b"\x7fELF"[..]));
+    let machine = real
+        .cubin
+        .get(18..20)
+        .map(|m| u16::from_le_bytes([m[0], m[1]]));
+    assert_eq!(machine, Some(190), "e_machine");
+    assert!(real.ptx.contains(".target sm_90a"), "{}", real.ptx);
+    let virt = compile_cuda(FP16, "scale_half.cu", "compute_90").unwrap_or_else(|e| panic!("{e}"));
+    assert!(virt.cubin.is_empty());
+    assert!(virt.ptx.contains(".entry scale_half"), "{}", virt.ptx);
+}
+
 #[test]
 fn compile_errors_carry_the_log() {
     found();
-    let e = compile_ptx(
+    let e = compile_cuda(
         "extern \"C\" __global__ void f( {",
         "specs/broken.ima",
         "sm_90",
@@ -55,7 +73,7 @@ fn compile_errors_carry_the_log() {
 fn warnings_are_returned_and_refused_when_checked() {
     found();
     let src = "extern \"C\" __global__ void f(int* x) { int unused = 3; x[0] = 1; }";
-    let compiled = compile_ptx(src, "warn.cu", "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    let compiled = compile_cuda(src, "warn.cu", "sm_90").unwrap_or_else(|e| panic!("{e}"));
     assert!(compiled.log.contains("unused"), "{}", compiled.log);
     let e = compile_ptx_checked(src, "warn.cu", "sm_90").unwrap_err();
     assert!(matches!(e, Error::NvrtcWarnings { .. }), "{e}");
@@ -65,11 +83,11 @@ fn warnings_are_returned_and_refused_when_checked() {
 fn bad_input_is_an_error_not_a_panic() {
     found();
     assert!(matches!(
-        compile_ptx("a\0b", "nul.cu", "sm_90"),
+        compile_cuda("a\0b", "nul.cu", "sm_90"),
         Err(Error::Nvrtc { .. })
     ));
     assert!(matches!(
-        compile_ptx(FP16, "arch.cu", "sm_90 --evil"),
+        compile_cuda(FP16, "arch.cu", "sm_90 --evil"),
         Err(Error::Nvrtc { .. })
     ));
 }

@@ -139,7 +139,8 @@ static MODES: Mutex<Modes> = Mutex::new(Modes {
 });
 
 /// The device's primary context (retained, as the CUDA runtime and PyTorch use it; never
-/// a context of its own), with every kernel loaded: compiled with NVRTC the first time.
+/// a context of its own), with every kernel loaded: from the SASS or PTX shipped for its
+/// architecture, else compiled with NVRTC the first time.
 fn loaded(ordinal: usize) -> Result<Arc<Loaded>, ima::Error> {
     let mut all = LOADED.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, l)) = all.iter().find(|(o, _)| *o == ordinal) {

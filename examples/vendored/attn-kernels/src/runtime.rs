@@ -1,21 +1,24 @@
 //! The runtime as the stubs in `lib.rs` see it: `ima_runtime`, with a [`Module`] that loads
-//! the PTX imac compiled ahead of time when one fits the device, and compiles the CUDA C
-//! with NVRTC otherwise.
+//! what imac compiled ahead of time when it fits the device (the SASS of the device's own
+//! architecture, else PTX), and compiles the CUDA C with NVRTC otherwise.
 
 pub use ima_runtime::*;
 
 use ima_runtime::cudarc::driver::CudaContext;
 use std::sync::Arc;
 
-/// PTX that imac compiled for each architecture named with `--arch`.
-pub const PTX: &[(&str, &str)] = &[];
+/// What imac compiled for each architecture named with `--arch`: (architecture, PTX, the
+/// SASS NVRTC assembled from that PTX).
+pub const IMAGES: &[(&str, &str, &[u8])] = &[];
 
 /// Loads the stubs' module.
 pub struct Module;
 
 impl Module {
-    /// Loads the shipped PTX that fits the device ([`newest_fitting`]: PTX runs on later
-    /// GPUs too); compiles `source` with NVRTC when none fits.
+    /// Loads the shipped image that fits the device ([`newest_fitting`]): its SASS when it
+    /// was assembled for the device's major version (SASS for `sm_XY` runs on `X.Z`, Z >= Y),
+    /// so that the driver compiles nothing, else its PTX (PTX runs on later GPUs too);
+    /// compiles `source` with NVRTC when none fits.
     pub fn compile(
         ctx: &Arc<CudaContext>,
         file: &str,
@@ -26,7 +29,10 @@ impl Module {
             source,
         })?;
         match newest_fitting(major * 10 + minor) {
-            Some(ptx) => ima_runtime::Module::load_ptx(ctx, file, ptx),
+            Some((sm, ptx, cubin)) if sm / 10 == major => {
+                ima_runtime::Module::load_cubin(ctx, file, cubin, ptx)
+            }
+            Some((_, ptx, _)) => ima_runtime::Module::load_ptx(ctx, file, ptx),
             None => ima_runtime::Module::compile(ctx, file, source),
         }
     }
@@ -35,13 +41,14 @@ impl Module {
 /// A kernel of the module reads a `tma` argument, which only PTX for sm_90a has.
 const NEEDS_SM90A: bool = false;
 
-/// The shipped PTX that fits a device of `capability` (`XY`): `sm_XYa`, compiled for that
-/// exact device with its architecture-specific features, or else the newest plain `sm_XY`
-/// not newer than it. On a 9.0 device a module with `tma` kernels takes only `sm_90a`,
-/// and is compiled with NVRTC without it.
-fn newest_fitting(capability: i32) -> Option<&'static str> {
-    PTX.iter()
-        .filter_map(|&(arch, ptx)| {
+/// The shipped image that fits a device of `capability` (`XY`), with its architecture's
+/// number: `sm_XYa`, compiled for that exact device with its architecture-specific
+/// features, or else the newest plain `sm_XY` not newer than it. On a 9.0 device a module
+/// with `tma` kernels takes only `sm_90a`, and is compiled with NVRTC without it.
+fn newest_fitting(capability: i32) -> Option<(i32, &'static str, &'static [u8])> {
+    IMAGES
+        .iter()
+        .filter_map(|&(arch, ptx, cubin)| {
             let digits = arch.strip_prefix("sm_")?;
             let (digits, specific) = match digits.strip_suffix('a') {
                 Some(d) => (d, true),
@@ -53,8 +60,8 @@ fn newest_fitting(capability: i32) -> Option<&'static str> {
             } else {
                 sm <= capability && !(NEEDS_SM90A && capability == 90)
             };
-            fits.then_some(((sm, specific), ptx))
+            fits.then_some(((sm, specific), ptx, cubin))
         })
-        .max_by_key(|&(key, _)| key)
-        .map(|(_, ptx)| ptx)
+        .max_by_key(|&(key, _, _)| key)
+        .map(|((sm, _), ptx, cubin)| (sm, ptx, cubin))
 }
