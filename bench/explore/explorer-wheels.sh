@@ -2,9 +2,10 @@
 # Builds the Python wheel of each explorer spec given (bench/explore/*/*.ima) into
 # .gpu/wheels, with target/debug/imac (built first) and the maturin of .cache/py-venv
 # (scripts/python-wheels makes it): what prepared-build.sh and the explorers' build.sh
-# share. Each ships its PTX for sm_90a (NVRTC here, source scripts/cuda-env first), so that
-# the GPU machine only JIT-compiles it: a fresh machine's NVRTC took about a minute for
-# specs/gemm_tma.ima's module (this machine's 39 s of NVRTC, 18 of ptxas).
+# share. Each ships its SASS and PTX for sm_90a (NVRTC here, source scripts/cuda-env
+# first), so that the GPU machine compiles nothing: a fresh machine's NVRTC took about a
+# minute for specs/gemm_tma.ima's module (this machine's 39 s of NVRTC, 18 of ptxas), and
+# the driver's JIT of its PTX minutes more.
 #   bench/explore/explorer-wheels.sh SPEC...
 set -euo pipefail
 cd "$(dirname "$0")/../.."
