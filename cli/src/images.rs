@@ -29,7 +29,7 @@ pub fn compile(cuda: &str, cu_file: &str, archs: &[String]) -> Result<Vec<Compil
     archs
         .iter()
         .map(|arch| {
-            if !arch.starts_with("sm_") {
+            if !ima_runtime::is_real_architecture(arch) {
                 return Err(ImageError::NotReal(arch.clone()));
             }
             let compiled =

@@ -67,12 +67,18 @@ pub fn arch_for(major: i32, minor: i32) -> String {
     format!("sm_{major}{minor}{features}")
 }
 
+/// Whether `arch` names a real architecture (`sm_90`, `sm_90a`), for which NVRTC assembles
+/// SASS, rather than a virtual one (`compute_90`), which has PTX only.
+pub fn is_real_architecture(arch: &str) -> bool {
+    arch.starts_with("sm_")
+}
+
 /// Compiles `source` (named `file` in messages) for `arch` (`sm_90`), with the CUDA
 /// headers on the include path, C++17 and line info for profilers and sanitizers: its PTX
 /// and, for a real architecture, the SASS NVRTC assembled from it in the same compile.
 pub fn compile_cuda(source: &str, file: &str, arch: &str) -> Result<Compiled, Error> {
     let (prog, log) = compile_program(source, file, arch)?;
-    let cubin = if arch.starts_with("sm_") {
+    let cubin = if is_real_architecture(arch) {
         program_cubin(&prog, file)?
     } else {
         Vec::new()

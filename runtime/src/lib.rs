@@ -53,7 +53,9 @@ pub use arg::{DeviceTensor, DeviceTensorMut, KernelArg, LogicalShape, ReadTensor
 pub use borrowed::{RawTensor, TensorView, TensorViewMut};
 pub use check::{GRID_THREADS, IndexWidth, Plan, TensorMeta, check};
 pub use checked::{Access, CheckedMode, OutOfBounds};
-pub use compile::{Compiled, arch_for, compile_cuda, compile_ptx_checked, nvrtc_version};
+pub use compile::{
+    Compiled, arch_for, compile_cuda, compile_ptx_checked, is_real_architecture, nvrtc_version,
+};
 pub use contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EvalError, Expr, Extent, KernelContract,
     Launch, Param, Resident, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, TmaBox,

@@ -241,6 +241,8 @@ fn write(dir: &Path, id: u64, key: &Key<'_>, c: &Compiled) {
 mod tests {
     use std::cell::Cell;
 
+    use proptest::prelude::*;
+
     use super::*;
 
     fn key<'a>(source: &'a str, file: &'a str) -> Key<'a> {
@@ -404,5 +406,41 @@ mod tests {
             Some("/h/.cache/imac/ptx".into())
         );
         assert_eq!(dir_from(env(&[])), None);
+    }
+
+    proptest! {
+        /// An entry decodes to what was encoded, whatever its fields hold (the SASS any
+        /// bytes); every shorter prefix of it is a miss.
+        #[test]
+        fn an_entry_round_trips_and_its_prefixes_are_misses(
+            source in ".{0,40}",
+            log in ".{0,40}",
+            ptx in ".{0,40}",
+            cubin in prop::collection::vec(any::<u8>(), 0..64),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let k = key(&source, "t.ima");
+            let c = Compiled { ptx, cubin, log };
+            let bytes = encode(&k, &c);
+            prop_assert_eq!(decode(&bytes, &k), Some(c));
+            let cut = cut.index(bytes.len());
+            prop_assert_eq!(decode(&bytes[..cut], &k), None);
+        }
+
+        /// A file that starts like an entry but holds anything after (lengths past the
+        /// end, lengths near u64::MAX, bytes that are not UTF-8) decodes without panicking.
+        #[test]
+        fn any_bytes_after_the_format_decode_without_panicking(
+            numbers in prop::collection::vec(prop_oneof![0u64..64, any::<u64>()], 0..10),
+            body in prop::collection::vec(any::<u8>(), 0..128),
+        ) {
+            let mut bytes = FORMAT.as_bytes().to_vec();
+            for n in numbers {
+                bytes.extend_from_slice(format!(" {n}").as_bytes());
+            }
+            bytes.push(b'\n');
+            bytes.extend_from_slice(&body);
+            let _ = decode(&bytes, &key("src", "a.ima"));
+        }
     }
 }
