@@ -13,15 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/cuda-env
 ../shared/gpu/pack -j2 >/dev/null
-# Keep the GPU tests (the *_gpu binaries, gpu_* and multi_gpu, and gpu: the fuzzer's) and
-# the bench and decode_layer examples.
-keep='^(.*_gpu|gpu|gpu_[a-z_]+)-[0-9a-f]+$|^(bench|decode_layer)$'
-for f in .gpu/bin/*; do
-    n=$(basename "$f")
-    [[ $n =~ $keep ]] || rm -f "$f"
-done
-ls .gpu/bin | grep -vE '^(bench|decode_layer)$' > .gpu/tests.txt
-printf 'bench\ndecode_layer\n' > .gpu/bins.txt
+scripts/gpu-trim bench decode_layer >/dev/null
 git rev-parse --short HEAD > .gpu/commit
 CARGO_BUILD_JOBS=2 IMA_WHEEL_ARCH=sm_90a scripts/python-wheels >/dev/null
 cargo build -j2 -q -p imac --bin imac  # explorer-wheels.sh runs it
