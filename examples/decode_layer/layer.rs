@@ -472,16 +472,35 @@ impl Kernels {
             CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
             "compute capability",
         )?;
+        // Each module loads on a thread of its own: on a machine whose cache holds none of
+        // them, NVRTC compiles the five at once, and the first load waits for the longest
+        // (gemm_tma.ima's), not for their sum.
+        fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+            thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        }
+        let (decode, quant, paged, gemm, gemm_tma) = std::thread::scope(|s| {
+            let decode = s.spawn(|| decode::Kernels::load(ctx));
+            let quant = s.spawn(|| quant::Kernels::load(ctx));
+            let paged = s.spawn(|| paged::Kernels::load(ctx));
+            let gemm = s.spawn(|| gemm::Kernels::load(ctx));
+            let gemm_tma =
+                ((major, minor) == (9, 0)).then(|| s.spawn(|| gemm_tma::Kernels::load(ctx)));
+            (
+                joined(decode),
+                joined(quant),
+                joined(paged),
+                joined(gemm),
+                gemm_tma.map(joined),
+            )
+        });
         Ok(Kernels {
-            decode: decode::Kernels::load(ctx)?,
-            quant: quant::Kernels::load(ctx)?,
-            paged: paged::Kernels::load(ctx)?,
-            gemm: gemm::Kernels::load(ctx)?,
-            gemm_tma: if (major, minor) == (9, 0) {
-                Some(gemm_tma::Kernels::load(ctx)?)
-            } else {
-                None
-            },
+            decode: decode?,
+            quant: quant?,
+            paged: paged?,
+            gemm: gemm?,
+            gemm_tma: gemm_tma.transpose()?,
             sms: attribute(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                 "SM count",
