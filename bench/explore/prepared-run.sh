@@ -40,6 +40,11 @@
 #     scripts/python-wheels and bench/explore/wgstamp/build.sh; carry the gemm_tma and
 #     gemm_tma_wgs wheels (session 48's; session 49's run spent its 300 s importing them, a
 #     fresh machine's JIT of their PTX, and printed nothing);
+#   bash bench/explore/prepared-run.sh 10: bench/explore/fence (what a gpu-scope release
+#     costs while the SM streams; session 51 ran all but its cp.async rows) and
+#     bench/explore/mega/mega_chain 34 (forms 42 to 45, the megakernel's ring filled by
+#     cp.async, prepared by session 51 after its forms 34 to 41 ran), both built there by
+#     nvcc; needs no carry;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -95,5 +100,12 @@ case "${1:-1}" in
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/gemm_tma_kernels-*.whl .gpu/wheels/gemm_tma_wgs_kernels-*.whl || exit 1
     (cd bench/explore/wgstamp && PYTHONPATH=$site timeout 300 python3 -u time_wgstamp.py 2>&1 | tail -60)
+    ;;
+10)
+    for f in fence/fence mega/mega_chain; do
+        "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o "/tmp/${f#*/}" "bench/explore/$f.cu" 2>/dev/null || exit 1
+    done
+    timeout 60 /tmp/fence
+    timeout 120 /tmp/mega_chain 34
     ;;
 esac

@@ -86,6 +86,10 @@
 //      (30 put every input's wait on the consumers' path, and 31, with no waiting, still
 //      lost 15 us to 17: each group's loads a round trip to L2 behind a unit)
 //  33  as 32 with no waiting (31's loads, off the consumers' path)
+//  34 to 37  17, 19, 28 and 29 with a ring of 2 slots; 38 to 41 with 3 (session 51: a
+//      gpu-scope fence waits for the SM's bulk copies in flight, bench/explore/fence)
+//  42 to 45  17, 19, 28 and 29 with the ring filled by 16-byte cp.async (LDGSTS) instead
+//      of tensor-map boxes (`mega_chain 34` runs 17 to 45 of these, twice)
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -348,8 +352,15 @@ constexpr int ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
 // flight (2.3 us with 4 slots of 16 KB, 6.5 with 8, 0.36 idle), and that 2 slots stream
 // at 4.16 TB/s.
 __host__ __device__ constexpr bool shallow(int mode) { return mode >= 34 && mode <= 41; }
+// Forms 42 to 45 are 17, 19, 28 and 29 with the producer's copies made by 16-byte
+// `cp.async` (LDGSTS: 32 a lane a unit, each lane's arrival on the slot's full barrier
+// when its copies land) where theirs are tensor-map boxes: whether a release waits for
+// those copies too (fence.cu's "cp.async" streams ask the same alone).
+__host__ __device__ constexpr bool cpasync(int mode) { return mode >= 42 && mode <= 45; }
 __host__ __device__ constexpr int like(int mode) {
-    return !shallow(mode) ? mode : (mode - 34) % 4 == 0 ? 17 : (mode - 34) % 4 == 1 ? 19 : (mode - 34) % 4 == 2 ? 28 : 29;
+    return shallow(mode)   ? ((mode - 34) % 4 == 0 ? 17 : (mode - 34) % 4 == 1 ? 19 : (mode - 34) % 4 == 2 ? 28 : 29)
+           : cpasync(mode) ? (mode == 42 ? 17 : mode == 43 ? 19 : mode == 44 ? 28 : 29)
+                           : mode;
 }
 // The form that a later one varies: 21 and 23 to 27 vary 19, 22 varies 17.
 // Whether a form passes the phases' outputs as flagged records (30, 31), and whether it
@@ -359,7 +370,7 @@ __host__ __device__ constexpr bool ll_waits(int mode) { return mode == 30 || mod
 // Whether an input warp waits for the units' inputs ahead of the consumers (32, 33).
 __host__ __device__ constexpr bool prefetches(int mode) { return mode == 32 || mode == 33; }
 __host__ __device__ constexpr int base_form(int mode) {
-    return shallow(mode) ? (like(mode) == 17 ? 17 : 19) : ll(mode) ? 17 : mode == 21 || mode >= 23 ? 19 : mode == 22 ? 17 : mode;
+    return shallow(mode) || cpasync(mode) ? (like(mode) == 17 ? 17 : 19) : ll(mode) ? 17 : mode == 21 || mode >= 23 ? 19 : mode == 22 ? 17 : mode;
 }
 __host__ __device__ constexpr int slots(int mode) {
     return shallow(mode) ? (mode < 38 ? 2 : 3) : mode == 21 || mode == 22 ? 13 : mode == 25 ? 4 : 8;
@@ -400,7 +411,7 @@ __host__ __device__ constexpr bool narrow(int mode) { return base_form(mode) == 
 // `done`: the phases' counts [0, 5), the blocks' exits [5], attention's groups of 16
 // strips [6, 10) and gate/up's groups of 64 [10, 24).
 constexpr int EXITS = 5, ATTN_GROUPS = 6, GATE_UP_GROUPS = 10, COUNTERS = 24;
-__host__ __device__ constexpr bool by_map(int mode) { return mode >= 16; }
+__host__ __device__ constexpr bool by_map(int mode) { return mode >= 16 && !cpasync(mode); }
 
 // The layer's five matrices as 2-D tensor maps of 32-bit words, boxes of ROWS x 32.
 struct Maps {
@@ -554,7 +565,7 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
     const unsigned epoch = ll(MODE) ? *reinterpret_cast<volatile unsigned*>(&ll_epoch) : 0u;
     if (threadIdx.x == 0) {
         for (int s = 0; s < SLOTS; ++s) {
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(full + 8 * s), "r"(cpasync(MODE) ? 32 : 1));
             asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(signals(MODE) ? 1 : CONSUMERS));
             asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(consumed + 8 * s), "r"(CONSUMERS));
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(inputs + 8 * s));
@@ -572,6 +583,19 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
             const Unit t = unit<MODE>(L, u);
             const Matrix& m = L.m[t.p];
             const int r0 = t.h * ROWS, rows = min(ROWS, m.rows - r0);
+            if (cpasync(MODE)) {
+                // Lane l: rows l, l + 32, ... of the unit, 8 copies of 16 bytes a row.
+                for (int r = lane; r < rows; r += 32) {
+                    const int4* src = m.w + size_t(r0 + r) * m.cols4 + 8 * t.s;
+#pragma unroll
+                    for (int k = 0; k < 8; ++k)
+                        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(base + slot * UNIT_BYTES + r * 128 + 16 * k),
+                                     "l"(src + k)
+                                     : "memory");
+                }
+                asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(full + 8 * slot) : "memory");
+                continue;
+            }
             if (by_map(MODE)) {
                 if (lane == 0) {
                     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot),
@@ -940,6 +964,10 @@ int main(int argc, char** argv) {
         const auto ring39 = ring_form(integral_constant<int, 39>{});
         const auto ring40 = ring_form(integral_constant<int, 40>{});
         const auto ring41 = ring_form(integral_constant<int, 41>{});
+        const auto ring42 = ring_form(integral_constant<int, 42>{});
+        const auto ring43 = ring_form(integral_constant<int, 43>{});
+        const auto ring44 = ring_form(integral_constant<int, 44>{});
+        const auto ring45 = ring_form(integral_constant<int, 45>{});
         for (int rep = 0; rep < 2; ++rep) {
             run("17: 8 slots, no phase waits", ring17);
             run("19: 8 slots, a signalling warp's released counts", ring19);
@@ -953,6 +981,10 @@ int main(int argc, char** argv) {
             run("39: 3 slots, released counts", ring39);
             run("40: 3 slots, relaxed counts (not correct)", ring40);
             run("41: 3 slots, released once a phase", ring41);
+            run("42: 8 slots by cp.async, no phase waits", ring42);
+            run("43: 8 slots by cp.async, released counts", ring43);
+            run("44: 8 slots by cp.async, relaxed counts (not correct)", ring44);
+            run("45: 8 slots by cp.async, released once a phase", ring45);
         }
         CHECK(cudaDeviceSynchronize());
         return 0;
