@@ -5,7 +5,9 @@ producer): 0 entry, 1 the pipeline set up; the producer's 2 its last copy issued
 consumer's 2 its first stage landed, 3 its first stage's MMAs done, 4 its first tile's
 slot about to be stored (a tile it shares but does not sum), 6 a tile it sums about to be
 emitted (its own or the shared one's last), 7 the shared tile's others counted (after its
-wait), 8 its sum emitted, 9 the end of its units; 15 the SM. Each point is the last time
+wait), 8 its sum emitted, 9 the end of its units; the producer warpgroup's delegate warp
+(role 3) 13 its first barrier met, 10 + wg its count for consumer warpgroup wg released
+(the atomic returned); 15 the SM. Each point is the last time
 it was reached. The stamped kernel's time beside the tree's first (CUDA graphs cycling
 weight sets past L2, µs a launch), for what the stamps cost.
     python3 -u time_wgstamp.py"""
@@ -56,6 +58,12 @@ for name, m, k, n, ny in [("QKV", 32, 4096, 6144, 6144), ("O", 32, 4096, 4096, 4
             ("6 -> 7 a summed tile's wait for the others", [(c[7] - c[6]) / 1e3 for c in cons if c[7] and c[6]]),
             ("7 -> 8 their slots summed, y stored", [(c[8] - c[7]) / 1e3 for c in cons if c[8] and c[7]]),
             ("end (9), after the first entry", [us(c[9]) for c in cons if c[9]]),
-            ("producer: last copy issued, after the first entry", [us(b[3][2]) for b in blocks if b[3][2]])]
+            ("producer: last copy issued, after the first entry", [us(b[3][2]) for b in blocks if b[3][2]]),
+            # Session 51: a gpu-scope release waits for the SM's bulk copies in flight
+            # (bench/explore/fence), and the delegate releases while the ring streams.
+            ("delegate: barrier met (13) -> its release returned (10)", [(b[3][10] - b[3][13]) / 1e3 for b in blocks if b[3][10] and b[3][13]]),
+            ("a shared slot stored (4) -> its count released (10 + wg)",
+             [(b[3][10 + r] - b[r][4]) / 1e3 for b in blocks for r in range(3) if b[3][10 + r] and b[r][4]]),
+            ("the count released, after the first entry", [us(b[3][10 + r]) for b in blocks for r in range(3) if b[3][10 + r]])]
     for what, xs in rows:
         print(f"  {what:50s}{spread(xs)}")
