@@ -45,6 +45,10 @@
 #     bench/explore/mega/mega_chain 34 (forms 42 to 45, the megakernel's ring filled by
 #     cp.async, prepared by session 51 after its forms 34 to 41 ran), both built there by
 #     nvcc; needs no carry;
+#   bash bench/explore/prepared-run.sh 11: bench/explore/relaxattn/time_relax.py, the
+#     tree's paged_attn against one whose blocks count their partitions relaxed (not
+#     correct: what the count's release costs), after scripts/python-wheels and
+#     bench/explore/relaxattn/build.sh; carry the paged and relaxattn wheels;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -107,5 +111,10 @@ case "${1:-1}" in
     done
     timeout 60 /tmp/fence
     timeout 120 /tmp/mega_chain 34
+    ;;
+11)
+    site=$(mktemp -d)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/relaxattn_kernels-*.whl || exit 1
+    (cd bench/explore/relaxattn && PYTHONPATH=$site timeout 250 python3 -u time_relax.py 2>&1 | tail -16)
     ;;
 esac
