@@ -1,5 +1,6 @@
 //! Device-side `contiguous()`: a strided view copied into a new row-major buffer by a small
-//! gather kernel, compiled with NVRTC once per context and kept for the process.
+//! gather kernel, compiled with NVRTC and loaded once per context (through the on-disk
+//! cache, as a spec's module) and kept for the process.
 //!
 //! The `contiguous` method of every tensor ([`Tensor`], [`TensorView`], [`TensorViewMut`],
 //! [`DynTensor`], [`RawTensor`]) is defined here, above the tensor types, which know
@@ -10,13 +11,13 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{
     CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::Ptx;
 
 use crate::arg::DeviceTensor;
 use crate::borrowed::{RawTensor, TensorView, TensorViewMut};
 use crate::dyn_tensor::DynTensor;
 use crate::element::Element;
 use crate::error::Error;
+use crate::module::Module;
 use crate::tensor::Tensor;
 use crate::view::checked_numel;
 
@@ -64,13 +65,10 @@ fn module(stream: &Arc<CudaStream>) -> Result<Arc<CudaModule>, Error> {
     if let Some((_, m)) = modules.iter().find(|(k, _)| *k == key) {
         return Ok(m.clone());
     }
-    let (major, minor) = ctx
-        .compute_capability()
-        .map_err(Error::driver("reading the device's compute capability"))?;
-    let compiled = crate::compile_cuda(SOURCE, "ima_gather.cu", &format!("sm_{major}{minor}"))?;
-    let m = ctx
-        .load_module(Ptx::from_src(compiled.ptx))
-        .map_err(Error::driver("loading the gather kernels"))?;
+    // As a spec's module: NVRTC's SASS, kept in the user's cache between processes.
+    let m = Module::compile(ctx, "ima_gather.cu", SOURCE)?
+        .cuda_module()
+        .clone();
     modules.push((key, m.clone()));
     Ok(m)
 }

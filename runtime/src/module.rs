@@ -165,6 +165,12 @@ impl Module {
         &self.file
     }
 
+    /// The driver's module, for the runtime's own kernels, which have no contract
+    /// (contiguous.rs's gather).
+    pub(crate) fn cuda_module(&self) -> &Arc<CudaModule> {
+        &self.module
+    }
+
     /// The limits of the module's device, which every launch is checked against.
     pub fn limits(&self) -> &DeviceLimits {
         &self.limits
