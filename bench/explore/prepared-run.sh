@@ -43,8 +43,8 @@
 #   bash bench/explore/prepared-run.sh 10: bench/explore/fence (what a gpu-scope release
 #     costs while the SM streams; session 51 ran all but its cp.async rows) and
 #     bench/explore/mega/mega_chain 34 (forms 42 to 45, the megakernel's ring filled by
-#     cp.async, prepared by session 51 after its forms 34 to 41 ran), both built there by
-#     nvcc; needs no carry;
+#     cp.async, and 46 to 51, forms with a B = 1 GEMV's arithmetic, prepared by session 51
+#     after its forms 34 to 41 ran), both built there by nvcc; needs no carry;
 #   bash bench/explore/prepared-run.sh 11: bench/explore/relaxattn/time_relax.py, the
 #     tree's paged_attn against one whose blocks count their partitions relaxed (not
 #     correct: what the count's release costs), after scripts/python-wheels and

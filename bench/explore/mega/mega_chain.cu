@@ -89,7 +89,9 @@
 //  34 to 37  17, 19, 28 and 29 with a ring of 2 slots; 38 to 41 with 3 (session 51: a
 //      gpu-scope fence waits for the SM's bulk copies in flight, bench/explore/fence)
 //  42 to 45  17, 19, 28 and 29 with the ring filled by 16-byte cp.async (LDGSTS) instead
-//      of tensor-map boxes (`mega_chain 34` runs 17 to 45 of these, twice)
+//      of tensor-map boxes
+//  46 to 51  17, 19, 28, 42, 43 and 44 with a B = 1 GEMV's arithmetic in the consumers
+//      (`mega_chain 34` runs 17 to 51 of these, twice)
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -105,6 +107,7 @@
 //     -L"$IMA_CUDA_ROOT/lib" -o bench/explore/mega/mega_chain bench/explore/mega/mega_chain.cu
 // Run there with the (git-ignored) binary carried.
 #include <cuda.h>
+#include <cuda_fp16.h>
 
 #include <string>
 #include <type_traits>
@@ -211,6 +214,7 @@ __global__ void __launch_bounds__(256, 2) strip(Matrix m, const float* __restric
 // --- one launch a layer ---
 struct Layer {
     Matrix m[5];  // QKV, KV (attention), O, gate/up, down
+    const __half* x;  // forms 46 to 51: the projections' input, K values (the widest K)
 };
 
 // Every block arrives; the last resets the count and advances the generation.
@@ -356,11 +360,19 @@ __host__ __device__ constexpr bool shallow(int mode) { return mode >= 34 && mode
 // `cp.async` (LDGSTS: 32 a lane a unit, each lane's arrival on the slot's full barrier
 // when its copies land) where theirs are tensor-map boxes: whether a release waits for
 // those copies too (fence.cu's "cp.async" streams ask the same alone).
-__host__ __device__ constexpr bool cpasync(int mode) { return mode >= 42 && mode <= 45; }
+// Forms 46 to 51 give the consumers a B = 1 GEMV's arithmetic on the projections' units
+// (each word's 8 nibbles dequantised by the magic-number LOP3s and HFMA2s, as
+// FasterTransformer's and Marlin's do, and multiplied by x's 8 values; the KV phase keeps
+// its XOR): 46, 47 and 48 are 17, 19 and 28 so; 49, 50 and 51 are 42, 43 and 44 so (the
+// ring filled by cp.async). A group's scale and zero are a register here, where a kernel
+// would load them (1/32 of the weights' bytes).
+__host__ __device__ constexpr bool cpasync(int mode) { return (mode >= 42 && mode <= 45) || (mode >= 49 && mode <= 51); }
+__host__ __device__ constexpr bool math(int mode) { return mode >= 46 && mode <= 51; }
 __host__ __device__ constexpr int like(int mode) {
-    return shallow(mode)   ? ((mode - 34) % 4 == 0 ? 17 : (mode - 34) % 4 == 1 ? 19 : (mode - 34) % 4 == 2 ? 28 : 29)
-           : cpasync(mode) ? (mode == 42 ? 17 : mode == 43 ? 19 : mode == 44 ? 28 : 29)
-                           : mode;
+    return shallow(mode)             ? ((mode - 34) % 4 == 0 ? 17 : (mode - 34) % 4 == 1 ? 19 : (mode - 34) % 4 == 2 ? 28 : 29)
+           : mode >= 42 && mode <= 45 ? (mode == 42 ? 17 : mode == 43 ? 19 : mode == 44 ? 28 : 29)
+           : math(mode)              ? ((mode - 46) % 3 == 0 ? 17 : (mode - 46) % 3 == 1 ? 19 : 28)
+                                     : mode;
 }
 // The form that a later one varies: 21 and 23 to 27 vary 19, 22 varies 17.
 // Whether a form passes the phases' outputs as flagged records (30, 31), and whether it
@@ -370,7 +382,7 @@ __host__ __device__ constexpr bool ll_waits(int mode) { return mode == 30 || mod
 // Whether an input warp waits for the units' inputs ahead of the consumers (32, 33).
 __host__ __device__ constexpr bool prefetches(int mode) { return mode == 32 || mode == 33; }
 __host__ __device__ constexpr int base_form(int mode) {
-    return shallow(mode) || cpasync(mode) ? (like(mode) == 17 ? 17 : 19) : ll(mode) ? 17 : mode == 21 || mode >= 23 ? 19 : mode == 22 ? 17 : mode;
+    return shallow(mode) || cpasync(mode) || math(mode) ? (like(mode) == 17 ? 17 : 19) : ll(mode) ? 17 : mode == 21 || mode >= 23 ? 19 : mode == 22 ? 17 : mode;
 }
 __host__ __device__ constexpr int slots(int mode) {
     return shallow(mode) ? (mode < 38 ? 2 : 3) : mode == 21 || mode == 22 ? 13 : mode == 25 ? 4 : 8;
@@ -440,6 +452,40 @@ __device__ __forceinline__ int counter_of(const Unit& t) {
     if (narrow(MODE) && t.p == 1) return ATTN_GROUPS + t.s / 16;
     if (narrow(MODE) && t.p == 3) return GATE_UP_GROUPS + t.s / 64;
     return t.p;
+}
+// Forms 46 to 51: one packed row's 4 words (4 columns, 8 values of K each) dequantised and
+// multiplied by x's 8 values at `x`, the 4 columns' sums folded into a word to keep.
+__device__ __forceinline__ unsigned lop3_and_or(unsigned a, unsigned b, unsigned c) {
+    unsigned d;
+    asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(d) : "r"(a), "r"(b), "r"(c));  // (a & b) | c
+    return d;
+}
+__device__ __forceinline__ unsigned gemv_row(const unsigned (&v)[4], const __half* x) {
+    uint4 xr;
+    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(xr.x), "=r"(xr.y), "=r"(xr.z), "=r"(xr.w) : "l"(x));
+    // x's pairs in the decode's order: (x0, x4), (x1, x5), (x2, x6), (x3, x7).
+    const unsigned xp[4] = {__byte_perm(xr.x, xr.z, 0x5410), __byte_perm(xr.x, xr.z, 0x7632),
+                            __byte_perm(xr.y, xr.w, 0x5410), __byte_perm(xr.y, xr.w, 0x7632)};
+    // A group's scale s and zero z (q - z) s folded: low nibbles h s - (1024 + z) s, high
+    // nibbles (16 h) (s / 16) - (64 + z) s.
+    const __half2 s = __float2half2_rn(0.01f), s16 = __float2half2_rn(0.01f / 16.f);
+    const __half2 b_lo = __float2half2_rn(-(1024.f + 8.f) * 0.01f), b_hi = __float2half2_rn(-(64.f + 8.f) * 0.01f);
+    unsigned out = 0;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+        const unsigned w = v[c], top = w >> 8;
+        __half2 sum = __float2half2_rn(0.f);
+        const unsigned q[4] = {lop3_and_or(w, 0x000f000fu, 0x64006400u), lop3_and_or(w, 0x00f000f0u, 0x64006400u),
+                               lop3_and_or(top, 0x000f000fu, 0x64006400u), lop3_and_or(top, 0x00f000f0u, 0x64006400u)};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const __half2 h = *reinterpret_cast<const __half2*>(&q[j]);
+            const __half2 wq = j % 2 == 0 ? __hfma2(h, s, b_lo) : __hfma2(h, s16, b_hi);
+            sum = __hfma2(wq, *reinterpret_cast<const __half2*>(&xp[j]), sum);
+        }
+        out ^= *reinterpret_cast<const unsigned*>(&sum);
+    }
+    return out;
 }
 __device__ __forceinline__ bool mbar_test(unsigned bar, unsigned parity) {
     unsigned ok;
@@ -796,7 +842,8 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
                 asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                              : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
                              : "r"(base + slot * UNIT_BYTES + off));
-                acc ^= v[0] ^ v[1] ^ v[2] ^ v[3];
+                if (math(MODE) && t.p != 1) acc ^= gemv_row(v, L.x + (size_t(t.h) * ROWS + off / 128) * 8);
+                else acc ^= v[0] ^ v[1] ^ v[2] ^ v[3];
             }
         }
         __syncwarp();
@@ -873,6 +920,10 @@ int main(int argc, char** argv) {
             l.m[p] = {w, shapes[p][0], shapes[p][1] / 4};
             bytes += n;
         }
+    __half* xh;  // forms 46 to 51's x: 1.05 a value (0x3c3c)
+    CHECK(cudaMalloc(&xh, 16384 * sizeof(__half)));
+    CHECK(cudaMemset(xh, 0x3c, 16384 * sizeof(__half)));
+    for (auto& l : layers) l.x = xh;
     std::vector<ring::Maps> maps(LAYERS);
     for (int l = 0; l < LAYERS; ++l)
         for (int p = 0; p < 5; ++p) maps[l].m[p] = map_of(layers[l].m[p]);
@@ -968,6 +1019,12 @@ int main(int argc, char** argv) {
         const auto ring43 = ring_form(integral_constant<int, 43>{});
         const auto ring44 = ring_form(integral_constant<int, 44>{});
         const auto ring45 = ring_form(integral_constant<int, 45>{});
+        const auto ring46 = ring_form(integral_constant<int, 46>{});
+        const auto ring47 = ring_form(integral_constant<int, 47>{});
+        const auto ring48 = ring_form(integral_constant<int, 48>{});
+        const auto ring49 = ring_form(integral_constant<int, 49>{});
+        const auto ring50 = ring_form(integral_constant<int, 50>{});
+        const auto ring51 = ring_form(integral_constant<int, 51>{});
         for (int rep = 0; rep < 2; ++rep) {
             run("17: 8 slots, no phase waits", ring17);
             run("19: 8 slots, a signalling warp's released counts", ring19);
@@ -985,6 +1042,12 @@ int main(int argc, char** argv) {
             run("43: 8 slots by cp.async, released counts", ring43);
             run("44: 8 slots by cp.async, relaxed counts (not correct)", ring44);
             run("45: 8 slots by cp.async, released once a phase", ring45);
+            run("46: 17 with a B = 1 GEMV's arithmetic", ring46);
+            run("47: 19 (released counts) with the arithmetic", ring47);
+            run("48: 28 (relaxed counts, not correct) with the arithmetic", ring48);
+            run("49: 42 (cp.async, no phase waits) with the arithmetic", ring49);
+            run("50: 43 (cp.async, released counts) with the arithmetic", ring50);
+            run("51: 44 (cp.async, relaxed counts, not correct) with the arithmetic", ring51);
         }
         CHECK(cudaDeviceSynchronize());
         return 0;
