@@ -21,6 +21,9 @@
 //     flag relaxed and waits for block 66's answer, relaxed both ways; one sample is the
 //     round trip
 //   8 as 7 with st.release / ld.acquire
+//   9 fence.acq_rel.cluster (each block its own cluster here): whether a cluster-scope
+//     fence waits for the copies too (a design whose gpu-scope releases come only from
+//     SMs that do not stream would pass the others' outputs at cluster scope)
 // Streams: idle; "tma" with 2 to 12 slots; "ldg" with 4 or 8 loads in flight a lane; "pair":
 // two blocks an SM (96 KB each), the first to start on an SM streaming by tma, the other
 // timing (does a fence wait for the SM's copies or only for its own block's?); "cp.async"
@@ -116,6 +119,7 @@ __device__ __forceinline__ void op_once(int op, unsigned* counter, unsigned* dat
         case 4: asm volatile("fence.sc.gpu;" ::: "memory"); break;
         case 5: asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(counter), "r"(r) : "memory"); break;
         case 6: asm volatile("fence.acq_rel.cta;" ::: "memory"); break;
+        case 9: asm volatile("fence.acq_rel.cluster;" ::: "memory"); break;
         default: break;
     }
 }
@@ -246,13 +250,13 @@ int main(int argc, char** argv) {
                 {"tma, 6 slots in another block of the SM", PAIR, 6}};
     const char* ops[] = {"nothing",          "fence.acq_rel.gpu", "red.release.gpu", "red.relaxed.gpu",
                          "fence.sc.gpu",     "st.release.gpu",    "fence.acq_rel.cta",
-                         "ping-pong relaxed", "ping-pong release/acquire"};
+                         "ping-pong relaxed", "ping-pong release/acquire", "fence.acq_rel.cluster"};
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
     std::printf("| stream | op | ns: median | p10 | p90 | max | SM GHz | stream TB/s |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
     for (const Run& run : runs) {
-        for (int op = 0; op < 9; ++op) {
+        for (int op = 0; op < 10; ++op) {
             CHECK(cudaMemset(flags, 0, 64 * 4));
             CHECK(cudaMemset(cycles, 0, sms * R * 8));
             const bool pair = run.mode == PAIR;
@@ -275,7 +279,7 @@ int main(int argc, char** argv) {
             CHECK(cudaMemcpy(c.data(), cycles, c.size() * 8, cudaMemcpyDeviceToHost));
             CHECK(cudaMemcpy(g.data(), ghz, g.size() * 8, cudaMemcpyDeviceToHost));
             std::vector<double> ns;
-            bool pingpong = op >= 7;
+            bool pingpong = op == 7 || op == 8;
             for (int b = 0; b < sms; ++b) {
                 if (pingpong && b != 0) continue;
                 for (int r = 2; r < R; ++r) ns.push_back(c[b * R + r] / g[b]);
