@@ -44,7 +44,8 @@
 #     costs while the SM streams; session 51 ran all but its cp.async rows) and
 #     bench/explore/mega/mega_chain 34 (forms 42 to 45, the megakernel's ring filled by
 #     cp.async, and 46 to 51, forms with a B = 1 GEMV's arithmetic, prepared by session 51
-#     after its forms 34 to 41 ran), both built there by nvcc; needs no carry;
+#     after its forms 34 to 41 ran), then mega_chain 52 (forms 52 to 54: the dependencies
+#     through a hub a cluster), both built there by nvcc; needs no carry;
 #   bash bench/explore/prepared-run.sh 11: bench/explore/relaxattn/time_relax.py, the
 #     tree's paged_attn against one whose blocks count their partitions relaxed (not
 #     correct: what the count's release costs), after scripts/python-wheels and
@@ -111,6 +112,7 @@ case "${1:-1}" in
     done
     timeout 60 /tmp/fence
     timeout 120 /tmp/mega_chain 34
+    timeout 120 /tmp/mega_chain 52
     ;;
 11)
     site=$(mktemp -d)
