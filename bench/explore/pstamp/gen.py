@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from spec_text import constants, edit, kernel  # noqa: E402
+from spec_text import constants, edit, kernel, write  # noqa: E402
 
 before, k = kernel("paged.ima", "paged_attn")
 # The point p of thread 0: `STAMP(p);`.
@@ -46,10 +46,5 @@ stamped = edit(k, [
     ("            if (threadIdx.x == 0) arrivals(b, h * G + g0) = 0;\n",
      f"            if (threadIdx.x == 0) arrivals(b, h * G + g0) = 0;\n            {S}(7);\n"),
 ])
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../target/explore/pstamp.ima")
-os.makedirs(os.path.dirname(out), exist_ok=True)
-with open(out, "w") as f:
-    f.write("/// Throwaway: paged_attn with time stamps (bench/explore/pstamp/gen.py).\n")
-    f.write(constants(before))
-    f.write("\n/// Blocks the stamps hold (the grid's, at most).\nconst STAMP_BLOCKS = 8192\n\n")
-    f.write(stamped)
+write("pstamp", "/// Throwaway: paged_attn with time stamps (bench/explore/pstamp/gen.py).\n" + constants(before)
+      + "\n/// Blocks the stamps hold (the grid's, at most).\nconst STAMP_BLOCKS = 8192\n\n" + stamped)

@@ -13,12 +13,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from spec_text import constants, edit, kernel  # noqa: E402
+from spec_text import constants, edit, kernel, write  # noqa: E402
 
 before, k = kernel("paged.ima", "paged_attn")
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../target/explore/relaxattn.ima")
-os.makedirs(os.path.dirname(out), exist_ok=True)
-with open(out, "w") as f:
-    f.write("/// Throwaway: paged_attn with bench/explore/relaxattn/relax.patch (gen.py).\n")
-    f.write(constants(before))
-    f.write("\n" + edit(k, [("kernel paged_attn ", "kernel paged_attn_rx ")]))
+write("relaxattn", "/// Throwaway: paged_attn with bench/explore/relaxattn/relax.patch (gen.py).\n" + constants(before)
+      + "\n" + edit(k, [("kernel paged_attn ", "kernel paged_attn_rx ")]))

@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from spec_text import constants, edit, kernel  # noqa: E402
+from spec_text import constants, edit, kernel, write  # noqa: E402
 
 before, k = kernel("paged.ima", "paged_attn")
 fused = edit(k, [
@@ -79,9 +79,5 @@ fused = edit(k, [
     ("        if (D == 64) {\n            attend(ImaConst<64>{});\n        } else if (D == 128) {\n            attend(ImaConst<128>{});\n        } else {\n            attend(ImaConst<256>{});\n        }\n",
      "        attend(ImaConst<128>{});\n"),
 ])
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../target/explore/ropeattn.ima")
-os.makedirs(os.path.dirname(out), exist_ok=True)
-with open(out, "w") as f:
-    f.write("/// Throwaway: rope_cache fused into paged_attn (bench/explore/ropeattn/gen.py).\n")
-    f.write(constants(before))
-    f.write("\n" + fused)
+write("ropeattn", "/// Throwaway: rope_cache fused into paged_attn (bench/explore/ropeattn/gen.py).\n" + constants(before)
+      + "\n" + fused)
