@@ -455,7 +455,7 @@ __device__ __forceinline__ int counter_of(const Unit& t) {
     if (narrow(MODE) && t.p == 3) return GATE_UP_GROUPS + t.s / 64;
     return t.p;
 }
-// Forms 46 to 51: one packed row's 4 words (4 columns, 8 values of K each) dequantised and
+// Forms 46 to 51, 55 and 56: one packed row's 4 words (4 columns, 8 values of K each) dequantised and
 // multiplied by x's 8 values at `x`, the 4 columns' sums folded into a word to keep.
 __device__ __forceinline__ unsigned lop3_and_or(unsigned a, unsigned b, unsigned c) {
     unsigned d;
@@ -463,8 +463,9 @@ __device__ __forceinline__ unsigned lop3_and_or(unsigned a, unsigned b, unsigned
     return d;
 }
 __device__ __forceinline__ unsigned gemv_row(const unsigned (&v)[4], const __half* x) {
-    uint4 xr;
-    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(xr.x), "=r"(xr.y), "=r"(xr.z), "=r"(xr.w) : "l"(x));
+    // A generic load: x is in global memory (forms 46 to 51) or a phase's input in shared
+    // memory (hub forms 55 and 56).
+    const uint4 xr = *reinterpret_cast<const uint4*>(x);
     // x's pairs in the decode's order: (x0, x4), (x1, x5), (x2, x6), (x3, x7).
     const unsigned xp[4] = {__byte_perm(xr.x, xr.z, 0x5410), __byte_perm(xr.x, xr.z, 0x7632),
                             __byte_perm(xr.y, xr.w, 0x5410), __byte_perm(xr.y, xr.w, 0x7632)};
@@ -894,6 +895,7 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
 //   52  as above (a correct layer's dependencies)
 //   53  52 with the hubs' counts relaxed (not correct: what the hubs' releases cost)
 //   54  52 with no phase waits (the streamers' sends and the hubs' sums and stores only)
+//   55  52 with a B = 1 GEMV's arithmetic in the consumers; 56 the same as 53
 // Every wait gives up after about 2^24 polls and marks hub::failed, so that a fault here
 // ends the launch instead of hanging it.
 namespace hub {
@@ -907,7 +909,11 @@ constexpr unsigned SMEM = BARS + 8 * (2 * SLOTS + 10);
 static_assert(MAX_RECORDS * 128 <= RING, "the hub keeps its records where a streamer's ring is");
 __device__ unsigned failed;
 __host__ __device__ constexpr bool waits(int mode) { return mode != 54; }
-__host__ __device__ constexpr bool relaxed(int mode) { return mode == 53; }
+__host__ __device__ constexpr bool relaxed(int mode) { return mode == 53 || mode == 56; }
+// 55 and 56: 52 and 53 with forms 46 to 51's GEMV arithmetic, x from the phase's input as
+// the hub copied it (phase 0: Layer::x), at the unit's rows of K (wrapped: the model's
+// matrices do not chain).
+__host__ __device__ constexpr bool math(int mode) { return mode == 55 || mode == 56; }
 
 // Phase p's strips [s0, s1) of cluster c of nc, its units n = (s1 - s0) chunks.
 struct Share {
@@ -1088,7 +1094,15 @@ __global__ void __launch_bounds__(hub::THREADS, 1)
                 asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                              : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
                              : "r"(base + slot * ring::UNIT_BYTES + (ct + 256 * k) * 16));
-                acc ^= v[0] ^ v[1] ^ v[2] ^ v[3];
+                if (math(MODE)) {
+                    // Row (ct + 256 k) / 8 of the unit: K from (chunk rows + row) * 8.
+                    const int kx = ((j % sh.chunks) * ring::ROWS + (ct + 256 * k) / 8) * 8;
+                    const __half* x = p == 0 ? L.x + kx
+                                             : reinterpret_cast<const __half*>(smem + INPUT) + kx % (ring::strips(L.m[p - 1]) * 32);
+                    acc ^= ring::gemv_row(v, x);
+                } else {
+                    acc ^= v[0] ^ v[1] ^ v[2] ^ v[3];
+                }
             }
             __syncwarp();
             if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot) : "memory");
@@ -1272,6 +1286,10 @@ int main(int argc, char** argv) {
         const auto hub52 = hub_form(integral_constant<int, 52>{});
         const auto hub53 = hub_form(integral_constant<int, 53>{});
         const auto hub54 = hub_form(integral_constant<int, 54>{});
+        const auto hub55 = hub_form(integral_constant<int, 55>{});
+        const auto hub56 = hub_form(integral_constant<int, 56>{});
+        const auto ring46 = ring_form(integral_constant<int, 46>{});
+        const auto ring48 = ring_form(integral_constant<int, 48>{});
         for (int rep = 0; rep < 2; ++rep) {
             run("17: 8 slots, no phase waits", ring17);
             run("19: 8 slots, a signalling warp's released counts", ring19);
@@ -1279,6 +1297,10 @@ int main(int argc, char** argv) {
             run("52: a hub a cluster, released counts", hub52);
             run("53: 52 with the hubs' counts relaxed (not correct)", hub53);
             run("54: 52 with no phase waits", hub54);
+            run("46: 17 with a B = 1 GEMV's arithmetic", ring46);
+            run("48: 28 (relaxed counts, not correct) with the arithmetic", ring48);
+            run("55: 52 with the arithmetic", hub55);
+            run("56: 53 (the hubs' counts relaxed, not correct) with the arithmetic", hub56);
         }
         CHECK(cudaDeviceSynchronize());
         unsigned failed = 0;
