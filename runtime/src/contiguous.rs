@@ -221,3 +221,26 @@ impl RawTensor<'_> {
         DynTensor::from_slice(self.dtype(), buf, self.shape())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SOURCE;
+    use crate::compile::{arch_for, compile_cuda};
+
+    /// What `Module::compile` asks NVRTC for on an H200 (and on an earlier device):
+    /// every element size's entry point, and the SASS it loads. NVRTC only, no GPU; fails
+    /// (never skips) without a toolkit, as runtime/tests/nvrtc.rs does.
+    #[test]
+    fn the_gather_kernels_compile_with_sass() {
+        for (major, minor) in [(9, 0), (8, 0)] {
+            let arch = arch_for(major, minor);
+            let compiled =
+                compile_cuda(SOURCE, "ima_gather.cu", &arch).unwrap_or_else(|e| panic!("{e}"));
+            for size in [1, 2, 4, 8] {
+                let entry = format!(".entry ima_gather_{size}(");
+                assert!(compiled.ptx.contains(&entry), "{arch}: no {entry}");
+            }
+            assert_eq!(compiled.cubin.get(..4), Some(&b"\x7fELF"[..]), "{arch}");
+        }
+    }
+}
