@@ -92,8 +92,9 @@
 //      of tensor-map boxes
 //  46 to 51  17, 19, 28, 42, 43 and 44 with a B = 1 GEMV's arithmetic in the consumers
 //      (`mega_chain 34` runs 17 to 51 of these, twice)
-//  52 to 54  the dependencies through a hub block a cluster that streams nothing, so that
-//      no streaming SM releases at gpu scope (hub_flow, below; `mega_chain 52`)
+//  52 to 56  the dependencies through a hub block a cluster that streams nothing, so that
+//      no streaming SM releases at gpu scope, 55 and 56 with 46's arithmetic (hub_flow,
+//      below; `mega_chain 52`)
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -216,7 +217,7 @@ __global__ void __launch_bounds__(256, 2) strip(Matrix m, const float* __restric
 // --- one launch a layer ---
 struct Layer {
     Matrix m[5];  // QKV, KV (attention), O, gate/up, down
-    const __half* x;  // forms 46 to 51: the projections' input, K values (the widest K)
+    const __half* x;  // forms 46 to 51, and 55 and 56's phase 0: x, K values (the widest K)
 };
 
 // Every block arrives; the last resets the count and advances the generation.
@@ -455,8 +456,9 @@ __device__ __forceinline__ int counter_of(const Unit& t) {
     if (narrow(MODE) && t.p == 3) return GATE_UP_GROUPS + t.s / 64;
     return t.p;
 }
-// Forms 46 to 51, 55 and 56: one packed row's 4 words (4 columns, 8 values of K each) dequantised and
-// multiplied by x's 8 values at `x`, the 4 columns' sums folded into a word to keep.
+// Forms 46 to 51, 55 and 56: one packed row's 4 words (4 columns, 8 values of K each)
+// dequantised and multiplied by x's 8 values at `x`, the 4 columns' sums folded into a word
+// to keep.
 __device__ __forceinline__ unsigned lop3_and_or(unsigned a, unsigned b, unsigned c) {
     unsigned d;
     asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(d) : "r"(a), "r"(b), "r"(c));  // (a & b) | c
