@@ -109,7 +109,7 @@ __device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigne
                  : "memory");
 }
 
-__device__ __forceinline__ void op_once(int op, unsigned* counter, unsigned* data, int r) {
+__device__ __forceinline__ void op_once(int op, unsigned* counter, int r) {
     switch (op) {
         case 1: asm volatile("fence.acq_rel.gpu;" ::: "memory"); break;
         case 2:
@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             } else {
                 data[timer * 32] = r;  // an output the release must order
                 t0 = clock64();
-                op_once(op, counters + timer * 32, data, r);
+                op_once(op, counters + timer * 32, r);
                 t1 = clock64();
             }
             out[r] = t1 - t0;
