@@ -1,0 +1,97 @@
+"""Throwaway (issue 22, B = 32): cl_gemm.cu's cluster split-K forms (libcl.so, built beside
+this file) against the tree's gptq_gemm (gemm_kernels) and gptq_gemm_wg32
+(gemm_tma_kernels) on the decode layer's projection shapes at 32 rows (and O at 16), each as
+CUDA graphs cycling weight sets past L2 (timing.py's graph_us), µs a launch. Each form's
+output is checked against torch's f32 product of the same weights dequantised (v1 zeros,
+as imac reads them) and against gptq_gemm's; a form whose output differs prints DIFF.
+    python3 -u time_cl.py"""
+import ctypes
+import os
+import sys
+
+import torch
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(here))
+from timing import gptq_weight, graph_us, weight_sets  # noqa: E402
+import gemm_kernels as gk  # noqa: E402
+import gemm_tma_kernels as tk  # noqa: E402
+
+dev = "cuda"
+G = 128
+torch.backends.cuda.matmul.allow_tf32 = False
+lib = ctypes.CDLL(os.path.join(here, "libcl.so"))
+lib.cl_name.restype = ctypes.c_char_p
+lib.cl_gemm.argtypes = [ctypes.c_int] + [ctypes.c_void_p] * 5 + [ctypes.c_int] * 3 + [ctypes.c_void_p]
+lib.cl_shape.argtypes = [ctypes.c_int] + [ctypes.POINTER(ctypes.c_int)] * 3
+
+
+def dequant(w, k, n):
+    """W (k x n, f32) from GPTQ words, v1 zeros (stored + 0x11111111 on the whole word) and
+    scales: (q - z) s."""
+    shifts = (torch.arange(8, device=dev, dtype=torch.int64) * 4)
+    qw = w.qweight.to(torch.int64) & 0xFFFFFFFF
+    q = ((qw.unsqueeze(1) >> shifts.view(1, 8, 1)) & 0xF).reshape(k, n)
+    zw = (w.qzeros.to(torch.int64) & 0xFFFFFFFF) + 0x11111111
+    z = ((zw.unsqueeze(2) >> shifts.view(1, 1, 8)) & 0xF).reshape(-1, n)
+    gi = torch.arange(k, device=dev) // G
+    return (q - z[gi]).float() * w.scales.float()[gi]
+
+
+def cl(c, x, w, y):
+    m, k = x.shape
+    err = lib.cl_gemm(c, x.data_ptr(), w.qweight.data_ptr(), w.qzeros.data_ptr(), w.scales.data_ptr(), y.data_ptr(),
+                      m, k, y.shape[1], torch.cuda.current_stream().cuda_stream)
+    if err:
+        raise RuntimeError(f"cl_gemm form {c}: error {err}")
+
+
+def forms():
+    """Form number -> (name, K, N, most rows)."""
+    out = {}
+    for c in range(lib.cl_configs()):
+        k, n, r = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        lib.cl_shape(c, ctypes.byref(k), ctypes.byref(n), ctypes.byref(r))
+        err = lib.cl_prepare(c)
+        if err:
+            raise RuntimeError(f"cl_prepare({c}): error {err}")
+        out[c] = (lib.cl_name(c).decode(), k.value, n.value, r.value)
+    return out
+
+
+def main():
+    fs = forms()
+    for m, k, n in [(32, 4096, 4096), (32, 4096, 6144), (32, 14336, 4096), (32, 4096, 28672), (16, 4096, 4096)]:
+        ws = [gptq_weight(gk.QuantWeight, k, n, G) for _ in range(weight_sets(k, n))]
+        x = torch.randn(m, k, device=dev, dtype=torch.float16)
+        y = torch.empty(m, n, device=dev, dtype=torch.float16)
+        ref = x.float() @ dequant(ws[0], k, n)
+        scale = ref.abs().max().item()
+        t_gemm = graph_us(lambda w: gk.gptq_gemm(x, w, y), [(w,) for w in ws])
+        gk.gptq_gemm(x, ws[0], y)
+        y_gemm = y.float().clone()
+        e_gemm = (y_gemm - ref).abs().max().item() / scale
+        line = f"M={m} K={k} N={n} ({len(ws)} weight sets): gptq_gemm {t_gemm:.1f} us (err {e_gemm:.1e})"
+        if m > 16 and k * n >= 3 << 23:
+            tw = [tk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=G) for w in ws]
+            part = torch.empty(tk.BLOCKS, 3, 4, 128, 4, device=dev, dtype=torch.float32)
+            arrivals = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
+            t_wg = graph_us(lambda w: tk.gptq_gemm_wg32(x, w, part, arrivals, y), [(w,) for w in tw])
+            line += f", gptq_gemm_wg32 {t_wg:.1f}"
+        print(line, flush=True)
+        for c, (name, fk, fn, rows) in fs.items():
+            if (fk, fn) != (k, n) or m > rows or (rows == 32 and m <= 16):
+                continue
+            y.fill_(float("nan"))
+            cl(c, x, ws[0], y)
+            torch.cuda.synchronize()
+            e_ref = (y.float() - ref).abs().max().item() / scale
+            e_gemm = (y.float() - y_gemm).abs().max().item() / scale
+            ok = "stream only" in name or (e_ref < 5e-3 and e_gemm < 5e-3)
+            t = graph_us(lambda w: cl(c, x, w, y), [(w,) for w in ws])
+            print(f"  form {c} ({name}): {t:.1f} us" + ("" if "stream only" in name else f", err {e_ref:.1e} against torch, "
+                  f"{e_gemm:.1e} against gptq_gemm") + ("" if ok else "  DIFF"), flush=True)
+        del ws
+
+
+main()
