@@ -97,40 +97,52 @@ __device__ __forceinline__ uint32_t h2u(__half2 h) { return *reinterpret_cast<ui
 __device__ __forceinline__ __half2 u2h(uint32_t u) { return *reinterpret_cast<__half2*>(&u); }
 
 // MODE 0: the product; 1: the same loads and staging with no decode or MMA (the words
-// folded by XOR into what the epilogue stores), for the floor of this access.
-template <int WN, int KW, int CK, int KS, int NT, int D, int MODE>
+// folded by XOR into what the epilogue stores), for the floor of this access. FUSED: W's
+// columns are gate's and up's in alternate units of 8 (GATE_UP_UNIT, as the tree's kernels
+// read them) and y, N / 2 wide, is silu(x · W_gate) · (x · W_up). A cluster takes the tiles
+// of COLS columns cluster, cluster + clusters, ...: its rows of x are staged once for all of
+// them, and each warp's words for the next tile load under the last steps of this one.
+template <int WN, int KW, int CK, int KS, int NT, int D, int MODE, bool FUSED, int BUFS>
 __global__ void __launch_bounds__(32 * WN * KW, 1)
     cl_gemm(const __half* __restrict__ x, const int* __restrict__ qw, const int* __restrict__ qz,
             const __half* __restrict__ sc, __half* __restrict__ y, int M, int K, int N) {
     constexpr int COLS = 32 * WN, ROWS = 8 * NT, KWARP = KS / KW, SW = KWARP / 32;
     constexpr int XS = KS + 32;  // halves a staged row of x: 64 bytes past a multiple of 128
     static_assert(KWARP % G == 0, "a warp's part of K is whole groups");
-    static_assert(COLS % (8 * CK) == 0, "each block of a cluster stores whole 8-column chunks");
+    static_assert(D < SW, "the steps ahead fit in a tile's");
+    static_assert(COLS % ((FUSED ? 16 : 8) * CK) == 0, "each block of a cluster stores whole chunks");
     extern __shared__ __align__(128) unsigned char smem[];
-    __half* const xs = reinterpret_cast<__half*>(smem);                    // [ROWS][XS]
-    float* const part = reinterpret_cast<float*>(smem + ROWS * XS * 2);    // [KW][ROWS][COLS]
+    __half* const xs = reinterpret_cast<__half*>(smem);  // [ROWS][XS]
+    // BUFS buffers of the warps' sums, [buffer][KW][ROWS][COLS]: with two, a tile's are read
+    // by the cluster while the next tile's are written; one serves a launch whose clusters
+    // take one tile each.
+    float* const part = reinterpret_cast<float*>(smem + ROWS * XS * 2);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int wn = warp % WN, wk = warp / WN;
     const unsigned rank = cluster_rank();
-    const int n0 = int(blockIdx.x / CK) * COLS, kb0 = int(rank) * KS;
-    const int nl = n0 + 32 * wn + 4 * g;  // the lane's first column
-    const int kw0 = kb0 + wk * KWARP;     // the warp's first row of K
+    const int tiles = N / COLS, stride = int(gridDim.x) / CK, kb0 = int(rank) * KS;
+    const int kw0 = kb0 + wk * KWARP;  // the warp's first row of K
+    int tile = int(blockIdx.x) / CK;
+    // The lane's first column in `tile`.
+    auto lane_col = [&](int tl) { return tl * COLS + 32 * wn + 4 * g; };
 
-    // The warp's words, scales and zeros, D steps ahead.
-    const int* const wp = qw + size_t(kw0 / 8 + t) * N + nl;
+    // The warp's words, scales and zeros of step s of tile tl, into slot s2 (D steps ahead).
     uint4 wq[SW];
     uint2 sq[SW / 4];
     uint32_t zq[SW / 4];
-    auto load_step = [&](int s) {
-        wq[s] = ldg_stream(wp + size_t(4 * s) * N);
+    auto load_step = [&](int slot, int s, int tl) {
+        const int nl = lane_col(tl);
+        wq[slot] = ldg_stream(qw + size_t(kw0 / 8 + 4 * s + t) * N + nl);
         if (s % 4 == 0) {
             const int grp = (kw0 + 32 * s) / G;
-            sq[s / 4] = ldg_u2(sc + size_t(grp) * N + nl);
-            zq[s / 4] = ldg_u1(qz + size_t(grp) * (N / 8) + nl / 8);
+            sq[slot / 4] = ldg_u2(sc + size_t(grp) * N + nl);
+            zq[slot / 4] = ldg_u1(qz + size_t(grp) * (N / 8) + nl / 8);
         }
     };
+    if (tile < tiles) {
 #pragma unroll
-    for (int s = 0; s < D && s < SW; ++s) load_step(s);
+        for (int s = 0; s < D; ++s) load_step(s, s, tile);
+    }
 
     // The block's rows of x for its part of K, zeros past M, then each 8 elements put in the
     // order (0, 4, 1, 5, 2, 6, 3, 7): a B fragment's pairs.
@@ -149,117 +161,140 @@ __global__ void __launch_bounds__(32 * WN * KW, 1)
     }
     __syncthreads();
 
-    float acc[2][NT][4];
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
-    uint32_t fold = 0;
-    __half2 zp[4], s2[4];
     const __half* const xl = xs + g * XS + wk * KWARP + 8 * t;
+    for (int buf = 0; tile < tiles; tile += stride, buf = (buf + 1) % BUFS) {
+        const int next = tile + stride, nl = lane_col(tile);
+        float acc[2][NT][4];
 #pragma unroll
-    for (int s = 0; s < SW; ++s) {
-        if (s + D < SW) load_step(s + D);
-        if constexpr (MODE == 1) {
-            fold ^= wq[s].x ^ wq[s].y ^ wq[s].z ^ wq[s].w;
-            if (s % 4 == 0) fold ^= sq[s / 4].x ^ sq[s / 4].y ^ zq[s / 4];
-            continue;
-        }
-        if (s % 4 == 0) {
-            const uint32_t zw = zq[s / 4] + 0x11111111u;
-            const __half2 sa = u2h(sq[s / 4].x), sb = u2h(sq[s / 4].y);
-            const __half sv[4] = {__low2half(sa), __high2half(sa), __low2half(sb), __high2half(sb)};
+        for (int i = 0; i < 2; ++i)
 #pragma unroll
-            for (int c = 0; c < 4; ++c) {
-                const int z = int(zw >> (4 * (nl % 8 + c)) & 0xF);
-                zp[c] = __float2half2_rn(1024.f + float(z));
-                s2[c] = __half2half2(sv[c]);
+            for (int j = 0; j < NT; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+        uint32_t fold = 0;
+        __half2 zp[4], s2[4];
+#pragma unroll
+        for (int s = 0; s < SW; ++s) {
+            if (s + D < SW) {
+                load_step(s + D, s + D, tile);
+            } else if (next < tiles) {
+                load_step(s + D - SW, s + D - SW, next);
             }
-        }
-        const uint32_t wv[4] = {wq[s].x, wq[s].y, wq[s].z, wq[s].w};
-        // a[i][h]: m-tile i's A fragment for k16 step h.
-        uint32_t a[2][2][4];
-#pragma unroll
-        for (int c = 0; c < 4; ++c)
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-                a[c / 2][j / 2][2 * (j % 2) + c % 2] = h2u(__hmul2(__hsub2(u2h(nibble_pair(wv[c], 4 * j)), zp[c]), s2[c]));
-#pragma unroll
-        for (int jn = 0; jn < NT; ++jn) {
-            const uint4 b = *reinterpret_cast<const uint4*>(xl + 8 * jn * XS + 32 * s);
-#pragma unroll
-            for (int i = 0; i < 2; ++i) {
-                mma16816(acc[i][jn], a[i][0], b.x, b.y);
-                mma16816(acc[i][jn], a[i][1], b.z, b.w);
-            }
-        }
-    }
-
-    // The warp's sums: lane (g, t) holds columns 4g + 2i (+ 1 in registers 2, 3) of rows
-    // 8 jn + 2t (+ 1 in registers 1, 3).
-    float* const pw = part + wk * ROWS * COLS;
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int jn = 0; jn < NT; ++jn) {
-            const int col = 32 * wn + 4 * g + 2 * i, row = 8 * jn + 2 * t;
             if constexpr (MODE == 1) {
-                pw[row * COLS + col] = __uint_as_float(fold);
+                fold ^= wq[s].x ^ wq[s].y ^ wq[s].z ^ wq[s].w;
+                if (s % 4 == 0) fold ^= sq[s / 4].x ^ sq[s / 4].y ^ zq[s / 4];
                 continue;
             }
-            pw[row * COLS + col] = acc[i][jn][0];
-            pw[(row + 1) * COLS + col] = acc[i][jn][1];
-            pw[row * COLS + col + 1] = acc[i][jn][2];
-            pw[(row + 1) * COLS + col + 1] = acc[i][jn][3];
-        }
-    cluster_sync();
-    // This block's CK-th of the tile's columns: every block's and warp's sums added.
-    constexpr int CPB = COLS / CK / 8;  // 8-column chunks a block stores
-    for (int i = threadIdx.x; i < ROWS * CPB; i += blockDim.x) {
-        const int r = i / CPB, c = (int(rank) * CPB + i % CPB) * 8;
-        float sum[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+            if (s % 4 == 0) {
+                const uint32_t zw = zq[s / 4] + 0x11111111u;
+                const __half2 sa = u2h(sq[s / 4].x), sb = u2h(sq[s / 4].y);
+                const __half sv[4] = {__low2half(sa), __high2half(sa), __low2half(sb), __high2half(sb)};
 #pragma unroll
-        for (int q = 0; q < CK; ++q)
-#pragma unroll
-            for (int w = 0; w < KW; ++w) {
-                float v[8];
-                ld_cluster8(part + (w * ROWS + r) * COLS + c, unsigned(q), v);
-#pragma unroll
-                for (int e = 0; e < 8; ++e) sum[e] += v[e];
+                for (int c = 0; c < 4; ++c) {
+                    const int z = int(zw >> (4 * (nl % 8 + c)) & 0xF);
+                    zp[c] = __float2half2_rn(1024.f + float(z));
+                    s2[c] = __half2half2(sv[c]);
+                }
             }
-        if (r < M) {
-            uint4 o;
-            o.x = h2u(__floats2half2_rn(sum[0], sum[1]));
-            o.y = h2u(__floats2half2_rn(sum[2], sum[3]));
-            o.z = h2u(__floats2half2_rn(sum[4], sum[5]));
-            o.w = h2u(__floats2half2_rn(sum[6], sum[7]));
-            *reinterpret_cast<uint4*>(y + size_t(r) * N + n0 + c) = o;
+            const uint32_t wv[4] = {wq[s].x, wq[s].y, wq[s].z, wq[s].w};
+            // a[i][h]: m-tile i's A fragment for k16 step h.
+            uint32_t a[2][2][4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c)
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    a[c / 2][j / 2][2 * (j % 2) + c % 2] =
+                        h2u(__hmul2(__hsub2(u2h(nibble_pair(wv[c], 4 * j)), zp[c]), s2[c]));
+#pragma unroll
+            for (int jn = 0; jn < NT; ++jn) {
+                const uint4 b = *reinterpret_cast<const uint4*>(xl + 8 * jn * XS + 32 * s);
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    mma16816(acc[i][jn], a[i][0], b.x, b.y);
+                    mma16816(acc[i][jn], a[i][1], b.z, b.w);
+                }
+            }
+        }
+
+        // The warp's sums: lane (g, t) holds columns 4g + 2i (+ 1 in registers 2, 3) of rows
+        // 8 jn + 2t (+ 1 in registers 1, 3).
+        float* const pb = part + buf * KW * ROWS * COLS;
+        float* const pw = pb + wk * ROWS * COLS;
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int jn = 0; jn < NT; ++jn) {
+                const int col = 32 * wn + 4 * g + 2 * i, row = 8 * jn + 2 * t;
+                if constexpr (MODE == 1) {
+                    pw[row * COLS + col] = __uint_as_float(fold);
+                    continue;
+                }
+                pw[row * COLS + col] = acc[i][jn][0];
+                pw[(row + 1) * COLS + col] = acc[i][jn][1];
+                pw[row * COLS + col + 1] = acc[i][jn][2];
+                pw[(row + 1) * COLS + col + 1] = acc[i][jn][3];
+            }
+        // Every block's sums of this tile are written; the barrier of the tile before also
+        // kept this buffer from being written while the cluster still read it two tiles ago.
+        cluster_sync();
+        // This block's CK-th of the tile's columns (units of 8, or of 16 when fused: a
+        // unit of gate and the unit of up after it): every block's and warp's sums added.
+        constexpr int U = FUSED ? 16 : 8, UPB = COLS / CK / U;
+        for (int i = threadIdx.x; i < ROWS * UPB; i += blockDim.x) {
+            const int r = i / UPB, c = (int(rank) * UPB + i % UPB) * U;
+            float sum[U] = {};
+#pragma unroll
+            for (int q = 0; q < CK; ++q)
+#pragma unroll
+                for (int w = 0; w < KW; ++w)
+#pragma unroll
+                    for (int h = 0; h < U; h += 8) {
+                        float v[8];
+                        ld_cluster8(pb + (w * ROWS + r) * COLS + c + h, unsigned(q), v);
+#pragma unroll
+                        for (int e = 0; e < 8; ++e) sum[h + e] += v[e];
+                    }
+            if (r >= M) continue;
+            float o[8];
+#pragma unroll
+            for (int e = 0; e < 8; ++e) o[e] = FUSED ? sum[e] / (1.f + __expf(-sum[e])) * sum[8 + e] : sum[e];
+            const uint4 v = {h2u(__floats2half2_rn(o[0], o[1])), h2u(__floats2half2_rn(o[2], o[3])),
+                             h2u(__floats2half2_rn(o[4], o[5])), h2u(__floats2half2_rn(o[6], o[7]))};
+            if constexpr (FUSED) {
+                *reinterpret_cast<uint4*>(y + size_t(r) * (N / 2) + (tile * COLS + c) / 2) = v;
+            } else {
+                *reinterpret_cast<uint4*>(y + size_t(r) * N + tile * COLS + c) = v;
+            }
         }
     }
+    // No block leaves while another may still read its shared memory.
     cluster_sync();
 }
 
 struct Config {
     const char* name;
     int k, n, rows;  // the shape it takes: K, N, and at most `rows` rows of x
+    bool fused;      // y is silu(gate) · up, N / 2 wide
     cudaError_t (*prepare)();
     cudaError_t (*launch)(const __half*, const int*, const int*, const __half*, __half*, int, int, int, cudaStream_t);
 };
 
-template <int WN, int KW, int CK, int KS, int NT, int D, int MODE>
+// A form of cl_gemm and its launch: CL clusters (0: one a tile of COLS columns).
+template <int WN, int KW, int CK, int KS, int NT, int D, int MODE, bool FUSED = false, int CL = 0>
 struct Form {
     static constexpr int COLS = 32 * WN, ROWS = 8 * NT;
-    static constexpr size_t SMEM = size_t(ROWS) * (KS + 32) * 2 + size_t(KW) * ROWS * COLS * 4;
+    static constexpr int BUFS = CL == 0 ? 1 : 2;
+    static constexpr size_t SMEM = size_t(ROWS) * (KS + 32) * 2 + size_t(BUFS) * KW * ROWS * COLS * 4;
+    static_assert(SMEM <= 227 * 1024, "a block's shared memory fits");
+    static constexpr auto KERNEL = cl_gemm<WN, KW, CK, KS, NT, D, MODE, FUSED, BUFS>;
     static cudaError_t prepare() {
-        return cudaFuncSetAttribute(cl_gemm<WN, KW, CK, KS, NT, D, MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(SMEM));
+        return cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, int(SMEM));
     }
     static cudaError_t launch(const __half* x, const int* qw, const int* qz, const __half* sc, __half* y, int m, int k,
                               int n, cudaStream_t st) {
+        const int tiles = n / COLS;
         cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(unsigned(n / COLS * CK));
+        cfg.gridDim = dim3(unsigned((CL == 0 || tiles < CL ? tiles : CL) * CK));
         cfg.blockDim = dim3(32 * WN * KW);
         cfg.dynamicSmemBytes = SMEM;
         cfg.stream = st;
@@ -270,24 +305,27 @@ struct Form {
         at[0].val.clusterDim.z = 1;
         cfg.attrs = at;
         cfg.numAttrs = 1;
-        return cudaLaunchKernelEx(&cfg, cl_gemm<WN, KW, CK, KS, NT, D, MODE>, x, qw, qz, sc, y, m, k, n);
+        return cudaLaunchKernelEx(&cfg, KERNEL, x, qw, qz, sc, y, m, k, n);
     }
-    static Config config(const char* name, int k, int n) { return {name, k, n, ROWS, prepare, launch}; }
+    static Config config(const char* name, int k, int n) { return {name, k, n, ROWS, FUSED, prepare, launch}; }
 };
 
 // The forms time_cl.py times: (warps across N, warps along K, blocks a cluster along K, K a
-// block, 8-row tiles of x, steps of words ahead, mode). Every one launches 128 blocks of
-// 1 an SM but gate/up's (224).
+// block, 8-row tiles of x, steps of words ahead, mode, fused, clusters). The projections of
+// 4096 columns launch 128 blocks, one a tile; gate/up's clusters take 3 or 4 tiles of 128
+// columns, or 6 or 7 of 64, each.
 const Config CONFIGS[] = {
     Form<4, 2, 4, 1024, 4, 8, 0>::config("O: 128 cols, 2 warps along K, cluster 4", 4096, 4096),
     Form<4, 4, 4, 1024, 4, 4, 0>::config("O: 128 cols, 4 warps along K, cluster 4", 4096, 4096),
     Form<6, 2, 4, 1024, 4, 8, 0>::config("QKV: 192 cols, 2 warps along K, cluster 4", 4096, 6144),
-    Form<8, 2, 8, 1792, 4, 6, 0>::config("down: 256 cols, 2 warps along K, cluster 8", 14336, 4096),
+    Form<8, 2, 8, 1792, 4, 4, 0>::config("down: 256 cols, 2 warps along K, cluster 8", 14336, 4096),
     Form<8, 1, 8, 1792, 4, 8, 0>::config("down: 256 cols, 1 warp along K, cluster 8", 14336, 4096),
-    Form<8, 2, 2, 2048, 4, 8, 0>::config("gate/up (unfused): 256 cols, 2 warps along K, cluster 2", 4096, 28672),
+    Form<4, 2, 2, 2048, 4, 8, 0, true, 66>::config("gate/up fused: 66 clusters of 2, 128-col tiles", 4096, 28672),
+    Form<2, 4, 2, 2048, 4, 8, 0, true, 66>::config("gate/up fused: 66 clusters of 2, 64-col tiles", 4096, 28672),
     Form<4, 2, 4, 1024, 4, 8, 1>::config("O, stream only", 4096, 4096),
     Form<6, 2, 4, 1024, 4, 8, 1>::config("QKV, stream only", 4096, 6144),
-    Form<8, 2, 8, 1792, 4, 6, 1>::config("down, stream only", 14336, 4096),
+    Form<8, 2, 8, 1792, 4, 4, 1>::config("down, stream only", 14336, 4096),
+    Form<4, 2, 2, 2048, 4, 8, 1, true, 66>::config("gate/up, stream only (128-col tiles)", 4096, 28672),
     Form<4, 2, 4, 1024, 2, 8, 0>::config("O at 16 rows: 128 cols, 2 warps along K, cluster 4", 4096, 4096),
 };
 constexpr int NCONFIGS = int(sizeof(CONFIGS) / sizeof(CONFIGS[0]));
@@ -298,12 +336,13 @@ extern "C" int cl_configs() { return NCONFIGS; }
 
 extern "C" const char* cl_name(int c) { return c >= 0 && c < NCONFIGS ? CONFIGS[c].name : nullptr; }
 
-// The shape form c takes: K, N, most rows.
-extern "C" int cl_shape(int c, int* k, int* n, int* rows) {
+// The shape form c takes: K, N, most rows, and whether y is gate/up's fused product.
+extern "C" int cl_shape(int c, int* k, int* n, int* rows, int* fused) {
     if (c < 0 || c >= NCONFIGS) return -1;
     *k = CONFIGS[c].k;
     *n = CONFIGS[c].n;
     *rows = CONFIGS[c].rows;
+    *fused = CONFIGS[c].fused;
     return 0;
 }
 
@@ -313,8 +352,9 @@ extern "C" int cl_prepare(int c) {
     return int(CONFIGS[c].prepare());
 }
 
-// y[m, n] = x[m, k] · W, W in GPTQ int4 (qweight [k / 8, n], qzeros [k / 128, n / 8], v1 zeros,
-// scales [k / 128, n]), through form c, which must take the shape: -1 otherwise.
+// y[m, n] = x[m, k] · W (or y[m, n / 2], its SiluAndMul, for a fused form), W in GPTQ int4
+// (qweight [k / 8, n], qzeros [k / 128, n / 8], v1 zeros, scales [k / 128, n]), through form
+// c, which must take the shape: -1 otherwise.
 extern "C" int cl_gemm(int c, const void* x, const void* qweight, const void* qzeros, const void* scales, void* y, int m,
                        int k, int n, cudaStream_t stream) {
     if (c < 0 || c >= NCONFIGS || k != CONFIGS[c].k || n != CONFIGS[c].n || m < 1 || m > CONFIGS[c].rows) return -1;

@@ -2,8 +2,10 @@
 words, scales and zeros as cl_gemm loads them, its decode into A fragments, x staged in the
 pair order and read as B fragments, mma.sync m16n8k16 as the PTX ISA lays out its
 fragments, the warps' sums stored as the epilogue stores them and added up across the
-cluster, against x · W computed directly. A mutation of the mapping (two of a lane's A
-registers swapped) must fail the check.
+cluster, against x · W computed directly, one tile a cluster. A mutation of the mapping
+(two of a lane's A registers swapped) must fail the check. Not simulated: the loop of a
+cluster over several tiles (which words load into which registers ahead) and the fused
+SiluAndMul epilogue; time_cl.py checks every form's output against torch on the GPU.
     python3 bench/explore/cl/cl_sim.py"""
 import numpy as np
 

@@ -23,7 +23,7 @@ torch.backends.cuda.matmul.allow_tf32 = False
 lib = ctypes.CDLL(os.path.join(here, "libcl.so"))
 lib.cl_name.restype = ctypes.c_char_p
 lib.cl_gemm.argtypes = [ctypes.c_int] + [ctypes.c_void_p] * 5 + [ctypes.c_int] * 3 + [ctypes.c_void_p]
-lib.cl_shape.argtypes = [ctypes.c_int] + [ctypes.POINTER(ctypes.c_int)] * 3
+lib.cl_shape.argtypes = [ctypes.c_int] + [ctypes.POINTER(ctypes.c_int)] * 4
 
 
 def dequant(w, k, n):
@@ -40,38 +40,52 @@ def dequant(w, k, n):
 
 def cl(c, x, w, y):
     m, k = x.shape
+    n = w.scales.shape[1]
     err = lib.cl_gemm(c, x.data_ptr(), w.qweight.data_ptr(), w.qzeros.data_ptr(), w.scales.data_ptr(), y.data_ptr(),
-                      m, k, y.shape[1], torch.cuda.current_stream().cuda_stream)
+                      m, k, n, torch.cuda.current_stream().cuda_stream)
     if err:
         raise RuntimeError(f"cl_gemm form {c}: error {err}")
 
 
 def forms():
-    """Form number -> (name, K, N, most rows)."""
+    """Form number -> (name, K, N, most rows, fused)."""
     out = {}
     for c in range(lib.cl_configs()):
-        k, n, r = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
-        lib.cl_shape(c, ctypes.byref(k), ctypes.byref(n), ctypes.byref(r))
+        k, n, r, f = ctypes.c_int(), ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        lib.cl_shape(c, ctypes.byref(k), ctypes.byref(n), ctypes.byref(r), ctypes.byref(f))
         err = lib.cl_prepare(c)
         if err:
             raise RuntimeError(f"cl_prepare({c}): error {err}")
-        out[c] = (lib.cl_name(c).decode(), k.value, n.value, r.value)
+        out[c] = (lib.cl_name(c).decode(), k.value, n.value, r.value, bool(f.value))
     return out
+
+
+def silu_and_mul(full):
+    """vLLM's SiluAndMul of a product whose columns are gate's and up's in alternate units
+    of 8 (GATE_UP_UNIT), as the tree's fused kernels read W."""
+    m, n = full.shape
+    u = full.view(m, n // 16, 2, 8)
+    return (torch.nn.functional.silu(u[:, :, 0]) * u[:, :, 1]).reshape(m, n // 2)
 
 
 def main():
     fs = forms()
-    for m, k, n in [(32, 4096, 4096), (32, 4096, 6144), (32, 14336, 4096), (32, 4096, 28672), (16, 4096, 4096)]:
+    for m, k, n, fused in [(32, 4096, 4096, False), (32, 4096, 6144, False), (32, 14336, 4096, False),
+                           (32, 4096, 28672, True), (16, 4096, 4096, False)]:
+        ny = n // 2 if fused else n
         ws = [gptq_weight(gk.QuantWeight, k, n, G) for _ in range(weight_sets(k, n))]
         x = torch.randn(m, k, device=dev, dtype=torch.float16)
-        y = torch.empty(m, n, device=dev, dtype=torch.float16)
+        y = torch.empty(m, ny, device=dev, dtype=torch.float16)
         ref = x.float() @ dequant(ws[0], k, n)
+        if fused:
+            ref = silu_and_mul(ref)
         scale = ref.abs().max().item()
         t_gemm = graph_us(lambda w: gk.gptq_gemm(x, w, y), [(w,) for w in ws])
         gk.gptq_gemm(x, ws[0], y)
         y_gemm = y.float().clone()
         e_gemm = (y_gemm - ref).abs().max().item() / scale
-        line = f"M={m} K={k} N={n} ({len(ws)} weight sets): gptq_gemm {t_gemm:.1f} us (err {e_gemm:.1e})"
+        line = (f"M={m} K={k} N={n}{' fused' if fused else ''} ({len(ws)} weight sets): gptq_gemm {t_gemm:.1f} us "
+                f"(err {e_gemm:.1e})")
         if m > 16 and k * n >= 3 << 23:
             tw = [tk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=G) for w in ws]
             part = torch.empty(tk.BLOCKS, 3, 4, 128, 4, device=dev, dtype=torch.float32)
@@ -79,17 +93,18 @@ def main():
             t_wg = graph_us(lambda w: tk.gptq_gemm_wg32(x, w, part, arrivals, y), [(w,) for w in tw])
             line += f", gptq_gemm_wg32 {t_wg:.1f}"
         print(line, flush=True)
-        for c, (name, fk, fn, rows) in fs.items():
-            if (fk, fn) != (k, n) or m > rows or (rows == 32 and m <= 16):
+        for c, (name, fk, fn, rows, f) in fs.items():
+            if (fk, fn, f) != (k, n, fused) or m > rows or (rows == 32 and m <= 16):
                 continue
             y.fill_(float("nan"))
             cl(c, x, ws[0], y)
             torch.cuda.synchronize()
             e_ref = (y.float() - ref).abs().max().item() / scale
             e_gemm = (y.float() - y_gemm).abs().max().item() / scale
-            ok = "stream only" in name or (e_ref < 5e-3 and e_gemm < 5e-3)
+            stream = "stream only" in name
+            ok = stream or (e_ref < 5e-3 and e_gemm < 5e-3)
             t = graph_us(lambda w: cl(c, x, w, y), [(w,) for w in ws])
-            print(f"  form {c} ({name}): {t:.1f} us" + ("" if "stream only" in name else f", err {e_ref:.1e} against torch, "
+            print(f"  form {c} ({name}): {t:.1f} us" + ("" if stream else f", err {e_ref:.1e} against torch, "
                   f"{e_gemm:.1e} against gptq_gemm") + ("" if ok else "  DIFF"), flush=True)
         del ws
 
