@@ -15,15 +15,16 @@
 //
 // The product: a warp takes 32 columns of W (lane (g, t): columns 4g .. 4g + 3, packed row t
 // of each 32 rows of K: one 16-byte load a step) by its part of the block's K. Its words
-// decode (LOP3 into 1024 + q, less 1024 + z, times the scale) straight into mma.sync
-// m16n8k16 A fragments, W's columns as A's rows: m-tile i's row g is column 4g + 2i, row
-// g + 8 column 4g + 2i + 1; nibbles (j, j + 4) of the lane's word are the pair of k slots
-// (2t, 2t + 1) or (2t + 8, 2t + 9) of k16 step j / 2, so that x's B fragments, in the same k
-// order, are one 16-byte shared-memory load of a row's 8 elements 8t .. 8t + 7, stored in
-// the order (0, 4, 1, 5, 2, 6, 3, 7) when the block stages x. Each warp's sums go to shared
-// memory; after a cluster barrier each block adds up a CK-th of the tile's columns from
-// every block of its cluster (ld.shared::cluster) and stores them as f16; a second barrier
-// keeps every block's shared memory alive until the others have read it.
+// decode (LOP3 into 1024 + q or 1024 + 16 q, less the zero, times the scale: Marlin's 13
+// instructions a word) straight into mma.sync m16n8k16 A fragments, W's columns as A's
+// rows: m-tile i's row g is column 4g + 2i, row g + 8 column 4g + 2i + 1; nibbles (j, j + 4)
+// of the lane's word are the pair of k slots (2t, 2t + 1) or (2t + 8, 2t + 9) of k16 step
+// j / 2, so that x's B fragments, in the same k order, are one 16-byte shared-memory load of
+// a row's 8 elements 8t .. 8t + 7, stored in the order (0, 4, 1, 5, 2, 6, 3, 7) when the
+// block stages x. Each warp's sums go to shared memory; after a cluster barrier each block
+// adds up a CK-th of the tile's columns from every block of its cluster
+// (ld.shared::cluster) and stores them as f16; a barrier keeps every block's shared memory
+// alive until the others have read it.
 //
 // Build (on the GPU machine, or here to read ptxas's registers with -Xptxas -v):
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC \
@@ -87,10 +88,13 @@ __device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], 
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-// Nibbles s / 4 and s / 4 + 4 of q as the f16 pair (1024 + q_lo, 1024 + q_hi).
-__device__ __forceinline__ uint32_t nibble_pair(uint32_t q, int s) {
+// Nibbles (j, j + 4) of q as an f16 pair, Marlin's way: 1024 + n for even j, 1024 + 16 n for
+// odd j (masked in place: one shift a word, for j = 2 and 3, instead of one a pair).
+__device__ __forceinline__ uint32_t nibble_pair(uint32_t q, uint32_t q8, int j) {
     uint32_t r;
-    asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(r) : "r"(q >> s), "r"(0x000F000Fu), "r"(0x64006400u));
+    asm("lop3.b32 %0, %1, %2, %3, 0xea;"
+        : "=r"(r)
+        : "r"(j < 2 ? q : q8), "r"(j % 2 == 0 ? 0x000F000Fu : 0x00F000F0u), "r"(0x64006400u));
     return r;
 }
 __device__ __forceinline__ uint32_t h2u(__half2 h) { return *reinterpret_cast<uint32_t*>(&h); }
@@ -172,7 +176,10 @@ __global__ void __launch_bounds__(32 * WN * KW, 1)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
         uint32_t fold = 0;
-        __half2 zp[4], s2[4];
+        // A column's 1024 + z (for even pairs) and 64 + z (odd ones, 1024 + 16 n times 1/16),
+        // both negated, and its scale: q - z exact in f16, then one rounding by the scale.
+        __half2 zp[4], zp16[4], s2[4];
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
 #pragma unroll
         for (int s = 0; s < SW; ++s) {
             if (s + D < SW) {
@@ -192,7 +199,8 @@ __global__ void __launch_bounds__(32 * WN * KW, 1)
 #pragma unroll
                 for (int c = 0; c < 4; ++c) {
                     const int z = int(zw >> (4 * (nl % 8 + c)) & 0xF);
-                    zp[c] = __float2half2_rn(1024.f + float(z));
+                    zp[c] = __float2half2_rn(-1024.f - float(z));
+                    zp16[c] = __float2half2_rn(-64.f - float(z));
                     s2[c] = __half2half2(sv[c]);
                 }
             }
@@ -200,11 +208,15 @@ __global__ void __launch_bounds__(32 * WN * KW, 1)
             // a[i][h]: m-tile i's A fragment for k16 step h.
             uint32_t a[2][2][4];
 #pragma unroll
-            for (int c = 0; c < 4; ++c)
+            for (int c = 0; c < 4; ++c) {
+                const uint32_t q8 = wv[c] >> 8;
 #pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    a[c / 2][j / 2][2 * (j % 2) + c % 2] =
-                        h2u(__hmul2(__hsub2(u2h(nibble_pair(wv[c], 4 * j)), zp[c]), s2[c]));
+                for (int j = 0; j < 4; ++j) {
+                    const __half2 h = u2h(nibble_pair(wv[c], q8, j));
+                    const __half2 qz = j % 2 == 0 ? __hadd2(h, zp[c]) : __hfma2(h, sixteenth, zp16[c]);
+                    a[c / 2][j / 2][2 * (j % 2) + c % 2] = h2u(__hmul2(qz, s2[c]));
+                }
+            }
 #pragma unroll
             for (int jn = 0; jn < NT; ++jn) {
                 const uint4 b = *reinterpret_cast<const uint4*>(xl + 8 * jn * XS + 32 * s);
@@ -317,9 +329,12 @@ struct Form {
 const Config CONFIGS[] = {
     Form<4, 2, 4, 1024, 4, 8, 0>::config("O: 128 cols, 2 warps along K, cluster 4", 4096, 4096),
     Form<4, 4, 4, 1024, 4, 4, 0>::config("O: 128 cols, 4 warps along K, cluster 4", 4096, 4096),
+    Form<4, 2, 4, 1024, 4, 12, 0>::config("O: as the first, 12 steps ahead", 4096, 4096),
     Form<6, 2, 4, 1024, 4, 8, 0>::config("QKV: 192 cols, 2 warps along K, cluster 4", 4096, 6144),
+    Form<6, 2, 4, 1024, 4, 9, 0>::config("QKV: as above, 9 steps ahead", 4096, 6144),
     Form<8, 2, 8, 1792, 4, 4, 0>::config("down: 256 cols, 2 warps along K, cluster 8", 14336, 4096),
     Form<8, 1, 8, 1792, 4, 8, 0>::config("down: 256 cols, 1 warp along K, cluster 8", 14336, 4096),
+    Form<8, 1, 8, 1792, 4, 12, 0>::config("down: as above, 12 steps ahead", 14336, 4096),
     Form<4, 2, 2, 2048, 4, 8, 0, true, 66>::config("gate/up fused: 66 clusters of 2, 128-col tiles", 4096, 28672),
     Form<2, 4, 2, 2048, 4, 8, 0, true, 66>::config("gate/up fused: 66 clusters of 2, 64-col tiles", 4096, 28672),
     Form<4, 2, 4, 1024, 4, 8, 1>::config("O, stream only", 4096, 4096),
