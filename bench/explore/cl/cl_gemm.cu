@@ -130,22 +130,23 @@ __global__ void __launch_bounds__(32 * WN * KW, 1)
     // The lane's first column in `tile`.
     auto lane_col = [&](int tl) { return tl * COLS + 32 * wn + 4 * g; };
 
-    // The warp's words, scales and zeros of step s of tile tl, into slot s2 (D steps ahead).
+    // The warp's words of step s of tile tl, with the scales and zeros of a group's first
+    // step, into the registers of step s (loaded D steps ahead).
     uint4 wq[SW];
     uint2 sq[SW / 4];
     uint32_t zq[SW / 4];
-    auto load_step = [&](int slot, int s, int tl) {
+    auto load_step = [&](int s, int tl) {
         const int nl = lane_col(tl);
-        wq[slot] = ldg_stream(qw + size_t(kw0 / 8 + 4 * s + t) * N + nl);
+        wq[s] = ldg_stream(qw + size_t(kw0 / 8 + 4 * s + t) * N + nl);
         if (s % 4 == 0) {
             const int grp = (kw0 + 32 * s) / G;
-            sq[slot / 4] = ldg_u2(sc + size_t(grp) * N + nl);
-            zq[slot / 4] = ldg_u1(qz + size_t(grp) * (N / 8) + nl / 8);
+            sq[s / 4] = ldg_u2(sc + size_t(grp) * N + nl);
+            zq[s / 4] = ldg_u1(qz + size_t(grp) * (N / 8) + nl / 8);
         }
     };
     if (tile < tiles) {
 #pragma unroll
-        for (int s = 0; s < D; ++s) load_step(s, s, tile);
+        for (int s = 0; s < D; ++s) load_step(s, tile);
     }
 
     // The block's rows of x for its part of K, zeros past M, then each 8 elements put in the
@@ -183,9 +184,10 @@ __global__ void __launch_bounds__(32 * WN * KW, 1)
 #pragma unroll
         for (int s = 0; s < SW; ++s) {
             if (s + D < SW) {
-                load_step(s + D, s + D, tile);
+                load_step(s + D, tile);
             } else if (next < tiles) {
-                load_step(s + D - SW, s + D - SW, next);
+                // The next tile's first steps, into registers this tile has used.
+                load_step(s + D - SW, next);
             }
             if constexpr (MODE == 1) {
                 fold ^= wq[s].x ^ wq[s].y ^ wq[s].z ^ wq[s].w;
@@ -269,7 +271,13 @@ __global__ void __launch_bounds__(32 * WN * KW, 1)
             if (r >= M) continue;
             float o[8];
 #pragma unroll
-            for (int e = 0; e < 8; ++e) o[e] = FUSED ? sum[e] / (1.f + __expf(-sum[e])) * sum[8 + e] : sum[e];
+            for (int e = 0; e < 8; ++e) {
+                if constexpr (FUSED) {
+                    o[e] = sum[e] / (1.f + __expf(-sum[e])) * sum[8 + e];
+                } else {
+                    o[e] = sum[e];
+                }
+            }
             const uint4 v = {h2u(__floats2half2_rn(o[0], o[1])), h2u(__floats2half2_rn(o[2], o[3])),
                              h2u(__floats2half2_rn(o[4], o[5])), h2u(__floats2half2_rn(o[6], o[7]))};
             if constexpr (FUSED) {
