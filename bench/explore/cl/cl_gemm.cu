@@ -331,9 +331,9 @@ struct Form {
 };
 
 // The forms time_cl.py times: (warps across N, warps along K, blocks a cluster along K, K a
-// block, 8-row tiles of x, steps of words ahead, mode, fused, clusters). The projections of
-// 4096 columns launch 128 blocks, one a tile; gate/up's clusters take 3 or 4 tiles of 128
-// columns, or 6 or 7 of 64, each.
+// block, 8-row tiles of x, steps of words ahead, mode, fused, clusters). QKV, O and down
+// launch 128 blocks, one a tile; gate/up's clusters take 3 or 4 tiles of 128 columns, or 6 or
+// 7 of 64, each.
 const Config CONFIGS[] = {
     Form<4, 2, 4, 1024, 4, 8, 0>::config("O: 128 cols, 2 warps along K, cluster 4", 4096, 4096),
     Form<4, 4, 4, 1024, 4, 4, 0>::config("O: 128 cols, 4 warps along K, cluster 4", 4096, 4096),
@@ -349,7 +349,13 @@ const Config CONFIGS[] = {
     Form<6, 2, 4, 1024, 4, 8, 1>::config("QKV, stream only", 4096, 6144),
     Form<8, 2, 8, 1792, 4, 4, 1>::config("down, stream only", 14336, 4096),
     Form<4, 2, 2, 2048, 4, 8, 1, true, 66>::config("gate/up, stream only (128-col tiles)", 4096, 28672),
-    Form<4, 2, 4, 1024, 2, 8, 0>::config("O at 16 rows: 128 cols, 2 warps along K, cluster 4", 4096, 4096),
+    // Up to 8 rows (the decode layer's B = 1 and 8): the same products with one 8-row tile
+    // of x, where the tree has GEMVs (B = 1) and gptq_gemm (B = 8).
+    Form<4, 2, 4, 1024, 1, 12, 0>::config("O at 8 rows: 128 cols, 2 warps along K, cluster 4", 4096, 4096),
+    Form<6, 2, 4, 1024, 1, 9, 0>::config("QKV at 8 rows: 192 cols, 2 warps along K, cluster 4", 4096, 6144),
+    Form<8, 1, 8, 1792, 1, 12, 0>::config("down at 8 rows: 256 cols, 1 warp along K, cluster 8", 14336, 4096),
+    Form<4, 2, 2, 2048, 1, 12, 0, true, 66>::config("gate/up fused at 8 rows: 66 clusters of 2, 128-col tiles", 4096,
+                                                     28672),
 };
 constexpr int NCONFIGS = int(sizeof(CONFIGS) / sizeof(CONFIGS[0]));
 

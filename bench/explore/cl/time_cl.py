@@ -1,6 +1,8 @@
-"""Throwaway (issue 22, B = 32): cl_gemm.cu's cluster split-K forms (libcl.so, built beside
-this file) against the tree's gptq_gemm (gemm_kernels) and gptq_gemm_wg32
-(gemm_tma_kernels) on the decode layer's projection shapes at 32 rows (and O at 16), each as
+"""Throwaway (issue 22): cl_gemm.cu's cluster split-K forms (libcl.so, built beside this file)
+against the kernels the decode layer takes at the same rows: gptq_gemm (gemm_kernels) and
+gptq_gemm_wg32 (gemm_tma_kernels) at 32 rows, gptq_gemm at 8, the GEMVs at 1
+(decode_kernels' gptq_gemv_narrow for QKV, O and down, quant_kernels' gptq_gemv for gate/up),
+on the layer's projection shapes, gate/up with SiluAndMul fused, each as
 CUDA graphs cycling weight sets past L2 (timing.py's graph_us), µs a launch. Each form's
 output is checked against torch's f32 product of the same weights dequantised (v1 zeros,
 as imac reads them) and against gptq_gemm's; a form whose output differs prints DIFF.
@@ -16,6 +18,8 @@ sys.path.insert(0, os.path.dirname(here))
 from timing import gptq_weight, graph_us, weight_sets  # noqa: E402
 import gemm_kernels as gk  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
+import decode_kernels as dk  # noqa: E402
+import quant_kernels as qk  # noqa: E402
 
 dev = "cuda"
 G = 128
@@ -70,8 +74,8 @@ def silu_and_mul(full):
 
 def main():
     fs = forms()
-    for m, k, n, fused in [(32, 4096, 4096, False), (32, 4096, 6144, False), (32, 14336, 4096, False),
-                           (32, 4096, 28672, True), (16, 4096, 4096, False)]:
+    layer = [(4096, 4096, False), (4096, 6144, False), (14336, 4096, False), (4096, 28672, True)]
+    for m, k, n, fused in [(32, *s) for s in layer] + [(1, *s) for s in layer] + [(8, 4096, 4096, False)]:
         ny = n // 2 if fused else n
         ws = [gptq_weight(gk.QuantWeight, k, n, G) for _ in range(weight_sets(k, n))]
         x = torch.randn(m, k, device=dev, dtype=torch.float16)
@@ -80,12 +84,20 @@ def main():
         if fused:
             ref = silu_and_mul(ref)
         scale = ref.abs().max().item()
-        t_gemm = graph_us(lambda w: gk.gptq_gemm(x, w, y), [(w,) for w in ws])
-        gk.gptq_gemm(x, ws[0], y)
-        y_gemm = y.float().clone()
-        e_gemm = (y_gemm - ref).abs().max().item() / scale
-        line = (f"M={m} K={k} N={n}{' fused' if fused else ''} ({len(ws)} weight sets): gptq_gemm {t_gemm:.1f} us "
-                f"(err {e_gemm:.1e})")
+        # The tree's kernel for these rows, as the layer chooses it (examples/decode_layer/layer.rs).
+        if m == 1:
+            pkg, fn = (qk, qk.gptq_gemv) if fused else (dk, dk.gptq_gemv_narrow)
+            name = "gptq_gemv" if fused else "gptq_gemv_narrow"
+            own = [pkg.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=G)
+                   for w in ws]
+        else:
+            fn, name, own = gk.gptq_gemm, "gptq_gemm", ws
+        t_tree = graph_us(lambda w: fn(x, w, y), [(w,) for w in own])
+        fn(x, own[0], y)
+        y_tree = y.float().clone()
+        e_tree = (y_tree - ref).abs().max().item() / scale
+        line = (f"M={m} K={k} N={n}{' fused' if fused else ''} ({len(ws)} weight sets): {name} {t_tree:.1f} us "
+                f"(err {e_tree:.1e})")
         if m > 16 and k * n >= 3 << 23:
             tw = [tk.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=G) for w in ws]
             part = torch.empty(tk.BLOCKS, 3, 4, 128, 4, device=dev, dtype=torch.float32)
@@ -93,19 +105,19 @@ def main():
             t_wg = graph_us(lambda w: tk.gptq_gemm_wg32(x, w, part, arrivals, y), [(w,) for w in tw])
             line += f", gptq_gemm_wg32 {t_wg:.1f}"
         print(line, flush=True)
-        for c, (name, fk, fn, rows, f) in fs.items():
-            if (fk, fn, f) != (k, n, fused) or m > rows or (rows == 32 and m <= 16):
+        for c, (fname, fk, fn_, rows, f) in fs.items():
+            if (fk, fn_, f) != (k, n, fused) or m > rows or (rows == 32 and m <= 8):
                 continue
             y.fill_(float("nan"))
             cl(c, x, ws[0], y)
             torch.cuda.synchronize()
             e_ref = (y.float() - ref).abs().max().item() / scale
-            e_gemm = (y.float() - y_gemm).abs().max().item() / scale
-            stream = "stream only" in name
-            ok = stream or (e_ref < 5e-3 and e_gemm < 5e-3)
+            e_tree = (y.float() - y_tree).abs().max().item() / scale
+            stream = "stream only" in fname
+            ok = stream or (e_ref < 5e-3 and e_tree < 5e-3)
             t = graph_us(lambda w: cl(c, x, w, y), [(w,) for w in ws])
-            print(f"  form {c} ({name}): {t:.1f} us" + ("" if stream else f", err {e_ref:.1e} against torch, "
-                  f"{e_gemm:.1e} against gptq_gemm") + ("" if ok else "  DIFF"), flush=True)
+            print(f"  form {c} ({fname}): {t:.1f} us" + ("" if stream else f", err {e_ref:.1e} against torch, "
+                  f"{e_tree:.1e} against {name}") + ("" if ok else "  DIFF"), flush=True)
         del ws
 
 
