@@ -51,9 +51,10 @@
 #     correct: what the count's release costs), after scripts/python-wheels and
 #     bench/explore/relaxattn/build.sh; carry the paged and relaxattn wheels;
 #   bash bench/explore/prepared-run.sh 12: bench/explore/cl/time_cl.py, the cluster
-#     split-K W4A16 forms of cl_gemm.cu (built there by nvcc) against gptq_gemm and
-#     gptq_gemm_wg32 at the decode layer's 32-row projections (session 52's prepared forms);
-#     carry the gemm and gemm_tma wheels (scripts/python-wheels with IMA_WHEEL_ARCH=sm_90a);
+#     split-K W4A16 forms of cl_gemm.cu (built there by nvcc) against the kernels the layer
+#     takes on its four projections at 32, 8 and 1 rows (session 52's prepared forms); carry
+#     the gemm, gemm_tma, decode and quant wheels (scripts/python-wheels with
+#     IMA_WHEEL_ARCH=sm_90a);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -127,7 +128,8 @@ case "${1:-1}" in
     "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC \
         -o bench/explore/cl/libcl.so bench/explore/cl/cl_gemm.cu || exit 1
     site=$(mktemp -d)
-    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/gemm_kernels-*.whl .gpu/wheels/gemm_tma_kernels-*.whl || exit 1
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/gemm_kernels-*.whl .gpu/wheels/gemm_tma_kernels-*.whl \
+        .gpu/wheels/decode_kernels-*.whl .gpu/wheels/quant_kernels-*.whl || exit 1
     (cd bench/explore/cl && PYTHONPATH=$site timeout 400 python3 -u time_cl.py 2>&1 | tail -40)
     ;;
 esac
