@@ -66,6 +66,7 @@ mod tests {
             launch: Launch::Grid {
                 grid: vec![],
                 resident: Resident::No,
+                cluster: None,
             },
             body: Body {
                 text: String::new(),

@@ -110,8 +110,14 @@ struct KernelCu {
     assumptions: Vec<String>,
     report_extents: Vec<ReportExtents>,
     entries: Vec<Entry>,
-    /// An argument is read through TMA: the kernel exists only in PTX for sm_90a.
+    /// An argument is read through TMA, or the blocks run in clusters: the kernel exists
+    /// only in PTX for sm_90a.
     sm90a: bool,
+    /// What needs sm_90a, for the generated comment.
+    sm90a_use: &'static str,
+    /// `cluster(x, y, z)`: the entry points' `__cluster_dims__`, and every shared array's
+    /// `in_block(rank)`.
+    cluster: Option<[u32; 3]>,
     /// The largest alignment of its shared arrays, in bytes (16 unless one asks for more).
     smem_align: u64,
 }
@@ -414,6 +420,8 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
             .map(|(i, a)| shared(k, i, a))
             .collect(),
         sm90a: abi.needs_sm90a(),
+        sm90a_use: abi.sm90a_use(),
+        cluster: k.launch.cluster(),
         smem_align: k.shared.iter().map(|a| a.align).max().unwrap_or(16),
         launch,
         body_params: body_params.join(",\n    "),

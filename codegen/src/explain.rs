@@ -314,7 +314,11 @@ fn launch_rows(k: &Kernel) -> Vec<Vec<String>> {
                 format!("block-stride loop: idx < {n}, idx += gridDim.x{sync}"),
             ));
         }
-        Launch::Grid { grid, resident } => {
+        Launch::Grid {
+            grid,
+            resident,
+            cluster,
+        } => {
             let grid: Vec<String> = grid.iter().map(|e| expr(k, e)).collect();
             let block: Vec<String> = k
                 .block
@@ -355,6 +359,19 @@ fn launch_rows(k: &Kernel) -> Vec<Vec<String>> {
             };
             if let Some(text) = resident {
                 rows.push(row("resident", text.into()));
+            }
+            if let Some(c) = cluster {
+                let blocks: u32 = c.iter().product();
+                rows.push(row(
+                    "cluster",
+                    format!(
+                        "thread-block clusters of {} = {blocks} blocks (__cluster_dims__), which \
+                         share their shared arrays through `s.in_block(rank)`; each grid extent \
+                         must be a multiple of the cluster's, checked before the launch; sm_90a \
+                         only",
+                        c.iter().map(u32::to_string).collect::<Vec<_>>().join(" x ")
+                    ),
+                ));
             }
         }
     }

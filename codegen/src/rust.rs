@@ -438,8 +438,12 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
             owned::Launch::Blocks { arg, outer } => {
                 format!("ima::Launch::Blocks {{ arg: {arg}, outer: {outer} }}")
             }
-            owned::Launch::Grid { dims, resident } => format!(
-                "ima::Launch::Grid {{ dims: &[{}], resident: ima::Resident::{resident:?} }}",
+            owned::Launch::Grid {
+                dims,
+                resident,
+                cluster,
+            } => format!(
+                "ima::Launch::Grid {{ dims: &[{}], resident: ima::Resident::{resident:?}, cluster: {cluster:?} }}",
                 dims.iter().map(rust_expr).collect::<Vec<_>>().join(", ")
             ),
         },

@@ -22,8 +22,9 @@
 // {{ line }}
 {%- endfor %}
 {%- if k.sm90a %}
-// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
-// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+// It {{ k.sm90a_use }}: it exists only where the module is
+// compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
+// refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 {%- endif %}
 namespace {{ k.namespace }} {
@@ -1157,6 +1158,16 @@ struct {{ a.name }}_t {
         }
         return p[{{ a.offset }}];
     }
+{%- if k.cluster.is_some() %}
+    // The same array in block `rank` of this block's cluster (distributed shared memory),
+    // for its elements and vectors (ImaInBlock): indices checked as this block's, and in a
+    // checked entry point the rank against the cluster's blocks.
+    __device__ __forceinline__ ImaInBlock<{{ a.name }}_t> in_block(unsigned rank) const {
+        {{ a.name }}_t other = *this;
+        other.p = ima_cluster_map<IMA_CHECKED>(p, rank, rec, {{ a.arg }});
+        return ImaInBlock<{{ a.name }}_t>{other};
+    }
+{%- endif %}
 {%- if a.vec > 0 %}
     // {{ a.vec }} consecutive elements as one 16-byte vector (for `x.load{{ a.vec }}_async` and
     // ldmatrix); its first element must lie at a multiple of {{ a.vec }} elements.
@@ -1288,7 +1299,12 @@ __device__ __forceinline__ void run(
 
 }  // namespace {{ k.namespace }}
 {% for e in k.entries %}
+{%- match k.cluster %}
+{%- when Some with (c) %}
+extern "C" __global__ void __cluster_dims__({{ c[0] }}, {{ c[1] }}, {{ c[2] }}) __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}) {{ k.name }}_{{ e.suffix }}(
+{%- when None %}
 extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}) {{ k.name }}_{{ e.suffix }}(
+{%- endmatch %}
     {{ e.params }}) {
     using namespace {{ k.namespace }};
     // The block is at most ({{ k.block[0] }}, {{ k.block[1] }}, {{ k.block[2] }}): the launch's shape, or the bound the runtime

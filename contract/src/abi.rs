@@ -59,11 +59,18 @@ impl KernelContract {
         self.args.iter().any(|a| a.values.is_some())
     }
 
-    /// An argument is read through TMA (`tma(...)`): the kernel runs only where the
-    /// module is compiled for sm_90a, on devices of compute capability 9.0, whose
-    /// architecture-specific features (TMA, warpgroup MMA, `setmaxnreg`) its body may use.
+    /// An argument is read through TMA (`tma(...)`), or the blocks run in thread-block
+    /// clusters (`cluster(...)`): the kernel runs only where the module is compiled for
+    /// sm_90a, on devices of compute capability 9.0, whose architecture-specific features
+    /// (TMA, warpgroup MMA, `setmaxnreg`, clusters and their distributed shared memory) its
+    /// body may use.
     pub fn needs_sm90a(&self) -> bool {
-        self.args.iter().any(|a| a.tma.is_some())
+        self.args.iter().any(|a| a.tma.is_some()) || self.launch.cluster().is_some()
+    }
+
+    /// What in the kernel needs sm_90a ([`KernelContract::needs_sm90a`]), for an error.
+    pub fn sm90a_use(&self) -> &'static str {
+        sm90a_use(self.args.iter().any(|a| a.tma.is_some()))
     }
 
     /// Bytes of dynamic shared memory a launch reserves beyond its arrays: the kernel
@@ -87,6 +94,15 @@ impl KernelContract {
     }
 }
 
+/// What needs sm_90a in a kernel that reads through TMA (`tma`) or else runs in clusters.
+fn sm90a_use(tma: bool) -> &'static str {
+    if tma {
+        "reads its `tma` arguments with TMA and warpgroup MMA"
+    } else {
+        "runs its blocks in thread-block clusters"
+    }
+}
+
 impl owned::KernelContract {
     /// As [`KernelContract::checks_values`], for the owned form.
     pub fn checks_values(&self) -> bool {
@@ -95,7 +111,20 @@ impl owned::KernelContract {
 
     /// As [`KernelContract::needs_sm90a`], for the owned form.
     pub fn needs_sm90a(&self) -> bool {
-        self.args.iter().any(|a| a.tma.is_some())
+        self.args.iter().any(|a| a.tma.is_some()) || self.cluster().is_some()
+    }
+
+    /// As [`KernelContract::sm90a_use`], for the owned form.
+    pub fn sm90a_use(&self) -> &'static str {
+        sm90a_use(self.args.iter().any(|a| a.tma.is_some()))
+    }
+
+    /// As [`crate::Launch::cluster`], for the owned form.
+    pub fn cluster(&self) -> Option<[u32; 3]> {
+        match self.launch {
+            owned::Launch::Grid { cluster, .. } => cluster,
+            owned::Launch::Threads { .. } | owned::Launch::Blocks { .. } => None,
+        }
     }
 
     /// As [`KernelContract::entry_params`], for the owned form.
@@ -131,6 +160,7 @@ mod tests {
             launch: crate::Launch::Grid {
                 dims: &[],
                 resident: crate::Resident::No,
+                cluster: None,
             },
             empty: crate::EmptyPolicy::Skip,
             block: [256, 1, 1],

@@ -248,11 +248,24 @@ pub enum Launch {
     /// block-stride; the block's threads cover the inner dimensions themselves.
     Blocks { arg: usize, outer: usize },
     /// A raw grid: one to three extents over symbols and params, (x, y, z), whose blocks
-    /// run in waves or, as `resident` says, all at once.
+    /// run in waves or, as `resident` says, all at once; in thread-block clusters of the
+    /// shape `cluster` (x, y, z) where it is given, each extent of the grid a multiple of
+    /// the cluster's.
     Grid {
         dims: &'static [Expr],
         resident: Resident,
+        cluster: Option<[u32; 3]>,
     },
+}
+
+impl Launch {
+    /// The shape of the clusters the blocks run in (`cluster(...)`), if any.
+    pub fn cluster(&self) -> Option<[u32; 3]> {
+        match self {
+            Launch::Grid { cluster, .. } => *cluster,
+            Launch::Threads { .. } | Launch::Blocks { .. } => None,
+        }
+    }
 }
 
 /// Whether a raw grid's blocks all run at once. Where they do, the body's blocks may wait

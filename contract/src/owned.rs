@@ -178,9 +178,18 @@ pub struct SharedArray {
 /// See [`fixed::Launch`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Launch {
-    Threads { arg: usize },
-    Blocks { arg: usize, outer: usize },
-    Grid { dims: Vec<Expr>, resident: Resident },
+    Threads {
+        arg: usize,
+    },
+    Blocks {
+        arg: usize,
+        outer: usize,
+    },
+    Grid {
+        dims: Vec<Expr>,
+        resident: Resident,
+        cluster: Option<[u32; 3]>,
+    },
 }
 
 /// See [`fixed::KernelContract`]: the same fields, owned.
@@ -275,9 +284,14 @@ impl KernelContract {
                     arg: *arg,
                     outer: *outer,
                 },
-                Launch::Grid { dims, resident } => fixed::Launch::Grid {
+                Launch::Grid {
+                    dims,
+                    resident,
+                    cluster,
+                } => fixed::Launch::Grid {
                     dims: leak(dims.iter().map(Expr::leak).collect()),
                     resident: *resident,
+                    cluster: *cluster,
                 },
             },
             empty: self.empty,

@@ -308,9 +308,14 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
                 arg: index[*arg],
                 outer: indices.len(),
             },
-            ir::Launch::Grid { grid, resident } => owned::Launch::Grid {
+            ir::Launch::Grid {
+                grid,
+                resident,
+                cluster,
+            } => owned::Launch::Grid {
                 dims: grid.clone(),
                 resident: *resident,
+                cluster: *cluster,
             },
         },
         empty: k.empty,

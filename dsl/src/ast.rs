@@ -206,9 +206,12 @@ pub enum LaunchKind {
     /// `launch grid(X, Y) block(256)`: the body indexes by hand; only accessors guard.
     /// `launch grid(X) block(256) resident` runs every block at once, and
     /// `launch persistent(MAX) block(256)` (`Resident::AtMost`, one extent) at most MAX.
+    /// `launch grid(X) block(256) cluster(4)` runs the blocks in thread-block clusters.
     Grid {
         grid: Vec<Expr>,
         block: Vec<(u64, Span)>,
+        /// `cluster(x, y, z)`: its extents, and the whole clause's span.
+        cluster: Option<(Vec<(u64, Span)>, Span)>,
         resident: Resident,
     },
 }

@@ -406,14 +406,19 @@ fn launch(l: &Launch) -> String {
         LaunchKind::Grid {
             grid,
             block,
+            cluster,
             resident,
         } => {
             let block: Vec<u64> = block.iter().map(|b| b.0).collect();
             let (grid, block) = (list(grid), list(&block));
+            let cluster = cluster.as_ref().map_or(String::new(), |(dims, _)| {
+                let dims: Vec<u64> = dims.iter().map(|d| d.0).collect();
+                format!(" cluster({})", list(&dims))
+            });
             match resident {
-                Resident::No => format!("grid({grid}) block({block})"),
-                Resident::Whole => format!("grid({grid}) block({block}) resident"),
-                Resident::AtMost => format!("persistent({grid}) block({block})"),
+                Resident::No => format!("grid({grid}) block({block}){cluster}"),
+                Resident::Whole => format!("grid({grid}) block({block}){cluster} resident"),
+                Resident::AtMost => format!("persistent({grid}) block({block}){cluster}"),
             }
         }
     };
@@ -453,6 +458,19 @@ mod tests {
         let want = "kernel k {\n    inout f: i32[N]\n    launch persistent(2 * N) block(512)\n    body {}\n}\n";
         assert_eq!(fmt(messy), want);
         assert_eq!(fmt(want), want);
+    }
+
+    #[test]
+    fn writes_a_cluster_after_the_block_and_before_resident() {
+        let messy =
+            "kernel k{inout f:i32[N]\nlaunch grid( 4*N,2 )block(128)cluster( 4,1 ) body {}}";
+        let want = "kernel k {\n    inout f: i32[N]\n    launch grid(4 * N, 2) block(128) cluster(4, 1)\n    body {}\n}\n";
+        assert_eq!(fmt(messy), want);
+        assert_eq!(fmt(want), want);
+        let messy =
+            "kernel k{inout f:i32[N]\nlaunch grid(N) block(64) cluster(2) resident body {}}";
+        let want = "kernel k {\n    inout f: i32[N]\n    launch grid(N) block(64) cluster(2) resident\n    body {}\n}\n";
+        assert_eq!(fmt(messy), want);
     }
 
     #[test]

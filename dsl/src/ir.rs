@@ -262,11 +262,25 @@ pub enum Launch {
     Blocks { arg: usize, indices: Vec<String> },
     /// A raw grid, sized by expressions over symbols; the body indexes by hand. Where
     /// `resident` says so, every block runs at once (a cooperative launch), so that blocks
-    /// may wait for each other.
-    Grid { grid: Vec<Expr>, resident: Resident },
+    /// may wait for each other. Where `cluster` is given, the blocks run in thread-block
+    /// clusters of that shape (x, y, z), each extent of the grid a multiple of the
+    /// cluster's.
+    Grid {
+        grid: Vec<Expr>,
+        resident: Resident,
+        cluster: Option<[u32; 3]>,
+    },
 }
 
 impl Launch {
+    /// The shape of the clusters a raw grid's blocks run in (`cluster(...)`), if any.
+    pub fn cluster(&self) -> Option<[u32; 3]> {
+        match self {
+            Launch::Grid { cluster, .. } => *cluster,
+            Launch::Threads { .. } | Launch::Blocks { .. } => None,
+        }
+    }
+
     /// The argument whose domain the launch covers, for `Threads` and `Blocks`.
     pub fn domain_arg(&self) -> Option<usize> {
         match self {

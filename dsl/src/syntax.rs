@@ -63,6 +63,7 @@ fn rule_name(rule: &Rule) -> String {
         Rule::launch_grid | Rule::kw_grid => "`grid(...)`",
         Rule::kw_block => "`block(...)`",
         Rule::resident => "`resident`",
+        Rule::cluster | Rule::kw_cluster => "`cluster(...)`",
         Rule::launch_persistent | Rule::kw_persistent => "`persistent(...)`",
         Rule::threads | Rule::kw_threads => "`threads N`",
         Rule::min_blocks | Rule::kw_min_blocks => "`min_blocks N`",
@@ -145,6 +146,7 @@ fn children(pair: Pair<Rule>) -> impl Iterator<Item = Pair<Rule>> {
                 | Rule::kw_grid
                 | Rule::kw_block
                 | Rule::kw_persistent
+                | Rule::kw_cluster
                 | Rule::kw_threads
                 | Rule::kw_min_blocks
                 | Rule::kw_values
@@ -428,6 +430,7 @@ fn launch(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Launch {
             Rule::launch_grid | Rule::launch_persistent => {
                 let mut grid = Vec::new();
                 let mut block = Vec::new();
+                let mut cluster = None;
                 let mut resident = if p.as_rule() == Rule::launch_persistent {
                     Resident::AtMost
                 } else {
@@ -438,12 +441,20 @@ fn launch(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Launch {
                         Rule::expr => grid.push(expr(q, diags)),
                         Rule::int => block.push((int_value(&q, diags) as u64, span(&q))),
                         Rule::resident => resident = Resident::Whole,
+                        Rule::cluster => {
+                            let sp = span(&q);
+                            let dims = children(q)
+                                .map(|n| (int_value(&n, diags) as u64, span(&n)))
+                                .collect();
+                            cluster = Some((dims, sp));
+                        }
                         r => unreachable!("launch grid has no {r:?}"),
                     }
                 }
                 kind = Some(LaunchKind::Grid {
                     grid,
                     block,
+                    cluster,
                     resident,
                 });
             }

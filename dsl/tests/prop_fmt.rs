@@ -372,6 +372,7 @@ impl Gen {
             self.tok("(");
             self.one_of(&["512", "32, 8"]);
             self.tok(")");
+            self.cluster();
         } else {
             self.tok("grid");
             self.tok("(");
@@ -381,6 +382,7 @@ impl Gen {
             self.tok("(");
             self.one_of(&["32", "32, 8", "8, 8, 4"]);
             self.tok(")");
+            self.cluster();
             if self.rng.chance(30) {
                 self.tok("resident");
             }
@@ -392,6 +394,16 @@ impl Gen {
         if self.rng.chance(20) {
             self.tok("min_blocks");
             self.one_of(&["2", "0", "64"]);
+        }
+    }
+
+    /// `cluster(...)` at times, its extents in and out of range.
+    fn cluster(&mut self) {
+        if self.rng.chance(25) {
+            self.tok("cluster");
+            self.tok("(");
+            self.one_of(&["2", "4, 1", "2, 2, 2", "0", "16"]);
+            self.tok(")");
         }
     }
 
@@ -492,6 +504,7 @@ const INSERTS: &[&str] = &[
     "min_blocks",
     "resident",
     "persistent",
+    "cluster",
     "body",
     "stored",
     "strided",

@@ -115,9 +115,10 @@ pub enum Reject {
     Cap(&'static str),
     /// The tensors take more bytes than the budget.
     Bytes(u128),
-    /// A raw grid outside the device's limits, or a `resident` one of more blocks than the
+    /// A raw grid outside the device's limits, a `resident` one of more blocks than the
     /// device has SMs (the most it surely holds at once; the runtime refuses a launch past
-    /// what the kernel's occupancy allows, where a `persistent` one launches fewer).
+    /// what the kernel's occupancy allows, where a `persistent` one launches fewer), or one
+    /// that is no whole number of its clusters (which the runtime refuses).
     Grid,
     /// More shared memory than the device has.
     Shared(u128),
@@ -229,11 +230,17 @@ fn limits(
     params: &[Scalar],
     budget: u64,
 ) -> Result<(), Reject> {
-    if let Launch::Grid { dims, resident } = c.launch {
+    if let Launch::Grid {
+        dims,
+        resident,
+        cluster,
+    } = c.launch
+    {
         let mut blocks = 1i128;
-        for (e, &limit) in dims.iter().zip(&cfg.limits.grid) {
+        for (axis, (e, &limit)) in dims.iter().zip(&cfg.limits.grid).enumerate() {
+            let whole = |n: i64| cluster.is_none_or(|c| n % i64::from(c[axis]) == 0);
             match eval(e, symbols, params) {
-                Some(n) if n >= 1 && n <= i64::from(limit) => blocks *= i128::from(n),
+                Some(n) if n >= 1 && n <= i64::from(limit) && whole(n) => blocks *= i128::from(n),
                 _ => return Err(Reject::Grid),
             }
         }

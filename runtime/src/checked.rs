@@ -81,6 +81,7 @@ const VALUE_FIRST: i32 = 6;
 const VALUE_LAST: i32 = 7;
 const TILE_SHAPE: i32 = 8;
 const TILE_CHUNK: i32 = 9;
+const CLUSTER_RANK: i32 = 10;
 const MAX_RANK: usize = 8;
 
 /// Where each field of `ImaRecord` lies, in bytes: ima.cuh's struct, read here.
@@ -203,6 +204,7 @@ impl ViolationRecord {
                 (NOT_WHOLE_TILE, _) => Access::NotWholeTile,
                 (TILE_SHAPE, _) => Access::TileShape,
                 (TILE_CHUNK, _) => Access::TileChunk,
+                (CLUSTER_RANK, _) => Access::ClusterRank,
                 (OUT_OF_BOUNDS, true) => Access::Write,
                 _ => Access::Read,
             },
@@ -322,6 +324,7 @@ mod tests {
             launch: Launch::Grid {
                 dims: &[Expr::Const(1)],
                 resident: crate::contract::Resident::No,
+                cluster: None,
             },
             empty: EmptyPolicy::Skip,
             block: [32, 1, 1],
@@ -393,6 +396,7 @@ mod tests {
             ("IMA_VALUE_LAST", VALUE_LAST),
             ("IMA_TILE_SHAPE", TILE_SHAPE),
             ("IMA_TILE_CHUNK", TILE_CHUNK),
+            ("IMA_CLUSTER_RANK", CLUSTER_RANK),
         ];
         let mut src = String::from(
             "#include \"host_shim.h\"\n#include \"ima.cuh\"\n#include <cstddef>\n\
@@ -450,6 +454,37 @@ mod tests {
     #[test]
     fn an_empty_record_means_no_violation() {
         assert_eq!(ViolationRecord::parse(&[0; ViolationRecord::BYTES]), None);
+    }
+
+    #[test]
+    fn a_cluster_rank_record_names_the_shared_array_the_rank_and_the_cluster() {
+        use crate::contract::{DType, Expr, Extent, SharedArray};
+        let c = KernelContract {
+            shared: &[SharedArray {
+                name: "part",
+                dtype: DType::F32,
+                dims: &[Extent {
+                    text: "256",
+                    expr: Expr::Const(256),
+                }],
+                align: 16,
+            }],
+            ..LOOKUP
+        };
+        // Block 0 of a cluster of 4 asked for block 5's `part`.
+        let bytes = record(1, -1, 0, CLUSTER_RANK, &[5], &[4], 0);
+        let oob = ViolationRecord::parse(&bytes).unwrap().describe(&c);
+        assert_eq!(
+            (oob.access, oob.arg.as_str()),
+            (Access::ClusterRank, "shared part")
+        );
+        let msg = oob.to_string();
+        assert!(
+            msg.starts_with(
+                "lookup: shared part of block 5 of the cluster: the cluster has 4 blocks (ranks 0 to 3)"
+            ),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -127,9 +127,9 @@ impl Module {
                 entry: contract.entry_i32.to_string(),
                 file: self.file.clone(),
                 reason: format!(
-                    "reads its `tma` arguments with TMA and warpgroup MMA, which need a device of \
-                     compute capability 9.0 and PTX compiled for sm_90a; this device is {major}.{minor}\
-                     {}",
+                    "{}, which need a device of compute capability 9.0 and PTX compiled for \
+                     sm_90a; this device is {major}.{minor}{}",
+                    contract.sm90a_use(),
                     if self.capability == (9, 0) {
                         ", and the module was compiled for another architecture"
                     } else {

@@ -22,6 +22,9 @@ pub enum Access {
     /// A chunk of a shared tile outside the tile, or not at a 16-byte chunk. Its index is
     /// the row and column, its extent the tile's rows and columns.
     TileChunk,
+    /// A shared array of another block of the cluster (`s.in_block(rank)`) whose rank lies
+    /// outside the cluster. Its index is the rank, its extent the cluster's blocks.
+    ClusterRank,
 }
 
 /// An out-of-bounds access of a checked launch (the latest one made by the first thread
@@ -78,6 +81,13 @@ impl fmt::Display for OutOfBounds {
                 f,
                 "{}: chunk at row {r}, column {c} of a {er} x {ec} tile of {}: outside the tile, or not at a multiple of 16 bytes",
                 self.kernel, self.arg,
+            )?,
+            Access::ClusterRank => write!(
+                f,
+                "{}: {} of block {r} of the cluster: the cluster has {er} blocks (ranks 0 to {})",
+                self.kernel,
+                self.arg,
+                er - 1,
             )?,
             Access::MisalignedVector => write!(
                 f,

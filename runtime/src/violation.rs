@@ -172,6 +172,10 @@ pub enum Violation {
     /// A raw launch grid (x, y, z as evaluated) outside the device's limits: each
     /// extent must lie in `0..=limit` (0 makes the launch empty).
     Grid { grid: Vec<i64>, limit: [u32; 3] },
+    /// A raw launch grid that is no whole number of the spec's clusters: each extent must
+    /// be a multiple of the cluster's (the driver refuses the launch otherwise, with
+    /// CUDA_ERROR_INVALID_CLUSTER_SIZE and no numbers).
+    ClusterGrid { grid: [u32; 3], cluster: [u32; 3] },
     /// A `resident` grid of more blocks than the device holds at once: `blocks_per_sm`
     /// blocks of the entry point (with its registers and `shared_bytes` of dynamic shared
     /// memory) on each of `sms` SMs. Launched, its blocks could wait forever for blocks
@@ -437,6 +441,13 @@ impl fmt::Display for Violation {
                     axes.join(", ")
                 )
             }
+            Violation::ClusterGrid { grid, cluster } => write!(
+                f,
+                "launch grid {} is no whole number of clusters of {}: each extent of the grid \
+                 must be a multiple of the cluster's",
+                list(grid),
+                list(cluster)
+            ),
             Violation::NotResident {
                 form,
                 grid,

@@ -233,6 +233,7 @@ static FILL: KernelContract = KernelContract {
             Expr::Param(1),
         ],
         resident: ima_runtime::Resident::No,
+        cluster: None,
     },
     empty: EmptyPolicy::Refuse,
     block: [32, 4, 1],
@@ -298,6 +299,41 @@ fn raw_grid_is_evaluated_and_held_to_the_device() {
     );
 }
 
+/// `fill` launched in clusters of 4 blocks along x: a grid that is no whole number of
+/// clusters is refused with both shapes (the driver would refuse it with no numbers).
+#[test]
+fn a_clustered_grid_must_be_a_whole_number_of_clusters() {
+    let clustered = KernelContract {
+        launch: Launch::Grid {
+            dims: match FILL.launch {
+                Launch::Grid { dims, .. } => dims,
+                _ => unreachable!(),
+            },
+            resident: Resident::No,
+            cluster: Some([4, 1, 1]),
+        },
+        ..FILL
+    };
+    let args = [Fake::new(DType::F32, &[1000], 0x1000)];
+    let plan = run(&clustered, &args, &[Scalar::I32(125), Scalar::I32(3)]).unwrap();
+    assert_eq!(plan.grid, [8, 3, 1]);
+    assert_eq!(
+        run(&clustered, &args, &[Scalar::I32(100), Scalar::I32(3)]).unwrap_err(),
+        [Violation::ClusterGrid {
+            grid: [10, 3, 1],
+            cluster: [4, 1, 1]
+        }]
+    );
+    let msg = refused(&clustered, &args, &[Scalar::I32(100), Scalar::I32(3)]);
+    assert!(
+        msg.ends_with(
+            "launch grid [10, 3, 1] is no whole number of clusters of [4, 1, 1]: each extent \
+             of the grid must be a multiple of the cluster's"
+        ),
+        "{msg}"
+    );
+}
+
 #[test]
 fn malformed_launch_forms_are_contract_faults() {
     let bad = |launch, block| KernelContract {
@@ -312,6 +348,7 @@ fn malformed_launch_forms_are_contract_faults() {
             Launch::Grid {
                 dims: &[],
                 resident: ima_runtime::Resident::No,
+                cluster: None,
             },
             [32, 1, 1],
         ),
@@ -319,6 +356,7 @@ fn malformed_launch_forms_are_contract_faults() {
             Launch::Grid {
                 dims: &[Expr::Const(1); 4],
                 resident: ima_runtime::Resident::No,
+                cluster: None,
             },
             [32, 1, 1],
         ),
@@ -326,6 +364,7 @@ fn malformed_launch_forms_are_contract_faults() {
             Launch::Grid {
                 dims: &[Expr::Param(9)],
                 resident: ima_runtime::Resident::No,
+                cluster: None,
             },
             [32, 1, 1],
         ),

@@ -168,6 +168,7 @@ static FILL: KernelContract = KernelContract {
     launch: Launch::Grid {
         dims: &[Expr::Param(0), Expr::Param(1)],
         resident: ima_runtime::Resident::No,
+        cluster: None,
     },
     empty: EmptyPolicy::Skip,
     block: [32, 1, 1],

@@ -114,6 +114,7 @@ static PAGED: KernelContract = KernelContract {
     launch: Launch::Grid {
         dims: &[Expr::Const(1)],
         resident: ima_runtime::Resident::No,
+        cluster: None,
     },
     empty: EmptyPolicy::Skip,
     block: [32, 1, 1],

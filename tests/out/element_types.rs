@@ -1112,7 +1112,7 @@ pub static ACCUMULATOR_TILES_OF_EVERY_TYPE: ima::KernelContract = ima::KernelCon
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(1)], resident: ima::Resident::No },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(1)], resident: ima::Resident::No, cluster: None },
     empty: ima::EmptyPolicy::Skip,
     block: [32, 1, 1],
     block_from_occupancy: false,

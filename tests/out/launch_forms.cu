@@ -69,6 +69,9 @@ enum : int {
     // A chunk of a shared tile outside it, or not at a 16-byte chunk: index holds the row
     // and column, extent the tile's rows and columns.
     IMA_TILE_CHUNK = 9,
+    // A shared array asked of a block outside the cluster (`s.in_block(rank)`): index holds
+    // the rank, extent the cluster's blocks.
+    IMA_CLUSTER_RANK = 10,
 };
 
 // R indices of a violation, or the extents they broke, passed by value to an out-of-line
@@ -137,10 +140,11 @@ enum : int {
 __device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
     return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
 }
-// Only a shared tile's kinds have extents that are not the argument's logical ones: the
-// tile's shape (IMA_TILE_CHUNK), the array's last two extents (IMA_TILE_SHAPE).
+// Only a shared tile's kinds and a cluster's rank have extents that are not the argument's
+// logical ones: the tile's shape (IMA_TILE_CHUNK), the array's last two extents
+// (IMA_TILE_SHAPE), the cluster's blocks (IMA_CLUSTER_RANK).
 __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
-    return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
+    return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK || kind == IMA_CLUSTER_RANK;
 }
 
 // Counts a violation and keeps it as the thread's latest.
@@ -2120,6 +2124,73 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
     });
 }
 #endif
+
+// Thread-block clusters (`launch grid(...) block(...) cluster(x, y, z)`): the block's rank
+// in its cluster, the cluster's blocks, and the barrier of all their threads.
+__device__ __forceinline__ unsigned ima_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned ima_cluster_blocks() {
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    return n;
+}
+// Every thread of every block of the cluster arrives, then waits for all of them, as
+// __syncthreads does for a block (all of a block's threads call it): what a block wrote to
+// its shared memory before it, the cluster's blocks read after it (release and acquire at
+// cluster scope). A block's shared memory lives as long as its block: one last
+// ima_cluster_sync keeps each block from leaving while another may still read its arrays.
+__device__ __forceinline__ void ima_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// p, an address of this block's shared memory, as block `rank` of the cluster holds it:
+// the generic address of that block's distributed shared memory. A checked entry point
+// reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
+// keeps p, so that the access stays in this block's array.
+template <bool CHECKED, typename T, typename Rec>
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, Rec* rec, int arg) {
+    if constexpr (CHECKED) {
+        const unsigned blocks = ima_cluster_blocks();
+        if (rank >= blocks) {
+            const long long i[1] = {rank}, e[1] = {blocks};
+            ima_report<long long, 1>(rec, arg, 0, IMA_CLUSTER_RANK, 0, i, e);
+            return p;
+        }
+    }
+    unsigned long long q;
+    asm volatile("mapa.u64 %0, %1, %2;" : "=l"(q) : "l"(reinterpret_cast<unsigned long long>(p)), "r"(rank));
+    return reinterpret_cast<T*>(q);
+}
+// A shared array's accessor (A, its generated `name_t`) for the same array in another block
+// of the cluster, `s.in_block(rank)`: its elements and vectors, each index checked as this
+// block's are (every block of a cluster has the same arrays). Tiles, ldmatrix and copies
+// take this block's arrays only, and are not offered.
+template <typename A>
+struct ImaInBlock {
+    A a;
+    template <typename... Ix>
+    __device__ __forceinline__ auto& operator()(Ix... i) const {
+        return a(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at2(Ix... i) const {
+        return a.at2(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at4(Ix... i) const {
+        return a.at4(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at8(Ix... i) const {
+        return a.at8(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at16(Ix... i) const {
+        return a.at16(i...);
+    }
+};
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
@@ -2383,7 +2454,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2387 "launch_forms.cu"
+#line 2458 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2595,7 +2666,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2599 "launch_forms.cu"
+#line 2670 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2751,7 +2822,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2755 "launch_forms.cu"
+#line 2826 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2969,7 +3040,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 2973 "launch_forms.cu"
+#line 3044 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

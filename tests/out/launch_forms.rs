@@ -302,7 +302,7 @@ pub static HANDOFF: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Sym(0)], resident: ima::Resident::Whole },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Sym(0)], resident: ima::Resident::Whole, cluster: None },
     empty: ima::EmptyPolicy::Skip,
     block: [32, 1, 1],
     block_from_occupancy: false,
@@ -416,7 +416,7 @@ pub static GATHER_ALL: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Sym(0)], resident: ima::Resident::AtMost },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Sym(0)], resident: ima::Resident::AtMost, cluster: None },
     empty: ima::EmptyPolicy::Skip,
     block: [32, 1, 1],
     block_from_occupancy: false,
@@ -528,7 +528,7 @@ pub static FILL: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(256)), ima::Expr::Sym(1)], resident: ima::Resident::No },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(0), &ima::Expr::Const(256)), ima::Expr::Sym(1)], resident: ima::Resident::No, cluster: None },
     empty: ima::EmptyPolicy::Refuse,
     block: [256, 1, 1],
     block_from_occupancy: false,

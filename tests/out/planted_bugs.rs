@@ -790,7 +790,7 @@ pub static SUM_TILES_ACROSS_GROUPS: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(4))], resident: ima::Resident::No },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(4))], resident: ima::Resident::No, cluster: None },
     empty: ima::EmptyPolicy::Skip,
     block: [1, 1, 1],
     block_from_occupancy: false,

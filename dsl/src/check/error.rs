@@ -186,6 +186,12 @@ check_errors! {
     BlockTooLarge { threads: u64, span: Span },
     /// `min_blocks N` that no SM can hold (or 0).
     MinBlocks { min_blocks: u64, threads: u64, span: Span },
+    /// A `cluster(...)` extent of 0, or clusters of more than 8 blocks.
+    ClusterSize { dims: Vec<u64>, span: Span },
+    /// A `cluster(...)` of more extents than the grid has.
+    ClusterRank { cluster: usize, grid: usize, span: Span },
+    /// `cluster(...)` with `resident` or `persistent`.
+    ClusterResident { persistent: bool, span: Span },
     /// `launch over` a name that is no tensor argument.
     LaunchOverUnknown { name: String, span: Span },
     /// `launch over` an `in` argument.
@@ -720,6 +726,54 @@ impl CheckError {
                 "an SM holds at most 32 blocks and 2048 threads: use 1 to {}",
                 (2048 / threads).min(32)
             )),
+            ClusterSize { dims, span } => {
+                let blocks: u64 = dims.iter().product();
+                Diagnostic::error(
+                    format!(
+                        "clusters of {} ({blocks} blocks)",
+                        dims.iter()
+                            .map(u64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(" x ")
+                    ),
+                    *span,
+                    if dims.contains(&0) {
+                        "an extent of 0"
+                    } else {
+                        "more than 8 blocks"
+                    },
+                )
+                .with_help(
+                    "a cluster holds 1 to 8 blocks (the portable size: every GPU that runs \
+                     clusters can schedule one), each extent at least 1",
+                )
+            }
+            ClusterRank {
+                cluster,
+                grid,
+                span,
+            } => Diagnostic::error(
+                format!("a cluster of {cluster} extents on a grid of {grid}"),
+                *span,
+                "more extents than the grid's",
+            )
+            .with_help("give the cluster at most as many extents as `grid(...)` has"),
+            ClusterResident { persistent, span } => Diagnostic::error(
+                format!(
+                    "`cluster(...)` with a {} launch",
+                    if *persistent {
+                        "`persistent`"
+                    } else {
+                        "`resident`"
+                    }
+                ),
+                *span,
+                "not supported",
+            )
+            .with_help(
+                "a cooperative launch of clusters is not supported: launch the clusters as a \
+                 plain `grid(...)`, whose blocks wait only for the blocks of their own cluster",
+            ),
             LaunchOverUnknown { name, span } => Diagnostic::error(
                 format!("`launch over` names `{name}`, which is no argument"),
                 *span,

@@ -66,6 +66,7 @@ impl KernelChecker<'_> {
             ast::LaunchKind::Grid {
                 grid,
                 block,
+                cluster,
                 resident,
             } => {
                 if let Some((_, span)) = threads {
@@ -96,9 +97,59 @@ impl KernelChecker<'_> {
                     return None;
                 }
                 let resident = *resident;
-                Some((ir::Launch::Grid { grid, resident }, dims))
+                let cluster = match cluster {
+                    None => None,
+                    Some((extents, span)) => {
+                        Some(self.cluster(extents, *span, grid.len(), resident)?)
+                    }
+                };
+                Some((
+                    ir::Launch::Grid {
+                        grid,
+                        resident,
+                        cluster,
+                    },
+                    dims,
+                ))
             }
         }
+    }
+
+    /// A `cluster(...)`'s shape: 1 to 8 blocks (the portable cluster size), no more extents
+    /// than the grid's, on a plain grid (a cooperative launch of clusters is not supported).
+    fn cluster(
+        &mut self,
+        extents: &[(u64, Span)],
+        span: Span,
+        grid_dims: usize,
+        resident: ast::Resident,
+    ) -> Option<[u32; 3]> {
+        if resident != ast::Resident::No {
+            self.error(CheckError::ClusterResident {
+                persistent: resident == ast::Resident::AtMost,
+                span,
+            });
+            return None;
+        }
+        let dims: Vec<u64> = extents.iter().map(|e| e.0).collect();
+        let blocks = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+        if dims.contains(&0) || blocks.is_none_or(|b| b > 8) {
+            self.error(CheckError::ClusterSize { dims, span });
+            return None;
+        }
+        if dims.len() > grid_dims {
+            self.error(CheckError::ClusterRank {
+                cluster: dims.len(),
+                grid: grid_dims,
+                span,
+            });
+            return None;
+        }
+        let mut shape = [1u32; 3];
+        for (s, d) in shape.iter_mut().zip(dims) {
+            *s = d as u32; // at most 8, checked above
+        }
+        Some(shape)
     }
 
     #[allow(clippy::too_many_arguments)]

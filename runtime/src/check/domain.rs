@@ -111,6 +111,12 @@ pub(super) fn domain(
             for (g, &n) in grid.iter_mut().zip(extents.iter()) {
                 *g = n as u32; // within the device's u32 limit, checked above
             }
+            if let Some(cluster) = c.launch.cluster()
+                && grid.iter().zip(cluster).any(|(&g, c)| g % c != 0)
+            {
+                v.push(Violation::ClusterGrid { grid, cluster });
+                return None;
+            }
             let blocks: u128 = grid.iter().map(|&g| u128::from(g)).product();
             Domain {
                 name: "grid",

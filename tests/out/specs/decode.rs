@@ -461,7 +461,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Sym(6), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(5)))), &ima::Expr::Sym(2)), &ima::Expr::Const(4096))], resident: ima::Resident::No },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Sym(6), &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(5)))), &ima::Expr::Sym(2)), &ima::Expr::Const(4096))], resident: ima::Resident::No, cluster: None },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
@@ -679,7 +679,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(16))], resident: ima::Resident::No },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(16))], resident: ima::Resident::No, cluster: None },
     empty: ima::EmptyPolicy::Skip,
     block: [4, 64, 1],
     block_from_occupancy: false,

@@ -71,6 +71,9 @@ enum : int {
     // A chunk of a shared tile outside it, or not at a 16-byte chunk: index holds the row
     // and column, extent the tile's rows and columns.
     IMA_TILE_CHUNK = 9,
+    // A shared array asked of a block outside the cluster (`s.in_block(rank)`): index holds
+    // the rank, extent the cluster's blocks.
+    IMA_CLUSTER_RANK = 10,
 };
 
 // R indices of a violation, or the extents they broke, passed by value to an out-of-line
@@ -139,10 +142,11 @@ enum : int {
 __device__ __forceinline__ constexpr int ima_code(int arg, int write, int kind, int rank, int dim) {
     return int(unsigned(arg) << 16) | write << 12 | kind << 8 | rank << 4 | dim;
 }
-// Only a shared tile's kinds have extents that are not the argument's logical ones: the
-// tile's shape (IMA_TILE_CHUNK), the array's last two extents (IMA_TILE_SHAPE).
+// Only a shared tile's kinds and a cluster's rank have extents that are not the argument's
+// logical ones: the tile's shape (IMA_TILE_CHUNK), the array's last two extents
+// (IMA_TILE_SHAPE), the cluster's blocks (IMA_CLUSTER_RANK).
 __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
-    return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK;
+    return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK || kind == IMA_CLUSTER_RANK;
 }
 
 // Counts a violation and keeps it as the thread's latest.
@@ -2122,6 +2126,73 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
     });
 }
 #endif
+
+// Thread-block clusters (`launch grid(...) block(...) cluster(x, y, z)`): the block's rank
+// in its cluster, the cluster's blocks, and the barrier of all their threads.
+__device__ __forceinline__ unsigned ima_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned ima_cluster_blocks() {
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    return n;
+}
+// Every thread of every block of the cluster arrives, then waits for all of them, as
+// __syncthreads does for a block (all of a block's threads call it): what a block wrote to
+// its shared memory before it, the cluster's blocks read after it (release and acquire at
+// cluster scope). A block's shared memory lives as long as its block: one last
+// ima_cluster_sync keeps each block from leaving while another may still read its arrays.
+__device__ __forceinline__ void ima_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// p, an address of this block's shared memory, as block `rank` of the cluster holds it:
+// the generic address of that block's distributed shared memory. A checked entry point
+// reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
+// keeps p, so that the access stays in this block's array.
+template <bool CHECKED, typename T, typename Rec>
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, Rec* rec, int arg) {
+    if constexpr (CHECKED) {
+        const unsigned blocks = ima_cluster_blocks();
+        if (rank >= blocks) {
+            const long long i[1] = {rank}, e[1] = {blocks};
+            ima_report<long long, 1>(rec, arg, 0, IMA_CLUSTER_RANK, 0, i, e);
+            return p;
+        }
+    }
+    unsigned long long q;
+    asm volatile("mapa.u64 %0, %1, %2;" : "=l"(q) : "l"(reinterpret_cast<unsigned long long>(p)), "r"(rank));
+    return reinterpret_cast<T*>(q);
+}
+// A shared array's accessor (A, its generated `name_t`) for the same array in another block
+// of the cluster, `s.in_block(rank)`: its elements and vectors, each index checked as this
+// block's are (every block of a cluster has the same arrays). Tiles, ldmatrix and copies
+// take this block's arrays only, and are not offered.
+template <typename A>
+struct ImaInBlock {
+    A a;
+    template <typename... Ix>
+    __device__ __forceinline__ auto& operator()(Ix... i) const {
+        return a(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at2(Ix... i) const {
+        return a.at2(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at4(Ix... i) const {
+        return a.at4(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at8(Ix... i) const {
+        return a.at8(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at16(Ix... i) const {
+        return a.at16(i...);
+    }
+};
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
@@ -2261,8 +2332,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 // shared memory, and two consumer warpgroups multiply 64 x 256 each with warpgroup MMA
 // while a producer warpgroup issues the copies. The tensor maps bound every copy, so
 // ragged M, N and K need no code; the stores are masked. Compute capability 9.0 only.
-// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
-// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+// It reads its `tma` arguments with TMA and warpgroup MMA: it exists only where the module is
+// compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
+// refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_kernel_gemm_tma_f16 {
 
@@ -2751,7 +2823,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2755 "gemm_tma.cu"
+#line 2827 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3014,8 +3086,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
 // shared memory, and two consumer warpgroups multiply 64 x 256 each with warpgroup MMA
 // while a producer warpgroup issues the copies. The tensor maps bound every copy, so
 // ragged M, N and K need no code; the stores are masked. Compute capability 9.0 only.
-// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
-// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+// It reads its `tma` arguments with TMA and warpgroup MMA: it exists only where the module is
+// compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
+// refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_kernel_gemm_tma_bf16 {
 
@@ -3504,7 +3577,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3508 "gemm_tma.cu"
+#line 3581 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3768,8 +3841,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
 // (rank-4 tensor maps: rows past S or T, columns past D arrive as zeros), and two
 // consumer warpgroups multiply 64 x 256 each, keys as a K-major operand, and store their
 // scores through shared memory with the TMA unit (3 stages, so that the staging fits).
-// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
-// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+// It reads its `tma` arguments with TMA and warpgroup MMA: it exists only where the module is
+// compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
+// refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_kernel_attn_scores_tma {
 
@@ -4392,7 +4466,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4396 "gemm_tma.cu"
+#line 4470 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4734,8 +4808,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
 // ---------------------------------------------------------------------------------------
 // attn_scores_tma_f32(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)
 // The same scores with f32 out.
-// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
-// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+// It reads its `tma` arguments with TMA and warpgroup MMA: it exists only where the module is
+// compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
+// refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_kernel_attn_scores_tma_f32 {
 
@@ -5255,7 +5330,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5259 "gemm_tma.cu"
+#line 5334 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5593,8 +5668,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
 // multiple of 16 bytes, which a tensor map needs). On the H200 it is slower than
 // gptq_gemm (bench/RESULTS.md): an example of TMA-streamed quantized weights, not yet a
 // faster GEMM.
-// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
-// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+// It reads its `tma` arguments with TMA and warpgroup MMA: it exists only where the module is
+// compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
+// refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_kernel_gptq_gemm_tma {
 
@@ -6865,7 +6941,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6869 "gemm_tma.cu"
+#line 6945 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7223,8 +7299,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
 // N / 2) it is a gate/up projection with vLLM's SiluAndMul fused, as gptq_gemm's. Compute
 // capability 9.0 only; N a multiple of 32 (the zeros' rows a multiple of 16 bytes, which a
 // tensor map needs).
-// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
-// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+// It reads its `tma` arguments with TMA and warpgroup MMA: it exists only where the module is
+// compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
+// refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_kernel_gptq_gemm_wg {
 
@@ -8685,7 +8762,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8689 "gemm_tma.cu"
+#line 8766 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9089,8 +9166,9 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
 // NY = N / 2 the gate/up projection with SiluAndMul fused. Compute capability 9.0 only;
 // N a multiple of 32. The body is ima.cuh's `ima_wg_w4_pairs_gemm`, which
 // gptq_gemm_wg32 shares.
-// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
-// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+// It reads its `tma` arguments with TMA and warpgroup MMA: it exists only where the module is
+// compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
+// refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_kernel_gptq_gemm_wg16 {
 
@@ -10407,7 +10485,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10411 "gemm_tma.cu"
+#line 10489 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10804,8 +10882,9 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64_checked(
 // stage in 4 stages (a stage's 30 KB of W and 16 KB of x; 5 would pass the 227 KB of
 // shared memory a block can have), each warpgroup MMA 32 wide. Compute capability 9.0
 // only; N a multiple of 32.
-// It reads arguments through TMA: it exists only where the module is compiled for sm_90a
-// (the runtime does so on a device of compute capability 9.0, and refuses it elsewhere).
+// It reads its `tma` arguments with TMA and warpgroup MMA: it exists only where the module is
+// compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
+// refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace ima_kernel_gptq_gemm_wg32 {
 
@@ -12122,7 +12201,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12126 "gemm_tma.cu"
+#line 12205 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -226,7 +226,7 @@ pub static EMBEDDING: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(2)), &ima::Expr::Const(2048))], resident: ima::Resident::No },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(2)), &ima::Expr::Const(2048))], resident: ima::Resident::No, cluster: None },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
@@ -416,7 +416,7 @@ pub static RESHAPE_AND_CACHE: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1)), &ima::Expr::Sym(2)), &ima::Expr::Const(2048))], resident: ima::Resident::No },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(1)), &ima::Expr::Sym(2)), &ima::Expr::Const(2048))], resident: ima::Resident::No, cluster: None },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
@@ -593,7 +593,7 @@ pub static MOE_ROUTE: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(1)], resident: ima::Resident::No },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Const(1)], resident: ima::Resident::No, cluster: None },
     empty: ima::EmptyPolicy::Skip,
     block: [1024, 1, 1],
     block_from_occupancy: false,

@@ -210,7 +210,7 @@ pub static ROPE: ima::KernelContract = ima::KernelContract {
     ],
     shared: &[
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(2)), &ima::Expr::Sym(1)), &ima::Expr::Sym(3)), &ima::Expr::Const(2048))], resident: ima::Resident::No },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(0), &ima::Expr::Sym(2)), &ima::Expr::Sym(1)), &ima::Expr::Sym(3)), &ima::Expr::Const(2048))], resident: ima::Resident::No, cluster: None },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
