@@ -256,6 +256,7 @@ __global__ void __launch_bounds__(32 * WN * KW, 1)
         constexpr int U = FUSED ? 16 : 8, UPB = COLS / CK / U;
         for (int i = threadIdx.x; i < ROWS * UPB; i += blockDim.x) {
             const int r = i / UPB, c = (int(rank) * UPB + i % UPB) * U;
+            if (r >= M) continue;  // a row past M is zeros: nothing to add or store
             float sum[U] = {};
 #pragma unroll
             for (int q = 0; q < CK; ++q)
@@ -268,7 +269,6 @@ __global__ void __launch_bounds__(32 * WN * KW, 1)
 #pragma unroll
                         for (int e = 0; e < 8; ++e) sum[h + e] += v[e];
                     }
-            if (r >= M) continue;
             float o[8];
 #pragma unroll
             for (int e = 0; e < 8; ++e) {
