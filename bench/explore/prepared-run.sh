@@ -52,9 +52,10 @@
 #     bench/explore/relaxattn/build.sh; carry the paged and relaxattn wheels;
 #   bash bench/explore/prepared-run.sh 12: bench/explore/cl/time_cl.py, the cluster
 #     split-K W4A16 forms of cl_gemm.cu (built there by nvcc) against the kernels the layer
-#     takes on its four projections at 32, 8 and 1 rows (session 52's prepared forms); carry
-#     the gemm, gemm_tma, decode and quant wheels (scripts/python-wheels with
-#     IMA_WHEEL_ARCH=sm_90a);
+#     takes on its four projections at 32, 8 and 1 rows, and gen.py's spec forms of the same
+#     product (`launch ... cluster(CK)`; session 52's prepared forms); carry the gemm,
+#     gemm_tma, decode, quant and cl wheels (scripts/python-wheels with
+#     IMA_WHEEL_ARCH=sm_90a, then bench/explore/cl/build.sh);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -129,7 +130,7 @@ case "${1:-1}" in
         -o bench/explore/cl/libcl.so bench/explore/cl/cl_gemm.cu || exit 1
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/gemm_kernels-*.whl .gpu/wheels/gemm_tma_kernels-*.whl \
-        .gpu/wheels/decode_kernels-*.whl .gpu/wheels/quant_kernels-*.whl || exit 1
+        .gpu/wheels/decode_kernels-*.whl .gpu/wheels/quant_kernels-*.whl .gpu/wheels/cl_kernels-*.whl || exit 1
     (cd bench/explore/cl && PYTHONPATH=$site timeout 400 python3 -u time_cl.py 2>&1 | tail -40)
     ;;
 esac
