@@ -56,6 +56,10 @@
 #     product (`launch ... cluster(CK)`; session 52's prepared forms); carry the gemm,
 #     gemm_tma, decode, quant and cl wheels (scripts/python-wheels with
 #     IMA_WHEEL_ARCH=sm_90a, then bench/explore/cl/build.sh);
+#   bash bench/explore/prepared-run.sh 13: bench/explore/cl/layer_cl.py, the decode layer
+#     from Python at B = 1 and 32 (contexts of 1024) with QKV, O and down on gen.py's spec
+#     forms against the tree's kernels; carry .gpu/bin/decode_layer (for the dumps) and the
+#     decode, paged, gemm, quant, gemm_tma and cl wheels;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -132,5 +136,15 @@ case "${1:-1}" in
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/gemm_kernels-*.whl .gpu/wheels/gemm_tma_kernels-*.whl \
         .gpu/wheels/decode_kernels-*.whl .gpu/wheels/quant_kernels-*.whl .gpu/wheels/cl_kernels-*.whl || exit 1
     (cd bench/explore/cl && PYTHONPATH=$site timeout 400 python3 -u time_cl.py 2>&1 | tail -40)
+    ;;
+13)
+    site=$(mktemp -d)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/decode_kernels-*.whl .gpu/wheels/paged_kernels-*.whl \
+        .gpu/wheels/gemm_kernels-*.whl .gpu/wheels/quant_kernels-*.whl .gpu/wheels/gemm_tma_kernels-*.whl .gpu/wheels/cl_kernels-*.whl || exit 1
+    tmp=$(mktemp -d)
+    timeout 90 bash .gpu/on-device run decode_layer dump "$tmp/b1" 1024 >/dev/null 2>&1 || exit 1
+    # shellcheck disable=SC2046
+    timeout 90 bash .gpu/on-device run decode_layer dump "$tmp/b32" $(printf '1024 %.0s' $(seq 32)) >/dev/null 2>&1 || exit 1
+    PYTHONPATH=$site timeout 300 python3 -u bench/explore/cl/layer_cl.py "$tmp/b1" "$tmp/b32" 2>&1 | tail -20
     ;;
 esac
