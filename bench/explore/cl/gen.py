@@ -1,14 +1,17 @@
 """Throwaway (issue 22): writes target/explore/cl.ima, cl_gemm.cu's cluster split-K W4A16
-product as a spec (`launch ... cluster(CK)`), in three forms for the decode layer's
+product as a spec (`launch ... cluster(CK)`), in four forms for the decode layer's
 projections at up to 32 rows: gptq_gemm_cl_o (128 columns a cluster of 4, K = 4096),
 gptq_gemm_cl_qkv (192 columns, cluster of 4) and gptq_gemm_cl_down (256 columns, cluster
-of 8, K = 14336), each 128 blocks on the layer's shapes. Where cl_gemm.cu reads raw words,
+of 8, K = 14336), each 128 blocks on the layer's shapes, one tile a cluster; and
+gptq_gemm_cl_gate_up (SiluAndMul fused, 66 clusters of 2 taking 3 or 4 tiles of 128
+columns each, x staged once for all of them). Where cl_gemm.cu reads raw words,
 these go through the gptq accessor as specs/gemm.ima's gptq_gemm does: x as the A
 operand (its rows g and g + 8 from the block's staged rows, `ima_row_pairs`), W as B
 (`load_whole_tile` of 4 packed rows, every 4th: lane t's rows of a group, then
-`dequant_frag`), two tiles (groups) loaded ahead of the one multiplied. The warps' sums go
-to `part`, and after `ima_cluster_sync()` each block adds a CK-th of the columns from every
-block of its cluster (`part.in_block(q)`). Checked entry points check every access,
+`dequant_frag`), two groups loaded ahead of the one multiplied, across a cluster's tiles.
+At a tile's end the warps' sums go to `part` (two buffers: a tile's are read while the
+next one's are written), and after `ima_cluster_sync()` each block adds a CK-th of the
+tile's columns from every block of its cluster (`part.in_block(q)`). Checked entry points check every access,
 `in_block`'s rank included. build.sh builds the wheel (cl_kernels); time_cl.py times it.
     python3 gen.py [repo root]"""
 import os
@@ -18,34 +21,48 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from spec_text import write  # noqa: E402
 
 KERNEL = """
-/// Throwaway: y = x · W for up to 32 rows of x, W in GPTQ int4 with groups of 128, K split
-/// across the CK blocks of a thread-block cluster ({cols} columns a cluster; {wn} warps across
-/// them, {kw} along the block's K). bench/explore/cl/gen.py.
-kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw} * 256) == 0, K <= {kmax}, N % {cols} == 0 {{
+/// Throwaway: y = x · W (or its SiluAndMul, gate and up in alternate units of 8 columns) for
+/// up to 32 rows of x, W in GPTQ int4 with groups of 128, K split across the {ck} blocks of a
+/// thread-block cluster ({cols} columns a tile; {wn} warps across them, {kw} along the
+/// block's K). bench/explore/cl/gen.py.
+kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw} * 256) == 0, K <= {kmax}, N % {cols} == 0, {ny} {{
     in  x: f16[M, K] align(16)
     in  w: q4[K, N] align(16) gptq(group = G)
-    out y: f16[M, N] align(16)
+    out y: f16[M, NY] align(16)
     /// The block's 32 rows of x (zeros past M) for its K / {ck} rows of K, each row 32
     /// elements longer than that, so that the 8 rows a warp reads at once fall in
     /// different banks.
     shared xs: f16[32, K / {ck} + 32]
-    /// Each warp's sums, [warp along K, row of x, column of the cluster's].
-    shared part: f32[{kw}, 32, {cols}]
-    launch grid(N / {cols} * {ck}) block({threads}) cluster({ck})
+    /// Each warp's sums of a tile, [buffer, warp along K, row of x, column of the tile's].
+    shared part: f32[2, {kw}, 32, {cols}]
+    launch grid({clusters} * {ck}) block({threads}) cluster({ck})
     body {{
         constexpr int WN = {wn}, KW = {kw}, CK = {ck}, COLS = {cols};
+        const bool fused = NY != N;
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
         const int wn = warp % WN, wk = warp / WN;
-        const I rank = ima_cluster_rank(), n0 = I(blockIdx.x) / CK * COLS;
+        const I rank = ima_cluster_rank(), tiles = N / COLS, stride = I(gridDim.x) / CK;
         const I ks = K / CK, kwarp = ks / KW, kb = rank * ks, k0 = kb + wk * kwarp;
-        // Lane (g, t): columns n .. n + 3 of W, B's column g of n-tiles 0 .. 3.
-        const I n = n0 + 32 * wn + 4 * g;
-        // Group q's tile of this lane: packed rows 16 q + t + 4 r, r < 4 (its rows of K
-        // 128 q + 8 t + 32 r ..), whole tile 4 q + t of 4 rows, every 4th.
-        auto tile = [&](I q) {{ return w.load_whole_tile(4 * q + t, n, ImaConst<4>{{}}, ImaConst<4>{{}}, ImaConst<4>{{}}); }};
         const I q0 = k0 / 128, groups = kwarp / 128;
-        auto a = tile(q0), b = tile(q0 + 1);
-        // x's rows for this block's K, staged while the first tiles load.
+        // This cluster's tiles: tile0, tile0 + stride, ... below tiles; its steps run over
+        // (tile, group) pairs, `groups` of each tile.
+        const I tile0 = I(blockIdx.x) / CK;
+        const I steps = tile0 < tiles ? (tiles - 1 - tile0) / stride * groups + groups : 0;
+        // Lane (g, t) of step j: columns n .. n + 3 of W (B's column g of n-tiles 0 .. 3) and
+        // group q's packed rows 16 q + t + 4 r, r < 4 (its rows of K 128 q + 8 t + 32 r ..):
+        // whole tile 4 q + t of 4 rows, every 4th. A step past the last is loaded as the
+        // last (in bounds, and never multiplied).
+        auto load = [&](I j) {{
+            j = min(j, steps - 1);
+            const I n = (tile0 + j / groups * stride) * COLS + 32 * wn + 4 * g;
+            return w.load_whole_tile(4 * (q0 + j % groups) + t, n, ImaConst<4>{{}}, ImaConst<4>{{}}, ImaConst<4>{{}});
+        }};
+        if (steps == 0) {{
+            ima_cluster_sync();
+            return;
+        }}
+        auto a = load(0), b = load(1);
+        // x's rows for this block's K, staged once for all its tiles while the first groups load.
         for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {{
             const I r = i / (ks / 8), c = i % (ks / 8) * 8;
             if (r < M) {{
@@ -58,12 +75,17 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
         ima_async_wait<0>();
         __syncthreads();
         ImaAcc4 acc[2][4];
-        #pragma unroll
-        for (int m = 0; m < 2; ++m)
+        auto zero = [&] {{
             #pragma unroll
-            for (int c = 0; c < 4; ++c) acc[m][c] = ImaAcc4{{{{0.f, 0.f, 0.f, 0.f}}}};
-        // Group q's products: its 4 packed rows, each 32 rows of K against x's two row tiles.
-        auto multiply = [&](const decltype(a)& tl, I q) {{
+            for (int m = 0; m < 2; ++m)
+                #pragma unroll
+                for (int c = 0; c < 4; ++c) acc[m][c] = ImaAcc4{{{{0.f, 0.f, 0.f, 0.f}}}};
+        }};
+        zero();
+        // Step j's products: its group's 4 packed rows, each 32 rows of K against x's two
+        // row tiles.
+        auto multiply = [&](const decltype(a)& tl, I j) {{
+            const I q = q0 + j % groups;
             #pragma unroll
             for (int r = 0; r < 4; ++r) {{
                 unsigned bf[4][4];
@@ -83,54 +105,73 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
                 }}
             }}
         }};
-        // Two groups ahead: `groups` is even (the constraint on K).
-        for (I i = 0; i < groups; i += 2) {{
-            const auto c2 = tile(q0 + (i + 2 < groups ? i + 2 : i));
-            multiply(a, q0 + i);
-            const auto d2 = tile(q0 + (i + 3 < groups ? i + 3 : i + 1));
-            multiply(b, q0 + i + 1);
+        // A tile's end: the warps' sums to part's buffer `buf`, then this block's CK-th of
+        // the tile's columns (units of 8, or 16 fused: a unit of gate and the unit of up
+        // after it) from every block and warp of the cluster, stored.
+        auto finish = [&](I tile, int buf) {{
+            // Lane (g, t) holds rows 16 m + g (+ 8: registers 2, 3) of x and columns 8 t + c
+            // (+ 4: registers 1, 3) of the warp's 32.
+            #pragma unroll
+            for (int m = 0; m < 2; ++m)
+                #pragma unroll
+                for (int c = 0; c < 4; ++c)
+                    #pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        part(buf, wk, 16 * m + g + 8 * (e / 2), 32 * wn + 8 * t + c + 4 * (e % 2)) = acc[m][c].x[e];
+            // Every block's sums of the tile are written; the barrier of the tile before
+            // kept this buffer from being written while the cluster still read it.
+            ima_cluster_sync();
+            const int unit = fused ? 16 : 8, units = COLS / CK / unit;
+            for (int i = threadIdx.x; i < 32 * units; i += blockDim.x) {{
+                const int r = i / units, col = (int(rank) * units + i % units) * unit;
+                if (r >= M) continue;
+                float s[16] = {{}};
+                #pragma unroll
+                for (int q = 0; q < CK; ++q) {{
+                    const auto other = part.in_block(unsigned(q));
+                    #pragma unroll
+                    for (int k = 0; k < KW; ++k)
+                        #pragma unroll
+                        for (int h = 0; h < 16; h += 4) {{
+                            if (h >= unit) break;
+                            const ImaVec<float, 4> v = other.at4(buf, k, r, col + h);
+                            #pragma unroll
+                            for (int e = 0; e < 4; ++e) s[h + e] += v.v[e];
+                        }}
+                }}
+                ImaVec<__half, 8> o;
+                #pragma unroll
+                for (int e = 0; e < 8; ++e) o.v[e] = __float2half(fused ? s[e] / (1.f + __expf(-s[e])) * s[8 + e] : s[e]);
+                y.store8(r, fused ? (tile * COLS + col) / 2 : tile * COLS + col, o);
+            }}
+        }};
+        // Two steps ahead: `groups` is even (the constraint on K), so a tile ends at an odd step.
+        int buf = 0;
+        for (I j = 0; j < steps; j += 2) {{
+            const auto c2 = load(j + 2);
+            multiply(a, j);
+            const auto d2 = load(j + 3);
+            multiply(b, j + 1);
             a = c2;
             b = d2;
+            if ((j + 2) % groups == 0) {{
+                finish(tile0 + j / groups * stride, buf);
+                buf ^= 1;
+                zero();
+            }}
         }}
-        // Lane (g, t) holds rows 16 m + g (+ 8: registers 2, 3) of x and columns 8 t + c
-        // (+ 4: registers 1, 3) of the warp's 32.
-        #pragma unroll
-        for (int m = 0; m < 2; ++m)
-            #pragma unroll
-            for (int c = 0; c < 4; ++c)
-                #pragma unroll
-                for (int e = 0; e < 4; ++e) part(wk, 16 * m + g + 8 * (e / 2), 32 * wn + 8 * t + c + 4 * (e % 2)) = acc[m][c].x[e];
-        ima_cluster_sync();
-        // This block's CK-th of the cluster's columns, 8 a thread: every block's and warp's sums.
-        constexpr int CHUNKS = COLS / CK / 8;
-        for (int i = threadIdx.x; i < 32 * CHUNKS; i += blockDim.x) {{
-            const int r = i / CHUNKS, col = (int(rank) * CHUNKS + i % CHUNKS) * 8;
-            if (r >= M) continue;
-            float s[8] = {{}};
-            #pragma unroll
-            for (int q = 0; q < CK; ++q)
-                #pragma unroll
-                for (int k = 0; k < KW; ++k) {{
-                    const auto other = part.in_block(unsigned(q));
-                    const ImaVec<float, 4> lo = other.at4(k, r, col), hi = other.at4(k, r, col + 4);
-                    #pragma unroll
-                    for (int e = 0; e < 4; ++e) {{
-                        s[e] += lo.v[e];
-                        s[4 + e] += hi.v[e];
-                    }}
-                }}
-            ImaVec<__half, 8> o;
-            #pragma unroll
-            for (int e = 0; e < 8; ++e) o.v[e] = __float2half(s[e]);
-            y.store8(r, n0 + col, o);
-        }}
+        // No block leaves while another may still read its shared memory.
         ima_cluster_sync();
     }}
 }}
 """
 
-FORMS = [("o", 4, 2, 4), ("qkv", 6, 2, 4), ("down", 8, 1, 8)]
+# (name, warps across, warps along K, blocks a cluster, clusters: a tile each or at most 66,
+# fused).
+FORMS = [("o", 4, 2, 4, "N / 128", False), ("qkv", 6, 2, 4, "N / 192", False), ("down", 8, 1, 8, "N / 256", False),
+         ("gate_up", 4, 2, 2, "min(N / 128, 66)", True)]
 text = "// Throwaway: bench/explore/cl/gen.py's cluster split-K W4A16 forms.\n"
-for name, wn, kw, ck in FORMS:
-    text += KERNEL.format(name=name, wn=wn, kw=kw, ck=ck, cols=32 * wn, threads=32 * wn * kw, kmax=ck * 2048)
+for name, wn, kw, ck, clusters, fused in FORMS:
+    text += KERNEL.format(name=name, wn=wn, kw=kw, ck=ck, cols=32 * wn, threads=32 * wn * kw, kmax=ck * 2048,
+                          clusters=clusters, ny=("2 * NY == N" if fused else "NY == N") + ", NY % 8 == 0")
 write("cl", text)

@@ -111,8 +111,9 @@ def main():
             t_wg = graph_us(lambda w: tk.gptq_gemm_wg32(x, w, part, arrivals, y), [(w,) for w in tw])
             line += f", gptq_gemm_wg32 {t_wg:.1f}"
         print(line, flush=True)
-        spec = {(4096, 4096): "o", (4096, 6144): "qkv", (14336, 4096): "down"}.get((k, n))
-        if ck is not None and spec and not fused:
+        spec = {(4096, 4096, False): "o", (4096, 6144, False): "qkv", (14336, 4096, False): "down",
+                (4096, 28672, True): "gate_up"}.get((k, n, fused))
+        if ck is not None and spec:
             sk = getattr(ck, f"gptq_gemm_cl_{spec}")
             cw = [ck.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=G) for w in ws]
             errs = []
