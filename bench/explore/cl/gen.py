@@ -6,7 +6,8 @@ of 8, K = 14336), each 128 blocks on the layer's shapes, one tile a cluster; and
 gptq_gemm_cl_gate_up (SiluAndMul fused, 66 clusters of 2 taking 3 or 4 tiles of 128
 columns each, x staged once for all of them). Where cl_gemm.cu reads raw words,
 these go through the gptq accessor as specs/gemm.ima's gptq_gemm does: x as the A
-operand (its rows g and g + 8 from the block's staged rows, `ima_row_pairs`), W as B
+operand (its rows g and g + 8 from the block's staged rows, put in `ima_row_pairs`' order
+once), W as B
 (`load_whole_tile` of 4 packed rows, every 4th: lane t's rows of a group, then
 `dequant_frag`), two groups loaded ahead of the one multiplied, across a cluster's tiles.
 At a tile's end the warps' sums go to `part` (two buffers: a tile's are read while the
@@ -48,20 +49,30 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
         // (tile, group) pairs, `groups` of each tile.
         const I tile0 = I(blockIdx.x) / CK;
         const I steps = tile0 < tiles ? (tiles - 1 - tile0) / stride * groups + groups : 0;
-        // Lane (g, t) of step j: columns n .. n + 3 of W (B's column g of n-tiles 0 .. 3) and
+        // Lane (g, t) of a step: columns n .. n + 3 of W (B's column g of n-tiles 0 .. 3) and
         // group q's packed rows 16 q + t + 4 r, r < 4 (its rows of K 128 q + 8 t + 32 r ..):
-        // whole tile 4 q + t of 4 rows, every 4th. A step past the last is loaded as the
-        // last (in bounds, and never multiplied).
-        auto load = [&](I j) {{
-            j = min(j, steps - 1);
-            const I n = (tile0 + j / groups * stride) * COLS + 32 * wn + 4 * g;
-            return w.load_whole_tile(4 * (q0 + j % groups) + t, n, ImaConst<4>{{}}, ImaConst<4>{{}}, ImaConst<4>{{}});
+        // whole tile 4 q + t of 4 rows, every 4th. The steps load in order through a cursor
+        // (tile lt, group lq), so that no step divides; a load past the last step loads the
+        // last again (in bounds, and never multiplied).
+        I lt = tile0, lq = 0, left = steps;
+        auto load = [&] {{
+            const I n = lt * COLS + 32 * wn + 4 * g;
+            const auto tl = w.load_whole_tile(4 * (q0 + lq) + t, n, ImaConst<4>{{}}, ImaConst<4>{{}}, ImaConst<4>{{}});
+            if (left > 1) {{
+                --left;
+                if (++lq == groups) {{
+                    lq = 0;
+                    lt += stride;
+                }}
+            }}
+            return tl;
         }};
         if (steps == 0) {{
             ima_cluster_sync();
             return;
         }}
-        auto a = load(0), b = load(1);
+        auto a = load();
+        auto b = load();
         // x's rows for this block's K, staged once for all its tiles while the first groups load.
         for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {{
             const I r = i / (ks / 8), c = i % (ks / 8) * 8;
@@ -74,6 +85,20 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
         ima_async_commit();
         ima_async_wait<0>();
         __syncthreads();
+        // Each 8 elements put in the order (0, 4, 1, 5, 2, 6, 3, 7), once: an A fragment's
+        // pairs (ima_row_pairs' order), read with one 16-byte load and no permute.
+        for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {{
+            uint4& v = *reinterpret_cast<uint4*>(&xs.at8(i / (ks / 8), i % (ks / 8) * 8));
+            const uint4 u = v;
+            v = uint4{{__byte_perm(u.x, u.z, 0x5410), __byte_perm(u.x, u.z, 0x7632), __byte_perm(u.y, u.w, 0x5410),
+                       __byte_perm(u.y, u.w, 0x7632)}};
+        }}
+        __syncthreads();
+        // Rows `row` of x's staged elements kx .. kx + 7 as A-fragment pairs.
+        auto pairs = [&](int row, I kx) {{
+            const uint4 v = *reinterpret_cast<const uint4*>(&xs.at8(row, kx));
+            return ImaFrag4{{{{v.x, v.y, v.z, v.w}}}};
+        }};
         ImaAcc4 acc[2][4];
         auto zero = [&] {{
             #pragma unroll
@@ -82,19 +107,17 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
                 for (int c = 0; c < 4; ++c) acc[m][c] = ImaAcc4{{{{0.f, 0.f, 0.f, 0.f}}}};
         }};
         zero();
-        // Step j's products: its group's 4 packed rows, each 32 rows of K against x's two
-        // row tiles.
-        auto multiply = [&](const decltype(a)& tl, I j) {{
-            const I q = q0 + j % groups;
+        // A step's products: its group's 4 packed rows (the tile's rows from tl.k0 = 128 q
+        // + 8 t), each 32 rows of K against x's two row tiles.
+        auto multiply = [&](const decltype(a)& tl) {{
             #pragma unroll
             for (int r = 0; r < 4; ++r) {{
                 unsigned bf[4][4];
                 w.dequant_frag(tl, r, bf);
-                const I kx = 128 * q + 8 * t + 32 * r - kb;
+                const I kx = tl.k0 + 32 * r - kb;
                 #pragma unroll
                 for (int m = 0; m < 2; ++m) {{
-                    const ImaFrag4 lo = ima_row_pairs(xs.at8(16 * m + g, kx));
-                    const ImaFrag4 hi = ima_row_pairs(xs.at8(16 * m + g + 8, kx));
+                    const ImaFrag4 lo = pairs(16 * m + g, kx), hi = pairs(16 * m + g + 8, kx);
                     const unsigned a0[4] = {{lo.x[0], hi.x[0], lo.x[1], hi.x[1]}};
                     const unsigned a1[4] = {{lo.x[2], hi.x[2], lo.x[3], hi.x[3]}};
                     #pragma unroll
@@ -147,15 +170,18 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
         }};
         // Two steps ahead: `groups` is even (the constraint on K), so a tile ends at an odd step.
         int buf = 0;
+        I ft = tile0, done = 0;
         for (I j = 0; j < steps; j += 2) {{
-            const auto c2 = load(j + 2);
-            multiply(a, j);
-            const auto d2 = load(j + 3);
-            multiply(b, j + 1);
+            const auto c2 = load();
+            multiply(a);
+            const auto d2 = load();
+            multiply(b);
             a = c2;
             b = d2;
-            if ((j + 2) % groups == 0) {{
-                finish(tile0 + j / groups * stride, buf);
+            if ((done += 2) == groups) {{
+                finish(ft, buf);
+                ft += stride;
+                done = 0;
                 buf ^= 1;
                 zero();
             }}
