@@ -26,16 +26,13 @@ KERNEL = """
 /// up to 32 rows of x, W in GPTQ int4 with groups of 128, K split across the {ck} blocks of a
 /// thread-block cluster ({cols} columns a tile; {wn} warps across them, {kw} along the
 /// block's K). bench/explore/cl/gen.py.
-kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw} * 256) == 0, K <= {kmax}, N % {cols} == 0, {ny} {{
-    in  x: f16[M, K] align(16)
-    in  w: q4[K, N] align(16) gptq(group = G)
-    out y: f16[M, NY] align(16)
+kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw} * 256) == 0, K <= {kmax}, N % {cols} == 0, {ny} {{{args}
     /// The block's 32 rows of x (zeros past M) for its K / {ck} rows of K, each row 32
     /// elements longer than that, so that the 8 rows a warp reads at once fall in
     /// different banks.
     shared xs: f16[32, K / {ck} + 32]
     /// Each warp's sums of a tile, [buffer, warp along K, row of x, column of the tile's].
-    shared part: f32[2, {kw}, 32, {cols}]
+    shared part: f32[2, {kw}, 32, {cols}]{shared}
     launch grid({clusters} * {ck}) block({threads}) cluster({ck})
     body {{
         constexpr int WN = {wn}, KW = {kw}, CK = {ck}, COLS = {cols};
@@ -67,24 +64,12 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
             }}
             return tl;
         }};
-        if (steps == 0) {{
+        auto a = load();
+        auto b = load();
+{stage}        if (steps == 0) {{
             ima_cluster_sync();
             return;
         }}
-        auto a = load();
-        auto b = load();
-        // x's rows for this block's K, staged once for all its tiles while the first groups load.
-        for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {{
-            const I r = i / (ks / 8), c = i % (ks / 8) * 8;
-            if (r < M) {{
-                x.load8_async(xs.at8(r, c), r, kb + c);
-            }} else {{
-                xs.at8(r, c) = ImaVec<__half, 8>{{}};
-            }}
-        }}
-        ima_async_commit();
-        ima_async_wait<0>();
-        __syncthreads();
         // Each 8 elements put in the order (0, 4, 1, 5, 2, 6, 3, 7), once: an A fragment's
         // pairs (ima_row_pairs' order), read with one 16-byte load and no permute.
         for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {{
@@ -192,12 +177,105 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
 }}
 """
 
+ARGS = """
+    in  x: f16[M, K] align(16)
+    in  w: q4[K, N] align(16) gptq(group = G)
+    out y: f16[M, NY] align(16)"""
+
+STAGE = """        // x's rows for this block's K, staged once for all its tiles while the first groups load.
+        for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {{
+            const I r = i / (ks / 8), c = i % (ks / 8) * 8;
+            if (r < M) {{
+                x.load8_async(xs.at8(r, c), r, kb + c);
+            }} else {{
+                xs.at8(r, c) = ImaVec<__half, 8>{{}};
+            }}
+        }}
+        ima_async_commit();
+        ima_async_wait<0>();
+        __syncthreads();
+"""
+
+# The forms with decode.ima's add_rms_norm fused in front: x is the normalised residual
+# stream, made by the cluster from the sublayer's output h and the residual before it; the
+# new residual goes to residual_out (another buffer: every cluster reads `residual`).
+NORM_ARGS = """
+    /// The sublayer's output, added into the residual stream.
+    in    h: f16[M, K] align(16)
+    /// The residual stream before: read by every cluster.
+    in    residual: f16[M, K] align(16)
+    /// h + residual (rounded to f16), written by the first cluster's blocks.
+    out   residual_out: f16[M, K] align(16)
+    /// The norm's per-channel weight.
+    in    gamma: f16[K] align(16)
+    in    w: q4[K, N] align(16) gptq(group = G)
+    out   y: f16[M, NY] align(16)
+    param eps: f32"""
+
+NORM_SHARED = """
+    /// Each row's sum of squares over this block's K, and 1 / sqrt(mean + eps) over all K.
+    shared ss: f32[32]
+    shared inv: f32[32]"""
+
+NORM_STAGE = """        // h + residual for this block's K, rounded to f16 as add_rms_norm rounds it, a warp a
+        // row at a time, its squares summed; the first cluster stores it as residual_out
+        // (its blocks cover K).
+        for (int r = warp; r < 32; r += int(blockDim.x) / 32) {{
+            float sq = 0.f;
+            for (I c = 8 * lane; c < ks; c += 256) {{
+                ImaVec<__half, 8> v{{}};
+                if (r < M) {{
+                    const ImaVec<__half, 8> p = h.load8(r, kb + c), q = residual.load8(r, kb + c);
+                    #pragma unroll
+                    for (int e = 0; e < 8; ++e) {{
+                        v.v[e] = __float2half(__half2float(p.v[e]) + __half2float(q.v[e]));
+                        const float f = __half2float(v.v[e]);
+                        sq += f * f;
+                    }}
+                    if (tile0 == 0) residual_out.store8(r, kb + c, v);
+                }}
+                uint4 u;
+                memcpy(&u, &v, 16);
+                *reinterpret_cast<uint4*>(&xs.at8(r, c)) = u;
+            }}
+            for (int o = 16; o > 0; o /= 2) sq += __shfl_xor_sync(0xffffffffu, sq, o);
+            if (lane == 0) ss(r) = sq;
+        }}
+        // Every block's sums are written (and stay: ss is not written again).
+        ima_cluster_sync();
+        if (threadIdx.x < 32) {{
+            float sum = 0.f;
+            for (int q = 0; q < CK; ++q) sum += ss.in_block(unsigned(q))(threadIdx.x);
+            inv(threadIdx.x) = rsqrtf(sum / float(K) + eps);
+        }}
+        __syncthreads();
+        // The block's elements normalised and weighted, rounded to f16 once (add_rms_norm's
+        // y), in place.
+        for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {{
+            const I r = i / (ks / 8), c = i % (ks / 8) * 8;
+            uint4& slot = *reinterpret_cast<uint4*>(&xs.at8(r, c));
+            ImaVec<__half, 8> v;
+            const uint4 u = slot;
+            memcpy(&v, &u, 16);
+            const ImaVec<__half, 8> gm = gamma.load8(kb + c);
+            #pragma unroll
+            for (int e = 0; e < 8; ++e) v.v[e] = __float2half(__half2float(v.v[e]) * inv(r) * __half2float(gm.v[e]));
+            uint4 o;
+            memcpy(&o, &v, 16);
+            slot = o;
+        }}
+        __syncthreads();
+"""
+
 # (name, warps across, warps along K, blocks a cluster, clusters: a tile each or at most 66,
-# fused).
-FORMS = [("o", 4, 2, 4, "N / 128", False), ("qkv", 6, 2, 4, "N / 192", False), ("down", 8, 1, 8, "N / 256", False),
-         ("gate_up", 4, 2, 2, "min(N / 128, 66)", True)]
+# fused SiluAndMul, add_rms_norm in front).
+FORMS = [("o", 4, 2, 4, "N / 128", False, False), ("qkv", 6, 2, 4, "N / 192", False, False),
+         ("down", 8, 1, 8, "N / 256", False, False), ("gate_up", 4, 2, 2, "min(N / 128, 66)", True, False),
+         ("qkv_norm", 6, 2, 4, "N / 192", False, True), ("gate_up_norm", 4, 2, 2, "min(N / 128, 66)", True, True)]
 text = "// Throwaway: bench/explore/cl/gen.py's cluster split-K W4A16 forms.\n"
-for name, wn, kw, ck, clusters, fused in FORMS:
+for name, wn, kw, ck, clusters, fused, norm in FORMS:
     text += KERNEL.format(name=name, wn=wn, kw=kw, ck=ck, cols=32 * wn, threads=32 * wn * kw, kmax=ck * 2048,
-                          clusters=clusters, ny=("2 * NY == N" if fused else "NY == N") + ", NY % 8 == 0")
+                          clusters=clusters, ny=("2 * NY == N" if fused else "NY == N") + ", NY % 8 == 0",
+                          args=NORM_ARGS if norm else ARGS, shared=NORM_SHARED if norm else "",
+                          stage=(NORM_STAGE if norm else STAGE).format())
 write("cl", text)

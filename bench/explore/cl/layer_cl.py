@@ -2,10 +2,16 @@
 with its projections on gen.py's cluster split-K spec forms (cl_kernels, `launch ...
 cluster(CK)`) against the tree's kernels (GEMVs at B = 1, gptq_gemm_wg32 and gptq_gemm at
 B = 32), CUDA graphs, alternating, two passes (layer_ab.alternate), and each plan's output
-against the tree's. Reads dumps of `decode_layer dump`.
+against the tree's. The last plan also fuses each add_rms_norm into the projection after it
+(gptq_gemm_cl_qkv_norm, gptq_gemm_cl_gate_up_norm: the cluster normalises its rows of x
+as it stages them), the residual stream passing through a second buffer between the two.
+Reads dumps of `decode_layer dump`.
     python3 -u layer_cl.py DIR..."""
+import math
 import os
 import sys
+
+import torch
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", ".."))
@@ -15,13 +21,15 @@ import decode_layer  # noqa: E402
 from decode_layer_torch import load, weights  # noqa: E402
 from layer_ab import alternate  # noqa: E402
 import cl_kernels as ck  # noqa: E402
+import paged_kernels as pk  # noqa: E402
 
 # The spec form of each projection (its K and N: QKV 4096 x 6144, O 4096 x 4096, gate/up
 # 4096 x 28672 with SiluAndMul fused, down 14336 x 4096).
 FORMS = {"qkv": ck.gptq_gemm_cl_qkv, "o": ck.gptq_gemm_cl_o, "gate_up": ck.gptq_gemm_cl_gate_up,
          "down": ck.gptq_gemm_cl_down}
 PLANS = {"tree": (), "cl: o": ("o",), "cl: qkv, o, down": ("qkv", "o", "down"),
-         "cl: all four": ("qkv", "o", "gate_up", "down")}
+         "cl: all four": ("qkv", "o", "gate_up", "down"),
+         "cl: all four, norms fused": ("qkv", "o", "gate_up", "down", "norms")}
 
 
 class Layer(decode_layer.DecodeLayer):
@@ -31,6 +39,28 @@ class Layer(decode_layer.DecodeLayer):
                                      scales=self.w[n].scales, group_size=config["group"])
                    for n in FORMS}
         self.plan = ()
+
+    def __call__(self, hidden, residual, positions, slot_mapping, block_tables, seq_lens, k_cache, v_cache):
+        if "norms" not in self.plan:
+            return super().__call__(hidden, residual, positions, slot_mapping, block_tables, seq_lens, k_cache,
+                                    v_cache)
+        # decode_layer.DecodeLayer.__call__'s launches, each add_rms_norm fused into the
+        # projection after it: the residual stream goes to `mid` (hidden + residual), then
+        # back to `residual` (mid + o), as the tree leaves it.
+        c = self.c
+        b = hidden.shape[0]
+        s = self._workspace(b, block_tables.shape[1], hidden.device)
+        mid = s.setdefault("mid", torch.empty_like(residual))
+        out = torch.empty_like(hidden)
+        ck.gptq_gemm_cl_qkv_norm(hidden, residual, mid, self.norm1, self.cl["qkv"], s["qkv"], c["eps"])
+        pk.paged_attn_rope(
+            s["qkv"], positions, self.cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens,
+            s["part_o"], s["part_lse"], s["arrivals"], s["attn"], 1.0 / math.sqrt(c["head_dim"]),
+        )
+        self._project("o", s["attn"].view(b, -1), s["o"], s)
+        ck.gptq_gemm_cl_gate_up_norm(s["o"], mid, residual, self.norm2, self.cl["gate_up"], s["act"], c["eps"])
+        self._project("down", s["act"], out, s)
+        return out, residual
 
     def _project(self, name, x, y, s):
         if name in self.plan and x.shape[0] <= 32:
