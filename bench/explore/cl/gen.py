@@ -5,11 +5,9 @@ gptq_gemm_cl_qkv (192 columns, cluster of 4) and gptq_gemm_cl_down (256 columns,
 of 8, K = 14336), each 128 blocks on the layer's shapes, one tile a cluster; and
 gptq_gemm_cl_gate_up (SiluAndMul fused, 66 clusters of 2 taking 3 or 4 tiles of 128
 columns each, x staged once for all of them). Where cl_gemm.cu reads raw words,
-these go through the gptq accessor as specs/gemm.ima's gptq_gemm does: x as the A
-operand (its rows g and g + 8 from the block's staged rows, put in `ima_row_pairs`' order
-once), W as B
-(`load_whole_tile` of 4 packed rows, every 4th: lane t's rows of a group, then
-`dequant_frag`), two groups loaded ahead of the one multiplied, across a cluster's tiles.
+these go through the gptq accessor (`load_whole_tile` of 4 packed rows, every 4th: lane
+t's rows of a group, then `dequant_frag`), W as the MMA's A operand as in cl_gemm.cu, x as
+B (its staged rows put in `ima_row_pairs`' order once), two groups loaded ahead of the one multiplied, across a cluster's tiles.
 At a tile's end the warps' sums go to `part` (two buffers: a tile's are read while the
 next one's are written), and after `ima_cluster_sync()` each block adds a CK-th of the
 tile's columns from every block of its cluster (`part.in_block(q)`). Checked entry points check every access,
@@ -70,7 +68,7 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
             ima_cluster_sync();
             return;
         }}
-        // Each 8 elements put in the order (0, 4, 1, 5, 2, 6, 3, 7), once: an A fragment's
+        // Each 8 elements put in the order (0, 4, 1, 5, 2, 6, 3, 7), once: a B fragment's
         // pairs (ima_row_pairs' order), read with one 16-byte load and no permute.
         for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {{
             uint4& v = *reinterpret_cast<uint4*>(&xs.at8(i / (ks / 8), i % (ks / 8) * 8));
@@ -79,21 +77,20 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
                        __byte_perm(u.y, u.w, 0x7632)}};
         }}
         __syncthreads();
-        // Rows `row` of x's staged elements kx .. kx + 7 as A-fragment pairs.
-        auto pairs = [&](int row, I kx) {{
-            const uint4 v = *reinterpret_cast<const uint4*>(&xs.at8(row, kx));
-            return ImaFrag4{{{{v.x, v.y, v.z, v.w}}}};
-        }};
+        // acc[i][j]: W's columns n + 2i, n + 2i + 1 (the MMA's A rows g, g + 8) by x's rows
+        // 8 j .. 8 j + 7 (its B columns), as cl_gemm.cu multiplies: W is the A operand, so
+        // that a fragment is four of dequant_frag's registers as they are computed, and x's
+        // B fragments are one 16-byte load (x as A would pair two rows' registers with moves).
         ImaAcc4 acc[2][4];
         auto zero = [&] {{
             #pragma unroll
-            for (int m = 0; m < 2; ++m)
+            for (int i = 0; i < 2; ++i)
                 #pragma unroll
-                for (int c = 0; c < 4; ++c) acc[m][c] = ImaAcc4{{{{0.f, 0.f, 0.f, 0.f}}}};
+                for (int j = 0; j < 4; ++j) acc[i][j] = ImaAcc4{{{{0.f, 0.f, 0.f, 0.f}}}};
         }};
         zero();
         // A step's products: its group's 4 packed rows (the tile's rows from tl.k0 = 128 q
-        // + 8 t), each 32 rows of K against x's two row tiles.
+        // + 8 t), each 32 rows of K against x's four tiles of 8 rows.
         auto multiply = [&](const decltype(a)& tl) {{
             #pragma unroll
             for (int r = 0; r < 4; ++r) {{
@@ -101,14 +98,16 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
                 w.dequant_frag(tl, r, bf);
                 const I kx = tl.k0 + 32 * r - kb;
                 #pragma unroll
-                for (int m = 0; m < 2; ++m) {{
-                    const ImaFrag4 lo = pairs(16 * m + g, kx), hi = pairs(16 * m + g + 8, kx);
-                    const unsigned a0[4] = {{lo.x[0], hi.x[0], lo.x[1], hi.x[1]}};
-                    const unsigned a1[4] = {{lo.x[2], hi.x[2], lo.x[3], hi.x[3]}};
+                for (int j = 0; j < 4; ++j) {{
+                    // Row 8 j + g's elements kx .. kx + 7 in the pair order: b0, b1 of k16 step
+                    // 0 (pairs (0, 4), (1, 5)), then of step 1.
+                    const uint4 xb = *reinterpret_cast<const uint4*>(&xs.at8(8 * j + g, kx));
                     #pragma unroll
-                    for (int c = 0; c < 4; ++c) {{
-                        acc[m][c] = ima_mma_m16n8k16_f16(a0, bf[c][0], bf[c][1], acc[m][c]);
-                        acc[m][c] = ima_mma_m16n8k16_f16(a1, bf[c][2], bf[c][3], acc[m][c]);
+                    for (int i = 0; i < 2; ++i) {{
+                        const unsigned a0[4] = {{bf[2 * i][0], bf[2 * i + 1][0], bf[2 * i][1], bf[2 * i + 1][1]}};
+                        const unsigned a1[4] = {{bf[2 * i][2], bf[2 * i + 1][2], bf[2 * i][3], bf[2 * i + 1][3]}};
+                        acc[i][j] = ima_mma_m16n8k16_f16(a0, xb.x, xb.y, acc[i][j]);
+                        acc[i][j] = ima_mma_m16n8k16_f16(a1, xb.z, xb.w, acc[i][j]);
                     }}
                 }}
             }}
@@ -117,15 +116,15 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
         // the tile's columns (units of 8, or 16 fused: a unit of gate and the unit of up
         // after it) from every block and warp of the cluster, stored.
         auto finish = [&](I tile, int buf) {{
-            // Lane (g, t) holds rows 16 m + g (+ 8: registers 2, 3) of x and columns 8 t + c
-            // (+ 4: registers 1, 3) of the warp's 32.
+            // Lane (g, t) holds W's columns 4g + 2i (+ 1 in registers 2, 3) of the warp's 32,
+            // for x's rows 8 j + 2t (+ 1 in registers 1, 3).
             #pragma unroll
-            for (int m = 0; m < 2; ++m)
+            for (int i = 0; i < 2; ++i)
                 #pragma unroll
-                for (int c = 0; c < 4; ++c)
+                for (int j = 0; j < 4; ++j)
                     #pragma unroll
                     for (int e = 0; e < 4; ++e)
-                        part(buf, wk, 16 * m + g + 8 * (e / 2), 32 * wn + 8 * t + c + 4 * (e % 2)) = acc[m][c].x[e];
+                        part(buf, wk, 8 * j + 2 * t + e % 2, 32 * wn + 4 * g + 2 * i + e / 2) = acc[i][j].x[e];
             // Every block's sums of the tile are written; the barrier of the tile before
             // kept this buffer from being written while the cluster still read it.
             ima_cluster_sync();
