@@ -370,6 +370,24 @@ fn malformed_launch_forms_are_contract_faults() {
         ),
         bad(Launch::Threads { arg: 0 }, [64, 64, 1]),
         bad(Launch::Threads { arg: 0 }, [32, 0, 1]),
+        // A cluster with an extent of 0 (which the grid's extents would be divided by), and
+        // one of more than 8 blocks.
+        bad(
+            Launch::Grid {
+                dims: &[Expr::Const(8)],
+                resident: ima_runtime::Resident::No,
+                cluster: Some([0, 1, 1]),
+            },
+            [32, 1, 1],
+        ),
+        bad(
+            Launch::Grid {
+                dims: &[Expr::Const(16)],
+                resident: ima_runtime::Resident::No,
+                cluster: Some([16, 1, 1]),
+            },
+            [32, 1, 1],
+        ),
     ];
     for c in &cases {
         let v = run(

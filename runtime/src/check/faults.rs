@@ -68,11 +68,20 @@ pub(super) fn contract_faults(c: &KernelContract) -> Vec<Violation> {
             "a launch grid of {} dimensions (must be 1 to 3)",
             dims.len()
         )),
-        Launch::Grid { dims, .. } => {
+        Launch::Grid { dims, cluster, .. } => {
             for (axis, e) in ["x", "y", "z"].iter().zip(dims) {
                 if let Some(e) = expr_fault(e, c) {
                     fault(format!("launch grid {axis}: {e}"));
                 }
+            }
+            // The checker allows 1 to 8 blocks, each extent at least 1 (a grid's extent is
+            // held to a multiple of each).
+            if let Some(cl) = cluster
+                && (cl.contains(&0) || cl.iter().map(|&e| u64::from(e)).product::<u64>() > 8)
+            {
+                fault(format!(
+                    "clusters of {cl:?} (1 to 8 blocks, each extent at least 1)"
+                ));
             }
         }
         Launch::Threads { .. } | Launch::Blocks { .. } => {}
