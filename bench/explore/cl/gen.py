@@ -44,11 +44,11 @@ kernel gptq_gemm_cl_{name} where M <= 32, G == 128, K % 8 == 0, K % ({ck} * {kw}
         // (tile, group) pairs, `groups` of each tile.
         const I tile0 = I(blockIdx.x) / CK;
         const I steps = tile0 < tiles ? (tiles - 1 - tile0) / stride * groups + groups : 0;
-        // Lane (g, t) of a step: columns n .. n + 3 of W (B's column g of n-tiles 0 .. 3) and
-        // group q's packed rows 16 q + t + 4 r, r < 4 (its rows of K 128 q + 8 t + 32 r ..):
-        // whole tile 4 q + t of 4 rows, every 4th. The steps load in order through a cursor
-        // (tile lt, group lq), so that no step divides; a load past the last step loads the
-        // last again (in bounds, and never multiplied).
+        // Lane (g, t) of a step: columns n .. n + 3 of W (the MMA's A rows g and g + 8 of
+        // m-tiles 0 and 1) and group q's packed rows 16 q + t + 4 r, r < 4 (its rows of K
+        // 128 q + 8 t + 32 r ..): whole tile 4 q + t of 4 rows, every 4th. The steps load in
+        // order through a cursor (tile lt, group lq), so that no step divides; a load past
+        // the last step loads the last again (in bounds, and never multiplied).
         I lt = tile0, lq = 0, left = steps;
         auto load = [&] {{
             const I n = lt * COLS + 32 * wn + 4 * g;
