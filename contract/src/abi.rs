@@ -111,20 +111,12 @@ impl owned::KernelContract {
 
     /// As [`KernelContract::needs_sm90a`], for the owned form.
     pub fn needs_sm90a(&self) -> bool {
-        self.args.iter().any(|a| a.tma.is_some()) || self.cluster().is_some()
+        self.args.iter().any(|a| a.tma.is_some()) || self.launch.cluster().is_some()
     }
 
     /// As [`KernelContract::sm90a_use`], for the owned form.
     pub fn sm90a_use(&self) -> &'static str {
         sm90a_use(self.args.iter().any(|a| a.tma.is_some()))
-    }
-
-    /// As [`crate::Launch::cluster`], for the owned form.
-    pub fn cluster(&self) -> Option<[u32; 3]> {
-        match self.launch {
-            owned::Launch::Grid { cluster, .. } => cluster,
-            owned::Launch::Threads { .. } | owned::Launch::Blocks { .. } => None,
-        }
     }
 
     /// As [`KernelContract::entry_params`], for the owned form.

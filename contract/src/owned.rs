@@ -192,6 +192,16 @@ pub enum Launch {
     },
 }
 
+impl Launch {
+    /// As [`fixed::Launch::cluster`], for the owned form.
+    pub fn cluster(&self) -> Option<[u32; 3]> {
+        match self {
+            Launch::Grid { cluster, .. } => *cluster,
+            Launch::Threads { .. } | Launch::Blocks { .. } => None,
+        }
+    }
+}
+
 /// See [`fixed::KernelContract`]: the same fields, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelContract {
