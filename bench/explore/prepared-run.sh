@@ -60,6 +60,9 @@
 #     from Python at B = 1 and 32 (contexts of 1024) with QKV, O and down on gen.py's spec
 #     forms against the tree's kernels; carry .gpu/bin/decode_layer (for the dumps) and the
 #     decode, paged, gemm, quant, gemm_tma and cl wheels;
+#   bash bench/explore/prepared-run.sh 14: bench/explore/clattn/time_clattn.py, paged_attn
+#     whose partitions meet in a thread-block cluster (no workspace, count or fence)
+#     against the tree's; carry the paged and clattn wheels (bench/explore/clattn/build.sh);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -146,5 +149,10 @@ case "${1:-1}" in
     # shellcheck disable=SC2046
     timeout 90 bash .gpu/on-device run decode_layer dump "$tmp/b32" $(printf '1024 %.0s' $(seq 32)) >/dev/null 2>&1 || exit 1
     PYTHONPATH=$site timeout 300 python3 -u bench/explore/cl/layer_cl.py "$tmp/b1" "$tmp/b32" 2>&1 | tail -20
+    ;;
+14)
+    site=$(mktemp -d)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/clattn_kernels-*.whl || exit 1
+    (cd bench/explore/clattn && PYTHONPATH=$site timeout 300 python3 -u time_clattn.py 2>&1 | tail -16)
     ;;
 esac
