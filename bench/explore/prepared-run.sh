@@ -58,8 +58,9 @@
 #     IMA_WHEEL_ARCH=sm_90a, then bench/explore/cl/build.sh);
 #   bash bench/explore/prepared-run.sh 13: bench/explore/cl/layer_cl.py, the decode layer
 #     from Python at B = 1 and 32 (contexts of 1024) with QKV, O and down on gen.py's spec
-#     forms against the tree's kernels; carry .gpu/bin/decode_layer (for the dumps) and the
-#     decode, paged, gemm, quant, gemm_tma and cl wheels;
+#     forms against the tree's kernels (and with clattn's paged_attn_rope_cl where its wheel
+#     is carried); carry .gpu/bin/decode_layer (for the dumps) and the decode, paged, gemm,
+#     quant, gemm_tma, cl and clattn wheels;
 #   bash bench/explore/prepared-run.sh 14: bench/explore/clattn/time_clattn.py, paged_attn
 #     whose partitions meet in a thread-block cluster (no workspace, count or fence)
 #     against the tree's; carry the paged and clattn wheels (bench/explore/clattn/build.sh);
@@ -144,6 +145,7 @@ case "${1:-1}" in
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/decode_kernels-*.whl .gpu/wheels/paged_kernels-*.whl \
         .gpu/wheels/gemm_kernels-*.whl .gpu/wheels/quant_kernels-*.whl .gpu/wheels/gemm_tma_kernels-*.whl .gpu/wheels/cl_kernels-*.whl || exit 1
+    ls .gpu/wheels/clattn_kernels-*.whl >/dev/null 2>&1 && python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/clattn_kernels-*.whl
     tmp=$(mktemp -d)
     timeout 90 bash .gpu/on-device run decode_layer dump "$tmp/b1" 1024 >/dev/null 2>&1 || exit 1
     # shellcheck disable=SC2046

@@ -2,10 +2,11 @@
 with its projections on gen.py's cluster split-K spec forms (cl_kernels, `launch ...
 cluster(CK)`) against the tree's kernels (GEMVs at B = 1, gptq_gemm_wg32 and gptq_gemm at
 B = 32), CUDA graphs, alternating, two passes (layer_ab.alternate), and each plan's output
-against the tree's. The last plan also fuses each add_rms_norm into the projection after it
-(gptq_gemm_cl_qkv_norm, gptq_gemm_cl_gate_up_norm: the cluster normalises its rows of x
-as it stages them), the residual stream passing through a second buffer between the two.
-Reads dumps of `decode_layer dump`.
+against the tree's. The last two plans also fuse each add_rms_norm into the projection after
+it (gptq_gemm_cl_qkv_norm, gptq_gemm_cl_gate_up_norm: the cluster normalises its rows of x
+as it stages them), the residual stream passing through a second buffer between the two;
+the last also takes bench/explore/clattn's paged_attn_rope_cl, whose partitions meet in a
+cluster (clattn_kernels, where its wheel is installed). Reads dumps of `decode_layer dump`.
     python3 -u layer_cl.py DIR..."""
 import math
 import os
@@ -22,6 +23,10 @@ from decode_layer_torch import load, weights  # noqa: E402
 from layer_ab import alternate  # noqa: E402
 import cl_kernels as ck  # noqa: E402
 import paged_kernels as pk  # noqa: E402
+try:
+    import clattn_kernels as ca  # bench/explore/clattn/build.sh
+except ImportError:
+    ca = None
 
 # The spec form of each projection (its K and N: QKV 4096 x 6144, O 4096 x 4096, gate/up
 # 4096 x 28672 with SiluAndMul fused, down 14336 x 4096).
@@ -30,6 +35,9 @@ FORMS = {"qkv": ck.gptq_gemm_cl_qkv, "o": ck.gptq_gemm_cl_o, "gate_up": ck.gptq_
 PLANS = {"tree": (), "cl: o": ("o",), "cl: qkv, o, down": ("qkv", "o", "down"),
          "cl: all four": ("qkv", "o", "gate_up", "down"),
          "cl: all four, norms fused": ("qkv", "o", "gate_up", "down", "norms")}
+if ca is not None:
+    PLANS["cl: all four, norms fused, attention's partitions in a cluster"] = (
+        "qkv", "o", "gate_up", "down", "norms", "attention")
 
 
 class Layer(decode_layer.DecodeLayer):
@@ -53,7 +61,8 @@ class Layer(decode_layer.DecodeLayer):
         mid = s.setdefault("mid", torch.empty_like(residual))
         out = torch.empty_like(hidden)
         ck.gptq_gemm_cl_qkv_norm(hidden, residual, mid, self.norm1, self.cl["qkv"], s["qkv"], c["eps"])
-        pk.paged_attn_rope(
+        attention = ca.paged_attn_rope_cl if "attention" in self.plan else pk.paged_attn_rope
+        attention(
             s["qkv"], positions, self.cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens,
             s["part_o"], s["part_lse"], s["arrivals"], s["attn"], 1.0 / math.sqrt(c["head_dim"]),
         )

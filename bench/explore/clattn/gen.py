@@ -1,6 +1,6 @@
 """Throwaway (issue 22, B = 1): writes target/explore/clattn.ima, specs/paged.ima's
-paged_attn as the working tree has it with ima.cuh's ima_paged_attend inlined, renamed
-paged_attn_cl, whose partitions of a (sequence, KV head) meet through distributed shared
+paged_attn and paged_attn_rope as the working tree has them with ima.cuh's
+ima_paged_attend inlined, renamed paged_attn_cl and paged_attn_rope_cl, whose partitions of a (sequence, KV head) meet through distributed shared
 memory instead of the workspace: the 8 blocks along x are one thread-block cluster
 (`cluster(8)`), each sequence's tokens split evenly over them (runs of PART tokens, at most
 ceil(n / 8) a block), and at the end each block leaves its partition's normalised output
@@ -95,22 +95,35 @@ body = body[:i] + """        // Pair 0 holds the partition, whose first token it
 """ + body[j:]
 body = edit(body, [("    ima_for_dim<DIMS...>(D, attend);\n", "    attend(ImaConst<128>{});\n")])
 
-before, k = kernel("paged.ima", "paged_attn")
-call_start = k.index("        ima_paged_attend<")
-call_end = k.index("pages);\n", call_start) + len("pages);\n")
-k = k[:call_start] + "        const auto new_token = [](I) {};\n        {\n" + body + "        }\n" + k[call_end:]
-launch_start = k.index("    launch grid(")
-launch_end = k.index("\n", launch_start)
-k = k[:launch_start] + "    launch grid(8, HKV * ceil(HQ / HKV / 8), B) block(128) cluster(8) min_blocks 3" + k[launch_end:]
-k = edit(k, [
-    ("kernel paged_attn where HQ % HKV == 0, D % 8 == 0, D <= 256, BS >= 1, D == 64 || D == 128 || D == 256 {",
-     # A block takes at most SPAN runs (the pages it stages), so the tables hold at most
-     # 8 SPAN runs of PART tokens.
-     "kernel paged_attn_cl where HQ % HKV == 0, D % 8 == 0, BS >= 1, D == 128, P * BS <= 8 * SPAN * PART {"),
-    ("    shared pages: i32[SPAN * PART / BS + 2]\n",
-     "    shared pages: i32[SPAN * PART / BS + 2]\n"
-     "    /// The block's partition: each head's output, normalised, and its log-sum-exp.\n"
-     "    shared cl_o: f32[8, 128]\n"
-     "    shared cl_lse: f32[8]\n"),
-])
-write("clattn", "// Throwaway: bench/explore/clattn/gen.py.\n" + constants(before) + "\n" + k)
+
+
+def variant(name, where, new_token):
+    """Kernel `name` of specs/paged.ima (whose `where` clause is `where`) with its call of
+    ima_paged_attend replaced by the edited body, in a cluster of 8 along x. `new_token`:
+    the body's definition of the function, where the kernel has none of its own."""
+    before, k = kernel("paged.ima", name)
+    call_start = k.index("        ima_paged_attend<")
+    call_end = k.index("pages);\n", call_start) + len("pages);\n")
+    k = k[:call_start] + new_token + "        {\n" + body + "        }\n" + k[call_end:]
+    launch_start = k.index("    launch grid(")
+    launch_end = k.index("\n", launch_start)
+    k = k[:launch_start] + "    launch grid(8, HKV * ceil(HQ / HKV / 8), B) block(128) cluster(8) min_blocks 3" + k[launch_end:]
+    # A block takes at most SPAN runs (the pages it stages), so the tables hold at most 8
+    # SPAN runs of PART tokens.
+    k = edit(k, [
+        (f"kernel {name} where {where} {{",
+         f"kernel {name}_cl where {where.replace('D <= 256, ', '').replace('D == 64 || D == 128 || D == 256', 'D == 128')}, "
+         "P * BS <= 8 * SPAN * PART {"),
+        ("    shared pages: i32[SPAN * PART / BS + 2]\n",
+         "    shared pages: i32[SPAN * PART / BS + 2]\n"
+         "    /// The block's partition: each head's output, normalised, and its log-sum-exp.\n"
+         "    shared cl_o: f32[8, 128]\n"
+         "    shared cl_lse: f32[8]\n"),
+    ])
+    return before, k
+
+
+before, plain = variant("paged_attn", "HQ % HKV == 0, D % 8 == 0, D <= 256, BS >= 1, D == 64 || D == 128 || D == 256",
+                        "        const auto new_token = [](I) {};\n")
+_, rope = variant("paged_attn_rope", "HQ % HKV == 0, HQ <= 8 * HKV, BS >= 1, D == 128", "")
+write("clattn", "// Throwaway: bench/explore/clattn/gen.py.\n" + constants(before) + "\n" + plain + "\n" + rope)
