@@ -65,3 +65,44 @@ fn the_bench_cuda_compiles_for_sm_90a_without_warnings() {
     compiles_cleanly("bench/helpers.cu", "sm_90a");
     compiles_cleanly("bench/twins", "sm_90a");
 }
+
+/// A shared array's 16-byte vector read (`s.at8(i)` of f16, here through `ima_row_pairs`,
+/// as a body feeding mma.sync from shared memory reads it) is one vector load: the accessor
+/// says its address is 16-byte aligned. From the element pointer alone, the compiler loaded
+/// an f16 vector 2 bytes at a time (eight `ld.shared.u16` where one `ld.shared.v4` does).
+#[test]
+fn a_shared_f16_vector_is_read_with_one_16_byte_load() {
+    let spec = "kernel t where K % 8 == 0, K <= 1024 {
+    in  x: f16[K] align(16)
+    out y: f32[K]
+    shared s: f16[K]
+    launch grid(1) block(128)
+    body {
+        for (I i = threadIdx.x * 8; i < K; i += 1024) s.at8(i) = x.load8(i);
+        __syncthreads();
+        for (I i = threadIdx.x * 8; i < K; i += 1024) {
+            const ImaFrag4 f = ima_row_pairs(s.at8((i + 8) % K));
+            y(i) = __uint_as_float(f.x[0] ^ f.x[3]);
+        }
+    }
+}
+";
+    let m = ima_dsl::compile(&ima_dsl::Source::new("vector_read.ima", spec.to_string()))
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    let cuda = ima_codegen::cuda::generate(&m, "vector_read.cu");
+    let ptx = ima::compile_ptx_checked(&cuda, "vector_read.cu", "sm_90a").unwrap();
+    // The release entry point with 32-bit indices: its shared loads.
+    let start = ptx.find(".entry t_i32(").expect("t_i32 in the PTX");
+    let end = ptx[start + 1..]
+        .find(".entry ")
+        .map_or(ptx.len(), |e| start + 1 + e);
+    let loads: Vec<&str> = ptx[start..end]
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("ld.shared"))
+        .collect();
+    assert!(
+        !loads.is_empty() && loads.iter().all(|l| l.starts_with("ld.shared.v4")),
+        "t_i32's shared loads: {loads:?}"
+    );
+}

@@ -2631,7 +2631,11 @@ struct qs_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -2679,7 +2683,11 @@ struct ks_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -2756,7 +2764,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2760 "gemm.cu"
+#line 2768 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3340,7 +3348,11 @@ struct qs_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -3388,7 +3400,11 @@ struct ks_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -3465,7 +3481,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3469 "gemm.cu"
+#line 3485 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4051,7 +4067,11 @@ struct sa_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -4099,7 +4119,11 @@ struct sb_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -4156,7 +4180,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4160 "gemm.cu"
+#line 4184 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4677,7 +4701,11 @@ struct sa_t {
                 return ima_shared_sink<ImaVec<__nv_bfloat16, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__nv_bfloat16, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__nv_bfloat16, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -4725,7 +4753,11 @@ struct sb_t {
                 return ima_shared_sink<ImaVec<__nv_bfloat16, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__nv_bfloat16, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__nv_bfloat16, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -4782,7 +4814,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4786 "gemm.cu"
+#line 4818 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5765,7 +5797,11 @@ struct part_t {
                 return ima_shared_sink<ImaVec<float, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -5937,7 +5973,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5941 "gemm.cu"
+#line 5977 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2681,7 +2681,11 @@ struct sa_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -2748,7 +2752,11 @@ struct sb_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -2823,7 +2831,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2827 "gemm_tma.cu"
+#line 2835 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3435,7 +3443,11 @@ struct sa_t {
                 return ima_shared_sink<ImaVec<__nv_bfloat16, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__nv_bfloat16, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__nv_bfloat16, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -3502,7 +3514,11 @@ struct sb_t {
                 return ima_shared_sink<ImaVec<__nv_bfloat16, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__nv_bfloat16, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__nv_bfloat16, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -3577,7 +3593,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3581 "gemm_tma.cu"
+#line 3597 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4216,7 +4232,11 @@ struct qs_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -4283,7 +4303,11 @@ struct ks_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -4351,7 +4375,11 @@ struct os_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -4466,7 +4494,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4470 "gemm_tma.cu"
+#line 4498 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5157,7 +5185,11 @@ struct qs_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -5224,7 +5256,11 @@ struct ks_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -5330,7 +5366,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5334 "gemm_tma.cu"
+#line 5370 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6654,7 +6690,11 @@ struct ws_t {
                 return ima_shared_sink<ImaVec<int, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<int, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<int, 4>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -6722,7 +6762,11 @@ struct xs_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[((i0 * d1 + i1) * d2 + i2) * d3 + i3]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[((i0 * d1 + i1) * d2 + i2) * d3 + i3], 16));
     }
     // Its last two dimensions at (i0, i1) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -6791,7 +6835,11 @@ struct part_t {
                 return ima_shared_sink<ImaVec<float, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -6941,7 +6989,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6945 "gemm_tma.cu"
+#line 6993 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8491,7 +8539,11 @@ struct ws_t {
                 return ima_shared_sink<ImaVec<int, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<int, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<int, 4>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -8559,7 +8611,11 @@ struct xs_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -8762,7 +8818,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8766 "gemm_tma.cu"
+#line 8822 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10355,7 +10411,11 @@ struct ws_t {
                 return ima_shared_sink<ImaVec<int, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<int, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<int, 4>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -10423,7 +10483,11 @@ struct xs_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -10485,7 +10549,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10489 "gemm_tma.cu"
+#line 10553 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12071,7 +12135,11 @@ struct ws_t {
                 return ima_shared_sink<ImaVec<int, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<int, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<int, 4>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -12139,7 +12207,11 @@ struct xs_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -12201,7 +12273,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12205 "gemm_tma.cu"
+#line 12277 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

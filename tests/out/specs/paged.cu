@@ -3032,7 +3032,11 @@ struct kv_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4], 16));
     }
     // Its last two dimensions at (i0, i1, i2) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -3083,7 +3087,11 @@ struct qs_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * d1 + i1]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[i0 * d1 + i1], 16));
     }
     // Its last two dimensions as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -3136,7 +3144,11 @@ struct red_o_t {
                 return ima_shared_sink<ImaVec<float, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<float, 4>*>(&p[((i0 * d1 + i1) * d2 + i2) * d3 + i3]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[((i0 * d1 + i1) * d2 + i2) * d3 + i3], 16));
     }
     // Its last two dimensions at (i0, i1) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -3184,7 +3196,11 @@ struct red_ml_t {
                 return ima_shared_sink<ImaVec<float, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -3235,7 +3251,11 @@ struct pages_t {
                 return ima_shared_sink<ImaVec<int, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<int, 4>*>(&p[i0]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<int, 4>*>(__builtin_assume_aligned(&p[i0], 16));
     }
 };
 
@@ -3272,7 +3292,7 @@ __device__ __forceinline__ void body(
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages);
     
-#line 3276 "paged.cu"
+#line 3296 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4728,7 +4748,11 @@ struct kv_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[(((i0 * d1 + i1) * d2 + i2) * d3 + i3) * d4 + i4], 16));
     }
     // Its last two dimensions at (i0, i1, i2) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -4776,7 +4800,11 @@ struct qs_t {
                 return ima_shared_sink<ImaVec<__half, 8>>();
             }
         }
-        return *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * d1 + i1]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[i0 * d1 + i1], 16));
     }
     // Its last two dimensions as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -4824,7 +4852,11 @@ struct red_o_t {
                 return ima_shared_sink<ImaVec<float, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<float, 4>*>(&p[((i0 * d1 + i1) * d2 + i2) * d3 + i3]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[((i0 * d1 + i1) * d2 + i2) * d3 + i3], 16));
     }
     // Its last two dimensions at (i0, i1) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -4872,7 +4904,11 @@ struct red_ml_t {
                 return ima_shared_sink<ImaVec<float, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + i1) * d2 + i2]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
     }
     // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
     // destination of tile copies and the source of ldmatrix: COLS must be the last extent
@@ -4920,7 +4956,11 @@ struct pages_t {
                 return ima_shared_sink<ImaVec<int, 4>>();
             }
         }
-        return *reinterpret_cast<ImaVec<int, 4>*>(&p[i0]);
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<int, 4>*>(__builtin_assume_aligned(&p[i0], 16));
     }
 };
 
@@ -4994,7 +5034,7 @@ __device__ __forceinline__ void body(
         ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages);
     
-#line 4998 "paged.cu"
+#line 5038 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
