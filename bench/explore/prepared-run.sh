@@ -64,6 +64,10 @@
 #   bash bench/explore/prepared-run.sh 14: bench/explore/clattn/time_clattn.py, paged_attn
 #     whose partitions meet in a thread-block cluster (no workspace, count or fence)
 #     against the tree's; carry the paged and clattn wheels (bench/explore/clattn/build.sh);
+#   bash bench/explore/prepared-run.sh 15: session 52's work in one call: tests/cluster_gpu.rs,
+#     then 12, 13 and 14; carry .gpu with .gpu/bin holding only cluster_gpu-* and
+#     decode_layer (the rest moved aside, and .gpu/tests.txt naming cluster_gpu alone) and
+#     the wheels 12 to 14 name (about 20 MB in all);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -151,6 +155,13 @@ case "${1:-1}" in
     # shellcheck disable=SC2046
     timeout 90 bash .gpu/on-device run decode_layer dump "$tmp/b32" $(printf '1024 %.0s' $(seq 32)) >/dev/null 2>&1 || exit 1
     PYTHONPATH=$site timeout 300 python3 -u bench/explore/cl/layer_cl.py "$tmp/b1" "$tmp/b32" 2>&1 | tail -20
+    ;;
+15)
+    timeout 150 bash .gpu/on-device test 'cluster_gpu' 2>&1 | grep -E "^test |test result|FAILED|panicked" | tail -8
+    for n in 12 13 14; do
+        echo "== prepared-run.sh $n"
+        bash "$0" "$n"
+    done
     ;;
 14)
     site=$(mktemp -d)
