@@ -58,7 +58,9 @@ class Layer(decode_layer.DecodeLayer):
         c = self.c
         b = hidden.shape[0]
         s = self._workspace(b, block_tables.shape[1], hidden.device)
-        mid = s.setdefault("mid", torch.empty_like(residual))
+        if "mid" not in s:
+            s["mid"] = torch.empty_like(residual)
+        mid = s["mid"]
         out = torch.empty_like(hidden)
         ck.gptq_gemm_cl_qkv_norm(hidden, residual, mid, self.norm1, self.cl["qkv"], s["qkv"], c["eps"])
         attention = ca.paged_attn_rope_cl if "attention" in self.plan else pk.paged_attn_rope
