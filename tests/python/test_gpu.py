@@ -17,6 +17,7 @@ import traceback
 import torch
 
 import attn_kernels as ak
+import clusters_kernels as ck
 import gemm_tma_kernels as tk
 import index_kernels as ik
 import planted_bugs_kernels as pb
@@ -158,6 +159,32 @@ def test_checked_mode_report_raises_in_python():
         raise AssertionError("no report")
     finally:
         pb.set_checked("off")
+
+
+def test_a_cluster_kernel_matches_torch_and_reports_a_rank_past_its_cluster():
+    # tests/in/clusters.ima's cluster_row_sums: each row's columns split over the 4 blocks of
+    # a thread-block cluster, their sums added through distributed shared memory.
+    x = torch.randn(37, 4096, device=dev)
+    y = torch.full((37,), float("nan"), device=dev)
+    ck.cluster_row_sums(x, y, 0)
+    torch.testing.assert_close(y.double(), x.double().sum(1), atol=1e-3, rtol=1e-4)
+    # Block 0 of each cluster reads blocks 1 to 4 of a cluster of 4: a checked launch
+    # reports rank 4, and the context stays healthy.
+    ck.set_checked("wait")
+    try:
+        ck.cluster_row_sums(x, y, 1)
+    except RuntimeError as e:
+        assert type(e).__name__ == "DeviceError", type(e)
+        assert "shared part of block 4 of the cluster: the cluster has 4 blocks" in str(e), str(e)
+    else:
+        raise AssertionError("no report")
+    finally:
+        ck.set_checked("off")
+    ck.cluster_row_sums(x, y, 0)
+    torch.cuda.synchronize()
+    # Rows whose K no cluster of 4 splits are refused before the launch.
+    refused(ck.cluster_row_sums, torch.randn(2, 6, device=dev), torch.empty(2, device=dev), 0,
+            contains=("K % 4 == 0",))
 
 
 def test_checked_mode_from_the_environment():
