@@ -6,6 +6,8 @@
 //! cluster's last is reported, with the rank and the cluster's size, and the context
 //! stays healthy.
 
+mod common;
+
 #[allow(dead_code)]
 mod clusters {
     include!("out/clusters.rs");
@@ -17,6 +19,7 @@ use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::{Access, CheckedMode, Error, Graph, Tensor};
 
 use clusters::ClusterRowSumsArgs;
+use common::lcg;
 
 fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, clusters::Kernels) {
     let ctx = CudaContext::new(0).expect("a CUDA device");
@@ -25,15 +28,9 @@ fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, clusters::Kernels) {
     (ctx, stream, kernels)
 }
 
-/// R x K values in [-1, 1), from a fixed linear congruential sequence.
+/// R x K values in [-1, 1), the tests' shared sequence (`common::lcg`).
 fn rows(r: usize, k: usize) -> Vec<f32> {
-    let mut s = 0x2545_f491_u32;
-    (0..r * k)
-        .map(|_| {
-            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-        })
-        .collect()
+    lcg(0x2545_f491).take(r * k).collect()
 }
 
 /// Each row's sum in f64.
