@@ -3,7 +3,9 @@
 //! KV cache with block tables in random order) against the f64 host reference of
 //! examples/decode_layer/reference.rs, which dequantizes the same int4 data: batches of
 //! 1, 8 and 32 sequences with contexts from 1 to 4096 and padding rows (slot -1), kernel
-//! by kernel and as a replayed `ima::Graph`, in release, checked and deferred modes.
+//! by kernel and as a replayed `ima::Graph`, in release, checked and deferred modes, with
+//! the tree's projections and (on a device of compute capability 9.0) the cluster ones of
+//! specs/gemm_cluster.ima.
 //! `decode_layer_at_b8_context_512` is the one to run under compute-sanitizer memcheck
 //! with `--padding` (the configuration). The layer's narrow GEMV,
 //! gptq_gemv_narrow, is also checked alone on shapes the layer never has (quant's
@@ -19,7 +21,7 @@ mod reference;
 use common::w4a16::{GEMV_FUSED, w4a16_fused_matches};
 use ima::half::f16;
 use ima::{CheckedMode, QuantTensor, Tensor, ZeroStyle, dequant_reference, quantize_gptq};
-use layer::{Config, HostBatch, HostWeights, Kernels, Lcg, Weights, decode};
+use layer::{Config, HostBatch, HostWeights, Kernels, Lcg, Projections, Weights, decode};
 
 /// |imac - reference| <= TOLERANCE * (1 + |reference|) for every output. The kernels
 /// accumulate in f32 in another order than the f64 reference, and paged attention rounds
@@ -40,27 +42,37 @@ fn assert_close(got: &[f16], want: &[f16], what: &str) {
 }
 
 /// Every batch in every mode, kernel by kernel and as a graph (wait mode: kernel by
-/// kernel only, as a graph's nodes report at `check`).
+/// kernel only, as a graph's nodes report at `check`), with each of the layer's
+/// projections that loads.
 fn matches_reference(batches: &[Vec<i32>]) {
     let ctx = ima::context(0).unwrap();
     let stream = ctx.new_stream().unwrap();
-    let kernels = Kernels::load(&ctx).unwrap();
+    let mut kernels = Kernels::load(&ctx).unwrap();
+    let mut projections = vec![Projections::Tree];
+    projections.extend(kernels.gemm_cluster.as_ref().map(|_| Projections::Cluster));
     let host = HostWeights::random(Config::LLAMA_8B, 1).unwrap();
     let w = Weights::upload(&stream, &host).unwrap();
     for lens in batches {
         let batch = HostBatch::new(&host.config, lens, 7);
         let want = reference::reference(&host, &batch);
-        for (mode, graphs) in [
-            (CheckedMode::Off, &[false, true][..]),
-            (CheckedMode::Wait, &[false][..]),
-            (CheckedMode::Deferred, &[false, true][..]),
-        ] {
+        for (p, (mode, graphs)) in projections.iter().flat_map(|&p| {
+            [
+                (CheckedMode::Off, &[false, true][..]),
+                (CheckedMode::Wait, &[false][..]),
+                (CheckedMode::Deferred, &[false, true][..]),
+            ]
+            .map(|m| (p, m))
+        }) {
+            kernels.projections = p;
             kernels.set_checked_mode(mode);
             for &graphed in graphs {
                 let s = kernels.step(&stream, &w, &batch, graphed).unwrap();
                 let out = s.out.to_host(&stream).unwrap();
                 let residual = s.residual.to_host(&stream).unwrap();
-                let what = format!("B={} lens {lens:?}, {mode:?}, graph {graphed}", lens.len());
+                let what = format!(
+                    "B={} lens {lens:?}, {p:?} projections, {mode:?}, graph {graphed}",
+                    lens.len()
+                );
                 assert_close(&out, &want.out, &format!("{what}: out"));
                 assert_close(&residual, &want.residual, &format!("{what}: residual"));
             }

@@ -326,3 +326,93 @@ pub struct KernelContract {
     /// Entry point with 64-bit indices.
     pub entry_i64: &'static str,
 }
+
+impl KernelContract {
+    /// Whether every `where` constraint holds with each symbol at the value `value_of` gives
+    /// its name: a shape's check before any tensor exists, for a caller that picks one of
+    /// several kernels for a shape (the decode layer, specs/gemm_cluster.ima's forms). A
+    /// constraint that mentions a param, or a symbol without a value, does not hold.
+    pub fn admits(&self, value_of: impl Fn(&str) -> Option<i64>) -> bool {
+        let values: Option<Vec<i64>> = self.symbols.iter().map(|s| value_of(s.name)).collect();
+        values.is_some_and(|v| {
+            self.constraints
+                .iter()
+                .all(|c| c.expr.eval(&v, &[]).is_ok_and(|holds| holds != 0))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `K % 2048 == 0, K <= 8192` over symbols K and N (N unconstrained).
+    fn contract() -> KernelContract {
+        const K: Expr = Expr::Sym(0);
+        const K_DIVIDES: Expr = Expr::Bin(
+            BinOp::Eq,
+            &Expr::Bin(BinOp::Rem, &K, &Expr::Const(2048)),
+            &Expr::Const(0),
+        );
+        const K_AT_MOST: Expr = Expr::Bin(BinOp::Le, &K, &Expr::Const(8192));
+        let binding = Binding { arg: 0, dim: 0 };
+        KernelContract {
+            name: "k",
+            signature: "",
+            location: "",
+            symbols: Box::leak(Box::new([
+                Symbol {
+                    name: "K",
+                    bound_by: binding,
+                },
+                Symbol {
+                    name: "N",
+                    bound_by: binding,
+                },
+            ])),
+            args: &[],
+            params: &[],
+            constraints: &[
+                Constraint {
+                    text: "K % 2048 == 0",
+                    expr: K_DIVIDES,
+                },
+                Constraint {
+                    text: "K <= 8192",
+                    expr: K_AT_MOST,
+                },
+            ],
+            shared: &[],
+            launch: Launch::Grid {
+                dims: &[],
+                resident: Resident::No,
+                cluster: None,
+            },
+            empty: EmptyPolicy::Skip,
+            block: [256, 1, 1],
+            block_from_occupancy: false,
+            entry_i32: "k_i32",
+            entry_i64: "k_i64",
+        }
+    }
+
+    #[test]
+    fn admits_a_shape_when_every_constraint_holds_and_every_symbol_has_a_value() {
+        let c = contract();
+        let shape = |k: i64| {
+            move |name: &str| match name {
+                "K" => Some(k),
+                "N" => Some(4096),
+                _ => None,
+            }
+        };
+        assert!(c.admits(shape(4096)));
+        assert!(c.admits(shape(8192)));
+        assert!(!c.admits(shape(14336)), "past K <= 8192");
+        assert!(!c.admits(shape(3072)), "not a multiple of 2048");
+        assert!(
+            !c.admits(|name| (name == "K").then_some(4096)),
+            "N has no value"
+        );
+    }
+}

@@ -36,6 +36,11 @@ pub mod gemm {}
 #[ima_kernel("specs/gemm_tma.ima")]
 pub mod gemm_tma {}
 
+/// W4A16 products of up to 32 rows whose K is split across a thread-block cluster, for
+/// [`Projections::Cluster`] (compute capability 9.0 only).
+#[ima_kernel("specs/gemm_cluster.ima")]
+pub mod gemm_cluster {}
+
 /// A Llama 3 8B layer's shapes.
 #[derive(Debug, Clone, Copy)]
 pub struct Config {
@@ -388,8 +393,66 @@ pub struct Kernels {
     pub gemm: gemm::Kernels,
     /// On a device of compute capability 9.0 (the only one its module loads on).
     pub gemm_tma: Option<gemm_tma::Kernels>,
+    /// On a device of compute capability 9.0, as gemm_tma.
+    pub gemm_cluster: Option<gemm_cluster::Kernels>,
+    /// Which kernels take the projections of up to 32 rows.
+    pub projections: Projections,
     /// The device's SMs, for `projection_of`.
     sms: usize,
+}
+
+/// Which kernels take the projections of up to 32 rows of x: the tree's GEMVs and GEMMs
+/// (the default), or specs/gemm_cluster.ima's, whose clusters split K, where they load and
+/// one of them takes the shape (`decode_layer bench` and `ablate` time both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Projections {
+    Tree,
+    Cluster,
+}
+
+/// specs/gemm_cluster.ima's kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterForm {
+    Cl4N128,
+    Cl4N192,
+    Cl8N256,
+    Cl2N128,
+}
+
+impl ClusterForm {
+    /// In the order `Kernels::cluster_form_of` prefers them, with the columns of a tile.
+    const ALL: [(ClusterForm, usize); 4] = [
+        (ClusterForm::Cl4N128, 128),
+        (ClusterForm::Cl4N192, 192),
+        (ClusterForm::Cl8N256, 256),
+        (ClusterForm::Cl2N128, 128),
+    ];
+
+    fn contract(self) -> &'static ima::KernelContract {
+        match self {
+            ClusterForm::Cl4N128 => gemm_cluster::GptqGemmCl4N128::CONTRACT,
+            ClusterForm::Cl4N192 => gemm_cluster::GptqGemmCl4N192::CONTRACT,
+            ClusterForm::Cl8N256 => gemm_cluster::GptqGemmCl8N256::CONTRACT,
+            ClusterForm::Cl2N128 => gemm_cluster::GptqGemmCl2N128::CONTRACT,
+        }
+    }
+
+    fn kernel(self, cl: &gemm_cluster::Kernels) -> &Kernel {
+        match self {
+            ClusterForm::Cl4N128 => cl.gptq_gemm_cl4_n128.kernel(),
+            ClusterForm::Cl4N192 => cl.gptq_gemm_cl4_n192.kernel(),
+            ClusterForm::Cl8N256 => cl.gptq_gemm_cl8_n256.kernel(),
+            ClusterForm::Cl2N128 => cl.gptq_gemm_cl2_n128.kernel(),
+        }
+    }
+
+    /// Blocks a cluster: the contract's.
+    fn cluster_blocks(self) -> usize {
+        self.contract()
+            .launch
+            .cluster()
+            .map_or(1, |[x, y, z]| (x * y * z) as usize)
+    }
 }
 
 /// The W4A16 kernel of a projection: a GEMV for one row of x, a tensor-core GEMM for
@@ -403,11 +466,12 @@ pub struct Kernels {
 /// `gptq_gemm_wg32` for 17 to 32 rows of weights of at least [`WARPGROUP_MIN_WEIGHTS`]
 /// where it loads, else gemm's `gptq_gemm`.
 #[derive(Clone, Copy)]
-enum Projection<'k> {
+pub enum Projection<'k> {
     Narrow,
     Wide,
     Gemm,
     Warpgroup(&'k gemm_tma::Kernels),
+    Cluster(&'k gemm_cluster::Kernels, ClusterForm),
 }
 
 /// The layer's seven launches (docs/decode-layer.md's table).
@@ -473,26 +537,28 @@ impl Kernels {
             "compute capability",
         )?;
         // Each module loads on a thread of its own: on a machine whose cache holds none of
-        // them, NVRTC compiles the five at once, and the first load waits for the longest
+        // them, NVRTC compiles the six at once, and the first load waits for the longest
         // (gemm_tma.ima's), not for their sum.
         fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
             thread
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         }
-        let (decode, quant, paged, gemm, gemm_tma) = std::thread::scope(|s| {
+        let hopper = (major, minor) == (9, 0);
+        let (decode, quant, paged, gemm, gemm_tma, gemm_cluster) = std::thread::scope(|s| {
             let decode = s.spawn(|| decode::Kernels::load(ctx));
             let quant = s.spawn(|| quant::Kernels::load(ctx));
             let paged = s.spawn(|| paged::Kernels::load(ctx));
             let gemm = s.spawn(|| gemm::Kernels::load(ctx));
-            let gemm_tma =
-                ((major, minor) == (9, 0)).then(|| s.spawn(|| gemm_tma::Kernels::load(ctx)));
+            let gemm_tma = hopper.then(|| s.spawn(|| gemm_tma::Kernels::load(ctx)));
+            let gemm_cluster = hopper.then(|| s.spawn(|| gemm_cluster::Kernels::load(ctx)));
             (
                 joined(decode),
                 joined(quant),
                 joined(paged),
                 joined(gemm),
                 gemm_tma.map(joined),
+                gemm_cluster.map(joined),
             )
         });
         Ok(Kernels {
@@ -501,6 +567,8 @@ impl Kernels {
             paged: paged?,
             gemm: gemm?,
             gemm_tma: gemm_tma.transpose()?,
+            gemm_cluster: gemm_cluster.transpose()?,
+            projections: Projections::Tree,
             sms: attribute(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                 "SM count",
@@ -525,11 +593,26 @@ impl Kernels {
             self.gemm.gptq_gemm.kernel(),
         ];
         all.extend(self.gemm_tma.as_ref().map(|t| t.gptq_gemm_wg32.kernel()));
+        if let Some(cl) = &self.gemm_cluster {
+            all.extend(ClusterForm::ALL.map(|(f, _)| f.kernel(cl)));
+        }
         all
     }
 
-    /// The projection's kernel for `rows` rows of x and weights of `k` x `n`.
-    fn projection_of(&self, rows: usize, k: usize, n: usize) -> Projection<'_> {
+    /// The projection's kernel for `rows` rows of x, weights `w` and `ny` columns of y (`n`
+    /// or, SiluAndMul fused, `n / 2`).
+    fn projection_of(&self, rows: usize, w: &QuantTensor<f16>, ny: usize) -> Projection<'_> {
+        if let (Projections::Cluster, Some(cl)) = (self.projections, &self.gemm_cluster)
+            && let Some(form) = self.cluster_form_of(rows, w, ny)
+        {
+            return Projection::Cluster(cl, form);
+        }
+        self.tree_projection_of(rows, w)
+    }
+
+    /// The tree's kernel for a projection of `rows` rows of x and weights `w`.
+    fn tree_projection_of(&self, rows: usize, w: &QuantTensor<f16>) -> Projection<'_> {
+        let (k, n) = (w.k(), w.n());
         if rows > 1 {
             match &self.gemm_tma {
                 Some(t) if (17..=32).contains(&rows) && k * n >= WARPGROUP_MIN_WEIGHTS => {
@@ -544,6 +627,39 @@ impl Kernels {
         }
     }
 
+    /// The first of specs/gemm_cluster.ima's kernels that takes the shape whose clusters
+    /// cover its tiles at once on the device's SMs, else the last that takes it
+    /// (gptq_gemm_cl2_n128, which loops over its tiles); `None` where none takes it.
+    fn cluster_form_of(&self, rows: usize, w: &QuantTensor<f16>, ny: usize) -> Option<ClusterForm> {
+        let takes = cluster_forms_taking(rows, w, ny);
+        let at_once = |&&(f, cols): &&(ClusterForm, usize)| {
+            w.n().div_ceil(cols) * f.cluster_blocks() <= self.sms
+        };
+        takes.iter().find(at_once).or(takes.last()).map(|&(f, _)| f)
+    }
+
+    /// The kernels `decode_layer projections` times on a projection of `rows` rows of x,
+    /// weights `w` and `ny` columns of y: the tree's, then each of specs/gemm_cluster.ima's
+    /// that takes the shape (where its module loads).
+    pub fn projection_choices(
+        &self,
+        rows: usize,
+        w: &QuantTensor<f16>,
+        ny: usize,
+    ) -> Vec<Projection<'_>> {
+        let mut all = vec![self.tree_projection_of(rows, w)];
+        if let Some(cl) = &self.gemm_cluster {
+            let forms = cluster_forms_taking(rows, w, ny);
+            all.extend(forms.into_iter().map(|(f, _)| Projection::Cluster(cl, f)));
+        }
+        all
+    }
+
+    /// The name of the kernel `p` names.
+    pub fn projection_name(&self, p: Projection<'_>) -> &'static str {
+        self.kernel_of(p).contract().name
+    }
+
     /// The W4A16 kernel `p` names.
     fn kernel_of<'k>(&'k self, p: Projection<'k>) -> &'k Kernel {
         match p {
@@ -551,6 +667,7 @@ impl Kernels {
             Projection::Wide => self.quant.gptq_gemv.kernel(),
             Projection::Gemm => self.gemm.gptq_gemm.kernel(),
             Projection::Warpgroup(t) => t.gptq_gemm_wg32.kernel(),
+            Projection::Cluster(cl, form) => form.kernel(cl),
         }
     }
 
@@ -563,9 +680,25 @@ impl Kernels {
         w: &QuantTensor<f16>,
         y: &mut impl ima::WriteTensor<f16>,
         rows: usize,
+        workspace: (&mut Tensor<f32>, &mut Tensor<i32>),
+    ) -> Result<(), Error> {
+        let ny = y.meta().shape.last().copied().unwrap_or(0);
+        let p = self.projection_of(rows, w, ny);
+        self.launch_projection(p, stream, x, w, y, workspace)
+    }
+
+    /// y = x · w through the kernel `p` names; gptq_gemm_wg32's workspace is `(part,
+    /// arrivals)`.
+    pub fn launch_projection(
+        &self,
+        p: Projection<'_>,
+        stream: &Arc<CudaStream>,
+        x: &impl ima::ReadTensor<f16>,
+        w: &QuantTensor<f16>,
+        y: &mut impl ima::WriteTensor<f16>,
         (part, arrivals): (&mut Tensor<f32>, &mut Tensor<i32>),
     ) -> Result<(), Error> {
-        match self.projection_of(rows, w.k(), w.n()) {
+        match p {
             Projection::Narrow => self
                 .decode
                 .gptq_gemv_narrow
@@ -588,6 +721,23 @@ impl Kernels {
                     y,
                 },
             )?,
+            Projection::Cluster(cl, form) => {
+                use gemm_cluster::*;
+                match form {
+                    ClusterForm::Cl4N128 => cl
+                        .gptq_gemm_cl4_n128
+                        .launch(stream, GptqGemmCl4N128Args { x, w, y })?,
+                    ClusterForm::Cl4N192 => cl
+                        .gptq_gemm_cl4_n192
+                        .launch(stream, GptqGemmCl4N192Args { x, w, y })?,
+                    ClusterForm::Cl8N256 => cl
+                        .gptq_gemm_cl8_n256
+                        .launch(stream, GptqGemmCl8N256Args { x, w, y })?,
+                    ClusterForm::Cl2N128 => cl
+                        .gptq_gemm_cl2_n128
+                        .launch(stream, GptqGemmCl2N128Args { x, w, y })?,
+                }
+            }
         };
         Ok(())
     }
@@ -741,13 +891,14 @@ impl Kernels {
             s.wg_arrivals.each_mut().map(|a| graph.write(a));
 
         let eps = [Scalar::F32(c.eps)];
-        // x, the weight (its tensor, and its parts' handles), gptq_gemm_wg32's counters, y.
+        // x, the weight (its tensor, and its parts' handles), gptq_gemm_wg32's counters, y
+        // and its columns.
         let project = |graph: &mut Graph<'a>,
                        x: GraphArg,
                        (q, w): (&QuantTensor<f16>, &[GraphArg]),
                        counts: GraphArg,
-                       y: GraphArg| {
-            let p = self.projection_of(b, q.k(), q.n());
+                       (y, ny): (GraphArg, usize)| {
+            let p = self.projection_of(b, q, ny);
             // gptq_gemm_wg32's workspace comes between the weights and y.
             let workspace = match p {
                 Projection::Warpgroup(_) => vec![wg_part, counts],
@@ -768,7 +919,13 @@ impl Kernels {
             graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
         }
         if keep(Step::Qkv) {
-            project(graph, normed, (&w.qkv, &qkv_w), qkv_counts, qkv)?;
+            project(
+                graph,
+                normed,
+                (&w.qkv, &qkv_w),
+                qkv_counts,
+                (qkv, c.qkv_width()),
+            )?;
         }
         if keep(Step::Attention) {
             let args = [
@@ -779,20 +936,42 @@ impl Kernels {
             graph.launch(self.paged.paged_attn_rope.kernel(), &args, &scale)?;
         }
         if keep(Step::O) {
-            project(graph, attn_rows, (&w.o, &o_w), o_counts, o)?;
+            project(graph, attn_rows, (&w.o, &o_w), o_counts, (o, c.hidden))?;
         }
         if keep(Step::SecondNorm) {
             let args = [o, residual, norm2, normed];
             graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
         }
         if keep(Step::GateUp) {
+            let act = (act, c.intermediate);
             project(graph, normed, (&w.gate_up, &gu_w), gate_up_counts, act)?;
         }
         if keep(Step::Down) {
-            project(graph, act, (&w.down, &down_w), down_counts, out)?;
+            project(graph, act, (&w.down, &down_w), down_counts, (out, c.hidden))?;
         }
         Ok(())
     }
+}
+
+/// specs/gemm_cluster.ima's kernels whose constraints take a projection of `rows` rows of
+/// x, weights `w` and `ny` columns of y, with the columns of their tiles, in
+/// [`ClusterForm::ALL`]'s order.
+fn cluster_forms_taking(rows: usize, w: &QuantTensor<f16>, ny: usize) -> Vec<(ClusterForm, usize)> {
+    let value_of = |symbol: &str| {
+        let v = match symbol {
+            "M" => rows,
+            "K" => w.k(),
+            "N" => w.n(),
+            "G" => w.group(),
+            "NY" => ny,
+            _ => return None,
+        };
+        i64::try_from(v).ok()
+    };
+    ClusterForm::ALL
+        .into_iter()
+        .filter(|(f, _)| f.contract().admits(value_of))
+        .collect()
 }
 
 /// The ragged batches the layer is checked on: B = 1 at the shortest and longest
