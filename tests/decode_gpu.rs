@@ -5,7 +5,7 @@
 //! 1, 8 and 32 sequences with contexts from 1 to 4096 and padding rows (slot -1), kernel
 //! by kernel and as a replayed `ima::Graph`, in release, checked and deferred modes, with
 //! the tree's projections and (on a device of compute capability 9.0) the cluster ones of
-//! specs/gemm_cluster.ima.
+//! specs/gemm_cluster.ima, without and with the norms fused into them.
 //! `decode_layer_at_b8_context_512` is the one to run under compute-sanitizer memcheck
 //! with `--padding` (the configuration). The layer's narrow GEMV,
 //! gptq_gemv_narrow, is also checked alone on shapes the layer never has (quant's
@@ -49,7 +49,9 @@ fn matches_reference(batches: &[Vec<i32>]) {
     let stream = ctx.new_stream().unwrap();
     let mut kernels = Kernels::load(&ctx).unwrap();
     let mut projections = vec![Projections::Tree];
-    projections.extend(kernels.gemm_cluster.as_ref().map(|_| Projections::Cluster));
+    if kernels.gemm_cluster.is_some() {
+        projections.extend([Projections::Cluster, Projections::ClusterWithNorms]);
+    }
     let host = HostWeights::random(Config::LLAMA_8B, 1).unwrap();
     let w = Weights::upload(&stream, &host).unwrap();
     for lens in batches {

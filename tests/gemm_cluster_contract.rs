@@ -114,3 +114,52 @@ fn admits_agrees_with_the_launch_check() {
         }
     }
 }
+
+/// h, residual, residual_out (at `residual_out_at`, an argument's index in this list whose
+/// address it takes, or its own) and gamma of a kernel with add_rms_norm fused, then the
+/// weight and y of `args`.
+fn normed_args(
+    (m, k, n, g): (usize, usize, usize, usize),
+    ny: usize,
+    residual_out_at: usize,
+) -> Vec<Fake> {
+    let mut all = spread(vec![
+        Fake::new(DType::F16, &[m, k], 0),
+        Fake::new(DType::F16, &[m, k], 0),
+        Fake::new(DType::F16, &[m, k], 0),
+        Fake::new(DType::F16, &[k], 0),
+        Fake::new(DType::F16, &[k, n, g], 0),
+        Fake::new(DType::I32, &[k / 8, n], 0),
+        Fake::new(DType::I32, &[k / g, n / 8], 0),
+        Fake::new(DType::F16, &[k / g, n], 0),
+        Fake::new(DType::F16, &[m, ny], 0),
+    ]);
+    all[2].base_ptr = all[residual_out_at].base_ptr;
+    all
+}
+
+const RMS_CL4_N192: &KernelContract = gemm_cluster::RmsGptqGemmCl4N192::CONTRACT;
+const RMS_CL2_N128: &KernelContract = gemm_cluster::RmsGptqGemmCl2N128::CONTRACT;
+
+/// The decode layer's two norms fused into QKV and gate/up launch the grids of the kernels
+/// they extend; a residual_out that is the residual it reads (the stream updated in place,
+/// as add_rms_norm does, which every cluster reading the old one forbids) is refused.
+#[test]
+fn a_fused_norm_launches_its_projection_s_grid_and_refuses_its_residual_in_place() {
+    let eps = [ima::Scalar::F32(1e-5)];
+    for (c, shape, ny, grid, block) in [
+        (RMS_CL4_N192, (32, 4096, 6144, 128), 6144, 32 * 4, 384),
+        (RMS_CL2_N128, (32, 4096, 28672, 128), 14336, 66 * 2, 256),
+    ] {
+        let plan = run(c, &normed_args(shape, ny, 2), &eps)
+            .unwrap_or_else(|v| panic!("{}: {v:?}", c.name));
+        assert_eq!(plan.grid, [grid, 1, 1], "{}", c.name);
+        assert_eq!(plan.block, [block, 1, 1], "{}", c.name);
+        let message = refused(c, &normed_args(shape, ny, 1), &eps);
+        assert!(
+            message.contains("output residual_out overlaps argument residual"),
+            "{}: {message}",
+            c.name
+        );
+    }
+}

@@ -319,6 +319,10 @@ pub struct State {
     pub v_cache: Tensor<f16>,
     /// The normalised input of a projection, `[B, hidden]`.
     pub normed: Tensor<f16>,
+    /// The residual stream between the two norms where they are fused into the projections
+    /// after them ([`Projections::ClusterWithNorms`]): those kernels write it to another
+    /// buffer than the one they read.
+    pub mid: Tensor<f16>,
     pub qkv: Tensor<f16>,
     pub part_o: Tensor<f32>,
     pub part_lse: Tensor<f32>,
@@ -346,6 +350,7 @@ pub const GATE_UP_UNIT: usize = decode::GATE_UP_UNIT as usize;
 const _: () = assert!(decode::GATE_UP_UNIT == gemm::GATE_UP_UNIT);
 const _: () = assert!(decode::GATE_UP_UNIT == quant::GATE_UP_UNIT);
 const _: () = assert!(decode::GATE_UP_UNIT == gemm_tma::GATE_UP_UNIT);
+const _: () = assert!(decode::GATE_UP_UNIT == gemm_cluster::GATE_UP_UNIT);
 
 /// Tokens of a run, the unit of paged_attn's partitions and its workspace: specs/paged.ima's
 /// `PART`.
@@ -371,6 +376,7 @@ impl State {
             k_cache: Tensor::from_host(stream, &h.k_cache, &cache)?,
             v_cache: Tensor::from_host(stream, &h.v_cache, &cache)?,
             normed: nan(&[b, c.hidden])?,
+            mid: nan(&[b, c.hidden])?,
             qkv: nan(&[b, c.qkv_width()])?,
             part_o: Tensor::zeros(stream, &[b, c.heads, parts, c.head_dim])?,
             part_lse: Tensor::zeros(stream, &[b, c.heads, parts])?,
@@ -403,11 +409,14 @@ pub struct Kernels {
 
 /// Which kernels take the projections of up to 32 rows of x: the tree's GEMVs and GEMMs
 /// (the default), or specs/gemm_cluster.ima's, whose clusters split K, where they load and
-/// one of them takes the shape (`decode_layer bench` and `ablate` time both).
+/// one of them takes the shape, and with them each add_rms_norm fused into the projection
+/// after it where both projections after a norm (QKV, gate/up) have such a kernel
+/// (`decode_layer bench` and `ablate` time all three).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Projections {
     Tree,
     Cluster,
+    ClusterWithNorms,
 }
 
 /// specs/gemm_cluster.ima's kernels.
@@ -437,6 +446,15 @@ impl ClusterForm {
         }
     }
 
+    /// Its twin with add_rms_norm fused in front, where it has one.
+    fn with_norm(self) -> Option<NormedForm> {
+        match self {
+            ClusterForm::Cl4N192 => Some(NormedForm::Cl4N192),
+            ClusterForm::Cl2N128 => Some(NormedForm::Cl2N128),
+            ClusterForm::Cl4N128 | ClusterForm::Cl8N256 => None,
+        }
+    }
+
     fn kernel(self, cl: &gemm_cluster::Kernels) -> &Kernel {
         match self {
             ClusterForm::Cl4N128 => cl.gptq_gemm_cl4_n128.kernel(),
@@ -452,6 +470,23 @@ impl ClusterForm {
             .launch
             .cluster()
             .map_or(1, |[x, y, z]| (x * y * z) as usize)
+    }
+}
+
+/// specs/gemm_cluster.ima's kernels with add_rms_norm fused in front (`rms_gptq_gemm_*`),
+/// each the twin of the [`ClusterForm`] of the same name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NormedForm {
+    Cl4N192,
+    Cl2N128,
+}
+
+impl NormedForm {
+    fn kernel(self, cl: &gemm_cluster::Kernels) -> &Kernel {
+        match self {
+            NormedForm::Cl4N192 => cl.rms_gptq_gemm_cl4_n192.kernel(),
+            NormedForm::Cl2N128 => cl.rms_gptq_gemm_cl2_n128.kernel(),
+        }
     }
 }
 
@@ -595,6 +630,7 @@ impl Kernels {
         all.extend(self.gemm_tma.as_ref().map(|t| t.gptq_gemm_wg32.kernel()));
         if let Some(cl) = &self.gemm_cluster {
             all.extend(ClusterForm::ALL.map(|(f, _)| f.kernel(cl)));
+            all.extend([NormedForm::Cl4N192, NormedForm::Cl2N128].map(|f| f.kernel(cl)));
         }
         all
     }
@@ -602,12 +638,73 @@ impl Kernels {
     /// The projection's kernel for `rows` rows of x, weights `w` and `ny` columns of y (`n`
     /// or, SiluAndMul fused, `n / 2`).
     fn projection_of(&self, rows: usize, w: &QuantTensor<f16>, ny: usize) -> Projection<'_> {
-        if let (Projections::Cluster, Some(cl)) = (self.projections, &self.gemm_cluster)
+        if self.projections != Projections::Tree
+            && let Some(cl) = &self.gemm_cluster
             && let Some(form) = self.cluster_form_of(rows, w, ny)
         {
             return Projection::Cluster(cl, form);
         }
         self.tree_projection_of(rows, w)
+    }
+
+    /// With [`Projections::ClusterWithNorms`], the kernels that take the first norm and
+    /// the QKV projection, and the second norm and the gate/up projection, in one launch
+    /// each, where both have one; `None` otherwise (each norm its own launch).
+    fn normed_projections(
+        &self,
+        rows: usize,
+        w: &Weights,
+    ) -> Option<(&gemm_cluster::Kernels, [NormedForm; 2])> {
+        if self.projections != Projections::ClusterWithNorms {
+            return None;
+        }
+        let (cl, c) = (self.gemm_cluster.as_ref()?, &w.config);
+        let normed = |q, ny| self.cluster_form_of(rows, q, ny)?.with_norm();
+        let first = normed(&w.qkv, c.qkv_width())?;
+        Some((cl, [first, normed(&w.gate_up, c.intermediate)?]))
+    }
+
+    /// residual_out = h + residual, then y = rms_norm(residual_out) · gamma · w, in one
+    /// launch of the kernel `form` names.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_normed(
+        &self,
+        (cl, form): (&gemm_cluster::Kernels, NormedForm),
+        stream: &Arc<CudaStream>,
+        (h, residual, residual_out): (&Tensor<f16>, &Tensor<f16>, &mut Tensor<f16>),
+        gamma: &Tensor<f16>,
+        w: &QuantTensor<f16>,
+        y: &mut Tensor<f16>,
+        eps: f32,
+    ) -> Result<(), Error> {
+        use gemm_cluster::*;
+        match form {
+            NormedForm::Cl4N192 => cl.rms_gptq_gemm_cl4_n192.launch(
+                stream,
+                RmsGptqGemmCl4N192Args {
+                    h,
+                    residual,
+                    residual_out,
+                    gamma,
+                    w,
+                    y,
+                    eps,
+                },
+            )?,
+            NormedForm::Cl2N128 => cl.rms_gptq_gemm_cl2_n128.launch(
+                stream,
+                RmsGptqGemmCl2N128Args {
+                    h,
+                    residual,
+                    residual_out,
+                    gamma,
+                    w,
+                    y,
+                    eps,
+                },
+            )?,
+        };
+        Ok(())
     }
 
     /// The tree's kernel for a projection of `rows` rows of x and weights `w`.
@@ -752,20 +849,35 @@ impl Kernels {
         let c = &w.config;
         let (b, eps) = (s.b, c.eps);
         let d = &self.decode;
-        d.add_rms_norm.launch(
-            stream,
-            decode::AddRmsNormArgs {
-                x: &s.hidden,
-                residual: &mut s.residual,
-                w: &w.norm1,
-                y: &mut s.normed,
-                eps,
-            },
-        )?;
+        let normed = self.normed_projections(b, w);
         let part = &mut s.wg_part;
         let [qkv_counts, o_counts, gate_up_counts, down_counts] = &mut s.wg_arrivals;
-        let qkv_wg = (&mut *part, qkv_counts);
-        self.project(stream, &s.normed, &w.qkv, &mut s.qkv, b, qkv_wg)?;
+        if let Some((cl, [first, _])) = normed {
+            // The residual stream goes to `mid`, and back to `residual` at the second norm.
+            let residuals = (&s.hidden, &s.residual, &mut s.mid);
+            self.launch_normed(
+                (cl, first),
+                stream,
+                residuals,
+                &w.norm1,
+                &w.qkv,
+                &mut s.qkv,
+                eps,
+            )?;
+        } else {
+            d.add_rms_norm.launch(
+                stream,
+                decode::AddRmsNormArgs {
+                    x: &s.hidden,
+                    residual: &mut s.residual,
+                    w: &w.norm1,
+                    y: &mut s.normed,
+                    eps,
+                },
+            )?;
+            let qkv_wg = (&mut *part, qkv_counts);
+            self.project(stream, &s.normed, &w.qkv, &mut s.qkv, b, qkv_wg)?;
+        }
         self.paged.paged_attn_rope.launch(
             stream,
             paged::PagedAttnRopeArgs {
@@ -791,19 +903,25 @@ impl Kernels {
         )?;
         let o_wg = (&mut *part, o_counts);
         self.project(stream, &attn_rows, &w.o, &mut s.o, b, o_wg)?;
-        d.add_rms_norm.launch(
-            stream,
-            decode::AddRmsNormArgs {
-                x: &s.o,
-                residual: &mut s.residual,
-                w: &w.norm2,
-                y: &mut s.normed,
-                eps,
-            },
-        )?;
         // y half as wide as W: the kernels fuse SiluAndMul (GATE_UP_UNIT).
-        let gate_up_wg = (&mut *part, gate_up_counts);
-        self.project(stream, &s.normed, &w.gate_up, &mut s.act, b, gate_up_wg)?;
+        if let Some((cl, [_, second])) = normed {
+            let residuals = (&s.o, &s.mid, &mut s.residual);
+            let (gate_up, act) = (&w.gate_up, &mut s.act);
+            self.launch_normed((cl, second), stream, residuals, &w.norm2, gate_up, act, eps)?;
+        } else {
+            d.add_rms_norm.launch(
+                stream,
+                decode::AddRmsNormArgs {
+                    x: &s.o,
+                    residual: &mut s.residual,
+                    w: &w.norm2,
+                    y: &mut s.normed,
+                    eps,
+                },
+            )?;
+            let gate_up_wg = (&mut *part, gate_up_counts);
+            self.project(stream, &s.normed, &w.gate_up, &mut s.act, b, gate_up_wg)?;
+        }
         self.project(stream, &s.act, &w.down, &mut s.out, b, (part, down_counts))
     }
 
@@ -847,7 +965,9 @@ impl Kernels {
     /// `capture` with step `omit` left out of the graph, for
     /// timing what each step adds to a replay (`decode_layer ablate`). The steps after
     /// it read what an earlier replay left in its outputs: the timing is the layer's, the
-    /// outputs are not.
+    /// outputs are not. Where a norm is fused into the projection after it
+    /// ([`Projections::ClusterWithNorms`]) the launch is the projection's step, and the
+    /// norm's step has none.
     pub fn capture_omitting<'a>(
         &'a self,
         graph: &mut Graph<'a>,
@@ -857,6 +977,7 @@ impl Kernels {
     ) -> Result<(), Error> {
         let c = &w.config;
         let b = s.b;
+        let normed_projections = self.normed_projections(b, w);
         let format = QuantFormat::Gptq(ZeroStyle::MinusOne);
         let weight =
             |graph: &mut Graph<'a>, q: &'a QuantTensor<f16>| -> Result<Vec<GraphArg>, Error> {
@@ -878,6 +999,7 @@ impl Kernels {
         let residual = graph.write(&mut s.residual);
         let (k_cache, v_cache) = (graph.write(&mut s.k_cache), graph.write(&mut s.v_cache));
         let normed = graph.write(&mut s.normed);
+        let mid = graph.write(&mut s.mid);
         let qkv = graph.write(&mut s.qkv);
         let (part_o, part_lse) = (graph.write(&mut s.part_o), graph.write(&mut s.part_lse));
         let arrivals = graph.write(&mut s.arrivals);
@@ -911,21 +1033,39 @@ impl Kernels {
                 .collect();
             graph.launch(self.kernel_of(p), &args, &[]).map(|_| ())
         };
+        // h, the residual before and after, gamma, the weight's parts and y of a norm fused
+        // into the projection after it.
+        let normed_project =
+            |graph: &mut Graph<'a>,
+             kernel: &'a Kernel,
+             (h, residual, residual_out, gamma): (GraphArg, GraphArg, GraphArg, GraphArg),
+             w: &[GraphArg],
+             y: GraphArg| {
+                let args: Vec<GraphArg> = [h, residual, residual_out, gamma]
+                    .into_iter()
+                    .chain(w.iter().copied())
+                    .chain([y])
+                    .collect();
+                graph.launch(kernel, &args, &eps).map(|_| ())
+            };
         let d = &self.decode;
         // Step::ALL, in order, each but `omit`.
         let keep = |step: Step| omit != Some(step);
-        if keep(Step::Norm) {
-            let args = [hidden, residual, norm1, normed];
-            graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
-        }
-        if keep(Step::Qkv) {
-            project(
-                graph,
-                normed,
-                (&w.qkv, &qkv_w),
-                qkv_counts,
-                (qkv, c.qkv_width()),
-            )?;
+        if let Some((cl, [first, _])) = normed_projections {
+            // The residual stream goes to `mid`, and back to `residual` at the second norm.
+            if keep(Step::Qkv) {
+                let residuals = (hidden, residual, mid, norm1);
+                normed_project(graph, first.kernel(cl), residuals, &qkv_w, qkv)?;
+            }
+        } else {
+            if keep(Step::Norm) {
+                let args = [hidden, residual, norm1, normed];
+                graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
+            }
+            if keep(Step::Qkv) {
+                let qkv = (qkv, c.qkv_width());
+                project(graph, normed, (&w.qkv, &qkv_w), qkv_counts, qkv)?;
+            }
         }
         if keep(Step::Attention) {
             let args = [
@@ -938,13 +1078,20 @@ impl Kernels {
         if keep(Step::O) {
             project(graph, attn_rows, (&w.o, &o_w), o_counts, (o, c.hidden))?;
         }
-        if keep(Step::SecondNorm) {
-            let args = [o, residual, norm2, normed];
-            graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
-        }
-        if keep(Step::GateUp) {
-            let act = (act, c.intermediate);
-            project(graph, normed, (&w.gate_up, &gu_w), gate_up_counts, act)?;
+        if let Some((cl, [_, second])) = normed_projections {
+            if keep(Step::GateUp) {
+                let residuals = (o, mid, residual, norm2);
+                normed_project(graph, second.kernel(cl), residuals, &gu_w, act)?;
+            }
+        } else {
+            if keep(Step::SecondNorm) {
+                let args = [o, residual, norm2, normed];
+                graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
+            }
+            if keep(Step::GateUp) {
+                let act = (act, c.intermediate);
+                project(graph, normed, (&w.gate_up, &gu_w), gate_up_counts, act)?;
+            }
         }
         if keep(Step::Down) {
             project(graph, act, (&w.down, &down_w), down_counts, (out, c.hidden))?;

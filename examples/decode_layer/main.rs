@@ -51,12 +51,12 @@ fn worst(got: &[f16], want: &[f16]) -> (f64, usize) {
         .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
 }
 
-/// The layer's [`Projections`] that load here: the tree's, and the cluster ones where
-/// their module loads.
+/// The layer's [`Projections`] that load here: the tree's, and the cluster ones (with and
+/// without the norms fused) where their module loads.
 fn projections(kernels: &Kernels) -> Vec<Projections> {
     let mut all = vec![Projections::Tree];
     if kernels.gemm_cluster.is_some() {
-        all.push(Projections::Cluster);
+        all.extend([Projections::Cluster, Projections::ClusterWithNorms]);
     }
     all
 }
@@ -67,6 +67,7 @@ fn with_projections(name: &str, p: Projections) -> String {
     match p {
         Projections::Tree => name.to_string(),
         Projections::Cluster => format!("{name}, cluster projections"),
+        Projections::ClusterWithNorms => format!("{name}, cluster projections, norms fused"),
     }
 }
 

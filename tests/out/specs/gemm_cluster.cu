@@ -2280,7 +2280,9 @@ __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w
     };
     zero();
     // A step's products: its group's 4 packed rows (the tile's rows from tl.k0 = 128 q
-    // + 8 t), each 32 rows of K apart, against x's four tiles of 8 rows.
+    // + 8 t), each 32 rows of K apart, against x's tiles of 8 rows that hold rows of x
+    // (one at M <= 8: a quarter of the MMAs and x's loads, where they would compete with
+    // the weights' stream for a step's time).
     auto multiply = [&](const decltype(a)& tl) {
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
@@ -2289,6 +2291,7 @@ __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w
             const I kx = tl.k0 + 32 * r - kb;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
+                if (8 * j >= M) break;
                 // Row 8 j + g's elements kx .. kx + 7 in the pair order: b0, b1 of k16
                 // step 0 (pairs (0, 4), (1, 5)), then of step 1.
                 const uint4 xb = *reinterpret_cast<const uint4*>(&xs.at8(8 * j + g, kx));
@@ -2378,6 +2381,60 @@ __device__ __forceinline__ void ima_cluster_stage_rows(const X& x, const XS& xs,
     }
     ima_async_commit();
     ima_async_wait<0>();
+}
+
+// The stage of ima_cluster_w4a16 with specs/decode.ima's add_rms_norm fused in front: xs's
+// rows are rms_norm(h + residual) · gamma for the block's columns kb .. kb + ks - 1 of K.
+// Each row of h + residual is rounded to f16 (add_rms_norm's new residual), its squares
+// summed over the block's part of K, then over the cluster's CK blocks through
+// distributed shared memory (`ss`, f32[32]: each block's sums, read by the others after a
+// cluster barrier and never written again); 1 / sqrt(mean + eps) goes to `inv` (f32[32]),
+// and each element is normalised and weighted in place, rounded to f16 once (add_rms_norm's
+// y). The first cluster's blocks (`first`; they cover K once) store h + residual to
+// residual_out, which must be another buffer than residual: every cluster reads it.
+template <int CK, typename I, typename H, typename R, typename RO, typename GM, typename XS, typename SS, typename INV>
+__device__ __forceinline__ void ima_cluster_stage_add_rms_norm(const H& h, const R& residual, const RO& residual_out,
+                                                               const GM& gamma, const XS& xs, const SS& ss,
+                                                               const INV& inv, I M, I K, I kb, I ks, bool first,
+                                                               float eps) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // A warp a row at a time, 8 elements a lane.
+    for (int r = warp; r < 32; r += int(blockDim.x) / 32) {
+        float sq = 0.f;
+        for (I c = 8 * lane; c < ks; c += 256) {
+            ImaVec<__half, 8> v{};
+            if (r < M) {
+                const ImaVec<__half, 8> p = h.load8(r, kb + c), q = residual.load8(r, kb + c);
+#pragma unroll
+                for (int e = 0; e < 8; ++e) {
+                    v.v[e] = __float2half(__half2float(p.v[e]) + __half2float(q.v[e]));
+                    const float f = __half2float(v.v[e]);
+                    sq += f * f;
+                }
+                if (first) residual_out.store8(r, kb + c, v);
+            }
+            xs.at8(r, c) = v;
+        }
+        for (int o = 16; o > 0; o /= 2) sq += __shfl_xor_sync(0xffffffffu, sq, o);
+        if (lane == 0) ss(r) = sq;
+    }
+    // Every block's sums are written.
+    ima_cluster_sync();
+    if (threadIdx.x < 32) {
+        float sum = 0.f;
+#pragma unroll
+        for (int q = 0; q < CK; ++q) sum += ss.in_block(unsigned(q))(threadIdx.x);
+        inv(threadIdx.x) = rsqrtf(sum / float(K) + eps);
+    }
+    __syncthreads();
+    for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {
+        const I r = i / (ks / 8), c = i % (ks / 8) * 8;
+        ImaVec<__half, 8> v = xs.at8(r, c);
+        const ImaVec<__half, 8> gm = gamma.load8(kb + c);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v.v[e] = __float2half(__half2float(v.v[e]) * inv(r) * __half2float(gm.v[e]));
+        xs.at8(r, c) = v;
+    }
 }
 #endif
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
@@ -3375,7 +3432,7 @@ __device__ __forceinline__ void body(
         auto stage = [&](I kb, I ks, bool) { ima_cluster_stage_rows(x, xs, M, kb, ks); };
         ima_cluster_w4a16<4, 2, 4>(stage, w, y, xs, part, M, N, K, NY != N);
     
-#line 3379 "gemm_cluster.cu"
+#line 3436 "gemm_cluster.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4503,7 +4560,7 @@ __device__ __forceinline__ void body(
         auto stage = [&](I kb, I ks, bool) { ima_cluster_stage_rows(x, xs, M, kb, ks); };
         ima_cluster_w4a16<6, 2, 4>(stage, w, y, xs, part, M, N, K, NY != N);
     
-#line 4507 "gemm_cluster.cu"
+#line 4564 "gemm_cluster.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5631,7 +5688,7 @@ __device__ __forceinline__ void body(
         auto stage = [&](I kb, I ks, bool) { ima_cluster_stage_rows(x, xs, M, kb, ks); };
         ima_cluster_w4a16<8, 1, 8>(stage, w, y, xs, part, M, N, K, NY != N);
     
-#line 5635 "gemm_cluster.cu"
+#line 5692 "gemm_cluster.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6761,7 +6818,7 @@ __device__ __forceinline__ void body(
         auto stage = [&](I kb, I ks, bool) { ima_cluster_stage_rows(x, xs, M, kb, ks); };
         ima_cluster_w4a16<4, 2, 2>(stage, w, y, xs, part, M, N, K, NY != N);
     
-#line 6765 "gemm_cluster.cu"
+#line 6822 "gemm_cluster.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7025,6 +7082,3144 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) g
             ima_extent[1] = 2;
             ima_extent[2] = 32;
             ima_extent[3] = 128;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+// ---------------------------------------------------------------------------------------
+// rms_gptq_gemm_cl4_n192(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)
+// gptq_gemm_cl4_n192 with specs/decode.ima's add_rms_norm fused in front: x is
+// rms_norm(h + residual) · gamma, which each block makes of its part of K as it stages it
+// (each row's squares summed over the cluster through distributed shared memory), and
+// h + residual goes to residual_out, another buffer than residual (every cluster reads
+// residual; the first cluster's blocks store it). The decode layer's first norm and QKV
+// projection in one launch (ima.cuh, ima_cluster_stage_add_rms_norm).
+// It runs its blocks in thread-block clusters: it exists only where the module is
+// compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
+// refuses it elsewhere).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace ima_kernel_rms_gptq_gemm_cl4_n192 {
+
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int BLOCKS = 132;
+
+// The sublayer's output, added into the residual stream.
+// in h: f16[M, K]
+template <typename I, bool IMA_CHECKED>
+struct h_t {
+    const __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+};
+
+// The residual stream before: read by every cluster.
+// in residual: f16[M, K]
+template <typename I, bool IMA_CHECKED>
+struct residual_t {
+    const __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 1, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 1, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+};
+
+// h + residual, rounded to f16: the residual stream after.
+// out residual_out: f16[M, K]
+template <typename I, bool IMA_CHECKED>
+struct residual_out_t {
+    __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 2, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+    __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1]) = v;
+    }
+    // Elements i and i + 1 of the last dimension, converted to f16, as one access
+    // (a lane's two columns of a row of warpgroup MMA's accumulators); the last index must
+    // be even (the spec's align(16) and constraints make every such pair aligned).
+    __device__ __forceinline__ void store_pair(I i0, I i1, float a, float b) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 1;
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            I o[2];
+#pragma unroll
+            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 2>(rec, 2, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// The norm's per-channel weight.
+// in gamma: f16[K]
+template <typename I, bool IMA_CHECKED>
+struct gamma_t {
+    const __half* __restrict__ p;
+    I s0;
+    I e0;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 3, 0, {i0}, {e0})) return {};
+        }
+        return p[i0];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 8>(rec, 3, 0, {i0}, {e0})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0) const {
+        const I i[1] = {i0}, e[1] = {e0};
+        if constexpr (IMA_CHECKED) {
+            if (i[0] % 8 != 0) {
+                ima_report<I, 1>(rec, 3, 0, IMA_MISALIGNED_VECTOR, 0, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 1, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 8>(rec, 3, 0, {i0}, {e0})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0]);
+    }
+#endif
+};
+
+// in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
+// Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
+template <typename I, bool IMA_CHECKED>
+struct w_t {
+    const int* __restrict__ qweight;
+    I qweight_s0, qweight_s1;
+    const int* __restrict__ qzeros;
+    I qzeros_s0, qzeros_s1;
+    const __half* __restrict__ scales;
+    I scales_s0, scales_s1;
+    I K, N, G;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
+    // in vectors.
+    static constexpr bool VEC = true;
+
+    // Group of row k.
+    __device__ __forceinline__ I group(I k) const {
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
+    }
+    __device__ __forceinline__ bool ok(I k, I n) const {
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 4, 0, {k, n}, {K, N});
+        return true;
+    }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw + 0x11111111u) >> (4 * (n % 8))) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
+    // The stored 4-bit value of (k, n).
+    __device__ __forceinline__ int raw(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_raw(k, n);
+    }
+    // The zero point of (k, n).
+    __device__ __forceinline__ int zero(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_zero(group(k), n);
+    }
+    // The scale of (k, n).
+    __device__ __forceinline__ float scale(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_scale(group(k), n);
+    }
+    // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
+    __device__ __forceinline__ float dequant(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_dequant(k, n);
+    }
+
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
+    template <int C, int R>
+    struct Tile {
+        I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[R][C];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
+        Tile<C, R> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.stride = S;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = ima_group_of(t.k0);
+        // Rows k0 to k0 + span - 1 hold the tile's.
+        constexpr int span = 8 * (S * (R - 1) + 1);
+        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // A tile that is not whole loads the first packed row instead, R times (with N a
+        // multiple of 8, it exists), so that the loads need no branch.
+        const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_group(t, g, n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+        }
+    }
+
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
+    }
+
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 4, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
+        Tile<C, R> t;
+        t.k0 = k0;
+        t.n = n;
+        t.stride = S;
+        t.whole = true;
+        t.refused = false;
+        return t;
+    }
+
+    // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
+    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
+    // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
+    // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
+    // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
+    template <int C, int R, int S>
+    struct TileWalk {
+        I b, n, db;
+        // Row k0 of tile b, and &qweight[k0 / 8][n].
+        I k0;
+        const unsigned int* q;
+        I q_step;
+        __device__ __forceinline__ void next() {
+            b += db;
+            k0 += 8 * R * db;
+            q += q_step;
+        }
+    };
+
+    template <int C, int R, int S, typename F>
+    __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
+        if (b0 >= end) return;
+        db = max(db - db % S, I(S));
+        if constexpr (IMA_CHECKED) {
+            for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
+        } else {
+            TileWalk<C, R, S> at;
+            at.b = b0;
+            at.n = n;
+            at.db = db;
+            at.k0 = ima_whole_tile_row<R, S>(b0);
+            at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+            at.q_step = db * R * qweight_s0;
+            Tile<C, R> t = ima_walk_tile(at);
+            for (; at.b + db < end;) {
+                at.next();
+                const Tile<C, R> ahead = ima_walk_tile(at);
+                f(t);
+                t = ahead;
+            }
+            f(t);
+        }
+    }
+
+    // The tile a walk is at (release): load_whole_tile(at.b, at.n, ...)'s words, scales and
+    // zero word, from the walk's address.
+    template <int C, int R, int S>
+    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S>& at) const {
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
+        return t;
+    }
+
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
+        if (t.whole) {
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            float scale[C], zero[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
+            }
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[j][c] = (ima_biased((t.w[r][c] >> (4 * j)) & 0xF) - zero[c]) * scale[c];
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[j][c] = edge[j][c];
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, 1>& t, float (&out)[8][C]) const {
+        dequant_tile(t, 0, out);
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
+    }
+
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    // (a & MASK) | 0x64006400 as one LOP3: written in C, it takes two (one immediate an
+    // instruction).
+    template <unsigned int MASK>
+    static __device__ __forceinline__ __half2 ima_nibbles(unsigned int a) {
+        unsigned int r;
+        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(MASK), "r"(0x64006400u));
+        return ima_as_half2(r);
+    }
+    // sum + the 8 values (q - z) of word w times x, in half2 arithmetic. 0x6400 is 1024 in
+    // f16, where the spacing is 1: the masks give 1024 + q for the low nibble of each byte
+    // pair and 1024 + 16q for the high one, as (row j, row j + 4) pairs; lo holds 1024 + z
+    // and hi -(64 + z), so one subtraction or one FMA by 1/16 leaves q - z, exact in f16.
+    // xp: x as (row j, row j + 4) pairs.
+    static __device__ __forceinline__ __half2 ima_dot_word(unsigned int w, __half2 lo, __half2 hi,
+                                                           const __half2 (&xp)[4], __half2 sum) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w), lo), xp[0], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, hi), xp[1], sum);
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w8), lo), xp[2], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi), xp[3], sum);
+        return sum;
+    }
+
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
+    // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
+    // halves, and its scale in f16 (s).
+    struct ImaColumn {
+        __half2 lo, hi, s;
+    };
+    static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
+        ImaColumn q;
+        q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
+        q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
+        q.s = ima_scale2(scale);
+        return q;
+    }
+    // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once: b[0], b[1] are b0, b1 of one m16n8k16 step's B
+    // operand, b[2], b[3] of a second.
+    static __device__ __forceinline__ void ima_word_frag(unsigned int w, const ImaColumn& q, unsigned (&b)[4]) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, q.hi),
+                              __hsub2(ima_nibbles<0x000F000Fu>(w8), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, q.hi)};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const __half2 e = __hmul2(v[j], q.s);
+            memcpy(&b[j], &e, 4);
+        }
+    }
+
+    // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
+    // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
+    // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
+    // that is not whole decodes element by element, out of line: zeros past K or N.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_frag(const Tile<C, R>& t, int r, unsigned (&b)[C][4]) const {
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+                ima_word_frag(t.w[r][c], ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]), b[c]);
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const __half2 e = __floats2half2_rn(edge[j][c], edge[j + 4][c]);
+                memcpy(&b[c][j], &e, 4);
+            }
+    }
+
+    // x's rows for `dot_tile`: a function of the packed row, or for a tile of one packed
+    // row the 8 values themselves.
+    template <typename F>
+    static __device__ __forceinline__ auto ima_row8(F& f, int r) -> decltype(f(r)) { return f(r); }
+    static __device__ __forceinline__ ImaVec<__half, 8> ima_row8(const ImaVec<__half, 8>& v, int) { return v; }
+    static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
+    template <typename T>
+    static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
+
+    // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
+    // one packed row, `x.load8(m, k)` itself).
+    // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
+    // summing the products of two packed rows (8 products; one row, 4, when R is odd),
+    // then sums in f32 and applies the scale once: about 2.4 instructions a weight
+    // instead of 6. f16 bounds those partial sums: |x| must stay below 65504 / (8 * 15),
+    // about 545. Other tiles dequantize in f32, out of line.
+    template <int C, int R, typename XRow>
+    __device__ __forceinline__ void dot_tile(const Tile<C, R>& t, XRow&& xrow, float (&acc)[C]) const {
+        static_assert(R == 1 || decltype(ima_row8_tag(&xrow))::value == 0,
+                      "a tile of several packed rows takes x as a function of the packed row");
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
+            float part[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) part[c] = 0.f;
+            constexpr int H = R % 2 == 0 ? 2 : 1;
+#pragma unroll
+            for (int r0 = 0; r0 < R; r0 += H) {
+                __half2 sum[C];
+#pragma unroll
+                for (int c = 0; c < C; ++c) sum[c] = __float2half2_rn(0.f);
+#pragma unroll
+                for (int r = r0; r < r0 + H; ++r) {
+                    const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
+                    // (row j, row j + 4) pairs: one byte permute each.
+                    unsigned int xw[4];
+                    memcpy(xw, &x8, 16);
+                    const unsigned int pw[4] = {__byte_perm(xw[0], xw[2], 0x5410), __byte_perm(xw[0], xw[2], 0x7632),
+                                                __byte_perm(xw[1], xw[3], 0x5410), __byte_perm(xw[1], xw[3], 0x7632)};
+                    __half2 xp[4];
+                    memcpy(xp, pw, 16);
+#pragma unroll
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
+                }
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    const float2 f = __half22float2(sum[c]);
+                    part[c] += f.x + f.y;
+                }
+            }
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += part[c] * __half2float(t.s[c]);
+            return;
+        }
+        // Out of line, a packed row at a time, with plain values (no reference to the tile
+        // or to xrow, which would put them in local memory), so that the edge's registers
+        // do not weigh on the loop around.
+#pragma unroll 1
+        for (int r = 0; r < R; ++r) {
+            // Packed rows past K are zeros: their x is not asked for.
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
+        }
+    }
+    template <int C>
+    struct ImaSum {
+        float v[C];
+    };
+    template <int C>
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+                                                         const ImaVec<__half, 8> x) {
+        float v[8][C];
+        ima_dequant_edge(self, k0, n0, refused, v);
+        ImaSum<C> sum;
+#pragma unroll
+        for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
+        ima_dot8(x, v, sum.v);
+        return sum;
+    }
+    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
+    // column wide.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 4, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
+    }
+};
+
+// out y: f16[M, NY]
+template <typename I, bool IMA_CHECKED>
+struct y_t {
+    __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 8, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 8, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 8, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 8, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 8, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+    __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 8, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1]) = v;
+    }
+    // Elements i and i + 1 of the last dimension, converted to f16, as one access
+    // (a lane's two columns of a row of warpgroup MMA's accumulators); the last index must
+    // be even (the spec's align(16) and constraints make every such pair aligned).
+    __device__ __forceinline__ void store_pair(I i0, I i1, float a, float b) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 2>(rec, 8, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 1;
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            I o[2];
+#pragma unroll
+            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 2>(rec, 8, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// gptq_gemm_cl4_n128's.
+// shared xs: f16[32, K / 4 + 32], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct xs_t {
+    __half* p;
+    I d0, d1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, -1, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<__half>();
+        }
+        return p[i0 * d1 + i1];
+    }
+    // The same array in block `rank` of this block's cluster (distributed shared memory),
+    // for its elements and vectors (ImaInBlock): indices checked as this block's, and in a
+    // checked entry point the rank against the cluster's blocks.
+    __device__ __forceinline__ ImaInBlock<xs_t> in_block(unsigned rank) const {
+        xs_t other = *this;
+        other.p = ima_cluster_map<IMA_CHECKED>(p, rank, rec, -1);
+        return ImaInBlock<xs_t>{other};
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, -1, 1, {i0, i1}, {d0, d1}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if ((i0 * d1 + i1) % 8 != 0) {
+                const I i[2] = {i0, i1}, e[2] = {d0, d1};
+                ima_report<I, 2>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[i0 * d1 + i1], 16));
+    }
+    // Its last two dimensions as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[0 * d1 + 0]), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d0 && COLS == d1)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d0, d1};
+                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS <= d0 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[2] = {0, 0}, e[2] = {d0, d1};
+                t.ok = ima_in_bounds<I, 2>(rec, -1, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
+};
+
+// shared part: f32[2, 2, 32, 192], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct part_t {
+    float* p;
+    I d0, d1, d2, d3;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, -2, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<float>();
+        }
+        return p[((i0 * d1 + i1) * d2 + i2) * d3 + i3];
+    }
+    // The same array in block `rank` of this block's cluster (distributed shared memory),
+    // for its elements and vectors (ImaInBlock): indices checked as this block's, and in a
+    // checked entry point the rank against the cluster's blocks.
+    __device__ __forceinline__ ImaInBlock<part_t> in_block(unsigned rank) const {
+        part_t other = *this;
+        other.p = ima_cluster_map<IMA_CHECKED>(p, rank, rec, -2);
+        return ImaInBlock<part_t>{other};
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, -2, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if ((((i0 * d1 + i1) * d2 + i2) * d3 + i3) % 4 != 0) {
+                const I i[4] = {i0, i1, i2, i3}, e[4] = {d0, d1, d2, d3};
+                ima_report<I, 4>(rec, -2, 1, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[((i0 * d1 + i1) * d2 + i2) * d3 + i3], 16));
+    }
+    // Its last two dimensions at (i0, i1) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1) const {
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[((i0 * d1 + i1) * d2 + 0) * d3 + 0]), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d2 && COLS == d3)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d2, d3};
+                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS <= d2 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[4] = {i0, i1, 0, 0}, e[4] = {d0, d1, d2, d3};
+                t.ok = ima_in_bounds<I, 4>(rec, -2, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<float, 4>>();
+        }
+        return t;
+    }
+};
+
+// Each row's sum of squares over this block's K, and 1 / sqrt(mean + eps) over all K.
+// shared ss: f32[32], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct ss_t {
+    float* p;
+    I d0;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, -3, 1, {i0}, {d0})) return ima_shared_sink<float>();
+        }
+        return p[i0];
+    }
+    // The same array in block `rank` of this block's cluster (distributed shared memory),
+    // for its elements and vectors (ImaInBlock): indices checked as this block's, and in a
+    // checked entry point the rank against the cluster's blocks.
+    __device__ __forceinline__ ImaInBlock<ss_t> in_block(unsigned rank) const {
+        ss_t other = *this;
+        other.p = ima_cluster_map<IMA_CHECKED>(p, rank, rec, -3);
+        return ImaInBlock<ss_t>{other};
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 4>(rec, -3, 1, {i0}, {d0}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if ((i0) % 4 != 0) {
+                const I i[1] = {i0}, e[1] = {d0};
+                ima_report<I, 1>(rec, -3, 1, IMA_MISALIGNED_VECTOR, 0, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[i0], 16));
+    }
+};
+
+// shared inv: f32[32], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct inv_t {
+    float* p;
+    I d0;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, -4, 1, {i0}, {d0})) return ima_shared_sink<float>();
+        }
+        return p[i0];
+    }
+    // The same array in block `rank` of this block's cluster (distributed shared memory),
+    // for its elements and vectors (ImaInBlock): indices checked as this block's, and in a
+    // checked entry point the rank against the cluster's blocks.
+    __device__ __forceinline__ ImaInBlock<inv_t> in_block(unsigned rank) const {
+        inv_t other = *this;
+        other.p = ima_cluster_map<IMA_CHECKED>(p, rank, rec, -4);
+        return ImaInBlock<inv_t>{other};
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 4>(rec, -4, 1, {i0}, {d0}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if ((i0) % 4 != 0) {
+                const I i[1] = {i0}, e[1] = {d0};
+                ima_report<I, 1>(rec, -4, 1, IMA_MISALIGNED_VECTOR, 0, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[i0], 16));
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const h_t<I, IMA_CHECKED> h,
+    const residual_t<I, IMA_CHECKED> residual,
+    const residual_out_t<I, IMA_CHECKED> residual_out,
+    const gamma_t<I, IMA_CHECKED> gamma,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I M,
+    const I K,
+    const I N,
+    const I G,
+    const I NY,
+    const float eps,
+    const xs_t<I, IMA_CHECKED> xs,
+    const part_t<I, IMA_CHECKED> part,
+    const ss_t<I, IMA_CHECKED> ss,
+    const inv_t<I, IMA_CHECKED> inv) {
+#line 119 "specs/gemm_cluster.ima"
+
+        auto stage = [&](I kb, I ks, bool first) {
+            ima_cluster_stage_add_rms_norm<4>(h, residual, residual_out, gamma, xs, ss, inv, M, K, kb, ks, first, eps);
+        };
+        ima_cluster_w4a16<6, 2, 4>(stage, w, y, xs, part, M, N, K, NY != N);
+    
+#line 8301 "gemm_cluster.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const h_t<I, IMA_CHECKED> h,
+    const residual_t<I, IMA_CHECKED> residual,
+    const residual_out_t<I, IMA_CHECKED> residual_out,
+    const gamma_t<I, IMA_CHECKED> gamma,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I M,
+    const I K,
+    const I N,
+    const I G,
+    const I NY,
+    const float eps,
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
+    // sizes the launch alike (runtime/src/check/shared.rs).
+    extern __shared__ __align__(16) unsigned char ima_smem[];
+    I ima_smem_off = 0;
+    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 32, ((K / 4) + 32), ima_recorder};
+    ima_smem_off = (ima_smem_off + 32 * ((K / 4) + 32) * I(sizeof(__half)) + 15) / 16 * 16;
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 32, 192, ima_recorder};
+    ima_smem_off = (ima_smem_off + 2 * 2 * 32 * 192 * I(sizeof(float)) + 15) / 16 * 16;
+    const ss_t<I, IMA_CHECKED> ss{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
+    ima_smem_off = (ima_smem_off + 32 * I(sizeof(float)) + 15) / 16 * 16;
+    const inv_t<I, IMA_CHECKED> inv{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
+    body<I, IMA_CHECKED>(h, residual, residual_out, gamma, w, y, M, K, N, G, NY, eps, xs, part, ss, inv);
+}
+
+}  // namespace ima_kernel_rms_gptq_gemm_cl4_n192
+
+extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(384, 1) rms_gptq_gemm_cl4_n192_i32(
+    const __half* __restrict__ h,
+    int h_s0,
+    int h_s1,
+    const __half* __restrict__ residual,
+    int residual_s0,
+    int residual_s1,
+    __half* __restrict__ residual_out,
+    int residual_out_s0,
+    int residual_out_s1,
+    const __half* __restrict__ gamma,
+    int gamma_s0,
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int M,
+    int K,
+    int N,
+    int G,
+    int NY,
+    float eps) {
+    using namespace ima_kernel_rms_gptq_gemm_cl4_n192;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 2048 == 0);
+    __builtin_assume(N % 192 == 0);
+    __builtin_assume(G == 128);
+    __builtin_assume(NY % 8 == 0);
+    run<int, false>(ima_kernel_rms_gptq_gemm_cl4_n192::h_t<int, false>{h, h_s0, h_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl4_n192::residual_t<int, false>{residual, residual_s0, residual_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl4_n192::residual_out_t<int, false>{residual_out, residual_out_s0, residual_out_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl4_n192::gamma_t<int, false>{gamma, gamma_s0, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl4_n192::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_rms_gptq_gemm_cl4_n192::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        eps,
+        nullptr);
+}
+
+extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(384, 1) rms_gptq_gemm_cl4_n192_i64(
+    const __half* __restrict__ h,
+    long long h_s0,
+    long long h_s1,
+    const __half* __restrict__ residual,
+    long long residual_s0,
+    long long residual_s1,
+    __half* __restrict__ residual_out,
+    long long residual_out_s0,
+    long long residual_out_s1,
+    const __half* __restrict__ gamma,
+    long long gamma_s0,
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long M,
+    long long K,
+    long long N,
+    long long G,
+    long long NY,
+    float eps) {
+    using namespace ima_kernel_rms_gptq_gemm_cl4_n192;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 2048 == 0);
+    __builtin_assume(N % 192 == 0);
+    __builtin_assume(G == 128);
+    __builtin_assume(NY % 8 == 0);
+    run<long long, false>(ima_kernel_rms_gptq_gemm_cl4_n192::h_t<long long, false>{h, h_s0, h_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl4_n192::residual_t<long long, false>{residual, residual_s0, residual_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl4_n192::residual_out_t<long long, false>{residual_out, residual_out_s0, residual_out_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl4_n192::gamma_t<long long, false>{gamma, gamma_s0, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl4_n192::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_rms_gptq_gemm_cl4_n192::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        eps,
+        nullptr);
+}
+
+extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(384, 1) rms_gptq_gemm_cl4_n192_i32_checked(
+    const __half* __restrict__ h,
+    int h_s0,
+    int h_s1,
+    const __half* __restrict__ residual,
+    int residual_s0,
+    int residual_s1,
+    __half* __restrict__ residual_out,
+    int residual_out_s0,
+    int residual_out_s1,
+    const __half* __restrict__ gamma,
+    int gamma_s0,
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int M,
+    int K,
+    int N,
+    int G,
+    int NY,
+    float eps,
+    ImaRecord* ima_record) {
+    using namespace ima_kernel_rms_gptq_gemm_cl4_n192;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 2048 == 0);
+    __builtin_assume(N % 192 == 0);
+    __builtin_assume(G == 128);
+    __builtin_assume(NY % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_rms_gptq_gemm_cl4_n192::h_t<int, true>{h, h_s0, h_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl4_n192::residual_t<int, true>{residual, residual_s0, residual_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl4_n192::residual_out_t<int, true>{residual_out, residual_out_s0, residual_out_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl4_n192::gamma_t<int, true>{gamma, gamma_s0, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl4_n192::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl4_n192::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        eps,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 2:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 3:
+            ima_extent[0] = K;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 8:
+            ima_extent[0] = M;
+            ima_extent[1] = NY;
+            break;
+        case -1:
+            ima_extent[0] = 32;
+            ima_extent[1] = ((K / 4) + 32);
+            break;
+        case -2:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 32;
+            ima_extent[3] = 192;
+            break;
+        case -3:
+            ima_extent[0] = 32;
+            break;
+        case -4:
+            ima_extent[0] = 32;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(384, 1) rms_gptq_gemm_cl4_n192_i64_checked(
+    const __half* __restrict__ h,
+    long long h_s0,
+    long long h_s1,
+    const __half* __restrict__ residual,
+    long long residual_s0,
+    long long residual_s1,
+    __half* __restrict__ residual_out,
+    long long residual_out_s0,
+    long long residual_out_s1,
+    const __half* __restrict__ gamma,
+    long long gamma_s0,
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long M,
+    long long K,
+    long long N,
+    long long G,
+    long long NY,
+    float eps,
+    ImaRecord* ima_record) {
+    using namespace ima_kernel_rms_gptq_gemm_cl4_n192;
+    // The block is at most (384, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 384u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 2048 == 0);
+    __builtin_assume(N % 192 == 0);
+    __builtin_assume(G == 128);
+    __builtin_assume(NY % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_rms_gptq_gemm_cl4_n192::h_t<long long, true>{h, h_s0, h_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl4_n192::residual_t<long long, true>{residual, residual_s0, residual_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl4_n192::residual_out_t<long long, true>{residual_out, residual_out_s0, residual_out_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl4_n192::gamma_t<long long, true>{gamma, gamma_s0, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl4_n192::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl4_n192::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        eps,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 2:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 3:
+            ima_extent[0] = K;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 8:
+            ima_extent[0] = M;
+            ima_extent[1] = NY;
+            break;
+        case -1:
+            ima_extent[0] = 32;
+            ima_extent[1] = ((K / 4) + 32);
+            break;
+        case -2:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 32;
+            ima_extent[3] = 192;
+            break;
+        case -3:
+            ima_extent[0] = 32;
+            break;
+        case -4:
+            ima_extent[0] = 32;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+// ---------------------------------------------------------------------------------------
+// rms_gptq_gemm_cl2_n128(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)
+// gptq_gemm_cl2_n128 with add_rms_norm fused in front, as rms_gptq_gemm_cl4_n192: the
+// decode layer's second norm and gate/up projection (SiluAndMul fused) in one launch.
+// It runs its blocks in thread-block clusters: it exists only where the module is
+// compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
+// refuses it elsewhere).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace ima_kernel_rms_gptq_gemm_cl2_n128 {
+
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int BLOCKS = 132;
+
+// rms_gptq_gemm_cl4_n192's.
+// in h: f16[M, K]
+template <typename I, bool IMA_CHECKED>
+struct h_t {
+    const __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+};
+
+// in residual: f16[M, K]
+template <typename I, bool IMA_CHECKED>
+struct residual_t {
+    const __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 1, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 1, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+};
+
+// out residual_out: f16[M, K]
+template <typename I, bool IMA_CHECKED>
+struct residual_out_t {
+    __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 2, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+    __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 2, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1]) = v;
+    }
+    // Elements i and i + 1 of the last dimension, converted to f16, as one access
+    // (a lane's two columns of a row of warpgroup MMA's accumulators); the last index must
+    // be even (the spec's align(16) and constraints make every such pair aligned).
+    __device__ __forceinline__ void store_pair(I i0, I i1, float a, float b) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 1;
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            I o[2];
+#pragma unroll
+            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 2>(rec, 2, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// in gamma: f16[K]
+template <typename I, bool IMA_CHECKED>
+struct gamma_t {
+    const __half* __restrict__ p;
+    I s0;
+    I e0;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 3, 0, {i0}, {e0})) return {};
+        }
+        return p[i0];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 8>(rec, 3, 0, {i0}, {e0})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0) const {
+        const I i[1] = {i0}, e[1] = {e0};
+        if constexpr (IMA_CHECKED) {
+            if (i[0] % 8 != 0) {
+                ima_report<I, 1>(rec, 3, 0, IMA_MISALIGNED_VECTOR, 0, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 1, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 8>(rec, 3, 0, {i0}, {e0})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0]);
+    }
+#endif
+};
+
+// in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
+// Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
+template <typename I, bool IMA_CHECKED>
+struct w_t {
+    const int* __restrict__ qweight;
+    I qweight_s0, qweight_s1;
+    const int* __restrict__ qzeros;
+    I qzeros_s0, qzeros_s1;
+    const __half* __restrict__ scales;
+    I scales_s0, scales_s1;
+    I K, N, G;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
+    // in vectors.
+    static constexpr bool VEC = true;
+
+    // Group of row k.
+    __device__ __forceinline__ I group(I k) const {
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
+    }
+    __device__ __forceinline__ bool ok(I k, I n) const {
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 4, 0, {k, n}, {K, N});
+        return true;
+    }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw + 0x11111111u) >> (4 * (n % 8))) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
+    // The stored 4-bit value of (k, n).
+    __device__ __forceinline__ int raw(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_raw(k, n);
+    }
+    // The zero point of (k, n).
+    __device__ __forceinline__ int zero(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_zero(group(k), n);
+    }
+    // The scale of (k, n).
+    __device__ __forceinline__ float scale(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_scale(group(k), n);
+    }
+    // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
+    __device__ __forceinline__ float dequant(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_dequant(k, n);
+    }
+
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
+    template <int C, int R>
+    struct Tile {
+        I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[R][C];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
+        Tile<C, R> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.stride = S;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = ima_group_of(t.k0);
+        // Rows k0 to k0 + span - 1 hold the tile's.
+        constexpr int span = 8 * (S * (R - 1) + 1);
+        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // A tile that is not whole loads the first packed row instead, R times (with N a
+        // multiple of 8, it exists), so that the loads need no branch.
+        const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_group(t, g, n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+        }
+    }
+
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
+    }
+
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 4, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
+        Tile<C, R> t;
+        t.k0 = k0;
+        t.n = n;
+        t.stride = S;
+        t.whole = true;
+        t.refused = false;
+        return t;
+    }
+
+    // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
+    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
+    // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
+    // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
+    // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
+    template <int C, int R, int S>
+    struct TileWalk {
+        I b, n, db;
+        // Row k0 of tile b, and &qweight[k0 / 8][n].
+        I k0;
+        const unsigned int* q;
+        I q_step;
+        __device__ __forceinline__ void next() {
+            b += db;
+            k0 += 8 * R * db;
+            q += q_step;
+        }
+    };
+
+    template <int C, int R, int S, typename F>
+    __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
+        if (b0 >= end) return;
+        db = max(db - db % S, I(S));
+        if constexpr (IMA_CHECKED) {
+            for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
+        } else {
+            TileWalk<C, R, S> at;
+            at.b = b0;
+            at.n = n;
+            at.db = db;
+            at.k0 = ima_whole_tile_row<R, S>(b0);
+            at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+            at.q_step = db * R * qweight_s0;
+            Tile<C, R> t = ima_walk_tile(at);
+            for (; at.b + db < end;) {
+                at.next();
+                const Tile<C, R> ahead = ima_walk_tile(at);
+                f(t);
+                t = ahead;
+            }
+            f(t);
+        }
+    }
+
+    // The tile a walk is at (release): load_whole_tile(at.b, at.n, ...)'s words, scales and
+    // zero word, from the walk's address.
+    template <int C, int R, int S>
+    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S>& at) const {
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
+        return t;
+    }
+
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
+        if (t.whole) {
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            float scale[C], zero[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
+            }
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[j][c] = (ima_biased((t.w[r][c] >> (4 * j)) & 0xF) - zero[c]) * scale[c];
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[j][c] = edge[j][c];
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, 1>& t, float (&out)[8][C]) const {
+        dequant_tile(t, 0, out);
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
+    }
+
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    // (a & MASK) | 0x64006400 as one LOP3: written in C, it takes two (one immediate an
+    // instruction).
+    template <unsigned int MASK>
+    static __device__ __forceinline__ __half2 ima_nibbles(unsigned int a) {
+        unsigned int r;
+        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(MASK), "r"(0x64006400u));
+        return ima_as_half2(r);
+    }
+    // sum + the 8 values (q - z) of word w times x, in half2 arithmetic. 0x6400 is 1024 in
+    // f16, where the spacing is 1: the masks give 1024 + q for the low nibble of each byte
+    // pair and 1024 + 16q for the high one, as (row j, row j + 4) pairs; lo holds 1024 + z
+    // and hi -(64 + z), so one subtraction or one FMA by 1/16 leaves q - z, exact in f16.
+    // xp: x as (row j, row j + 4) pairs.
+    static __device__ __forceinline__ __half2 ima_dot_word(unsigned int w, __half2 lo, __half2 hi,
+                                                           const __half2 (&xp)[4], __half2 sum) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w), lo), xp[0], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, hi), xp[1], sum);
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w8), lo), xp[2], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi), xp[3], sum);
+        return sum;
+    }
+
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
+    // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
+    // halves, and its scale in f16 (s).
+    struct ImaColumn {
+        __half2 lo, hi, s;
+    };
+    static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
+        ImaColumn q;
+        q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
+        q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
+        q.s = ima_scale2(scale);
+        return q;
+    }
+    // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once: b[0], b[1] are b0, b1 of one m16n8k16 step's B
+    // operand, b[2], b[3] of a second.
+    static __device__ __forceinline__ void ima_word_frag(unsigned int w, const ImaColumn& q, unsigned (&b)[4]) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, q.hi),
+                              __hsub2(ima_nibbles<0x000F000Fu>(w8), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, q.hi)};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const __half2 e = __hmul2(v[j], q.s);
+            memcpy(&b[j], &e, 4);
+        }
+    }
+
+    // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
+    // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
+    // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
+    // that is not whole decodes element by element, out of line: zeros past K or N.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_frag(const Tile<C, R>& t, int r, unsigned (&b)[C][4]) const {
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+                ima_word_frag(t.w[r][c], ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]), b[c]);
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const __half2 e = __floats2half2_rn(edge[j][c], edge[j + 4][c]);
+                memcpy(&b[c][j], &e, 4);
+            }
+    }
+
+    // x's rows for `dot_tile`: a function of the packed row, or for a tile of one packed
+    // row the 8 values themselves.
+    template <typename F>
+    static __device__ __forceinline__ auto ima_row8(F& f, int r) -> decltype(f(r)) { return f(r); }
+    static __device__ __forceinline__ ImaVec<__half, 8> ima_row8(const ImaVec<__half, 8>& v, int) { return v; }
+    static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
+    template <typename T>
+    static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
+
+    // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
+    // one packed row, `x.load8(m, k)` itself).
+    // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
+    // summing the products of two packed rows (8 products; one row, 4, when R is odd),
+    // then sums in f32 and applies the scale once: about 2.4 instructions a weight
+    // instead of 6. f16 bounds those partial sums: |x| must stay below 65504 / (8 * 15),
+    // about 545. Other tiles dequantize in f32, out of line.
+    template <int C, int R, typename XRow>
+    __device__ __forceinline__ void dot_tile(const Tile<C, R>& t, XRow&& xrow, float (&acc)[C]) const {
+        static_assert(R == 1 || decltype(ima_row8_tag(&xrow))::value == 0,
+                      "a tile of several packed rows takes x as a function of the packed row");
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
+            float part[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) part[c] = 0.f;
+            constexpr int H = R % 2 == 0 ? 2 : 1;
+#pragma unroll
+            for (int r0 = 0; r0 < R; r0 += H) {
+                __half2 sum[C];
+#pragma unroll
+                for (int c = 0; c < C; ++c) sum[c] = __float2half2_rn(0.f);
+#pragma unroll
+                for (int r = r0; r < r0 + H; ++r) {
+                    const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
+                    // (row j, row j + 4) pairs: one byte permute each.
+                    unsigned int xw[4];
+                    memcpy(xw, &x8, 16);
+                    const unsigned int pw[4] = {__byte_perm(xw[0], xw[2], 0x5410), __byte_perm(xw[0], xw[2], 0x7632),
+                                                __byte_perm(xw[1], xw[3], 0x5410), __byte_perm(xw[1], xw[3], 0x7632)};
+                    __half2 xp[4];
+                    memcpy(xp, pw, 16);
+#pragma unroll
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
+                }
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    const float2 f = __half22float2(sum[c]);
+                    part[c] += f.x + f.y;
+                }
+            }
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += part[c] * __half2float(t.s[c]);
+            return;
+        }
+        // Out of line, a packed row at a time, with plain values (no reference to the tile
+        // or to xrow, which would put them in local memory), so that the edge's registers
+        // do not weigh on the loop around.
+#pragma unroll 1
+        for (int r = 0; r < R; ++r) {
+            // Packed rows past K are zeros: their x is not asked for.
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
+        }
+    }
+    template <int C>
+    struct ImaSum {
+        float v[C];
+    };
+    template <int C>
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+                                                         const ImaVec<__half, 8> x) {
+        float v[8][C];
+        ima_dequant_edge(self, k0, n0, refused, v);
+        ImaSum<C> sum;
+#pragma unroll
+        for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
+        ima_dot8(x, v, sum.v);
+        return sum;
+    }
+    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
+    // column wide.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 4, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
+    }
+};
+
+// out y: f16[M, NY]
+template <typename I, bool IMA_CHECKED>
+struct y_t {
+    __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 8, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 8, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 8, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 8, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 8, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+    __device__ __forceinline__ void store8(I i0, I i1, const ImaVec<__half, 8>& v) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 8, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaVec<__half, 8>*>(&p[i0 * s0 + i1]) = v;
+    }
+    // Elements i and i + 1 of the last dimension, converted to f16, as one access
+    // (a lane's two columns of a row of warpgroup MMA's accumulators); the last index must
+    // be even (the spec's align(16) and constraints make every such pair aligned).
+    __device__ __forceinline__ void store_pair(I i0, I i1, float a, float b) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 2>(rec, 8, 1, {i0, i1}, {e0, e1})) return;
+        }
+        *reinterpret_cast<ImaPair<__half>*>(&p[i0 * s0 + i1]) = ImaPair<__half>{{static_cast<__half>(a), static_cast<__half>(b)}};
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 1;
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            I o[2];
+#pragma unroll
+            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 2>(rec, 8, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+            if (n == 4 && col % 4 == 0) {
+                *reinterpret_cast<ImaQuad<__half>*>(r) = ImaQuad<__half>{{v[h][0], v[h][1], v[h][2], v[h][3]}};
+                continue;
+            }
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// gptq_gemm_cl2_n128's, and rms_gptq_gemm_cl4_n192's sums.
+// shared xs: f16[32, K / 2 + 32], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct xs_t {
+    __half* p;
+    I d0, d1;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, -1, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<__half>();
+        }
+        return p[i0 * d1 + i1];
+    }
+    // The same array in block `rank` of this block's cluster (distributed shared memory),
+    // for its elements and vectors (ImaInBlock): indices checked as this block's, and in a
+    // checked entry point the rank against the cluster's blocks.
+    __device__ __forceinline__ ImaInBlock<xs_t> in_block(unsigned rank) const {
+        xs_t other = *this;
+        other.p = ima_cluster_map<IMA_CHECKED>(p, rank, rec, -1);
+        return ImaInBlock<xs_t>{other};
+    }
+    // 8 consecutive elements as one 16-byte vector (for `x.load8_async` and
+    // ldmatrix); its first element must lie at a multiple of 8 elements.
+    __device__ __forceinline__ ImaVec<__half, 8>& at8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, -1, 1, {i0, i1}, {d0, d1}))
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            if ((i0 * d1 + i1) % 8 != 0) {
+                const I i[2] = {i0, i1}, e[2] = {d0, d1};
+                ima_report<I, 2>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return ima_shared_sink<ImaVec<__half, 8>>();
+            }
+        }
+        // 16-byte aligned (the array's start is, and the index a multiple of 8, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<__half, 8>*>(__builtin_assume_aligned(&p[i0 * d1 + i1], 16));
+    }
+    // Its last two dimensions as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>) const {
+        ImaSmemTile<__half, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<__half, 8>*>(&p[0 * d1 + 0]), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d0 && COLS == d1)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d0, d1};
+                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS <= d0 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[2] = {0, 0}, e[2] = {d0, d1};
+                t.ok = ima_in_bounds<I, 2>(rec, -1, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<__half, 8>>();
+        }
+        return t;
+    }
+};
+
+// shared part: f32[2, 2, 32, 128], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct part_t {
+    float* p;
+    I d0, d1, d2, d3;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 4>(rec, -2, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<float>();
+        }
+        return p[((i0 * d1 + i1) * d2 + i2) * d3 + i3];
+    }
+    // The same array in block `rank` of this block's cluster (distributed shared memory),
+    // for its elements and vectors (ImaInBlock): indices checked as this block's, and in a
+    // checked entry point the rank against the cluster's blocks.
+    __device__ __forceinline__ ImaInBlock<part_t> in_block(unsigned rank) const {
+        part_t other = *this;
+        other.p = ima_cluster_map<IMA_CHECKED>(p, rank, rec, -2);
+        return ImaInBlock<part_t>{other};
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1, I i2, I i3) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 4, 4>(rec, -2, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if ((((i0 * d1 + i1) * d2 + i2) * d3 + i3) % 4 != 0) {
+                const I i[4] = {i0, i1, i2, i3}, e[4] = {d0, d1, d2, d3};
+                ima_report<I, 4>(rec, -2, 1, IMA_MISALIGNED_VECTOR, 3, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[((i0 * d1 + i1) * d2 + i2) * d3 + i3], 16));
+    }
+    // Its last two dimensions at (i0, i1) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0, I i1) const {
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[((i0 * d1 + i1) * d2 + 0) * d3 + 0]), rec, -2, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d2 && COLS == d3)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d2, d3};
+                ima_report<I, 2>(rec, -2, 1, IMA_TILE_SHAPE, ROWS <= d2 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[4] = {i0, i1, 0, 0}, e[4] = {d0, d1, d2, d3};
+                t.ok = ima_in_bounds<I, 4>(rec, -2, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<float, 4>>();
+        }
+        return t;
+    }
+};
+
+// shared ss: f32[32], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct ss_t {
+    float* p;
+    I d0;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, -3, 1, {i0}, {d0})) return ima_shared_sink<float>();
+        }
+        return p[i0];
+    }
+    // The same array in block `rank` of this block's cluster (distributed shared memory),
+    // for its elements and vectors (ImaInBlock): indices checked as this block's, and in a
+    // checked entry point the rank against the cluster's blocks.
+    __device__ __forceinline__ ImaInBlock<ss_t> in_block(unsigned rank) const {
+        ss_t other = *this;
+        other.p = ima_cluster_map<IMA_CHECKED>(p, rank, rec, -3);
+        return ImaInBlock<ss_t>{other};
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 4>(rec, -3, 1, {i0}, {d0}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if ((i0) % 4 != 0) {
+                const I i[1] = {i0}, e[1] = {d0};
+                ima_report<I, 1>(rec, -3, 1, IMA_MISALIGNED_VECTOR, 0, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[i0], 16));
+    }
+};
+
+// shared inv: f32[32], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct inv_t {
+    float* p;
+    I d0;
+    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    __device__ __forceinline__ float& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, -4, 1, {i0}, {d0})) return ima_shared_sink<float>();
+        }
+        return p[i0];
+    }
+    // The same array in block `rank` of this block's cluster (distributed shared memory),
+    // for its elements and vectors (ImaInBlock): indices checked as this block's, and in a
+    // checked entry point the rank against the cluster's blocks.
+    __device__ __forceinline__ ImaInBlock<inv_t> in_block(unsigned rank) const {
+        inv_t other = *this;
+        other.p = ima_cluster_map<IMA_CHECKED>(p, rank, rec, -4);
+        return ImaInBlock<inv_t>{other};
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 1, 4>(rec, -4, 1, {i0}, {d0}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if ((i0) % 4 != 0) {
+                const I i[1] = {i0}, e[1] = {d0};
+                ima_report<I, 1>(rec, -4, 1, IMA_MISALIGNED_VECTOR, 0, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[i0], 16));
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const h_t<I, IMA_CHECKED> h,
+    const residual_t<I, IMA_CHECKED> residual,
+    const residual_out_t<I, IMA_CHECKED> residual_out,
+    const gamma_t<I, IMA_CHECKED> gamma,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I M,
+    const I K,
+    const I N,
+    const I G,
+    const I NY,
+    const float eps,
+    const xs_t<I, IMA_CHECKED> xs,
+    const part_t<I, IMA_CHECKED> part,
+    const ss_t<I, IMA_CHECKED> ss,
+    const inv_t<I, IMA_CHECKED> inv) {
+#line 144 "specs/gemm_cluster.ima"
+
+        auto stage = [&](I kb, I ks, bool first) {
+            ima_cluster_stage_add_rms_norm<2>(h, residual, residual_out, gamma, xs, ss, inv, M, K, kb, ks, first, eps);
+        };
+        ima_cluster_w4a16<4, 2, 2>(stage, w, y, xs, part, M, N, K, NY != N);
+    
+#line 9866 "gemm_cluster.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const h_t<I, IMA_CHECKED> h,
+    const residual_t<I, IMA_CHECKED> residual,
+    const residual_out_t<I, IMA_CHECKED> residual_out,
+    const gamma_t<I, IMA_CHECKED> gamma,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I M,
+    const I K,
+    const I N,
+    const I G,
+    const I NY,
+    const float eps,
+    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
+    // sizes the launch alike (runtime/src/check/shared.rs).
+    extern __shared__ __align__(16) unsigned char ima_smem[];
+    I ima_smem_off = 0;
+    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 32, ((K / 2) + 32), ima_recorder};
+    ima_smem_off = (ima_smem_off + 32 * ((K / 2) + 32) * I(sizeof(__half)) + 15) / 16 * 16;
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 32, 128, ima_recorder};
+    ima_smem_off = (ima_smem_off + 2 * 2 * 32 * 128 * I(sizeof(float)) + 15) / 16 * 16;
+    const ss_t<I, IMA_CHECKED> ss{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
+    ima_smem_off = (ima_smem_off + 32 * I(sizeof(float)) + 15) / 16 * 16;
+    const inv_t<I, IMA_CHECKED> inv{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
+    body<I, IMA_CHECKED>(h, residual, residual_out, gamma, w, y, M, K, N, G, NY, eps, xs, part, ss, inv);
+}
+
+}  // namespace ima_kernel_rms_gptq_gemm_cl2_n128
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl2_n128_i32(
+    const __half* __restrict__ h,
+    int h_s0,
+    int h_s1,
+    const __half* __restrict__ residual,
+    int residual_s0,
+    int residual_s1,
+    __half* __restrict__ residual_out,
+    int residual_out_s0,
+    int residual_out_s1,
+    const __half* __restrict__ gamma,
+    int gamma_s0,
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int M,
+    int K,
+    int N,
+    int G,
+    int NY,
+    float eps) {
+    using namespace ima_kernel_rms_gptq_gemm_cl2_n128;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 1024 == 0);
+    __builtin_assume(N % 128 == 0);
+    __builtin_assume(G == 128);
+    __builtin_assume(NY % 8 == 0);
+    run<int, false>(ima_kernel_rms_gptq_gemm_cl2_n128::h_t<int, false>{h, h_s0, h_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl2_n128::residual_t<int, false>{residual, residual_s0, residual_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl2_n128::residual_out_t<int, false>{residual_out, residual_out_s0, residual_out_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl2_n128::gamma_t<int, false>{gamma, gamma_s0, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl2_n128::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_rms_gptq_gemm_cl2_n128::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        eps,
+        nullptr);
+}
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl2_n128_i64(
+    const __half* __restrict__ h,
+    long long h_s0,
+    long long h_s1,
+    const __half* __restrict__ residual,
+    long long residual_s0,
+    long long residual_s1,
+    __half* __restrict__ residual_out,
+    long long residual_out_s0,
+    long long residual_out_s1,
+    const __half* __restrict__ gamma,
+    long long gamma_s0,
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long M,
+    long long K,
+    long long N,
+    long long G,
+    long long NY,
+    float eps) {
+    using namespace ima_kernel_rms_gptq_gemm_cl2_n128;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 1024 == 0);
+    __builtin_assume(N % 128 == 0);
+    __builtin_assume(G == 128);
+    __builtin_assume(NY % 8 == 0);
+    run<long long, false>(ima_kernel_rms_gptq_gemm_cl2_n128::h_t<long long, false>{h, h_s0, h_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl2_n128::residual_t<long long, false>{residual, residual_s0, residual_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl2_n128::residual_out_t<long long, false>{residual_out, residual_out_s0, residual_out_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl2_n128::gamma_t<long long, false>{gamma, gamma_s0, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl2_n128::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_rms_gptq_gemm_cl2_n128::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        eps,
+        nullptr);
+}
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl2_n128_i32_checked(
+    const __half* __restrict__ h,
+    int h_s0,
+    int h_s1,
+    const __half* __restrict__ residual,
+    int residual_s0,
+    int residual_s1,
+    __half* __restrict__ residual_out,
+    int residual_out_s0,
+    int residual_out_s1,
+    const __half* __restrict__ gamma,
+    int gamma_s0,
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int M,
+    int K,
+    int N,
+    int G,
+    int NY,
+    float eps,
+    ImaRecord* ima_record) {
+    using namespace ima_kernel_rms_gptq_gemm_cl2_n128;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 1024 == 0);
+    __builtin_assume(N % 128 == 0);
+    __builtin_assume(G == 128);
+    __builtin_assume(NY % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_rms_gptq_gemm_cl2_n128::h_t<int, true>{h, h_s0, h_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl2_n128::residual_t<int, true>{residual, residual_s0, residual_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl2_n128::residual_out_t<int, true>{residual_out, residual_out_s0, residual_out_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl2_n128::gamma_t<int, true>{gamma, gamma_s0, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl2_n128::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl2_n128::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        eps,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 2:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 3:
+            ima_extent[0] = K;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 8:
+            ima_extent[0] = M;
+            ima_extent[1] = NY;
+            break;
+        case -1:
+            ima_extent[0] = 32;
+            ima_extent[1] = ((K / 2) + 32);
+            break;
+        case -2:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 32;
+            ima_extent[3] = 128;
+            break;
+        case -3:
+            ima_extent[0] = 32;
+            break;
+        case -4:
+            ima_extent[0] = 32;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl2_n128_i64_checked(
+    const __half* __restrict__ h,
+    long long h_s0,
+    long long h_s1,
+    const __half* __restrict__ residual,
+    long long residual_s0,
+    long long residual_s1,
+    __half* __restrict__ residual_out,
+    long long residual_out_s0,
+    long long residual_out_s1,
+    const __half* __restrict__ gamma,
+    long long gamma_s0,
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long M,
+    long long K,
+    long long N,
+    long long G,
+    long long NY,
+    float eps,
+    ImaRecord* ima_record) {
+    using namespace ima_kernel_rms_gptq_gemm_cl2_n128;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 1024 == 0);
+    __builtin_assume(N % 128 == 0);
+    __builtin_assume(G == 128);
+    __builtin_assume(NY % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_rms_gptq_gemm_cl2_n128::h_t<long long, true>{h, h_s0, h_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl2_n128::residual_t<long long, true>{residual, residual_s0, residual_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl2_n128::residual_out_t<long long, true>{residual_out, residual_out_s0, residual_out_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl2_n128::gamma_t<long long, true>{gamma, gamma_s0, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl2_n128::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl2_n128::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        eps,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 2:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 3:
+            ima_extent[0] = K;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 8:
+            ima_extent[0] = M;
+            ima_extent[1] = NY;
+            break;
+        case -1:
+            ima_extent[0] = 32;
+            ima_extent[1] = ((K / 2) + 32);
+            break;
+        case -2:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 32;
+            ima_extent[3] = 128;
+            break;
+        case -3:
+            ima_extent[0] = 32;
+            break;
+        case -4:
+            ima_extent[0] = 32;
             break;
         }
         ima_flush(ima_record, &ima_pending, ima_extent);

@@ -27,6 +27,8 @@ pub struct Kernels {
     pub gptq_gemm_cl4_n192: GptqGemmCl4N192,
     pub gptq_gemm_cl8_n256: GptqGemmCl8N256,
     pub gptq_gemm_cl2_n128: GptqGemmCl2N128,
+    pub rms_gptq_gemm_cl4_n192: RmsGptqGemmCl4N192,
+    pub rms_gptq_gemm_cl2_n128: RmsGptqGemmCl2N128,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -40,6 +42,8 @@ impl Kernels {
         self.gptq_gemm_cl4_n192.kernel.set_checked(on);
         self.gptq_gemm_cl8_n256.kernel.set_checked(on);
         self.gptq_gemm_cl2_n128.kernel.set_checked(on);
+        self.rms_gptq_gemm_cl4_n192.kernel.set_checked(on);
+        self.rms_gptq_gemm_cl2_n128.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -50,6 +54,8 @@ impl Kernels {
         self.gptq_gemm_cl4_n192.kernel.set_checked_mode(mode);
         self.gptq_gemm_cl8_n256.kernel.set_checked_mode(mode);
         self.gptq_gemm_cl2_n128.kernel.set_checked_mode(mode);
+        self.rms_gptq_gemm_cl4_n192.kernel.set_checked_mode(mode);
+        self.rms_gptq_gemm_cl2_n128.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -59,6 +65,8 @@ impl Kernels {
         self.gptq_gemm_cl4_n192.kernel.check_deferred()?;
         self.gptq_gemm_cl8_n256.kernel.check_deferred()?;
         self.gptq_gemm_cl2_n128.kernel.check_deferred()?;
+        self.rms_gptq_gemm_cl4_n192.kernel.check_deferred()?;
+        self.rms_gptq_gemm_cl2_n128.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -69,6 +77,8 @@ impl Kernels {
         self.gptq_gemm_cl4_n192.kernel.set_sync(on);
         self.gptq_gemm_cl8_n256.kernel.set_sync(on);
         self.gptq_gemm_cl2_n128.kernel.set_sync(on);
+        self.rms_gptq_gemm_cl4_n192.kernel.set_sync(on);
+        self.rms_gptq_gemm_cl2_n128.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -86,6 +96,12 @@ impl Kernels {
             },
             gptq_gemm_cl2_n128: GptqGemmCl2N128 {
                 kernel: module.kernel(&GPTQ_GEMM_CL2_N128)?,
+            },
+            rms_gptq_gemm_cl4_n192: RmsGptqGemmCl4N192 {
+                kernel: module.kernel(&RMS_GPTQ_GEMM_CL4_N192)?,
+            },
+            rms_gptq_gemm_cl2_n128: RmsGptqGemmCl2N128 {
+                kernel: module.kernel(&RMS_GPTQ_GEMM_CL2_N128)?,
             },
         })
     }
@@ -947,4 +963,576 @@ pub static GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: false,
     entry_i32: "gptq_gemm_cl2_n128_i32",
     entry_i64: "gptq_gemm_cl2_n128_i64",
+};
+
+/// `rms_gptq_gemm_cl4_n192(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)`
+///
+/// gptq_gemm_cl4_n192 with specs/decode.ima's add_rms_norm fused in front: x is
+/// rms_norm(h + residual) · gamma, which each block makes of its part of K as it stages it
+/// (each row's squares summed over the cluster through distributed shared memory), and
+/// h + residual goes to residual_out, another buffer than residual (every cluster reads
+/// residual; the first cluster's blocks store it). The decode layer's first norm and QKV
+/// projection in one launch (ima.cuh, ima_cluster_stage_add_rms_norm).
+///
+/// Declared at `specs/gemm_cluster.ima:100`.
+pub struct RmsGptqGemmCl4N192 {
+    kernel: ima::Kernel,
+}
+
+impl RmsGptqGemmCl4N192 {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &RMS_GPTQ_GEMM_CL4_N192;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`RmsGptqGemmCl4N192Args`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: RmsGptqGemmCl4N192Args<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let RmsGptqGemmCl4N192Args { h, residual, residual_out, gamma, w, y, eps } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(h));
+        args.push(ima::KernelArg::read(residual));
+        args.push(ima::KernelArg::write(residual_out));
+        args.push(ima::KernelArg::read(gamma));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.launch(stream, &mut args, &[ima::Scalar::F32(eps)])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: RmsGptqGemmCl4N192Args<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let RmsGptqGemmCl4N192Args { h, residual, residual_out, gamma, w, y, eps } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(h));
+        args.push(ima::KernelArg::read(residual));
+        args.push(ima::KernelArg::write(residual_out));
+        args.push(ima::KernelArg::read(gamma));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[ima::Scalar::F32(eps)])
+    }
+}
+
+/// The arguments of [`RmsGptqGemmCl4N192::launch`] and [`RmsGptqGemmCl4N192::launch_in`], by name.
+///
+/// `rms_gptq_gemm_cl4_n192(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct RmsGptqGemmCl4N192Args<'a, H: ima::ReadTensor<ima::half::f16>, Residual: ima::ReadTensor<ima::half::f16>, ResidualOut: ima::WriteTensor<ima::half::f16>, Gamma: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous, 16-byte aligned: The sublayer's output, added into the residual stream.
+    pub h: &'a H,
+    /// f16 `[M, K]`, contiguous, 16-byte aligned: The residual stream before: read by every cluster.
+    pub residual: &'a Residual,
+    /// f16 `[M, K]`, contiguous, 16-byte aligned: h + residual, rounded to f16: the residual stream after.
+    pub residual_out: &'a mut ResidualOut,
+    /// f16 `[K]`, contiguous, 16-byte aligned: The norm's per-channel weight.
+    pub gamma: &'a Gamma,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[M, NY]`, contiguous, 16-byte aligned
+    pub y: &'a mut Y,
+    /// f32
+    pub eps: f32,
+}
+
+/// The contract of `rms_gptq_gemm_cl4_n192`.
+pub static RMS_GPTQ_GEMM_CL4_N192: ima::KernelContract = ima::KernelContract {
+    name: "rms_gptq_gemm_cl4_n192",
+    signature: "rms_gptq_gemm_cl4_n192(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)",
+    location: "specs/gemm_cluster.ima:100",
+    symbols: &[
+        ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 4, dim: 1 } },
+        ima::Symbol { name: "G", bound_by: ima::Binding { arg: 4, dim: 2 } },
+        ima::Symbol { name: "NY", bound_by: ima::Binding { arg: 8, dim: 1 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "h",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "residual",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "residual_out",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "gamma",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w",
+            role: ima::Role::Logical,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "G", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2],
+            strided: true,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.qweight",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(8)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.qzeros",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "ceil(N / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(8)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.scales",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "y",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "NY", expr: ima::Expr::Sym(4) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+        ima::Param { name: "eps", dtype: ima::DType::F32 },
+    ],
+    constraints: &[
+        ima::Constraint { text: "M <= 32", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(32)) },
+        ima::Constraint { text: "G == 128", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(3), &ima::Expr::Const(128)) },
+        ima::Constraint { text: "K % 2048 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "K <= 8192", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(1), &ima::Expr::Const(8192)) },
+        ima::Constraint { text: "N % 192 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(192)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
+    ],
+    shared: &[
+        ima::SharedArray {
+            name: "xs",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "K / 4 + 32", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Const(4)), &ima::Expr::Const(32)) },
+            ],
+            align: 16,
+        },
+        ima::SharedArray {
+            name: "part",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "192", expr: ima::Expr::Const(192) },
+            ],
+            align: 16,
+        },
+        ima::SharedArray {
+            name: "ss",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+            ],
+            align: 16,
+        },
+        ima::SharedArray {
+            name: "inv",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+            ],
+            align: 16,
+        },
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(192)), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(132), &ima::Expr::Const(4))), &ima::Expr::Const(4))], resident: ima::Resident::No, cluster: Some([4, 1, 1]) },
+    empty: ima::EmptyPolicy::Skip,
+    block: [384, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "rms_gptq_gemm_cl4_n192_i32",
+    entry_i64: "rms_gptq_gemm_cl4_n192_i64",
+};
+
+/// `rms_gptq_gemm_cl2_n128(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)`
+///
+/// gptq_gemm_cl2_n128 with add_rms_norm fused in front, as rms_gptq_gemm_cl4_n192: the
+/// decode layer's second norm and gate/up projection (SiluAndMul fused) in one launch.
+///
+/// Declared at `specs/gemm_cluster.ima:129`.
+pub struct RmsGptqGemmCl2N128 {
+    kernel: ima::Kernel,
+}
+
+impl RmsGptqGemmCl2N128 {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &RMS_GPTQ_GEMM_CL2_N128;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`RmsGptqGemmCl2N128Args`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: RmsGptqGemmCl2N128Args<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let RmsGptqGemmCl2N128Args { h, residual, residual_out, gamma, w, y, eps } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(h));
+        args.push(ima::KernelArg::read(residual));
+        args.push(ima::KernelArg::write(residual_out));
+        args.push(ima::KernelArg::read(gamma));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.launch(stream, &mut args, &[ima::Scalar::F32(eps)])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: RmsGptqGemmCl2N128Args<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let RmsGptqGemmCl2N128Args { h, residual, residual_out, gamma, w, y, eps } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(h));
+        args.push(ima::KernelArg::read(residual));
+        args.push(ima::KernelArg::write(residual_out));
+        args.push(ima::KernelArg::read(gamma));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[ima::Scalar::F32(eps)])
+    }
+}
+
+/// The arguments of [`RmsGptqGemmCl2N128::launch`] and [`RmsGptqGemmCl2N128::launch_in`], by name.
+///
+/// `rms_gptq_gemm_cl2_n128(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct RmsGptqGemmCl2N128Args<'a, H: ima::ReadTensor<ima::half::f16>, Residual: ima::ReadTensor<ima::half::f16>, ResidualOut: ima::WriteTensor<ima::half::f16>, Gamma: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous, 16-byte aligned: rms_gptq_gemm_cl4_n192's.
+    pub h: &'a H,
+    /// f16 `[M, K]`, contiguous, 16-byte aligned
+    pub residual: &'a Residual,
+    /// f16 `[M, K]`, contiguous, 16-byte aligned
+    pub residual_out: &'a mut ResidualOut,
+    /// f16 `[K]`, contiguous, 16-byte aligned
+    pub gamma: &'a Gamma,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[M, NY]`, contiguous, 16-byte aligned
+    pub y: &'a mut Y,
+    /// f32
+    pub eps: f32,
+}
+
+/// The contract of `rms_gptq_gemm_cl2_n128`.
+pub static RMS_GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
+    name: "rms_gptq_gemm_cl2_n128",
+    signature: "rms_gptq_gemm_cl2_n128(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)",
+    location: "specs/gemm_cluster.ima:129",
+    symbols: &[
+        ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 4, dim: 1 } },
+        ima::Symbol { name: "G", bound_by: ima::Binding { arg: 4, dim: 2 } },
+        ima::Symbol { name: "NY", bound_by: ima::Binding { arg: 8, dim: 1 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "h",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "residual",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "residual_out",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "gamma",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w",
+            role: ima::Role::Logical,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "G", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2],
+            strided: true,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.qweight",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(8)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.qzeros",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "ceil(N / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(8)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.scales",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "y",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "NY", expr: ima::Expr::Sym(4) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+        ima::Param { name: "eps", dtype: ima::DType::F32 },
+    ],
+    constraints: &[
+        ima::Constraint { text: "M <= 32", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(32)) },
+        ima::Constraint { text: "G == 128", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(3), &ima::Expr::Const(128)) },
+        ima::Constraint { text: "K % 1024 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(1024)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "K <= 4096", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(1), &ima::Expr::Const(4096)) },
+        ima::Constraint { text: "N % 128 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
+    ],
+    shared: &[
+        ima::SharedArray {
+            name: "xs",
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "K / 2 + 32", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Const(2)), &ima::Expr::Const(32)) },
+            ],
+            align: 16,
+        },
+        ima::SharedArray {
+            name: "part",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+                ima::Extent { text: "128", expr: ima::Expr::Const(128) },
+            ],
+            align: 16,
+        },
+        ima::SharedArray {
+            name: "ss",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+            ],
+            align: 16,
+        },
+        ima::SharedArray {
+            name: "inv",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "32", expr: ima::Expr::Const(32) },
+            ],
+            align: 16,
+        },
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(132), &ima::Expr::Const(2))), &ima::Expr::Const(2))], resident: ima::Resident::No, cluster: Some([2, 1, 1]) },
+    empty: ima::EmptyPolicy::Skip,
+    block: [256, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "rms_gptq_gemm_cl2_n128_i32",
+    entry_i64: "rms_gptq_gemm_cl2_n128_i64",
 };

@@ -2280,7 +2280,9 @@ __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w
     };
     zero();
     // A step's products: its group's 4 packed rows (the tile's rows from tl.k0 = 128 q
-    // + 8 t), each 32 rows of K apart, against x's four tiles of 8 rows.
+    // + 8 t), each 32 rows of K apart, against x's tiles of 8 rows that hold rows of x
+    // (one at M <= 8: a quarter of the MMAs and x's loads, where they would compete with
+    // the weights' stream for a step's time).
     auto multiply = [&](const decltype(a)& tl) {
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
@@ -2289,6 +2291,7 @@ __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w
             const I kx = tl.k0 + 32 * r - kb;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
+                if (8 * j >= M) break;
                 // Row 8 j + g's elements kx .. kx + 7 in the pair order: b0, b1 of k16
                 // step 0 (pairs (0, 4), (1, 5)), then of step 1.
                 const uint4 xb = *reinterpret_cast<const uint4*>(&xs.at8(8 * j + g, kx));
@@ -2378,6 +2381,60 @@ __device__ __forceinline__ void ima_cluster_stage_rows(const X& x, const XS& xs,
     }
     ima_async_commit();
     ima_async_wait<0>();
+}
+
+// The stage of ima_cluster_w4a16 with specs/decode.ima's add_rms_norm fused in front: xs's
+// rows are rms_norm(h + residual) · gamma for the block's columns kb .. kb + ks - 1 of K.
+// Each row of h + residual is rounded to f16 (add_rms_norm's new residual), its squares
+// summed over the block's part of K, then over the cluster's CK blocks through
+// distributed shared memory (`ss`, f32[32]: each block's sums, read by the others after a
+// cluster barrier and never written again); 1 / sqrt(mean + eps) goes to `inv` (f32[32]),
+// and each element is normalised and weighted in place, rounded to f16 once (add_rms_norm's
+// y). The first cluster's blocks (`first`; they cover K once) store h + residual to
+// residual_out, which must be another buffer than residual: every cluster reads it.
+template <int CK, typename I, typename H, typename R, typename RO, typename GM, typename XS, typename SS, typename INV>
+__device__ __forceinline__ void ima_cluster_stage_add_rms_norm(const H& h, const R& residual, const RO& residual_out,
+                                                               const GM& gamma, const XS& xs, const SS& ss,
+                                                               const INV& inv, I M, I K, I kb, I ks, bool first,
+                                                               float eps) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // A warp a row at a time, 8 elements a lane.
+    for (int r = warp; r < 32; r += int(blockDim.x) / 32) {
+        float sq = 0.f;
+        for (I c = 8 * lane; c < ks; c += 256) {
+            ImaVec<__half, 8> v{};
+            if (r < M) {
+                const ImaVec<__half, 8> p = h.load8(r, kb + c), q = residual.load8(r, kb + c);
+#pragma unroll
+                for (int e = 0; e < 8; ++e) {
+                    v.v[e] = __float2half(__half2float(p.v[e]) + __half2float(q.v[e]));
+                    const float f = __half2float(v.v[e]);
+                    sq += f * f;
+                }
+                if (first) residual_out.store8(r, kb + c, v);
+            }
+            xs.at8(r, c) = v;
+        }
+        for (int o = 16; o > 0; o /= 2) sq += __shfl_xor_sync(0xffffffffu, sq, o);
+        if (lane == 0) ss(r) = sq;
+    }
+    // Every block's sums are written.
+    ima_cluster_sync();
+    if (threadIdx.x < 32) {
+        float sum = 0.f;
+#pragma unroll
+        for (int q = 0; q < CK; ++q) sum += ss.in_block(unsigned(q))(threadIdx.x);
+        inv(threadIdx.x) = rsqrtf(sum / float(K) + eps);
+    }
+    __syncthreads();
+    for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {
+        const I r = i / (ks / 8), c = i % (ks / 8) * 8;
+        ImaVec<__half, 8> v = xs.at8(r, c);
+        const ImaVec<__half, 8> gm = gamma.load8(kb + c);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v.v[e] = __float2half(__half2float(v.v[e]) * inv(r) * __half2float(gm.v[e]));
+        xs.at8(r, c) = v;
+    }
 }
 #endif
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
@@ -2784,7 +2841,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 2788 "rope.cu"
+#line 2845 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
