@@ -1,7 +1,8 @@
 //! specs/gemm_cluster.ima's contracts checked on the CPU with fake tensors: each kernel's
-//! grid is whole clusters, one a tile while the tiles number at most its share of the
-//! H200's 132 SMs, and that many otherwise (the clusters loop over the tiles); shapes
-//! outside a kernel's constraints are refused, naming the constraint.
+//! grid is whole clusters, one a tile while the tiles number at most the clusters of its
+//! size an H200 holds at once (66 of 2, 32 of 4, 16 of 8), and that many otherwise (the
+//! clusters loop over the tiles); shapes outside a kernel's constraints, an empty K among
+//! them, are refused, naming the constraint.
 
 #[allow(dead_code)]
 mod gemm_cluster {
@@ -34,8 +35,8 @@ const CL8_N256: &KernelContract = gemm_cluster::GptqGemmCl8N256::CONTRACT;
 const CL2_N128: &KernelContract = gemm_cluster::GptqGemmCl2N128::CONTRACT;
 
 #[test]
-fn each_kernel_launches_whole_clusters_one_a_tile_up_to_its_share_of_132_blocks() {
-    // Worked out by hand: min(N / columns a tile, 132 / CK) clusters of CK blocks.
+fn each_kernel_launches_whole_clusters_one_a_tile_up_to_the_clusters_an_h200_holds() {
+    // Worked out by hand: min(N / columns a tile, clusters at once) clusters of CK blocks.
     for (c, shape, ny, grid, block) in [
         // The decode layer's projections at B = 32: O, QKV, down, gate/up (fused).
         (CL4_N128, (32, 4096, 4096, 128), 4096, 32 * 4, 256),
@@ -47,9 +48,9 @@ fn each_kernel_launches_whole_clusters_one_a_tile_up_to_its_share_of_132_blocks(
         (CL4_N192, (1, 8192, 192, 128), 96, 4, 384),
         (CL8_N256, (7, 16384, 256, 128), 256, 8, 256),
         (CL2_N128, (1, 1024, 128, 128), 64, 2, 256),
-        // More tiles than clusters: 40, 34 and 17 tiles on 33, 33 and 16 clusters.
-        (CL4_N128, (5, 2048, 5120, 128), 5120, 33 * 4, 256),
-        (CL4_N192, (5, 2048, 6528, 128), 3264, 33 * 4, 384),
+        // More tiles than clusters: 40, 34 and 17 tiles on 32, 32 and 16 clusters.
+        (CL4_N128, (5, 2048, 5120, 128), 5120, 32 * 4, 256),
+        (CL4_N192, (5, 2048, 6528, 128), 3264, 32 * 4, 384),
         (CL8_N256, (5, 2048, 4352, 128), 4352, 16 * 8, 256),
     ] {
         let what = format!("{} {shape:?} NY = {ny}", c.name);
@@ -64,6 +65,8 @@ fn shapes_outside_a_kernel_s_constraints_are_refused_naming_the_constraint() {
     for (c, shape, ny, constraint) in [
         (CL4_N128, (33, 4096, 4096, 128), 4096, "M <= 32"),
         (CL4_N128, (32, 14336, 4096, 128), 4096, "K <= 8192"),
+        (CL4_N128, (32, 0, 4096, 128), 4096, "K >= 2048"),
+        (CL2_N128, (1, 0, 256, 128), 128, "K >= 1024"),
         (CL8_N256, (32, 3072, 4096, 128), 4096, "K % 2048 == 0"),
         (CL2_N128, (32, 4096, 4096, 64), 4096, "G == 128"),
         (CL4_N192, (32, 4096, 4096, 128), 4096, "N % 192 == 0"),

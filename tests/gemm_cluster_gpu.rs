@@ -56,7 +56,7 @@ fn matches(name: &str, plain: &[Shape], fused: &[Shape], launch: Launch) {
 }
 
 /// The decode layer's O at 32 rows; one row and one tile; 7 rows at the largest K (8192);
-/// 40 tiles on 33 clusters (5120 columns), plain and fused.
+/// 40 tiles on 32 clusters (5120 columns), plain and fused.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gptq_gemm_cl4_n128_matches_f64_reference() {
@@ -76,7 +76,7 @@ fn gptq_gemm_cl4_n128_matches_f64_reference() {
     );
 }
 
-/// The decode layer's QKV at 32 rows; one row at the largest K; 34 tiles on 33 clusters
+/// The decode layer's QKV at 32 rows; one row at the largest K; 34 tiles on 32 clusters
 /// (6528 columns), plain and fused.
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -220,7 +220,7 @@ fn normed_matches(name: &str, plain: &[Shape], fused: &[Shape], launch: NormLaun
 }
 
 /// The decode layer's first norm and QKV projection at 32 rows; 3 rows with 34 tiles on
-/// 33 clusters; SiluAndMul fused at 5 rows.
+/// 32 clusters; SiluAndMul fused at 5 rows.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn rms_gptq_gemm_cl4_n192_matches_an_f64_norm_and_product() {

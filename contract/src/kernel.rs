@@ -25,6 +25,16 @@ impl Expr {
     pub fn eval(&self, symbols: &[i64], params: &[Scalar]) -> Result<i64, EvalError> {
         crate::eval(self, &Values { symbols, params })
     }
+
+    /// Whether a param appears in it: such an expression has no value before a launch.
+    pub fn mentions_param(&self) -> bool {
+        match *self {
+            Expr::Param(_) => true,
+            Expr::Neg(a) | Expr::Not(a) => a.mentions_param(),
+            Expr::Bin(_, a, b) => a.mentions_param() || b.mentions_param(),
+            Expr::Const(_) | Expr::Sym(_) => false,
+        }
+    }
 }
 
 impl ExprView for Expr {
@@ -335,9 +345,9 @@ impl KernelContract {
     pub fn admits(&self, value_of: impl Fn(&str) -> Option<i64>) -> bool {
         let values: Option<Vec<i64>> = self.symbols.iter().map(|s| value_of(s.name)).collect();
         values.is_some_and(|v| {
-            self.constraints
-                .iter()
-                .all(|c| c.expr.eval(&v, &[]).is_ok_and(|holds| holds != 0))
+            self.constraints.iter().all(|c| {
+                !c.expr.mentions_param() && c.expr.eval(&v, &[]).is_ok_and(|holds| holds != 0)
+            })
         })
     }
 }
@@ -413,6 +423,18 @@ mod tests {
         assert!(
             !c.admits(|name| (name == "K").then_some(4096)),
             "N has no value"
+        );
+        const WITH_PARAM: Expr = Expr::Bin(BinOp::Le, &Expr::Sym(0), &Expr::Param(0));
+        let with_param = KernelContract {
+            constraints: &[Constraint {
+                text: "K <= limit",
+                expr: WITH_PARAM,
+            }],
+            ..c
+        };
+        assert!(
+            !with_param.admits(shape(4096)),
+            "a param has no value before a launch"
         );
     }
 }

@@ -464,12 +464,25 @@ impl ClusterForm {
         }
     }
 
-    /// Blocks a cluster: the contract's.
-    fn cluster_blocks(self) -> usize {
-        self.contract()
-            .launch
-            .cluster()
-            .map_or(1, |[x, y, z]| (x * y * z) as usize)
+    /// The clusters its grid launches for the symbols' values (`value_of` a symbol's
+    /// name): the contract's grid along x over the cluster's blocks along x.
+    fn clusters_launched(self, value_of: impl Fn(&str) -> Option<i64>) -> Option<usize> {
+        let c = self.contract();
+        let values: Vec<i64> = c
+            .symbols
+            .iter()
+            .map(|s| value_of(s.name))
+            .collect::<Option<_>>()?;
+        let ima::Launch::Grid {
+            dims,
+            cluster: Some([per_cluster, _, _]),
+            ..
+        } = c.launch
+        else {
+            return None;
+        };
+        let blocks = dims.first()?.eval(&values, &[]).ok()?;
+        usize::try_from(blocks / i64::from(per_cluster)).ok()
     }
 }
 
@@ -724,13 +737,19 @@ impl Kernels {
         }
     }
 
-    /// The first of specs/gemm_cluster.ima's kernels that takes the shape whose clusters
-    /// cover its tiles at once on the device's SMs, else the last that takes it
-    /// (gptq_gemm_cl2_n128, which loops over its tiles); `None` where none takes it.
+    /// The first of specs/gemm_cluster.ima's kernels that takes the shape and launches a
+    /// cluster for each of its tiles (all of them at once, by the spec's CLUSTERS_OF_*),
+    /// else the last that takes it (gptq_gemm_cl2_n128, whose clusters loop over the
+    /// tiles); `None` where none takes it.
     fn cluster_form_of(&self, rows: usize, w: &QuantTensor<f16>, ny: usize) -> Option<ClusterForm> {
-        let takes = cluster_forms_taking(rows, w, ny);
+        let value_of = shape_symbols(rows, w, ny);
+        let takes: Vec<(ClusterForm, usize)> = ClusterForm::ALL
+            .into_iter()
+            .filter(|(f, _)| f.contract().admits(value_of))
+            .collect();
         let at_once = |&&(f, cols): &&(ClusterForm, usize)| {
-            w.n().div_ceil(cols) * f.cluster_blocks() <= self.sms
+            f.clusters_launched(value_of)
+                .is_some_and(|clusters| w.n().div_ceil(cols) <= clusters)
         };
         takes.iter().find(at_once).or(takes.last()).map(|&(f, _)| f)
     }
@@ -746,8 +765,10 @@ impl Kernels {
     ) -> Vec<Projection<'_>> {
         let mut all = vec![self.tree_projection_of(rows, w)];
         if let Some(cl) = &self.gemm_cluster {
-            let forms = cluster_forms_taking(rows, w, ny);
-            all.extend(forms.into_iter().map(|(f, _)| Projection::Cluster(cl, f)));
+            let value_of = shape_symbols(rows, w, ny);
+            let forms = ClusterForm::ALL.into_iter().map(|(f, _)| f);
+            let taking = forms.filter(|f| f.contract().admits(value_of));
+            all.extend(taking.map(|f| Projection::Cluster(cl, f)));
         }
         all
     }
@@ -1100,11 +1121,14 @@ impl Kernels {
     }
 }
 
-/// specs/gemm_cluster.ima's kernels whose constraints take a projection of `rows` rows of
-/// x, weights `w` and `ny` columns of y, with the columns of their tiles, in
-/// [`ClusterForm::ALL`]'s order.
-fn cluster_forms_taking(rows: usize, w: &QuantTensor<f16>, ny: usize) -> Vec<(ClusterForm, usize)> {
-    let value_of = |symbol: &str| {
+/// The symbols of specs/gemm_cluster.ima's kernels for a projection of `rows` rows of x,
+/// weights `w` and `ny` columns of y, by name.
+fn shape_symbols(
+    rows: usize,
+    w: &QuantTensor<f16>,
+    ny: usize,
+) -> impl Fn(&str) -> Option<i64> + Copy + '_ {
+    move |symbol: &str| {
         let v = match symbol {
             "M" => rows,
             "K" => w.k(),
@@ -1114,11 +1138,7 @@ fn cluster_forms_taking(rows: usize, w: &QuantTensor<f16>, ny: usize) -> Vec<(Cl
             _ => return None,
         };
         i64::try_from(v).ok()
-    };
-    ClusterForm::ALL
-        .into_iter()
-        .filter(|(f, _)| f.contract().admits(value_of))
-        .collect()
+    }
 }
 
 /// The ragged batches the layer is checked on: B = 1 at the shortest and longest

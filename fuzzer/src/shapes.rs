@@ -272,15 +272,6 @@ fn mentions(e: &Expr, out: &mut Vec<usize>) {
     }
 }
 
-fn mentions_param(e: &Expr) -> bool {
-    match *e {
-        Expr::Param(_) => true,
-        Expr::Neg(a) | Expr::Not(a) => mentions_param(a),
-        Expr::Bin(_, a, b) => mentions_param(a) || mentions_param(b),
-        _ => false,
-    }
-}
-
 /// Whether `v` satisfies every constraint that mentions symbol `s` alone.
 pub fn unary_ok(c: &KernelContract, s: usize, v: i64) -> bool {
     if v < 1 {
@@ -292,7 +283,7 @@ pub fn unary_ok(c: &KernelContract, s: usize, v: i64) -> bool {
         let mut m = Vec::new();
         mentions(&k.expr, &mut m);
         m != [s]
-            || mentions_param(&k.expr)
+            || k.expr.mentions_param()
             || matches!(eval(&k.expr, &symbols, &[]), Some(x) if x != 0)
     })
 }
@@ -345,9 +336,11 @@ fn ceiling(c: &KernelContract, cfg: &Config, s: usize) -> i64 {
     upper_bound(c, s).map_or(cfg.symbol_cap, |u| u.min(cfg.symbol_cap))
 }
 
-/// The smallest admissible value of each symbol: the starting point of every edge case.
+/// The smallest admissible value of each symbol, the starting point of every edge case,
+/// then [`tie`]d, so that constraints between symbols (`NY == N || 2 * NY == N`) hold there
+/// too where a tie can make them.
 pub fn base(c: &KernelContract, cfg: &Config) -> Result<Vec<i64>, String> {
-    (0..c.symbols.len())
+    let mut base = (0..c.symbols.len())
         .map(|s| {
             admissible_near(c, s, 1, ceiling(c, cfg, s)).ok_or_else(|| {
                 format!(
@@ -356,7 +349,46 @@ pub fn base(c: &KernelContract, cfg: &Config) -> Result<Vec<i64>, String> {
                 )
             })
         })
-        .collect()
+        .collect::<Result<Vec<i64>, String>>()?;
+    tie(c, cfg, &mut base, &[], &[]);
+    Ok(base)
+}
+
+/// The constraints `symbols` leaves failing (one that cannot be evaluated fails, as does
+/// one that mentions a param when there are none yet).
+fn failing(c: &KernelContract, symbols: &[i64], params: &[Scalar]) -> usize {
+    let holds = |e: &Expr| {
+        (!params.is_empty() || !e.mentions_param())
+            && matches!(eval(e, symbols, params), Some(v) if v != 0)
+    };
+    c.constraints.iter().filter(|k| !holds(&k.expr)).count()
+}
+
+/// Where constraints between symbols fail, moves the symbols not in `fixed`, in turn, to
+/// the value among their own and each other symbol's value, its double and its half that
+/// [`unary_ok`] accepts and that leaves the fewest constraints failing (their own on a
+/// tie): a relation such as `NY == N || 2 * NY == N` or `HQ % HKV == 0` then holds, where
+/// symbols drawn apart would almost never meet it.
+fn tie(c: &KernelContract, cfg: &Config, symbols: &mut [i64], fixed: &[usize], params: &[Scalar]) {
+    if failing(c, symbols, params) == 0 {
+        return;
+    }
+    for o in (0..symbols.len()).filter(|o| !fixed.contains(o)) {
+        let others: Vec<i64> = (0..symbols.len())
+            .filter(|&f| f != o)
+            .flat_map(|f| [symbols[f], symbols[f].saturating_mul(2), symbols[f] / 2])
+            .collect();
+        let hi = ceiling(c, cfg, o);
+        let mut best = (failing(c, symbols, params), symbols[o]);
+        for v in others.into_iter().filter(|&v| v <= hi && unary_ok(c, o, v)) {
+            symbols[o] = v;
+            let f = failing(c, symbols, params);
+            if f < best.0 {
+                best = (f, v);
+            }
+        }
+        symbols[o] = best.1;
+    }
 }
 
 /// Random values for the params: floats in [-1, 1), integers in 1..=8.
@@ -489,6 +521,8 @@ fn with_value(
     for &(s, v) in fixed {
         symbols[s] = v;
     }
+    let pinned: Vec<usize> = fixed.iter().map(|&(s, _)| s).collect();
+    tie(c, cfg, &mut symbols, &pinned, &[]);
     for attempt in 0..256 {
         let params = params(c, rng);
         if attempt > 0 {
@@ -642,6 +676,8 @@ pub fn past_i32(
                     x[s] = v;
                 }
             }
+            // The symbols tied to the raised ones follow them (y's NY to W's N).
+            tie(c, &unlimited, &mut x, &chosen, &params);
             if !big(&x) || structure(c, &unlimited, &x, &params, u64::MAX).is_err() {
                 continue;
             }

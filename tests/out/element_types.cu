@@ -2218,15 +2218,20 @@ struct ImaInBlock {
 // (g, t) of a step loads columns n .. n + 3 (n = 32 wn + 4 g of the tile) of group q's
 // packed rows 16 q + t + 4 r, r < 4: whole tile 4 q + t of 4 rows, every 4th.
 //
-// The caller's constraints: M <= 32, G == 128, K % (CK KW 256) == 0 (each warp's part
-// of K an even number of groups: a tile ends at an odd step), N % (32 WN) == 0, y of N
-// columns or of N / 2 (fused), xs f16[32, K / CK + 32] (rows 32 elements longer than
-// K / CK, so that the 8 rows a warp reads at once fall in different banks), part
-// f32[2, KW, 32, 32 WN], and a grid of whole clusters of CK blocks along x.
-template <int WN, int KW, int CK, typename I, typename Stage, typename W, typename Y, typename XS, typename PART>
+// The caller's constraints: M <= 32, G == 128, K a positive multiple of CK KW 256 (each
+// warp's part of K an even number of groups, at least 2: a tile ends at an odd step, and
+// the first loads need a step to load), N % (32 WN) == 0, y of N columns or of N / 2
+// (fused), xs f16[32, K / CK + 32] (rows 32 elements longer than K / CK, so that the 8 rows
+// a warp reads at once fall in different banks), part f32[2, KW, 32, 32 WN], blocks of
+// 32 WN KW threads, and a grid of whole clusters of CK blocks along x. UNIT is the spec's
+// GATE_UP_UNIT, which the fused epilogue reads as 8.
+template <int WN, int KW, int CK, int UNIT, typename I, typename Stage, typename W, typename Y, typename XS,
+          typename PART>
 __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w, const Y& y, const XS& xs,
                                                   const PART& part, I M, I N, I K, bool fused) {
     constexpr int COLS = 32 * WN;
+    static_assert(UNIT == 8, "the fused epilogue takes gate and up in alternate units of 8 columns");
+    static_assert(COLS / CK % 16 == 0, "a block's share of a tile must hold whole units of gate and up");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int wn = warp % WN, wk = warp / WN;
     const I rank = ima_cluster_rank(), tiles = N / COLS, stride = I(gridDim.x) / CK;
@@ -2631,7 +2636,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2635 "element_types.cu"
+#line 2640 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3013,7 +3018,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 3017 "element_types.cu"
+#line 3022 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5366,7 +5371,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5370 "element_types.cu"
+#line 5375 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6803,7 +6808,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6807 "element_types.cu"
+#line 6812 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

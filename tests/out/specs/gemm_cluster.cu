@@ -2216,15 +2216,20 @@ struct ImaInBlock {
 // (g, t) of a step loads columns n .. n + 3 (n = 32 wn + 4 g of the tile) of group q's
 // packed rows 16 q + t + 4 r, r < 4: whole tile 4 q + t of 4 rows, every 4th.
 //
-// The caller's constraints: M <= 32, G == 128, K % (CK KW 256) == 0 (each warp's part
-// of K an even number of groups: a tile ends at an odd step), N % (32 WN) == 0, y of N
-// columns or of N / 2 (fused), xs f16[32, K / CK + 32] (rows 32 elements longer than
-// K / CK, so that the 8 rows a warp reads at once fall in different banks), part
-// f32[2, KW, 32, 32 WN], and a grid of whole clusters of CK blocks along x.
-template <int WN, int KW, int CK, typename I, typename Stage, typename W, typename Y, typename XS, typename PART>
+// The caller's constraints: M <= 32, G == 128, K a positive multiple of CK KW 256 (each
+// warp's part of K an even number of groups, at least 2: a tile ends at an odd step, and
+// the first loads need a step to load), N % (32 WN) == 0, y of N columns or of N / 2
+// (fused), xs f16[32, K / CK + 32] (rows 32 elements longer than K / CK, so that the 8 rows
+// a warp reads at once fall in different banks), part f32[2, KW, 32, 32 WN], blocks of
+// 32 WN KW threads, and a grid of whole clusters of CK blocks along x. UNIT is the spec's
+// GATE_UP_UNIT, which the fused epilogue reads as 8.
+template <int WN, int KW, int CK, int UNIT, typename I, typename Stage, typename W, typename Y, typename XS,
+          typename PART>
 __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w, const Y& y, const XS& xs,
                                                   const PART& part, I M, I N, I K, bool fused) {
     constexpr int COLS = 32 * WN;
+    static_assert(UNIT == 8, "the fused epilogue takes gate and up in alternate units of 8 columns");
+    static_assert(COLS / CK % 16 == 0, "a block's share of a tile must hold whole units of gate and up");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int wn = warp % WN, wk = warp / WN;
     const I rank = ima_cluster_rank(), tiles = N / COLS, stride = I(gridDim.x) / CK;
@@ -2585,7 +2590,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int wr
 namespace ima_kernel_gptq_gemm_cl4_n128 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
-[[maybe_unused]] constexpr int BLOCKS = 132;
+[[maybe_unused]] constexpr int CLUSTERS_OF_2 = 66;
+[[maybe_unused]] constexpr int CLUSTERS_OF_4 = 32;
+[[maybe_unused]] constexpr int CLUSTERS_OF_8 = 16;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -3427,12 +3434,12 @@ __device__ __forceinline__ void body(
     const I NY,
     const xs_t<I, IMA_CHECKED> xs,
     const part_t<I, IMA_CHECKED> part) {
-#line 35 "specs/gemm_cluster.ima"
+#line 43 "specs/gemm_cluster.ima"
 
         auto stage = [&](I kb, I ks, bool) { ima_cluster_stage_rows(x, xs, M, kb, ks); };
-        ima_cluster_w4a16<4, 2, 4>(stage, w, y, xs, part, M, N, K, NY != N);
+        ima_cluster_w4a16<4, 2, 4, GATE_UP_UNIT>(stage, w, y, xs, part, M, N, K, NY != N);
     
-#line 3436 "gemm_cluster.cu"
+#line 3443 "gemm_cluster.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3715,7 +3722,9 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) g
 namespace ima_kernel_gptq_gemm_cl4_n192 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
-[[maybe_unused]] constexpr int BLOCKS = 132;
+[[maybe_unused]] constexpr int CLUSTERS_OF_2 = 66;
+[[maybe_unused]] constexpr int CLUSTERS_OF_4 = 32;
+[[maybe_unused]] constexpr int CLUSTERS_OF_8 = 16;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -4555,12 +4564,12 @@ __device__ __forceinline__ void body(
     const I NY,
     const xs_t<I, IMA_CHECKED> xs,
     const part_t<I, IMA_CHECKED> part) {
-#line 52 "specs/gemm_cluster.ima"
+#line 60 "specs/gemm_cluster.ima"
 
         auto stage = [&](I kb, I ks, bool) { ima_cluster_stage_rows(x, xs, M, kb, ks); };
-        ima_cluster_w4a16<6, 2, 4>(stage, w, y, xs, part, M, N, K, NY != N);
+        ima_cluster_w4a16<6, 2, 4, GATE_UP_UNIT>(stage, w, y, xs, part, M, N, K, NY != N);
     
-#line 4564 "gemm_cluster.cu"
+#line 4573 "gemm_cluster.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4843,7 +4852,9 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(384, 1) g
 namespace ima_kernel_gptq_gemm_cl8_n256 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
-[[maybe_unused]] constexpr int BLOCKS = 132;
+[[maybe_unused]] constexpr int CLUSTERS_OF_2 = 66;
+[[maybe_unused]] constexpr int CLUSTERS_OF_4 = 32;
+[[maybe_unused]] constexpr int CLUSTERS_OF_8 = 16;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -5683,12 +5694,12 @@ __device__ __forceinline__ void body(
     const I NY,
     const xs_t<I, IMA_CHECKED> xs,
     const part_t<I, IMA_CHECKED> part) {
-#line 69 "specs/gemm_cluster.ima"
+#line 77 "specs/gemm_cluster.ima"
 
         auto stage = [&](I kb, I ks, bool) { ima_cluster_stage_rows(x, xs, M, kb, ks); };
-        ima_cluster_w4a16<8, 1, 8>(stage, w, y, xs, part, M, N, K, NY != N);
+        ima_cluster_w4a16<8, 1, 8, GATE_UP_UNIT>(stage, w, y, xs, part, M, N, K, NY != N);
     
-#line 5692 "gemm_cluster.cu"
+#line 5703 "gemm_cluster.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5961,8 +5972,8 @@ extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(256, 1) g
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 // ---------------------------------------------------------------------------------------
 // gptq_gemm_cl2_n128(x: f16[M,K], w: q4[K,N], y: f16[M,NY])
-// gptq_gemm_cl4_n128 for a wide W: K split across 2 blocks, at most BLOCKS / 2 clusters,
-// each taking every (BLOCKS / 2)-th tile of 128 columns with x staged once for all of
+// gptq_gemm_cl4_n128 for a wide W: K split across 2 blocks, at most CLUSTERS_OF_2
+// clusters, each taking every CLUSTERS_OF_2-th tile of 128 columns with x staged once for all of
 // them, the next tile's words loaded under this one's last steps and the sums of
 // consecutive tiles in alternate buffers. The decode layer's gate/up projection with
 // SiluAndMul fused (4096 x 28672: 224 tiles on 66 clusters).
@@ -5973,7 +5984,9 @@ extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(256, 1) g
 namespace ima_kernel_gptq_gemm_cl2_n128 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
-[[maybe_unused]] constexpr int BLOCKS = 132;
+[[maybe_unused]] constexpr int CLUSTERS_OF_2 = 66;
+[[maybe_unused]] constexpr int CLUSTERS_OF_4 = 32;
+[[maybe_unused]] constexpr int CLUSTERS_OF_8 = 16;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -6813,12 +6826,12 @@ __device__ __forceinline__ void body(
     const I NY,
     const xs_t<I, IMA_CHECKED> xs,
     const part_t<I, IMA_CHECKED> part) {
-#line 88 "specs/gemm_cluster.ima"
+#line 96 "specs/gemm_cluster.ima"
 
         auto stage = [&](I kb, I ks, bool) { ima_cluster_stage_rows(x, xs, M, kb, ks); };
-        ima_cluster_w4a16<4, 2, 2>(stage, w, y, xs, part, M, N, K, NY != N);
+        ima_cluster_w4a16<4, 2, 2, GATE_UP_UNIT>(stage, w, y, xs, part, M, N, K, NY != N);
     
-#line 6822 "gemm_cluster.cu"
+#line 6835 "gemm_cluster.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7104,7 +7117,9 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) g
 namespace ima_kernel_rms_gptq_gemm_cl4_n192 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
-[[maybe_unused]] constexpr int BLOCKS = 132;
+[[maybe_unused]] constexpr int CLUSTERS_OF_2 = 66;
+[[maybe_unused]] constexpr int CLUSTERS_OF_4 = 32;
+[[maybe_unused]] constexpr int CLUSTERS_OF_8 = 16;
 
 // The sublayer's output, added into the residual stream.
 // in h: f16[M, K]
@@ -8290,14 +8305,14 @@ __device__ __forceinline__ void body(
     const part_t<I, IMA_CHECKED> part,
     const ss_t<I, IMA_CHECKED> ss,
     const inv_t<I, IMA_CHECKED> inv) {
-#line 119 "specs/gemm_cluster.ima"
+#line 127 "specs/gemm_cluster.ima"
 
         auto stage = [&](I kb, I ks, bool first) {
             ima_cluster_stage_add_rms_norm<4>(h, residual, residual_out, gamma, xs, ss, inv, M, K, kb, ks, first, eps);
         };
-        ima_cluster_w4a16<6, 2, 4>(stage, w, y, xs, part, M, N, K, NY != N);
+        ima_cluster_w4a16<6, 2, 4, GATE_UP_UNIT>(stage, w, y, xs, part, M, N, K, NY != N);
     
-#line 8301 "gemm_cluster.cu"
+#line 8316 "gemm_cluster.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8673,7 +8688,9 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(384, 1) r
 namespace ima_kernel_rms_gptq_gemm_cl2_n128 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
-[[maybe_unused]] constexpr int BLOCKS = 132;
+[[maybe_unused]] constexpr int CLUSTERS_OF_2 = 66;
+[[maybe_unused]] constexpr int CLUSTERS_OF_4 = 32;
+[[maybe_unused]] constexpr int CLUSTERS_OF_8 = 16;
 
 // rms_gptq_gemm_cl4_n192's.
 // in h: f16[M, K]
@@ -9855,14 +9872,14 @@ __device__ __forceinline__ void body(
     const part_t<I, IMA_CHECKED> part,
     const ss_t<I, IMA_CHECKED> ss,
     const inv_t<I, IMA_CHECKED> inv) {
-#line 144 "specs/gemm_cluster.ima"
+#line 152 "specs/gemm_cluster.ima"
 
         auto stage = [&](I kb, I ks, bool first) {
             ima_cluster_stage_add_rms_norm<2>(h, residual, residual_out, gamma, xs, ss, inv, M, K, kb, ks, first, eps);
         };
-        ima_cluster_w4a16<4, 2, 2>(stage, w, y, xs, part, M, N, K, NY != N);
+        ima_cluster_w4a16<4, 2, 2, GATE_UP_UNIT>(stage, w, y, xs, part, M, N, K, NY != N);
     
-#line 9866 "gemm_cluster.cu"
+#line 9883 "gemm_cluster.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -18,8 +18,14 @@ pub const SPEC_FILE: &str = "specs/gemm_cluster.ima";
 /// The spec's `const GATE_UP_UNIT = 8`.
 pub const GATE_UP_UNIT: i64 = 8;
 
-/// The spec's `const BLOCKS = 132`.
-pub const BLOCKS: i64 = 132;
+/// The spec's `const CLUSTERS_OF_2 = 66`.
+pub const CLUSTERS_OF_2: i64 = 66;
+
+/// The spec's `const CLUSTERS_OF_4 = 32`.
+pub const CLUSTERS_OF_4: i64 = 32;
+
+/// The spec's `const CLUSTERS_OF_8 = 16`.
+pub const CLUSTERS_OF_8: i64 = 16;
 
 /// Every kernel of `specs/gemm_cluster.ima`, compiled and loaded on one device.
 pub struct Kernels {
@@ -117,7 +123,7 @@ impl Kernels {
 /// sums through distributed shared memory (ima.cuh, ima_cluster_w4a16). The decode
 /// layer's O projection (4096 x 4096: 32 clusters, 128 blocks).
 ///
-/// Declared at `specs/gemm_cluster.ima:25`.
+/// Declared at `specs/gemm_cluster.ima:33`.
 pub struct GptqGemmCl4N128 {
     kernel: ima::Kernel,
 }
@@ -188,7 +194,7 @@ pub struct GptqGemmCl4N128Args<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::W
 pub static GPTQ_GEMM_CL4_N128: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_cl4_n128",
     signature: "gptq_gemm_cl4_n128(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm_cluster.ima:25",
+    location: "specs/gemm_cluster.ima:33",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -289,6 +295,7 @@ pub static GPTQ_GEMM_CL4_N128: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "M <= 32", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(32)) },
         ima::Constraint { text: "G == 128", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(3), &ima::Expr::Const(128)) },
         ima::Constraint { text: "K % 2048 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "K >= 2048", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(1), &ima::Expr::Const(2048)) },
         ima::Constraint { text: "K <= 8192", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(1), &ima::Expr::Const(8192)) },
         ima::Constraint { text: "N % 128 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
@@ -316,7 +323,7 @@ pub static GPTQ_GEMM_CL4_N128: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(132), &ima::Expr::Const(4))), &ima::Expr::Const(4))], resident: ima::Resident::No, cluster: Some([4, 1, 1]) },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Const(32)), &ima::Expr::Const(4))], resident: ima::Resident::No, cluster: Some([4, 1, 1]) },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
@@ -330,7 +337,7 @@ pub static GPTQ_GEMM_CL4_N128: ima::KernelContract = ima::KernelContract {
 /// decode layer's QKV projection (4096 x 6144: 32 clusters, where tiles of 128 columns
 /// would take 48, more than an H200 holds at once).
 ///
-/// Declared at `specs/gemm_cluster.ima:44`.
+/// Declared at `specs/gemm_cluster.ima:52`.
 pub struct GptqGemmCl4N192 {
     kernel: ima::Kernel,
 }
@@ -401,7 +408,7 @@ pub struct GptqGemmCl4N192Args<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::W
 pub static GPTQ_GEMM_CL4_N192: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_cl4_n192",
     signature: "gptq_gemm_cl4_n192(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm_cluster.ima:44",
+    location: "specs/gemm_cluster.ima:52",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -502,6 +509,7 @@ pub static GPTQ_GEMM_CL4_N192: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "M <= 32", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(32)) },
         ima::Constraint { text: "G == 128", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(3), &ima::Expr::Const(128)) },
         ima::Constraint { text: "K % 2048 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "K >= 2048", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(1), &ima::Expr::Const(2048)) },
         ima::Constraint { text: "K <= 8192", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(1), &ima::Expr::Const(8192)) },
         ima::Constraint { text: "N % 192 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(192)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
@@ -529,7 +537,7 @@ pub static GPTQ_GEMM_CL4_N192: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(192)), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(132), &ima::Expr::Const(4))), &ima::Expr::Const(4))], resident: ima::Resident::No, cluster: Some([4, 1, 1]) },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(192)), &ima::Expr::Const(32)), &ima::Expr::Const(4))], resident: ima::Resident::No, cluster: Some([4, 1, 1]) },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -543,7 +551,7 @@ pub static GPTQ_GEMM_CL4_N192: ima::KernelContract = ima::KernelContract {
 /// across a tile, each taking all of its block's K). The decode layer's down projection
 /// (14336 x 4096: 16 clusters, 128 blocks).
 ///
-/// Declared at `specs/gemm_cluster.ima:61`.
+/// Declared at `specs/gemm_cluster.ima:69`.
 pub struct GptqGemmCl8N256 {
     kernel: ima::Kernel,
 }
@@ -614,7 +622,7 @@ pub struct GptqGemmCl8N256Args<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::W
 pub static GPTQ_GEMM_CL8_N256: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_cl8_n256",
     signature: "gptq_gemm_cl8_n256(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm_cluster.ima:61",
+    location: "specs/gemm_cluster.ima:69",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -715,6 +723,7 @@ pub static GPTQ_GEMM_CL8_N256: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "M <= 32", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(32)) },
         ima::Constraint { text: "G == 128", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(3), &ima::Expr::Const(128)) },
         ima::Constraint { text: "K % 2048 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "K >= 2048", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(1), &ima::Expr::Const(2048)) },
         ima::Constraint { text: "K <= 16384", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(1), &ima::Expr::Const(16384)) },
         ima::Constraint { text: "N % 256 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(256)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
@@ -742,7 +751,7 @@ pub static GPTQ_GEMM_CL8_N256: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(256)), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(132), &ima::Expr::Const(8))), &ima::Expr::Const(8))], resident: ima::Resident::No, cluster: Some([8, 1, 1]) },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(256)), &ima::Expr::Const(16)), &ima::Expr::Const(8))], resident: ima::Resident::No, cluster: Some([8, 1, 1]) },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
@@ -752,13 +761,13 @@ pub static GPTQ_GEMM_CL8_N256: ima::KernelContract = ima::KernelContract {
 
 /// `gptq_gemm_cl2_n128(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`
 ///
-/// gptq_gemm_cl4_n128 for a wide W: K split across 2 blocks, at most BLOCKS / 2 clusters,
-/// each taking every (BLOCKS / 2)-th tile of 128 columns with x staged once for all of
+/// gptq_gemm_cl4_n128 for a wide W: K split across 2 blocks, at most CLUSTERS_OF_2
+/// clusters, each taking every CLUSTERS_OF_2-th tile of 128 columns with x staged once for all of
 /// them, the next tile's words loaded under this one's last steps and the sums of
 /// consecutive tiles in alternate buffers. The decode layer's gate/up projection with
 /// SiluAndMul fused (4096 x 28672: 224 tiles on 66 clusters).
 ///
-/// Declared at `specs/gemm_cluster.ima:80`.
+/// Declared at `specs/gemm_cluster.ima:88`.
 pub struct GptqGemmCl2N128 {
     kernel: ima::Kernel,
 }
@@ -829,7 +838,7 @@ pub struct GptqGemmCl2N128Args<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::W
 pub static GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemm_cl2_n128",
     signature: "gptq_gemm_cl2_n128(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/gemm_cluster.ima:80",
+    location: "specs/gemm_cluster.ima:88",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -930,6 +939,7 @@ pub static GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "M <= 32", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(32)) },
         ima::Constraint { text: "G == 128", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(3), &ima::Expr::Const(128)) },
         ima::Constraint { text: "K % 1024 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(1024)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "K >= 1024", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(1), &ima::Expr::Const(1024)) },
         ima::Constraint { text: "K <= 4096", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(1), &ima::Expr::Const(4096)) },
         ima::Constraint { text: "N % 128 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
@@ -957,7 +967,7 @@ pub static GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(132), &ima::Expr::Const(2))), &ima::Expr::Const(2))], resident: ima::Resident::No, cluster: Some([2, 1, 1]) },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Const(66)), &ima::Expr::Const(2))], resident: ima::Resident::No, cluster: Some([2, 1, 1]) },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
@@ -974,7 +984,7 @@ pub static GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
 /// residual; the first cluster's blocks store it). The decode layer's first norm and QKV
 /// projection in one launch (ima.cuh, ima_cluster_stage_add_rms_norm).
 ///
-/// Declared at `specs/gemm_cluster.ima:100`.
+/// Declared at `specs/gemm_cluster.ima:108`.
 pub struct RmsGptqGemmCl4N192 {
     kernel: ima::Kernel,
 }
@@ -1059,7 +1069,7 @@ pub struct RmsGptqGemmCl4N192Args<'a, H: ima::ReadTensor<ima::half::f16>, Residu
 pub static RMS_GPTQ_GEMM_CL4_N192: ima::KernelContract = ima::KernelContract {
     name: "rms_gptq_gemm_cl4_n192",
     signature: "rms_gptq_gemm_cl4_n192(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)",
-    location: "specs/gemm_cluster.ima:100",
+    location: "specs/gemm_cluster.ima:108",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1202,6 +1212,7 @@ pub static RMS_GPTQ_GEMM_CL4_N192: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "M <= 32", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(32)) },
         ima::Constraint { text: "G == 128", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(3), &ima::Expr::Const(128)) },
         ima::Constraint { text: "K % 2048 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "K >= 2048", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(1), &ima::Expr::Const(2048)) },
         ima::Constraint { text: "K <= 8192", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(1), &ima::Expr::Const(8192)) },
         ima::Constraint { text: "N % 192 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(192)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
@@ -1245,7 +1256,7 @@ pub static RMS_GPTQ_GEMM_CL4_N192: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(192)), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(132), &ima::Expr::Const(4))), &ima::Expr::Const(4))], resident: ima::Resident::No, cluster: Some([4, 1, 1]) },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(192)), &ima::Expr::Const(32)), &ima::Expr::Const(4))], resident: ima::Resident::No, cluster: Some([4, 1, 1]) },
     empty: ima::EmptyPolicy::Skip,
     block: [384, 1, 1],
     block_from_occupancy: false,
@@ -1258,7 +1269,7 @@ pub static RMS_GPTQ_GEMM_CL4_N192: ima::KernelContract = ima::KernelContract {
 /// gptq_gemm_cl2_n128 with add_rms_norm fused in front, as rms_gptq_gemm_cl4_n192: the
 /// decode layer's second norm and gate/up projection (SiluAndMul fused) in one launch.
 ///
-/// Declared at `specs/gemm_cluster.ima:129`.
+/// Declared at `specs/gemm_cluster.ima:137`.
 pub struct RmsGptqGemmCl2N128 {
     kernel: ima::Kernel,
 }
@@ -1343,7 +1354,7 @@ pub struct RmsGptqGemmCl2N128Args<'a, H: ima::ReadTensor<ima::half::f16>, Residu
 pub static RMS_GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
     name: "rms_gptq_gemm_cl2_n128",
     signature: "rms_gptq_gemm_cl2_n128(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)",
-    location: "specs/gemm_cluster.ima:129",
+    location: "specs/gemm_cluster.ima:137",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1486,6 +1497,7 @@ pub static RMS_GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
         ima::Constraint { text: "M <= 32", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(32)) },
         ima::Constraint { text: "G == 128", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(3), &ima::Expr::Const(128)) },
         ima::Constraint { text: "K % 1024 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(1024)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "K >= 1024", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(1), &ima::Expr::Const(1024)) },
         ima::Constraint { text: "K <= 4096", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(1), &ima::Expr::Const(4096)) },
         ima::Constraint { text: "N % 128 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
@@ -1529,7 +1541,7 @@ pub static RMS_GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Const(132), &ima::Expr::Const(2))), &ima::Expr::Const(2))], resident: ima::Resident::No, cluster: Some([2, 1, 1]) },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Const(66)), &ima::Expr::Const(2))], resident: ima::Resident::No, cluster: Some([2, 1, 1]) },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,

@@ -2216,15 +2216,20 @@ struct ImaInBlock {
 // (g, t) of a step loads columns n .. n + 3 (n = 32 wn + 4 g of the tile) of group q's
 // packed rows 16 q + t + 4 r, r < 4: whole tile 4 q + t of 4 rows, every 4th.
 //
-// The caller's constraints: M <= 32, G == 128, K % (CK KW 256) == 0 (each warp's part
-// of K an even number of groups: a tile ends at an odd step), N % (32 WN) == 0, y of N
-// columns or of N / 2 (fused), xs f16[32, K / CK + 32] (rows 32 elements longer than
-// K / CK, so that the 8 rows a warp reads at once fall in different banks), part
-// f32[2, KW, 32, 32 WN], and a grid of whole clusters of CK blocks along x.
-template <int WN, int KW, int CK, typename I, typename Stage, typename W, typename Y, typename XS, typename PART>
+// The caller's constraints: M <= 32, G == 128, K a positive multiple of CK KW 256 (each
+// warp's part of K an even number of groups, at least 2: a tile ends at an odd step, and
+// the first loads need a step to load), N % (32 WN) == 0, y of N columns or of N / 2
+// (fused), xs f16[32, K / CK + 32] (rows 32 elements longer than K / CK, so that the 8 rows
+// a warp reads at once fall in different banks), part f32[2, KW, 32, 32 WN], blocks of
+// 32 WN KW threads, and a grid of whole clusters of CK blocks along x. UNIT is the spec's
+// GATE_UP_UNIT, which the fused epilogue reads as 8.
+template <int WN, int KW, int CK, int UNIT, typename I, typename Stage, typename W, typename Y, typename XS,
+          typename PART>
 __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w, const Y& y, const XS& xs,
                                                   const PART& part, I M, I N, I K, bool fused) {
     constexpr int COLS = 32 * WN;
+    static_assert(UNIT == 8, "the fused epilogue takes gate and up in alternate units of 8 columns");
+    static_assert(COLS / CK % 16 == 0, "a block's share of a tile must hold whole units of gate and up");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int wn = warp % WN, wk = warp / WN;
     const I rank = ima_cluster_rank(), tiles = N / COLS, stride = I(gridDim.x) / CK;
@@ -2694,7 +2699,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 2698 "attn.cu"
+#line 2703 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3118,7 +3123,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 3122 "attn.cu"
+#line 3127 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3454,7 +3459,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 3458 "attn.cu"
+#line 3463 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4088,7 +4093,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4092 "attn.cu"
+#line 4097 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
