@@ -21,7 +21,10 @@ mod reference;
 use common::w4a16::{GEMV_FUSED, w4a16_fused_matches};
 use ima::half::f16;
 use ima::{CheckedMode, QuantTensor, Tensor, ZeroStyle, dequant_reference, quantize_gptq};
-use layer::{Config, HostBatch, HostWeights, Kernels, Lcg, Projections, Weights, decode};
+use layer::{
+    ClusterForm, Config, HostBatch, HostWeights, Kernels, Lcg, Projections, Shape, Weights,
+    cluster_form_for, decode,
+};
 
 /// |imac - reference| <= TOLERANCE * (1 + |reference|) for every output. The kernels
 /// accumulate in f32 in another order than the f64 reference, and paged attention rounds
@@ -80,6 +83,46 @@ fn matches_reference(batches: &[Vec<i32>]) {
             }
         }
     }
+}
+
+/// The cluster kernel each of the layer's projections takes (no GPU: the contracts and
+/// the model of `cluster_form_for`), worked out by hand from the bytes of the busiest
+/// block: at 32 rows O reads 64 KB of weights and 32 KB of x a block on
+/// gptq_gemm_cl8_n256 against 64 and 64 on gptq_gemm_cl4_n128; QKV ties cl4_n192 (one
+/// tile a cluster) with cl8_n256 (two) at 160 KB and takes the first; gate/up's 224
+/// tiles of 128 are 7 a cluster of 4 (448 + 64 KB), its 112 of 256 7 a cluster of 8
+/// (448 + 32), and 4 a cluster of 2 (512 + 128); only cl8_n256 takes down's K. Above 32
+/// rows none does.
+#[test]
+fn each_projection_takes_the_cluster_kernel_whose_busiest_block_reads_least() {
+    let c = Config::LLAMA_8B;
+    for rows in [1, 8, 32] {
+        // y's columns and the kernel, in Config::projections' order.
+        let want = [
+            (c.qkv_width(), ClusterForm::Cl4N192),
+            (c.hidden, ClusterForm::Cl8N256),
+            (c.intermediate, ClusterForm::Cl8N256),
+            (c.hidden, ClusterForm::Cl8N256),
+        ];
+        for ((name, k, n), (ny, want)) in c.projections().into_iter().zip(want) {
+            let shape = Shape {
+                m: rows,
+                k,
+                n,
+                g: c.group,
+                ny,
+            };
+            assert_eq!(cluster_form_for(shape), Some(want), "{name} at {rows} rows");
+        }
+    }
+    let o = Shape {
+        m: 33,
+        k: 4096,
+        n: 4096,
+        g: 128,
+        ny: 4096,
+    };
+    assert_eq!(cluster_form_for(o), None, "33 rows");
 }
 
 #[test]

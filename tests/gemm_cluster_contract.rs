@@ -142,7 +142,7 @@ fn normed_args(
 }
 
 const RMS_CL4_N192: &KernelContract = gemm_cluster::RmsGptqGemmCl4N192::CONTRACT;
-const RMS_CL2_N128: &KernelContract = gemm_cluster::RmsGptqGemmCl2N128::CONTRACT;
+const RMS_CL8_N256: &KernelContract = gemm_cluster::RmsGptqGemmCl8N256::CONTRACT;
 
 /// The decode layer's two norms fused into QKV and gate/up launch the grids of the kernels
 /// they extend; a residual_out that is the residual it reads (the stream updated in place,
@@ -152,7 +152,7 @@ fn a_fused_norm_launches_its_projection_s_grid_and_refuses_its_residual_in_place
     let eps = [ima::Scalar::F32(1e-5)];
     for (c, shape, ny, grid, block) in [
         (RMS_CL4_N192, (32, 4096, 6144, 128), 6144, 32 * 4, 384),
-        (RMS_CL2_N128, (32, 4096, 28672, 128), 14336, 66 * 2, 256),
+        (RMS_CL8_N256, (32, 4096, 28672, 128), 14336, 16 * 8, 256),
     ] {
         let plan = run(c, &normed_args(shape, ny, 2), &eps)
             .unwrap_or_else(|v| panic!("{}: {v:?}", c.name));

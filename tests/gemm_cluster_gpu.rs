@@ -244,16 +244,16 @@ fn rms_gptq_gemm_cl4_n192_matches_an_f64_norm_and_product() {
 }
 
 /// The decode layer's second norm and gate/up projection (SiluAndMul fused) at 32 rows,
-/// 72 tiles on 66 clusters; one row; plain at 7 rows.
+/// 36 tiles on 16 clusters (9216 columns); one row at K = 2048; plain at 7 rows.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn rms_gptq_gemm_cl2_n128_matches_an_f64_norm_and_product() {
+fn rms_gptq_gemm_cl8_n256_matches_an_f64_norm_and_product() {
     normed_matches(
-        "rms_gptq_gemm_cl2_n128",
+        "rms_gptq_gemm_cl8_n256",
         &[(7, 4096, 1024, 128)],
-        &[(32, 4096, 9216, 128), (1, 1024, 256, 128)],
+        &[(32, 4096, 9216, 128), (1, 2048, 512, 128)],
         |k, s, n, w, y, eps| {
-            let args = RmsGptqGemmCl2N128Args {
+            let args = RmsGptqGemmCl8N256Args {
                 h: &n.h,
                 residual: &n.residual,
                 residual_out: &mut n.residual_out,
@@ -262,7 +262,7 @@ fn rms_gptq_gemm_cl2_n128_matches_an_f64_norm_and_product() {
                 y,
                 eps,
             };
-            k.rms_gptq_gemm_cl2_n128.launch(s, args)
+            k.rms_gptq_gemm_cl8_n256.launch(s, args)
         },
     );
 }

@@ -429,7 +429,8 @@ pub enum ClusterForm {
 }
 
 impl ClusterForm {
-    /// In the order `Kernels::cluster_form_of` prefers them, with the columns of a tile.
+    /// In the order `Kernels::cluster_form_of` prefers them on a tie, with the columns of a
+    /// tile.
     const ALL: [(ClusterForm, usize); 4] = [
         (ClusterForm::Cl4N128, 128),
         (ClusterForm::Cl4N192, 192),
@@ -450,8 +451,8 @@ impl ClusterForm {
     fn with_norm(self) -> Option<NormedForm> {
         match self {
             ClusterForm::Cl4N192 => Some(NormedForm::Cl4N192),
-            ClusterForm::Cl2N128 => Some(NormedForm::Cl2N128),
-            ClusterForm::Cl4N128 | ClusterForm::Cl8N256 => None,
+            ClusterForm::Cl8N256 => Some(NormedForm::Cl8N256),
+            ClusterForm::Cl4N128 | ClusterForm::Cl2N128 => None,
         }
     }
 
@@ -462,6 +463,12 @@ impl ClusterForm {
             ClusterForm::Cl8N256 => cl.gptq_gemm_cl8_n256.kernel(),
             ClusterForm::Cl2N128 => cl.gptq_gemm_cl2_n128.kernel(),
         }
+    }
+
+    /// Blocks a cluster: the contract's.
+    fn cluster_blocks(self) -> usize {
+        let c = self.contract().launch.cluster();
+        c.map_or(1, |[x, y, z]| (x * y * z) as usize)
     }
 
     /// The clusters its grid launches for the symbols' values (`value_of` a symbol's
@@ -491,14 +498,14 @@ impl ClusterForm {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NormedForm {
     Cl4N192,
-    Cl2N128,
+    Cl8N256,
 }
 
 impl NormedForm {
     fn kernel(self, cl: &gemm_cluster::Kernels) -> &Kernel {
         match self {
             NormedForm::Cl4N192 => cl.rms_gptq_gemm_cl4_n192.kernel(),
-            NormedForm::Cl2N128 => cl.rms_gptq_gemm_cl2_n128.kernel(),
+            NormedForm::Cl8N256 => cl.rms_gptq_gemm_cl8_n256.kernel(),
         }
     }
 }
@@ -643,7 +650,7 @@ impl Kernels {
         all.extend(self.gemm_tma.as_ref().map(|t| t.gptq_gemm_wg32.kernel()));
         if let Some(cl) = &self.gemm_cluster {
             all.extend(ClusterForm::ALL.map(|(f, _)| f.kernel(cl)));
-            all.extend([NormedForm::Cl4N192, NormedForm::Cl2N128].map(|f| f.kernel(cl)));
+            all.extend([NormedForm::Cl4N192, NormedForm::Cl8N256].map(|f| f.kernel(cl)));
         }
         all
     }
@@ -704,9 +711,9 @@ impl Kernels {
                     eps,
                 },
             )?,
-            NormedForm::Cl2N128 => cl.rms_gptq_gemm_cl2_n128.launch(
+            NormedForm::Cl8N256 => cl.rms_gptq_gemm_cl8_n256.launch(
                 stream,
-                RmsGptqGemmCl2N128Args {
+                RmsGptqGemmCl8N256Args {
                     h,
                     residual,
                     residual_out,
@@ -737,21 +744,10 @@ impl Kernels {
         }
     }
 
-    /// The first of specs/gemm_cluster.ima's kernels that takes the shape and launches a
-    /// cluster for each of its tiles (all of them at once, by the spec's CLUSTERS_OF_*),
-    /// else the last that takes it (gptq_gemm_cl2_n128, whose clusters loop over the
-    /// tiles); `None` where none takes it.
+    /// [`cluster_form_for`] the projection of `rows` rows of x, weights `w` and `ny`
+    /// columns of y.
     fn cluster_form_of(&self, rows: usize, w: &QuantTensor<f16>, ny: usize) -> Option<ClusterForm> {
-        let value_of = shape_symbols(rows, w, ny);
-        let takes: Vec<(ClusterForm, usize)> = ClusterForm::ALL
-            .into_iter()
-            .filter(|(f, _)| f.contract().admits(value_of))
-            .collect();
-        let at_once = |&&(f, cols): &&(ClusterForm, usize)| {
-            f.clusters_launched(value_of)
-                .is_some_and(|clusters| w.n().div_ceil(cols) <= clusters)
-        };
-        takes.iter().find(at_once).or(takes.last()).map(|&(f, _)| f)
+        cluster_form_for(Shape::of(rows, w, ny))
     }
 
     /// The kernels `decode_layer projections` times on a projection of `rows` rows of x,
@@ -765,7 +761,7 @@ impl Kernels {
     ) -> Vec<Projection<'_>> {
         let mut all = vec![self.tree_projection_of(rows, w)];
         if let Some(cl) = &self.gemm_cluster {
-            let value_of = shape_symbols(rows, w, ny);
+            let value_of = Shape::of(rows, w, ny).value_of();
             let forms = ClusterForm::ALL.into_iter().map(|(f, _)| f);
             let taking = forms.filter(|f| f.contract().admits(value_of));
             all.extend(taking.map(|f| Projection::Cluster(cl, f)));
@@ -1121,24 +1117,67 @@ impl Kernels {
     }
 }
 
-/// The symbols of specs/gemm_cluster.ima's kernels for a projection of `rows` rows of x,
-/// weights `w` and `ny` columns of y, by name.
-fn shape_symbols(
-    rows: usize,
-    w: &QuantTensor<f16>,
-    ny: usize,
-) -> impl Fn(&str) -> Option<i64> + Copy + '_ {
-    move |symbol: &str| {
-        let v = match symbol {
-            "M" => rows,
-            "K" => w.k(),
-            "N" => w.n(),
-            "G" => w.group(),
-            "NY" => ny,
-            _ => return None,
-        };
-        i64::try_from(v).ok()
+/// A projection's shape, as specs/gemm_cluster.ima's kernels name it: rows of x (M), the
+/// weights' K, N and group (G), and y's columns (NY: N, or N / 2 with SiluAndMul fused).
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    pub g: usize,
+    pub ny: usize,
+}
+
+impl Shape {
+    fn of(rows: usize, w: &QuantTensor<f16>, ny: usize) -> Shape {
+        Shape {
+            m: rows,
+            k: w.k(),
+            n: w.n(),
+            g: w.group(),
+            ny,
+        }
     }
+
+    /// Its symbols by name.
+    fn value_of(self) -> impl Fn(&str) -> Option<i64> + Copy {
+        move |symbol: &str| {
+            let v = match symbol {
+                "M" => self.m,
+                "K" => self.k,
+                "N" => self.n,
+                "G" => self.g,
+                "NY" => self.ny,
+                _ => return None,
+            };
+            i64::try_from(v).ok()
+        }
+    }
+}
+
+/// Of specs/gemm_cluster.ima's kernels that take the shape (their contracts), the one whose
+/// busiest block reads the fewest bytes: its tiles over the clusters its grid launches
+/// (rounded up) times a tile's int4 weights for one block (columns by K / CK), and its rows
+/// of x for K / CK, staged once. A model: each launches about 128 blocks, one an SM, whose
+/// stream of weights sets its time (`decode_layer projections` times every kernel that
+/// takes each projection). On a tie the first in [`ClusterForm::ALL`]; `None` where none
+/// takes the shape.
+pub fn cluster_form_for(shape: Shape) -> Option<ClusterForm> {
+    let value_of = shape.value_of();
+    let busiest = |(form, cols): (ClusterForm, usize)| {
+        let ks = shape.k / form.cluster_blocks();
+        let tiles = shape
+            .n
+            .div_ceil(cols)
+            .div_ceil(form.clusters_launched(value_of)?);
+        Some((tiles * cols * ks / 2 + shape.m * ks * 2, form))
+    };
+    ClusterForm::ALL
+        .into_iter()
+        .filter(|(f, _)| f.contract().admits(value_of))
+        .filter_map(busiest)
+        .min_by_key(|&(bytes, _)| bytes)
+        .map(|(_, form)| form)
 }
 
 /// The ragged batches the layer is checked on: B = 1 at the shortest and longest

@@ -337,8 +337,8 @@ fn ceiling(c: &KernelContract, cfg: &Config, s: usize) -> i64 {
 }
 
 /// The smallest admissible value of each symbol, the starting point of every edge case,
-/// then [`tie`]d, so that constraints between symbols (`NY == N || 2 * NY == N`) hold there
-/// too where a tie can make them.
+/// then tied (`tie`), so that constraints between symbols (`NY == N || 2 * NY == N`) hold
+/// there too where a tie can make them.
 pub fn base(c: &KernelContract, cfg: &Config) -> Result<Vec<i64>, String> {
     let mut base = (0..c.symbols.len())
         .map(|s| {

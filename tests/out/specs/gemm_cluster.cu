@@ -8678,14 +8678,14 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(384, 1) r
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 // ---------------------------------------------------------------------------------------
-// rms_gptq_gemm_cl2_n128(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)
-// gptq_gemm_cl2_n128 with add_rms_norm fused in front, as rms_gptq_gemm_cl4_n192: the
+// rms_gptq_gemm_cl8_n256(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)
+// gptq_gemm_cl8_n256 with add_rms_norm fused in front, as rms_gptq_gemm_cl4_n192: the
 // decode layer's second norm and gate/up projection (SiluAndMul fused) in one launch.
 // It runs its blocks in thread-block clusters: it exists only where the module is
 // compiled for sm_90a (the runtime does so on a device of compute capability 9.0, and
 // refuses it elsewhere).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-namespace ima_kernel_rms_gptq_gemm_cl2_n128 {
+namespace ima_kernel_rms_gptq_gemm_cl8_n256 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int CLUSTERS_OF_2 = 66;
@@ -9653,8 +9653,8 @@ struct y_t {
 #endif
 };
 
-// gptq_gemm_cl2_n128's, and rms_gptq_gemm_cl4_n192's sums.
-// shared xs: f16[32, K / 2 + 32], row-major in dynamic shared memory
+// gptq_gemm_cl8_n256's, and rms_gptq_gemm_cl4_n192's sums.
+// shared xs: f16[32, K / 8 + 32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct xs_t {
     __half* p;
@@ -9714,7 +9714,7 @@ struct xs_t {
     }
 };
 
-// shared part: f32[2, 2, 32, 128], row-major in dynamic shared memory
+// shared part: f32[2, 1, 32, 256], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
@@ -9875,9 +9875,9 @@ __device__ __forceinline__ void body(
 #line 152 "specs/gemm_cluster.ima"
 
         auto stage = [&](I kb, I ks, bool first) {
-            ima_cluster_stage_add_rms_norm<2>(h, residual, residual_out, gamma, xs, ss, inv, M, K, kb, ks, first, eps);
+            ima_cluster_stage_add_rms_norm<8>(h, residual, residual_out, gamma, xs, ss, inv, M, K, kb, ks, first, eps);
         };
-        ima_cluster_w4a16<4, 2, 2, GATE_UP_UNIT>(stage, w, y, xs, part, M, N, K, NY != N);
+        ima_cluster_w4a16<8, 1, 8, GATE_UP_UNIT>(stage, w, y, xs, part, M, N, K, NY != N);
     
 #line 9883 "gemm_cluster.cu"
 }
@@ -9901,19 +9901,19 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 32, ((K / 2) + 32), ima_recorder};
-    ima_smem_off = (ima_smem_off + 32 * ((K / 2) + 32) * I(sizeof(__half)) + 15) / 16 * 16;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 32, 128, ima_recorder};
-    ima_smem_off = (ima_smem_off + 2 * 2 * 32 * 128 * I(sizeof(float)) + 15) / 16 * 16;
+    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 32, ((K / 8) + 32), ima_recorder};
+    ima_smem_off = (ima_smem_off + 32 * ((K / 8) + 32) * I(sizeof(__half)) + 15) / 16 * 16;
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 1, 32, 256, ima_recorder};
+    ima_smem_off = (ima_smem_off + 2 * 1 * 32 * 256 * I(sizeof(float)) + 15) / 16 * 16;
     const ss_t<I, IMA_CHECKED> ss{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
     ima_smem_off = (ima_smem_off + 32 * I(sizeof(float)) + 15) / 16 * 16;
     const inv_t<I, IMA_CHECKED> inv{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
     body<I, IMA_CHECKED>(h, residual, residual_out, gamma, w, y, M, K, N, G, NY, eps, xs, part, ss, inv);
 }
 
-}  // namespace ima_kernel_rms_gptq_gemm_cl2_n128
+}  // namespace ima_kernel_rms_gptq_gemm_cl8_n256
 
-extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl2_n128_i32(
+extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl8_n256_i32(
     const __half* __restrict__ h,
     int h_s0,
     int h_s1,
@@ -9943,7 +9943,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
     int G,
     int NY,
     float eps) {
-    using namespace ima_kernel_rms_gptq_gemm_cl2_n128;
+    using namespace ima_kernel_rms_gptq_gemm_cl8_n256;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -9952,16 +9952,16 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
     __builtin_assume(threadIdx.z < 1u);
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
-    __builtin_assume(K % 1024 == 0);
-    __builtin_assume(N % 128 == 0);
+    __builtin_assume(K % 2048 == 0);
+    __builtin_assume(N % 256 == 0);
     __builtin_assume(G == 128);
     __builtin_assume(NY % 8 == 0);
-    run<int, false>(ima_kernel_rms_gptq_gemm_cl2_n128::h_t<int, false>{h, h_s0, h_s1, M, K, nullptr},
-        ima_kernel_rms_gptq_gemm_cl2_n128::residual_t<int, false>{residual, residual_s0, residual_s1, M, K, nullptr},
-        ima_kernel_rms_gptq_gemm_cl2_n128::residual_out_t<int, false>{residual_out, residual_out_s0, residual_out_s1, M, K, nullptr},
-        ima_kernel_rms_gptq_gemm_cl2_n128::gamma_t<int, false>{gamma, gamma_s0, K, nullptr},
-        ima_kernel_rms_gptq_gemm_cl2_n128::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_rms_gptq_gemm_cl2_n128::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_rms_gptq_gemm_cl8_n256::h_t<int, false>{h, h_s0, h_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl8_n256::residual_t<int, false>{residual, residual_s0, residual_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl8_n256::residual_out_t<int, false>{residual_out, residual_out_s0, residual_out_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl8_n256::gamma_t<int, false>{gamma, gamma_s0, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl8_n256::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_rms_gptq_gemm_cl8_n256::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -9971,7 +9971,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
         nullptr);
 }
 
-extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl2_n128_i64(
+extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl8_n256_i64(
     const __half* __restrict__ h,
     long long h_s0,
     long long h_s1,
@@ -10001,7 +10001,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
     long long G,
     long long NY,
     float eps) {
-    using namespace ima_kernel_rms_gptq_gemm_cl2_n128;
+    using namespace ima_kernel_rms_gptq_gemm_cl8_n256;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -10010,16 +10010,16 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
     __builtin_assume(threadIdx.z < 1u);
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
-    __builtin_assume(K % 1024 == 0);
-    __builtin_assume(N % 128 == 0);
+    __builtin_assume(K % 2048 == 0);
+    __builtin_assume(N % 256 == 0);
     __builtin_assume(G == 128);
     __builtin_assume(NY % 8 == 0);
-    run<long long, false>(ima_kernel_rms_gptq_gemm_cl2_n128::h_t<long long, false>{h, h_s0, h_s1, M, K, nullptr},
-        ima_kernel_rms_gptq_gemm_cl2_n128::residual_t<long long, false>{residual, residual_s0, residual_s1, M, K, nullptr},
-        ima_kernel_rms_gptq_gemm_cl2_n128::residual_out_t<long long, false>{residual_out, residual_out_s0, residual_out_s1, M, K, nullptr},
-        ima_kernel_rms_gptq_gemm_cl2_n128::gamma_t<long long, false>{gamma, gamma_s0, K, nullptr},
-        ima_kernel_rms_gptq_gemm_cl2_n128::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_rms_gptq_gemm_cl2_n128::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_rms_gptq_gemm_cl8_n256::h_t<long long, false>{h, h_s0, h_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl8_n256::residual_t<long long, false>{residual, residual_s0, residual_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl8_n256::residual_out_t<long long, false>{residual_out, residual_out_s0, residual_out_s1, M, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl8_n256::gamma_t<long long, false>{gamma, gamma_s0, K, nullptr},
+        ima_kernel_rms_gptq_gemm_cl8_n256::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
+        ima_kernel_rms_gptq_gemm_cl8_n256::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
         M,
         K,
         N,
@@ -10029,7 +10029,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
         nullptr);
 }
 
-extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl2_n128_i32_checked(
+extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl8_n256_i32_checked(
     const __half* __restrict__ h,
     int h_s0,
     int h_s1,
@@ -10060,7 +10060,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
     int NY,
     float eps,
     ImaRecord* ima_record) {
-    using namespace ima_kernel_rms_gptq_gemm_cl2_n128;
+    using namespace ima_kernel_rms_gptq_gemm_cl8_n256;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -10069,18 +10069,18 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
     __builtin_assume(threadIdx.z < 1u);
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
-    __builtin_assume(K % 1024 == 0);
-    __builtin_assume(N % 128 == 0);
+    __builtin_assume(K % 2048 == 0);
+    __builtin_assume(N % 256 == 0);
     __builtin_assume(G == 128);
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_rms_gptq_gemm_cl2_n128::h_t<int, true>{h, h_s0, h_s1, M, K, &ima_pending},
-        ima_kernel_rms_gptq_gemm_cl2_n128::residual_t<int, true>{residual, residual_s0, residual_s1, M, K, &ima_pending},
-        ima_kernel_rms_gptq_gemm_cl2_n128::residual_out_t<int, true>{residual_out, residual_out_s0, residual_out_s1, M, K, &ima_pending},
-        ima_kernel_rms_gptq_gemm_cl2_n128::gamma_t<int, true>{gamma, gamma_s0, K, &ima_pending},
-        ima_kernel_rms_gptq_gemm_cl2_n128::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_rms_gptq_gemm_cl2_n128::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_rms_gptq_gemm_cl8_n256::h_t<int, true>{h, h_s0, h_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl8_n256::residual_t<int, true>{residual, residual_s0, residual_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl8_n256::residual_out_t<int, true>{residual_out, residual_out_s0, residual_out_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl8_n256::gamma_t<int, true>{gamma, gamma_s0, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl8_n256::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl8_n256::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -10117,13 +10117,13 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
             break;
         case -1:
             ima_extent[0] = 32;
-            ima_extent[1] = ((K / 2) + 32);
+            ima_extent[1] = ((K / 8) + 32);
             break;
         case -2:
             ima_extent[0] = 2;
-            ima_extent[1] = 2;
+            ima_extent[1] = 1;
             ima_extent[2] = 32;
-            ima_extent[3] = 128;
+            ima_extent[3] = 256;
             break;
         case -3:
             ima_extent[0] = 32;
@@ -10136,7 +10136,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
     }
 }
 
-extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl2_n128_i64_checked(
+extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(256, 1) rms_gptq_gemm_cl8_n256_i64_checked(
     const __half* __restrict__ h,
     long long h_s0,
     long long h_s1,
@@ -10167,7 +10167,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
     long long NY,
     float eps,
     ImaRecord* ima_record) {
-    using namespace ima_kernel_rms_gptq_gemm_cl2_n128;
+    using namespace ima_kernel_rms_gptq_gemm_cl8_n256;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
     // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
     // fixed size, most of all) fold away against it.
@@ -10176,18 +10176,18 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
     __builtin_assume(threadIdx.z < 1u);
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
-    __builtin_assume(K % 1024 == 0);
-    __builtin_assume(N % 128 == 0);
+    __builtin_assume(K % 2048 == 0);
+    __builtin_assume(N % 256 == 0);
     __builtin_assume(G == 128);
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_rms_gptq_gemm_cl2_n128::h_t<long long, true>{h, h_s0, h_s1, M, K, &ima_pending},
-        ima_kernel_rms_gptq_gemm_cl2_n128::residual_t<long long, true>{residual, residual_s0, residual_s1, M, K, &ima_pending},
-        ima_kernel_rms_gptq_gemm_cl2_n128::residual_out_t<long long, true>{residual_out, residual_out_s0, residual_out_s1, M, K, &ima_pending},
-        ima_kernel_rms_gptq_gemm_cl2_n128::gamma_t<long long, true>{gamma, gamma_s0, K, &ima_pending},
-        ima_kernel_rms_gptq_gemm_cl2_n128::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_rms_gptq_gemm_cl2_n128::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_rms_gptq_gemm_cl8_n256::h_t<long long, true>{h, h_s0, h_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl8_n256::residual_t<long long, true>{residual, residual_s0, residual_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl8_n256::residual_out_t<long long, true>{residual_out, residual_out_s0, residual_out_s1, M, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl8_n256::gamma_t<long long, true>{gamma, gamma_s0, K, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl8_n256::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_rms_gptq_gemm_cl8_n256::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -10224,13 +10224,13 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) r
             break;
         case -1:
             ima_extent[0] = 32;
-            ima_extent[1] = ((K / 2) + 32);
+            ima_extent[1] = ((K / 8) + 32);
             break;
         case -2:
             ima_extent[0] = 2;
-            ima_extent[1] = 2;
+            ima_extent[1] = 1;
             ima_extent[2] = 32;
-            ima_extent[3] = 128;
+            ima_extent[3] = 256;
             break;
         case -3:
             ima_extent[0] = 32;

@@ -34,7 +34,7 @@ pub struct Kernels {
     pub gptq_gemm_cl8_n256: GptqGemmCl8N256,
     pub gptq_gemm_cl2_n128: GptqGemmCl2N128,
     pub rms_gptq_gemm_cl4_n192: RmsGptqGemmCl4N192,
-    pub rms_gptq_gemm_cl2_n128: RmsGptqGemmCl2N128,
+    pub rms_gptq_gemm_cl8_n256: RmsGptqGemmCl8N256,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -49,7 +49,7 @@ impl Kernels {
         self.gptq_gemm_cl8_n256.kernel.set_checked(on);
         self.gptq_gemm_cl2_n128.kernel.set_checked(on);
         self.rms_gptq_gemm_cl4_n192.kernel.set_checked(on);
-        self.rms_gptq_gemm_cl2_n128.kernel.set_checked(on);
+        self.rms_gptq_gemm_cl8_n256.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -61,7 +61,7 @@ impl Kernels {
         self.gptq_gemm_cl8_n256.kernel.set_checked_mode(mode);
         self.gptq_gemm_cl2_n128.kernel.set_checked_mode(mode);
         self.rms_gptq_gemm_cl4_n192.kernel.set_checked_mode(mode);
-        self.rms_gptq_gemm_cl2_n128.kernel.set_checked_mode(mode);
+        self.rms_gptq_gemm_cl8_n256.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -72,7 +72,7 @@ impl Kernels {
         self.gptq_gemm_cl8_n256.kernel.check_deferred()?;
         self.gptq_gemm_cl2_n128.kernel.check_deferred()?;
         self.rms_gptq_gemm_cl4_n192.kernel.check_deferred()?;
-        self.rms_gptq_gemm_cl2_n128.kernel.check_deferred()?;
+        self.rms_gptq_gemm_cl8_n256.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -84,7 +84,7 @@ impl Kernels {
         self.gptq_gemm_cl8_n256.kernel.set_sync(on);
         self.gptq_gemm_cl2_n128.kernel.set_sync(on);
         self.rms_gptq_gemm_cl4_n192.kernel.set_sync(on);
-        self.rms_gptq_gemm_cl2_n128.kernel.set_sync(on);
+        self.rms_gptq_gemm_cl8_n256.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -106,8 +106,8 @@ impl Kernels {
             rms_gptq_gemm_cl4_n192: RmsGptqGemmCl4N192 {
                 kernel: module.kernel(&RMS_GPTQ_GEMM_CL4_N192)?,
             },
-            rms_gptq_gemm_cl2_n128: RmsGptqGemmCl2N128 {
-                kernel: module.kernel(&RMS_GPTQ_GEMM_CL2_N128)?,
+            rms_gptq_gemm_cl8_n256: RmsGptqGemmCl8N256 {
+                kernel: module.kernel(&RMS_GPTQ_GEMM_CL8_N256)?,
             },
         })
     }
@@ -1264,19 +1264,19 @@ pub static RMS_GPTQ_GEMM_CL4_N192: ima::KernelContract = ima::KernelContract {
     entry_i64: "rms_gptq_gemm_cl4_n192_i64",
 };
 
-/// `rms_gptq_gemm_cl2_n128(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)`
+/// `rms_gptq_gemm_cl8_n256(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)`
 ///
-/// gptq_gemm_cl2_n128 with add_rms_norm fused in front, as rms_gptq_gemm_cl4_n192: the
+/// gptq_gemm_cl8_n256 with add_rms_norm fused in front, as rms_gptq_gemm_cl4_n192: the
 /// decode layer's second norm and gate/up projection (SiluAndMul fused) in one launch.
 ///
 /// Declared at `specs/gemm_cluster.ima:137`.
-pub struct RmsGptqGemmCl2N128 {
+pub struct RmsGptqGemmCl8N256 {
     kernel: ima::Kernel,
 }
 
-impl RmsGptqGemmCl2N128 {
+impl RmsGptqGemmCl8N256 {
     /// The contract every launch is checked against.
-    pub const CONTRACT: &'static ima::KernelContract = &RMS_GPTQ_GEMM_CL2_N128;
+    pub const CONTRACT: &'static ima::KernelContract = &RMS_GPTQ_GEMM_CL8_N256;
 
     /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
     pub fn kernel(&self) -> &ima::Kernel {
@@ -1284,7 +1284,7 @@ impl RmsGptqGemmCl2N128 {
     }
 
     /// Checks every argument against the contract, then launches on `stream`. The
-    /// arguments are named: [`RmsGptqGemmCl2N128Args`] gives each one's element type and shape.
+    /// arguments are named: [`RmsGptqGemmCl8N256Args`] gives each one's element type and shape.
     ///
     /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
     // One `impl` type per tensor argument, however many the spec declares.
@@ -1292,9 +1292,9 @@ impl RmsGptqGemmCl2N128 {
     pub fn launch(
         &self,
         stream: &Arc<ima::cudarc::driver::CudaStream>,
-        args: RmsGptqGemmCl2N128Args<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+        args: RmsGptqGemmCl8N256Args<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<ima::Launched, ima::Error> {
-        let RmsGptqGemmCl2N128Args { h, residual, residual_out, gamma, w, y, eps } = args;
+        let RmsGptqGemmCl8N256Args { h, residual, residual_out, gamma, w, y, eps } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(h));
         args.push(ima::KernelArg::read(residual));
@@ -1315,9 +1315,9 @@ impl RmsGptqGemmCl2N128 {
     pub fn launch_in<'a>(
         &'a self,
         graph: &mut ima::Graph<'a>,
-        args: RmsGptqGemmCl2N128Args<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+        args: RmsGptqGemmCl8N256Args<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
     ) -> Result<usize, ima::Error> {
-        let RmsGptqGemmCl2N128Args { h, residual, residual_out, gamma, w, y, eps } = args;
+        let RmsGptqGemmCl8N256Args { h, residual, residual_out, gamma, w, y, eps } = args;
         let mut args = ima::KernelArgs::new();
         args.push(ima::KernelArg::read(h));
         args.push(ima::KernelArg::read(residual));
@@ -1329,11 +1329,11 @@ impl RmsGptqGemmCl2N128 {
     }
 }
 
-/// The arguments of [`RmsGptqGemmCl2N128::launch`] and [`RmsGptqGemmCl2N128::launch_in`], by name.
+/// The arguments of [`RmsGptqGemmCl8N256::launch`] and [`RmsGptqGemmCl8N256::launch_in`], by name.
 ///
-/// `rms_gptq_gemm_cl2_n128(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)`: each tensor's field gives its element type and its shape as the
+/// `rms_gptq_gemm_cl8_n256(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)`: each tensor's field gives its element type and its shape as the
 /// tensor holds it.
-pub struct RmsGptqGemmCl2N128Args<'a, H: ima::ReadTensor<ima::half::f16>, Residual: ima::ReadTensor<ima::half::f16>, ResidualOut: ima::WriteTensor<ima::half::f16>, Gamma: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+pub struct RmsGptqGemmCl8N256Args<'a, H: ima::ReadTensor<ima::half::f16>, Residual: ima::ReadTensor<ima::half::f16>, ResidualOut: ima::WriteTensor<ima::half::f16>, Gamma: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[M, K]`, contiguous, 16-byte aligned: rms_gptq_gemm_cl4_n192's.
     pub h: &'a H,
     /// f16 `[M, K]`, contiguous, 16-byte aligned
@@ -1350,10 +1350,10 @@ pub struct RmsGptqGemmCl2N128Args<'a, H: ima::ReadTensor<ima::half::f16>, Residu
     pub eps: f32,
 }
 
-/// The contract of `rms_gptq_gemm_cl2_n128`.
-pub static RMS_GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
-    name: "rms_gptq_gemm_cl2_n128",
-    signature: "rms_gptq_gemm_cl2_n128(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)",
+/// The contract of `rms_gptq_gemm_cl8_n256`.
+pub static RMS_GPTQ_GEMM_CL8_N256: ima::KernelContract = ima::KernelContract {
+    name: "rms_gptq_gemm_cl8_n256",
+    signature: "rms_gptq_gemm_cl8_n256(h: f16[M,K], residual: f16[M,K], residual_out: f16[M,K], gamma: f16[K], w: q4[K,N], y: f16[M,NY], eps: f32)",
     location: "specs/gemm_cluster.ima:137",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
@@ -1496,10 +1496,10 @@ pub static RMS_GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
     constraints: &[
         ima::Constraint { text: "M <= 32", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(32)) },
         ima::Constraint { text: "G == 128", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(3), &ima::Expr::Const(128)) },
-        ima::Constraint { text: "K % 1024 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(1024)), &ima::Expr::Const(0)) },
-        ima::Constraint { text: "K >= 1024", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(1), &ima::Expr::Const(1024)) },
-        ima::Constraint { text: "K <= 4096", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(1), &ima::Expr::Const(4096)) },
-        ima::Constraint { text: "N % 128 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "K % 2048 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(2048)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "K >= 2048", expr: ima::Expr::Bin(ima::BinOp::Ge, &ima::Expr::Sym(1), &ima::Expr::Const(2048)) },
+        ima::Constraint { text: "K <= 16384", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(1), &ima::Expr::Const(16384)) },
+        ima::Constraint { text: "N % 256 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(256)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
         ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
     ],
@@ -1509,7 +1509,7 @@ pub static RMS_GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
             dtype: ima::DType::F16,
             dims: &[
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
-                ima::Extent { text: "K / 2 + 32", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Const(2)), &ima::Expr::Const(32)) },
+                ima::Extent { text: "K / 8 + 32", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(32)) },
             ],
             align: 16,
         },
@@ -1518,9 +1518,9 @@ pub static RMS_GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
             dtype: ima::DType::F32,
             dims: &[
                 ima::Extent { text: "2", expr: ima::Expr::Const(2) },
-                ima::Extent { text: "2", expr: ima::Expr::Const(2) },
+                ima::Extent { text: "1", expr: ima::Expr::Const(1) },
                 ima::Extent { text: "32", expr: ima::Expr::Const(32) },
-                ima::Extent { text: "128", expr: ima::Expr::Const(128) },
+                ima::Extent { text: "256", expr: ima::Expr::Const(256) },
             ],
             align: 16,
         },
@@ -1541,10 +1541,10 @@ pub static RMS_GPTQ_GEMM_CL2_N128: ima::KernelContract = ima::KernelContract {
             align: 16,
         },
     ],
-    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(128)), &ima::Expr::Const(66)), &ima::Expr::Const(2))], resident: ima::Resident::No, cluster: Some([2, 1, 1]) },
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Bin(ima::BinOp::Min, &ima::Expr::Bin(ima::BinOp::Div, &ima::Expr::Sym(2), &ima::Expr::Const(256)), &ima::Expr::Const(16)), &ima::Expr::Const(8))], resident: ima::Resident::No, cluster: Some([8, 1, 1]) },
     empty: ima::EmptyPolicy::Skip,
     block: [256, 1, 1],
     block_from_occupancy: false,
-    entry_i32: "rms_gptq_gemm_cl2_n128_i32",
-    entry_i64: "rms_gptq_gemm_cl2_n128_i64",
+    entry_i32: "rms_gptq_gemm_cl8_n256_i32",
+    entry_i64: "rms_gptq_gemm_cl8_n256_i64",
 };
