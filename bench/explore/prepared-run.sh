@@ -68,13 +68,15 @@
 #     then 12, 13 and 14; carry .gpu with .gpu/bin holding only cluster_gpu-* and
 #     decode_layer (the rest moved aside, and .gpu/tests.txt naming cluster_gpu alone) and
 #     the wheels 12 to 14 name (about 20 MB in all);
-#   bash bench/explore/prepared-run.sh 16: session 53's work in one call, before 15 (whose
-#     forms it landed as specs/gemm_cluster.ima): tests/gemm_cluster_gpu.rs and
-#     tests/cluster_gpu.rs, then `decode_layer ablate`, `bench` (each with the tree's
-#     projections and the cluster ones side by side) and `projections` (each projection
-#     alone on each kernel that takes it), then tests/decode_gpu.rs
-#     (both projections against the f64 reference); carry .gpu with .gpu/bin holding only
+#   bash bench/explore/prepared-run.sh 16: session 53's work, before 15 (whose forms it
+#     landed as specs/gemm_cluster.ima): tests/gemm_cluster_gpu.rs and tests/cluster_gpu.rs,
+#     then `decode_layer projections` (each projection alone on each kernel that takes
+#     it), `ablate` and `bench` (the tree's projections, the cluster ones, and those with
+#     the norms fused, side by side); carry .gpu with .gpu/bin holding only
 #     gemm_cluster_gpu-*, cluster_gpu-*, decode_gpu-* and decode_layer, no wheels;
+#   bash bench/explore/prepared-run.sh 17: tests/decode_gpu.rs (the layer with all three
+#     projections against the f64 reference), the same carry as 16; then, in a call of its
+#     own, `bash .gpu/on-device sanitize 'gemm_cluster_gpu|decode_gpu'`;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -172,10 +174,12 @@ case "${1:-1}" in
     ;;
 16)
     timeout 200 bash .gpu/on-device test 'gemm_cluster_gpu|cluster_gpu' 2>&1 | grep -E "^=== |^test |test result|FAILED|panicked" | tail -20
+    timeout 120 bash .gpu/on-device run decode_layer projections
     timeout 150 bash .gpu/on-device run decode_layer ablate
     timeout 100 bash .gpu/on-device run decode_layer bench
-    timeout 100 bash .gpu/on-device run decode_layer projections
-    timeout 100 bash .gpu/on-device test 'decode_gpu' 2>&1 | grep -E "^test |test result|FAILED|panicked" | tail -12
+    ;;
+17)
+    timeout 580 bash .gpu/on-device test 'decode_gpu' 2>&1 | grep -E "^test |test result|FAILED|panicked" | tail -12
     ;;
 14)
     site=$(mktemp -d)
