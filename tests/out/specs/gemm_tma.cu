@@ -2205,8 +2205,8 @@ struct ImaInBlock {
 // from L2 (gptq_gemm: 32 MB of x through L2 for O's 8.4 MB of weights at 32 rows), or
 // stage x beside the weights in a pipeline whose fill a few stages a block do not repay
 // (gptq_gemm_wg32). Here a block stages its 32 rows of x for its part of K once, in
-// shared memory (`stage(kb, ks, first)` fills xs's rows 0 .. 31, columns 0 .. ks - 1,
-// with x's columns kb .. kb + ks - 1 and zeros past M; `first` is whether this is the
+// shared memory (`stage(kb, ks, first)` fills xs's rows up to ima_cluster_x_rows(M),
+// columns 0 .. ks - 1, with x's columns kb .. kb + ks - 1 and zeros past M; `first` is whether this is the
 // first cluster, whose blocks cover K once), streams its weights straight into registers
 // two groups ahead of the one it multiplies, and the cluster adds its blocks' sums
 // through distributed shared memory: no workspace, counter or gpu-scope fence.
@@ -2224,6 +2224,13 @@ struct ImaInBlock {
 // a warp reads at once fall in different banks), part f32[2, KW, 32, 32 WN], blocks of
 // 32 WN KW threads, and a grid of whole clusters of CK blocks along x. UNIT is the spec's
 // GATE_UP_UNIT, which the fused epilogue reads as 8.
+// The rows of xs that ima_cluster_w4a16's tiles of 8 read: M rounded up to 8, at most 32
+// (the rest are never staged, zeroed or reordered).
+template <typename I>
+__device__ __forceinline__ int ima_cluster_x_rows(I M) {
+    return int(min(I(32), (M + 7) / 8 * 8));
+}
+
 template <int WN, int KW, int CK, int UNIT, typename I, typename Stage, typename W, typename Y, typename XS,
           typename PART>
 __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w, const Y& y, const XS& xs,
@@ -2268,7 +2275,8 @@ __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w
     }
     // Each 8 elements put in the order (0, 4, 1, 5, 2, 6, 3, 7), once: a B fragment's
     // pairs (ima_row_pairs' order), read with one 16-byte load and no permute.
-    for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {
+    const int rows = ima_cluster_x_rows(M);
+    for (I i = threadIdx.x; i < rows * (ks / 8); i += blockDim.x) {
         uint4& v = *reinterpret_cast<uint4*>(&xs.at8(i / (ks / 8), i % (ks / 8) * 8));
         const uint4 u = v;
         v = uint4{__byte_perm(u.x, u.z, 0x5410), __byte_perm(u.x, u.z, 0x7632), __byte_perm(u.y, u.w, 0x5410),
@@ -2373,11 +2381,12 @@ __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w
     ima_cluster_sync();
 }
 
-// x's rows 0 .. 31 (zeros past M), columns kb .. kb + ks - 1, into xs by cp.async: the
-// plain stage of ima_cluster_w4a16.
+// x's rows up to ima_cluster_x_rows(M) (zeros past M), columns kb .. kb + ks - 1, into xs
+// by cp.async: the plain stage of ima_cluster_w4a16.
 template <typename I, typename X, typename XS>
 __device__ __forceinline__ void ima_cluster_stage_rows(const X& x, const XS& xs, I M, I kb, I ks) {
-    for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {
+    const int rows = ima_cluster_x_rows(M);
+    for (I i = threadIdx.x; i < rows * (ks / 8); i += blockDim.x) {
         const I r = i / (ks / 8), c = i % (ks / 8) * 8;
         if (r < M) {
             x.load8_async(xs.at8(r, c), r, kb + c);
@@ -2403,9 +2412,9 @@ __device__ __forceinline__ void ima_cluster_stage_add_rms_norm(const H& h, const
                                                                const GM& gamma, const XS& xs, const SS& ss,
                                                                const INV& inv, I M, I K, I kb, I ks, bool first,
                                                                float eps) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    // A warp a row at a time, 8 elements a lane.
-    for (int r = warp; r < 32; r += int(blockDim.x) / 32) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, rows = ima_cluster_x_rows(M);
+    // A warp a row at a time, 8 elements a lane (rows past M zeros).
+    for (int r = warp; r < rows; r += int(blockDim.x) / 32) {
         float sq = 0.f;
         for (I c = 8 * lane; c < ks; c += 256) {
             ImaVec<__half, 8> v{};
@@ -2426,14 +2435,14 @@ __device__ __forceinline__ void ima_cluster_stage_add_rms_norm(const H& h, const
     }
     // Every block's sums are written.
     ima_cluster_sync();
-    if (threadIdx.x < 32) {
+    if (int(threadIdx.x) < rows) {
         float sum = 0.f;
 #pragma unroll
         for (int q = 0; q < CK; ++q) sum += ss.in_block(unsigned(q))(threadIdx.x);
         inv(threadIdx.x) = rsqrtf(sum / float(K) + eps);
     }
     __syncthreads();
-    for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {
+    for (I i = threadIdx.x; i < rows * (ks / 8); i += blockDim.x) {
         const I r = i / (ks / 8), c = i % (ks / 8) * 8;
         ImaVec<__half, 8> v = xs.at8(r, c);
         const ImaVec<__half, 8> gm = gamma.load8(kb + c);
@@ -3081,7 +3090,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3085 "gemm_tma.cu"
+#line 3094 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3843,7 +3852,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3847 "gemm_tma.cu"
+#line 3856 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4744,7 +4753,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4748 "gemm_tma.cu"
+#line 4757 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5616,7 +5625,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5620 "gemm_tma.cu"
+#line 5629 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7239,7 +7248,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7243 "gemm_tma.cu"
+#line 7252 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9068,7 +9077,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 9072 "gemm_tma.cu"
+#line 9081 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10799,7 +10808,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10803 "gemm_tma.cu"
+#line 10812 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12523,7 +12532,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12527 "gemm_tma.cu"
+#line 12536 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

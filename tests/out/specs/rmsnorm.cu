@@ -2204,8 +2204,8 @@ struct ImaInBlock {
 // from L2 (gptq_gemm: 32 MB of x through L2 for O's 8.4 MB of weights at 32 rows), or
 // stage x beside the weights in a pipeline whose fill a few stages a block do not repay
 // (gptq_gemm_wg32). Here a block stages its 32 rows of x for its part of K once, in
-// shared memory (`stage(kb, ks, first)` fills xs's rows 0 .. 31, columns 0 .. ks - 1,
-// with x's columns kb .. kb + ks - 1 and zeros past M; `first` is whether this is the
+// shared memory (`stage(kb, ks, first)` fills xs's rows up to ima_cluster_x_rows(M),
+// columns 0 .. ks - 1, with x's columns kb .. kb + ks - 1 and zeros past M; `first` is whether this is the
 // first cluster, whose blocks cover K once), streams its weights straight into registers
 // two groups ahead of the one it multiplies, and the cluster adds its blocks' sums
 // through distributed shared memory: no workspace, counter or gpu-scope fence.
@@ -2223,6 +2223,13 @@ struct ImaInBlock {
 // a warp reads at once fall in different banks), part f32[2, KW, 32, 32 WN], blocks of
 // 32 WN KW threads, and a grid of whole clusters of CK blocks along x. UNIT is the spec's
 // GATE_UP_UNIT, which the fused epilogue reads as 8.
+// The rows of xs that ima_cluster_w4a16's tiles of 8 read: M rounded up to 8, at most 32
+// (the rest are never staged, zeroed or reordered).
+template <typename I>
+__device__ __forceinline__ int ima_cluster_x_rows(I M) {
+    return int(min(I(32), (M + 7) / 8 * 8));
+}
+
 template <int WN, int KW, int CK, int UNIT, typename I, typename Stage, typename W, typename Y, typename XS,
           typename PART>
 __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w, const Y& y, const XS& xs,
@@ -2267,7 +2274,8 @@ __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w
     }
     // Each 8 elements put in the order (0, 4, 1, 5, 2, 6, 3, 7), once: a B fragment's
     // pairs (ima_row_pairs' order), read with one 16-byte load and no permute.
-    for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {
+    const int rows = ima_cluster_x_rows(M);
+    for (I i = threadIdx.x; i < rows * (ks / 8); i += blockDim.x) {
         uint4& v = *reinterpret_cast<uint4*>(&xs.at8(i / (ks / 8), i % (ks / 8) * 8));
         const uint4 u = v;
         v = uint4{__byte_perm(u.x, u.z, 0x5410), __byte_perm(u.x, u.z, 0x7632), __byte_perm(u.y, u.w, 0x5410),
@@ -2372,11 +2380,12 @@ __device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w
     ima_cluster_sync();
 }
 
-// x's rows 0 .. 31 (zeros past M), columns kb .. kb + ks - 1, into xs by cp.async: the
-// plain stage of ima_cluster_w4a16.
+// x's rows up to ima_cluster_x_rows(M) (zeros past M), columns kb .. kb + ks - 1, into xs
+// by cp.async: the plain stage of ima_cluster_w4a16.
 template <typename I, typename X, typename XS>
 __device__ __forceinline__ void ima_cluster_stage_rows(const X& x, const XS& xs, I M, I kb, I ks) {
-    for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {
+    const int rows = ima_cluster_x_rows(M);
+    for (I i = threadIdx.x; i < rows * (ks / 8); i += blockDim.x) {
         const I r = i / (ks / 8), c = i % (ks / 8) * 8;
         if (r < M) {
             x.load8_async(xs.at8(r, c), r, kb + c);
@@ -2402,9 +2411,9 @@ __device__ __forceinline__ void ima_cluster_stage_add_rms_norm(const H& h, const
                                                                const GM& gamma, const XS& xs, const SS& ss,
                                                                const INV& inv, I M, I K, I kb, I ks, bool first,
                                                                float eps) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    // A warp a row at a time, 8 elements a lane.
-    for (int r = warp; r < 32; r += int(blockDim.x) / 32) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, rows = ima_cluster_x_rows(M);
+    // A warp a row at a time, 8 elements a lane (rows past M zeros).
+    for (int r = warp; r < rows; r += int(blockDim.x) / 32) {
         float sq = 0.f;
         for (I c = 8 * lane; c < ks; c += 256) {
             ImaVec<__half, 8> v{};
@@ -2425,14 +2434,14 @@ __device__ __forceinline__ void ima_cluster_stage_add_rms_norm(const H& h, const
     }
     // Every block's sums are written.
     ima_cluster_sync();
-    if (threadIdx.x < 32) {
+    if (int(threadIdx.x) < rows) {
         float sum = 0.f;
 #pragma unroll
         for (int q = 0; q < CK; ++q) sum += ss.in_block(unsigned(q))(threadIdx.x);
         inv(threadIdx.x) = rsqrtf(sum / float(K) + eps);
     }
     __syncthreads();
-    for (I i = threadIdx.x; i < 32 * (ks / 8); i += blockDim.x) {
+    for (I i = threadIdx.x; i < rows * (ks / 8); i += blockDim.x) {
         const I r = i / (ks / 8), c = i % (ks / 8) * 8;
         ImaVec<__half, 8> v = xs.at8(r, c);
         const ImaVec<__half, 8> gm = gamma.load8(kb + c);
@@ -2911,7 +2920,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 2915 "rmsnorm.cu"
+#line 2924 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
