@@ -10,23 +10,13 @@ where y is half as wide. Checked against x · W (and silu(gate) · up) in f64, a
 mutation of the mapping (two of a lane's A registers swapped) must fail. The weights are
 floats here: dequant_frag's own decode is gptq_gemm's, which tests/gemm_gpu.rs checks.
     python3 bench/explore/cl/sim_spec.py"""
+import os
+import sys
+
 import numpy as np
 
-
-def mma(c, a, b):
-    """c[lane] (4) += A · B, m16n8k16 .row.col: a[lane] 4 registers of (lo, hi), b[lane] 2."""
-    A, B = np.zeros((16, 16)), np.zeros((16, 8))
-    for lane in range(32):
-        g, t = lane // 4, lane % 4
-        for reg, (row, k) in enumerate([(g, 2 * t), (g + 8, 2 * t), (g, 2 * t + 8), (g + 8, 2 * t + 8)]):
-            A[row, k], A[row, k + 1] = a[lane][reg]
-        for reg, k in enumerate([2 * t, 2 * t + 8]):
-            B[k, g], B[k + 1, g] = b[lane][reg]
-    C = A @ B
-    for lane in range(32):
-        g, t = lane // 4, lane % 4
-        for e, (row, col) in enumerate([(g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1)]):
-            c[lane][e] += C[row, col]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cl_sim import mma  # noqa: E402  (mma.sync m16n8k16's fragments, as the PTX ISA lays them out)
 
 
 def run(M, K, N, WN, KW, CK, clusters, fused, mutate=False, seed=0):
