@@ -519,7 +519,9 @@ impl NormedForm {
 /// 16-column blocks), else 16-column ones (`gptq_gemv_narrow`: QKV, O and down, whose
 /// 32 to 48 blocks of 128 columns would leave most SMs idle). Of the GEMMs, gemm_tma's
 /// `gptq_gemm_wg32` for 17 to 32 rows of weights of at least [`WARPGROUP_MIN_WEIGHTS`]
-/// where it loads, else gemm's `gptq_gemm`.
+/// where it loads, else gemm's `gptq_gemm`. With [`Projections::Cluster`] (or
+/// `ClusterWithNorms`), up to 32 rows take specs/gemm_cluster.ima's kernel that
+/// [`cluster_form_for`] picks.
 #[derive(Clone, Copy)]
 pub enum Projection<'k> {
     Narrow,
