@@ -146,7 +146,7 @@ case "${1:-1}" in
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/gemm_kernels-*.whl .gpu/wheels/gemm_tma_kernels-*.whl \
         .gpu/wheels/decode_kernels-*.whl .gpu/wheels/quant_kernels-*.whl .gpu/wheels/gemm_cluster_kernels-*.whl || exit 1
-    (cd bench/explore/cl && PYTHONPATH=$site timeout 400 python3 -u time_cl.py 2>&1 | tail -40)
+    (cd bench/explore/cl && PYTHONPATH=$site timeout 280 python3 -u time_cl.py 2>&1 | tail -40)
     ;;
 15)
     for n in 12 14; do
@@ -166,6 +166,6 @@ case "${1:-1}" in
 14)
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/clattn_kernels-*.whl || exit 1
-    (cd bench/explore/clattn && PYTHONPATH=$site timeout 300 python3 -u time_clattn.py 2>&1 | tail -16)
+    (cd bench/explore/clattn && PYTHONPATH=$site timeout 240 python3 -u time_clattn.py 2>&1 | tail -16)
     ;;
 esac
