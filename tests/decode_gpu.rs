@@ -3,9 +3,7 @@
 //! KV cache with block tables in random order) against the f64 host reference of
 //! examples/decode_layer/reference.rs, which dequantizes the same int4 data: batches of
 //! 1, 8 and 32 sequences with contexts from 1 to 4096 and padding rows (slot -1), kernel
-//! by kernel and as a replayed `ima::Graph`, in release, checked and deferred modes, with
-//! the tree's projections and (on a device of compute capability 9.0) the cluster ones of
-//! specs/gemm_cluster.ima, without and with the norms fused into them.
+//! by kernel and as a replayed `ima::Graph`, in release, checked and deferred modes.
 //! `decode_layer_at_b8_context_512` is the one to run under compute-sanitizer memcheck
 //! with `--padding` (the configuration). The layer's narrow GEMV,
 //! gptq_gemv_narrow, is also checked alone on shapes the layer never has (quant's
@@ -21,10 +19,7 @@ mod reference;
 use common::w4a16::{GEMV_FUSED, w4a16_fused_matches};
 use ima::half::f16;
 use ima::{CheckedMode, QuantTensor, Tensor, ZeroStyle, dequant_reference, quantize_gptq};
-use layer::{
-    ClusterForm, Config, HostBatch, HostWeights, Kernels, Lcg, Projections, Shape, Weights,
-    cluster_form_for, decode,
-};
+use layer::{Config, HostBatch, HostWeights, Kernels, Lcg, Weights, decode};
 
 /// |imac - reference| <= TOLERANCE * (1 + |reference|) for every output. The kernels
 /// accumulate in f32 in another order than the f64 reference, and paged attention rounds
@@ -45,84 +40,32 @@ fn assert_close(got: &[f16], want: &[f16], what: &str) {
 }
 
 /// Every batch in every mode, kernel by kernel and as a graph (wait mode: kernel by
-/// kernel only, as a graph's nodes report at `check`), with each of the layer's
-/// projections that loads.
+/// kernel only, as a graph's nodes report at `check`).
 fn matches_reference(batches: &[Vec<i32>]) {
     let ctx = ima::context(0).unwrap();
     let stream = ctx.new_stream().unwrap();
-    let mut kernels = Kernels::load(&ctx).unwrap();
-    let mut projections = vec![Projections::Tree];
-    if kernels.gemm_cluster.is_some() {
-        projections.extend([Projections::Cluster, Projections::ClusterWithNorms]);
-    }
+    let kernels = Kernels::load(&ctx).unwrap();
     let host = HostWeights::random(Config::LLAMA_8B, 1).unwrap();
     let w = Weights::upload(&stream, &host).unwrap();
     for lens in batches {
         let batch = HostBatch::new(&host.config, lens, 7);
         let want = reference::reference(&host, &batch);
-        for (p, (mode, graphs)) in projections.iter().flat_map(|&p| {
-            [
-                (CheckedMode::Off, &[false, true][..]),
-                (CheckedMode::Wait, &[false][..]),
-                (CheckedMode::Deferred, &[false, true][..]),
-            ]
-            .map(|m| (p, m))
-        }) {
-            kernels.projections = p;
+        for (mode, graphs) in [
+            (CheckedMode::Off, &[false, true][..]),
+            (CheckedMode::Wait, &[false][..]),
+            (CheckedMode::Deferred, &[false, true][..]),
+        ] {
             kernels.set_checked_mode(mode);
             for &graphed in graphs {
                 let s = kernels.step(&stream, &w, &batch, graphed).unwrap();
                 let out = s.out.to_host(&stream).unwrap();
                 let residual = s.residual.to_host(&stream).unwrap();
-                let what = format!(
-                    "B={} lens {lens:?}, {p:?} projections, {mode:?}, graph {graphed}",
-                    lens.len()
-                );
+                let what = format!("B={} lens {lens:?}, {mode:?}, graph {graphed}", lens.len());
                 assert_close(&out, &want.out, &format!("{what}: out"));
                 assert_close(&residual, &want.residual, &format!("{what}: residual"));
             }
         }
     }
-}
-
-/// The cluster kernel each of the layer's projections takes (no GPU: the contracts and
-/// the model of `cluster_form_for`), worked out by hand from the bytes of the busiest
-/// block: at 32 rows O reads 64 KB of weights and 32 KB of x a block on
-/// gptq_gemm_cl8_n256 against 64 and 64 on gptq_gemm_cl4_n128; QKV ties cl4_n192 (one
-/// tile a cluster) with cl8_n256 (two) at 160 KB and takes the first; gate/up's 224
-/// tiles of 128 are 7 a cluster of 4 (448 + 64 KB), its 112 of 256 7 a cluster of 8
-/// (448 + 32), and 4 a cluster of 2 (512 + 128); only cl8_n256 takes down's K. Above 32
-/// rows none does.
-#[test]
-fn each_projection_takes_the_cluster_kernel_whose_busiest_block_reads_least() {
-    let c = Config::LLAMA_8B;
-    for rows in [1, 8, 32] {
-        // y's columns and the kernel, in Config::projections' order.
-        let want = [
-            (c.qkv_width(), ClusterForm::Cl4N192),
-            (c.hidden, ClusterForm::Cl8N256),
-            (c.intermediate, ClusterForm::Cl8N256),
-            (c.hidden, ClusterForm::Cl8N256),
-        ];
-        for ((name, k, n), (ny, want)) in c.projections().into_iter().zip(want) {
-            let shape = Shape {
-                m: rows,
-                k,
-                n,
-                g: c.group,
-                ny,
-            };
-            assert_eq!(cluster_form_for(shape), Some(want), "{name} at {rows} rows");
-        }
-    }
-    let o = Shape {
-        m: 33,
-        k: 4096,
-        n: 4096,
-        g: 128,
-        ny: 4096,
-    };
-    assert_eq!(cluster_form_for(o), None, "33 rows");
 }
 
 #[test]

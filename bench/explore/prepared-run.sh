@@ -50,27 +50,28 @@
 #     tree's paged_attn against one whose blocks count their partitions relaxed (not
 #     correct: what the count's release costs), after scripts/python-wheels and
 #     bench/explore/relaxattn/build.sh; carry the paged and relaxattn wheels;
+#   (12 ran in session 53 with gen.py's forms in the tree as specs/gemm_cluster.ima, at
+#   51e423d: every cluster form slower than the tree's kernels, its stream-only twins too;
+#   bench/RESULTS.md, "W4A16 products whose K is split across a thread-block cluster". 13
+#   and 15 are moot since.)
 #   bash bench/explore/prepared-run.sh 12: bench/explore/cl/time_cl.py, the cluster
 #     split-K W4A16 forms of cl_gemm.cu (built there by nvcc) against the kernels the layer
-#     takes on its four projections at 32, 8 and 1 rows, and specs/gemm_cluster.ima's
-#     kernels (session 52's spec forms, in the tree since session 53; each that takes the
-#     shape); carry the gemm, gemm_tma, decode, quant and gemm_cluster wheels
-#     (`IMA_WHEEL_ARCH=sm_90a scripts/python-wheels` with those specs named);
-#   (13, the layer from Python on session 52's spec forms, gave way to 16: the Rust layer
-#     with specs/gemm_cluster.ima's kernels;)
+#     takes on its four projections at 32, 8 and 1 rows, and gen.py's spec forms of the same
+#     product (`launch ... cluster(CK)`; session 52's prepared forms); carry the gemm,
+#     gemm_tma, decode, quant and cl wheels (scripts/python-wheels with
+#     IMA_WHEEL_ARCH=sm_90a, then bench/explore/cl/build.sh);
+#   bash bench/explore/prepared-run.sh 13: bench/explore/cl/layer_cl.py, the decode layer
+#     from Python at B = 1 and 32 (contexts of 1024) with QKV, O and down on gen.py's spec
+#     forms against the tree's kernels (and with clattn's paged_attn_rope_cl where its wheel
+#     is carried); carry .gpu/bin/decode_layer (for the dumps) and the decode, paged, gemm,
+#     quant, gemm_tma, cl and clattn wheels;
 #   bash bench/explore/prepared-run.sh 14: bench/explore/clattn/time_clattn.py, paged_attn
 #     whose partitions meet in a thread-block cluster (no workspace, count or fence)
 #     against the tree's; carry the paged and clattn wheels (bench/explore/clattn/build.sh);
-#   bash bench/explore/prepared-run.sh 15: 12 and 14 in one call (the wheels both name);
-#   bash bench/explore/prepared-run.sh 16: session 53's work, before 15 (whose forms it
-#     landed as specs/gemm_cluster.ima): tests/gemm_cluster_gpu.rs and tests/cluster_gpu.rs,
-#     then `decode_layer projections` (each projection alone on each kernel that takes
-#     it), `ablate` and `bench` (the tree's projections, the cluster ones, and those with
-#     the norms fused, side by side); carry .gpu with .gpu/bin holding only
-#     gemm_cluster_gpu-*, cluster_gpu-*, decode_gpu-* and decode_layer, no wheels;
-#   bash bench/explore/prepared-run.sh 17: tests/decode_gpu.rs (the layer with all three
-#     projections against the f64 reference), the same carry as 16; then, in a call of its
-#     own, `bash .gpu/on-device sanitize 'gemm_cluster_gpu|decode_gpu'`;
+#   bash bench/explore/prepared-run.sh 15: session 52's work in one call: tests/cluster_gpu.rs,
+#     then 12, 13 and 14; carry .gpu with .gpu/bin holding only cluster_gpu-* and
+#     decode_layer (the rest moved aside, and .gpu/tests.txt naming cluster_gpu alone) and
+#     the wheels 12 to 14 name (about 20 MB in all);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -145,27 +146,30 @@ case "${1:-1}" in
         -o bench/explore/cl/libcl.so bench/explore/cl/cl_gemm.cu || exit 1
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/gemm_kernels-*.whl .gpu/wheels/gemm_tma_kernels-*.whl \
-        .gpu/wheels/decode_kernels-*.whl .gpu/wheels/quant_kernels-*.whl .gpu/wheels/gemm_cluster_kernels-*.whl || exit 1
-    (cd bench/explore/cl && PYTHONPATH=$site timeout 280 python3 -u time_cl.py 2>&1 | tail -40)
+        .gpu/wheels/decode_kernels-*.whl .gpu/wheels/quant_kernels-*.whl .gpu/wheels/cl_kernels-*.whl || exit 1
+    (cd bench/explore/cl && PYTHONPATH=$site timeout 400 python3 -u time_cl.py 2>&1 | tail -40)
+    ;;
+13)
+    site=$(mktemp -d)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/decode_kernels-*.whl .gpu/wheels/paged_kernels-*.whl \
+        .gpu/wheels/gemm_kernels-*.whl .gpu/wheels/quant_kernels-*.whl .gpu/wheels/gemm_tma_kernels-*.whl .gpu/wheels/cl_kernels-*.whl || exit 1
+    ls .gpu/wheels/clattn_kernels-*.whl >/dev/null 2>&1 && python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/clattn_kernels-*.whl
+    tmp=$(mktemp -d)
+    timeout 90 bash .gpu/on-device run decode_layer dump "$tmp/b1" 1024 >/dev/null 2>&1 || exit 1
+    # shellcheck disable=SC2046
+    timeout 90 bash .gpu/on-device run decode_layer dump "$tmp/b32" $(printf '1024 %.0s' $(seq 32)) >/dev/null 2>&1 || exit 1
+    PYTHONPATH=$site timeout 300 python3 -u bench/explore/cl/layer_cl.py "$tmp/b1" "$tmp/b32" 2>&1 | tail -20
     ;;
 15)
-    for n in 12 14; do
+    timeout 150 bash .gpu/on-device test 'cluster_gpu' 2>&1 | grep -E "^test |test result|FAILED|panicked" | tail -8
+    for n in 12 13 14; do
         echo "== prepared-run.sh $n"
         bash "$0" "$n"
     done
     ;;
-16)
-    timeout 200 bash .gpu/on-device test 'gemm_cluster_gpu|cluster_gpu' 2>&1 | grep -E "^=== |^test |test result|FAILED|panicked" | tail -20
-    timeout 120 bash .gpu/on-device run decode_layer projections
-    timeout 150 bash .gpu/on-device run decode_layer ablate
-    timeout 100 bash .gpu/on-device run decode_layer bench
-    ;;
-17)
-    timeout 580 bash .gpu/on-device test 'decode_gpu' 2>&1 | grep -E "^test |test result|FAILED|panicked" | tail -12
-    ;;
 14)
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/clattn_kernels-*.whl || exit 1
-    (cd bench/explore/clattn && PYTHONPATH=$site timeout 240 python3 -u time_clattn.py 2>&1 | tail -16)
+    (cd bench/explore/clattn && PYTHONPATH=$site timeout 300 python3 -u time_clattn.py 2>&1 | tail -16)
     ;;
 esac

@@ -36,11 +36,6 @@ pub mod gemm {}
 #[ima_kernel("specs/gemm_tma.ima")]
 pub mod gemm_tma {}
 
-/// W4A16 products of up to 32 rows whose K is split across a thread-block cluster, for
-/// [`Projections::Cluster`] (compute capability 9.0 only).
-#[ima_kernel("specs/gemm_cluster.ima")]
-pub mod gemm_cluster {}
-
 /// A Llama 3 8B layer's shapes.
 #[derive(Debug, Clone, Copy)]
 pub struct Config {
@@ -319,10 +314,6 @@ pub struct State {
     pub v_cache: Tensor<f16>,
     /// The normalised input of a projection, `[B, hidden]`.
     pub normed: Tensor<f16>,
-    /// The residual stream between the two norms where they are fused into the projections
-    /// after them ([`Projections::ClusterWithNorms`]): those kernels write it to another
-    /// buffer than the one they read.
-    pub mid: Tensor<f16>,
     pub qkv: Tensor<f16>,
     pub part_o: Tensor<f32>,
     pub part_lse: Tensor<f32>,
@@ -350,7 +341,6 @@ pub const GATE_UP_UNIT: usize = decode::GATE_UP_UNIT as usize;
 const _: () = assert!(decode::GATE_UP_UNIT == gemm::GATE_UP_UNIT);
 const _: () = assert!(decode::GATE_UP_UNIT == quant::GATE_UP_UNIT);
 const _: () = assert!(decode::GATE_UP_UNIT == gemm_tma::GATE_UP_UNIT);
-const _: () = assert!(decode::GATE_UP_UNIT == gemm_cluster::GATE_UP_UNIT);
 
 /// Tokens of a run, the unit of paged_attn's partitions and its workspace: specs/paged.ima's
 /// `PART`.
@@ -376,7 +366,6 @@ impl State {
             k_cache: Tensor::from_host(stream, &h.k_cache, &cache)?,
             v_cache: Tensor::from_host(stream, &h.v_cache, &cache)?,
             normed: nan(&[b, c.hidden])?,
-            mid: nan(&[b, c.hidden])?,
             qkv: nan(&[b, c.qkv_width()])?,
             part_o: Tensor::zeros(stream, &[b, c.heads, parts, c.head_dim])?,
             part_lse: Tensor::zeros(stream, &[b, c.heads, parts])?,
@@ -399,115 +388,8 @@ pub struct Kernels {
     pub gemm: gemm::Kernels,
     /// On a device of compute capability 9.0 (the only one its module loads on).
     pub gemm_tma: Option<gemm_tma::Kernels>,
-    /// On a device of compute capability 9.0, as gemm_tma.
-    pub gemm_cluster: Option<gemm_cluster::Kernels>,
-    /// Which kernels take the projections of up to 32 rows.
-    pub projections: Projections,
     /// The device's SMs, for `projection_of`.
     sms: usize,
-}
-
-/// Which kernels take the projections of up to 32 rows of x: the tree's GEMVs and GEMMs
-/// (the default), or specs/gemm_cluster.ima's, whose clusters split K, where they load and
-/// one of them takes the shape, and with them each add_rms_norm fused into the projection
-/// after it where both projections after a norm (QKV, gate/up) have such a kernel
-/// (`decode_layer bench` and `ablate` time all three).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Projections {
-    Tree,
-    Cluster,
-    ClusterWithNorms,
-}
-
-/// specs/gemm_cluster.ima's kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClusterForm {
-    Cl4N128,
-    Cl4N192,
-    Cl8N256,
-    Cl2N128,
-}
-
-impl ClusterForm {
-    /// In the order `Kernels::cluster_form_of` prefers them on a tie, with the columns of a
-    /// tile.
-    const ALL: [(ClusterForm, usize); 4] = [
-        (ClusterForm::Cl4N128, 128),
-        (ClusterForm::Cl4N192, 192),
-        (ClusterForm::Cl8N256, 256),
-        (ClusterForm::Cl2N128, 128),
-    ];
-
-    fn contract(self) -> &'static ima::KernelContract {
-        match self {
-            ClusterForm::Cl4N128 => gemm_cluster::GptqGemmCl4N128::CONTRACT,
-            ClusterForm::Cl4N192 => gemm_cluster::GptqGemmCl4N192::CONTRACT,
-            ClusterForm::Cl8N256 => gemm_cluster::GptqGemmCl8N256::CONTRACT,
-            ClusterForm::Cl2N128 => gemm_cluster::GptqGemmCl2N128::CONTRACT,
-        }
-    }
-
-    /// Its twin with add_rms_norm fused in front, where it has one.
-    fn with_norm(self) -> Option<NormedForm> {
-        match self {
-            ClusterForm::Cl4N192 => Some(NormedForm::Cl4N192),
-            ClusterForm::Cl8N256 => Some(NormedForm::Cl8N256),
-            ClusterForm::Cl4N128 | ClusterForm::Cl2N128 => None,
-        }
-    }
-
-    fn kernel(self, cl: &gemm_cluster::Kernels) -> &Kernel {
-        match self {
-            ClusterForm::Cl4N128 => cl.gptq_gemm_cl4_n128.kernel(),
-            ClusterForm::Cl4N192 => cl.gptq_gemm_cl4_n192.kernel(),
-            ClusterForm::Cl8N256 => cl.gptq_gemm_cl8_n256.kernel(),
-            ClusterForm::Cl2N128 => cl.gptq_gemm_cl2_n128.kernel(),
-        }
-    }
-
-    /// Blocks a cluster: the contract's.
-    fn cluster_blocks(self) -> usize {
-        let c = self.contract().launch.cluster();
-        c.map_or(1, |[x, y, z]| (x * y * z) as usize)
-    }
-
-    /// The clusters its grid launches for the symbols' values (`value_of` a symbol's
-    /// name): the contract's grid along x over the cluster's blocks along x.
-    fn clusters_launched(self, value_of: impl Fn(&str) -> Option<i64>) -> Option<usize> {
-        let c = self.contract();
-        let values: Vec<i64> = c
-            .symbols
-            .iter()
-            .map(|s| value_of(s.name))
-            .collect::<Option<_>>()?;
-        let ima::Launch::Grid {
-            dims,
-            cluster: Some([per_cluster, _, _]),
-            ..
-        } = c.launch
-        else {
-            return None;
-        };
-        let blocks = dims.first()?.eval(&values, &[]).ok()?;
-        usize::try_from(blocks / i64::from(per_cluster)).ok()
-    }
-}
-
-/// specs/gemm_cluster.ima's kernels with add_rms_norm fused in front (`rms_gptq_gemm_*`),
-/// each the twin of the [`ClusterForm`] of the same name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NormedForm {
-    Cl4N192,
-    Cl8N256,
-}
-
-impl NormedForm {
-    fn kernel(self, cl: &gemm_cluster::Kernels) -> &Kernel {
-        match self {
-            NormedForm::Cl4N192 => cl.rms_gptq_gemm_cl4_n192.kernel(),
-            NormedForm::Cl8N256 => cl.rms_gptq_gemm_cl8_n256.kernel(),
-        }
-    }
 }
 
 /// The W4A16 kernel of a projection: a GEMV for one row of x, a tensor-core GEMM for
@@ -519,16 +401,13 @@ impl NormedForm {
 /// 16-column blocks), else 16-column ones (`gptq_gemv_narrow`: QKV, O and down, whose
 /// 32 to 48 blocks of 128 columns would leave most SMs idle). Of the GEMMs, gemm_tma's
 /// `gptq_gemm_wg32` for 17 to 32 rows of weights of at least [`WARPGROUP_MIN_WEIGHTS`]
-/// where it loads, else gemm's `gptq_gemm`. With [`Projections::Cluster`] (or
-/// `ClusterWithNorms`), up to 32 rows take specs/gemm_cluster.ima's kernel that
-/// [`cluster_form_for`] picks.
+/// where it loads, else gemm's `gptq_gemm`.
 #[derive(Clone, Copy)]
-pub enum Projection<'k> {
+enum Projection<'k> {
     Narrow,
     Wide,
     Gemm,
     Warpgroup(&'k gemm_tma::Kernels),
-    Cluster(&'k gemm_cluster::Kernels, ClusterForm),
 }
 
 /// The layer's seven launches (docs/decode-layer.md's table).
@@ -594,28 +473,26 @@ impl Kernels {
             "compute capability",
         )?;
         // Each module loads on a thread of its own: on a machine whose cache holds none of
-        // them, NVRTC compiles the six at once, and the first load waits for the longest
+        // them, NVRTC compiles the five at once, and the first load waits for the longest
         // (gemm_tma.ima's), not for their sum.
         fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
             thread
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         }
-        let hopper = (major, minor) == (9, 0);
-        let (decode, quant, paged, gemm, gemm_tma, gemm_cluster) = std::thread::scope(|s| {
+        let (decode, quant, paged, gemm, gemm_tma) = std::thread::scope(|s| {
             let decode = s.spawn(|| decode::Kernels::load(ctx));
             let quant = s.spawn(|| quant::Kernels::load(ctx));
             let paged = s.spawn(|| paged::Kernels::load(ctx));
             let gemm = s.spawn(|| gemm::Kernels::load(ctx));
-            let gemm_tma = hopper.then(|| s.spawn(|| gemm_tma::Kernels::load(ctx)));
-            let gemm_cluster = hopper.then(|| s.spawn(|| gemm_cluster::Kernels::load(ctx)));
+            let gemm_tma =
+                ((major, minor) == (9, 0)).then(|| s.spawn(|| gemm_tma::Kernels::load(ctx)));
             (
                 joined(decode),
                 joined(quant),
                 joined(paged),
                 joined(gemm),
                 gemm_tma.map(joined),
-                gemm_cluster.map(joined),
             )
         });
         Ok(Kernels {
@@ -624,8 +501,6 @@ impl Kernels {
             paged: paged?,
             gemm: gemm?,
             gemm_tma: gemm_tma.transpose()?,
-            gemm_cluster: gemm_cluster.transpose()?,
-            projections: Projections::Tree,
             sms: attribute(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                 "SM count",
@@ -650,88 +525,11 @@ impl Kernels {
             self.gemm.gptq_gemm.kernel(),
         ];
         all.extend(self.gemm_tma.as_ref().map(|t| t.gptq_gemm_wg32.kernel()));
-        if let Some(cl) = &self.gemm_cluster {
-            all.extend(ClusterForm::ALL.map(|(f, _)| f.kernel(cl)));
-            all.extend([NormedForm::Cl4N192, NormedForm::Cl8N256].map(|f| f.kernel(cl)));
-        }
         all
     }
 
-    /// The projection's kernel for `rows` rows of x, weights `w` and `ny` columns of y (`n`
-    /// or, SiluAndMul fused, `n / 2`).
-    fn projection_of(&self, rows: usize, w: &QuantTensor<f16>, ny: usize) -> Projection<'_> {
-        if self.projections != Projections::Tree
-            && let Some(cl) = &self.gemm_cluster
-            && let Some(form) = self.cluster_form_of(rows, w, ny)
-        {
-            return Projection::Cluster(cl, form);
-        }
-        self.tree_projection_of(rows, w)
-    }
-
-    /// With [`Projections::ClusterWithNorms`], the kernels that take the first norm and
-    /// the QKV projection, and the second norm and the gate/up projection, in one launch
-    /// each, where both have one; `None` otherwise (each norm its own launch).
-    fn normed_projections(
-        &self,
-        rows: usize,
-        w: &Weights,
-    ) -> Option<(&gemm_cluster::Kernels, [NormedForm; 2])> {
-        if self.projections != Projections::ClusterWithNorms {
-            return None;
-        }
-        let (cl, c) = (self.gemm_cluster.as_ref()?, &w.config);
-        let normed = |q, ny| self.cluster_form_of(rows, q, ny)?.with_norm();
-        let first = normed(&w.qkv, c.qkv_width())?;
-        Some((cl, [first, normed(&w.gate_up, c.intermediate)?]))
-    }
-
-    /// residual_out = h + residual, then y = rms_norm(residual_out) · gamma · w, in one
-    /// launch of the kernel `form` names.
-    #[allow(clippy::too_many_arguments)]
-    fn launch_normed(
-        &self,
-        (cl, form): (&gemm_cluster::Kernels, NormedForm),
-        stream: &Arc<CudaStream>,
-        (h, residual, residual_out): (&Tensor<f16>, &Tensor<f16>, &mut Tensor<f16>),
-        gamma: &Tensor<f16>,
-        w: &QuantTensor<f16>,
-        y: &mut Tensor<f16>,
-        eps: f32,
-    ) -> Result<(), Error> {
-        use gemm_cluster::*;
-        match form {
-            NormedForm::Cl4N192 => cl.rms_gptq_gemm_cl4_n192.launch(
-                stream,
-                RmsGptqGemmCl4N192Args {
-                    h,
-                    residual,
-                    residual_out,
-                    gamma,
-                    w,
-                    y,
-                    eps,
-                },
-            )?,
-            NormedForm::Cl8N256 => cl.rms_gptq_gemm_cl8_n256.launch(
-                stream,
-                RmsGptqGemmCl8N256Args {
-                    h,
-                    residual,
-                    residual_out,
-                    gamma,
-                    w,
-                    y,
-                    eps,
-                },
-            )?,
-        };
-        Ok(())
-    }
-
-    /// The tree's kernel for a projection of `rows` rows of x and weights `w`.
-    fn tree_projection_of(&self, rows: usize, w: &QuantTensor<f16>) -> Projection<'_> {
-        let (k, n) = (w.k(), w.n());
+    /// The projection's kernel for `rows` rows of x and weights of `k` x `n`.
+    fn projection_of(&self, rows: usize, k: usize, n: usize) -> Projection<'_> {
         if rows > 1 {
             match &self.gemm_tma {
                 Some(t) if (17..=32).contains(&rows) && k * n >= WARPGROUP_MIN_WEIGHTS => {
@@ -746,36 +544,6 @@ impl Kernels {
         }
     }
 
-    /// [`cluster_form_for`] the projection of `rows` rows of x, weights `w` and `ny`
-    /// columns of y.
-    fn cluster_form_of(&self, rows: usize, w: &QuantTensor<f16>, ny: usize) -> Option<ClusterForm> {
-        cluster_form_for(Shape::of(rows, w, ny))
-    }
-
-    /// The kernels `decode_layer projections` times on a projection of `rows` rows of x,
-    /// weights `w` and `ny` columns of y: the tree's, then each of specs/gemm_cluster.ima's
-    /// that takes the shape (where its module loads).
-    pub fn projection_choices(
-        &self,
-        rows: usize,
-        w: &QuantTensor<f16>,
-        ny: usize,
-    ) -> Vec<Projection<'_>> {
-        let mut all = vec![self.tree_projection_of(rows, w)];
-        if let Some(cl) = &self.gemm_cluster {
-            let value_of = Shape::of(rows, w, ny).value_of();
-            let forms = ClusterForm::ALL.into_iter().map(|(f, _)| f);
-            let taking = forms.filter(|f| f.contract().admits(value_of));
-            all.extend(taking.map(|f| Projection::Cluster(cl, f)));
-        }
-        all
-    }
-
-    /// The name of the kernel `p` names.
-    pub fn projection_name(&self, p: Projection<'_>) -> &'static str {
-        self.kernel_of(p).contract().name
-    }
-
     /// The W4A16 kernel `p` names.
     fn kernel_of<'k>(&'k self, p: Projection<'k>) -> &'k Kernel {
         match p {
@@ -783,7 +551,6 @@ impl Kernels {
             Projection::Wide => self.quant.gptq_gemv.kernel(),
             Projection::Gemm => self.gemm.gptq_gemm.kernel(),
             Projection::Warpgroup(t) => t.gptq_gemm_wg32.kernel(),
-            Projection::Cluster(cl, form) => form.kernel(cl),
         }
     }
 
@@ -796,25 +563,9 @@ impl Kernels {
         w: &QuantTensor<f16>,
         y: &mut impl ima::WriteTensor<f16>,
         rows: usize,
-        workspace: (&mut Tensor<f32>, &mut Tensor<i32>),
-    ) -> Result<(), Error> {
-        let ny = y.meta().shape.last().copied().unwrap_or(0);
-        let p = self.projection_of(rows, w, ny);
-        self.launch_projection(p, stream, x, w, y, workspace)
-    }
-
-    /// y = x · w through the kernel `p` names; gptq_gemm_wg32's workspace is `(part,
-    /// arrivals)`.
-    pub fn launch_projection(
-        &self,
-        p: Projection<'_>,
-        stream: &Arc<CudaStream>,
-        x: &impl ima::ReadTensor<f16>,
-        w: &QuantTensor<f16>,
-        y: &mut impl ima::WriteTensor<f16>,
         (part, arrivals): (&mut Tensor<f32>, &mut Tensor<i32>),
     ) -> Result<(), Error> {
-        match p {
+        match self.projection_of(rows, w.k(), w.n()) {
             Projection::Narrow => self
                 .decode
                 .gptq_gemv_narrow
@@ -837,23 +588,6 @@ impl Kernels {
                     y,
                 },
             )?,
-            Projection::Cluster(cl, form) => {
-                use gemm_cluster::*;
-                match form {
-                    ClusterForm::Cl4N128 => cl
-                        .gptq_gemm_cl4_n128
-                        .launch(stream, GptqGemmCl4N128Args { x, w, y })?,
-                    ClusterForm::Cl4N192 => cl
-                        .gptq_gemm_cl4_n192
-                        .launch(stream, GptqGemmCl4N192Args { x, w, y })?,
-                    ClusterForm::Cl8N256 => cl
-                        .gptq_gemm_cl8_n256
-                        .launch(stream, GptqGemmCl8N256Args { x, w, y })?,
-                    ClusterForm::Cl2N128 => cl
-                        .gptq_gemm_cl2_n128
-                        .launch(stream, GptqGemmCl2N128Args { x, w, y })?,
-                }
-            }
         };
         Ok(())
     }
@@ -868,35 +602,20 @@ impl Kernels {
         let c = &w.config;
         let (b, eps) = (s.b, c.eps);
         let d = &self.decode;
-        let normed = self.normed_projections(b, w);
+        d.add_rms_norm.launch(
+            stream,
+            decode::AddRmsNormArgs {
+                x: &s.hidden,
+                residual: &mut s.residual,
+                w: &w.norm1,
+                y: &mut s.normed,
+                eps,
+            },
+        )?;
         let part = &mut s.wg_part;
         let [qkv_counts, o_counts, gate_up_counts, down_counts] = &mut s.wg_arrivals;
-        if let Some((cl, [first, _])) = normed {
-            // The residual stream goes to `mid`, and back to `residual` at the second norm.
-            let residuals = (&s.hidden, &s.residual, &mut s.mid);
-            self.launch_normed(
-                (cl, first),
-                stream,
-                residuals,
-                &w.norm1,
-                &w.qkv,
-                &mut s.qkv,
-                eps,
-            )?;
-        } else {
-            d.add_rms_norm.launch(
-                stream,
-                decode::AddRmsNormArgs {
-                    x: &s.hidden,
-                    residual: &mut s.residual,
-                    w: &w.norm1,
-                    y: &mut s.normed,
-                    eps,
-                },
-            )?;
-            let qkv_wg = (&mut *part, qkv_counts);
-            self.project(stream, &s.normed, &w.qkv, &mut s.qkv, b, qkv_wg)?;
-        }
+        let qkv_wg = (&mut *part, qkv_counts);
+        self.project(stream, &s.normed, &w.qkv, &mut s.qkv, b, qkv_wg)?;
         self.paged.paged_attn_rope.launch(
             stream,
             paged::PagedAttnRopeArgs {
@@ -922,25 +641,19 @@ impl Kernels {
         )?;
         let o_wg = (&mut *part, o_counts);
         self.project(stream, &attn_rows, &w.o, &mut s.o, b, o_wg)?;
+        d.add_rms_norm.launch(
+            stream,
+            decode::AddRmsNormArgs {
+                x: &s.o,
+                residual: &mut s.residual,
+                w: &w.norm2,
+                y: &mut s.normed,
+                eps,
+            },
+        )?;
         // y half as wide as W: the kernels fuse SiluAndMul (GATE_UP_UNIT).
-        if let Some((cl, [_, second])) = normed {
-            let residuals = (&s.o, &s.mid, &mut s.residual);
-            let (gate_up, act) = (&w.gate_up, &mut s.act);
-            self.launch_normed((cl, second), stream, residuals, &w.norm2, gate_up, act, eps)?;
-        } else {
-            d.add_rms_norm.launch(
-                stream,
-                decode::AddRmsNormArgs {
-                    x: &s.o,
-                    residual: &mut s.residual,
-                    w: &w.norm2,
-                    y: &mut s.normed,
-                    eps,
-                },
-            )?;
-            let gate_up_wg = (&mut *part, gate_up_counts);
-            self.project(stream, &s.normed, &w.gate_up, &mut s.act, b, gate_up_wg)?;
-        }
+        let gate_up_wg = (&mut *part, gate_up_counts);
+        self.project(stream, &s.normed, &w.gate_up, &mut s.act, b, gate_up_wg)?;
         self.project(stream, &s.act, &w.down, &mut s.out, b, (part, down_counts))
     }
 
@@ -984,9 +697,7 @@ impl Kernels {
     /// `capture` with step `omit` left out of the graph, for
     /// timing what each step adds to a replay (`decode_layer ablate`). The steps after
     /// it read what an earlier replay left in its outputs: the timing is the layer's, the
-    /// outputs are not. Where a norm is fused into the projection after it
-    /// ([`Projections::ClusterWithNorms`]) the launch is the projection's step, and the
-    /// norm's step has none.
+    /// outputs are not.
     pub fn capture_omitting<'a>(
         &'a self,
         graph: &mut Graph<'a>,
@@ -996,7 +707,6 @@ impl Kernels {
     ) -> Result<(), Error> {
         let c = &w.config;
         let b = s.b;
-        let normed_projections = self.normed_projections(b, w);
         let format = QuantFormat::Gptq(ZeroStyle::MinusOne);
         let weight =
             |graph: &mut Graph<'a>, q: &'a QuantTensor<f16>| -> Result<Vec<GraphArg>, Error> {
@@ -1018,7 +728,6 @@ impl Kernels {
         let residual = graph.write(&mut s.residual);
         let (k_cache, v_cache) = (graph.write(&mut s.k_cache), graph.write(&mut s.v_cache));
         let normed = graph.write(&mut s.normed);
-        let mid = graph.write(&mut s.mid);
         let qkv = graph.write(&mut s.qkv);
         let (part_o, part_lse) = (graph.write(&mut s.part_o), graph.write(&mut s.part_lse));
         let arrivals = graph.write(&mut s.arrivals);
@@ -1032,14 +741,13 @@ impl Kernels {
             s.wg_arrivals.each_mut().map(|a| graph.write(a));
 
         let eps = [Scalar::F32(c.eps)];
-        // x, the weight (its tensor, and its parts' handles), gptq_gemm_wg32's counters, y
-        // and its columns.
+        // x, the weight (its tensor, and its parts' handles), gptq_gemm_wg32's counters, y.
         let project = |graph: &mut Graph<'a>,
                        x: GraphArg,
                        (q, w): (&QuantTensor<f16>, &[GraphArg]),
                        counts: GraphArg,
-                       (y, ny): (GraphArg, usize)| {
-            let p = self.projection_of(b, q, ny);
+                       y: GraphArg| {
+            let p = self.projection_of(b, q.k(), q.n());
             // gptq_gemm_wg32's workspace comes between the weights and y.
             let workspace = match p {
                 Projection::Warpgroup(_) => vec![wg_part, counts],
@@ -1052,39 +760,15 @@ impl Kernels {
                 .collect();
             graph.launch(self.kernel_of(p), &args, &[]).map(|_| ())
         };
-        // h, the residual before and after, gamma, the weight's parts and y of a norm fused
-        // into the projection after it.
-        let normed_project =
-            |graph: &mut Graph<'a>,
-             kernel: &'a Kernel,
-             (h, residual, residual_out, gamma): (GraphArg, GraphArg, GraphArg, GraphArg),
-             w: &[GraphArg],
-             y: GraphArg| {
-                let args: Vec<GraphArg> = [h, residual, residual_out, gamma]
-                    .into_iter()
-                    .chain(w.iter().copied())
-                    .chain([y])
-                    .collect();
-                graph.launch(kernel, &args, &eps).map(|_| ())
-            };
         let d = &self.decode;
         // Step::ALL, in order, each but `omit`.
         let keep = |step: Step| omit != Some(step);
-        if let Some((cl, [first, _])) = normed_projections {
-            // The residual stream goes to `mid`, and back to `residual` at the second norm.
-            if keep(Step::Qkv) {
-                let residuals = (hidden, residual, mid, norm1);
-                normed_project(graph, first.kernel(cl), residuals, &qkv_w, qkv)?;
-            }
-        } else {
-            if keep(Step::Norm) {
-                let args = [hidden, residual, norm1, normed];
-                graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
-            }
-            if keep(Step::Qkv) {
-                let qkv = (qkv, c.qkv_width());
-                project(graph, normed, (&w.qkv, &qkv_w), qkv_counts, qkv)?;
-            }
+        if keep(Step::Norm) {
+            let args = [hidden, residual, norm1, normed];
+            graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
+        }
+        if keep(Step::Qkv) {
+            project(graph, normed, (&w.qkv, &qkv_w), qkv_counts, qkv)?;
         }
         if keep(Step::Attention) {
             let args = [
@@ -1095,91 +779,20 @@ impl Kernels {
             graph.launch(self.paged.paged_attn_rope.kernel(), &args, &scale)?;
         }
         if keep(Step::O) {
-            project(graph, attn_rows, (&w.o, &o_w), o_counts, (o, c.hidden))?;
+            project(graph, attn_rows, (&w.o, &o_w), o_counts, o)?;
         }
-        if let Some((cl, [_, second])) = normed_projections {
-            if keep(Step::GateUp) {
-                let residuals = (o, mid, residual, norm2);
-                normed_project(graph, second.kernel(cl), residuals, &gu_w, act)?;
-            }
-        } else {
-            if keep(Step::SecondNorm) {
-                let args = [o, residual, norm2, normed];
-                graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
-            }
-            if keep(Step::GateUp) {
-                let act = (act, c.intermediate);
-                project(graph, normed, (&w.gate_up, &gu_w), gate_up_counts, act)?;
-            }
+        if keep(Step::SecondNorm) {
+            let args = [o, residual, norm2, normed];
+            graph.launch(d.add_rms_norm.kernel(), &args, &eps)?;
+        }
+        if keep(Step::GateUp) {
+            project(graph, normed, (&w.gate_up, &gu_w), gate_up_counts, act)?;
         }
         if keep(Step::Down) {
-            project(graph, act, (&w.down, &down_w), down_counts, (out, c.hidden))?;
+            project(graph, act, (&w.down, &down_w), down_counts, out)?;
         }
         Ok(())
     }
-}
-
-/// A projection's shape, as specs/gemm_cluster.ima's kernels name it: rows of x (M), the
-/// weights' K, N and group (G), and y's columns (NY: N, or N / 2 with SiluAndMul fused).
-#[derive(Clone, Copy, Debug)]
-pub struct Shape {
-    pub m: usize,
-    pub k: usize,
-    pub n: usize,
-    pub g: usize,
-    pub ny: usize,
-}
-
-impl Shape {
-    fn of(rows: usize, w: &QuantTensor<f16>, ny: usize) -> Shape {
-        Shape {
-            m: rows,
-            k: w.k(),
-            n: w.n(),
-            g: w.group(),
-            ny,
-        }
-    }
-
-    /// Its symbols by name.
-    fn value_of(self) -> impl Fn(&str) -> Option<i64> + Copy {
-        move |symbol: &str| {
-            let v = match symbol {
-                "M" => self.m,
-                "K" => self.k,
-                "N" => self.n,
-                "G" => self.g,
-                "NY" => self.ny,
-                _ => return None,
-            };
-            i64::try_from(v).ok()
-        }
-    }
-}
-
-/// Of specs/gemm_cluster.ima's kernels that take the shape (their contracts), the one whose
-/// busiest block reads the fewest bytes: its tiles over the clusters its grid launches
-/// (rounded up) times a tile's int4 weights for one block (columns by K / CK), and its rows
-/// of x for K / CK, staged once. A model: each launches about 128 blocks, one an SM, whose
-/// stream of weights sets its time (`decode_layer projections` times every kernel that
-/// takes each projection). On a tie the first in [`ClusterForm::ALL`]; `None` where none
-/// takes the shape.
-pub fn cluster_form_for(shape: Shape) -> Option<ClusterForm> {
-    let value_of = shape.value_of();
-    let busiest = |(form, cols): (ClusterForm, usize)| {
-        let ks = shape.k / form.cluster_blocks();
-        let tiles = shape
-            .n
-            .div_ceil(cols)
-            .div_ceil(form.clusters_launched(value_of)?);
-        Some((tiles * cols * ks / 2 + shape.m * ks * 2, form))
-    };
-    ClusterForm::ALL
-        .into_iter()
-        .filter(|(f, _)| f.contract().admits(value_of))
-        .filter_map(busiest)
-        .min_by_key(|&(bytes, _)| bytes)
-        .map(|(_, form)| form)
 }
 
 /// The ragged batches the layer is checked on: B = 1 at the shortest and longest

@@ -4,7 +4,6 @@
 //!     cargo run --release --example decode_layer -- check          # B = 1, 8, 32 against the f64 host reference
 //!     cargo run --release --example decode_layer -- bench          # B = 1 and 32 at a context of 1024
 //!     cargo run --release --example decode_layer -- ablate         # what each launch adds to the graph
-//!     cargo run --release --example decode_layer -- projections    # each projection on each kernel that takes it
 //!     cargo run --release --example decode_layer -- dump DIR B L..  # inputs and outputs for bench/decode_layer_torch.py
 //!
 //! `check` runs each batch kernel by kernel and as a replayed `ima::Graph`, in release and
@@ -13,10 +12,6 @@
 //! prints the rows of bench/RESULTS.md's decode-layer table with the layer's roofline.
 //! `ablate` times the graph with each launch left out in turn: what a launch adds to a
 //! replay, where ncu's time of a kernel alone also counts what a graph overlaps or hides.
-//! `check`, `bench` and `ablate` run the layer with each of its [`Projections`] that
-//! loads (the cluster ones on a device of compute capability 9.0), side by side.
-//! `projections` times each of the layer's four projections alone at B = 1, 8 and 32 on
-//! the tree's kernel and on each cluster kernel that takes it.
 //! docs/decode-layer.md walks through the layer.
 
 mod layer;
@@ -28,9 +23,9 @@ use std::sync::Arc;
 
 use ima::cudarc::driver::{CudaStream, sys::CUevent_flags};
 use ima::half::f16;
-use ima::{CheckedMode, Graph, HostQWeight, Tensor};
+use ima::{CheckedMode, Graph, HostQWeight};
 
-use layer::{Config, HostBatch, HostWeights, Kernels, Projections, State, Step, Weights};
+use layer::{Config, HostBatch, HostWeights, Kernels, State, Step, Weights};
 
 type Res<T> = Result<T, Box<dyn Error>>;
 
@@ -51,41 +46,12 @@ fn worst(got: &[f16], want: &[f16]) -> (f64, usize) {
         .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
 }
 
-/// The layer's [`Projections`] that load here: the tree's, and the cluster ones (with and
-/// without the norms fused) where their module loads.
-fn projections(kernels: &Kernels) -> Vec<Projections> {
-    let mut all = vec![Projections::Tree];
-    if kernels.gemm_cluster.is_some() {
-        all.extend([Projections::Cluster, Projections::ClusterWithNorms]);
-    }
-    all
-}
-
-/// A variant's name with its projections: the tree's unmarked (bench/RESULTS.md's rows
-/// before there were others).
-fn with_projections(name: &str, p: Projections) -> String {
-    match p {
-        Projections::Tree => name.to_string(),
-        Projections::Cluster => format!("{name}, cluster projections"),
-        Projections::ClusterWithNorms => format!("{name}, cluster projections, norms fused"),
-    }
-}
-
-fn check(
-    stream: &Arc<CudaStream>,
-    kernels: &mut Kernels,
-    host: &HostWeights,
-    w: &Weights,
-) -> Res<()> {
+fn check(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &Weights) -> Res<()> {
     let c = host.config;
     for lens in layer::ragged_batches() {
         let batch = HostBatch::new(&c, &lens, 7);
         let want = reference::reference(host, &batch);
-        for (p, mode) in projections(kernels)
-            .into_iter()
-            .flat_map(|p| [(p, CheckedMode::Off), (p, CheckedMode::Deferred)])
-        {
-            kernels.projections = p;
+        for mode in [CheckedMode::Off, CheckedMode::Deferred] {
             kernels.set_checked_mode(mode);
             for graphed in [false, true] {
                 let s = kernels.step(stream, w, &batch, graphed)?;
@@ -93,7 +59,7 @@ fn check(
                 let (e_out, at) = worst(&out, &want.out);
                 let (e_res, _) = worst(&residual, &want.residual);
                 println!(
-                    "B={:2} lens {:?}{}: {p:?} projections, {mode:?}, {}: out max err {e_out:.2e} (at {at}: {} vs {}), residual {e_res:.2e}",
+                    "B={:2} lens {:?}{}: {mode:?}, {}: out max err {e_out:.2e} (at {at}: {} vs {}), residual {e_res:.2e}",
                     lens.len(),
                     &lens[..lens.len().min(4)],
                     if lens.len() > 4 { " .." } else { "" },
@@ -105,7 +71,6 @@ fn check(
         }
     }
     kernels.set_checked_mode(CheckedMode::Off);
-    kernels.projections = Projections::Tree;
     Ok(())
 }
 
@@ -131,12 +96,7 @@ fn time(stream: &Arc<CudaStream>, iters: usize, f: &mut dyn FnMut() -> Res<()>) 
     Ok(us[us.len() / 2])
 }
 
-fn bench(
-    stream: &Arc<CudaStream>,
-    kernels: &mut Kernels,
-    host: &HostWeights,
-    w: &Weights,
-) -> Res<()> {
+fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &Weights) -> Res<()> {
     let c = host.config;
     // The device copy rate: 1 GiB read and written.
     let n = 1 << 30;
@@ -173,58 +133,35 @@ fn bench(
                 100.0 * roof_us / us
             );
         };
-        for p in projections(kernels) {
-            kernels.projections = p;
-            for (mode, name) in [
-                (CheckedMode::Off, "release"),
-                (CheckedMode::Deferred, "deferred"),
-            ] {
-                kernels.set_checked_mode(mode);
-                let mut s = State::upload(stream, &c, &batch)?;
-                let eager = time(stream, 50, &mut || Ok(kernels.forward(stream, w, &mut s)?))?;
-                row(
-                    &with_projections(&format!("imac {name}, kernel by kernel"), p),
-                    eager,
-                );
-                let mut s = State::upload(stream, &c, &batch)?;
-                let mut graph = Graph::new(stream)?;
-                kernels.capture(&mut graph, w, &mut s)?;
-                let graphed = time(stream, 200, &mut || Ok(graph.replay(stream)?))?;
-                graph.check()?;
-                row(
-                    &with_projections(&format!("imac {name}, CUDA graph"), p),
-                    graphed,
-                );
-            }
-            kernels.set_checked_mode(CheckedMode::Off);
+        for (mode, name) in [
+            (CheckedMode::Off, "release"),
+            (CheckedMode::Deferred, "deferred"),
+        ] {
+            kernels.set_checked_mode(mode);
+            let mut s = State::upload(stream, &c, &batch)?;
+            let eager = time(stream, 50, &mut || Ok(kernels.forward(stream, w, &mut s)?))?;
+            row(&format!("imac {name}, kernel by kernel"), eager);
+            let mut s = State::upload(stream, &c, &batch)?;
+            let mut graph = Graph::new(stream)?;
+            kernels.capture(&mut graph, w, &mut s)?;
+            let graphed = time(stream, 200, &mut || Ok(graph.replay(stream)?))?;
+            graph.check()?;
+            row(&format!("imac {name}, CUDA graph"), graphed);
         }
+        kernels.set_checked_mode(CheckedMode::Off);
     }
-    kernels.projections = Projections::Tree;
     Ok(())
 }
 
 /// The graph at B = 1 and 32 (contexts of 1024, release) with each launch left out in
-/// turn, two passes, for each of the layer's projections: a launch's share of a replay is
-/// the whole graph's time less the time without it.
-fn ablate(
-    stream: &Arc<CudaStream>,
-    kernels: &mut Kernels,
-    host: &HostWeights,
-    w: &Weights,
-) -> Res<()> {
+/// turn, two passes: a launch's share of a replay is the whole graph's time less the time
+/// without it.
+fn ablate(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &Weights) -> Res<()> {
     let c = host.config;
     let names: Vec<&str> = Step::ALL.iter().map(|s| s.name()).collect();
-    println!(
-        "| B | projections | pass | whole graph (us) | {} |",
-        names.join(" | ")
-    );
-    println!("|---:|---|---:|---:|{}", "---:|".repeat(names.len()));
-    let plans = projections(kernels);
-    for (b, p) in [1usize, 32]
-        .into_iter()
-        .flat_map(|b| plans.iter().map(move |&p| (b, p)))
-    {
-        kernels.projections = p;
+    println!("| B | pass | whole graph (us) | {} |", names.join(" | "));
+    println!("|---:|---:|---:|{}", "---:|".repeat(names.len()));
+    for b in [1usize, 32] {
         let batch = HostBatch::new(&c, &vec![1024; b], 7);
         let mut s = State::upload(stream, &c, &batch)?;
         let mut replay = |omit: Option<Step>| -> Res<f64> {
@@ -240,63 +177,7 @@ fn ablate(
                 .iter()
                 .map(|&step| Ok(format!("{:.1}", whole - replay(Some(step))?)))
                 .collect::<Res<Vec<String>>>()?;
-            println!(
-                "| {b} | {p:?} | {pass} | {whole:.1} | {} |",
-                shares.join(" | ")
-            );
-        }
-    }
-    kernels.projections = Projections::Tree;
-    Ok(())
-}
-
-/// Each projection at B = 1, 8 and 32 alone, on the tree's kernel and on each of
-/// specs/gemm_cluster.ima's that takes it: the median of 200 launches (release, each
-/// between two events), the weights' bytes over it, and the largest difference from the
-/// tree kernel's y over 1 + |y|.
-fn projections_alone(
-    stream: &Arc<CudaStream>,
-    kernels: &Kernels,
-    host: &HostWeights,
-    w: &Weights,
-) -> Res<()> {
-    let c = host.config;
-    println!("| projection | B | kernel | median (us) | weights (GB/s) | against the tree's |");
-    println!("|---|---:|---|---:|---:|---:|");
-    for b in [1usize, 8, 32] {
-        let batch = HostBatch::new(&c, &vec![1024; b], 7);
-        let mut s = State::upload(stream, &c, &batch)?;
-        let each = [
-            ("QKV", &w.qkv, c.qkv_width()),
-            ("O", &w.o, c.hidden),
-            ("gate/up", &w.gate_up, c.intermediate),
-            ("down", &w.down, c.hidden),
-        ];
-        for (i, (name, q, ny)) in each.into_iter().enumerate() {
-            let (k, n, g) = (q.k(), q.n(), q.group());
-            // int4 words, f16 scales and packed int4 zeros (GPTQ v1).
-            let bytes = k * n / 2 + k / g * n * 2 + k / g * n / 2;
-            let x = Tensor::from_host(stream, &layer::Lcg::new(3).f16s(b * k, 1.0), &[b, k])?;
-            let mut tree_y: Option<Vec<f16>> = None;
-            for p in kernels.projection_choices(b, q, ny) {
-                let mut y = Tensor::<f16>::zeros(stream, &[b, ny])?;
-                let mut launch = || {
-                    let workspace = (&mut s.wg_part, &mut s.wg_arrivals[i]);
-                    Ok(kernels.launch_projection(p, stream, &x, q, &mut y, workspace)?)
-                };
-                let us = time(stream, 200, &mut launch)?;
-                let got = y.to_host(stream)?;
-                let against = match &tree_y {
-                    None => "(the tree's)".to_string(),
-                    Some(want) => format!("{:.1e}", worst(&got, want).0),
-                };
-                tree_y.get_or_insert(got);
-                println!(
-                    "| {name} | {b} | {} | {us:.1} | {:.0} | {against} |",
-                    kernels.projection_name(p),
-                    bytes as f64 / (us * 1e-6) / 1e9
-                );
-            }
+            println!("| {b} | {pass} | {whole:.1} | {} |", shares.join(" | "));
         }
     }
     Ok(())
@@ -437,18 +318,17 @@ fn dump(
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: decode_layer check | bench | ablate | projections | dump DIR LEN...";
+    let usage = "usage: decode_layer check | bench | ablate | dump DIR LEN...";
     let what = args.first().ok_or(usage)?;
     let ctx = ima::context(0)?;
     let stream = ctx.new_stream()?;
-    let mut kernels = Kernels::load(&ctx)?;
+    let kernels = Kernels::load(&ctx)?;
     let host = HostWeights::random(Config::LLAMA_8B, 1)?;
     let w = Weights::upload(&stream, &host)?;
     match what.as_str() {
-        "check" => check(&stream, &mut kernels, &host, &w),
-        "bench" => bench(&stream, &mut kernels, &host, &w),
-        "ablate" => ablate(&stream, &mut kernels, &host, &w),
-        "projections" => projections_alone(&stream, &kernels, &host, &w),
+        "check" => check(&stream, &kernels, &host, &w),
+        "bench" => bench(&stream, &kernels, &host, &w),
+        "ablate" => ablate(&stream, &kernels, &host, &w),
         "dump" => {
             let dir = args.get(1).ok_or(usage)?;
             let lens = args[2..]

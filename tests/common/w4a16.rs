@@ -117,22 +117,8 @@ pub fn w4a16_fused_matches(
     tol: &FusedTolerance,
     launch: &W4a16Launch<'_>,
 ) {
-    let x = |m: usize, k: usize| f16s(m * k, 3);
-    w4a16_fused_matches_on(stream, name, shapes, &x, unit, tol, launch);
-}
-
-/// `w4a16_fused_matches` with x (`[M, K]`, row-major) made by `x(M, K)`.
-pub fn w4a16_fused_matches_on(
-    stream: &Arc<CudaStream>,
-    name: &str,
-    shapes: &[(usize, usize, usize, usize)],
-    x: &dyn Fn(usize, usize) -> Vec<f16>,
-    unit: usize,
-    tol: &FusedTolerance,
-    launch: &W4a16Launch<'_>,
-) {
     for &(m, k, n, g) in shapes {
-        let (gu, got) = w4a16_and_f64_of(stream, &x(m, k), (m, k, n, g), n / 2, launch);
+        let (gu, got) = w4a16_and_f64(stream, (m, k, n, g), n / 2, launch);
         for r in 0..m {
             for j in 0..n / 2 {
                 let (gate, up) = gate_up_columns(j, unit);

@@ -2,10 +2,9 @@
 against the kernels the decode layer takes at the same rows: gptq_gemm (gemm_kernels) and
 gptq_gemm_wg32 (gemm_tma_kernels) at 32 rows, gptq_gemm at 8, the GEMVs at 1
 (decode_kernels' gptq_gemv_narrow for QKV, O and down, quant_kernels' gptq_gemv for gate/up),
-on the layer's projection shapes, gate/up with SiluAndMul fused, and the tree's
-specs/gemm_cluster.ima (gemm_cluster_kernels, where its wheel is installed: the same product
-through imac's accessors and `cluster(...)`, every kernel whose contract takes the shape,
-also launched once in checked mode), each as
+on the layer's projection shapes, gate/up with SiluAndMul fused, and gen.py's spec forms
+(cl_kernels, where its wheel is installed: the same product through imac's accessors and
+`cluster(...)`, also launched once in checked mode), each as
 CUDA graphs cycling weight sets past L2 (timing.py's graph_us), µs a launch. Each form's
 output is checked against torch's f32 product of the same weights dequantised (v1 zeros,
 as imac reads them) and against gptq_gemm's; a form whose output differs prints DIFF.
@@ -24,10 +23,9 @@ import gemm_tma_kernels as tk  # noqa: E402
 import decode_kernels as dk  # noqa: E402
 import quant_kernels as qk  # noqa: E402
 try:
-    import gemm_cluster_kernels as ck  # IMA_WHEEL_ARCH=sm_90a scripts/python-wheels specs/gemm_cluster.ima
+    import cl_kernels as ck  # gen.py's spec forms (build.sh)
 except ImportError:
     ck = None
-CLUSTER_KERNELS = ("gptq_gemm_cl4_n128", "gptq_gemm_cl4_n192", "gptq_gemm_cl8_n256", "gptq_gemm_cl2_n128")
 
 dev = "cuda"
 G = 128
@@ -113,23 +111,21 @@ def main():
             t_wg = graph_us(lambda w: tk.gptq_gemm_wg32(x, w, part, arrivals, y), [(w,) for w in tw])
             line += f", gptq_gemm_wg32 {t_wg:.1f}"
         print(line, flush=True)
-        cw = [] if ck is None else [
-            ck.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=G) for w in ws]
-        for spec in CLUSTER_KERNELS if ck is not None else ():
-            sk = getattr(ck, spec)
+        spec = {(4096, 4096, False): "o", (4096, 6144, False): "qkv", (14336, 4096, False): "down",
+                (4096, 28672, True): "gate_up"}.get((k, n, fused))
+        if ck is not None and spec:
+            sk = getattr(ck, f"gptq_gemm_cl_{spec}")
+            cw = [ck.QuantWeight("gptq", qweight=w.qweight, qzeros=w.qzeros, scales=w.scales, group_size=G) for w in ws]
             errs = []
-            try:
-                for mode in ("wait", "off"):
-                    ck.set_checked(mode)
-                    y.fill_(float("nan"))
-                    sk(x, cw[0], y)
-                    torch.cuda.synchronize()
-                    errs.append((y.float() - ref).abs().max().item() / scale)
-            except ck.ContractError:
-                continue  # its constraints do not take the shape
+            for mode in ("wait", "off"):
+                ck.set_checked(mode)
+                y.fill_(float("nan"))
+                sk(x, cw[0], y)
+                torch.cuda.synchronize()
+                errs.append((y.float() - ref).abs().max().item() / scale)
             t = graph_us(lambda w: sk(x, w, y), [(w,) for w in cw])
             ok = max(errs) < 5e-3
-            print(f"  {spec}: {t:.1f} us, err {errs[1]:.1e} against torch (checked {errs[0]:.1e})"
+            print(f"  spec gptq_gemm_cl_{spec}: {t:.1f} us, err {errs[1]:.1e} against torch (checked {errs[0]:.1e})"
                   + ("" if ok else "  DIFF"), flush=True)
         for c, (fname, fk, fn_, rows, f) in fs.items():
             if (fk, fn_, f) != (k, n, fused) or m > rows or (rows == 32 and m <= 8):

@@ -2193,265 +2193,6 @@ struct ImaInBlock {
         return a.at16(i...);
     }
 };
-
-#ifdef __CUDA_FP16_TYPES_EXIST__
-// W4A16 with K split across a thread-block cluster (specs/gemm_cluster.ima): y = x · W, or
-// with y half as wide as W (`fused`) vLLM's SiluAndMul of it (W's columns gate's and up's
-// in alternate units of 8), for at most 32 rows of x; W in GPTQ int4 with groups of 128.
-// The CK blocks of a cluster share its tiles of 32 WN columns, block `rank` taking rows
-// rank K / CK .. of K; its WN x KW warps take 32 columns each by a KW-th of the block's K.
-//
-// Why: at up to 32 rows a W4A16 product's blocks each read their rows of x for all of K
-// from L2 (gptq_gemm: 32 MB of x through L2 for O's 8.4 MB of weights at 32 rows), or
-// stage x beside the weights in a pipeline whose fill a few stages a block do not repay
-// (gptq_gemm_wg32). Here a block stages its 32 rows of x for its part of K once, in
-// shared memory (`stage(kb, ks, first)` fills xs's rows up to ima_cluster_x_rows(M),
-// columns 0 .. ks - 1, with x's columns kb .. kb + ks - 1 and zeros past M; `first` is whether this is the
-// first cluster, whose blocks cover K once), streams its weights straight into registers
-// two groups ahead of the one it multiplies, and the cluster adds its blocks' sums
-// through distributed shared memory: no workspace, counter or gpu-scope fence.
-//
-// W is the MMA's A operand (W's columns as A's rows) and x the B operand, so that a
-// lane's 4 packed rows decode (`dequant_frag`) straight into A fragments and a B fragment
-// is one 16-byte shared load of x's elements put once in ima_row_pairs' order. Lane
-// (g, t) of a step loads columns n .. n + 3 (n = 32 wn + 4 g of the tile) of group q's
-// packed rows 16 q + t + 4 r, r < 4: whole tile 4 q + t of 4 rows, every 4th.
-//
-// The caller's constraints: M <= 32, G == 128, K a positive multiple of CK KW 256 (each
-// warp's part of K an even number of groups, at least 2: a tile ends at an odd step, and
-// the first loads need a step to load), N % (32 WN) == 0, y of N columns or of N / 2
-// (fused), xs f16[32, K / CK + 32] (rows 32 elements longer than K / CK, so that the 8 rows
-// a warp reads at once fall in different banks), part f32[2, KW, 32, 32 WN], blocks of
-// 32 WN KW threads, and a grid of whole clusters of CK blocks along x. UNIT is the spec's
-// GATE_UP_UNIT, which the fused epilogue reads as 8.
-// The rows of xs that ima_cluster_w4a16's tiles of 8 read: M rounded up to 8, at most 32
-// (the rest are never staged, zeroed or reordered).
-template <typename I>
-__device__ __forceinline__ int ima_cluster_x_rows(I M) {
-    return int(min(I(32), (M + 7) / 8 * 8));
-}
-
-template <int WN, int KW, int CK, int UNIT, typename I, typename Stage, typename W, typename Y, typename XS,
-          typename PART>
-__device__ __forceinline__ void ima_cluster_w4a16(const Stage& stage, const W& w, const Y& y, const XS& xs,
-                                                  const PART& part, I M, I N, I K, bool fused) {
-    constexpr int COLS = 32 * WN;
-    static_assert(UNIT == 8, "the fused epilogue takes gate and up in alternate units of 8 columns");
-    static_assert(COLS / CK % 16 == 0, "a block's share of a tile must hold whole units of gate and up");
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const int wn = warp % WN, wk = warp / WN;
-    const I rank = ima_cluster_rank(), tiles = N / COLS, stride = I(gridDim.x) / CK;
-    const I ks = K / CK, kwarp = ks / KW, kb = rank * ks, k0 = kb + wk * kwarp;
-    const I q0 = k0 / 128, groups = kwarp / 128;
-    // This cluster's tiles: tile0, tile0 + stride, ... below tiles; its steps run over
-    // (tile, group) pairs, `groups` of each tile.
-    const I tile0 = I(blockIdx.x) / CK;
-    const I steps = tile0 < tiles ? (tiles - 1 - tile0) / stride * groups + groups : 0;
-    // The steps load in order through a cursor (tile lt, group lq), so that no step
-    // divides; a load past the last step loads the last again (in bounds, and never
-    // multiplied).
-    I lt = tile0, lq = 0, left = steps;
-    auto load = [&] {
-        const I n = lt * COLS + 32 * wn + 4 * g;
-        const auto tl = w.load_whole_tile(4 * (q0 + lq) + t, n, ImaConst<4>{}, ImaConst<4>{}, ImaConst<4>{});
-        if (left > 1) {
-            --left;
-            if (++lq == groups) {
-                lq = 0;
-                lt += stride;
-            }
-        }
-        return tl;
-    };
-    auto a = load();
-    auto b = load();
-    // x staged while the first two groups load (every block stages: a fused norm's
-    // stage meets the cluster).
-    stage(kb, ks, tile0 == 0);
-    __syncthreads();
-    if (steps == 0) {
-        ima_cluster_sync();
-        return;
-    }
-    // Each 8 elements put in the order (0, 4, 1, 5, 2, 6, 3, 7), once: a B fragment's
-    // pairs (ima_row_pairs' order), read with one 16-byte load and no permute.
-    const int rows = ima_cluster_x_rows(M);
-    for (I i = threadIdx.x; i < rows * (ks / 8); i += blockDim.x) {
-        uint4& v = *reinterpret_cast<uint4*>(&xs.at8(i / (ks / 8), i % (ks / 8) * 8));
-        const uint4 u = v;
-        v = uint4{__byte_perm(u.x, u.z, 0x5410), __byte_perm(u.x, u.z, 0x7632), __byte_perm(u.y, u.w, 0x5410),
-                  __byte_perm(u.y, u.w, 0x7632)};
-    }
-    __syncthreads();
-    // acc[i][j]: W's columns n + 2i, n + 2i + 1 (the MMA's A rows g, g + 8) by x's rows
-    // 8 j .. 8 j + 7 (its B columns).
-    ImaAcc4 acc[2][4];
-    auto zero = [&] {
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) acc[i][j] = ImaAcc4{{0.f, 0.f, 0.f, 0.f}};
-    };
-    zero();
-    // A step's products: its group's 4 packed rows (the tile's rows from tl.k0 = 128 q
-    // + 8 t), each 32 rows of K apart, against x's tiles of 8 rows that hold rows of x
-    // (one at M <= 8: a quarter of the MMAs and x's loads, where they would compete with
-    // the weights' stream for a step's time).
-    auto multiply = [&](const decltype(a)& tl) {
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-            unsigned bf[4][4];
-            w.dequant_frag(tl, r, bf);
-            const I kx = tl.k0 + 32 * r - kb;
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                if (8 * j >= M) break;
-                // Row 8 j + g's elements kx .. kx + 7 in the pair order: b0, b1 of k16
-                // step 0 (pairs (0, 4), (1, 5)), then of step 1.
-                const uint4 xb = *reinterpret_cast<const uint4*>(&xs.at8(8 * j + g, kx));
-#pragma unroll
-                for (int i = 0; i < 2; ++i) {
-                    const unsigned a0[4] = {bf[2 * i][0], bf[2 * i + 1][0], bf[2 * i][1], bf[2 * i + 1][1]};
-                    const unsigned a1[4] = {bf[2 * i][2], bf[2 * i + 1][2], bf[2 * i][3], bf[2 * i + 1][3]};
-                    acc[i][j] = ima_mma_m16n8k16_f16(a0, xb.x, xb.y, acc[i][j]);
-                    acc[i][j] = ima_mma_m16n8k16_f16(a1, xb.z, xb.w, acc[i][j]);
-                }
-            }
-        }
-    };
-    // A tile's end: the warps' sums to part's buffer `buf`, then this block's CK-th of
-    // the tile's columns (units of 8, or 16 fused: a unit of gate and the unit of up
-    // after it) from every block and warp of the cluster, stored.
-    auto finish = [&](I tile, int buf) {
-        // Lane (g, t) holds W's columns 4g + 2i (+ 1 in registers 2, 3) of the warp's 32,
-        // for x's rows 8 j + 2t (+ 1 in registers 1, 3).
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    part(buf, wk, 8 * j + 2 * t + e % 2, 32 * wn + 4 * g + 2 * i + e / 2) = acc[i][j].x[e];
-        // Every block's sums of the tile are written; the barrier of the tile before
-        // kept this buffer from being written while the cluster still read it.
-        ima_cluster_sync();
-        const int unit = fused ? 16 : 8, units = COLS / CK / unit;
-        for (int i = threadIdx.x; i < 32 * units; i += blockDim.x) {
-            const int r = i / units, col = (int(rank) * units + i % units) * unit;
-            if (r >= M) continue;
-            float s[16] = {};
-#pragma unroll
-            for (int q = 0; q < CK; ++q) {
-                const auto other = part.in_block(unsigned(q));
-#pragma unroll
-                for (int k = 0; k < KW; ++k)
-#pragma unroll
-                    for (int h = 0; h < 16; h += 4) {
-                        if (h >= unit) break;
-                        const ImaVec<float, 4> v = other.at4(buf, k, r, col + h);
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) s[h + e] += v.v[e];
-                    }
-            }
-            ImaVec<__half, 8> o;
-#pragma unroll
-            for (int e = 0; e < 8; ++e) o.v[e] = __float2half(fused ? s[e] / (1.f + __expf(-s[e])) * s[8 + e] : s[e]);
-            y.store8(r, fused ? (tile * COLS + col) / 2 : tile * COLS + col, o);
-        }
-    };
-    // Two steps at a time, each loading the step two ahead before it multiplies.
-    int buf = 0;
-    I ft = tile0, done = 0;
-    for (I j = 0; j < steps; j += 2) {
-        const auto c2 = load();
-        multiply(a);
-        const auto d2 = load();
-        multiply(b);
-        a = c2;
-        b = d2;
-        if ((done += 2) == groups) {
-            finish(ft, buf);
-            ft += stride;
-            done = 0;
-            buf ^= 1;
-            zero();
-        }
-    }
-    // No block leaves while another may still read its shared memory.
-    ima_cluster_sync();
-}
-
-// x's rows up to ima_cluster_x_rows(M) (zeros past M), columns kb .. kb + ks - 1, into xs
-// by cp.async: the plain stage of ima_cluster_w4a16.
-template <typename I, typename X, typename XS>
-__device__ __forceinline__ void ima_cluster_stage_rows(const X& x, const XS& xs, I M, I kb, I ks) {
-    const int rows = ima_cluster_x_rows(M);
-    for (I i = threadIdx.x; i < rows * (ks / 8); i += blockDim.x) {
-        const I r = i / (ks / 8), c = i % (ks / 8) * 8;
-        if (r < M) {
-            x.load8_async(xs.at8(r, c), r, kb + c);
-        } else {
-            xs.at8(r, c) = ImaVec<__half, 8>{};
-        }
-    }
-    ima_async_commit();
-    ima_async_wait<0>();
-}
-
-// The stage of ima_cluster_w4a16 with specs/decode.ima's add_rms_norm fused in front: xs's
-// rows are rms_norm(h + residual) · gamma for the block's columns kb .. kb + ks - 1 of K.
-// Each row of h + residual is rounded to f16 (add_rms_norm's new residual), its squares
-// summed over the block's part of K, then over the cluster's CK blocks through
-// distributed shared memory (`ss`, f32[32]: each block's sums, read by the others after a
-// cluster barrier and never written again); 1 / sqrt(mean + eps) goes to `inv` (f32[32]),
-// and each element is normalised and weighted in place, rounded to f16 once (add_rms_norm's
-// y). The first cluster's blocks (`first`; they cover K once) store h + residual to
-// residual_out, which must be another buffer than residual: every cluster reads it.
-template <int CK, typename I, typename H, typename R, typename RO, typename GM, typename XS, typename SS, typename INV>
-__device__ __forceinline__ void ima_cluster_stage_add_rms_norm(const H& h, const R& residual, const RO& residual_out,
-                                                               const GM& gamma, const XS& xs, const SS& ss,
-                                                               const INV& inv, I M, I K, I kb, I ks, bool first,
-                                                               float eps) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, rows = ima_cluster_x_rows(M);
-    // A warp a row at a time, 8 elements a lane (rows past M zeros).
-    for (int r = warp; r < rows; r += int(blockDim.x) / 32) {
-        float sq = 0.f;
-        for (I c = 8 * lane; c < ks; c += 256) {
-            ImaVec<__half, 8> v{};
-            if (r < M) {
-                const ImaVec<__half, 8> p = h.load8(r, kb + c), q = residual.load8(r, kb + c);
-#pragma unroll
-                for (int e = 0; e < 8; ++e) {
-                    v.v[e] = __float2half(__half2float(p.v[e]) + __half2float(q.v[e]));
-                    const float f = __half2float(v.v[e]);
-                    sq += f * f;
-                }
-                if (first) residual_out.store8(r, kb + c, v);
-            }
-            xs.at8(r, c) = v;
-        }
-        for (int o = 16; o > 0; o /= 2) sq += __shfl_xor_sync(0xffffffffu, sq, o);
-        if (lane == 0) ss(r) = sq;
-    }
-    // Every block's sums are written.
-    ima_cluster_sync();
-    if (int(threadIdx.x) < rows) {
-        float sum = 0.f;
-#pragma unroll
-        for (int q = 0; q < CK; ++q) sum += ss.in_block(unsigned(q))(threadIdx.x);
-        inv(threadIdx.x) = rsqrtf(sum / float(K) + eps);
-    }
-    __syncthreads();
-    for (I i = threadIdx.x; i < rows * (ks / 8); i += blockDim.x) {
-        const I r = i / (ks / 8), c = i % (ks / 8) * 8;
-        ImaVec<__half, 8> v = xs.at8(r, c);
-        const ImaVec<__half, 8> gm = gamma.load8(kb + c);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) v.v[e] = __float2half(__half2float(v.v[e]) * inv(r) * __half2float(gm.v[e]));
-        xs.at8(r, c) = v;
-    }
-}
-#endif
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
@@ -3090,7 +2831,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3094 "gemm_tma.cu"
+#line 2835 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3852,7 +3593,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3856 "gemm_tma.cu"
+#line 3597 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4753,7 +4494,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4757 "gemm_tma.cu"
+#line 4498 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5625,7 +5366,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5629 "gemm_tma.cu"
+#line 5370 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7248,7 +6989,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7252 "gemm_tma.cu"
+#line 6993 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9077,7 +8818,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 9081 "gemm_tma.cu"
+#line 8822 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10808,7 +10549,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10812 "gemm_tma.cu"
+#line 10553 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12532,7 +12273,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12536 "gemm_tma.cu"
+#line 12277 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
