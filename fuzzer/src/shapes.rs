@@ -446,10 +446,12 @@ pub fn max_value(
         }
         hi = lo;
     }
-    // Then the constraints, down from there.
+    // Then the constraints, down from there, the symbols they relate to s tied to it.
     (hi.saturating_sub(4096).max(1)..=hi).rev().find(|&v| {
-        a[s] = v;
-        check_case(c, cfg, &a, params, cfg.max_bytes).is_ok()
+        let mut x = a.clone();
+        x[s] = v;
+        tie(c, cfg, &mut x, &[s], params);
+        check_case(c, cfg, &x, params, cfg.max_bytes).is_ok()
     })
 }
 

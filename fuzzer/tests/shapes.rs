@@ -191,6 +191,30 @@ fn the_largest_values_are_the_constraints_bounds() {
     }
 }
 
+/// Symbols that a constraint relates (gptq_gemm_tma's `NY == N || 2 * NY == N`, N and NY
+/// each held to other multiples) start from a base where the relation holds, and follow
+/// each other to their largest values.
+#[test]
+fn related_symbols_are_tied_in_the_base() {
+    let cfg = cfg();
+    let contracts = all_contracts();
+    let c = contracts
+        .iter()
+        .find(|c| c.name == "gptq_gemm_tma")
+        .unwrap();
+    let base = shapes::base(c, &cfg).unwrap();
+    let params = shapes::params(c, &mut Rng::new(0));
+    let valid = shapes::check_case(c, &cfg, &base, &params, cfg.max_bytes);
+    assert!(valid.is_ok(), "{base:?}: {valid:?}");
+    // (G's largest, 512, lies below the window that follows the byte bound down from the
+    // symbol cap: no relation's doing.)
+    let notes = shapes::edges(c, &cfg, 1).notes;
+    for sym in ["N", "NY"] {
+        let missing = format!("no largest value of {sym}");
+        assert!(!notes.iter().any(|n| n.ends_with(&missing)), "{notes:?}");
+    }
+}
+
 #[test]
 fn the_case_past_2_pow_31_elements_needs_the_budget() {
     let small = cfg();
