@@ -47,6 +47,22 @@ def refused(f, *args, contains=()):
     raise AssertionError(f"{f.__name__} accepted {args!r}")
 
 
+def reported(pkg, f, *args, contains=()):
+    """Runs f(*args) in `pkg`'s checked mode "wait", which must raise DeviceError; checked
+    mode is off again after it."""
+    pkg.set_checked("wait")
+    try:
+        f(*args)
+    except RuntimeError as e:
+        assert type(e).__name__ == "DeviceError", type(e)
+        for c in contains:
+            assert c in str(e), f"{c!r} not in:\n{e}"
+    else:
+        raise AssertionError(f"{f.__name__} reported nothing for {args!r}")
+    finally:
+        pkg.set_checked("off")
+
+
 def rms_ref(x, w, eps):
     xf = x.float()
     return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * w.float()).to(x.dtype)
@@ -149,16 +165,7 @@ def test_a_dropped_tensor_stays_alive_until_the_kernel_is_done():
 
 def test_checked_mode_report_raises_in_python():
     x = torch.randn(32, 48, device=dev)
-    pb.set_checked("wait")
-    try:
-        pb.transpose_swapped(x, torch.empty(48, 32, device=dev))
-    except RuntimeError as e:
-        assert type(e).__name__ == "DeviceError", type(e)
-        assert "transpose_swapped" in str(e), str(e)
-    else:
-        raise AssertionError("no report")
-    finally:
-        pb.set_checked("off")
+    reported(pb, pb.transpose_swapped, x, torch.empty(48, 32, device=dev), contains=("transpose_swapped",))
 
 
 def test_a_cluster_kernel_matches_torch_and_reports_a_rank_past_its_cluster():
@@ -170,16 +177,8 @@ def test_a_cluster_kernel_matches_torch_and_reports_a_rank_past_its_cluster():
     torch.testing.assert_close(y.double(), x.double().sum(1), atol=1e-3, rtol=1e-4)
     # Block 0 of each cluster reads blocks 1 to 4 of a cluster of 4: a checked launch
     # reports rank 4, and the context stays healthy.
-    ck.set_checked("wait")
-    try:
-        ck.cluster_row_sums(x, y, 1)
-    except RuntimeError as e:
-        assert type(e).__name__ == "DeviceError", type(e)
-        assert "shared part of block 4 of the cluster: the cluster has 4 blocks" in str(e), str(e)
-    else:
-        raise AssertionError("no report")
-    finally:
-        ck.set_checked("off")
+    reported(ck, ck.cluster_row_sums, x, y, 1,
+             contains=("shared part of block 4 of the cluster: the cluster has 4 blocks",))
     ck.cluster_row_sums(x, y, 0)
     torch.cuda.synchronize()
     # Rows whose K no cluster of 4 splits are refused before the launch.
