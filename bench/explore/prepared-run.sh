@@ -133,8 +133,8 @@ case "${1:-1}" in
         "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o "/tmp/${f#*/}" "bench/explore/$f.cu" 2>/dev/null || exit 1
     done
     timeout 60 /tmp/fence
-    timeout 120 /tmp/mega_chain 34
-    timeout 120 /tmp/mega_chain 52
+    stdbuf -oL timeout 170 /tmp/mega_chain 34
+    stdbuf -oL timeout 170 /tmp/mega_chain 52
     ;;
 11)
     site=$(mktemp -d)

@@ -635,14 +635,13 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
             const Matrix& m = L.m[t.p];
             const int r0 = t.h * ROWS, rows = min(ROWS, m.rows - r0);
             if (cpasync(MODE)) {
-                // Lane l: rows l, l + 32, ... of the unit, 8 copies of 16 bytes a row.
-                for (int r = lane; r < rows; r += 32) {
-                    const int4* src = m.w + size_t(r0 + r) * m.cols4 + 8 * t.s;
-#pragma unroll
-                    for (int k = 0; k < 8; ++k)
-                        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(base + slot * UNIT_BYTES + r * 128 + 16 * k),
-                                     "l"(src + k)
-                                     : "memory");
+                // Copy q of the unit's 8 a row: lane l takes l, l + 32, ..., so that a
+                // warp's 32 copies cover 4 whole rows of 128 bytes.
+                for (int q = lane; q < rows * 8; q += 32) {
+                    const int r = q / 8, k = q % 8;
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(base + slot * UNIT_BYTES + r * 128 + 16 * k),
+                                 "l"(m.w + size_t(r0 + r) * m.cols4 + 8 * t.s + k)
+                                 : "memory");
                 }
                 asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(full + 8 * slot) : "memory");
                 continue;
@@ -1096,7 +1095,7 @@ __global__ void __launch_bounds__(hub::THREADS, 1)
                 asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                              : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
                              : "r"(base + slot * ring::UNIT_BYTES + (ct + 256 * k) * 16));
-                if (math(MODE)) {
+                if (math(MODE) && p != 1) {
                     // Row (ct + 256 k) / 8 of the unit: K from (chunk rows + row) * 8.
                     const int kx = ((j % sh.chunks) * ring::ROWS + (ct + 256 * k) / 8) * 8;
                     const __half* x = p == 0 ? L.x + kx
@@ -1277,8 +1276,9 @@ int main(int argc, char** argv) {
             int most = 0;
             CHECK(cudaOccupancyMaxActiveClusters(&most, hub_flow<MODE>, &cfg));
             const int nc = std::min(most, hub::MAX_CLUSTERS);
-            if (nc < 1) {
-                std::fprintf(stderr, "hub form %d: no cluster of %d fits\n", MODE, hub::CLUSTER);
+            // Fewer than 7 clusters give a hub more records than its ring holds (MAX_RECORDS).
+            if (nc < 7) {
+                std::fprintf(stderr, "hub form %d: %d clusters of %d fit, 7 needed\n", MODE, nc, hub::CLUSTER);
                 std::exit(1);
             }
             cfg.gridDim = dim3(hub::CLUSTER * nc);
