@@ -289,7 +289,7 @@ pub fn unary_ok(c: &KernelContract, s: usize, v: i64) -> bool {
 }
 
 /// The upper bound the constraints put on symbol `s` alone (`S <= 256`, `S < 17`,
-/// `256 >= S`, `S == 4`, also inside `&&`).
+/// `256 >= S`, `S == 4`, `512 % S == 0`, also inside `&&`).
 pub fn upper_bound(c: &KernelContract, s: usize) -> Option<i64> {
     fn walk(e: &Expr, s: usize, ub: &mut Option<i64>) {
         let mut bound = |v: i64| *ub = Some(ub.map_or(v, |u| u.min(v)));
@@ -298,6 +298,18 @@ pub fn upper_bound(c: &KernelContract, s: usize) -> Option<i64> {
                 walk(a, s, ub);
                 walk(b, s, ub);
             }
+            // S divides k (a TMA tile of 512 rows asks it of a quantized weight's group):
+            // no divisor of a positive k exceeds it.
+            Expr::Bin(
+                BinOp::Eq,
+                &Expr::Bin(BinOp::Rem, &Expr::Const(k), &Expr::Sym(x)),
+                &Expr::Const(0),
+            )
+            | Expr::Bin(
+                BinOp::Eq,
+                &Expr::Const(0),
+                &Expr::Bin(BinOp::Rem, &Expr::Const(k), &Expr::Sym(x)),
+            ) if x == s && k > 0 => bound(k),
             Expr::Bin(op, &Expr::Sym(x), &Expr::Const(k)) if x == s => match op {
                 BinOp::Le | BinOp::Eq => bound(k),
                 BinOp::Lt => bound(k - 1),

@@ -206,13 +206,18 @@ fn related_symbols_are_tied_in_the_base() {
     let params = shapes::params(c, &mut Rng::new(0));
     let valid = shapes::check_case(c, &cfg, &base, &params, cfg.max_bytes);
     assert!(valid.is_ok(), "{base:?}: {valid:?}");
-    // (G's largest, 512, lies below the window that follows the byte bound down from the
-    // symbol cap: no relation's doing.)
-    let notes = shapes::edges(c, &cfg, 1).notes;
-    for sym in ["N", "NY"] {
+    // G's largest, 512, comes from `tma(512, 32)`'s `512 % G == 0`, a bound of its own.
+    let edges = shapes::edges(c, &cfg, 1);
+    for sym in ["N", "NY", "G"] {
         let missing = format!("no largest value of {sym}");
-        assert!(!notes.iter().any(|n| n.ends_with(&missing)), "{notes:?}");
+        assert!(
+            !edges.notes.iter().any(|n| n.ends_with(&missing)),
+            "{:?}",
+            edges.notes
+        );
     }
+    let labels: Vec<&str> = edges.cases.iter().map(|k| k.label.as_str()).collect();
+    assert!(labels.contains(&"G = 512 (largest allowed)"), "{labels:?}");
 }
 
 #[test]
