@@ -10,8 +10,10 @@
 //! Edge values per symbol ([`targets`]): 1; each vector width (alignment over element
 //! size, where it exceeds 1) and the block's thread count, each ± 1; a quantized
 //! argument's group size ± 1 (32, 64 and 128 when the group is a symbol, plus `K` at
-//! `G - 1`, `G + 1` and `2G + 1`); values leaving a remainder against the pack factor 8;
-//! small primes; and the largest value the constraints and the byte budget allow. One
+//! `G - 1`, `G + 1` and `2G + 1`, or the nearest `K` on that side that the kernel admits
+//! and that leaves a group partial); values leaving a remainder against the pack factor
+//! 8; small primes; and the largest value the constraints (`S <= 256`, `512 % S == 0`)
+//! and the byte budget allow, the symbols a constraint relates to it grown alongside. One
 //! more case takes an argument past 2^31 elements when `--max-bytes` allows it.
 
 use ima_runtime::{
@@ -433,24 +435,33 @@ pub fn max_value(
     others: &[i64],
     params: &[Scalar],
 ) -> Option<i64> {
-    let mut a = others.to_vec();
-    let hi = ceiling(c, cfg, s);
-    // Bytes, grid and shared memory grow with each symbol: the largest value that fits
-    // them, by bisection. The constraints are not monotonic (`K % 8 == 0`), so they wait.
-    let fits = |v: i64, a: &mut Vec<i64>| {
+    // The others as given, s at v, and the symbols a constraint relates to s tied to it
+    // (`NY` follows `N`, `HKV` follows `HQ`).
+    let at = |v: i64| {
+        let mut a = others.to_vec();
         a[s] = v;
-        extents(c, a, params).is_ok() && limits(c, cfg, a, params, cfg.max_bytes).is_ok()
+        tie(c, cfg, &mut a, &[s], params);
+        a
+    };
+    // Bytes, grid and shared memory grow with each symbol (the tied ones' bytes count
+    // too): the largest value that fits them, by bisection. The constraints are not
+    // monotonic (`K % 8 == 0`), so they wait, but each value is read as the nearest one
+    // s alone admits: at an odd N no NY ties to it, and its bytes would be NY's alone.
+    let cap = ceiling(c, cfg, s);
+    let fits = |v: i64| {
+        let a = at(admissible_near(c, s, v, cap).unwrap_or(v));
+        extents(c, &a, params).is_ok() && limits(c, cfg, &a, params, cfg.max_bytes).is_ok()
     };
     // From the given value up (an extent such as `D / 2` may be 0 below it).
     let lo = others[s].max(1);
-    if !fits(lo, &mut a) {
+    if !fits(lo) {
         return None;
     }
-    let (mut lo, mut hi) = (lo, hi);
-    if !fits(hi, &mut a) {
+    let (mut lo, mut hi) = (lo, cap);
+    if !fits(hi) {
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if fits(mid, &mut a) {
+            if fits(mid) {
                 lo = mid;
             } else {
                 hi = mid;
@@ -458,13 +469,10 @@ pub fn max_value(
         }
         hi = lo;
     }
-    // Then the constraints, down from there, the symbols they relate to s tied to it.
-    (hi.saturating_sub(4096).max(1)..=hi).rev().find(|&v| {
-        let mut x = a.clone();
-        x[s] = v;
-        tie(c, cfg, &mut x, &[s], params);
-        check_case(c, cfg, &x, params, cfg.max_bytes).is_ok()
-    })
+    // Then the constraints, down from there.
+    (hi.saturating_sub(4096).max(1)..=hi)
+        .rev()
+        .find(|&v| check_case(c, cfg, &at(v), params, cfg.max_bytes).is_ok())
 }
 
 /// The edge values symbol `s` tries, each with why; before filtering by the constraints.
@@ -607,7 +615,9 @@ pub fn edges(c: &KernelContract, cfg: &Config, seed: u64) -> Cases {
                 .push(format!("{}: no largest value of {}", c.name, sym.name)),
         }
     }
-    // A symbolic group against its K: a partial last group, and one row short of a group.
+    // A symbolic group against its K: a partial last group, and one row short of a group;
+    // where K admits only some values (`K % 8 == 0`), the nearest one on the same side
+    // that still leaves a group partial (G - 8, G + 8 and 2G + 8).
     for a in c.args.iter().filter(|a| a.role == Role::Logical) {
         let (Some(Expr::Sym(k)), Some(Expr::Sym(g))) = (
             a.dims.first().map(|d| d.expr),
@@ -615,8 +625,24 @@ pub fn edges(c: &KernelContract, cfg: &Config, seed: u64) -> Cases {
         ) else {
             continue;
         };
-        for gv in [32, 128] {
-            for (kv, why) in [(gv - 1, "G - 1"), (gv + 1, "G + 1"), (2 * gv + 1, "2G + 1")] {
+        for gv in [32, 128].into_iter().filter(|&gv| unary_ok(c, g, gv)) {
+            for (target, up, why) in [
+                (gv - 1, false, "G - 1"),
+                (gv + 1, true, "G + 1"),
+                (2 * gv + 1, true, "2G + 1"),
+            ] {
+                let admitted = |v: &i64| unary_ok(c, k, *v) && v % gv != 0;
+                let nearest = if up {
+                    (target..target + 4096).find(admitted)
+                } else {
+                    (1..=target).rev().find(admitted)
+                };
+                let kv = nearest.unwrap_or(target);
+                let why = if kv == target {
+                    why.to_string()
+                } else {
+                    format!("{why}, the nearest {} admits", c.symbols[k].name)
+                };
                 let label = format!(
                     "{} = {gv}, {} = {kv} ({why})",
                     c.symbols[g].name, c.symbols[k].name

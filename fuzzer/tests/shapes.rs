@@ -220,6 +220,22 @@ fn related_symbols_are_tied_in_the_base() {
     assert!(labels.contains(&"G = 512 (largest allowed)"), "{labels:?}");
 }
 
+/// Every symbol of every example kernel reaches a largest value: the search follows the
+/// byte budget with the symbols a constraint ties to it grown alongside (gptq_gemv's NY
+/// with N, paged_attn_rope's HKV with HQ).
+#[test]
+fn every_symbol_has_a_largest_value() {
+    let cfg = cfg();
+    for c in all_contracts() {
+        let notes = shapes::edges(c, &cfg, 1).notes;
+        let missing: Vec<&String> = notes
+            .iter()
+            .filter(|n| n.contains("no largest value"))
+            .collect();
+        assert!(missing.is_empty(), "{missing:?}");
+    }
+}
+
 #[test]
 fn the_case_past_2_pow_31_elements_needs_the_budget() {
     let small = cfg();
@@ -472,5 +488,48 @@ fn a_symbol_of_zero_leaves_the_launch_grid_computable() {
                 );
             }
         }
+    }
+}
+
+/// A quantized weight's K against its group: a partial group at each edge, at the nearest
+/// K the kernel admits where K steps by 8 (gptq_gemm_wg32: 120, 136 and 264 for G = 128).
+#[test]
+fn partial_groups_are_edge_cases() {
+    let cfg = cfg();
+    for c in all_contracts() {
+        let edges = shapes::edges(c, &cfg, 1);
+        for a in c.args.iter().filter(|a| a.role == Role::Logical) {
+            let (Some(Expr::Sym(k)), Some(Expr::Sym(g))) = (
+                a.dims.first().map(|d| d.expr),
+                a.dims.get(2).map(|d| d.expr),
+            ) else {
+                continue;
+            };
+            for case in edges
+                .cases
+                .iter()
+                .filter(|k| k.label.contains("G + 1") || k.label.contains("G - 1"))
+            {
+                let (kv, gv) = (case.symbols[k], case.symbols[g]);
+                assert!(kv % gv != 0, "{}: {} ({kv}, {gv})", c.name, case.label);
+            }
+        }
+    }
+    let c = all_contracts()
+        .into_iter()
+        .find(|c| c.name == "gptq_gemm_wg32")
+        .unwrap();
+    let labels: Vec<String> = shapes::edges(c, &cfg, 1)
+        .cases
+        .into_iter()
+        .map(|k| k.label)
+        .collect();
+    for kv in [120, 136, 264] {
+        assert!(
+            labels
+                .iter()
+                .any(|l| l.starts_with(&format!("G = 128, K = {kv} "))),
+            "{labels:?}"
+        );
     }
 }
