@@ -18,6 +18,7 @@
 
 use ima_runtime::{
     BinOp, DeviceLimits, Expr, KernelContract, Launch, Resident, Role, SHARED_ALIGN, Scalar,
+    TensorArg,
 };
 
 use crate::rng::Rng;
@@ -574,6 +575,19 @@ fn with_value(
     None
 }
 
+/// The symbols of a quantized argument's K and group, where both are symbols
+/// (`q4[K, N] gptq(group = G)`: its logical shape `[K, N, G]`).
+pub fn symbolic_group(a: &TensorArg) -> Option<(usize, usize)> {
+    match (
+        a.role,
+        a.dims.first().map(|d| d.expr),
+        a.dims.get(2).map(|d| d.expr),
+    ) {
+        (Role::Logical, Some(Expr::Sym(k)), Some(Expr::Sym(g))) => Some((k, g)),
+        _ => None,
+    }
+}
+
 /// Every edge case of a kernel, in a fixed order; `seed` only picks the values of the
 /// symbols that are not the edge's.
 pub fn edges(c: &KernelContract, cfg: &Config, seed: u64) -> Cases {
@@ -618,13 +632,7 @@ pub fn edges(c: &KernelContract, cfg: &Config, seed: u64) -> Cases {
     // A symbolic group against its K: a partial last group, and one row short of a group;
     // where K admits only some values (`K % 8 == 0`), the nearest one on the same side
     // that still leaves a group partial (G - 8, G + 8 and 2G + 8).
-    for a in c.args.iter().filter(|a| a.role == Role::Logical) {
-        let (Some(Expr::Sym(k)), Some(Expr::Sym(g))) = (
-            a.dims.first().map(|d| d.expr),
-            a.dims.get(2).map(|d| d.expr),
-        ) else {
-            continue;
-        };
+    for (k, g) in c.args.iter().filter_map(symbolic_group) {
         for gv in [32, 128].into_iter().filter(|&gv| unary_ok(c, g, gv)) {
             for (target, up, why) in [
                 (gv - 1, false, "G - 1"),

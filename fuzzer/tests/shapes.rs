@@ -498,13 +498,7 @@ fn partial_groups_are_edge_cases() {
     let cfg = cfg();
     for c in all_contracts() {
         let edges = shapes::edges(c, &cfg, 1);
-        for a in c.args.iter().filter(|a| a.role == Role::Logical) {
-            let (Some(Expr::Sym(k)), Some(Expr::Sym(g))) = (
-                a.dims.first().map(|d| d.expr),
-                a.dims.get(2).map(|d| d.expr),
-            ) else {
-                continue;
-            };
+        for (k, g) in c.args.iter().filter_map(shapes::symbolic_group) {
             for case in edges
                 .cases
                 .iter()
