@@ -54,10 +54,11 @@ MEET = """    auto meet = [&] {
             float sum = 0.f, o = 0.f;
             #pragma unroll
             for (int q = 0; q < CL; ++q) {
-                // An empty partition's -inf weighs 0.
+                // An empty partition's -inf weighs 0, and its output is unwritten (0 times
+                // a NaN left there is NaN: session 54's B = 32 at 512): skipped.
                 const float wq = exp2f(lse[q] - mx);
                 sum += wq;
-                o += wq * cl_o.in_block(unsigned(q))(hd, d);
+                if (wq > 0.f) o += wq * cl_o.in_block(unsigned(q))(hd, d);
             }
             out(b, h * G + g0 + hd, d) = __float2half(o / sum);
         }
