@@ -26,14 +26,26 @@ impl Expr {
         crate::eval(self, &Values { symbols, params })
     }
 
+    /// Symbols and params it mentions, each once, in first-use order.
+    pub fn mentions(&self, syms: &mut Vec<usize>, params: &mut Vec<usize>) {
+        match *self {
+            Expr::Const(_) => {}
+            Expr::Sym(i) if !syms.contains(&i) => syms.push(i),
+            Expr::Param(i) if !params.contains(&i) => params.push(i),
+            Expr::Sym(_) | Expr::Param(_) => {}
+            Expr::Neg(a) | Expr::Not(a) => a.mentions(syms, params),
+            Expr::Bin(_, a, b) => {
+                a.mentions(syms, params);
+                b.mentions(syms, params);
+            }
+        }
+    }
+
     /// Whether a param appears in it: such an expression has no value before a launch.
     pub fn mentions_param(&self) -> bool {
-        match *self {
-            Expr::Param(_) => true,
-            Expr::Neg(a) | Expr::Not(a) => a.mentions_param(),
-            Expr::Bin(_, a, b) => a.mentions_param() || b.mentions_param(),
-            Expr::Const(_) | Expr::Sym(_) => false,
-        }
+        let mut params = Vec::new();
+        self.mentions(&mut Vec::new(), &mut params);
+        !params.is_empty()
     }
 }
 

@@ -262,19 +262,6 @@ fn limits(
     Ok(())
 }
 
-/// Symbols an expression mentions.
-fn mentions(e: &Expr, out: &mut Vec<usize>) {
-    match *e {
-        Expr::Sym(s) if !out.contains(&s) => out.push(s),
-        Expr::Neg(a) | Expr::Not(a) => mentions(a, out),
-        Expr::Bin(_, a, b) => {
-            mentions(a, out);
-            mentions(b, out);
-        }
-        _ => {}
-    }
-}
-
 /// Whether `v` satisfies every constraint that mentions symbol `s` alone.
 pub fn unary_ok(c: &KernelContract, s: usize, v: i64) -> bool {
     if v < 1 {
@@ -284,7 +271,7 @@ pub fn unary_ok(c: &KernelContract, s: usize, v: i64) -> bool {
     symbols[s] = v;
     c.constraints.iter().all(|k| {
         let mut m = Vec::new();
-        mentions(&k.expr, &mut m);
+        k.expr.mentions(&mut m, &mut Vec::new());
         m != [s]
             || k.expr.mentions_param()
             || matches!(eval(&k.expr, &symbols, &[]), Some(x) if x != 0)
@@ -489,7 +476,7 @@ pub fn targets(c: &KernelContract, s: usize) -> Vec<(i64, String)> {
     for a in c.args {
         let mut m = Vec::new();
         for d in a.dims {
-            mentions(&d.expr, &mut m);
+            d.expr.mentions(&mut m, &mut Vec::new());
         }
         if !m.contains(&s) {
             continue;
@@ -690,7 +677,7 @@ pub fn past_i32(
         }
         let mut syms = Vec::new();
         for d in a.dims {
-            mentions(&d.expr, &mut syms);
+            d.expr.mentions(&mut syms, &mut Vec::new());
         }
         syms.truncate(8);
         for subset in 1u32..(1 << syms.len()) {

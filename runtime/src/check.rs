@@ -32,9 +32,7 @@ pub(crate) use memo::Memo;
 pub(crate) use memory::view_address;
 
 use crate::capacity::{ARGS, VALUES};
-use crate::contract::{
-    EmptyPolicy, EvalError, KernelContract, Role, Scalar, TensorArg, mentions, physical,
-};
+use crate::contract::{EmptyPolicy, EvalError, KernelContract, Role, Scalar, TensorArg, physical};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::layout::{self, Reach};
 use crate::violation::{Bound, LaunchError, Violation};
@@ -346,7 +344,7 @@ fn check_dims(
                 }),
                 Some(Ok(expected)) if expected as i128 != m.shape[p] as i128 => {
                     let (mut syms, mut ps) = (Vec::new(), Vec::new());
-                    mentions(&extent.expr, &mut syms, &mut ps);
+                    extent.expr.mentions(&mut syms, &mut ps);
                     let bound_by = syms
                         .into_iter()
                         .filter_map(|s| {

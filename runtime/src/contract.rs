@@ -14,30 +14,16 @@
 //!
 //! # Readings of a contract
 //!
-//! `mentions` (the symbols and params an expression names) and `physical` (where a
-//! logical dimension is held) serve both the checker and the reports that name a
-//! contract's symbols ([`crate::IndexValue`]), so they stand here, below both.
+//! `physical` (where a logical dimension is held) serves both the checker and the reports
+//! that name a contract's symbols ([`crate::IndexValue`]), so it stands here, below both;
+//! `Expr::mentions` (the symbols and params an expression names) is the contract crate's,
+//! which the fuzzer reads too.
 
 pub use ima_contract::{
     BinOp, Binding, Constraint, DType, EmptyPolicy, EntryParam, EvalError, Expr, Extent,
     KernelContract, Launch, Param, Resident, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol,
     TensorArg, TmaBox, TmaLayout, ValueContract,
 };
-
-/// Symbols and params an expression mentions, each once, in first-use order.
-pub(crate) fn mentions(e: &Expr, syms: &mut Vec<usize>, params: &mut Vec<usize>) {
-    match *e {
-        Expr::Const(_) => {}
-        Expr::Sym(i) if !syms.contains(&i) => syms.push(i),
-        Expr::Param(i) if !params.contains(&i) => params.push(i),
-        Expr::Sym(_) | Expr::Param(_) => {}
-        Expr::Neg(a) | Expr::Not(a) => mentions(a, syms, params),
-        Expr::Bin(_, a, b) => {
-            mentions(a, syms, params);
-            mentions(b, syms, params);
-        }
-    }
-}
 
 /// The physical position holding logical dimension `dim`.
 pub(crate) fn physical(a: &TensorArg, dim: usize) -> usize {

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::contract::{BinOp, Expr, Extent, KernelContract, ValueContract, mentions, physical};
+use crate::contract::{BinOp, Expr, Extent, KernelContract, ValueContract, physical};
 
 /// Which rule of the contract the entry broke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +107,7 @@ fn bound_text(c: &KernelContract, e: &Extent, value: i64) -> String {
         return value.to_string();
     }
     let (mut syms, mut params) = (Vec::new(), Vec::new());
-    mentions(&e.expr, &mut syms, &mut params);
+    e.expr.mentions(&mut syms, &mut params);
     let by = |s: usize| {
         let sym = &c.symbols[s];
         let arg = &c.args[sym.bound_by.arg];

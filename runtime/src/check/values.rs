@@ -2,7 +2,7 @@
 //! they used in messages.
 
 use crate::capacity::SYMBOLS;
-use crate::contract::{EvalError, Expr, KernelContract, Scalar, mentions};
+use crate::contract::{EvalError, Expr, KernelContract, Scalar};
 use smallvec::SmallVec;
 
 /// What expressions are evaluated against: the symbols bound so far and the params.
@@ -65,7 +65,7 @@ impl<'a> Env<'a> {
     /// `name = value` for each symbol and param `e` mentions, for messages.
     pub fn values_of(&self, e: &Expr, c: &KernelContract) -> Vec<(&'static str, String)> {
         let (mut syms, mut ps) = (Vec::new(), Vec::new());
-        mentions(e, &mut syms, &mut ps);
+        e.mentions(&mut syms, &mut ps);
         let s = syms
             .into_iter()
             .filter_map(|i| Some((c.symbols[i].name, self.symbol(i)?.to_string())));
