@@ -72,6 +72,10 @@
 #     then 12, 13 and 14; carry .gpu with .gpu/bin holding only cluster_gpu-* and
 #     decode_layer (the rest moved aside, and .gpu/tests.txt naming cluster_gpu alone) and
 #     the wheels 12 to 14 name (about 20 MB in all);
+#   bash bench/explore/prepared-run.sh 16: bench/explore/mega/mega_chain 57 (built there by
+#     nvcc; no carry): forms 57 to 61 (session 55's), whether the megakernel's consumers
+#     decode a B = 1 GEMV at the ring's rate with x loaded ahead of a unit's slot and with
+#     16 consumer warps an SM, beside forms 17, 46, 19, 47, 52 and 55;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -171,5 +175,10 @@ case "${1:-1}" in
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/clattn_kernels-*.whl || exit 1
     (cd bench/explore/clattn && PYTHONPATH=$site timeout 300 python3 -u time_clattn.py 2>&1 | tail -16)
+    ;;
+16)
+    "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o /tmp/mega_chain \
+        bench/explore/mega/mega_chain.cu 2>/dev/null || exit 1
+    stdbuf -oL timeout 240 /tmp/mega_chain 57
     ;;
 esac

@@ -95,6 +95,10 @@
 //  52 to 56  the dependencies through a hub block a cluster that streams nothing, so that
 //      no streaming SM releases at gpu scope, 55 and 56 with 46's arithmetic (hub_flow,
 //      below; `mega_chain 52`)
+//  57 to 60  46 (the arithmetic in 8 consumer warps: 57.2 us a layer against 17's 34.0) with
+//      each unit's x loaded before its slot's wait (57), with 16 consumer warps (58), both
+//      (59), and 59 with released counts (60); 61 is the hub form 55 with 16 consumer warps
+//      (`mega_chain 57`, with 17, 46, 19, 47, 52 and 55 beside them)
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -353,7 +357,7 @@ __global__ void __launch_bounds__(256, 2) flow(Layer L, float* act, unsigned* do
 // the phase waits (not a layer: the ring's reads alone). Forms 16 and 17 copy a unit as one
 // box of its matrix's 2-D tensor map (rows past the matrix arrive as zeros, and count).
 namespace ring {
-constexpr int ROWS = 128, UNIT_BYTES = ROWS * 128, CONSUMERS = 8;
+constexpr int ROWS = 128, UNIT_BYTES = ROWS * 128;
 // Forms 34 to 41 are 17, 19, 28 and 29 with a ring of 2 slots (34 to 37) or 3 (38 to 41):
 // bench/explore/fence found that a gpu-scope fence waits for every bulk copy its SM has in
 // flight (2.3 us with 4 slots of 16 KB, 6.5 with 8, 0.36 idle), and that 2 slots stream
@@ -369,11 +373,22 @@ __host__ __device__ constexpr bool shallow(int mode) { return mode >= 34 && mode
 // its XOR): 46, 47 and 48 are 17, 19 and 28 so; 49, 50 and 51 are 42, 43 and 44 so (the
 // ring filled by cp.async). A group's scale and zero are a register here, where a kernel
 // would load them (1/32 of the weights' bytes).
+// Forms 57 to 60 ask why 46's consumers decode at 57 us a layer where the reads take 34:
+// 57 is 46 with each unit's x (16 bytes a piece) loaded before the consumers wait for the
+// unit's slot, where 46 loads it after, on the decode's path, and all of a thread's pieces
+// loaded from the slot before it decodes the first (46 loads and decodes a piece at a
+// time); 58 is 46 with 16 consumer
+// warps (2 pieces of 16 bytes a thread a unit, where 8 warps take 4): more warps to hide
+// the decode's latency, as the tree's GEMVs keep 24 an SM; 59 is both; 60 is 59 with
+// form 19's released counts (a correct layer's dependencies, as 47 is 46's).
 __host__ __device__ constexpr bool cpasync(int mode) { return (mode >= 42 && mode <= 45) || (mode >= 49 && mode <= 51); }
-__host__ __device__ constexpr bool math(int mode) { return mode >= 46 && mode <= 51; }
+__host__ __device__ constexpr bool math(int mode) { return (mode >= 46 && mode <= 51) || (mode >= 57 && mode <= 60); }
+__host__ __device__ constexpr bool x_ahead(int mode) { return mode == 57 || mode == 59 || mode == 60; }
+__host__ __device__ constexpr int consumers(int mode) { return mode >= 58 && mode <= 60 ? 16 : 8; }
 __host__ __device__ constexpr int like(int mode) {
     return shallow(mode)             ? ((mode - 34) % 4 == 0 ? 17 : (mode - 34) % 4 == 1 ? 19 : (mode - 34) % 4 == 2 ? 28 : 29)
            : mode >= 42 && mode <= 45 ? (mode == 42 ? 17 : mode == 43 ? 19 : mode == 44 ? 28 : 29)
+           : mode >= 57              ? (mode == 60 ? 19 : 17)
            : math(mode)              ? ((mode - 46) % 3 == 0 ? 17 : (mode - 46) % 3 == 1 ? 19 : 28)
                                      : mode;
 }
@@ -409,7 +424,7 @@ __device__ __forceinline__ long long now_ns() {
 // The producer warp, the consumers and, in forms 19 and 20, the signalling warp.
 // Forms 30 to 33 add a reducer warp, 32 and 33 an input warp.
 __host__ __device__ constexpr int threads(int mode) {
-    return 32 * (1 + CONSUMERS + (base_form(mode) >= 19) + ll(mode) + prefetches(mode));
+    return 32 * (1 + consumers(mode) + (base_form(mode) >= 19) + ll(mode) + prefetches(mode));
 }
 // Each slot's full, empty and consumed barriers, and in 32 and 33 its inputs barrier.
 __host__ __device__ constexpr size_t smem(int mode) { return size_t(slots(mode)) * UNIT_BYTES + 4 * slots(mode) * 8 + 128; }
@@ -464,10 +479,7 @@ __device__ __forceinline__ unsigned lop3_and_or(unsigned a, unsigned b, unsigned
     asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(d) : "r"(a), "r"(b), "r"(c));  // (a & b) | c
     return d;
 }
-__device__ __forceinline__ unsigned gemv_row(const unsigned (&v)[4], const __half* x) {
-    // A generic load: x is in global memory (forms 46 to 51) or a phase's input in shared
-    // memory (hub forms 55 and 56).
-    const uint4 xr = *reinterpret_cast<const uint4*>(x);
+__device__ __forceinline__ unsigned gemv_row(const unsigned (&v)[4], const uint4 xr) {
     // x's pairs in the decode's order: (x0, x4), (x1, x5), (x2, x6), (x3, x7).
     const unsigned xp[4] = {__byte_perm(xr.x, xr.z, 0x5410), __byte_perm(xr.x, xr.z, 0x7632),
                             __byte_perm(xr.y, xr.w, 0x5410), __byte_perm(xr.y, xr.w, 0x7632)};
@@ -492,6 +504,9 @@ __device__ __forceinline__ unsigned gemv_row(const unsigned (&v)[4], const __hal
     }
     return out;
 }
+// x's 8 values by a generic load: in global memory (forms 46 to 51, 57 to 60) or a phase's
+// input in shared memory (hub forms 55, 56 and 61).
+__device__ __forceinline__ uint4 x8(const __half* x) { return *reinterpret_cast<const uint4*>(x); }
 __device__ __forceinline__ bool mbar_test(unsigned bar, unsigned parity) {
     unsigned ok;
     asm volatile(
@@ -604,7 +619,7 @@ template <int MODE>
 __global__ void __launch_bounds__(ring::threads(MODE), 1)
     ring_flow(Layer L, const __grid_constant__ ring::Maps maps, float* act, unsigned* done) {
     using namespace ring;
-    constexpr int SLOTS = slots(MODE);
+    constexpr int SLOTS = slots(MODE), CONS = consumers(MODE), PIECES = UNIT_BYTES / 16 / (32 * CONS);
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned base = unsigned(__cvta_generic_to_shared(smem));
     const unsigned full = base + SLOTS * UNIT_BYTES, empty = full + 8 * SLOTS, consumed = empty + 8 * SLOTS,
@@ -617,8 +632,8 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
     if (threadIdx.x == 0) {
         for (int s = 0; s < SLOTS; ++s) {
             asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(full + 8 * s), "r"(cpasync(MODE) ? 32 : 1));
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(signals(MODE) ? 1 : CONSUMERS));
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(consumed + 8 * s), "r"(CONSUMERS));
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(signals(MODE) ? 1 : CONS));
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(consumed + 8 * s), "r"(CONS));
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(inputs + 8 * s));
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -674,7 +689,7 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
         }
         return;
     }
-    if (signals(MODE) && warp == 1 + CONSUMERS) {
+    if (signals(MODE) && warp == 1 + CONS) {
         // The signalling warp's lane 0: unit i's consumers done, its slot freed, its count
         // added up with the units before it that count in the same counter, and released
         // when the next unit is not yet consumed or counts elsewhere.
@@ -713,8 +728,8 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
     // Forms 30 and 31: the reducer warp, lane a column. For each strip whose last chunk is
     // this block's, the strip's partials (all in flight, loaded again until their flags say
     // this launch), added in chunk order, stored as the strip's outputs.
-    constexpr int EXIT_THREADS = 32 * (CONSUMERS + ll(MODE) + prefetches(MODE));
-    if (ll(MODE) && warp == 1 + CONSUMERS) {
+    constexpr int EXIT_THREADS = 32 * (CONS + ll(MODE) + prefetches(MODE));
+    if (ll(MODE) && warp == 1 + CONS) {
         for (int u = blockIdx.x; u < total; u += gridDim.x) {
             const Unit t = unit<MODE>(L, u);
             const int ch = chunks(L.m[t.p]);
@@ -746,7 +761,7 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
     // Forms 32 and 33: the input warp. Unit i's inputs waited for (those of a group it has
     // not seen), then the slot's `inputs` barrier arrived at, once the slot's round before
     // is consumed (its `empty` barrier, as the producer waits).
-    if (prefetches(MODE) && warp == 2 + CONSUMERS) {
+    if (prefetches(MODE) && warp == 2 + CONS) {
         int seen_phase = 0, i = 0;
         unsigned seen_groups = 0;
         float a = 0.f;
@@ -791,7 +806,7 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
                 asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(n) : "l"(done + c) : "memory");
             } while (n < need);
         }
-        asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+        asm volatile("bar.sync 1, %0;" ::"n"(32 * CONS) : "memory");
     };
     for (int u = blockIdx.x; u < total; u += gridDim.x, ++i) {
         const int slot = i % SLOTS;
@@ -823,14 +838,20 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
             }
             if (!(seen_groups >> g & 1)) {
                 a += ll_inputs<MODE>(L, t.p - 1, g, t.p == 3, epoch, ct);
-                asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+                asm volatile("bar.sync 1, %0;" ::"n"(32 * CONS) : "memory");
                 seen_groups |= 1u << g;
             }
         }
         if ((t.p == 1 || t.p == 3) && !(read_for & (1 << t.p))) {
-            for (int j = ct; j < ACT; j += 32 * CONSUMERS) a += act[j];
+            for (int j = ct; j < ACT; j += 32 * CONS) a += act[j];
             read_for |= 1 << t.p;
         }
+        // Forms 57, 59 and 60: the unit's x loaded while its slot fills (the matrices' rows
+        // are whole units of 128, so every piece has its x).
+        uint4 xr[PIECES];
+        if (x_ahead(MODE) && t.p != 1)
+#pragma unroll
+            for (int k = 0; k < PIECES; ++k) xr[k] = x8(L.x + (size_t(t.h) * ROWS + (ct + 32 * CONS * k) / 8) * 8);
         mbar_wait(full + 8 * slot, unsigned((i / SLOTS) & 1));
         if (stamp && t.p != seen) {
             stamp[t.p * STAMPS + 3] = now_ns();
@@ -838,16 +859,30 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
         }
         const Matrix& m = L.m[t.p];
         const int rows = min(ROWS, m.rows - t.h * ROWS);
+        if (x_ahead(MODE) && t.p != 1) {
+            // Every piece's words loaded before any is decoded (a box arrives whole, rows
+            // past the matrix as zeros), so that the loads' latencies overlap.
+            unsigned v[PIECES][4];
 #pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            const int off = (ct + 256 * k) * 16;  // 16 bytes of the unit's rows x 128
+            for (int k = 0; k < PIECES; ++k)
+                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(v[k][0]), "=r"(v[k][1]), "=r"(v[k][2]), "=r"(v[k][3])
+                             : "r"(base + slot * UNIT_BYTES + (ct + 32 * CONS * k) * 16));
+#pragma unroll
+            for (int k = 0; k < PIECES; ++k) acc ^= gemv_row(v[k], xr[k]);
+        } else
+#pragma unroll
+        for (int k = 0; k < PIECES; ++k) {
+            const int off = (ct + 32 * CONS * k) * 16;  // 16 bytes of the unit's rows x 128
             if (off < rows * 128) {
                 unsigned v[4];
                 asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                              : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
                              : "r"(base + slot * UNIT_BYTES + off));
-                if (math(MODE) && t.p != 1) acc ^= gemv_row(v, L.x + (size_t(t.h) * ROWS + off / 128) * 8);
-                else acc ^= v[0] ^ v[1] ^ v[2] ^ v[3];
+                if (math(MODE) && t.p != 1)
+                    acc ^= gemv_row(v, x8(L.x + (size_t(t.h) * ROWS + off / 128) * 8));
+                else
+                    acc ^= v[0] ^ v[1] ^ v[2] ^ v[3];
             }
         }
         __syncwarp();
@@ -859,16 +894,16 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
         if (counts_a_phase(MODE)) {
             ++mine;
             if (u + int(gridDim.x) >= total || unit<MODE>(L, u + gridDim.x).p != t.p) {
-                asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+                asm volatile("bar.sync 1, %0;" ::"n"(32 * CONS) : "memory");
                 if (ct == 0) asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(done + t.p), "r"(mine) : "memory");
                 mine = 0;
             }
         } else if (waits(MODE)) {
-            asm volatile("bar.sync 1, %0;" ::"n"(32 * CONSUMERS) : "memory");
+            asm volatile("bar.sync 1, %0;" ::"n"(32 * CONS) : "memory");
             if (ct == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(done + t.p) : "memory");
         }
     }
-    if (blockIdx.x * 256 + ct < ACT) act[blockIdx.x * 256 + ct] = a * 1e-9f + float(acc & 1u) * 1e-9f;
+    if (ct < 256 && blockIdx.x * 256 + ct < ACT) act[blockIdx.x * 256 + ct] = a * 1e-9f + float(acc & 1u) * 1e-9f;
     // In forms 19 and 20 the signalling warp, the last to count, counts the exit.
     if (signals(MODE)) return;
     asm volatile("bar.sync 2, %0;" ::"n"(EXIT_THREADS) : "memory");
@@ -897,10 +932,14 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
 //   53  52 with the hubs' counts relaxed (not correct: what the hubs' releases cost)
 //   54  52 with no phase waits (the streamers' sends and the hubs' sums and stores only)
 //   55  52 with a B = 1 GEMV's arithmetic in the consumers; 56 the same as 53
+//   61  55 with 16 consumer warps (2 of a unit's 16-byte pieces a thread), as forms 58 to
+//       60 give the ring
 // Every wait gives up after about 2^24 polls and marks hub::failed, so that a fault here
 // ends the launch instead of hanging it.
 namespace hub {
-constexpr int CLUSTER = 8, STREAMERS = CLUSTER - 1, SLOTS = 8, CONSUMERS = 8, THREADS = 32 * (1 + CONSUMERS);
+constexpr int CLUSTER = 8, STREAMERS = CLUSTER - 1, SLOTS = 8;
+__host__ __device__ constexpr int consumers(int mode) { return mode == 61 ? 16 : 8; }
+__host__ __device__ constexpr int threads(int mode) { return 32 * (1 + consumers(mode)); }
 constexpr int MAX_IN = 28672;      // a phase's output, f16 (gate/up's 28672 columns)
 constexpr int MAX_RECORDS = 1024;  // a cluster's units in a layer (432 at 16 clusters)
 constexpr int MAX_CLUSTERS = 16;
@@ -914,7 +953,7 @@ __host__ __device__ constexpr bool relaxed(int mode) { return mode == 53 || mode
 // 55 and 56: 52 and 53 with forms 46 to 51's GEMV arithmetic, x from the phase's input as
 // the hub copied it (phase 0: Layer::x), at the unit's rows of K (wrapped: the model's
 // matrices do not chain).
-__host__ __device__ constexpr bool math(int mode) { return mode == 55 || mode == 56; }
+__host__ __device__ constexpr bool math(int mode) { return mode == 55 || mode == 56 || mode == 61; }
 
 // Phase p's strips [s0, s1) of cluster c of nc, its units n = (s1 - s0) chunks.
 struct Share {
@@ -960,9 +999,10 @@ __device__ __forceinline__ unsigned remote(unsigned local, unsigned rank) {
 }  // namespace hub
 
 template <int MODE>
-__global__ void __launch_bounds__(hub::THREADS, 1)
+__global__ void __launch_bounds__(hub::threads(MODE), 1)
     hub_flow(Layer L, const __grid_constant__ ring::Maps maps, __half* out, unsigned* done) {
     using namespace hub;
+    constexpr int CONSUMERS = consumers(MODE), THREADS = threads(MODE), PIECES = ring::UNIT_BYTES / 16 / (32 * CONSUMERS);
     extern __shared__ __align__(128) unsigned char hub_smem[];
     unsigned char* const smem = hub_smem;
     const unsigned base = unsigned(__cvta_generic_to_shared(smem));
@@ -1090,17 +1130,18 @@ __global__ void __launch_bounds__(hub::THREADS, 1)
             const int slot = i % SLOTS;
             wait(full + 8 * slot, unsigned((i / SLOTS) & 1));
 #pragma unroll
-            for (int k = 0; k < 4; ++k) {
+            for (int k = 0; k < PIECES; ++k) {
+                const int piece = ct + 32 * CONSUMERS * k;
                 unsigned v[4];
                 asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                              : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
-                             : "r"(base + slot * ring::UNIT_BYTES + (ct + 256 * k) * 16));
+                             : "r"(base + slot * ring::UNIT_BYTES + piece * 16));
                 if (math(MODE) && p != 1) {
-                    // Row (ct + 256 k) / 8 of the unit: K from (chunk rows + row) * 8.
-                    const int kx = ((j % sh.chunks) * ring::ROWS + (ct + 256 * k) / 8) * 8;
+                    // Row piece / 8 of the unit: K from (chunk rows + row) * 8.
+                    const int kx = ((j % sh.chunks) * ring::ROWS + piece / 8) * 8;
                     const __half* x = p == 0 ? L.x + kx
                                              : reinterpret_cast<const __half*>(smem + INPUT) + kx % (ring::strips(L.m[p - 1]) * 32);
-                    acc ^= ring::gemv_row(v, x);
+                    acc ^= ring::gemv_row(v, ring::x8(x));
                 } else {
                     acc ^= v[0] ^ v[1] ^ v[2] ^ v[3];
                 }
@@ -1153,6 +1194,7 @@ int main(int argc, char** argv) {
     const bool only_30 = argc > 1 && std::string(argv[1]) == "30";
     const bool only_34 = argc > 1 && std::string(argv[1]) == "34";
     const bool only_52 = argc > 1 && std::string(argv[1]) == "52";
+    const bool only_57 = argc > 1 && std::string(argv[1]) == "57";
     const int shapes[5][2] = {{512, 6144}, {512, 2048}, {512, 4096}, {512, 28672}, {1792, 4096}};  // rows x words
     constexpr int LAYERS = 4;
     std::vector<Layer> layers(LAYERS);
@@ -1252,7 +1294,7 @@ int main(int argc, char** argv) {
         CHECK(cudaDeviceSynchronize());
         return 0;
     }
-    if (only_52) {
+    if (only_52 || only_57) {
         // Clusters of 8, as many as run at once (at most 16): every hub waits for all.
         __half* hub_out;
         CHECK(cudaMalloc(&hub_out, 5 * hub::MAX_IN * sizeof(__half)));
@@ -1268,7 +1310,7 @@ int main(int argc, char** argv) {
             CHECK(cudaFuncSetAttribute(hub_flow<MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(hub::SMEM)));
             cudaLaunchConfig_t cfg = {};
             cfg.gridDim = dim3(hub::CLUSTER * hub::MAX_CLUSTERS);
-            cfg.blockDim = dim3(hub::THREADS);
+            cfg.blockDim = dim3(hub::threads(MODE));
             cfg.dynamicSmemBytes = hub::SMEM;
             cfg.stream = s;
             cfg.attrs = cluster;
@@ -1290,9 +1332,28 @@ int main(int argc, char** argv) {
         const auto hub54 = hub_form(integral_constant<int, 54>{});
         const auto hub55 = hub_form(integral_constant<int, 55>{});
         const auto hub56 = hub_form(integral_constant<int, 56>{});
+        const auto hub61 = hub_form(integral_constant<int, 61>{});
         const auto ring46 = ring_form(integral_constant<int, 46>{});
+        const auto ring47 = ring_form(integral_constant<int, 47>{});
         const auto ring48 = ring_form(integral_constant<int, 48>{});
-        for (int rep = 0; rep < 2; ++rep) {
+        const auto ring57 = ring_form(integral_constant<int, 57>{});
+        const auto ring58 = ring_form(integral_constant<int, 58>{});
+        const auto ring59 = ring_form(integral_constant<int, 59>{});
+        const auto ring60 = ring_form(integral_constant<int, 60>{});
+        for (int rep = 0; rep < (only_57 ? 2 : 0); ++rep) {
+            run("17: 8 slots, no phase waits (the reads alone)", ring17);
+            run("46: 17 with a B = 1 GEMV's arithmetic, 8 consumer warps", ring46);
+            run("57: 46 with each unit's x loaded before its slot's wait", ring57);
+            run("58: 46 with 16 consumer warps", ring58);
+            run("59: 57 with 16 consumer warps", ring59);
+            run("19: 8 slots, a signalling warp's released counts", ring19);
+            run("47: 19 with the arithmetic", ring47);
+            run("60: 59 with 19's released counts", ring60);
+            run("52: a hub a cluster, released counts", hub52);
+            run("55: 52 with the arithmetic", hub55);
+            run("61: 55 with 16 consumer warps", hub61);
+        }
+        for (int rep = 0; rep < (only_52 ? 2 : 0); ++rep) {
             run("17: 8 slots, no phase waits", ring17);
             run("19: 8 slots, a signalling warp's released counts", ring19);
             run("28: 8 slots, relaxed counts (not correct)", ring28);
