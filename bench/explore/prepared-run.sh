@@ -73,9 +73,10 @@
 #     decode_layer (the rest moved aside, and .gpu/tests.txt naming cluster_gpu alone) and
 #     the wheels 12 to 14 name (about 20 MB in all);
 #   bash bench/explore/prepared-run.sh 16: bench/explore/mega/mega_chain 57 (built there by
-#     nvcc; no carry): forms 57 to 61 (session 55's), whether the megakernel's consumers
+#     nvcc; no carry): forms 57 to 66 (session 55's), whether the megakernel's consumers
 #     decode a B = 1 GEMV at the ring's rate with x loaded ahead of a unit's slot and with
-#     16 consumer warps an SM, beside forms 17, 46, 19, 47, 52 and 55;
+#     16 consumer warps an SM, and whether matrices stored unit by unit (a unit one 16 KB
+#     bulk copy) stream faster than strips' boxes, beside forms 17, 46, 19, 47, 52 and 55;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail

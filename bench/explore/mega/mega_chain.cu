@@ -99,6 +99,9 @@
 //      each unit's x loaded before its slot's wait (57), with 16 consumer warps (58), both
 //      (59), and 59 with released counts (60); 61 is the hub form 55 with 16 consumer warps
 //      (`mega_chain 57`, with 17, 46, 19, 47, 52 and 55 beside them)
+//  62 to 66  17, 52, 59, 61 and 60 (ring forms 62, 64, 66; hub forms 63, 65) with each
+//      matrix stored unit by unit, a unit one 16 KB bulk copy instead of a box of 128 rows
+//      a matrix's row apart (also `mega_chain 57`)
 //  20  as 19 with dependencies as narrow as the layer's: O's 128-row chunk h waits for the
 //      16 of attention's 64 strips that make its rows (2 KV heads' outputs), down's chunk h
 //      for the 64 of gate/up's strips that make its rows, in counters of their own; only
@@ -381,14 +384,26 @@ __host__ __device__ constexpr bool shallow(int mode) { return mode >= 34 && mode
 // warps (2 pieces of 16 bytes a thread a unit, where 8 warps take 4): more warps to hide
 // the decode's latency, as the tree's GEMVs keep 24 an SM; 59 is both; 60 is 59 with
 // form 19's released counts (a correct layer's dependencies, as 47 is 46's).
+// Forms 62, 64 and 66 ask what the strips' layout costs: form 17 reads the layer in 34.0 us
+// (3.33 TB/s), each unit a box of 128 rows of 128 bytes, a row apart in memory, where
+// bench/explore/fence streamed 16 KB slots of one buffer at 4.16 TB/s. Here each matrix is
+// taken as stored unit by unit (strip-major, the order the units are dealt in: the 16 KB
+// of strip s and chunk h at (s * chunks + h) * 16 KB), as a layout prepared once at load
+// time would store it, and a unit comes by one 1-D bulk copy of 16 KB: 62 is 17 so, 64 is
+// 59 so (the arithmetic, 16 consumer warps, x ahead), 66 is 60 so (64 with released
+// counts). The buffers hold constants, so the layout changes what is read, not the times'
+// meaning.
 __host__ __device__ constexpr bool cpasync(int mode) { return (mode >= 42 && mode <= 45) || (mode >= 49 && mode <= 51); }
-__host__ __device__ constexpr bool math(int mode) { return (mode >= 46 && mode <= 51) || (mode >= 57 && mode <= 60); }
-__host__ __device__ constexpr bool x_ahead(int mode) { return mode == 57 || mode == 59 || mode == 60; }
-__host__ __device__ constexpr int consumers(int mode) { return mode >= 58 && mode <= 60 ? 16 : 8; }
+__host__ __device__ constexpr bool contiguous(int mode) { return mode == 62 || mode == 64 || mode == 66; }
+__host__ __device__ constexpr bool math(int mode) {
+    return (mode >= 46 && mode <= 51) || (mode >= 57 && mode <= 60) || mode == 64 || mode == 66;
+}
+__host__ __device__ constexpr bool x_ahead(int mode) { return mode == 57 || mode == 59 || mode == 60 || mode == 64 || mode == 66; }
+__host__ __device__ constexpr int consumers(int mode) { return (mode >= 58 && mode <= 60) || mode == 64 || mode == 66 ? 16 : 8; }
 __host__ __device__ constexpr int like(int mode) {
     return shallow(mode)             ? ((mode - 34) % 4 == 0 ? 17 : (mode - 34) % 4 == 1 ? 19 : (mode - 34) % 4 == 2 ? 28 : 29)
            : mode >= 42 && mode <= 45 ? (mode == 42 ? 17 : mode == 43 ? 19 : mode == 44 ? 28 : 29)
-           : mode >= 57              ? (mode == 60 ? 19 : 17)
+           : mode >= 57              ? (mode == 60 || mode == 66 ? 19 : 17)
            : math(mode)              ? ((mode - 46) % 3 == 0 ? 17 : (mode - 46) % 3 == 1 ? 19 : 28)
                                      : mode;
 }
@@ -659,6 +674,19 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
                                  : "memory");
                 }
                 asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(full + 8 * slot) : "memory");
+                continue;
+            }
+            if (contiguous(MODE)) {
+                if (lane == 0) {
+                    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot),
+                                 "r"(UNIT_BYTES)
+                                 : "memory");
+                    asm volatile(
+                        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                            base + slot * UNIT_BYTES),
+                        "l"(m.w + (size_t(t.s) * chunks(m) + t.h) * (UNIT_BYTES / 16)), "r"(UNIT_BYTES), "r"(full + 8 * slot)
+                        : "memory");
+                }
                 continue;
             }
             if (by_map(MODE)) {
@@ -934,11 +962,14 @@ __global__ void __launch_bounds__(ring::threads(MODE), 1)
 //   55  52 with a B = 1 GEMV's arithmetic in the consumers; 56 the same as 53
 //   61  55 with 16 consumer warps (2 of a unit's 16-byte pieces a thread), as forms 58 to
 //       60 give the ring
+//   63  52 with each matrix stored unit by unit, a unit one 1-D bulk copy (ring forms 62,
+//       64 and 66); 65 is 61 so
 // Every wait gives up after about 2^24 polls and marks hub::failed, so that a fault here
 // ends the launch instead of hanging it.
 namespace hub {
 constexpr int CLUSTER = 8, STREAMERS = CLUSTER - 1, SLOTS = 8;
-__host__ __device__ constexpr int consumers(int mode) { return mode == 61 ? 16 : 8; }
+__host__ __device__ constexpr int consumers(int mode) { return mode == 61 || mode == 65 ? 16 : 8; }
+__host__ __device__ constexpr bool contiguous(int mode) { return mode == 63 || mode == 65; }
 __host__ __device__ constexpr int threads(int mode) { return 32 * (1 + consumers(mode)); }
 constexpr int MAX_IN = 28672;      // a phase's output, f16 (gate/up's 28672 columns)
 constexpr int MAX_RECORDS = 1024;  // a cluster's units in a layer (432 at 16 clusters)
@@ -953,7 +984,7 @@ __host__ __device__ constexpr bool relaxed(int mode) { return mode == 53 || mode
 // 55 and 56: 52 and 53 with forms 46 to 51's GEMV arithmetic, x from the phase's input as
 // the hub copied it (phase 0: Layer::x), at the unit's rows of K (wrapped: the model's
 // matrices do not chain).
-__host__ __device__ constexpr bool math(int mode) { return mode == 55 || mode == 56 || mode == 61; }
+__host__ __device__ constexpr bool math(int mode) { return mode == 55 || mode == 56 || mode == 61 || mode == 65; }
 
 // Phase p's strips [s0, s1) of cluster c of nc, its units n = (s1 - s0) chunks.
 struct Share {
@@ -1104,6 +1135,16 @@ __global__ void __launch_bounds__(hub::threads(MODE), 1)
                 if (i >= SLOTS) wait(empty + 8 * slot, unsigned((i / SLOTS - 1) & 1));
                 asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot), "r"(ring::UNIT_BYTES)
                              : "memory");
+                if (contiguous(MODE)) {
+                    // Strip sh.s0 + j / chunks, chunk j % chunks: unit (s0 * chunks + j) of
+                    // the matrix stored unit by unit.
+                    const int4* src = L.m[p].w + (size_t(sh.s0) * sh.chunks + j) * (ring::UNIT_BYTES / 16);
+                    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                                     base + slot * ring::UNIT_BYTES),
+                                 "l"(src), "r"(ring::UNIT_BYTES), "r"(full + 8 * slot)
+                                 : "memory");
+                    continue;
+                }
                 asm volatile(
                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
                     "[%4];" ::"r"(base + slot * ring::UNIT_BYTES),
@@ -1333,6 +1374,8 @@ int main(int argc, char** argv) {
         const auto hub55 = hub_form(integral_constant<int, 55>{});
         const auto hub56 = hub_form(integral_constant<int, 56>{});
         const auto hub61 = hub_form(integral_constant<int, 61>{});
+        const auto hub63 = hub_form(integral_constant<int, 63>{});
+        const auto hub65 = hub_form(integral_constant<int, 65>{});
         const auto ring46 = ring_form(integral_constant<int, 46>{});
         const auto ring47 = ring_form(integral_constant<int, 47>{});
         const auto ring48 = ring_form(integral_constant<int, 48>{});
@@ -1340,6 +1383,9 @@ int main(int argc, char** argv) {
         const auto ring58 = ring_form(integral_constant<int, 58>{});
         const auto ring59 = ring_form(integral_constant<int, 59>{});
         const auto ring60 = ring_form(integral_constant<int, 60>{});
+        const auto ring62 = ring_form(integral_constant<int, 62>{});
+        const auto ring64 = ring_form(integral_constant<int, 64>{});
+        const auto ring66 = ring_form(integral_constant<int, 66>{});
         for (int rep = 0; rep < (only_57 ? 2 : 0); ++rep) {
             run("17: 8 slots, no phase waits (the reads alone)", ring17);
             run("46: 17 with a B = 1 GEMV's arithmetic, 8 consumer warps", ring46);
@@ -1352,6 +1398,11 @@ int main(int argc, char** argv) {
             run("52: a hub a cluster, released counts", hub52);
             run("55: 52 with the arithmetic", hub55);
             run("61: 55 with 16 consumer warps", hub61);
+            run("62: 17 on matrices stored unit by unit (a unit one 16 KB bulk copy)", ring62);
+            run("64: 59 so", ring64);
+            run("66: 60 so (released counts)", ring66);
+            run("63: 52 so (a hub a cluster)", hub63);
+            run("65: 61 so", hub65);
         }
         for (int rep = 0; rep < (only_52 ? 2 : 0); ++rep) {
             run("17: 8 slots, no phase waits", ring17);
