@@ -77,6 +77,11 @@
 #     decode a B = 1 GEMV at the ring's rate with x loaded ahead of a unit's slot and with
 #     16 consumer warps an SM, and whether matrices stored unit by unit (a unit one 16 KB
 #     bulk copy) stream faster than strips' boxes, beside forms 17, 46, 19, 47, 52 and 55;
+#   bash bench/explore/prepared-run.sh 17: bench/explore/stream/time_stream.py, the access
+#     shapes' read rates, now with the t* kernels reading the same matrices as stored strip by
+#     strip (session 55's question beside 16's forms 62 to 66: would a layout prepared at
+#     load time let the tree's GEMVs stream faster); carry the stream wheel
+#     (bench/explore/explorer-wheels.sh bench/explore/stream/stream.ima);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -176,6 +181,11 @@ case "${1:-1}" in
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/clattn_kernels-*.whl || exit 1
     (cd bench/explore/clattn && PYTHONPATH=$site timeout 300 python3 -u time_clattn.py 2>&1 | tail -16)
+    ;;
+17)
+    site=$(mktemp -d)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/stream_kernels-*.whl || exit 1
+    (cd bench/explore/stream && PYTHONPATH=$site timeout 300 python3 -u time_stream.py 2>&1 | tail -8)
     ;;
 16)
     "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o /tmp/mega_chain \

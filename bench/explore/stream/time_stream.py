@@ -1,5 +1,6 @@
 """Throwaway: stream.ima's access shapes, TB/s reading int32 matrices of the W4A16 shapes
-(CUDA graphs cycling through sets larger than L2)."""
+(CUDA graphs cycling through sets larger than L2); the t* kernels read the same buffers as
+stored strip by strip."""
 import os
 import sys
 
@@ -10,7 +11,7 @@ from timing import graph_us  # noqa: E402
 import stream_kernels as sk
 
 dev = "cuda"
-VARIANTS = [n for n in dir(sk) if n.startswith("s") and n[1].isdigit() and not n.endswith("_shapes")]
+VARIANTS = [n for n in dir(sk) if n[0] in "st" and n[1].isdigit() and not n.endswith("_shapes")]
 
 
 print("KP N MB | " + " | ".join(VARIANTS) + " (TB/s)")
@@ -23,6 +24,8 @@ for kp, n in [(1024, 28672), (512, 28672), (1792, 4096), (512, 6144), (512, 4096
         f = getattr(sk, v)
         cols = 4 * int(v[1:].split("_")[0])
         o = torch.empty((n + cols - 1) // cols, 256, device=dev, dtype=torch.int32)
-        t = graph_us(lambda w: f(w, o), [(w,) for w in ws], warm=1)
+        # t*: the same bytes read as stored strip by strip ([S, KP, COLS], gen.py's TILED).
+        args = [(w.view(n // cols, kp, cols),) if v[0] == "t" else (w,) for w in ws]
+        t = graph_us(lambda w: f(w, o), args, warm=1)
         row.append(f"{mb / t:.2f}")
     print(f"{kp} {n} {mb:.0f} | " + " | ".join(row), flush=True)
