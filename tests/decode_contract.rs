@@ -6,26 +6,9 @@
 //! values worked out by hand from the specs); the index tensors' bad entries are named by
 //! the host validation, as `validate` and the kernels report them (tests/paged_gpu.rs).
 
+#[path = "../examples/decode_layer/layer.rs"]
 #[allow(dead_code)]
-mod decode {
-    include!("out/specs/decode.rs");
-}
-#[allow(dead_code)]
-mod quant {
-    include!("out/specs/quant.rs");
-}
-#[allow(dead_code)]
-mod gemm {
-    include!("out/specs/gemm.rs");
-}
-#[allow(dead_code)]
-mod gemm_tma {
-    include!("out/specs/gemm_tma.rs");
-}
-#[allow(dead_code)]
-mod paged {
-    include!("out/specs/paged.rs");
-}
+mod layer;
 
 #[allow(dead_code)]
 #[path = "../runtime/tests/common/fake.rs"]
@@ -33,21 +16,24 @@ mod fake;
 
 use fake::{Fake, refused, run, spread};
 use ima::{DType, Error, IndexValue, KernelContract, Scalar, ValueFault, validate_values};
+use layer::{Config, ProjectionKernel, decode, gemm, gemm_tma, paged, quant};
 
-/// Llama 3 8B's layer, as examples/decode_layer/layer.rs's `Config`.
-const HIDDEN: usize = 4096;
-const HQ: usize = 32;
-const HKV: usize = 8;
-const D: usize = 128;
-const INTERMEDIATE: usize = 14336;
-const G: usize = 128;
-/// Tokens a page, pages a sequence's table (contexts of up to 1024), rows of the RoPE table.
-const BS: usize = 16;
+/// Llama 3 8B's layer (layer.rs's `Config::LLAMA_8B`).
+const CFG: Config = Config::LLAMA_8B;
+const HIDDEN: usize = CFG.hidden;
+const HQ: usize = CFG.heads;
+const HKV: usize = CFG.kv_heads;
+const D: usize = CFG.head_dim;
+const INTERMEDIATE: usize = CFG.intermediate;
+const G: usize = CFG.group;
+const BS: usize = CFG.block_size;
+const MAXPOS: usize = CFG.max_positions;
+/// Pages a sequence's table: contexts of up to 1024 tokens.
 const P: usize = 64;
-const MAXPOS: usize = 4096;
-
 /// The fused QKV projection's width: HQ query heads, then HKV key and HKV value heads.
 const QKV: usize = (HQ + 2 * HKV) * D;
+/// An H200's SMs, which the layer's pick of a GEMV reads.
+const SMS: usize = 132;
 
 /// A GPTQ weight `q4[K, N] gptq(group = G)` as a launch passes it: the logical `[K, N, G]`,
 /// then qweight `[K / 8, N]`, qzeros `[K / G, N / 8]` and scales `[K / G, N]`.
@@ -75,21 +61,21 @@ fn norm(b: usize) -> Vec<Fake> {
 }
 
 /// The projection kernel the layer takes for `rows` rows of a `k x n` weight into `ny`
-/// columns (layer.rs's `projection_of` on an H200's 132 SMs), and its arguments.
+/// columns (layer.rs's pick on an H200, where gptq_gemm_wg32 loads), and its arguments.
 fn projection(rows: usize, k: usize, n: usize, ny: usize) -> (&'static KernelContract, Vec<Fake>) {
     let x = f16(&[rows, k]);
     let y = f16(&[rows, ny]);
     let [w, qweight, qzeros, scales] = gptq(k, n, G);
-    if rows >= 17 && k * n >= 3 << 23 {
-        let part = Fake::new(DType::F32, &[gemm_tma::BLOCKS as usize, 3, 4, 128, 4], 0);
-        let arrivals = Fake::new(DType::I32, &[rows.div_ceil(64), n.div_ceil(64)], 0);
-        let args = vec![x, w, qweight, qzeros, scales, part, arrivals, y];
-        return (gemm_tma::GptqGemmWg32::CONTRACT, spread(args));
-    }
-    let c = match rows {
-        1 if n.div_ceil(128) >= 132 => quant::GptqGemv::CONTRACT,
-        1 => decode::GptqGemvNarrow::CONTRACT,
-        _ => gemm::GptqGemm::CONTRACT,
+    let c = match ProjectionKernel::pick(rows, k, n, SMS, true) {
+        ProjectionKernel::Warpgroup => {
+            let part = Fake::new(DType::F32, &[gemm_tma::BLOCKS as usize, 3, 4, 128, 4], 0);
+            let arrivals = Fake::new(DType::I32, &[rows.div_ceil(64), n.div_ceil(64)], 0);
+            let args = vec![x, w, qweight, qzeros, scales, part, arrivals, y];
+            return (gemm_tma::GptqGemmWg32::CONTRACT, spread(args));
+        }
+        ProjectionKernel::Wide => quant::GptqGemv::CONTRACT,
+        ProjectionKernel::Narrow => decode::GptqGemvNarrow::CONTRACT,
+        ProjectionKernel::Gemm => gemm::GptqGemm::CONTRACT,
     };
     (c, spread(vec![x, w, qweight, qzeros, scales, y]))
 }
@@ -132,13 +118,9 @@ fn every_launch_of_the_layer_passes_at_b1_b8_and_b32() {
             run(decode::AddRmsNorm::CONTRACT, &norm(b), &EPS).is_ok(),
             "norm at B = {b}"
         );
-        for (what, k, n, ny) in [
-            ("QKV", HIDDEN, QKV, QKV),
-            ("O", HQ * D, HIDDEN, HIDDEN),
-            // SiluAndMul fused: y half as wide as the gate and up columns.
-            ("gate/up", HIDDEN, 2 * INTERMEDIATE, INTERMEDIATE),
-            ("down", INTERMEDIATE, HIDDEN, HIDDEN),
-        ] {
+        for (what, k, n) in CFG.projections() {
+            // SiluAndMul fused into gate/up: y half as wide as its gate and up columns.
+            let ny = if what == "gate_up" { n / 2 } else { n };
             let (c, args) = projection(b, k, n, ny);
             let plan = run(c, &args, &[]);
             assert!(plan.is_ok(), "{what} on {} at B = {b}: {plan:?}", c.name);
@@ -146,7 +128,7 @@ fn every_launch_of_the_layer_passes_at_b1_b8_and_b32() {
         let plan = run(paged::PagedAttnRope::CONTRACT, &attention(b, nb), &SCALE);
         assert!(plan.is_ok(), "paged_attn_rope at B = {b}: {plan:?}");
     }
-    // The kernels the layer's rule picks, as docs/decode-layer.md's table names them.
+    // The kernels the layer's pick takes, as docs/decode-layer.md's table names them.
     let picked = |rows, k, n| projection(rows, k, n, n).0.name;
     assert_eq!(picked(1, HIDDEN, QKV), "gptq_gemv_narrow");
     assert_eq!(picked(1, HIDDEN, 2 * INTERMEDIATE), "gptq_gemv");

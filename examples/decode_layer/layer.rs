@@ -402,6 +402,37 @@ pub struct Kernels {
 /// 32 to 48 blocks of 128 columns would leave most SMs idle). Of the GEMMs, gemm_tma's
 /// `gptq_gemm_wg32` for 17 to 32 rows of weights of at least [`WARPGROUP_MIN_WEIGHTS`]
 /// where it loads, else gemm's `gptq_gemm`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProjectionKernel {
+    /// decode.ima's `gptq_gemv_narrow`.
+    Narrow,
+    /// quant.ima's `gptq_gemv`.
+    Wide,
+    /// gemm.ima's `gptq_gemm`.
+    Gemm,
+    /// gemm_tma.ima's `gptq_gemm_wg32`.
+    Warpgroup,
+}
+
+impl ProjectionKernel {
+    /// The kernel for `rows` rows of x and weights of `k` x `n` on a device of `sms` SMs,
+    /// where gptq_gemm_wg32 loads (`warpgroup`) or not.
+    pub fn pick(rows: usize, k: usize, n: usize, sms: usize, warpgroup: bool) -> Self {
+        if rows > 1 {
+            if warpgroup && (17..=32).contains(&rows) && k * n >= WARPGROUP_MIN_WEIGHTS {
+                ProjectionKernel::Warpgroup
+            } else {
+                ProjectionKernel::Gemm
+            }
+        } else if n.div_ceil(128) >= sms {
+            ProjectionKernel::Wide
+        } else {
+            ProjectionKernel::Narrow
+        }
+    }
+}
+
+/// A [`ProjectionKernel`] with the module that holds it.
 #[derive(Clone, Copy)]
 enum Projection<'k> {
     Narrow,
@@ -530,17 +561,16 @@ impl Kernels {
 
     /// The projection's kernel for `rows` rows of x and weights of `k` x `n`.
     fn projection_of(&self, rows: usize, k: usize, n: usize) -> Projection<'_> {
-        if rows > 1 {
-            match &self.gemm_tma {
-                Some(t) if (17..=32).contains(&rows) && k * n >= WARPGROUP_MIN_WEIGHTS => {
-                    Projection::Warpgroup(t)
-                }
-                _ => Projection::Gemm,
-            }
-        } else if n.div_ceil(128) >= self.sms {
-            Projection::Wide
-        } else {
-            Projection::Narrow
+        let warpgroup = self.gemm_tma.is_some();
+        match (
+            ProjectionKernel::pick(rows, k, n, self.sms, warpgroup),
+            &self.gemm_tma,
+        ) {
+            (ProjectionKernel::Narrow, _) => Projection::Narrow,
+            (ProjectionKernel::Wide, _) => Projection::Wide,
+            (ProjectionKernel::Warpgroup, Some(t)) => Projection::Warpgroup(t),
+            // `pick` takes the warpgroup kernel only where it loaded.
+            (ProjectionKernel::Gemm | ProjectionKernel::Warpgroup, _) => Projection::Gemm,
         }
     }
 
