@@ -82,6 +82,11 @@
 #     strip (session 55's question beside 16's forms 62 to 66: would a layout prepared at
 #     load time let the tree's GEMVs stream faster); carry the stream wheel
 #     (bench/explore/explorer-wheels.sh bench/explore/stream/stream.ima);
+#   bash bench/explore/prepared-run.sh 18: bench/explore/spattn/time_spattn.py, paged_attn
+#     whose blocks load a guessed partition's page ids with the sequence's length and issue
+#     their first tiles before staging the queries (one round trip fewer before the first
+#     tile) against the tree's, then on tables four times as wide (the guess fails); carry
+#     the paged and spattn wheels (bench/explore/spattn/build.sh);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -181,6 +186,11 @@ case "${1:-1}" in
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/clattn_kernels-*.whl || exit 1
     (cd bench/explore/clattn && PYTHONPATH=$site timeout 300 python3 -u time_clattn.py 2>&1 | tail -16)
+    ;;
+18)
+    site=$(mktemp -d)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/spattn_kernels-*.whl || exit 1
+    (cd bench/explore/spattn && PYTHONPATH=$site timeout 300 python3 -u time_spattn.py 2>&1 | tail -18)
     ;;
 17)
     site=$(mktemp -d)
