@@ -1100,19 +1100,34 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
         for (int i = threadIdx.x; i < gn * CHUNKS; i += 128) {
             const I hq = h * G + g0 + i / CHUNKS, d = i % CHUNKS * 8;
             float mx = -INFINITY, sum = 0.f, o[8] = {};
-            #pragma unroll 4
-            for (I p = 0; p < parts; ++p) {
-                // Every partition has a token, so its log-sum-exp is finite and the first
-                // partition's correction 2^-inf is 0.
-                const float lse = part_lse(b, hq, p), mm = fmaxf(mx, lse);
-                const float corr = exp2f(mx - mm), w = exp2f(lse - mm);
-                const ImaVec<float, 4> lo = part_o.load4(b, hq, p, d), hi = part_o.load4(b, hq, p, d + 4);
-                mx = mm;
-                sum = sum * corr + w;
+            // Four partitions at a time, their loads issued together: a loop unrolled by
+            // the compiler took the partitions past a multiple of 4 one at a time, each
+            // load waited for before the next was issued (SASS read in session 55). A
+            // partition past the last weighs 0 (its log-sum-exp -inf, its output zeros)
+            // and leaves the sums as they are.
+            for (I p0 = 0; p0 < parts; p0 += 4) {
+                float lse[4];
+                ImaVec<float, 4> lo[4], hi[4];
                 #pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    o[j] = o[j] * corr + w * lo.v[j];
-                    o[4 + j] = o[4 + j] * corr + w * hi.v[j];
+                for (int u = 0; u < 4; ++u) {
+                    const I p = p0 + u;
+                    lse[u] = p < parts ? part_lse(b, hq, p) : -INFINITY;
+                    lo[u] = p < parts ? part_o.load4(b, hq, p, d) : ImaVec<float, 4>{};
+                    hi[u] = p < parts ? part_o.load4(b, hq, p, d + 4) : ImaVec<float, 4>{};
+                }
+                #pragma unroll
+                for (int u = 0; u < 4; ++u) {
+                    // Every partition has a token, so its log-sum-exp is finite, the first
+                    // partition's correction 2^-inf is 0, and mx is finite from then on.
+                    const float mm = fmaxf(mx, lse[u]);
+                    const float corr = exp2f(mx - mm), w = exp2f(lse[u] - mm);
+                    mx = mm;
+                    sum = sum * corr + w;
+                    #pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        o[j] = o[j] * corr + w * lo[u].v[j];
+                        o[4 + j] = o[4 + j] * corr + w * hi[u].v[j];
+                    }
                 }
             }
             ImaVec<__half, 8> r;
@@ -2444,7 +2459,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2448 "planted_bugs.cu"
+#line 2463 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2787,7 +2802,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2791 "planted_bugs.cu"
+#line 2806 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3084,7 +3099,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 3088 "planted_bugs.cu"
+#line 3103 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3839,7 +3854,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3843 "planted_bugs.cu"
+#line 3858 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4576,7 +4591,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4580 "planted_bugs.cu"
+#line 4595 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

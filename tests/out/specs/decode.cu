@@ -1100,19 +1100,34 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
         for (int i = threadIdx.x; i < gn * CHUNKS; i += 128) {
             const I hq = h * G + g0 + i / CHUNKS, d = i % CHUNKS * 8;
             float mx = -INFINITY, sum = 0.f, o[8] = {};
-            #pragma unroll 4
-            for (I p = 0; p < parts; ++p) {
-                // Every partition has a token, so its log-sum-exp is finite and the first
-                // partition's correction 2^-inf is 0.
-                const float lse = part_lse(b, hq, p), mm = fmaxf(mx, lse);
-                const float corr = exp2f(mx - mm), w = exp2f(lse - mm);
-                const ImaVec<float, 4> lo = part_o.load4(b, hq, p, d), hi = part_o.load4(b, hq, p, d + 4);
-                mx = mm;
-                sum = sum * corr + w;
+            // Four partitions at a time, their loads issued together: a loop unrolled by
+            // the compiler took the partitions past a multiple of 4 one at a time, each
+            // load waited for before the next was issued (SASS read in session 55). A
+            // partition past the last weighs 0 (its log-sum-exp -inf, its output zeros)
+            // and leaves the sums as they are.
+            for (I p0 = 0; p0 < parts; p0 += 4) {
+                float lse[4];
+                ImaVec<float, 4> lo[4], hi[4];
                 #pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    o[j] = o[j] * corr + w * lo.v[j];
-                    o[4 + j] = o[4 + j] * corr + w * hi.v[j];
+                for (int u = 0; u < 4; ++u) {
+                    const I p = p0 + u;
+                    lse[u] = p < parts ? part_lse(b, hq, p) : -INFINITY;
+                    lo[u] = p < parts ? part_o.load4(b, hq, p, d) : ImaVec<float, 4>{};
+                    hi[u] = p < parts ? part_o.load4(b, hq, p, d + 4) : ImaVec<float, 4>{};
+                }
+                #pragma unroll
+                for (int u = 0; u < 4; ++u) {
+                    // Every partition has a token, so its log-sum-exp is finite, the first
+                    // partition's correction 2^-inf is 0, and mx is finite from then on.
+                    const float mm = fmaxf(mx, lse[u]);
+                    const float corr = exp2f(mx - mm), w = exp2f(lse[u] - mm);
+                    mx = mm;
+                    sum = sum * corr + w;
+                    #pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        o[j] = o[j] * corr + w * lo[u].v[j];
+                        o[4 + j] = o[4 + j] * corr + w * hi[u].v[j];
+                    }
                 }
             }
             ImaVec<__half, 8> r;
@@ -2781,11 +2796,10 @@ __device__ __forceinline__ void body(
         constexpr int KEPT = 2;
         const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
         const I step = I(blockDim.x) * 8;
-        // residual + x at column d, rounded to f16, stored, and its squares added to ss.
+        // a + r (x and the residual at column d), rounded to f16, stored as the residual,
+        // and its squares added to ss.
         float ss = 0.f;
-        auto add = [&](I d) {
-            const auto a = x.load8(row, d);
-            const auto r = residual.load8(row, d);
+        auto add = [&](I d, const ImaVec<__half, 8>& a, const ImaVec<__half, 8>& r) {
             ImaVec<__half, 8> sum;
             #pragma unroll
             for (int j = 0; j < 8; ++j) {
@@ -2796,16 +2810,25 @@ __device__ __forceinline__ void body(
             residual.store8(row, d, sum);
             return sum;
         };
-        ImaVec<__half, 8> kept[KEPT], gain[KEPT];
+        // The kept vectors' loads, all issued before any is added: loaded and added a vector
+        // at a time, the second vector's loads waited behind the first's store (two round
+        // trips to memory a block, SASS read in session 55).
+        ImaVec<__half, 8> kept[KEPT], gain[KEPT], xs[KEPT];
         #pragma unroll
         for (int i = 0; i < KEPT; ++i) {
             const I d = I(threadIdx.x) * 8 + i * step;
             if (d < D) {
                 gain[i] = w.load8(d);
-                kept[i] = add(d);
+                xs[i] = x.load8(row, d);
+                kept[i] = residual.load8(row, d);
             }
         }
-        for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) add(d);
+        #pragma unroll
+        for (int i = 0; i < KEPT; ++i) {
+            const I d = I(threadIdx.x) * 8 + i * step;
+            if (d < D) kept[i] = add(d, xs[i], kept[i]);
+        }
+        for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) add(d, x.load8(row, d), residual.load8(row, d));
         for (int o = 16; o > 0; o /= 2) ss += __shfl_xor_sync(0xffffffffu, ss, o);
         if (lane == 0) red(warp) = ss;
         __syncthreads();
@@ -2825,7 +2848,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2829 "decode.cu"
+#line 2852 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3688,7 +3711,7 @@ __device__ __forceinline__ void body(
     const I BS,
     const I HKV,
     const I HQ) {
-#line 107 "specs/decode.ima"
+#line 115 "specs/decode.ima"
 
         // Thread t: head row t / (D/16) of the batch (sequence b, head hd), pair offset j.
         const I t = I(blockIdx.x) * 256 + threadIdx.x;
@@ -3719,7 +3742,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3723 "decode.cu"
+#line 3746 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4789,7 +4812,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 167 "specs/decode.ima"
+#line 175 "specs/decode.ima"
 
         const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
         const int warp = threadIdx.y / 8;
@@ -4865,7 +4888,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4869 "decode.cu"
+#line 4892 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -256,7 +256,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
 /// padding slot of -1. A position outside `0 .. MAXPOS` is reported and reads as 0; a
 /// slot outside the caches is reported and skipped. A raw grid: the body guards itself.
 ///
-/// Declared at `specs/decode.ima:91`.
+/// Declared at `specs/decode.ima:99`.
 pub struct RopeCache {
     kernel: ima::Kernel,
 }
@@ -341,7 +341,7 @@ pub struct RopeCacheArgs<'a, Qkv: ima::ReadTensor<ima::half::f16>, Positions: im
 pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
     name: "rope_cache",
     signature: "rope_cache(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D])",
-    location: "specs/decode.ima:91",
+    location: "specs/decode.ima:99",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "MAXPOS", bound_by: ima::Binding { arg: 2, dim: 0 } },
@@ -492,7 +492,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
 /// `GATE_UP_UNIT`, a block's 16 columns being 8 of gate and the same 8 of up, and
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/decode.ima:159`.
+/// Declared at `specs/decode.ima:167`.
 pub struct GptqGemvNarrow {
     kernel: ima::Kernel,
 }
@@ -563,7 +563,7 @@ pub struct GptqGemvNarrowArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::Wr
 pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv_narrow",
     signature: "gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/decode.ima:159",
+    location: "specs/decode.ima:167",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },

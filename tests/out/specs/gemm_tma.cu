@@ -1101,19 +1101,34 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
         for (int i = threadIdx.x; i < gn * CHUNKS; i += 128) {
             const I hq = h * G + g0 + i / CHUNKS, d = i % CHUNKS * 8;
             float mx = -INFINITY, sum = 0.f, o[8] = {};
-            #pragma unroll 4
-            for (I p = 0; p < parts; ++p) {
-                // Every partition has a token, so its log-sum-exp is finite and the first
-                // partition's correction 2^-inf is 0.
-                const float lse = part_lse(b, hq, p), mm = fmaxf(mx, lse);
-                const float corr = exp2f(mx - mm), w = exp2f(lse - mm);
-                const ImaVec<float, 4> lo = part_o.load4(b, hq, p, d), hi = part_o.load4(b, hq, p, d + 4);
-                mx = mm;
-                sum = sum * corr + w;
+            // Four partitions at a time, their loads issued together: a loop unrolled by
+            // the compiler took the partitions past a multiple of 4 one at a time, each
+            // load waited for before the next was issued (SASS read in session 55). A
+            // partition past the last weighs 0 (its log-sum-exp -inf, its output zeros)
+            // and leaves the sums as they are.
+            for (I p0 = 0; p0 < parts; p0 += 4) {
+                float lse[4];
+                ImaVec<float, 4> lo[4], hi[4];
                 #pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    o[j] = o[j] * corr + w * lo.v[j];
-                    o[4 + j] = o[4 + j] * corr + w * hi.v[j];
+                for (int u = 0; u < 4; ++u) {
+                    const I p = p0 + u;
+                    lse[u] = p < parts ? part_lse(b, hq, p) : -INFINITY;
+                    lo[u] = p < parts ? part_o.load4(b, hq, p, d) : ImaVec<float, 4>{};
+                    hi[u] = p < parts ? part_o.load4(b, hq, p, d + 4) : ImaVec<float, 4>{};
+                }
+                #pragma unroll
+                for (int u = 0; u < 4; ++u) {
+                    // Every partition has a token, so its log-sum-exp is finite, the first
+                    // partition's correction 2^-inf is 0, and mx is finite from then on.
+                    const float mm = fmaxf(mx, lse[u]);
+                    const float corr = exp2f(mx - mm), w = exp2f(lse[u] - mm);
+                    mx = mm;
+                    sum = sum * corr + w;
+                    #pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        o[j] = o[j] * corr + w * lo[u].v[j];
+                        o[4 + j] = o[4 + j] * corr + w * hi[u].v[j];
+                    }
                 }
             }
             ImaVec<__half, 8> r;
@@ -2831,7 +2846,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2835 "gemm_tma.cu"
+#line 2850 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3593,7 +3608,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3597 "gemm_tma.cu"
+#line 3612 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4494,7 +4509,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4498 "gemm_tma.cu"
+#line 4513 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5366,7 +5381,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5370 "gemm_tma.cu"
+#line 5385 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6989,7 +7004,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6993 "gemm_tma.cu"
+#line 7008 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8818,7 +8833,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8822 "gemm_tma.cu"
+#line 8837 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10549,7 +10564,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10553 "gemm_tma.cu"
+#line 10568 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12273,7 +12288,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12277 "gemm_tma.cu"
+#line 12292 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

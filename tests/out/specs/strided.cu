@@ -1099,19 +1099,34 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
         for (int i = threadIdx.x; i < gn * CHUNKS; i += 128) {
             const I hq = h * G + g0 + i / CHUNKS, d = i % CHUNKS * 8;
             float mx = -INFINITY, sum = 0.f, o[8] = {};
-            #pragma unroll 4
-            for (I p = 0; p < parts; ++p) {
-                // Every partition has a token, so its log-sum-exp is finite and the first
-                // partition's correction 2^-inf is 0.
-                const float lse = part_lse(b, hq, p), mm = fmaxf(mx, lse);
-                const float corr = exp2f(mx - mm), w = exp2f(lse - mm);
-                const ImaVec<float, 4> lo = part_o.load4(b, hq, p, d), hi = part_o.load4(b, hq, p, d + 4);
-                mx = mm;
-                sum = sum * corr + w;
+            // Four partitions at a time, their loads issued together: a loop unrolled by
+            // the compiler took the partitions past a multiple of 4 one at a time, each
+            // load waited for before the next was issued (SASS read in session 55). A
+            // partition past the last weighs 0 (its log-sum-exp -inf, its output zeros)
+            // and leaves the sums as they are.
+            for (I p0 = 0; p0 < parts; p0 += 4) {
+                float lse[4];
+                ImaVec<float, 4> lo[4], hi[4];
                 #pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    o[j] = o[j] * corr + w * lo.v[j];
-                    o[4 + j] = o[4 + j] * corr + w * hi.v[j];
+                for (int u = 0; u < 4; ++u) {
+                    const I p = p0 + u;
+                    lse[u] = p < parts ? part_lse(b, hq, p) : -INFINITY;
+                    lo[u] = p < parts ? part_o.load4(b, hq, p, d) : ImaVec<float, 4>{};
+                    hi[u] = p < parts ? part_o.load4(b, hq, p, d + 4) : ImaVec<float, 4>{};
+                }
+                #pragma unroll
+                for (int u = 0; u < 4; ++u) {
+                    // Every partition has a token, so its log-sum-exp is finite, the first
+                    // partition's correction 2^-inf is 0, and mx is finite from then on.
+                    const float mm = fmaxf(mx, lse[u]);
+                    const float corr = exp2f(mx - mm), w = exp2f(lse[u] - mm);
+                    mx = mm;
+                    sum = sum * corr + w;
+                    #pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        o[j] = o[j] * corr + w * lo[u].v[j];
+                        o[4 + j] = o[4 + j] * corr + w * hi[u].v[j];
+                    }
                 }
             }
             ImaVec<__half, 8> r;
@@ -2421,7 +2436,7 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 11 "specs/strided.ima"
  y(i, j) = a * x(i, j) + b; 
-#line 2425 "strided.cu"
+#line 2440 "strided.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
