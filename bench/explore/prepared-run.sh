@@ -86,11 +86,13 @@
 #     whose blocks load a guessed partition's page ids with the sequence's length and issue
 #     their first tiles before staging the queries (one round trip fewer before the first
 #     tile) against the tree's, then on tables four times as wide (the guess fails); then
-#     the decode layer built with spattn.patch applied (.gpu/bin/decode_layer_spattn: `cargo
-#     build --release --example decode_layer` with the patch applied, the binary copied,
-#     the patch reverted) checked against the f64 reference and timed beside the tree's;
-#     carry the paged and spattn wheels (bench/explore/spattn/build.sh) and .gpu/bin's
-#     decode_layer and decode_layer_spattn;
+#     the decode layers built with session 55's patches (bench/explore/layer-patched.sh:
+#     decode_layer_spattn, _gemvload with bench/explore/gemvload/gemvload.patch, _both)
+#     checked against the f64 reference; carry the paged and spattn wheels
+#     (bench/explore/spattn/build.sh) and .gpu/bin's decode_layer*;
+#   bash bench/explore/prepared-run.sh 19: `decode_layer bench` of the tree's layer and of
+#     the three patched ones, one process each (same carry as 18; run it twice for a second
+#     pass);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -195,10 +197,15 @@ case "${1:-1}" in
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/paged_kernels-*.whl .gpu/wheels/spattn_kernels-*.whl || exit 1
     (cd bench/explore/spattn && PYTHONPATH=$site timeout 300 python3 -u time_spattn.py 2>&1 | tail -18)
-    timeout 150 bash .gpu/on-device run decode_layer_spattn check 2>&1 | tail -6
-    for bin in decode_layer decode_layer_spattn decode_layer decode_layer_spattn; do
+    for bin in decode_layer_spattn decode_layer_gemvload decode_layer_both; do
+        echo "== $bin check"
+        timeout 100 bash .gpu/on-device run "$bin" check 2>&1 | tail -6
+    done
+    ;;
+19)
+    for bin in decode_layer decode_layer_spattn decode_layer_gemvload decode_layer_both; do
         echo "== $bin bench"
-        timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 | tail -8
+        timeout 140 bash .gpu/on-device run "$bin" bench 2>&1 | tail -12
     done
     ;;
 17)

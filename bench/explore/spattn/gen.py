@@ -12,7 +12,11 @@ remain: the decode layer's tables are as wide as its longest sequence, so every 
 sequence's guess holds. The page ids' loads are issued before the length's (the length's
 check branches on its value, and the warp waits there: a review of the first form's SASS
 found the page ids still loaded after it), and paged_attn_rope reads its position raw
-for the same reason, checked where a rotation uses it. A guessed entry the block uses is
+for the same reason, checked where a rotation uses it. The block that writes the new
+token (paged_attn_rope) issues the token's loads (its key and value halves, the angles,
+the slot, read raw) before any is used and before the queries are staged, where they had
+waited one after the other behind the queries' (a helper's SASS audit, session 55). A
+guessed entry the block uses is
 held to the contract (out of range: read again through the checked accessor, which
 reports it and reads 0); where the guess fails, or a block's first tiles hold the new
 token (paged_attn_rope), the block keeps the tree's order.
