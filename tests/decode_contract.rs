@@ -100,6 +100,8 @@ fn attention(b: usize, nb: usize) -> Vec<Fake> {
 }
 
 const EPS: [Scalar; 1] = [Scalar::F32(1e-5)];
+/// paged_attn_rope's contract, which most of these cases break.
+const ROPE: &KernelContract = paged::PagedAttnRope::CONTRACT;
 const SCALE: [Scalar; 1] = [Scalar::F32(0.088_388_35)];
 
 /// The argument of `c` named `name`.
@@ -125,7 +127,7 @@ fn every_launch_of_the_layer_passes_at_b1_b8_and_b32() {
             let plan = run(c, &args, &[]);
             assert!(plan.is_ok(), "{what} on {} at B = {b}: {plan:?}", c.name);
         }
-        let plan = run(paged::PagedAttnRope::CONTRACT, &attention(b, nb), &SCALE);
+        let plan = run(ROPE, &attention(b, nb), &SCALE);
         assert!(plan.is_ok(), "paged_attn_rope at B = {b}: {plan:?}");
     }
     // The kernels the layer's pick takes, as docs/decode-layer.md's table names them.
@@ -142,8 +144,8 @@ fn every_launch_of_the_layer_passes_at_b1_b8_and_b32() {
 #[test]
 fn a_qkv_output_of_another_width_than_the_heads_make_is_refused() {
     let mut args = attention(8, 8 * P);
-    args[0] = f16(&[8, (HQ + 2 * 9) * D]);
-    let text = refused(paged::PagedAttnRope::CONTRACT, &spread(args), &SCALE);
+    args[arg(ROPE, "qkv")] = f16(&[8, (HQ + 2 * 9) * D]);
+    let text = refused(ROPE, &spread(args), &SCALE);
     // (HQ + 2 * HKV) * D, each symbol bound by the first input that has it as a dimension.
     assert!(
         text.contains(
@@ -159,9 +161,9 @@ fn a_qkv_output_of_another_width_than_the_heads_make_is_refused() {
 #[test]
 fn caches_of_another_head_count_are_refused() {
     let mut args = attention(8, 8 * P);
-    args[4] = f16(&[8 * P, BS, 4, D]);
-    args[5] = f16(&[8 * P, BS, 4, D]);
-    let text = refused(paged::PagedAttnRope::CONTRACT, &spread(args), &SCALE);
+    args[arg(ROPE, "k_cache")] = f16(&[8 * P, BS, 4, D]);
+    args[arg(ROPE, "v_cache")] = f16(&[8 * P, BS, 4, D]);
+    let text = refused(ROPE, &spread(args), &SCALE);
     // HKV is bound by k_cache (4): qkv should then be (32 + 8) * 128 wide.
     assert!(
         text.contains("argument qkv: shape[1] is 6144, expected (HQ + 2 * HKV) * D = 5120"),
@@ -169,8 +171,8 @@ fn caches_of_another_head_count_are_refused() {
     );
     // A value cache alone of another head count: its own dimension, against k_cache's.
     let mut args = attention(8, 8 * P);
-    args[5] = f16(&[8 * P, BS, 4, D]);
-    let text = refused(paged::PagedAttnRope::CONTRACT, &spread(args), &SCALE);
+    args[arg(ROPE, "v_cache")] = f16(&[8 * P, BS, 4, D]);
+    let text = refused(ROPE, &spread(args), &SCALE);
     assert!(
         text.contains(
             "argument v_cache: shape[2] is 4, expected HKV = 8 (bound by k_cache.shape[2])"
@@ -183,7 +185,7 @@ fn caches_of_another_head_count_are_refused() {
 #[test]
 fn per_sequence_tensors_of_another_batch_are_refused() {
     for name in ["positions", "slot_mapping", "seq_lens"] {
-        let c = paged::PagedAttnRope::CONTRACT;
+        let c = ROPE;
         let mut args = attention(8, 8 * P);
         args[arg(c, name)] = Fake::new(c.args[arg(c, name)].dtype, &[7], 0);
         let text = refused(c, &spread(args), &SCALE);
@@ -201,8 +203,8 @@ fn per_sequence_tensors_of_another_batch_are_refused() {
 #[test]
 fn a_block_table_of_another_integer_type_is_refused() {
     let mut args = attention(8, 8 * P);
-    args[6] = Fake::new(DType::I64, &[8, P], 0);
-    let text = refused(paged::PagedAttnRope::CONTRACT, &spread(args), &SCALE);
+    args[arg(ROPE, "block_tables")] = Fake::new(DType::I64, &[8, P], 0);
+    let text = refused(ROPE, &spread(args), &SCALE);
     assert!(
         text.contains("argument block_tables: dtype is i64, expected i32"),
         "{text}"
@@ -214,8 +216,8 @@ fn a_block_table_of_another_integer_type_is_refused() {
 #[test]
 fn a_workspace_for_fewer_partitions_than_the_tables_need_is_refused() {
     let mut args = attention(8, 8 * P);
-    args[8] = Fake::new(DType::F32, &[8, HQ, 4, D], 0);
-    let text = refused(paged::PagedAttnRope::CONTRACT, &spread(args), &SCALE);
+    args[arg(ROPE, "part_o")] = Fake::new(DType::F32, &[8, HQ, 4, D], 0);
+    let text = refused(ROPE, &spread(args), &SCALE);
     // ceil(P * BS / PART) = ceil(64 * 16 / 128) = 8.
     assert!(
         text.contains("argument part_o: shape[2] is 4, expected ceil(P * BS / PART) = 8"),
@@ -228,7 +230,7 @@ fn a_workspace_for_fewer_partitions_than_the_tables_need_is_refused() {
 #[test]
 fn projections_refuse_inputs_and_outputs_their_weights_do_not_match() {
     let (c, mut args) = projection(8, HQ * D, HIDDEN, HIDDEN);
-    args[0] = f16(&[8, 4000]);
+    args[arg(c, "x")] = f16(&[8, 4000]);
     let text = refused(c, &spread(args), &[]);
     // K is bound by x (4000); the weight's logical K is 4096.
     assert!(
@@ -237,7 +239,7 @@ fn projections_refuse_inputs_and_outputs_their_weights_do_not_match() {
     );
 
     let (c, mut args) = projection(8, HIDDEN, 2 * INTERMEDIATE, INTERMEDIATE);
-    args[5] = f16(&[8, 10000]);
+    args[arg(c, "y")] = f16(&[8, 10000]);
     let text = refused(c, &spread(args), &[]);
     assert!(
         text.contains("constraint NY == N || 2 * NY == N does not hold: NY = 10000, N = 28672"),
@@ -251,8 +253,8 @@ fn projections_refuse_inputs_and_outputs_their_weights_do_not_match() {
 fn quantized_buffers_of_another_group_size_are_refused() {
     let (c, mut args) = projection(1, HIDDEN, QKV, QKV);
     let [_, _, qzeros, scales] = gptq(HIDDEN, QKV, 64);
-    args[3] = qzeros;
-    args[4] = scales;
+    args[arg(c, "w.qzeros")] = qzeros;
+    args[arg(c, "w.scales")] = scales;
     let text = refused(c, &spread(args), &[]);
     // ceil(K / G) = ceil(4096 / 128) = 32 rows, where groups of 64 make 64.
     assert!(
@@ -267,7 +269,7 @@ fn quantized_buffers_of_another_group_size_are_refused() {
 
 /// paged_attn_rope's symbols for the host validation: `b` sequences, caches of `nb` pages.
 fn attention_symbols(b: usize, nb: usize) -> Vec<i64> {
-    let c = paged::PagedAttnRope::CONTRACT;
+    let c = ROPE;
     c.symbols
         .iter()
         .map(|s| match s.name {
@@ -291,7 +293,7 @@ fn validate(
     entries: &[i64],
     nb: usize,
 ) -> Result<(), Box<IndexValue>> {
-    let c = paged::PagedAttnRope::CONTRACT;
+    let c = ROPE;
     match validate_values(
         c,
         arg(c, name),
