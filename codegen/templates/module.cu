@@ -555,8 +555,10 @@ struct {{ q.name }}_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;

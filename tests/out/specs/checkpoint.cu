@@ -3206,8 +3206,10 @@ struct w_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
@@ -3596,7 +3598,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3600 "checkpoint.cu"
+#line 3602 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3977,8 +3979,10 @@ struct w_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
@@ -4367,7 +4371,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4371 "checkpoint.cu"
+#line 4375 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5012,7 +5016,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5016 "checkpoint.cu"
+#line 5020 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5697,7 +5701,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5701 "checkpoint.cu"
+#line 5705 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6146,8 +6150,10 @@ struct w_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
@@ -6542,7 +6548,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6546 "checkpoint.cu"
+#line 6552 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7257,7 +7263,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7261 "checkpoint.cu"
+#line 7267 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7703,8 +7709,10 @@ struct w_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
@@ -8099,7 +8107,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8103 "checkpoint.cu"
+#line 8111 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8799,7 +8807,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8803 "checkpoint.cu"
+#line 8811 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

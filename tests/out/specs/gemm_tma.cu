@@ -6010,8 +6010,10 @@ struct w_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
@@ -7004,7 +7006,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7008 "gemm_tma.cu"
+#line 7010 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7653,8 +7655,10 @@ struct w_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
@@ -8833,7 +8837,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8837 "gemm_tma.cu"
+#line 8841 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9528,8 +9532,10 @@ struct w_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
@@ -10564,7 +10570,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10568 "gemm_tma.cu"
+#line 10574 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11252,8 +11258,10 @@ struct w_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
@@ -12288,7 +12296,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12292 "gemm_tma.cu"
+#line 12300 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2538,8 +2538,10 @@ struct w_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
@@ -3012,7 +3014,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3016 "quant.cu"
+#line 3018 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3392,8 +3394,10 @@ struct w_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
@@ -3782,7 +3786,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3786 "quant.cu"
+#line 3790 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4443,7 +4447,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4447 "quant.cu"
+#line 4451 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5116,7 +5120,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5120 "quant.cu"
+#line 5124 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5689,7 +5693,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5693 "quant.cu"
+#line 5697 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6005,7 +6009,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6009 "quant.cu"
+#line 6013 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6191,9 +6195,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
 // W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 128 columns:
 // 32 threads across take 4 columns each (one 16-byte load of qweight per packed row, so
 // that a warp reads 512 contiguous bytes of it), 8 threads down split K between them, for
-// M = 1 in tiles of 64 rows with all 8 packed rows' loads in flight; the 8 partial sums of
-// each output meet in shared memory. `min_blocks 2` leaves 128 registers a thread, enough
-// for the M > 1 path and for 64-bit indices.
+// M = 1 in tiles of 64 rows, 8 packed rows a tile (whose loads ptxas splits, 5 rows and
+// then 3 after a wait: bench/explore/gemvload); the 8 partial sums of each output meet in
+// shared memory. `min_blocks 2` leaves 128 registers a thread, enough for the M > 1 path
+// and for 64-bit indices.
 // 
 // With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
 // SiluAndMul fused, as specs/decode.ima's gptq_gemv_narrow: W's columns hold gate's and
@@ -6459,8 +6464,10 @@ struct w_t {
     // below it, at least S, so that no stride walks backwards or stands still):
     // `w.for_whole_tiles(b0, end, db, n,
     // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
-    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads are issued before
-    // f runs on the tile before, so that a thread has two tiles' loads in flight, and their
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
     // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
     // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
     // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
@@ -6903,7 +6910,7 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const part_t<I, IMA_CHECKED> part) {
-#line 123 "specs/quant.ima"
+#line 124 "specs/quant.ima"
 
         const I n = I(blockIdx.x) * 128 + threadIdx.x * 4;
         // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode
@@ -6918,8 +6925,10 @@ __device__ __forceinline__ void body(
             if (n < N) {
                 // M = 1: each thread takes every 8th whole tile of R packed rows (8R rows
                 // of K in one group, when G % 8R == 0): one scale and zero load per tile,
-                // the weights of all R rows in flight before the first is used, no edge
-                // test. Rows past those tiles (all of K when G % 8R != 0), and every row
+                // no edge test. The source loads the R rows before it uses the first, but
+                // ptxas issues 5 rows' weights and x, waits for them, then the rest: two
+                // round trips an iteration (SASS read in session 55; bench/explore/gemvload
+                // makes it issue all of them, to be measured). Rows past those tiles (all of K when G % 8R != 0), and every row
                 // for M > 1, go 8 at a time, every 64th.
                 constexpr int R = 8;
                 const I tiles = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
@@ -6974,7 +6983,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6978 "quant.cu"
+#line 6987 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7619,13 +7628,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 201 "specs/quant.ima"
+#line 204 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7629 "quant.cu"
+#line 7638 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1132,9 +1132,10 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 128 columns:
 /// 32 threads across take 4 columns each (one 16-byte load of qweight per packed row, so
 /// that a warp reads 512 contiguous bytes of it), 8 threads down split K between them, for
-/// M = 1 in tiles of 64 rows with all 8 packed rows' loads in flight; the 8 partial sums of
-/// each output meet in shared memory. `min_blocks 2` leaves 128 registers a thread, enough
-/// for the M > 1 path and for 64-bit indices.
+/// M = 1 in tiles of 64 rows, 8 packed rows a tile (whose loads ptxas splits, 5 rows and
+/// then 3 after a wait: bench/explore/gemvload); the 8 partial sums of each output meet in
+/// shared memory. `min_blocks 2` leaves 128 registers a thread, enough for the M > 1 path
+/// and for 64-bit indices.
 /// 
 /// With y half as wide as W (NY = N / 2) it is a gate/up projection with vLLM's
 /// SiluAndMul fused, as specs/decode.ima's gptq_gemv_narrow: W's columns hold gate's and
@@ -1142,7 +1143,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 /// f32 with one rounding. (Its M > 1 path reads the weights once for each 4 rows of x:
 /// from 2 rows on, specs/gemm.ima's gptq_gemm is faster, bench/RESULTS.md.)
 ///
-/// Declared at `specs/quant.ima:115`.
+/// Declared at `specs/quant.ima:116`.
 pub struct GptqGemv {
     kernel: ima::Kernel,
 }
@@ -1213,7 +1214,7 @@ pub struct GptqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTen
 pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv",
     signature: "gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/quant.ima:115",
+    location: "specs/quant.ima:116",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1341,7 +1342,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:196`.
+/// Declared at `specs/quant.ima:199`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -1412,7 +1413,7 @@ pub struct AwqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTens
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:196",
+    location: "specs/quant.ima:199",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
