@@ -139,6 +139,37 @@ fn every_launch_of_the_layer_passes_at_b1_b8_and_b32() {
     assert_eq!(picked(32, HQ * D, HIDDEN), "gptq_gemm");
 }
 
+/// The pick's edges, worked out from its rule (docs/decode-layer.md): one row takes
+/// 128-column blocks once they number the SMs (N >= 131 * 128 + 1 on 132 SMs), 17 to 32
+/// rows take the warpgroup kernel from 3 x 2^23 weights where it loads, and every other
+/// batch the tensor-core GEMM.
+#[test]
+fn the_projection_pick_changes_kernel_where_its_rule_says() {
+    use ProjectionKernel::{Gemm, Narrow, Warpgroup, Wide};
+    let pick = |rows, k, n, warpgroup| ProjectionKernel::pick(rows, k, n, SMS, warpgroup);
+    // ceil(N / 128) >= 132: N = 131 * 128 + 1 = 16769 is the first.
+    assert_eq!(pick(1, HIDDEN, 16768, true), Narrow);
+    assert_eq!(pick(1, HIDDEN, 16769, true), Wide);
+    // K N >= 3 * 2^23 = 25165824: 4096 x 6144 is exactly that, 4096 x 6136 short of it.
+    assert_eq!(pick(17, 4096, 6144, true), Warpgroup);
+    assert_eq!(pick(17, 4096, 6136, true), Gemm);
+    for (rows, want) in [
+        (2, Gemm),
+        (16, Gemm),
+        (17, Warpgroup),
+        (32, Warpgroup),
+        (33, Gemm),
+    ] {
+        assert_eq!(pick(rows, HIDDEN, QKV, true), want, "{rows} rows");
+        // Where gptq_gemm_wg32 does not load (compute capability other than 9.0).
+        assert_eq!(
+            pick(rows, HIDDEN, QKV, false),
+            Gemm,
+            "{rows} rows, no warpgroup kernel"
+        );
+    }
+}
+
 /// A QKV weight for 9 KV heads where the caches hold 8: attention would read its values'
 /// heads 128 columns short of where they are, and write the new token's from there.
 #[test]
