@@ -6,6 +6,7 @@
 //! values worked out by hand from the specs); the index tensors' bad entries are named by
 //! the host validation, as `validate` and the kernels report them (tests/paged_gpu.rs).
 
+mod common;
 #[path = "../examples/decode_layer/layer.rs"]
 #[allow(dead_code)]
 mod layer;
@@ -14,8 +15,9 @@ mod layer;
 #[path = "../runtime/tests/common/fake.rs"]
 mod fake;
 
+use common::values::{self, arg};
 use fake::{Fake, refused, run, spread};
-use ima::{DType, Error, IndexValue, KernelContract, Scalar, ValueFault, validate_values};
+use ima::{DType, IndexValue, KernelContract, Scalar, ValueFault};
 use layer::{Config, ProjectionKernel, decode, gemm, gemm_tma, paged, quant};
 
 /// Llama 3 8B's layer (layer.rs's `Config::LLAMA_8B`).
@@ -103,14 +105,6 @@ const EPS: [Scalar; 1] = [Scalar::F32(1e-5)];
 /// paged_attn_rope's contract, which most of these cases break.
 const ROPE: &KernelContract = paged::PagedAttnRope::CONTRACT;
 const SCALE: [Scalar; 1] = [Scalar::F32(0.088_388_35)];
-
-/// The argument of `c` named `name`.
-fn arg(c: &KernelContract, name: &str) -> usize {
-    c.args
-        .iter()
-        .position(|a| a.name == name)
-        .expect("the argument")
-}
 
 #[test]
 fn every_launch_of_the_layer_passes_at_b1_b8_and_b32() {
@@ -324,19 +318,14 @@ fn validate(
     entries: &[i64],
     nb: usize,
 ) -> Result<(), Box<IndexValue>> {
-    let c = ROPE;
-    match validate_values(
-        c,
-        arg(c, name),
+    values::validate(
+        ROPE,
+        name,
         shape,
         entries,
         &attention_symbols(shape[0], nb),
         &SCALE,
-    ) {
-        Ok(()) => Ok(()),
-        Err(Error::IndexValue(r)) => Err(r),
-        Err(e) => panic!("{name}: expected an IndexValue error, got {e}"),
-    }
+    )
 }
 
 /// The index tensors' entries: a position past the RoPE table, a slot past the caches, a

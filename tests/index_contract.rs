@@ -8,29 +8,11 @@ mod index_spec {
     include!("out/specs/index.rs");
 }
 
-use ima::{Error, IndexValue, KernelContract, Scalar, ValueFault, validate_values};
-use index_spec::{EMBEDDING, MEAN_POOL_VARLEN, MOE_ROUTE, RESHAPE_AND_CACHE};
+mod common;
 
-/// validate_values on argument `arg`, named, of `c`.
-fn check(
-    c: &'static KernelContract,
-    arg: &str,
-    shape: &[usize],
-    entries: &[i64],
-    symbols: &[i64],
-    params: &[Scalar],
-) -> Result<(), Box<IndexValue>> {
-    let i = c
-        .args
-        .iter()
-        .position(|a| a.name == arg)
-        .expect("the argument");
-    match validate_values(c, i, shape, entries, symbols, params) {
-        Ok(()) => Ok(()),
-        Err(Error::IndexValue(r)) => Err(r),
-        Err(e) => panic!("{}: {arg}: expected an IndexValue error, got {e}", c.name),
-    }
-}
+use common::values::validate;
+use ima::{IndexValue, Scalar, ValueFault};
+use index_spec::{EMBEDDING, MEAN_POOL_VARLEN, MOE_ROUTE, RESHAPE_AND_CACHE};
 
 fn fault(r: &IndexValue) -> (&[i64], i64, ValueFault) {
     (r.position.as_slice(), r.value, r.fault)
@@ -40,14 +22,14 @@ fn fault(r: &IndexValue) -> (&[i64], i64, ValueFault) {
 fn token_ids_lie_in_the_table() {
     // T = 4, V = 10, D = 8.
     let syms = [4, 10, 8];
-    assert!(check(&EMBEDDING, "ids", &[4], &[0, 9, 3, 3], &syms, &[]).is_ok());
+    assert!(validate(&EMBEDDING, "ids", &[4], &[0, 9, 3, 3], &syms, &[]).is_ok());
     let range = ValueFault::Range { lo: 0, hi: 10 };
     for bad in [10, -1, i64::from(i32::MAX), i64::from(i32::MIN)] {
-        let r = check(&EMBEDDING, "ids", &[4], &[0, 9, bad, 3], &syms, &[]).unwrap_err();
+        let r = validate(&EMBEDDING, "ids", &[4], &[0, 9, bad, 3], &syms, &[]).unwrap_err();
         assert_eq!(fault(&r), (&[2i64][..], bad, range), "{r}");
     }
     // The first of several.
-    let r = check(&EMBEDDING, "ids", &[4], &[0, -5, 10, 3], &syms, &[]).unwrap_err();
+    let r = validate(&EMBEDDING, "ids", &[4], &[0, -5, 10, 3], &syms, &[]).unwrap_err();
     assert_eq!(fault(&r), (&[1i64][..], -5, range));
     let text = r.to_string();
     assert!(
@@ -60,7 +42,7 @@ fn token_ids_lie_in_the_table() {
 fn slots_lie_in_the_cache_or_are_minus_one() {
     // T = 3, HKV = 2, D = 8, NB = 4, BS = 16: slots 0 .. 64.
     let syms = [3, 2, 8, 4, 16];
-    let ok = check(
+    let ok = validate(
         &RESHAPE_AND_CACHE,
         "slot_mapping",
         &[3],
@@ -71,7 +53,7 @@ fn slots_lie_in_the_cache_or_are_minus_one() {
     assert!(ok.is_ok());
     let range = ValueFault::Range { lo: 0, hi: 64 };
     for bad in [64, -2, i64::MAX, i64::MIN] {
-        let r = check(
+        let r = validate(
             &RESHAPE_AND_CACHE,
             "slot_mapping",
             &[3],
@@ -83,7 +65,7 @@ fn slots_lie_in_the_cache_or_are_minus_one() {
         assert_eq!(fault(&r), (&[1i64][..], bad, range), "{r}");
         assert_eq!(r.sentinel, Some(-1));
     }
-    let r = check(
+    let r = validate(
         &RESHAPE_AND_CACHE,
         "slot_mapping",
         &[3],
@@ -107,11 +89,11 @@ fn expert_ids_lie_below_the_expert_count_or_are_minus_one() {
     // T = 2, K = 3, num_experts = 8; positions are [t, k].
     let (syms, params) = ([2, 3], [Scalar::I32(8)]);
     let good = [0, 7, -1, 5, -1, 1];
-    assert!(check(&MOE_ROUTE, "topk_ids", &[2, 3], &good, &syms, &params).is_ok());
+    assert!(validate(&MOE_ROUTE, "topk_ids", &[2, 3], &good, &syms, &params).is_ok());
     for bad in [8, -2, i64::from(i32::MAX)] {
         let mut ids = good;
         ids[4] = bad;
-        let r = check(&MOE_ROUTE, "topk_ids", &[2, 3], &ids, &syms, &params).unwrap_err();
+        let r = validate(&MOE_ROUTE, "topk_ids", &[2, 3], &ids, &syms, &params).unwrap_err();
         assert_eq!(
             fault(&r),
             (&[1i64, 1][..], bad, ValueFault::Range { lo: 0, hi: 8 })
@@ -127,7 +109,7 @@ fn expert_ids_lie_below_the_expert_count_or_are_minus_one() {
 fn offsets_ascend_from_zero_to_the_token_count() {
     // T = 10, D = 4, B1 = 4: three sequences.
     let syms = [10, 4, 4];
-    let ok = |cu: &[i64]| check(&MEAN_POOL_VARLEN, "cu_seqlens", &[4], cu, &syms, &[]);
+    let ok = |cu: &[i64]| validate(&MEAN_POOL_VARLEN, "cu_seqlens", &[4], cu, &syms, &[]);
     assert!(ok(&[0, 3, 3, 10]).is_ok());
     assert!(ok(&[0, 0, 0, 10]).is_ok());
     let range = ValueFault::Range { lo: 0, hi: 11 };

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 pub mod dense;
+pub mod values;
 pub mod w4a16;
 
 /// The workspace root, where specs/ and tests/ live.
