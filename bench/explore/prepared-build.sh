@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# Builds, on the build machine, the next session's first GPU calls (bench/explore/
-# prepared-run.sh runs them there): every GPU test binary (the whole suite has not run
-# since session 36; session 37 changed ima.cuh's ima_wg_w4_stage, which only
-# gptq_gemm_wg16's code takes, and ran gemm_tma_gpu and tests/python/test_gpu.py), the
-# bench and decode_layer, every Python wheel, bench/explore/dyn's (queued.py's e16) and
-# bench/explore/sets' (gptq_gemm_wg16 with 2, 3 and 4 quarters' register sets). The staged
-# binaries are trimmed to the GPU tests and the two examples, to fit the 64 MiB a call
-# carries. Then call the device with carry [".gpu"]: bash bench/explore/prepared-run.sh 1,
-# then 2, then 3 (its header says what each does).
+# Builds, on the build machine, everything the prepared GPU calls need (bench/explore/
+# prepared-run.sh runs them there, its header says what each does) into .cache/gpu-staged:
+# every GPU test binary and the bench, decode_layer and first_load examples
+# (../shared/gpu/pack, scripts/gpu-trim), the decode layer with session 55's patches
+# (bench/explore/layer-patched.sh: decode_layer_spattn, _gemvload, _both), the sm_90a wheels
+# of every example spec (scripts/python-wheels) and the explorers' wheels (spattn, clattn,
+# stream). Then, before each call, bench/explore/prepared-stage.sh N puts in .gpu what call
+# N carries (under the 64 MiB a call takes), and the call is made with carry [".gpu"] and
+# `bash bench/explore/prepared-run.sh N`. About 25 minutes on 2 cores; it applies patches to
+# codegen/include/ima.cuh, specs/paged.ima and specs/quant.ima for the while, so nothing
+# else may build or edit the tree meanwhile.
 #   bench/explore/prepared-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/cuda-env
+set -euo pipefail
 ../shared/gpu/pack -j2 >/dev/null
-scripts/gpu-trim bench decode_layer >/dev/null
+scripts/gpu-trim bench decode_layer first_load >/dev/null
 git rev-parse --short HEAD > .gpu/commit
+bench/explore/layer-patched.sh spattn bench/explore/spattn/spattn.patch
+bench/explore/layer-patched.sh gemvload bench/explore/gemvload/gemvload.patch
+bench/explore/layer-patched.sh both bench/explore/spattn/spattn.patch bench/explore/gemvload/gemvload.patch
 CARGO_BUILD_JOBS=2 IMA_WHEEL_ARCH=sm_90a scripts/python-wheels >/dev/null
-cargo build -j2 -q -p imac --bin imac  # explorer-wheels.sh runs it
-bench/explore/explorer-wheels.sh bench/explore/dyn/dyn.ima bench/explore/sets/sets.ima
-du -sh .gpu
-cat .gpu/tests.txt
+cargo build -j2 -q -p imac --bin imac # the explorers' wheels run it
+bench/explore/spattn/build.sh
+bench/explore/clattn/build.sh
+bench/explore/explorer-wheels.sh bench/explore/stream/stream.ima
+rm -rf .cache/gpu-staged
+mv .gpu .cache/gpu-staged
+du -sh .cache/gpu-staged/bin .cache/gpu-staged/wheels

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Puts in .gpu what the prepared call N carries (bench/explore/prepared-run.sh's header
+# says what each does), from what bench/explore/prepared-build.sh left in
+# .cache/gpu-staged, hard-linked, and fails if it would pass the 64 MiB a call carries
+# with the tree. `sanitize` stages what call 1 carries. Then: carry [".gpu"], and
+# `bash bench/explore/prepared-run.sh N` (or `bash .gpu/on-device sanitize -v
+# 'gpu-a20e|multi_gpu'`).
+#   bench/explore/prepared-stage.sh N|sanitize
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+staged=.cache/gpu-staged
+[ -d "$staged" ] || { echo "prepared-stage.sh: no $staged (bench/explore/prepared-build.sh)" >&2; exit 1; }
+rm -rf .gpu
+cp -al "$staged" .gpu
+wheels() { # keeps only the wheels named (NAME_kernels)
+    for w in .gpu/wheels/*.whl; do
+        local n keep=
+        n=$(basename "$w")
+        for k in "$@"; do [[ $n == "${k}"_kernels-* ]] && keep=1; done
+        [ -n "$keep" ] || rm -f "$w"
+    done
+}
+bins() { # keeps only the binaries named (the test binaries by regex), and lists them
+    local regex=$1
+    for f in .gpu/bin/*; do [[ $(basename "$f") =~ $regex ]] || rm -f "$f"; done
+    ls .gpu/bin | grep -E '^(.*_gpu|gpu|gpu_[a-z_]+)-[0-9a-f]+$' > .gpu/tests.txt || true
+}
+case "${1:?prepared-stage.sh N|sanitize}" in
+1 | sanitize)
+    rm -rf .gpu/wheels .gpu/bin/decode_layer_*
+    ;;
+2)
+    # The fuzzer's binary and the wheels tests/python/test_gpu.py imports.
+    bins '^gpu-a20e'
+    wheels attn clusters gemm_tma index planted_bugs quant rmsnorm strided
+    ;;
+14)
+    rm -rf .gpu/bin
+    wheels paged clattn
+    ;;
+16)
+    rm -rf .gpu/bin .gpu/wheels
+    ;;
+17)
+    rm -rf .gpu/bin
+    wheels stream
+    ;;
+18 | 19)
+    bins '^decode_layer'
+    wheels paged spattn
+    ;;
+*)
+    echo "prepared-stage.sh: no call $1 (1, 2, 14, 16, 17, 18, 19, sanitize)" >&2
+    exit 1
+    ;;
+esac
+# The tree travels too (about 12 MB; its ignored paths do not).
+size=$(du -sm .gpu | cut -f1)
+echo "prepared-stage.sh: .gpu is $size MB for call $1"
+[ "$size" -le 52 ] || { echo "prepared-stage.sh: over the 64 MiB a call carries with the tree" >&2; exit 1; }

@@ -1,0 +1,20 @@
+//! Reads the SASS of imac's kernels, as `cuobjdump -sass` prints it, and counts the round
+//! trips to memory a thread waits for one after another: before its first loop, in one pass
+//! of each loop, and on its way to an exit.
+//!
+//! A kernel that streams memory is as fast as the number of times its warps wait for a
+//! load's value: a prologue whose loads depend on each other, or a loop whose loads are
+//! issued in two batches because a value was used between them, waits once more a block or
+//! a pass. Those waits are read off the SASS (ptxas decides the order, not the source), so
+//! `scripts/ptxas-report` keeps each example spec's counts in `tests/out/round-trips.txt`
+//! beside its registers, and a change that adds a wait shows in review without a GPU.
+//!
+//! [`instruction`] reads one line, [`listing`] a whole listing, and [`mod@round_trips`] counts.
+
+pub mod instruction;
+pub mod listing;
+pub mod round_trips;
+
+pub use instruction::{Effect, Instruction, ParseError, Reg};
+pub use listing::{Function, functions};
+pub use round_trips::{Loop, RoundTrips, Wait, round_trips};
