@@ -2,6 +2,7 @@
 
 mod color;
 mod images;
+mod waits;
 
 use clap::{Parser, Subcommand};
 use color::ColorWhen;
@@ -98,6 +99,21 @@ enum Command {
     /// Report the driver, CUDA and NVRTC versions, the headers, the GPUs and
     /// compute-sanitizer, and say plainly what does not fit.
     Doctor,
+    /// Show where each kernel waits for memory, one round trip after another: before its
+    /// first loop, in a pass of each loop and on its way out, by spec line, read off the
+    /// SASS NVRTC makes for `--arch` (needs NVRTC and nvdisasm, no GPU).
+    Waits {
+        spec: PathBuf,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// The architecture whose SASS is read.
+        #[arg(long, default_value = "sm_90a")]
+        arch: String,
+        /// Which entry point of each kernel.
+        #[arg(long, value_enum, default_value_t = waits::Entry::I32)]
+        entry: waits::Entry,
+    },
 }
 
 fn main() -> ExitCode {
@@ -185,6 +201,23 @@ fn main() -> ExitCode {
                 device: 0,
             };
             ima_fuzz::run(&m, &cuda, &opts)
+        }),
+        Command::Waits {
+            spec,
+            kernel,
+            arch,
+            entry,
+        } => load(&spec, color).is_some_and(|(m, text)| {
+            match waits::waits(&m, &text, &arch, kernel.as_deref(), entry) {
+                Ok(report) => {
+                    print!("{report}");
+                    true
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    false
+                }
+            }
         }),
         Command::Doctor => {
             let report = ima_runtime::doctor::report();

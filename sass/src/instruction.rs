@@ -120,14 +120,7 @@ impl Instruction {
             line: line.to_string(),
             reason,
         };
-        let text = line.trim_start();
-        let Some(rest) = text.strip_prefix("/*") else {
-            return Ok(None);
-        };
-        let Some((addr, rest)) = rest.split_once("*/") else {
-            return Ok(None);
-        };
-        let Ok(addr) = u32::from_str_radix(addr, 16) else {
+        let Some((addr, rest)) = address(line) else {
             return Ok(None);
         };
         // The instruction ends at its semicolon; its encoding's comment follows.
@@ -200,6 +193,12 @@ impl Instruction {
 
 /// Stores to global, shared, local or generic memory.
 const STORES: &[&str] = &["ST", "STG", "STS", "STL"];
+
+/// The address of the instruction on a line (`/*0240*/ ...`) and the text after it.
+pub(crate) fn address(line: &str) -> Option<(u32, &str)> {
+    let (addr, rest) = line.trim_start().strip_prefix("/*")?.split_once("*/")?;
+    Some((u32::from_str_radix(addr, 16).ok()?, rest))
+}
 
 fn effect(opcode: &str, base: &str, operands: &[&str]) -> Result<Effect, &'static str> {
     let hex = |s: &str| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();

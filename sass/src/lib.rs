@@ -9,12 +9,16 @@
 //! `scripts/ptxas-report` keeps each example spec's counts in `tests/out/round-trips.txt`
 //! beside its registers, and a change that adds a wait shows in review without a GPU.
 //!
-//! [`instruction`] reads one line, [`listing`] a whole listing, and [`mod@round_trips`] counts.
+//! [`instruction`] reads one line, [`listing`] a whole listing (cuobjdump's or nvdisasm's,
+//! with its source lines), [`mod@round_trips`] counts, and [`mod@explain`] puts the counts
+//! in words. `imac waits` runs them on a spec's kernels, with spec lines.
 
+pub mod explain;
 pub mod instruction;
 pub mod listing;
 pub mod round_trips;
 
+pub use explain::explain;
 pub use instruction::{Effect, Instruction, ParseError, Reg};
-pub use listing::{Function, functions};
-pub use round_trips::{Loop, RoundTrips, Wait, round_trips};
+pub use listing::{Function, Location, functions};
+pub use round_trips::{Loop, RoundTrips, Wait, round_trips, round_trips_ignoring};

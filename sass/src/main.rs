@@ -1,17 +1,17 @@
-//! `ima-round-trips [LABEL] < LISTING` prints one row a function of a `cuobjdump -sass`
-//! listing: the label (the file it came from), the function, its round trips to the first
+//! `ima-round-trips [LABEL] < LISTING` prints one row a function of a `cuobjdump -sass` or
+//! `nvdisasm -c [-g]` listing: the label (the file it came from), the function, its round trips to the first
 //! loop's head (`-` without a loop) and to an exit, and one pass of each loop in the order
 //! of their heads. A function that reaches a jump table is marked: its targets are not
 //! followed.
 //!
 //! `ima-round-trips --explain FUNCTION < LISTING` prints, for the entry's path and each
-//! loop's pass, every instruction at which the time grows and the register it waited for.
+//! loop's pass, every instruction at which the time grows, the register it waited for and
+//! the load that wrote it (with source lines from an `nvdisasm -g` listing).
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::process::ExitCode;
 
-use ima_sass::{Function, Instruction, RoundTrips, Wait};
+use ima_sass::{Function, RoundTrips};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -62,9 +62,10 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             };
+            let counts = ima_sass::round_trips(function);
             print!(
                 "{}",
-                explanation(function, &ima_sass::round_trips(function))
+                ima_sass::explain(function, &counts, &|addr| place(function, addr))
             );
         }
     }
@@ -92,38 +93,18 @@ fn row(label: &str, name: &str, counts: &RoundTrips) -> String {
     )
 }
 
-fn explanation(function: &Function, counts: &RoundTrips) -> String {
-    let at: HashMap<u32, &Instruction> =
-        function.instructions.iter().map(|i| (i.addr, i)).collect();
-    let waits = |waits: &[Wait]| -> String {
-        waits
-            .iter()
-            .map(|w| {
-                let opcode = at.get(&w.addr).map_or("?", |i| i.opcode.as_str());
-                let on =
-                    w.on.map_or("its async or bulk copies".to_string(), |r| r.to_string());
-                format!(
-                    "    {:#06x} {opcode:<28} waits for {on}: {}\n",
-                    w.addr, w.time
-                )
-            })
-            .collect()
-    };
-    let mut out = format!(
-        "{}: from the entry, {} to an exit",
-        function.name, counts.to_exit
-    );
-    if let Some(first) = counts.to_first_loop {
-        out += &format!(", {first} to the first loop's head");
+/// An instruction's address, opcode and source line, where the listing has one.
+fn place(function: &Function, addr: u32) -> String {
+    let opcode = function
+        .instructions
+        .iter()
+        .find(|i| i.addr == addr)
+        .map_or("?", |i| i.opcode.as_str());
+    match function.location(addr) {
+        Some(l) => {
+            let frames: Vec<String> = l.frames.iter().map(|(f, n)| format!("{f}:{n}")).collect();
+            format!("{addr:#06x} {opcode} ({})", frames.join(" < "))
+        }
+        None => format!("{addr:#06x} {opcode}"),
     }
-    out += "\n";
-    out += &waits(&counts.waits);
-    for l in &counts.loops {
-        out += &format!("  loop at {:#06x}: {} a pass\n", l.head, l.per_pass);
-        out += &waits(&l.waits);
-    }
-    for a in &counts.indirect {
-        out += &format!("  a jump table at {a:#06x}, not followed\n");
-    }
-    out
 }

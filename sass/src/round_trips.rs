@@ -50,20 +50,29 @@ pub struct Loop {
     pub waits: Vec<Wait>,
 }
 
-/// An instruction at which the time grows: the address, the time after its wait, and the
-/// register it waited for (none for a wait on async or bulk copies).
+/// An instruction at which the time grows: the address, the time after its wait, the
+/// register it waited for and the load that wrote it (none for a wait on async or bulk
+/// copies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Wait {
     pub addr: u32,
     pub time: u32,
-    pub on: Option<Reg>,
+    pub on: Option<(Reg, u32)>,
 }
 
 /// Counts a function's round trips.
 pub fn round_trips(function: &Function) -> RoundTrips {
+    round_trips_ignoring(function, &|_| false)
+}
+
+/// Counts a function's round trips with the instructions `ignored` says (by address) left
+/// out: they wait for nothing and set nothing, though their branches are followed (code
+/// that runs only on an error path, which the caller knows by its source lines).
+pub fn round_trips_ignoring(function: &Function, ignored: &dyn Fn(u32) -> bool) -> RoundTrips {
     let code = &function.instructions;
     let loops = loops(code);
-    let from_entry = walk(code, &loops, None);
+    let walk = |pass| walk(code, &loops, pass, ignored);
+    let from_entry = walk(None);
     // The loops the entry reaches, and those their passes reach (nested loops), in turn.
     let mut reached: Vec<u32> = from_entry.heads.keys().copied().collect();
     let mut passes = Vec::new();
@@ -77,7 +86,7 @@ pub fn round_trips(function: &Function) -> RoundTrips {
         {
             continue;
         }
-        let pass = walk(code, &loops, Some((head, last)));
+        let pass = walk(Some((head, last)));
         reached.extend(pass.heads.keys().copied());
         let per_pass = pass.back_edges.get(&head).copied().unwrap_or(0);
         passes.push((
@@ -134,7 +143,12 @@ struct Walk {
 /// last back edge) from a state where every register has arrived, following the forward
 /// branches that stay inside. Every other loop it meets is stepped over: the state at its
 /// head goes on after its last back edge, since its passes are counted on their own.
-fn walk(code: &[Instruction], loops: &[(u32, u32)], pass: Option<(u32, u32)>) -> Walk {
+fn walk(
+    code: &[Instruction],
+    loops: &[(u32, u32)],
+    pass: Option<(u32, u32)>,
+    ignored: &dyn Fn(u32) -> bool,
+) -> Walk {
     let (first, last) = pass.unwrap_or((0, u32::MAX));
     let start = code
         .iter()
@@ -182,7 +196,11 @@ fn walk(code: &[Instruction], loops: &[(u32, u32)], pass: Option<(u32, u32)>) ->
             continue;
         }
         let before = state.time;
-        let on = state.issue(instruction);
+        let on = if ignored(instruction.addr) {
+            None
+        } else {
+            state.issue(instruction)
+        };
         if state.time > before {
             found.waits.push(Wait {
                 addr: instruction.addr,
@@ -224,11 +242,13 @@ fn walk(code: &[Instruction], loops: &[(u32, u32)], pass: Option<(u32, u32)>) ->
     found
 }
 
-/// A thread's time, in round trips, and when each register's value arrives.
+/// A thread's time, in round trips, when each register's value arrives, and the load that
+/// set that time.
 #[derive(Clone)]
 struct State {
     time: u32,
     arrives: [u32; Reg::SLOTS],
+    loaded_by: [u32; Reg::SLOTS],
     /// When each committed group of async copies arrives, oldest first, and the open one.
     groups: Vec<u32>,
     open_group: u32,
@@ -241,6 +261,7 @@ impl State {
         State {
             time: 0,
             arrives: [0; Reg::SLOTS],
+            loaded_by: [0; Reg::SLOTS],
             groups: Vec::new(),
             open_group: 0,
             bulk: 0,
@@ -250,8 +271,11 @@ impl State {
     /// The latest of two paths' states, where they meet.
     fn join(&mut self, other: &State) {
         self.time = self.time.max(other.time);
-        for (a, b) in self.arrives.iter_mut().zip(other.arrives.iter()) {
-            *a = (*a).max(*b);
+        for slot in 0..Reg::SLOTS {
+            if other.arrives[slot] > self.arrives[slot] {
+                self.arrives[slot] = other.arrives[slot];
+                self.loaded_by[slot] = other.loaded_by[slot];
+            }
         }
         // Groups line up from the newest, which a DEPBAR counts from.
         if other.groups.len() > self.groups.len() {
@@ -267,8 +291,9 @@ impl State {
     }
 
     /// Issues an instruction: waits for what it reads, and sets when what it writes arrives.
-    /// Returns the register it waited for longest, if it waited for one.
-    fn issue(&mut self, instruction: &Instruction) -> Option<Reg> {
+    /// Returns the register it waited for longest and the load that wrote it, if it waited
+    /// for one.
+    fn issue(&mut self, instruction: &Instruction) -> Option<(Reg, u32)> {
         // The first, in operand order, of those that arrive last.
         let latest = instruction
             .guard
@@ -282,7 +307,9 @@ impl State {
                     a
                 }
             });
-        let on = latest.filter(|r| self.arrives[r.slot()] > self.time);
+        let on = latest
+            .filter(|r| self.arrives[r.slot()] > self.time)
+            .map(|r| (r, self.loaded_by[r.slot()]));
         self.time = self.time.max(latest.map_or(0, |r| self.arrives[r.slot()]));
         let mut ready = self.time;
         match instruction.effect {
@@ -302,8 +329,15 @@ impl State {
             }
             Effect::Branch { .. } | Effect::IndirectBranch | Effect::Exit | Effect::Compute => {}
         }
+        // Only a load's destinations arrive later than now; the rest never make a wait.
+        let loaded_by = if instruction.effect == Effect::Load {
+            instruction.addr
+        } else {
+            0
+        };
         for d in &instruction.dsts {
             self.arrives[d.slot()] = ready;
+            self.loaded_by[d.slot()] = loaded_by;
         }
         on
     }

@@ -215,7 +215,71 @@ fn a_listing_is_split_at_its_function_headers() {
         vec![("a", 2), ("b", 1)]
     );
     let err = functions("        /*0000*/  EXIT ;\n").unwrap_err();
-    assert_eq!(err.reason, "an instruction before any `Function :` header");
+    assert_eq!(
+        err.reason,
+        "an instruction before any `Function :` or `.text.NAME:` header"
+    );
+}
+
+#[test]
+fn an_nvdisasm_listing_gives_branch_targets_by_label_and_source_lines_by_chain() {
+    // nvdisasm -gi -c: sections, labels on lines of their own, branch targets in backquotes,
+    // and each instruction's inline chain, innermost first, before it.
+    let listing = "\t.section\t.text.k,\"ax\",@progbits\n\
+                   k:\n\
+                   .text.k:\n\
+                   \t//## File \"index.cu\", line 3569 inlined at \"specs/index.ima\", line 87\n\
+                   \t//## File \"specs/index.ima\", line 87 inlined at \"index.cu\", line 3741\n\
+                   \t//## File \"index.cu\", line 3741\n\
+                   \x20       /*0000*/                   LDG.E.CONSTANT R30, desc[UR6][R6.64] ;\n\
+                   \x20       /*0010*/              @!P0 BRA `(.L_x_1) ;\n\
+                   \x20       /*0020*/                   CALL.REL.NOINC `($k$_Z8ima_pendv) ;\n\
+                   .L_x_1:\n\
+                   \t//## File \"specs/index.ima\", line 88\n\
+                   \x20       /*0030*/                   EXIT ;\n\
+                   $k$_Z8ima_pendv:\n\
+                   \x20       /*0040*/                   RET.REL.NODEC R20 `(k) ;\n";
+    let f = functions(listing).unwrap();
+    assert_eq!(f.len(), 1);
+    let k = &f[0];
+    assert_eq!(k.name, "k");
+    assert_eq!(
+        k.instructions
+            .iter()
+            .map(|i| (i.addr, i.effect))
+            .collect::<Vec<_>>(),
+        vec![
+            (0x00, Effect::Load),
+            (
+                0x10,
+                Effect::Branch {
+                    target: 0x30,
+                    conditional: false
+                }
+            ),
+            (0x20, Effect::Compute),
+            (0x30, Effect::Exit),
+            (0x40, Effect::Exit),
+        ]
+    );
+    let chain = |addr| k.location(addr).map(|l| l.frames.clone());
+    let frames = |f: &[(&str, u32)]| {
+        Some(
+            f.iter()
+                .map(|&(n, l)| (n.to_string(), l))
+                .collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        chain(0x00),
+        frames(&[
+            ("index.cu", 3569),
+            ("specs/index.ima", 87),
+            ("index.cu", 3741)
+        ])
+    );
+    assert_eq!(chain(0x20), chain(0x00), "a line holds until the next");
+    assert_eq!(chain(0x30), frames(&[("specs/index.ima", 88)]));
 }
 
 proptest! {

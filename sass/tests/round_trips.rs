@@ -3,7 +3,7 @@
 //! instruction that reads it, a predicate made from it or a branch on that predicate, stalls
 //! everything after it until then.
 
-use ima_sass::{Loop, Reg, RoundTrips, Wait, functions, round_trips};
+use ima_sass::{Loop, Reg, RoundTrips, Wait, functions, round_trips, round_trips_ignoring};
 use proptest::prelude::*;
 
 /// Counts a function written as (address, instruction) pairs.
@@ -42,7 +42,7 @@ fn loads_issued_together_cost_one_round_trip() {
         vec![Wait {
             addr: 0x20,
             time: 1,
-            on: Some(Reg::R(4))
+            on: Some((Reg::R(4), 0x00))
         }]
     );
 }
@@ -117,7 +117,7 @@ fn where_paths_meet_each_register_arrives_at_its_latest() {
         vec![Wait {
             addr: 0x20,
             time: 1,
-            on: Some(Reg::R(4))
+            on: Some((Reg::R(4), 0x10))
         }]
     );
 }
@@ -212,7 +212,7 @@ fn async_copies_arrive_when_their_group_is_waited_for() {
             .iter()
             .map(|w| (w.addr, w.time, w.on))
             .collect::<Vec<_>>(),
-        vec![(0x40, 1, None), (0x60, 2, Some(Reg::R(6)))]
+        vec![(0x40, 1, None), (0x60, 2, Some((Reg::R(6), 0x50)))]
     );
 }
 
@@ -261,6 +261,36 @@ fn a_subroutine_after_the_exit_is_not_the_entrys_path() {
         c.loops,
         Vec::<Loop>::new(),
         "ptxas's trailing self-branch is reached by no path"
+    );
+}
+
+#[test]
+fn ignored_instructions_wait_for_nothing_and_load_nothing_but_keep_their_branches() {
+    // An error path's claim (an atomic that returns, of the loaded value) and its use,
+    // ignored; its branch back to the hot path is still followed.
+    let body = [
+        (0x00, "LDG.E R4, desc[UR4][R2.64]"),
+        (0x10, "@P0 BRA 0x40"),
+        (0x20, "ATOMG.E.CAS.STRONG.GPU PT, R8, [R6+0x4], R4, R11"),
+        (0x30, "ISETP.NE.AND P1, PT, R8, RZ, PT"),
+        (0x40, "FADD R5, R4, R4"),
+        (0x50, "EXIT"),
+    ];
+    let mut listing = String::from("\t\tFunction : k\n");
+    for (addr, text) in body {
+        listing += &format!("        /*{addr:04x}*/   {text} ;\n");
+    }
+    let f = &functions(&listing).unwrap()[0];
+    assert_eq!(
+        round_trips(f).to_exit,
+        2,
+        "R4, then the claim, one after the other"
+    );
+    let apart = round_trips_ignoring(f, &|addr| (0x20..0x40).contains(&addr));
+    assert_eq!(apart.to_exit, 1);
+    assert_eq!(
+        apart.waits.iter().map(|w| w.addr).collect::<Vec<_>>(),
+        vec![0x40]
     );
 }
 

@@ -148,6 +148,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK || kind == IMA_CLUSTER_RANK;
 }
 
+// <violation path> From here to its end, what runs only once a violation has happened:
+// `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
+
 // Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
@@ -266,6 +269,7 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
                                                  long long value, long long lo, long long hi) {
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
 }
+// </violation path>
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
 // hi - lo for every v outside while the difference of any two values of v's type and I
@@ -2459,7 +2463,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2463 "planted_bugs.cu"
+#line 2467 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2802,7 +2806,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2806 "planted_bugs.cu"
+#line 2810 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3099,7 +3103,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 3103 "planted_bugs.cu"
+#line 3107 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3856,7 +3860,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3860 "planted_bugs.cu"
+#line 3864 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4595,7 +4599,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4599 "planted_bugs.cu"
+#line 4603 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -148,6 +148,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK || kind == IMA_CLUSTER_RANK;
 }
 
+// <violation path> From here to its end, what runs only once a violation has happened:
+// `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
+
 // Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
@@ -266,6 +269,7 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
                                                  long long value, long long lo, long long hi) {
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
 }
+// </violation path>
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
 // hi - lo for every v outside while the difference of any two values of v's type and I
@@ -2464,7 +2468,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 2468 "attn.cu"
+#line 2472 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2888,7 +2892,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 2892 "attn.cu"
+#line 2896 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3224,7 +3228,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 3228 "attn.cu"
+#line 3232 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3858,7 +3862,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3862 "attn.cu"
+#line 3866 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

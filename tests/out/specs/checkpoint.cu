@@ -148,6 +148,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK || kind == IMA_CLUSTER_RANK;
 }
 
+// <violation path> From here to its end, what runs only once a violation has happened:
+// `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
+
 // Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
@@ -266,6 +269,7 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
                                                  long long value, long long lo, long long hi) {
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
 }
+// </violation path>
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
 // hi - lo for every v outside while the difference of any two values of v's type and I
@@ -2806,7 +2810,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2810 "checkpoint.cu"
+#line 2814 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3598,7 +3602,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3602 "checkpoint.cu"
+#line 3606 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4371,7 +4375,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4375 "checkpoint.cu"
+#line 4379 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5016,7 +5020,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5020 "checkpoint.cu"
+#line 5024 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5701,7 +5705,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5705 "checkpoint.cu"
+#line 5709 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6548,7 +6552,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6552 "checkpoint.cu"
+#line 6556 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7263,7 +7267,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7267 "checkpoint.cu"
+#line 7271 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8107,7 +8111,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8111 "checkpoint.cu"
+#line 8115 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8807,7 +8811,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8811 "checkpoint.cu"
+#line 8815 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

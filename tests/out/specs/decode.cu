@@ -148,6 +148,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK || kind == IMA_CLUSTER_RANK;
 }
 
+// <violation path> From here to its end, what runs only once a violation has happened:
+// `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
+
 // Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
@@ -266,6 +269,7 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
                                                  long long value, long long lo, long long hi) {
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
 }
+// </violation path>
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
 // hi - lo for every v outside while the difference of any two values of v's type and I
@@ -2848,7 +2852,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2852 "decode.cu"
+#line 2856 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3742,7 +3746,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3746 "decode.cu"
+#line 3750 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4890,7 +4894,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4894 "decode.cu"
+#line 4898 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

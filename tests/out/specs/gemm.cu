@@ -149,6 +149,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK || kind == IMA_CLUSTER_RANK;
 }
 
+// <violation path> From here to its end, what runs only once a violation has happened:
+// `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
+
 // Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
@@ -267,6 +270,7 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
                                                  long long value, long long lo, long long hi) {
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
 }
+// </violation path>
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
 // hi - lo for every v outside while the difference of any two values of v's type and I
@@ -2779,7 +2783,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2783 "gemm.cu"
+#line 2787 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3496,7 +3500,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3500 "gemm.cu"
+#line 3504 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4195,7 +4199,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4199 "gemm.cu"
+#line 4203 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4829,7 +4833,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4833 "gemm.cu"
+#line 4837 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5990,7 +5994,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5994 "gemm.cu"
+#line 5998 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -149,6 +149,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK || kind == IMA_CLUSTER_RANK;
 }
 
+// <violation path> From here to its end, what runs only once a violation has happened:
+// `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
+
 // Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
@@ -267,6 +270,7 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
                                                  long long value, long long lo, long long hi) {
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
 }
+// </violation path>
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
 // hi - lo for every v outside while the difference of any two values of v's type and I
@@ -2846,7 +2850,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2850 "gemm_tma.cu"
+#line 2854 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3608,7 +3612,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3612 "gemm_tma.cu"
+#line 3616 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4509,7 +4513,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4513 "gemm_tma.cu"
+#line 4517 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5381,7 +5385,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5385 "gemm_tma.cu"
+#line 5389 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7006,7 +7010,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7010 "gemm_tma.cu"
+#line 7014 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8837,7 +8841,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8841 "gemm_tma.cu"
+#line 8845 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10570,7 +10574,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10574 "gemm_tma.cu"
+#line 10578 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12296,7 +12300,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12300 "gemm_tma.cu"
+#line 12304 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

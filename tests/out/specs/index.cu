@@ -149,6 +149,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK || kind == IMA_CLUSTER_RANK;
 }
 
+// <violation path> From here to its end, what runs only once a violation has happened:
+// `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
+
 // Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
@@ -267,6 +270,7 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
                                                  long long value, long long lo, long long hi) {
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
 }
+// </violation path>
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
 // hi - lo for every v outside while the difference of any two values of v's type and I
@@ -2591,7 +2595,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2595 "index.cu"
+#line 2599 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3241,7 +3245,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3245 "index.cu"
+#line 3249 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3719,7 +3723,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3723 "index.cu"
+#line 3727 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4076,7 +4080,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4080 "index.cu"
+#line 4084 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -148,6 +148,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
     return kind == IMA_TILE_SHAPE || kind == IMA_TILE_CHUNK || kind == IMA_CLUSTER_RANK;
 }
 
+// <violation path> From here to its end, what runs only once a violation has happened:
+// `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
+
 // Counts a violation and keeps it as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
@@ -266,6 +269,7 @@ __device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind
                                                  long long value, long long lo, long long hi) {
     ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
 }
+// </violation path>
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
 // hi - lo for every v outside while the difference of any two values of v's type and I
@@ -3014,7 +3018,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3018 "quant.cu"
+#line 3022 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3786,7 +3790,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3790 "quant.cu"
+#line 3794 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4447,7 +4451,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4451 "quant.cu"
+#line 4455 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5120,7 +5124,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5124 "quant.cu"
+#line 5128 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5693,7 +5697,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5697 "quant.cu"
+#line 5701 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6009,7 +6013,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6013 "quant.cu"
+#line 6017 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6983,7 +6987,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6987 "quant.cu"
+#line 6991 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7634,7 +7638,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7638 "quant.cu"
+#line 7642 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1,0 +1,397 @@
+//! `imac waits`: where a spec's kernels wait for memory, one round trip after another, read
+//! off the SASS that NVRTC makes of them (with its line information) through nvdisasm, and
+//! told by spec line. A loop that waits twice a pass where it could wait once, or a value
+//! checked before the next load is issued, shows here without a GPU (ima-sass counts).
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ima_dsl::ir;
+use ima_sass::{Function, Location};
+
+/// Which of a kernel's four entry points to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Entry {
+    /// Release, 32-bit indices (what most launches take).
+    I32,
+    /// Release, 64-bit indices.
+    I64,
+    /// Checked mode, 32-bit indices.
+    I32Checked,
+    /// Checked mode, 64-bit indices.
+    I64Checked,
+}
+
+impl Entry {
+    /// Its name, from the kernel's two release entry points (the runtime's convention: a
+    /// checked one is the release one's name and `_checked`).
+    fn name(self, entry_i32: &str, entry_i64: &str) -> String {
+        match self {
+            Entry::I32 => entry_i32.to_string(),
+            Entry::I64 => entry_i64.to_string(),
+            Entry::I32Checked => format!("{entry_i32}_checked"),
+            Entry::I64Checked => format!("{entry_i64}_checked"),
+        }
+    }
+}
+
+/// What `imac waits` needs and may not find.
+#[derive(Debug)]
+pub enum WaitsError {
+    Nvrtc(ima_runtime::Error),
+    /// No nvdisasm in the CUDA roots NVRTC is looked for in, nor on PATH.
+    NoNvdisasm(Vec<PathBuf>),
+    Nvdisasm(String),
+    Listing(ima_sass::ParseError),
+    NoKernel(String, Vec<String>),
+}
+
+impl std::fmt::Display for WaitsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WaitsError::Nvrtc(e) => write!(f, "{e}"),
+            WaitsError::NoNvdisasm(looked) => {
+                let looked: Vec<String> = looked.iter().map(|p| p.display().to_string()).collect();
+                write!(
+                    f,
+                    "no nvdisasm (CUDA's disassembler) in {}, nor on PATH: install the toolkit or \
+                     `pip install nvidia-cuda-nvdisasm` beside NVRTC's wheels",
+                    looked.join(", ")
+                )
+            }
+            WaitsError::Nvdisasm(e) => write!(f, "nvdisasm: {e}"),
+            WaitsError::Listing(e) => write!(f, "reading nvdisasm's listing: {e}"),
+            WaitsError::NoKernel(name, names) => {
+                write!(
+                    f,
+                    "no kernel `{name}` in the spec; it has {}",
+                    names.join(", ")
+                )
+            }
+        }
+    }
+}
+
+/// The report of `imac waits`: for each kernel (or the one named), its entry point's round
+/// trips before its first loop, to an exit and in one pass of each loop, and every wait with
+/// the spec line (and the generated or ima.cuh line) of the instruction that waits and of
+/// the load it waits for.
+pub fn waits(
+    module: &ir::Module,
+    spec_text: &str,
+    arch: &str,
+    kernel: Option<&str>,
+    entry: Entry,
+) -> Result<String, WaitsError> {
+    let kernels: Vec<&ir::Kernel> = module
+        .kernels
+        .iter()
+        .filter(|k| kernel.is_none_or(|n| n == k.name))
+        .collect();
+    if let (Some(name), true) = (kernel, kernels.is_empty()) {
+        let names = module.kernels.iter().map(|k| k.name.clone()).collect();
+        return Err(WaitsError::NoKernel(name.to_string(), names));
+    }
+    let cu_file = format!("{}.cu", ima_codegen::stem(&module.file));
+    let cuda = ima_codegen::cuda::generate(module, &cu_file);
+    let compiled = ima_runtime::compile_cuda(&cuda, &cu_file, arch).map_err(WaitsError::Nvrtc)?;
+    let listing = disassemble(&compiled.cubin)?;
+    let functions = ima_sass::functions(&listing).map_err(WaitsError::Listing)?;
+    let sources = Sources::new(module, spec_text, &cuda, &cu_file);
+    let mut out = String::new();
+    for k in kernels {
+        let contract = ima_dsl::abi::kernel_contract(module, k);
+        let name = entry.name(&contract.entry_i32, &contract.entry_i64);
+        let Some(function) = functions.iter().find(|f| f.name == name) else {
+            let _ = writeln!(out, "{name}: not in NVRTC's SASS for {arch}");
+            continue;
+        };
+        out += &report(&sources, function, arch);
+    }
+    Ok(out)
+}
+
+/// One entry point's waits: a header with its counts, then, for the path from the entry and
+/// each loop that waits, its waits in order, those in a row at the same lines counted once.
+fn report(sources: &Sources, function: &Function, arch: &str) -> String {
+    let counts =
+        ima_sass::round_trips_ignoring(function, &|addr| sources.on_violation_path(function, addr));
+    let mut out = format!("{} ({arch}): ", function.name);
+    match counts.to_first_loop {
+        Some(n) => {
+            let _ = write!(
+                out,
+                "{n} round trip(s) before its first loop, {} to an exit",
+                counts.to_exit
+            );
+        }
+        None => {
+            let _ = write!(out, "{} round trip(s) to an exit, no loop", counts.to_exit);
+        }
+    }
+    out += "\n";
+    let segment = |out: &mut String, waits: &[ima_sass::Wait]| {
+        let lines: Vec<(u32, String)> = waits
+            .iter()
+            .map(|w| {
+                let at = sources.place(function, w.addr);
+                let what = match w.on {
+                    Some((_, load)) => format!(
+                        "{at}\n         waits for the load at {}",
+                        sources.place(function, load)
+                    ),
+                    None => format!("{at}\n         waits for its async or bulk copies"),
+                };
+                (w.time, what)
+            })
+            .collect();
+        let mut i = 0;
+        while i < lines.len() {
+            let run = lines[i..]
+                .iter()
+                .take_while(|(_, w)| *w == lines[i].1)
+                .count();
+            let times = if run == 1 {
+                format!("{}", lines[i].0)
+            } else {
+                format!("{} to {}", lines[i].0, lines[i + run - 1].0)
+            };
+            let _ = writeln!(out, "    {times}: {}", lines[i].1);
+            i += run;
+        }
+    };
+    if !counts.waits.is_empty() {
+        out += "  from the entry:\n";
+        segment(&mut out, &counts.waits);
+    }
+    let (waiting, idle): (Vec<_>, Vec<_>) = counts.loops.iter().partition(|l| l.per_pass > 0);
+    for l in waiting {
+        let _ = writeln!(
+            out,
+            "  loop at {}: {} round trip(s) a pass",
+            sources.head(function, l.head),
+            l.per_pass
+        );
+        segment(&mut out, &l.waits);
+    }
+    if !idle.is_empty() {
+        let _ = writeln!(
+            out,
+            "  and {} loop(s) whose pass waits for no load",
+            idle.len()
+        );
+    }
+    for &a in &counts.indirect {
+        let _ = writeln!(
+            out,
+            "  a jump table at {a:#06x}, whose targets are not followed"
+        );
+    }
+    out
+}
+
+/// nvdisasm's listing of a cubin, with its source lines and their inline chains.
+fn disassemble(cubin: &[u8]) -> Result<String, WaitsError> {
+    let nvdisasm = find_nvdisasm()?;
+    let file = std::env::temp_dir().join(format!("imac-waits-{}.cubin", std::process::id()));
+    std::fs::write(&file, cubin)
+        .map_err(|e| WaitsError::Nvdisasm(format!("writing {}: {e}", file.display())))?;
+    let output = Command::new(&nvdisasm)
+        .args(["-gi", "-c"])
+        .arg(&file)
+        .output();
+    let _ = std::fs::remove_file(&file);
+    let output =
+        output.map_err(|e| WaitsError::Nvdisasm(format!("running {}: {e}", nvdisasm.display())))?;
+    if !output.status.success() {
+        return Err(WaitsError::Nvdisasm(
+            String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        ));
+    }
+    String::from_utf8(output.stdout)
+        .map_err(|e| WaitsError::Nvdisasm(format!("its output is not UTF-8: {e}")))
+}
+
+/// `bin/nvdisasm` in NVRTC's CUDA root or another candidate root, else `nvdisasm` on PATH.
+fn find_nvdisasm() -> Result<PathBuf, WaitsError> {
+    let mut roots: Vec<PathBuf> = ima_runtime::nvrtc()
+        .map(|r| vec![r.root.clone()])
+        .unwrap_or_default();
+    roots.extend(ima_runtime::candidate_roots());
+    let looked: Vec<PathBuf> = roots.iter().map(|r| r.join("bin")).collect();
+    if let Some(found) = looked
+        .iter()
+        .map(|bin| bin.join("nvdisasm"))
+        .find(|p| p.is_file())
+    {
+        return Ok(found);
+    }
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join("nvdisasm"))
+        .find(|p| p.is_file());
+    on_path.ok_or(WaitsError::NoNvdisasm(looked))
+}
+
+/// The texts an instruction's line can be in: the spec, the generated CUDA C, and ima.cuh
+/// (which the generated file embeds at its top, with no `#line`).
+struct Sources<'a> {
+    spec_file: &'a str,
+    spec: Vec<&'a str>,
+    cu_file: &'a str,
+    cuda: Vec<&'a str>,
+    /// The generated file's lines that are ima.cuh's: first, and how many.
+    header: (u32, u32),
+    /// ima.cuh's violation path (its `<violation path>` comments), as the generated file's
+    /// lines: what runs only once a violation has happened.
+    violation_path: std::ops::Range<u32>,
+}
+
+impl<'a> Sources<'a> {
+    fn new(
+        module: &'a ir::Module,
+        spec_text: &'a str,
+        cuda: &'a str,
+        cu_file: &'a str,
+    ) -> Sources<'a> {
+        let header_text = ima_codegen::cuda::IMA_CUH;
+        let header = match cuda.find(header_text) {
+            Some(at) => (
+                cuda[..at].lines().count() as u32 + 1,
+                header_text.lines().count() as u32,
+            ),
+            None => (0, 0),
+        };
+        let line_of = |marker: &str| {
+            header_text
+                .lines()
+                .position(|l| l.starts_with(marker))
+                .map(|i| header.0 + i as u32)
+        };
+        let violation_path = match (
+            line_of("// <violation path>"),
+            line_of("// </violation path>"),
+        ) {
+            (Some(first), Some(last)) if header.1 > 0 => first..last,
+            _ => 0..0,
+        };
+        Sources {
+            spec_file: &module.file,
+            spec: spec_text.lines().collect(),
+            cu_file,
+            cuda: cuda.lines().collect(),
+            header,
+            violation_path,
+        }
+    }
+
+    /// Whether the instruction's innermost line is on ima.cuh's violation path.
+    fn on_violation_path(&self, function: &Function, addr: u32) -> bool {
+        function
+            .location(addr)
+            .and_then(|l| l.frames.first())
+            .is_some_and(|(file, line)| {
+                self.origin(file, *line) == Origin::ImaCuh && self.violation_path.contains(line)
+            })
+    }
+
+    /// An instruction as the report names it: the innermost line of its chain where that is
+    /// not the spec's (generated code or ima.cuh), then its spec line, with their text.
+    fn place(&self, function: &Function, addr: u32) -> String {
+        match function.location(addr) {
+            Some(location) => self.lines(location).join("\n           in "),
+            None => format!("{addr:#06x} (no line)"),
+        }
+    }
+
+    /// A loop's head: its spec line alone, where it has one.
+    fn head(&self, function: &Function, addr: u32) -> String {
+        let spec = function.location(addr).and_then(|l| {
+            l.frames
+                .iter()
+                .find(|(f, n)| self.origin(f, *n) == Origin::Spec)
+                .map(|(_, n)| *n)
+        });
+        match spec {
+            Some(n) => format!("{}:{n}", self.spec_file),
+            None => self.place(function, addr),
+        }
+    }
+
+    fn lines(&self, location: &Location) -> Vec<String> {
+        let named: Vec<(Origin, &str, u32)> = location
+            .frames
+            .iter()
+            .map(|(f, n)| (self.origin(f, *n), f.as_str(), *n))
+            .collect();
+        let spec = named.iter().find(|(o, _, _)| *o == Origin::Spec);
+        let inner = named.first().filter(|(o, _, _)| *o != Origin::Spec);
+        let mut out: Vec<String> = inner
+            .into_iter()
+            .chain(spec)
+            .map(|&(o, f, n)| self.render(o, f, n))
+            .collect();
+        if out.is_empty()
+            && let Some(&(o, f, n)) = named.first()
+        {
+            out.push(self.render(o, f, n));
+        }
+        out
+    }
+
+    fn origin(&self, file: &str, line: u32) -> Origin {
+        if same_file(file, self.spec_file) {
+            Origin::Spec
+        } else if same_file(file, self.cu_file) {
+            let (first, count) = self.header;
+            if line >= first && line < first + count {
+                Origin::ImaCuh
+            } else {
+                Origin::Generated
+            }
+        } else {
+            Origin::Other
+        }
+    }
+
+    fn render(&self, origin: Origin, file: &str, line: u32) -> String {
+        let text = |lines: &[&str], n: u32| {
+            lines
+                .get((n as usize).wrapping_sub(1))
+                .map_or(String::new(), |t| format!(" `{}`", clip(t.trim())))
+        };
+        match origin {
+            Origin::Spec => format!("{}:{line}{}", self.spec_file, text(&self.spec, line)),
+            Origin::ImaCuh => {
+                let n = line - self.header.0 + 1;
+                format!("ima.cuh:{n}{}", text(&self.cuda, line))
+            }
+            Origin::Generated => format!("{}:{line}{}", self.cu_file, text(&self.cuda, line)),
+            Origin::Other => format!("{file}:{line}"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Spec,
+    Generated,
+    ImaCuh,
+    Other,
+}
+
+/// NVRTC names files as given; nvcc makes them absolute.
+fn same_file(named: &str, ours: &str) -> bool {
+    named == ours || Path::new(named).ends_with(ours)
+}
+
+/// A source line cut to fit a report's line.
+fn clip(text: &str) -> String {
+    const MAX: usize = 72;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{} ...", &text[..at]),
+        None => text.to_string(),
+    }
+}
