@@ -96,8 +96,8 @@ enum Command {
         #[arg(long)]
         negative: bool,
     },
-    /// Report the driver, CUDA and NVRTC versions, the headers, the GPUs and
-    /// compute-sanitizer, and say plainly what does not fit.
+    /// Report the driver, CUDA and NVRTC versions, the headers, the GPUs, compute-sanitizer
+    /// and nvdisasm, and say plainly what does not fit.
     Doctor,
     /// Show where each kernel waits for memory, one round trip after another: before its
     /// first loop, in a pass of each loop and on its way out, by spec line, read off the

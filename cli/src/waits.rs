@@ -4,7 +4,7 @@
 //! checked before the next load is issued, shows here without a GPU (ima-sass counts).
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use ima_dsl::ir;
@@ -40,8 +40,8 @@ impl Entry {
 #[derive(Debug)]
 pub enum WaitsError {
     Nvrtc(ima_runtime::Error),
-    /// No nvdisasm in the CUDA roots NVRTC is looked for in, nor on PATH.
-    NoNvdisasm(Vec<PathBuf>),
+    /// No nvdisasm on PATH nor in a CUDA root NVRTC is looked for in.
+    NoNvdisasm,
     Nvdisasm(String),
     Listing(ima_sass::ParseError),
     NoKernel(String, Vec<String>),
@@ -51,15 +51,13 @@ impl std::fmt::Display for WaitsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WaitsError::Nvrtc(e) => write!(f, "{e}"),
-            WaitsError::NoNvdisasm(looked) => {
-                let looked: Vec<String> = looked.iter().map(|p| p.display().to_string()).collect();
-                write!(
-                    f,
-                    "no nvdisasm (CUDA's disassembler) in {}, nor on PATH: install the toolkit or \
-                     `pip install nvidia-cuda-nvdisasm` beside NVRTC's wheels",
-                    looked.join(", ")
-                )
-            }
+            WaitsError::NoNvdisasm => write!(
+                f,
+                "no nvdisasm (CUDA's disassembler) on PATH or under a CUDA root (`imac doctor` \
+                 lists where NVRTC is): install the toolkit, or `pip install nvidia-cuda-nvdisasm` \
+                 beside NVRTC's wheels"
+            ),
+
             WaitsError::Nvdisasm(e) => write!(f, "nvdisasm: {e}"),
             WaitsError::Listing(e) => write!(f, "reading nvdisasm's listing: {e}"),
             WaitsError::NoKernel(name, names) => {
@@ -193,7 +191,7 @@ fn report(sources: &Sources, function: &Function, arch: &str) -> String {
 
 /// nvdisasm's listing of a cubin, with its source lines and their inline chains.
 fn disassemble(cubin: &[u8]) -> Result<String, WaitsError> {
-    let nvdisasm = find_nvdisasm()?;
+    let nvdisasm = ima_runtime::doctor::find_tool("nvdisasm").ok_or(WaitsError::NoNvdisasm)?;
     let file = std::env::temp_dir().join(format!("imac-waits-{}.cubin", std::process::id()));
     std::fs::write(&file, cubin)
         .map_err(|e| WaitsError::Nvdisasm(format!("writing {}: {e}", file.display())))?;
@@ -211,28 +209,6 @@ fn disassemble(cubin: &[u8]) -> Result<String, WaitsError> {
     }
     String::from_utf8(output.stdout)
         .map_err(|e| WaitsError::Nvdisasm(format!("its output is not UTF-8: {e}")))
-}
-
-/// `bin/nvdisasm` in NVRTC's CUDA root or another candidate root, else `nvdisasm` on PATH.
-fn find_nvdisasm() -> Result<PathBuf, WaitsError> {
-    let mut roots: Vec<PathBuf> = ima_runtime::nvrtc()
-        .map(|r| vec![r.root.clone()])
-        .unwrap_or_default();
-    roots.extend(ima_runtime::candidate_roots());
-    let looked: Vec<PathBuf> = roots.iter().map(|r| r.join("bin")).collect();
-    if let Some(found) = looked
-        .iter()
-        .map(|bin| bin.join("nvdisasm"))
-        .find(|p| p.is_file())
-    {
-        return Ok(found);
-    }
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|dir| dir.join("nvdisasm"))
-        .find(|p| p.is_file());
-    on_path.ok_or(WaitsError::NoNvdisasm(looked))
 }
 
 /// The texts an instruction's line can be in: the spec, the generated CUDA C, and ima.cuh

@@ -1,7 +1,7 @@
 //! `imac doctor`: what this machine has for imac, and what does not fit.
 //!
-//! [`report`] probes the driver, the GPUs, NVRTC, the CUDA headers and compute-sanitizer
-//! without ever panicking: with no driver library it makes no driver call at all. The
+//! [`report`] probes the driver, the GPUs, NVRTC, the CUDA headers, compute-sanitizer and
+//! nvdisasm without ever panicking: with no driver library it makes no driver call at all. The
 //! [`Report`] is plain data; its `Display` is what `imac doctor` prints: whole lines, the
 //! last one ended too, so that whatever is printed next starts a line of its own.
 
@@ -37,6 +37,8 @@ pub struct Report {
     pub nvrtc: Result<((i32, i32), CudaRoot), String>,
     /// Where compute-sanitizer is, if anywhere.
     pub sanitizer: Option<PathBuf>,
+    /// Where nvdisasm is (`imac waits` reads SASS through it), if anywhere.
+    pub nvdisasm: Option<PathBuf>,
 }
 
 /// Probes this machine; see the module documentation.
@@ -49,8 +51,6 @@ pub fn report() -> Report {
     let nvrtc = nvrtc()
         .and_then(|root| Ok((nvrtc_version()?, root.clone())))
         .map_err(|e| e.to_string());
-    let mut roots: Vec<PathBuf> = nvrtc.iter().map(|(_, r)| r.root.clone()).collect();
-    roots.extend(candidate_roots());
     Report {
         driver: std::fs::read_to_string("/proc/driver/nvidia/version")
             .ok()
@@ -58,8 +58,17 @@ pub fn report() -> Report {
         driver_cuda,
         gpus,
         nvrtc,
-        sanitizer: sanitizer(std::env::var_os("PATH"), &roots),
+        sanitizer: find_tool("compute-sanitizer"),
+        nvdisasm: find_tool("nvdisasm"),
     }
+}
+
+/// A CUDA tool (`compute-sanitizer`, `nvdisasm`) on PATH, else under NVRTC's CUDA root or
+/// another candidate root.
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    let mut roots: Vec<PathBuf> = nvrtc().iter().map(|r| r.root.clone()).collect();
+    roots.extend(candidate_roots());
+    tool(name, std::env::var_os("PATH"), &roots)
 }
 
 impl Report {
@@ -146,6 +155,14 @@ impl fmt::Display for Report {
                  run kernels under it)"
             )?,
         }
+        match &self.nvdisasm {
+            Some(p) => writeln!(f, "nvdisasm:          {}", p.display())?,
+            None => writeln!(
+                f,
+                "nvdisasm:          not found on PATH or under a CUDA root (needed only by \
+                 `imac waits`)"
+            )?,
+        }
         let problems = self.problems();
         if problems.is_empty() {
             writeln!(f, "everything fits")
@@ -196,18 +213,16 @@ fn kernel_module_version(text: &str) -> Option<String> {
         .then(|| version.to_string())
 }
 
-/// compute-sanitizer on `path`, else under one of `roots` (`bin/` or `compute-sanitizer/`).
-fn sanitizer(path: Option<std::ffi::OsString>, roots: &[PathBuf]) -> Option<PathBuf> {
+/// `name` on `path`, else under one of `roots` (`bin/NAME`, or `NAME/NAME` as the toolkit
+/// keeps compute-sanitizer).
+fn tool(name: &str, path: Option<std::ffi::OsString>, roots: &[PathBuf]) -> Option<PathBuf> {
     let on_path = path
         .iter()
         .flat_map(std::env::split_paths)
-        .map(|dir| dir.join("compute-sanitizer"));
-    let in_roots = roots.iter().flat_map(|r| {
-        [
-            r.join("bin/compute-sanitizer"),
-            r.join("compute-sanitizer/compute-sanitizer"),
-        ]
-    });
+        .map(|dir| dir.join(name));
+    let in_roots = roots
+        .iter()
+        .flat_map(|r| [r.join("bin").join(name), r.join(name).join(name)]);
     on_path.chain(in_roots).find(|p| p.is_file())
 }
 
@@ -224,24 +239,32 @@ mod tests {
     }
 
     #[test]
-    fn finds_the_sanitizer_on_path_then_under_a_root() {
+    fn finds_a_tool_on_path_then_under_a_root() {
         let tmp = std::env::temp_dir().join(format!("ima-doctor-{}", std::process::id()));
         let (bin, root) = (tmp.join("bin-on-path"), tmp.join("cuda"));
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::create_dir_all(root.join("compute-sanitizer")).unwrap();
         let path = Some(std::env::join_paths([&bin]).unwrap());
-        assert_eq!(sanitizer(path.clone(), &[]), None);
+        assert_eq!(tool("compute-sanitizer", path.clone(), &[]), None);
         let in_root = root.join("compute-sanitizer/compute-sanitizer");
         std::fs::write(&in_root, "").unwrap();
         assert_eq!(
-            sanitizer(path.clone(), std::slice::from_ref(&root)),
+            tool(
+                "compute-sanitizer",
+                path.clone(),
+                std::slice::from_ref(&root)
+            ),
             Some(in_root)
         );
         std::fs::write(bin.join("compute-sanitizer"), "").unwrap();
         assert_eq!(
-            sanitizer(path, &[root]),
+            tool("compute-sanitizer", path, std::slice::from_ref(&root)),
             Some(bin.join("compute-sanitizer"))
         );
+        let nvdisasm = root.join("bin/nvdisasm");
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        std::fs::write(&nvdisasm, "").unwrap();
+        assert_eq!(tool("nvdisasm", None, &[root]), Some(nvdisasm));
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 
@@ -265,6 +288,7 @@ mod tests {
             }]),
             nvrtc: Ok(((13, 0), root())),
             sanitizer: None,
+            nvdisasm: None,
         };
         let text = r.to_string();
         assert!(

@@ -342,3 +342,58 @@ proptest! {
         prop_assert!(straight(&reordered) <= 1);
     }
 }
+
+/// One instruction of a straight-line body, for the cycle-level oracle below: a load of
+/// `dst` from the pair at `a`, or `dst = a + b`.
+#[derive(Clone, Debug)]
+enum Op {
+    Load { dst: u8, a: u8 },
+    Add { dst: u8, a: u8, b: u8 },
+}
+
+fn ops() -> impl Strategy<Value = Vec<Op>> {
+    let op = prop_oneof![
+        (0u8..12, 0u8..6).prop_map(|(dst, a)| Op::Load { dst, a: 2 * a }),
+        (0u8..12, 0u8..12, 0u8..12).prop_map(|(dst, a, b)| Op::Add { dst, a, b }),
+    ];
+    proptest::collection::vec(op, 0..40)
+}
+
+/// The round trips of a body by a different model: cycles. One instruction issues a cycle,
+/// in order, once its sources are ready; an add's result is ready the next cycle, a load's
+/// `LATENCY` cycles later. Round trips are the last instruction's issue cycle over
+/// `LATENCY`, rounded down (40 instructions can add no more than 40 cycles).
+fn cycles(body: &[Op]) -> u32 {
+    const LATENCY: u64 = 1_000_000;
+    let mut ready = [0u64; 16];
+    let mut cycle = 0u64;
+    let mut last = 0u64;
+    for op in body {
+        let (sources, dst, latency) = match *op {
+            Op::Load { dst, a } => (vec![a, a + 1], dst, LATENCY),
+            Op::Add { dst, a, b } => (vec![a, b], dst, 1),
+        };
+        let issue = sources
+            .iter()
+            .map(|&r| ready[r as usize])
+            .fold(cycle, u64::max);
+        ready[dst as usize] = issue + latency;
+        last = issue;
+        cycle = issue + 1;
+    }
+    (last / LATENCY) as u32
+}
+
+proptest! {
+    #[test]
+    fn the_count_agrees_with_a_cycle_by_cycle_issue(body in ops()) {
+        let lines: Vec<String> = body
+            .iter()
+            .map(|op| match *op {
+                Op::Load { dst, a } => format!("LDG.E R{dst}, desc[UR4][R{a}.64]"),
+                Op::Add { dst, a, b } => format!("FADD R{dst}, R{a}, R{b}"),
+            })
+            .collect();
+        prop_assert_eq!(straight(&lines), cycles(&body));
+    }
+}
