@@ -3,17 +3,23 @@
 //! instruction that reads it, a predicate made from it or a branch on that predicate, stalls
 //! everything after it until then.
 
-use ima_sass::{Loop, Reg, RoundTrips, Wait, functions, round_trips, round_trips_ignoring};
+use ima_sass::{
+    Function, Loop, Reg, RoundTrips, Wait, functions, round_trips, round_trips_ignoring,
+};
 use proptest::prelude::*;
 
-/// Counts a function written as (address, instruction) pairs.
-fn count(body: &[(u32, &str)]) -> RoundTrips {
+/// A function written as (address, instruction) pairs, as cuobjdump lists it.
+fn function(body: &[(u32, &str)]) -> Function {
     let mut listing = String::from("\t\tFunction : k\n");
     for (addr, text) in body {
         listing += &format!("        /*{addr:04x}*/                   {text} ;\n");
     }
-    let f = functions(&listing).expect("the listing parses");
-    round_trips(&f[0])
+    functions(&listing).expect("the listing parses").remove(0)
+}
+
+/// Counts a function written as (address, instruction) pairs.
+fn count(body: &[(u32, &str)]) -> RoundTrips {
+    round_trips(&function(body))
 }
 
 /// The same, with addresses 0x10 apart from 0.
@@ -276,11 +282,7 @@ fn ignored_instructions_wait_for_nothing_and_load_nothing_but_keep_their_branche
         (0x40, "FADD R5, R4, R4"),
         (0x50, "EXIT"),
     ];
-    let mut listing = String::from("\t\tFunction : k\n");
-    for (addr, text) in body {
-        listing += &format!("        /*{addr:04x}*/   {text} ;\n");
-    }
-    let f = &functions(&listing).unwrap()[0];
+    let f = &function(&body);
     assert_eq!(
         round_trips(f).to_exit,
         2,
