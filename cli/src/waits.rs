@@ -45,6 +45,8 @@ pub enum WaitsError {
     Nvdisasm(String),
     Listing(ima_sass::ParseError),
     NoKernel(String, Vec<String>),
+    /// The generated source is not as this command reads it (a bug of imac's).
+    Header(&'static str),
 }
 
 impl std::fmt::Display for WaitsError {
@@ -60,6 +62,7 @@ impl std::fmt::Display for WaitsError {
 
             WaitsError::Nvdisasm(e) => write!(f, "nvdisasm: {e}"),
             WaitsError::Listing(e) => write!(f, "reading nvdisasm's listing: {e}"),
+            WaitsError::Header(what) => write!(f, "{what} (a bug of imac's: please report it)"),
             WaitsError::NoKernel(name, names) => {
                 write!(
                     f,
@@ -96,7 +99,7 @@ pub fn waits(
     let compiled = ima_runtime::compile_cuda(&cuda, &cu_file, arch).map_err(WaitsError::Nvrtc)?;
     let listing = disassemble(&compiled.cubin)?;
     let functions = ima_sass::functions(&listing).map_err(WaitsError::Listing)?;
-    let sources = Sources::new(module, spec_text, &cuda, &cu_file);
+    let sources = Sources::new(module, spec_text, &cuda, &cu_file)?;
     let mut out = String::new();
     for k in kernels {
         let contract = ima_dsl::abi::kernel_contract(module, k);
@@ -110,83 +113,16 @@ pub fn waits(
     Ok(out)
 }
 
-/// One entry point's waits: a header with its counts, then, for the path from the entry and
-/// each loop that waits, its waits in order, those in a row at the same lines counted once.
+/// One entry point's waits, in ima-sass's words, each instruction by its lines.
 fn report(sources: &Sources, function: &Function, arch: &str) -> String {
     let counts =
         ima_sass::round_trips_ignoring(function, &|addr| sources.on_violation_path(function, addr));
-    let mut out = format!("{} ({arch}): ", function.name);
-    match counts.to_first_loop {
-        Some(n) => {
-            let _ = write!(
-                out,
-                "{n} round trip(s) before its first loop, {} to an exit",
-                counts.to_exit
-            );
-        }
-        None => {
-            let _ = write!(out, "{} round trip(s) to an exit, no loop", counts.to_exit);
-        }
-    }
-    out += "\n";
-    let segment = |out: &mut String, waits: &[ima_sass::Wait]| {
-        let lines: Vec<(u32, String)> = waits
-            .iter()
-            .map(|w| {
-                let at = sources.place(function, w.addr);
-                let what = match w.on {
-                    Some((_, load)) => format!(
-                        "{at}\n         waits for the load at {}",
-                        sources.place(function, load)
-                    ),
-                    None => format!("{at}\n         waits for its async or bulk copies"),
-                };
-                (w.time, what)
-            })
-            .collect();
-        let mut i = 0;
-        while i < lines.len() {
-            let run = lines[i..]
-                .iter()
-                .take_while(|(_, w)| *w == lines[i].1)
-                .count();
-            let times = if run == 1 {
-                format!("{}", lines[i].0)
-            } else {
-                format!("{} to {}", lines[i].0, lines[i + run - 1].0)
-            };
-            let _ = writeln!(out, "    {times}: {}", lines[i].1);
-            i += run;
-        }
-    };
-    if !counts.waits.is_empty() {
-        out += "  from the entry:\n";
-        segment(&mut out, &counts.waits);
-    }
-    let (waiting, idle): (Vec<_>, Vec<_>) = counts.loops.iter().partition(|l| l.per_pass > 0);
-    for l in waiting {
-        let _ = writeln!(
-            out,
-            "  loop at {}: {} round trip(s) a pass",
-            sources.head(function, l.head),
-            l.per_pass
-        );
-        segment(&mut out, &l.waits);
-    }
-    if !idle.is_empty() {
-        let _ = writeln!(
-            out,
-            "  and {} loop(s) whose pass waits for no load",
-            idle.len()
-        );
-    }
-    for &a in &counts.indirect {
-        let _ = writeln!(
-            out,
-            "  a jump table at {a:#06x}, whose targets are not followed"
-        );
-    }
-    out
+    ima_sass::explain(
+        &format!("{} ({arch})", function.name),
+        &counts,
+        &|addr| sources.place(function, addr),
+        &|addr| sources.head(function, addr),
+    )
 }
 
 /// nvdisasm's listing of a cubin, with its source lines and their inline chains.
@@ -231,36 +167,34 @@ impl<'a> Sources<'a> {
         spec_text: &'a str,
         cuda: &'a str,
         cu_file: &'a str,
-    ) -> Sources<'a> {
-        let header_text = ima_codegen::cuda::IMA_CUH;
-        let header = match cuda.find(header_text) {
-            Some(at) => (
-                cuda[..at].lines().count() as u32 + 1,
-                header_text.lines().count() as u32,
-            ),
-            None => (0, 0),
-        };
+    ) -> Result<Sources<'a>, WaitsError> {
+        // codegen embeds the header trimmed, on lines of its own.
+        let header_text = ima_codegen::cuda::IMA_CUH.trim_end();
+        let at = cuda.find(header_text).ok_or(WaitsError::Header(
+            "the generated CUDA C does not embed ima.cuh",
+        ))?;
+        let header = (
+            cuda[..at].lines().count() as u32 + 1,
+            header_text.lines().count() as u32,
+        );
         let line_of = |marker: &str| {
             header_text
                 .lines()
                 .position(|l| l.starts_with(marker))
                 .map(|i| header.0 + i as u32)
+                .ok_or(WaitsError::Header(
+                    "ima.cuh has no `<violation path>` comments",
+                ))
         };
-        let violation_path = match (
-            line_of("// <violation path>"),
-            line_of("// </violation path>"),
-        ) {
-            (Some(first), Some(last)) if header.1 > 0 => first..last,
-            _ => 0..0,
-        };
-        Sources {
+        let violation_path = line_of("// <violation path>")?..line_of("// </violation path>")?;
+        Ok(Sources {
             spec_file: &module.file,
             spec: spec_text.lines().collect(),
             cu_file,
             cuda: cuda.lines().collect(),
             header,
             violation_path,
-        }
+        })
     }
 
     /// Whether the instruction's innermost line is on ima.cuh's violation path.
@@ -282,7 +216,8 @@ impl<'a> Sources<'a> {
         }
     }
 
-    /// A loop's head: its spec line alone, where it has one.
+    /// A loop's head: its spec line and address (loops a spec line unrolls into share the
+    /// line), or its place where it has no spec line.
     fn head(&self, function: &Function, addr: u32) -> String {
         let spec = function.location(addr).and_then(|l| {
             l.frames
@@ -291,7 +226,7 @@ impl<'a> Sources<'a> {
                 .map(|(_, n)| *n)
         });
         match spec {
-            Some(n) => format!("{}:{n}", self.spec_file),
+            Some(n) => format!("{}:{n} ({addr:#06x})", self.spec_file),
             None => self.place(function, addr),
         }
     }
@@ -304,17 +239,11 @@ impl<'a> Sources<'a> {
             .collect();
         let spec = named.iter().find(|(o, _, _)| *o == Origin::Spec);
         let inner = named.first().filter(|(o, _, _)| *o != Origin::Spec);
-        let mut out: Vec<String> = inner
+        inner
             .into_iter()
             .chain(spec)
             .map(|&(o, f, n)| self.render(o, f, n))
-            .collect();
-        if out.is_empty()
-            && let Some(&(o, f, n)) = named.first()
-        {
-            out.push(self.render(o, f, n));
-        }
-        out
+            .collect()
     }
 
     fn origin(&self, file: &str, line: u32) -> Origin {

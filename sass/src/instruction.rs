@@ -73,8 +73,9 @@ pub enum Effect {
     /// A wait on an mbarrier's phase (SYNCS.PHASECHK), taken as a wait for every bulk copy
     /// this thread has issued.
     BulkWait,
-    /// A direct branch (BRA and its forms); conditional if it has a guard or a condition
-    /// operand (BRA.DIV, BRA.U.ANY).
+    /// A direct branch (BRA and its forms); conditional if it has a condition operand
+    /// (BRA.DIV, BRA.U.ANY). A guard (`@P0 BRA`) makes it conditional too; that is the
+    /// instruction's `guard`.
     Branch { target: u32, conditional: bool },
     /// A branch through a jump table (BRX, JMX): its targets are not in the listing.
     IndirectBranch,
@@ -281,7 +282,6 @@ fn destinations(opcode: &str, base: &str, operands: &[&str], effect: Effect) -> 
         "FENCE",
         "ARRIVES",
         "ACQBULK",
-        "ELECT",
         "WARPGROUP",
         "KILL",
     ];
@@ -298,6 +298,10 @@ fn destinations(opcode: &str, base: &str, operands: &[&str], effect: Effect) -> 
     }
     if base == "PLOP3" || base == "UPLOP3" {
         return 2.min(operands.len());
+    }
+    // R2P PR, R0, 0x7f: every predicate, from a register.
+    if operands.first().is_some_and(|o| o.trim() == "PR") {
+        return 1;
     }
     // Otherwise: the predicates in front (SHFL's, LOP3's, an atomic's), one register, and,
     // for an add that carries, the predicates that take its carries out.
@@ -318,8 +322,6 @@ fn destinations(opcode: &str, base: &str, operands: &[&str], effect: Effect) -> 
                 .take_while(|o| names_predicate(o))
                 .count();
         }
-    } else if operands.get(n).is_some_and(|o| o.trim() == "PR") {
-        n += 1;
     }
     n
 }
@@ -354,6 +356,14 @@ fn dst_width(opcode: &str, base: &str) -> u8 {
                 n / 4
             };
             per.clamp(1, 255) as u8
+        }
+        // CS2R R10, SRZ zeroes a pair; CS2R.32 reads a 32-bit special register.
+        "CS2R" => {
+            if has("32") {
+                1
+            } else {
+                2
+            }
         }
         "HMMA" | "IMMA" => {
             if has("F32") || has("S32") {

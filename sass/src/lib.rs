@@ -10,9 +10,10 @@
 //! beside its registers, and a change that adds a wait shows in review without a GPU.
 //!
 //! [`instruction`] reads one line, [`listing`] a whole listing (cuobjdump's or nvdisasm's,
-//! with its source lines), [`mod@round_trips`] counts, and [`mod@explain`] puts the counts
-//! in words. `imac waits` runs them on a spec's kernels, with spec lines.
+//! with its source lines), [`mod@cfg`] finds its blocks and loops, [`mod@round_trips`] counts,
+//! and [`mod@explain`] puts the counts in words. `imac waits` runs them on a spec's kernels, with spec lines.
 
+pub mod cfg;
 pub mod explain;
 pub mod instruction;
 pub mod listing;

@@ -63,9 +63,10 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             };
             let counts = ima_sass::round_trips(function);
+            let place = |addr| place(function, addr);
             print!(
                 "{}",
-                ima_sass::explain(function, &counts, &|addr| place(function, addr))
+                ima_sass::explain(&function.name, &counts, &place, &place)
             );
         }
     }

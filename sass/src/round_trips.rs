@@ -9,17 +9,19 @@
 //! this count makes mechanical: the time of each instruction, in round trips, is the latest
 //! arrival it waits for, and each load's destinations arrive one round trip after its time.
 //!
-//! The count follows every forward path at once, keeping for each register the latest arrival
-//! over the paths that reach an instruction (the slowest path, predicated instructions taken
-//! as executed). It passes a loop's body once: for the path from the entry, back edges are
-//! not followed; for each loop, one pass is counted from its head, with every register
-//! arrived, to its back edge. Shared, local and constant memory are not round trips; async
+//! The count follows every path at once over the function's blocks (cfg.rs), keeping for
+//! each register the latest arrival over the paths that reach an instruction (the slowest
+//! path, predicated instructions taken as executed). It steps over loops on the way from the
+//! entry, and counts one pass of each loop on its own, from its head with every register
+//! arrived to its back edges. Shared, local and constant memory are not round trips; async
 //! copies (cp.async) arrive when a DEPBAR waits for their group, and bulk copies when an
 //! mbarrier's phase is checked in the thread that issued them (a consumer warp that did not
 //! issue them does not wait by this count: a ring's steady state).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
+use crate::cfg::Cfg;
 use crate::instruction::{Effect, Instruction, Reg};
 use crate::listing::Function;
 
@@ -31,7 +33,8 @@ pub struct RoundTrips {
     /// From the entry to an exit, on the slowest path, stepping over every loop (whose
     /// passes are counted in `loops`).
     pub to_exit: u32,
-    /// Where the path from the entry waits.
+    /// The waits of the slowest path from the entry to an exit, in order: `to_exit` of
+    /// them, each one round trip after the one before.
     pub waits: Vec<Wait>,
     /// One pass of each loop the entry reaches, directly or in another loop, in the order of
     /// their heads.
@@ -42,7 +45,7 @@ pub struct RoundTrips {
 }
 
 /// A loop: the address of its head, the round trips of one pass from it to its back edge
-/// (stepping over the loops inside it), and where the pass waits.
+/// (stepping over the loops inside it), and the waits of the slowest such pass, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Loop {
     pub head: u32,
@@ -70,230 +73,237 @@ pub fn round_trips(function: &Function) -> RoundTrips {
 /// that runs only on an error path, which the caller knows by its source lines).
 pub fn round_trips_ignoring(function: &Function, ignored: &dyn Fn(u32) -> bool) -> RoundTrips {
     let code = &function.instructions;
-    let loops = loops(code);
-    let walk = |pass| walk(code, &loops, pass, ignored);
+    let cfg = Cfg::new(code);
+    let walk = |pass| walk(code, &cfg, pass, ignored);
     let from_entry = walk(None);
     // The loops the entry reaches, and those their passes reach (nested loops), in turn.
-    let mut reached: Vec<u32> = from_entry.heads.keys().copied().collect();
-    let mut passes = Vec::new();
-    while let Some(head) = reached.pop() {
-        let Some(&(_, last)) = loops.iter().find(|l| l.0 == head) else {
-            continue;
-        };
-        if passes
-            .iter()
-            .any(|(p, _): &(Loop, Vec<u32>)| p.head == head)
-        {
+    let mut reached: Vec<usize> = from_entry.heads.iter().map(|&(l, _)| l).collect();
+    let mut passes: BTreeMap<usize, Walk> = BTreeMap::new();
+    while let Some(l) = reached.pop() {
+        if passes.contains_key(&l) {
             continue;
         }
-        let pass = walk(Some((head, last)));
-        reached.extend(pass.heads.keys().copied());
-        let per_pass = pass.back_edges.get(&head).copied().unwrap_or(0);
-        passes.push((
-            Loop {
-                head,
-                per_pass,
-                waits: pass.waits,
-            },
-            pass.indirect,
-        ));
+        let pass = walk(Some(l));
+        reached.extend(pass.heads.iter().map(|&(inner, _)| inner));
+        passes.insert(l, pass);
     }
-    passes.sort_by_key(|(p, _)| p.head);
-    let mut indirect = from_entry.indirect;
-    indirect.extend(passes.iter().flat_map(|(_, i)| i.iter().copied()));
+    let mut indirect: Vec<u32> = from_entry.indirect.clone();
+    indirect.extend(passes.values().flat_map(|p| p.indirect.iter().copied()));
     indirect.sort_unstable();
     indirect.dedup();
     RoundTrips {
-        to_first_loop: from_entry.heads.values().next().copied(),
-        to_exit: from_entry.exit,
-        waits: from_entry.waits,
-        loops: passes.into_iter().map(|p| p.0).collect(),
+        to_first_loop: from_entry.heads.first().map(|&(_, time)| time),
+        to_exit: from_entry.end,
+        waits: waits_of(&from_entry.why),
+        // cfg.loops is in the order of the heads' addresses.
+        loops: passes
+            .into_iter()
+            .map(|(l, pass)| Loop {
+                head: code[cfg.blocks[cfg.loops[l].head].first].addr,
+                per_pass: pass.end,
+                waits: waits_of(&pass.why),
+            })
+            .collect(),
         indirect,
     }
 }
 
-/// Every loop of the code, as its head and its last back edge, in the order of their heads.
-fn loops(code: &[Instruction]) -> Vec<(u32, u32)> {
-    let mut last_edge: BTreeMap<u32, u32> = BTreeMap::new();
-    for i in code {
-        if let Effect::Branch { target, .. } = i.effect
-            && target <= i.addr
-        {
-            let last = last_edge.entry(target).or_insert(i.addr);
-            *last = (*last).max(i.addr);
-        }
-    }
-    last_edge.into_iter().collect()
-}
-
-/// What a walk over a stretch of code found.
+/// What a walk over the code found.
 #[derive(Default)]
 struct Walk {
-    /// The time at each loop head the walk reached, by its address.
-    heads: BTreeMap<u32, u32>,
-    /// The latest time at a back edge, by its target.
-    back_edges: BTreeMap<u32, u32>,
-    /// The latest time at an exit.
-    exit: u32,
-    waits: Vec<Wait>,
+    /// The loops it stepped over, in the order it met them, and the time at each head.
+    heads: Vec<(usize, u32)>,
+    /// The latest time at an exit (from the entry) or at a branch back to the loop's head
+    /// (a pass), and why.
+    end: u32,
+    why: Why,
     indirect: Vec<u32>,
 }
 
-/// Walks the code from the entry (`pass` none) or one pass of the loop `pass` (its head and
-/// last back edge) from a state where every register has arrived, following the forward
-/// branches that stay inside. Every other loop it meets is stepped over: the state at its
-/// head goes on after its last back edge, since its passes are counted on their own.
+impl Walk {
+    fn end_at(&mut self, state: &State) {
+        if state.time > self.end {
+            self.end = state.time;
+            self.why = state.why.clone();
+        }
+    }
+}
+
+/// Walks the code from the entry (`pass` none), or one pass of loop `pass` from its head
+/// with every register arrived, block by block in reverse postorder, each block's state the
+/// latest of the paths into it. Every other loop it meets is stepped over: the state at its
+/// head goes on to the blocks the loop leaves to, since its passes are counted on their
+/// own. A pass follows no edge out of its loop.
 fn walk(
     code: &[Instruction],
-    loops: &[(u32, u32)],
-    pass: Option<(u32, u32)>,
+    cfg: &Cfg,
+    pass: Option<usize>,
     ignored: &dyn Fn(u32) -> bool,
 ) -> Walk {
-    let (first, last) = pass.unwrap_or((0, u32::MAX));
-    let start = code
-        .iter()
-        .position(|i| i.addr >= first)
-        .unwrap_or(code.len());
-    let stepped_over: BTreeMap<u32, u32> =
-        loops.iter().copied().filter(|&l| Some(l) != pass).collect();
+    let body = pass.map(|l| &cfg.loops[l].body);
+    let inside = |b: usize| body.is_none_or(|body| body.contains(&b));
     let mut found = Walk::default();
-    let mut incoming: BTreeMap<u32, State> = BTreeMap::new();
-    let mut current = Some(State::new());
-    let flow_to = |incoming: &mut BTreeMap<u32, State>, target: u32, state: &State| match incoming
-        .get_mut(&target)
+    let mut incoming: HashMap<usize, State> = HashMap::new();
+    let flow_to = |incoming: &mut HashMap<usize, State>, b: usize, state: &State| match incoming
+        .get_mut(&b)
     {
         Some(other) => other.join(state),
         None => {
-            incoming.insert(target, state.clone());
+            incoming.insert(b, state.clone());
         }
     };
-    for (at, instruction) in code
-        .iter()
-        .enumerate()
-        .skip(start)
-        .take_while(|(_, i)| i.addr <= last)
-    {
-        if let Some(branched) = incoming.remove(&instruction.addr) {
-            current = Some(match current {
-                Some(mut fallen) => {
-                    fallen.join(&branched);
-                    fallen
-                }
-                None => branched,
-            });
-        }
-        let Some(state) = current.as_mut() else {
-            continue;
-        };
-        if let Some(&loop_end) = stepped_over.get(&instruction.addr) {
-            found.heads.insert(instruction.addr, state.time);
-            if let Some(after) = code[at..].iter().find(|i| i.addr > loop_end)
-                && after.addr <= last
-            {
-                flow_to(&mut incoming, after.addr, state);
-            }
-            current = None;
+    let Some(&entry) = cfg.order.first() else {
+        return found;
+    };
+    incoming.insert(pass.map_or(entry, |l| cfg.loops[l].head), State::new());
+    for &b in &cfg.order {
+        if !inside(b) {
             continue;
         }
-        let before = state.time;
-        let on = if ignored(instruction.addr) {
-            None
-        } else {
-            state.issue(instruction)
+        let Some(mut state) = incoming.remove(&b) else {
+            continue;
         };
-        if state.time > before {
-            found.waits.push(Wait {
-                addr: instruction.addr,
-                time: state.time,
-                on,
-            });
+        if let Some(l) = cfg.loop_at(b).filter(|&l| Some(l) != pass) {
+            found.heads.push((l, state.time));
+            for exit in cfg.exits(l).into_iter().filter(|&e| inside(e)) {
+                flow_to(&mut incoming, exit, &state);
+            }
+            continue;
         }
-        let guarded = instruction.guard.is_some();
-        match instruction.effect {
-            Effect::Branch {
-                target,
-                conditional,
-            } => {
-                if target > instruction.addr {
-                    if target <= last {
-                        flow_to(&mut incoming, target, state);
-                    }
-                } else {
-                    let at = found.back_edges.entry(target).or_insert(0);
-                    *at = (*at).max(state.time);
-                }
-                if !conditional && !guarded {
-                    current = None;
-                }
+        let block = &cfg.blocks[b];
+        for instruction in &code[block.first..block.end] {
+            if !ignored(instruction.addr) {
+                state.issue(instruction);
             }
-            Effect::Exit => {
-                found.exit = found.exit.max(state.time);
-                if !guarded {
-                    current = None;
+            match instruction.effect {
+                Effect::Exit if pass.is_none() => found.end_at(&state),
+                Effect::IndirectBranch => found.indirect.push(instruction.addr),
+                _ => {}
+            }
+        }
+        for &s in &block.succs {
+            if cfg.is_back_edge(b, s) {
+                if pass.is_some_and(|l| cfg.loops[l].head == s) {
+                    found.end_at(&state);
                 }
+            } else if inside(s) {
+                flow_to(&mut incoming, s, &state);
             }
-            Effect::IndirectBranch => {
-                found.indirect.push(instruction.addr);
-                current = None;
-            }
-            _ => {}
         }
     }
     found
 }
 
-/// A thread's time, in round trips, when each register's value arrives, and the load that
-/// set that time.
+/// The waits, in order, that made a time what it is: the last one here, the rest before.
+struct Chain {
+    wait: Wait,
+    before: Why,
+}
+type Why = Option<Rc<Chain>>;
+
+fn after(before: &Why, wait: Wait) -> Why {
+    Some(Rc::new(Chain {
+        wait,
+        before: before.clone(),
+    }))
+}
+
+/// The waits of a chain, first first.
+fn waits_of(why: &Why) -> Vec<Wait> {
+    let mut out = Vec::new();
+    let mut at = why.as_deref();
+    while let Some(link) = at {
+        out.push(link.wait);
+        at = link.before.as_deref();
+    }
+    out.reverse();
+    out
+}
+
+/// When a value (a register's, a group of copies') arrives, why the load that fetched it
+/// issued when it did, and that load's address.
+#[derive(Clone, Default)]
+struct Arrival {
+    time: u32,
+    why: Why,
+    load: u32,
+}
+
+impl Arrival {
+    fn later(&mut self, other: &Arrival) {
+        if other.time > self.time {
+            *self = other.clone();
+        }
+    }
+}
+
+/// A thread's time, in round trips, and why; when each register's value arrives; and the
+/// async and bulk copies in flight.
 #[derive(Clone)]
 struct State {
     time: u32,
-    arrives: [u32; Reg::SLOTS],
-    loaded_by: [u32; Reg::SLOTS],
-    /// When each committed group of async copies arrives, oldest first, and the open one.
-    groups: Vec<u32>,
-    open_group: u32,
-    /// When the bulk copies this thread issued arrive.
-    bulk: u32,
+    why: Why,
+    regs: Vec<Arrival>,
+    /// Each committed group of async copies, oldest first, and the open one.
+    groups: Vec<Arrival>,
+    open_group: Arrival,
+    /// The bulk copies this thread issued.
+    bulk: Arrival,
 }
 
 impl State {
     fn new() -> State {
         State {
             time: 0,
-            arrives: [0; Reg::SLOTS],
-            loaded_by: [0; Reg::SLOTS],
+            why: None,
+            regs: vec![Arrival::default(); Reg::SLOTS],
             groups: Vec::new(),
-            open_group: 0,
-            bulk: 0,
+            open_group: Arrival::default(),
+            bulk: Arrival::default(),
         }
     }
 
     /// The latest of two paths' states, where they meet.
     fn join(&mut self, other: &State) {
-        self.time = self.time.max(other.time);
-        for slot in 0..Reg::SLOTS {
-            if other.arrives[slot] > self.arrives[slot] {
-                self.arrives[slot] = other.arrives[slot];
-                self.loaded_by[slot] = other.loaded_by[slot];
-            }
+        if other.time > self.time {
+            self.time = other.time;
+            self.why = other.why.clone();
+        }
+        for (a, b) in self.regs.iter_mut().zip(other.regs.iter()) {
+            a.later(b);
         }
         // Groups line up from the newest, which a DEPBAR counts from.
         if other.groups.len() > self.groups.len() {
             let missing = other.groups.len() - self.groups.len();
-            self.groups.splice(0..0, std::iter::repeat_n(0, missing));
+            self.groups
+                .splice(0..0, std::iter::repeat_n(Arrival::default(), missing));
         }
         let offset = self.groups.len() - other.groups.len();
         for (a, b) in self.groups[offset..].iter_mut().zip(other.groups.iter()) {
-            *a = (*a).max(*b);
+            a.later(b);
         }
-        self.open_group = self.open_group.max(other.open_group);
-        self.bulk = self.bulk.max(other.bulk);
+        self.open_group.later(&other.open_group);
+        self.bulk.later(&other.bulk);
+    }
+
+    /// Waits until `arrival`, at the instruction at `addr`, for `on`.
+    fn wait(&mut self, arrival: &Arrival, addr: u32, on: Option<(Reg, u32)>) {
+        if arrival.time > self.time {
+            self.time = arrival.time;
+            self.why = after(
+                &arrival.why,
+                Wait {
+                    addr,
+                    time: arrival.time,
+                    on,
+                },
+            );
+        }
     }
 
     /// Issues an instruction: waits for what it reads, and sets when what it writes arrives.
-    /// Returns the register it waited for longest and the load that wrote it, if it waited
-    /// for one.
-    fn issue(&mut self, instruction: &Instruction) -> Option<(Reg, u32)> {
+    fn issue(&mut self, instruction: &Instruction) {
+        let addr = instruction.addr;
         // The first, in operand order, of those that arrive last.
         let latest = instruction
             .guard
@@ -301,44 +311,52 @@ impl State {
             .chain(instruction.srcs.iter())
             .copied()
             .reduce(|a, b| {
-                if self.arrives[b.slot()] > self.arrives[a.slot()] {
+                if self.regs[b.slot()].time > self.regs[a.slot()].time {
                     b
                 } else {
                     a
                 }
             });
-        let on = latest
-            .filter(|r| self.arrives[r.slot()] > self.time)
-            .map(|r| (r, self.loaded_by[r.slot()]));
-        self.time = self.time.max(latest.map_or(0, |r| self.arrives[r.slot()]));
-        let mut ready = self.time;
+        if let Some(r) = latest {
+            let arrival = self.regs[r.slot()].clone();
+            self.wait(&arrival, addr, Some((r, arrival.load)));
+        }
+        let issued = Arrival {
+            time: self.time + 1,
+            why: self.why.clone(),
+            load: addr,
+        };
+        // A result that is not a load's arrives now, and so never makes a wait.
+        let mut ready = Arrival {
+            time: self.time,
+            why: None,
+            load: 0,
+        };
         match instruction.effect {
-            Effect::Load => ready = self.time + 1,
-            Effect::AsyncCopy => self.open_group = self.open_group.max(self.time + 1),
+            Effect::Load => ready = issued,
+            Effect::AsyncCopy => self.open_group.later(&issued),
             Effect::AsyncCommit => self.groups.push(std::mem::take(&mut self.open_group)),
             Effect::AsyncWait(newer) => {
                 let older = self.groups.len().saturating_sub(newer as usize);
-                let waited = self.groups[..older].iter().copied().max().unwrap_or(0);
-                self.time = self.time.max(waited);
-                ready = self.time;
+                let waited = self.groups[..older]
+                    .iter()
+                    .fold(Arrival::default(), |mut a, b| {
+                        a.later(b);
+                        a
+                    });
+                self.wait(&waited, addr, None);
+                ready.time = self.time;
             }
-            Effect::BulkCopy => self.bulk = self.bulk.max(self.time + 1),
+            Effect::BulkCopy => self.bulk.later(&issued),
             Effect::BulkWait => {
-                self.time = self.time.max(self.bulk);
-                ready = self.time;
+                let waited = self.bulk.clone();
+                self.wait(&waited, addr, None);
+                ready.time = self.time;
             }
             Effect::Branch { .. } | Effect::IndirectBranch | Effect::Exit | Effect::Compute => {}
         }
-        // Only a load's destinations arrive later than now; the rest never make a wait.
-        let loaded_by = if instruction.effect == Effect::Load {
-            instruction.addr
-        } else {
-            0
-        };
         for d in &instruction.dsts {
-            self.arrives[d.slot()] = ready;
-            self.loaded_by[d.slot()] = loaded_by;
+            self.regs[d.slot()] = ready.clone();
         }
-        on
     }
 }

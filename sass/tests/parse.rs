@@ -91,6 +91,19 @@ fn comparisons_write_predicates_and_read_the_rest() {
 }
 
 #[test]
+fn writes_to_every_predicate_or_a_pair_are_read_whole() {
+    let i = parse("R2P PR, R0, 0x7f");
+    assert_eq!(
+        (i.dsts, i.srcs),
+        ((0..7).map(Reg::P).collect::<Vec<_>>(), vec![Reg::R(0)])
+    );
+    assert_eq!(parse("CS2R R10, SRZ").dsts, r(10..12));
+    assert_eq!(parse("CS2R.32 R10, SR_CLOCKLO").dsts, r(10..11));
+    let i = parse("ELECT P3, URZ, PT");
+    assert_eq!((i.dsts, i.srcs), (vec![Reg::P(3)], vec![]));
+}
+
+#[test]
 fn a_shuffle_writes_its_predicate_and_register() {
     let i = parse("SHFL.BFLY PT, R5, R4, 0x10, 0x1f");
     assert_eq!((i.dsts, i.srcs), (vec![Reg::R(5)], vec![Reg::R(4)]));

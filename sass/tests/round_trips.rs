@@ -239,6 +239,26 @@ fn a_phase_wait_waits_for_the_bulk_copies_its_thread_issued() {
 }
 
 #[test]
+fn a_branch_back_from_after_the_exit_is_a_join_not_a_loop() {
+    // ptxas's fallback for a shuffle in a divergent warp: BRA.DIV to a block after the
+    // exit, which branches back to the code after the shuffle. 0x30 does not dominate
+    // 0x70 (the shuffle's path reaches 0x30 without it), so 0x70 -> 0x30 closes no loop.
+    let c = count(&[
+        (0x00, "LDG.E R4, desc[UR4][R2.64]"),
+        (0x10, "BRA.DIV UR4, 0x60"),
+        (0x20, "SHFL.IDX PT, R6, R4, RZ, 0x1f"),
+        (0x30, "LDG.E R8, desc[UR4][R6.64]"),
+        (0x40, "FADD R10, R8, R8"),
+        (0x50, "EXIT"),
+        (0x60, "MOV R6, R4"),
+        (0x70, "BRA 0x30"),
+    ]);
+    assert_eq!(c.loops, Vec::<Loop>::new());
+    assert_eq!(c.to_first_loop, None);
+    assert_eq!(c.to_exit, 2, "R4 on either path, then R8");
+}
+
+#[test]
 fn a_jump_table_is_reported_not_followed() {
     let c = count(&[
         (0x00, "LDC R4, c[0x2][R0]"),
