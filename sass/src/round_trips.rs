@@ -165,8 +165,14 @@ fn walk(
         };
         if let Some(l) = cfg.loop_at(b).filter(|&l| Some(l) != pass) {
             found.heads.push((l, state.time));
-            for exit in cfg.exits(l).into_iter().filter(|&e| inside(e)) {
-                flow_to(&mut incoming, exit, &state);
+            for exit in cfg.exits(l) {
+                // An inner loop that leaves straight to the head of the loop passed (a
+                // `continue` out of it) ends a pass there.
+                if pass.is_some_and(|p| cfg.loops[p].head == exit) {
+                    found.end_at(&state);
+                } else if inside(exit) {
+                    flow_to(&mut incoming, exit, &state);
+                }
             }
             continue;
         }

@@ -239,6 +239,28 @@ fn a_phase_wait_waits_for_the_bulk_copies_its_thread_issued() {
 }
 
 #[test]
+fn an_inner_loop_that_leaves_to_the_outer_head_ends_the_outer_pass() {
+    // The inner loop (0x20 to 0x50) leaves by 0x40's branch straight back to the outer
+    // head: the outer pass is its wait before the inner loop, which it steps over.
+    let c = count(&[
+        (0x00, "LDG.E R4, desc[UR4][R2.64]"),
+        (0x10, "FADD R5, R4, R4"),
+        (0x20, "LDG.E R6, desc[UR4][R8.64]"),
+        (0x30, "FADD R7, R6, R6"),
+        (0x40, "@!P0 BRA 0x0"),
+        (0x50, "@P1 BRA 0x20"),
+        (0x60, "EXIT"),
+    ]);
+    assert_eq!(
+        c.loops
+            .iter()
+            .map(|l| (l.head, l.per_pass))
+            .collect::<Vec<_>>(),
+        vec![(0x00, 1), (0x20, 1)]
+    );
+}
+
+#[test]
 fn a_branch_back_from_after_the_exit_is_a_join_not_a_loop() {
     // ptxas's fallback for a shuffle in a divergent warp: BRA.DIV to a block after the
     // exit, which branches back to the code after the shuffle. 0x30 does not dominate
