@@ -29,8 +29,7 @@ pub fn explain(
         out += "  from the entry:\n";
         waits(&mut out, &counts.waits, place);
     }
-    // A loop whose pass waits on no path is summed up; one whose waits are all on paths
-    // that leave it (0 a pass) is listed, so that every wait is somewhere.
+    // Loops whose pass waits for nothing are only counted.
     let (waiting, idle): (Vec<_>, Vec<_>) = counts.loops.iter().partition(|l| !l.waits.is_empty());
     for l in waiting {
         let _ = writeln!(

@@ -165,6 +165,21 @@ fn walk(
         };
         if let Some(l) = cfg.loop_at(b).filter(|&l| Some(l) != pass) {
             found.heads.push((l, state.time));
+            state.step_over(cfg.loops[l].body.iter().flat_map(|&bb| {
+                let block = &cfg.blocks[bb];
+                &code[block.first..block.end]
+            }));
+            // A loop left by an exit in its body (`@P0 EXIT`) ends the entry's path there.
+            if pass.is_none()
+                && cfg.loops[l].body.iter().any(|&bb| {
+                    let block = &cfg.blocks[bb];
+                    code[block.first..block.end]
+                        .iter()
+                        .any(|i| i.effect == Effect::Exit)
+                })
+            {
+                found.end_at(&state);
+            }
             for exit in cfg.exits(l) {
                 // An inner loop that leaves straight to the head of the loop passed (a
                 // `continue` out of it) ends a pass there.
@@ -290,6 +305,37 @@ impl State {
         }
         self.open_group.later(&other.open_group);
         self.bulk.later(&other.bulk);
+    }
+
+    /// What a loop stepped over leaves behind. What it computes, and what it loads and reads
+    /// itself, has arrived: the loop waited for it, in the passes counted on their own.
+    /// What it loads and does not read arrives a round trip after the loop began, at the
+    /// earliest.
+    fn step_over<'a>(&mut self, body: impl Iterator<Item = &'a Instruction> + Clone) {
+        let now = Arrival {
+            time: self.time,
+            why: None,
+            load: 0,
+        };
+        let mut read = vec![false; Reg::SLOTS];
+        for i in body.clone() {
+            for r in i.srcs.iter().chain(&i.guard) {
+                read[r.slot()] = true;
+            }
+            for d in &i.dsts {
+                self.regs[d.slot()] = now.clone();
+            }
+        }
+        for i in body.filter(|i| i.effect == Effect::Load) {
+            let loaded = Arrival {
+                time: self.time + 1,
+                why: self.why.clone(),
+                load: i.addr,
+            };
+            for d in i.dsts.iter().filter(|d| !read[d.slot()]) {
+                self.regs[d.slot()].later(&loaded);
+            }
+        }
     }
 
     /// Waits until `arrival`, at the instruction at `addr`, for `on`.

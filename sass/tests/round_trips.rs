@@ -261,6 +261,40 @@ fn an_inner_loop_that_leaves_to_the_outer_head_ends_the_outer_pass() {
 }
 
 #[test]
+fn what_a_loop_loads_is_waited_for_after_it_and_an_exit_in_it_ends_the_path() {
+    // R6, loaded in the loop and read there, was waited for in its pass. R10, loaded in it
+    // and read only after it (a prefetch), arrives a round trip after the loop began at the
+    // earliest. R7, computed in it, has arrived.
+    let c = count(&[
+        (0x00, "LDG.E R6, desc[UR4][R8.64]"),
+        (0x10, "LDG.E R10, desc[UR4][R12.64]"),
+        (0x20, "FADD R7, R6, R6"),
+        (0x30, "@P0 BRA 0x0"),
+        (0x40, "FADD R9, R6, R7"),
+        (0x50, "FADD R11, R10, R10"),
+        (0x60, "EXIT"),
+    ]);
+    assert_eq!(
+        c.loops.iter().map(|l| l.per_pass).collect::<Vec<_>>(),
+        vec![1]
+    );
+    assert_eq!(c.to_exit, 1);
+    assert_eq!(
+        c.waits.iter().map(|w| (w.addr, w.on)).collect::<Vec<_>>(),
+        vec![(0x50, Some((Reg::R(10), 0x10)))]
+    );
+    // A loop left only by an exit in its body: the entry's path ends there, after one
+    // round trip before the loop.
+    let c = count(&[
+        (0x00, "LDG.E R4, desc[UR4][R2.64]"),
+        (0x10, "FADD R5, R4, R4"),
+        (0x20, "@P0 EXIT"),
+        (0x30, "BRA 0x20"),
+    ]);
+    assert_eq!((c.to_first_loop, c.to_exit), (Some(1), 1));
+}
+
+#[test]
 fn a_branch_back_from_after_the_exit_is_a_join_not_a_loop() {
     // ptxas's fallback for a shuffle in a divergent warp: BRA.DIV to a block after the
     // exit, which branches back to the code after the shuffle. 0x30 does not dominate
