@@ -17,6 +17,11 @@
 //! copies (cp.async) arrive when a DEPBAR waits for their group, and bulk copies when an
 //! mbarrier's phase is checked in the thread that issued them (a consumer warp that did not
 //! issue them does not wait by this count: a ring's steady state).
+//!
+//! Limits: a loop entered at two blocks (irreducible; ptxas makes none in the example
+//! specs) is walked from the first way in only; a branch to an address that is no
+//! instruction ends its path; a jump table's targets (BRX, in checked entry points) are not
+//! followed, though nvdisasm lists them, and the function says where it reached one.
 
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
