@@ -139,9 +139,16 @@ fn blocks(code: &[Instruction]) -> Vec<Block> {
             Effect::Branch { .. } | Effect::Exit | Effect::IndirectBranch
         )
     };
+    let table = |ins: &Instruction| -> Vec<usize> {
+        ins.jump_targets
+            .iter()
+            .filter_map(|t| at.get(t).copied())
+            .collect()
+    };
     let mut leaders = BTreeSet::from([0]);
     for (i, ins) in code.iter().enumerate() {
         leaders.extend(target(ins));
+        leaders.extend(table(ins));
         if ends_block(ins) {
             leaders.insert(i + 1);
         }
@@ -163,7 +170,7 @@ fn blocks(code: &[Instruction]) -> Vec<Block> {
                     taken.into_iter().chain(falls).collect()
                 }
                 Effect::Exit => if guarded { next } else { None }.into_iter().collect(),
-                Effect::IndirectBranch => Vec::new(),
+                Effect::IndirectBranch => table(last).into_iter().map(|i| block_of[&i]).collect(),
                 _ => next.into_iter().collect(),
             };
             Block { first, end, succs }

@@ -77,7 +77,8 @@ pub enum Effect {
     /// (BRA.DIV, BRA.U.ANY). A guard (`@P0 BRA`) makes it conditional too; that is the
     /// instruction's `guard`.
     Branch { target: u32, conditional: bool },
-    /// A branch through a jump table (BRX, JMX): its targets are not in the listing.
+    /// A branch through a jump table (BRX, JMX): its targets are the instruction's
+    /// `jump_targets` where the listing names them (nvdisasm's does, cuobjdump's does not).
     IndirectBranch,
     /// The end of a thread's path (EXIT, or RET from a subroutine).
     Exit,
@@ -96,6 +97,9 @@ pub struct Instruction {
     pub dsts: Vec<Reg>,
     pub srcs: Vec<Reg>,
     pub effect: Effect,
+    /// An indirect branch's targets, where the listing names them (nvdisasm's
+    /// `BRANCH_TARGETS`); empty otherwise.
+    pub jump_targets: Vec<u32>,
 }
 
 /// Why a line that looks like an instruction could not be read.
@@ -130,6 +134,25 @@ impl Instruction {
             .ok_or_else(|| err("no `;` after the instruction"))?
             .0
             .trim();
+        // nvdisasm names a jump table's targets after it: `BRX R2 -0x4be0 (*"BRANCH_TARGETS
+        // 0x4be0,0x4c20"*)`, once listing.rs has put the labels' addresses in.
+        let (body, jump_targets) = match body.split_once("(*\"") {
+            Some((code, note)) => {
+                let targets = note
+                    .trim_end_matches("\"*)")
+                    .strip_prefix("BRANCH_TARGETS ")
+                    .map(|list| {
+                        list.split(',')
+                            .filter_map(|t| {
+                                u32::from_str_radix(t.trim().trim_start_matches("0x"), 16).ok()
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                (code.trim(), targets)
+            }
+            None => (body, Vec::new()),
+        };
         let (guard, body) = match body.strip_prefix('@') {
             Some(g) => {
                 let (g, body) = g
@@ -188,6 +211,7 @@ impl Instruction {
             dsts,
             srcs,
             effect,
+            jump_targets,
         }))
     }
 }

@@ -135,8 +135,25 @@ fn number_after<'a>(s: &'a str, prefix: &str) -> Option<(u32, &'a str)> {
     Some((s[..end].parse().ok()?, &s[end..]))
 }
 
-/// The line with each `` `(LABEL) `` whose label is known replaced by its address.
+/// The line with each `` `(LABEL) `` whose label is known replaced by its address, and so
+/// each label of a jump table's `BRANCH_TARGETS` list.
 fn resolve_labels(line: &str, labels: &HashMap<&str, u32>) -> String {
+    let line = match line.split_once("BRANCH_TARGETS ") {
+        Some((before, list)) => {
+            let (names, after) = list.split_once('"').unwrap_or((list, ""));
+            let resolved: Vec<String> = names
+                .split(',')
+                .map(|n| {
+                    labels
+                        .get(n.trim())
+                        .map_or(n.trim().to_string(), |a| format!("{a:#x}"))
+                })
+                .collect();
+            format!("{before}BRANCH_TARGETS {}\"{after}", resolved.join(","))
+        }
+        None => line.to_string(),
+    };
+    let line = line.as_str();
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(start) = rest.find("`(") {

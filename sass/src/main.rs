@@ -1,8 +1,8 @@
 //! `ima-round-trips [LABEL] < LISTING` prints one row a function of a `cuobjdump -sass` or
-//! `nvdisasm -c [-g]` listing: the label (the file it came from), the function, its round trips to the first
-//! loop's head (`-` without a loop) and to an exit, and one pass of each loop in the order
-//! of their heads. A function that reaches a jump table is marked: its targets are not
-//! followed.
+//! `nvdisasm -c [-g]` listing: the label (the file it came from), the function, its round
+//! trips to the first loop's head (`-` without a loop) and to an exit, and one pass of each
+//! loop in the order of their heads. A function that reaches a jump table whose targets the
+//! listing does not name (cuobjdump's does not) is marked: those are not followed.
 //!
 //! `ima-round-trips --explain FUNCTION < LISTING` prints, for the entry's path and each
 //! loop's pass, every instruction at which the time grows, the register it waited for and

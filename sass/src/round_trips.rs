@@ -20,8 +20,8 @@
 //!
 //! Limits: a loop entered at two blocks (irreducible; ptxas makes none in the example
 //! specs) is walked from the first way in only; a branch to an address that is no
-//! instruction ends its path; a jump table's targets (BRX, in checked entry points) are not
-//! followed, though nvdisasm lists them, and the function says where it reached one.
+//! instruction ends its path; a jump table (BRX, in checked entry points) is followed where
+//! the listing names its targets (nvdisasm's), and reported where it does not (cuobjdump's).
 
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -44,8 +44,8 @@ pub struct RoundTrips {
     /// One pass of each loop the entry reaches, directly or in another loop, in the order of
     /// their heads.
     pub loops: Vec<Loop>,
-    /// The addresses of the indirect branches (jump tables) reached, which the count does not
-    /// follow.
+    /// The addresses of the indirect branches (jump tables) reached whose targets the listing
+    /// does not name, which the count cannot follow.
     pub indirect: Vec<u32>,
 }
 
@@ -203,7 +203,9 @@ fn walk(
             }
             match instruction.effect {
                 Effect::Exit if pass.is_none() => found.end_at(&state),
-                Effect::IndirectBranch => found.indirect.push(instruction.addr),
+                Effect::IndirectBranch if instruction.jump_targets.is_empty() => {
+                    found.indirect.push(instruction.addr)
+                }
                 _ => {}
             }
         }

@@ -235,6 +235,23 @@ fn a_listing_is_split_at_its_function_headers() {
 }
 
 #[test]
+fn a_jump_tables_targets_come_from_nvdisasms_list() {
+    let listing = ".text.k:\n\
+                   \x20       /*0000*/                   BRX R2 -0x10      (*\"BRANCH_TARGETS .L_x_2,.L_x_1\"*);\n\
+                   .L_x_1:\n\
+                   \x20       /*0010*/                   EXIT ;\n\
+                   .L_x_2:\n\
+                   \x20       /*0020*/                   EXIT ;\n";
+    let f = functions(listing).unwrap();
+    let brx = &f[0].instructions[0];
+    assert_eq!(brx.effect, Effect::IndirectBranch);
+    assert_eq!(brx.jump_targets, vec![0x20, 0x10]);
+    assert_eq!(brx.srcs, vec![Reg::R(2)]);
+    // cuobjdump names none.
+    assert_eq!(parse("BRX R4 -0x9960").jump_targets, Vec::<u32>::new());
+}
+
+#[test]
 fn an_nvdisasm_listing_gives_branch_targets_by_label_and_source_lines_by_chain() {
     // nvdisasm -gi -c: sections, labels on lines of their own, branch targets in backquotes,
     // and each instruction's inline chain, innermost first, before it.

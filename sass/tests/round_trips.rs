@@ -328,6 +328,19 @@ fn a_jump_table_is_reported_not_followed() {
 }
 
 #[test]
+fn a_jump_table_whose_targets_are_listed_is_followed() {
+    // As nvdisasm lists one (labels already addresses): the target at 0x20 waits for R6.
+    let c = count(&[
+        (0x00, "LDG.E R6, desc[UR4][R8.64]"),
+        (0x10, "BRX R4 -0x20 (*\"BRANCH_TARGETS 0x20,0x30\"*)"),
+        (0x20, "FADD R10, R6, R6"),
+        (0x30, "EXIT"),
+    ]);
+    assert_eq!(c.indirect, Vec::<u32>::new());
+    assert_eq!(c.to_exit, 1);
+}
+
+#[test]
 fn a_subroutine_after_the_exit_is_not_the_entrys_path() {
     // ptxas places a noinline function's body after the entry's exits; a CALL goes on.
     let c = count(&[
