@@ -7,9 +7,11 @@
 # of every example spec (scripts/python-wheels) and the explorers' wheels (spattn, clattn,
 # stream). Then, before each call, bench/explore/prepared-stage.sh N puts in .gpu what call
 # N carries (under the 64 MiB a call takes), and the call is made with carry [".gpu"] and
-# `bash bench/explore/prepared-run.sh N`. About 25 minutes on 2 cores; it applies patches to
-# codegen/include/ima.cuh, specs/paged.ima and specs/quant.ima for the while, so nothing
-# else may build or edit the tree meanwhile.
+# `bash bench/explore/prepared-run.sh N`. 4.5 minutes on 2 cores with target/ already
+# built by scripts/test (session 56, 2b03e9c), longer from a cold target/; it applies
+# patches to codegen/include/ima.cuh, specs/paged.ima and specs/quant.ima for the while, so
+# nothing else may build or edit the tree meanwhile. The staged calls carry 48 MB (1,
+# sanitize), 12 (2), 18 (18, 19), 4 (14) and 1 (16, 17) beside the tree's 11.
 #   bench/explore/prepared-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
