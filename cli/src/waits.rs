@@ -47,6 +47,8 @@ pub enum WaitsError {
     NoKernel(String, Vec<String>),
     /// The generated source is not as this command reads it (a bug of imac's).
     Header(&'static str),
+    /// A virtual architecture (`compute_90`), which has no SASS.
+    NotReal(String),
 }
 
 impl std::fmt::Display for WaitsError {
@@ -59,7 +61,11 @@ impl std::fmt::Display for WaitsError {
                  lists where NVRTC is): install the toolkit, or `pip install nvidia-cuda-nvdisasm` \
                  beside NVRTC's wheels"
             ),
-
+            WaitsError::NotReal(arch) => write!(
+                f,
+                "--arch {arch}: not a real GPU architecture, which has no SASS to read; name one \
+                 such as sm_90a"
+            ),
             WaitsError::Nvdisasm(e) => write!(f, "nvdisasm: {e}"),
             WaitsError::Listing(e) => write!(f, "reading nvdisasm's listing: {e}"),
             WaitsError::Header(what) => write!(f, "{what} (a bug of imac's: please report it)"),
@@ -75,9 +81,9 @@ impl std::fmt::Display for WaitsError {
 }
 
 /// The report of `imac waits`: for each kernel (or the one named), its entry point's round
-/// trips before its first loop, to an exit and in one pass of each loop, and every wait with
-/// the spec line (and the generated or ima.cuh line) of the instruction that waits and of
-/// the load it waits for.
+/// trips before its first loop, to an exit and in one pass of each loop, and the waits of
+/// those slowest paths, each with the spec line (and the generated or ima.cuh line) of the
+/// instruction that waits and of the load it waits for.
 pub fn waits(
     module: &ir::Module,
     spec_text: &str,
@@ -93,6 +99,9 @@ pub fn waits(
     if let (Some(name), true) = (kernel, kernels.is_empty()) {
         let names = module.kernels.iter().map(|k| k.name.clone()).collect();
         return Err(WaitsError::NoKernel(name.to_string(), names));
+    }
+    if !ima_runtime::is_real_architecture(arch) {
+        return Err(WaitsError::NotReal(arch.to_string()));
     }
     let cu_file = format!("{}.cu", ima_codegen::stem(&module.file));
     let cuda = ima_codegen::cuda::generate(module, &cu_file);

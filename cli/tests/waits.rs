@@ -141,3 +141,15 @@ fn a_kernel_not_in_the_spec_is_an_error_that_names_those_that_are() {
         "error: no kernel `add_rms` in the spec; it has add_rms_norm, rope_cache, gptq_gemv_narrow"
     );
 }
+
+#[test]
+fn a_virtual_architecture_has_no_sass_to_read() {
+    let out = imac(&["waits", &spec("decode.ima"), "--arch", "compute_90"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        "error: --arch compute_90: not a real GPU architecture, which has no SASS to read; \
+         name one such as sm_90a"
+    );
+}
