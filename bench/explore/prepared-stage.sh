@@ -23,6 +23,8 @@ wheels() { # keeps only the wheels named (NAME_kernels)
 bins() { # keeps only the binaries named (the test binaries by regex), and lists them
     local regex=$1
     for f in .gpu/bin/*; do [[ $(basename "$f") =~ $regex ]] || rm -f "$f"; done
+    # A new file, not the staged one it is hard-linked to.
+    rm -f .gpu/tests.txt
     ls .gpu/bin | grep -E '^(.*_gpu|gpu|gpu_[a-z_]+)-[0-9a-f]+$' > .gpu/tests.txt || true
 }
 case "${1:?prepared-stage.sh N|sanitize}" in
