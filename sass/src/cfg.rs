@@ -45,14 +45,21 @@ impl Cfg {
         for (i, &b) in order.iter().enumerate() {
             rank[b] = i;
         }
+        // Each reachable block's predecessors among the reachable blocks.
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+        for &b in &order {
+            for &s in &blocks[b].succs {
+                preds[s].push(b);
+            }
+        }
         let mut cfg = Cfg {
-            idom: dominators(&blocks, &order, &rank),
+            idom: dominators(&order, &rank, &preds),
             blocks,
             order,
             loops: Vec::new(),
             rank,
         };
-        cfg.loops = cfg.natural_loops();
+        cfg.loops = cfg.natural_loops(&preds);
         cfg
     }
 
@@ -84,19 +91,13 @@ impl Cfg {
             .collect()
     }
 
-    fn natural_loops(&self) -> Vec<NaturalLoop> {
+    fn natural_loops(&self, preds: &[Vec<usize>]) -> Vec<NaturalLoop> {
         let mut latches: HashMap<usize, Vec<usize>> = HashMap::new();
         for &b in &self.order {
             for &s in &self.blocks[b].succs {
                 if self.is_back_edge(b, s) {
                     latches.entry(s).or_default().push(b);
                 }
-            }
-        }
-        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); self.blocks.len()];
-        for &b in &self.order {
-            for &s in &self.blocks[b].succs {
-                preds[s].push(b);
             }
         }
         let mut loops: Vec<NaturalLoop> = latches
@@ -204,18 +205,12 @@ fn reverse_postorder(blocks: &[Block]) -> Vec<usize> {
 
 /// Each reachable block's immediate dominator (the entry's is itself), by Cooper, Harvey
 /// and Kennedy's iteration over the reverse postorder.
-fn dominators(blocks: &[Block], order: &[usize], rank: &[usize]) -> Vec<Option<usize>> {
-    let mut idom: Vec<Option<usize>> = vec![None; blocks.len()];
+fn dominators(order: &[usize], rank: &[usize], preds: &[Vec<usize>]) -> Vec<Option<usize>> {
+    let mut idom: Vec<Option<usize>> = vec![None; preds.len()];
     let Some(&entry) = order.first() else {
         return idom;
     };
     idom[entry] = Some(entry);
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
-    for &b in order {
-        for &s in &blocks[b].succs {
-            preds[s].push(b);
-        }
-    }
     let intersect = |idom: &[Option<usize>], mut a: usize, mut b: usize| {
         while a != b {
             while rank[a] > rank[b] {
