@@ -20,6 +20,7 @@ pub mod checked;
 pub mod compile;
 pub mod contiguous;
 pub mod contract;
+mod cubin;
 pub mod device;
 mod device_id;
 pub mod doctor;

@@ -7,6 +7,7 @@ use cudarc::nvrtc::Ptx;
 
 use crate::compile::{arch_for, compile_cuda, nvrtc_version};
 use crate::contract::KernelContract;
+use crate::cubin;
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
 use crate::kernel::Kernel;
@@ -69,9 +70,9 @@ impl Module {
     /// Loads the SASS `cubin` that NVRTC assembled from `ptx` ([`crate::compile_cuda`],
     /// shipped in a generated crate): the driver then compiles nothing, where PTX costs its
     /// JIT compiler up to minutes for the larger modules on a machine whose compute cache
-    /// does not hold them yet. The entry points are read from `ptx`. A cubin the driver
-    /// refuses (one for another architecture) falls back to `ptx`, whose error, if it
-    /// fails too, says why.
+    /// does not hold them yet. The entry points are read from `ptx`. A cubin for another
+    /// architecture falls back to `ptx`, whose error, if it fails too, says why: one whose
+    /// ELF header shows it without asking the driver, any other where the driver refuses.
     pub fn load_cubin(
         ctx: &Arc<CudaContext>,
         file: &str,
@@ -81,7 +82,8 @@ impl Module {
         Self::load(ctx, file, Some(cubin), ptx, None, capability(ctx)?)
     }
 
-    /// Loads `cubin` when given, not empty and accepted by the driver, else `ptx` (made by
+    /// Loads `cubin` when given, not empty, of an SM the device runs (as far as its header
+    /// says) and accepted by the driver, else `ptx` (made by
     /// NVRTC `nvrtc` when known), into `ctx`, whose device has compute capability
     /// `capability`.
     fn load(
@@ -94,10 +96,12 @@ impl Module {
     ) -> Result<Module, Error> {
         // PTX is text, and a NUL ends it as it would in C (cudarc would panic on one).
         let ptx = ptx.split('\0').next().unwrap_or_default();
-        // A copy of the cubin, for the driver reads the ELF image with aligned loads that a
+        // A cubin whose header shows SASS this device cannot run is not offered to the
+        // driver: its refusal would be a failed API call (runtime/src/cubin.rs). A copy
+        // of the cubin, for the driver reads the ELF image with aligned loads that a
         // static byte array does not promise.
         let sass = cubin
-            .filter(|c| !c.is_empty())
+            .filter(|c| !c.is_empty() && cubin::may_run_on(c, capability))
             .and_then(|c| ctx.load_module(Ptx::from_binary(c.to_vec())).ok());
         let module = match sass {
             Some(module) => module,
