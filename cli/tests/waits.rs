@@ -107,9 +107,30 @@ fn an_index_value_checked_before_the_next_load_is_named_by_its_spec_line() {
 }
 
 #[test]
+fn a_loop_over_an_index_tensor_waits_once_a_pass_whatever_its_unrolling() {
+    // ptxas unrolls moe_route's loops over topk_ids (index.ima:87 and 108). A bad entry is
+    // kept under the failed check's predicate, with no call, so each unrolled entry's load
+    // issues before the previous entry's check: one round trip a pass, not one an entry.
+    let spec = spec("index.ima");
+    let report = waits(&[&spec, "--kernel", "moe_route"]);
+    let mut loops = 0;
+    for line in [87, 108] {
+        let header = format!("loop at {spec}:{line} (");
+        for h in report
+            .lines()
+            .filter(|l| l.trim_start().starts_with(&header))
+        {
+            assert!(h.ends_with(": 1 round trip(s) a pass"), "{h}:\n{report}");
+            loops += 1;
+        }
+    }
+    assert!(loops >= 2, "no loops at lines 87 and 108:\n{report}");
+}
+
+#[test]
 fn what_runs_only_after_a_violation_is_left_out() {
-    // paged_attn_rope's release entry point records a bad position, slot or page id at once
-    // (ima.cuh's ima_record_now: an atomic claim, then the record and its flag).
+    // paged_attn_rope's release entry point reports a bad position, slot or page id once
+    // its body returns (ima.cuh's ima_flush: an atomic claim, then the record and its flag).
     let report = waits(&[&spec("paged.ima"), "--kernel", "paged_attn_rope"]);
     assert!(report.contains("waits for the load at"), "{report}");
     for on_violation in ["atomicCAS(&r->claimed", "r->flag", "atomicAdd(&r->count"] {

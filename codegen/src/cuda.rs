@@ -228,6 +228,9 @@ struct Entry {
     suffix: &'static str,
     index_type: &'static str,
     checked: bool,
+    /// Whether it takes the launch's record: its accessors then record violations in the
+    /// thread's ImaPending, which it flushes into the record once the body returns.
+    reports: bool,
     params: String,
     run_args: String,
     /// The entry point's tensor-map parameters, which it prefetches.
@@ -339,7 +342,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         .collect();
     let mut run_params = accessors.clone();
     run_params.extend(values.iter().cloned());
-    run_params.push("typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder".into());
+    run_params.push("ImaPending* const ima_recorder".into());
     let mut body_params = accessors;
     body_params.extend(values);
     body_params.extend(
@@ -722,19 +725,18 @@ fn entry(
             }
         })
         .collect();
-    // A checked entry point's accessors record violations in the thread's pending one
-    // (ima.cuh's ImaPending), which it flushes into `ima_record`; a release one's in
-    // `ima_record` itself. Every checked entry point takes the record (ima_contract's
-    // entry_params).
+    // An entry point's accessors record violations in the thread's pending one (ima.cuh's
+    // ImaPending), which it flushes into `ima_record`. Every checked entry point takes the
+    // record (ima_contract's entry_params); a release one where it has a test to make.
     assert!(
         takes_record || !checked,
         "{}: a checked entry point without a record",
         k.name
     );
-    let record = match (takes_record, checked) {
-        (true, true) => "&ima_pending",
-        (true, false) => "ima_record",
-        (false, _) => "nullptr",
+    let record = if takes_record {
+        "&ima_pending"
+    } else {
+        "nullptr"
     };
     // Each accessor from the parameters it is made of (by name), its extents and the record.
     let mut run_args = Vec::new();
@@ -793,6 +795,7 @@ fn entry(
         suffix,
         index_type,
         checked,
+        reports: takes_record,
         params: params.join(",\n    "),
         run_args: run_args.join(",\n        "),
         tensor_maps,

@@ -51,7 +51,7 @@ struct {{ p.name }}_t {
 {%- when Some with (v) %}
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at ({{ p.indices }}), checked against `values({{ v.text }})` in every mode.
 {%- if v.sentinel.is_some() %}
     // The sentinel, and an entry outside the contract (reported), give no value.
@@ -105,7 +105,7 @@ struct {{ p.name }}_t {
     }
     // Which of span's tests failed, reported: out of line, with plain values, so that the
     // rare path costs the loop around it no registers or stack.
-    static __device__ __noinline__ void ima_span_fault(typename ImaRecorder<IMA_CHECKED>::type* rec, ImaSite<I, {{ p.rank }}> at, I vlo, I vhi,
+    static __device__ __noinline__ void ima_span_fault(ImaPending* rec, ImaSite<I, {{ p.rank }}> at, I vlo, I vhi,
                                                        long long a, long long b) {
         const I j = at.v[{{ p.rank - 1 }}];
         int kind = IMA_BAD_VALUE;
@@ -123,7 +123,7 @@ struct {{ p.name }}_t {
     }
 {%- endif %}
 {%- when None %}
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ {{ p.element_ref }} operator()({{ p.index_params }}) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, {{ p.write }}, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return {{ p.refused }};
@@ -333,7 +333,7 @@ struct {{ q.name }}_t {
 {%- endif %}
     const ImaTensorMap* scales_tma;
 {%- endif %}
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
 {%- if q.vec %}
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
@@ -1153,7 +1153,7 @@ template <typename I, bool IMA_CHECKED>
 struct {{ a.name }}_t {
     {{ a.c_type }}* p;
     I {{ a.dim_list }};
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ {{ a.c_type }}& operator()({{ a.index_params }}) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, {{ a.rank }}>(rec, {{ a.arg }}, 1, {{ "{" }}{{ a.indices }}{{ "}" }}, {{ "{" }}{{ a.dim_list }}{{ "}" }})) return ima_shared_sink<{{ a.c_type }}>();
@@ -1335,12 +1335,12 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
 {%- endfor %}
     }
 {%- endif %}
-{%- if e.checked %}
+{%- if e.reports %}
     ImaPending ima_pending;
     ima_pending.count = 0;
 {%- endif %}
     run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});
-{%- if e.checked %}
+{%- if e.reports %}
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};

@@ -1,6 +1,6 @@
 //! Checked mode: when launches are checked and reported ([`CheckedMode`]), the device-side
 //! record a checked entry point fills when its threads made out-of-bounds accesses (and
-//! every entry point of a kernel with value contracts on its first bad index value), and the
+//! every entry point of a kernel with value contracts on a bad index value), and the
 //! [`OutOfBounds`] or [`IndexValue`] error made from it.
 //!
 //! The record's layout is `ImaRecord` in codegen/include/ima.cuh, embedded in every

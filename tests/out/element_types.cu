@@ -31,7 +31,7 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// A violation of a launch (ima_flush, ima_record_now), in device memory; the runtime
+// A violation of a launch (ima_flush), in device memory; the runtime
 // hands it over clean and reads it back only when `flag`, in mapped host memory, is
 // raised. Defined here only: runtime/src/checked.rs reads it at the offsets of its `at`
 // module, which a test holds to this struct's offsetof, and its kinds likewise.
@@ -77,28 +77,23 @@ enum : int {
     IMA_CLUSTER_RANK = 10,
 };
 
-// R indices of a violation, or the extents they broke, passed by value to an out-of-line
-// record.
+// R indices of a violation, passed by value to an out-of-line report (a span's fault).
 template <typename I, int R>
 struct ImaSite {
     I v[R];
 };
-template <typename I, int R>
-__device__ __forceinline__ ImaSite<I, R> ima_site(const I (&v)[R]) {
-    ImaSite<I, R> s;
-#pragma unroll
-    for (int d = 0; d < R; ++d) s.v[d] = v[d];
-    return s;
-}
 
-// A thread's pending violation, in its local memory. A checked entry point's accesses
-// record a violation here with a few stores under the failed test's predicate, without a
-// call or a branch, and the entry point moves it into the launch's ImaRecord once the
-// body has returned (ima_flush). A call at each test (its arguments set up, a convergence
-// barrier around it) made paged attention's checked entry point four times slower than
-// its release one at a batch of one: 600 such sites of 15 instructions between the
-// accesses kept the SMs waiting on instruction fetch, and each one kept the loads on
-// either side of it from issuing together.
+// A thread's pending violation, in its local memory. An entry point's accesses record a
+// violation here with a few stores under the failed test's predicate, without a call or a
+// branch, and the entry point moves it into the launch's ImaRecord once the body has
+// returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
+// around it) made paged attention's checked entry point four times slower than its
+// release one at a batch of one: 600 such sites of 15 instructions between the accesses
+// kept the SMs waiting on instruction fetch, and each one kept the loads on either side of
+// it from issuing together. A release entry point's tests (its value contracts, spans,
+// g_idx) are few, but they sit in loops over index tensors: there a call at each entry
+// kept the next entry's load from issuing before the check, a round trip an entry
+// (moe_route's loop, unrolled four times, waited four times a pass).
 struct ImaPending {
     // Violations this thread made; 0: none.
     unsigned int count;
@@ -115,20 +110,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-};
-
-// Where an entry point's accessors record a violation: a checked one's in the thread's
-// ImaPending; a release one's, which only its value contracts and spans test (a few times
-// a thread), in the launch's ImaRecord at once, out of line. (A pointer to the thread's
-// local memory, live across the kernel, cost paged_attn's release entry point 21
-// registers and a spill.)
-template <bool CHECKED>
-struct ImaRecorder {
-    using type = ImaRecord;
-};
-template <>
-struct ImaRecorder<true> {
-    using type = ImaPending;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -214,25 +195,7 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     ima_publish(r);
 }
 
-// A release entry point's violation (code's dimension given), into the record at once.
-template <typename I, int R>
-static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
-                                                   const ImaSite<I, R> extent, long long value, long long lo,
-                                                   long long hi) {
-    if (!ima_claim(r, 1u, code)) return;
-    r->dim = code & 15;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        r->index[d] = at.v[d];
-        r->extent[d] = extent.v[d];
-    }
-    r->value = value;
-    r->lo = lo;
-    r->hi = hi;
-    ima_publish(r);
-}
-
-// A violation of any kind (the dimension that failed given), in a checked entry point.
+// A violation of any kind (the dimension that failed given).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
@@ -243,33 +206,16 @@ __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, in
         for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
     }
 }
-// The same in a release entry point.
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
-    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), ima_site(index), ima_site(extent), 0, 0, 0);
-}
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it). Out of line in either kind of entry point: values are
-// read a few times a thread.
-template <typename I, int R>
-static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
-                                                   long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.v);
-    p->value = value;
-    p->lo = lo;
-    p->hi = hi;
-}
+// host reads no extents for it).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), ima_site(index), value, lo, hi);
-}
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
+    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+    p->value = value;
+    p->lo = lo;
+    p->hi = hi;
 }
 // </violation path>
 
@@ -581,7 +527,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -1212,7 +1158,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -2171,8 +2117,8 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // the generic address of that block's distributed shared memory. A checked entry point
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
-template <bool CHECKED, typename T, typename Rec>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, Rec* rec, int arg) {
+template <bool CHECKED, typename T>
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2357,7 +2303,7 @@ struct a_t {
     const __nv_fp8_e4m3* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_fp8_e4m3 operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return {};
@@ -2372,7 +2318,7 @@ struct b_t {
     const __nv_fp8_e5m2* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_fp8_e5m2 operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
@@ -2387,7 +2333,7 @@ struct y_t {
     float* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 1, {i0}, {e0})) return ima_sink<float>();
@@ -2405,7 +2351,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2409 "element_types.cu"
+#line 2355 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2414,7 +2360,7 @@ __device__ __forceinline__ void run(
     const b_t<I, IMA_CHECKED> b,
     const y_t<I, IMA_CHECKED> y,
     const I N,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     const I ima_n = N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2575,7 +2521,7 @@ struct a_t {
     const signed char* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ signed char operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return {};
@@ -2590,7 +2536,7 @@ struct b_t {
     const unsigned char* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned char operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
@@ -2605,7 +2551,7 @@ struct c_t {
     const short* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ short operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 0, {i0}, {e0})) return {};
@@ -2620,7 +2566,7 @@ struct d_t {
     const unsigned short* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned short operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 3, 0, {i0}, {e0})) return {};
@@ -2635,7 +2581,7 @@ struct e_t {
     const int* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ int operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 4, 0, {i0}, {e0})) return {};
@@ -2650,7 +2596,7 @@ struct f_t {
     const unsigned int* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned int operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 5, 0, {i0}, {e0})) return {};
@@ -2665,7 +2611,7 @@ struct g_t {
     const long long* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ long long operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 6, 0, {i0}, {e0})) return {};
@@ -2680,7 +2626,7 @@ struct h_t {
     const unsigned long long* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned long long operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 7, 0, {i0}, {e0})) return {};
@@ -2695,7 +2641,7 @@ struct p_t {
     const __half* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 8, 0, {i0}, {e0})) return {};
@@ -2710,7 +2656,7 @@ struct q_t {
     const __nv_bfloat16* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 9, 0, {i0}, {e0})) return {};
@@ -2725,7 +2671,7 @@ struct r_t {
     const float* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 10, 0, {i0}, {e0})) return {};
@@ -2740,7 +2686,7 @@ struct s_t {
     const double* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ double operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 11, 0, {i0}, {e0})) return {};
@@ -2755,7 +2701,7 @@ struct y_t {
     double* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ double& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 12, 1, {i0}, {e0})) return ima_sink<double>();
@@ -2787,7 +2733,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2791 "element_types.cu"
+#line 2737 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2806,7 +2752,7 @@ __device__ __forceinline__ void run(
     const s_t<I, IMA_CHECKED> s,
     const y_t<I, IMA_CHECKED> y,
     const I N,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     const I ima_n = N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -3149,7 +3095,7 @@ struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3216,7 +3162,7 @@ struct a_t {
     signed char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ signed char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<signed char>();
@@ -3351,7 +3297,7 @@ struct b_t {
     unsigned char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned char>();
@@ -3486,7 +3432,7 @@ struct c_t {
     short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<short>();
@@ -3621,7 +3567,7 @@ struct d_t {
     unsigned short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned short>();
@@ -3756,7 +3702,7 @@ struct e_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -3891,7 +3837,7 @@ struct f_t {
     unsigned int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned int>();
@@ -4026,7 +3972,7 @@ struct g_t {
     long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<long long>();
@@ -4161,7 +4107,7 @@ struct h_t {
     unsigned long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 8, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned long long>();
@@ -4296,7 +4242,7 @@ struct p_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 9, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4431,7 +4377,7 @@ struct q_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 10, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -4566,7 +4512,7 @@ struct r_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 11, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -4701,7 +4647,7 @@ struct s_t {
     double* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ double& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 12, 1, {i0, i1}, {e0, e1})) return ima_sink<double>();
@@ -4836,7 +4782,7 @@ struct t_t {
     __nv_fp8_e4m3* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_fp8_e4m3& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 13, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e4m3>();
@@ -4971,7 +4917,7 @@ struct u_t {
     __nv_fp8_e5m2* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_fp8_e5m2& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 14, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e5m2>();
@@ -5140,7 +5086,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5144 "element_types.cu"
+#line 5090 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5162,7 +5108,7 @@ __device__ __forceinline__ void run(
     const u_t<I, IMA_CHECKED> u,
     const I M,
     const I N,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -5651,7 +5597,7 @@ struct a_t {
     signed char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ signed char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 1, {i0, i1}, {e0, e1})) return ima_sink<signed char>();
@@ -5715,7 +5661,7 @@ struct b_t {
     unsigned char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned char>();
@@ -5779,7 +5725,7 @@ struct c_t {
     short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<short>();
@@ -5843,7 +5789,7 @@ struct d_t {
     unsigned short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned short>();
@@ -5907,7 +5853,7 @@ struct e_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -5971,7 +5917,7 @@ struct f_t {
     unsigned int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned int>();
@@ -6035,7 +5981,7 @@ struct g_t {
     long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<long long>();
@@ -6099,7 +6045,7 @@ struct h_t {
     unsigned long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ unsigned long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned long long>();
@@ -6163,7 +6109,7 @@ struct p_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 8, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -6227,7 +6173,7 @@ struct q_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 9, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -6291,7 +6237,7 @@ struct r_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 10, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -6355,7 +6301,7 @@ struct s_t {
     double* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ double& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 11, 1, {i0, i1}, {e0, e1})) return ima_sink<double>();
@@ -6419,7 +6365,7 @@ struct t_t {
     __nv_fp8_e4m3* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_fp8_e4m3& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 12, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e4m3>();
@@ -6483,7 +6429,7 @@ struct u_t {
     __nv_fp8_e5m2* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_fp8_e5m2& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 13, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e5m2>();
@@ -6577,7 +6523,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6581 "element_types.cu"
+#line 6527 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6598,7 +6544,7 @@ __device__ __forceinline__ void run(
     const u_t<I, IMA_CHECKED> u,
     const I M,
     const I N,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     body<I, IMA_CHECKED>(a, b, c, d, e, f, g, h, p, q, r, s, t, u, M, N);
 }
 

@@ -29,7 +29,7 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// A violation of a launch (ima_flush, ima_record_now), in device memory; the runtime
+// A violation of a launch (ima_flush), in device memory; the runtime
 // hands it over clean and reads it back only when `flag`, in mapped host memory, is
 // raised. Defined here only: runtime/src/checked.rs reads it at the offsets of its `at`
 // module, which a test holds to this struct's offsetof, and its kinds likewise.
@@ -75,28 +75,23 @@ enum : int {
     IMA_CLUSTER_RANK = 10,
 };
 
-// R indices of a violation, or the extents they broke, passed by value to an out-of-line
-// record.
+// R indices of a violation, passed by value to an out-of-line report (a span's fault).
 template <typename I, int R>
 struct ImaSite {
     I v[R];
 };
-template <typename I, int R>
-__device__ __forceinline__ ImaSite<I, R> ima_site(const I (&v)[R]) {
-    ImaSite<I, R> s;
-#pragma unroll
-    for (int d = 0; d < R; ++d) s.v[d] = v[d];
-    return s;
-}
 
-// A thread's pending violation, in its local memory. A checked entry point's accesses
-// record a violation here with a few stores under the failed test's predicate, without a
-// call or a branch, and the entry point moves it into the launch's ImaRecord once the
-// body has returned (ima_flush). A call at each test (its arguments set up, a convergence
-// barrier around it) made paged attention's checked entry point four times slower than
-// its release one at a batch of one: 600 such sites of 15 instructions between the
-// accesses kept the SMs waiting on instruction fetch, and each one kept the loads on
-// either side of it from issuing together.
+// A thread's pending violation, in its local memory. An entry point's accesses record a
+// violation here with a few stores under the failed test's predicate, without a call or a
+// branch, and the entry point moves it into the launch's ImaRecord once the body has
+// returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
+// around it) made paged attention's checked entry point four times slower than its
+// release one at a batch of one: 600 such sites of 15 instructions between the accesses
+// kept the SMs waiting on instruction fetch, and each one kept the loads on either side of
+// it from issuing together. A release entry point's tests (its value contracts, spans,
+// g_idx) are few, but they sit in loops over index tensors: there a call at each entry
+// kept the next entry's load from issuing before the check, a round trip an entry
+// (moe_route's loop, unrolled four times, waited four times a pass).
 struct ImaPending {
     // Violations this thread made; 0: none.
     unsigned int count;
@@ -113,20 +108,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-};
-
-// Where an entry point's accessors record a violation: a checked one's in the thread's
-// ImaPending; a release one's, which only its value contracts and spans test (a few times
-// a thread), in the launch's ImaRecord at once, out of line. (A pointer to the thread's
-// local memory, live across the kernel, cost paged_attn's release entry point 21
-// registers and a spill.)
-template <bool CHECKED>
-struct ImaRecorder {
-    using type = ImaRecord;
-};
-template <>
-struct ImaRecorder<true> {
-    using type = ImaPending;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -212,25 +193,7 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     ima_publish(r);
 }
 
-// A release entry point's violation (code's dimension given), into the record at once.
-template <typename I, int R>
-static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
-                                                   const ImaSite<I, R> extent, long long value, long long lo,
-                                                   long long hi) {
-    if (!ima_claim(r, 1u, code)) return;
-    r->dim = code & 15;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        r->index[d] = at.v[d];
-        r->extent[d] = extent.v[d];
-    }
-    r->value = value;
-    r->lo = lo;
-    r->hi = hi;
-    ima_publish(r);
-}
-
-// A violation of any kind (the dimension that failed given), in a checked entry point.
+// A violation of any kind (the dimension that failed given).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
@@ -241,33 +204,16 @@ __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, in
         for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
     }
 }
-// The same in a release entry point.
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
-    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), ima_site(index), ima_site(extent), 0, 0, 0);
-}
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it). Out of line in either kind of entry point: values are
-// read a few times a thread.
-template <typename I, int R>
-static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
-                                                   long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.v);
-    p->value = value;
-    p->lo = lo;
-    p->hi = hi;
-}
+// host reads no extents for it).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), ima_site(index), value, lo, hi);
-}
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
+    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+    p->value = value;
+    p->lo = lo;
+    p->hi = hi;
 }
 // </violation path>
 
@@ -579,7 +525,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -1210,7 +1156,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -2169,8 +2115,8 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // the generic address of that block's distributed shared memory. A checked entry point
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
-template <bool CHECKED, typename T, typename Rec>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, Rec* rec, int arg) {
+template <bool CHECKED, typename T>
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2364,7 +2310,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -2432,7 +2378,7 @@ struct residual_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2568,7 +2514,7 @@ struct w_t {
     const __half* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 0, {i0}, {e0})) return {};
@@ -2622,7 +2568,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2757,7 +2703,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_t {
     float* p;
     I d0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<float>();
@@ -2852,7 +2798,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2856 "decode.cu"
+#line 2802 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2864,7 +2810,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I D,
     const float eps,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3113,7 +3059,7 @@ struct qkv_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3183,7 +3129,7 @@ struct positions_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0), checked against `values(0 .. MAXPOS)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -3206,7 +3152,7 @@ struct cos_sin_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
@@ -3276,7 +3222,7 @@ struct slot_mapping_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0), checked against `values(0 .. NB * BS, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0) const {
@@ -3299,7 +3245,7 @@ struct q_t {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 4, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
@@ -3435,7 +3381,7 @@ struct k_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3570,7 +3516,7 @@ struct v_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 6, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3746,7 +3692,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3750 "decode.cu"
+#line 3696 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3765,7 +3711,7 @@ __device__ __forceinline__ void run(
     const I BS,
     const I HKV,
     const I HQ,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, q, k_cache, v_cache, B, MAXPOS, D, NB, BS, HKV, HQ);
 }
 
@@ -3814,13 +3760,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
-    run<int, false>(ima_kernel_rope_cache::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
-        ima_kernel_rope_cache::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
-        ima_kernel_rope_cache::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
-        ima_kernel_rope_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
-        ima_kernel_rope_cache::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_kernel_rope_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_rope_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, false>(ima_kernel_rope_cache::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_rope_cache::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_rope_cache::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_rope_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_rope_cache::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_rope_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_rope_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -3828,7 +3776,45 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
         BS,
         HKV,
         HQ,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = ((HQ + (2 * HKV)) * D);
+            break;
+        case 1:
+            ima_extent[0] = B;
+            break;
+        case 2:
+            ima_extent[0] = MAXPOS;
+            ima_extent[1] = D;
+            break;
+        case 3:
+            ima_extent[0] = B;
+            break;
+        case 4:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case 5:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 6:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
@@ -3874,13 +3860,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
-    run<long long, false>(ima_kernel_rope_cache::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
-        ima_kernel_rope_cache::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
-        ima_kernel_rope_cache::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
-        ima_kernel_rope_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
-        ima_kernel_rope_cache::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_kernel_rope_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_rope_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, false>(ima_kernel_rope_cache::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_rope_cache::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_rope_cache::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_rope_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_rope_cache::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_rope_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_rope_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -3888,7 +3876,45 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
         BS,
         HKV,
         HQ,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = ((HQ + (2 * HKV)) * D);
+            break;
+        case 1:
+            ima_extent[0] = B;
+            break;
+        case 2:
+            ima_extent[0] = MAXPOS;
+            ima_extent[1] = D;
+            break;
+        case 3:
+            ima_extent[0] = B;
+            break;
+        case 4:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case 5:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 6:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
@@ -4123,7 +4149,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4195,7 +4221,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -4696,7 +4722,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4760,7 +4786,7 @@ template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -4894,7 +4920,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4898 "decode.cu"
+#line 4924 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4907,7 +4933,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];

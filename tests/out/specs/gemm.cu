@@ -30,7 +30,7 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// A violation of a launch (ima_flush, ima_record_now), in device memory; the runtime
+// A violation of a launch (ima_flush), in device memory; the runtime
 // hands it over clean and reads it back only when `flag`, in mapped host memory, is
 // raised. Defined here only: runtime/src/checked.rs reads it at the offsets of its `at`
 // module, which a test holds to this struct's offsetof, and its kinds likewise.
@@ -76,28 +76,23 @@ enum : int {
     IMA_CLUSTER_RANK = 10,
 };
 
-// R indices of a violation, or the extents they broke, passed by value to an out-of-line
-// record.
+// R indices of a violation, passed by value to an out-of-line report (a span's fault).
 template <typename I, int R>
 struct ImaSite {
     I v[R];
 };
-template <typename I, int R>
-__device__ __forceinline__ ImaSite<I, R> ima_site(const I (&v)[R]) {
-    ImaSite<I, R> s;
-#pragma unroll
-    for (int d = 0; d < R; ++d) s.v[d] = v[d];
-    return s;
-}
 
-// A thread's pending violation, in its local memory. A checked entry point's accesses
-// record a violation here with a few stores under the failed test's predicate, without a
-// call or a branch, and the entry point moves it into the launch's ImaRecord once the
-// body has returned (ima_flush). A call at each test (its arguments set up, a convergence
-// barrier around it) made paged attention's checked entry point four times slower than
-// its release one at a batch of one: 600 such sites of 15 instructions between the
-// accesses kept the SMs waiting on instruction fetch, and each one kept the loads on
-// either side of it from issuing together.
+// A thread's pending violation, in its local memory. An entry point's accesses record a
+// violation here with a few stores under the failed test's predicate, without a call or a
+// branch, and the entry point moves it into the launch's ImaRecord once the body has
+// returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
+// around it) made paged attention's checked entry point four times slower than its
+// release one at a batch of one: 600 such sites of 15 instructions between the accesses
+// kept the SMs waiting on instruction fetch, and each one kept the loads on either side of
+// it from issuing together. A release entry point's tests (its value contracts, spans,
+// g_idx) are few, but they sit in loops over index tensors: there a call at each entry
+// kept the next entry's load from issuing before the check, a round trip an entry
+// (moe_route's loop, unrolled four times, waited four times a pass).
 struct ImaPending {
     // Violations this thread made; 0: none.
     unsigned int count;
@@ -114,20 +109,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-};
-
-// Where an entry point's accessors record a violation: a checked one's in the thread's
-// ImaPending; a release one's, which only its value contracts and spans test (a few times
-// a thread), in the launch's ImaRecord at once, out of line. (A pointer to the thread's
-// local memory, live across the kernel, cost paged_attn's release entry point 21
-// registers and a spill.)
-template <bool CHECKED>
-struct ImaRecorder {
-    using type = ImaRecord;
-};
-template <>
-struct ImaRecorder<true> {
-    using type = ImaPending;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -213,25 +194,7 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     ima_publish(r);
 }
 
-// A release entry point's violation (code's dimension given), into the record at once.
-template <typename I, int R>
-static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
-                                                   const ImaSite<I, R> extent, long long value, long long lo,
-                                                   long long hi) {
-    if (!ima_claim(r, 1u, code)) return;
-    r->dim = code & 15;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        r->index[d] = at.v[d];
-        r->extent[d] = extent.v[d];
-    }
-    r->value = value;
-    r->lo = lo;
-    r->hi = hi;
-    ima_publish(r);
-}
-
-// A violation of any kind (the dimension that failed given), in a checked entry point.
+// A violation of any kind (the dimension that failed given).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
@@ -242,33 +205,16 @@ __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, in
         for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
     }
 }
-// The same in a release entry point.
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
-    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), ima_site(index), ima_site(extent), 0, 0, 0);
-}
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it). Out of line in either kind of entry point: values are
-// read a few times a thread.
-template <typename I, int R>
-static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
-                                                   long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.v);
-    p->value = value;
-    p->lo = lo;
-    p->hi = hi;
-}
+// host reads no extents for it).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), ima_site(index), value, lo, hi);
-}
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
+    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+    p->value = value;
+    p->lo = lo;
+    p->hi = hi;
 }
 // </violation path>
 
@@ -580,7 +526,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -1211,7 +1157,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -2170,8 +2116,8 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // the generic address of that block's distributed shared memory. A checked entry point
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
-template <bool CHECKED, typename T, typename Rec>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, Rec* rec, int arg) {
+template <bool CHECKED, typename T>
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2362,7 +2308,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2429,7 +2375,7 @@ struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2496,7 +2442,7 @@ struct o_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -2631,7 +2577,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -2683,7 +2629,7 @@ template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -2783,7 +2729,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2787 "gemm.cu"
+#line 2733 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2797,7 +2743,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3079,7 +3025,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -3146,7 +3092,7 @@ struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -3213,7 +3159,7 @@ struct o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -3348,7 +3294,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -3400,7 +3346,7 @@ template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -3500,7 +3446,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3504 "gemm.cu"
+#line 3450 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3514,7 +3460,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3798,7 +3744,7 @@ struct a_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3865,7 +3811,7 @@ struct b_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -3932,7 +3878,7 @@ struct c_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4067,7 +4013,7 @@ template <typename I, bool IMA_CHECKED>
 struct sa_t {
     __half* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -4119,7 +4065,7 @@ template <typename I, bool IMA_CHECKED>
 struct sb_t {
     __half* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -4199,7 +4145,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4203 "gemm.cu"
+#line 4149 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4210,7 +4156,7 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -4432,7 +4378,7 @@ struct a_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4499,7 +4445,7 @@ struct b_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -4566,7 +4512,7 @@ struct c_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -4701,7 +4647,7 @@ template <typename I, bool IMA_CHECKED>
 struct sa_t {
     __nv_bfloat16* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__nv_bfloat16>();
@@ -4753,7 +4699,7 @@ template <typename I, bool IMA_CHECKED>
 struct sb_t {
     __nv_bfloat16* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__nv_bfloat16>();
@@ -4833,7 +4779,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4837 "gemm.cu"
+#line 4783 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4844,7 +4790,7 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -5091,7 +5037,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -5163,7 +5109,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -5664,7 +5610,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5799,7 +5745,7 @@ template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -5994,7 +5940,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5998 "gemm.cu"
+#line 5944 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6007,7 +5953,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];

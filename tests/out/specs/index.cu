@@ -30,7 +30,7 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// A violation of a launch (ima_flush, ima_record_now), in device memory; the runtime
+// A violation of a launch (ima_flush), in device memory; the runtime
 // hands it over clean and reads it back only when `flag`, in mapped host memory, is
 // raised. Defined here only: runtime/src/checked.rs reads it at the offsets of its `at`
 // module, which a test holds to this struct's offsetof, and its kinds likewise.
@@ -76,28 +76,23 @@ enum : int {
     IMA_CLUSTER_RANK = 10,
 };
 
-// R indices of a violation, or the extents they broke, passed by value to an out-of-line
-// record.
+// R indices of a violation, passed by value to an out-of-line report (a span's fault).
 template <typename I, int R>
 struct ImaSite {
     I v[R];
 };
-template <typename I, int R>
-__device__ __forceinline__ ImaSite<I, R> ima_site(const I (&v)[R]) {
-    ImaSite<I, R> s;
-#pragma unroll
-    for (int d = 0; d < R; ++d) s.v[d] = v[d];
-    return s;
-}
 
-// A thread's pending violation, in its local memory. A checked entry point's accesses
-// record a violation here with a few stores under the failed test's predicate, without a
-// call or a branch, and the entry point moves it into the launch's ImaRecord once the
-// body has returned (ima_flush). A call at each test (its arguments set up, a convergence
-// barrier around it) made paged attention's checked entry point four times slower than
-// its release one at a batch of one: 600 such sites of 15 instructions between the
-// accesses kept the SMs waiting on instruction fetch, and each one kept the loads on
-// either side of it from issuing together.
+// A thread's pending violation, in its local memory. An entry point's accesses record a
+// violation here with a few stores under the failed test's predicate, without a call or a
+// branch, and the entry point moves it into the launch's ImaRecord once the body has
+// returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
+// around it) made paged attention's checked entry point four times slower than its
+// release one at a batch of one: 600 such sites of 15 instructions between the accesses
+// kept the SMs waiting on instruction fetch, and each one kept the loads on either side of
+// it from issuing together. A release entry point's tests (its value contracts, spans,
+// g_idx) are few, but they sit in loops over index tensors: there a call at each entry
+// kept the next entry's load from issuing before the check, a round trip an entry
+// (moe_route's loop, unrolled four times, waited four times a pass).
 struct ImaPending {
     // Violations this thread made; 0: none.
     unsigned int count;
@@ -114,20 +109,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-};
-
-// Where an entry point's accessors record a violation: a checked one's in the thread's
-// ImaPending; a release one's, which only its value contracts and spans test (a few times
-// a thread), in the launch's ImaRecord at once, out of line. (A pointer to the thread's
-// local memory, live across the kernel, cost paged_attn's release entry point 21
-// registers and a spill.)
-template <bool CHECKED>
-struct ImaRecorder {
-    using type = ImaRecord;
-};
-template <>
-struct ImaRecorder<true> {
-    using type = ImaPending;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -213,25 +194,7 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     ima_publish(r);
 }
 
-// A release entry point's violation (code's dimension given), into the record at once.
-template <typename I, int R>
-static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
-                                                   const ImaSite<I, R> extent, long long value, long long lo,
-                                                   long long hi) {
-    if (!ima_claim(r, 1u, code)) return;
-    r->dim = code & 15;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        r->index[d] = at.v[d];
-        r->extent[d] = extent.v[d];
-    }
-    r->value = value;
-    r->lo = lo;
-    r->hi = hi;
-    ima_publish(r);
-}
-
-// A violation of any kind (the dimension that failed given), in a checked entry point.
+// A violation of any kind (the dimension that failed given).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
@@ -242,33 +205,16 @@ __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, in
         for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
     }
 }
-// The same in a release entry point.
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
-    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), ima_site(index), ima_site(extent), 0, 0, 0);
-}
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it). Out of line in either kind of entry point: values are
-// read a few times a thread.
-template <typename I, int R>
-static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
-                                                   long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.v);
-    p->value = value;
-    p->lo = lo;
-    p->hi = hi;
-}
+// host reads no extents for it).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), ima_site(index), value, lo, hi);
-}
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
+    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+    p->value = value;
+    p->lo = lo;
+    p->hi = hi;
 }
 // </violation path>
 
@@ -580,7 +526,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -1211,7 +1157,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -2170,8 +2116,8 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // the generic address of that block's distributed shared memory. A checked entry point
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
-template <bool CHECKED, typename T, typename Rec>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, Rec* rec, int arg) {
+template <bool CHECKED, typename T>
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2363,7 +2309,7 @@ struct ids_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0), checked against `values(0 .. V)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -2384,7 +2330,7 @@ struct table_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -2451,7 +2397,7 @@ struct y_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -2595,7 +2541,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2599 "index.cu"
+#line 2545 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2606,7 +2552,7 @@ __device__ __forceinline__ void run(
     const I T,
     const I V,
     const I D,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     body<I, IMA_CHECKED>(ids, table, y, T, V, D);
 }
 
@@ -2635,13 +2581,33 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_kernel_embedding::ids_t<int, false>{ids, ids_s0, T, 0, V, ima_record},
-        ima_kernel_embedding::table_t<int, false>{table, table_s0, table_s1, V, D, ima_record},
-        ima_kernel_embedding::y_t<int, false>{y, y_s0, y_s1, T, D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, false>(ima_kernel_embedding::ids_t<int, false>{ids, ids_s0, T, 0, V, &ima_pending},
+        ima_kernel_embedding::table_t<int, false>{table, table_s0, table_s1, V, D, &ima_pending},
+        ima_kernel_embedding::y_t<int, false>{y, y_s0, y_s1, T, D, &ima_pending},
         T,
         V,
         D,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = T;
+            break;
+        case 1:
+            ima_extent[0] = V;
+            ima_extent[1] = D;
+            break;
+        case 2:
+            ima_extent[0] = T;
+            ima_extent[1] = D;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
@@ -2667,13 +2633,33 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_kernel_embedding::ids_t<long long, false>{ids, ids_s0, T, 0, V, ima_record},
-        ima_kernel_embedding::table_t<long long, false>{table, table_s0, table_s1, V, D, ima_record},
-        ima_kernel_embedding::y_t<long long, false>{y, y_s0, y_s1, T, D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, false>(ima_kernel_embedding::ids_t<long long, false>{ids, ids_s0, T, 0, V, &ima_pending},
+        ima_kernel_embedding::table_t<long long, false>{table, table_s0, table_s1, V, D, &ima_pending},
+        ima_kernel_embedding::y_t<long long, false>{y, y_s0, y_s1, T, D, &ima_pending},
         T,
         V,
         D,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = T;
+            break;
+        case 1:
+            ima_extent[0] = V;
+            ima_extent[1] = D;
+            break;
+        case 2:
+            ima_extent[0] = T;
+            ima_extent[1] = D;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32_checked(
@@ -2797,7 +2783,7 @@ struct key_t {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 0, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
@@ -2864,7 +2850,7 @@ struct value_t {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 1, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
@@ -2934,7 +2920,7 @@ struct slot_mapping_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0), checked against `values(0 .. NB * BS, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0) const {
@@ -2957,7 +2943,7 @@ struct k_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 3, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3092,7 +3078,7 @@ struct v_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 4, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3245,7 +3231,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3249 "index.cu"
+#line 3235 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3260,7 +3246,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I NB,
     const I BS,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     body<I, IMA_CHECKED>(key, value, slot_mapping, k_cache, v_cache, T, HKV, D, NB, BS);
 }
 
@@ -3303,17 +3289,51 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_kernel_reshape_and_cache::key_t<int, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ima_record},
-        ima_kernel_reshape_and_cache::value_t<int, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ima_record},
-        ima_kernel_reshape_and_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ima_record},
-        ima_kernel_reshape_and_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_reshape_and_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, false>(ima_kernel_reshape_and_cache::key_t<int, false>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::value_t<int, false>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
+        ima_kernel_reshape_and_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         T,
         HKV,
         D,
         NB,
         BS,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = T;
+            ima_extent[1] = HKV;
+            ima_extent[2] = D;
+            break;
+        case 1:
+            ima_extent[0] = T;
+            ima_extent[1] = HKV;
+            ima_extent[2] = D;
+            break;
+        case 2:
+            ima_extent[0] = T;
+            break;
+        case 3:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 4:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
@@ -3353,17 +3373,51 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_kernel_reshape_and_cache::key_t<long long, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ima_record},
-        ima_kernel_reshape_and_cache::value_t<long long, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ima_record},
-        ima_kernel_reshape_and_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ima_record},
-        ima_kernel_reshape_and_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_reshape_and_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, false>(ima_kernel_reshape_and_cache::key_t<long long, false>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::value_t<long long, false>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
+        ima_kernel_reshape_and_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         T,
         HKV,
         D,
         NB,
         BS,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = T;
+            ima_extent[1] = HKV;
+            ima_extent[2] = D;
+            break;
+        case 1:
+            ima_extent[0] = T;
+            ima_extent[1] = HKV;
+            ima_extent[2] = D;
+            break;
+        case 2:
+            ima_extent[0] = T;
+            break;
+        case 3:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 4:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32_checked(
@@ -3563,7 +3617,7 @@ struct topk_ids_t {
     I e0, e1;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0, i1), checked against `values(0 .. num_experts, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0, I i1) const {
@@ -3585,7 +3639,7 @@ struct offsets_t {
     int* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 1, {i0}, {e0})) return ima_sink<int>();
@@ -3600,7 +3654,7 @@ struct sorted_t {
     int* __restrict__ p;
     I s0;
     I e0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 1, {i0}, {e0})) return ima_sink<int>();
@@ -3615,7 +3669,7 @@ template <typename I, bool IMA_CHECKED>
 struct fill_t {
     int* p;
     I d0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -3648,7 +3702,7 @@ template <typename I, bool IMA_CHECKED>
 struct warp_sums_t {
     int* p;
     I d0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -2, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -3723,7 +3777,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3727 "index.cu"
+#line 3781 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3734,7 +3788,7 @@ __device__ __forceinline__ void run(
     const I T,
     const I K,
     const int num_experts,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3766,13 +3820,38 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32(
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_moe_route::topk_ids_t<int, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ima_record},
-        ima_kernel_moe_route::offsets_t<int, false>{offsets, offsets_s0, (num_experts + 1), ima_record},
-        ima_kernel_moe_route::sorted_t<int, false>{sorted, sorted_s0, (T * K), ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, false>(ima_kernel_moe_route::topk_ids_t<int, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
+        ima_kernel_moe_route::offsets_t<int, false>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
+        ima_kernel_moe_route::sorted_t<int, false>{sorted, sorted_s0, (T * K), &ima_pending},
         T,
         K,
         num_experts,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = T;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = (num_experts + 1);
+            break;
+        case 2:
+            ima_extent[0] = (T * K);
+            break;
+        case -1:
+            ima_extent[0] = num_experts;
+            break;
+        case -2:
+            ima_extent[0] = 32;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64(
@@ -3794,13 +3873,38 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64(
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_moe_route::topk_ids_t<long long, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ima_record},
-        ima_kernel_moe_route::offsets_t<long long, false>{offsets, offsets_s0, (num_experts + 1), ima_record},
-        ima_kernel_moe_route::sorted_t<long long, false>{sorted, sorted_s0, (T * K), ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, false>(ima_kernel_moe_route::topk_ids_t<long long, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
+        ima_kernel_moe_route::offsets_t<long long, false>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
+        ima_kernel_moe_route::sorted_t<long long, false>{sorted, sorted_s0, (T * K), &ima_pending},
         T,
         K,
         num_experts,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = T;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = (num_experts + 1);
+            break;
+        case 2:
+            ima_extent[0] = (T * K);
+            break;
+        case -1:
+            ima_extent[0] = num_experts;
+            break;
+        case -2:
+            ima_extent[0] = 32;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32_checked(
@@ -3925,7 +4029,7 @@ struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3943,7 +4047,7 @@ struct cu_seqlens_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0), checked against `values(ascending from 0 to T)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -3981,7 +4085,7 @@ struct cu_seqlens_t {
     }
     // Which of span's tests failed, reported: out of line, with plain values, so that the
     // rare path costs the loop around it no registers or stack.
-    static __device__ __noinline__ void ima_span_fault(typename ImaRecorder<IMA_CHECKED>::type* rec, ImaSite<I, 1> at, I vlo, I vhi,
+    static __device__ __noinline__ void ima_span_fault(ImaPending* rec, ImaSite<I, 1> at, I vlo, I vhi,
                                                        long long a, long long b) {
         const I j = at.v[0];
         int kind = IMA_BAD_VALUE;
@@ -4005,7 +4109,7 @@ struct y_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -4080,7 +4184,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4084 "index.cu"
+#line 4188 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4091,7 +4195,7 @@ __device__ __forceinline__ void run(
     const I T,
     const I D,
     const I B1,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     const I ima_n = (B1 - 1) * D;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4134,13 +4238,33 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_mean_pool_varlen::x_t<int, false>{x, x_s0, x_s1, T, D, ima_record},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ima_record},
-        ima_kernel_mean_pool_varlen::y_t<int, false>{y, y_s0, y_s1, (B1 - 1), D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, false>(ima_kernel_mean_pool_varlen::x_t<int, false>{x, x_s0, x_s1, T, D, &ima_pending},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
+        ima_kernel_mean_pool_varlen::y_t<int, false>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
         T,
         D,
         B1,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = T;
+            ima_extent[1] = D;
+            break;
+        case 1:
+            ima_extent[0] = B1;
+            break;
+        case 2:
+            ima_extent[0] = (B1 - 1);
+            ima_extent[1] = D;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64(
@@ -4163,13 +4287,33 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_mean_pool_varlen::x_t<long long, false>{x, x_s0, x_s1, T, D, ima_record},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ima_record},
-        ima_kernel_mean_pool_varlen::y_t<long long, false>{y, y_s0, y_s1, (B1 - 1), D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, false>(ima_kernel_mean_pool_varlen::x_t<long long, false>{x, x_s0, x_s1, T, D, &ima_pending},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
+        ima_kernel_mean_pool_varlen::y_t<long long, false>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
         T,
         D,
         B1,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = T;
+            ima_extent[1] = D;
+            break;
+        case 1:
+            ima_extent[0] = B1;
+            break;
+        case 2:
+            ima_extent[0] = (B1 - 1);
+            ima_extent[1] = D;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32_checked(

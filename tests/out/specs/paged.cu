@@ -29,7 +29,7 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// A violation of a launch (ima_flush, ima_record_now), in device memory; the runtime
+// A violation of a launch (ima_flush), in device memory; the runtime
 // hands it over clean and reads it back only when `flag`, in mapped host memory, is
 // raised. Defined here only: runtime/src/checked.rs reads it at the offsets of its `at`
 // module, which a test holds to this struct's offsetof, and its kinds likewise.
@@ -75,28 +75,23 @@ enum : int {
     IMA_CLUSTER_RANK = 10,
 };
 
-// R indices of a violation, or the extents they broke, passed by value to an out-of-line
-// record.
+// R indices of a violation, passed by value to an out-of-line report (a span's fault).
 template <typename I, int R>
 struct ImaSite {
     I v[R];
 };
-template <typename I, int R>
-__device__ __forceinline__ ImaSite<I, R> ima_site(const I (&v)[R]) {
-    ImaSite<I, R> s;
-#pragma unroll
-    for (int d = 0; d < R; ++d) s.v[d] = v[d];
-    return s;
-}
 
-// A thread's pending violation, in its local memory. A checked entry point's accesses
-// record a violation here with a few stores under the failed test's predicate, without a
-// call or a branch, and the entry point moves it into the launch's ImaRecord once the
-// body has returned (ima_flush). A call at each test (its arguments set up, a convergence
-// barrier around it) made paged attention's checked entry point four times slower than
-// its release one at a batch of one: 600 such sites of 15 instructions between the
-// accesses kept the SMs waiting on instruction fetch, and each one kept the loads on
-// either side of it from issuing together.
+// A thread's pending violation, in its local memory. An entry point's accesses record a
+// violation here with a few stores under the failed test's predicate, without a call or a
+// branch, and the entry point moves it into the launch's ImaRecord once the body has
+// returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
+// around it) made paged attention's checked entry point four times slower than its
+// release one at a batch of one: 600 such sites of 15 instructions between the accesses
+// kept the SMs waiting on instruction fetch, and each one kept the loads on either side of
+// it from issuing together. A release entry point's tests (its value contracts, spans,
+// g_idx) are few, but they sit in loops over index tensors: there a call at each entry
+// kept the next entry's load from issuing before the check, a round trip an entry
+// (moe_route's loop, unrolled four times, waited four times a pass).
 struct ImaPending {
     // Violations this thread made; 0: none.
     unsigned int count;
@@ -113,20 +108,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-};
-
-// Where an entry point's accessors record a violation: a checked one's in the thread's
-// ImaPending; a release one's, which only its value contracts and spans test (a few times
-// a thread), in the launch's ImaRecord at once, out of line. (A pointer to the thread's
-// local memory, live across the kernel, cost paged_attn's release entry point 21
-// registers and a spill.)
-template <bool CHECKED>
-struct ImaRecorder {
-    using type = ImaRecord;
-};
-template <>
-struct ImaRecorder<true> {
-    using type = ImaPending;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -212,25 +193,7 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     ima_publish(r);
 }
 
-// A release entry point's violation (code's dimension given), into the record at once.
-template <typename I, int R>
-static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
-                                                   const ImaSite<I, R> extent, long long value, long long lo,
-                                                   long long hi) {
-    if (!ima_claim(r, 1u, code)) return;
-    r->dim = code & 15;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        r->index[d] = at.v[d];
-        r->extent[d] = extent.v[d];
-    }
-    r->value = value;
-    r->lo = lo;
-    r->hi = hi;
-    ima_publish(r);
-}
-
-// A violation of any kind (the dimension that failed given), in a checked entry point.
+// A violation of any kind (the dimension that failed given).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
@@ -241,33 +204,16 @@ __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, in
         for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
     }
 }
-// The same in a release entry point.
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
-    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), ima_site(index), ima_site(extent), 0, 0, 0);
-}
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it). Out of line in either kind of entry point: values are
-// read a few times a thread.
-template <typename I, int R>
-static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
-                                                   long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.v);
-    p->value = value;
-    p->lo = lo;
-    p->hi = hi;
-}
+// host reads no extents for it).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), ima_site(index), value, lo, hi);
-}
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
+    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+    p->value = value;
+    p->lo = lo;
+    p->hi = hi;
 }
 // </violation path>
 
@@ -579,7 +525,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -1210,7 +1156,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -2169,8 +2115,8 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // the generic address of that block's distributed shared memory. A checked entry point
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
-template <bool CHECKED, typename T, typename Rec>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, Rec* rec, int arg) {
+template <bool CHECKED, typename T>
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2375,7 +2321,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 0, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
@@ -2444,7 +2390,7 @@ struct k_cache_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2512,7 +2458,7 @@ struct v_cache_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2582,7 +2528,7 @@ struct block_tables_t {
     I e0, e1;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0, i1), checked against `values(0 .. NB)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0, I i1) const {
@@ -2606,7 +2552,7 @@ struct seq_lens_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0), checked against `values(0 .. P * BS + 1)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -2628,7 +2574,7 @@ struct part_o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -2764,7 +2710,7 @@ struct part_lse_t {
     float* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 6, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<float>();
@@ -2830,7 +2776,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -2895,7 +2841,7 @@ struct out_t {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 8, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
@@ -3032,7 +2978,7 @@ template <typename I, bool IMA_CHECKED>
 struct kv_t {
     __half* p;
     I d0, d1, d2, d3, d4;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 5>(rec, -1, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4})) return ima_shared_sink<__half>();
@@ -3087,7 +3033,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<__half>();
@@ -3144,7 +3090,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_o_t {
     float* p;
     I d0, d1, d2, d3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, -3, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<float>();
@@ -3196,7 +3142,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_ml_t {
     float* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -4, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -3251,7 +3197,7 @@ template <typename I, bool IMA_CHECKED>
 struct pages_t {
     int* p;
     I d0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -5, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -3311,7 +3257,7 @@ __device__ __forceinline__ void body(
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages);
     
-#line 3315 "paged.cu"
+#line 3261 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3333,7 +3279,7 @@ __device__ __forceinline__ void run(
     const I HKV,
     const I P,
     const float scale,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3408,15 +3354,17 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
-    run<int, false>(ima_kernel_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_kernel_paged_attn::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_paged_attn::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_kernel_paged_attn::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_kernel_paged_attn::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
-        ima_kernel_paged_attn::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
-        ima_kernel_paged_attn::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
-        ima_kernel_paged_attn::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, false>(ima_kernel_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_paged_attn::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         HQ,
         D,
@@ -3425,7 +3373,83 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
         HKV,
         P,
         scale,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case 1:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 3:
+            ima_extent[0] = B;
+            ima_extent[1] = P;
+            break;
+        case 4:
+            ima_extent[0] = B;
+            break;
+        case 5:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            ima_extent[3] = D;
+            break;
+        case 6:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            break;
+        case 7:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            break;
+        case 8:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 2;
+            ima_extent[2] = 2;
+            ima_extent[3] = 16;
+            ima_extent[4] = D;
+            break;
+        case -2:
+            ima_extent[0] = 8;
+            ima_extent[1] = D;
+            break;
+        case -3:
+            ima_extent[0] = 2;
+            ima_extent[1] = (D / 16);
+            ima_extent[2] = 32;
+            ima_extent[3] = 4;
+            break;
+        case -4:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 8;
+            break;
+        case -5:
+            ima_extent[0] = (((4 * 128) / BS) + 2);
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
@@ -3484,15 +3508,17 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
-    run<long long, false>(ima_kernel_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ima_record},
-        ima_kernel_paged_attn::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_paged_attn::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_kernel_paged_attn::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_kernel_paged_attn::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
-        ima_kernel_paged_attn::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
-        ima_kernel_paged_attn::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
-        ima_kernel_paged_attn::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, false>(ima_kernel_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_paged_attn::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         HQ,
         D,
@@ -3501,7 +3527,83 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
         HKV,
         P,
         scale,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case 1:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 2:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 3:
+            ima_extent[0] = B;
+            ima_extent[1] = P;
+            break;
+        case 4:
+            ima_extent[0] = B;
+            break;
+        case 5:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            ima_extent[3] = D;
+            break;
+        case 6:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            break;
+        case 7:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            break;
+        case 8:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 2;
+            ima_extent[2] = 2;
+            ima_extent[3] = 16;
+            ima_extent[4] = D;
+            break;
+        case -2:
+            ima_extent[0] = 8;
+            ima_extent[1] = D;
+            break;
+        case -3:
+            ima_extent[0] = 2;
+            ima_extent[1] = (D / 16);
+            ima_extent[2] = 32;
+            ima_extent[3] = 4;
+            break;
+        case -4:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 8;
+            break;
+        case -5:
+            ima_extent[0] = (((4 * 128) / BS) + 2);
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
@@ -3842,7 +3944,7 @@ struct qkv_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3912,7 +4014,7 @@ struct positions_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0), checked against `values(0 .. MAXPOS)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -3934,7 +4036,7 @@ struct cos_sin_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
@@ -4004,7 +4106,7 @@ struct slot_mapping_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0), checked against `values(0 .. NB * BS, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0) const {
@@ -4027,7 +4129,7 @@ struct k_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 4, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -4163,7 +4265,7 @@ struct v_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -4301,7 +4403,7 @@ struct block_tables_t {
     I e0, e1;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0, i1), checked against `values(0 .. NB)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0, I i1) const {
@@ -4325,7 +4427,7 @@ struct seq_lens_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // The entry at (i0), checked against `values(0 .. P * BS + 1)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -4347,7 +4449,7 @@ struct part_o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 8, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -4483,7 +4585,7 @@ struct part_lse_t {
     float* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 9, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<float>();
@@ -4548,7 +4650,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 10, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -4613,7 +4715,7 @@ struct out_t {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 11, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
@@ -4748,7 +4850,7 @@ template <typename I, bool IMA_CHECKED>
 struct kv_t {
     __half* p;
     I d0, d1, d2, d3, d4;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 5>(rec, -1, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4})) return ima_shared_sink<__half>();
@@ -4800,7 +4902,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<__half>();
@@ -4852,7 +4954,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_o_t {
     float* p;
     I d0, d1, d2, d3;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, -3, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<float>();
@@ -4904,7 +5006,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_ml_t {
     float* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -4, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -4956,7 +5058,7 @@ template <typename I, bool IMA_CHECKED>
 struct pages_t {
     int* p;
     I d0;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -5, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -5053,7 +5155,7 @@ __device__ __forceinline__ void body(
         ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages);
     
-#line 5057 "paged.cu"
+#line 5159 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5079,7 +5181,7 @@ __device__ __forceinline__ void run(
     const I P,
     const I HQ,
     const float scale,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -5160,18 +5262,20 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
-    run<int, false>(ima_kernel_paged_attn_rope::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
-        ima_kernel_paged_attn_rope::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
-        ima_kernel_paged_attn_rope::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
-        ima_kernel_paged_attn_rope::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
-        ima_kernel_paged_attn_rope::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_paged_attn_rope::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_paged_attn_rope::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_kernel_paged_attn_rope::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_kernel_paged_attn_rope::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
-        ima_kernel_paged_attn_rope::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
-        ima_kernel_paged_attn_rope::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
-        ima_kernel_paged_attn_rope::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, false>(ima_kernel_paged_attn_rope::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_paged_attn_rope::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_paged_attn_rope::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_paged_attn_rope::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_paged_attn_rope::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn_rope::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn_rope::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn_rope::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn_rope::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn_rope::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -5181,7 +5285,92 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
         P,
         HQ,
         scale,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = ((HQ + (2 * HKV)) * D);
+            break;
+        case 1:
+            ima_extent[0] = B;
+            break;
+        case 2:
+            ima_extent[0] = MAXPOS;
+            ima_extent[1] = D;
+            break;
+        case 3:
+            ima_extent[0] = B;
+            break;
+        case 4:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 5:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 6:
+            ima_extent[0] = B;
+            ima_extent[1] = P;
+            break;
+        case 7:
+            ima_extent[0] = B;
+            break;
+        case 8:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            ima_extent[3] = D;
+            break;
+        case 9:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            break;
+        case 10:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            break;
+        case 11:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 2;
+            ima_extent[2] = 2;
+            ima_extent[3] = 16;
+            ima_extent[4] = D;
+            break;
+        case -2:
+            ima_extent[0] = 8;
+            ima_extent[1] = D;
+            break;
+        case -3:
+            ima_extent[0] = 2;
+            ima_extent[1] = (D / 16);
+            ima_extent[2] = 32;
+            ima_extent[3] = 4;
+            break;
+        case -4:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 8;
+            break;
+        case -5:
+            ima_extent[0] = (((4 * 128) / BS) + 2);
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
@@ -5246,18 +5435,20 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
-    run<long long, false>(ima_kernel_paged_attn_rope::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ima_record},
-        ima_kernel_paged_attn_rope::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ima_record},
-        ima_kernel_paged_attn_rope::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ima_record},
-        ima_kernel_paged_attn_rope::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ima_record},
-        ima_kernel_paged_attn_rope::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_paged_attn_rope::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ima_record},
-        ima_kernel_paged_attn_rope::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ima_record},
-        ima_kernel_paged_attn_rope::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ima_record},
-        ima_kernel_paged_attn_rope::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ima_record},
-        ima_kernel_paged_attn_rope::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ima_record},
-        ima_kernel_paged_attn_rope::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ima_record},
-        ima_kernel_paged_attn_rope::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, false>(ima_kernel_paged_attn_rope::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_paged_attn_rope::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_paged_attn_rope::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_paged_attn_rope::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_paged_attn_rope::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn_rope::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn_rope::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn_rope::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn_rope::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn_rope::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -5267,7 +5458,92 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
         P,
         HQ,
         scale,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = B;
+            ima_extent[1] = ((HQ + (2 * HKV)) * D);
+            break;
+        case 1:
+            ima_extent[0] = B;
+            break;
+        case 2:
+            ima_extent[0] = MAXPOS;
+            ima_extent[1] = D;
+            break;
+        case 3:
+            ima_extent[0] = B;
+            break;
+        case 4:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 5:
+            ima_extent[0] = NB;
+            ima_extent[1] = BS;
+            ima_extent[2] = HKV;
+            ima_extent[3] = D;
+            break;
+        case 6:
+            ima_extent[0] = B;
+            ima_extent[1] = P;
+            break;
+        case 7:
+            ima_extent[0] = B;
+            break;
+        case 8:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            ima_extent[3] = D;
+            break;
+        case 9:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = ima_ceil_div((P * BS), 128);
+            break;
+        case 10:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            break;
+        case 11:
+            ima_extent[0] = B;
+            ima_extent[1] = HQ;
+            ima_extent[2] = D;
+            break;
+        case -1:
+            ima_extent[0] = 4;
+            ima_extent[1] = 2;
+            ima_extent[2] = 2;
+            ima_extent[3] = 16;
+            ima_extent[4] = D;
+            break;
+        case -2:
+            ima_extent[0] = 8;
+            ima_extent[1] = D;
+            break;
+        case -3:
+            ima_extent[0] = 2;
+            ima_extent[1] = (D / 16);
+            ima_extent[2] = 32;
+            ima_extent[3] = 4;
+            break;
+        case -4:
+            ima_extent[0] = 2;
+            ima_extent[1] = 2;
+            ima_extent[2] = 8;
+            break;
+        case -5:
+            ima_extent[0] = (((4 * 128) / BS) + 2);
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked(

@@ -29,7 +29,7 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// A violation of a launch (ima_flush, ima_record_now), in device memory; the runtime
+// A violation of a launch (ima_flush), in device memory; the runtime
 // hands it over clean and reads it back only when `flag`, in mapped host memory, is
 // raised. Defined here only: runtime/src/checked.rs reads it at the offsets of its `at`
 // module, which a test holds to this struct's offsetof, and its kinds likewise.
@@ -75,28 +75,23 @@ enum : int {
     IMA_CLUSTER_RANK = 10,
 };
 
-// R indices of a violation, or the extents they broke, passed by value to an out-of-line
-// record.
+// R indices of a violation, passed by value to an out-of-line report (a span's fault).
 template <typename I, int R>
 struct ImaSite {
     I v[R];
 };
-template <typename I, int R>
-__device__ __forceinline__ ImaSite<I, R> ima_site(const I (&v)[R]) {
-    ImaSite<I, R> s;
-#pragma unroll
-    for (int d = 0; d < R; ++d) s.v[d] = v[d];
-    return s;
-}
 
-// A thread's pending violation, in its local memory. A checked entry point's accesses
-// record a violation here with a few stores under the failed test's predicate, without a
-// call or a branch, and the entry point moves it into the launch's ImaRecord once the
-// body has returned (ima_flush). A call at each test (its arguments set up, a convergence
-// barrier around it) made paged attention's checked entry point four times slower than
-// its release one at a batch of one: 600 such sites of 15 instructions between the
-// accesses kept the SMs waiting on instruction fetch, and each one kept the loads on
-// either side of it from issuing together.
+// A thread's pending violation, in its local memory. An entry point's accesses record a
+// violation here with a few stores under the failed test's predicate, without a call or a
+// branch, and the entry point moves it into the launch's ImaRecord once the body has
+// returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
+// around it) made paged attention's checked entry point four times slower than its
+// release one at a batch of one: 600 such sites of 15 instructions between the accesses
+// kept the SMs waiting on instruction fetch, and each one kept the loads on either side of
+// it from issuing together. A release entry point's tests (its value contracts, spans,
+// g_idx) are few, but they sit in loops over index tensors: there a call at each entry
+// kept the next entry's load from issuing before the check, a round trip an entry
+// (moe_route's loop, unrolled four times, waited four times a pass).
 struct ImaPending {
     // Violations this thread made; 0: none.
     unsigned int count;
@@ -113,20 +108,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-};
-
-// Where an entry point's accessors record a violation: a checked one's in the thread's
-// ImaPending; a release one's, which only its value contracts and spans test (a few times
-// a thread), in the launch's ImaRecord at once, out of line. (A pointer to the thread's
-// local memory, live across the kernel, cost paged_attn's release entry point 21
-// registers and a spill.)
-template <bool CHECKED>
-struct ImaRecorder {
-    using type = ImaRecord;
-};
-template <>
-struct ImaRecorder<true> {
-    using type = ImaPending;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -212,25 +193,7 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     ima_publish(r);
 }
 
-// A release entry point's violation (code's dimension given), into the record at once.
-template <typename I, int R>
-static __device__ __noinline__ void ima_record_now(ImaRecord* r, int code, const ImaSite<I, R> at,
-                                                   const ImaSite<I, R> extent, long long value, long long lo,
-                                                   long long hi) {
-    if (!ima_claim(r, 1u, code)) return;
-    r->dim = code & 15;
-#pragma unroll
-    for (int d = 0; d < R; ++d) {
-        r->index[d] = at.v[d];
-        r->extent[d] = extent.v[d];
-    }
-    r->value = value;
-    r->lo = lo;
-    r->hi = hi;
-    ima_publish(r);
-}
-
-// A violation of any kind (the dimension that failed given), in a checked entry point.
+// A violation of any kind (the dimension that failed given).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
@@ -241,33 +204,16 @@ __device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, in
         for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
     }
 }
-// The same in a release entry point.
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecord* r, int arg, int write, int kind, int dim,
-                                           const I (&index)[R], const I (&extent)[R]) {
-    ima_record_now<I, R>(r, ima_code(arg, write, kind, R, dim), ima_site(index), ima_site(extent), 0, 0, 0);
-}
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it). Out of line in either kind of entry point: values are
-// read a few times a thread.
-template <typename I, int R>
-static __device__ __noinline__ void ima_pend_value(ImaPending* p, int code, const ImaSite<I, R> at, long long value,
-                                                   long long lo, long long hi) {
-    ima_pend<I, R>(p, code, at.v);
-    p->value = value;
-    p->lo = lo;
-    p->hi = hi;
-}
+// host reads no extents for it).
 template <typename I, int R>
 __device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    ima_pend_value<I, R>(p, ima_code(arg, 0, kind, R, R - 1), ima_site(index), value, lo, hi);
-}
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecord* r, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_record_now<I, R>(r, ima_code(arg, 0, kind, R, R - 1), ima_site(index), ImaSite<I, R>{}, value, lo, hi);
+    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+    p->value = value;
+    p->lo = lo;
+    p->hi = hi;
 }
 // </violation path>
 
@@ -579,7 +525,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -1210,7 +1156,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    typename ImaRecorder<CHECKED>::type* rec;
+    ImaPending* rec;
     int arg;
     bool ok;
 
@@ -2169,8 +2115,8 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // the generic address of that block's distributed shared memory. A checked entry point
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
-template <bool CHECKED, typename T, typename Rec>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, Rec* rec, int arg) {
+template <bool CHECKED, typename T>
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2365,7 +2311,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -2865,7 +2811,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -3018,7 +2964,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3022 "quant.cu"
+#line 2968 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3028,7 +2974,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -3224,7 +3170,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -3721,7 +3667,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -3790,7 +3736,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3794 "quant.cu"
+#line 3740 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3800,7 +3746,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4003,7 +3949,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -4382,7 +4328,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4451,7 +4397,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4455 "quant.cu"
+#line 4401 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4461,7 +4407,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4510,12 +4456,32 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gptq_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_kernel_gptq_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<int, false>(ima_kernel_gptq_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            break;
+        case 5:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64(
@@ -4544,12 +4510,32 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gptq_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ima_record},
-        ima_kernel_gptq_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ima_record},
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    run<long long, false>(ima_kernel_gptq_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ima_record);
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 4:
+            ima_extent[0] = K;
+            break;
+        case 5:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_checked(
@@ -4679,7 +4665,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -4971,7 +4957,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5124,7 +5110,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5128 "quant.cu"
+#line 5114 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5134,7 +5120,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -5330,7 +5316,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -5619,7 +5605,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5697,7 +5683,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5701 "quant.cu"
+#line 5687 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5707,7 +5693,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -5889,7 +5875,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -5944,7 +5930,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -6013,7 +5999,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6017 "quant.cu"
+#line 6003 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6023,7 +6009,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -6219,7 +6205,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -6291,7 +6277,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -6792,7 +6778,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -6856,7 +6842,7 @@ template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0, d1, d2;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -6987,7 +6973,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6991 "quant.cu"
+#line 6977 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7000,7 +6986,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -7254,7 +7240,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -7274,7 +7260,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -7563,7 +7549,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    typename ImaRecorder<IMA_CHECKED>::type* rec;
+    ImaPending* rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -7638,7 +7624,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7642 "quant.cu"
+#line 7628 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7650,7 +7636,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    typename ImaRecorder<IMA_CHECKED>::type* const ima_recorder) {
+    ImaPending* const ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
