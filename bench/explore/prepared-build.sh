@@ -28,6 +28,13 @@ cargo build -j2 -q -p imac --bin imac # the explorers' wheels run it
 bench/explore/spattn/build.sh
 bench/explore/clattn/build.sh
 bench/explore/explorer-wheels.sh bench/explore/stream/stream.ima
+# The previous staging's layer and bench stay as the next call 20's baseline.
+if [ -d .cache/gpu-staged ]; then
+    rm -rf .cache/gpu-before
+    mkdir -p .cache/gpu-before/bin
+    mv .cache/gpu-staged/bin/bench .cache/gpu-staged/bin/decode_layer .cache/gpu-before/bin/
+    mv .cache/gpu-staged/commit .cache/gpu-before/commit
+fi
 rm -rf .cache/gpu-staged
 mv .gpu .cache/gpu-staged
 du -sh .cache/gpu-staged/bin .cache/gpu-staged/wheels

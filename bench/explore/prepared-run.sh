@@ -98,6 +98,11 @@
 #   bash bench/explore/prepared-run.sh 19: `decode_layer bench` of the tree's layer and of
 #     the three patched ones, one process each (same carry as 18; run it twice for a second
 #     pass);
+#   bash bench/explore/prepared-run.sh 20: the layer and the index-reading kernels before and
+#     after a kernel change, alternating processes: `decode_layer bench` and `bench --only
+#     embedding,reshape_and_cache,paged_attn` of .gpu/bin's *_before (the previous staging's
+#     bench and decode_layer, which prepared-build.sh keeps in .cache/gpu-before) and of the
+#     tree's, twice each; prepared-stage.sh 20;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -217,6 +222,22 @@ case "${1:-1}" in
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/stream_kernels-*.whl || exit 1
     (cd bench/explore/stream && PYTHONPATH=$site timeout 300 python3 -u time_stream.py 2>&1 | tail -8)
+    ;;
+20)
+    cat .gpu/before-commit .gpu/commit 2>/dev/null | paste -sd' ' | sed 's/^/before, after: /'
+    for pass in 1 2; do
+        for bin in decode_layer_before decode_layer; do
+            echo "== $bin bench ($pass)"
+            timeout 120 bash .gpu/on-device run "$bin" bench 2>&1 | tail -12
+        done
+    done
+    for pass in 1 2; do
+        for bin in bench_before bench; do
+            echo "== $bin ($pass)"
+            OUT= timeout 60 bash .gpu/on-device run "$bin" --only embedding,reshape_and_cache,paged_attn \
+                --variants release,twin 2>&1 | grep -E '^\|' | tail -30
+        done
+    done
     ;;
 16)
     "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o /tmp/mega_chain \

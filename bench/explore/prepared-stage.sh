@@ -47,12 +47,21 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     rm -rf .gpu/bin
     wheels stream
     ;;
+20)
+    bins '^(decode_layer|bench)$'
+    rm -rf .gpu/wheels
+    before=.cache/gpu-before
+    [ -d "$before" ] || { echo "prepared-stage.sh: no $before (prepared-build.sh keeps it)" >&2; exit 1; }
+    ln "$before/bin/bench" .gpu/bin/bench_before
+    ln "$before/bin/decode_layer" .gpu/bin/decode_layer_before
+    cp "$before/commit" .gpu/before-commit
+    ;;
 18 | 19)
     bins '^decode_layer'
     wheels paged spattn
     ;;
 *)
-    echo "prepared-stage.sh: no call $1 (1, 2, 14, 16, 17, 18, 19, sanitize)" >&2
+    echo "prepared-stage.sh: no call $1 (1, 2, 14, 16 to 20, sanitize)" >&2
     exit 1
     ;;
 esac
