@@ -175,6 +175,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
+    // Not unrolled: the flush is a subroutine of the entry point, and the registers its
+    // unrolled loop took counted against every thread of the kernel (embedding's release
+    // entry point: 38 with it, 32 without).
+#pragma unroll 1
     for (int d = rank - 1; d >= 0; --d) {
         const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
         const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
@@ -2400,7 +2404,7 @@ __device__ __forceinline__ void body(
         }
         ima_cluster_sync();
     
-#line 2404 "clusters.cu"
+#line 2408 "clusters.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -175,6 +175,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
+    // Not unrolled: the flush is a subroutine of the entry point, and the registers its
+    // unrolled loop took counted against every thread of the kernel (embedding's release
+    // entry point: 38 with it, 32 without).
+#pragma unroll 1
     for (int d = rank - 1; d >= 0; --d) {
         const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
         const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
@@ -2423,7 +2427,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2427 "launch_forms.cu"
+#line 2431 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2635,7 +2639,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2639 "launch_forms.cu"
+#line 2643 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2791,7 +2795,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2795 "launch_forms.cu"
+#line 2799 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3009,7 +3013,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 3013 "launch_forms.cu"
+#line 3017 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -176,6 +176,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
+    // Not unrolled: the flush is a subroutine of the entry point, and the registers its
+    // unrolled loop took counted against every thread of the kernel (embedding's release
+    // entry point: 38 with it, 32 without).
+#pragma unroll 1
     for (int d = rank - 1; d >= 0; --d) {
         const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
         const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
@@ -2798,7 +2802,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2802 "decode.cu"
+#line 2806 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3692,7 +3696,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3696 "decode.cu"
+#line 3700 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4920,7 +4924,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4924 "decode.cu"
+#line 4928 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

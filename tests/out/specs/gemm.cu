@@ -177,6 +177,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
+    // Not unrolled: the flush is a subroutine of the entry point, and the registers its
+    // unrolled loop took counted against every thread of the kernel (embedding's release
+    // entry point: 38 with it, 32 without).
+#pragma unroll 1
     for (int d = rank - 1; d >= 0; --d) {
         const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
         const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
@@ -2729,7 +2733,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2733 "gemm.cu"
+#line 2737 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3446,7 +3450,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3450 "gemm.cu"
+#line 3454 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4145,7 +4149,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4149 "gemm.cu"
+#line 4153 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4779,7 +4783,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4783 "gemm.cu"
+#line 4787 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5940,7 +5944,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5944 "gemm.cu"
+#line 5948 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -177,6 +177,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
+    // Not unrolled: the flush is a subroutine of the entry point, and the registers its
+    // unrolled loop took counted against every thread of the kernel (embedding's release
+    // entry point: 38 with it, 32 without).
+#pragma unroll 1
     for (int d = rank - 1; d >= 0; --d) {
         const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
         const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
@@ -2796,7 +2800,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2800 "gemm_tma.cu"
+#line 2804 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3558,7 +3562,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3562 "gemm_tma.cu"
+#line 3566 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4459,7 +4463,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4463 "gemm_tma.cu"
+#line 4467 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5331,7 +5335,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5335 "gemm_tma.cu"
+#line 5339 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6956,7 +6960,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6960 "gemm_tma.cu"
+#line 6964 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8787,7 +8791,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8791 "gemm_tma.cu"
+#line 8795 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10520,7 +10524,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10524 "gemm_tma.cu"
+#line 10528 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12246,7 +12250,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12250 "gemm_tma.cu"
+#line 12254 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

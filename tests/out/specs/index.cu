@@ -177,6 +177,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
+    // Not unrolled: the flush is a subroutine of the entry point, and the registers its
+    // unrolled loop took counted against every thread of the kernel (embedding's release
+    // entry point: 38 with it, 32 without).
+#pragma unroll 1
     for (int d = rank - 1; d >= 0; --d) {
         const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
         const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
@@ -2541,7 +2545,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2545 "index.cu"
+#line 2549 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3231,7 +3235,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3235 "index.cu"
+#line 3239 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3777,7 +3781,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3781 "index.cu"
+#line 3785 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4184,7 +4188,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4188 "index.cu"
+#line 4192 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

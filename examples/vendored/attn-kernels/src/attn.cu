@@ -176,6 +176,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
     if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
+    // Not unrolled: the flush is a subroutine of the entry point, and the registers its
+    // unrolled loop took counted against every thread of the kernel (embedding's release
+    // entry point: 38 with it, 32 without).
+#pragma unroll 1
     for (int d = rank - 1; d >= 0; --d) {
         const long long i = code & IMA_WIDE ? p->index.i64[d] : p->index.i32[d];
         const long long e = code & IMA_GIVEN_EXTENTS ? p->extent[d] : extent[d];
@@ -2414,7 +2418,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 2418 "attn.cu"
+#line 2422 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2838,7 +2842,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 2842 "attn.cu"
+#line 2846 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3174,7 +3178,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 3178 "attn.cu"
+#line 3182 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3808,7 +3812,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3812 "attn.cu"
+#line 3816 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
