@@ -3,10 +3,11 @@
 # prepared-run.sh runs them there, its header says what each does) into .cache/gpu-staged:
 # every GPU test binary and the bench, decode_layer and first_load examples
 # (../shared/gpu/pack, scripts/gpu-trim), the decode layer with session 55's patches
-# (bench/explore/layer-patched.sh: decode_layer_spattn, _gemvload, _both), the sm_90a wheels
-# of every example spec (scripts/python-wheels) and the explorers' wheels (spattn, clattn,
-# stream). Then, before each call, bench/explore/prepared-stage.sh N puts in .gpu what call
-# N carries (under the 64 MiB a call takes), and the call is made with carry [".gpu"] and
+# (bench/explore/layer-patched.sh: decode_layer_gemvload), the sm_90a wheels of every
+# example spec (scripts/python-wheels) and the explorers' wheels (clattn, stream). Session
+# 55's spattn.patch, measured by session 56, predates ca38896's change to ima_paged_attend
+# and no longer applies: its layers and wheel are not built. Then, before each call,
+# bench/explore/prepared-stage.sh N puts in .gpu what call N carries (under the 64 MiB a call takes), and the call is made with carry [".gpu"] and
 # `bash bench/explore/prepared-run.sh N`. 4.5 minutes on 2 cores with target/ already
 # built by scripts/test (session 56, 2b03e9c), longer from a cold target/; it applies
 # patches to codegen/include/ima.cuh, specs/paged.ima and specs/quant.ima for the while, so
@@ -20,12 +21,9 @@ set -euo pipefail
 ../shared/gpu/pack -j2 >/dev/null
 scripts/gpu-trim bench decode_layer first_load >/dev/null
 git rev-parse --short HEAD > .gpu/commit
-bench/explore/layer-patched.sh spattn bench/explore/spattn/spattn.patch
 bench/explore/layer-patched.sh gemvload bench/explore/gemvload/gemvload.patch
-bench/explore/layer-patched.sh both bench/explore/spattn/spattn.patch bench/explore/gemvload/gemvload.patch
 CARGO_BUILD_JOBS=2 IMA_WHEEL_ARCH=sm_90a scripts/python-wheels >/dev/null
 cargo build -j2 -q -p imac --bin imac # the explorers' wheels run it
-bench/explore/spattn/build.sh
 bench/explore/clattn/build.sh
 bench/explore/explorer-wheels.sh bench/explore/stream/stream.ima
 # The previous staging's layer and bench stay as the next call 20's baseline.

@@ -101,8 +101,9 @@
 #   bash bench/explore/prepared-run.sh 20: the layer and the index-reading kernels before and
 #     after a kernel change, alternating processes: `decode_layer bench` and `bench --only
 #     embedding,reshape_and_cache,paged_attn` of .gpu/bin's *_before (the previous staging's
-#     bench and decode_layer, which prepared-build.sh keeps in .cache/gpu-before) and of the
-#     tree's, twice each; prepared-stage.sh 20;
+#     bench and decode_layer, which prepared-build.sh keeps in .cache/gpu-before; any other
+#     decode_layer_* and bench_* staged by hand as well) and of the tree's, twice each;
+#     prepared-stage.sh 20;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -225,14 +226,16 @@ case "${1:-1}" in
     ;;
 20)
     cat .gpu/before-commit .gpu/commit 2>/dev/null | paste -sd' ' | sed 's/^/before, after: /'
+    # Every baseline staged (decode_layer_before, and any other decode_layer_*), then the tree's.
+    layers=$(cd .gpu/bin && ls decode_layer_* 2>/dev/null) benches=$(cd .gpu/bin && ls bench_* 2>/dev/null)
     for pass in 1 2; do
-        for bin in decode_layer_before decode_layer; do
+        for bin in $layers decode_layer; do
             echo "== $bin bench ($pass)"
-            timeout 120 bash .gpu/on-device run "$bin" bench 2>&1 | tail -12
+            timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 | tail -12
         done
     done
     for pass in 1 2; do
-        for bin in bench_before bench; do
+        for bin in $benches bench; do
             echo "== $bin ($pass)"
             OUT= timeout 60 bash .gpu/on-device run "$bin" --only embedding,reshape_and_cache,paged_attn \
                 --variants release,twin 2>&1 | grep -E '^\|' | tail -30
