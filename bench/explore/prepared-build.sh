@@ -7,7 +7,8 @@
 # example spec (scripts/python-wheels) and the explorers' wheels (clattn, stream). Session
 # 55's spattn.patch, measured by session 56, predates ca38896's change to ima_paged_attend
 # and no longer applies: its layers and wheel are not built. Then, before each call,
-# bench/explore/prepared-stage.sh N puts in .gpu what call N carries (under the 64 MiB a call takes), and the call is made with carry [".gpu"] and
+# bench/explore/prepared-stage.sh N puts in .gpu what call N carries (under the 64 MiB a
+# call takes), and the call is made with carry [".gpu"] and
 # `bash bench/explore/prepared-run.sh N`. 4.5 minutes on 2 cores with target/ already
 # built by scripts/test (session 56, 2b03e9c), longer from a cold target/; it applies
 # patches to codegen/include/ima.cuh, specs/paged.ima and specs/quant.ima for the while, so
