@@ -76,7 +76,7 @@ struct ImaSite {
 // it from issuing together. A release entry point's tests (its value contracts, spans,
 // g_idx) are few, but they sit in loops over index tensors: there a call at each entry
 // kept the next entry's load from issuing before the check, a round trip an entry
-// (moe_route's loop, unrolled four times, waited four times a pass).
+// (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
     // Violations this thread made; 0: none.
     unsigned int count;

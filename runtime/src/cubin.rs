@@ -3,16 +3,14 @@
 //! (CUDA_ERROR_NO_BINARY_FOR_GPU), which compute-sanitizer reports as an API error even
 //! though [`crate::Module`] then falls back to the PTX beside it.
 
-/// `e_ident[EI_OSABI]` of a CUDA ELF image.
-const ELFOSABI_CUDA: u8 = 0x41;
 /// `e_machine` of a CUDA ELF image.
 const EM_CUDA: u16 = 190;
-/// `e_ident[EI_ABIVERSION]` of the ABI whose `e_flags` hold the SM in bits 0 to 7
-/// (CUDA 12 and earlier).
-const ABI_V1: u8 = 7;
-/// `e_ident[EI_ABIVERSION]` of the ABI whose `e_flags` hold the SM in bits 8 to 15
-/// (CUDA 13's NVRTC writes it).
-const ABI_V2: u8 = 8;
+/// `e_ident[EI_OSABI]` and `[EI_ABIVERSION]` of the ABI whose `e_flags` hold the SM in bits
+/// 0 to 7 (CUDA 12's NVRTC, below sm_100).
+const ABI_V1: (u8, u8) = (0x33, 7);
+/// The same of the ABI whose `e_flags` hold the SM in bits 8 to 15 (CUDA 13's NVRTC for
+/// every SM, CUDA 12's from sm_100).
+const ABI_V2: (u8, u8) = (0x41, 8);
 
 /// The SM a cubin's SASS was assembled for (`90` for sm_90 and sm_90a), or None where the
 /// bytes are no 64-bit little-endian CUDA ELF header of a known ABI version.
@@ -20,11 +18,11 @@ pub(crate) fn sass_sm(cubin: &[u8]) -> Option<u32> {
     let header = cubin.get(..64)?;
     let is_elf64_le = header[..4] == *b"\x7fELF" && header[4] == 2 && header[5] == 1;
     let machine = u16::from_le_bytes([header[18], header[19]]);
-    if !is_elf64_le || header[7] != ELFOSABI_CUDA || machine != EM_CUDA {
+    if !is_elf64_le || machine != EM_CUDA {
         return None;
     }
     let flags = u32::from_le_bytes(header[48..52].try_into().ok()?);
-    match header[8] {
+    match (header[7], header[8]) {
         ABI_V1 => Some(flags & 0xff),
         ABI_V2 => Some((flags >> 8) & 0xff),
         _ => None,
@@ -50,10 +48,12 @@ mod tests {
     use super::{may_run_on, sass_sm};
     use crate::compile::compile_cuda;
 
-    /// A 64-byte ELF header of a CUDA cubin, with the ABI version and flags given.
+    /// A 64-byte ELF header of a CUDA cubin, with the ABI version and flags given (and the
+    /// OS ABI byte NVRTC writes with that version: 0x33 with 7, 0x41 with 8).
     fn header(abi_version: u8, flags: u32) -> Vec<u8> {
+        let osabi = if abi_version == 7 { 0x33 } else { 0x41 };
         let mut h = vec![0u8; 64];
-        h[..9].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0x41, abi_version]);
+        h[..9].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, osabi, abi_version]);
         h[16..18].copy_from_slice(&2u16.to_le_bytes()); // ET_EXEC
         h[18..20].copy_from_slice(&190u16.to_le_bytes());
         h[48..52].copy_from_slice(&flags.to_le_bytes());
@@ -64,7 +64,8 @@ mod tests {
     fn the_sm_is_read_where_each_abi_version_keeps_it() {
         // CUDA 13's NVRTC for sm_90: ABI 8, the SM (0x5a) in bits 8 to 15.
         assert_eq!(sass_sm(&header(8, 0x0600_5a04)), Some(90));
-        // CUDA 12's for sm_90: ABI 7, the SM in bits 0 to 7, the virtual SM in 16 to 23.
+        // CUDA 12.9's for sm_90: OS ABI 0x33, ABI 7, the SM in bits 0 to 7, the virtual SM
+        // in 16 to 23.
         assert_eq!(sass_sm(&header(7, 0x005a_055a)), Some(90));
         assert_eq!(sass_sm(&header(8, 0x0600_5004)), Some(80));
     }
@@ -72,6 +73,10 @@ mod tests {
     #[test]
     fn what_is_not_a_cuda_elf_header_is_not_read() {
         assert_eq!(sass_sm(&header(9, 0x0600_5a04)), None);
+        // An OS ABI byte that is not its version's.
+        let mut mixed = header(7, 0x005a_055a);
+        mixed[7] = 0x41;
+        assert_eq!(sass_sm(&mixed), None);
         assert_eq!(sass_sm(&header(8, 0x0600_5a04)[..63]), None);
         assert_eq!(sass_sm(b""), None);
         let mut x86 = header(8, 0x0600_5a04);

@@ -91,7 +91,7 @@ struct ImaSite {
 // it from issuing together. A release entry point's tests (its value contracts, spans,
 // g_idx) are few, but they sit in loops over index tensors: there a call at each entry
 // kept the next entry's load from issuing before the check, a round trip an entry
-// (moe_route's loop, unrolled four times, waited four times a pass).
+// (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
     // Violations this thread made; 0: none.
     unsigned int count;
@@ -3041,8 +3041,8 @@ struct kv_t {
 };
 
 // The block's query heads, [head, dimension], swizzled as kv: staged once, with 16-byte
-// loads, while the page ids load; read into registers (D <= 128) or at each tile
-// (D = 256, to leave registers for the accumulators) with ldmatrix.
+// loads, while the first tiles' copies are in flight; read into registers (D <= 128)
+// or at each tile (D = 256, to leave registers for the accumulators) with ldmatrix.
 // shared qs: f16[8, D], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct qs_t {
