@@ -2,11 +2,12 @@
 # Builds, on the build machine, everything the prepared GPU calls need (bench/explore/
 # prepared-run.sh runs them there, its header says what each does) into .cache/gpu-staged:
 # every GPU test binary and the bench, decode_layer and first_load examples
-# (../shared/gpu/pack, scripts/gpu-trim), the decode layer with session 55's patches
-# (bench/explore/layer-patched.sh: decode_layer_gemvload), the sm_90a wheels of every
+# (../shared/gpu/pack, scripts/gpu-trim), the decode layer with session 57's patch
+# (bench/explore/layer-patched.sh: decode_layer_earlytiles), the sm_90a wheels of every
 # example spec (scripts/python-wheels) and the explorers' wheels (clattn, stream). Session
-# 55's spattn.patch, measured by session 56, predates ca38896's change to ima_paged_attend
-# and no longer applies: its layers and wheel are not built. Then, before each call,
+# 55's spattn.patch and gemvload.patch, measured by session 56, are no longer built (spattn
+# conflicts with session 57's change to paged attention's first round trips; gemvload was
+# dropped). Then, before each call,
 # bench/explore/prepared-stage.sh N puts in .gpu what call N carries (under the 64 MiB a
 # call takes), and the call is made with carry [".gpu"] and
 # `bash bench/explore/prepared-run.sh N`. 4.5 minutes on 2 cores with target/ already
@@ -22,7 +23,7 @@ set -euo pipefail
 ../shared/gpu/pack -j2 >/dev/null
 scripts/gpu-trim bench decode_layer first_load >/dev/null
 git rev-parse --short HEAD > .gpu/commit
-bench/explore/layer-patched.sh gemvload bench/explore/gemvload/gemvload.patch
+bench/explore/layer-patched.sh earlytiles bench/explore/earlytiles/earlytiles.patch
 CARGO_BUILD_JOBS=2 IMA_WHEEL_ARCH=sm_90a scripts/python-wheels >/dev/null
 cargo build -j2 -q -p imac --bin imac # the explorers' wheels run it
 bench/explore/clattn/build.sh

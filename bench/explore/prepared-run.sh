@@ -99,7 +99,10 @@
 #     the three patched ones, one process each (same carry as 18; run it twice for a second
 #     pass);
 #   bash bench/explore/prepared-run.sh 20: the layer and the index-reading kernels before and
-#     after a kernel change, alternating processes: `decode_layer bench` and `bench --only
+#     after a kernel change, and the layer with bench/explore/earlytiles/earlytiles.patch
+#     (decode_layer_earlytiles: paged attention's first tiles issued before its queries are
+#     staged; session 57's form, measured once alone), each layer's `check` first, then in
+#     alternating processes: `decode_layer bench` and `bench --only
 #     embedding,reshape_and_cache,paged_attn` of .gpu/bin's *_before (the previous staging's
 #     bench and decode_layer, which prepared-build.sh keeps in .cache/gpu-before; any other
 #     decode_layer_* and bench_* staged by hand as well) and of the tree's, twice each;
@@ -228,6 +231,14 @@ case "${1:-1}" in
     cat .gpu/before-commit .gpu/commit 2>/dev/null | paste -sd' ' | sed 's/^/before, after: /'
     # Every baseline staged (decode_layer_before, and any other decode_layer_*), then the tree's.
     layers=$(cd .gpu/bin && ls decode_layer_* 2>/dev/null) benches=$(cd .gpu/bin && ls bench_* 2>/dev/null)
+    # Each layer's check first: against the f64 reference, and its first run on a fresh
+    # machine compiles its modules with NVRTC (session 57's call spent 45 to 70 s a
+    # binary there, and printed nothing before its timeout), which the benches then find
+    # in the cache.
+    for bin in $layers decode_layer; do
+        echo "== $bin check"
+        timeout 150 bash .gpu/on-device run "$bin" check 2>&1 | tail -4
+    done
     for pass in 1 2; do
         for bin in $layers decode_layer; do
             echo "== $bin bench ($pass)"

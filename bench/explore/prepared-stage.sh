@@ -48,7 +48,7 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     wheels stream
     ;;
 20)
-    bins '^(decode_layer|bench)$'
+    bins '^(decode_layer|decode_layer_earlytiles|bench)$'
     rm -rf .gpu/wheels
     before=.cache/gpu-before
     [ -d "$before" ] || { echo "prepared-stage.sh: no $before (prepared-build.sh keeps it)" >&2; exit 1; }
