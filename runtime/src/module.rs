@@ -83,9 +83,8 @@ impl Module {
     }
 
     /// Loads `cubin` when given, not empty, of an SM the device runs (as far as its header
-    /// says) and accepted by the driver, else `ptx` (made by
-    /// NVRTC `nvrtc` when known), into `ctx`, whose device has compute capability
-    /// `capability`.
+    /// says) and accepted by the driver, else `ptx` (made by NVRTC `nvrtc` when known),
+    /// into `ctx`, whose device has compute capability `capability`.
     fn load(
         ctx: &Arc<CudaContext>,
         file: &str,
