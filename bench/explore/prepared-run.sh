@@ -97,10 +97,11 @@
 #     the decode layers built with session 55's patches (bench/explore/layer-patched.sh:
 #     decode_layer_spattn, _gemvload with bench/explore/gemvload/gemvload.patch, _both)
 #     checked against the f64 reference; carry the paged and spattn wheels
-#     (bench/explore/spattn/build.sh) and .gpu/bin's decode_layer*;
+#     (bench/explore/spattn/build.sh) and .gpu/bin's decode_layer*; run by session 56, and
+#     no longer built by prepared-build.sh since session 57 (build its parts by hand);
 #   bash bench/explore/prepared-run.sh 19: `decode_layer bench` of the tree's layer and of
 #     the three patched ones, one process each (same carry as 18; run it twice for a second
-#     pass);
+#     pass); run by session 56, and no longer built, as 18;
 #   bash bench/explore/prepared-run.sh 20: the layer and the index-reading kernels before and
 #     after a kernel change, and the layer with bench/explore/earlytiles/earlytiles.patch
 #     (decode_layer_earlytiles: paged attention's first tiles issued before its queries are
