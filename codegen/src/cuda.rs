@@ -228,8 +228,9 @@ struct Entry {
     suffix: &'static str,
     index_type: &'static str,
     checked: bool,
-    /// Whether it takes the launch's record: its accessors then record violations in the
-    /// thread's ImaPending, which it flushes into the record once the body returns.
+    /// Whether it takes the launch's record: its accessors then record violations through
+    /// the thread's recorder (ima.cuh's ImaRecorder: a count and an ImaPending), which it
+    /// flushes into the record once the body returns.
     reports: bool,
     params: String,
     run_args: String,
@@ -342,7 +343,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         .collect();
     let mut run_params = accessors.clone();
     run_params.extend(values.iter().cloned());
-    run_params.push("ImaPending* const ima_recorder".into());
+    run_params.push("const ImaRecorder ima_recorder".into());
     let mut body_params = accessors;
     body_params.extend(values);
     body_params.extend(
@@ -725,8 +726,8 @@ fn entry(
             }
         })
         .collect();
-    // An entry point's accessors record violations in the thread's pending one (ima.cuh's
-    // ImaPending), which it flushes into `ima_record`. Every checked entry point takes the
+    // An entry point's accessors record violations through the thread's recorder (ima.cuh's
+    // ImaRecorder), which it flushes into `ima_record`. Every checked entry point takes the
     // record (ima_contract's entry_params); a release one where it has a test to make.
     assert!(
         takes_record || !checked,
@@ -734,9 +735,9 @@ fn entry(
         k.name
     );
     let record = if takes_record {
-        "&ima_pending"
+        "ImaRecorder{&ima_violations, &ima_pending}"
     } else {
-        "nullptr"
+        "ImaRecorder{nullptr, nullptr}"
     };
     // Each accessor from the parameters it is made of (by name), its extents and the record.
     let mut run_args = Vec::new();

@@ -51,7 +51,7 @@ struct {{ p.name }}_t {
 {%- when Some with (v) %}
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at ({{ p.indices }}), checked against `values({{ v.text }})` in every mode.
 {%- if v.sentinel.is_some() %}
     // The sentinel, and an entry outside the contract (reported), give no value.
@@ -100,12 +100,15 @@ struct {{ p.name }}_t {
         if (ima_value_in(a, vlo, vhi) && ima_value_in(b, vlo, vhi) && a <= b && (!first || a == vlo) &&
             (!last || b == vhi - 1))
             return {I(a), I(b)};
-        ima_span_fault(rec, ImaSite<I, {{ p.rank }}>{{ "{{" }}{{ p.indices }}{{ "}}" }}, vlo, vhi, a, b);
+        *rec.count += 1;
+        ima_span_fault(rec.last, ImaSite<I, {{ p.rank }}>{{ "{{" }}{{ p.indices }}{{ "}}" }}, vlo, vhi, a, b);
         return {vlo, vlo};
     }
-    // Which of span's tests failed, reported: out of line, with plain values, so that the
-    // rare path costs the loop around it no registers or stack.
-    static __device__ __noinline__ void ima_span_fault(ImaPending* rec, ImaSite<I, {{ p.rank }}> at, I vlo, I vhi,
+    // Which of span's tests failed, kept as the thread's latest violation (its caller
+    // counts it): out of line, with plain values, so that the rare path costs the loop
+    // around it no registers or stack, and without the recorder, whose count then stays in
+    // a register (ima.cuh's ImaRecorder).
+    static __device__ __noinline__ void ima_span_fault(ImaPending* last, ImaSite<I, {{ p.rank }}> at, I vlo, I vhi,
                                                        long long a, long long b) {
         const I j = at.v[{{ p.rank - 1 }}];
         int kind = IMA_BAD_VALUE;
@@ -119,11 +122,11 @@ struct {{ p.name }}_t {
             if (ima_value_in(b, vlo, vhi)) kind = b < a ? IMA_VALUE_ORDER : IMA_VALUE_LAST;
             if (kind == IMA_VALUE_ORDER) lo = a;
         }
-        ima_report_value<I, {{ p.rank }}>(rec, {{ p.arg }}, kind, at.v, value, lo, vhi);
+        ima_note_value<I, {{ p.rank }}>(last, {{ p.arg }}, kind, at.v, value, lo, vhi);
     }
 {%- endif %}
 {%- when None %}
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ {{ p.element_ref }} operator()({{ p.index_params }}) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, {{ p.write }}, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return {{ p.refused }};
@@ -333,7 +336,7 @@ struct {{ q.name }}_t {
 {%- endif %}
     const ImaTensorMap* scales_tma;
 {%- endif %}
-    ImaPending* rec;
+    ImaRecorder rec;
 {%- if q.vec %}
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
@@ -1153,7 +1156,7 @@ template <typename I, bool IMA_CHECKED>
 struct {{ a.name }}_t {
     {{ a.c_type }}* p;
     I {{ a.dim_list }};
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ {{ a.c_type }}& operator()({{ a.index_params }}) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, {{ a.rank }}>(rec, {{ a.arg }}, 1, {{ "{" }}{{ a.indices }}{{ "}" }}, {{ "{" }}{{ a.dim_list }}{{ "}" }})) return ima_shared_sink<{{ a.c_type }}>();
@@ -1336,12 +1339,12 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
     }
 {%- endif %}
 {%- if e.reports %}
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
 {%- endif %}
     run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});
 {%- if e.reports %}
-    if (ima_pending.count != 0) {
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -1353,7 +1356,7 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
             break;
 {%- endfor %}
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 {%- endif %}
 }

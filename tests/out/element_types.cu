@@ -83,7 +83,7 @@ struct ImaSite {
     I v[R];
 };
 
-// A thread's pending violation, in its local memory. An entry point's accesses record a
+// A thread's latest violation, in its local memory. An entry point's accesses record a
 // violation here with a few stores under the failed test's predicate, without a call or a
 // branch, and the entry point moves it into the launch's ImaRecord once the body has
 // returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
@@ -95,9 +95,7 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Violations this thread made; 0: none.
-    unsigned int count;
-    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    // Packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -110,6 +108,20 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+};
+
+// Where a thread's accesses record their violations: their count, a variable of the entry
+// point apart from the latest one, which is written only when a test fails. In the same
+// local object as the violation, whose address the flush takes, the count's zero was
+// stored to local memory by every thread of every entry point that reports, and
+// reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
+// session 58); on its own it stays in a register wherever no out-of-line function takes
+// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
+// local memory as before: in a register there, it took paged_attn's release entry point
+// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+struct ImaRecorder {
+    unsigned int* count;
+    ImaPending* last;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -134,10 +146,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // <violation path> From here to its end, what runs only once a violation has happened:
 // `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
 
-// Counts a violation and keeps it as the thread's latest.
+// Keeps a violation as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
-    p->count += 1;
+__device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -147,6 +158,13 @@ __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&inde
             p->index.i32[d] = int(index[d]);
         }
     }
+}
+
+// Counts a violation and keeps it as the thread's latest.
+template <typename I, int R>
+__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
+    *rec.count += 1;
+    ima_note<I, R>(rec.last, code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -174,9 +192,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
+                                                               const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, p->count, code)) return;
+    if (!ima_claim(r, count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -201,25 +220,32 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A violation of any kind (the dimension that failed given).
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
-    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
     }
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it).
+// host reads no extents for it), kept as the thread's latest violation; ima_report_value
+// counts it too, and an out-of-line caller of ima_note_value counts it before the call.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+__device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                               long long value, long long lo, long long hi) {
+    ima_note<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    *rec.count += 1;
+    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -314,7 +340,7 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -531,7 +557,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -1162,7 +1188,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -2122,7 +2148,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2275,7 +2301,7 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2307,7 +2333,7 @@ struct a_t {
     const __nv_fp8_e4m3* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_fp8_e4m3 operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return {};
@@ -2322,7 +2348,7 @@ struct b_t {
     const __nv_fp8_e5m2* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_fp8_e5m2 operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
@@ -2337,7 +2363,7 @@ struct y_t {
     float* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 1, {i0}, {e0})) return ima_sink<float>();
@@ -2355,7 +2381,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2359 "element_types.cu"
+#line 2385 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2364,7 +2390,7 @@ __device__ __forceinline__ void run(
     const b_t<I, IMA_CHECKED> b,
     const y_t<I, IMA_CHECKED> y,
     const I N,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2402,11 +2428,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_widen_fp8::a_t<int, false>{a, a_s0, N, nullptr},
-        ima_kernel_widen_fp8::b_t<int, false>{b, b_s0, N, nullptr},
-        ima_kernel_widen_fp8::y_t<int, false>{y, y_s0, N, nullptr},
+    run<int, false>(ima_kernel_widen_fp8::a_t<int, false>{a, a_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_widen_fp8::b_t<int, false>{b, b_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_widen_fp8::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64(
@@ -2424,11 +2450,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_widen_fp8::a_t<long long, false>{a, a_s0, N, nullptr},
-        ima_kernel_widen_fp8::b_t<long long, false>{b, b_s0, N, nullptr},
-        ima_kernel_widen_fp8::y_t<long long, false>{y, y_s0, N, nullptr},
+    run<long long, false>(ima_kernel_widen_fp8::a_t<long long, false>{a, a_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_widen_fp8::b_t<long long, false>{b, b_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_widen_fp8::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
@@ -2447,14 +2473,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_widen_fp8::a_t<int, true>{a, a_s0, N, &ima_pending},
-        ima_kernel_widen_fp8::b_t<int, true>{b, b_s0, N, &ima_pending},
-        ima_kernel_widen_fp8::y_t<int, true>{y, y_s0, N, &ima_pending},
+    run<int, true>(ima_kernel_widen_fp8::a_t<int, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_widen_fp8::b_t<int, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_widen_fp8::y_t<int, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2468,7 +2494,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
             ima_extent[0] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -2488,14 +2514,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_widen_fp8::a_t<long long, true>{a, a_s0, N, &ima_pending},
-        ima_kernel_widen_fp8::b_t<long long, true>{b, b_s0, N, &ima_pending},
-        ima_kernel_widen_fp8::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    run<long long, true>(ima_kernel_widen_fp8::a_t<long long, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_widen_fp8::b_t<long long, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_widen_fp8::y_t<long long, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2509,7 +2535,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
             ima_extent[0] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -2525,7 +2551,7 @@ struct a_t {
     const signed char* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ signed char operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return {};
@@ -2540,7 +2566,7 @@ struct b_t {
     const unsigned char* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned char operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
@@ -2555,7 +2581,7 @@ struct c_t {
     const short* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ short operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 0, {i0}, {e0})) return {};
@@ -2570,7 +2596,7 @@ struct d_t {
     const unsigned short* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned short operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 3, 0, {i0}, {e0})) return {};
@@ -2585,7 +2611,7 @@ struct e_t {
     const int* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 4, 0, {i0}, {e0})) return {};
@@ -2600,7 +2626,7 @@ struct f_t {
     const unsigned int* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned int operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 5, 0, {i0}, {e0})) return {};
@@ -2615,7 +2641,7 @@ struct g_t {
     const long long* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ long long operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 6, 0, {i0}, {e0})) return {};
@@ -2630,7 +2656,7 @@ struct h_t {
     const unsigned long long* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned long long operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 7, 0, {i0}, {e0})) return {};
@@ -2645,7 +2671,7 @@ struct p_t {
     const __half* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 8, 0, {i0}, {e0})) return {};
@@ -2660,7 +2686,7 @@ struct q_t {
     const __nv_bfloat16* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 9, 0, {i0}, {e0})) return {};
@@ -2675,7 +2701,7 @@ struct r_t {
     const float* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 10, 0, {i0}, {e0})) return {};
@@ -2690,7 +2716,7 @@ struct s_t {
     const double* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ double operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 11, 0, {i0}, {e0})) return {};
@@ -2705,7 +2731,7 @@ struct y_t {
     double* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ double& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 12, 1, {i0}, {e0})) return ima_sink<double>();
@@ -2737,7 +2763,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2741 "element_types.cu"
+#line 2767 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2756,7 +2782,7 @@ __device__ __forceinline__ void run(
     const s_t<I, IMA_CHECKED> s,
     const y_t<I, IMA_CHECKED> y,
     const I N,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2814,21 +2840,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_sum_all::a_t<int, false>{a, a_s0, N, nullptr},
-        ima_kernel_sum_all::b_t<int, false>{b, b_s0, N, nullptr},
-        ima_kernel_sum_all::c_t<int, false>{c, c_s0, N, nullptr},
-        ima_kernel_sum_all::d_t<int, false>{d, d_s0, N, nullptr},
-        ima_kernel_sum_all::e_t<int, false>{e, e_s0, N, nullptr},
-        ima_kernel_sum_all::f_t<int, false>{f, f_s0, N, nullptr},
-        ima_kernel_sum_all::g_t<int, false>{g, g_s0, N, nullptr},
-        ima_kernel_sum_all::h_t<int, false>{h, h_s0, N, nullptr},
-        ima_kernel_sum_all::p_t<int, false>{p, p_s0, N, nullptr},
-        ima_kernel_sum_all::q_t<int, false>{q, q_s0, N, nullptr},
-        ima_kernel_sum_all::r_t<int, false>{r, r_s0, N, nullptr},
-        ima_kernel_sum_all::s_t<int, false>{s, s_s0, N, nullptr},
-        ima_kernel_sum_all::y_t<int, false>{y, y_s0, N, nullptr},
+    run<int, false>(ima_kernel_sum_all::a_t<int, false>{a, a_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::b_t<int, false>{b, b_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::c_t<int, false>{c, c_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::d_t<int, false>{d, d_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::e_t<int, false>{e, e_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::f_t<int, false>{f, f_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::g_t<int, false>{g, g_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::h_t<int, false>{h, h_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::p_t<int, false>{p, p_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::q_t<int, false>{q, q_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::r_t<int, false>{r, r_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::s_t<int, false>{s, s_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64(
@@ -2866,21 +2892,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_sum_all::a_t<long long, false>{a, a_s0, N, nullptr},
-        ima_kernel_sum_all::b_t<long long, false>{b, b_s0, N, nullptr},
-        ima_kernel_sum_all::c_t<long long, false>{c, c_s0, N, nullptr},
-        ima_kernel_sum_all::d_t<long long, false>{d, d_s0, N, nullptr},
-        ima_kernel_sum_all::e_t<long long, false>{e, e_s0, N, nullptr},
-        ima_kernel_sum_all::f_t<long long, false>{f, f_s0, N, nullptr},
-        ima_kernel_sum_all::g_t<long long, false>{g, g_s0, N, nullptr},
-        ima_kernel_sum_all::h_t<long long, false>{h, h_s0, N, nullptr},
-        ima_kernel_sum_all::p_t<long long, false>{p, p_s0, N, nullptr},
-        ima_kernel_sum_all::q_t<long long, false>{q, q_s0, N, nullptr},
-        ima_kernel_sum_all::r_t<long long, false>{r, r_s0, N, nullptr},
-        ima_kernel_sum_all::s_t<long long, false>{s, s_s0, N, nullptr},
-        ima_kernel_sum_all::y_t<long long, false>{y, y_s0, N, nullptr},
+    run<long long, false>(ima_kernel_sum_all::a_t<long long, false>{a, a_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::b_t<long long, false>{b, b_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::c_t<long long, false>{c, c_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::d_t<long long, false>{d, d_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::e_t<long long, false>{e, e_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::f_t<long long, false>{f, f_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::g_t<long long, false>{g, g_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::h_t<long long, false>{h, h_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::p_t<long long, false>{p, p_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::q_t<long long, false>{q, q_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::r_t<long long, false>{r, r_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::s_t<long long, false>{s, s_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
@@ -2919,24 +2945,24 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_sum_all::a_t<int, true>{a, a_s0, N, &ima_pending},
-        ima_kernel_sum_all::b_t<int, true>{b, b_s0, N, &ima_pending},
-        ima_kernel_sum_all::c_t<int, true>{c, c_s0, N, &ima_pending},
-        ima_kernel_sum_all::d_t<int, true>{d, d_s0, N, &ima_pending},
-        ima_kernel_sum_all::e_t<int, true>{e, e_s0, N, &ima_pending},
-        ima_kernel_sum_all::f_t<int, true>{f, f_s0, N, &ima_pending},
-        ima_kernel_sum_all::g_t<int, true>{g, g_s0, N, &ima_pending},
-        ima_kernel_sum_all::h_t<int, true>{h, h_s0, N, &ima_pending},
-        ima_kernel_sum_all::p_t<int, true>{p, p_s0, N, &ima_pending},
-        ima_kernel_sum_all::q_t<int, true>{q, q_s0, N, &ima_pending},
-        ima_kernel_sum_all::r_t<int, true>{r, r_s0, N, &ima_pending},
-        ima_kernel_sum_all::s_t<int, true>{s, s_s0, N, &ima_pending},
-        ima_kernel_sum_all::y_t<int, true>{y, y_s0, N, &ima_pending},
+    run<int, true>(ima_kernel_sum_all::a_t<int, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::b_t<int, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::c_t<int, true>{c, c_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::d_t<int, true>{d, d_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::e_t<int, true>{e, e_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::f_t<int, true>{f, f_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::g_t<int, true>{g, g_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::h_t<int, true>{h, h_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::p_t<int, true>{p, p_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::q_t<int, true>{q, q_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::r_t<int, true>{r, r_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::s_t<int, true>{s, s_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::y_t<int, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2980,7 +3006,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
             ima_extent[0] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3020,24 +3046,24 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_sum_all::a_t<long long, true>{a, a_s0, N, &ima_pending},
-        ima_kernel_sum_all::b_t<long long, true>{b, b_s0, N, &ima_pending},
-        ima_kernel_sum_all::c_t<long long, true>{c, c_s0, N, &ima_pending},
-        ima_kernel_sum_all::d_t<long long, true>{d, d_s0, N, &ima_pending},
-        ima_kernel_sum_all::e_t<long long, true>{e, e_s0, N, &ima_pending},
-        ima_kernel_sum_all::f_t<long long, true>{f, f_s0, N, &ima_pending},
-        ima_kernel_sum_all::g_t<long long, true>{g, g_s0, N, &ima_pending},
-        ima_kernel_sum_all::h_t<long long, true>{h, h_s0, N, &ima_pending},
-        ima_kernel_sum_all::p_t<long long, true>{p, p_s0, N, &ima_pending},
-        ima_kernel_sum_all::q_t<long long, true>{q, q_s0, N, &ima_pending},
-        ima_kernel_sum_all::r_t<long long, true>{r, r_s0, N, &ima_pending},
-        ima_kernel_sum_all::s_t<long long, true>{s, s_s0, N, &ima_pending},
-        ima_kernel_sum_all::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    run<long long, true>(ima_kernel_sum_all::a_t<long long, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::b_t<long long, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::c_t<long long, true>{c, c_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::d_t<long long, true>{d, d_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::e_t<long long, true>{e, e_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::f_t<long long, true>{f, f_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::g_t<long long, true>{g, g_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::h_t<long long, true>{h, h_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::p_t<long long, true>{p, p_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::q_t<long long, true>{q, q_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::r_t<long long, true>{r, r_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::s_t<long long, true>{s, s_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_sum_all::y_t<long long, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3081,7 +3107,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
             ima_extent[0] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3099,7 +3125,7 @@ struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3166,7 +3192,7 @@ struct a_t {
     signed char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ signed char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<signed char>();
@@ -3301,7 +3327,7 @@ struct b_t {
     unsigned char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned char>();
@@ -3436,7 +3462,7 @@ struct c_t {
     short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<short>();
@@ -3571,7 +3597,7 @@ struct d_t {
     unsigned short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned short>();
@@ -3706,7 +3732,7 @@ struct e_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -3841,7 +3867,7 @@ struct f_t {
     unsigned int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned int>();
@@ -3976,7 +4002,7 @@ struct g_t {
     long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<long long>();
@@ -4111,7 +4137,7 @@ struct h_t {
     unsigned long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 8, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned long long>();
@@ -4246,7 +4272,7 @@ struct p_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 9, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4381,7 +4407,7 @@ struct q_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 10, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -4516,7 +4542,7 @@ struct r_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 11, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -4651,7 +4677,7 @@ struct s_t {
     double* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ double& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 12, 1, {i0, i1}, {e0, e1})) return ima_sink<double>();
@@ -4786,7 +4812,7 @@ struct t_t {
     __nv_fp8_e4m3* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_fp8_e4m3& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 13, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e4m3>();
@@ -4921,7 +4947,7 @@ struct u_t {
     __nv_fp8_e5m2* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_fp8_e5m2& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 14, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e5m2>();
@@ -5090,7 +5116,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5094 "element_types.cu"
+#line 5120 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5112,7 +5138,7 @@ __device__ __forceinline__ void run(
     const u_t<I, IMA_CHECKED> u,
     const I M,
     const I N,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -5193,24 +5219,24 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 16 == 0);
-    run<int, false>(ima_kernel_pairs_of_every_type::x_t<int, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::a_t<int, false>{a, a_s0, a_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::b_t<int, false>{b, b_s0, b_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::d_t<int, false>{d, d_s0, d_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::e_t<int, false>{e, e_s0, e_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::f_t<int, false>{f, f_s0, f_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::g_t<int, false>{g, g_s0, g_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::h_t<int, false>{h, h_s0, h_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::p_t<int, false>{p, p_s0, p_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::q_t<int, false>{q, q_s0, q_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::r_t<int, false>{r, r_s0, r_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::s_t<int, false>{s, s_s0, s_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::t_t<int, false>{t, t_s0, t_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::u_t<int, false>{u, u_s0, u_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_pairs_of_every_type::x_t<int, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::a_t<int, false>{a, a_s0, a_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::b_t<int, false>{b, b_s0, b_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::d_t<int, false>{d, d_s0, d_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::e_t<int, false>{e, e_s0, e_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::f_t<int, false>{f, f_s0, f_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::g_t<int, false>{g, g_s0, g_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::h_t<int, false>{h, h_s0, h_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::p_t<int, false>{p, p_s0, p_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::q_t<int, false>{q, q_s0, q_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::r_t<int, false>{r, r_s0, r_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::s_t<int, false>{s, s_s0, s_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::t_t<int, false>{t, t_s0, t_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::u_t<int, false>{u, u_s0, u_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64(
@@ -5271,24 +5297,24 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 16 == 0);
-    run<long long, false>(ima_kernel_pairs_of_every_type::x_t<long long, false>{x, x_s0, x_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::a_t<long long, false>{a, a_s0, a_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::b_t<long long, false>{b, b_s0, b_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::d_t<long long, false>{d, d_s0, d_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::e_t<long long, false>{e, e_s0, e_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::f_t<long long, false>{f, f_s0, f_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::g_t<long long, false>{g, g_s0, g_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::h_t<long long, false>{h, h_s0, h_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::p_t<long long, false>{p, p_s0, p_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::q_t<long long, false>{q, q_s0, q_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::r_t<long long, false>{r, r_s0, r_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::s_t<long long, false>{s, s_s0, s_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::t_t<long long, false>{t, t_s0, t_s1, M, N, nullptr},
-        ima_kernel_pairs_of_every_type::u_t<long long, false>{u, u_s0, u_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_pairs_of_every_type::x_t<long long, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::a_t<long long, false>{a, a_s0, a_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::b_t<long long, false>{b, b_s0, b_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::d_t<long long, false>{d, d_s0, d_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::e_t<long long, false>{e, e_s0, e_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::f_t<long long, false>{f, f_s0, f_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::g_t<long long, false>{g, g_s0, g_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::h_t<long long, false>{h, h_s0, h_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::p_t<long long, false>{p, p_s0, p_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::q_t<long long, false>{q, q_s0, q_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::r_t<long long, false>{r, r_s0, r_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::s_t<long long, false>{s, s_s0, s_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::t_t<long long, false>{t, t_s0, t_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::u_t<long long, false>{u, u_s0, u_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32_checked(
@@ -5350,27 +5376,27 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32_che
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 16 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_pairs_of_every_type::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_pairs_of_every_type::x_t<int, true>{x, x_s0, x_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5435,7 +5461,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32_che
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5498,27 +5524,27 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64_che
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 16 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_pairs_of_every_type::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_pairs_of_every_type::x_t<long long, true>{x, x_s0, x_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_pairs_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5583,7 +5609,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64_che
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5601,7 +5627,7 @@ struct a_t {
     signed char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ signed char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 1, {i0, i1}, {e0, e1})) return ima_sink<signed char>();
@@ -5665,7 +5691,7 @@ struct b_t {
     unsigned char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned char>();
@@ -5729,7 +5755,7 @@ struct c_t {
     short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<short>();
@@ -5793,7 +5819,7 @@ struct d_t {
     unsigned short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned short>();
@@ -5857,7 +5883,7 @@ struct e_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -5921,7 +5947,7 @@ struct f_t {
     unsigned int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned int>();
@@ -5985,7 +6011,7 @@ struct g_t {
     long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<long long>();
@@ -6049,7 +6075,7 @@ struct h_t {
     unsigned long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ unsigned long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned long long>();
@@ -6113,7 +6139,7 @@ struct p_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 8, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -6177,7 +6203,7 @@ struct q_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 9, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -6241,7 +6267,7 @@ struct r_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 10, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -6305,7 +6331,7 @@ struct s_t {
     double* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ double& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 11, 1, {i0, i1}, {e0, e1})) return ima_sink<double>();
@@ -6369,7 +6395,7 @@ struct t_t {
     __nv_fp8_e4m3* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_fp8_e4m3& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 12, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e4m3>();
@@ -6433,7 +6459,7 @@ struct u_t {
     __nv_fp8_e5m2* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_fp8_e5m2& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 13, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e5m2>();
@@ -6527,7 +6553,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6531 "element_types.cu"
+#line 6557 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6548,7 +6574,7 @@ __device__ __forceinline__ void run(
     const u_t<I, IMA_CHECKED> u,
     const I M,
     const I N,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     body<I, IMA_CHECKED>(a, b, c, d, e, f, g, h, p, q, r, s, t, u, M, N);
 }
 
@@ -6606,23 +6632,23 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_accumulator_tiles_of_every_type::a_t<int, false>{a, a_s0, a_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::b_t<int, false>{b, b_s0, b_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::d_t<int, false>{d, d_s0, d_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::e_t<int, false>{e, e_s0, e_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::f_t<int, false>{f, f_s0, f_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::g_t<int, false>{g, g_s0, g_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::h_t<int, false>{h, h_s0, h_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::p_t<int, false>{p, p_s0, p_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::q_t<int, false>{q, q_s0, q_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::r_t<int, false>{r, r_s0, r_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::s_t<int, false>{s, s_s0, s_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::t_t<int, false>{t, t_s0, t_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::u_t<int, false>{u, u_s0, u_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_accumulator_tiles_of_every_type::a_t<int, false>{a, a_s0, a_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::b_t<int, false>{b, b_s0, b_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::d_t<int, false>{d, d_s0, d_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::e_t<int, false>{e, e_s0, e_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::f_t<int, false>{f, f_s0, f_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::g_t<int, false>{g, g_s0, g_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::h_t<int, false>{h, h_s0, h_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::p_t<int, false>{p, p_s0, p_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::q_t<int, false>{q, q_s0, q_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::r_t<int, false>{r, r_s0, r_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::s_t<int, false>{s, s_s0, s_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::t_t<int, false>{t, t_s0, t_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::u_t<int, false>{u, u_s0, u_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_type_i64(
@@ -6677,23 +6703,23 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_accumulator_tiles_of_every_type::a_t<long long, false>{a, a_s0, a_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::b_t<long long, false>{b, b_s0, b_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::d_t<long long, false>{d, d_s0, d_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::e_t<long long, false>{e, e_s0, e_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::f_t<long long, false>{f, f_s0, f_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::g_t<long long, false>{g, g_s0, g_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::h_t<long long, false>{h, h_s0, h_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::p_t<long long, false>{p, p_s0, p_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::q_t<long long, false>{q, q_s0, q_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::r_t<long long, false>{r, r_s0, r_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::s_t<long long, false>{s, s_s0, s_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::t_t<long long, false>{t, t_s0, t_s1, M, N, nullptr},
-        ima_kernel_accumulator_tiles_of_every_type::u_t<long long, false>{u, u_s0, u_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_accumulator_tiles_of_every_type::a_t<long long, false>{a, a_s0, a_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::b_t<long long, false>{b, b_s0, b_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::d_t<long long, false>{d, d_s0, d_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::e_t<long long, false>{e, e_s0, e_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::f_t<long long, false>{f, f_s0, f_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::g_t<long long, false>{g, g_s0, g_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::h_t<long long, false>{h, h_s0, h_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::p_t<long long, false>{p, p_s0, p_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::q_t<long long, false>{q, q_s0, q_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::r_t<long long, false>{r, r_s0, r_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::s_t<long long, false>{s, s_s0, s_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::t_t<long long, false>{t, t_s0, t_s1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::u_t<long long, false>{u, u_s0, u_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_type_i32_checked(
@@ -6749,26 +6775,26 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6829,7 +6855,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -6886,26 +6912,26 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_accumulator_tiles_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6966,6 +6992,6 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }

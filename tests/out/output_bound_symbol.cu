@@ -81,7 +81,7 @@ struct ImaSite {
     I v[R];
 };
 
-// A thread's pending violation, in its local memory. An entry point's accesses record a
+// A thread's latest violation, in its local memory. An entry point's accesses record a
 // violation here with a few stores under the failed test's predicate, without a call or a
 // branch, and the entry point moves it into the launch's ImaRecord once the body has
 // returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
@@ -93,9 +93,7 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Violations this thread made; 0: none.
-    unsigned int count;
-    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    // Packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -108,6 +106,20 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+};
+
+// Where a thread's accesses record their violations: their count, a variable of the entry
+// point apart from the latest one, which is written only when a test fails. In the same
+// local object as the violation, whose address the flush takes, the count's zero was
+// stored to local memory by every thread of every entry point that reports, and
+// reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
+// session 58); on its own it stays in a register wherever no out-of-line function takes
+// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
+// local memory as before: in a register there, it took paged_attn's release entry point
+// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+struct ImaRecorder {
+    unsigned int* count;
+    ImaPending* last;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -132,10 +144,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // <violation path> From here to its end, what runs only once a violation has happened:
 // `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
 
-// Counts a violation and keeps it as the thread's latest.
+// Keeps a violation as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
-    p->count += 1;
+__device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -145,6 +156,13 @@ __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&inde
             p->index.i32[d] = int(index[d]);
         }
     }
+}
+
+// Counts a violation and keeps it as the thread's latest.
+template <typename I, int R>
+__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
+    *rec.count += 1;
+    ima_note<I, R>(rec.last, code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -172,9 +190,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
+                                                               const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, p->count, code)) return;
+    if (!ima_claim(r, count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -199,25 +218,32 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A violation of any kind (the dimension that failed given).
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
-    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
     }
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it).
+// host reads no extents for it), kept as the thread's latest violation; ima_report_value
+// counts it too, and an out-of-line caller of ima_note_value counts it before the call.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+__device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                               long long value, long long lo, long long hi) {
+    ima_note<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    *rec.count += 1;
+    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -312,7 +338,7 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -529,7 +555,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -1160,7 +1186,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -2120,7 +2146,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2273,7 +2299,7 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2304,7 +2330,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -2319,7 +2345,7 @@ struct o_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -2388,7 +2414,7 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 7 "tests/in/output_bound_symbol.ima"
  o(i, j) = 0.f; 
-#line 2392 "output_bound_symbol.cu"
+#line 2418 "output_bound_symbol.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2398,7 +2424,7 @@ __device__ __forceinline__ void run(
     const I S,
     const I D,
     const I T,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = S * T;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2438,12 +2464,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_scores::q_t<int, false>{q, q_s0, q_s1, S, D, nullptr},
-        ima_kernel_scores::o_t<int, false>{o, o_s0, o_s1, S, T, nullptr},
+    run<int, false>(ima_kernel_scores::q_t<int, false>{q, q_s0, q_s1, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_scores::o_t<int, false>{o, o_s0, o_s1, S, T, ImaRecorder{nullptr, nullptr}},
         S,
         D,
         T,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_i64(
@@ -2463,12 +2489,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_scores::q_t<long long, false>{q, q_s0, q_s1, S, D, nullptr},
-        ima_kernel_scores::o_t<long long, false>{o, o_s0, o_s1, S, T, nullptr},
+    run<long long, false>(ima_kernel_scores::q_t<long long, false>{q, q_s0, q_s1, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_scores::o_t<long long, false>{o, o_s0, o_s1, S, T, ImaRecorder{nullptr, nullptr}},
         S,
         D,
         T,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_i32_checked(
@@ -2489,15 +2515,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_scores::q_t<int, true>{q, q_s0, q_s1, S, D, &ima_pending},
-        ima_kernel_scores::o_t<int, true>{o, o_s0, o_s1, S, T, &ima_pending},
+    run<int, true>(ima_kernel_scores::q_t<int, true>{q, q_s0, q_s1, S, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_scores::o_t<int, true>{o, o_s0, o_s1, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         S,
         D,
         T,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2510,7 +2536,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i32_checked(
             ima_extent[1] = T;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -2532,15 +2558,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_scores::q_t<long long, true>{q, q_s0, q_s1, S, D, &ima_pending},
-        ima_kernel_scores::o_t<long long, true>{o, o_s0, o_s1, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_scores::q_t<long long, true>{q, q_s0, q_s1, S, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_scores::o_t<long long, true>{o, o_s0, o_s1, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         S,
         D,
         T,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2553,6 +2579,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i64_checked(
             ima_extent[1] = T;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }

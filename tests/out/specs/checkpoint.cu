@@ -81,7 +81,7 @@ struct ImaSite {
     I v[R];
 };
 
-// A thread's pending violation, in its local memory. An entry point's accesses record a
+// A thread's latest violation, in its local memory. An entry point's accesses record a
 // violation here with a few stores under the failed test's predicate, without a call or a
 // branch, and the entry point moves it into the launch's ImaRecord once the body has
 // returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
@@ -93,9 +93,7 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Violations this thread made; 0: none.
-    unsigned int count;
-    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    // Packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -108,6 +106,20 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+};
+
+// Where a thread's accesses record their violations: their count, a variable of the entry
+// point apart from the latest one, which is written only when a test fails. In the same
+// local object as the violation, whose address the flush takes, the count's zero was
+// stored to local memory by every thread of every entry point that reports, and
+// reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
+// session 58); on its own it stays in a register wherever no out-of-line function takes
+// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
+// local memory as before: in a register there, it took paged_attn's release entry point
+// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+struct ImaRecorder {
+    unsigned int* count;
+    ImaPending* last;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -132,10 +144,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // <violation path> From here to its end, what runs only once a violation has happened:
 // `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
 
-// Counts a violation and keeps it as the thread's latest.
+// Keeps a violation as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
-    p->count += 1;
+__device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -145,6 +156,13 @@ __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&inde
             p->index.i32[d] = int(index[d]);
         }
     }
+}
+
+// Counts a violation and keeps it as the thread's latest.
+template <typename I, int R>
+__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
+    *rec.count += 1;
+    ima_note<I, R>(rec.last, code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -172,9 +190,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
+                                                               const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, p->count, code)) return;
+    if (!ima_claim(r, count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -199,25 +218,32 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A violation of any kind (the dimension that failed given).
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
-    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
     }
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it).
+// host reads no extents for it), kept as the thread's latest violation; ima_report_value
+// counts it too, and an out-of-line caller of ima_note_value counts it before the call.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+__device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                               long long value, long long lo, long long hi) {
+    ima_note<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    *rec.count += 1;
+    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -312,7 +338,7 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -529,7 +555,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -1160,7 +1186,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -2120,7 +2146,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2273,7 +2299,7 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2312,7 +2338,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -2691,7 +2717,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2760,7 +2786,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2764 "checkpoint.cu"
+#line 2790 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2770,7 +2796,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2819,15 +2845,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, false>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2843,7 +2869,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -2873,15 +2899,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, false>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2897,7 +2923,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -2927,15 +2953,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2951,7 +2977,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -2981,15 +3007,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3005,7 +3031,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3026,7 +3052,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -3523,7 +3549,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -3592,7 +3618,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3596 "checkpoint.cu"
+#line 3622 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3602,7 +3628,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -3648,12 +3674,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gptq_v2_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_v2_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_gptq_v2_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64(
@@ -3679,12 +3705,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gptq_v2_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_v2_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_v2_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked(
@@ -3711,15 +3737,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_v2_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_v2_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3732,7 +3758,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3760,15 +3786,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_v2_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_v2_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3781,7 +3807,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3800,7 +3826,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -4296,7 +4322,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4365,7 +4391,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4369 "checkpoint.cu"
+#line 4395 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4375,7 +4401,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4418,12 +4444,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gptq_sym_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_sym_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_gptq_sym_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64(
@@ -4446,12 +4472,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gptq_sym_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_sym_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_sym_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checked(
@@ -4475,15 +4501,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_sym_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_sym_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4496,7 +4522,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checke
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4521,15 +4547,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_sym_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_sym_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4542,7 +4568,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checke
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4563,7 +4589,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -4941,7 +4967,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5010,7 +5036,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5014 "checkpoint.cu"
+#line 5040 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5020,7 +5046,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -5066,15 +5092,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, false>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5090,7 +5116,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5117,15 +5143,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, false>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5141,7 +5167,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5168,15 +5194,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5192,7 +5218,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5219,15 +5245,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5243,7 +5269,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5259,7 +5285,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -5281,7 +5307,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -5660,7 +5686,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5735,7 +5761,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5739 "checkpoint.cu"
+#line 5765 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5747,7 +5773,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -5800,17 +5826,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, false>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5830,7 +5856,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5864,17 +5890,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, false>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5894,7 +5920,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5928,17 +5954,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5958,7 +5984,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5992,17 +6018,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6022,7 +6048,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -6038,7 +6064,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -6058,7 +6084,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -6555,7 +6581,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -6630,7 +6656,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6634 "checkpoint.cu"
+#line 6660 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6642,7 +6668,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -6692,14 +6718,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gptq_v2_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_gptq_v2_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_v2_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gptq_v2_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64(
@@ -6729,14 +6755,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gptq_v2_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_gptq_v2_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_v2_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_v2_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
@@ -6767,17 +6793,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_v2_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v2_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_v2_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6794,7 +6820,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -6826,17 +6852,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_v2_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v2_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_v2_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6853,7 +6879,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -6869,7 +6895,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -6891,7 +6917,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -7270,7 +7296,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -7345,7 +7371,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7349 "checkpoint.cu"
+#line 7375 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7357,7 +7383,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -7410,17 +7436,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, false>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7440,7 +7466,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -7474,17 +7500,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, false>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7504,7 +7530,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -7538,17 +7564,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7568,7 +7594,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -7602,17 +7628,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7632,7 +7658,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -7648,7 +7674,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -7666,7 +7692,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -8162,7 +8188,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -8237,7 +8263,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8241 "checkpoint.cu"
+#line 8267 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8249,7 +8275,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -8296,14 +8322,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gptq_sym_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_gptq_sym_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_sym_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gptq_sym_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64(
@@ -8330,14 +8356,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gptq_sym_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_gptq_sym_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_sym_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_sym_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
@@ -8365,17 +8391,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_sym_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_sym_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_sym_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -8392,7 +8418,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -8421,17 +8447,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_sym_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_sym_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_sym_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -8448,7 +8474,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -8464,7 +8490,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -8484,7 +8510,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -8862,7 +8888,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -8937,7 +8963,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8941 "checkpoint.cu"
+#line 8967 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8949,7 +8975,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -8999,17 +9025,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, false>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -9029,7 +9055,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -9060,17 +9086,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, false>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -9090,7 +9116,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -9121,17 +9147,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -9151,7 +9177,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -9182,17 +9208,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -9212,6 +9238,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }

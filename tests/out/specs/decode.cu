@@ -81,7 +81,7 @@ struct ImaSite {
     I v[R];
 };
 
-// A thread's pending violation, in its local memory. An entry point's accesses record a
+// A thread's latest violation, in its local memory. An entry point's accesses record a
 // violation here with a few stores under the failed test's predicate, without a call or a
 // branch, and the entry point moves it into the launch's ImaRecord once the body has
 // returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
@@ -93,9 +93,7 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Violations this thread made; 0: none.
-    unsigned int count;
-    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    // Packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -108,6 +106,20 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+};
+
+// Where a thread's accesses record their violations: their count, a variable of the entry
+// point apart from the latest one, which is written only when a test fails. In the same
+// local object as the violation, whose address the flush takes, the count's zero was
+// stored to local memory by every thread of every entry point that reports, and
+// reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
+// session 58); on its own it stays in a register wherever no out-of-line function takes
+// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
+// local memory as before: in a register there, it took paged_attn's release entry point
+// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+struct ImaRecorder {
+    unsigned int* count;
+    ImaPending* last;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -132,10 +144,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // <violation path> From here to its end, what runs only once a violation has happened:
 // `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
 
-// Counts a violation and keeps it as the thread's latest.
+// Keeps a violation as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
-    p->count += 1;
+__device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -145,6 +156,13 @@ __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&inde
             p->index.i32[d] = int(index[d]);
         }
     }
+}
+
+// Counts a violation and keeps it as the thread's latest.
+template <typename I, int R>
+__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
+    *rec.count += 1;
+    ima_note<I, R>(rec.last, code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -172,9 +190,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
+                                                               const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, p->count, code)) return;
+    if (!ima_claim(r, count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -199,25 +218,32 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A violation of any kind (the dimension that failed given).
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
-    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
     }
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it).
+// host reads no extents for it), kept as the thread's latest violation; ima_report_value
+// counts it too, and an out-of-line caller of ima_note_value counts it before the call.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+__device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                               long long value, long long lo, long long hi) {
+    ima_note<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    *rec.count += 1;
+    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -312,7 +338,7 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -529,7 +555,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -1160,7 +1186,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -2120,7 +2146,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2273,7 +2299,7 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2314,7 +2340,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -2382,7 +2408,7 @@ struct residual_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2518,7 +2544,7 @@ struct w_t {
     const __half* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 0, {i0}, {e0})) return {};
@@ -2572,7 +2598,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2707,7 +2733,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_t {
     float* p;
     I d0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<float>();
@@ -2802,7 +2828,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2806 "decode.cu"
+#line 2832 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2814,7 +2840,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I D,
     const float eps,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -2870,14 +2896,14 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_kernel_add_rms_norm::x_t<int, false>{x, x_s0, x_s1, N, D, nullptr},
-        ima_kernel_add_rms_norm::residual_t<int, false>{residual, residual_s0, residual_s1, N, D, nullptr},
-        ima_kernel_add_rms_norm::w_t<int, false>{w, w_s0, D, nullptr},
-        ima_kernel_add_rms_norm::y_t<int, false>{y, y_s0, y_s1, N, D, nullptr},
+    run<int, false>(ima_kernel_add_rms_norm::x_t<int, false>{x, x_s0, x_s1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::residual_t<int, false>{residual, residual_s0, residual_s1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::w_t<int, false>{w, w_s0, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::y_t<int, false>{y, y_s0, y_s1, N, D, ImaRecorder{nullptr, nullptr}},
         N,
         D,
         eps,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64(
@@ -2905,14 +2931,14 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_kernel_add_rms_norm::x_t<long long, false>{x, x_s0, x_s1, N, D, nullptr},
-        ima_kernel_add_rms_norm::residual_t<long long, false>{residual, residual_s0, residual_s1, N, D, nullptr},
-        ima_kernel_add_rms_norm::w_t<long long, false>{w, w_s0, D, nullptr},
-        ima_kernel_add_rms_norm::y_t<long long, false>{y, y_s0, y_s1, N, D, nullptr},
+    run<long long, false>(ima_kernel_add_rms_norm::x_t<long long, false>{x, x_s0, x_s1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::residual_t<long long, false>{residual, residual_s0, residual_s1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::w_t<long long, false>{w, w_s0, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::y_t<long long, false>{y, y_s0, y_s1, N, D, ImaRecorder{nullptr, nullptr}},
         N,
         D,
         eps,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
@@ -2941,17 +2967,17 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_add_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_kernel_add_rms_norm::residual_t<int, true>{residual, residual_s0, residual_s1, N, D, &ima_pending},
-        ima_kernel_add_rms_norm::w_t<int, true>{w, w_s0, D, &ima_pending},
-        ima_kernel_add_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, &ima_pending},
+    run<int, true>(ima_kernel_add_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_add_rms_norm::residual_t<int, true>{residual, residual_s0, residual_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_add_rms_norm::w_t<int, true>{w, w_s0, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_add_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
         N,
         D,
         eps,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2974,7 +3000,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3004,17 +3030,17 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_add_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_kernel_add_rms_norm::residual_t<long long, true>{residual, residual_s0, residual_s1, N, D, &ima_pending},
-        ima_kernel_add_rms_norm::w_t<long long, true>{w, w_s0, D, &ima_pending},
-        ima_kernel_add_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, &ima_pending},
+    run<long long, true>(ima_kernel_add_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_add_rms_norm::residual_t<long long, true>{residual, residual_s0, residual_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_add_rms_norm::w_t<long long, true>{w, w_s0, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_add_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
         N,
         D,
         eps,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3037,7 +3063,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3063,7 +3089,7 @@ struct qkv_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3133,7 +3159,7 @@ struct positions_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0), checked against `values(0 .. MAXPOS)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -3156,7 +3182,7 @@ struct cos_sin_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
@@ -3226,7 +3252,7 @@ struct slot_mapping_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0), checked against `values(0 .. NB * BS, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0) const {
@@ -3249,7 +3275,7 @@ struct q_t {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 4, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
@@ -3385,7 +3411,7 @@ struct k_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3520,7 +3546,7 @@ struct v_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 6, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3696,7 +3722,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3700 "decode.cu"
+#line 3726 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3715,7 +3741,7 @@ __device__ __forceinline__ void run(
     const I BS,
     const I HKV,
     const I HQ,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, q, k_cache, v_cache, B, MAXPOS, D, NB, BS, HKV, HQ);
 }
 
@@ -3764,15 +3790,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_rope_cache::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_kernel_rope_cache::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_rope_cache::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_rope_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_rope_cache::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_rope_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_rope_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<int, false>(ima_kernel_rope_cache::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -3780,8 +3806,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
         BS,
         HKV,
         HQ,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3817,7 +3843,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3864,15 +3890,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_rope_cache::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_kernel_rope_cache::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_rope_cache::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_rope_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_rope_cache::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_rope_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_rope_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<long long, false>(ima_kernel_rope_cache::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -3880,8 +3906,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
         BS,
         HKV,
         HQ,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3917,7 +3943,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3964,15 +3990,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_rope_cache::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_kernel_rope_cache::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_rope_cache::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_rope_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_rope_cache::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_rope_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_rope_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<int, true>(ima_kernel_rope_cache::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -3980,8 +4006,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
         BS,
         HKV,
         HQ,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4017,7 +4043,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4064,15 +4090,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_rope_cache::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_kernel_rope_cache::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_rope_cache::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_rope_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_rope_cache::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_rope_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_rope_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<long long, true>(ima_kernel_rope_cache::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -4080,8 +4106,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
         BS,
         HKV,
         HQ,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4117,7 +4143,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4153,7 +4179,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4225,7 +4251,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -4726,7 +4752,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4790,7 +4816,7 @@ template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -4924,7 +4950,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4928 "decode.cu"
+#line 4954 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4937,7 +4963,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -4981,15 +5007,15 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<int, false>(ima_kernel_gptq_gemv_narrow::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_gptq_gemv_narrow::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_gemv_narrow::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemv_narrow::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
@@ -5025,15 +5051,15 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<long long, false>(ima_kernel_gptq_gemv_narrow::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_gptq_gemv_narrow::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_gemv_narrow::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemv_narrow::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checked(
@@ -5070,18 +5096,18 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_gemv_narrow::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemv_narrow::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5103,7 +5129,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
             ima_extent[2] = 16;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5141,18 +5167,18 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_gemv_narrow::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemv_narrow::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5174,6 +5200,6 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
             ima_extent[2] = 16;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }

@@ -82,7 +82,7 @@ struct ImaSite {
     I v[R];
 };
 
-// A thread's pending violation, in its local memory. An entry point's accesses record a
+// A thread's latest violation, in its local memory. An entry point's accesses record a
 // violation here with a few stores under the failed test's predicate, without a call or a
 // branch, and the entry point moves it into the launch's ImaRecord once the body has
 // returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
@@ -94,9 +94,7 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Violations this thread made; 0: none.
-    unsigned int count;
-    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    // Packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -109,6 +107,20 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+};
+
+// Where a thread's accesses record their violations: their count, a variable of the entry
+// point apart from the latest one, which is written only when a test fails. In the same
+// local object as the violation, whose address the flush takes, the count's zero was
+// stored to local memory by every thread of every entry point that reports, and
+// reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
+// session 58); on its own it stays in a register wherever no out-of-line function takes
+// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
+// local memory as before: in a register there, it took paged_attn's release entry point
+// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+struct ImaRecorder {
+    unsigned int* count;
+    ImaPending* last;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -133,10 +145,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // <violation path> From here to its end, what runs only once a violation has happened:
 // `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
 
-// Counts a violation and keeps it as the thread's latest.
+// Keeps a violation as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
-    p->count += 1;
+__device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -146,6 +157,13 @@ __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&inde
             p->index.i32[d] = int(index[d]);
         }
     }
+}
+
+// Counts a violation and keeps it as the thread's latest.
+template <typename I, int R>
+__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
+    *rec.count += 1;
+    ima_note<I, R>(rec.last, code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -173,9 +191,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
+                                                               const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, p->count, code)) return;
+    if (!ima_claim(r, count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -200,25 +219,32 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A violation of any kind (the dimension that failed given).
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
-    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
     }
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it).
+// host reads no extents for it), kept as the thread's latest violation; ima_report_value
+// counts it too, and an out-of-line caller of ima_note_value counts it before the call.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+__device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                               long long value, long long lo, long long hi) {
+    ima_note<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    *rec.count += 1;
+    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -313,7 +339,7 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -530,7 +556,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -1161,7 +1187,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -2121,7 +2147,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2274,7 +2300,7 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2312,7 +2338,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2379,7 +2405,7 @@ struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2446,7 +2472,7 @@ struct o_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -2581,7 +2607,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -2633,7 +2659,7 @@ template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -2733,7 +2759,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2737 "gemm.cu"
+#line 2763 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2747,7 +2773,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -2793,16 +2819,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
-    run<int, false>(ima_kernel_attn_scores_mma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_kernel_attn_scores_mma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_kernel_attn_scores_mma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_kernel_attn_scores_mma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64(
@@ -2838,16 +2864,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
-    run<long long, false>(ima_kernel_attn_scores_mma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_kernel_attn_scores_mma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_kernel_attn_scores_mma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_kernel_attn_scores_mma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked(
@@ -2884,19 +2910,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_attn_scores_mma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores_mma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores_mma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<int, true>(ima_kernel_attn_scores_mma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_mma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_mma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2929,7 +2955,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked
             ima_extent[2] = 64;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -2967,19 +2993,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_attn_scores_mma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores_mma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores_mma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_attn_scores_mma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_mma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_mma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3012,7 +3038,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
             ima_extent[2] = 64;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3029,7 +3055,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -3096,7 +3122,7 @@ struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -3163,7 +3189,7 @@ struct o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -3298,7 +3324,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -3350,7 +3376,7 @@ template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -3450,7 +3476,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3454 "gemm.cu"
+#line 3480 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3464,7 +3490,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3510,16 +3536,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
-    run<int, false>(ima_kernel_attn_scores_mma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_kernel_attn_scores_mma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_kernel_attn_scores_mma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_kernel_attn_scores_mma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64(
@@ -3555,16 +3581,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
-    run<long long, false>(ima_kernel_attn_scores_mma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, nullptr},
-        ima_kernel_attn_scores_mma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, nullptr},
-        ima_kernel_attn_scores_mma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_kernel_attn_scores_mma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_checked(
@@ -3601,19 +3627,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_che
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_attn_scores_mma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores_mma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores_mma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<int, true>(ima_kernel_attn_scores_mma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_mma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_mma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3646,7 +3672,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_che
             ima_extent[2] = 64;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3684,19 +3710,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_che
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_attn_scores_mma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores_mma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores_mma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_attn_scores_mma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_mma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_mma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3729,7 +3755,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_che
             ima_extent[2] = 64;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3748,7 +3774,7 @@ struct a_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3815,7 +3841,7 @@ struct b_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -3882,7 +3908,7 @@ struct c_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4017,7 +4043,7 @@ template <typename I, bool IMA_CHECKED>
 struct sa_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -4069,7 +4095,7 @@ template <typename I, bool IMA_CHECKED>
 struct sb_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -4149,7 +4175,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4153 "gemm.cu"
+#line 4179 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4160,7 +4186,7 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -4197,13 +4223,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_kernel_gemm_f16::a_t<int, false>{a, a_s0, a_s1, M, K, nullptr},
-        ima_kernel_gemm_f16::b_t<int, false>{b, b_s0, b_s1, K, N, nullptr},
-        ima_kernel_gemm_f16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gemm_f16::a_t<int, false>{a, a_s0, a_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_f16::b_t<int, false>{b, b_s0, b_s1, K, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_f16::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64(
@@ -4230,13 +4256,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_kernel_gemm_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, nullptr},
-        ima_kernel_gemm_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, nullptr},
-        ima_kernel_gemm_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gemm_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
@@ -4264,16 +4290,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gemm_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_kernel_gemm_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_kernel_gemm_f16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gemm_f16::a_t<int, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_f16::b_t<int, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_f16::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4300,7 +4326,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
             ima_extent[2] = 128;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4329,16 +4355,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gemm_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_kernel_gemm_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_kernel_gemm_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gemm_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4365,7 +4391,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
             ima_extent[2] = 128;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4382,7 +4408,7 @@ struct a_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4449,7 +4475,7 @@ struct b_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -4516,7 +4542,7 @@ struct c_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -4651,7 +4677,7 @@ template <typename I, bool IMA_CHECKED>
 struct sa_t {
     __nv_bfloat16* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__nv_bfloat16>();
@@ -4703,7 +4729,7 @@ template <typename I, bool IMA_CHECKED>
 struct sb_t {
     __nv_bfloat16* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__nv_bfloat16>();
@@ -4783,7 +4809,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4787 "gemm.cu"
+#line 4813 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4794,7 +4820,7 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -4831,13 +4857,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_kernel_gemm_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, nullptr},
-        ima_kernel_gemm_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, nullptr},
-        ima_kernel_gemm_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gemm_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64(
@@ -4864,13 +4890,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_kernel_gemm_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, nullptr},
-        ima_kernel_gemm_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, nullptr},
-        ima_kernel_gemm_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gemm_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
@@ -4898,16 +4924,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gemm_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_kernel_gemm_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_kernel_gemm_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gemm_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4934,7 +4960,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
             ima_extent[2] = 128;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4963,16 +4989,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gemm_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_kernel_gemm_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_kernel_gemm_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gemm_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4999,7 +5025,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
             ima_extent[2] = 128;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5041,7 +5067,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -5113,7 +5139,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -5614,7 +5640,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5749,7 +5775,7 @@ template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -5944,7 +5970,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5948 "gemm.cu"
+#line 5974 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5957,7 +5983,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -6001,15 +6027,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<int, false>(ima_kernel_gptq_gemm::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_gptq_gemm::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_gemm::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemm::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64(
@@ -6045,15 +6071,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<long long, false>(ima_kernel_gptq_gemm::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_gptq_gemm::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_gemm::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemm::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
@@ -6090,18 +6116,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemm::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_gemm::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemm::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6123,7 +6149,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
             ima_extent[2] = 32;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -6161,18 +6187,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemm::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_gemm::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemm::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6194,6 +6220,6 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
             ima_extent[2] = 32;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }

@@ -82,7 +82,7 @@ struct ImaSite {
     I v[R];
 };
 
-// A thread's pending violation, in its local memory. An entry point's accesses record a
+// A thread's latest violation, in its local memory. An entry point's accesses record a
 // violation here with a few stores under the failed test's predicate, without a call or a
 // branch, and the entry point moves it into the launch's ImaRecord once the body has
 // returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
@@ -94,9 +94,7 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Violations this thread made; 0: none.
-    unsigned int count;
-    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    // Packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -109,6 +107,20 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+};
+
+// Where a thread's accesses record their violations: their count, a variable of the entry
+// point apart from the latest one, which is written only when a test fails. In the same
+// local object as the violation, whose address the flush takes, the count's zero was
+// stored to local memory by every thread of every entry point that reports, and
+// reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
+// session 58); on its own it stays in a register wherever no out-of-line function takes
+// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
+// local memory as before: in a register there, it took paged_attn's release entry point
+// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+struct ImaRecorder {
+    unsigned int* count;
+    ImaPending* last;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -133,10 +145,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // <violation path> From here to its end, what runs only once a violation has happened:
 // `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
 
-// Counts a violation and keeps it as the thread's latest.
+// Keeps a violation as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
-    p->count += 1;
+__device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -146,6 +157,13 @@ __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&inde
             p->index.i32[d] = int(index[d]);
         }
     }
+}
+
+// Counts a violation and keeps it as the thread's latest.
+template <typename I, int R>
+__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
+    *rec.count += 1;
+    ima_note<I, R>(rec.last, code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -173,9 +191,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
+                                                               const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, p->count, code)) return;
+    if (!ima_claim(r, count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -200,25 +219,32 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A violation of any kind (the dimension that failed given).
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
-    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
     }
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it).
+// host reads no extents for it), kept as the thread's latest violation; ima_report_value
+// counts it too, and an out-of-line caller of ima_note_value counts it before the call.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+__device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                               long long value, long long lo, long long hi) {
+    ima_note<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    *rec.count += 1;
+    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -313,7 +339,7 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -530,7 +556,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -1161,7 +1187,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -2121,7 +2147,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2274,7 +2300,7 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2318,7 +2344,7 @@ struct a_t {
     I e0, e1;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -2408,7 +2434,7 @@ struct b_t {
     I e0, e1;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -2496,7 +2522,7 @@ struct c_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2631,7 +2657,7 @@ template <typename I, bool IMA_CHECKED>
 struct sa_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -2702,7 +2728,7 @@ template <typename I, bool IMA_CHECKED>
 struct sb_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -2800,7 +2826,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2804 "gemm_tma.cu"
+#line 2830 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2811,7 +2837,7 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
@@ -2859,13 +2885,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    run<int, false>(ima_kernel_gemm_tma_f16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
-        ima_kernel_gemm_tma_f16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
-        ima_kernel_gemm_tma_f16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gemm_tma_f16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_f16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_f16::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64(
@@ -2900,13 +2926,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    run<long long, false>(ima_kernel_gemm_tma_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
-        ima_kernel_gemm_tma_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
-        ima_kernel_gemm_tma_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gemm_tma_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32_checked(
@@ -2942,16 +2968,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32_checked(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gemm_tma_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_kernel_gemm_tma_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_kernel_gemm_tma_f16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gemm_tma_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_tma_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_tma_f16::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2978,7 +3004,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32_checked(
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3015,16 +3041,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gemm_tma_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_kernel_gemm_tma_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_kernel_gemm_tma_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gemm_tma_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_tma_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_tma_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3051,7 +3077,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3080,7 +3106,7 @@ struct a_t {
     I e0, e1;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3170,7 +3196,7 @@ struct b_t {
     I e0, e1;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -3258,7 +3284,7 @@ struct c_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -3393,7 +3419,7 @@ template <typename I, bool IMA_CHECKED>
 struct sa_t {
     __nv_bfloat16* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__nv_bfloat16>();
@@ -3464,7 +3490,7 @@ template <typename I, bool IMA_CHECKED>
 struct sb_t {
     __nv_bfloat16* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__nv_bfloat16>();
@@ -3562,7 +3588,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3566 "gemm_tma.cu"
+#line 3592 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3573,7 +3599,7 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
@@ -3621,13 +3647,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    run<int, false>(ima_kernel_gemm_tma_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
-        ima_kernel_gemm_tma_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
-        ima_kernel_gemm_tma_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_gemm_tma_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64(
@@ -3662,13 +3688,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    run<long long, false>(ima_kernel_gemm_tma_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, nullptr},
-        ima_kernel_gemm_tma_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, nullptr},
-        ima_kernel_gemm_tma_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_gemm_tma_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32_checked(
@@ -3704,16 +3730,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32_checked(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gemm_tma_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_kernel_gemm_tma_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_kernel_gemm_tma_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_gemm_tma_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_tma_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_tma_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3740,7 +3766,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32_checked(
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3777,16 +3803,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gemm_tma_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_kernel_gemm_tma_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_kernel_gemm_tma_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_gemm_tma_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_tma_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gemm_tma_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3813,7 +3839,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3843,7 +3869,7 @@ struct q_t {
     I e0, e1, e2, e3;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -3933,7 +3959,7 @@ struct k_t {
     I e0, e1, e2, e3;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -4023,7 +4049,7 @@ struct o_t {
     I e0, e1, e2, e3;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -4182,7 +4208,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -4253,7 +4279,7 @@ template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -4325,7 +4351,7 @@ template <typename I, bool IMA_CHECKED>
 struct os_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -3, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -4463,7 +4489,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4467 "gemm_tma.cu"
+#line 4493 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4477,7 +4503,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
@@ -4538,16 +4564,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32(
         ima_tma_prefetch(&k_tma);
         ima_tma_prefetch(&o_tma);
     }
-    run<int, false>(ima_kernel_attn_scores_tma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
-        ima_kernel_attn_scores_tma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
-        ima_kernel_attn_scores_tma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, nullptr},
+    run<int, false>(ima_kernel_attn_scores_tma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64(
@@ -4593,16 +4619,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64(
         ima_tma_prefetch(&k_tma);
         ima_tma_prefetch(&o_tma);
     }
-    run<long long, false>(ima_kernel_attn_scores_tma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
-        ima_kernel_attn_scores_tma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
-        ima_kernel_attn_scores_tma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, nullptr},
+    run<long long, false>(ima_kernel_attn_scores_tma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked(
@@ -4649,19 +4675,19 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked
         ima_tma_prefetch(&k_tma);
         ima_tma_prefetch(&o_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_attn_scores_tma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_kernel_attn_scores_tma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_kernel_attn_scores_tma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, &ima_pending},
+    run<int, true>(ima_kernel_attn_scores_tma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_tma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_tma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4699,7 +4725,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4747,19 +4773,19 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
         ima_tma_prefetch(&k_tma);
         ima_tma_prefetch(&o_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_attn_scores_tma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_kernel_attn_scores_tma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_kernel_attn_scores_tma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, &ima_pending},
+    run<long long, true>(ima_kernel_attn_scores_tma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_tma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_tma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4797,7 +4823,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4822,7 +4848,7 @@ struct q_t {
     I e0, e1, e2, e3;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -4912,7 +4938,7 @@ struct k_t {
     I e0, e1, e2, e3;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -5000,7 +5026,7 @@ struct o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -5135,7 +5161,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -5206,7 +5232,7 @@ template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -5335,7 +5361,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5339 "gemm_tma.cu"
+#line 5365 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5349,7 +5375,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
@@ -5406,16 +5432,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32(
         ima_tma_prefetch(&q_tma);
         ima_tma_prefetch(&k_tma);
     }
-    run<int, false>(ima_kernel_attn_scores_tma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
-        ima_kernel_attn_scores_tma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
-        ima_kernel_attn_scores_tma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<int, false>(ima_kernel_attn_scores_tma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64(
@@ -5459,16 +5485,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64(
         ima_tma_prefetch(&q_tma);
         ima_tma_prefetch(&k_tma);
     }
-    run<long long, false>(ima_kernel_attn_scores_tma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, nullptr},
-        ima_kernel_attn_scores_tma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, nullptr},
-        ima_kernel_attn_scores_tma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, nullptr},
+    run<long long, false>(ima_kernel_attn_scores_tma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32_checked(
@@ -5513,19 +5539,19 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32_che
         ima_tma_prefetch(&q_tma);
         ima_tma_prefetch(&k_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_attn_scores_tma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_kernel_attn_scores_tma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_kernel_attn_scores_tma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<int, true>(ima_kernel_attn_scores_tma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_tma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_tma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5558,7 +5584,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32_che
             ima_extent[2] = 64;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5604,19 +5630,19 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
         ima_tma_prefetch(&q_tma);
         ima_tma_prefetch(&k_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_attn_scores_tma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_kernel_attn_scores_tma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_kernel_attn_scores_tma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    run<long long, true>(ima_kernel_attn_scores_tma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_tma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_attn_scores_tma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         H,
         S,
         D,
         T,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5649,7 +5675,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
             ima_extent[2] = 64;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5690,7 +5716,7 @@ struct x_t {
     I e0, e1;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -5787,7 +5813,7 @@ struct w_t {
     const ImaTensorMap* qweight_tma;
     const ImaTensorMap* qzeros_tma;
     const ImaTensorMap* scales_tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -6506,7 +6532,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -6642,7 +6668,7 @@ template <typename I, bool IMA_CHECKED>
 struct ws_t {
     int* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<int>();
@@ -6714,7 +6740,7 @@ template <typename I, bool IMA_CHECKED>
 struct xs_t {
     __half* p;
     I d0, d1, d2, d3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, -2, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<__half>();
@@ -6787,7 +6813,7 @@ template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -3, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -6960,7 +6986,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6964 "gemm_tma.cu"
+#line 6990 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6973,7 +6999,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
@@ -7037,15 +7063,15 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<int, false>(ima_kernel_gptq_gemm_tma::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_kernel_gptq_gemm_tma::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_kernel_gptq_gemm_tma::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemm_tma::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_tma::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_tma::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64(
@@ -7094,15 +7120,15 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<long long, false>(ima_kernel_gptq_gemm_tma::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_kernel_gptq_gemm_tma::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_kernel_gptq_gemm_tma::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemm_tma::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_tma::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_tma::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
@@ -7152,18 +7178,18 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemm_tma::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_tma::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_tma::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemm_tma::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_tma::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_tma::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7196,7 +7222,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
             ima_extent[2] = 36;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -7247,18 +7273,18 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemm_tma::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_tma::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_tma::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemm_tma::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_tma::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_tma::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7291,7 +7317,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
             ima_extent[2] = 36;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -7335,7 +7361,7 @@ struct x_t {
     I e0, e1;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -7432,7 +7458,7 @@ struct w_t {
     const ImaTensorMap* qweight_tma;
     const ImaTensorMap* qzeros_tma;
     const ImaTensorMap* scales_tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -8153,7 +8179,7 @@ struct part_t {
     float* __restrict__ p;
     I s0, s1, s2, s3, s4;
     I e0, e1, e2, e3, e4;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 5>(rec, 5, 1, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return ima_sink<float>();
@@ -8292,7 +8318,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -8357,7 +8383,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -8493,7 +8519,7 @@ template <typename I, bool IMA_CHECKED>
 struct ws_t {
     int* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<int>();
@@ -8565,7 +8591,7 @@ template <typename I, bool IMA_CHECKED>
 struct xs_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -8791,7 +8817,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8795 "gemm_tma.cu"
+#line 8821 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8806,7 +8832,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
@@ -8877,17 +8903,17 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<int, false>(ima_kernel_gptq_gemm_wg::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_kernel_gptq_gemm_wg::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_kernel_gptq_gemm_wg::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, nullptr},
-        ima_kernel_gptq_gemm_wg::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_kernel_gptq_gemm_wg::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemm_wg::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
@@ -8945,17 +8971,17 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<long long, false>(ima_kernel_gptq_gemm_wg::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_kernel_gptq_gemm_wg::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_kernel_gptq_gemm_wg::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, nullptr},
-        ima_kernel_gptq_gemm_wg::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_kernel_gptq_gemm_wg::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemm_wg::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
@@ -9014,20 +9040,20 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemm_wg::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemm_wg::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -9065,7 +9091,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -9125,20 +9151,20 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemm_wg::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemm_wg::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -9176,7 +9202,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -9212,7 +9238,7 @@ struct x_t {
     I e0, e1;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -9309,7 +9335,7 @@ struct w_t {
     const ImaTensorMap* qweight_tma;
     const ImaTensorMap* qzeros_tma;
     const ImaTensorMap* scales_tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -10030,7 +10056,7 @@ struct part_t {
     float* __restrict__ p;
     I s0, s1, s2, s3, s4;
     I e0, e1, e2, e3, e4;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 5>(rec, 5, 1, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return ima_sink<float>();
@@ -10167,7 +10193,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -10232,7 +10258,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -10367,7 +10393,7 @@ template <typename I, bool IMA_CHECKED>
 struct ws_t {
     int* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<int>();
@@ -10439,7 +10465,7 @@ template <typename I, bool IMA_CHECKED>
 struct xs_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -10524,7 +10550,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10528 "gemm_tma.cu"
+#line 10554 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10539,7 +10565,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
@@ -10610,17 +10636,17 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<int, false>(ima_kernel_gptq_gemm_wg16::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_kernel_gptq_gemm_wg16::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_kernel_gptq_gemm_wg16::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, nullptr},
-        ima_kernel_gptq_gemm_wg16::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_kernel_gptq_gemm_wg16::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemm_wg16::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64(
@@ -10678,17 +10704,17 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<long long, false>(ima_kernel_gptq_gemm_wg16::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_kernel_gptq_gemm_wg16::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_kernel_gptq_gemm_wg16::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, nullptr},
-        ima_kernel_gptq_gemm_wg16::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_kernel_gptq_gemm_wg16::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemm_wg16::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32_checked(
@@ -10747,20 +10773,20 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemm_wg16::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg16::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemm_wg16::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg16::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg16::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg16::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg16::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -10798,7 +10824,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32_checked(
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -10858,20 +10884,20 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemm_wg16::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg16::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemm_wg16::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg16::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg16::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg16::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg16::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -10909,7 +10935,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64_checked(
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -10938,7 +10964,7 @@ struct x_t {
     I e0, e1;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -11035,7 +11061,7 @@ struct w_t {
     const ImaTensorMap* qweight_tma;
     const ImaTensorMap* qzeros_tma;
     const ImaTensorMap* scales_tma;
-    ImaPending* rec;
+    ImaRecorder rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -11756,7 +11782,7 @@ struct part_t {
     float* __restrict__ p;
     I s0, s1, s2, s3, s4;
     I e0, e1, e2, e3, e4;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 5>(rec, 5, 1, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return ima_sink<float>();
@@ -11893,7 +11919,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -11958,7 +11984,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -12093,7 +12119,7 @@ template <typename I, bool IMA_CHECKED>
 struct ws_t {
     int* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<int>();
@@ -12165,7 +12191,7 @@ template <typename I, bool IMA_CHECKED>
 struct xs_t {
     __half* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -12250,7 +12276,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12254 "gemm_tma.cu"
+#line 12280 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12265,7 +12291,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
@@ -12336,17 +12362,17 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<int, false>(ima_kernel_gptq_gemm_wg32::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_kernel_gptq_gemm_wg32::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_kernel_gptq_gemm_wg32::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, nullptr},
-        ima_kernel_gptq_gemm_wg32::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_kernel_gptq_gemm_wg32::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemm_wg32::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
@@ -12404,17 +12430,17 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    run<long long, false>(ima_kernel_gptq_gemm_wg32::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, nullptr},
-        ima_kernel_gptq_gemm_wg32::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, nullptr},
-        ima_kernel_gptq_gemm_wg32::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, nullptr},
-        ima_kernel_gptq_gemm_wg32::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), nullptr},
-        ima_kernel_gptq_gemm_wg32::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemm_wg32::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
@@ -12473,20 +12499,20 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemm_wg32::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg32::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemm_wg32::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg32::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg32::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg32::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg32::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -12524,7 +12550,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -12584,20 +12610,20 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemm_wg32::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg32::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemm_wg32::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg32::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg32::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg32::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemm_wg32::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -12635,7 +12661,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
             ima_extent[2] = 256;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 

@@ -82,7 +82,7 @@ struct ImaSite {
     I v[R];
 };
 
-// A thread's pending violation, in its local memory. An entry point's accesses record a
+// A thread's latest violation, in its local memory. An entry point's accesses record a
 // violation here with a few stores under the failed test's predicate, without a call or a
 // branch, and the entry point moves it into the launch's ImaRecord once the body has
 // returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
@@ -94,9 +94,7 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Violations this thread made; 0: none.
-    unsigned int count;
-    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    // Packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -109,6 +107,20 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+};
+
+// Where a thread's accesses record their violations: their count, a variable of the entry
+// point apart from the latest one, which is written only when a test fails. In the same
+// local object as the violation, whose address the flush takes, the count's zero was
+// stored to local memory by every thread of every entry point that reports, and
+// reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
+// session 58); on its own it stays in a register wherever no out-of-line function takes
+// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
+// local memory as before: in a register there, it took paged_attn's release entry point
+// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+struct ImaRecorder {
+    unsigned int* count;
+    ImaPending* last;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -133,10 +145,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // <violation path> From here to its end, what runs only once a violation has happened:
 // `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
 
-// Counts a violation and keeps it as the thread's latest.
+// Keeps a violation as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
-    p->count += 1;
+__device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -146,6 +157,13 @@ __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&inde
             p->index.i32[d] = int(index[d]);
         }
     }
+}
+
+// Counts a violation and keeps it as the thread's latest.
+template <typename I, int R>
+__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
+    *rec.count += 1;
+    ima_note<I, R>(rec.last, code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -173,9 +191,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
+                                                               const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, p->count, code)) return;
+    if (!ima_claim(r, count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -200,25 +219,32 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A violation of any kind (the dimension that failed given).
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
-    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
     }
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it).
+// host reads no extents for it), kept as the thread's latest violation; ima_report_value
+// counts it too, and an out-of-line caller of ima_note_value counts it before the call.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+__device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                               long long value, long long lo, long long hi) {
+    ima_note<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    *rec.count += 1;
+    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -313,7 +339,7 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -530,7 +556,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -1161,7 +1187,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -2121,7 +2147,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2274,7 +2300,7 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2313,7 +2339,7 @@ struct ids_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0), checked against `values(0 .. V)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -2334,7 +2360,7 @@ struct table_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -2401,7 +2427,7 @@ struct y_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -2545,7 +2571,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2549 "index.cu"
+#line 2575 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2556,7 +2582,7 @@ __device__ __forceinline__ void run(
     const I T,
     const I V,
     const I D,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     body<I, IMA_CHECKED>(ids, table, y, T, V, D);
 }
 
@@ -2585,16 +2611,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_embedding::ids_t<int, false>{ids, ids_s0, T, 0, V, &ima_pending},
-        ima_kernel_embedding::table_t<int, false>{table, table_s0, table_s1, V, D, &ima_pending},
-        ima_kernel_embedding::y_t<int, false>{y, y_s0, y_s1, T, D, &ima_pending},
+    run<int, false>(ima_kernel_embedding::ids_t<int, false>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::table_t<int, false>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::y_t<int, false>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         V,
         D,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2610,7 +2636,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -2637,16 +2663,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_embedding::ids_t<long long, false>{ids, ids_s0, T, 0, V, &ima_pending},
-        ima_kernel_embedding::table_t<long long, false>{table, table_s0, table_s1, V, D, &ima_pending},
-        ima_kernel_embedding::y_t<long long, false>{y, y_s0, y_s1, T, D, &ima_pending},
+    run<long long, false>(ima_kernel_embedding::ids_t<long long, false>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::table_t<long long, false>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::y_t<long long, false>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         V,
         D,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2662,7 +2688,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -2689,16 +2715,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_embedding::ids_t<int, true>{ids, ids_s0, T, 0, V, &ima_pending},
-        ima_kernel_embedding::table_t<int, true>{table, table_s0, table_s1, V, D, &ima_pending},
-        ima_kernel_embedding::y_t<int, true>{y, y_s0, y_s1, T, D, &ima_pending},
+    run<int, true>(ima_kernel_embedding::ids_t<int, true>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::table_t<int, true>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::y_t<int, true>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         V,
         D,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2714,7 +2740,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32_checked(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -2741,16 +2767,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_embedding::ids_t<long long, true>{ids, ids_s0, T, 0, V, &ima_pending},
-        ima_kernel_embedding::table_t<long long, true>{table, table_s0, table_s1, V, D, &ima_pending},
-        ima_kernel_embedding::y_t<long long, true>{y, y_s0, y_s1, T, D, &ima_pending},
+    run<long long, true>(ima_kernel_embedding::ids_t<long long, true>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::table_t<long long, true>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::y_t<long long, true>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         V,
         D,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2766,7 +2792,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64_checked(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -2787,7 +2813,7 @@ struct key_t {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 0, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
@@ -2854,7 +2880,7 @@ struct value_t {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 1, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
@@ -2924,7 +2950,7 @@ struct slot_mapping_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0), checked against `values(0 .. NB * BS, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0) const {
@@ -2947,7 +2973,7 @@ struct k_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 3, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3082,7 +3108,7 @@ struct v_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 4, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3235,7 +3261,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3239 "index.cu"
+#line 3265 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3250,7 +3276,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I NB,
     const I BS,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     body<I, IMA_CHECKED>(key, value, slot_mapping, k_cache, v_cache, T, HKV, D, NB, BS);
 }
 
@@ -3293,20 +3319,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_reshape_and_cache::key_t<int, false>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::value_t<int, false>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
-        ima_kernel_reshape_and_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<int, false>(ima_kernel_reshape_and_cache::key_t<int, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::value_t<int, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         HKV,
         D,
         NB,
         BS,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3336,7 +3362,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3377,20 +3403,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_reshape_and_cache::key_t<long long, false>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::value_t<long long, false>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
-        ima_kernel_reshape_and_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<long long, false>(ima_kernel_reshape_and_cache::key_t<long long, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::value_t<long long, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         HKV,
         D,
         NB,
         BS,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3420,7 +3446,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3461,20 +3487,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32_check
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_reshape_and_cache::key_t<int, true>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::value_t<int, true>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
-        ima_kernel_reshape_and_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<int, true>(ima_kernel_reshape_and_cache::key_t<int, true>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::value_t<int, true>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         HKV,
         D,
         NB,
         BS,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3504,7 +3530,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32_check
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3545,20 +3571,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64_check
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_reshape_and_cache::key_t<long long, true>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::value_t<long long, true>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
-        ima_kernel_reshape_and_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    run<long long, true>(ima_kernel_reshape_and_cache::key_t<long long, true>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::value_t<long long, true>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         HKV,
         D,
         NB,
         BS,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3588,7 +3614,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64_check
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3621,7 +3647,7 @@ struct topk_ids_t {
     I e0, e1;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0, i1), checked against `values(0 .. num_experts, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0, I i1) const {
@@ -3643,7 +3669,7 @@ struct offsets_t {
     int* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 1, {i0}, {e0})) return ima_sink<int>();
@@ -3658,7 +3684,7 @@ struct sorted_t {
     int* __restrict__ p;
     I s0;
     I e0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 1, {i0}, {e0})) return ima_sink<int>();
@@ -3673,7 +3699,7 @@ template <typename I, bool IMA_CHECKED>
 struct fill_t {
     int* p;
     I d0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -3706,7 +3732,7 @@ template <typename I, bool IMA_CHECKED>
 struct warp_sums_t {
     int* p;
     I d0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -2, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -3781,7 +3807,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3785 "index.cu"
+#line 3811 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3792,7 +3818,7 @@ __device__ __forceinline__ void run(
     const I T,
     const I K,
     const int num_experts,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3824,16 +3850,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32(
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_moe_route::topk_ids_t<int, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
-        ima_kernel_moe_route::offsets_t<int, false>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
-        ima_kernel_moe_route::sorted_t<int, false>{sorted, sorted_s0, (T * K), &ima_pending},
+    run<int, false>(ima_kernel_moe_route::topk_ids_t<int, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::offsets_t<int, false>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::sorted_t<int, false>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
         T,
         K,
         num_experts,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3854,7 +3880,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3877,16 +3903,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64(
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_moe_route::topk_ids_t<long long, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
-        ima_kernel_moe_route::offsets_t<long long, false>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
-        ima_kernel_moe_route::sorted_t<long long, false>{sorted, sorted_s0, (T * K), &ima_pending},
+    run<long long, false>(ima_kernel_moe_route::topk_ids_t<long long, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::offsets_t<long long, false>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::sorted_t<long long, false>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
         T,
         K,
         num_experts,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3907,7 +3933,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3930,16 +3956,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32_checked(
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_moe_route::topk_ids_t<int, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
-        ima_kernel_moe_route::offsets_t<int, true>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
-        ima_kernel_moe_route::sorted_t<int, true>{sorted, sorted_s0, (T * K), &ima_pending},
+    run<int, true>(ima_kernel_moe_route::topk_ids_t<int, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::offsets_t<int, true>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::sorted_t<int, true>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
         T,
         K,
         num_experts,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3960,7 +3986,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32_checked(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3983,16 +4009,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64_checked(
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_moe_route::topk_ids_t<long long, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
-        ima_kernel_moe_route::offsets_t<long long, true>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
-        ima_kernel_moe_route::sorted_t<long long, true>{sorted, sorted_s0, (T * K), &ima_pending},
+    run<long long, true>(ima_kernel_moe_route::topk_ids_t<long long, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::offsets_t<long long, true>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::sorted_t<long long, true>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
         T,
         K,
         num_experts,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4013,7 +4039,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64_checked(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4033,7 +4059,7 @@ struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4051,7 +4077,7 @@ struct cu_seqlens_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0), checked against `values(ascending from 0 to T)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -4084,12 +4110,15 @@ struct cu_seqlens_t {
         if (ima_value_in(a, vlo, vhi) && ima_value_in(b, vlo, vhi) && a <= b && (!first || a == vlo) &&
             (!last || b == vhi - 1))
             return {I(a), I(b)};
-        ima_span_fault(rec, ImaSite<I, 1>{{i0}}, vlo, vhi, a, b);
+        *rec.count += 1;
+        ima_span_fault(rec.last, ImaSite<I, 1>{{i0}}, vlo, vhi, a, b);
         return {vlo, vlo};
     }
-    // Which of span's tests failed, reported: out of line, with plain values, so that the
-    // rare path costs the loop around it no registers or stack.
-    static __device__ __noinline__ void ima_span_fault(ImaPending* rec, ImaSite<I, 1> at, I vlo, I vhi,
+    // Which of span's tests failed, kept as the thread's latest violation (its caller
+    // counts it): out of line, with plain values, so that the rare path costs the loop
+    // around it no registers or stack, and without the recorder, whose count then stays in
+    // a register (ima.cuh's ImaRecorder).
+    static __device__ __noinline__ void ima_span_fault(ImaPending* last, ImaSite<I, 1> at, I vlo, I vhi,
                                                        long long a, long long b) {
         const I j = at.v[0];
         int kind = IMA_BAD_VALUE;
@@ -4103,7 +4132,7 @@ struct cu_seqlens_t {
             if (ima_value_in(b, vlo, vhi)) kind = b < a ? IMA_VALUE_ORDER : IMA_VALUE_LAST;
             if (kind == IMA_VALUE_ORDER) lo = a;
         }
-        ima_report_value<I, 1>(rec, 1, kind, at.v, value, lo, vhi);
+        ima_note_value<I, 1>(last, 1, kind, at.v, value, lo, vhi);
     }
 };
 
@@ -4113,7 +4142,7 @@ struct y_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -4188,7 +4217,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4192 "index.cu"
+#line 4221 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4199,7 +4228,7 @@ __device__ __forceinline__ void run(
     const I T,
     const I D,
     const I B1,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = (B1 - 1) * D;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4242,16 +4271,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_mean_pool_varlen::x_t<int, false>{x, x_s0, x_s1, T, D, &ima_pending},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
-        ima_kernel_mean_pool_varlen::y_t<int, false>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
+    run<int, false>(ima_kernel_mean_pool_varlen::x_t<int, false>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::y_t<int, false>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         D,
         B1,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4267,7 +4296,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4291,16 +4320,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_mean_pool_varlen::x_t<long long, false>{x, x_s0, x_s1, T, D, &ima_pending},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
-        ima_kernel_mean_pool_varlen::y_t<long long, false>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
+    run<long long, false>(ima_kernel_mean_pool_varlen::x_t<long long, false>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::y_t<long long, false>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         D,
         B1,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4316,7 +4345,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4340,16 +4369,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_mean_pool_varlen::x_t<int, true>{x, x_s0, x_s1, T, D, &ima_pending},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
-        ima_kernel_mean_pool_varlen::y_t<int, true>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
+    run<int, true>(ima_kernel_mean_pool_varlen::x_t<int, true>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::y_t<int, true>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         D,
         B1,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4365,7 +4394,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32_checke
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4389,16 +4418,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_mean_pool_varlen::x_t<long long, true>{x, x_s0, x_s1, T, D, &ima_pending},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
-        ima_kernel_mean_pool_varlen::y_t<long long, true>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
+    run<long long, true>(ima_kernel_mean_pool_varlen::x_t<long long, true>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::y_t<long long, true>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         D,
         B1,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4414,6 +4443,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64_checke
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }

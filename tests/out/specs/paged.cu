@@ -81,7 +81,7 @@ struct ImaSite {
     I v[R];
 };
 
-// A thread's pending violation, in its local memory. An entry point's accesses record a
+// A thread's latest violation, in its local memory. An entry point's accesses record a
 // violation here with a few stores under the failed test's predicate, without a call or a
 // branch, and the entry point moves it into the launch's ImaRecord once the body has
 // returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
@@ -93,9 +93,7 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Violations this thread made; 0: none.
-    unsigned int count;
-    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    // Packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -108,6 +106,20 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+};
+
+// Where a thread's accesses record their violations: their count, a variable of the entry
+// point apart from the latest one, which is written only when a test fails. In the same
+// local object as the violation, whose address the flush takes, the count's zero was
+// stored to local memory by every thread of every entry point that reports, and
+// reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
+// session 58); on its own it stays in a register wherever no out-of-line function takes
+// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
+// local memory as before: in a register there, it took paged_attn's release entry point
+// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+struct ImaRecorder {
+    unsigned int* count;
+    ImaPending* last;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -132,10 +144,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // <violation path> From here to its end, what runs only once a violation has happened:
 // `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
 
-// Counts a violation and keeps it as the thread's latest.
+// Keeps a violation as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
-    p->count += 1;
+__device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -145,6 +156,13 @@ __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&inde
             p->index.i32[d] = int(index[d]);
         }
     }
+}
+
+// Counts a violation and keeps it as the thread's latest.
+template <typename I, int R>
+__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
+    *rec.count += 1;
+    ima_note<I, R>(rec.last, code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -172,9 +190,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
+                                                               const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, p->count, code)) return;
+    if (!ima_claim(r, count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -199,25 +218,32 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A violation of any kind (the dimension that failed given).
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
-    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
     }
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it).
+// host reads no extents for it), kept as the thread's latest violation; ima_report_value
+// counts it too, and an out-of-line caller of ima_note_value counts it before the call.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+__device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                               long long value, long long lo, long long hi) {
+    ima_note<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    *rec.count += 1;
+    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -312,7 +338,7 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -529,7 +555,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -1160,7 +1186,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -2120,7 +2146,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2273,7 +2299,7 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2325,7 +2351,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 0, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
@@ -2394,7 +2420,7 @@ struct k_cache_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2462,7 +2488,7 @@ struct v_cache_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2532,7 +2558,7 @@ struct block_tables_t {
     I e0, e1;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0, i1), checked against `values(0 .. NB)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0, I i1) const {
@@ -2556,7 +2582,7 @@ struct seq_lens_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0), checked against `values(0 .. P * BS + 1)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -2578,7 +2604,7 @@ struct part_o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -2714,7 +2740,7 @@ struct part_lse_t {
     float* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 6, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<float>();
@@ -2780,7 +2806,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -2845,7 +2871,7 @@ struct out_t {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 8, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
@@ -2982,7 +3008,7 @@ template <typename I, bool IMA_CHECKED>
 struct kv_t {
     __half* p;
     I d0, d1, d2, d3, d4;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 5>(rec, -1, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4})) return ima_shared_sink<__half>();
@@ -3037,7 +3063,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<__half>();
@@ -3094,7 +3120,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_o_t {
     float* p;
     I d0, d1, d2, d3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, -3, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<float>();
@@ -3146,7 +3172,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_ml_t {
     float* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -4, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -3201,7 +3227,7 @@ template <typename I, bool IMA_CHECKED>
 struct pages_t {
     int* p;
     I d0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -5, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -3261,7 +3287,7 @@ __device__ __forceinline__ void body(
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages);
     
-#line 3265 "paged.cu"
+#line 3291 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3283,7 +3309,7 @@ __device__ __forceinline__ void run(
     const I HKV,
     const I P,
     const float scale,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3358,17 +3384,17 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_paged_attn::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<int, false>(ima_kernel_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         HQ,
         D,
@@ -3377,8 +3403,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
         HKV,
         P,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3452,7 +3478,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3512,17 +3538,17 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_paged_attn::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<long long, false>(ima_kernel_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         HQ,
         D,
@@ -3531,8 +3557,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
         HKV,
         P,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3606,7 +3632,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3666,17 +3692,17 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_paged_attn::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<int, true>(ima_kernel_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         HQ,
         D,
@@ -3685,8 +3711,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
         HKV,
         P,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3760,7 +3786,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3820,17 +3846,17 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_paged_attn::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<long long, true>(ima_kernel_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         HQ,
         D,
@@ -3839,8 +3865,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
         HKV,
         P,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3914,7 +3940,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3948,7 +3974,7 @@ struct qkv_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4018,7 +4044,7 @@ struct positions_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0), checked against `values(0 .. MAXPOS)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -4040,7 +4066,7 @@ struct cos_sin_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
@@ -4110,7 +4136,7 @@ struct slot_mapping_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0), checked against `values(0 .. NB * BS, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0) const {
@@ -4133,7 +4159,7 @@ struct k_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 4, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -4269,7 +4295,7 @@ struct v_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -4407,7 +4433,7 @@ struct block_tables_t {
     I e0, e1;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0, i1), checked against `values(0 .. NB)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0, I i1) const {
@@ -4431,7 +4457,7 @@ struct seq_lens_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaPending* rec;
+    ImaRecorder rec;
     // The entry at (i0), checked against `values(0 .. P * BS + 1)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -4453,7 +4479,7 @@ struct part_o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 8, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -4589,7 +4615,7 @@ struct part_lse_t {
     float* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 9, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<float>();
@@ -4654,7 +4680,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 10, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -4719,7 +4745,7 @@ struct out_t {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 11, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
@@ -4854,7 +4880,7 @@ template <typename I, bool IMA_CHECKED>
 struct kv_t {
     __half* p;
     I d0, d1, d2, d3, d4;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 5>(rec, -1, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4})) return ima_shared_sink<__half>();
@@ -4906,7 +4932,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<__half>();
@@ -4958,7 +4984,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_o_t {
     float* p;
     I d0, d1, d2, d3;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, -3, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<float>();
@@ -5010,7 +5036,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_ml_t {
     float* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -4, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -5062,7 +5088,7 @@ template <typename I, bool IMA_CHECKED>
 struct pages_t {
     int* p;
     I d0;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -5, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -5159,7 +5185,7 @@ __device__ __forceinline__ void body(
         ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages);
     
-#line 5163 "paged.cu"
+#line 5189 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5185,7 +5211,7 @@ __device__ __forceinline__ void run(
     const I P,
     const I HQ,
     const float scale,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -5266,20 +5292,20 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_paged_attn_rope::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_kernel_paged_attn_rope::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_paged_attn_rope::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_paged_attn_rope::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_paged_attn_rope::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn_rope::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn_rope::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn_rope::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn_rope::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn_rope::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<int, false>(ima_kernel_paged_attn_rope::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -5289,8 +5315,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
         P,
         HQ,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5373,7 +5399,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5439,20 +5465,20 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_paged_attn_rope::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_kernel_paged_attn_rope::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_paged_attn_rope::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_paged_attn_rope::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_paged_attn_rope::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn_rope::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn_rope::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn_rope::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn_rope::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn_rope::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<long long, false>(ima_kernel_paged_attn_rope::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -5462,8 +5488,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
         P,
         HQ,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5546,7 +5572,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5612,20 +5638,20 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_kernel_paged_attn_rope::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_paged_attn_rope::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_paged_attn_rope::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_paged_attn_rope::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn_rope::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn_rope::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn_rope::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn_rope::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn_rope::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<int, true>(ima_kernel_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -5635,8 +5661,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
         P,
         HQ,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5719,7 +5745,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5785,20 +5811,20 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_kernel_paged_attn_rope::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_paged_attn_rope::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_paged_attn_rope::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_paged_attn_rope::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn_rope::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn_rope::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn_rope::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn_rope::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn_rope::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    run<long long, true>(ima_kernel_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -5808,8 +5834,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
         P,
         HQ,
         scale,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5892,6 +5918,6 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }

@@ -81,7 +81,7 @@ struct ImaSite {
     I v[R];
 };
 
-// A thread's pending violation, in its local memory. An entry point's accesses record a
+// A thread's latest violation, in its local memory. An entry point's accesses record a
 // violation here with a few stores under the failed test's predicate, without a call or a
 // branch, and the entry point moves it into the launch's ImaRecord once the body has
 // returned (ima_flush). A call at each test (its arguments set up, a convergence barrier
@@ -93,9 +93,7 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Violations this thread made; 0: none.
-    unsigned int count;
-    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
+    // Packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -108,6 +106,20 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+};
+
+// Where a thread's accesses record their violations: their count, a variable of the entry
+// point apart from the latest one, which is written only when a test fails. In the same
+// local object as the violation, whose address the flush takes, the count's zero was
+// stored to local memory by every thread of every entry point that reports, and
+// reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
+// session 58); on its own it stays in a register wherever no out-of-line function takes
+// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
+// local memory as before: in a register there, it took paged_attn's release entry point
+// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+struct ImaRecorder {
+    unsigned int* count;
+    ImaPending* last;
 };
 
 // A violation described in one word, a constant at each check site: the dimension that
@@ -132,10 +144,9 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // <violation path> From here to its end, what runs only once a violation has happened:
 // `imac waits` leaves its instructions out of a kernel's round trips (cli/src/waits.rs).
 
-// Counts a violation and keeps it as the thread's latest.
+// Keeps a violation as the thread's latest.
 template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&index)[R]) {
-    p->count += 1;
+__device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -145,6 +156,13 @@ __device__ __forceinline__ void ima_pend(ImaPending* p, int code, const I (&inde
             p->index.i32[d] = int(index[d]);
         }
     }
+}
+
+// Counts a violation and keeps it as the thread's latest.
+template <typename I, int R>
+__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
+    *rec.count += 1;
+    ima_note<I, R>(rec.last, code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -172,9 +190,10 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
+                                                               const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, p->count, code)) return;
+    if (!ima_claim(r, count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -199,25 +218,32 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 
 // A violation of any kind (the dimension that failed given).
 template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaPending* p, int arg, int write, int kind, int dim,
+__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
-    ima_pend<I, R>(p, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
+    ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) p->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
     }
 }
 
 // An entry that broke its value contract, with its value and the bounds it broke (the
-// host reads no extents for it).
+// host reads no extents for it), kept as the thread's latest violation; ima_report_value
+// counts it too, and an out-of-line caller of ima_note_value counts it before the call.
 template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaPending* p, int arg, int kind, const I (&index)[R],
-                                                 long long value, long long lo, long long hi) {
-    ima_pend<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
+__device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind, const I (&index)[R],
+                                               long long value, long long lo, long long hi) {
+    ima_note<I, R>(p, ima_code(arg, 0, kind, R, R - 1), index);
     p->value = value;
     p->lo = lo;
     p->hi = hi;
+}
+template <typename I, int R>
+__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+                                                 long long value, long long lo, long long hi) {
+    *rec.count += 1;
+    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -312,7 +338,7 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -529,7 +555,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -1160,7 +1186,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaPending* rec;
+    ImaRecorder rec;
     int arg;
     bool ok;
 
@@ -2120,7 +2146,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaPending* rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2273,7 +2299,7 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaPending* p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2315,7 +2341,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -2815,7 +2841,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2968,7 +2994,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 2972 "quant.cu"
+#line 2998 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2978,7 +3004,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -3010,12 +3036,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_kernel_gptq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_gptq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64(
@@ -3044,12 +3070,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_kernel_gptq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32_checked(
@@ -3079,15 +3105,15 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3100,7 +3126,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3131,15 +3157,15 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3152,7 +3178,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3174,7 +3200,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -3671,7 +3697,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -3740,7 +3766,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3744 "quant.cu"
+#line 3770 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3750,7 +3776,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -3796,12 +3822,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gptq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_gptq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64(
@@ -3827,12 +3853,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gptq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_gptq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32_checked(
@@ -3859,15 +3885,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32_chec
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3880,7 +3906,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32_chec
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3908,15 +3934,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_chec
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3929,7 +3955,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_chec
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -3953,7 +3979,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -4332,7 +4358,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4401,7 +4427,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4405 "quant.cu"
+#line 4431 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4411,7 +4437,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4460,15 +4486,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, false>(ima_kernel_gptq_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, false>(ima_kernel_gptq_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4484,7 +4510,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4514,15 +4540,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, false>(ima_kernel_gptq_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, false>(ima_kernel_gptq_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4538,7 +4564,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4568,15 +4594,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_gptq_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4592,7 +4618,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4622,15 +4648,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4646,7 +4672,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -4669,7 +4695,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -4961,7 +4987,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5114,7 +5140,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5118 "quant.cu"
+#line 5144 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5124,7 +5150,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -5156,12 +5182,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_kernel_awq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_awq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_awq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64(
@@ -5190,12 +5216,12 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_kernel_awq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_awq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_awq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32_checked(
@@ -5225,15 +5251,15 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_awq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_awq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_awq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5246,7 +5272,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5277,15 +5303,15 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_awq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_awq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_awq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5298,7 +5324,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5320,7 +5346,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -5609,7 +5635,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5687,7 +5713,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5691 "quant.cu"
+#line 5717 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5697,7 +5723,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -5726,12 +5752,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_awq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_awq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_awq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64(
@@ -5757,12 +5783,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_awq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_awq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_awq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32_checked(
@@ -5789,15 +5815,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_awq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_awq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_awq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5810,7 +5836,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32_check
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5838,15 +5864,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_awq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_awq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_awq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5859,7 +5885,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_check
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -5879,7 +5905,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -5934,7 +5960,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -6003,7 +6029,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6007 "quant.cu"
+#line 6033 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6013,7 +6039,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -6056,12 +6082,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_int8_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_int8_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<int, false>(ima_kernel_int8_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_int8_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64(
@@ -6084,12 +6110,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_int8_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_int8_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, nullptr},
+    run<long long, false>(ima_kernel_int8_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_int8_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32_checked(
@@ -6113,15 +6139,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_int8_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_int8_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<int, true>(ima_kernel_int8_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_int8_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6134,7 +6160,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -6159,15 +6185,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_int8_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_int8_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    run<long long, true>(ima_kernel_int8_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_int8_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6180,7 +6206,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -6209,7 +6235,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -6281,7 +6307,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -6782,7 +6808,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -6846,7 +6872,7 @@ template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0, d1, d2;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -6977,7 +7003,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6981 "quant.cu"
+#line 7007 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6990,7 +7016,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -7034,15 +7060,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<int, false>(ima_kernel_gptq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_gptq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_gemv::y_t<int, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<int, false>(ima_kernel_gptq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
@@ -7078,15 +7104,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<long long, false>(ima_kernel_gptq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_gptq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_gptq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, NY, nullptr},
+    run<long long, false>(ima_kernel_gptq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
         NY,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
@@ -7123,18 +7149,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<int, true>(ima_kernel_gptq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemv::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7156,7 +7182,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
             ima_extent[2] = 128;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -7194,18 +7220,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    run<long long, true>(ima_kernel_gptq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7227,7 +7253,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
             ima_extent[2] = 128;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -7244,7 +7270,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -7264,7 +7290,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaPending* rec;
+    ImaRecorder rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -7553,7 +7579,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaPending* rec;
+    ImaRecorder rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -7628,7 +7654,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7632 "quant.cu"
+#line 7658 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7640,7 +7666,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    ImaPending* const ima_recorder) {
+    const ImaRecorder ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -7690,14 +7716,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_awq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_awq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_awq_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<int, false>(ima_kernel_awq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64(
@@ -7727,14 +7753,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_awq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, nullptr},
-        ima_kernel_awq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, nullptr},
-        ima_kernel_awq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, nullptr},
+    run<long long, false>(ima_kernel_awq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
         G,
-        nullptr);
+        ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32_checked(
@@ -7765,17 +7791,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<int, true>(ima_kernel_awq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_awq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<int, true>(ima_kernel_awq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_awq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_awq_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7792,7 +7818,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
 
@@ -7824,17 +7850,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    unsigned int ima_violations = 0;
     ImaPending ima_pending;
-    ima_pending.count = 0;
-    run<long long, true>(ima_kernel_awq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_awq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    run<long long, true>(ima_kernel_awq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_awq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_awq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
         G,
-        &ima_pending);
-    if (ima_pending.count != 0) {
+        ImaRecorder{&ima_violations, &ima_pending});
+    if (ima_violations != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7851,6 +7877,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, &ima_pending, ima_extent);
+        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
     }
 }
